@@ -1,0 +1,1 @@
+/* placeholder */ typedef int cbn_placeholder_agent;

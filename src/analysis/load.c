@@ -1,0 +1,2 @@
+/* placeholder: replaced by the module's implementation */
+typedef int cbn_placeholder_load;

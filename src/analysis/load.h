@@ -1,0 +1,30 @@
+/*
+ * load.h — read a session directory (every <pid>.<seq>.cbp plus session.json),
+ * symbolize, and build a struct profile.  Launcher side only.
+ */
+#ifndef CBN_LOAD_H
+#define CBN_LOAD_H
+
+#include "profile.h"
+
+/* Exit statuses of `cbottleneck report` on bad sessions, see docs/cli.md. */
+#define PROF_LOAD_OK 0
+#define PROF_LOAD_PARTIAL 1   /* some files damaged: profile holds what was intact */
+#define PROF_LOAD_EMPTY -1    /* no readable data at all (message in err) */
+
+/* Returns PROF_LOAD_OK, PROF_LOAD_PARTIAL (and *out set), or a negative value
+ * with a one-line message in err (and *out NULL). */
+int prof_load(const char *session_dir, struct profile **out, char *err, size_t errlen);
+void prof_free(struct profile *p);
+
+/* The launcher's own record of the run, kept in <session>/session.json. */
+struct session_meta {
+	char **argv;              /* NULL-terminated */
+	int exit_status;          /* exit code, or -1 when killed by a signal */
+	int exit_signal;
+	uint64_t start_mono_ns, end_mono_ns;
+	double frequency_hz;
+};
+int session_meta_write(const char *session_dir, const struct session_meta *m);
+
+#endif

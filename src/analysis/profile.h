@@ -1,0 +1,200 @@
+/*
+ * profile.h — the in-memory model of a session after it has been read and
+ * symbolized: what every table, exporter and comparison works from.
+ * Built by prof_load() (analysis/load.c); read-only afterwards.  All strings and
+ * arrays are owned by the profile and freed by prof_free().  Launcher side only.
+ */
+#ifndef CBN_PROFILE_H
+#define CBN_PROFILE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../format/cbn_format.h"
+
+#define PROF_NONE UINT32_MAX
+
+/* A function: the unit of a cProfile row.  Two frames are the same function
+ * when name, file and line (the function's first line) and module agree. */
+struct prof_func {
+	const char *name;        /* demangled; "[libfoo.so+0x1a2b]" when nothing better */
+	const char *file;        /* source file of the definition, "" when unknown */
+	uint32_t line;           /* DW_AT_decl_line, 0 when unknown */
+	const char *module;      /* basename of the ELF module, "" when unknown */
+};
+
+/* One symbolized frame; an inlined call produces several frames for one pc. */
+struct prof_frame {
+	uint32_t func;           /* index into prof.funcs */
+	uint32_t line;           /* source line executing in this frame, 0 unknown */
+	const char *file;        /* file of that line ("" unknown) */
+	uint32_t inlined;        /* 1 if this frame was inlined into its caller */
+	uint64_t addr;           /* the runtime pc the frame came from */
+};
+
+/* A call stack, leaf first: prof.frames[first .. first + nframes). */
+struct prof_stack {
+	uint32_t first;
+	uint32_t nframes;
+};
+
+struct prof_sample {
+	uint64_t ts;             /* CLOCK_MONOTONIC ns */
+	uint32_t stack;          /* index into prof.stacks */
+	uint32_t thread;         /* index into prof.threads */
+	uint32_t weight;         /* timer periods this sample stands for */
+	uint32_t flags;          /* CBN_SAMPLE_* */
+};
+
+struct prof_thread {
+	uint32_t tid;
+	uint32_t process;        /* index into prof.processes */
+	const char *name;        /* last name seen, "" if none */
+	uint64_t start, end;     /* 0 when unknown */
+	uint64_t cpu_ns;         /* from THREAD_END when present, else 0 */
+	uint64_t weight;         /* sum of sample weights */
+};
+
+struct prof_process {
+	uint32_t pid, ppid, exec_seq;
+	const char *exe;
+	const char *cmdline;     /* argv joined with spaces */
+	const char *file;        /* the .cbp it came from */
+	uint64_t start, end;     /* CLOCK_MONOTONIC ns */
+	uint64_t period_ns;
+	uint32_t signo, timer_kind, max_depth;
+	int clean_exit;          /* exit handlers ran */
+	int exit_code;           /* valid when clean_exit */
+	const char *disabled;    /* NULL, or why the agent disabled itself */
+	uint64_t samples;        /* sample records */
+	uint64_t weight;         /* sum of sample weights */
+	uint64_t lost[CBN_LOST_NREASONS];
+	uint64_t truncated, pc_only;
+	int damaged;             /* the file was truncated or corrupt; see prof.warnings */
+};
+
+/* --- CUDA side (empty arrays when the run had none) -------------------------- */
+
+struct prof_range {           /* annotation / NVTX range or mark */
+	uint64_t start, end;
+	uint32_t thread;          /* index into prof.threads, PROF_NONE if unknown */
+	uint32_t process;
+	uint32_t kind;            /* enum cbn_range_kind */
+	uint32_t source;          /* enum cbn_range_source */
+	uint32_t depth;
+	const char *domain;       /* "" for the default domain */
+	const char *name;
+};
+
+struct prof_cuda_api {
+	uint64_t start, end;
+	uint32_t thread;          /* index into prof.threads, PROF_NONE if unknown */
+	uint32_t process;
+	uint32_t correlation;
+	uint32_t cbid;
+	uint32_t domain;          /* enum cbn_cuda_domain */
+	int32_t ret;
+	const char *name;         /* "cudaLaunchKernel", "cuMemcpyHtoD", ... */
+	uint32_t stack;           /* host stack (index into prof.stacks), PROF_NONE if none */
+};
+
+enum prof_gpu_kind { PROF_GPU_KERNEL = 1, PROF_GPU_MEMCPY = 2, PROF_GPU_MEMSET = 3 };
+
+struct prof_gpu_op {
+	uint32_t kind;            /* enum prof_gpu_kind */
+	uint32_t process;
+	uint64_t start, end;
+	uint32_t device, context, stream, correlation;
+	const char *name;         /* kernel: demangled name; copies: "[CUDA memcpy HtoD]" etc. */
+	uint32_t api;             /* index into prof.cuda_api of the launching call, PROF_NONE */
+	/* kernels */
+	int32_t grid[3], block[3];
+	uint32_t registers;
+	int32_t static_smem, dynamic_smem;
+	uint32_t shmem_limit_optin;
+	uint32_t graph_id;
+	uint64_t graph_node_id;
+	/* copies and sets */
+	uint64_t bytes;
+	uint32_t copy_kind, src_kind, dst_kind;   /* enum cbn_copy_kind / cbn_mem_kind */
+	uint32_t async;
+	uint32_t value;           /* memset */
+};
+
+struct prof_cuda_sync {
+	uint64_t start, end;
+	uint32_t process, type, correlation, context, stream;
+};
+
+struct prof_cuda_overhead {
+	uint64_t start, end;
+	uint32_t process, kind, correlation;
+};
+
+struct prof_cuda_device {
+	uint32_t process;
+	uint32_t id;
+	const char *name;
+	uint64_t global_mem;
+	uint32_t sm_count, cc_major, cc_minor;
+	uint32_t max_threads_per_block, max_warps_per_sm, threads_per_warp, max_blocks_per_sm;
+	uint32_t regs_per_sm, regs_per_block, smem_per_sm, smem_per_block;
+	uint32_t smem_per_block_optin, reserved_smem_per_block;
+};
+
+struct prof_cuda_context {
+	uint32_t process, context, device, null_stream, sm_count;
+};
+
+struct prof_cuda_memory {
+	uint64_t ts, address, bytes;
+	uint32_t process, device, context, stream, correlation, mem_kind;
+	int alloc;                /* 1 allocation, 0 release */
+};
+
+struct prof_cuda_status {     /* one per process that loaded the CUDA layer */
+	uint32_t process;
+	uint32_t state;           /* enum cbn_cuda_state */
+	int32_t cupti_error;
+	uint32_t cupti_version;
+	uint32_t flush_timed_out;
+	uint64_t dropped, zero_ts, buffers, records;
+	const char *message;
+};
+
+struct profile {
+	/* what was run */
+	char **argv;              /* command line as given to the launcher (NULL-terminated) */
+	int exit_status;          /* launcher's view: exit code, or -1 if killed */
+	int exit_signal;          /* signal that killed the target, 0 if none */
+	uint64_t wall_ns;         /* launch to last process end */
+	uint64_t start_ns;        /* earliest process start (CLOCK_MONOTONIC) */
+	uint64_t period_ns;       /* sampling period of the root process */
+	double frequency_hz;
+
+	struct prof_func *funcs;           size_t nfuncs;
+	struct prof_frame *frames;         size_t nframes;
+	struct prof_stack *stacks;         size_t nstacks;
+	struct prof_sample *samples;       size_t nsamples;
+	struct prof_thread *threads;       size_t nthreads;
+	struct prof_process *processes;    size_t nprocesses;
+
+	struct prof_range *ranges;         size_t nranges;
+	struct prof_cuda_api *cuda_api;    size_t ncuda_api;
+	struct prof_gpu_op *gpu_ops;       size_t ngpu_ops;
+	struct prof_cuda_sync *syncs;      size_t nsyncs;
+	struct prof_cuda_overhead *overheads; size_t noverheads;
+	struct prof_cuda_device *devices;  size_t ndevices;
+	struct prof_cuda_context *contexts; size_t ncontexts;
+	struct prof_cuda_memory *memory;   size_t nmemory;
+	struct prof_cuda_status *cuda_status; size_t ncuda_status;
+
+	/* what went wrong while reading (one line each), for the report footer */
+	char **warnings;                   size_t nwarnings;
+	/* modules without debug info (basenames), for the "install -dbgsym" hint */
+	char **nodebug_modules;            size_t nnodebug_modules;
+
+	void *arena;                       /* owner of the strings above */
+};
+
+#endif

@@ -1,0 +1,5 @@
+/* placeholder: replaced by the launcher */
+int main(void)
+{
+	return 0;
+}

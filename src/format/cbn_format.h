@@ -1,0 +1,422 @@
+/*
+ * cbn_format.h — the on-disk session format, the one contract between the agent
+ * (which writes it from inside the target) and the launcher (which reads it).
+ * Every field, record type and value here is versioned API: append, never renumber.
+ *
+ * A session directory holds one file per process image: "<pid>.<execseq>.cbp".
+ * A file is mapped MAP_SHARED by the agent and preallocated, so a crash, _exit or
+ * SIGKILL keeps everything already committed.  Layout:
+ *
+ *   [0, CBN_HEADER_SIZE)        struct cbn_file_header
+ *   [data_offset, file_size)    chunks of chunk_size bytes, handed out by an atomic
+ *                               fetch_add on header.next_chunk
+ *
+ * A chunk belongs to exactly one writer (one thread's samples, or the event writer
+ * under its mutex).  It starts with struct cbn_chunk_header and holds records, each
+ * starting with struct cbn_rec, 8-byte aligned, size a multiple of 8.  A writer fills
+ * a record past chunk.used and then publishes it with a release store of chunk.used,
+ * so a reader trusts [0, used) and ignores whatever lies beyond.
+ *
+ * All timestamps are CLOCK_MONOTONIC nanoseconds.  All integers are host-endian
+ * (the reader rejects a file whose magic/endianness check fails).
+ */
+#ifndef CBN_FORMAT_H
+#define CBN_FORMAT_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define CBN_MAGIC "CBNPROF\0"   /* 8 bytes, including the NUL */
+#define CBN_FORMAT_VERSION 1u
+#define CBN_ENDIAN_CHECK 0x01020304u
+#define CBN_HEADER_SIZE 8192u
+#define CBN_CHUNK_SIZE (64u * 1024u)
+#define CBN_FILE_EXT ".cbp"
+
+#define CBN_MAX_FRAMES 256      /* hard cap on frames in one stack record */
+#define CBN_NAME_MAX 16         /* thread names, as the kernel's comm */
+#define CBN_BUILD_ID_MAX 20
+#define CBN_MAX_SEGMENTS 8
+
+/* Why a sample the timer asked for was not recorded.  Reported by reason. */
+enum cbn_lost_reason {
+	CBN_LOST_REENTRANT = 0,   /* signal arrived while the thread was inside the agent */
+	CBN_LOST_BUFFER_FULL = 1, /* the file had no free chunk left */
+	CBN_LOST_NO_THREAD = 2,   /* thread had no per-thread state (raw clone, exiting) */
+	CBN_LOST_FOREIGN_PID = 3, /* signal in a child that skipped atfork (raw fork) */
+	CBN_LOST_DISABLED = 4,    /* the agent had disabled itself (see header.disabled_reason) */
+	CBN_LOST_NREASONS = 8     /* slots reserved in the header */
+};
+
+/* header.timer_kind */
+enum cbn_timer_kind {
+	CBN_TIMER_NONE = 0,
+	CBN_TIMER_POSIX_CPU = 1,  /* timer_create(CLOCK_THREAD_CPUTIME_ID), weight 1+overrun */
+	CBN_TIMER_PERF_TASK_CLOCK = 2,
+};
+
+struct cbn_file_header {
+	char magic[8];                   /* CBN_MAGIC */
+	uint32_t version;                /* CBN_FORMAT_VERSION */
+	uint32_t endian;                 /* CBN_ENDIAN_CHECK */
+	uint32_t header_size;            /* CBN_HEADER_SIZE */
+	uint32_t chunk_size;             /* CBN_CHUNK_SIZE */
+	uint64_t data_offset;            /* offset of the first chunk */
+	uint64_t file_size;              /* bytes preallocated and mapped */
+	_Atomic uint64_t next_chunk;     /* offset of the next free chunk; >= file_size: full */
+
+	uint32_t pid;
+	uint32_t ppid;
+	uint32_t exec_seq;               /* 0 for the first image of a pid, +1 per exec */
+	uint32_t signo;                  /* sampling signal */
+	uint32_t timer_kind;             /* enum cbn_timer_kind */
+	uint32_t max_depth;              /* frames per sample cap in force */
+	uint64_t period_ns;              /* CPU time per unit of sample weight */
+	uint64_t start_mono_ns;          /* agent start, CLOCK_MONOTONIC */
+	uint64_t start_real_ns;          /* same instant, CLOCK_REALTIME */
+	int64_t parent_pid_file;         /* pid whose file this process was forked from, or -1 */
+
+	_Atomic uint64_t end_mono_ns;    /* last time the agent touched the file */
+	_Atomic uint32_t clean_exit;     /* 1 once exit handlers ran (exit/return from main) */
+	_Atomic int32_t exit_code;       /* valid when clean_exit */
+	_Atomic uint32_t disabled;       /* nonzero: agent disabled itself */
+	uint32_t disabled_reason_len;
+	char disabled_reason[120];       /* NUL-terminated text */
+	_Atomic uint64_t samples;        /* sample records committed */
+	_Atomic uint64_t lost[CBN_LOST_NREASONS];
+	_Atomic uint64_t truncated;      /* samples whose stack hit max_depth */
+	_Atomic uint64_t pc_only;        /* samples recorded without a full unwind */
+
+	char exe[1024];                  /* readlink(/proc/self/exe), NUL-terminated */
+	uint32_t cmdline_len;            /* bytes used in cmdline */
+	char cmdline[2048];              /* argv, each NUL-terminated, truncated to fit */
+};
+
+_Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
+_Static_assert(sizeof(_Atomic uint32_t) == 4, "atomic u32 must be plain-sized");
+_Static_assert(sizeof(struct cbn_file_header) <= CBN_HEADER_SIZE, "header too big");
+
+enum cbn_chunk_kind {
+	CBN_CHUNK_SAMPLES = 1,           /* sample records of one thread (chunk.tid) */
+	CBN_CHUNK_EVENTS = 2,            /* metadata/CUDA records of any thread, under a mutex */
+};
+
+#define CBN_CHUNK_MAGIC 0x4b4e4843u  /* "CHNK" */
+
+struct cbn_chunk_header {
+	uint32_t magic;                  /* CBN_CHUNK_MAGIC */
+	uint16_t kind;                   /* enum cbn_chunk_kind */
+	uint16_t reserved;
+	uint32_t tid;                    /* owner thread for SAMPLES, 0 for EVENTS */
+	uint32_t seq;                    /* per-file allocation sequence */
+	_Atomic uint64_t used;           /* bytes of committed records after this header */
+};
+_Static_assert(sizeof(struct cbn_chunk_header) == 24, "chunk header layout");
+
+/* Record types.  Never renumber; retired values stay reserved. */
+enum cbn_rec_type {
+	CBN_REC_PAD = 0,                 /* filler, skip */
+	CBN_REC_SAMPLE = 1,
+	CBN_REC_THREAD_START = 2,
+	CBN_REC_THREAD_END = 3,
+	CBN_REC_THREAD_NAME = 4,
+	CBN_REC_MODULE_LOAD = 5,
+	CBN_REC_MODULE_UNLOAD = 6,
+	CBN_REC_PROCESS_EXIT = 7,
+	CBN_REC_RANGE = 8,               /* annotation / NVTX range or mark */
+	CBN_REC_CUDA_API = 20,
+	CBN_REC_CUDA_STACK = 21,         /* host stack captured at an API enter */
+	CBN_REC_CUDA_KERNEL = 22,
+	CBN_REC_CUDA_MEMCPY = 23,
+	CBN_REC_CUDA_MEMSET = 24,
+	CBN_REC_CUDA_SYNC = 25,
+	CBN_REC_CUDA_OVERHEAD = 26,
+	CBN_REC_CUDA_DEVICE = 27,
+	CBN_REC_CUDA_CONTEXT = 28,
+	CBN_REC_CUDA_MEMORY = 29,
+	CBN_REC_CUDA_STATUS = 30,
+};
+
+struct cbn_rec {
+	uint16_t type;                   /* enum cbn_rec_type */
+	uint16_t flags;
+	uint32_t size;                   /* whole record incl. this header; multiple of 8 */
+};
+
+#define CBN_REC_ALIGN(n) (((n) + 7u) & ~(size_t)7u)
+
+/* --- CPU ------------------------------------------------------------------ */
+
+#define CBN_SAMPLE_TRUNCATED 0x1     /* stack was cut at max_depth */
+#define CBN_SAMPLE_PC_ONLY 0x2       /* only the interrupted pc (thread not warmed up, ...) */
+
+/* In a SAMPLES chunk; the thread is chunk.tid.  pc[0] is the interrupted pc,
+ * pc[1..] are return addresses (the reader symbolizes pc[i]-1 for i >= 1). */
+struct cbn_rec_sample {
+	struct cbn_rec h;                /* h.flags: CBN_SAMPLE_* */
+	uint64_t ts;
+	uint32_t weight;                 /* timer expirations this sample stands for (1+overrun) */
+	uint16_t nframes;
+	uint16_t reserved;
+	uint64_t pc[];                   /* nframes entries */
+};
+
+struct cbn_rec_thread {              /* THREAD_START, THREAD_END, THREAD_NAME */
+	struct cbn_rec h;
+	uint64_t ts;
+	uint32_t tid;
+	uint32_t reserved;
+	uint64_t cpu_ns;                 /* THREAD_END: thread CPU time, else 0 */
+	char name[CBN_NAME_MAX];         /* NUL-terminated */
+};
+
+struct cbn_segment {
+	uint64_t vaddr;                  /* p_vaddr */
+	uint64_t memsz;
+	uint64_t offset;                 /* p_offset */
+	uint32_t flags;                  /* p_flags (PF_X ...) */
+	uint32_t reserved;
+};
+
+/* A module (executable, shared object, vdso) mapped at base (the load bias,
+ * dlpi_addr).  Runtime address = base + p_vaddr-relative address. */
+struct cbn_rec_module {              /* MODULE_LOAD, MODULE_UNLOAD */
+	struct cbn_rec h;
+	uint64_t ts;
+	uint64_t base;
+	uint32_t seq;                    /* load order in the process */
+	uint16_t build_id_len;
+	uint16_t nseg;
+	uint8_t build_id[CBN_BUILD_ID_MAX];
+	uint32_t path_len;               /* strlen(path), path follows the segments */
+	struct cbn_segment seg[];        /* nseg entries, then path (NUL-terminated) */
+};
+
+struct cbn_rec_exit {
+	struct cbn_rec h;
+	uint64_t ts;
+	int32_t status;                  /* exit() argument */
+	uint32_t reserved;
+};
+
+enum cbn_range_kind {
+	CBN_RANGE_PUSHPOP = 1,           /* nvtxRangePush/Pop, cbn_range_push/pop */
+	CBN_RANGE_STARTEND = 2,          /* nvtxRangeStart/End (may cross threads) */
+	CBN_RANGE_MARK = 3,              /* instant: start == end */
+	CBN_RANGE_STEP = 4,              /* cbn_step(): a step marker, instant */
+};
+
+enum cbn_range_source {
+	CBN_SRC_ANNOTATION = 1,          /* include/cbottleneck.h */
+	CBN_SRC_NVTX = 2,
+};
+
+/* Written when a range closes (or at a mark).  Strings follow: domain (may be
+ * empty), then name, each NUL-terminated. */
+struct cbn_rec_range {
+	struct cbn_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint32_t tid;                    /* thread that opened it */
+	uint16_t kind;                   /* enum cbn_range_kind */
+	uint16_t source;                 /* enum cbn_range_source */
+	uint32_t depth;                  /* nesting depth at push (PUSHPOP), else 0 */
+	uint16_t domain_len;             /* strlen(domain) */
+	uint16_t name_len;               /* strlen(name) */
+	char strings[];
+};
+
+/* --- CUDA (written by libcbottleneck_cuda.so through the agent) ----------- */
+
+enum cbn_cuda_domain { CBN_CUDA_RUNTIME = 1, CBN_CUDA_DRIVER = 2 };
+
+/* One runtime/driver API call (from the callback API enter/exit).  name follows. */
+struct cbn_rec_cuda_api {
+	struct cbn_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint32_t tid;
+	uint32_t correlation;
+	uint32_t cbid;
+	uint16_t domain;                 /* enum cbn_cuda_domain */
+	uint16_t name_len;
+	int32_t ret;                     /* return value */
+	uint32_t reserved;
+	char name[];                     /* e.g. "cudaLaunchKernel" (no _vNNNN suffix) */
+};
+
+/* Host stack at the enter of a launch/copy/sync call; joined by correlation. */
+struct cbn_rec_cuda_stack {
+	struct cbn_rec h;
+	uint32_t correlation;
+	uint32_t tid;
+	uint16_t nframes;                /* pc[0] is a return address like the others */
+	uint16_t reserved[3];
+	uint64_t pc[];
+};
+
+struct cbn_rec_cuda_kernel {
+	struct cbn_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t correlation;
+	int32_t grid[3];
+	int32_t block[3];
+	uint32_t registers;              /* per thread */
+	int32_t static_smem;
+	int32_t dynamic_smem;
+	uint32_t shmem_limit_optin;      /* 1 when shmemLimitConfig == OPTIN */
+	uint32_t graph_id;
+	uint32_t reserved;
+	uint64_t graph_node_id;
+	uint32_t name_len;
+	uint32_t reserved2;
+	char name[];                     /* mangled name as CUPTI gave it */
+};
+
+enum cbn_copy_kind {                 /* = CUpti_ActivityMemcpyKind values */
+	CBN_COPY_UNKNOWN = 0, CBN_COPY_HTOD = 1, CBN_COPY_DTOH = 2, CBN_COPY_HTOA = 3,
+	CBN_COPY_ATOH = 4, CBN_COPY_ATOA = 5, CBN_COPY_ATOD = 6, CBN_COPY_DTOA = 7,
+	CBN_COPY_DTOD = 8, CBN_COPY_HTOH = 9, CBN_COPY_PTOP = 10,
+};
+
+enum cbn_mem_kind {                  /* = CUpti_ActivityMemoryKind values */
+	CBN_MEM_UNKNOWN = 0, CBN_MEM_PAGEABLE = 1, CBN_MEM_PINNED = 2, CBN_MEM_DEVICE = 3,
+	CBN_MEM_ARRAY = 4, CBN_MEM_MANAGED = 5, CBN_MEM_DEVICE_STATIC = 6,
+	CBN_MEM_MANAGED_STATIC = 7,
+};
+
+#define CBN_GPU_ASYNC 0x1            /* h.flags on MEMCPY/MEMSET: asynchronous */
+#define CBN_GPU_PEER 0x2             /* h.flags on MEMCPY: from MEMCPY2 (peer) */
+
+struct cbn_rec_cuda_memcpy {
+	struct cbn_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint64_t bytes;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t correlation;
+	uint8_t copy_kind;               /* enum cbn_copy_kind */
+	uint8_t src_kind;                /* enum cbn_mem_kind */
+	uint8_t dst_kind;
+	uint8_t reserved;
+	uint32_t src_device;             /* peer copies */
+	uint32_t dst_device;
+	uint32_t graph_id;
+};
+
+struct cbn_rec_cuda_memset {
+	struct cbn_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint64_t bytes;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t correlation;
+	uint32_t value;
+	uint16_t mem_kind;
+	uint16_t reserved;
+};
+
+struct cbn_rec_cuda_sync {
+	struct cbn_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint32_t type;                   /* CUpti_ActivitySynchronizationType */
+	uint32_t correlation;
+	uint32_t context;
+	uint32_t stream;                 /* 0xffffffff when not applicable */
+};
+
+struct cbn_rec_cuda_overhead {
+	struct cbn_rec h;
+	uint64_t start;
+	uint64_t end;
+	uint32_t kind;                   /* CUpti_ActivityOverheadKind */
+	uint32_t correlation;
+};
+
+struct cbn_rec_cuda_device {
+	struct cbn_rec h;
+	uint64_t global_mem;
+	uint32_t id;
+	uint32_t sm_count;
+	uint32_t cc_major;
+	uint32_t cc_minor;
+	uint32_t max_threads_per_block;
+	uint32_t max_warps_per_sm;
+	uint32_t threads_per_warp;
+	uint32_t max_blocks_per_sm;
+	uint32_t regs_per_sm;
+	uint32_t regs_per_block;
+	uint32_t smem_per_sm;
+	uint32_t smem_per_block;
+	uint32_t smem_per_block_optin;   /* 0 when unknown */
+	uint32_t reserved_smem_per_block;/* 0 when unknown */
+	uint32_t name_len;
+	uint32_t reserved;
+	char name[];
+};
+
+struct cbn_rec_cuda_context {
+	struct cbn_rec h;
+	uint32_t context;
+	uint32_t device;
+	uint32_t null_stream;
+	uint32_t sm_count;               /* green contexts may have fewer; 0 unknown */
+};
+
+struct cbn_rec_cuda_memory {
+	struct cbn_rec h;                /* h.flags: 1 = allocation, 2 = release */
+	uint64_t ts;
+	uint64_t address;
+	uint64_t bytes;
+	uint32_t device;
+	uint32_t context;
+	uint32_t stream;
+	uint32_t correlation;
+	uint16_t mem_kind;
+	uint16_t reserved[3];
+};
+
+enum cbn_cuda_state {
+	CBN_CUDA_STARTED = 1,            /* CUPTI subscribed and activities enabled */
+	CBN_CUDA_UNAVAILABLE = 2,        /* CUPTI could not start: message says why */
+	CBN_CUDA_FINISHED = 3,           /* final flush done: counters are final */
+	CBN_CUDA_FORK_CHILD = 4,         /* forked child: GPU layer off */
+};
+
+/* Status and loss counters; the last one written wins.  message follows. */
+struct cbn_rec_cuda_status {
+	struct cbn_rec h;
+	uint64_t ts;
+	uint32_t state;                  /* enum cbn_cuda_state */
+	int32_t cupti_error;             /* CUptiResult of the failing call, 0 if none */
+	uint32_t cupti_version;
+	uint32_t flush_timed_out;
+	uint64_t dropped;                /* cuptiActivityGetNumDroppedRecords, summed */
+	uint64_t zero_ts;                /* records with start == end == 0 (excluded) */
+	uint64_t buffers;                /* activity buffers completed */
+	uint64_t records;                /* activity records converted */
+	uint32_t message_len;
+	uint32_t reserved;
+	char message[];
+};
+
+/* Environment contract between launcher and agent (all optional except SESSION). */
+#define CBN_ENV_SESSION "CBN_SESSION"     /* session directory (absolute) */
+#define CBN_ENV_FREQ "CBN_FREQ"           /* sampling frequency, Hz */
+#define CBN_ENV_DEPTH "CBN_DEPTH"         /* max frames per sample */
+#define CBN_ENV_FILE_MB "CBN_FILE_MB"     /* per-process file size, MiB */
+#define CBN_ENV_EXEC_SEQ "CBN_EXEC_SEQ"   /* internal: exec counter "pid:seq" */
+#define CBN_ENV_QUIET "CBN_QUIET"         /* 1: agent prints nothing */
+#define CBN_ENV_CUDA "CBN_CUDA"           /* 0: do not trace CUDA */
+
+#endif

@@ -1,0 +1,30 @@
+/*
+ * report.h — options shared by every report writer, and the entry points of the
+ * text report (stdout) and the JSON report.  Launcher side only.
+ */
+#ifndef CBN_REPORT_H
+#define CBN_REPORT_H
+
+#include <stdio.h>
+
+#include "profile.h"
+
+struct report_opts {
+	const char *sort;        /* as given to --sort; NULL = each table's default */
+	int limit;               /* rows per table (default 15) */
+	int quiet;               /* -q: tables only, no banner/hints */
+};
+
+/* Sort keys accepted by --sort: the pstats keys of the CPU table and the
+ * key_averages keys of the CUDA tables.  1 if key is one of them. */
+int report_sort_key_valid(const char *key);
+
+/* The whole text report: header, CPU table, hot lines, per-process/thread,
+ * then the CUDA tables when the run had GPU work, then data quality. */
+int report_text(FILE *out, const struct profile *p, const struct report_opts *o);
+
+/* --json FILE.  Returns 0, or -1 with a message in err. */
+int report_json_write(const struct profile *p, const struct report_opts *o, const char *path,
+		      char *err, size_t errlen);
+
+#endif

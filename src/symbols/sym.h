@@ -1,0 +1,52 @@
+/*
+ * sym.h — address to function, file:line and inline chain, with libdw/libdwfl.
+ * Launcher side only.  Not thread-safe: one sym_ctx per thread.
+ * Every string returned is owned by the sym_ctx and lives until sym_free().
+ */
+#ifndef CBN_SYM_H
+#define CBN_SYM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct sym_ctx;
+struct sym_module;
+
+/* One frame of a resolved address.  An address inside inlined code yields
+ * several frames: the innermost (inlined) function first, its caller last. */
+struct sym_frame {
+	const char *func;        /* demangled function name; "[libfoo.so+0x1a2b]" if unknown */
+	const char *file;        /* source file of this frame's line, "" if unknown */
+	uint32_t line;           /* line executing in this frame, 0 if unknown */
+	const char *func_file;   /* file where the function is defined, "" if unknown */
+	uint32_t func_line;      /* function's first line (DW_AT_decl_line), 0 if unknown */
+	int inlined;             /* 1: this frame was inlined into the next one */
+};
+
+struct sym_ctx *sym_new(void);
+void sym_free(struct sym_ctx *ctx);
+
+/* The module at path with the build-id recorded at run time (may be NULL/0).
+ * The same (path, build-id) returns the same handle.  Never NULL: a module that
+ * cannot be opened still gets a handle and resolves to "[name+0xoff]". */
+struct sym_module *sym_module_get(struct sym_ctx *ctx, const char *path,
+				  const uint8_t *build_id, size_t build_id_len);
+
+/* Resolve vaddr, an address in the module's own ELF address space (runtime pc
+ * minus load bias; for a return address the caller passes pc - 1 - bias).
+ * Sets *frames to an array owned by ctx, valid until the next sym_resolve call,
+ * and returns the number of frames (>= 1), innermost first. */
+int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
+		const struct sym_frame **frames);
+
+const char *sym_module_basename(const struct sym_module *mod);
+/* 1 when DWARF (embedded or separate) was found for the module. */
+int sym_module_has_debuginfo(struct sym_ctx *ctx, struct sym_module *mod);
+/* 1 when the file on disk no longer matches the build-id recorded at run time. */
+int sym_module_changed(struct sym_ctx *ctx, struct sym_module *mod);
+
+/* Demangle a C++/Itanium name; returns name itself when it is not mangled.
+ * The result is owned by ctx. */
+const char *sym_demangle(struct sym_ctx *ctx, const char *name);
+
+#endif
