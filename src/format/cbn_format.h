@@ -63,7 +63,8 @@ struct cbn_file_header {
 	uint32_t header_size;            /* CBN_HEADER_SIZE */
 	uint32_t chunk_size;             /* CBN_CHUNK_SIZE */
 	uint64_t data_offset;            /* offset of the first chunk */
-	uint64_t file_size;              /* bytes preallocated and mapped */
+	_Atomic uint64_t file_size;      /* bytes allocated so far; grows while running.
+	                                  * Readers trust min(this, actual size) only. */
 	_Atomic uint64_t next_chunk;     /* offset of the next free chunk; >= file_size: full */
 
 	uint32_t pid;
