@@ -1,0 +1,368 @@
+/*
+ * fmt.c — formatting helpers shared by the text reports: times, percentages,
+ * sizes, UTF-8-aware truncation and the buffered column table.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fmt.h"
+
+char *fmt_time_d(char *buf, size_t len, double ns)
+{
+	if (ns >= 1e9)
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, len, "%.3fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fus", ns / 1e3);
+	return buf;
+}
+
+char *fmt_time(char *buf, size_t len, uint64_t ns)
+{
+	return fmt_time_d(buf, len, (double)ns);
+}
+
+char *fmt_pct(char *buf, size_t len, double part, double whole)
+{
+	snprintf(buf, len, "%.2f%%", whole > 0 ? 100.0 * part / whole : 0.0);
+	return buf;
+}
+
+char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
+{
+	double b = (double)bytes;
+
+	if (b >= 1024.0 * 1024 * 1024)
+		snprintf(buf, len, "%.2f GB", b / (1024.0 * 1024 * 1024));
+	else if (b >= 1024.0 * 1024)
+		snprintf(buf, len, "%.2f MB", b / (1024.0 * 1024));
+	else if (b >= 1024.0)
+		snprintf(buf, len, "%.2f KB", b / 1024.0);
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+	return buf;
+}
+
+char *fmt_hz(char *buf, size_t len, double hz)
+{
+	if (hz >= 1e3 && (long long)hz % 1000 == 0 && hz == (double)(long long)hz)
+		snprintf(buf, len, "%lld kHz", (long long)hz / 1000);
+	else if (hz >= 1e4)
+		snprintf(buf, len, "%.1f kHz", hz / 1e3);
+	else if (hz == (double)(long long)hz)
+		snprintf(buf, len, "%lld Hz", (long long)hz);
+	else
+		snprintf(buf, len, "%.1f Hz", hz);
+	return buf;
+}
+
+/* Continuation bytes (10xxxxxx) do not start a column. */
+static int fmt_is_cont(unsigned char c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
+size_t fmt_width(const char *s)
+{
+	size_t w = 0;
+
+	for (; s && *s; s++)
+		if (!fmt_is_cont((unsigned char)*s))
+			w++;
+	return w;
+}
+
+/* Byte offset just past the first n columns of s. */
+static size_t fmt_cols_to_bytes(const char *s, size_t n)
+{
+	size_t i = 0, w = 0;
+
+	while (s[i]) {
+		if (!fmt_is_cont((unsigned char)s[i])) {
+			if (w == n)
+				break;
+			w++;
+		}
+		i++;
+	}
+	return i;
+}
+
+/* snprintf into a short buffer may cut inside a UTF-8 sequence: drop the
+ * partial sequence at the end. */
+static void fmt_fix_tail(char *buf)
+{
+	size_t nb = strlen(buf), k = nb, need;
+	unsigned char c;
+
+	while (k && fmt_is_cont((unsigned char)buf[k - 1]))
+		k--;
+	if (!k)
+		return;
+	c = (unsigned char)buf[k - 1];
+	if (c < 0x80)
+		return;
+	need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	if (k - 1 + need > nb)
+		buf[k - 1] = '\0';
+}
+
+static const char fmt_ellipsis[] = "\xe2\x80\xa6"; /* U+2026, one column */
+
+char *fmt_trunc(char *buf, size_t len, const char *s, size_t width, int from_left)
+{
+	size_t w, nb, off;
+
+	if (!len)
+		return buf;
+	if (!s)
+		s = "";
+	w = fmt_width(s);
+	if (w <= width) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	if (width == 0) {
+		buf[0] = '\0';
+		return buf;
+	}
+	if (from_left) {
+		/* keep the last width-1 columns */
+		off = fmt_cols_to_bytes(s, w - (width - 1));
+		snprintf(buf, len, "%s%s", fmt_ellipsis, s + off);
+	} else {
+		nb = fmt_cols_to_bytes(s, width - 1);
+		snprintf(buf, len, "%.*s%s", (int)nb, s, fmt_ellipsis);
+	}
+	fmt_fix_tail(buf);
+	return buf;
+}
+
+static void fmt_spaces(FILE *out, size_t n)
+{
+	while (n--)
+		fputc(' ', out);
+}
+
+static void fmt_pad_cut(FILE *out, const char *s, size_t width, int right, int cut_left)
+{
+	size_t w = fmt_width(s);
+
+	if (w > width) {
+		size_t len = strlen(s) + sizeof(fmt_ellipsis);
+		char *tmp = malloc(len);
+
+		if (!tmp) {
+			fputs(s, out);
+			return;
+		}
+		fmt_trunc(tmp, len, s, width, cut_left);
+		fputs(tmp, out);
+		free(tmp);
+		return;
+	}
+	if (right)
+		fmt_spaces(out, width - w);
+	fputs(s, out);
+	if (!right)
+		fmt_spaces(out, width - w);
+}
+
+void fmt_pad(FILE *out, const char *s, size_t width, int right)
+{
+	fmt_pad_cut(out, s ? s : "", width, right, 0);
+}
+
+char *fmt_func(char *buf, size_t len, const char *name, const char *file, uint32_t line,
+	       const char *module)
+{
+	if (!name)
+		name = "?";
+	if (file && *file)
+		snprintf(buf, len, "%s:%u(%s)", file, line, name);
+	else if (module && *module)
+		snprintf(buf, len, "[%s]:0(%s)", module, name);
+	else
+		snprintf(buf, len, "~:0(%s)", name);
+	return buf;
+}
+
+/* --- the column table ----------------------------------------------------- */
+
+struct fmt_col {
+	char *title;
+	int flags, min_width, max_width;
+};
+
+struct fmt_table {
+	struct fmt_col *cols;
+	size_t ncols;
+	char **cells;            /* nrows * ncols, NULL = empty cell */
+	size_t nrows, cap_rows;
+	size_t cur;              /* next cell in the current row */
+	int broken;              /* an allocation failed: stop accepting data */
+};
+
+struct fmt_table *fmt_table_new(void)
+{
+	return calloc(1, sizeof(struct fmt_table));
+}
+
+void fmt_table_free(struct fmt_table *t)
+{
+	size_t i;
+
+	if (!t)
+		return;
+	for (i = 0; i < t->ncols; i++)
+		free(t->cols[i].title);
+	for (i = 0; i < t->nrows * t->ncols; i++)
+		free(t->cells[i]);
+	free(t->cols);
+	free(t->cells);
+	free(t);
+}
+
+int fmt_table_col(struct fmt_table *t, const char *title, int flags, int min_width,
+		  int max_width)
+{
+	struct fmt_col *c;
+
+	if (!t || t->broken || t->nrows)
+		return -1;
+	c = realloc(t->cols, (t->ncols + 1) * sizeof(*c));
+	if (!c) {
+		t->broken = 1;
+		return -1;
+	}
+	t->cols = c;
+	c = &t->cols[t->ncols];
+	c->title = strdup(title ? title : "");
+	if (!c->title) {
+		t->broken = 1;
+		return -1;
+	}
+	c->flags = flags;
+	c->min_width = min_width;
+	c->max_width = max_width;
+	t->ncols++;
+	return 0;
+}
+
+int fmt_table_row(struct fmt_table *t)
+{
+	if (!t || t->broken || !t->ncols)
+		return -1;
+	if (t->nrows == t->cap_rows) {
+		size_t cap = t->cap_rows ? 2 * t->cap_rows : 16;
+		char **cells = realloc(t->cells, cap * t->ncols * sizeof(*cells));
+
+		if (!cells) {
+			t->broken = 1;
+			return -1;
+		}
+		t->cells = cells;
+		t->cap_rows = cap;
+	}
+	memset(&t->cells[t->nrows * t->ncols], 0, t->ncols * sizeof(char *));
+	t->nrows++;
+	t->cur = 0;
+	return 0;
+}
+
+int fmt_table_cell(struct fmt_table *t, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	int n;
+
+	if (!t || t->broken || !t->nrows || t->cur >= t->ncols)
+		return -1;
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0) {
+		t->broken = 1;
+		return -1;
+	}
+	t->cells[(t->nrows - 1) * t->ncols + t->cur++] = s;
+	return 0;
+}
+
+size_t fmt_table_nrows(const struct fmt_table *t)
+{
+	return t ? t->nrows : 0;
+}
+
+static void fmt_rule(FILE *out, const size_t *w, size_t ncols, int indent)
+{
+	size_t i, total = 0;
+
+	for (i = 0; i < ncols; i++)
+		total += w[i] + (i ? 2 : 0);
+	fmt_spaces(out, (size_t)indent);
+	while (total--)
+		fputc('-', out);
+	fputc('\n', out);
+}
+
+static void fmt_line(FILE *out, const struct fmt_table *t, const size_t *w, char *const *cells,
+		     int header, int indent)
+{
+	size_t i;
+
+	fmt_spaces(out, (size_t)indent);
+	for (i = 0; i < t->ncols; i++) {
+		const char *s = header ? t->cols[i].title : cells[i];
+		int right = t->cols[i].flags & FMT_RIGHT;
+		int last = i + 1 == t->ncols;
+
+		if (i)
+			fputs("  ", out);
+		if (last && !right && fmt_width(s ? s : "") <= w[i]) {
+			fputs(s ? s : "", out); /* no trailing blanks */
+			continue;
+		}
+		fmt_pad_cut(out, s ? s : "", w[i], right, t->cols[i].flags & FMT_CUT_LEFT);
+	}
+	fputc('\n', out);
+}
+
+void fmt_table_print(const struct fmt_table *t, FILE *out, int style, int indent)
+{
+	size_t *w, i, r;
+
+	if (!t || !t->ncols)
+		return;
+	w = calloc(t->ncols, sizeof(*w));
+	if (!w)
+		return;
+	for (i = 0; i < t->ncols; i++) {
+		const struct fmt_col *c = &t->cols[i];
+
+		w[i] = fmt_width(c->title);
+		for (r = 0; r < t->nrows; r++) {
+			const char *s = t->cells[r * t->ncols + i];
+			size_t cw = fmt_width(s ? s : "");
+
+			if (cw > w[i])
+				w[i] = cw;
+		}
+		if (c->min_width > 0 && w[i] < (size_t)c->min_width)
+			w[i] = (size_t)c->min_width;
+		if (c->max_width > 0 && w[i] > (size_t)c->max_width)
+			w[i] = (size_t)c->max_width;
+	}
+	if (style == FMT_RULES)
+		fmt_rule(out, w, t->ncols, indent);
+	fmt_line(out, t, w, NULL, 1, indent);
+	if (style == FMT_RULES)
+		fmt_rule(out, w, t->ncols, indent);
+	for (r = 0; r < t->nrows; r++)
+		fmt_line(out, t, w, &t->cells[r * t->ncols], 0, indent);
+	if (style == FMT_RULES)
+		fmt_rule(out, w, t->ncols, indent);
+	free(w);
+}

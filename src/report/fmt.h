@@ -1,0 +1,82 @@
+/*
+ * fmt.h — number, time and table formatting shared by the text reports
+ * (CPU and CUDA): torch-style times, percentages, byte sizes, UTF-8-aware
+ * truncation with "…", and a small column-table printer.  Launcher side only.
+ * Every function is locale-independent as long as nobody calls setlocale()
+ * (cbottleneck never does): numbers use '.' and no thousands grouping.
+ */
+#ifndef CBN_FMT_H
+#define CBN_FMT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/* Like torch's _format_time: "1.234s" when >= 1 s, "12.345ms" when >= 1 ms,
+ * else "123.456us".  Returns buf. */
+char *fmt_time(char *buf, size_t len, uint64_t ns);
+/* The same for a double number of nanoseconds (averages, medians). */
+char *fmt_time_d(char *buf, size_t len, double ns);
+/* "12.34%" of part/whole; "0.00%" when whole is 0. */
+char *fmt_pct(char *buf, size_t len, double part, double whole);
+/* torch's memory format: "512 B", "1.50 KB", "3.20 MB", "1.02 GB" (1024-based). */
+char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
+/* Rate in Hz: "997 Hz", "10 kHz", "1.5 kHz". */
+char *fmt_hz(char *buf, size_t len, double hz);
+
+/* Display width of a UTF-8 string, in columns (one per code point). */
+size_t fmt_width(const char *s);
+/* Copy s into buf, cut to at most width columns; a cut string ends in "…"
+ * (or starts with it when from_left, useful for long paths).  Returns buf. */
+char *fmt_trunc(char *buf, size_t len, const char *s, size_t width, int from_left);
+
+/* Print s padded with spaces to width columns (left or right aligned), cutting
+ * it with "…" when it is wider.  Never prints a partial UTF-8 sequence. */
+void fmt_pad(FILE *out, const char *s, size_t width, int right);
+
+/*
+ * A column table.  Rows are buffered so widths fit the content: each column is
+ * max(title, cells) wide, clamped to [min_width, max_width] (0 = no bound);
+ * cells wider than the column are cut with "…" (from the left for columns
+ * with FMT_CUT_LEFT, e.g. paths).  Columns are separated by two spaces.
+ *
+ *	struct fmt_table *t = fmt_table_new();
+ *	fmt_table_col(t, "Name", FMT_LEFT, 0, 55);
+ *	fmt_table_col(t, "Calls", FMT_RIGHT, 6, 0);
+ *	fmt_table_row(t);
+ *	fmt_table_cell(t, "%s", name);
+ *	fmt_table_cell(t, "%" PRIu64, calls);
+ *	fmt_table_print(t, stdout, FMT_RULES);
+ *	fmt_table_free(t);
+ *
+ * Allocation failures make the table print what it holds and nothing more;
+ * these helpers never abort.
+ */
+enum fmt_align { FMT_LEFT = 0, FMT_RIGHT = 1, FMT_CUT_LEFT = 2 /* or'ed with an alignment */ };
+enum fmt_table_style {
+	FMT_PLAIN = 0,   /* header line, then rows */
+	FMT_RULES = 1,   /* dashed rules above and below the header and below the rows (torch) */
+};
+
+struct fmt_table;
+struct fmt_table *fmt_table_new(void);
+void fmt_table_free(struct fmt_table *t);
+/* Add a column; call before the first row.  flags: enum fmt_align bits. */
+int fmt_table_col(struct fmt_table *t, const char *title, int flags, int min_width,
+		  int max_width);
+/* Start a new row; cells are then filled left to right. */
+int fmt_table_row(struct fmt_table *t);
+__attribute__((format(printf, 2, 3))) int fmt_table_cell(struct fmt_table *t, const char *fmt,
+							  ...);
+size_t fmt_table_nrows(const struct fmt_table *t);
+/* Print with indent spaces before every line. */
+void fmt_table_print(const struct fmt_table *t, FILE *out, int style, int indent);
+
+/* The name pstats prints for a function: "file:line(name)", "~:0(name)" when
+ * the file is unknown and there is no module, "[module]:0(name)" when only the
+ * module is known.  Used by the CPU table, and by anyone who prints a function
+ * the same way (launch sites).  Returns buf. */
+char *fmt_func(char *buf, size_t len, const char *name, const char *file, uint32_t line,
+	       const char *module);
+
+#endif
