@@ -1,0 +1,403 @@
+/*
+ * cpu.c — CPU aggregation: self/total per function (each function counted once
+ * per sample however often it recurses), self per source line, per thread and
+ * per process totals, and the pstats sort orders of the cProfile table.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cpu.h"
+
+uint64_t cpu_period_of_thread(const struct profile *p, uint32_t t)
+{
+	uint64_t period = 0;
+
+	if (t < p->nthreads && p->threads[t].process < p->nprocesses)
+		period = p->processes[p->threads[t].process].period_ns;
+	if (!period)
+		period = p->period_ns;
+	if (!period && p->frequency_hz > 0)
+		period = (uint64_t)(1e9 / p->frequency_hz + 0.5);
+	return period;
+}
+
+/* --- per-line hash table ---------------------------------------------------- */
+
+struct cpu_lmap {
+	struct cpu_line *v;      /* slots; file == NULL marks an empty one */
+	size_t cap, n;
+};
+
+static uint64_t cpu_line_hash(const char *file, uint32_t line, uint32_t func)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *file; file++)
+		h = (h ^ (unsigned char)*file) * 1099511628211ull;
+	h = (h ^ line) * 1099511628211ull;
+	h = (h ^ func) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static int cpu_lmap_grow(struct cpu_lmap *m)
+{
+	size_t cap = m->cap ? 2 * m->cap : 256, i;
+	struct cpu_line *v = calloc(cap, sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < m->cap; i++) {
+		struct cpu_line *e = &m->v[i];
+		size_t j;
+
+		if (!e->file)
+			continue;
+		j = cpu_line_hash(e->file, e->line, e->func) & (cap - 1);
+		while (v[j].file)
+			j = (j + 1) & (cap - 1);
+		v[j] = *e;
+	}
+	free(m->v);
+	m->v = v;
+	m->cap = cap;
+	return 0;
+}
+
+static int cpu_lmap_add(struct cpu_lmap *m, const char *file, uint32_t line, uint32_t func,
+			uint64_t w, uint64_t ns)
+{
+	size_t j;
+
+	if ((m->n + 1) * 2 > m->cap && cpu_lmap_grow(m) < 0)
+		return -ENOMEM;
+	j = cpu_line_hash(file, line, func) & (m->cap - 1);
+	while (m->v[j].file) {
+		struct cpu_line *e = &m->v[j];
+
+		if (e->line == line && e->func == func &&
+		    (e->file == file || strcmp(e->file, file) == 0)) {
+			e->self_w += w;
+			e->self_ns += ns;
+			return 0;
+		}
+		j = (j + 1) & (m->cap - 1);
+	}
+	m->v[j].file = file;
+	m->v[j].line = line;
+	m->v[j].func = func;
+	m->v[j].self_w = w;
+	m->v[j].self_ns = ns;
+	m->n++;
+	return 0;
+}
+
+static int cpu_line_cmp(const void *a, const void *b)
+{
+	const struct cpu_line *x = a, *y = b;
+	int c;
+
+	if (x->self_ns != y->self_ns)
+		return x->self_ns > y->self_ns ? -1 : 1;
+	if (x->self_w != y->self_w)
+		return x->self_w > y->self_w ? -1 : 1;
+	c = strcmp(x->file, y->file);
+	if (c)
+		return c;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+/* --- aggregation ------------------------------------------------------------ */
+
+int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
+{
+	struct cpu_profile *c;
+	uint64_t *stack_w = NULL, *stack_ns = NULL;
+	struct cpu_func *fs = NULL;
+	uint32_t *stamp = NULL;
+	struct cpu_lmap lm = { 0 };
+	size_t i, k, n;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto out;
+	c->threads = calloc(p->nthreads ? p->nthreads : 1, sizeof(*c->threads));
+	c->procs = calloc(p->nprocesses ? p->nprocesses : 1, sizeof(*c->procs));
+	stack_w = calloc(p->nstacks ? p->nstacks : 1, sizeof(*stack_w));
+	stack_ns = calloc(p->nstacks ? p->nstacks : 1, sizeof(*stack_ns));
+	fs = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*fs));
+	stamp = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*stamp));
+	if (!c->threads || !c->procs || !stack_w || !stack_ns || !fs || !stamp)
+		goto out;
+	c->nthreads = p->nthreads;
+	c->nprocs = p->nprocesses;
+	for (i = 0; i < p->nthreads; i++)
+		c->threads[i].thread = (uint32_t)i;
+	for (i = 0; i < p->nprocesses; i++) {
+		c->procs[i].process = (uint32_t)i;
+		for (k = 0; k < CBN_LOST_NREASONS; k++) {
+			c->lost[k] += p->processes[i].lost[k];
+			c->procs[i].lost += p->processes[i].lost[k];
+		}
+	}
+	for (k = 0; k < CBN_LOST_NREASONS; k++)
+		c->lost_total += c->lost[k];
+
+	/* Pass 1: samples → per stack weight and ns (stacks are shared by many
+	 * samples, so the frame walk below runs once per distinct stack). */
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		uint64_t ns = (uint64_t)s->weight * cpu_period_of_thread(p, s->thread);
+
+		c->samples++;
+		c->weight += s->weight;
+		c->cpu_ns += ns;
+		if (s->flags & CBN_SAMPLE_TRUNCATED)
+			c->truncated++;
+		if (s->flags & CBN_SAMPLE_PC_ONLY)
+			c->pc_only++;
+		if (s->thread < p->nthreads) {
+			struct cpu_thread *t = &c->threads[s->thread];
+			uint32_t pi = p->threads[s->thread].process;
+
+			t->samples++;
+			t->weight += s->weight;
+			t->ns += ns;
+			if (pi < p->nprocesses) {
+				c->procs[pi].samples++;
+				c->procs[pi].weight += s->weight;
+				c->procs[pi].ns += ns;
+			}
+		}
+		if (s->stack < p->nstacks) {
+			stack_w[s->stack] += s->weight;
+			stack_ns[s->stack] += ns;
+		}
+	}
+	for (i = 0; i < p->nthreads; i++)
+		if (c->threads[i].samples)
+			c->nthreads_seen++;
+
+	/* Pass 2: stacks → functions and lines.  stamp[f] == stack + 1 means f
+	 * was already counted for this stack (recursion counts once). */
+	for (i = 0; i < p->nstacks; i++) {
+		const struct prof_stack *st = &p->stacks[i];
+		const struct prof_frame *leaf;
+		uint32_t mark = (uint32_t)i + 1;
+
+		if (!stack_w[i] || !st->nframes || st->first >= p->nframes ||
+		    st->nframes > p->nframes - st->first)
+			continue;
+		leaf = &p->frames[st->first];
+		if (leaf->func < p->nfuncs) {
+			fs[leaf->func].self_w += stack_w[i];
+			fs[leaf->func].self_ns += stack_ns[i];
+		}
+		if (leaf->line && leaf->file && *leaf->file && leaf->func < p->nfuncs &&
+		    cpu_lmap_add(&lm, leaf->file, leaf->line, leaf->func, stack_w[i],
+				 stack_ns[i]) < 0)
+			goto out;
+		for (k = 0; k < st->nframes; k++) {
+			uint32_t f = p->frames[st->first + k].func;
+
+			if (f >= p->nfuncs || stamp[f] == mark)
+				continue;
+			stamp[f] = mark;
+			fs[f].total_w += stack_w[i];
+			fs[f].total_ns += stack_ns[i];
+		}
+	}
+
+	/* compact: keep the functions that were seen */
+	for (i = 0, n = 0; i < p->nfuncs; i++)
+		if (fs[i].total_w || fs[i].self_w)
+			n++;
+	c->funcs = calloc(n ? n : 1, sizeof(*c->funcs));
+	c->lines = calloc(lm.n ? lm.n : 1, sizeof(*c->lines));
+	if (!c->funcs || !c->lines)
+		goto out;
+	for (i = 0; i < p->nfuncs; i++) {
+		if (!fs[i].total_w && !fs[i].self_w)
+			continue;
+		fs[i].func = (uint32_t)i;
+		c->funcs[c->nfuncs++] = fs[i];
+	}
+	for (i = 0; i < lm.cap; i++)
+		if (lm.v[i].file)
+			c->lines[c->nlines++] = lm.v[i];
+	qsort(c->lines, c->nlines, sizeof(*c->lines), cpu_line_cmp);
+	cpu_sort(c, p, CPU_SORT_TOTTIME);
+	*out = c;
+	c = NULL;
+	ret = 0;
+out:
+	cpu_free(c);
+	free(stack_w);
+	free(stack_ns);
+	free(fs);
+	free(stamp);
+	free(lm.v);
+	return ret;
+}
+
+void cpu_free(struct cpu_profile *c)
+{
+	if (!c)
+		return;
+	free(c->funcs);
+	free(c->lines);
+	free(c->threads);
+	free(c->procs);
+	free(c);
+}
+
+/* --- sorting ---------------------------------------------------------------- */
+
+static const struct {
+	const char *key;
+	int sort;
+} cpu_keys[] = {
+	{ "tottime", CPU_SORT_TOTTIME },   { "time", CPU_SORT_TOTTIME },
+	{ "cumtime", CPU_SORT_CUMTIME },   { "cumulative", CPU_SORT_CUMTIME },
+	{ "ncalls", CPU_SORT_NCALLS },     { "calls", CPU_SORT_NCALLS },
+	{ "pcalls", CPU_SORT_NCALLS },     { "name", CPU_SORT_NAME },
+	{ "filename", CPU_SORT_FILENAME }, { "file", CPU_SORT_FILENAME },
+	{ "module", CPU_SORT_FILENAME },   { "line", CPU_SORT_LINE },
+	{ "nfl", CPU_SORT_NFL },           { "stdname", CPU_SORT_STDNAME },
+};
+
+int cpu_sort_parse(const char *key)
+{
+	size_t i;
+
+	if (!key)
+		return -1;
+	for (i = 0; i < sizeof(cpu_keys) / sizeof(cpu_keys[0]); i++)
+		if (strcmp(key, cpu_keys[i].key) == 0)
+			return cpu_keys[i].sort;
+	return -1;
+}
+
+const char *cpu_sort_desc(int key)
+{
+	switch (key) {
+	case CPU_SORT_CUMTIME:
+		return "cumulative time (cumtime)";
+	case CPU_SORT_NCALLS:
+		return "sample count (ncalls)";
+	case CPU_SORT_NAME:
+		return "function name";
+	case CPU_SORT_FILENAME:
+		return "file name";
+	case CPU_SORT_LINE:
+		return "line number";
+	case CPU_SORT_NFL:
+		return "name/file/line";
+	case CPU_SORT_STDNAME:
+		return "standard name";
+	default:
+		return "internal time (tottime)";
+	}
+}
+
+static int cpu_strcmp0(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "");
+}
+
+static int cpu_u32cmp(uint32_t a, uint32_t b)
+{
+	return a < b ? -1 : a > b;
+}
+
+/* descending */
+static int cpu_u64cmp_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+/* pstats' stdname: "file:line(name)" compared as one string. */
+static int cpu_stdname_cmp(const struct prof_func *x, const struct prof_func *y)
+{
+	int c = cpu_strcmp0(x->file, y->file);
+
+	if (c)
+		return c;
+	if (x->line != y->line) {
+		/* compare the decimal forms, as pstats compares the strings */
+		char a[16], b[16];
+
+		snprintf(a, sizeof(a), "%u", x->line);
+		snprintf(b, sizeof(b), "%u", y->line);
+		c = strcmp(a, b);
+		if (c)
+			return c;
+	}
+	return cpu_strcmp0(x->name, y->name);
+}
+
+static int cpu_func_cmp(const void *a, const void *b, void *arg)
+{
+	const struct cpu_func *x = a, *y = b;
+	const struct profile *p = ((const void **)arg)[0];
+	int key = *(const int *)((const void **)arg)[1];
+	const struct prof_func *fx = &p->funcs[x->func], *fy = &p->funcs[y->func];
+	int c = 0;
+
+	switch (key) {
+	case CPU_SORT_CUMTIME:
+		c = cpu_u64cmp_desc(x->total_ns, y->total_ns);
+		if (!c)
+			c = cpu_u64cmp_desc(x->total_w, y->total_w);
+		break;
+	case CPU_SORT_NCALLS:
+		c = cpu_u64cmp_desc(x->total_w, y->total_w);
+		break;
+	case CPU_SORT_NAME:
+		c = cpu_strcmp0(fx->name, fy->name);
+		break;
+	case CPU_SORT_FILENAME:
+		c = cpu_strcmp0(fx->file, fy->file);
+		if (!c)
+			c = cpu_strcmp0(fx->module, fy->module);
+		break;
+	case CPU_SORT_LINE:
+		c = cpu_u32cmp(fx->line, fy->line);
+		break;
+	case CPU_SORT_NFL:
+		c = cpu_strcmp0(fx->name, fy->name);
+		if (!c)
+			c = cpu_strcmp0(fx->file, fy->file);
+		if (!c)
+			c = cpu_u32cmp(fx->line, fy->line);
+		break;
+	case CPU_SORT_STDNAME:
+		c = cpu_stdname_cmp(fx, fy);
+		break;
+	default:
+		break;
+	}
+	if (!c)
+		c = cpu_u64cmp_desc(x->self_ns, y->self_ns);
+	if (!c)
+		c = cpu_u64cmp_desc(x->self_w, y->self_w);
+	if (!c)
+		c = cpu_u64cmp_desc(x->total_ns, y->total_ns);
+	if (!c)
+		c = cpu_strcmp0(fx->name, fy->name);
+	if (!c)
+		c = cpu_strcmp0(fx->file, fy->file);
+	if (!c)
+		c = cpu_u32cmp(x->func, y->func);
+	return c;
+}
+
+void cpu_sort(struct cpu_profile *c, const struct profile *p, int key)
+{
+	const void *arg[2] = { p, &key };
+
+	qsort_r(c->funcs, c->nfuncs, sizeof(*c->funcs), cpu_func_cmp, arg);
+}

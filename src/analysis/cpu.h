@@ -1,0 +1,89 @@
+/*
+ * cpu.h — CPU aggregation of a profile: per-function self and total time, per
+ * source line self time, per thread and per process totals, run totals, and
+ * pstats-style sorting.  Pure functions of a struct profile; launcher side only.
+ *
+ * Weights are sums of prof_sample.weight (timer periods).  Nanoseconds are
+ * weight × period_ns of the process the sample came from (processes may run
+ * at different periods), so ns totals are computed per sample, not as
+ * weight × one period.
+ */
+#ifndef CBN_CPU_H
+#define CBN_CPU_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+struct cpu_func {
+	uint32_t func;           /* index into profile.funcs */
+	uint64_t self_w;         /* weight of samples whose leaf frame is this function */
+	uint64_t total_w;        /* weight of samples with it anywhere on the stack, once each */
+	uint64_t self_ns, total_ns;
+};
+
+struct cpu_line {
+	const char *file;        /* the profile's string: path of the leaf frame's line */
+	uint32_t line;
+	uint32_t func;           /* index into profile.funcs of the leaf frame */
+	uint64_t self_w, self_ns;
+};
+
+struct cpu_thread {
+	uint32_t thread;         /* index into profile.threads */
+	uint64_t samples;        /* sample records */
+	uint64_t weight, ns;
+};
+
+struct cpu_process {
+	uint32_t process;        /* index into profile.processes */
+	uint64_t samples, weight, ns;
+	uint64_t lost;           /* all reasons together */
+};
+
+struct cpu_profile {
+	struct cpu_func *funcs;        size_t nfuncs;    /* only functions seen in a sample */
+	struct cpu_line *lines;        size_t nlines;    /* by self weight, descending */
+	struct cpu_thread *threads;    size_t nthreads;  /* one per profile thread, same order */
+	struct cpu_process *procs;     size_t nprocs;    /* one per profile process, same order */
+	uint64_t samples;              /* sample records */
+	uint64_t weight;               /* sum of weights (> samples when timers overran) */
+	uint64_t cpu_ns;               /* sum over processes of weight × period */
+	uint64_t lost[CBN_LOST_NREASONS];
+	uint64_t lost_total;
+	uint64_t truncated, pc_only;   /* sample records with those flags */
+	size_t nthreads_seen;          /* threads with at least one sample */
+};
+
+/* pstats sort keys (cProfile table), plus "self"/"total" aliases. */
+enum cpu_sort {
+	CPU_SORT_TOTTIME = 0,    /* "tottime", "time" (default) */
+	CPU_SORT_CUMTIME,        /* "cumtime", "cumulative" */
+	CPU_SORT_NCALLS,         /* "ncalls", "calls", "pcalls": sample counts here */
+	CPU_SORT_NAME,           /* "name" */
+	CPU_SORT_FILENAME,       /* "filename", "file", "module" */
+	CPU_SORT_LINE,           /* "line" */
+	CPU_SORT_NFL,            /* "nfl": name, file, line */
+	CPU_SORT_STDNAME,        /* "stdname": the printed file:line(name) string */
+};
+
+/* Aggregate p.  Returns 0 and *out (free with cpu_free), or -ENOMEM.
+ * Functions come sorted by CPU_SORT_TOTTIME, lines by self weight. */
+int cpu_aggregate(const struct profile *p, struct cpu_profile **out);
+void cpu_free(struct cpu_profile *c);
+
+/* Parse a --sort key: returns the enum cpu_sort value, or -1 when key is not
+ * a CPU key (it may still be a CUDA table key). */
+int cpu_sort_parse(const char *key);
+/* pstats' words for the "Ordered by:" line, e.g. "internal time (tottime)". */
+const char *cpu_sort_desc(int key);
+/* Reorder c->funcs by key; ties are broken by tottime, then name, so the
+ * order is deterministic. */
+void cpu_sort(struct cpu_profile *c, const struct profile *p, int key);
+
+/* Nanoseconds of one timer period of the process that thread index t belongs
+ * to; falls back to the root period when unknown. */
+uint64_t cpu_period_of_thread(const struct profile *p, uint32_t t);
+
+#endif
