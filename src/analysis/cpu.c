@@ -4,6 +4,7 @@
  * per process totals, and the pstats sort orders of the cProfile table.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -400,4 +401,131 @@ void cpu_sort(struct cpu_profile *c, const struct profile *p, int key)
 	const void *arg[2] = { p, &key };
 
 	qsort_r(c->funcs, c->nfuncs, sizeof(*c->funcs), cpu_func_cmp, arg);
+}
+
+/* --- data quality ----------------------------------------------------------- */
+
+const char *cpu_lost_name(unsigned reason)
+{
+	switch (reason) {
+	case CBN_LOST_REENTRANT:
+		return "reentrant";
+	case CBN_LOST_BUFFER_FULL:
+		return "buffer_full";
+	case CBN_LOST_NO_THREAD:
+		return "no_thread";
+	case CBN_LOST_FOREIGN_PID:
+		return "foreign_pid";
+	case CBN_LOST_DISABLED:
+		return "disabled";
+	default:
+		return NULL;
+	}
+}
+
+struct cpu_wlist {
+	char **v;
+	size_t n, cap;
+	int failed;
+};
+
+__attribute__((format(printf, 2, 3))) static void cpu_wadd(struct cpu_wlist *l, const char *fmt,
+							   ...)
+{
+	va_list ap;
+	char *s;
+
+	if (l->failed)
+		return;
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 8;
+		char **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v) {
+			l->failed = 1;
+			return;
+		}
+		l->v = v;
+		l->cap = cap;
+	}
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		l->failed = 1;
+	else
+		l->v[l->n++] = s;
+	va_end(ap);
+}
+
+int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***out, size_t *n)
+{
+	struct cpu_wlist l = { 0 };
+	size_t i;
+
+	*out = NULL;
+	*n = 0;
+	for (i = 0; i < p->nwarnings; i++)
+		if (p->warnings[i] && *p->warnings[i])
+			cpu_wadd(&l, "%s", p->warnings[i]);
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *pr = &p->processes[i];
+
+		if (pr->disabled && *pr->disabled)
+			cpu_wadd(&l, "the agent disabled itself in pid %u (%s): %s; that process's "
+				 "profile stops there", pr->pid, pr->exe ? pr->exe : "?",
+				 pr->disabled);
+	}
+	if (p->nnodebug_modules) {
+		size_t len = 1, k;
+		char *mods;
+
+		for (k = 0; k < p->nnodebug_modules; k++)
+			len += strlen(p->nodebug_modules[k]) + 2;
+		mods = malloc(len);
+		if (!mods) {
+			l.failed = 1;
+		} else {
+			mods[0] = '\0';
+			for (k = 0; k < p->nnodebug_modules; k++) {
+				if (k)
+					strcat(mods, ", ");
+				strcat(mods, p->nodebug_modules[k]);
+			}
+			cpu_wadd(&l, "no debug info for %s: functions there have no file:line; "
+				 "install the -dbgsym package or build with -g", mods);
+			free(mods);
+		}
+	}
+	if (c->samples < CPU_FEW_SAMPLES)
+		cpu_wadd(&l, "too few samples to trust (%llu); raise -F or run longer",
+			 (unsigned long long)c->samples);
+	if (c->truncated)
+		cpu_wadd(&l, "%llu of %llu samples were cut at the maximum stack depth: their "
+			 "outermost callers are missing, so cumtime of those callers is low",
+			 (unsigned long long)c->truncated, (unsigned long long)c->samples);
+	if (c->pc_only)
+		cpu_wadd(&l, "%llu of %llu samples hold only the interrupted pc (the stack could "
+			 "not be walked): they count in tottime but not in their callers' cumtime",
+			 (unsigned long long)c->pc_only, (unsigned long long)c->samples);
+	if (c->lost_total && c->lost_total * 100 >= c->weight + c->lost_total) {
+		cpu_wadd(&l, "%llu samples were lost (%.1f%% of all): times are low by about "
+			 "that much; see the Lost line above for the reasons",
+			 (unsigned long long)c->lost_total,
+			 100.0 * (double)c->lost_total / (double)(c->weight + c->lost_total));
+	}
+	if (l.failed) {
+		cpu_warnings_free(l.v, l.n);
+		return -ENOMEM;
+	}
+	*out = l.v;
+	*n = l.n;
+	return 0;
+}
+
+void cpu_warnings_free(char **w, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(w[i]);
+	free(w);
 }

@@ -86,4 +86,19 @@ void cpu_sort(struct cpu_profile *c, const struct profile *p, int key);
  * to; falls back to the root period when unknown. */
 uint64_t cpu_period_of_thread(const struct profile *p, uint32_t t);
 
+/* Below this many samples the report says the numbers cannot be trusted. */
+#define CPU_FEW_SAMPLES 50
+
+/* Data-quality lines for the report footer and the JSON "warnings": the
+ * loader's warnings, then derived ones (agent disabled, modules without debug
+ * info, too few samples, truncated and pc-only stacks, lost samples).  Each is
+ * one line saying what happened and what to do.  Returns 0 and a malloc'd
+ * array of malloc'd strings (free with cpu_warnings_free), or -ENOMEM. */
+int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***out, size_t *n);
+void cpu_warnings_free(char **w, size_t n);
+
+/* Name of a lost-sample reason as used in reports and JSON keys
+ * ("reentrant", "buffer_full", ...); NULL for unused slots. */
+const char *cpu_lost_name(unsigned reason);
+
 #endif

@@ -1,2 +1,442 @@
-/* placeholder: replaced by the module's implementation */
-typedef int cbn_placeholder_text;
+/*
+ * text.c — the text report on stdout: run header, cProfile-style CPU table,
+ * hottest source lines, per-process and per-thread tables, the CUDA tables
+ * (cuda_report.c), and the data-quality footer.  Also owns the --sort keys.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cpu.h"
+#include "cuda_report.h"
+#include "fmt.h"
+#include "report.h"
+
+#define TEXT_DEFAULT_LIMIT 15
+#define TEXT_NAME_MAX 80       /* columns of a function name in the CPU table */
+#define TEXT_PATH_MAX 60       /* columns of a path before it is cut from the left */
+
+/* Keys of the CUDA tables (torch key_averages().table(sort_by=...)); the CPU
+ * table falls back to tottime for these, and the CUDA tables to their default
+ * for the pstats keys. */
+static const char *const text_cuda_keys[] = {
+	"cpu_time",       "cuda_time",           "cpu_time_total", "cuda_time_total",
+	"self_cpu_time_total", "self_cuda_time_total", "count",
+};
+
+int report_sort_key_valid(const char *key)
+{
+	size_t i;
+
+	if (!key)
+		return 0;
+	if (cpu_sort_parse(key) >= 0)
+		return 1;
+	for (i = 0; i < sizeof(text_cuda_keys) / sizeof(text_cuda_keys[0]); i++)
+		if (strcmp(key, text_cuda_keys[i]) == 0)
+			return 1;
+	return 0;
+}
+
+/* Paths under the current directory are shown relative to it. */
+static const char *text_short_path(const char *path, const char *cwd, size_t cwdlen)
+{
+	if (!path)
+		return "";
+	if (cwdlen > 1 && strncmp(path, cwd, cwdlen) == 0 && path[cwdlen] == '/')
+		return path + cwdlen + 1;
+	return path;
+}
+
+struct text_ctx {
+	FILE *out;
+	const struct profile *p;
+	const struct report_opts *o;
+	struct cpu_profile *c;
+	int limit;               /* < 0: no limit */
+	char cwd[4096];
+	size_t cwdlen;
+};
+
+static const char *text_path(struct text_ctx *t, const char *path)
+{
+	return text_short_path(path, t->cwd, t->cwdlen);
+}
+
+static void text_exit_desc(char *buf, size_t len, int status, int signo)
+{
+	if (signo > 0) {
+		const char *abbr = sigabbrev_np(signo);
+
+		if (abbr)
+			snprintf(buf, len, "killed by signal %d (SIG%s)", signo, abbr);
+		else
+			snprintf(buf, len, "killed by signal %d", signo);
+	} else {
+		snprintf(buf, len, "%d", status);
+	}
+}
+
+static void text_command(FILE *out, const struct profile *p)
+{
+	size_t i;
+
+	if (p->argv && p->argv[0]) {
+		for (i = 0; p->argv[i]; i++)
+			fprintf(out, "%s%s", i ? " " : "", p->argv[i]);
+	} else if (p->nprocesses && p->processes[0].cmdline) {
+		fputs(p->processes[0].cmdline, out);
+	} else {
+		fputs("?", out);
+	}
+}
+
+static void text_header(struct text_ctx *t)
+{
+	const struct profile *p = t->p;
+	const struct cpu_profile *c = t->c;
+	FILE *out = t->out;
+	char a[64], b[64];
+	unsigned k;
+	int first = 1;
+
+	fprintf(out, "cbottleneck: CPU sampling profile\n");
+	fprintf(out, "  Command:    ");
+	text_command(out, p);
+	fputc('\n', out);
+	text_exit_desc(a, sizeof(a), p->exit_status, p->exit_signal);
+	fprintf(out, "  Exit:       %s\n", a);
+	fprintf(out, "  Wall time:  %s\n", fmt_time(a, sizeof(a), p->wall_ns));
+	fprintf(out, "  CPU time:   %s", fmt_time(a, sizeof(a), c->cpu_ns));
+	if (p->wall_ns)
+		fprintf(out, " (%.2f%% of wall, sampled)",
+			100.0 * (double)c->cpu_ns / (double)p->wall_ns);
+	fputc('\n', out);
+	if (p->frequency_hz > 0 || p->period_ns)
+		fprintf(out, "  Sampling:   %s (period %s)\n", fmt_hz(a, sizeof(a), p->frequency_hz),
+			fmt_time(b, sizeof(b), p->period_ns));
+	fprintf(out, "  Samples:    %llu", (unsigned long long)c->samples);
+	if (c->weight != c->samples)
+		fprintf(out, " (weight %llu: the timer overran %llu times)",
+			(unsigned long long)c->weight,
+			(unsigned long long)(c->weight > c->samples ? c->weight - c->samples : 0));
+	fputc('\n', out);
+	fprintf(out, "  Lost:       ");
+	if (!c->lost_total) {
+		fprintf(out, "0 lost\n");
+	} else {
+		fprintf(out, "%llu lost (", (unsigned long long)c->lost_total);
+		for (k = 0; k < CBN_LOST_NREASONS; k++) {
+			const char *name = cpu_lost_name(k);
+
+			if (!c->lost[k])
+				continue;
+			fprintf(out, "%s%llu %s", first ? "" : ", ", (unsigned long long)c->lost[k],
+				name ? name : "other");
+			first = 0;
+		}
+		fprintf(out, ")\n");
+	}
+	fprintf(out, "  Processes:  %zu\n", p->nprocesses);
+	fprintf(out, "  Threads:    %zu", p->nthreads);
+	if (c->nthreads_seen != p->nthreads)
+		fprintf(out, " (%zu with samples)", c->nthreads_seen);
+	fprintf(out, "\n\n");
+}
+
+static void text_func_name(struct text_ctx *t, char *buf, size_t len, const struct prof_func *f)
+{
+	char name[TEXT_NAME_MAX * 4 + 8], path[TEXT_PATH_MAX * 4 + 8];
+
+	fmt_trunc(name, sizeof(name), f->name ? f->name : "?", TEXT_NAME_MAX, 0);
+	fmt_trunc(path, sizeof(path), text_path(t, f->file), TEXT_PATH_MAX, 1);
+	fmt_func(buf, len, name, path, f->line, f->module);
+}
+
+static void text_sec(FILE *out, double ns)
+{
+	fprintf(out, " %8.3f", ns / 1e9);
+}
+
+static void text_cpu_table(struct text_ctx *t)
+{
+	const struct profile *p = t->p;
+	struct cpu_profile *c = t->c;
+	FILE *out = t->out;
+	int key = cpu_sort_parse(t->o ? t->o->sort : NULL);
+	size_t i, n;
+	char buf[1024];
+
+	if (key < 0)
+		key = CPU_SORT_TOTTIME;
+	cpu_sort(c, p, key);
+	n = c->nfuncs;
+	if (t->limit >= 0 && (size_t)t->limit < n)
+		n = (size_t)t->limit;
+
+	fprintf(out, "CPU profile (cProfile-style, from samples)\n\n");
+	fprintf(out, "         %llu samples in %.3f CPU seconds\n\n", (unsigned long long)c->weight,
+		(double)c->cpu_ns / 1e9);
+	fprintf(out, "   Ordered by: %s\n", cpu_sort_desc(key));
+	if (!t->o || !t->o->quiet) {
+		fprintf(out, "   Note: sampling mode: ncalls is the number of samples in which the "
+			"function was on the stack, not a call count;\n");
+		fprintf(out, "         tottime = samples in the function itself x period, cumtime "
+			"= samples with it anywhere on the stack x period.\n");
+	}
+	fputc('\n', out);
+	fprintf(out, "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n");
+	for (i = 0; i < n; i++) {
+		const struct cpu_func *f = &c->funcs[i];
+		double nc = (double)f->total_w;
+
+		fprintf(out, "%9llu", (unsigned long long)f->total_w);
+		text_sec(out, (double)f->self_ns);
+		if (nc > 0)
+			text_sec(out, (double)f->self_ns / nc);
+		else
+			fprintf(out, "         ");
+		text_sec(out, (double)f->total_ns);
+		if (nc > 0)
+			text_sec(out, (double)f->total_ns / nc);
+		else
+			fprintf(out, "         ");
+		text_func_name(t, buf, sizeof(buf), &p->funcs[f->func]);
+		fprintf(out, " %s\n", buf);
+	}
+	if (!c->nfuncs)
+		fprintf(out, "   (no samples with a stack)\n");
+	if (n < c->nfuncs)
+		fprintf(out, "   (%zu more functions; use --limit)\n", c->nfuncs - n);
+	fputc('\n', out);
+}
+
+static void text_hot_lines(struct text_ctx *t)
+{
+	const struct cpu_profile *c = t->c;
+	struct fmt_table *tb;
+	size_t i, n = c->nlines;
+	char a[64], b[64], loc[4096];
+
+	if (!n)
+		return;
+	if (t->limit >= 0 && (size_t)t->limit < n)
+		n = (size_t)t->limit;
+	tb = fmt_table_new();
+	if (!tb)
+		return;
+	fmt_table_col(tb, "Line", FMT_LEFT | FMT_CUT_LEFT, 20, TEXT_PATH_MAX + 8);
+	fmt_table_col(tb, "Self %", FMT_RIGHT, 7, 0);
+	fmt_table_col(tb, "Self time", FMT_RIGHT, 10, 0);
+	fmt_table_col(tb, "Function", FMT_LEFT, 0, TEXT_NAME_MAX);
+	for (i = 0; i < n; i++) {
+		const struct cpu_line *l = &c->lines[i];
+		const struct prof_func *f = &t->p->funcs[l->func];
+
+		snprintf(loc, sizeof(loc), "%s:%u", text_path(t, l->file), l->line);
+		fmt_table_row(tb);
+		fmt_table_cell(tb, "%s", loc);
+		fmt_table_cell(tb, "%s", fmt_pct(a, sizeof(a), (double)l->self_ns, (double)c->cpu_ns));
+		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), l->self_ns));
+		fmt_table_cell(tb, "%s", f->name ? f->name : "?");
+	}
+	fprintf(t->out, "Hottest source lines (self time of the innermost frame)\n\n");
+	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
+	if (n < c->nlines)
+		fprintf(t->out, "   (%zu more lines; use --limit)\n", c->nlines - n);
+	fputc('\n', t->out);
+	fmt_table_free(tb);
+}
+
+/* Orders for the process and thread tables: CPU descending. */
+static int text_proc_cmp(const void *a, const void *b)
+{
+	const struct cpu_process *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->process < y->process ? -1 : x->process > y->process;
+}
+
+static int text_thread_cmp(const void *a, const void *b)
+{
+	const struct cpu_thread *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+static void text_proc_exit(struct text_ctx *t, char *buf, size_t len, size_t idx)
+{
+	const struct prof_process *pr = &t->p->processes[idx];
+
+	if (pr->clean_exit)
+		snprintf(buf, len, "%d", pr->exit_code);
+	else if (idx == 0 && t->p->exit_signal > 0)
+		text_exit_desc(buf, len, 0, t->p->exit_signal);
+	else
+		snprintf(buf, len, "no clean exit");
+	if (pr->damaged) {
+		size_t l = strlen(buf);
+
+		snprintf(buf + l, len - l, ", damaged");
+	}
+}
+
+static void text_processes(struct text_ctx *t)
+{
+	const struct profile *p = t->p;
+	const struct cpu_profile *c = t->c;
+	struct cpu_process *v;
+	struct fmt_table *tb;
+	size_t i, n;
+	char a[64], b[64], ex[96];
+
+	if (p->nprocesses <= 1)
+		return;
+	v = malloc(c->nprocs * sizeof(*v));
+	tb = fmt_table_new();
+	if (!v || !tb)
+		goto out;
+	memcpy(v, c->procs, c->nprocs * sizeof(*v));
+	qsort(v, c->nprocs, sizeof(*v), text_proc_cmp);
+	n = c->nprocs;
+	if (t->limit >= 0 && (size_t)t->limit < n)
+		n = (size_t)t->limit;
+	fmt_table_col(tb, "PID", FMT_RIGHT, 7, 0);
+	fmt_table_col(tb, "PPID", FMT_RIGHT, 7, 0);
+	fmt_table_col(tb, "CPU", FMT_RIGHT, 10, 0);
+	fmt_table_col(tb, "CPU %", FMT_RIGHT, 7, 0);
+	fmt_table_col(tb, "Samples", FMT_RIGHT, 8, 0);
+	fmt_table_col(tb, "Exit", FMT_LEFT, 4, 32);
+	fmt_table_col(tb, "Command", FMT_LEFT, 0, 60);
+	for (i = 0; i < n; i++) {
+		const struct prof_process *pr = &p->processes[v[i].process];
+
+		text_proc_exit(t, ex, sizeof(ex), v[i].process);
+		fmt_table_row(tb);
+		fmt_table_cell(tb, "%u", pr->pid);
+		fmt_table_cell(tb, "%u", pr->ppid);
+		fmt_table_cell(tb, "%s", fmt_time(a, sizeof(a), v[i].ns));
+		fmt_table_cell(tb, "%s", fmt_pct(b, sizeof(b), (double)v[i].ns, (double)c->cpu_ns));
+		fmt_table_cell(tb, "%llu", (unsigned long long)v[i].samples);
+		fmt_table_cell(tb, "%s", ex);
+		fmt_table_cell(tb, "%s",
+			       pr->cmdline && *pr->cmdline ? pr->cmdline : pr->exe ? pr->exe : "?");
+	}
+	fprintf(t->out, "Processes\n\n");
+	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
+	if (n < c->nprocs)
+		fprintf(t->out, "   (%zu more processes; use --limit)\n", c->nprocs - n);
+	fputc('\n', t->out);
+out:
+	free(v);
+	fmt_table_free(tb);
+}
+
+static void text_threads(struct text_ctx *t)
+{
+	const struct profile *p = t->p;
+	const struct cpu_profile *c = t->c;
+	struct cpu_thread *v;
+	struct fmt_table *tb;
+	size_t i, n;
+	char a[64], b[64];
+
+	if (p->nthreads <= 1)
+		return;
+	v = malloc(c->nthreads * sizeof(*v));
+	tb = fmt_table_new();
+	if (!v || !tb)
+		goto out;
+	memcpy(v, c->threads, c->nthreads * sizeof(*v));
+	qsort(v, c->nthreads, sizeof(*v), text_thread_cmp);
+	n = c->nthreads;
+	if (t->limit >= 0 && (size_t)t->limit < n)
+		n = (size_t)t->limit;
+	fmt_table_col(tb, "TID", FMT_RIGHT, 7, 0);
+	fmt_table_col(tb, "Name", FMT_LEFT, 16, 32);
+	fmt_table_col(tb, "PID", FMT_RIGHT, 7, 0);
+	fmt_table_col(tb, "CPU", FMT_RIGHT, 10, 0);
+	fmt_table_col(tb, "CPU %", FMT_RIGHT, 7, 0);
+	fmt_table_col(tb, "Samples", FMT_RIGHT, 8, 0);
+	for (i = 0; i < n; i++) {
+		const struct prof_thread *th = &p->threads[v[i].thread];
+		uint32_t pid = th->process < p->nprocesses ? p->processes[th->process].pid : 0;
+
+		fmt_table_row(tb);
+		fmt_table_cell(tb, "%u", th->tid);
+		fmt_table_cell(tb, "%s", th->name && *th->name ? th->name : "-");
+		fmt_table_cell(tb, "%u", pid);
+		fmt_table_cell(tb, "%s", fmt_time(a, sizeof(a), v[i].ns));
+		fmt_table_cell(tb, "%s", fmt_pct(b, sizeof(b), (double)v[i].ns, (double)c->cpu_ns));
+		fmt_table_cell(tb, "%llu", (unsigned long long)v[i].samples);
+	}
+	fprintf(t->out, "Threads\n\n");
+	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
+	if (n < c->nthreads)
+		fprintf(t->out, "   (%zu more threads; use --limit)\n", c->nthreads - n);
+	fputc('\n', t->out);
+out:
+	free(v);
+	fmt_table_free(tb);
+}
+
+static int text_quality(struct text_ctx *t)
+{
+	char **w;
+	size_t n, i;
+	int ret = cpu_warnings(t->p, t->c, &w, &n);
+
+	if (ret < 0)
+		return ret;
+	if (!n) {
+		if (!t->o || !t->o->quiet)
+			fprintf(t->out, "Data quality: no problems found. Sampling error is about "
+				"±√n samples for a row with n samples.\n");
+	} else {
+		fprintf(t->out, "Data quality\n");
+		for (i = 0; i < n; i++)
+			fprintf(t->out, "  - %s\n", w[i]);
+		if (!t->o || !t->o->quiet)
+			fprintf(t->out, "  Sampling error is about ±√n samples for a row with "
+				"n samples.\n");
+	}
+	cpu_warnings_free(w, n);
+	return 0;
+}
+
+int report_text(FILE *out, const struct profile *p, const struct report_opts *o)
+{
+	struct text_ctx t = { .out = out, .p = p, .o = o };
+	int ret;
+
+	ret = cpu_aggregate(p, &t.c);
+	if (ret < 0)
+		return ret;
+	t.limit = o ? o->limit : 0;
+	if (t.limit == 0)
+		t.limit = TEXT_DEFAULT_LIMIT;
+	if (getcwd(t.cwd, sizeof(t.cwd)))
+		t.cwdlen = strlen(t.cwd);
+
+	if (!o || !o->quiet)
+		text_header(&t);
+	text_cpu_table(&t);
+	text_hot_lines(&t);
+	text_processes(&t);
+	text_threads(&t);
+	ret = report_cuda_text(out, p, o);
+	if (ret < 0)
+		goto out;
+	ret = text_quality(&t);
+	if (ret < 0)
+		goto out;
+	ret = fflush(out) || ferror(out) ? -EIO : 0;
+out:
+	cpu_free(t.c);
+	return ret;
+}

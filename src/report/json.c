@@ -1,0 +1,326 @@
+/*
+ * json.c — the --json report (schema_version 1, docs/report.schema.json): run
+ * totals, every function, hot lines, processes, threads, the CUDA object from
+ * cuda_report.c, and warnings.  Keys are public API: add, never rename.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cpu.h"
+#include "cuda_report.h"
+#include "report.h"
+
+#define JSON_SCHEMA_VERSION 1
+#ifndef CBN_VERSION
+#define CBN_VERSION "0.1.0"
+#endif
+
+/* cJSON stores numbers as double: exact for integers below 2^53 (104 days of
+ * nanoseconds), which every count and duration here stays under. */
+static int json_num(cJSON *o, const char *key, double v)
+{
+	return cJSON_AddNumberToObject(o, key, v) ? 0 : -ENOMEM;
+}
+
+static int json_str(cJSON *o, const char *key, const char *v)
+{
+	return cJSON_AddStringToObject(o, key, v ? v : "") ? 0 : -ENOMEM;
+}
+
+static int json_bool(cJSON *o, const char *key, int v)
+{
+	return cJSON_AddBoolToObject(o, key, v ? 1 : 0) ? 0 : -ENOMEM;
+}
+
+static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
+{
+	cJSON *run = cJSON_CreateObject(), *cmd, *lost;
+	unsigned k;
+	int err = 0;
+
+	if (!run)
+		return NULL;
+	cmd = cJSON_AddArrayToObject(run, "command");
+	if (!cmd)
+		goto fail;
+	if (p->argv) {
+		size_t i;
+
+		for (i = 0; p->argv[i]; i++) {
+			cJSON *s = cJSON_CreateString(p->argv[i]);
+
+			if (!s)
+				goto fail;
+			cJSON_AddItemToArray(cmd, s);
+		}
+	}
+	err |= json_num(run, "exit_status", p->exit_status);
+	err |= json_num(run, "exit_signal", p->exit_signal);
+	err |= json_num(run, "wall_ns", (double)p->wall_ns);
+	err |= json_num(run, "cpu_ns", (double)c->cpu_ns);
+	err |= json_num(run, "frequency_hz", p->frequency_hz);
+	err |= json_num(run, "period_ns", (double)p->period_ns);
+	err |= json_num(run, "samples", (double)c->samples);
+	err |= json_num(run, "weight", (double)c->weight);
+	lost = cJSON_AddObjectToObject(run, "lost");
+	if (!lost)
+		goto fail;
+	for (k = 0; k < CBN_LOST_NREASONS; k++) {
+		const char *name = cpu_lost_name(k);
+
+		if (name)
+			err |= json_num(lost, name, (double)c->lost[k]);
+	}
+	err |= json_num(run, "truncated", (double)c->truncated);
+	err |= json_num(run, "pc_only", (double)c->pc_only);
+	err |= json_num(run, "processes", (double)p->nprocesses);
+	err |= json_num(run, "threads", (double)p->nthreads);
+	if (err)
+		goto fail;
+	return run;
+fail:
+	cJSON_Delete(run);
+	return NULL;
+}
+
+static cJSON *json_functions(const struct profile *p, const struct cpu_profile *c)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	if (!arr)
+		return NULL;
+	/* c->funcs is in tottime order: self_ns descending */
+	for (i = 0; i < c->nfuncs; i++) {
+		const struct cpu_func *f = &c->funcs[i];
+		const struct prof_func *pf = &p->funcs[f->func];
+		cJSON *o = cJSON_CreateObject();
+		int err = 0;
+
+		if (!o)
+			goto fail;
+		cJSON_AddItemToArray(arr, o);
+		err |= json_str(o, "name", pf->name);
+		err |= json_str(o, "file", pf->file);
+		err |= json_num(o, "line", pf->line);
+		err |= json_str(o, "module", pf->module);
+		err |= json_num(o, "self_ns", (double)f->self_ns);
+		err |= json_num(o, "total_ns", (double)f->total_ns);
+		err |= json_num(o, "self_samples", (double)f->self_w);
+		err |= json_num(o, "total_samples", (double)f->total_w);
+		if (err)
+			goto fail;
+	}
+	return arr;
+fail:
+	cJSON_Delete(arr);
+	return NULL;
+}
+
+static cJSON *json_lines(const struct profile *p, const struct cpu_profile *c)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	if (!arr)
+		return NULL;
+	for (i = 0; i < c->nlines; i++) {
+		const struct cpu_line *l = &c->lines[i];
+		cJSON *o = cJSON_CreateObject();
+		int err = 0;
+
+		if (!o)
+			goto fail;
+		cJSON_AddItemToArray(arr, o);
+		err |= json_str(o, "file", l->file);
+		err |= json_num(o, "line", l->line);
+		err |= json_str(o, "function", p->funcs[l->func].name);
+		err |= json_num(o, "self_ns", (double)l->self_ns);
+		err |= json_num(o, "self_samples", (double)l->self_w);
+		if (err)
+			goto fail;
+	}
+	return arr;
+fail:
+	cJSON_Delete(arr);
+	return NULL;
+}
+
+static cJSON *json_processes(const struct profile *p, const struct cpu_profile *c)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	if (!arr)
+		return NULL;
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *pr = &p->processes[i];
+		cJSON *o = cJSON_CreateObject();
+		int err = 0;
+
+		if (!o)
+			goto fail;
+		cJSON_AddItemToArray(arr, o);
+		err |= json_num(o, "pid", pr->pid);
+		err |= json_num(o, "ppid", pr->ppid);
+		err |= json_num(o, "exec_seq", pr->exec_seq);
+		err |= json_str(o, "exe", pr->exe);
+		err |= json_str(o, "command", pr->cmdline);
+		err |= json_num(o, "cpu_ns", (double)c->procs[i].ns);
+		err |= json_num(o, "samples", (double)c->procs[i].samples);
+		err |= json_bool(o, "clean_exit", pr->clean_exit);
+		/* exit_code means something only when exit handlers ran */
+		if (pr->clean_exit)
+			err |= json_num(o, "exit_code", pr->exit_code);
+		else
+			err |= cJSON_AddNullToObject(o, "exit_code") ? 0 : -ENOMEM;
+		err |= json_bool(o, "damaged", pr->damaged);
+		if (err)
+			goto fail;
+	}
+	return arr;
+fail:
+	cJSON_Delete(arr);
+	return NULL;
+}
+
+static cJSON *json_threads(const struct profile *p, const struct cpu_profile *c)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	if (!arr)
+		return NULL;
+	for (i = 0; i < p->nthreads; i++) {
+		const struct prof_thread *th = &p->threads[i];
+		cJSON *o = cJSON_CreateObject();
+		int err = 0;
+
+		if (!o)
+			goto fail;
+		cJSON_AddItemToArray(arr, o);
+		err |= json_num(o, "tid", th->tid);
+		err |= json_num(o, "pid",
+				th->process < p->nprocesses ? p->processes[th->process].pid : 0);
+		err |= json_str(o, "name", th->name);
+		err |= json_num(o, "cpu_ns", (double)c->threads[i].ns);
+		err |= json_num(o, "samples", (double)c->threads[i].samples);
+		if (err)
+			goto fail;
+	}
+	return arr;
+fail:
+	cJSON_Delete(arr);
+	return NULL;
+}
+
+static cJSON *json_warnings(const struct profile *p, const struct cpu_profile *c)
+{
+	cJSON *arr;
+	char **w;
+	size_t n, i;
+
+	if (cpu_warnings(p, c, &w, &n) < 0)
+		return NULL;
+	arr = cJSON_CreateArray();
+	for (i = 0; arr && i < n; i++) {
+		cJSON *s = cJSON_CreateString(w[i]);
+
+		if (!s) {
+			cJSON_Delete(arr);
+			arr = NULL;
+			break;
+		}
+		cJSON_AddItemToArray(arr, s);
+	}
+	cpu_warnings_free(w, n);
+	return arr;
+}
+
+/* Attach item under key, or fail (item NULL means it could not be built). */
+static int json_attach(cJSON *root, const char *key, cJSON *item)
+{
+	if (!item)
+		return -ENOMEM;
+	cJSON_AddItemToObject(root, key, item);
+	return 0;
+}
+
+/* Build the whole report.  Returns NULL on allocation failure. */
+static cJSON *json_build(const struct profile *p, const struct report_opts *o)
+{
+	struct cpu_profile *c = NULL;
+	cJSON *root = NULL, *tool, *cuda;
+	int err = 0;
+
+	if (cpu_aggregate(p, &c) < 0)
+		return NULL;
+	root = cJSON_CreateObject();
+	if (!root)
+		goto fail;
+	err |= json_num(root, "schema_version", JSON_SCHEMA_VERSION);
+	tool = cJSON_AddObjectToObject(root, "tool");
+	if (!tool)
+		goto fail;
+	err |= json_str(tool, "name", "cbottleneck");
+	err |= json_str(tool, "version", CBN_VERSION);
+	err |= json_attach(root, "run", json_run(p, c));
+	err |= json_attach(root, "functions", json_functions(p, c));
+	err |= json_attach(root, "lines", json_lines(p, c));
+	err |= json_attach(root, "processes", json_processes(p, c));
+	err |= json_attach(root, "threads", json_threads(p, c));
+	if (err)
+		goto fail;
+	cuda = report_cuda_json(p, o);
+	if (cuda)
+		cJSON_AddItemToObject(root, "cuda", cuda);
+	if (json_attach(root, "warnings", json_warnings(p, c)) < 0)
+		goto fail;
+	cpu_free(c);
+	return root;
+fail:
+	cpu_free(c);
+	cJSON_Delete(root);
+	return NULL;
+}
+
+int report_json_write(const struct profile *p, const struct report_opts *o, const char *path,
+		      char *err, size_t errlen)
+{
+	cJSON *root = json_build(p, o);
+	char *text = NULL;
+	FILE *f = NULL;
+	int ret = -1;
+
+	if (!root) {
+		snprintf(err, errlen, "cannot build the JSON report: out of memory");
+		goto out;
+	}
+	text = cJSON_PrintBuffered(root, 1 << 16, 1);
+	if (!text) {
+		snprintf(err, errlen, "cannot format the JSON report: out of memory");
+		goto out;
+	}
+	f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s; pick a writable --json path", path,
+			 strerror(errno));
+		goto out;
+	}
+	if (fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (f && f != stdout && fclose(f) != 0 && ret == 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		ret = -1;
+	}
+	free(text);
+	cJSON_Delete(root);
+	return ret;
+}
