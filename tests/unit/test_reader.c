@@ -1,0 +1,403 @@
+/*
+ * test_reader.c — every validation rule of the session-file reader: header
+ * checks, chunk checks, record checks, truncation and what is still delivered.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "test_reader_synth.h"
+#include "format/reader.h"
+
+struct tally {
+	unsigned records;
+	unsigned by_type[32];
+	unsigned last_type;
+	char names[8][32];
+	unsigned nnames;
+};
+
+static int count_cb(void *ctx, const struct reader_rec *r)
+{
+	struct tally *t = ctx;
+
+	t->records++;
+	if (r->type < 32)
+		t->by_type[r->type]++;
+	t->last_type = r->type;
+	/* Every string handed out is terminated where its length says. */
+	CHECK(r->str[r->str_len] == '\0');
+	CHECK(r->str2[r->str2_len] == '\0');
+	if (r->type == CBN_REC_THREAD_NAME && t->nnames < 8)
+		snprintf(t->names[t->nnames++], 32, "%s", r->str);
+	if (r->type == CBN_REC_SAMPLE)
+		CHECK(r->chunk_tid == 100 || r->chunk_tid == 101);
+	return 0;
+}
+
+/* Open a mutated copy of the synthetic file and walk it. */
+static int run(const unsigned char *buf, size_t size, struct tally *t, struct reader_result *res)
+{
+	struct reader_file f;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	ret = reader_open_mem(buf, size, &f, res);
+	if (ret < 0)
+		return ret;
+	reader_walk(&f, count_cb, t, res);
+	reader_close(&f);
+	return 0;
+}
+
+/* Offset of the first record of the given type, searching the whole file. */
+static size_t find_rec(const struct synth *s, unsigned type)
+{
+	const struct cbn_file_header *h = (const void *)s->buf;
+	uint64_t off;
+
+	for (off = h->data_offset; off < s->next_chunk; off += h->chunk_size) {
+		const struct cbn_chunk_header *ch = (const void *)(s->buf + off);
+		uint64_t pos = 0;
+		while (pos < ch->used) {
+			const struct cbn_rec *r = (const void *)(s->buf + off + 24 + pos);
+			if (r->type == type)
+				return (size_t)(off + 24 + pos);
+			pos += r->size;
+		}
+	}
+	return 0;
+}
+
+/* A fresh copy of s in b with a pointer to its first record of type. */
+static struct cbn_rec *mutate(unsigned char *b, const struct synth *s, size_t size, unsigned type)
+{
+	size_t off;
+
+	memcpy(b, s->buf, size);
+	off = find_rec(s, type);
+	REQUIRE(off != 0);
+	return (struct cbn_rec *)(b + off);
+}
+
+static void test_valid(void)
+{
+	struct synth s;
+	struct tally t;
+	struct reader_result res;
+	unsigned n = synth_all_types(&s, 0);
+
+	CHECK(run(s.buf, synth_size(&s), &t, &res) == 0);
+	CHECK_EQ_INT(t.records, n);
+	CHECK_EQ_INT(res.records, n);
+	CHECK_EQ_INT(res.samples, 15);
+	CHECK_EQ_INT(t.by_type[CBN_REC_SAMPLE], 15);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_KERNEL], 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_MODULE_UNLOAD], 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_PAD], 0);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(res.chunks, 4);
+	CHECK_STR(res.reason, "");
+	CHECK_STR(t.names[0], "worker-1");
+	CHECK_EQ_INT(t.last_type, CBN_REC_PROCESS_EXIT);
+	synth_free(&s);
+}
+
+static void test_header_rules(void)
+{
+	struct synth s;
+	struct tally t;
+	struct reader_result res;
+	unsigned char *b;
+	size_t size;
+
+	synth_all_types(&s, 0);
+	size = synth_size(&s);
+	b = malloc(size);
+
+	/* too short */
+	CHECK(run(s.buf, 100, &t, &res) < 0);
+	CHECK(strstr(res.reason, "too short") != NULL);
+	CHECK_EQ_INT(res.header_ok, 0);
+
+	/* zero-filled */
+	memset(b, 0, size);
+	CHECK(run(b, size, &t, &res) < 0);
+	CHECK(strstr(res.reason, "zero-filled") != NULL);
+
+	/* bad magic */
+	memcpy(b, s.buf, size);
+	b[0] = 'X';
+	CHECK(run(b, size, &t, &res) < 0);
+	CHECK(strstr(res.reason, "magic") != NULL);
+
+	/* other byte order */
+	memcpy(b, s.buf, size);
+	((struct cbn_file_header *)b)->endian = __builtin_bswap32(CBN_ENDIAN_CHECK);
+	CHECK(run(b, size, &t, &res) < 0);
+	CHECK(strstr(res.reason, "byte order") != NULL);
+
+	/* wrong version */
+	memcpy(b, s.buf, size);
+	((struct cbn_file_header *)b)->version = 2;
+	CHECK(run(b, size, &t, &res) < 0);
+	CHECK(strstr(res.reason, "version 2") != NULL);
+
+	/* silly chunk size */
+	memcpy(b, s.buf, size);
+	((struct cbn_file_header *)b)->chunk_size = 12;
+	CHECK(run(b, size, &t, &res) < 0);
+	CHECK(strstr(res.reason, "chunk_size") != NULL);
+
+	/* misaligned data offset */
+	memcpy(b, s.buf, size);
+	((struct cbn_file_header *)b)->data_offset = CBN_HEADER_SIZE + 4;
+	CHECK(run(b, size, &t, &res) < 0);
+
+	/* next_chunk beyond file_size: the file filled up, still fine */
+	memcpy(b, s.buf, size);
+	((struct cbn_file_header *)b)->next_chunk = size + 10 * CBN_CHUNK_SIZE;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(res.samples, 15);
+
+	/* header says more than the file has: truncated, intact part kept */
+	memcpy(b, s.buf, size);
+	CHECK(run(b, size - CBN_CHUNK_SIZE / 2, &t, &res) == 0);
+	CHECK_EQ_INT(res.truncated, 1);
+	CHECK_EQ_INT(res.damaged, 1);
+	CHECK(strstr(res.reason, "truncated") != NULL);
+	CHECK(res.records > 10 && res.records < t.records + 1);
+
+	/* strings in the header are forced terminated */
+	memcpy(b, s.buf, size);
+	memset(((struct cbn_file_header *)b)->exe, 'A', 1024);
+	{
+		struct reader_file f;
+		CHECK(reader_open_mem(b, size, &f, &res) == 0);
+		CHECK_EQ_INT(strlen(f.hdr.exe), 1023);
+		reader_close(&f);
+	}
+	free(b);
+	synth_free(&s);
+}
+
+static void test_chunk_rules(void)
+{
+	struct synth s;
+	struct tally t;
+	struct reader_result res;
+	unsigned n = synth_all_types(&s, 0);
+	size_t size = synth_size(&s), second = CBN_HEADER_SIZE + CBN_CHUNK_SIZE;
+	unsigned char *b = malloc(size);
+	struct cbn_chunk_header *ch = (struct cbn_chunk_header *)(b + second);
+
+	/* bad chunk magic: that chunk (10 samples of tid 100) skipped, rest kept */
+	memcpy(b, s.buf, size);
+	ch->magic = 0xdeadbeef;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_damaged, 1);
+	CHECK_EQ_INT(res.damaged, 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_SAMPLE], 5);
+	CHECK_EQ_INT(t.records, n - 10);
+	CHECK(strstr(res.reason, "chunk 1") != NULL);
+
+	/* unknown kind */
+	memcpy(b, s.buf, size);
+	ch->kind = 9;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_damaged, 1);
+
+	/* used larger than the chunk */
+	memcpy(b, s.buf, size);
+	ch->used = CBN_CHUNK_SIZE;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_damaged, 1);
+
+	/* an all-zero chunk (allocated, never written) is not damage */
+	memcpy(b, s.buf, size);
+	memset(b + second, 0, CBN_CHUNK_SIZE);
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_unused, 1);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(t.records, n - 10);
+
+	/* file ends inside a chunk header */
+	CHECK(run(s.buf, second + 10, &t, &res) == 0);
+	CHECK_EQ_INT(res.truncated, 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_SAMPLE], 0);
+	CHECK(t.records > 10);
+	free(b);
+	synth_free(&s);
+}
+
+static void test_record_rules(void)
+{
+	struct synth s;
+	struct tally t;
+	struct reader_result res;
+	unsigned n = synth_all_types(&s, 0);
+	size_t size = synth_size(&s);
+	unsigned char *b = malloc(size);
+	struct cbn_rec *r;
+
+#define MUTATE(type) (r = mutate(b, &s, size, (type)))
+
+	/* size 0: the rest of the chunk is dropped, other chunks kept */
+	CHECK(MUTATE(CBN_REC_CUDA_KERNEL) != NULL);
+	r->size = 0;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK(strstr(res.reason, "record size 0") != NULL);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_API], 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_KERNEL], 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_STATUS], 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_SAMPLE], 15);
+	CHECK_EQ_INT(t.by_type[CBN_REC_PROCESS_EXIT], 1);
+
+	/* size not a multiple of 8 */
+	MUTATE(CBN_REC_CUDA_MEMCPY);
+	r->size = 13;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_KERNEL], 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_MEMCPY], 0);
+
+	/* size past the committed bytes */
+	MUTATE(CBN_REC_PROCESS_EXIT);
+	r->size = 4096;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_THREAD_END], 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_PROCESS_EXIT], 0);
+
+	/* shorter than its type */
+	MUTATE(CBN_REC_CUDA_MEMSET);
+	r->type = CBN_REC_CUDA_MEMCPY; /* memset records are 8 bytes shorter */
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK(strstr(res.reason, "shorter") != NULL);
+
+	/* sample frames beyond the record */
+	MUTATE(CBN_REC_SAMPLE);
+	((struct cbn_rec_sample *)r)->nframes = 200;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_SAMPLE], 5);
+
+	/* module: too many segments, path too long, path not terminated */
+	MUTATE(CBN_REC_MODULE_LOAD);
+	((struct cbn_rec_module *)r)->nseg = 9;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_MODULE_LOAD], 0);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	MUTATE(CBN_REC_MODULE_LOAD);
+	((struct cbn_rec_module *)r)->path_len = 1000;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_MODULE_LOAD], 0);
+	MUTATE(CBN_REC_MODULE_LOAD);
+	((struct cbn_rec_module *)r)->path_len = 3; /* byte 3 of the path is not NUL */
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_MODULE_LOAD], 0);
+
+	/* range strings */
+	MUTATE(CBN_REC_RANGE);
+	((struct cbn_rec_range *)r)->name_len = 60;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_RANGE], 0);
+
+	/* API name length */
+	MUTATE(CBN_REC_CUDA_API);
+	((struct cbn_rec_cuda_api *)r)->name_len = 0xffff;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_API], 0);
+
+	/* CUDA stack frames */
+	MUTATE(CBN_REC_CUDA_STACK);
+	((struct cbn_rec_cuda_stack *)r)->nframes = 4;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_STACK], 0);
+
+	/* thread name without its NUL */
+	MUTATE(CBN_REC_THREAD_NAME);
+	memset(((struct cbn_rec_thread *)r)->name, 'x', CBN_NAME_MAX);
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_THREAD_NAME], 0);
+
+	/* kernel / device / status names */
+	MUTATE(CBN_REC_CUDA_KERNEL);
+	((struct cbn_rec_cuda_kernel *)r)->name_len = 100;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_KERNEL], 0);
+	MUTATE(CBN_REC_CUDA_DEVICE);
+	((struct cbn_rec_cuda_device *)r)->name_len = 100;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_DEVICE], 0);
+	MUTATE(CBN_REC_CUDA_STATUS);
+	((struct cbn_rec_cuda_status *)r)->message_len = 100;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_STATUS], 0);
+
+	/* a sample inside an events chunk is invalid */
+	MUTATE(CBN_REC_CUDA_CONTEXT);
+	r->type = CBN_REC_SAMPLE;
+	r->size = 24;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK(strstr(res.reason, "outside") != NULL);
+
+	/* unknown types are skipped and counted, the chunk goes on */
+	MUTATE(CBN_REC_CUDA_OVERHEAD);
+	r->type = 99;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.unknown, 1);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(t.records, n - 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_DEVICE], 1);
+#undef MUTATE
+	free(b);
+	synth_free(&s);
+}
+
+static int stop_cb(void *ctx, const struct reader_rec *r)
+{
+	(void)r;
+	return ++*(int *)ctx == 3 ? 42 : 0;
+}
+
+static void test_file_io(void)
+{
+	struct synth s;
+	struct reader_file f;
+	struct reader_result res;
+	char path[] = "/tmp/cbn-test-reader-XXXXXX";
+	int fd = mkstemp(path), calls = 0;
+
+	REQUIRE(fd >= 0);
+	close(fd);
+	synth_all_types(&s, 0);
+	REQUIRE(synth_write(&s, path) == 0);
+	/* Preallocated space past next_chunk is never read. */
+	REQUIRE(truncate(path, (off_t)synth_size(&s) + 4 * CBN_CHUNK_SIZE) == 0);
+	CHECK(reader_open(path, &f, &res) == 0);
+	CHECK_EQ_INT(f.size, synth_size(&s));
+	CHECK_EQ_INT(reader_walk(&f, stop_cb, &calls, &res), 42);
+	CHECK_EQ_INT(calls, 3);
+	reader_close(&f);
+	unlink(path);
+	CHECK_EQ_INT(reader_open(path, &f, &res), -ENOENT);
+	CHECK(strstr(res.reason, "cannot open") != NULL);
+	CHECK(reader_open("/tmp", &f, &res) < 0);
+	CHECK_STR(reader_type_name(CBN_REC_CUDA_KERNEL), "cuda_kernel");
+	synth_free(&s);
+}
+
+int main(void)
+{
+	test_valid();
+	test_header_rules();
+	test_chunk_rules();
+	test_record_rules();
+	test_file_io();
+	return test_result();
+}

@@ -1,0 +1,360 @@
+/*
+ * test_reader_synth.h — builds session files (.cbp) in memory for the reader and
+ * loader tests, with cbn_format.h, the way the agent lays them out: header,
+ * then chunks handed out in order, records appended and `used` published.
+ */
+#ifndef CBN_TEST_READER_SYNTH_H
+#define CBN_TEST_READER_SYNTH_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/cbn_format.h"
+
+struct synth {
+	unsigned char *buf;
+	size_t cap;
+	uint32_t chunk_size;
+	uint64_t next_chunk;   /* offset of the next free chunk */
+	uint64_t cur;          /* offset of the chunk being filled, 0 if none */
+	uint16_t cur_kind;
+	uint32_t cur_tid;
+	uint32_t seq;
+};
+
+static inline struct cbn_file_header *synth_hdr(struct synth *s)
+{
+	return (struct cbn_file_header *)s->buf;
+}
+
+static inline void synth_reserve(struct synth *s, size_t need)
+{
+	if (need <= s->cap)
+		return;
+	size_t ncap = s->cap ? s->cap : 65536;
+	while (ncap < need)
+		ncap *= 2;
+	s->buf = realloc(s->buf, ncap);
+	if (!s->buf)
+		abort();
+	memset(s->buf + s->cap, 0, ncap - s->cap);
+	s->cap = ncap;
+}
+
+static inline void synth_init(struct synth *s, uint32_t pid, uint32_t ppid, uint32_t exec_seq,
+			      uint32_t chunk_size, const char *exe)
+{
+	struct cbn_file_header *h;
+
+	memset(s, 0, sizeof(*s));
+	s->chunk_size = chunk_size ? chunk_size : CBN_CHUNK_SIZE;
+	synth_reserve(s, CBN_HEADER_SIZE);
+	h = synth_hdr(s);
+	memcpy(h->magic, CBN_MAGIC, 8);
+	h->version = CBN_FORMAT_VERSION;
+	h->endian = CBN_ENDIAN_CHECK;
+	h->header_size = CBN_HEADER_SIZE;
+	h->chunk_size = s->chunk_size;
+	h->data_offset = CBN_HEADER_SIZE;
+	h->file_size = CBN_HEADER_SIZE;
+	h->next_chunk = CBN_HEADER_SIZE;
+	h->pid = pid;
+	h->ppid = ppid;
+	h->exec_seq = exec_seq;
+	h->signo = 34;
+	h->timer_kind = CBN_TIMER_POSIX_CPU;
+	h->max_depth = 128;
+	h->period_ns = 10000000;
+	h->start_mono_ns = 1000000000ull;
+	h->start_real_ns = 1700000000000000000ull;
+	h->parent_pid_file = -1;
+	h->end_mono_ns = 3000000000ull;
+	snprintf(h->exe, sizeof(h->exe), "%s", exe);
+	h->cmdline_len = (uint32_t)strlen(exe) + 1;
+	memcpy(h->cmdline, exe, h->cmdline_len);
+	s->next_chunk = CBN_HEADER_SIZE;
+}
+
+/* Start a new chunk of kind for tid (SAMPLES) or 0 (EVENTS). */
+static inline void synth_chunk(struct synth *s, uint16_t kind, uint32_t tid)
+{
+	struct cbn_chunk_header *ch;
+
+	synth_reserve(s, s->next_chunk + s->chunk_size);
+	s->cur = s->next_chunk;
+	s->next_chunk += s->chunk_size;
+	s->cur_kind = kind;
+	s->cur_tid = tid;
+	ch = (struct cbn_chunk_header *)(s->buf + s->cur);
+	ch->magic = CBN_CHUNK_MAGIC;
+	ch->kind = kind;
+	ch->tid = tid;
+	ch->seq = s->seq++;
+	ch->used = 0;
+	synth_hdr(s)->next_chunk = s->next_chunk;
+	synth_hdr(s)->file_size = s->next_chunk;
+}
+
+/* Append a complete record (size a multiple of 8) to the current chunk,
+ * opening a new one of the same kind when it is full. */
+static inline void synth_rec(struct synth *s, const void *rec, uint32_t size)
+{
+	struct cbn_chunk_header *ch;
+
+	if (!s->cur)
+		synth_chunk(s, CBN_CHUNK_EVENTS, 0);
+	ch = (struct cbn_chunk_header *)(s->buf + s->cur);
+	if (ch->used + size > s->chunk_size - sizeof(*ch)) {
+		synth_chunk(s, s->cur_kind, s->cur_tid);
+		ch = (struct cbn_chunk_header *)(s->buf + s->cur);
+	}
+	memcpy(s->buf + s->cur + sizeof(*ch) + ch->used, rec, size);
+	ch->used += size;
+}
+
+static inline void synth_sample(struct synth *s, uint64_t ts, uint32_t weight,
+				const uint64_t *pcs, uint16_t n, uint16_t flags)
+{
+	unsigned char b[sizeof(struct cbn_rec_sample) + CBN_MAX_FRAMES * 8];
+	struct cbn_rec_sample *r = (struct cbn_rec_sample *)b;
+	uint32_t size = (uint32_t)(sizeof(*r) + n * 8u);
+
+	memset(b, 0, size);
+	r->h.type = CBN_REC_SAMPLE;
+	r->h.flags = flags;
+	r->h.size = size;
+	r->ts = ts;
+	r->weight = weight;
+	r->nframes = n;
+	memcpy(r->pc, pcs, n * 8u);
+	synth_rec(s, r, size);
+	synth_hdr(s)->samples++;
+}
+
+static inline void synth_thread(struct synth *s, uint16_t type, uint64_t ts, uint32_t tid,
+				const char *name, uint64_t cpu_ns)
+{
+	struct cbn_rec_thread r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = type;
+	r.h.size = sizeof(r);
+	r.ts = ts;
+	r.tid = tid;
+	r.cpu_ns = cpu_ns;
+	snprintf(r.name, sizeof(r.name), "%s", name ? name : "");
+	synth_rec(s, &r, sizeof(r));
+}
+
+/* One executable segment [vaddr, vaddr+memsz) at file offset vaddr. */
+static inline void synth_module(struct synth *s, uint16_t type, uint64_t ts, uint64_t base,
+				uint32_t seq, const char *path, uint64_t vaddr, uint64_t memsz)
+{
+	unsigned char b[512];
+	struct cbn_rec_module *m = (struct cbn_rec_module *)b;
+	size_t plen = strlen(path);
+	uint32_t size = (uint32_t)CBN_REC_ALIGN(sizeof(*m) + sizeof(struct cbn_segment) + plen + 1);
+
+	memset(b, 0, sizeof(b));
+	m->h.type = type;
+	m->h.size = size;
+	m->ts = ts;
+	m->base = base;
+	m->seq = seq;
+	m->nseg = 1;
+	m->seg[0].vaddr = vaddr;
+	m->seg[0].memsz = memsz;
+	m->seg[0].offset = vaddr;
+	m->seg[0].flags = 5; /* PF_R | PF_X */
+	m->path_len = (uint32_t)plen;
+	memcpy((char *)&m->seg[1], path, plen + 1);
+	synth_rec(s, m, size);
+}
+
+/* A record with a fixed part of fixed_size bytes and strings appended. */
+static inline void synth_var(struct synth *s, const void *fixed, size_t fixed_size,
+			     const char *s1, const char *s2)
+{
+	unsigned char b[4096];
+	size_t n = fixed_size;
+
+	memset(b, 0, sizeof(b));
+	memcpy(b, fixed, fixed_size);
+	if (s1) {
+		memcpy(b + n, s1, strlen(s1) + 1);
+		n += strlen(s1) + 1;
+	}
+	if (s2) {
+		memcpy(b + n, s2, strlen(s2) + 1);
+		n += strlen(s2) + 1;
+	}
+	n = CBN_REC_ALIGN(n);
+	((struct cbn_rec *)b)->size = (uint32_t)n;
+	synth_rec(s, b, (uint32_t)n);
+}
+
+static inline void synth_exit(struct synth *s, uint64_t ts, int status)
+{
+	struct cbn_rec_exit r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_PROCESS_EXIT;
+	r.h.size = sizeof(r);
+	r.ts = ts;
+	r.status = status;
+	synth_rec(s, &r, sizeof(r));
+	synth_hdr(s)->clean_exit = 1;
+	synth_hdr(s)->exit_code = status;
+}
+
+static inline size_t synth_size(const struct synth *s)
+{
+	return (size_t)s->next_chunk;
+}
+
+static inline int synth_write(const struct synth *s, const char *path)
+{
+	FILE *f = fopen(path, "wb");
+
+	if (!f)
+		return -1;
+	if (fwrite(s->buf, 1, synth_size(s), f) != synth_size(s)) {
+		fclose(f);
+		return -1;
+	}
+	return fclose(f);
+}
+
+static inline void synth_free(struct synth *s)
+{
+	free(s->buf);
+	s->buf = NULL;
+}
+
+/* A file with at least one record of every type: 2 sample chunks (2 threads)
+ * and event chunks.  Returns the number of records written (PAD excluded). */
+static inline unsigned synth_all_types(struct synth *s, uint32_t chunk_size)
+{
+	uint64_t pcs[4] = {0x401100, 0x401200, 0x401300, 0x401400};
+	unsigned n = 0;
+
+	synth_init(s, 100, 1, 0, chunk_size, "/usr/bin/prog");
+	synth_chunk(s, CBN_CHUNK_EVENTS, 0);
+	synth_module(s, CBN_REC_MODULE_LOAD, 1000, 0x400000, 0, "/usr/bin/prog", 0x1000, 0x2000); n++;
+	synth_module(s, CBN_REC_MODULE_LOAD, 1001, 0x7f0000000000, 1, "/lib/libc.so.6", 0x0, 0x100000); n++;
+	synth_thread(s, CBN_REC_THREAD_START, 1100, 100, "prog", 0); n++;
+	synth_thread(s, CBN_REC_THREAD_START, 1200, 101, "worker", 0); n++;
+	synth_thread(s, CBN_REC_THREAD_NAME, 1300, 101, "worker-1", 0); n++;
+	{
+		struct cbn_rec pad = {CBN_REC_PAD, 0, 16};
+		unsigned char b[16] = {0};
+		memcpy(b, &pad, sizeof(pad));
+		synth_rec(s, b, 16);
+	}
+	{
+		struct cbn_rec_range r;
+		memset(&r, 0, sizeof(r));
+		r.h.type = CBN_REC_RANGE;
+		r.start = 2000; r.end = 3000; r.tid = 100; r.kind = CBN_RANGE_PUSHPOP;
+		r.source = CBN_SRC_NVTX; r.domain_len = 3; r.name_len = 4;
+		synth_var(s, &r, sizeof(r), "dom", "step"); n++;
+	}
+	{
+		struct cbn_rec_cuda_api a;
+		memset(&a, 0, sizeof(a));
+		a.h.type = CBN_REC_CUDA_API;
+		a.start = 2100; a.end = 2200; a.tid = 100; a.correlation = 7; a.cbid = 211;
+		a.domain = CBN_CUDA_RUNTIME; a.name_len = 16;
+		synth_var(s, &a, sizeof(a), "cudaLaunchKernel", NULL); n++;
+	}
+	{
+		unsigned char b[sizeof(struct cbn_rec_cuda_stack) + 3 * 8];
+		struct cbn_rec_cuda_stack *k = (struct cbn_rec_cuda_stack *)b;
+		memset(b, 0, sizeof(b));
+		k->h.type = CBN_REC_CUDA_STACK; k->h.size = sizeof(b);
+		k->correlation = 7; k->tid = 100; k->nframes = 3;
+		memcpy(k->pc, pcs + 1, 3 * 8);
+		synth_rec(s, b, sizeof(b)); n++;
+	}
+	{
+		struct cbn_rec_cuda_kernel k;
+		memset(&k, 0, sizeof(k));
+		k.h.type = CBN_REC_CUDA_KERNEL;
+		k.start = 2300; k.end = 2900; k.correlation = 7; k.grid[0] = 64; k.block[0] = 256;
+		k.registers = 32; k.name_len = 13;
+		synth_var(s, &k, sizeof(k), "_Z6kernelPfi", NULL); n++;
+	}
+	{
+		struct cbn_rec_cuda_memcpy m;
+		memset(&m, 0, sizeof(m));
+		m.h.type = CBN_REC_CUDA_MEMCPY; m.h.size = sizeof(m);
+		m.start = 3000; m.end = 3100; m.bytes = 4096; m.copy_kind = CBN_COPY_HTOD;
+		m.correlation = 8;
+		synth_rec(s, &m, sizeof(m)); n++;
+	}
+	{
+		struct cbn_rec_cuda_memset m;
+		memset(&m, 0, sizeof(m));
+		m.h.type = CBN_REC_CUDA_MEMSET; m.h.size = sizeof(m);
+		m.start = 3200; m.end = 3300; m.bytes = 4096;
+		synth_rec(s, &m, sizeof(m)); n++;
+	}
+	{
+		struct cbn_rec_cuda_sync y;
+		memset(&y, 0, sizeof(y));
+		y.h.type = CBN_REC_CUDA_SYNC; y.h.size = sizeof(y);
+		y.start = 3400; y.end = 3500; y.stream = 0xffffffffu;
+		synth_rec(s, &y, sizeof(y)); n++;
+	}
+	{
+		struct cbn_rec_cuda_overhead o;
+		memset(&o, 0, sizeof(o));
+		o.h.type = CBN_REC_CUDA_OVERHEAD; o.h.size = sizeof(o);
+		o.start = 3600; o.end = 3700;
+		synth_rec(s, &o, sizeof(o)); n++;
+	}
+	{
+		struct cbn_rec_cuda_device d;
+		memset(&d, 0, sizeof(d));
+		d.h.type = CBN_REC_CUDA_DEVICE; d.id = 0; d.sm_count = 132; d.cc_major = 9;
+		d.name_len = 4;
+		synth_var(s, &d, sizeof(d), "H100", NULL); n++;
+	}
+	{
+		struct cbn_rec_cuda_context c;
+		memset(&c, 0, sizeof(c));
+		c.h.type = CBN_REC_CUDA_CONTEXT; c.h.size = sizeof(c); c.context = 1;
+		synth_rec(s, &c, sizeof(c)); n++;
+	}
+	{
+		struct cbn_rec_cuda_memory m;
+		memset(&m, 0, sizeof(m));
+		m.h.type = CBN_REC_CUDA_MEMORY; m.h.size = sizeof(m); m.h.flags = 1;
+		m.ts = 3800; m.address = 0x7000; m.bytes = 1 << 20;
+		synth_rec(s, &m, sizeof(m)); n++;
+	}
+	{
+		struct cbn_rec_cuda_status st;
+		memset(&st, 0, sizeof(st));
+		st.h.type = CBN_REC_CUDA_STATUS; st.state = CBN_CUDA_FINISHED; st.message_len = 2;
+		synth_var(s, &st, sizeof(st), "ok", NULL); n++;
+	}
+	synth_module(s, CBN_REC_MODULE_UNLOAD, 5000, 0x7f0000000000, 1, "/lib/libc.so.6", 0x0, 0x100000); n++;
+
+	synth_chunk(s, CBN_CHUNK_SAMPLES, 100);
+	for (int i = 0; i < 10; i++) {
+		synth_sample(s, 1500 + (uint64_t)i, 1, pcs, 4, 0); n++;
+	}
+	synth_chunk(s, CBN_CHUNK_SAMPLES, 101);
+	for (int i = 0; i < 5; i++) {
+		synth_sample(s, 1600 + (uint64_t)i, 2, pcs + 1, 3, 0); n++;
+	}
+	synth_chunk(s, CBN_CHUNK_EVENTS, 0);
+	synth_thread(s, CBN_REC_THREAD_END, 4000, 101, "worker-1", 12345); n++;
+	synth_exit(s, 6000, 0); n++;
+	return n;
+}
+
+#endif
