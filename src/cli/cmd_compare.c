@@ -1,0 +1,110 @@
+/*
+ * cmd_compare.c — `cbottleneck compare [OPTIONS] BASE.json NEW.json`: the
+ * command-line front of analysis/compare.c.  Exit statuses: CMP_* (compare.h).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compare.h"
+
+static void cmp_usage(FILE *f)
+{
+	fputs("usage: cbottleneck compare [--fail EXPR]... [--warn EXPR]... [--markdown FILE]\n"
+	      "                           [--bench-json FILE] [-q] BASE.json NEW.json\n"
+	      "\n"
+	      "Compare two reports written by 'cbottleneck --json FILE'.\n"
+	      "  --fail EXPR        exit 1 when EXPR fires (repeatable)\n"
+	      "  --warn EXPR        report WARN when EXPR fires; never fails (repeatable)\n"
+	      "  --markdown FILE    append a Markdown summary ($GITHUB_STEP_SUMMARY; - = stdout)\n"
+	      "  --bench-json FILE  write github-action-benchmark customSmallerIsBetter JSON\n"
+	      "  -q, --quiet        print only the summary line\n"
+	      "EXPR is METRIC:THRESHOLD, e.g. 'func[heavy].self:+10%,>=5ms', 'wall:+20ms',\n"
+	      "'cpu:+5%', 'kernel[gemm*].avg:+10%', 'api[cudaMemcpy*].calls:+0', 'gpu.kernels:+0'.\n"
+	      "Without --fail/--warn: wall, cpu and the hottest functions, warning at +10%.\n"
+	      "Exit: 0 pass, 1 regression, 2 usage or unreadable report, 3 could not measure.\n"
+	      "See docs/ci.md.\n",
+	      f);
+}
+
+static void cmp_push(const char ***v, size_t *n, const char *s)
+{
+	const char **nv = realloc(*v, (*n + 1) * sizeof(**v));
+
+	if (!nv) {
+		fputs("cbottleneck compare: out of memory\n", stderr);
+		exit(CMP_USAGE);
+	}
+	nv[(*n)++] = s;
+	*v = nv;
+}
+
+int cmp_main(int argc, char **argv)
+{
+	enum { OPT_FAIL = 256, OPT_WARN, OPT_MARKDOWN, OPT_BENCH };
+	static const struct option longopts[] = {
+		{"fail", required_argument, NULL, OPT_FAIL},
+		{"warn", required_argument, NULL, OPT_WARN},
+		{"markdown", required_argument, NULL, OPT_MARKDOWN},
+		{"bench-json", required_argument, NULL, OPT_BENCH},
+		{"quiet", no_argument, NULL, 'q'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct cmp_opts o;
+	char err[512];
+	int c, ret = CMP_USAGE;
+
+	memset(&o, 0, sizeof(o));
+	optind = 0;      /* GNU: full re-initialisation, main() may have used getopt */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":qh", longopts, NULL)) != -1) {
+		switch (c) {
+		case OPT_FAIL:
+		case OPT_WARN:
+			if (cmp_expr_check(optarg, err, sizeof(err)) < 0) {
+				fprintf(stderr, "cbottleneck compare: %s (--%s)\n", err,
+					c == OPT_FAIL ? "fail" : "warn");
+				goto out;
+			}
+			if (c == OPT_FAIL)
+				cmp_push(&o.fail, &o.nfail, optarg);
+			else
+				cmp_push(&o.warn, &o.nwarn, optarg);
+			break;
+		case OPT_MARKDOWN:
+			o.markdown = optarg;
+			break;
+		case OPT_BENCH:
+			o.bench_json = optarg;
+			break;
+		case 'q':
+			o.quiet = 1;
+			break;
+		case 'h':
+			cmp_usage(stdout);
+			ret = CMP_PASS;
+			goto out;
+		case ':':
+			fprintf(stderr, "cbottleneck compare: %s needs an argument; see "
+				"'cbottleneck compare --help'\n", argv[optind - 1]);
+			goto out;
+		default:
+			fprintf(stderr, "cbottleneck compare: unknown option '%s'; see "
+				"'cbottleneck compare --help'\n", argv[optind - 1]);
+			goto out;
+		}
+	}
+	if (argc - optind != 2) {
+		fprintf(stderr, "cbottleneck compare: expected BASE.json NEW.json, got %d "
+			"file%s; see 'cbottleneck compare --help'\n", argc - optind,
+			argc - optind == 1 ? "" : "s");
+		goto out;
+	}
+	ret = cmp_run(argv[optind], argv[optind + 1], &o, stdout);
+out:
+	free(o.fail);
+	free(o.warn);
+	return ret;
+}
