@@ -1,0 +1,293 @@
+/*
+ * sym_dwarf.c — DWARF side of the symbolizer: per-CU indexes of subprogram
+ * ranges, the inline scope walk from a subprogram down to the innermost
+ * inlined_subroutine holding a pc, and function names/declarations per DIE.
+ * We walk DIEs ourselves: dwarf_getscopes finds no inlines in LTO CUs
+ * (elfutils 0.188, see docs/symbols.md), and a linear scan of a CU's children
+ * per pc is too slow for big CUs, hence the sorted index.
+ */
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sym_int.h"
+
+/* Tags whose children may hold subprogram definitions with code. */
+static int sym_dwarf_container(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_partial_unit:
+	case DW_TAG_namespace:
+	case DW_TAG_module:
+	case DW_TAG_subprogram:
+	case DW_TAG_lexical_block:
+	case DW_TAG_inlined_subroutine:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_try_block:
+	case DW_TAG_catch_block:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int sym_cu_fn_add(struct sym_cu_index *ix, size_t *cap, uint64_t lo, uint64_t hi,
+			 Dwarf_Die *die)
+{
+	if (ix->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 64;
+		struct sym_cu_fn *nf = realloc(ix->fn, ncap * sizeof(*nf));
+		if (!nf)
+			return -12;
+		ix->fn = nf;
+		*cap = ncap;
+	}
+	ix->fn[ix->n].lo = lo;
+	ix->fn[ix->n].hi = hi;
+	ix->fn[ix->n].die = *die;
+	ix->n++;
+	return 0;
+}
+
+static void sym_cu_collect(struct sym_cu_index *ix, size_t *cap, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child;
+
+	/* Depth bound: corrupt or hostile DWARF must not overflow the stack. */
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram) {
+			Dwarf_Addr base, lo, hi;
+			ptrdiff_t off = 0;
+			while ((off = dwarf_ranges(&child, off, &base, &lo, &hi)) > 0) {
+				if (hi > lo && sym_cu_fn_add(ix, cap, lo, hi, &child) < 0)
+					return;
+			}
+		}
+		if (sym_dwarf_container(tag) && dwarf_haschildren(&child) > 0)
+			sym_cu_collect(ix, cap, &child, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int sym_cu_fn_cmp(const void *a, const void *b)
+{
+	const struct sym_cu_fn *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	/* wider first, so that the later (narrower, nested) entry wins ties */
+	if (x->hi != y->hi)
+		return x->hi > y->hi ? -1 : 1;
+	return 0;
+}
+
+/* key: offset of the CU (of its skeleton for split units) in the module's
+ * .debug_info, so split units never collide with ordinary ones. */
+static struct sym_cu_index *sym_cu_index_get(struct sym_ctx *ctx, struct sym_module *mod,
+					     Dwarf_Die *cudie, uint64_t key)
+{
+	uint64_t v;
+
+	if (sym_map_get(&ctx->map, SYM_TAG_CU | mod->idx, key, &v))
+		return &mod->cus[v];
+	if (mod->ncus == mod->capcus) {
+		size_t ncap = mod->capcus ? mod->capcus * 2 : 16;
+		struct sym_cu_index *nc = realloc(mod->cus, ncap * sizeof(*nc));
+		if (!nc)
+			return NULL;
+		mod->cus = nc;
+		mod->capcus = ncap;
+	}
+	struct sym_cu_index *ix = &mod->cus[mod->ncus];
+	size_t cap = 0;
+	memset(ix, 0, sizeof(*ix));
+	sym_cu_collect(ix, &cap, cudie, 0);
+	if (ix->n)
+		qsort(ix->fn, ix->n, sizeof(*ix->fn), sym_cu_fn_cmp);
+	if (sym_map_put(&ctx->map, SYM_TAG_CU | mod->idx, key, mod->ncus) < 0) {
+		free(ix->fn);
+		return NULL;
+	}
+	mod->ncus++;
+	return ix;
+}
+
+/* The narrowest subprogram range holding pc. */
+static Dwarf_Die *sym_cu_index_find(struct sym_cu_index *ix, uint64_t pc)
+{
+	size_t lo = 0, hi = ix->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (ix->fn[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	struct sym_cu_fn *best = NULL;
+	for (size_t k = 0; k < 32 && lo > 0; k++, lo--) {
+		struct sym_cu_fn *f = &ix->fn[lo - 1];
+		if (pc < f->hi && (!best || f->hi - f->lo < best->hi - best->lo))
+			best = f;
+	}
+	return best ? &best->die : NULL;
+}
+
+static int sym_die_has_pc_attrs(Dwarf_Die *die)
+{
+	return dwarf_hasattr(die, DW_AT_low_pc) || dwarf_hasattr(die, DW_AT_ranges);
+}
+
+/* Descend from parent into the block or inlined_subroutine child holding pc,
+ * appending inlined_subroutine DIEs to scopes.  Blocks with no pc attributes
+ * at all are searched too (their children may carry ranges). */
+static int sym_walk(Dwarf_Die *parent, uint64_t pc, Dwarf_Die *scopes, int n, int max,
+		    int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 128 || dwarf_child(parent, &child) != 0)
+		return n;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block &&
+		    tag != DW_TAG_try_block && tag != DW_TAG_catch_block)
+			continue;
+		if (dwarf_haspc(&child, pc) == 1) {
+			if (tag == DW_TAG_inlined_subroutine) {
+				if (n < max)
+					scopes[n++] = child;
+			}
+			return sym_walk(&child, pc, scopes, n, max, depth + 1);
+		}
+		if (tag == DW_TAG_lexical_block && !sym_die_has_pc_attrs(&child)) {
+			int m = sym_walk(&child, pc, scopes, n, max, depth + 1);
+			if (m != n)
+				return m;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return n;
+}
+
+/* A skeleton unit (-gsplit-dwarf) holds no DIEs of interest: use its split
+ * unit when libdw found the .dwo. */
+static void sym_split_unit(Dwarf_Die *cudie)
+{
+	Dwarf_Half version;
+	uint8_t unit_type;
+	Dwarf_Die sub;
+
+	if (dwarf_tag(cudie) != DW_TAG_skeleton_unit)
+		return;
+	if (dwarf_cu_info(cudie->cu, &version, &unit_type, NULL, &sub, NULL, NULL, NULL) == 0 &&
+	    dwarf_tag(&sub) == DW_TAG_compile_unit)
+		*cudie = sub;
+}
+
+int sym_dwarf_scopes(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
+		     Dwarf_Die *scopes, int max)
+{
+	Dwarf_Addr bias = 0;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod->dm, vaddr, &bias);
+
+	if (!cu || max < 1)
+		return 0;
+	Dwarf_Die cudie = *cu;
+	uint64_t key = dwarf_dieoffset(&cudie);
+	sym_split_unit(&cudie);
+	uint64_t pc = vaddr - bias;
+	struct sym_cu_index *ix = sym_cu_index_get(ctx, mod, &cudie, key);
+	if (!ix)
+		return 0;
+	Dwarf_Die *fn = sym_cu_index_find(ix, pc);
+	if (!fn)
+		return 0;
+	scopes[0] = *fn;
+	return sym_walk(fn, pc, scopes, 1, max, 0);
+}
+
+static const char *sym_attr_string(Dwarf_Die *die, int name)
+{
+	Dwarf_Attribute a;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, name, &a));
+}
+
+/* Name and declaration of a subprogram or inlined_subroutine DIE, cached per
+ * DIE.  C++: the demangled linkage name ("ns::Klass::method(int)"), else the
+ * plain DW_AT_name (C functions, main, extern "C"); both follow
+ * DW_AT_abstract_origin and DW_AT_specification. */
+const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module *mod,
+					  Dwarf_Die *die)
+{
+	uint64_t key = dwarf_dieoffset(die), v;
+
+	if (sym_map_get(&ctx->map, SYM_TAG_FN | mod->idx, key, &v))
+		return &ctx->fns[v];
+	if (ctx->nfns == ctx->capfns) {
+		size_t ncap = ctx->capfns ? ctx->capfns * 2 : 256;
+		struct sym_fninfo *nf = realloc(ctx->fns, ncap * sizeof(*nf));
+		if (!nf)
+			return NULL;
+		ctx->fns = nf;
+		ctx->capfns = ncap;
+	}
+	struct sym_fninfo *fi = &ctx->fns[ctx->nfns];
+	const char *link = sym_attr_string(die, DW_AT_linkage_name);
+	if (!link)
+		link = sym_attr_string(die, DW_AT_MIPS_linkage_name);
+	const char *plain = sym_attr_string(die, DW_AT_name);
+	if (link && (sym_demangle_available() || !plain))
+		fi->name = sym_demangle(ctx, link);
+	else if (link)
+		fi->name = sym_intern_str(ctx, link);
+	else
+		fi->name = plain ? sym_intern_str(ctx, plain) : NULL;
+	const char *df = dwarf_decl_file(die);
+	fi->decl_file = sym_intern_str(ctx, df ? df : "");
+	int line = 0;
+	if (dwarf_decl_line(die, &line) != 0 || line < 0)
+		line = 0;
+	fi->decl_line = (uint32_t)line;
+	if (sym_map_put(&ctx->map, SYM_TAG_FN | mod->idx, key, ctx->nfns) < 0)
+		return fi; /* uncached but valid until the next call */
+	ctx->nfns++;
+	return fi;
+}
+
+void sym_dwarf_callsite(struct sym_ctx *ctx, Dwarf_Die *die, const char **file, uint32_t *line)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word w;
+	Dwarf_Die cudie;
+	Dwarf_Files *files;
+	size_t nfiles;
+
+	*file = "";
+	*line = 0;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_line, &a), &w) == 0 && w <= UINT32_MAX)
+		*line = (uint32_t)w;
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &a), &w) != 0)
+		return;
+	if (!dwarf_diecu(die, &cudie, NULL, NULL))
+		return;
+	if (dwarf_getsrcfiles(&cudie, &files, &nfiles) != 0 || w >= nfiles)
+		return;
+	const char *f = dwarf_filesrc(files, w, NULL, NULL);
+	if (f)
+		*file = sym_intern_str(ctx, f);
+}
+
+void sym_dwarf_free(struct sym_module *mod)
+{
+	for (size_t i = 0; i < mod->ncus; i++)
+		free(mod->cus[i].fn);
+	free(mod->cus);
+	mod->cus = NULL;
+	mod->ncus = mod->capcus = 0;
+}

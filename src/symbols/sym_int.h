@@ -1,0 +1,147 @@
+/*
+ * sym_int.h — internals shared by the symbolizer's files: the context and
+ * module structures, the string arena, the hash map, the symbol table and the
+ * DWARF scope walk.  Not part of the contract; only src/symbols/ includes it.
+ */
+#ifndef CBN_SYM_INT_H
+#define CBN_SYM_INT_H
+
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "sym.h"
+
+/* Deepest inline chain we report; deeper chains keep their outermost frames. */
+#define SYM_MAX_DEPTH 64
+
+/* Open-addressing map from a (tag, key) pair to a 64-bit value.  tag 0 marks an
+ * empty slot, so callers use tags >= 1. */
+struct sym_map_ent {
+	uint64_t tag;
+	uint64_t key;
+	uint64_t val;
+};
+
+struct sym_map {
+	struct sym_map_ent *ent;
+	size_t cap;              /* power of two, or 0 */
+	size_t n;
+};
+
+int sym_map_get(const struct sym_map *m, uint64_t tag, uint64_t key, uint64_t *val);
+int sym_map_put(struct sym_map *m, uint64_t tag, uint64_t key, uint64_t val);
+void sym_map_free(struct sym_map *m);
+
+/* Interned strings live in arena chunks owned by the context. */
+struct sym_chunk {
+	struct sym_chunk *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct sym_strset {
+	const char **slot;       /* interned strings, NULL = empty */
+	uint32_t *hash;
+	size_t cap, n;
+};
+
+/* One function symbol of a module's ELF symbol table. */
+struct sym_sym {
+	uint64_t lo, hi;         /* [lo, hi) in ELF vaddr; hi == lo never (see build) */
+	const char *raw;         /* name as in the ELF string table (owned by libelf) */
+	const char *pretty;      /* demangled and interned, computed on first use */
+};
+
+/* Subprogram ranges of one compile unit, sorted by lo. */
+struct sym_cu_fn {
+	uint64_t lo, hi;
+	Dwarf_Die die;
+};
+
+struct sym_cu_index {
+	struct sym_cu_fn *fn;
+	size_t n;
+};
+
+/* Name and declaration of a DWARF function DIE (cached per DIE). */
+struct sym_fninfo {
+	const char *name;        /* interned, NULL when the DIE names nothing */
+	const char *decl_file;   /* interned, "" when unknown */
+	uint32_t decl_line;
+};
+
+struct sym_module {
+	uint32_t idx;            /* position in ctx->mods; map tag base */
+	char *path;
+	const char *base;        /* basename of path (points into path) */
+	char *fallback_base;     /* base with [] stripped, for "[base+0x..]" */
+	uint8_t build_id[64];
+	size_t build_id_len;
+
+	int opened;              /* open attempted (lazily, on first use) */
+	int changed;             /* file on disk differs from the run's build-id */
+	int dwarf_tried;
+	int has_dwarf;
+	Dwfl *dwfl;              /* one Dwfl per module, NULL if no file */
+	Dwfl_Module *dm;
+	Dwarf_Addr elfbias;      /* module address = ELF vaddr + elfbias (0 in practice) */
+
+	int syms_built;
+	struct sym_sym *syms;    /* sorted by lo */
+	size_t nsyms;
+
+	struct sym_cu_index *cus;  /* CU indexes, referenced from ctx->map */
+	size_t ncus, capcus;
+};
+
+struct sym_ctx {
+	struct sym_module **mods;
+	size_t nmods, capmods;
+
+	struct sym_map map;      /* pc cache, CU indexes, DIE info; see sym.c tags */
+	struct sym_strset strs;
+	struct sym_chunk *chunks;
+
+	struct sym_frame *pool;  /* resolved frames, referenced by the pc cache */
+	size_t npool, cappool;
+
+	struct sym_fninfo *fns;
+	size_t nfns, capfns;
+
+	char *debuginfo_path;    /* for Dwfl_Callbacks; NULL = libdwfl's default */
+	Dwfl_Callbacks cb;
+
+	char *scratch;           /* formatting buffer */
+	size_t scratchcap;
+};
+
+/* Map tags: the low 32 bits are the module index, the high bits the kind. */
+#define SYM_TAG_PC (1ull << 32)
+#define SYM_TAG_CU (2ull << 32)
+#define SYM_TAG_FN (3ull << 32)
+#define SYM_TAG_MOD (4ull << 32)
+
+void sym_util_free(struct sym_ctx *ctx);
+int sym_demangle_available(void);
+const char *sym_intern(struct sym_ctx *ctx, const char *s, size_t len);
+const char *sym_intern_str(struct sym_ctx *ctx, const char *s);
+
+/* Symbol table (sym_table.c). */
+void sym_table_build(struct sym_module *mod);
+const struct sym_sym *sym_table_find(struct sym_module *mod, uint64_t vaddr);
+
+/* DWARF (sym_dwarf.c): fills scopes outermost first (scopes[0] is the
+ * subprogram, then inlined_subroutine DIEs); returns their number, 0 when
+ * the address is in no known function. */
+int sym_dwarf_scopes(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
+		     Dwarf_Die *scopes, int max);
+const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module *mod,
+					  Dwarf_Die *die);
+/* DW_AT_call_file/DW_AT_call_line of an inlined_subroutine DIE. */
+void sym_dwarf_callsite(struct sym_ctx *ctx, Dwarf_Die *die, const char **file,
+			uint32_t *line);
+void sym_dwarf_free(struct sym_module *mod);
+
+#endif

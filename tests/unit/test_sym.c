@@ -1,0 +1,256 @@
+/*
+ * test_sym.c — symbolizer against the fixtures of tests/symbols/: names,
+ * declaration lines, statement lines, inline chains, shared libraries,
+ * separate debug info (debuglink and build-id), stripped files, rebuilt
+ * binaries and C++ demangling.  Expected lines come from MARK: comments.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/sym.h"
+#include "test_sym_fix.h"
+
+static struct fix_run run_main;
+
+static struct sym_ctx *ctx_with_path(const char *debuginfo_path)
+{
+	if (debuginfo_path)
+		setenv("CBN_DEBUGINFO_PATH", debuginfo_path, 1);
+	else
+		unsetenv("CBN_DEBUGINFO_PATH");
+	struct sym_ctx *ctx = sym_new();
+	REQUIRE(ctx != NULL);
+	return ctx;
+}
+
+static void dump(const char *what, const struct sym_frame *f, int n)
+{
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, "  %s #%d %s at %s:%u (decl %s:%u)%s\n", what, i, f[i].func,
+			f[i].file, f[i].line, f[i].func_file, f[i].func_line,
+			f[i].inlined ? " [inlined]" : "");
+}
+
+/* The program's own frames, resolved from module `path`: plain_fn and the
+ * outer_fn <- mid_inl <- leaf_inl inline chain. */
+static void check_main_frames(struct sym_ctx *ctx, struct sym_module *mod)
+{
+	const struct sym_frame *f;
+	int n;
+
+	n = sym_resolve(ctx, mod, fix_find(&run_main, "plain")->vaddr, &f);
+	dump("plain", f, n);
+	CHECK_EQ_INT(n, 1);
+	CHECK_STR(f[0].func, "plain_fn");
+	CHECK_EQ_INT(f[0].line, fix_line("fix_main.c", "MARK:plain"));
+	CHECK_EQ_INT(f[0].func_line, fix_line("fix_main.c", "int plain_fn(int n)"));
+	CHECK(fix_ends_with(f[0].file, "/fix_main.c"));
+	CHECK(fix_ends_with(f[0].func_file, "/fix_main.c"));
+	CHECK_EQ_INT(f[0].inlined, 0);
+
+	n = sym_resolve(ctx, mod, fix_find(&run_main, "inl")->vaddr, &f);
+	dump("inl", f, n);
+	REQUIRE(n == 3);
+	CHECK_STR(f[0].func, "leaf_inl");
+	CHECK_EQ_INT(f[0].line, fix_line("fix_main.c", "MARK:inl"));
+	CHECK_EQ_INT(f[0].func_line, fix_line("fix_main.c", "void leaf_inl(int x)"));
+	CHECK_EQ_INT(f[0].inlined, 1);
+	CHECK_STR(f[1].func, "mid_inl");
+	CHECK_EQ_INT(f[1].line, fix_line("fix_main.c", "MARK:mid_call"));
+	CHECK_EQ_INT(f[1].func_line, fix_line("fix_main.c", "void mid_inl(int x)"));
+	CHECK(fix_ends_with(f[1].file, "/fix_main.c"));
+	CHECK_EQ_INT(f[1].inlined, 1);
+	CHECK_STR(f[2].func, "outer_fn");
+	CHECK_EQ_INT(f[2].line, fix_line("fix_main.c", "MARK:outer_call"));
+	CHECK_EQ_INT(f[2].func_line, fix_line("fix_main.c", "void outer_fn(int x)"));
+	CHECK_EQ_INT(f[2].inlined, 0);
+}
+
+static void test_pie(void)
+{
+	struct sym_ctx *ctx = ctx_with_path(NULL);
+	const struct fix_mark *m = fix_find(&run_main, "plain");
+	struct sym_module *mod =
+		sym_module_get(ctx, m->path, run_main.build_id, run_main.build_id_len);
+
+	CHECK(sym_module_get(ctx, m->path, run_main.build_id, run_main.build_id_len) == mod);
+	CHECK(sym_module_get(ctx, m->path, NULL, 0) != mod);
+	CHECK_STR(sym_module_basename(mod), "symfix_main");
+	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
+	CHECK_EQ_INT(sym_module_changed(ctx, mod), 0);
+	check_main_frames(ctx, mod);
+
+	/* Cached: same frames, same interned strings. */
+	const struct sym_frame *a, *b;
+	sym_resolve(ctx, mod, m->vaddr, &a);
+	const char *fa = a[0].func, *fi = a[0].file;
+	sym_resolve(ctx, mod, m->vaddr + 1, &b);
+	sym_resolve(ctx, mod, m->vaddr, &b);
+	CHECK(b[0].func == fa);
+	CHECK(b[0].file == fi);
+	sym_free(ctx);
+}
+
+static void test_shared_lib(void)
+{
+	struct sym_ctx *ctx = ctx_with_path(NULL);
+	const struct fix_mark *ms = fix_find(&run_main, "lib_static");
+	const struct fix_mark *me = fix_find(&run_main, "lib_exported");
+	struct sym_module *mod = sym_module_get(ctx, ms->path, NULL, 0);
+	const struct sym_frame *f;
+	int n;
+
+	CHECK_STR(sym_module_basename(mod), "libsymfix.so");
+	n = sym_resolve(ctx, mod, ms->vaddr, &f);
+	dump("lib_static", f, n);
+	CHECK_EQ_INT(n, 1);
+	CHECK_STR(f[0].func, "lib_static_fn");
+	CHECK_EQ_INT(f[0].line, fix_line("fix_lib.c", "MARK:lib_static"));
+	CHECK_EQ_INT(f[0].func_line, fix_line("fix_lib.c", "void lib_static_fn("));
+	CHECK(fix_ends_with(f[0].file, "/fix_lib.c"));
+	n = sym_resolve(ctx, mod, me->vaddr, &f);
+	CHECK_STR(f[0].func, "lib_exported_fn");
+	CHECK_EQ_INT(f[0].line, fix_line("fix_lib.c", "MARK:lib_exported"));
+	CHECK_EQ_INT(f[0].func_line, fix_line("fix_lib.c", "void lib_exported_fn("));
+
+	/* Stripped copy: exported names from .dynsym, the rest "[lib+0xVADDR]". */
+	struct sym_module *st = sym_module_get(ctx, fix_path("libsymfix_stripped.so"), NULL, 0);
+	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, st), 0);
+	n = sym_resolve(ctx, st, me->vaddr, &f);
+	CHECK_EQ_INT(n, 1);
+	CHECK_STR(f[0].func, "lib_exported_fn");
+	CHECK_STR(f[0].file, "");
+	CHECK_EQ_INT(f[0].line, 0);
+	CHECK_EQ_INT(f[0].func_line, 0);
+	n = sym_resolve(ctx, st, ms->vaddr, &f);
+	char want[128];
+	snprintf(want, sizeof(want), "[libsymfix_stripped.so+0x%" PRIx64 "]", ms->vaddr);
+	CHECK_STR(f[0].func, want);
+	sym_free(ctx);
+}
+
+static void test_debuglink(void)
+{
+	struct sym_ctx *ctx = ctx_with_path(NULL);
+	struct sym_module *mod = sym_module_get(ctx, fix_path("symfix_split"), run_main.build_id,
+						run_main.build_id_len);
+
+	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
+	CHECK_EQ_INT(sym_module_changed(ctx, mod), 0);
+	check_main_frames(ctx, mod);
+	sym_free(ctx);
+}
+
+static void test_build_id_dir(void)
+{
+	struct sym_ctx *ctx = ctx_with_path(fix_path("debugroot"));
+	struct sym_module *mod = sym_module_get(ctx, fix_path("symfix_bid"), run_main.build_id,
+						run_main.build_id_len);
+
+	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
+	check_main_frames(ctx, mod);
+	sym_free(ctx);
+}
+
+static void test_stripped(void)
+{
+	struct sym_ctx *ctx = ctx_with_path("/nonexistent-cbn-debug");
+	struct sym_module *mod = sym_module_get(ctx, fix_path("symfix_bid"), run_main.build_id,
+						run_main.build_id_len);
+	const struct fix_mark *m = fix_find(&run_main, "plain");
+	const struct sym_frame *f;
+	char want[128];
+
+	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 0);
+	CHECK_EQ_INT(sym_module_changed(ctx, mod), 0);
+	int n = sym_resolve(ctx, mod, m->vaddr, &f);
+	CHECK_EQ_INT(n, 1);
+	snprintf(want, sizeof(want), "[symfix_bid+0x%" PRIx64 "]", m->vaddr);
+	CHECK_STR(f[0].func, want);
+	CHECK_STR(f[0].file, "");
+	CHECK_EQ_INT(f[0].line, 0);
+	sym_free(ctx);
+}
+
+/* The binary was rebuilt after the run: the file at the path has another
+ * build-id.  With the original's debug file reachable by build-id, frames
+ * are those of the binary that ran; without it, the module says it changed. */
+static void test_changed(void)
+{
+	struct sym_ctx *ctx = ctx_with_path(fix_path("debugroot"));
+	struct sym_module *mod = sym_module_get(ctx, fix_path("symfix_changed"),
+						run_main.build_id, run_main.build_id_len);
+
+	CHECK_EQ_INT(sym_module_changed(ctx, mod), 1);
+	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
+	check_main_frames(ctx, mod);
+	sym_free(ctx);
+
+	ctx = ctx_with_path("/nonexistent-cbn-debug");
+	mod = sym_module_get(ctx, fix_path("symfix_changed"), run_main.build_id,
+			     run_main.build_id_len);
+	CHECK_EQ_INT(sym_module_changed(ctx, mod), 1);
+	const struct sym_frame *f;
+	CHECK(sym_resolve(ctx, mod, fix_find(&run_main, "plain")->vaddr, &f) >= 1);
+	CHECK(f[0].func && f[0].func[0]);
+	/* The file now at the path, asked for with no build-id: nothing to check. */
+	struct sym_module *nb = sym_module_get(ctx, fix_path("symfix_changed"), NULL, 0);
+	CHECK_EQ_INT(sym_module_changed(ctx, nb), 0);
+	/* Deleted file, debug info still there by build-id. */
+	sym_free(ctx);
+	ctx = ctx_with_path(fix_path("debugroot"));
+	mod = sym_module_get(ctx, "/nonexistent/dir/symfix_main", run_main.build_id,
+			     run_main.build_id_len);
+	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
+	CHECK_EQ_INT(sym_module_changed(ctx, mod), 0);
+	check_main_frames(ctx, mod);
+	sym_free(ctx);
+}
+
+static void test_cpp(void)
+{
+	struct sym_ctx *ctx = ctx_with_path(NULL);
+	struct fix_run r;
+
+	CHECK_STR(sym_demangle(ctx, "main"), "main");
+	CHECK_STR(sym_demangle(ctx, "_Zgarbage!"), "_Zgarbage!");
+	CHECK_STR(sym_demangle(ctx, ""), "");
+	if (access(fix_path("symfix_cpp"), X_OK) != 0) {
+		fprintf(stderr, "note: no C++ fixture (no C++ compiler at configure time)\n");
+		sym_free(ctx);
+		return;
+	}
+	CHECK_STR(sym_demangle(ctx, "_ZN5fixns5Klass6methodEi"), "fixns::Klass::method(int)");
+	REQUIRE(fix_exec("symfix_cpp", &r) == 0);
+	const struct fix_mark *m = fix_find(&r, "method");
+	struct sym_module *mod = sym_module_get(ctx, m->path, NULL, 0);
+	const struct sym_frame *f;
+	int n = sym_resolve(ctx, mod, m->vaddr, &f);
+	dump("method", f, n);
+	CHECK_EQ_INT(n, 1);
+	CHECK_STR(f[0].func, "fixns::Klass::method(int)");
+	CHECK_EQ_INT(f[0].line, fix_line("fix_cpp.cc", "MARK:method"));
+	CHECK_EQ_INT(f[0].func_line, fix_line("fix_cpp.cc", "int Klass::method(int x)"));
+	n = sym_resolve(ctx, mod, fix_find(&r, "twice")->vaddr, &f);
+	dump("twice", f, n);
+	CHECK(strstr(f[0].func, "fixns::twice<long>(long)") != NULL);
+	CHECK_EQ_INT(f[0].line, fix_line("fix_cpp.cc", "MARK:twice"));
+	sym_free(ctx);
+}
+
+int main(void)
+{
+	fix_init();
+	REQUIRE(fix_exec("symfix_main", &run_main) == 0);
+	REQUIRE(run_main.build_id_len > 0);
+	test_pie();
+	test_shared_lib();
+	test_debuglink();
+	test_build_id_dir();
+	test_stripped();
+	test_changed();
+	test_cpp();
+	return test_result();
+}
