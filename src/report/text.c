@@ -181,10 +181,10 @@ static void text_cpu_table(struct text_ctx *t)
 		(double)c->cpu_ns / 1e9);
 	fprintf(out, "   Ordered by: %s\n", cpu_sort_desc(key));
 	if (!t->o || !t->o->quiet) {
-		fprintf(out, "   Note: sampling mode: ncalls is the number of samples in which the "
-			"function was on the stack, not a call count;\n");
-		fprintf(out, "         tottime = samples in the function itself x period, cumtime "
-			"= samples with it anywhere on the stack x period.\n");
+		fprintf(out, "   Note: sampling mode: ncalls is the number of samples with the "
+			"function on the stack, not calls;\n");
+		fprintf(out, "         tottime = its own samples x period, cumtime = samples "
+			"with it anywhere on the stack x period.\n");
 	}
 	fputc('\n', out);
 	fprintf(out, "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n");

@@ -1,0 +1,379 @@
+/*
+ * test_text.c — the text report on hand-built profiles: header, the
+ * cProfile-style table (columns, percall math, limit and "more" line, sort
+ * order, function naming), hot lines, the process/thread sections only when
+ * there is more than one, exit by signal, lost samples, and the footer.
+ */
+#include <stdint.h>
+
+#include "analysis/cpu.h"
+#include "report/fmt.h"
+#include "report/report.h"
+#include "testlib.h"
+#include "unit/test_cpu_builder.h"
+
+static char *render(const struct profile *p, const char *sort, int limit, int quiet)
+{
+	struct report_opts o = { .sort = sort, .limit = limit, .quiet = quiet };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	REQUIRE(f);
+	CHECK_EQ_INT(report_text(f, p, &o), 0);
+	fclose(f);
+	return buf;
+}
+
+/* Number of lines of the CPU table: those between the column header and the
+ * first blank line or "(N more" line. */
+static int table_rows(const char *out)
+{
+	const char *s = strstr(out, "filename:lineno(function)\n");
+	int n = 0;
+
+	if (!s)
+		return -1;
+	s = strchr(s, '\n') + 1;
+	while (*s && *s != '\n' && strncmp(s, "   (", 4) != 0) {
+		n++;
+		s = strchr(s, '\n');
+		if (!s)
+			break;
+		s++;
+	}
+	return n;
+}
+
+/* 1 if the line of out that contains key also contains what. */
+static int line_has(const char *out, const char *key, const char *what)
+{
+	const char *s = strstr(out, key), *b, *e;
+
+	if (!s)
+		return 0;
+	for (b = s; b > out && b[-1] != '\n'; b--)
+		;
+	e = strchr(s, '\n');
+	if (!e)
+		e = s + strlen(s);
+	s = strstr(b, what);
+	return s && s < e;
+}
+
+/* Position of needle within the CPU table, or -1. */
+static long table_pos(const char *out, const char *needle)
+{
+	const char *t = strstr(out, "filename:lineno(function)\n");
+	const char *s = t ? strstr(t, needle) : NULL;
+
+	return s ? (long)(s - t) : -1;
+}
+
+/* A run with exactly known numbers: period 100 ms, so that pstats' 3
+ * decimals show the percall math. */
+static void build_basic(struct pb *b)
+{
+	uint32_t mainf, f, g, pr, th;
+
+	pb_init(b, 100000000, "./basic");
+	mainf = pb_func(b, "main", "/src/basic.c", 30, "basic");
+	f = pb_func(b, "compute", "/src/basic.c", 10, "basic");
+	g = pb_func(b, "helper", "/src/util.c", 5, "basic");
+	pr = pb_process(b, 42, 1, "/bin/basic", "./basic", 100000000);
+	th = pb_thread(b, 42, pr, "basic");
+	/* compute: self 6, total 8 (2 samples in helper called from compute) */
+	pb_samples(b, th, pb_stack(b, 2, (uint32_t[]){ f, mainf }), 6, 1, 0);
+	pb_samples(b, th, pb_stack(b, 3, (uint32_t[]){ g, f, mainf }), 2, 1, 0);
+	pb_samples(b, th, pb_stack(b, 1, (uint32_t[]){ mainf }), 52, 1, 0);
+}
+
+static void test_basic(void)
+{
+	struct pb b;
+	char *out;
+
+	build_basic(&b);
+	out = render(&b.p, NULL, 0, 0);
+	/* header */
+	CHECK(strstr(out, "Command:    ./basic\n"));
+	CHECK(strstr(out, "Exit:       0\n"));
+	CHECK(strstr(out, "Wall time:  1.000s\n"));
+	CHECK(strstr(out, "CPU time:   6.000s"));
+	CHECK(strstr(out, "Sampling:   10 Hz (period 100.000ms)\n"));
+	CHECK(strstr(out, "Samples:    60\n"));
+	CHECK(strstr(out, "Lost:       0 lost\n"));
+	CHECK(strstr(out, "Processes:  1\n"));
+	CHECK(strstr(out, "Threads:    1\n"));
+	/* the cProfile table */
+	CHECK(strstr(out, "         60 samples in 6.000 CPU seconds\n"));
+	CHECK(strstr(out, "   Ordered by: internal time (tottime)\n"));
+	CHECK(strstr(out, "ncalls is the number of samples with the"));
+	CHECK(strstr(out, "\n   ncalls  tottime  percall  cumtime  percall "
+			  "filename:lineno(function)\n"));
+	/* tottime 0.6 s over ncalls 8 samples → 0.075; cumtime 0.8 / 8 → 0.100 */
+	CHECK(strstr(out, "\n        8    0.600    0.075    0.800    0.100 "
+			  "/src/basic.c:10(compute)\n"));
+	CHECK(strstr(out, "\n       60    5.200    0.087    6.000    0.100 "
+			  "/src/basic.c:30(main)\n"));
+	CHECK(strstr(out, "\n        2    0.200    0.100    0.200    0.100 "
+			  "/src/util.c:5(helper)\n"));
+	CHECK_EQ_INT(table_rows(out), 3);
+	CHECK(!strstr(out, "more functions"));
+	/* tottime order: main 5.2, compute 0.6, helper 0.2 */
+	CHECK(table_pos(out, "(main)") < table_pos(out, "(compute)"));
+	CHECK(table_pos(out, "(compute)") < table_pos(out, "(helper)"));
+	/* hot lines: main's line 31 holds 52 of 60 samples */
+	CHECK(strstr(out, "Hottest source lines"));
+	CHECK(line_has(out, "/src/basic.c:31 ", "86.67%"));
+	CHECK(line_has(out, "/src/basic.c:31 ", "5.200s"));
+	CHECK(line_has(out, "/src/basic.c:31 ", "main"));
+	/* one process, one thread: no per-process/thread tables */
+	CHECK(!strstr(out, "\nProcesses\n"));
+	CHECK(!strstr(out, "\nThreads\n"));
+	CHECK(strstr(out, "Data quality: no problems found"));
+	free(out);
+
+	/* --sort cumulative */
+	out = render(&b.p, "cumulative", 0, 0);
+	CHECK(strstr(out, "   Ordered by: cumulative time (cumtime)\n"));
+	CHECK(table_pos(out, "(main)") < table_pos(out, "(compute)"));
+	free(out);
+	/* --sort name */
+	out = render(&b.p, "name", 0, 0);
+	CHECK(strstr(out, "   Ordered by: function name\n"));
+	CHECK(table_pos(out, "(compute)") < table_pos(out, "(helper)"));
+	CHECK(table_pos(out, "(helper)") < table_pos(out, "(main)"));
+	free(out);
+	/* --sort filename: /src/basic.c before /src/util.c */
+	out = render(&b.p, "filename", 0, 0);
+	CHECK(table_pos(out, "(helper)") > table_pos(out, "(compute)"));
+	CHECK(table_pos(out, "(helper)") > table_pos(out, "(main)"));
+	free(out);
+	/* --sort line: helper 5, compute 10, main 30 */
+	out = render(&b.p, "line", 0, 0);
+	CHECK(table_pos(out, "(helper)") < table_pos(out, "(compute)"));
+	CHECK(table_pos(out, "(compute)") < table_pos(out, "(main)"));
+	free(out);
+	/* a CUDA key leaves the CPU table at its default order */
+	out = render(&b.p, "cuda_time_total", 0, 0);
+	CHECK(strstr(out, "   Ordered by: internal time (tottime)\n"));
+	free(out);
+	/* quiet: no banner, no note */
+	out = render(&b.p, NULL, 0, 1);
+	CHECK(!strstr(out, "Command:"));
+	CHECK(!strstr(out, "ncalls is the number of samples with the"));
+	CHECK(strstr(out, "filename:lineno(function)"));
+	free(out);
+	pb_free(&b);
+}
+
+static void test_limit_and_names(void)
+{
+	struct pb b;
+	char *out, name[32];
+	static char names[20][32];
+	static char longname[400];
+	uint32_t funcs[20], mainf, pr, th, i;
+
+	pb_init(&b, 1000000, "./many");
+	mainf = pb_func(&b, "main", "m.c", 1, "many");
+	for (i = 0; i < 20; i++) {
+		snprintf(names[i], sizeof(names[i]), "f%02u", i);
+		funcs[i] = pb_func(&b, names[i], "m.c", 100 + i, "many");
+	}
+	pr = pb_process(&b, 1, 0, "many", "./many", 1000000);
+	th = pb_thread(&b, 1, pr, "");
+	for (i = 0; i < 20; i++)
+		pb_samples(&b, th, pb_stack(&b, 2, (uint32_t[]){ funcs[i], mainf }), 100 + i, 1,
+			   0);
+	/* 21 functions, default limit 15 */
+	out = render(&b.p, NULL, 0, 0);
+	CHECK_EQ_INT(table_rows(out), 15);
+	CHECK(strstr(out, "   (6 more functions; use --limit)\n"));
+	free(out);
+	out = render(&b.p, NULL, 3, 0);
+	CHECK_EQ_INT(table_rows(out), 3);
+	CHECK(strstr(out, "   (18 more functions; use --limit)\n"));
+	/* f19 has the most self samples, then main (total only: self 0) is last */
+	snprintf(name, sizeof(name), "m.c:119(f19)");
+	CHECK(table_pos(out, name) >= 0);
+	free(out);
+	out = render(&b.p, NULL, -1, 0);
+	CHECK_EQ_INT(table_rows(out), 21);
+	CHECK(!strstr(out, "more functions"));
+	free(out);
+	pb_free(&b);
+
+	/* function naming: no file → [module]:0(name) or ~:0(name); long names cut */
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[0] = 'L';
+	pb_init(&b, 1000000, "./names");
+	funcs[0] = pb_func(&b, "[libz.so.1+0x2a40]", "", 0, "libz.so.1");
+	funcs[1] = pb_func(&b, "mystery", "", 0, "");
+	funcs[2] = pb_func(&b, longname, "n.c", 9, "names");
+	pr = pb_process(&b, 1, 0, "names", "./names", 1000000);
+	th = pb_thread(&b, 1, pr, "");
+	for (i = 0; i < 3; i++)
+		pb_samples(&b, th, pb_stack(&b, 1, &funcs[i]), 30 + i, 1, 0);
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, " [libz.so.1]:0([libz.so.1+0x2a40])\n"));
+	CHECK(strstr(out, " ~:0(mystery)\n"));
+	CHECK(strstr(out, "n.c:9(Lxxx"));
+	CHECK(strstr(out, "x\xe2\x80\xa6)\n")); /* cut with "…" */
+	CHECK(!strstr(out, longname));
+	free(out);
+	pb_free(&b);
+}
+
+static void test_processes_threads(void)
+{
+	struct pb b;
+	char *out;
+	uint32_t f, g, p1, p2, t1, t2, t3;
+
+	pb_init(&b, 1000000, "./forkexec");
+	f = pb_func(&b, "parent_work", "fe.c", 10, "forkexec");
+	g = pb_func(&b, "heavy", "split.c", 12, "split");
+	p1 = pb_process(&b, 100, 1, "/x/forkexec", "./forkexec 0.3", 1000000);
+	p2 = pb_process(&b, 101, 100, "/x/split", "/x/split 0.3", 1000000);
+	b.p.processes[p1].clean_exit = 0; /* killed */
+	b.p.exit_signal = 9;
+	b.p.exit_status = -1;
+	b.p.processes[p2].exit_code = 3;
+	t1 = pb_thread(&b, 100, p1, "forkexec");
+	t2 = pb_thread(&b, 101, p2, "split");
+	t3 = pb_thread(&b, 102, p2, "worker-1");
+	pb_samples(&b, t1, pb_stack(&b, 1, &f), 60, 1, 0);
+	pb_samples(&b, t2, pb_stack(&b, 1, &g), 30, 1, 0);
+	pb_samples(&b, t3, pb_stack(&b, 1, &g), 10, 1, 0);
+	b.p.processes[p2].lost[CBN_LOST_BUFFER_FULL] = 3;
+	b.p.processes[p1].lost[CBN_LOST_FOREIGN_PID] = 1;
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "Exit:       killed by signal 9 (SIGKILL)\n"));
+	CHECK(strstr(out, "Lost:       4 lost (3 buffer_full, 1 foreign_pid)\n"));
+	CHECK(strstr(out, "Processes:  2\n"));
+	CHECK(strstr(out, "Threads:    3\n"));
+	CHECK(strstr(out, "\nProcesses\n"));
+	CHECK(strstr(out, "\nThreads\n"));
+	CHECK(strstr(out, "./forkexec 0.3"));
+	CHECK(strstr(out, "/x/split 0.3"));
+	CHECK(strstr(out, "killed by signal 9 (SIGKILL)  ./forkexec 0.3"));
+	CHECK(strstr(out, "worker-1"));
+	/* the process table: parent 60 %, child 40 % */
+	CHECK(strstr(out, "60.00%"));
+	CHECK(strstr(out, "40.00%"));
+	/* thread table: worker-1 has 10 % */
+	CHECK(strstr(out, "10.00%"));
+	free(out);
+
+	b.p.exit_signal = 11;
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "killed by signal 11 (SIGSEGV)"));
+	free(out);
+	pb_free(&b);
+}
+
+static void test_footer(void)
+{
+	struct pb b;
+	char *out;
+	uint32_t f, pr, th;
+
+	pb_init(&b, 1000000, "./few");
+	f = pb_func(&b, "f", "f.c", 1, "few");
+	pr = pb_process(&b, 1, 0, "few", "./few", 1000000);
+	th = pb_thread(&b, 1, pr, "");
+	pb_samples(&b, th, pb_stack(&b, 1, &f), 7, 2, CBN_SAMPLE_TRUNCATED);
+	pb_nodebug(&b, "libnodebug.so");
+	pb_warning(&b, "7.0.cbp: damaged chunk 3 skipped");
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "Samples:    7 (weight 14: the timer overran 7 times)\n"));
+	CHECK(strstr(out, "\nData quality\n"));
+	CHECK(strstr(out, "  - 7.0.cbp: damaged chunk 3 skipped\n"));
+	CHECK(strstr(out, "too few samples to trust (7); raise -F or run longer"));
+	CHECK(strstr(out, "no debug info for libnodebug.so"));
+	CHECK(strstr(out, "install the -dbgsym package or build with -g"));
+	CHECK(strstr(out, "7 of 7 samples were cut at the maximum stack depth"));
+	free(out);
+	pb_free(&b);
+}
+
+static void test_sort_keys_valid(void)
+{
+	static const char *const ok[] = { "tottime", "time", "cumtime", "cumulative", "ncalls",
+					  "calls", "name", "filename", "file", "module", "line",
+					  "nfl", "stdname", "cpu_time_total", "cuda_time_total",
+					  "self_cuda_time_total", "count" };
+	size_t i;
+
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+		CHECK(report_sort_key_valid(ok[i]));
+	CHECK(!report_sort_key_valid("bogus"));
+	CHECK(!report_sort_key_valid(""));
+	CHECK(!report_sort_key_valid(NULL));
+}
+
+static void test_fmt(void)
+{
+	char buf[64];
+	struct fmt_table *t;
+	char *s = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	CHECK_STR(fmt_time(buf, sizeof(buf), 1500000000ull), "1.500s");
+	CHECK_STR(fmt_time(buf, sizeof(buf), 2500000ull), "2.500ms");
+	CHECK_STR(fmt_time(buf, sizeof(buf), 999ull), "0.999us");
+	CHECK_STR(fmt_pct(buf, sizeof(buf), 1, 3), "33.33%");
+	CHECK_STR(fmt_pct(buf, sizeof(buf), 1, 0), "0.00%");
+	CHECK_STR(fmt_bytes(buf, sizeof(buf), 512), "512 B");
+	CHECK_STR(fmt_bytes(buf, sizeof(buf), 1536), "1.50 KB");
+	CHECK_STR(fmt_hz(buf, sizeof(buf), 997), "997 Hz");
+	CHECK_STR(fmt_hz(buf, sizeof(buf), 1000), "1 kHz");
+	CHECK_EQ_INT(fmt_width("a\xe2\x80\xa6z"), 3);
+	CHECK_STR(fmt_trunc(buf, sizeof(buf), "abcdefgh", 5, 0), "abcd\xe2\x80\xa6");
+	CHECK_STR(fmt_trunc(buf, sizeof(buf), "/long/path/x.c", 6, 1), "\xe2\x80\xa6" "h/x.c");
+	CHECK_STR(fmt_trunc(buf, sizeof(buf), "short", 10, 0), "short");
+	/* a buffer too small never ends inside a UTF-8 sequence */
+	CHECK_STR(fmt_trunc(buf, 6, "abcdefgh", 7, 0), "abcde");
+	CHECK_STR(fmt_trunc(buf, 8, "abcdefgh", 7, 0), "abcdef");
+	CHECK_STR(fmt_func(buf, sizeof(buf), "f", "a.c", 3, "m"), "a.c:3(f)");
+	CHECK_STR(fmt_func(buf, sizeof(buf), "f", "", 0, "libm.so"), "[libm.so]:0(f)");
+	CHECK_STR(fmt_func(buf, sizeof(buf), "f", "", 0, ""), "~:0(f)");
+
+	t = fmt_table_new();
+	REQUIRE(t);
+	fmt_table_col(t, "Name", FMT_LEFT, 0, 6);
+	fmt_table_col(t, "Calls", FMT_RIGHT, 0, 0);
+	fmt_table_row(t);
+	fmt_table_cell(t, "%s", "short");
+	fmt_table_cell(t, "%d", 5);
+	fmt_table_row(t);
+	fmt_table_cell(t, "%s", "muchlonger");
+	fmt_table_cell(t, "%d", 12345);
+	CHECK_EQ_INT(fmt_table_nrows(t), 2);
+	f = open_memstream(&s, &len);
+	REQUIRE(f);
+	fmt_table_print(t, f, FMT_RULES, 1);
+	fclose(f);
+	CHECK_STR(s, " -------------\n"
+		     " Name    Calls\n"
+		     " -------------\n"
+		     " short       5\n"
+		     " muchl\xe2\x80\xa6  12345\n"
+		     " -------------\n");
+	free(s);
+	fmt_table_free(t);
+}
+
+int main(void)
+{
+	test_basic();
+	test_limit_and_names();
+	test_processes_threads();
+	test_footer();
+	test_sort_keys_valid();
+	test_fmt();
+	return test_result();
+}
