@@ -1,0 +1,282 @@
+/*
+ * api.c — the CUPTI callback API side: which runtime/driver functions we
+ * subscribe to (chosen by name once at init), the ENTER/EXIT handler that
+ * writes CUDA_API records and, for launches, copies and synchronizations, the
+ * host stack as a CUDA_STACK record joined by correlation id.
+ *
+ * Threading: api_callback runs on the application's threads, inside CUDA
+ * calls, never in signal context.  Tables are built before the first callback
+ * is enabled and read-only afterwards.
+ */
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert.h"
+#include "layer.h"
+
+enum {
+	API_ON = 1,      /* write a CUDA_API record */
+	API_STACK = 2,   /* capture the host stack at ENTER */
+	API_RESET = 4,   /* cudaDeviceReset: flush while the driver is healthy */
+};
+
+struct api_table {
+	unsigned size;
+	uint8_t *cls;
+	char **name;     /* stripped names, "cudaMemcpy" */
+};
+
+static struct api_table api_rt, api_drv;
+
+/* Runtime calls in progress on this thread.  cudart calls the driver entry
+ * points underneath, so a driver callback nested in a runtime one is the same
+ * user call seen twice: skipped.  Driver-only programs (Triton, NVRTC) still get
+ * their cuLaunchKernel records. */
+static _Thread_local int api_rt_depth;
+
+struct api_rule {
+	const char *prefix;
+	uint8_t cls;
+};
+
+static const struct api_rule api_rules[] = {
+	/* runtime: launches (incl. nvcc 13's __cudaLaunchKernel, shown without "__") */
+	{ "cudaLaunch", API_ON | API_STACK },
+	{ "cudaGraphLaunch", API_ON | API_STACK },
+	{ "cudaMemcpy", API_ON | API_STACK },
+	{ "cudaMemset", API_ON | API_STACK },
+	{ "cudaDeviceSynchronize", API_ON | API_STACK },
+	{ "cudaThreadSynchronize", API_ON | API_STACK },
+	{ "cudaStreamSynchronize", API_ON | API_STACK },
+	{ "cudaEventSynchronize", API_ON | API_STACK },
+	{ "cudaStreamWaitEvent", API_ON | API_STACK },
+	{ "cudaMalloc", API_ON },
+	{ "cudaFree", API_ON },
+	{ "cudaHostAlloc", API_ON },
+	{ "cudaDeviceReset", API_ON | API_RESET },
+	/* driver */
+	{ "cuLaunch", API_ON | API_STACK },
+	{ "cuGraphLaunch", API_ON | API_STACK },
+	{ "cuMemcpy", API_ON | API_STACK },
+	{ "cuMemset", API_ON | API_STACK },
+	{ "cuCtxSynchronize", API_ON | API_STACK },
+	{ "cuStreamSynchronize", API_ON | API_STACK },
+	{ "cuEventSynchronize", API_ON | API_STACK },
+	{ "cuStreamWaitEvent", API_ON | API_STACK },
+	{ "cuMemAlloc", API_ON },
+	{ "cuMemFree", API_ON },
+	{ "cuMemHostAlloc", API_ON },
+};
+
+static uint8_t api_classify(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(api_rules) / sizeof(api_rules[0]); i++) {
+		size_t n = strlen(api_rules[i].prefix);
+
+		if (strncmp(name, api_rules[i].prefix, n) == 0)
+			return api_rules[i].cls;
+	}
+	return 0;
+}
+
+static int api_fill(struct api_table *t, CUpti_SubscriberHandle sub, CUpti_CallbackDomain dom,
+		    unsigned size)
+{
+	unsigned cbid;
+	int enabled = 0;
+
+	t->cls = calloc(size, 1);
+	t->name = calloc(size, sizeof(char *));
+	if (!t->cls || !t->name)
+		return CUPTI_ERROR_OUT_OF_MEMORY;
+	t->size = size;
+	for (cbid = 1; cbid < size; cbid++) {
+		const char *raw = NULL;
+		char name[256];
+		uint8_t cls;
+		CUptiResult st;
+
+		if (cuptiGetCallbackName(dom, cbid, &raw) != CUPTI_SUCCESS || !raw)
+			continue;
+		convert_api_name(name, sizeof(name), raw);
+		cls = api_classify(name);
+		if (!cls)
+			continue;
+		t->name[cbid] = strdup(name);
+		if (!t->name[cbid])
+			return CUPTI_ERROR_OUT_OF_MEMORY;
+		st = cuptiEnableCallback(1, sub, dom, cbid);
+		if (st != CUPTI_SUCCESS)
+			return st;
+		t->cls[cbid] = cls;
+		enabled++;
+	}
+	return enabled ? CUPTI_SUCCESS : CUPTI_ERROR_UNKNOWN;
+}
+
+int api_setup(CUpti_SubscriberHandle sub)
+{
+	int st;
+
+	st = api_fill(&api_rt, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
+	if (st != CUPTI_SUCCESS)
+		return st;
+	st = api_fill(&api_drv, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+	if (st != CUPTI_SUCCESS)
+		return st;
+	st = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
+				 CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
+	return st;
+}
+
+/* Executable ranges of the CUDA stack's own libraries and of cbottleneck's:
+ * leading frames inside them are cut so a launch stack starts at the caller's
+ * code.  Scanned once at init: libcuda, libcudart (when shared) and libcupti
+ * are all loaded by the time cuInit calls InitializeInjection. */
+#define API_MAX_RANGES 32
+static struct {
+	uintptr_t lo, hi;
+} api_ranges[API_MAX_RANGES];
+static int api_nranges;
+
+static int api_is_cuda_module(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	base = base ? base + 1 : path;
+	return strncmp(base, "libcuda.so", 10) == 0 || strncmp(base, "libcudart.so", 12) == 0 ||
+	       strncmp(base, "libcupti.so", 11) == 0 || strncmp(base, "libcbottleneck", 14) == 0;
+}
+
+static int api_scan_one(struct dl_phdr_info *info, size_t sz, void *arg)
+{
+	int i;
+
+	(void)sz;
+	(void)arg;
+	if (!info->dlpi_name || !api_is_cuda_module(info->dlpi_name))
+		return 0;
+	for (i = 0; i < info->dlpi_phnum && api_nranges < API_MAX_RANGES; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		api_ranges[api_nranges].lo = info->dlpi_addr + ph->p_vaddr;
+		api_ranges[api_nranges].hi = info->dlpi_addr + ph->p_vaddr + ph->p_memsz;
+		api_nranges++;
+	}
+	return 0;
+}
+
+void api_scan_modules(void)
+{
+	api_nranges = 0;
+	dl_iterate_phdr(api_scan_one, NULL);
+}
+
+static int api_in_cuda(uint64_t pc)
+{
+	int i;
+
+	/* Return addresses: the call instruction lies just before. */
+	pc -= 1;
+	for (i = 0; i < api_nranges; i++)
+		if (pc >= api_ranges[i].lo && pc < api_ranges[i].hi)
+			return 1;
+	return 0;
+}
+
+static void api_write_stack(uint32_t correlation)
+{
+	_Alignas(8) unsigned char buf[CONVERT_REC_MAX];
+	uint64_t pcs[CBN_MAX_FRAMES];
+	int n, first = 0;
+
+	if (!layer_agent.backtrace)
+		return;
+	n = layer_agent.backtrace(pcs, CBN_MAX_FRAMES, 0);
+	if (n <= 0)
+		return;
+	while (first < n && api_in_cuda(pcs[first]))
+		first++;
+	if (first == n)
+		first = 0;  /* all inside CUDA libraries: keep everything */
+	layer_write(buf, convert_stack(buf, correlation, layer_tid(), pcs + first, n - first));
+}
+
+static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_CallbackId cbid,
+			const CUpti_CallbackData *cd)
+{
+	_Alignas(8) unsigned char buf[CONVERT_REC_MAX];
+	uint8_t cls;
+	uint64_t start, end;
+	int32_t ret = 0;
+
+	if (cbid >= t->size || !(cls = t->cls[cbid]))
+		return;
+	if (cd->callbackSite == CUPTI_API_ENTER) {
+		if (domain == CBN_CUDA_RUNTIME)
+			api_rt_depth++;
+		else if (api_rt_depth > 0)
+			return;
+		if (cls & API_RESET)
+			layer_flush_soft();
+		/* correlationData is CUPTI's per-call slot shared by ENTER and EXIT. */
+		*cd->correlationData = layer_agent.now();
+		if (cls & API_STACK)
+			api_write_stack(cd->correlationId);
+		return;
+	}
+	if (domain == CBN_CUDA_RUNTIME) {
+		if (api_rt_depth > 0)
+			api_rt_depth--;
+	} else if (api_rt_depth > 0) {
+		return;
+	}
+	end = layer_agent.now();
+	start = *cd->correlationData;
+	if (!start || start > end)
+		start = end;
+	/* cudaError_t and CUresult are both int-sized enums. */
+	if (cd->functionReturnValue)
+		memcpy(&ret, cd->functionReturnValue, sizeof(ret));
+	layer_write(buf, convert_api(buf, start, end, layer_tid(), cd->correlationId, cbid, domain,
+				     ret, t->name[cbid]));
+}
+
+void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			   const void *data)
+{
+	(void)userdata;
+	if (atomic_load_explicit(&layer.off, memory_order_relaxed) || !data)
+		return;
+	layer_agent.enter();
+	switch (domain) {
+	case CUPTI_CB_DOMAIN_RUNTIME_API:
+		api_on_call(&api_rt, CBN_CUDA_RUNTIME, cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_DRIVER_API:
+		api_on_call(&api_drv, CBN_CUDA_DRIVER, cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_RESOURCE:
+		/* Context teardown: the last moment its records can be flushed
+		 * while the driver is healthy (cupti.md §2, exit rules). */
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING)
+			layer_flush_soft();
+		break;
+	case CUPTI_CB_DOMAIN_STATE:
+		if (cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
+			const CUpti_StateData *sd = data;
+
+			layer_fatal(sd->notification.message ? sd->notification.message
+							     : "CUPTI reported a fatal error");
+		}
+		break;
+	default:
+		break;
+	}
+	layer_agent.leave();
+}

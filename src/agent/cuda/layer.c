@@ -1,0 +1,438 @@
+/*
+ * layer.c — lifecycle of libcbottleneck_cuda.so: InitializeInjection (called
+ * by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH names us), the
+ * CUPTI setup order of docs/cuda-collection.md, the atexit flush under a
+ * watchdog, the fork-child switch-off, and the CUDA_STATUS records.
+ *
+ * On any CUPTI failure the layer writes CUDA_STATUS UNAVAILABLE, prints one
+ * line, unsubscribes and returns: the program and CPU sampling run on.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "convert.h"
+#include "layer.h"
+
+#define CBN_EXPORT __attribute__((visibility("default")))
+#define LAYER_FLUSH_TIMEOUT_MS 4000
+
+struct layer_agent layer_agent;
+struct layer_state layer;
+
+static CUpti_SubscriberHandle layer_sub;
+static _Thread_local uint32_t layer_tid_cache;
+
+static const CUpti_ActivityKind layer_kinds[] = {
+	CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, /* required */
+	CUPTI_ACTIVITY_KIND_MEMCPY,            /* required */
+	CUPTI_ACTIVITY_KIND_MEMSET,
+	CUPTI_ACTIVITY_KIND_MEMCPY2,
+	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
+	CUPTI_ACTIVITY_KIND_OVERHEAD,
+	CUPTI_ACTIVITY_KIND_MEMORY2,
+};
+#define LAYER_REQUIRED_KINDS 2
+#define LAYER_NKINDS (sizeof(layer_kinds) / sizeof(layer_kinds[0]))
+static int layer_enabled[LAYER_NKINDS];
+
+/* --- agent link, with fallbacks so a missing agent is harmless ------------ */
+
+static uint64_t layer_mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t layer_real_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void layer_nop(void)
+{
+}
+
+static int layer_zero(void)
+{
+	return 0;
+}
+
+static void layer_link_agent(void)
+{
+	layer_agent.write = (int (*)(const void *, size_t))dlsym(RTLD_DEFAULT, "cbn_agent_write");
+	layer_agent.backtrace =
+		(int (*)(uint64_t *, int, int))dlsym(RTLD_DEFAULT, "cbn_agent_backtrace");
+	layer_agent.now = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_now");
+	layer_agent.enter = (void (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_enter");
+	layer_agent.leave = (void (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_leave");
+	layer_agent.forked_child = (int (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_forked_child");
+	if (!layer_agent.now)
+		layer_agent.now = layer_mono_ns;
+	if (!layer_agent.enter || !layer_agent.leave) {
+		layer_agent.enter = layer_nop;
+		layer_agent.leave = layer_nop;
+	}
+	if (!layer_agent.forked_child)
+		layer_agent.forked_child = layer_zero;
+}
+
+uint32_t layer_tid(void)
+{
+	if (!layer_tid_cache)
+		layer_tid_cache = (uint32_t)syscall(SYS_gettid);
+	return layer_tid_cache;
+}
+
+void layer_write(const void *rec, size_t size)
+{
+	if (layer_agent.write && layer_agent.write(rec, size) != 0)
+		atomic_fetch_add(&layer.emit_failed, 1);
+}
+
+static void layer_status(uint32_t state, int32_t err, uint32_t timed_out, const char *msg)
+{
+	_Alignas(8) unsigned char buf[CONVERT_REC_MAX];
+
+	atomic_store(&layer.state, state);
+	layer_write(buf, convert_status(buf, layer_agent.now(), state, err, layer.version,
+					timed_out, atomic_load(&layer.dropped),
+					atomic_load(&layer.zero_ts), atomic_load(&layer.buffers),
+					atomic_load(&layer.records), msg));
+}
+
+/* The CUPTI clock: CLOCK_MONOTONIC, the session's one clock.  Registered once
+ * per process, before any activity is enabled (pytorch#192021). */
+static uint64_t CUPTIAPI layer_timestamp(void)
+{
+	return layer_mono_ns();
+}
+
+/* cuDeviceGetAttribute from the driver the process already loaded; we never
+ * load libcuda ourselves (and never link it). */
+static void layer_find_device_attr(void)
+{
+	void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+
+	if (h)
+		layer.device_attr =
+			(int (*)(int *, int, int))dlsym(h, "cuDeviceGetAttribute");
+}
+
+/* --- failure ---------------------------------------------------------------- */
+
+static const char *layer_result_name(CUptiResult st)
+{
+	const char *s = NULL;
+
+	if (cuptiGetResultString(st, &s) != CUPTI_SUCCESS || !s)
+		s = "CUPTI error";
+	return s;
+}
+
+/* One line, one status record, then back off completely so another tool (or
+ * none) can use CUPTI. */
+static void layer_unavailable(CUptiResult st, const char *why, const char *todo)
+{
+	char msg[512];
+	size_t k;
+
+	snprintf(msg, sizeof(msg), "%s (%s %d)", why, layer_result_name(st), (int)st);
+	atomic_store(&layer.off, 1);
+	for (k = 0; k < LAYER_NKINDS; k++)
+		if (layer_enabled[k])
+			cuptiActivityDisable(layer_kinds[k]);
+	if (layer_sub) {
+		cuptiUnsubscribe(layer_sub);
+		layer_sub = NULL;
+	}
+	layer_status(CBN_CUDA_UNAVAILABLE, (int32_t)st, 0, msg);
+	if (!layer.quiet)
+		fprintf(stderr,
+			"cbottleneck: CUDA tracing unavailable: %s; %s; CPU sampling continues\n",
+			msg, todo);
+}
+
+void layer_fatal(const char *why)
+{
+	char msg[512];
+
+	/* CUPTI finalizes itself after a fatal error: nothing more will come. */
+	snprintf(msg, sizeof(msg), "CUPTI fatal error: %s", why);
+	atomic_store(&layer.off, 1);
+	layer_status(CBN_CUDA_UNAVAILABLE, 0, 0, msg);
+	if (!layer.quiet)
+		fprintf(stderr,
+			"cbottleneck: CUDA tracing stopped: %s; GPU records after this point are "
+			"missing; CPU sampling continues\n",
+			msg);
+}
+
+/* --- flushing ---------------------------------------------------------------- */
+
+void layer_flush_soft(void)
+{
+	if (atomic_load(&layer.state) == CBN_CUDA_STARTED && getpid() == layer.pid)
+		cuptiActivityFlushAll(0);
+}
+
+struct layer_flush {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int done;
+};
+
+static void *layer_flush_thread(void *arg)
+{
+	struct layer_flush *f = arg;
+
+	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_lock(&f->lock);
+	f->done = 1;
+	pthread_cond_signal(&f->cond);
+	pthread_mutex_unlock(&f->lock);
+	return NULL;
+}
+
+static long layer_flush_timeout_ms(void)
+{
+	const char *s = getenv("CBN_CUDA_FLUSH_TIMEOUT_MS");
+	long v;
+
+	if (!s || !*s)
+		return LAYER_FLUSH_TIMEOUT_MS;
+	v = strtol(s, NULL, 10);
+	return v > 0 ? v : LAYER_FLUSH_TIMEOUT_MS;
+}
+
+/* FlushAll(FORCED) on a helper thread while this one waits at most the
+ * timeout: a flush that never returns (HPCToolkit's FLUSH_ALARM workaround in
+ * cupti-api.c) must not keep the program from exiting.  Returns 1 on timeout.
+ * The state lives in static storage because a hung helper may outlive us. */
+static int layer_flush_forced(long timeout_ms)
+{
+	static struct layer_flush f = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	struct timespec until;
+	pthread_t th;
+	int timed_out = 0;
+
+	if (pthread_create(&th, NULL, layer_flush_thread, &f) != 0) {
+		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+		return 0;
+	}
+	pthread_detach(th);
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&f.lock);
+	while (!f.done) {
+		if (pthread_cond_timedwait(&f.cond, &f.lock, &until) == ETIMEDOUT) {
+			timed_out = !f.done;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&f.lock);
+	return timed_out;
+}
+
+/* Registered inside cuInit, so it runs before cudart's own exit teardown
+ * (LIFO; argonne-lcf/THAPI#276).  No cuptiFinalize here: it races other
+ * threads still inside CUPTI (kineto#686). */
+static void layer_atexit(void)
+{
+	char msg[256] = "";
+	long timeout_ms;
+	int timed_out;
+
+	if (atomic_load(&layer.state) != CBN_CUDA_STARTED || getpid() != layer.pid)
+		return;
+	timeout_ms = layer_flush_timeout_ms();
+	timed_out = layer_flush_forced(timeout_ms);
+	if (timed_out) {
+		snprintf(msg, sizeof(msg),
+			 "CUPTI flush did not return in %g s; some GPU records may be lost",
+			 timeout_ms / 1000.0);
+		if (!layer.quiet)
+			fprintf(stderr, "cbottleneck: %s\n", msg);
+	} else {
+		activity_count_dropped();
+	}
+	if (atomic_load(&layer.emit_failed))
+		snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg),
+			 "%s%llu CUDA records did not fit in the session file", *msg ? "; " : "",
+			 (unsigned long long)atomic_load(&layer.emit_failed));
+	atomic_store(&layer.off, 1);
+	layer_status(CBN_CUDA_FINISHED, 0, (uint32_t)timed_out, msg);
+}
+
+/* fork without exec: the child has none of CUPTI's threads and may not use
+ * CUDA (the parent initialized it).  Turn everything off and never call CUPTI
+ * here; the agent's own child handler (registered earlier, so run first) has
+ * already given this process its own session file. */
+static void layer_atfork_child(void)
+{
+	layer_tid_cache = 0;
+	if (atomic_load(&layer.state) == 0)
+		return;
+	atomic_store(&layer.off, 1);
+	layer_status(CBN_CUDA_FORK_CHILD, 0, 0,
+		     "forked child without exec: CUDA tracing is off in this process");
+}
+
+/* --- setup ------------------------------------------------------------------ */
+
+static const char *layer_todo(CUptiResult st, const char *old)
+{
+	static char buf[256];
+
+	switch ((int)st) {
+	case CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED:
+		snprintf(buf, sizeof(buf), "run without %s (or set CBN_CUDA=0) to trace CUDA",
+			 old && *old ? old : "the other CUDA profiler");
+		return buf;
+	case CUPTI_ERROR_INSUFFICIENT_PRIVILEGES:
+		return "allow GPU profiling for non-admin users (NVreg_RestrictProfilingToAdminUsers=0) "
+		       "or run as root";
+	case CUPTI_ERROR_UNKNOWN:
+	case CUPTI_ERROR_NOT_INITIALIZED:
+		return "check that the NVIDIA driver works (nvidia-smi)";
+	default:
+		return "check that libcupti.so.13 matches the CUDA driver";
+	}
+}
+
+static int layer_start(void)
+{
+	CUpti_SubscriberParams params;
+	char old[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = "";
+	char note[256] = "";
+	char why[320];
+	CUptiResult st;
+	size_t k;
+
+	st = cuptiGetVersion(&layer.version);
+	if (st != CUPTI_SUCCESS) {
+		layer_unavailable(st, "cuptiGetVersion failed", layer_todo(st, NULL));
+		return -1;
+	}
+	/* From 13.0 the version reads xxyyzz; the structs we read are 13.0's.  A
+	 * newer 13.x writes longer records with the same prefix: fine. */
+	if (layer.version / 10000 != 13 && !layer.quiet)
+		fprintf(stderr,
+			"cbottleneck: warning: loaded libcupti reports API version %u, built for "
+			"13.x (%u); CUDA records may be incomplete\n",
+			layer.version, (unsigned)CUPTI_API_VERSION);
+
+	memset(&params, 0, sizeof(params));
+	params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+	params.subscriberName = "cbottleneck";
+	params.oldSubscriberName = old;
+	params.oldSubscriberSize = sizeof(old);
+	st = cuptiSubscribe_v2(&layer_sub, api_callback, NULL, &params);
+	if (st != CUPTI_SUCCESS) {
+		layer_sub = NULL;
+		old[sizeof(old) - 1] = '\0';
+		if (st == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+			snprintf(why, sizeof(why), "CUPTI is already in use by %s",
+				 *old ? old : "another tool");
+		else
+			snprintf(why, sizeof(why), "cannot subscribe to CUPTI");
+		layer_unavailable(st, why, layer_todo(st, old));
+		return -1;
+	}
+	st = cuptiEnableCallback(1, layer_sub, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
+	if (st == CUPTI_SUCCESS)
+		st = api_setup(layer_sub);
+	if (st != CUPTI_SUCCESS) {
+		layer_unavailable(st, "cannot enable CUPTI callbacks", layer_todo(st, NULL));
+		return -1;
+	}
+	api_scan_modules();
+
+	/* Both before any activity is enabled, and never changed afterwards. */
+	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	if (cuptiActivityRegisterTimestampCallback(layer_timestamp) != CUPTI_SUCCESS) {
+		/* CUPTI's default clock on Linux is CLOCK_REALTIME: shift it. */
+		uint64_t m0 = layer_mono_ns(), r = layer_real_ns(), m1 = layer_mono_ns();
+
+		layer.ts_offset = (int64_t)(r - (m0 + (m1 - m0) / 2));
+		snprintf(note, sizeof(note),
+			 "timestamp callback refused: GPU times shifted from CLOCK_REALTIME");
+	}
+
+	st = cuptiActivityRegisterCallbacks(activity_request, activity_complete);
+	if (st != CUPTI_SUCCESS) {
+		layer_unavailable(st, "cannot register CUPTI activity buffers", layer_todo(st, NULL));
+		return -1;
+	}
+	for (k = 0; k < LAYER_NKINDS; k++) {
+		st = cuptiActivityEnable(layer_kinds[k]);
+		if (st == CUPTI_SUCCESS) {
+			layer_enabled[k] = 1;
+			continue;
+		}
+		if (k < LAYER_REQUIRED_KINDS) {
+			snprintf(why, sizeof(why), "cannot enable CUPTI activity kind %d",
+				 (int)layer_kinds[k]);
+			layer_unavailable(st, why, layer_todo(st, NULL));
+			return -1;
+		}
+		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sactivity kind %d off",
+			 *note ? "; " : "", (int)layer_kinds[k]);
+	}
+	/* Device and context records exist only for contexts created after the
+	 * enable unless dumped now (llvm-project#85770). */
+	cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE);
+	cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT);
+	layer_find_device_attr();
+
+	atexit(layer_atexit);
+	layer_status(CBN_CUDA_STARTED, 0, 0, note);
+	return 0;
+}
+
+/* The driver's tool hook (CUDA_INJECTION64_PATH): called inside cuInit, in
+ * processes that use CUDA, before any CUDA work.  Always returns 1 so the
+ * driver goes on; whatever happens here, the program runs. */
+CBN_EXPORT int InitializeInjection(void)
+{
+	static atomic_int once;
+	const char *s;
+
+	if (atomic_exchange(&once, 1))
+		return 1;
+	layer_link_agent();
+	s = getenv("CBN_QUIET");
+	layer.quiet = s && strcmp(s, "1") == 0;
+	layer.pid = getpid();
+	/* Without the agent there is nowhere to record to: stay out of the way. */
+	if (!layer_agent.write)
+		return 1;
+	s = getenv("CBN_CUDA");
+	if (s && strcmp(s, "0") == 0)
+		return 1;
+	pthread_atfork(NULL, NULL, layer_atfork_child);
+	if (layer_agent.forked_child()) {
+		atomic_store(&layer.off, 1);
+		layer_status(CBN_CUDA_FORK_CHILD, 0, 0,
+			     "forked child without exec: CUDA tracing is off in this process");
+		return 1;
+	}
+	layer_start();
+	return 1;
+}
