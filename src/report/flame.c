@@ -1,0 +1,381 @@
+/*
+ * flame.c — --flamegraph FILE.svg: a self-contained interactive flame graph
+ * (root at the bottom, width proportional to samples, click to zoom, search,
+ * hover details).  The merged call tree is built here; the script is flame_js.h.
+ */
+#include "export.h"
+#include "flame_js.h"
+#include "gz.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FLAME_WIDTH 1200.0
+#define FLAME_PAD 10.0           /* left and right margin */
+#define FLAME_FRAME_H 16
+#define FLAME_TOP 56             /* title, subtitle, buttons */
+#define FLAME_BOTTOM 32          /* details line */
+#define FLAME_MIN_FRAC 0.0005    /* frames under 0.05% of the total are left out */
+#define FLAME_CHAR_W 7.2         /* 12px monospace, also assumed by the script */
+
+/* One node of the merged tree: a function name at one depth under one parent. */
+struct fnode {
+	const char *name;
+	uint32_t parent, child, next;  /* first child, next sibling; 0 = none */
+	uint32_t depth;
+	uint64_t total;
+};
+
+struct ftree {
+	struct fnode *n;
+	size_t len, cap;
+	uint32_t *hash;                /* open addressing: node index, 0 = empty */
+	size_t hcap;
+	uint32_t maxdepth;
+};
+
+static uint32_t flame_strhash(const char *s)
+{
+	uint32_t h = 2166136261u;      /* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
+static size_t flame_slot(const struct ftree *t, uint32_t parent, const char *name)
+{
+	uint64_t h = ((uint64_t)flame_strhash(name) * 0x9e3779b97f4a7c15ull) ^ (parent * 0xff51afd7ed558ccdull);
+
+	return (size_t)(h ^ (h >> 29)) & (t->hcap - 1);
+}
+
+static int flame_rehash(struct ftree *t)
+{
+	size_t cap = t->hcap ? t->hcap * 2 : 1024;
+	uint32_t *h = calloc(cap, sizeof(*h));
+
+	if (!h)
+		return -ENOMEM;
+	free(t->hash);
+	t->hash = h;
+	t->hcap = cap;
+	for (size_t i = 1; i < t->len; i++) {
+		size_t s = flame_slot(t, t->n[i].parent, t->n[i].name);
+
+		while (t->hash[s])
+			s = (s + 1) & (cap - 1);
+		t->hash[s] = (uint32_t)i;
+	}
+	return 0;
+}
+
+/* The child of parent named name, created when missing; 0 on OOM. */
+static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name)
+{
+	size_t s;
+
+	if ((t->len + 1) * 2 > t->hcap && flame_rehash(t))
+		return 0;
+	s = flame_slot(t, parent, name);
+	while (t->hash[s]) {
+		struct fnode *c = &t->n[t->hash[s]];
+
+		if (c->parent == parent && !strcmp(c->name, name))
+			return t->hash[s];
+		s = (s + 1) & (t->hcap - 1);
+	}
+	if (t->len == t->cap) {
+		size_t cap = t->cap * 2;
+		struct fnode *n = realloc(t->n, cap * sizeof(*n));
+
+		if (!n)
+			return 0;
+		t->n = n;
+		t->cap = cap;
+	}
+	uint32_t id = (uint32_t)t->len++;
+	struct fnode *c = &t->n[id];
+
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	c->parent = parent;
+	c->depth = t->n[parent].depth + 1;
+	c->next = t->n[parent].child;
+	t->n[parent].child = id;
+	t->hash[s] = id;
+	if (c->depth > t->maxdepth)
+		t->maxdepth = c->depth;
+	return id;
+}
+
+static int flame_build(const struct profile *p, struct ftree *t)
+{
+	uint64_t *w = calloc(p->nstacks + 1, sizeof(*w));
+
+	if (!w)
+		return -ENOMEM;
+	t->cap = 1024;
+	t->n = calloc(t->cap, sizeof(*t->n));
+	if (!t->n || flame_rehash(t)) {
+		free(w);
+		return -ENOMEM;
+	}
+	t->len = 1;
+	t->n[0].name = "all";
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		w[s->stack < p->nstacks ? s->stack : p->nstacks] += s->weight ? s->weight : 1;
+	}
+	for (size_t i = 0; i <= p->nstacks; i++) {
+		const struct prof_stack *sk = i < p->nstacks ? &p->stacks[i] : NULL;
+		uint32_t cur = 0;
+
+		if (!w[i])
+			continue;
+		t->n[0].total += w[i];
+		for (size_t d = sk ? sk->nframes : 0; d-- > 0;) {
+			uint32_t fn = p->frames[sk->first + d].func;
+			const char *name = fn < p->nfuncs ? p->funcs[fn].name : NULL;
+
+			cur = flame_child(t, cur, name && *name ? name : "[unknown]");
+			if (!cur) {
+				free(w);
+				return -ENOMEM;
+			}
+			t->n[cur].total += w[i];
+		}
+	}
+	free(w);
+	return 0;
+}
+
+/* XML text: the five specials escaped; bytes XML 1.0 forbids (control
+ * characters, invalid UTF-8) become '?', so any name keeps the file well-formed. */
+static void flame_xml(struct gz_file *f, const char *s, size_t maxchars)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	size_t chars = 0;
+
+	for (; *u && chars < maxchars; chars++) {
+		switch (*u) {
+		case '&': gz_puts(f, "&amp;"); u++; continue;
+		case '<': gz_puts(f, "&lt;"); u++; continue;
+		case '>': gz_puts(f, "&gt;"); u++; continue;
+		case '"': gz_puts(f, "&quot;"); u++; continue;
+		case '\'': gz_puts(f, "&apos;"); u++; continue;
+		default: break;
+		}
+		if (*u < 0x20 || *u == 0x7f) {
+			gz_puts(f, "?");
+			u++;
+			continue;
+		}
+		if (*u < 0x80) {
+			gz_write(f, u++, 1);
+			continue;
+		}
+		size_t n = (*u >= 0xc2 && *u <= 0xdf) ? 2 : (*u >= 0xe0 && *u <= 0xef) ? 3
+			 : (*u >= 0xf0 && *u <= 0xf4) ? 4 : 0;
+		uint32_t cp = n == 2 ? (*u & 0x1fu) : n == 3 ? (*u & 0x0fu) : (*u & 0x07u);
+		size_t k;
+
+		for (k = 1; k < n && (u[k] & 0xc0) == 0x80; k++)
+			cp = (cp << 6) | (u[k] & 0x3fu);
+		if (!n || k != n || (n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+		    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || cp == 0xfffe || cp == 0xffff) {
+			gz_puts(f, "?");
+			u++;
+			continue;
+		}
+		gz_write(f, u, n);
+		u += n;
+	}
+}
+
+/* Warm colours from the name, so a function has the same colour everywhere
+ * and from run to run. */
+static void flame_colour(const char *name, unsigned rgb[3])
+{
+	uint32_t h = flame_strhash(name);
+
+	rgb[0] = 205 + (h % 51);
+	rgb[1] = 40 + ((h >> 8) % 181);
+	rgb[2] = (h >> 20) % 56;
+}
+
+static int cmp_child_name(const void *a, const void *b)
+{
+	const struct fnode *const *x = a, *const *y = b;
+
+	return strcmp((*x)->name, (*y)->name);
+}
+
+struct flame_out {
+	struct gz_file *f;
+	const struct ftree *t;
+	uint64_t total;
+	double ybase;                  /* y of the root frame */
+	double period_ms;
+};
+
+/* Write node i at sample offset off, then its children in name order. */
+static int flame_emit(struct flame_out *o, uint32_t i, uint64_t off)
+{
+	const struct fnode *n = &o->t->n[i];
+	double full = FLAME_WIDTH - 2 * FLAME_PAD;
+	double x = FLAME_PAD + full * (double)off / (double)o->total;
+	double w = full * (double)n->total / (double)o->total;
+	double y = o->ybase - (double)n->depth * FLAME_FRAME_H;
+	unsigned rgb[3];
+	size_t nkids = 0, k = 0, fit;
+	const struct fnode **kids = NULL;
+
+	flame_colour(n->name, rgb);
+	gz_puts(o->f, "<g class=\"f\"><title>");
+	flame_xml(o->f, n->name, SIZE_MAX);
+	gz_printf(o->f, " (%" PRIu64 " samples, %.2f%%)</title>", n->total,
+		  100.0 * (double)n->total / (double)o->total);
+	gz_printf(o->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
+		  x, y, w, FLAME_FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
+	gz_printf(o->f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + 11.5);
+	fit = w > 6 ? (size_t)((w - 6) / FLAME_CHAR_W) : 0;
+	if (fit >= 3) {
+		size_t len = strlen(n->name);
+
+		/* counted in bytes; a cut inside a UTF-8 sequence becomes '?' */
+		if (len <= fit) {
+			flame_xml(o->f, n->name, SIZE_MAX);
+		} else {
+			flame_xml(o->f, n->name, fit - 2);
+			gz_puts(o->f, "..");
+		}
+	}
+	gz_puts(o->f, "</text></g>\n");
+
+	for (uint32_t c = n->child; c; c = o->t->n[c].next)
+		nkids++;
+	if (!nkids)
+		return 0;
+	kids = malloc(nkids * sizeof(*kids));
+	if (!kids)
+		return -ENOMEM;
+	for (uint32_t c = n->child; c; c = o->t->n[c].next)
+		kids[k++] = &o->t->n[c];
+	qsort(kids, nkids, sizeof(*kids), cmp_child_name);
+	for (k = 0; k < nkids; k++) {
+		uint32_t ci = (uint32_t)(kids[k] - o->t->n);
+
+		if ((double)kids[k]->total >= FLAME_MIN_FRAC * (double)o->total) {
+			int rc = flame_emit(o, ci, off);
+
+			if (rc) {
+				free(kids);
+				return rc;
+			}
+		}
+		off += kids[k]->total;
+	}
+	free(kids);
+	return 0;
+}
+
+/* Depth of the deepest frame wide enough to be drawn (a parent is always at
+ * least as wide as its children, so the cutoff alone decides). */
+static uint32_t flame_drawn_depth(const struct ftree *t, uint64_t total)
+{
+	uint32_t d = 0;
+
+	for (size_t i = 1; i < t->len; i++)
+		if ((double)t->n[i].total >= FLAME_MIN_FRAC * (double)total && t->n[i].depth > d)
+			d = t->n[i].depth;
+	return d;
+}
+
+int export_flamegraph(const struct profile *p, const char *path, char *err, size_t errlen)
+{
+	struct ftree t = { 0 };
+	struct flame_out o = { 0 };
+	uint32_t depth;
+	double height;
+	char cmd[512] = "";
+	size_t cl = 0;
+	int rc;
+
+	rc = flame_build(p, &t);
+	if (rc) {
+		snprintf(err, errlen, "cannot build flame graph %s: out of memory", path);
+		goto out;
+	}
+	for (char **a = p->argv; a && *a && cl < sizeof(cmd) - 1; a++) {
+		cl += (size_t)snprintf(cmd + cl, sizeof(cmd) - cl, "%s%s", cl ? " " : "", *a);
+		if (cl >= sizeof(cmd))
+			cl = sizeof(cmd) - 1;
+	}
+	o.total = t.n[0].total;
+	o.t = &t;
+	depth = o.total ? flame_drawn_depth(&t, o.total) : 0;
+	height = FLAME_TOP + (depth + 1) * FLAME_FRAME_H + FLAME_BOTTOM;
+	o.ybase = FLAME_TOP + depth * FLAME_FRAME_H;
+
+	rc = gz_open(&o.f, path, gz_path_wants_gzip(path));
+	if (rc) {
+		snprintf(err, errlen, "cannot create %s: %s; check the directory exists and is writable",
+			 path, strerror(-rc));
+		goto out;
+	}
+	gz_printf(o.f,
+		  "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+		  "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		  "viewBox=\"0 0 %.0f %.0f\" data-full=\"%.2f\" data-pad=\"%.2f\">\n",
+		  FLAME_WIDTH, height, FLAME_WIDTH, height, FLAME_WIDTH - 2 * FLAME_PAD, FLAME_PAD);
+	gz_puts(o.f,
+		"<style>\n"
+		"text { font-family: monospace; font-size: 12px; fill: rgb(0,0,0); }\n"
+		"g.f { cursor: pointer; }\n"
+		"g.f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; }\n"
+		"g.f text { pointer-events: none; }\n"
+		".button { fill: rgb(40,40,160); cursor: pointer; }\n"
+		"#title { font-size: 17px; text-anchor: middle; }\n"
+		"#subtitle { fill: rgb(90,90,90); text-anchor: middle; }\n"
+		"</style>\n<script type=\"text/ecmascript\"><![CDATA[\n");
+	gz_puts(o.f, flame_js);
+	gz_puts(o.f, "]]></script>\n");
+	gz_printf(o.f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"rgb(250,250,240)\"/>\n",
+		  FLAME_WIDTH, height);
+	gz_printf(o.f, "<text id=\"title\" x=\"%.0f\" y=\"22\">cbottleneck flame graph</text>\n",
+		  FLAME_WIDTH / 2);
+	gz_printf(o.f, "<text id=\"subtitle\" x=\"%.0f\" y=\"40\">", FLAME_WIDTH / 2);
+	flame_xml(o.f, cmd, 120);
+	gz_printf(o.f, " (%" PRIu64 " samples of %.3f ms; click a frame to zoom, Ctrl-F or / to search)</text>\n",
+		  o.total, (double)p->period_ns / 1e6);
+	gz_puts(o.f, "<text id=\"reset\" class=\"button\" x=\"10\" y=\"22\" style=\"display:none\">Reset Zoom</text>\n");
+	gz_printf(o.f, "<text id=\"search\" class=\"button\" x=\"%.0f\" y=\"22\" text-anchor=\"end\">Search</text>\n",
+		  FLAME_WIDTH - FLAME_PAD);
+	gz_printf(o.f, "<text id=\"details\" x=\"10\" y=\"%.0f\"> </text>\n", height - 12);
+	gz_printf(o.f, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n",
+		  FLAME_WIDTH - FLAME_PAD, height - 12);
+	if (o.total) {
+		rc = flame_emit(&o, 0, 0);
+	} else {
+		gz_printf(o.f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">no samples were recorded</text>\n",
+			  FLAME_WIDTH / 2, o.ybase + 12);
+	}
+	gz_puts(o.f, "</svg>\n");
+	{
+		int crc = gz_close(o.f);
+
+		if (!rc)
+			rc = crc;
+	}
+	if (rc)
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+out:
+	free(t.n);
+	free(t.hash);
+	return rc ? -1 : 0;
+}

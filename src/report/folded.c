@@ -1,0 +1,126 @@
+/*
+ * folded.c — --folded FILE: folded stacks ("main;work;leaf 42"), one line per
+ * distinct stack, root first, counts in timer periods (sum of sample weights).
+ * What flamegraph.pl, inferno, speedscope and difffolded.pl read.
+ */
+#include "export.h"
+#include "gz.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct folded_line {
+	char *text;
+	uint64_t weight;
+};
+
+/* Append name with ';' and whitespace (and other control bytes) turned into
+ * '_', as torch's export_stacks does, so a line splits unambiguously. */
+static size_t folded_put_name(char *dst, const char *name)
+{
+	size_t n = 0;
+
+	if (!name || !*name)
+		name = "[unknown]";
+	for (const unsigned char *u = (const unsigned char *)name; *u; u++)
+		dst[n++] = (*u == ';' || *u <= ' ' || *u == 0x7f) ? '_' : (char)*u;
+	return n;
+}
+
+/* The folded text of one stack (root first), malloc'd. */
+static char *folded_stack_text(const struct profile *p, const struct prof_stack *sk)
+{
+	size_t len = 0, n = sk ? sk->nframes : 0;
+	char *s, *d;
+
+	for (size_t i = 0; i < n; i++) {
+		uint32_t fn = p->frames[sk->first + i].func;
+		const char *name = fn < p->nfuncs ? p->funcs[fn].name : NULL;
+
+		len += (name && *name ? strlen(name) : 9) + 1;
+	}
+	if (!n)
+		return strdup("[no stack]");
+	s = d = malloc(len + 1);
+	if (!s)
+		return NULL;
+	for (size_t i = n; i-- > 0;) {
+		uint32_t fn = p->frames[sk->first + i].func;
+
+		d += folded_put_name(d, fn < p->nfuncs ? p->funcs[fn].name : NULL);
+		if (i)
+			*d++ = ';';
+	}
+	*d = '\0';
+	return s;
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
+}
+
+int export_folded(const struct profile *p, const char *path, char *err, size_t errlen)
+{
+	uint64_t *w = NULL;
+	struct folded_line *lines = NULL;
+	size_t nlines = 0;
+	struct gz_file *f = NULL;
+	int rc = 0;
+
+	/* slot nstacks collects samples whose stack index is out of range */
+	w = calloc(p->nstacks + 1, sizeof(*w));
+	lines = calloc(p->nstacks + 1, sizeof(*lines));
+	if (!w || !lines) {
+		rc = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		w[s->stack < p->nstacks ? s->stack : p->nstacks] += s->weight ? s->weight : 1;
+	}
+	for (size_t i = 0; i <= p->nstacks; i++) {
+		if (!w[i])
+			continue;
+		lines[nlines].text = folded_stack_text(p, i < p->nstacks ? &p->stacks[i] : NULL);
+		if (!lines[nlines].text) {
+			rc = -ENOMEM;
+			goto out;
+		}
+		lines[nlines++].weight = w[i];
+	}
+	/* different pcs of the same functions fold into one line */
+	qsort(lines, nlines, sizeof(*lines), cmp_line);
+
+	rc = gz_open(&f, path, gz_path_wants_gzip(path));
+	if (rc) {
+		snprintf(err, errlen, "cannot create %s: %s; check the directory exists and is writable",
+			 path, strerror(-rc));
+		rc = -1;
+		goto out;
+	}
+	for (size_t i = 0; i < nlines; i++) {
+		uint64_t sum = lines[i].weight;
+
+		while (i + 1 < nlines && !strcmp(lines[i].text, lines[i + 1].text))
+			sum += lines[++i].weight;
+		gz_printf(f, "%s %" PRIu64 "\n", lines[i].text, sum);
+	}
+	rc = gz_close(f);
+	if (rc) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+		rc = -1;
+	}
+out:
+	if (rc == -ENOMEM)
+		snprintf(err, errlen, "cannot write %s: out of memory", path);
+	for (size_t i = 0; i < nlines; i++)
+		free(lines[i].text);
+	free(lines);
+	free(w);
+	return rc ? -1 : 0;
+}

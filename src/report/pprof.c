@@ -1,0 +1,545 @@
+/*
+ * pprof.c — --pprof FILE: the CPU samples as a gzipped profile.proto
+ * (github.com/google/pprof proto/profile.proto), hand-encoded: varints and
+ * length-delimited fields only.  `go tool pprof -top FILE` and speedscope read it.
+ */
+#include "export.h"
+#include "gz.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* profile.proto field numbers */
+enum {
+	PB_PROFILE_SAMPLE_TYPE = 1, PB_PROFILE_SAMPLE = 2, PB_PROFILE_MAPPING = 3,
+	PB_PROFILE_LOCATION = 4, PB_PROFILE_FUNCTION = 5, PB_PROFILE_STRING_TABLE = 6,
+	PB_PROFILE_TIME_NANOS = 9, PB_PROFILE_DURATION_NANOS = 10, PB_PROFILE_PERIOD_TYPE = 11,
+	PB_PROFILE_PERIOD = 12, PB_PROFILE_COMMENT = 13, PB_PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	PB_VALUETYPE_TYPE = 1, PB_VALUETYPE_UNIT = 2,
+	PB_SAMPLE_LOCATION_ID = 1, PB_SAMPLE_VALUE = 2, PB_SAMPLE_LABEL = 3,
+	PB_LABEL_KEY = 1, PB_LABEL_STR = 2, PB_LABEL_NUM = 3,
+	PB_MAPPING_ID = 1, PB_MAPPING_FILENAME = 5, PB_MAPPING_HAS_FUNCTIONS = 7,
+	PB_MAPPING_HAS_FILENAMES = 8, PB_MAPPING_HAS_LINE_NUMBERS = 9,
+	PB_MAPPING_HAS_INLINE_FRAMES = 10,
+	PB_LOCATION_ID = 1, PB_LOCATION_MAPPING_ID = 2, PB_LOCATION_ADDRESS = 3,
+	PB_LOCATION_LINE = 4,
+	PB_LINE_FUNCTION_ID = 1, PB_LINE_LINE = 2,
+	PB_FUNCTION_ID = 1, PB_FUNCTION_NAME = 2, PB_FUNCTION_SYSTEM_NAME = 3,
+	PB_FUNCTION_FILENAME = 4, PB_FUNCTION_START_LINE = 5,
+};
+
+/* A growing byte buffer; oom is sticky and checked once at the end. */
+struct pb {
+	uint8_t *p;
+	size_t n, cap;
+	int oom;
+};
+
+static void pb_raw(struct pb *b, const void *d, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->n + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (cap < b->n + n)
+			cap *= 2;
+		uint8_t *p = realloc(b->p, cap);
+
+		if (!p) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, d, n);
+	b->n += n;
+}
+
+static void pb_varint(struct pb *b, uint64_t v)
+{
+	uint8_t t[10];
+	size_t n = 0;
+
+	do {
+		t[n++] = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+		v >>= 7;
+	} while (v);
+	pb_raw(b, t, n);
+}
+
+/* Varint field; proto3 leaves zero values out. */
+static void pb_uint(struct pb *b, unsigned field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_varint(b, (uint64_t)field << 3);
+	pb_varint(b, v);
+}
+
+static void pb_bytes(struct pb *b, unsigned field, const void *d, size_t n)
+{
+	pb_varint(b, (uint64_t)field << 3 | 2);
+	pb_varint(b, n);
+	pb_raw(b, d, n);
+}
+
+/* Append a nested message from sub, then empty sub for reuse. */
+static void pb_msg(struct pb *b, unsigned field, struct pb *sub)
+{
+	if (sub->oom)
+		b->oom = 1;
+	pb_bytes(b, field, sub->p, sub->n);
+	sub->n = 0;
+}
+
+/* --- string table -------------------------------------------------------- */
+
+struct strtab {
+	const char **s;
+	size_t n, cap;
+	uint32_t *hash;                /* index + 1; 0 = empty */
+	size_t hcap;
+};
+
+static uint64_t pprof_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* Index of s in the table, added when new; -1 on OOM.  s must outlive the
+ * table (profile strings and literals do). */
+static int64_t strtab_id(struct strtab *t, const char *s)
+{
+	size_t i;
+
+	if (!s)
+		s = "";
+	if ((t->n + 1) * 2 > t->hcap) {
+		size_t cap = t->hcap ? t->hcap * 2 : 1024;
+		uint32_t *h = calloc(cap, sizeof(*h));
+
+		if (!h)
+			return -1;
+		for (size_t k = 0; k < t->n; k++) {
+			i = pprof_hash(t->s[k]) & (cap - 1);
+			while (h[i])
+				i = (i + 1) & (cap - 1);
+			h[i] = (uint32_t)k + 1;
+		}
+		free(t->hash);
+		t->hash = h;
+		t->hcap = cap;
+	}
+	i = pprof_hash(s) & (t->hcap - 1);
+	while (t->hash[i]) {
+		if (!strcmp(t->s[t->hash[i] - 1], s))
+			return t->hash[i] - 1;
+		i = (i + 1) & (t->hcap - 1);
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		const char **v = realloc(t->s, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		t->s = v;
+		t->cap = cap;
+	}
+	t->s[t->n] = s;
+	t->hash[i] = (uint32_t)++t->n;
+	return (int64_t)t->n - 1;
+}
+
+/* --- locations ----------------------------------------------------------- */
+
+/* A location is one pc with its inline chain: frames [first, first + n) of
+ * prof.frames, innermost first, which is the order Location.line wants
+ * ("the last entry represents the caller into which the preceding entries
+ * were inlined"). */
+struct loc {
+	uint32_t first, n;
+	uint64_t hash;
+};
+
+struct loctab {
+	struct loc *v;
+	size_t n, cap;
+	uint32_t *hash;                /* index + 1 */
+	size_t hcap;
+};
+
+static uint64_t loc_hash(const struct profile *p, uint32_t first, uint32_t n)
+{
+	uint64_t h = p->frames[first].addr * 0x9e3779b97f4a7c15ull;
+
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prof_frame *f = &p->frames[first + i];
+
+		h = (h ^ f->func) * 0x100000001b3ull;
+		h = (h ^ f->line) * 0x100000001b3ull;
+	}
+	return h;
+}
+
+static int loc_same(const struct profile *p, const struct loc *l, uint32_t first, uint32_t n)
+{
+	if (l->n != n || p->frames[l->first].addr != p->frames[first].addr)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct prof_frame *a = &p->frames[l->first + i], *b = &p->frames[first + i];
+
+		if (a->func != b->func || a->line != b->line)
+			return 0;
+	}
+	return 1;
+}
+
+/* Location id (1-based) of frames [first, first + n); 0 on OOM. */
+static uint64_t loctab_id(struct loctab *t, const struct profile *p, uint32_t first, uint32_t n)
+{
+	uint64_t h = loc_hash(p, first, n);
+	size_t i;
+
+	if ((t->n + 1) * 2 > t->hcap) {
+		size_t cap = t->hcap ? t->hcap * 2 : 1024;
+		uint32_t *hs = calloc(cap, sizeof(*hs));
+
+		if (!hs)
+			return 0;
+		for (size_t k = 0; k < t->n; k++) {
+			i = t->v[k].hash & (cap - 1);
+			while (hs[i])
+				i = (i + 1) & (cap - 1);
+			hs[i] = (uint32_t)k + 1;
+		}
+		free(t->hash);
+		t->hash = hs;
+		t->hcap = cap;
+	}
+	i = h & (t->hcap - 1);
+	while (t->hash[i]) {
+		const struct loc *l = &t->v[t->hash[i] - 1];
+
+		if (l->hash == h && loc_same(p, l, first, n))
+			return t->hash[i];
+		i = (i + 1) & (t->hcap - 1);
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 1024;
+		struct loc *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return 0;
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = (struct loc){ first, n, h };
+	t->hash[i] = (uint32_t)++t->n;
+	return t->n;
+}
+
+/* Length of the inline group starting at frame i of a stack that ends at
+ * end: inlined frames up to and including the first physical one, all of
+ * the same pc. */
+static uint32_t loc_group(const struct profile *p, uint32_t i, uint32_t end)
+{
+	uint32_t n = 1;
+
+	while (i + n - 1 < end - 1 && p->frames[i + n - 1].inlined &&
+	       p->frames[i + n].addr == p->frames[i].addr)
+		n++;
+	return n;
+}
+
+/* --- samples ------------------------------------------------------------- */
+
+static const struct profile *sort_prof;
+
+static int cmp_sample(const void *a, const void *b)
+{
+	const struct prof_sample *x = &sort_prof->samples[*(const uint32_t *)a];
+	const struct prof_sample *y = &sort_prof->samples[*(const uint32_t *)b];
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return 0;
+}
+
+static uint64_t pprof_period(const struct profile *p, uint32_t thr)
+{
+	uint64_t period = 0;
+
+	if (thr < p->nthreads && p->threads[thr].process < p->nprocesses)
+		period = p->processes[p->threads[thr].process].period_ns;
+	return period ? period : p->period_ns;
+}
+
+static int pprof_encode(const struct profile *p, struct pb *out)
+{
+	struct strtab st = { 0 };
+	struct loctab lt = { 0 };
+	struct pb sub = { 0 }, sub2 = { 0 }, ids = { 0 };
+	uint32_t *idx = NULL, *map_of_module = NULL;
+	uint8_t *func_used = NULL;
+	const char **modules = NULL;
+	size_t nmodules = 0;
+	int rc = -ENOMEM;
+
+	/* fixed strings first, so [0] is "" as the format requires */
+	int64_t s_samples, s_count, s_cpu, s_ns, s_thread, s_tid, s_pid;
+
+	if (strtab_id(&st, "") != 0)
+		goto out;
+	s_samples = strtab_id(&st, "samples");
+	s_count = strtab_id(&st, "count");
+	s_cpu = strtab_id(&st, "cpu");
+	s_ns = strtab_id(&st, "nanoseconds");
+	s_thread = strtab_id(&st, "thread");
+	s_tid = strtab_id(&st, "tid");
+	s_pid = strtab_id(&st, "pid");
+	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 || s_thread < 0 || s_tid < 0 ||
+	    s_pid < 0)
+		goto out;
+
+	/* sample_type [samples count] [cpu nanoseconds], period_type cpu ns */
+	pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)s_samples);
+	pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_count);
+	pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
+	pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)s_cpu);
+	pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);
+	pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
+
+	/* samples, merged per (stack, thread) */
+	idx = malloc((p->nsamples + 1) * sizeof(*idx));
+	func_used = calloc(p->nfuncs + 1, 1);
+	if (!idx || !func_used)
+		goto out;
+	for (size_t i = 0; i < p->nsamples; i++)
+		idx[i] = (uint32_t)i;
+	sort_prof = p;
+	qsort(idx, p->nsamples, sizeof(*idx), cmp_sample);
+	for (size_t i = 0; i < p->nsamples;) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+		uint64_t count = 0, ns = 0;
+		size_t j = i;
+
+		for (; j < p->nsamples && p->samples[idx[j]].stack == s->stack &&
+		       p->samples[idx[j]].thread == s->thread;
+		     j++) {
+			uint64_t w = p->samples[idx[j]].weight ? p->samples[idx[j]].weight : 1;
+
+			count += w;
+			ns += w * pprof_period(p, s->thread);
+		}
+		i = j;
+
+		ids.n = 0;
+		if (s->stack < p->nstacks) {
+			const struct prof_stack *sk = &p->stacks[s->stack];
+			uint32_t end = sk->first + sk->nframes;
+
+			for (uint32_t f = sk->first; f < end;) {
+				uint32_t n = loc_group(p, f, end);
+				uint64_t id = loctab_id(&lt, p, f, n);
+
+				if (!id)
+					goto out;
+				pb_varint(&ids, id);
+				for (uint32_t k = 0; k < n; k++)
+					if (p->frames[f + k].func < p->nfuncs)
+						func_used[p->frames[f + k].func] = 1;
+				f += n;
+			}
+		}
+		if (ids.n)
+			pb_msg(&sub, PB_SAMPLE_LOCATION_ID, &ids);      /* packed, leaf first */
+		pb_varint(&ids, count);
+		pb_varint(&ids, ns);
+		pb_msg(&sub, PB_SAMPLE_VALUE, &ids);
+		if (s->thread < p->nthreads) {
+			const struct prof_thread *t = &p->threads[s->thread];
+			uint32_t pid = t->process < p->nprocesses ? p->processes[t->process].pid : 0;
+
+			if (t->name && *t->name) {
+				int64_t v = strtab_id(&st, t->name);
+
+				if (v < 0)
+					goto out;
+				pb_uint(&sub2, PB_LABEL_KEY, (uint64_t)s_thread);
+				pb_uint(&sub2, PB_LABEL_STR, (uint64_t)v);
+				pb_msg(&sub, PB_SAMPLE_LABEL, &sub2);
+			}
+			pb_uint(&sub2, PB_LABEL_KEY, (uint64_t)s_tid);
+			pb_uint(&sub2, PB_LABEL_NUM, t->tid);
+			pb_msg(&sub, PB_SAMPLE_LABEL, &sub2);
+			pb_uint(&sub2, PB_LABEL_KEY, (uint64_t)s_pid);
+			pb_uint(&sub2, PB_LABEL_NUM, pid);
+			pb_msg(&sub, PB_SAMPLE_LABEL, &sub2);
+		}
+		pb_msg(out, PB_PROFILE_SAMPLE, &sub);
+	}
+
+	/* mappings: one per module (we have names, not address ranges); the
+	 * main executable first, as profile.proto expects */
+	modules = calloc(p->nfuncs + 2, sizeof(*modules));
+	map_of_module = calloc(p->nfuncs + 1, sizeof(*map_of_module));
+	if (!modules || !map_of_module)
+		goto out;
+	if (p->nprocesses && p->processes[0].exe && *p->processes[0].exe) {
+		const char *exe = strrchr(p->processes[0].exe, '/');
+
+		modules[nmodules++] = exe ? exe + 1 : p->processes[0].exe;
+	}
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const char *m = p->funcs[i].module;
+		size_t k;
+
+		if (!func_used[i] || !m || !*m)
+			continue;
+		for (k = 0; k < nmodules && strcmp(modules[k], m); k++)
+			;
+		if (k == nmodules)
+			modules[nmodules++] = m;
+		map_of_module[i] = (uint32_t)k + 1;
+	}
+	for (size_t k = 0; k < nmodules; k++) {
+		int64_t fn = strtab_id(&st, modules[k]);
+
+		if (fn < 0)
+			goto out;
+		pb_uint(&sub, PB_MAPPING_ID, k + 1);
+		pb_uint(&sub, PB_MAPPING_FILENAME, (uint64_t)fn);
+		/* already symbolized: pprof must not try to look the binary up */
+		pb_uint(&sub, PB_MAPPING_HAS_FUNCTIONS, 1);
+		pb_uint(&sub, PB_MAPPING_HAS_FILENAMES, 1);
+		pb_uint(&sub, PB_MAPPING_HAS_LINE_NUMBERS, 1);
+		pb_uint(&sub, PB_MAPPING_HAS_INLINE_FRAMES, 1);
+		pb_msg(out, PB_PROFILE_MAPPING, &sub);
+	}
+
+	/* locations: the mapping is the module of the physical (outermost) frame */
+	for (size_t i = 0; i < lt.n; i++) {
+		const struct loc *l = &lt.v[i];
+		uint32_t phys = p->frames[l->first + l->n - 1].func;
+
+		pb_uint(&sub, PB_LOCATION_ID, i + 1);
+		if (phys < p->nfuncs)
+			pb_uint(&sub, PB_LOCATION_MAPPING_ID, map_of_module[phys]);
+		pb_uint(&sub, PB_LOCATION_ADDRESS, p->frames[l->first].addr);
+		for (uint32_t k = 0; k < l->n; k++) {
+			const struct prof_frame *f = &p->frames[l->first + k];
+
+			if (f->func < p->nfuncs)
+				pb_uint(&sub2, PB_LINE_FUNCTION_ID, (uint64_t)f->func + 1);
+			pb_uint(&sub2, PB_LINE_LINE, f->line);
+			pb_msg(&sub, PB_LOCATION_LINE, &sub2);
+		}
+		pb_msg(out, PB_PROFILE_LOCATION, &sub);
+	}
+
+	/* functions: id = index + 1; only those some location uses */
+	for (size_t i = 0; i < p->nfuncs; i++) {
+		const struct prof_func *fn = &p->funcs[i];
+		int64_t name, file;
+
+		if (!func_used[i])
+			continue;
+		name = strtab_id(&st, fn->name);
+		file = strtab_id(&st, fn->file);
+		if (name < 0 || file < 0)
+			goto out;
+		pb_uint(&sub, PB_FUNCTION_ID, i + 1);
+		pb_uint(&sub, PB_FUNCTION_NAME, (uint64_t)name);
+		pb_uint(&sub, PB_FUNCTION_SYSTEM_NAME, (uint64_t)name);
+		pb_uint(&sub, PB_FUNCTION_FILENAME, (uint64_t)file);
+		pb_uint(&sub, PB_FUNCTION_START_LINE, fn->line);
+		pb_msg(out, PB_PROFILE_FUNCTION, &sub);
+	}
+
+	/* the command line as a comment; duration; period */
+	{
+		size_t len = 1;
+		char *cmd, *d;
+
+		for (char **a = p->argv; a && *a; a++)
+			len += strlen(*a) + 1;
+		cmd = d = malloc(len);
+		if (!cmd)
+			goto out;
+		*d = '\0';
+		for (char **a = p->argv; a && *a; a++)
+			d += sprintf(d, "%s%s", a == p->argv ? "" : " ", *a);
+		if (*cmd) {
+			/* the table keeps the pointer: encode the table before freeing */
+			int64_t c = strtab_id(&st, cmd);
+
+			if (c < 0) {
+				free(cmd);
+				goto out;
+			}
+			pb_uint(out, PB_PROFILE_COMMENT, (uint64_t)c);
+		}
+		for (size_t i = 0; i < st.n; i++)
+			pb_bytes(out, PB_PROFILE_STRING_TABLE, st.s[i], strlen(st.s[i]));
+		free(cmd);
+	}
+	pb_uint(out, PB_PROFILE_DURATION_NANOS, p->wall_ns);
+	pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)s_cpu);
+	pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);
+	pb_msg(out, PB_PROFILE_PERIOD_TYPE, &sub);
+	pb_uint(out, PB_PROFILE_PERIOD, p->period_ns);
+	pb_uint(out, PB_PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)s_cpu);
+	rc = out->oom || sub.oom || sub2.oom || ids.oom ? -ENOMEM : 0;
+out:
+	free(st.s);
+	free(st.hash);
+	free(lt.v);
+	free(lt.hash);
+	free(sub.p);
+	free(sub2.p);
+	free(ids.p);
+	free(idx);
+	free(func_used);
+	free(modules);
+	free(map_of_module);
+	return rc;
+}
+
+int export_pprof(const struct profile *p, const char *path, char *err, size_t errlen)
+{
+	struct pb b = { 0 };
+	struct gz_file *f = NULL;
+	int rc;
+
+	rc = pprof_encode(p, &b);
+	if (rc) {
+		snprintf(err, errlen, "cannot build pprof profile %s: out of memory", path);
+		goto out;
+	}
+	/* profile.proto: "On-disk, the serialized proto must be gzip-compressed",
+	 * whatever the file is called */
+	rc = gz_open(&f, path, 1);
+	if (rc) {
+		snprintf(err, errlen, "cannot create %s: %s; check the directory exists and is writable",
+			 path, strerror(-rc));
+		goto out;
+	}
+	gz_write(f, b.p, b.n);
+	rc = gz_close(f);
+	if (rc)
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
+out:
+	free(b.p);
+	return rc ? -1 : 0;
+}
