@@ -1,1 +1,445 @@
-/* placeholder */ typedef int cbn_placeholder_agent;
+/*
+ * agent.c — life of the agent in one process image: configuration from the
+ * environment, the session file and its header, start-up, fork and exit
+ * handling, the background thread (file growth, module rescans, end time),
+ * and the API the CUDA layer uses (agent_api.h).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "agent_api.h"
+
+#define AGENT_DEFAULT_FREQ 99
+#define AGENT_DEFAULT_DEPTH 128
+#define AGENT_DEFAULT_FILE_MB 1024
+#define AGENT_INITIAL_FILE (4u << 20)
+#define AGENT_MIN_FREE (2u << 20)
+#define AGENT_BG_PERIOD_NS 50000000u
+
+struct agent agent;
+
+static pthread_t bg_thread;
+static _Atomic int bg_running;
+
+uint64_t agent_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t agent_realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t agent_gettid(void)
+{
+	return (uint32_t)syscall(SYS_gettid);
+}
+
+/* The next definition after ours: the libc function we interpose. */
+void *agent_real(const char *name)
+{
+	return dlsym(RTLD_NEXT, name);
+}
+
+int agent_event(const void *rec, size_t size)
+{
+	if (!agent.w.hdr)
+		return -1;
+	return writer_append_event(&agent.w, rec, size);
+}
+
+/* /proc/self/task/<tid>/comm, for threads other than the caller. */
+int agent_thread_name(uint32_t tid, char name[CBN_NAME_MAX])
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	memset(name, 0, CBN_NAME_MAX);
+	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, name, CBN_NAME_MAX - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	if (name[n - 1] == '\n')
+		name[n - 1] = 0;
+	return 0;
+}
+
+static void agent_say(const char *what)
+{
+	char line[512];
+	int n;
+
+	if (agent.quiet)
+		return;
+	n = snprintf(line, sizeof(line), "cbottleneck: pid %d not profiled: %s\n", (int)getpid(),
+		     what);
+	if (n > 0)
+		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* Stop sampling and say why, once, in the header and (unless CBN_QUIET) on
+ * stderr.  The target runs on untouched. */
+void agent_disable(const char *why)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+
+	if (!atomic_exchange(&agent.active, 0) && !h) {
+		agent_say(why);
+		return;
+	}
+	if (h && !atomic_load(&h->disabled)) {
+		snprintf(h->disabled_reason, sizeof(h->disabled_reason), "%s", why);
+		h->disabled_reason_len = (uint32_t)strlen(h->disabled_reason);
+		atomic_store(&h->disabled, 1);
+	}
+	agent_say(why);
+}
+
+static long agent_env_long(const char *name, long def, long lo, long hi)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return def;
+	v = strtol(s, &end, 10);
+	if (*end || v < lo || v > hi)
+		return def;
+	return v;
+}
+
+static double agent_env_freq(void)
+{
+	const char *s = getenv(CBN_ENV_FREQ);
+	char *end;
+	double v;
+
+	if (!s || !*s)
+		return AGENT_DEFAULT_FREQ;
+	v = strtod(s, &end);
+	if (*end || !(v >= 1.0 && v <= 100000.0))
+		return AGENT_DEFAULT_FREQ;
+	return v;
+}
+
+/*
+ * exec counter: CBN_EXEC_SEQ="pid:seq" names the image that set it.  An image
+ * with the same pid is an exec of it (seq+1); any other pid starts at 0.
+ */
+static uint32_t agent_exec_seq(uint32_t pid)
+{
+	const char *s = getenv(CBN_ENV_EXEC_SEQ);
+	unsigned long p, q;
+
+	if (s && sscanf(s, "%lu:%lu", &p, &q) == 2 && p == pid)
+		return (uint32_t)q + 1;
+	return 0;
+}
+
+static void agent_set_exec_seq(void)
+{
+	char v[64];
+
+	snprintf(v, sizeof(v), "%u:%u", agent.pid, agent.exec_seq);
+	setenv(CBN_ENV_EXEC_SEQ, v, 1);
+}
+
+static void agent_read_cmdline(struct cbn_file_header *h)
+{
+	ssize_t n;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	n = read(fd, h->cmdline, sizeof(h->cmdline) - 1);
+	close(fd);
+	if (n > 0)
+		h->cmdline_len = (uint32_t)n;
+}
+
+/* Create <session>/<pid>.<seq>.cbp, trying later seqs if one exists (an image
+ * whose environment lost our CBN_EXEC_SEQ). */
+static int agent_open_file(int64_t parent_pid_file)
+{
+	struct cbn_file_header *h;
+	char path[4200];
+	int ret = -EEXIST, tries;
+
+	for (tries = 0; tries < 64 && ret == -EEXIST; tries++) {
+		snprintf(path, sizeof(path), "%s/%u.%u%s", agent.session, agent.pid, agent.exec_seq,
+			 CBN_FILE_EXT);
+		ret = writer_open(&agent.w, path, AGENT_INITIAL_FILE, agent.file_max);
+		if (ret == -EEXIST)
+			agent.exec_seq++;
+	}
+	if (ret)
+		return ret;
+	h = agent.w.hdr;
+	h->pid = agent.pid;
+	h->ppid = (uint32_t)getppid();
+	h->exec_seq = agent.exec_seq;
+	h->max_depth = (uint32_t)agent.depth;
+	h->period_ns = agent.period_ns;
+	h->start_mono_ns = agent_now();
+	h->start_real_ns = agent_realtime();
+	h->parent_pid_file = parent_pid_file;
+	atomic_store(&h->end_mono_ns, h->start_mono_ns);
+	snprintf(h->exe, sizeof(h->exe), "%s", agent.exe);
+	agent_read_cmdline(h);
+	agent_set_exec_seq();
+	return 0;
+}
+
+/* Background thread: grows the file ahead of the writers, catches module
+ * loads that bypassed dlopen/dlclose, keeps end_mono_ns fresh. */
+static void *agent_bg_main(void *arg)
+{
+	struct timespec ts = {0, AGENT_BG_PERIOD_NS};
+	uint64_t used, want;
+
+	(void)arg;
+	prctl(PR_SET_NAME, "cbn-agent", 0, 0, 0);
+	while (atomic_load(&bg_running)) {
+		struct cbn_file_header *h = agent.w.hdr;
+
+		nanosleep(&ts, NULL);
+		if (!h || !atomic_load(&agent.active))
+			continue;
+		used = atomic_load(&h->next_chunk) - h->data_offset;
+		want = used / 4 > AGENT_MIN_FREE ? used / 4 : AGENT_MIN_FREE;
+		writer_grow(&agent.w, want);
+		modules_scan(0);
+		atomic_store(&h->end_mono_ns, agent_now());
+	}
+	return NULL;
+}
+
+static void agent_bg_start(void)
+{
+	atomic_store(&bg_running, 1);
+	if (threads_create_raw(&bg_thread, agent_bg_main, NULL) < 0)
+		atomic_store(&bg_running, 0);
+}
+
+/* exit() and return from main: on_exit hands us the status. */
+static void agent_on_exit(int status, void *arg)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	struct cbn_rec_exit r;
+
+	(void)arg;
+	if (!h || agent.pid != (uint32_t)syscall(SYS_getpid))
+		return;
+	agent_tls.no_unwind++;
+	modules_scan(0);
+	threads_end_all();
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_PROCESS_EXIT;
+	r.h.size = sizeof(r);
+	r.ts = agent_now();
+	r.status = status;
+	agent_event(&r, sizeof(r));
+	atomic_store(&h->exit_code, status);
+	atomic_store(&h->end_mono_ns, agent_now());
+	atomic_store_explicit(&h->clean_exit, 1, memory_order_release);
+	agent_tls.no_unwind--;
+}
+
+/* fork: hold our locks across it so the child finds them consistent. */
+static void agent_fork_prepare(void)
+{
+	agent_tls.no_unwind++;
+	if (!agent.w.hdr)
+		return;
+	modules_lock();
+	pthread_mutex_lock(&agent.w.ev_lock);
+	pthread_mutex_lock(&agent.w.grow_lock);
+}
+
+static void agent_fork_parent(void)
+{
+	if (agent.w.hdr) {
+		pthread_mutex_unlock(&agent.w.grow_lock);
+		pthread_mutex_unlock(&agent.w.ev_lock);
+		modules_unlock();
+	}
+	agent_tls.no_unwind--;
+}
+
+/*
+ * The child of fork(): only this thread survives and timers are not
+ * inherited.  Leave the parent's file alone, start our own "<pid>.0.cbp"
+ * (parent_pid_file = parent), replay the module map, re-arm this thread.
+ */
+static void agent_fork_child(void)
+{
+	uint32_t parent = agent.pid;
+	int had = agent.w.hdr != NULL;
+	int ret;
+
+	agent_tls.no_unwind--;
+	if (!had)
+		return;
+	atomic_store(&agent.active, 0);
+	writer_close(&agent.w);
+	threads_after_fork_child();
+	agent.pid = (uint32_t)syscall(SYS_getpid);
+	agent.exec_seq = 0;
+	agent.main_thread = pthread_self();
+	agent.forked_child = modules_have("libcbottleneck_cuda");
+	agent_tls.chunk = NULL;
+	agent_tls.armed = 0;
+	ret = agent_open_file((int64_t)parent);
+	if (ret) {
+		agent_say("cannot create the session file for a forked child");
+		return;
+	}
+	agent.w.hdr->signo = (uint32_t)agent.signo;
+	agent.w.hdr->timer_kind = CBN_TIMER_POSIX_CPU;
+	modules_after_fork_child();
+	atomic_store(&agent.active, 1);
+	sampler_thread_begin();
+	agent_bg_start();
+}
+
+__attribute__((constructor)) static void agent_init(void)
+{
+	const char *s = getenv(CBN_ENV_SESSION);
+	double freq;
+	ssize_t n;
+	int ret;
+
+	if (!s || !*s)
+		return; /* not under cbottleneck: stay inert */
+	if (strlen(s) >= sizeof(agent.session) - 64) {
+		agent_say("CBN_SESSION is too long");
+		return;
+	}
+	strcpy(agent.session, s);
+	s = getenv(CBN_ENV_QUIET);
+	agent.quiet = s && strcmp(s, "1") == 0;
+	freq = agent_env_freq();
+	agent.period_ns = (uint64_t)(1e9 / freq);
+	if (agent.period_ns < 10000)
+		agent.period_ns = 10000;
+	agent.depth = (int)agent_env_long(CBN_ENV_DEPTH, AGENT_DEFAULT_DEPTH, 1, CBN_MAX_FRAMES);
+	agent.file_max = (uint64_t)agent_env_long(CBN_ENV_FILE_MB, AGENT_DEFAULT_FILE_MB, 1,
+						  1 << 20) << 20;
+	agent.pid = (uint32_t)getpid();
+	agent.exec_seq = agent_exec_seq(agent.pid);
+	agent.main_thread = pthread_self();
+	n = readlink("/proc/self/exe", agent.exe, sizeof(agent.exe) - 1);
+	agent.exe[n > 0 ? n : 0] = 0;
+
+	ret = agent_open_file(-1);
+	if (ret) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "cannot create the session file in %s (%s)",
+			 agent.session, strerror(-ret));
+		agent_disable(why);
+		return;
+	}
+	if (unwind_init() < 0) {
+		/* Samples still carry the interrupted pc; say so in the header. */
+		snprintf(agent.w.hdr->disabled_reason, sizeof(agent.w.hdr->disabled_reason),
+			 "libunwind.so.8 not found: pc-only samples");
+		agent.w.hdr->disabled_reason_len = (uint32_t)strlen(agent.w.hdr->disabled_reason);
+	}
+	unwind_warm();
+	if (threads_init() < 0) {
+		agent_disable("pthread_create not found");
+		return;
+	}
+	ret = sigwrap_install();
+	if (ret) {
+		agent_disable(ret == -EBUSY ? "no free signal for sampling (SIGPROF, SIGVTALRM, "
+					      "SIGSTKFLT, SIGPWR and SIGRTMIN+2..5 all taken)"
+					    : "cannot install the sampling signal handler");
+		return;
+	}
+	agent.w.hdr->signo = (uint32_t)agent.signo;
+	agent.w.hdr->timer_kind = CBN_TIMER_POSIX_CPU;
+	atomic_store(&agent.active, 1);
+	modules_init();
+	pthread_atfork(agent_fork_prepare, agent_fork_parent, agent_fork_child);
+	on_exit(agent_on_exit, NULL);
+	agent_bg_start();
+	if (sampler_thread_begin() < 0)
+		agent_disable("cannot create the CPU timer for the main thread");
+}
+
+/* --- agent_api.h ----------------------------------------------------------- */
+
+#define AGENT_API __attribute__((visibility("default")))
+
+AGENT_API int cbn_agent_write(const void *rec, size_t size)
+{
+	const struct cbn_rec *r = rec;
+
+	if (!agent.w.hdr || !rec || size < sizeof(*r) || r->size != size)
+		return -1;
+	return writer_append_event(&agent.w, rec, size) ? -1 : 0;
+}
+
+AGENT_API __attribute__((noinline)) int cbn_agent_backtrace(uint64_t *pcs, int max, int skip)
+{
+	void *buf[CBN_MAX_FRAMES + 16];
+	int n, i, m = 0;
+
+	if (!unwind_backtrace || max <= 0 || skip < 0)
+		return 0;
+	/* Counted as REENTRANT if our signal lands here: libunwind is not
+	 * re-entrant on one thread (libunwind #425). */
+	agent_tls.in_agent++;
+	n = unwind_backtrace(buf, max + skip + 1 < (int)(sizeof(buf) / sizeof(buf[0]))
+					  ? max + skip + 1
+					  : (int)(sizeof(buf) / sizeof(buf[0])));
+	agent_tls.in_agent--;
+	/* buf[0] is in this function; then the caller's frames. */
+	for (i = 1 + skip; i < n && m < max; i++)
+		pcs[m++] = (uint64_t)buf[i];
+	return m;
+}
+
+AGENT_API uint64_t cbn_agent_now(void)
+{
+	return agent_now();
+}
+
+AGENT_API void cbn_agent_enter(void)
+{
+	agent_tls.in_agent++;
+}
+
+AGENT_API void cbn_agent_leave(void)
+{
+	if (agent_tls.in_agent > 0)
+		agent_tls.in_agent--;
+}
+
+AGENT_API int cbn_agent_forked_child(void)
+{
+	return agent.forked_child;
+}

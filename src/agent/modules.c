@@ -1,0 +1,358 @@
+/*
+ * modules.c — the module map the launcher symbolizes against: a dl_iterate_phdr
+ * snapshot at init (executable, libraries, ld.so, vdso) with build-ids read from
+ * the in-memory PT_NOTE, then MODULE_LOAD/UNLOAD events on every change, found
+ * after dlclose, from the background thread (every ~50 ms) and at exit.
+ * Not signal context.  Lock order: modules_lock, then the writer's locks.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+
+struct module {
+	uint64_t base;
+	char *name;                      /* dlpi_name as the loader has it */
+	struct cbn_rec_module *rec;      /* the LOAD record, kept to replay after fork */
+	int seen;
+};
+
+static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct module *mods;
+static int nmods, capmods;
+static uint32_t mod_seq;
+static unsigned long long mod_adds, mod_subs;
+static int mod_scanned;
+static char mod_interp[512];
+
+/* CLOCK_MONOTONIC time of the oldest dlopen entered since the last scan: the
+ * LOAD event carries it, so samples taken in a new library (its constructors
+ * included) are never older than the load that explains them. */
+static _Atomic uint64_t mod_pending_ts;
+
+void modules_lock(void)
+{
+	pthread_mutex_lock(&mod_lock);
+}
+
+void modules_unlock(void)
+{
+	pthread_mutex_unlock(&mod_lock);
+}
+
+static int modules_find(uint64_t base, const char *name)
+{
+	int i;
+
+	for (i = 0; i < nmods; i++)
+		if (mods[i].base == base && strcmp(mods[i].name, name) == 0)
+			return i;
+	return -1;
+}
+
+static void modules_build_id(struct dl_phdr_info *info, struct cbn_rec_module *r)
+{
+	int i;
+
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		const char *p, *end;
+
+		if (ph->p_type != PT_NOTE)
+			continue;
+		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+		end = p + ph->p_memsz;
+		while (p + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
+			const char *name = p + sizeof(*n);
+			const char *desc = name + ((n->n_namesz + 3u) & ~3u);
+
+			if (desc + n->n_descsz > end)
+				break;
+			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
+			    memcmp(name, "GNU", 4) == 0) {
+				r->build_id_len = (uint16_t)(n->n_descsz < CBN_BUILD_ID_MAX
+								 ? n->n_descsz
+								 : CBN_BUILD_ID_MAX);
+				memcpy(r->build_id, desc, r->build_id_len);
+				return;
+			}
+			p = desc + ((n->n_descsz + 3u) & ~3u);
+		}
+	}
+}
+
+static struct cbn_rec_module *modules_record(struct dl_phdr_info *info, const char *path)
+{
+	struct cbn_rec_module *r;
+	size_t plen = strlen(path), size;
+	int i, nseg = 0;
+
+	if (plen > 4000)
+		plen = 4000;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD)
+			nseg++;
+	if (nseg > CBN_MAX_SEGMENTS)
+		nseg = CBN_MAX_SEGMENTS;
+	size = CBN_REC_ALIGN(sizeof(*r) + (size_t)nseg * sizeof(struct cbn_segment) + plen + 1);
+	r = calloc(1, size);
+	if (!r)
+		return NULL;
+	r->h.type = CBN_REC_MODULE_LOAD;
+	r->h.size = (uint32_t)size;
+	r->base = info->dlpi_addr;
+	r->nseg = (uint16_t)nseg;
+	r->path_len = (uint32_t)plen;
+	for (i = 0, nseg = 0; i < info->dlpi_phnum && nseg < r->nseg; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		r->seg[nseg].vaddr = ph->p_vaddr;
+		r->seg[nseg].memsz = ph->p_memsz;
+		r->seg[nseg].offset = ph->p_offset;
+		r->seg[nseg].flags = ph->p_flags;
+		nseg++;
+	}
+	memcpy((char *)&r->seg[r->nseg], path, plen);
+	modules_build_id(info, r);
+	return r;
+}
+
+/* Executable text range [lo, hi) of a module, from its PF_X segments. */
+static void modules_text(struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi)
+{
+	int i;
+
+	*lo = UINT64_MAX;
+	*hi = 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uint64_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (a < *lo)
+			*lo = a;
+		if (a + ph->p_memsz > *hi)
+			*hi = a + ph->p_memsz;
+	}
+}
+
+struct scan_state {
+	int first;
+	int changed;
+	int count;
+};
+
+static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct scan_state *st = arg;
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	const char *path = name;
+	uint64_t lo, hi;
+	int i, idx;
+
+	(void)size;
+	if (st->first) {
+		st->first = 0;
+		if (mod_scanned && info->dlpi_adds == mod_adds && info->dlpi_subs == mod_subs &&
+		    !st->changed)
+			return 1; /* nothing loaded or unloaded since last time */
+		mod_adds = info->dlpi_adds;
+		mod_subs = info->dlpi_subs;
+		st->changed = 1;
+		if (!*name) {
+			/* The executable: its name is "", its PT_INTERP names ld.so. */
+			for (i = 0; i < info->dlpi_phnum; i++) {
+				const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+				if (ph->p_type == PT_INTERP && !mod_interp[0] &&
+				    ph->p_filesz < sizeof(mod_interp))
+					memcpy(mod_interp,
+					       (const char *)(info->dlpi_addr + ph->p_vaddr),
+					       ph->p_filesz);
+			}
+			path = agent.exe;
+		}
+	}
+	st->count++;
+	if (!*path)
+		return 0; /* unnamed object other than the executable: nothing to read */
+	idx = modules_find(info->dlpi_addr, name);
+	if (idx >= 0) {
+		mods[idx].seen = 1;
+		return 0;
+	}
+	if (nmods == capmods) {
+		int ncap = capmods ? capmods * 2 : 64;
+		struct module *n = realloc(mods, (size_t)ncap * sizeof(*n));
+
+		if (!n)
+			return 0;
+		mods = n;
+		capmods = ncap;
+	}
+	mods[nmods].rec = modules_record(info, path);
+	if (!mods[nmods].rec)
+		return 0;
+	mods[nmods].name = strdup(name);
+	if (!mods[nmods].name) {
+		free(mods[nmods].rec);
+		return 0;
+	}
+	mods[nmods].base = info->dlpi_addr;
+	mods[nmods].seen = 2; /* new */
+	nmods++;
+
+	modules_text(info, &lo, &hi);
+	if ((mod_interp[0] && strcmp(name, mod_interp) == 0) ||
+	    (!mod_interp[0] && strstr(name, "/ld-linux")))
+		sampler_set_ldso(lo, hi);
+	if ((uint64_t)(uintptr_t)&modules_cb >= lo && (uint64_t)(uintptr_t)&modules_cb < hi)
+		sampler_set_self(lo, hi);
+	return 0;
+}
+
+/*
+ * Compare the loader's list with ours and write the difference.  force: scan
+ * even if dlpi_adds/dlpi_subs did not move.
+ */
+void modules_scan(int force)
+{
+	struct scan_state st = {1, force, 0};
+	uint64_t now, load_ts;
+	int i;
+
+	if (!agent.w.hdr)
+		return;
+	pthread_mutex_lock(&mod_lock);
+	for (i = 0; i < nmods; i++)
+		mods[i].seen = 0;
+	dl_iterate_phdr(modules_cb, &st);
+	if (!st.changed)
+		goto out;
+	now = agent_now();
+	load_ts = atomic_exchange(&mod_pending_ts, 0);
+	if (!load_ts || !mod_scanned)
+		load_ts = mod_scanned ? now : agent.w.hdr->start_mono_ns;
+	for (i = 0; i < nmods; i++) {
+		if (mods[i].seen == 2) {
+			mods[i].rec->ts = load_ts;
+			mods[i].rec->seq = mod_seq++;
+			agent_event(mods[i].rec, mods[i].rec->h.size);
+		}
+	}
+	for (i = 0; i < nmods;) {
+		if (mods[i].seen) {
+			i++;
+			continue;
+		}
+		mods[i].rec->h.type = CBN_REC_MODULE_UNLOAD;
+		mods[i].rec->ts = now;
+		agent_event(mods[i].rec, mods[i].rec->h.size);
+		free(mods[i].rec);
+		free(mods[i].name);
+		mods[i] = mods[--nmods];
+	}
+	mod_scanned = 1;
+out:
+	pthread_mutex_unlock(&mod_lock);
+}
+
+int modules_init(void)
+{
+	modules_scan(1);
+	return nmods ? 0 : -1;
+}
+
+/* A forked child starts a new file: replay the map as it stands. */
+void modules_after_fork_child(void)
+{
+	int i;
+
+	pthread_mutex_init(&mod_lock, NULL);
+	for (i = 0; i < nmods; i++)
+		agent_event(mods[i].rec, mods[i].rec->h.size);
+}
+
+int modules_have(const char *prefix)
+{
+	size_t n = strlen(prefix);
+	int i, found = 0;
+
+	for (i = 0; i < nmods && !found; i++) {
+		const char *b = strrchr(mods[i].name, '/');
+
+		b = b ? b + 1 : mods[i].name;
+		found = strncmp(b, prefix, n) == 0;
+	}
+	return found;
+}
+
+/*
+ * dlopen interposer.  glibc's dlopen resolves $ORIGIN and DT_RUNPATH relative to
+ * its caller (RETURN_ADDRESS in dlfcn/dlopen.c), so a C wrapper would make
+ * every dlopen look like it came from us.  The x86-64 trampoline below notes
+ * the time and then tail-jumps to the real dlopen with the caller's return
+ * address untouched; the background thread (or the next dlclose/exit) writes
+ * the LOAD with that time.
+ */
+AGENT_HIDDEN void *modules_dlopen_enter(void);
+void *modules_dlopen_enter(void)
+{
+	static void *real;
+	uint64_t zero = 0;
+
+	if (!real)
+		real = agent_real("dlopen");
+	if (atomic_load(&agent.active))
+		atomic_compare_exchange_strong(&mod_pending_ts, &zero, agent_now());
+	return real;
+}
+
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl dlopen\n"
+	".type dlopen, @function\n"
+	"dlopen:\n"
+	".cfi_startproc\n"
+	"	pushq %rdi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	subq $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	call modules_dlopen_enter\n"
+	"	addq $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	jmp *%rax\n"
+	".cfi_endproc\n"
+	".size dlopen, .-dlopen\n");
+#endif
+
+__attribute__((visibility("default"))) int dlclose(void *handle)
+{
+	static int (*real)(void *);
+	int ret;
+
+	if (!real)
+		real = (int (*)(void *))agent_real("dlclose");
+	if (!real)
+		return -1;
+	/* dlclose runs destructors under the loader lock: no unwinding there. */
+	agent_tls.no_unwind++;
+	ret = real(handle);
+	agent_tls.no_unwind--;
+	if (atomic_load(&agent.active))
+		modules_scan(0);
+	return ret;
+}

@@ -1,0 +1,207 @@
+/*
+ * threads.c — follows the target's threads: the pthread_create interposer that
+ * wraps each start routine (arm before user code), the key destructor that ends
+ * a thread however it leaves, pthread_setname_np, and a table of live threads
+ * (pthread_t -> tid) for names set from another thread and for exit.
+ * Nothing here runs in signal context.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "agent.h"
+
+#define THREADS_MAX 4096
+
+struct thread_slot {
+	pthread_t th;
+	uint32_t tid;
+};
+
+static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct thread_slot threads_tab[THREADS_MAX];
+static int threads_n;
+static pthread_key_t threads_key;
+static int threads_key_ok;
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+static pthread_create_fn real_pthread_create;
+
+struct thread_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+/* Runs at the end of every thread we armed: return, pthread_exit, cancel. */
+static void threads_key_dtor(void *v)
+{
+	(void)v;
+	sampler_thread_end();
+}
+
+int threads_init(void)
+{
+	if (!real_pthread_create)
+		real_pthread_create = (pthread_create_fn)agent_real("pthread_create");
+	if (!threads_key_ok && pthread_key_create(&threads_key, threads_key_dtor) == 0)
+		threads_key_ok = 1;
+	return real_pthread_create ? 0 : -1;
+}
+
+void threads_register(pthread_t th, uint32_t tid)
+{
+	int i;
+
+	if (threads_key_ok)
+		pthread_setspecific(threads_key, (void *)1);
+	pthread_mutex_lock(&threads_lock);
+	for (i = 0; i < threads_n; i++)
+		if (pthread_equal(threads_tab[i].th, th))
+			break;
+	if (i == threads_n && threads_n < THREADS_MAX)
+		threads_n++;
+	if (i < THREADS_MAX) {
+		threads_tab[i].th = th;
+		threads_tab[i].tid = tid;
+	}
+	pthread_mutex_unlock(&threads_lock);
+}
+
+void threads_unregister(pthread_t th)
+{
+	int i;
+
+	pthread_mutex_lock(&threads_lock);
+	for (i = 0; i < threads_n; i++) {
+		if (pthread_equal(threads_tab[i].th, th)) {
+			threads_tab[i] = threads_tab[--threads_n];
+			break;
+		}
+	}
+	pthread_mutex_unlock(&threads_lock);
+}
+
+static uint32_t threads_lookup(pthread_t th)
+{
+	uint32_t tid = 0;
+	int i;
+
+	pthread_mutex_lock(&threads_lock);
+	for (i = 0; i < threads_n; i++)
+		if (pthread_equal(threads_tab[i].th, th))
+			tid = threads_tab[i].tid;
+	pthread_mutex_unlock(&threads_lock);
+	return tid;
+}
+
+/*
+ * At exit: a THREAD_END (with CPU time so far) for every thread still alive,
+ * since exit() kills them without running key destructors.
+ */
+void threads_end_all(void)
+{
+	struct cbn_rec_thread r;
+	struct timespec ts;
+	clockid_t cid;
+	int i;
+
+	pthread_mutex_lock(&threads_lock);
+	for (i = 0; i < threads_n; i++) {
+		memset(&r, 0, sizeof(r));
+		r.h.type = CBN_REC_THREAD_END;
+		r.h.size = sizeof(r);
+		r.ts = agent_now();
+		r.tid = threads_tab[i].tid;
+		if (pthread_getcpuclockid(threads_tab[i].th, &cid) == 0 &&
+		    clock_gettime(cid, &ts) == 0)
+			r.cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		agent_thread_name(r.tid, r.name);
+		agent_event(&r, sizeof(r));
+	}
+	threads_n = 0;
+	pthread_mutex_unlock(&threads_lock);
+	agent_tls.ended = 1;
+}
+
+/* In a forked child only the calling thread survives. */
+void threads_after_fork_child(void)
+{
+	pthread_mutex_init(&threads_lock, NULL);
+	threads_n = 0;
+}
+
+static void *threads_trampoline(void *p)
+{
+	struct thread_start s = *(struct thread_start *)p;
+
+	free(p);
+	sampler_thread_begin();
+	return s.fn(s.arg);
+}
+
+/* Our own helper threads: never sampled, never wrapped, all signals blocked
+ * so that process-directed signals go to the target's threads. */
+int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int ret;
+
+	if (threads_init() < 0)
+		return -ENOSYS;
+	sigfillset(&all);
+	sigwrap_real_sigmask(SIG_SETMASK, &all, &old);
+	ret = real_pthread_create(th, NULL, fn, arg);
+	sigwrap_real_sigmask(SIG_SETMASK, &old, NULL);
+	return ret ? -ret : 0;
+}
+
+__attribute__((visibility("default"))) int pthread_create(pthread_t *th, const pthread_attr_t *attr,
+							  void *(*fn)(void *), void *arg)
+{
+	struct thread_start *s;
+	int ret;
+
+	if (!real_pthread_create && threads_init() < 0)
+		return EAGAIN;
+	if (!atomic_load(&agent.active))
+		return real_pthread_create(th, attr, fn, arg);
+	s = malloc(sizeof(*s));
+	if (!s)
+		return real_pthread_create(th, attr, fn, arg);
+	s->fn = fn;
+	s->arg = arg;
+	/* pthread_create takes libc locks (stack cache): no unwinding meanwhile. */
+	agent_tls.no_unwind++;
+	ret = real_pthread_create(th, attr, threads_trampoline, s);
+	agent_tls.no_unwind--;
+	if (ret)
+		free(s);
+	return ret;
+}
+
+__attribute__((visibility("default"))) int pthread_setname_np(pthread_t th, const char *name)
+{
+	static int (*real)(pthread_t, const char *);
+	struct cbn_rec_thread r;
+	int ret;
+
+	if (!real)
+		real = (int (*)(pthread_t, const char *))agent_real("pthread_setname_np");
+	if (!real)
+		return ENOSYS;
+	ret = real(th, name);
+	if (ret || !atomic_load(&agent.active))
+		return ret;
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_THREAD_NAME;
+	r.h.size = sizeof(r);
+	r.ts = agent_now();
+	r.tid = pthread_equal(th, pthread_self()) ? agent_gettid() : threads_lookup(th);
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	if (r.tid)
+		agent_event(&r, sizeof(r));
+	return ret;
+}

@@ -1,0 +1,83 @@
+/*
+ * writer.h — appends records to one session file (cbn_format.h) from inside the
+ * target: file creation and growth, chunk handout, record commit, loss counters.
+ * Each function says whether it may run in signal context.
+ */
+#ifndef CBN_WRITER_H
+#define CBN_WRITER_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cbn_format.h"
+
+/*
+ * One open session file.  The whole virtual length (max_size) is mapped up front
+ * MAP_SHARED; only [0, header.file_size) is backed by allocated blocks.  A chunk
+ * is handed out only if it lies entirely below file_size, so the signal handler
+ * never touches an unallocated page (which would raise SIGBUS on a full disk).
+ * The fd is closed right after mmap: programs that close every fd cannot hurt
+ * us.  Growth reopens the file by path.
+ */
+struct writer {
+	struct cbn_file_header *hdr;     /* NULL: not open */
+	uint64_t max_size;               /* mapped length, growth limit */
+	uint64_t grow_step;              /* bytes added per growth */
+	pthread_mutex_t grow_lock;       /* serializes writer_grow */
+	pthread_mutex_t ev_lock;         /* protects ev_chunk */
+	struct cbn_chunk_header *ev_chunk; /* current EVENTS chunk */
+	uint64_t dev, ino;               /* identity of the file, checked on reopen */
+	char path[4096];
+};
+
+/*
+ * Create "path" with O_EXCL, allocate initial_size bytes (rounded to whole chunks
+ * past the header) with posix_fallocate, map max_size bytes and fill the fixed
+ * header fields (magic, sizes, offsets).  The caller fills pid, times etc.
+ * Returns 0 or -errno (-EEXIST when the file exists).  Not signal-safe.
+ */
+int writer_open(struct writer *w, const char *path, uint64_t initial_size, uint64_t max_size);
+
+/*
+ * Make sure at least min_free bytes are allocated past next_chunk (up to
+ * max_size).  Returns 0, -ENOSPC when max_size is reached, or -errno.
+ * Thread-safe, not signal-safe.
+ */
+int writer_grow(struct writer *w, uint64_t min_free);
+
+/*
+ * Take a fresh chunk of the given kind (enum cbn_chunk_kind) for thread tid.
+ * Lock-free (one CAS loop on header.next_chunk): SIGNAL-SAFE.  Returns NULL
+ * when the allocated part of the file is used up; the caller counts the loss.
+ */
+struct cbn_chunk_header *writer_chunk_new(struct writer *w, uint16_t kind, uint32_t tid);
+
+/*
+ * Room for a record of size bytes (multiple of 8) in chunk c, or NULL if it does
+ * not fit.  Nothing is visible to readers until writer_commit.  SIGNAL-SAFE; a
+ * chunk has one writer at a time.
+ */
+void *writer_reserve(struct cbn_chunk_header *c, uint32_t size);
+
+/* Publish the record reserved last (release store of used).  SIGNAL-SAFE. */
+void writer_commit(struct cbn_chunk_header *c, uint32_t size);
+
+/* Count one lost sample of reason r with weight 1.  SIGNAL-SAFE. */
+void writer_lost(struct writer *w, enum cbn_lost_reason r);
+
+/*
+ * Append one complete record (rec->size == size) to the shared EVENTS chunk,
+ * taking a new chunk (and growing the file) when needed.  Takes ev_lock: NOT
+ * signal-safe.  Returns 0 or -ENOSPC (file full) / -EINVAL (bad size).
+ */
+int writer_append_event(struct writer *w, const void *rec, size_t size);
+
+/* Unmap.  The file keeps everything committed.  Not signal-safe. */
+void writer_close(struct writer *w);
+
+/* Forget the mapping without unmapping it, e.g. in a forked child that must
+ * not write to its parent's file but may still have pointers into it.  */
+void writer_forget(struct writer *w);
+
+#endif

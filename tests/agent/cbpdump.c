@@ -1,0 +1,338 @@
+/*
+ * cbpdump.c — standalone checker for the agent tests: reads one .cbp file with
+ * cbn_format.h alone (every length checked), prints counts as "key=value" lines,
+ * and with -m MODULE=NMFILE attributes samples to functions by `nm -S` output.
+ * Usage: cbpdump [-m basename=nmfile]... FILE.cbp
+ * Exit: 0 file read, 1 damaged (counts printed from what was intact), 2 usage.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "cbn_format.h"
+
+#define MAXT 1024
+#define MAXM 512
+#define MAXS 20000
+
+struct thr {
+	uint32_t tid;
+	uint64_t samples, weight, cpu_ns;
+	int started, ended;
+	char name[CBN_NAME_MAX];
+};
+
+struct mod {
+	char path[1024];
+	uint64_t base;
+	int unloaded;
+};
+
+struct sym {
+	char mod[256];
+	uint64_t lo, hi;
+	char name[128];
+	uint64_t self, total;
+};
+
+static struct thr thr[MAXT];
+static int nthr;
+static struct mod mods[MAXM];
+static int nmods;
+static struct sym syms[MAXS];
+static int nsyms;
+static int damaged;
+
+static struct thr *thr_get(uint32_t tid)
+{
+	int i;
+
+	for (i = 0; i < nthr; i++)
+		if (thr[i].tid == tid)
+			return &thr[i];
+	if (nthr == MAXT)
+		return &thr[MAXT - 1];
+	thr[nthr].tid = tid;
+	return &thr[nthr++];
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static void load_nm(const char *spec)
+{
+	char modname[256], line[512], name[256], type[8];
+	unsigned long long a, sz;
+	const char *eq = strchr(spec, '=');
+	FILE *f;
+
+	if (!eq || eq - spec >= (long)sizeof(modname)) {
+		fprintf(stderr, "cbpdump: bad -m %s\n", spec);
+		exit(2);
+	}
+	memcpy(modname, spec, (size_t)(eq - spec));
+	modname[eq - spec] = 0;
+	f = fopen(eq + 1, "r");
+	if (!f) {
+		perror(eq + 1);
+		exit(2);
+	}
+	while (fgets(line, sizeof(line), f) && nsyms < MAXS) {
+		if (sscanf(line, "%llx %llx %7s %255s", &a, &sz, type, name) != 4)
+			continue;
+		if (type[0] != 'T' && type[0] != 't')
+			continue;
+		snprintf(syms[nsyms].mod, sizeof(syms[nsyms].mod), "%s", modname);
+		syms[nsyms].lo = a;
+		syms[nsyms].hi = a + sz;
+		snprintf(syms[nsyms].name, sizeof(syms[nsyms].name), "%.127s", name);
+		nsyms++;
+	}
+	fclose(f);
+}
+
+/* Module alive (by path) containing pc, as (basename, link-time address). */
+static struct sym *sym_find(uint64_t pc)
+{
+	int i, j;
+
+	for (i = 0; i < nmods; i++) {
+		const char *b = base_name(mods[i].path);
+		uint64_t rel = pc - mods[i].base;
+
+		for (j = 0; j < nsyms; j++)
+			if (strcmp(syms[j].mod, b) == 0 && rel >= syms[j].lo && rel < syms[j].hi)
+				return &syms[j];
+	}
+	return NULL;
+}
+
+static void on_sample(const struct cbn_rec_sample *s, uint32_t tid, uint64_t *frames)
+{
+	struct thr *t = thr_get(tid);
+	struct sym *seen[CBN_MAX_FRAMES];
+	int i, j, nseen = 0;
+
+	t->samples++;
+	t->weight += s->weight;
+	*frames += s->nframes;
+	for (i = 0; i < s->nframes && nsyms; i++) {
+		struct sym *y = sym_find(i ? s->pc[i] - 1 : s->pc[i]);
+
+		if (!y)
+			continue;
+		if (i == 0)
+			y->self += s->weight;
+		for (j = 0; j < nseen; j++)
+			if (seen[j] == y)
+				break;
+		if (j == nseen) {
+			seen[nseen++] = y;
+			y->total += s->weight;
+		}
+	}
+}
+
+static void on_event(const struct cbn_rec *r, size_t avail)
+{
+	switch (r->type) {
+	case CBN_REC_THREAD_START:
+	case CBN_REC_THREAD_END:
+	case CBN_REC_THREAD_NAME: {
+		const struct cbn_rec_thread *t = (const void *)r;
+		struct thr *x;
+
+		if (avail < sizeof(*t)) {
+			damaged = 1;
+			return;
+		}
+		x = thr_get(t->tid);
+		if (t->name[0] && memchr(t->name, 0, CBN_NAME_MAX))
+			memcpy(x->name, t->name, CBN_NAME_MAX);
+		if (r->type == CBN_REC_THREAD_START)
+			x->started = 1;
+		if (r->type == CBN_REC_THREAD_END) {
+			x->ended = 1;
+			x->cpu_ns = t->cpu_ns;
+		}
+		if (r->type == CBN_REC_THREAD_NAME)
+			printf("thread_name tid=%u name=%s\n", t->tid, x->name);
+		break;
+	}
+	case CBN_REC_MODULE_LOAD:
+	case CBN_REC_MODULE_UNLOAD: {
+		const struct cbn_rec_module *m = (const void *)r;
+		const char *path;
+		char bid[41] = "";
+		int i;
+
+		if (avail < sizeof(*m) || m->nseg > CBN_MAX_SEGMENTS ||
+		    sizeof(*m) + m->nseg * sizeof(struct cbn_segment) + m->path_len + 1 > avail ||
+		    m->build_id_len > CBN_BUILD_ID_MAX) {
+			damaged = 1;
+			return;
+		}
+		path = (const char *)&m->seg[m->nseg];
+		for (i = 0; i < m->build_id_len; i++)
+			sprintf(bid + 2 * i, "%02x", m->build_id[i]);
+		printf("%s path=%.*s base=0x%llx nseg=%u build_id=%s ts=%llu\n",
+		       r->type == CBN_REC_MODULE_LOAD ? "module" : "unload", (int)m->path_len, path,
+		       (unsigned long long)m->base, m->nseg, bid, (unsigned long long)m->ts);
+		if (r->type == CBN_REC_MODULE_LOAD && nmods < MAXM) {
+			snprintf(mods[nmods].path, sizeof(mods[nmods].path), "%.*s",
+				 (int)m->path_len, path);
+			mods[nmods++].base = m->base;
+		}
+		break;
+	}
+	case CBN_REC_PROCESS_EXIT: {
+		const struct cbn_rec_exit *e = (const void *)r;
+
+		if (avail < sizeof(*e)) {
+			damaged = 1;
+			return;
+		}
+		printf("exit status=%d\n", e->status);
+		break;
+	}
+	case CBN_REC_RANGE: {
+		const struct cbn_rec_range *g = (const void *)r;
+
+		if (avail < sizeof(*g) ||
+		    sizeof(*g) + (size_t)g->domain_len + g->name_len + 2 > avail) {
+			damaged = 1;
+			return;
+		}
+		printf("range kind=%u source=%u depth=%u tid=%u dur_ns=%llu domain=%.*s name=%.*s\n",
+		       g->kind, g->source, g->depth, g->tid,
+		       (unsigned long long)(g->end - g->start), (int)g->domain_len, g->strings,
+		       (int)g->name_len, g->strings + g->domain_len + 1);
+		break;
+	}
+	default:
+		printf("record type=%u size=%u\n", r->type, r->size);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	const struct cbn_file_header *h;
+	uint64_t size, end, off, nsamples = 0, weight = 0, frames = 0, chunks = 0;
+	struct stat st;
+	const char *file = NULL;
+	void *map;
+	int fd, i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-m") == 0 && i + 1 < argc)
+			load_nm(argv[++i]);
+		else
+			file = argv[i];
+	}
+	if (!file) {
+		fprintf(stderr, "usage: cbpdump [-m module=nmfile]... FILE.cbp\n");
+		return 2;
+	}
+	fd = open(file, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) < 0) {
+		perror(file);
+		return 2;
+	}
+	size = (uint64_t)st.st_size;
+	if (size < CBN_HEADER_SIZE) {
+		fprintf(stderr, "%s: too small\n", file);
+		return 1;
+	}
+	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		perror("mmap");
+		return 2;
+	}
+	h = map;
+	if (memcmp(h->magic, CBN_MAGIC, 8) || h->version != CBN_FORMAT_VERSION ||
+	    h->endian != CBN_ENDIAN_CHECK || h->chunk_size != CBN_CHUNK_SIZE ||
+	    h->data_offset < CBN_HEADER_SIZE) {
+		fprintf(stderr, "%s: bad header\n", file);
+		return 1;
+	}
+	end = h->file_size < size ? h->file_size : size;
+	if (h->next_chunk < end)
+		end = h->next_chunk;
+	printf("file pid=%u ppid=%u exec_seq=%u parent=%lld signo=%u timer=%u period_ns=%llu "
+	       "depth=%u clean_exit=%u exit_code=%d disabled=%u\n",
+	       h->pid, h->ppid, h->exec_seq, (long long)h->parent_pid_file, h->signo, h->timer_kind,
+	       (unsigned long long)h->period_ns, h->max_depth, h->clean_exit, h->exit_code,
+	       h->disabled);
+	printf("exe path=%s\n", h->exe);
+	if (h->disabled)
+		printf("disabled reason=%s\n", h->disabled_reason);
+	for (off = h->data_offset; off + CBN_CHUNK_SIZE <= end; off += CBN_CHUNK_SIZE) {
+		const struct cbn_chunk_header *c = (const void *)((const char *)map + off);
+		uint64_t used = c->used, p = 0;
+
+		if (c->magic != CBN_CHUNK_MAGIC)
+			continue; /* handed out, header not yet written */
+		chunks++;
+		if (used > CBN_CHUNK_SIZE - sizeof(*c)) {
+			damaged = 1;
+			continue;
+		}
+		while (p + sizeof(struct cbn_rec) <= used) {
+			const struct cbn_rec *r = (const void *)((const char *)(c + 1) + p);
+
+			if (r->size < sizeof(*r) || r->size % 8 || r->size > used - p) {
+				damaged = 1;
+				break;
+			}
+			if (c->kind == CBN_CHUNK_SAMPLES && r->type == CBN_REC_SAMPLE) {
+				const struct cbn_rec_sample *s = (const void *)r;
+
+				if (r->size < sizeof(*s) + (size_t)s->nframes * 8 ||
+				    s->nframes > CBN_MAX_FRAMES) {
+					damaged = 1;
+					break;
+				}
+				nsamples++;
+				weight += s->weight;
+				on_sample(s, c->tid, &frames);
+			} else if (c->kind == CBN_CHUNK_EVENTS) {
+				on_event(r, r->size);
+			}
+			p += r->size;
+		}
+	}
+	printf("samples records=%llu weight=%llu frames_avg=%.1f pc_only=%llu truncated=%llu "
+	       "chunks=%llu\n",
+	       (unsigned long long)nsamples, (unsigned long long)weight,
+	       nsamples ? (double)frames / (double)nsamples : 0.0,
+	       (unsigned long long)h->pc_only, (unsigned long long)h->truncated,
+	       (unsigned long long)chunks);
+	printf("lost reentrant=%llu buffer_full=%llu no_thread=%llu foreign_pid=%llu "
+	       "disabled=%llu\n",
+	       (unsigned long long)h->lost[0], (unsigned long long)h->lost[1],
+	       (unsigned long long)h->lost[2], (unsigned long long)h->lost[3],
+	       (unsigned long long)h->lost[4]);
+	for (i = 0; i < nthr; i++)
+		printf("thread tid=%u name=%s samples=%llu weight=%llu cpu_ns=%llu started=%d "
+		       "ended=%d\n",
+		       thr[i].tid, thr[i].name[0] ? thr[i].name : "-",
+		       (unsigned long long)thr[i].samples, (unsigned long long)thr[i].weight,
+		       (unsigned long long)thr[i].cpu_ns, thr[i].started, thr[i].ended);
+	for (i = 0; i < nsyms; i++)
+		if (syms[i].total)
+			printf("func name=%s module=%s self=%llu total=%llu\n", syms[i].name,
+			       syms[i].mod, (unsigned long long)syms[i].self,
+			       (unsigned long long)syms[i].total);
+	if (damaged)
+		printf("damaged=1\n");
+	return damaged ? 1 : 0;
+}
