@@ -112,6 +112,9 @@ static void fmt_noise(char *buf, size_t len, const struct cmp_row *row, int asci
 {
 	char v[48];
 
+	snprintf(buf, len, "-");
+	if (row->status == CMP_S_NA)
+		return;
 	switch (row->noise) {
 	case CMP_N_SAMPLED:
 		cmp_format_value(v, sizeof(v), row_unit(row), CMP_NOISE_K * row->sigma);
@@ -222,8 +225,8 @@ void cmp_print_table(FILE *out, const struct cmp_result *r, int quiet)
 				width[c] = (int)strlen(cells[c]);
 	}
 	for (c = 0; c < NCOLS; c++)
-		fprintf(out, "%s%*s", c ? "  " : "", c >= COL_BASE && c <= COL_DELTA ? width[c]
-			: -width[c], col_names[c]);
+		fprintf(out, "%s%*s", c ? "  " : "", c == NCOLS - 1 ? 0
+			: c >= COL_BASE && c <= COL_DELTA ? width[c] : -width[c], col_names[c]);
 	fputc('\n', out);
 	for (i = 0; i < r->nrows; i++) {
 		const struct cmp_row *row = &r->rows[i];

@@ -673,6 +673,7 @@ static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const stru
 			struct cmp_row *row = row_add(r, e, e->text);
 
 			expr_metric_name(e, row->name);
+			row->noise = metric_noise(e);
 			row->status = CMP_S_NA;
 			snprintf(row->note, sizeof(row->note), "%s", c->cuda_why);
 			row_judge(r, row);

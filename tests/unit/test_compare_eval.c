@@ -1,0 +1,525 @@
+/*
+ * test_compare_eval.c — cmp_run() on hand-written JSON reports: thresholds and
+ * floors, noise verdicts, missing/new rows, GPU gates, schema and parse errors,
+ * exit statuses, and the shape of the Markdown and benchmark JSON outputs.
+ */
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "analysis/cmp_internal.h"
+
+static char dir[] = "/tmp/cbn-test-compare-XXXXXX";
+static char last_out[65536], last_err[8192];
+
+struct fn {
+	const char *name;
+	double self_samples, total_samples;
+};
+
+/* A report in report/json.c's shape: functions' *_ns = *_samples * period. */
+static const char *report(const char *file, double wall_ns, double period_ns,
+			  const struct fn *fns, size_t nfn, const char *cuda)
+{
+	static char path[16][256]; /* a test holds at most this many at once */
+	static int k;
+	char *p = path[k++ % 16];
+	double weight = 0;
+	size_t i;
+	FILE *f;
+
+	snprintf(p, 256, "%s/%s", dir, file);
+	f = fopen(p, "w");
+	REQUIRE(f);
+	for (i = 0; i < nfn; i++)
+		weight += fns[i].self_samples;
+	fprintf(f, "{\"schema_version\":1,\"tool\":{\"name\":\"cbottleneck\",\"version\":\"0.1.0\"},\n"
+		"\"run\":{\"command\":[\"./split\",\"0.3\"],\"exit_status\":0,\"exit_signal\":0,"
+		"\"wall_ns\":%.0f,\"cpu_ns\":%.0f,\"frequency_hz\":%.3f,\"period_ns\":%.0f,"
+		"\"samples\":%.0f,\"weight\":%.0f,\"lost\":{\"reentrant\":0,\"buffer_full\":0,"
+		"\"no_thread\":0,\"foreign_pid\":0,\"disabled\":0},\"truncated\":0,\"pc_only\":0,"
+		"\"processes\":1,\"threads\":1},\n\"functions\":[",
+		wall_ns, weight * period_ns, 1e9 / period_ns, period_ns, weight, weight);
+	for (i = 0; i < nfn; i++)
+		fprintf(f, "%s{\"name\":\"%s\",\"file\":\"/src/examples/split.c\",\"line\":%zu,"
+			"\"module\":\"split\",\"self_ns\":%.0f,\"total_ns\":%.0f,"
+			"\"self_samples\":%.0f,\"total_samples\":%.0f}\n",
+			i ? "," : "", fns[i].name, 10 + i, fns[i].self_samples * period_ns,
+			fns[i].total_samples * period_ns, fns[i].self_samples,
+			fns[i].total_samples);
+	fprintf(f, "],\"lines\":[{\"file\":\"/src/examples/split.c\",\"line\":42,"
+		"\"function\":\"heavy\",\"self_ns\":%.0f,\"self_samples\":%.0f}],"
+		"\"processes\":[],\"threads\":[]%s%s,\"warnings\":[]}\n",
+		nfn ? fns[0].self_samples * period_ns : 0, nfn ? fns[0].self_samples : 0,
+		cuda ? ",\"cuda\":" : "", cuda ? cuda : "");
+	REQUIRE(fclose(f) == 0);
+	return p;
+}
+
+static const char *raw(const char *file, const char *text)
+{
+	static char path[2][256];
+	static int k;
+	char *p = path[k++ % 2];
+	FILE *f;
+
+	snprintf(p, 256, "%s/%s", dir, file);
+	f = fopen(p, "w");
+	REQUIRE(f);
+	fputs(text, f);
+	REQUIRE(fclose(f) == 0);
+	return p;
+}
+
+/* Run cmp_run with the given --fail/--warn lists; keeps stdout and stderr. */
+static int run(const char *base, const char *cur, const char **fail, size_t nfail,
+	       const char **warn, size_t nwarn, const char *md, const char *bench)
+{
+	struct cmp_opts o = {fail, nfail, warn, nwarn, md, bench, 0};
+	char errpath[300];
+	FILE *out = fmemopen(last_out, sizeof(last_out) - 1, "w");
+	int saved = dup(2), fd, rc;
+	ssize_t n;
+
+	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
+	fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	REQUIRE(out && fd >= 0 && saved >= 0);
+	memset(last_out, 0, sizeof(last_out));
+	fflush(stderr);
+	dup2(fd, 2);
+	rc = cmp_run(base, cur, &o, out);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	fclose(out);
+	n = pread(fd, last_err, sizeof(last_err) - 1, 0);
+	last_err[n > 0 ? n : 0] = '\0';
+	close(fd);
+	return rc;
+}
+
+/* The status cell of the row whose first cell is name. */
+static const char *status_of(const char *name)
+{
+	static char st[64];
+	char needle[300];
+	const char *p, *eol;
+	size_t len;
+
+	snprintf(needle, sizeof(needle), "\n%s ", name);
+	p = strstr(last_out, needle);
+	if (!p)
+		return "(no row)";
+	eol = strchr(p + 1, '\n');
+	if (!eol)
+		return "(no row)";
+	/* status is the last column; "within noise" has a blank in it */
+	if (eol - p > 14 && strncmp(eol - 12, "within noise", 12) == 0)
+		return "within noise";
+	for (p = eol; p[-1] != ' '; p--)
+		;
+	len = (size_t)(eol - p);
+	snprintf(st, sizeof(st), "%.*s", (int)len, p);
+	return st;
+}
+
+static void test_threshold_and_ratio(void)
+{
+	/* period 1 ms: heavy 225 -> 450 samples is far outside noise */
+	struct fn base[] = {{"heavy", 225, 225}, {"light", 75, 75}, {"main", 0, 300}};
+	struct fn same[] = {{"heavy", 230, 230}, {"light", 74, 74}, {"main", 0, 304}};
+	struct fn slow[] = {{"heavy", 450, 450}, {"light", 75, 75}, {"main", 0, 525}};
+	const char *b = report("base.json", 0.31e9, 1e6, base, 3, NULL);
+	const char *s = report("same.json", 0.32e9, 1e6, same, 3, NULL);
+	const char *w = report("slow.json", 0.53e9, 1e6, slow, 3, NULL);
+	const char *fail[] = {"func[heavy].self:+25%"};
+	const char *fail2[] = {"func[heavy].self:+25%", "func[light].self:+25%",
+			       "func[main].total:+100%"};
+
+	CHECK_EQ_INT(run(b, s, fail, 1, NULL, 0, NULL, NULL), CMP_PASS);
+	CHECK_STR(status_of("func[heavy].self"), "ok");
+	CHECK(strstr(last_out, "PASS: 0 regressions, 0 warnings, 1 ok") != NULL);
+
+	CHECK_EQ_INT(run(b, w, fail2, 3, NULL, 0, NULL, NULL), CMP_REGRESSION);
+	CHECK_STR(status_of("func[heavy].self"), "FAIL");
+	CHECK_STR(status_of("func[light].self"), "ok");
+	CHECK_STR(status_of("func[main].total"), "ok");
+	CHECK(strstr(last_out, "+225.0 ms (+100.0%)") != NULL);
+	CHECK(strstr(last_out, "FAIL: 1 regression, 0 warnings, 2 ok") != NULL);
+	/* header of the table, and the noise column of a sampled figure */
+	CHECK(strstr(last_out, "metric") && strstr(last_out, "baseline") &&
+	      strstr(last_out, "current") && strstr(last_out, "delta") &&
+	      strstr(last_out, "threshold") && strstr(last_out, "status"));
+	CHECK(strstr(last_out, "~") != NULL);
+
+	/* the same change as a warning never fails */
+	CHECK_EQ_INT(run(b, w, NULL, 0, fail, 1, NULL, NULL), CMP_PASS);
+	CHECK_STR(status_of("func[heavy].self"), "WARN");
+	CHECK(strstr(last_out, "1 warning") != NULL);
+
+	/* absolute thresholds, wall is a single measurement */
+	{
+		const char *f1[] = {"wall:+100ms"}, *f2[] = {"wall:+300ms"};
+
+		CHECK_EQ_INT(run(b, w, f1, 1, NULL, 0, NULL, NULL), CMP_REGRESSION);
+		CHECK(strstr(last_out, "1 run") != NULL);
+		CHECK_EQ_INT(run(b, w, f2, 1, NULL, 0, NULL, NULL), CMP_PASS);
+	}
+	/* +0 on a count: any increase fires; equal passes */
+	{
+		const char *f[] = {"samples:+0"};
+
+		CHECK_EQ_INT(run(b, b, f, 1, NULL, 0, NULL, NULL), CMP_PASS);
+	}
+}
+
+static void test_floor(void)
+{
+	/* heavy 100 -> 130 ms (+30%) at period 0.1 ms: 1000 -> 1300 samples, 2 sigma
+	 * = 2*0.1ms*sqrt(2300) = 9.6 ms, well under the 30 ms change. */
+	struct fn base[] = {{"heavy", 1000, 1000}};
+	struct fn cur[] = {{"heavy", 1300, 1300}};
+	const char *b = report("fb.json", 1e9, 1e5, base, 1, NULL);
+	const char *c = report("fc.json", 1e9, 1e5, cur, 1, NULL);
+	const char *high[] = {"func[heavy].self:+10%,>=50ms"};
+	const char *low[] = {"func[heavy].self:+10%,>=20ms"};
+	const char *rel[] = {"func[heavy].self:+40%"};
+	const char *drop[] = {"func[heavy].self:-10%"};
+
+	CHECK_EQ_INT(run(b, c, high, 1, NULL, 0, NULL, NULL), CMP_PASS);
+	CHECK_STR(status_of("func[heavy].self"), "ok");
+	CHECK_EQ_INT(run(b, c, low, 1, NULL, 0, NULL, NULL), CMP_REGRESSION);
+	CHECK_STR(status_of("func[heavy].self"), "FAIL");
+	CHECK_EQ_INT(run(b, c, rel, 1, NULL, 0, NULL, NULL), CMP_PASS);
+	/* a "must not drop" gate: an increase is fine, a drop fires */
+	CHECK_EQ_INT(run(b, c, drop, 1, NULL, 0, NULL, NULL), CMP_PASS);
+	CHECK_EQ_INT(run(c, b, drop, 1, NULL, 0, NULL, NULL), CMP_REGRESSION);
+}
+
+static void test_noise(void)
+{
+	/* 99 Hz: heavy 22 -> 30 samples of 10.1 ms is +36%, over a +25% threshold,
+	 * but 2 sigma = 2*10.1ms*sqrt(52) = 146 ms > the 81 ms change. */
+	struct fn base[] = {{"heavy", 22, 22}, {"light", 8, 8}};
+	struct fn cur[] = {{"heavy", 30, 30}, {"light", 8, 8}};
+	struct fn far[] = {{"heavy", 60, 60}, {"light", 8, 8}};
+	const char *b = report("nb.json", 0.3e9, 10.1e6, base, 2, NULL);
+	const char *c = report("nc.json", 0.38e9, 10.1e6, cur, 2, NULL);
+	const char *f = report("nf.json", 0.68e9, 10.1e6, far, 2, NULL);
+	const char *fail[] = {"func[heavy].self:+25%", "wall:+10%"};
+
+	CHECK_EQ_INT(run(b, c, fail, 2, NULL, 0, NULL, NULL), CMP_REGRESSION);
+	CHECK_STR(status_of("func[heavy].self"), "within noise");
+	CHECK_STR(status_of("wall"), "FAIL"); /* measured once: no noise excuse */
+	CHECK(strstr(last_out, "1 within noise") != NULL);
+	/* 22 -> 60: 2 sigma = 2*10.1*sqrt(82) = 183 ms < the 384 ms change */
+	CHECK_EQ_INT(run(b, f, fail, 1, NULL, 0, NULL, NULL), CMP_REGRESSION);
+	CHECK_STR(status_of("func[heavy].self"), "FAIL");
+}
+
+static void test_missing_and_patterns(void)
+{
+	struct fn base[] = {{"heavy", 200, 200}, {"light", 70, 70}, {"helper", 30, 30}};
+	struct fn cur[] = {{"heavy", 210, 210}, {"light", 70, 70}, {"hot_new", 90, 90}};
+	const char *b = report("mb.json", 0.3e9, 1e6, base, 3, NULL);
+	const char *c = report("mc.json", 0.37e9, 1e6, cur, 3, NULL);
+	const char *glob[] = {"func[h*].self:+50%"};
+	const char *none[] = {"func[nosuch*].self:+10%", "wall:+1000%"};
+	const char *line[] = {"line[split.c:42].self:+50%"};
+	const char *badline[] = {"line[split.c:43].self:+50%"};
+
+	CHECK_EQ_INT(run(b, c, glob, 1, NULL, 0, NULL, NULL), CMP_PASS);
+	CHECK_STR(status_of("func[heavy].self"), "ok");
+	CHECK_STR(status_of("func[helper].self"), "missing");
+	CHECK_STR(status_of("func[hot_new].self"), "new");
+	CHECK(strstr(last_out, "1 missing") && strstr(last_out, "1 new"));
+
+	/* a pattern that matches nothing in the baseline is a usage error, after
+	 * the rest of the table was still evaluated */
+	CHECK_EQ_INT(run(b, c, none, 2, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "nosuch*") != NULL);
+	CHECK(strchr(last_err, '\n') == last_err + strlen(last_err) - 1);
+	CHECK_STR(status_of("wall"), "ok");
+
+	CHECK_EQ_INT(run(b, c, line, 1, NULL, 0, NULL, NULL), CMP_PASS);
+	CHECK_STR(status_of("line[/src/examples/split.c:42].self"), "ok");
+	CHECK_EQ_INT(run(b, c, badline, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+}
+
+static const char *cuda_json(int kernels, int gemm_calls, double gemm_ns, int memcpy_calls,
+			     double util, const char *state)
+{
+	static char buf[4][2048];
+	static int k;
+	char *p = buf[k++ % 4];
+
+	snprintf(p, 2048,
+		 "{\"status\":[{\"pid\":1,\"state\":\"%s\",\"message\":\"%s\",\"cupti_error\":%d,"
+		 "\"dropped\":0,\"zero_ts\":0,\"flush_timed_out\":0}],"
+		 "\"totals\":{\"kernels\":%d,\"kernel_ns\":%.0f,\"memcpy\":%d,\"memcpy_ns\":1000,"
+		 "\"memcpy_bytes\":4096,\"memset\":0,\"memset_ns\":0,\"api_calls\":%d,"
+		 "\"api_ns\":5000,\"sync_ns\":0,\"gpu_busy_ns\":%.0f},"
+		 "\"ops\":[],\"kernels\":[{\"name\":\"gemm_kernel\",\"instances\":%d,"
+		 "\"total_ns\":%.0f,\"avg_ns\":%.0f},{\"name\":\"relu\",\"instances\":%d,"
+		 "\"total_ns\":1000,\"avg_ns\":100}],"
+		 "\"memops\":[],\"api\":[{\"name\":\"cudaMemcpy\",\"calls\":%d,\"total_ns\":2000,"
+		 "\"avg_ns\":100}],\"launch_sites\":[],"
+		 "\"overview\":{\"gpu_utilization\":%g},\"recommendations\":[]}",
+		 state, strcmp(state, "unavailable") ? "" : "no CUDA driver (libcuda.so.1 not found)",
+		 strcmp(state, "unavailable") ? 0 : 999, kernels, gemm_ns + 1000, memcpy_calls,
+		 memcpy_calls + kernels, gemm_ns + 1000, gemm_calls, gemm_ns,
+		 gemm_calls ? gemm_ns / gemm_calls : 0, kernels - gemm_calls, memcpy_calls, util);
+	return p;
+}
+
+static void test_gpu(void)
+{
+	struct fn fns[] = {{"main", 100, 100}};
+	const char *b = report("gb.json", 1e9, 1e6, fns, 1,
+			       cuda_json(20, 10, 5e6, 4, 0.8, "finished"));
+	const char *same = report("gs.json", 1e9, 1e6, fns, 1,
+				  cuda_json(20, 10, 5.1e6, 4, 0.79, "finished"));
+	const char *more = report("gm.json", 1e9, 1e6, fns, 1,
+				  cuda_json(24, 12, 7e6, 6, 0.5, "finished"));
+	const char *cpu = report("gc.json", 1e9, 1e6, fns, 1, NULL);
+	const char *unav = report("gu.json", 1e9, 1e6, fns, 1,
+				  cuda_json(0, 0, 0, 0, 0, "unavailable"));
+	const char *gates[] = {"gpu.kernels:+0", "kernel[gemm*].calls:+0", "kernel[gemm*].avg:+10%",
+			       "api[cudaMemcpy].calls:+0", "gpu.utilization:-5%",
+			       "gpu.memcpy_bytes:+0"};
+	const char *one[] = {"gpu.kernels:+0"};
+	const char *mixed[] = {"gpu.kernels:+0", "wall:+10%"};
+	const char *warn_only[] = {"gpu.kernels:+0"};
+
+	CHECK_EQ_INT(run(b, same, gates, 6, NULL, 0, NULL, NULL), CMP_PASS);
+	CHECK_STR(status_of("gpu.kernels"), "ok");
+	CHECK_STR(status_of("kernel[gemm_kernel].calls"), "ok");
+	CHECK_STR(status_of("gpu.utilization"), "ok");
+	CHECK(strstr(last_out, "exact") != NULL);
+
+	CHECK_EQ_INT(run(b, more, gates, 6, NULL, 0, NULL, NULL), CMP_REGRESSION);
+	CHECK_STR(status_of("gpu.kernels"), "FAIL");
+	CHECK_STR(status_of("kernel[gemm_kernel].calls"), "FAIL");
+	CHECK_STR(status_of("kernel[gemm_kernel].avg"), "FAIL"); /* 500 -> 583 us */
+	CHECK_STR(status_of("api[cudaMemcpy].calls"), "FAIL");
+	CHECK_STR(status_of("gpu.utilization"), "FAIL"); /* dropped 0.8 -> 0.5 */
+	CHECK_STR(status_of("gpu.memcpy_bytes"), "ok");
+
+	/* current run without CUDA: could not measure (3), said in one line */
+	CHECK_EQ_INT(run(b, cpu, one, 1, NULL, 0, NULL, NULL), CMP_UNMEASURABLE);
+	CHECK_STR(status_of("gpu.kernels"), "n/a");
+	CHECK(strstr(last_out, "no CUDA data") != NULL);
+	CHECK_EQ_INT(run(b, unav, one, 1, NULL, 0, NULL, NULL), CMP_UNMEASURABLE);
+	CHECK(strstr(last_out, "libcuda.so.1") != NULL);
+	/* a real regression wins over "could not measure" */
+	{
+		const char *slow = report("gw.json", 2e9, 1e6, fns, 1, NULL);
+
+		CHECK_EQ_INT(run(b, slow, mixed, 2, NULL, 0, NULL, NULL), CMP_REGRESSION);
+	}
+	/* an unmeasurable --warn gate does not turn a pass into 3 */
+	CHECK_EQ_INT(run(b, cpu, NULL, 0, warn_only, 1, NULL, NULL), CMP_PASS);
+	/* a GPU gate against a CPU-only baseline is a configuration error */
+	CHECK_EQ_INT(run(cpu, b, one, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "baseline") != NULL);
+}
+
+static void test_bad_files(void)
+{
+	struct fn fns[] = {{"heavy", 100, 100}};
+	const char *good = report("ok.json", 1e9, 1e6, fns, 1, NULL);
+	const char *fail[] = {"wall:+10%"};
+	const char *bad_expr[] = {"wall:+10"};
+	const char *p;
+
+	p = raw("v2.json", "{\"schema_version\":2,\"run\":{\"wall_ns\":1}}");
+	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "baseline was written by schema 2; this cbottleneck reads 1"));
+	CHECK_EQ_INT(run(good, p, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "current was written by schema 2"));
+
+	p = raw("broken.json", "{\"schema_version\":1,\n\"run\":{\"wall_ns\":1,,}}");
+	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "not valid JSON") && strstr(last_err, "line 2"));
+	CHECK(last_out[0] == '\0'); /* no table from unreadable input */
+
+	p = raw("trunc.json", "{\"schema_version\":1,\"run\":{\"wall_ns\":10");
+	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+
+	p = raw("other.json", "[1,2,3]");
+	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "not a cbottleneck JSON report"));
+
+	p = raw("norun.json", "{\"schema_version\":1}");
+	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "\"run\""));
+
+	p = raw("nowall.json", "{\"schema_version\":1,\"run\":{\"cpu_ns\":5}}");
+	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "run.wall_ns"));
+
+	p = raw("empty.json", "");
+	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+
+	CHECK_EQ_INT(run("/nonexistent/base.json", good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "/nonexistent/base.json"));
+
+	/* a bad expression is refused before any file is read */
+	CHECK_EQ_INT(run("/nonexistent/a", "/nonexistent/b", bad_expr, 1, NULL, 0, NULL, NULL),
+		     CMP_USAGE);
+	CHECK(strstr(last_err, "needs a unit") != NULL);
+	CHECK(strstr(last_err, "/nonexistent") == NULL);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (!f)
+		return NULL;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+	size_t n = 0;
+
+	for (; (hay = strstr(hay, needle)); hay++)
+		n++;
+	return n;
+}
+
+static void test_markdown_and_bench(void)
+{
+	struct fn base[] = {{"heavy", 225, 225}, {"operator||", 75, 75}};
+	struct fn slow[] = {{"heavy", 450, 450}, {"operator||", 75, 75}};
+	const char *b = report("db.json", 0.3e9, 1e6, base, 2, NULL);
+	const char *s = report("ds.json", 0.53e9, 1e6, slow, 2, NULL);
+	const char *fail[] = {"func[heavy].self:+25%", "func[operator*].self:+25%"};
+	const char *warn[] = {"cpu:+10%", "wall:-50%"};
+	char md[300], bj[300];
+	const char *text;
+	cJSON *arr, *it;
+	int nwall = 0, ncpu = 0, nheavy = 0;
+
+	snprintf(md, sizeof(md), "%s/summary.md", dir);
+	snprintf(bj, sizeof(bj), "%s/bench.json", dir);
+	CHECK_EQ_INT(run(b, s, fail, 2, warn, 2, md, bj), CMP_REGRESSION);
+	text = slurp(md);
+	REQUIRE(text);
+	CHECK(strstr(text, "### cbottleneck compare: FAIL") != NULL);
+	CHECK(strstr(text, "| metric | baseline | current | delta | threshold |") != NULL);
+	CHECK(strstr(text, "|:--|--:|--:|--:|:--|--:|:--|") != NULL);
+	CHECK(strstr(text, "| `func[heavy].self` |") != NULL);
+	CHECK(strstr(text, "| **FAIL** |") != NULL);
+	CHECK(strstr(text, "`func[operator\\|\\|].self`") != NULL); /* '|' escaped */
+	CHECK(strstr(text, "**FAIL: 1 regression, 1 warning, 2 ok**") != NULL);
+	/* every table line has the same number of unescaped cell separators */
+	{
+		const char *l = strstr(text, "| metric");
+		int rows = 0;
+
+		while (l && *l == '|') {
+			const char *eol = strchr(l, '\n');
+			int bars = 0;
+
+			for (const char *q = l; q < eol; q++)
+				bars += *q == '|' && q[-1] != '\\';
+			CHECK_EQ_INT(bars, 8);
+			rows++;
+			l = eol + 1;
+		}
+		CHECK_EQ_INT(rows, 2 + 4);
+	}
+	/* --markdown appends, as $GITHUB_STEP_SUMMARY wants */
+	CHECK_EQ_INT(run(b, s, fail, 2, warn, 2, md, NULL), CMP_REGRESSION);
+	CHECK_EQ_INT(count(slurp(md), "### cbottleneck compare"), 2);
+
+	text = slurp(bj);
+	REQUIRE(text);
+	arr = cJSON_Parse(text);
+	REQUIRE(cJSON_IsArray(arr));
+	cJSON_ArrayForEach(it, arr) {
+		const char *name = cJSON_GetStringValue(cJSON_GetObjectItem(it, "name"));
+		const char *unit = cJSON_GetStringValue(cJSON_GetObjectItem(it, "unit"));
+		cJSON *value = cJSON_GetObjectItem(it, "value");
+
+		CHECK(name && unit && cJSON_IsNumber(value));
+		if (!name || !unit || !cJSON_IsNumber(value))
+			continue;
+		nwall += strcmp(name, "wall") == 0;
+		ncpu += strcmp(name, "cpu") == 0;
+		if (strcmp(name, "func[heavy].self") == 0) {
+			nheavy++;
+			CHECK_STR(unit, "ms");
+			CHECK(value->valuedouble > 449 && value->valuedouble < 451);
+			CHECK(cJSON_IsString(cJSON_GetObjectItem(it, "range")));
+			CHECK(strstr(cJSON_GetStringValue(cJSON_GetObjectItem(it, "extra")),
+				     "FAIL") != NULL);
+		}
+	}
+	/* wall is always there, but once: its "must not drop" gate is left out */
+	CHECK_EQ_INT(nwall, 1);
+	CHECK_EQ_INT(ncpu, 1);
+	CHECK_EQ_INT(nheavy, 1);
+	cJSON_Delete(arr);
+
+	/* unwritable outputs are errors */
+	CHECK_EQ_INT(run(b, s, NULL, 0, warn, 1, "/nonexistent/dir/s.md", NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "/nonexistent/dir/s.md"));
+}
+
+static void test_defaults_and_quiet(void)
+{
+	struct fn base[] = {{"heavy", 225, 225}, {"light", 75, 75}};
+	struct fn slow[] = {{"heavy", 450, 450}, {"light", 75, 75}};
+	const char *b = report("xb.json", 0.3e9, 1e6, base, 2, NULL);
+	const char *s = report("xs.json", 0.53e9, 1e6, slow, 2, NULL);
+	struct cmp_opts o = {NULL, 0, NULL, 0, NULL, NULL, 1};
+	const char *fail[] = {"func[heavy].self:+25%"};
+	FILE *out;
+
+	/* no expressions: wall, cpu and the hottest functions, warnings only */
+	CHECK_EQ_INT(run(b, s, NULL, 0, NULL, 0, NULL, NULL), CMP_PASS);
+	CHECK_STR(status_of("wall"), "WARN");
+	CHECK_STR(status_of("cpu"), "WARN");
+	CHECK_STR(status_of("func[heavy].self"), "WARN");
+	CHECK_STR(status_of("func[light].self"), "ok");
+	CHECK(strstr(last_out, "never fails") != NULL);
+
+	/* -q: the summary line only */
+	o.fail = fail;
+	o.nfail = 1;
+	memset(last_out, 0, sizeof(last_out));
+	out = fmemopen(last_out, sizeof(last_out) - 1, "w");
+	REQUIRE(out);
+	CHECK_EQ_INT(cmp_run(b, s, &o, out), CMP_REGRESSION);
+	fclose(out);
+	CHECK_STR(last_out, "FAIL: 1 regression, 0 warnings, 0 ok\n");
+}
+
+int main(void)
+{
+	char cmd[128];
+
+	REQUIRE(mkdtemp(dir));
+	test_threshold_and_ratio();
+	test_floor();
+	test_noise();
+	test_missing_and_patterns();
+	test_gpu();
+	test_bad_files();
+	test_markdown_and_bench();
+	test_defaults_and_quiet();
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "could not remove %s\n", dir);
+	return test_result();
+}
