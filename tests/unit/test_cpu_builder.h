@@ -20,7 +20,7 @@ struct pb {
 	size_t cap_warn, cap_nodebug;
 };
 
-static void *pb_grow(void *v, size_t *cap, size_t n, size_t size)
+static inline void *pb_grow(void *v, size_t *cap, size_t n, size_t size)
 {
 	if (n < *cap)
 		return v;
@@ -40,7 +40,7 @@ static void *pb_grow(void *v, size_t *cap, size_t n, size_t size)
 	 &(b)->p.arr[(b)->p.n++])
 
 /* A run at period_ns (frequency derived), argv = {cmd, NULL}. */
-static void pb_init(struct pb *b, uint64_t period_ns, const char *cmd)
+static inline void pb_init(struct pb *b, uint64_t period_ns, const char *cmd)
 {
 	static char *argv_store[2];
 
@@ -53,7 +53,7 @@ static void pb_init(struct pb *b, uint64_t period_ns, const char *cmd)
 	b->p.wall_ns = 1000000000ull;
 }
 
-static uint32_t pb_func(struct pb *b, const char *name, const char *file, uint32_t line,
+static inline uint32_t pb_func(struct pb *b, const char *name, const char *file, uint32_t line,
 			const char *module)
 {
 	struct prof_func *f = PB_PUSH(b, funcs, nfuncs, cap_funcs);
@@ -65,7 +65,7 @@ static uint32_t pb_func(struct pb *b, const char *name, const char *file, uint32
 	return (uint32_t)(b->p.nfuncs - 1);
 }
 
-static uint32_t pb_process(struct pb *b, uint32_t pid, uint32_t ppid, const char *exe,
+static inline uint32_t pb_process(struct pb *b, uint32_t pid, uint32_t ppid, const char *exe,
 			   const char *cmdline, uint64_t period_ns)
 {
 	struct prof_process *pr = PB_PUSH(b, processes, nprocesses, cap_procs);
@@ -81,7 +81,7 @@ static uint32_t pb_process(struct pb *b, uint32_t pid, uint32_t ppid, const char
 	return (uint32_t)(b->p.nprocesses - 1);
 }
 
-static uint32_t pb_thread(struct pb *b, uint32_t tid, uint32_t process, const char *name)
+static inline uint32_t pb_thread(struct pb *b, uint32_t tid, uint32_t process, const char *name)
 {
 	struct prof_thread *t = PB_PUSH(b, threads, nthreads, cap_threads);
 
@@ -95,7 +95,7 @@ static uint32_t pb_thread(struct pb *b, uint32_t tid, uint32_t process, const ch
 /* A stack of n frames, leaf first: funcs[i] with line lines[i] (lines may be
  * NULL: each frame then runs at its function's line + 1).  inlined_mask bit i
  * marks frame i as inlined into frame i+1. */
-static uint32_t pb_stack_inl(struct pb *b, size_t n, const uint32_t *funcs,
+static inline uint32_t pb_stack_inl(struct pb *b, size_t n, const uint32_t *funcs,
 			     const uint32_t *lines, uint32_t inlined_mask)
 {
 	struct prof_stack *st = PB_PUSH(b, stacks, nstacks, cap_stacks);
@@ -116,13 +116,13 @@ static uint32_t pb_stack_inl(struct pb *b, size_t n, const uint32_t *funcs,
 	return (uint32_t)(b->p.nstacks - 1);
 }
 
-static uint32_t pb_stack(struct pb *b, size_t n, const uint32_t *funcs)
+static inline uint32_t pb_stack(struct pb *b, size_t n, const uint32_t *funcs)
 {
 	return pb_stack_inl(b, n, funcs, NULL, 0);
 }
 
 /* count samples of weight w on thread t with stack st. */
-static void pb_samples(struct pb *b, uint32_t t, uint32_t st, size_t count, uint32_t w,
+static inline void pb_samples(struct pb *b, uint32_t t, uint32_t st, size_t count, uint32_t w,
 		       uint32_t flags)
 {
 	size_t i;
@@ -141,21 +141,21 @@ static void pb_samples(struct pb *b, uint32_t t, uint32_t st, size_t count, uint
 	}
 }
 
-static void pb_warning(struct pb *b, const char *w)
+static inline void pb_warning(struct pb *b, const char *w)
 {
 	char **s = PB_PUSH(b, warnings, nwarnings, cap_warn);
 
 	*s = (char *)w;
 }
 
-static void pb_nodebug(struct pb *b, const char *m)
+static inline void pb_nodebug(struct pb *b, const char *m)
 {
 	char **s = PB_PUSH(b, nodebug_modules, nnodebug_modules, cap_nodebug);
 
 	*s = (char *)m;
 }
 
-static void pb_free(struct pb *b)
+static inline void pb_free(struct pb *b)
 {
 	free(b->p.funcs);
 	free(b->p.frames);
