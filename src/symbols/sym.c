@@ -156,7 +156,8 @@ struct sym_module *sym_module_get(struct sym_ctx *ctx, const char *path,
 	mod->fallback_base = sym_fallback_base(mod->base);
 	if (!mod->fallback_base)
 		goto fail;
-	memcpy(mod->build_id, build_id, build_id_len);
+	if (build_id_len)
+		memcpy(mod->build_id, build_id, build_id_len);
 	mod->build_id_len = build_id_len;
 	mod->idx = (uint32_t)ctx->nmods;
 	ctx->mods[ctx->nmods++] = mod;

@@ -31,7 +31,7 @@ static char fix_dir[4096];
 static char fix_src[4096];
 
 /* Exits 77 (skip) when the fixtures are not there. */
-static void fix_init(void)
+static inline void fix_init(void)
 {
 	const char *b = getenv("CBN_BUILD_DIR");
 	const char *s = getenv("CBN_SOURCE_DIR");
@@ -50,7 +50,7 @@ static void fix_init(void)
 	}
 }
 
-static const char *fix_path(const char *name)
+static inline const char *fix_path(const char *name)
 {
 	static char bufs[4][8192];
 	static int k;
@@ -60,7 +60,7 @@ static const char *fix_path(const char *name)
 	return b;
 }
 
-static int fix_exec(const char *prog, struct fix_run *r)
+static inline int fix_exec(const char *prog, struct fix_run *r)
 {
 	char line[8192];
 	FILE *f = popen(fix_path(prog), "r");
@@ -88,7 +88,7 @@ static int fix_exec(const char *prog, struct fix_run *r)
 	return pclose(f) == 0 ? 0 : -1;
 }
 
-static const struct fix_mark *fix_find(const struct fix_run *r, const char *tag)
+static inline const struct fix_mark *fix_find(const struct fix_run *r, const char *tag)
 {
 	for (int i = 0; i < r->nmarks; i++)
 		if (strcmp(r->marks[i].tag, tag) == 0)
@@ -98,7 +98,7 @@ static const struct fix_mark *fix_find(const struct fix_run *r, const char *tag)
 }
 
 /* Line number (1-based) of the first line of src containing needle. */
-static uint32_t fix_line(const char *src, const char *needle)
+static inline uint32_t fix_line(const char *src, const char *needle)
 {
 	char p[8192], line[4096];
 	uint32_t n = 0;
@@ -118,7 +118,7 @@ static uint32_t fix_line(const char *src, const char *needle)
 	exit(1);
 }
 
-static int fix_ends_with(const char *s, const char *suffix)
+static inline int fix_ends_with(const char *s, const char *suffix)
 {
 	size_t a = strlen(s), b = strlen(suffix);
 
