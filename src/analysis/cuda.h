@@ -1,0 +1,174 @@
+/*
+ * cuda.h — CUDA analysis of a loaded profile: the autograd-style rows (ranges,
+ * API functions, kernels, copies, sets), nsys-style kernel / memop / API
+ * summaries, launch sites, the overview metrics with a verdict, rule-based
+ * recommendations and the CUDA status lines.  Launcher side only; the result
+ * is owned by the caller and freed with cuda_analysis_free().  Strings that
+ * name things (kernel names, files) point into the profile, which must outlive
+ * the analysis; generated text (status lines, recommendations) is owned here.
+ * Every threshold is a named constant below and documented in docs/cuda.md.
+ */
+#ifndef CBN_CUDA_H
+#define CBN_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+/* --- thresholds (docs/cuda.md, "Recommendations") ------------------------ */
+#define CUDA_VERDICT_COMPUTE_UTIL 0.80      /* GPU utilization >= this: compute-bound */
+#define CUDA_VERDICT_OVERHEAD_UTIL 0.50     /* below this, overhead-bound if launch-heavy */
+#define CUDA_OVERHEAD_API_FRACTION 0.50     /* non-sync API time / window >= this */
+#define CUDA_OVERHEAD_SHORT_KERNEL_NS 10000 /* median kernel < 10 us ... */
+#define CUDA_OVERHEAD_MIN_KERNELS 100       /* ... over at least this many kernels */
+#define CUDA_LOW_UTIL 0.50                  /* rule low-utilization */
+#define CUDA_SYNC_FRACTION 0.25             /* rule sync-dominated: sync time / wall */
+#define CUDA_TINY_KERNELS_MIN 1000          /* rule tiny-kernels: more launches than this */
+#define CUDA_TINY_KERNEL_NS 10000           /* ... with a median below 10 us */
+#define CUDA_SIGNIFICANT_SHARE 0.05         /* a kernel with >= 5 % of kernel time */
+#define CUDA_SMALL_GRID_BLOCKS 1.0          /* rule small-grid: mean blocks/SM below this */
+#define CUDA_COLD_RATIO 5.0                 /* rule cold-start: first > 5x median of the rest */
+#define CUDA_COLD_MIN_NS 1000000            /* ... and first - median > 1 ms */
+#define CUDA_VARIABLE_CV 0.5                /* rule variable-kernel: stddev/mean above this */
+#define CUDA_VARIABLE_MIN_INSTANCES 10      /* ... over at least this many instances */
+
+enum cuda_row_kind {
+	CUDA_ROW_RANGE = 0,
+	CUDA_ROW_API = 1,
+	CUDA_ROW_KERNEL = 2,
+	CUDA_ROW_MEMCPY = 3,
+	CUDA_ROW_MEMSET = 4,
+};
+
+/* Durations of one group (ns).  stddev is the sample standard deviation
+ * (n - 1), 0 for a single instance; med is the mean of the two middle values
+ * when count is even. */
+struct cuda_stats {
+	uint64_t count, total, min, max;
+	double avg, med, stddev;
+};
+
+/* One row of the autograd-style table. */
+struct cuda_op_row {
+	const char *name;
+	uint32_t kind;           /* enum cuda_row_kind */
+	uint64_t self_cpu_ns, cpu_total_ns, self_cuda_ns, cuda_total_ns, calls;
+};
+
+struct cuda_kernel_row {
+	const char *name;
+	struct cuda_stats t;
+	double time_pct;         /* of all kernel time, 0..100 */
+	int32_t grid[3], block[3];   /* of the first instance */
+	uint32_t registers;
+	int32_t static_smem, dynamic_smem;
+	int config_varies;       /* some instance had another grid/block/regs/smem */
+	double blocks_per_sm;    /* duration-weighted mean; < 0 unknown (no SM count) */
+	double est_occupancy;    /* duration-weighted mean, 0..1; < 0 unknown */
+	uint64_t first_ns;       /* duration of the earliest instance */
+	double rest_med_ns;      /* median of the other instances (0 when count < 2) */
+};
+
+struct cuda_memop_row {
+	const char *name;        /* "[CUDA memcpy HtoD]", "[CUDA memset]", ... */
+	uint32_t kind;           /* CUDA_ROW_MEMCPY or CUDA_ROW_MEMSET */
+	uint32_t copy_kind;      /* enum cbn_copy_kind of the first op (memcpy) */
+	struct cuda_stats t;
+	uint64_t bytes;
+	double time_pct;         /* of all memop time */
+	uint64_t pageable, pageable_ns, pageable_bytes;   /* host side pageable */
+	uint64_t pinned, pinned_ns, pinned_bytes;         /* host side pinned */
+};
+
+struct cuda_api_row {
+	const char *name;
+	struct cuda_stats t;
+	double time_pct;         /* of all API time */
+};
+
+struct cuda_site {
+	const char *function, *file, *module;
+	uint32_t line;
+	uint64_t launches;       /* API calls from here that launched GPU work */
+	uint64_t gpu_ns;         /* GPU time of that work */
+};
+
+struct cuda_totals {
+	uint64_t kernels, kernel_ns, memcpy, memcpy_ns, memcpy_bytes, memset, memset_ns;
+	uint64_t api_calls, api_ns, sync_ns, gpu_busy_ns;
+};
+
+struct cuda_overview {
+	uint64_t window_start, window_end, window_ns;   /* first to last GPU activity */
+	uint32_t ndevices;           /* devices with GPU activity */
+	double gpu_utilization;      /* 0..1, < 0 when there is no GPU work */
+	double est_sm_efficiency;    /* 0..1, < 0 unknown */
+	double est_achieved_occupancy;   /* 0..1, < 0 unknown */
+	uint64_t cpu_ns;             /* sampled CPU time of all processes */
+	uint64_t gpu_ns;             /* sum of kernel + memcpy + memset durations */
+	uint64_t gpu_busy_ns;        /* sum over devices of |union of kernel intervals| */
+	uint64_t sync_blocked_ns;    /* CPU time inside synchronizing calls */
+	uint64_t launch_api_ns;      /* outermost non-synchronizing API calls, in the window */
+	uint64_t idle_gaps_ns, largest_gap_ns, ngaps;   /* gaps between GPU activities */
+	double median_kernel_ns;
+	const char *verdict;         /* "overhead-bound" | "compute-bound" | "mixed" | "idle" */
+};
+
+struct cuda_reco {
+	const char *id;              /* stable rule id, e.g. "pageable-copies" */
+	char *message;               /* what to do */
+	char *evidence;              /* the numbers that fired the rule */
+};
+
+struct cuda_status_row {
+	uint32_t pid;
+	const char *exe;             /* basename */
+	const char *state;           /* "started" | "unavailable" | "finished" | "fork_child" */
+	const char *message;         /* "" when none */
+	int32_t cupti_error;
+	uint32_t cupti_version, flush_timed_out;
+	uint64_t dropped, zero_ts, buffers, records;
+	int inferred;                /* no status record: CUDA runtime loaded, never initialized */
+};
+
+struct cuda_analysis {
+	struct cuda_op_row *ops;          size_t nops;
+	struct cuda_kernel_row *kernels;  size_t nkernels;   /* by total desc */
+	struct cuda_memop_row *memops;    size_t nmemops;    /* by total desc */
+	struct cuda_api_row *api;         size_t napi;       /* by total desc */
+	struct cuda_site *sites;          size_t nsites;     /* by gpu_ns desc */
+	struct cuda_reco *recos;          size_t nrecos;
+	struct cuda_status_row *status;   size_t nstatus;
+	char **status_lines;              size_t nstatus_lines;   /* "CUDA: ..." */
+	struct cuda_totals totals;
+	struct cuda_overview ov;
+	uint64_t self_cpu_total_ns;       /* sum of op rows' self CPU */
+	uint64_t self_cuda_total_ns;      /* sum of op rows' self CUDA */
+	int has_data;                     /* any API call, GPU op or range */
+};
+
+/* Analyze p.  Returns 0 and *out (NULL when the profile has no CUDA data and
+ * no CUDA status at all), or -ENOMEM. */
+int cuda_analyze(const struct profile *p, struct cuda_analysis **out);
+void cuda_analysis_free(struct cuda_analysis *a);
+
+/* 1 if key is a key_averages sort key (cuda_time_total, cpu_time_total,
+ * self_cuda_time_total, self_cpu_time_total, cuda_time, cpu_time, count, and
+ * the device_* spellings torch accepts). */
+int cuda_sort_key_valid(const char *key);
+/* Sort a->ops by key (NULL or a key that is not a key_averages key: the
+ * default, cuda_time_total when there is GPU time, else cpu_time_total).
+ * Returns the key used. */
+const char *cuda_sort_ops(struct cuda_analysis *a, const char *key);
+
+/* Name used for a copy or set of this kind ("[CUDA memcpy HtoD]"...). */
+const char *cuda_memop_name(uint32_t gpu_kind, uint32_t copy_kind);
+/* 1 if an API function of this name blocks the calling thread until GPU work
+ * finishes (cudaDeviceSynchronize, synchronous cudaMemcpy, cuCtxSynchronize...). */
+int cuda_api_is_sync(const char *name);
+/* 1 if a module basename belongs to the CUDA runtime/driver/CUPTI or to us:
+ * frames there are skipped when looking for a launch site. */
+int cuda_module_is_runtime(const char *module);
+
+#endif

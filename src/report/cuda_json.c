@@ -1,0 +1,214 @@
+/*
+ * cuda_json.c — the "cuda" object of the JSON report (docs/report.schema.json):
+ * status, totals, every autograd-style row, kernel / memop / API summaries,
+ * launch sites, overview and recommendations.  All rows, never --limit'ed.
+ */
+#include <cjson/cJSON.h>
+
+#include "cuda.h"
+#include "cuda_report.h"
+
+static const char *const row_kind[] = { "range", "api", "kernel", "memcpy", "memset" };
+
+static void num(cJSON *o, const char *k, double v)
+{
+	cJSON_AddNumberToObject(o, k, v);
+}
+
+static void num_or_null(cJSON *o, const char *k, double v)
+{
+	if (v < 0)
+		cJSON_AddNullToObject(o, k);
+	else
+		cJSON_AddNumberToObject(o, k, v);
+}
+
+static cJSON *dim3(const int32_t d[3])
+{
+	int v[3] = { d[0], d[1], d[2] };
+
+	return cJSON_CreateIntArray(v, 3);
+}
+
+static void stats(cJSON *o, const struct cuda_stats *s)
+{
+	num(o, "avg_ns", s->avg);
+	num(o, "med_ns", s->med);
+	num(o, "min_ns", (double)s->min);
+	num(o, "max_ns", (double)s->max);
+	num(o, "stddev_ns", s->stddev);
+}
+
+static cJSON *arr(cJSON *parent, const char *k)
+{
+	return cJSON_AddArrayToObject(parent, k);
+}
+
+static cJSON *item(cJSON *array)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	if (o)
+		cJSON_AddItemToArray(array, o);
+	return o;
+}
+
+/* cJSON add-functions tolerate a NULL parent, so a failed allocation only
+ * loses the part it concerns; the caller checks the result at the end. */
+static void build(cJSON *c, struct cuda_analysis *a)
+{
+	cJSON *x, *o;
+	size_t i;
+
+	x = arr(c, "status");
+	for (i = 0; i < a->nstatus; i++) {
+		const struct cuda_status_row *s = &a->status[i];
+
+		if (!(o = item(x)))
+			continue;
+		num(o, "pid", s->pid);
+		cJSON_AddStringToObject(o, "state", s->state);
+		cJSON_AddStringToObject(o, "message", s->message);
+		num(o, "cupti_error", s->cupti_error);
+		num(o, "dropped", (double)s->dropped);
+		num(o, "zero_ts", (double)s->zero_ts);
+		num(o, "flush_timed_out", s->flush_timed_out);
+		cJSON_AddStringToObject(o, "exe", s->exe);
+	}
+
+	o = cJSON_AddObjectToObject(c, "totals");
+	num(o, "kernels", (double)a->totals.kernels);
+	num(o, "kernel_ns", (double)a->totals.kernel_ns);
+	num(o, "memcpy", (double)a->totals.memcpy);
+	num(o, "memcpy_ns", (double)a->totals.memcpy_ns);
+	num(o, "memcpy_bytes", (double)a->totals.memcpy_bytes);
+	num(o, "memset", (double)a->totals.memset);
+	num(o, "memset_ns", (double)a->totals.memset_ns);
+	num(o, "api_calls", (double)a->totals.api_calls);
+	num(o, "api_ns", (double)a->totals.api_ns);
+	num(o, "sync_ns", (double)a->totals.sync_ns);
+	num(o, "gpu_busy_ns", (double)a->totals.gpu_busy_ns);
+
+	x = arr(c, "ops");
+	for (i = 0; i < a->nops; i++) {
+		const struct cuda_op_row *r = &a->ops[i];
+
+		if (!(o = item(x)))
+			continue;
+		cJSON_AddStringToObject(o, "name", r->name);
+		cJSON_AddStringToObject(o, "kind", r->kind < 5 ? row_kind[r->kind] : "api");
+		num(o, "self_cpu_ns", (double)r->self_cpu_ns);
+		num(o, "cpu_total_ns", (double)r->cpu_total_ns);
+		num(o, "self_cuda_ns", (double)r->self_cuda_ns);
+		num(o, "cuda_total_ns", (double)r->cuda_total_ns);
+		num(o, "calls", (double)r->calls);
+	}
+
+	x = arr(c, "kernels");
+	for (i = 0; i < a->nkernels; i++) {
+		const struct cuda_kernel_row *k = &a->kernels[i];
+
+		if (!(o = item(x)))
+			continue;
+		cJSON_AddStringToObject(o, "name", k->name);
+		num(o, "instances", (double)k->t.count);
+		num(o, "total_ns", (double)k->t.total);
+		stats(o, &k->t);
+		num(o, "time_pct", k->time_pct);
+		cJSON_AddItemToObject(o, "grid", dim3(k->grid));
+		cJSON_AddItemToObject(o, "block", dim3(k->block));
+		num(o, "registers", k->registers);
+		num(o, "static_smem", k->static_smem);
+		num(o, "dynamic_smem", k->dynamic_smem);
+		num_or_null(o, "blocks_per_sm", k->blocks_per_sm);
+		num_or_null(o, "est_occupancy", k->est_occupancy);
+		cJSON_AddBoolToObject(o, "config_varies", k->config_varies);
+	}
+
+	x = arr(c, "memops");
+	for (i = 0; i < a->nmemops; i++) {
+		const struct cuda_memop_row *r = &a->memops[i];
+
+		if (!(o = item(x)))
+			continue;
+		cJSON_AddStringToObject(o, "name", r->name);
+		cJSON_AddStringToObject(o, "kind", r->kind < 5 ? row_kind[r->kind] : "memcpy");
+		num(o, "count", (double)r->t.count);
+		num(o, "total_ns", (double)r->t.total);
+		num(o, "bytes", (double)r->bytes);
+		num(o, "avg_ns", r->t.avg);
+		num(o, "min_ns", (double)r->t.min);
+		num(o, "max_ns", (double)r->t.max);
+		num(o, "pinned", (double)r->pinned);
+		num(o, "pageable", (double)r->pageable);
+		num(o, "pinned_ns", (double)r->pinned_ns);
+		num(o, "pageable_ns", (double)r->pageable_ns);
+		num(o, "pinned_bytes", (double)r->pinned_bytes);
+		num(o, "pageable_bytes", (double)r->pageable_bytes);
+	}
+
+	x = arr(c, "api");
+	for (i = 0; i < a->napi; i++) {
+		const struct cuda_api_row *r = &a->api[i];
+
+		if (!(o = item(x)))
+			continue;
+		cJSON_AddStringToObject(o, "name", r->name);
+		num(o, "calls", (double)r->t.count);
+		num(o, "total_ns", (double)r->t.total);
+		stats(o, &r->t);
+		num(o, "time_pct", r->time_pct);
+	}
+
+	x = arr(c, "launch_sites");
+	for (i = 0; i < a->nsites; i++) {
+		const struct cuda_site *s = &a->sites[i];
+
+		if (!(o = item(x)))
+			continue;
+		cJSON_AddStringToObject(o, "function", s->function);
+		cJSON_AddStringToObject(o, "file", s->file);
+		num(o, "line", s->line);
+		cJSON_AddStringToObject(o, "module", s->module);
+		num(o, "launches", (double)s->launches);
+		num(o, "gpu_ns", (double)s->gpu_ns);
+	}
+
+	o = cJSON_AddObjectToObject(c, "overview");
+	num_or_null(o, "gpu_utilization", a->ov.gpu_utilization);
+	num_or_null(o, "est_sm_efficiency", a->ov.est_sm_efficiency);
+	num_or_null(o, "est_achieved_occupancy", a->ov.est_achieved_occupancy);
+	num(o, "cpu_ns", (double)a->ov.cpu_ns);
+	num(o, "gpu_ns", (double)a->ov.gpu_ns);
+	cJSON_AddStringToObject(o, "verdict", a->ov.verdict ? a->ov.verdict : "idle");
+	num(o, "sync_blocked_ns", (double)a->ov.sync_blocked_ns);
+	num(o, "gpu_idle_gaps_ns", (double)a->ov.idle_gaps_ns);
+	num(o, "largest_gap_ns", (double)a->ov.largest_gap_ns);
+	num(o, "window_ns", (double)a->ov.window_ns);
+	num(o, "launch_api_ns", (double)a->ov.launch_api_ns);
+
+	x = arr(c, "recommendations");
+	for (i = 0; i < a->nrecos; i++) {
+		if (!(o = item(x)))
+			continue;
+		cJSON_AddStringToObject(o, "id", a->recos[i].id);
+		cJSON_AddStringToObject(o, "message", a->recos[i].message);
+		cJSON_AddStringToObject(o, "evidence", a->recos[i].evidence);
+	}
+}
+
+struct cJSON *report_cuda_json(const struct profile *p, const struct report_opts *o)
+{
+	struct cuda_analysis *a;
+	cJSON *c;
+
+	if (cuda_analyze(p, &a) || !a)
+		return NULL;
+	/* ops in the order the text table uses, so --sort means the same */
+	cuda_sort_ops(a, o ? o->sort : NULL);
+	c = cJSON_CreateObject();
+	if (c)
+		build(c, a);
+	cuda_analysis_free(a);
+	return c;
+}

@@ -1,0 +1,407 @@
+/*
+ * cuda_text.c — the CUDA part of the text report: status lines, the
+ * autograd-style table, nsys-style kernel / memop / API summaries, launch
+ * sites, the overview with its formulas, and the recommendations.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda.h"
+#include "cuda_report.h"
+#include "fmt.h"
+#include "occupancy.h"
+
+#define CUDA_TEXT_DEFAULT_LIMIT 15
+#define CUDA_TEXT_NAME_MAX 55      /* torch's max_name_column_width */
+#define CUDA_TEXT_KNAME_MAX 80     /* kernel names in the nsys-style tables */
+
+static size_t limit_of(const struct report_opts *o, size_t n)
+{
+	int l = o ? o->limit : CUDA_TEXT_DEFAULT_LIMIT;
+
+	return l > 0 && (size_t)l < n ? (size_t)l : n;
+}
+
+/* Durations in the nsys-style tables: torch's format, also for averages. */
+static char *tm(char *b, size_t n, double ns)
+{
+	return fmt_time_d(b, n, ns);
+}
+
+static void more_rows(FILE *out, size_t shown, size_t n, const char *what)
+{
+	if (shown < n)
+		fprintf(out, "  ... %zu more %s (--limit N, or --json for all)\n", n - shown, what);
+}
+
+static void print_status(FILE *out, const struct cuda_analysis *a)
+{
+	size_t i;
+
+	for (i = 0; i < a->nstatus_lines; i++)
+		fprintf(out, "%s\n", a->status_lines[i]);
+	if (a->nstatus_lines)
+		fputc('\n', out);
+}
+
+static int print_ops(FILE *out, struct cuda_analysis *a, const struct report_opts *o)
+{
+	struct fmt_table *t = fmt_table_new();
+	const char *key = cuda_sort_ops(a, o ? o->sort : NULL);
+	int dev = a->self_cuda_total_ns > 0;
+	size_t i, n = limit_of(o, a->nops);
+	char b[64];
+
+	if (!t)
+		return -ENOMEM;
+	fprintf(out, "CUDA ops, autograd-style (sorted by %s)\n", key);
+	fmt_table_col(t, "Name", FMT_RIGHT, 4, CUDA_TEXT_NAME_MAX);
+	fmt_table_col(t, "Self CPU %", FMT_RIGHT, 12, 0);
+	fmt_table_col(t, "Self CPU", FMT_RIGHT, 12, 0);
+	fmt_table_col(t, "CPU total %", FMT_RIGHT, 12, 0);
+	fmt_table_col(t, "CPU total", FMT_RIGHT, 12, 0);
+	fmt_table_col(t, "CPU time avg", FMT_RIGHT, 12, 0);
+	if (dev) {
+		/* torch puts the % after the time for the device block */
+		fmt_table_col(t, "Self CUDA", FMT_RIGHT, 12, 0);
+		fmt_table_col(t, "Self CUDA %", FMT_RIGHT, 12, 0);
+		fmt_table_col(t, "CUDA total", FMT_RIGHT, 12, 0);
+		fmt_table_col(t, "CUDA time avg", FMT_RIGHT, 12, 0);
+	}
+	fmt_table_col(t, "# of Calls", FMT_RIGHT, 12, 0);
+	for (i = 0; i < n; i++) {
+		const struct cuda_op_row *r = &a->ops[i];
+		double calls = r->calls ? (double)r->calls : 1;
+
+		fmt_table_row(t);
+		fmt_table_cell(t, "%s", r->name);
+		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->self_cpu_ns, (double)a->self_cpu_total_ns));
+		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->self_cpu_ns));
+		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->cpu_total_ns, (double)a->self_cpu_total_ns));
+		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->cpu_total_ns));
+		fmt_table_cell(t, "%s", fmt_time_d(b, sizeof(b), r->cpu_total_ns / calls));
+		if (dev) {
+			fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->self_cuda_ns));
+			fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->self_cuda_ns,
+							(double)a->self_cuda_total_ns));
+			fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->cuda_total_ns));
+			fmt_table_cell(t, "%s", fmt_time_d(b, sizeof(b), r->cuda_total_ns / calls));
+		}
+		fmt_table_cell(t, "%" PRIu64, r->calls);
+	}
+	fmt_table_print(t, out, FMT_RULES, 0);
+	fmt_table_free(t);
+	fprintf(out, "Self CPU time total: %s\n", fmt_time(b, sizeof(b), a->self_cpu_total_ns));
+	if (dev)
+		fprintf(out, "Self CUDA time total: %s\n", fmt_time(b, sizeof(b), a->self_cuda_total_ns));
+	more_rows(out, n, a->nops, "rows");
+	fputc('\n', out);
+	return 0;
+}
+
+static void stats_cells(struct fmt_table *t, const struct cuda_stats *s)
+{
+	char b[64];
+
+	fmt_table_cell(t, "%s", tm(b, sizeof(b), s->avg));
+	fmt_table_cell(t, "%s", tm(b, sizeof(b), s->med));
+	fmt_table_cell(t, "%s", tm(b, sizeof(b), (double)s->min));
+	fmt_table_cell(t, "%s", tm(b, sizeof(b), (double)s->max));
+	fmt_table_cell(t, "%s", tm(b, sizeof(b), s->stddev));
+}
+
+static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
+{
+	struct fmt_table *t;
+	size_t i, n = limit_of(o, a->nkernels);
+	int varies = 0;
+	char b[64];
+
+	if (!a->nkernels)
+		return 0;
+	t = fmt_table_new();
+	if (!t)
+		return -ENOMEM;
+	fprintf(out, "CUDA GPU kernel summary (cuda_gpu_kern_sum)\n");
+	fmt_table_col(t, "Time %", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Total", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Instances", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Avg", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Med", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Min", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Max", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "StdDev", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Grid", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Block", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Regs", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "SMem", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Blocks/SM", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Est. Occ.", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Name", FMT_LEFT, 0, CUDA_TEXT_KNAME_MAX);
+	for (i = 0; i < n; i++) {
+		const struct cuda_kernel_row *k = &a->kernels[i];
+		const char *mark = k->config_varies ? "*" : "";
+
+		varies |= k->config_varies;
+		fmt_table_row(t);
+		fmt_table_cell(t, "%.2f%%", k->time_pct);
+		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), k->t.total));
+		fmt_table_cell(t, "%" PRIu64, k->t.count);
+		stats_cells(t, &k->t);
+		fmt_table_cell(t, "%dx%dx%d%s", k->grid[0], k->grid[1], k->grid[2], mark);
+		fmt_table_cell(t, "%dx%dx%d%s", k->block[0], k->block[1], k->block[2], mark);
+		fmt_table_cell(t, "%u", k->registers);
+		fmt_table_cell(t, "%d+%d", k->static_smem, k->dynamic_smem);
+		if (k->blocks_per_sm >= 0)
+			fmt_table_cell(t, "%.2f", k->blocks_per_sm);
+		else
+			fmt_table_cell(t, "-");
+		if (k->est_occupancy >= 0)
+			fmt_table_cell(t, "%.1f%%", 100 * k->est_occupancy);
+		else
+			fmt_table_cell(t, "-");
+		fmt_table_cell(t, "%s", k->name);
+	}
+	fmt_table_print(t, out, FMT_PLAIN, 1);
+	fmt_table_free(t);
+	more_rows(out, n, a->nkernels, "kernels");
+	fprintf(out, "  SMem = static+dynamic bytes per block; Blocks/SM = grid blocks / SMs and Est. Occ. = "
+		     "min(active blocks/SM, Blocks/SM) x block size / max threads per SM, both duration-weighted "
+		     "means%s%s\n",
+		varies ? "; * = launch configuration varies, first instance shown" : "",
+		occ_available() ? "" : "; Est. Occ. needs cuda_occupancy.h at build time");
+	fputc('\n', out);
+	return 0;
+}
+
+static void memop_sub(struct fmt_table *t, const char *what, uint64_t n, uint64_t ns, uint64_t bytes,
+		      uint64_t all)
+{
+	char b[64];
+
+	fmt_table_row(t);
+	fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)ns, (double)all));
+	fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), ns));
+	fmt_table_cell(t, "%" PRIu64, n);
+	fmt_table_cell(t, "%s", tm(b, sizeof(b), n ? (double)ns / n : 0));
+	fmt_table_cell(t, "-");
+	fmt_table_cell(t, "-");
+	fmt_table_cell(t, "%s", fmt_bytes(b, sizeof(b), bytes));
+	if (ns)
+		fmt_table_cell(t, "%.2f GB/s", (double)bytes / (double)ns);
+	else
+		fmt_table_cell(t, "-");
+	fmt_table_cell(t, "  %s", what);
+}
+
+static int print_memops(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
+{
+	struct fmt_table *t;
+	size_t i, n = limit_of(o, a->nmemops);
+	uint64_t all = a->totals.memcpy_ns + a->totals.memset_ns;
+	char b[64];
+
+	if (!a->nmemops)
+		return 0;
+	t = fmt_table_new();
+	if (!t)
+		return -ENOMEM;
+	fprintf(out, "CUDA GPU memory operations (cuda_gpu_mem_time_sum + cuda_gpu_mem_size_sum)\n");
+	fmt_table_col(t, "Time %", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Total", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Count", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Avg", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Min", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Max", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Bytes", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Throughput", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Operation", FMT_LEFT, 0, 0);
+	for (i = 0; i < n; i++) {
+		const struct cuda_memop_row *r = &a->memops[i];
+
+		fmt_table_row(t);
+		fmt_table_cell(t, "%.2f%%", r->time_pct);
+		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->t.total));
+		fmt_table_cell(t, "%" PRIu64, r->t.count);
+		fmt_table_cell(t, "%s", tm(b, sizeof(b), r->t.avg));
+		fmt_table_cell(t, "%s", tm(b, sizeof(b), (double)r->t.min));
+		fmt_table_cell(t, "%s", tm(b, sizeof(b), (double)r->t.max));
+		fmt_table_cell(t, "%s", fmt_bytes(b, sizeof(b), r->bytes));
+		if (r->t.total)
+			fmt_table_cell(t, "%.2f GB/s", (double)r->bytes / (double)r->t.total);
+		else
+			fmt_table_cell(t, "-");
+		fmt_table_cell(t, "%s", r->name);
+		if (r->pageable)
+			memop_sub(t, "from/to pageable host memory", r->pageable, r->pageable_ns,
+				  r->pageable_bytes, all);
+		if (r->pinned)
+			memop_sub(t, "from/to pinned host memory", r->pinned, r->pinned_ns, r->pinned_bytes,
+				  all);
+	}
+	fmt_table_print(t, out, FMT_PLAIN, 1);
+	fmt_table_free(t);
+	more_rows(out, n, a->nmemops, "operations");
+	fprintf(out, "  Throughput = bytes / GPU time (GB/s = 1e9 bytes/s)\n\n");
+	return 0;
+}
+
+static int print_api(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
+{
+	struct fmt_table *t;
+	size_t i, n = limit_of(o, a->napi);
+	char b[64];
+
+	if (!a->napi)
+		return 0;
+	t = fmt_table_new();
+	if (!t)
+		return -ENOMEM;
+	fprintf(out, "CUDA API summary (cuda_api_sum)\n");
+	fmt_table_col(t, "Time %", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Total", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Num Calls", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Avg", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Med", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Min", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Max", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "StdDev", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Name", FMT_LEFT, 0, CUDA_TEXT_KNAME_MAX);
+	for (i = 0; i < n; i++) {
+		const struct cuda_api_row *r = &a->api[i];
+
+		fmt_table_row(t);
+		fmt_table_cell(t, "%.2f%%", r->time_pct);
+		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->t.total));
+		fmt_table_cell(t, "%" PRIu64, r->t.count);
+		stats_cells(t, &r->t);
+		fmt_table_cell(t, "%s", r->name);
+	}
+	fmt_table_print(t, out, FMT_PLAIN, 1);
+	fmt_table_free(t);
+	more_rows(out, n, a->napi, "API functions");
+	fputc('\n', out);
+	return 0;
+}
+
+static int print_sites(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
+{
+	struct fmt_table *t;
+	size_t i, n = limit_of(o, a->nsites);
+	uint64_t all = a->ov.gpu_ns;
+	char b[64], f[512];
+
+	/* nothing to say when no launch had a host stack */
+	if (!a->nsites || (a->nsites == 1 && !strcmp(a->sites[0].function, "[no stack captured]")))
+		return 0;
+	t = fmt_table_new();
+	if (!t)
+		return -ENOMEM;
+	fprintf(out, "CUDA launch sites (first caller outside the CUDA libraries)\n");
+	fmt_table_col(t, "Launches", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "GPU time", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "GPU %", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "Avg/launch", FMT_RIGHT, 0, 0);
+	fmt_table_col(t, "filename:lineno(function)", FMT_LEFT | FMT_CUT_LEFT, 0, 100);
+	for (i = 0; i < n; i++) {
+		const struct cuda_site *s = &a->sites[i];
+
+		fmt_table_row(t);
+		fmt_table_cell(t, "%" PRIu64, s->launches);
+		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), s->gpu_ns));
+		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)s->gpu_ns, (double)all));
+		fmt_table_cell(t, "%s", tm(b, sizeof(b), s->launches ? (double)s->gpu_ns / s->launches : 0));
+		if (s->function[0] == '[')
+			fmt_table_cell(t, "%s", s->function);
+		else
+			fmt_table_cell(t, "%s", fmt_func(f, sizeof(f), s->function, s->file, s->line,
+							 s->module));
+	}
+	fmt_table_print(t, out, FMT_PLAIN, 1);
+	fmt_table_free(t);
+	more_rows(out, n, a->nsites, "sites");
+	fputc('\n', out);
+	return 0;
+}
+
+static char *pct_or_dash(char *b, size_t n, double v)
+{
+	if (v < 0)
+		snprintf(b, n, "-");
+	else
+		snprintf(b, n, "%.2f%%", 100 * v);
+	return b;
+}
+
+static void print_overview(FILE *out, const struct cuda_analysis *a, const struct profile *p)
+{
+	const struct cuda_overview *ov = &a->ov;
+	uint64_t wall = p->wall_ns ? p->wall_ns : ov->window_ns;
+	char b1[64], b2[64], b3[64];
+
+	fprintf(out, "CUDA overview (window: first to last GPU activity, %s, %u device%s)\n",
+		fmt_time(b1, sizeof(b1), ov->window_ns), ov->ndevices, ov->ndevices == 1 ? "" : "s");
+	fprintf(out, "  %-26s %-24s %s\n", "GPU utilization", pct_or_dash(b1, sizeof(b1), ov->gpu_utilization),
+		"= |union of kernel intervals| / window, mean over devices");
+	fprintf(out, "  %-26s %-24s %s\n", "Est. SM efficiency",
+		pct_or_dash(b1, sizeof(b1), ov->est_sm_efficiency),
+		"= integral of min(sum of blocks/SM of running kernels, 1) dt / window");
+	fprintf(out, "  %-26s %-24s %s\n", "Est. achieved occupancy",
+		pct_or_dash(b1, sizeof(b1), ov->est_achieved_occupancy),
+		"= sum(occupancy x duration) / sum(duration) over kernels");
+	snprintf(b3, sizeof(b3), "%s / %s", fmt_time(b1, sizeof(b1), ov->cpu_ns),
+		 fmt_time(b2, sizeof(b2), ov->gpu_ns));
+	fprintf(out, "  %-26s %-24s %s\n", "CPU time / GPU time", b3,
+		"= sampled CPU time of all processes / sum of kernel, copy and set durations");
+	snprintf(b3, sizeof(b3), "%s (%.1f%% of wall)", fmt_time(b1, sizeof(b1), ov->sync_blocked_ns),
+		 wall ? 100.0 * ov->sync_blocked_ns / wall : 0.0);
+	fprintf(out, "  %-26s %-24s %s\n", "CPU blocked in sync", b3,
+		"= time inside synchronizing calls (cudaDeviceSynchronize, sync cudaMemcpy, ...)");
+	snprintf(b3, sizeof(b3), "%s in %" PRIu64 " gaps", fmt_time(b1, sizeof(b1), ov->idle_gaps_ns),
+		 ov->ngaps);
+	fprintf(out, "  %-26s %-24s = time between GPU activities on a device; largest %s\n",
+		"GPU idle gaps", b3, fmt_time(b2, sizeof(b2), ov->largest_gap_ns));
+	fprintf(out, "  %-26s %s\n", "Verdict", ov->verdict);
+	fprintf(out, "  (verdict: idle = no GPU work; compute-bound = utilization >= %.0f%%; overhead-bound = "
+		     "utilization < %.0f%% and non-sync API time >= %.0f%% of the window or a median kernel "
+		     "< %.0f us over >= %d kernels; mixed otherwise)\n\n",
+		100 * CUDA_VERDICT_COMPUTE_UTIL, 100 * CUDA_VERDICT_OVERHEAD_UTIL,
+		100 * CUDA_OVERHEAD_API_FRACTION, CUDA_OVERHEAD_SHORT_KERNEL_NS / 1e3,
+		CUDA_OVERHEAD_MIN_KERNELS);
+}
+
+static void print_recos(FILE *out, const struct cuda_analysis *a)
+{
+	size_t i;
+
+	if (!a->nrecos)
+		return;
+	fprintf(out, "CUDA recommendations\n");
+	for (i = 0; i < a->nrecos; i++)
+		fprintf(out, "  [%s] %s\n      evidence: %s\n", a->recos[i].id, a->recos[i].message,
+			a->recos[i].evidence);
+	fputc('\n', out);
+}
+
+int report_cuda_text(FILE *out, const struct profile *p, const struct report_opts *o)
+{
+	struct cuda_analysis *a;
+	int ret = cuda_analyze(p, &a);
+
+	if (ret || !a)
+		return ret;
+	print_status(out, a);
+	if (a->has_data) {
+		if ((ret = print_ops(out, a, o)) || (ret = print_kernels(out, a, o)) ||
+		    (ret = print_memops(out, a, o)) || (ret = print_api(out, a, o)) ||
+		    (ret = print_sites(out, a, o)))
+			goto out;
+		print_overview(out, a, p);
+		print_recos(out, a);
+	}
+out:
+	cuda_analysis_free(a);
+	return ret;
+}
