@@ -1,2 +1,917 @@
-/* placeholder: replaced by the module's implementation */
-typedef int cbn_placeholder_load;
+/*
+ * load.c — prof_load(): read every <pid>.<seq>.cbp of a session directory
+ * through the validating reader, rebuild processes, threads and per-process
+ * module maps (time-ordered, so dlclose and re-load elsewhere resolve right),
+ * deduplicate raw stacks, symbolize each unique (module, address) once, and
+ * build the struct profile the reports work from.  CUDA records: load_cuda.c;
+ * session.json: load_meta.c.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "load_int.h"
+#include "load_meta.h"
+
+void load_warn(struct load *L, const char *fmt, ...)
+{
+	struct profile *p = L->p;
+	char buf[1024];
+	va_list ap;
+	size_t i;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	for (i = 0; i < p->nwarnings; i++)
+		if (strcmp(p->warnings[i], buf) == 0)
+			return;
+	*LOAD_PUSH(p->warnings, p->nwarnings, L->capwarn) =
+		load_arena_strndup(&L->arena, buf, strlen(buf));
+}
+
+/* 34567 -> "34,567" */
+static const char *thousands(char *buf, size_t len, uint64_t v)
+{
+	char tmp[32];
+	int n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v), i, o = 0;
+
+	for (i = 0; i < n && (size_t)o + 2 < len; i++) {
+		if (i > 0 && (n - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = tmp[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+/* --- threads --------------------------------------------------------------- */
+
+struct thread_probe {
+	const struct profile *p;
+	uint32_t proc, tid;
+};
+
+static int thread_eq(const void *ctx, uint32_t v)
+{
+	const struct thread_probe *t = ctx;
+
+	return t->p->threads[v].tid == t->tid && t->p->threads[v].process == t->proc;
+}
+
+uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid)
+{
+	struct profile *p = L->p;
+	struct thread_probe probe = {p, proc, tid};
+	uint64_t h = load_hash_u64(((uint64_t)proc << 32) | tid);
+	uint32_t v = load_map_find(&L->threadmap, h, thread_eq, &probe);
+	struct prof_thread *t;
+
+	if (v != UINT32_MAX)
+		return v;
+	t = LOAD_PUSH(p->threads, p->nthreads, L->capthreads);
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	t->process = proc;
+	t->name = "";
+	v = (uint32_t)(p->nthreads - 1);
+	load_map_put(&L->threadmap, h, v);
+	return v;
+}
+
+/* --- functions and symbols ------------------------------------------------- */
+
+struct func_probe {
+	const struct profile *p;
+	const char *name, *file, *module;
+	uint32_t line;
+};
+
+static int func_eq(const void *ctx, uint32_t v)
+{
+	const struct func_probe *f = ctx;
+	const struct prof_func *g = &f->p->funcs[v];
+
+	return g->line == f->line && strcmp(g->name, f->name) == 0 &&
+	       strcmp(g->file, f->file) == 0 && strcmp(g->module, f->module) == 0;
+}
+
+static uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_t line,
+			    const char *module)
+{
+	struct profile *p = L->p;
+	struct func_probe probe = {p, name ? name : "", file ? file : "", module ? module : "",
+				   line};
+	uint64_t h = load_hash_bytes(probe.name, strlen(probe.name), line);
+	struct prof_func *f;
+	uint32_t v;
+
+	h = load_hash_bytes(probe.file, strlen(probe.file), h);
+	h = load_hash_bytes(probe.module, strlen(probe.module), h);
+	v = load_map_find(&L->funcmap, h, func_eq, &probe);
+	if (v != UINT32_MAX)
+		return v;
+	f = LOAD_PUSH(p->funcs, p->nfuncs, L->capfuncs);
+	f->name = load_intern(&L->arena, &L->strings, probe.name);
+	f->file = load_intern(&L->arena, &L->strings, probe.file);
+	f->line = line;
+	f->module = load_intern(&L->arena, &L->strings, probe.module);
+	v = (uint32_t)(p->nfuncs - 1);
+	load_map_put(&L->funcmap, h, v);
+	return v;
+}
+
+struct symkey_probe {
+	const struct load *L;
+	const struct sym_module *mod;
+	uint64_t vaddr;
+};
+
+static int symkey_eq(const void *ctx, uint32_t v)
+{
+	const struct symkey_probe *k = ctx;
+
+	return k->L->symkeys[v].mod == k->mod && k->L->symkeys[v].vaddr == k->vaddr;
+}
+
+/* The resolved frames of (mod, vaddr), innermost first: symbolized once. */
+static const struct load_symkey *sym_lookup(struct load *L, struct sym_module *mod,
+					    uint64_t vaddr)
+{
+	struct symkey_probe probe = {L, mod, vaddr};
+	uint64_t h = load_hash_u64(load_hash_u64((uintptr_t)mod) ^ vaddr);
+	uint32_t v = load_map_find(&L->symmap, h, symkey_eq, &probe);
+	const struct sym_frame *fr = NULL;
+	struct load_symkey *k;
+	const char *modname;
+	int n, i;
+
+	if (v != UINT32_MAX)
+		return &L->symkeys[v];
+	modname = sym_module_basename(mod);
+	n = sym_resolve(L->sym, mod, vaddr, &fr);
+	k = LOAD_PUSH(L->symkeys, L->nsymkeys, L->capsymkeys);
+	k->mod = mod;
+	k->vaddr = vaddr;
+	k->first = (uint32_t)L->nrframes;
+	for (i = 0; i < n && fr; i++) {
+		struct load_frame *lf = LOAD_PUSH(L->rframes, L->nrframes, L->caprframes);
+		lf->func = intern_func(L, fr[i].func, fr[i].func_file, fr[i].func_line, modname);
+		lf->line = fr[i].line;
+		lf->inlined = fr[i].inlined ? 1 : 0;
+		lf->file = load_intern(&L->arena, &L->strings, fr[i].file ? fr[i].file : "");
+	}
+	if (L->nrframes == k->first) {
+		/* The symbolizer promises >= 1 frame; never trust that blindly. */
+		char name[64 + PATH_MAX];
+		struct load_frame *lf = LOAD_PUSH(L->rframes, L->nrframes, L->caprframes);
+		snprintf(name, sizeof(name), "[%s+0x%" PRIx64 "]", modname, vaddr);
+		lf->func = intern_func(L, name, "", 0, modname);
+		lf->line = 0;
+		lf->inlined = 0;
+		lf->file = "";
+	}
+	k->n = (uint32_t)(L->nrframes - k->first);
+	load_map_put(&L->symmap, h, (uint32_t)(L->nsymkeys - 1));
+	return k;
+}
+
+struct symmod_probe {
+	const struct load *L;
+	const struct sym_module *sym;
+};
+
+static int symmod_eq(const void *ctx, uint32_t v)
+{
+	const struct symmod_probe *s = ctx;
+
+	return s->L->symmods[v].sym == s->sym;
+}
+
+/* Remember that mod had samples (debug-info hint, changed-binary warning). */
+static void note_symmod(struct load *L, struct load_mod *m)
+{
+	struct symmod_probe probe = {L, m->sym};
+	uint64_t h = load_hash_u64((uintptr_t)m->sym);
+	struct load_symmod *s;
+
+	if (load_map_find(&L->symmodmap, h, symmod_eq, &probe) != UINT32_MAX)
+		return;
+	s = LOAD_PUSH(L->symmods, L->nsymmods, L->capsymmods);
+	s->sym = m->sym;
+	s->path = m->path;
+	load_map_put(&L->symmodmap, h, (uint32_t)(L->nsymmods - 1));
+}
+
+/* --- module maps ----------------------------------------------------------- */
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct load_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void modmap_finish(struct load_file *F)
+{
+	qsort(F->ranges, F->nranges, sizeof(*F->ranges), range_cmp);
+	qsort(F->events, F->nevents, sizeof(*F->events), u64_cmp);
+}
+
+/* Number of module events at or before ts: samples in the same epoch see the
+ * same set of loaded modules. */
+static uint32_t epoch_of(const struct load_file *F, uint64_t ts)
+{
+	size_t lo = 0, hi = F->nevents;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (F->events[mid] <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint32_t)lo;
+}
+
+/* The module containing addr at time ts.  A module whose load event was
+ * recorded a little late (the agent's periodic rescan catches loads that
+ * bypassed dlopen) still matches: the best candidate alive at ts wins, else
+ * the one loaded closest to ts. */
+static struct load_mod *mod_at(struct load_file *F, uint64_t addr, uint64_t ts)
+{
+	size_t lo = 0, hi = F->nranges;
+	struct load_mod *best = NULL;
+	uint64_t best_dist = UINT64_MAX;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (F->ranges[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		const struct load_range *r = &F->ranges[lo];
+		struct load_mod *m;
+		uint64_t dist;
+
+		if (addr - r->start >= F->maxlen)
+			break;
+		if (addr >= r->end)
+			continue;
+		m = &F->mods[r->mod];
+		if (m->load_ts <= ts && ts < m->unload_ts)
+			return m;
+		dist = m->load_ts > ts ? m->load_ts - ts : ts - m->unload_ts;
+		if (dist < best_dist) {
+			best_dist = dist;
+			best = m;
+		}
+	}
+	return best;
+}
+
+static void mod_event(struct load *L, const struct reader_rec *r)
+{
+	struct load_file *F = L->f;
+	const struct cbn_rec_module *m = (const void *)r->raw;
+	struct load_mod *mod;
+	uint32_t i, nx = 0;
+	size_t k;
+
+	*LOAD_PUSH(F->events, F->nevents, F->capevents) = m->ts;
+	if (r->type == CBN_REC_MODULE_UNLOAD) {
+		for (k = F->nmods; k-- > 0;) {
+			mod = &F->mods[k];
+			if (mod->unload_ts == UINT64_MAX && mod->base == m->base &&
+			    (mod->seq == m->seq || strcmp(mod->path, r->str) == 0)) {
+				mod->unload_ts = m->ts;
+				break;
+			}
+		}
+		return;
+	}
+	mod = LOAD_PUSH(F->mods, F->nmods, F->capmods);
+	mod->base = m->base;
+	mod->load_ts = m->ts;
+	mod->unload_ts = UINT64_MAX;
+	mod->seq = m->seq;
+	mod->path = load_intern(&L->arena, &L->strings, r->str);
+	mod->sym = sym_module_get(L->sym, mod->path, m->build_id_len ? m->build_id : NULL,
+				  m->build_id_len);
+	for (i = 0; i < m->nseg; i++)
+		nx += (m->seg[i].flags & 1) != 0; /* PF_X */
+	for (i = 0; i < m->nseg; i++) {
+		const struct cbn_segment *s = &m->seg[i];
+		struct load_range *rg;
+		uint64_t start = m->base + s->vaddr;
+
+		if (nx && !(s->flags & 1))
+			continue;
+		if (s->memsz == 0 || start + s->memsz < start)
+			continue;
+		rg = LOAD_PUSH(F->ranges, F->nranges, F->capranges);
+		rg->start = start;
+		rg->end = start + s->memsz;
+		rg->mod = (uint32_t)(F->nmods - 1);
+		if (s->memsz > F->maxlen)
+			F->maxlen = s->memsz;
+	}
+}
+
+/* --- stacks ---------------------------------------------------------------- */
+
+struct stack_probe {
+	const struct load *L;
+	const uint64_t *pcs;
+	uint32_t n, proc, epoch, ret_all;
+};
+
+static int stack_eq(const void *ctx, uint32_t v)
+{
+	const struct stack_probe *s = ctx;
+	const struct load_stackkey *k = &s->L->stackkeys[v];
+
+	return k->nframes == s->n && k->proc == s->proc && k->epoch == s->epoch &&
+	       k->ret_all == s->ret_all &&
+	       memcmp(s->L->pcpool + k->pcs, s->pcs, s->n * sizeof(uint64_t)) == 0;
+}
+
+static void push_frame(struct load *L, const struct load_frame *lf, uint64_t addr)
+{
+	struct profile *p = L->p;
+	struct prof_frame *f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+
+	f->func = lf->func;
+	f->line = lf->line;
+	f->file = lf->file;
+	f->inlined = lf->inlined;
+	f->addr = addr;
+}
+
+static void push_unknown(struct load *L, uint64_t addr)
+{
+	struct load_frame lf = {0, 0, 0, ""};
+
+	if (L->unknown_func == PROF_NONE)
+		L->unknown_func = intern_func(L, "[unknown]", "", 0, "");
+	lf.func = L->unknown_func;
+	push_frame(L, &lf, addr);
+}
+
+/* The profile stack for raw pcs of the current file at time ts (leaf first).
+ * pcs[0] is the interrupted pc unless ret_all; the others are return addresses
+ * and are looked up at pc-1 so the call's line, not the next one, is shown.
+ * Identical raw stacks (same process, same module epoch) are built once. */
+uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all)
+{
+	struct profile *p = L->p;
+	struct load_file *F = L->f;
+	struct stack_probe probe = {L, pcs, n, F->proc, epoch_of(F, ts), ret_all ? 1u : 0u};
+	uint64_t h = load_hash_bytes(pcs, n * sizeof(uint64_t),
+				     ((uint64_t)probe.proc << 32) ^ ((uint64_t)probe.epoch << 1) ^
+					     probe.ret_all);
+	uint32_t v = load_map_find(&L->stackmap, h, stack_eq, &probe), i, sidx;
+	struct load_stackkey *k;
+	size_t first = p->nframes;
+
+	if (v != UINT32_MAX)
+		return L->stackkeys[v].stack;
+	for (i = 0; i < n; i++) {
+		uint64_t addr = (i == 0 && !ret_all) ? pcs[i] : pcs[i] - 1;
+		const struct load_symkey *sk;
+		struct load_mod *m;
+		uint32_t j;
+
+		if (pcs[i] == 0 || !(m = mod_at(F, addr, ts))) {
+			push_unknown(L, pcs[i]);
+			continue;
+		}
+		note_symmod(L, m);
+		sk = sym_lookup(L, m->sym, addr - m->base);
+		for (j = 0; j < sk->n; j++)
+			push_frame(L, &L->rframes[sk->first + j], pcs[i]);
+	}
+	if (n == 0)
+		push_unknown(L, 0);
+	sidx = (uint32_t)p->nstacks;
+	{
+		struct prof_stack *s = LOAD_PUSH(p->stacks, p->nstacks, L->capstacks);
+		s->first = (uint32_t)first;
+		s->nframes = (uint32_t)(p->nframes - first);
+	}
+	load_grow((void **)&L->pcpool, &L->cappcpool, L->npcpool + n, sizeof(uint64_t));
+	memcpy(L->pcpool + L->npcpool, pcs, n * sizeof(uint64_t));
+	k = LOAD_PUSH(L->stackkeys, L->nstackkeys, L->capstackkeys);
+	k->proc = probe.proc;
+	k->epoch = probe.epoch;
+	k->nframes = n;
+	k->ret_all = probe.ret_all;
+	k->hash = h;
+	k->pcs = L->npcpool;
+	k->stack = sidx;
+	L->npcpool += n;
+	load_map_put(&L->stackmap, h, (uint32_t)(L->nstackkeys - 1));
+	return sidx;
+}
+
+/* --- one file -------------------------------------------------------------- */
+
+static void thread_rec(struct load *L, const struct reader_rec *r)
+{
+	const struct cbn_rec_thread *t = (const void *)r->raw;
+	uint32_t idx = load_thread(L, L->f->proc, t->tid); /* may move the array */
+	struct prof_thread *th = &L->p->threads[idx];
+
+	if (r->str_len)
+		th->name = load_intern(&L->arena, &L->strings, r->str);
+	if (r->type == CBN_REC_THREAD_START && (!th->start || t->ts < th->start))
+		th->start = t->ts;
+	if (r->type == CBN_REC_THREAD_END) {
+		th->end = t->ts;
+		th->cpu_ns = t->cpu_ns;
+	}
+}
+
+static int rec_cb(void *ctx, const struct reader_rec *r)
+{
+	struct load *L = ctx;
+	struct load_file *F = L->f;
+
+	switch (r->type) {
+	case CBN_REC_SAMPLE: {
+		const struct cbn_rec_sample *s = (const void *)r->raw;
+		struct load_raw *w = LOAD_PUSH(F->raw, F->nraw, F->capraw);
+		w->ts = s->ts;
+		w->pcs = r->pcs;
+		w->nframes = r->nframes;
+		w->weight = s->weight;
+		w->flags = r->flags;
+		w->thread = load_thread(L, F->proc, r->chunk_tid);
+		if (s->ts > F->last_ts)
+			F->last_ts = s->ts;
+		break;
+	}
+	case CBN_REC_THREAD_START:
+	case CBN_REC_THREAD_END:
+	case CBN_REC_THREAD_NAME:
+		thread_rec(L, r);
+		break;
+	case CBN_REC_MODULE_LOAD:
+	case CBN_REC_MODULE_UNLOAD:
+		mod_event(L, r);
+		break;
+	case CBN_REC_PROCESS_EXIT: {
+		const struct cbn_rec_exit *e = (const void *)r->raw;
+		F->exited = 1;
+		F->exit_status = e->status;
+		if (e->ts > F->last_ts)
+			F->last_ts = e->ts;
+		break;
+	}
+	default:
+		load_cuda_rec(L, r);
+		break;
+	}
+	return 0;
+}
+
+/* "a\0b\0c\0" -> "a b c" */
+static const char *join_cmdline(struct load *L, const char *c, uint32_t len)
+{
+	char buf[sizeof(((struct cbn_file_header *)0)->cmdline) + 1];
+	uint32_t i;
+
+	while (len > 0 && c[len - 1] == '\0')
+		len--;
+	for (i = 0; i < len; i++)
+		buf[i] = c[i] == '\0' ? ' ' : c[i];
+	buf[len] = '\0';
+	return load_arena_strndup(&L->arena, buf, len);
+}
+
+static void process_from_header(struct load *L, struct prof_process *pr,
+				const struct cbn_file_header *h, const char *name)
+{
+	memset(pr, 0, sizeof(*pr));
+	pr->pid = h->pid;
+	pr->ppid = h->ppid;
+	pr->exec_seq = h->exec_seq;
+	pr->exe = load_intern(&L->arena, &L->strings, h->exe);
+	pr->cmdline = join_cmdline(L, h->cmdline, h->cmdline_len);
+	pr->file = load_intern(&L->arena, &L->strings, name);
+	pr->start = h->start_mono_ns;
+	pr->end = h->end_mono_ns;
+	pr->period_ns = h->period_ns;
+	pr->signo = h->signo;
+	pr->timer_kind = h->timer_kind;
+	pr->max_depth = h->max_depth;
+	pr->clean_exit = h->clean_exit != 0;
+	pr->exit_code = h->exit_code;
+	if (h->disabled)
+		pr->disabled = load_arena_strndup(&L->arena, h->disabled_reason[0] ?
+						  h->disabled_reason : "disabled",
+						  strlen(h->disabled_reason[0] ?
+							 h->disabled_reason : "disabled"));
+	memcpy(pr->lost, (const void *)h->lost, sizeof(pr->lost));
+	pr->truncated = h->truncated;
+	pr->pc_only = h->pc_only;
+}
+
+static void file_free(struct load_file *F)
+{
+	free(F->mods);
+	free(F->ranges);
+	free(F->events);
+	free(F->raw);
+	free(F->cstacks);
+}
+
+/* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
+ * was unusable. */
+static int load_one(struct load *L, const char *dir, const char *name, int *damaged)
+{
+	struct profile *p = L->p;
+	struct reader_file rf;
+	struct reader_result res;
+	struct load_file F;
+	struct prof_process *pr;
+	char path[PATH_MAX], num[32];
+	size_t i;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (reader_open(path, &rf, &res) != 0) {
+		load_warn(L, "%s: %s; file skipped", name, res.reason);
+		*damaged = 1;
+		return -1;
+	}
+	memset(&F, 0, sizeof(F));
+	F.proc = (uint32_t)p->nprocesses;
+	F.status_idx = PROF_NONE;
+	F.api_first = p->ncuda_api;
+	F.gpu_first = p->ngpu_ops;
+	pr = LOAD_PUSH(p->processes, p->nprocesses, L->capprocs);
+	process_from_header(L, pr, &rf.hdr, name);
+	L->f = &F;
+	L->corrmap.n = 0;
+	if (L->corrmap.cap)
+		memset(L->corrmap.val, 0xff, L->corrmap.cap * sizeof(uint32_t));
+
+	reader_walk(&rf, rec_cb, L, &res);
+	modmap_finish(&F);
+
+	load_grow((void **)&p->samples, &L->capsamples, p->nsamples + F.nraw, sizeof(*p->samples));
+	for (i = 0; i < F.nraw; i++) {
+		const struct load_raw *w = &F.raw[i];
+		struct prof_sample *s = &p->samples[p->nsamples++];
+		uint32_t n = w->nframes;
+
+		if ((w->flags & CBN_SAMPLE_PC_ONLY) && n > 1)
+			n = 1;
+		s->ts = w->ts;
+		s->stack = load_stack(L, w->pcs, n, w->ts, 0);
+		s->thread = w->thread;
+		s->weight = w->weight;
+		s->flags = w->flags;
+		p->threads[w->thread].weight += w->weight;
+		p->processes[F.proc].weight += w->weight;
+	}
+	load_cuda_finish(L);
+
+	pr = &p->processes[F.proc];
+	pr->samples = F.nraw;
+	if (F.exited) {
+		pr->clean_exit = 1;
+		pr->exit_code = F.exit_status;
+	}
+	if (F.last_ts > pr->end)
+		pr->end = F.last_ts;
+	if (res.damaged) {
+		pr->damaged = 1;
+		*damaged = 1;
+		load_warn(L, "%s: %s; kept %s samples", name, res.reason,
+			  thousands(num, sizeof(num), res.samples));
+	}
+	if (res.unknown)
+		load_warn(L, "%s: skipped %" PRIu64 " records of a type this cbottleneck does not "
+			     "know (recorded by a newer version?)", name, res.unknown);
+	L->f = NULL;
+	file_free(&F);
+	reader_close(&rf);
+	return 0;
+}
+
+/* --- the directory --------------------------------------------------------- */
+
+struct cbp_name {
+	char *name;
+	uint64_t start;
+	uint32_t pid, seq;
+};
+
+static int cbp_cmp(const void *a, const void *b)
+{
+	const struct cbp_name *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+/* Peek at a file's start time so processes come out in start order (root
+ * first); a file whose header is unreadable sorts first and is reported. */
+static void cbp_peek(const char *dir, struct cbp_name *c)
+{
+	struct cbn_file_header h;
+	char path[PATH_MAX];
+	int fd;
+
+	c->start = 0;
+	sscanf(c->name, "%" SCNu32 ".%" SCNu32, &c->pid, &c->seq);
+	snprintf(path, sizeof(path), "%s/%s", dir, c->name);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    memcmp(h.magic, CBN_MAGIC, sizeof(h.magic)) == 0)
+		c->start = h.start_mono_ns;
+	close(fd);
+}
+
+static int list_cbp(const char *dir, struct cbp_name **out, size_t *n, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!d) {
+		snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((e = readdir(d)) != NULL) {
+		size_t len = strlen(e->d_name);
+		struct cbp_name *c;
+
+		if (len <= strlen(CBN_FILE_EXT) ||
+		    strcmp(e->d_name + len - strlen(CBN_FILE_EXT), CBN_FILE_EXT) != 0)
+			continue;
+		c = LOAD_PUSH(*out, *n, cap);
+		memset(c, 0, sizeof(*c));
+		c->name = strdup(e->d_name);
+		if (!c->name) {
+			(*n)--;
+			continue;
+		}
+		cbp_peek(dir, c);
+	}
+	closedir(d);
+	qsort(*out, *n, sizeof(**out), cbp_cmp);
+	return 0;
+}
+
+/* --- after every file ------------------------------------------------------- */
+
+static const char *argv0_of(const struct prof_process *pr)
+{
+	return pr->cmdline && pr->cmdline[0] ? pr->cmdline : pr->exe;
+}
+
+static void abnormal_warnings(struct load *L)
+{
+	struct profile *p = L->p;
+	size_t i, j;
+
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *pr = &p->processes[i];
+		char name[64], num[32];
+		int execd = 0;
+
+		if (pr->clean_exit)
+			continue;
+		/* An image replaced by exec has a successor file: it did not crash. */
+		for (j = 0; j < p->nprocesses; j++)
+			if (p->processes[j].pid == pr->pid && p->processes[j].exec_seq > pr->exec_seq)
+				execd = 1;
+		if (execd)
+			continue;
+		snprintf(name, sizeof(name), "%s", argv0_of(pr));
+		name[strcspn(name, " ")] = '\0';
+		load_warn(L, "pid %u (%s) ended without exiting normally (crash, _exit or SIGKILL); "
+			     "its %s samples up to that point are kept",
+			  pr->pid, name, thousands(num, sizeof(num), pr->samples));
+	}
+}
+
+static int pseudo_module(const char *base)
+{
+	return base[0] == '[' || strncmp(base, "linux-vdso", 10) == 0 ||
+	       strncmp(base, "linux-gate", 10) == 0 || base[0] == '\0';
+}
+
+static void module_checks(struct load *L)
+{
+	struct profile *p = L->p;
+	size_t i, j, cap = 0;
+
+	for (i = 0; i < L->nsymmods; i++) {
+		struct sym_module *m = L->symmods[i].sym;
+		const char *base = sym_module_basename(m);
+		int dup = 0;
+
+		if (!base || pseudo_module(base))
+			continue;
+		if (sym_module_changed(L->sym, m))
+			load_warn(L, "%s changed on disk since the run (build-id differs); its "
+				     "functions may be misnamed: keep binaries unchanged until the "
+				     "report is made", L->symmods[i].path);
+		if (sym_module_has_debuginfo(L->sym, m))
+			continue;
+		for (j = 0; j < p->nnodebug_modules; j++)
+			if (strcmp(p->nodebug_modules[j], base) == 0)
+				dup = 1;
+		if (!dup)
+			*LOAD_PUSH(p->nodebug_modules, p->nnodebug_modules, cap) =
+				load_arena_strndup(&L->arena, base, strlen(base));
+	}
+}
+
+static void run_totals(struct load *L, const struct load_meta *meta)
+{
+	struct profile *p = L->p;
+	uint64_t start = UINT64_MAX, end = 0;
+	size_t i;
+
+	for (i = 0; i < p->nprocesses; i++) {
+		if (p->processes[i].start && p->processes[i].start < start)
+			start = p->processes[i].start;
+		if (p->processes[i].end > end)
+			end = p->processes[i].end;
+	}
+	if (start == UINT64_MAX)
+		start = 0;
+	p->period_ns = p->nprocesses ? p->processes[0].period_ns : 0;
+	if (meta->found) {
+		p->start_ns = meta->start_mono_ns ? meta->start_mono_ns : start;
+		p->wall_ns = meta->end_mono_ns > meta->start_mono_ns ?
+				     meta->end_mono_ns - meta->start_mono_ns : 0;
+		p->frequency_hz = meta->frequency_hz;
+		p->exit_status = meta->exit_status;
+		p->exit_signal = meta->exit_signal;
+	} else {
+		const struct prof_process *root = p->nprocesses ? &p->processes[0] : NULL;
+		p->start_ns = start;
+		p->exit_status = root && root->clean_exit ? root->exit_code : -1;
+		p->exit_signal = 0;
+	}
+	if (!p->wall_ns && end > start)
+		p->wall_ns = end - start;
+	if (p->frequency_hz <= 0 && p->period_ns)
+		p->frequency_hz = 1e9 / (double)p->period_ns;
+	if (!p->argv) {
+		/* No session.json: the root process's command line, split on NULs. */
+		const struct prof_process *root = p->nprocesses ? &p->processes[0] : NULL;
+		const char *c = root ? root->cmdline : "";
+		size_t n = 0, cap = 0;
+		char *copy = load_arena_strndup(&L->arena, c, strlen(c)), *tok, *save = NULL;
+
+		for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
+			*LOAD_PUSH(p->argv, n, cap) = tok;
+		*LOAD_PUSH(p->argv, n, cap) = NULL;
+	}
+}
+
+static void load_state_free(struct load *L)
+{
+	load_strings_free(&L->strings);
+	load_map_free(&L->funcmap);
+	load_map_free(&L->threadmap);
+	load_map_free(&L->symmap);
+	load_map_free(&L->stackmap);
+	load_map_free(&L->corrmap);
+	load_map_free(&L->symmodmap);
+	free(L->symkeys);
+	free(L->rframes);
+	free(L->stackkeys);
+	free(L->pcpool);
+	free(L->symmods);
+	if (L->sym)
+		sym_free(L->sym);
+	L->sym = NULL;
+}
+
+int prof_load(const char *session_dir, struct profile **out, char *err, size_t errlen)
+{
+	struct load L;
+	struct load_meta meta;
+	struct cbp_name *names = NULL;
+	size_t nnames = 0, i, readable = 0;
+	int damaged = 0, ret;
+	struct stat st;
+
+	*out = NULL;
+	if (errlen)
+		err[0] = '\0';
+	if (stat(session_dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "%s is not a session directory", session_dir);
+		return PROF_LOAD_EMPTY;
+	}
+	if (list_cbp(session_dir, &names, &nnames, err, errlen) < 0)
+		return PROF_LOAD_EMPTY;
+	if (nnames == 0) {
+		snprintf(err, errlen, "no session files (*%s) in %s: not a cbottleneck session, or "
+			 "the program never started", CBN_FILE_EXT, session_dir);
+		free(names);
+		return PROF_LOAD_EMPTY;
+	}
+	memset(&L, 0, sizeof(L));
+	L.unknown_func = PROF_NONE;
+	L.p = load_xrealloc(NULL, sizeof(*L.p));
+	memset(L.p, 0, sizeof(*L.p));
+	L.sym = sym_new();
+	if (!L.sym) {
+		snprintf(err, errlen, "cannot start the symbolizer");
+		ret = PROF_LOAD_EMPTY;
+		goto out;
+	}
+	load_meta_read(&L, session_dir, &meta);
+
+	for (i = 0; i < nnames; i++)
+		if (load_one(&L, session_dir, names[i].name, &damaged) == 0)
+			readable++;
+	if (readable == 0) {
+		snprintf(err, errlen, "no readable session file in %s (%s)", session_dir,
+			 L.p->nwarnings ? L.p->warnings[0] : "all damaged");
+		ret = PROF_LOAD_EMPTY;
+		goto out;
+	}
+	abnormal_warnings(&L);
+	module_checks(&L);
+	run_totals(&L, &meta);
+	ret = damaged ? PROF_LOAD_PARTIAL : PROF_LOAD_OK;
+out:
+	for (i = 0; i < nnames; i++)
+		free(names[i].name);
+	free(names);
+	load_state_free(&L);
+	if (ret < 0) {
+		L.p->arena = NULL;
+		prof_free(L.p);
+		load_arena_free(&L.arena);
+		return ret;
+	}
+	L.p->arena = load_xrealloc(NULL, sizeof(struct load_arena));
+	*(struct load_arena *)L.p->arena = L.arena;
+	*out = L.p;
+	return ret;
+}
+
+void prof_free(struct profile *p)
+{
+	if (!p)
+		return;
+	free(p->argv);
+	free(p->funcs);
+	free(p->frames);
+	free(p->stacks);
+	free(p->samples);
+	free(p->threads);
+	free(p->processes);
+	free(p->ranges);
+	free(p->cuda_api);
+	free(p->gpu_ops);
+	free(p->syncs);
+	free(p->overheads);
+	free(p->devices);
+	free(p->contexts);
+	free(p->memory);
+	free(p->cuda_status);
+	free(p->warnings);
+	free(p->nodebug_modules);
+	if (p->arena) {
+		load_arena_free(p->arena);
+		free(p->arena);
+	}
+	free(p);
+}

@@ -1,0 +1,288 @@
+/*
+ * load_cuda.c — the CUDA and range records of a session file turned into the
+ * profile's CUDA arrays: API calls with their host stacks (joined by
+ * correlation id), GPU kernels/copies/sets linked to the API call that
+ * launched them, syncs, overheads, devices, contexts, memory and status.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "load_int.h"
+
+static const char *copy_name(unsigned kind, int peer)
+{
+	if (peer)
+		return "[CUDA memcpy PtoP]";
+	switch (kind) {
+	case CBN_COPY_HTOD: return "[CUDA memcpy HtoD]";
+	case CBN_COPY_DTOH: return "[CUDA memcpy DtoH]";
+	case CBN_COPY_HTOA: return "[CUDA memcpy HtoA]";
+	case CBN_COPY_ATOH: return "[CUDA memcpy AtoH]";
+	case CBN_COPY_ATOA: return "[CUDA memcpy AtoA]";
+	case CBN_COPY_ATOD: return "[CUDA memcpy AtoD]";
+	case CBN_COPY_DTOA: return "[CUDA memcpy DtoA]";
+	case CBN_COPY_DTOD: return "[CUDA memcpy DtoD]";
+	case CBN_COPY_HTOH: return "[CUDA memcpy HtoH]";
+	case CBN_COPY_PTOP: return "[CUDA memcpy PtoP]";
+	}
+	return "[CUDA memcpy]";
+}
+
+static const char *str(struct load *L, const char *s)
+{
+	return load_intern(&L->arena, &L->strings, s);
+}
+
+struct corr_probe {
+	const struct profile *p;
+	uint32_t correlation;
+};
+
+static int corr_eq(const void *ctx, uint32_t v)
+{
+	const struct corr_probe *c = ctx;
+
+	return c->p->cuda_api[v].correlation == c->correlation;
+}
+
+static uint32_t api_of(struct load *L, uint32_t correlation)
+{
+	struct corr_probe probe = {L->p, correlation};
+
+	if (correlation == 0)
+		return PROF_NONE;
+	return load_map_find(&L->corrmap, load_hash_u64(correlation), corr_eq, &probe);
+}
+
+static struct prof_gpu_op *gpu_op(struct load *L, uint32_t kind, uint64_t start, uint64_t end)
+{
+	struct profile *p = L->p;
+	struct prof_gpu_op *g = LOAD_PUSH(p->gpu_ops, p->ngpu_ops, L->capgpu);
+
+	memset(g, 0, sizeof(*g));
+	g->kind = kind;
+	g->process = L->f->proc;
+	g->start = start;
+	g->end = end;
+	g->api = PROF_NONE;
+	return g;
+}
+
+static void note_ts(struct load *L, uint64_t ts)
+{
+	if (ts > L->f->last_ts)
+		L->f->last_ts = ts;
+}
+
+void load_cuda_rec(struct load *L, const struct reader_rec *r)
+{
+	struct profile *p = L->p;
+	struct load_file *F = L->f;
+	uint32_t proc = F->proc;
+
+	switch (r->type) {
+	case CBN_REC_RANGE: {
+		const struct cbn_rec_range *s = (const void *)r->raw;
+		struct prof_range *g = LOAD_PUSH(p->ranges, p->nranges, L->capranges);
+		g->start = s->start;
+		g->end = s->end;
+		g->process = proc;
+		g->thread = s->tid ? load_thread(L, proc, s->tid) : PROF_NONE;
+		g->kind = s->kind;
+		g->source = s->source;
+		g->depth = s->depth;
+		g->domain = str(L, r->str2);
+		g->name = str(L, r->str);
+		note_ts(L, s->end);
+		break;
+	}
+	case CBN_REC_CUDA_API: {
+		const struct cbn_rec_cuda_api *s = (const void *)r->raw;
+		struct prof_cuda_api *a = LOAD_PUSH(p->cuda_api, p->ncuda_api, L->capapi);
+		a->start = s->start;
+		a->end = s->end;
+		a->thread = load_thread(L, proc, s->tid);
+		a->process = proc;
+		a->correlation = s->correlation;
+		a->cbid = s->cbid;
+		a->domain = s->domain;
+		a->ret = s->ret;
+		a->name = str(L, r->str);
+		a->stack = PROF_NONE;
+		if (s->correlation && api_of(L, s->correlation) == PROF_NONE)
+			load_map_put(&L->corrmap, load_hash_u64(s->correlation),
+				     (uint32_t)(p->ncuda_api - 1));
+		note_ts(L, s->end);
+		break;
+	}
+	case CBN_REC_CUDA_STACK: {
+		const struct cbn_rec_cuda_stack *s = (const void *)r->raw;
+		struct load_cstack *c = LOAD_PUSH(F->cstacks, F->ncstacks, F->capcstacks);
+		c->correlation = s->correlation;
+		c->pcs = r->pcs;
+		c->nframes = r->nframes;
+		break;
+	}
+	case CBN_REC_CUDA_KERNEL: {
+		const struct cbn_rec_cuda_kernel *s = (const void *)r->raw;
+		struct prof_gpu_op *g = gpu_op(L, PROF_GPU_KERNEL, s->start, s->end);
+		g->device = s->device;
+		g->context = s->context;
+		g->stream = s->stream;
+		g->correlation = s->correlation;
+		g->name = str(L, sym_demangle(L->sym, r->str));
+		memcpy(g->grid, s->grid, sizeof(g->grid));
+		memcpy(g->block, s->block, sizeof(g->block));
+		g->registers = s->registers;
+		g->static_smem = s->static_smem;
+		g->dynamic_smem = s->dynamic_smem;
+		g->shmem_limit_optin = s->shmem_limit_optin;
+		g->graph_id = s->graph_id;
+		g->graph_node_id = s->graph_node_id;
+		note_ts(L, s->end);
+		break;
+	}
+	case CBN_REC_CUDA_MEMCPY: {
+		const struct cbn_rec_cuda_memcpy *s = (const void *)r->raw;
+		struct prof_gpu_op *g = gpu_op(L, PROF_GPU_MEMCPY, s->start, s->end);
+		g->device = s->device;
+		g->context = s->context;
+		g->stream = s->stream;
+		g->correlation = s->correlation;
+		g->name = copy_name(s->copy_kind, (r->flags & CBN_GPU_PEER) != 0);
+		g->bytes = s->bytes;
+		g->copy_kind = s->copy_kind;
+		g->src_kind = s->src_kind;
+		g->dst_kind = s->dst_kind;
+		g->async = (r->flags & CBN_GPU_ASYNC) != 0;
+		g->graph_id = s->graph_id;
+		note_ts(L, s->end);
+		break;
+	}
+	case CBN_REC_CUDA_MEMSET: {
+		const struct cbn_rec_cuda_memset *s = (const void *)r->raw;
+		struct prof_gpu_op *g = gpu_op(L, PROF_GPU_MEMSET, s->start, s->end);
+		g->device = s->device;
+		g->context = s->context;
+		g->stream = s->stream;
+		g->correlation = s->correlation;
+		g->name = "[CUDA memset]";
+		g->bytes = s->bytes;
+		g->value = s->value;
+		g->dst_kind = s->mem_kind;
+		g->async = (r->flags & CBN_GPU_ASYNC) != 0;
+		note_ts(L, s->end);
+		break;
+	}
+	case CBN_REC_CUDA_SYNC: {
+		const struct cbn_rec_cuda_sync *s = (const void *)r->raw;
+		struct prof_cuda_sync *y = LOAD_PUSH(p->syncs, p->nsyncs, L->capsyncs);
+		y->start = s->start;
+		y->end = s->end;
+		y->process = proc;
+		y->type = s->type;
+		y->correlation = s->correlation;
+		y->context = s->context;
+		y->stream = s->stream;
+		break;
+	}
+	case CBN_REC_CUDA_OVERHEAD: {
+		const struct cbn_rec_cuda_overhead *s = (const void *)r->raw;
+		struct prof_cuda_overhead *o = LOAD_PUSH(p->overheads, p->noverheads, L->capover);
+		o->start = s->start;
+		o->end = s->end;
+		o->process = proc;
+		o->kind = s->kind;
+		o->correlation = s->correlation;
+		break;
+	}
+	case CBN_REC_CUDA_DEVICE: {
+		const struct cbn_rec_cuda_device *s = (const void *)r->raw;
+		struct prof_cuda_device *d = LOAD_PUSH(p->devices, p->ndevices, L->capdev);
+		d->process = proc;
+		d->id = s->id;
+		d->name = str(L, r->str);
+		d->global_mem = s->global_mem;
+		d->sm_count = s->sm_count;
+		d->cc_major = s->cc_major;
+		d->cc_minor = s->cc_minor;
+		d->max_threads_per_block = s->max_threads_per_block;
+		d->max_warps_per_sm = s->max_warps_per_sm;
+		d->threads_per_warp = s->threads_per_warp;
+		d->max_blocks_per_sm = s->max_blocks_per_sm;
+		d->regs_per_sm = s->regs_per_sm;
+		d->regs_per_block = s->regs_per_block;
+		d->smem_per_sm = s->smem_per_sm;
+		d->smem_per_block = s->smem_per_block;
+		d->smem_per_block_optin = s->smem_per_block_optin;
+		d->reserved_smem_per_block = s->reserved_smem_per_block;
+		break;
+	}
+	case CBN_REC_CUDA_CONTEXT: {
+		const struct cbn_rec_cuda_context *s = (const void *)r->raw;
+		struct prof_cuda_context *c = LOAD_PUSH(p->contexts, p->ncontexts, L->capctx);
+		c->process = proc;
+		c->context = s->context;
+		c->device = s->device;
+		c->null_stream = s->null_stream;
+		c->sm_count = s->sm_count;
+		break;
+	}
+	case CBN_REC_CUDA_MEMORY: {
+		const struct cbn_rec_cuda_memory *s = (const void *)r->raw;
+		struct prof_cuda_memory *m = LOAD_PUSH(p->memory, p->nmemory, L->capmem);
+		m->ts = s->ts;
+		m->address = s->address;
+		m->bytes = s->bytes;
+		m->process = proc;
+		m->device = s->device;
+		m->context = s->context;
+		m->stream = s->stream;
+		m->correlation = s->correlation;
+		m->mem_kind = s->mem_kind;
+		m->alloc = (r->flags & 1) != 0;
+		break;
+	}
+	case CBN_REC_CUDA_STATUS: {
+		const struct cbn_rec_cuda_status *s = (const void *)r->raw;
+		struct prof_cuda_status *st;
+		if (F->status_idx == PROF_NONE) {
+			LOAD_PUSH(p->cuda_status, p->ncuda_status, L->capstatus);
+			F->status_idx = (uint32_t)(p->ncuda_status - 1);
+		}
+		/* The last one written wins: counters only grow, FINISHED comes last. */
+		st = &p->cuda_status[F->status_idx];
+		st->process = proc;
+		st->state = s->state;
+		st->cupti_error = s->cupti_error;
+		st->cupti_version = s->cupti_version;
+		st->flush_timed_out = s->flush_timed_out;
+		st->dropped = s->dropped;
+		st->zero_ts = s->zero_ts;
+		st->buffers = s->buffers;
+		st->records = s->records;
+		st->message = str(L, r->str);
+		break;
+	}
+	default:
+		break;
+	}
+}
+
+void load_cuda_finish(struct load *L)
+{
+	struct profile *p = L->p;
+	struct load_file *F = L->f;
+	size_t i;
+
+	/* Every pc of a CUDA stack is a return address (captured at API enter). */
+	for (i = 0; i < F->ncstacks; i++) {
+		const struct load_cstack *c = &F->cstacks[i];
+		uint32_t a = api_of(L, c->correlation);
+		if (a == PROF_NONE || p->cuda_api[a].stack != PROF_NONE || c->nframes == 0)
+			continue;
+		p->cuda_api[a].stack = load_stack(L, c->pcs, c->nframes, p->cuda_api[a].start, 1);
+	}
+	for (i = F->gpu_first; i < p->ngpu_ops; i++)
+		p->gpu_ops[i].api = api_of(L, p->gpu_ops[i].correlation);
+}

@@ -1,0 +1,133 @@
+/*
+ * load_meta.c — session.json: the launcher's own record of a run, written once
+ * the target has ended (before the files are read) and read back by
+ * prof_load(), so `cbottleneck report DIR` reproduces the report of the run.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "load_int.h"
+#include "load_meta.h"
+
+#define META_NAME "session.json"
+#define META_MAX (4u << 20)
+
+int session_meta_write(const char *session_dir, const struct session_meta *m)
+{
+	char path[4096], tmp[4096];
+	cJSON *root = cJSON_CreateObject(), *argv;
+	char *text = NULL;
+	FILE *f = NULL;
+	int ret = 0;
+	size_t i;
+
+	if (!root)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/%s", session_dir, META_NAME);
+	snprintf(tmp, sizeof(tmp), "%s/.%s.tmp", session_dir, META_NAME);
+	cJSON_AddNumberToObject(root, "cbottleneck_session", 1);
+	argv = cJSON_AddArrayToObject(root, "argv");
+	for (i = 0; m->argv && m->argv[i]; i++)
+		cJSON_AddItemToArray(argv, cJSON_CreateString(m->argv[i]));
+	cJSON_AddNumberToObject(root, "exit_status", m->exit_status);
+	cJSON_AddNumberToObject(root, "exit_signal", m->exit_signal);
+	cJSON_AddNumberToObject(root, "start_mono_ns", (double)m->start_mono_ns);
+	cJSON_AddNumberToObject(root, "end_mono_ns", (double)m->end_mono_ns);
+	cJSON_AddNumberToObject(root, "wall_ns", (double)(m->end_mono_ns > m->start_mono_ns ?
+							  m->end_mono_ns - m->start_mono_ns : 0));
+	cJSON_AddNumberToObject(root, "frequency_hz", m->frequency_hz);
+	text = cJSON_Print(root);
+	if (!text) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	f = fopen(tmp, "w");
+	if (!f) {
+		ret = -errno;
+		goto out;
+	}
+	if (fputs(text, f) < 0 || fputc('\n', f) < 0) {
+		ret = -EIO;
+		goto out;
+	}
+	if (fclose(f) != 0) {
+		f = NULL;
+		ret = -errno;
+		goto out;
+	}
+	f = NULL;
+	if (rename(tmp, path) < 0)
+		ret = -errno;
+out:
+	if (f)
+		fclose(f);
+	if (ret < 0)
+		unlink(tmp);
+	free(text);
+	cJSON_Delete(root);
+	return ret;
+}
+
+static double num(const cJSON *o, const char *key, double dflt)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
+void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
+{
+	char path[4096];
+	char *text = NULL;
+	cJSON *root = NULL;
+	const cJSON *argv, *a;
+	FILE *f;
+	long len;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(path, sizeof(path), "%s/%s", dir, META_NAME);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	if (fseek(f, 0, SEEK_END) < 0 || (len = ftell(f)) < 0 || len > (long)META_MAX ||
+	    fseek(f, 0, SEEK_SET) < 0)
+		goto bad;
+	text = load_xrealloc(NULL, (size_t)len + 1);
+	if (fread(text, 1, (size_t)len, f) != (size_t)len)
+		goto bad;
+	text[len] = '\0';
+	root = cJSON_Parse(text);
+	if (!cJSON_IsObject(root))
+		goto bad;
+	m->found = 1;
+	m->exit_status = (int)num(root, "exit_status", -1);
+	m->exit_signal = (int)num(root, "exit_signal", 0);
+	m->start_mono_ns = (uint64_t)num(root, "start_mono_ns", 0);
+	m->end_mono_ns = (uint64_t)num(root, "end_mono_ns", 0);
+	m->frequency_hz = num(root, "frequency_hz", 0);
+	argv = cJSON_GetObjectItemCaseSensitive(root, "argv");
+	if (cJSON_IsArray(argv)) {
+		size_t n = 0, cap = 0;
+		cJSON_ArrayForEach(a, argv)
+		{
+			if (cJSON_IsString(a))
+				*LOAD_PUSH(L->p->argv, n, cap) =
+					load_arena_strndup(&L->arena, a->valuestring,
+							   strlen(a->valuestring));
+		}
+		*LOAD_PUSH(L->p->argv, n, cap) = NULL;
+	}
+	goto out;
+bad:
+	load_warn(L, "%s is unreadable; run details (command, exit status) come from the "
+		     "session files", path);
+out:
+	cJSON_Delete(root);
+	free(text);
+	fclose(f);
+}

@@ -1,0 +1,23 @@
+/*
+ * load_meta.h — session.json, the launcher's record of a run (argv, exit
+ * status, wall clock, frequency): written by session_meta_write() (load.h),
+ * read back by the loader.  Launcher side only.
+ */
+#ifndef CBN_LOAD_META_H
+#define CBN_LOAD_META_H
+
+#include <stdint.h>
+
+struct load;
+
+struct load_meta {
+	int found;                /* session.json was there and parsed */
+	int exit_status, exit_signal;
+	uint64_t start_mono_ns, end_mono_ns;
+	double frequency_hz;
+};
+
+/* Fill m (found = 0 when absent or unreadable) and L->p->argv when present. */
+void load_meta_read(struct load *L, const char *dir, struct load_meta *m);
+
+#endif

@@ -1,0 +1,471 @@
+/*
+ * test_load.c — prof_load() on session directories written by this test with
+ * cbn_format.h: processes, threads and names, stack deduplication, real
+ * symbols (this executable's own functions), time-ordered module maps
+ * (dlclose and a different module re-using the address), exec'd and crashed
+ * images, truncated files, CUDA joins, session.json, and empty/garbage dirs.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "test_reader_synth.h"
+#include "analysis/load.h"
+
+__attribute__((noinline)) int load_test_leaf(int x)
+{
+	volatile int v = x;
+	return v * 3 + 1;
+}
+
+__attribute__((noinline)) int load_test_caller(int x)
+{
+	return load_test_leaf(x) + load_test_leaf(x + 1);
+}
+
+__attribute__((noinline)) int load_test_other(int x)
+{
+	volatile int v = x;
+	return v - 7;
+}
+
+struct self_map {
+	char path[4096];
+	uint64_t base;
+	struct cbn_segment seg[CBN_MAX_SEGMENTS];
+	uint16_t nseg;
+};
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct self_map *m = ctx;
+	int i;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0; /* the main program comes first, with an empty name */
+	m->base = info->dlpi_addr;
+	for (i = 0; i < info->dlpi_phnum && m->nseg < CBN_MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		m->seg[m->nseg].vaddr = ph->p_vaddr;
+		m->seg[m->nseg].memsz = ph->p_memsz;
+		m->seg[m->nseg].offset = ph->p_offset;
+		m->seg[m->nseg].flags = ph->p_flags;
+		m->nseg++;
+	}
+	return 1;
+}
+
+static void self_module(struct synth *s, const struct self_map *m, uint64_t ts)
+{
+	unsigned char b[8192];
+	struct cbn_rec_module *r = (struct cbn_rec_module *)b;
+	size_t plen = strlen(m->path);
+	uint32_t size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + m->nseg * sizeof(struct cbn_segment) +
+						plen + 1);
+
+	memset(b, 0, sizeof(b));
+	r->h.type = CBN_REC_MODULE_LOAD;
+	r->h.size = size;
+	r->ts = ts;
+	r->base = m->base;
+	r->nseg = m->nseg;
+	memcpy(r->seg, m->seg, m->nseg * sizeof(struct cbn_segment));
+	r->path_len = (uint32_t)plen;
+	memcpy((char *)&r->seg[m->nseg], m->path, plen + 1);
+	synth_rec(s, r, size);
+}
+
+static char dir[] = "/tmp/cbn-test-load-XXXXXX";
+
+static void write_file(struct synth *s, const char *name)
+{
+	char path[4200];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	REQUIRE(synth_write(s, path) == 0);
+	synth_free(s);
+}
+
+static void clean_dir(void)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[4200];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.' && (!e->d_name[1] || e->d_name[1] == '.'))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+static int func_named(const struct profile *p, uint32_t stack, uint32_t depth, const char *name)
+{
+	const struct prof_stack *s = &p->stacks[stack];
+
+	if (depth >= s->nframes)
+		return 0;
+	return strcmp(p->funcs[p->frames[s->first + depth].func].name, name) == 0;
+}
+
+static const char *module_at(const struct profile *p, uint32_t stack)
+{
+	return p->funcs[p->frames[p->stacks[stack].first].func].module;
+}
+
+static int has_warning(const struct profile *p, const char *a, const char *b)
+{
+	size_t i;
+
+	for (i = 0; i < p->nwarnings; i++)
+		if (strstr(p->warnings[i], a) && (!b || strstr(p->warnings[i], b)))
+			return 1;
+	return 0;
+}
+
+static void test_cpu_session(const struct self_map *self)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256];
+	uint64_t leaf = (uint64_t)(uintptr_t)&load_test_leaf + 4;
+	uint64_t ret_caller = (uint64_t)(uintptr_t)&load_test_caller + 8;
+	uint64_t other = (uint64_t)(uintptr_t)&load_test_other + 4;
+	uint64_t st1[2] = {leaf, ret_caller}, st2[1] = {other};
+	uint64_t fake = 0x7f1000000000ull, fake2 = 0x7f2000000000ull;
+	int i, ret;
+	size_t k;
+	uint64_t w100 = 0, w101 = 0;
+
+	/* Root process 100: threads 100 and 101, two distinct stacks, 300 samples. */
+	synth_init(&s, 100, 1, 0, 0, "/bin/root");
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 1000);
+	synth_module(&s, CBN_REC_MODULE_LOAD, 1000, fake, 1, "/nonexistent/libfake.so", 0x1000,
+		     0x1000);
+	synth_thread(&s, CBN_REC_THREAD_START, 1000, 100, "root", 0);
+	synth_thread(&s, CBN_REC_THREAD_START, 1100, 101, "", 0);
+	synth_thread(&s, CBN_REC_THREAD_NAME, 1200, 101, "worker-1", 0);
+	/* dlclose at 2000; another module takes the same address at 2500 */
+	synth_module(&s, CBN_REC_MODULE_UNLOAD, 2000, fake, 1, "/nonexistent/libfake.so", 0x1000,
+		     0x1000);
+	synth_module(&s, CBN_REC_MODULE_LOAD, 2500, fake, 2, "/nonexistent/libother.so", 0x1000,
+		     0x1000);
+	synth_module(&s, CBN_REC_MODULE_LOAD, 2600, fake2, 3, "/nonexistent/libfake.so", 0x1000,
+		     0x1000);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 100);
+	for (i = 0; i < 200; i++)
+		synth_sample(&s, 1500 + (uint64_t)i, 1, (i & 1) ? st1 : st2, (i & 1) ? 2 : 1, 0);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 101);
+	for (i = 0; i < 100; i++)
+		synth_sample(&s, 1500 + (uint64_t)i, 2, st1, 2, 0);
+	{
+		uint64_t a[1] = {fake + 0x1010}, b[1] = {fake2 + 0x1010};
+		synth_sample(&s, 1900, 1, a, 1, 0); /* libfake, first load */
+		synth_sample(&s, 3000, 1, a, 1, 0); /* libother at the same address */
+		synth_sample(&s, 3000, 1, b, 1, 0); /* libfake, re-loaded elsewhere */
+	}
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_thread(&s, CBN_REC_THREAD_END, 4000, 101, "worker-1", 777);
+	synth_exit(&s, 5000, 3);
+	synth_hdr(&s)->start_mono_ns = 1000;
+	synth_hdr(&s)->end_mono_ns = 5000;
+	write_file(&s, "100.0.cbp");
+
+	/* pid 200: image 0 exec'd into image 1, which crashed */
+	synth_init(&s, 200, 100, 0, 0, "/bin/sh");
+	synth_hdr(&s)->start_mono_ns = 2000;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 2000);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 200);
+	synth_sample(&s, 2100, 1, st2, 1, 0);
+	write_file(&s, "200.0.cbp");
+	synth_init(&s, 200, 100, 1, 0, "./crash");
+	synth_hdr(&s)->start_mono_ns = 2200;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 2200);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 200);
+	for (i = 0; i < 10; i++)
+		synth_sample(&s, 2300 + (uint64_t)i, 1, st1, 2, 0);
+	write_file(&s, "200.1.cbp");
+
+	ret = prof_load(dir, &p, err, sizeof(err));
+	CHECK_EQ_INT(ret, PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	CHECK_EQ_INT(p->nprocesses, 3);
+	CHECK_EQ_INT(p->processes[0].pid, 100); /* root first: earliest start */
+	CHECK_EQ_INT(p->processes[0].clean_exit, 1);
+	CHECK_EQ_INT(p->processes[0].exit_code, 3);
+	CHECK_EQ_INT(p->processes[1].pid, 200);
+	CHECK_EQ_INT(p->processes[2].exec_seq, 1);
+	CHECK_EQ_INT(p->nsamples, 314);
+	CHECK_EQ_INT(p->processes[0].samples, 303);
+	CHECK_EQ_INT(p->processes[0].weight, 403);
+	CHECK_STR(p->processes[2].exe, "./crash");
+	/* exit status falls back to the root's own when there is no session.json */
+	CHECK_EQ_INT(p->exit_status, 3);
+	CHECK_EQ_INT(p->period_ns, 10000000);
+	CHECK(p->frequency_hz > 99 && p->frequency_hz < 101);
+	CHECK(p->argv && p->argv[0] && strcmp(p->argv[0], "/bin/root") == 0);
+
+	/* threads and names */
+	for (k = 0; k < p->nthreads; k++) {
+		const struct prof_thread *t = &p->threads[k];
+		if (t->tid == 101) {
+			CHECK_STR(t->name, "worker-1");
+			CHECK_EQ_INT(t->cpu_ns, 777);
+			CHECK_EQ_INT(t->end, 4000);
+			w101 = t->weight;
+		}
+		if (t->tid == 100) {
+			CHECK_STR(t->name, "root");
+			w100 = t->weight;
+		}
+	}
+	CHECK_EQ_INT(w100, 200);
+	CHECK_EQ_INT(w101, 203); /* the 3 module-map samples are in its chunk */
+
+	/* dedup: process 100 has 2 distinct stacks + 3 single-frame ones; the other
+	 * processes add their own */
+	CHECK(p->nstacks <= 5 + 1 + 1);
+	CHECK(p->nstacks >= 5);
+	/* real symbols for the test's own functions, return address at pc-1 */
+	for (k = 0; k < p->nsamples; k++) {
+		const struct prof_sample *sm = &p->samples[k];
+		const struct prof_stack *st = &p->stacks[sm->stack];
+		if (p->threads[sm->thread].tid != 101)
+			continue;
+		CHECK(st->nframes >= 2);
+		CHECK(func_named(p, sm->stack, 0, "load_test_leaf"));
+		CHECK(func_named(p, sm->stack, st->nframes - 1, "load_test_caller"));
+		CHECK(p->frames[st->first].addr == leaf);
+		break;
+	}
+	/* module maps over time */
+	{
+		int seen_fake = 0, seen_other = 0, seen_fake2 = 0;
+		for (k = 0; k < p->nsamples; k++) {
+			const struct prof_sample *sm = &p->samples[k];
+			const char *mod = module_at(p, sm->stack);
+			uint64_t addr = p->frames[p->stacks[sm->stack].first].addr;
+			if (sm->ts == 1900 && addr == fake + 0x1010)
+				seen_fake += strcmp(mod, "libfake.so") == 0;
+			if (sm->ts == 3000 && addr == fake + 0x1010)
+				seen_other += strcmp(mod, "libother.so") == 0;
+			if (sm->ts == 3000 && addr == fake2 + 0x1010)
+				seen_fake2 += strcmp(mod, "libfake.so") == 0;
+		}
+		CHECK_EQ_INT(seen_fake, 1);
+		CHECK_EQ_INT(seen_other, 1);
+		CHECK_EQ_INT(seen_fake2, 1);
+	}
+	/* the exec'd image is not reported as a crash; the crashed one is */
+	CHECK(!has_warning(p, "pid 100 ", NULL));
+	CHECK(has_warning(p, "pid 200 (./crash) ended without exiting normally", "10 samples"));
+	{
+		int n = 0;
+		for (k = 0; k < p->nwarnings; k++)
+			n += strstr(p->warnings[k], "pid 200") != NULL;
+		CHECK_EQ_INT(n, 1);
+	}
+	prof_free(p);
+
+	/* session.json wins over the files for the run's own facts */
+	{
+		char *argv[] = {"./prog", "--flag", "x y", NULL};
+		struct session_meta m = {argv, -1, 11, 500, 1000500, 250.0};
+		CHECK_EQ_INT(session_meta_write(dir, &m), 0);
+		ret = prof_load(dir, &p, err, sizeof(err));
+		REQUIRE(ret >= 0);
+		CHECK_EQ_INT(p->exit_status, -1);
+		CHECK_EQ_INT(p->exit_signal, 11);
+		CHECK_EQ_INT(p->wall_ns, 1000000);
+		CHECK_EQ_INT(p->start_ns, 500);
+		CHECK(p->frequency_hz == 250.0);
+		CHECK_STR(p->argv[2], "x y");
+		CHECK(p->argv[3] == NULL);
+		prof_free(p);
+	}
+
+	/* a truncated file: partial, with a warning, and the intact part kept */
+	{
+		char path[4200];
+		struct stat st;
+		snprintf(path, sizeof(path), "%s/100.0.cbp", dir);
+		REQUIRE(stat(path, &st) == 0);
+		REQUIRE(truncate(path, CBN_HEADER_SIZE + CBN_CHUNK_SIZE + 24 + 40 * 40) == 0);
+		ret = prof_load(dir, &p, err, sizeof(err));
+		CHECK_EQ_INT(ret, PROF_LOAD_PARTIAL);
+		REQUIRE(p != NULL);
+		CHECK_EQ_INT(p->processes[0].damaged, 1);
+		CHECK(has_warning(p, "100.0.cbp: truncated", "kept"));
+		CHECK(p->processes[0].samples > 10 && p->processes[0].samples < 200);
+		/* clean exit was in the header, so no crash warning for it */
+		CHECK(!has_warning(p, "pid 100 ", NULL));
+		prof_free(p);
+	}
+	clean_dir();
+}
+
+static void test_cuda_session(const struct self_map *self)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256];
+	uint64_t ret_caller = (uint64_t)(uintptr_t)&load_test_caller + 8;
+	uint64_t ret_leaf = (uint64_t)(uintptr_t)&load_test_leaf + 8;
+	size_t k;
+	int ret;
+
+	synth_init(&s, 300, 1, 0, 0, "./gpu");
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 100);
+	{
+		struct cbn_rec_cuda_api a;
+		memset(&a, 0, sizeof(a));
+		a.h.type = CBN_REC_CUDA_API;
+		a.start = 2000; a.end = 2100; a.tid = 300; a.correlation = 5;
+		a.domain = CBN_CUDA_RUNTIME; a.name_len = 16;
+		synth_var(&s, &a, sizeof(a), "cudaLaunchKernel", NULL);
+		a.start = 2200; a.end = 2300; a.correlation = 6; a.name_len = 10;
+		synth_var(&s, &a, sizeof(a), "cudaMemcpy", NULL);
+	}
+	{
+		unsigned char b[sizeof(struct cbn_rec_cuda_stack) + 2 * 8];
+		struct cbn_rec_cuda_stack *k2 = (struct cbn_rec_cuda_stack *)b;
+		memset(b, 0, sizeof(b));
+		k2->h.type = CBN_REC_CUDA_STACK; k2->h.size = sizeof(b);
+		k2->correlation = 5; k2->tid = 300; k2->nframes = 2;
+		k2->pc[0] = ret_leaf; k2->pc[1] = ret_caller;
+		synth_rec(&s, b, sizeof(b));
+	}
+	{
+		struct cbn_rec_cuda_kernel kr;
+		memset(&kr, 0, sizeof(kr));
+		kr.h.type = CBN_REC_CUDA_KERNEL;
+		kr.start = 2500; kr.end = 2900; kr.correlation = 5; kr.grid[0] = 64;
+		kr.block[0] = 256; kr.registers = 40; kr.name_len = 13;
+		synth_var(&s, &kr, sizeof(kr), "_Z6kernelPfi", NULL);
+	}
+	{
+		struct cbn_rec_cuda_memcpy m;
+		memset(&m, 0, sizeof(m));
+		m.h.type = CBN_REC_CUDA_MEMCPY; m.h.size = sizeof(m); m.h.flags = CBN_GPU_ASYNC;
+		m.start = 3000; m.end = 3100; m.bytes = 4096; m.copy_kind = CBN_COPY_DTOH;
+		m.correlation = 6;
+		synth_rec(&s, &m, sizeof(m));
+		m.copy_kind = CBN_COPY_HTOD; m.correlation = 99; /* no API call: unlinked */
+		synth_rec(&s, &m, sizeof(m));
+	}
+	{
+		struct cbn_rec_range r;
+		memset(&r, 0, sizeof(r));
+		r.h.type = CBN_REC_RANGE;
+		r.start = 1900; r.end = 3200; r.tid = 300; r.kind = CBN_RANGE_PUSHPOP;
+		r.source = CBN_SRC_NVTX; r.domain_len = 0; r.name_len = 5;
+		synth_var(&s, &r, sizeof(r), "", "train");
+	}
+	for (int i = 0; i < 2; i++) {
+		struct cbn_rec_cuda_status st;
+		memset(&st, 0, sizeof(st));
+		st.h.type = CBN_REC_CUDA_STATUS;
+		st.state = i ? CBN_CUDA_FINISHED : CBN_CUDA_STARTED;
+		st.dropped = (uint64_t)i * 3;
+		st.message_len = i ? 4 : 5;
+		synth_var(&s, &st, sizeof(st), i ? "done" : "start", NULL);
+	}
+	synth_exit(&s, 4000, 0);
+	write_file(&s, "300.0.cbp");
+
+	ret = prof_load(dir, &p, err, sizeof(err));
+	CHECK_EQ_INT(ret, PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	CHECK_EQ_INT(p->ncuda_api, 2);
+	CHECK_EQ_INT(p->ngpu_ops, 3);
+	CHECK_STR(p->cuda_api[0].name, "cudaLaunchKernel");
+	CHECK(p->cuda_api[0].thread != PROF_NONE && p->threads[p->cuda_api[0].thread].tid == 300);
+	REQUIRE(p->cuda_api[0].stack != PROF_NONE);
+	CHECK(func_named(p, p->cuda_api[0].stack, 0, "load_test_leaf"));
+	CHECK_EQ_INT(p->cuda_api[1].stack, PROF_NONE);
+	for (k = 0; k < p->ngpu_ops; k++) {
+		const struct prof_gpu_op *g = &p->gpu_ops[k];
+		if (g->kind == PROF_GPU_KERNEL) {
+			CHECK(strstr(g->name, "kernel(") == g->name);
+			CHECK_EQ_INT(g->api, 0);
+			CHECK_EQ_INT(g->grid[0], 64);
+			CHECK_EQ_INT(g->registers, 40);
+		} else if (g->correlation == 6) {
+			CHECK_STR(g->name, "[CUDA memcpy DtoH]");
+			CHECK_EQ_INT(g->api, 1);
+			CHECK_EQ_INT(g->async, 1);
+			CHECK_EQ_INT(g->bytes, 4096);
+		} else {
+			CHECK_STR(g->name, "[CUDA memcpy HtoD]");
+			CHECK_EQ_INT(g->api, PROF_NONE);
+		}
+	}
+	CHECK_EQ_INT(p->nranges, 1);
+	CHECK_STR(p->ranges[0].name, "train");
+	CHECK_STR(p->ranges[0].domain, "");
+	CHECK_EQ_INT(p->ncuda_status, 1);
+	CHECK_EQ_INT(p->cuda_status[0].state, CBN_CUDA_FINISHED);
+	CHECK_EQ_INT(p->cuda_status[0].dropped, 3);
+	CHECK_STR(p->cuda_status[0].message, "done");
+	prof_free(p);
+	clean_dir();
+}
+
+static void test_bad_dirs(void)
+{
+	struct profile *p = (struct profile *)1;
+	char err[256], path[4200];
+	FILE *f;
+
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_EMPTY);
+	CHECK(p == NULL);
+	CHECK(strstr(err, "no session files") != NULL);
+	CHECK(prof_load("/nonexistent-cbn", &p, err, sizeof(err)) < 0);
+	CHECK(prof_load("/etc/hostname", &p, err, sizeof(err)) < 0);
+
+	snprintf(path, sizeof(path), "%s/1.0.cbp", dir);
+	f = fopen(path, "w");
+	REQUIRE(f != NULL);
+	fputs("garbage garbage garbage", f);
+	fclose(f);
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_EMPTY);
+	CHECK(strstr(err, "no readable session file") != NULL);
+	CHECK(strstr(err, "too short") != NULL);
+	clean_dir();
+}
+
+int main(void)
+{
+	struct self_map self;
+	ssize_t n;
+
+	memset(&self, 0, sizeof(self));
+	n = readlink("/proc/self/exe", self.path, sizeof(self.path) - 1);
+	REQUIRE(n > 0);
+	dl_iterate_phdr(phdr_cb, &self);
+	REQUIRE(self.nseg > 0);
+	REQUIRE(mkdtemp(dir) != NULL);
+	/* keep the compiler from dropping the functions whose addresses we use */
+	CHECK(load_test_caller(1) + load_test_other(2) != 12345);
+
+	test_cpu_session(&self);
+	test_cuda_session(&self);
+	test_bad_dirs();
+	rmdir(dir);
+	return test_result();
+}
