@@ -98,6 +98,9 @@ void modules_unlock(void) AGENT_HIDDEN;
 void modules_after_fork_child(void) AGENT_HIDDEN;
 int modules_have(const char *basename_prefix) AGENT_HIDDEN;
 
+/* nvtx.c */
+void nvtx_thread_end(void) AGENT_HIDDEN;
+
 /* ranges.c */
 void ranges_thread_end(void) AGENT_HIDDEN;
 int ranges_write(uint16_t kind, uint16_t source, uint64_t start, uint64_t end, uint32_t tid,

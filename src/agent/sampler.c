@@ -264,6 +264,7 @@ void sampler_thread_end(void)
 	}
 	t->ended = 1;
 	ranges_thread_end();
+	nvtx_thread_end();
 	if (t->pid != agent.pid || !agent.w.hdr)
 		return;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
