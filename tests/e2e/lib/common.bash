@@ -152,6 +152,24 @@ print(json.dumps(r) if isinstance(r, (dict, list)) else r)
 EOF
 }
 
+# cpu_rows [FILE]: the rows of the cProfile-style table of a text report
+# (default: stdout of the last run), one per line.
+cpu_rows()
+{
+	awk '/filename:lineno\(function\)$/ { on = 1; next }
+	     on && (/^$/ || /^   \(/) { exit }
+	     on { print }' "${1:-$OUTF}"
+}
+
+# cpu_row_field N COLUMN [FILE]: column COLUMN (1 ncalls, 2 tottime, 3 percall,
+# 4 cumtime, 5 percall, 6 filename:lineno(function)) of row N (1-based).
+cpu_row_field()
+{
+	cpu_rows "${3:-$OUTF}" | awk -v n="$1" -v c="$2" '
+		NR == n && c < 6 { print $c }
+		NR == n && c == 6 { sub(/^ *[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ +[^ ]+ /, ""); print }'
+}
+
 # validate_schema FILE: the report must satisfy docs/report.schema.json.
 validate_schema()
 {
