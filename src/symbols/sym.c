@@ -71,7 +71,6 @@ void sym_free(struct sym_ctx *ctx)
 	free(ctx->mods);
 	free(ctx->pool);
 	free(ctx->fns);
-	free(ctx->scratch);
 	free(ctx->debuginfo_path);
 	sym_util_free(ctx);
 	free(ctx);

@@ -218,9 +218,103 @@ static const char *sym_attr_string(Dwarf_Die *die, int name)
 	return dwarf_formstring(dwarf_attr_integrate(die, name, &a));
 }
 
+static int sym_cu_is_cxx(Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return 0;
+	switch (dwarf_srclang(&cu)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* The declaration a definition refers to, following DW_AT_abstract_origin and
+ * DW_AT_specification to the end: that DIE sits inside its class/namespace. */
+static void sym_decl_die(Dwarf_Die *die, Dwarf_Die *out)
+{
+	Dwarf_Attribute a;
+	Dwarf_Die next;
+
+	*out = *die;
+	for (int i = 0; i < 8; i++) {
+		if (dwarf_formref_die(dwarf_attr(out, DW_AT_abstract_origin, &a), &next) ||
+		    dwarf_formref_die(dwarf_attr(out, DW_AT_specification, &a), &next))
+			*out = next;
+		else
+			break;
+	}
+}
+
+/* "ns::Klass::name" for a C++ function DWARF gives no linkage name for
+ * (lambdas, templates over local types, main): the enclosing namespaces,
+ * classes and functions of its declaration, found with dwarf_getscopes_die.
+ * That walks the CU from its start, so it is bounded per module. */
+static const char *sym_qualify(struct sym_ctx *ctx, struct sym_module *mod, Dwarf_Die *die,
+			       const char *plain, uint32_t *decl_line, const char **decl_file)
+{
+	Dwarf_Die decl, *scopes = NULL;
+	char buf[1024];
+	size_t len = 0;
+	int n;
+
+	if (mod->nqualified++ > 4096)
+		return sym_intern_str(ctx, plain);
+	sym_decl_die(die, &decl);
+	n = dwarf_getscopes_die(&decl, &scopes);
+	if (n <= 1) {
+		free(scopes);
+		return sym_intern_str(ctx, plain);
+	}
+	/* scopes[0] is decl itself, scopes[n - 1] the CU. */
+	for (int i = n - 2; i >= 1; i--) {
+		const char *part = NULL;
+		switch (dwarf_tag(&scopes[i])) {
+		case DW_TAG_namespace:
+			part = dwarf_diename(&scopes[i]);
+			if (!part)
+				part = "(anonymous namespace)";
+			break;
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			part = dwarf_diename(&scopes[i]);
+			if (!part)
+				part = "{lambda}";
+			if (!*decl_line) {
+				int l = 0;
+				const char *f = dwarf_decl_file(&scopes[i]);
+				if (dwarf_decl_line(&scopes[i], &l) == 0 && l > 0 && f) {
+					*decl_line = (uint32_t)l;
+					*decl_file = sym_intern_str(ctx, f);
+				}
+			}
+			break;
+		case DW_TAG_subprogram:
+			part = sym_attr_string(&scopes[i], DW_AT_name);
+			break;
+		default:
+			break;
+		}
+		if (part && len + strlen(part) + 2 < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s::", part);
+	}
+	free(scopes);
+	if (len + strlen(plain) + 1 > sizeof(buf))
+		return sym_intern_str(ctx, plain);
+	len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s", plain);
+	return sym_intern(ctx, buf, len);
+}
+
 /* Name and declaration of a subprogram or inlined_subroutine DIE, cached per
  * DIE.  C++: the demangled linkage name ("ns::Klass::method(int)"), else the
- * plain DW_AT_name (C functions, main, extern "C"); both follow
+ * DWARF name qualified by its scopes; C: the plain DW_AT_name.  All follow
  * DW_AT_abstract_origin and DW_AT_specification. */
 const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module *mod,
 					  Dwarf_Die *die)
@@ -238,6 +332,13 @@ const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module
 		ctx->capfns = ncap;
 	}
 	struct sym_fninfo *fi = &ctx->fns[ctx->nfns];
+	const char *df = dwarf_decl_file(die);
+	int line = 0;
+	if (dwarf_decl_line(die, &line) != 0 || line < 0)
+		line = 0;
+	fi->decl_file = sym_intern_str(ctx, df ? df : "");
+	fi->decl_line = (uint32_t)line;
+
 	const char *link = sym_attr_string(die, DW_AT_linkage_name);
 	if (!link)
 		link = sym_attr_string(die, DW_AT_MIPS_linkage_name);
@@ -246,14 +347,10 @@ const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module
 		fi->name = sym_demangle(ctx, link);
 	else if (link)
 		fi->name = sym_intern_str(ctx, link);
+	else if (plain && sym_cu_is_cxx(die))
+		fi->name = sym_qualify(ctx, mod, die, plain, &fi->decl_line, &fi->decl_file);
 	else
 		fi->name = plain ? sym_intern_str(ctx, plain) : NULL;
-	const char *df = dwarf_decl_file(die);
-	fi->decl_file = sym_intern_str(ctx, df ? df : "");
-	int line = 0;
-	if (dwarf_decl_line(die, &line) != 0 || line < 0)
-		line = 0;
-	fi->decl_line = (uint32_t)line;
 	if (sym_map_put(&ctx->map, SYM_TAG_FN | mod->idx, key, ctx->nfns) < 0)
 		return fi; /* uncached but valid until the next call */
 	ctx->nfns++;

@@ -92,6 +92,7 @@ struct sym_module {
 	struct sym_sym *syms;    /* sorted by lo */
 	size_t nsyms;
 
+	size_t nqualified;       /* C++ names qualified by a scope walk (bounded) */
 	struct sym_cu_index *cus;  /* CU indexes, referenced from ctx->map */
 	size_t ncus, capcus;
 };
@@ -112,9 +113,6 @@ struct sym_ctx {
 
 	char *debuginfo_path;    /* for Dwfl_Callbacks; NULL = libdwfl's default */
 	Dwfl_Callbacks cb;
-
-	char *scratch;           /* formatting buffer */
-	size_t scratchcap;
 };
 
 /* Map tags: the low 32 bits are the module index, the high bits the kind. */

@@ -42,11 +42,23 @@ template <typename T> __attribute__((noinline)) T twice(T v)
 	fix_sink += (int)v; /* no tail call: the mark must return here */
 	return v + v;
 }
+
+template <typename F> __attribute__((noinline)) int apply(F f)
+{
+	int r = f(3); /* MARK:apply_call */
+	fix_sink += r;
+	return r;
+}
 } // namespace fixns
 
 int main(int argc, char **)
 {
 	fixns::Klass k{argc};
 	k.method(argc);
-	return (int)fixns::twice<long>(argc) & 0;
+	int r = (int)fixns::twice<long>(argc);
+	r += fixns::apply([&](int q) {
+		fix_mark("lambda"); /* MARK:lambda */
+		return q + r + fix_sink;
+	});
+	return r & 0;
 }

@@ -237,6 +237,17 @@ static void test_cpp(void)
 	dump("twice", f, n);
 	CHECK(strstr(f[0].func, "fixns::twice<long>(long)") != NULL);
 	CHECK_EQ_INT(f[0].line, fix_line("fix_cpp.cc", "MARK:twice"));
+	/* A lambda inlined into a template over its (unnamed) type: DWARF has
+	 * no linkage name for either, so names are qualified by scope. */
+	n = sym_resolve(ctx, mod, fix_find(&r, "lambda")->vaddr, &f);
+	dump("lambda", f, n);
+	REQUIRE(n == 2);
+	CHECK_STR(f[0].func, "main::{lambda}::operator()");
+	CHECK_EQ_INT(f[0].line, fix_line("fix_cpp.cc", "MARK:lambda"));
+	CHECK_EQ_INT(f[0].inlined, 1);
+	CHECK(strncmp(f[1].func, "fixns::apply<", 13) == 0);
+	CHECK_EQ_INT(f[1].line, fix_line("fix_cpp.cc", "MARK:apply_call"));
+	CHECK_EQ_INT(f[1].inlined, 0);
 	sym_free(ctx);
 }
 
