@@ -1,0 +1,44 @@
+#!/bin/bash
+# cpu_split — the 3:1 CPU split of examples/split is measured within ±15 %,
+# and the cProfile table names heavy by its definition line.
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+need_example split
+need_python_jsonschema
+
+run_cbn --json "$T/r.json" -- "$EXAMPLES/split" "$SCALE"
+expect_rc 0
+grep -q '^split: done$' "$OUTF" || fail "the target's own output is missing from stdout"
+[ -s "$T/r.json" ] || fail "--json wrote nothing"
+validate_schema "$T/r.json"
+
+heavy=$(json_func_field "$T/r.json" heavy self_ns)
+light=$(json_func_field "$T/r.json" light self_ns)
+note "heavy self_ns=$heavy light self_ns=$light"
+[ "$heavy" -gt 0 ] && [ "$light" -gt 0 ] || fail "heavy ($heavy) or light ($light) has no self time"
+ratio=$(python3 -c "print($heavy / ($heavy + $light))")
+within "$ratio" 0.75 0.1125 || fail "heavy/(heavy+light) = $ratio, expected 0.75 ± 15 %"
+
+# heavy and light together are nearly all of the CPU
+share=$(python3 -c "print(($heavy + $light) / $(json_get "$T/r.json" run.cpu_ns))")
+within "$share" 1.0 0.15 || fail "heavy+light is $share of run.cpu_ns, expected ≥ 0.85"
+
+# the table row: split.c:<definition line>(heavy), first by tottime
+line=$(def_line "$CBN_SOURCE_DIR/examples/split.c" heavy)
+[ -n "$line" ] || fail "cannot find the definition of heavy in examples/split.c"
+grep_out "split\.c:$line\(heavy\)$"
+first=$(cpu_row_field 1 6)
+case "$first" in
+*"split.c:$line(heavy)") ;;
+*) fail "first row by tottime is '$first', expected split.c:$line(heavy)" ;;
+esac
+grep_out '^   Ordered by: internal time \(tottime\)$'
+grep_out '^   ncalls  tottime  percall  cumtime  percall filename:lineno\(function\)$'
+grep_out 'ncalls is the number of samples'
+grep_out '^Hottest source lines'
+grep_out "split\.c:[0-9]+ +[0-9.]+% +[0-9.]+(s|ms|us) +heavy$"
+# one process, one thread: no per-process/per-thread tables
+if grep -q '^Processes$' "$OUTF"; then fail "per-process table shown for a single process"; fi
+if grep -q '^Threads$' "$OUTF"; then fail "per-thread table shown for a single thread"; fi
+json_get "$T/r.json" run.exit_status | grep -qx 0 || fail "run.exit_status is not 0"
+exit 0
