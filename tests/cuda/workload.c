@@ -1,0 +1,147 @@
+/*
+ * workload.c — simulated CUDA workloads with known truth (workload.h), driven
+ * through the fake CUDA of tests/fakecupti.  Every launching function is
+ * noinline and exported so a captured launch stack can be checked against it.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <nvtx3/nvToolsExt.h>
+
+#include "fakecuda.h"
+#include "workload.h"
+
+#define WL_NOINLINE __attribute__((noinline, visibility("default")))
+
+static const struct fakecuda_kernel wl_a = {
+	.name = WL_A_NAME, .gpu_ns = WL_A_NS, .grid = { 264, 1, 1 }, .block = { 256, 1, 1 },
+	.registers = 32,
+};
+static const struct fakecuda_kernel wl_b = {
+	.name = WL_B_NAME, .gpu_ns = WL_B_NS, .grid = { 132, 1, 1 }, .block = { 1024, 1, 1 },
+	.registers = 64, .static_smem = 4096, .dynamic_smem = 100 * 1024, .optin = 1,
+};
+static const struct fakecuda_kernel wl_c = {
+	.name = WL_C_NAME, .gpu_ns = WL_C_NS, .grid = { 8, 1, 1 }, .block = { 128, 1, 1 },
+	.registers = 16,
+};
+static const struct fakecuda_kernel wl_d = {
+	.name = WL_D_NAME, .gpu_ns = WL_D_NS, .grid = { 64, 2, 1 }, .block = { 32, 4, 1 },
+	.registers = 40,
+};
+
+static volatile uint64_t wl_sink;
+
+WL_NOINLINE void host_work(int ms)
+{
+	struct timespec t0, t;
+	uint64_t x = 1;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+	do {
+		for (int i = 0; i < 10000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	wl_sink = x;
+}
+
+WL_NOINLINE void launch_a(void)
+{
+	fakecuda_launch(&wl_a, 1);
+	wl_sink++; /* keeps the call from being a tail call */
+}
+
+WL_NOINLINE void launch_b(void)
+{
+	fakecuda_launch(&wl_b, 1);
+	wl_sink++;
+}
+
+WL_NOINLINE void copy_input(void)
+{
+	fakecuda_memcpy(1 /* HtoD */, WL_HTOD_BYTES, 0, WL_HTOD_NS, 0, 0);
+	wl_sink++;
+}
+
+__attribute__((noinline)) static void copy_output(void)
+{
+	fakecuda_memcpy(2 /* DtoH */, WL_DTOH_BYTES, 1, WL_DTOH_NS, 0, 0);
+	wl_sink++;
+}
+
+__attribute__((noinline)) static void launch_d_driver(void)
+{
+	fakecuda_launch_driver(&wl_d, 4);
+	wl_sink++;
+}
+
+static void *wl_thread(void *arg)
+{
+	unsigned stream = (unsigned)(uintptr_t)arg;
+
+	for (int i = 0; i < WL_C_PER_THREAD; i++) {
+		fakecuda_launch(&wl_c, stream);
+		fakecuda_stream_sync(stream);
+	}
+	return NULL;
+}
+
+int wl_main(void)
+{
+	pthread_t th[WL_C_THREADS];
+	uint64_t buf[WL_MALLOCS];
+	int i;
+
+	if (fakecuda_init() != 0)
+		return 99;
+	nvtxRangePushA("setup");
+	for (i = 0; i < WL_MALLOCS; i++)
+		buf[i] = fakecuda_malloc(64ull << 20);
+	fakecuda_memset(WL_MEMSET_BYTES, 0, WL_MEMSET_NS, 0);
+	for (i = 0; i < WL_HTOD_COUNT; i++)
+		copy_input();
+	host_work(50);
+	nvtxRangePop();
+
+	nvtxRangePushA("compute");
+	for (i = 0; i < WL_A_COUNT; i++)
+		launch_a();
+	/* sync-heavy: every long kernel is waited for */
+	for (i = 0; i < WL_B_COUNT; i++) {
+		launch_b();
+		fakecuda_device_sync();
+	}
+	for (i = 0; i < WL_C_THREADS; i++)
+		pthread_create(&th[i], NULL, wl_thread, (void *)(uintptr_t)(2 + i));
+	for (i = 0; i < WL_C_THREADS; i++)
+		pthread_join(th[i], NULL);
+	for (i = 0; i < WL_D_COUNT; i++)
+		launch_d_driver();
+	host_work(100);
+	nvtxRangePop();
+
+	nvtxRangePushA("teardown");
+	fakecuda_device_sync();
+	for (i = 0; i < WL_DTOH_COUNT; i++)
+		copy_output();
+	for (i = 0; i < WL_MALLOCS; i++)
+		fakecuda_free(buf[i]);
+	nvtxRangePop();
+	return 0;
+}
+
+int wl_nosync(int n)
+{
+	const struct fakecuda_kernel k = {
+		.name = "_Z9long_kernv", .gpu_ns = 10ull * 1000 * 1000 * 1000, /* 10 s */
+		.grid = { 1, 1, 1 }, .block = { 32, 1, 1 }, .registers = 8,
+	};
+
+	if (fakecuda_init() != 0)
+		return 99;
+	for (int i = 0; i < n; i++)
+		fakecuda_launch(&k, 5);
+	return 0;
+}

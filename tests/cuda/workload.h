@@ -1,0 +1,55 @@
+/*
+ * workload.h — the simulated CUDA workloads with known truth shared by the
+ * in-process layer test (test_layer.c) and the program the e2e tests run under
+ * cbottleneck (cuda_workload.c).  The WL_* numbers are the truth the tests
+ * assert; change them together with the tests.
+ */
+#ifndef CBN_CUDA_WORKLOAD_H
+#define CBN_CUDA_WORKLOAD_H
+
+#include <stdint.h>
+
+#define WL_A_NAME "_Z7kernelAPfi"             /* kernelA(float*, int) */
+#define WL_A_COUNT 100
+#define WL_A_NS 50000ull
+#define WL_B_NAME "_Z7kernelBPKfPfi"          /* kernelB(float const*, float*, int) */
+#define WL_B_COUNT 10
+#define WL_B_NS 2000000ull
+#define WL_C_NAME "_Z7kernelCv"               /* kernelC(), from 2 threads */
+#define WL_C_THREADS 2
+#define WL_C_PER_THREAD 5
+#define WL_C_NS 10000ull
+#define WL_D_NAME "kernelD_driver"            /* cuLaunchKernel only */
+#define WL_D_COUNT 3
+#define WL_D_NS 30000ull
+
+#define WL_HTOD_COUNT 20                      /* pageable */
+#define WL_HTOD_BYTES (1ull << 20)
+#define WL_HTOD_NS 100000ull
+#define WL_DTOH_COUNT 2                       /* pinned */
+#define WL_DTOH_BYTES (4ull << 20)
+#define WL_DTOH_NS 200000ull
+#define WL_MEMSET_BYTES (1ull << 20)
+#define WL_MEMSET_NS 20000ull
+#define WL_MALLOCS 2
+
+/* Runtime API calls the main workload makes. */
+#define WL_LAUNCH_CALLS (WL_A_COUNT + WL_B_COUNT + WL_C_THREADS * WL_C_PER_THREAD)
+#define WL_MEMCPY_CALLS (WL_HTOD_COUNT + WL_DTOH_COUNT)
+#define WL_DEVSYNC_CALLS (WL_B_COUNT + 1)
+#define WL_STREAMSYNC_CALLS (WL_C_THREADS * WL_C_PER_THREAD)
+
+/* The main workload: NVTX ranges "setup", "compute", "teardown" around its
+ * phases; returns 0.  Calls fakecuda_init itself. */
+int wl_main(void);
+/* Launches n long kernels and returns without synchronizing. */
+int wl_nosync(int n);
+/* Burns about ms milliseconds of CPU in host_work(). */
+void host_work(int ms);
+
+/* The launching functions, exported so tests can resolve stacks to them. */
+void launch_a(void);
+void launch_b(void);
+void copy_input(void);
+
+#endif
