@@ -90,15 +90,23 @@ int sigwrap_install(void)
 	return 0;
 }
 
+static __thread int sig_app_blocked AGENT_TLS;
+
+/* Open our signal in this thread; if it was blocked (a mask inherited across
+ * exec, or from a thread we did not create), the target keeps seeing it so. */
 int sigwrap_unblock(void)
 {
-	sigset_t s;
+	sigset_t s, old;
+	int ret;
 
 	if (!agent.signo || !real_pthread_sigmask)
 		return -1;
 	sigemptyset(&s);
 	sigaddset(&s, agent.signo);
-	return real_pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+	ret = real_pthread_sigmask(SIG_UNBLOCK, &s, &old);
+	if (ret == 0 && sigismember(&old, agent.signo) == 1)
+		sig_app_blocked = 1;
+	return ret;
 }
 
 int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old)
@@ -210,20 +218,53 @@ __attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t
 	return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction : old.sa_handler;
 }
 
+/*
+ * The target believes our signal is blocked in this thread when it asked for
+ * that; we keep the belief here and report it in the old masks it reads back,
+ * while the kernel mask keeps the signal open.
+ */
+
+int sigwrap_app_blocked(void)
+{
+	return sig_app_blocked;
+}
+
+void sigwrap_set_app_blocked(int blocked)
+{
+	sig_app_blocked = blocked;
+}
+
 /* Strip our signal from masks the target blocks (libmonitor's
  * monitor_remove_client_signals). */
 static const sigset_t *sigwrap_filter(int how, const sigset_t *set, sigset_t *copy)
 {
-	if (!set || how == SIG_UNBLOCK || !atomic_load(&sig_owned) ||
-	    !sigismember(set, agent.signo))
+	int member;
+
+	if (!set || !atomic_load(&sig_owned))
+		return set;
+	member = sigismember(set, agent.signo) == 1;
+	if (how == SIG_SETMASK)
+		sig_app_blocked = member;
+	else if (how == SIG_BLOCK && member)
+		sig_app_blocked = 1;
+	else if (how == SIG_UNBLOCK && member)
+		sig_app_blocked = 0;
+	if (how == SIG_UNBLOCK || !member)
 		return set;
 	*copy = *set;
 	sigdelset(copy, agent.signo);
 	return copy;
 }
 
+static void sigwrap_report(int was_blocked, sigset_t *old)
+{
+	if (old && was_blocked && atomic_load(&sig_owned))
+		sigaddset(old, agent.signo);
+}
+
 __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
+	int was = sig_app_blocked, ret;
 	sigset_t copy;
 
 	sigwrap_resolve();
@@ -231,16 +272,27 @@ __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *
 		errno = ENOSYS;
 		return -1;
 	}
-	return real_sigprocmask(how, sigwrap_filter(how, set, &copy), old);
+	ret = real_sigprocmask(how, sigwrap_filter(how, set, &copy), old);
+	if (ret == 0)
+		sigwrap_report(was, old);
+	else
+		sig_app_blocked = was;
+	return ret;
 }
 
 __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset_t *set,
 							   sigset_t *old)
 {
+	int was = sig_app_blocked, ret;
 	sigset_t copy;
 
 	sigwrap_resolve();
 	if (!real_pthread_sigmask)
 		return ENOSYS;
-	return real_pthread_sigmask(how, sigwrap_filter(how, set, &copy), old);
+	ret = real_pthread_sigmask(how, sigwrap_filter(how, set, &copy), old);
+	if (ret == 0)
+		sigwrap_report(was, old);
+	else
+		sig_app_blocked = was;
+	return ret;
 }

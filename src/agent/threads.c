@@ -33,6 +33,7 @@ static pthread_create_fn real_pthread_create;
 struct thread_start {
 	void *(*fn)(void *);
 	void *arg;
+	int app_blocked;                 /* creator's view of our signal: inherited */
 };
 
 /* Runs at the end of every thread we armed: return, pthread_exit, cancel. */
@@ -138,6 +139,7 @@ static void *threads_trampoline(void *p)
 	struct thread_start s = *(struct thread_start *)p;
 
 	free(p);
+	sigwrap_set_app_blocked(s.app_blocked);
 	sampler_thread_begin();
 	return s.fn(s.arg);
 }
@@ -173,6 +175,7 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 		return real_pthread_create(th, attr, fn, arg);
 	s->fn = fn;
 	s->arg = arg;
+	s->app_blocked = sigwrap_app_blocked();
 	/* pthread_create takes libc locks (stack cache): no unwinding meanwhile. */
 	agent_tls.no_unwind++;
 	ret = real_pthread_create(th, attr, threads_trampoline, s);
