@@ -43,7 +43,7 @@ static char *folded_stack_text(const struct profile *p, const struct prof_stack 
 		len += (name && *name ? strlen(name) : 9) + 1;
 	}
 	if (!n)
-		return strdup("[no stack]");
+		return strdup("[no-stack]");
 	s = d = malloc(len + 1);
 	if (!s)
 		return NULL;

@@ -561,7 +561,8 @@ static int trace_assign_slots(struct tvec *t)
 	int rc = 0;
 
 	memset(ls, 0, sizeof(ls));
-	qsort(t->v, t->n, sizeof(*t->v), cmp_lane_order);
+	if (t->n)
+		qsort(t->v, t->n, sizeof(*t->v), cmp_lane_order);
 	while (i < t->n) {
 		size_t j = i;
 
@@ -1089,8 +1090,10 @@ int export_trace(const struct profile *p, const char *path, const struct trace_o
 	if (!rc)
 		rc = trace_add_flows(&c, &cuda);
 	if (!rc) {
-		qsort(cuda.v, cuda.n, sizeof(*cuda.v), cmp_emit_order);
-		qsort(cpu.v, cpu.n, sizeof(*cpu.v), cmp_emit_order);
+		if (cuda.n)
+			qsort(cuda.v, cuda.n, sizeof(*cuda.v), cmp_emit_order);
+		if (cpu.n)
+			qsort(cpu.v, cpu.n, sizeof(*cpu.v), cmp_emit_order);
 		rc = trace_write(&c, path, o, &cuda, &cpu, err, errlen) ? 1 : 0;
 	} else {
 		snprintf(err, errlen, "cannot build trace %s: %s", path, strerror(-rc));
