@@ -133,8 +133,12 @@ static void test_corrupt(const char *tmp)
 		resolve_some(ctx, sym_module_get(ctx, p, NULL, 0), NULL);
 		sym_free(ctx);
 	}
-	srand(12345);
-	for (int round = 0; round < 60; round++) {
+	/* CBN_FUZZ_ROUNDS=N runs a longer campaign by hand. */
+	const char *env = getenv("CBN_FUZZ_ROUNDS");
+	int rounds = env ? atoi(env) : 60;
+	unsigned seed = getenv("CBN_FUZZ_SEED") ? (unsigned)atoi(getenv("CBN_FUZZ_SEED")) : 12345;
+	srand(seed);
+	for (int round = 0; round < rounds; round++) {
 		memcpy(buf, orig, len);
 		int flips = 1 + rand() % 64;
 		for (int k = 0; k < flips; k++) {
@@ -161,6 +165,54 @@ static void test_corrupt(const char *tmp)
 		}
 		sym_free(ctx);
 		unlink(p);
+	}
+	free(buf);
+	free(orig);
+}
+
+/* Corrupted separate debug info, found by build-id for an intact stripped
+ * binary: DWARF and .symtab readers take the hits. */
+static void test_corrupt_debug(const char *tmp)
+{
+	struct fix_run r;
+	size_t len;
+	char hex[129] = "", dir[8192], file[8400];
+
+	REQUIRE(fix_exec("symfix_main", &r) == 0 && r.build_id_len > 1);
+	for (size_t i = 0; i < r.build_id_len; i++)
+		snprintf(hex + 2 * i, 3, "%02x", r.build_id[i]);
+	snprintf(dir, sizeof(dir), "%s/dbg/.build-id/%.2s", tmp, hex);
+	char cmd[8400];
+	snprintf(cmd, sizeof(cmd), "mkdir -p '%s'", dir);
+	REQUIRE(system(cmd) == 0);
+	snprintf(file, sizeof(file), "%s/%s.debug", dir, hex + 2);
+	snprintf(dir, sizeof(dir), "%s/dbg", tmp);
+
+	unsigned char *orig = read_file(fix_path("symfix_split.debug"), &len);
+	unsigned char *buf = malloc(len);
+	REQUIRE(buf != NULL);
+	const char *env = getenv("CBN_FUZZ_ROUNDS");
+	int rounds = env ? atoi(env) : 40;
+	for (int round = 0; round < rounds; round++) {
+		memcpy(buf, orig, len);
+		int flips = 1 + rand() % 32;
+		for (int k = 0; k < flips; k++)
+			buf[(size_t)rand() % len] = (unsigned char)rand();
+		REQUIRE(write_file(file, buf, len) == 0);
+		setenv("CBN_DEBUGINFO_PATH", dir, 1);
+		struct sym_ctx *ctx = sym_new();
+		unsetenv("CBN_DEBUGINFO_PATH");
+		struct sym_module *mod =
+			sym_module_get(ctx, fix_path("symfix_bid"), r.build_id, r.build_id_len);
+		for (int i = 0; i < r.nmarks; i++) {
+			const struct sym_frame *f;
+			CHECK(sym_resolve(ctx, mod, r.marks[i].vaddr, &f) >= 1);
+		}
+		for (uint64_t a = 0x1000; a < 0x1600; a += 5) {
+			const struct sym_frame *f;
+			CHECK(sym_resolve(ctx, mod, a, &f) >= 1);
+		}
+		sym_free(ctx);
 	}
 	free(buf);
 	free(orig);
@@ -275,6 +327,7 @@ int main(void)
 	test_pseudo();
 	test_special_files(tmp);
 	test_corrupt(tmp);
+	test_corrupt_debug(tmp);
 	test_vdso();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp);
 	if (system(cmd) != 0)
