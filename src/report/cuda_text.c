@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda.h"
+#include "../analysis/cuda.h"
 #include "cuda_report.h"
 #include "fmt.h"
-#include "occupancy.h"
+#include "../analysis/occupancy.h"
 
 #define CUDA_TEXT_DEFAULT_LIMIT 15
 #define CUDA_TEXT_NAME_MAX 55      /* torch's max_name_column_width */

@@ -7,7 +7,9 @@
 #ifndef CBN_TEST_CUDA_BUILD_H
 #define CBN_TEST_CUDA_BUILD_H
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

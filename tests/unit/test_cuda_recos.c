@@ -1,0 +1,191 @@
+/*
+ * test_cuda_recos.c — every recommendation rule fires on a profile built to
+ * show its problem, carries the numbers that fired it, and none fires on a
+ * clean, compute-bound profile.
+ */
+#include "test_cuda_build.h"
+#include "testlib.h"
+
+/* 20 back-to-back 1 ms kernels filling the GPU, pinned copies, short launches. */
+static void clean(struct profile *p)
+{
+	uint64_t t = 0;
+	uint32_t c;
+	int i;
+
+	cb_init(p);
+	cb_h100(p, 0);
+	for (i = 0; i < 20; i++, t += 1 * MS) {
+		c = cb_api(p, "cudaLaunchKernel", 0, t, t + 5 * US);
+		cb_kernel(p, "gemm", t + 10 * US, t + 1010 * US, c, 264, 256, 32);
+	}
+	c = cb_api(p, "cudaMemcpyAsync", 0, t, t + 5 * US);
+	cb_copy(p, CBN_COPY_HTOD, CBN_MEM_PINNED, CBN_MEM_DEVICE, 1 << 20, t + 10 * US, t + 100 * US, c);
+	c = cb_api(p, "cudaMemcpyAsync", 0, t, t + 5 * US);
+	cb_copy(p, CBN_COPY_DTOD, CBN_MEM_DEVICE, CBN_MEM_DEVICE, 1 << 20, t + 100 * US, t + 110 * US, c);
+	cb_range(p, "iter", 0, 0, 10 * MS);
+	cb_range(p, "iter", 0, 10 * MS, 20 * MS);
+	cb_range(p, "iter", 0, 20 * MS, 30 * MS);
+	p->wall_ns = 30 * MS;
+}
+
+static struct cuda_analysis *analyze(struct profile *p)
+{
+	struct cuda_analysis *a;
+
+	REQUIRE(cuda_analyze(p, &a) == 0 && a);
+	return a;
+}
+
+static const char *evidence(const struct cuda_analysis *a, const char *id)
+{
+	const struct cuda_reco *r = cb_reco(a, id);
+
+	return r ? r->evidence : "";
+}
+
+static void test_clean(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	size_t i;
+
+	clean(&p);
+	a = analyze(&p);
+	CHECK_STR(a->ov.verdict, "compute-bound");
+	for (i = 0; i < a->nrecos; i++)
+		fprintf(stderr, "unexpected: [%s] %s\n", a->recos[i].id, a->recos[i].evidence);
+	CHECK_EQ_INT(a->nrecos, 0);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
+static void test_overhead_and_tiny(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	uint64_t t = 0;
+	uint32_t c;
+	int i;
+
+	cb_init(&p);
+	cb_h100(&p, 0);
+	for (i = 0; i < 1200; i++, t += 20 * US) {
+		c = cb_api(&p, "cudaLaunchKernel", 0, t, t + 15 * US);
+		cb_kernel(&p, "tiny", t + 16 * US, t + 20 * US, c, 264, 256, 32);
+	}
+	a = analyze(&p);
+	CHECK(cb_reco(a, "overhead-bound") != NULL);
+	CHECK(strstr(evidence(a, "overhead-bound"), "GPU utilization 20.0%") != NULL);
+	CHECK(cb_reco(a, "tiny-kernels") != NULL);
+	CHECK(strstr(evidence(a, "tiny-kernels"), "1200 kernel launches") != NULL);
+	CHECK(strstr(evidence(a, "tiny-kernels"), "4.000 us") != NULL);
+	CHECK(cb_reco(a, "low-utilization") != NULL);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
+static void test_sync_and_pageable(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	uint32_t c;
+
+	clean(&p);
+	cb_api(&p, "cudaDeviceSynchronize", 0, 20 * MS, 29 * MS);   /* 9 of 30 ms */
+	c = cb_api(&p, "cudaMemcpy", 0, 29 * MS, 29500 * US);
+	cb_copy(&p, CBN_COPY_HTOD, CBN_MEM_PAGEABLE, CBN_MEM_DEVICE, 4096, 29 * MS, 29 * MS + 100 * US, c);
+	a = analyze(&p);
+	CHECK(cb_reco(a, "sync-dominated") != NULL);
+	CHECK(strstr(evidence(a, "sync-dominated"), "cudaDeviceSynchronize") != NULL);
+	CHECK(strstr(evidence(a, "sync-dominated"), "9.500 ms") != NULL);
+	CHECK(cb_reco(a, "pageable-copies") != NULL);
+	CHECK(strstr(evidence(a, "pageable-copies"), "HtoD 1, DtoH 0") != NULL);
+	CHECK(strstr(evidence(a, "pageable-copies"), "4096 bytes") != NULL);
+	CHECK(strstr(cb_reco(a, "pageable-copies")->message, "cudaHostAlloc") != NULL);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
+static void test_kernel_rules(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	uint64_t t = 100 * MS;
+	int i;
+
+	clean(&p);
+	/* small grid: 66 blocks on 132 SMs, a large share of kernel time */
+	for (i = 0; i < 10; i++, t += 2 * MS)
+		cb_kernel(&p, "reduce", t, t + 1 * MS, PROF_NONE, 66, 256, 32);
+	/* cold start: first 20 ms, then 1 ms */
+	cb_kernel(&p, "warm", t, t + 20 * MS, PROF_NONE, 264, 256, 32);
+	t += 21 * MS;
+	for (i = 0; i < 9; i++, t += 2 * MS)
+		cb_kernel(&p, "warm", t, t + 1 * MS, PROF_NONE, 264, 256, 32);
+	/* variable: alternating 1 ms and 4 ms */
+	for (i = 0; i < 20; i++, t += 5 * MS)
+		cb_kernel(&p, "jitter", t, t + (i % 2 ? 4 : 1) * MS, PROF_NONE, 264, 256, 32);
+	/* a cold first iteration */
+	cb_range(&p, "iter", 0, 0, 10 * MS);
+	p.ranges[0].end = 90 * MS;
+	a = analyze(&p);
+	CHECK(cb_reco(a, "small-grid") != NULL);
+	CHECK(strstr(evidence(a, "small-grid"), "reduce: 0.50 blocks per SM") != NULL);
+	CHECK(cb_reco(a, "cold-start") != NULL);
+	CHECK(strstr(evidence(a, "cold-start"), "warm: first instance 20.000 ms vs median 1.000 ms") != NULL);
+	{
+		size_t i2;
+		int range_fired = 0;
+
+		for (i2 = 0; i2 < a->nrecos; i2++)
+			if (!strcmp(a->recos[i2].id, "cold-start") &&
+			    strstr(a->recos[i2].evidence, "range \"iter\": first instance 90.000 ms"))
+				range_fired = 1;
+		CHECK(range_fired);
+	}
+	CHECK(cb_reco(a, "variable-kernel") != NULL);
+	CHECK(strstr(evidence(a, "variable-kernel"), "jitter: 20 instances") != NULL);
+	CHECK(strstr(evidence(a, "variable-kernel"), "warm") == NULL);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
+static void test_implicit_dtod(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	uint64_t t = 30 * MS;
+	uint32_t c;
+
+	/* explicit copies: DtoD from cudaMemcpyAsync (in clean), PtoP from a Peer call */
+	clean(&p);
+	c = cb_api(&p, "cudaMemcpyPeerAsync", 0, t, t + 5 * US);
+	cb_copy(&p, CBN_COPY_PTOP, CBN_MEM_DEVICE, CBN_MEM_DEVICE, 1 << 20, t, t + 10 * US, c);
+	a = analyze(&p);
+	CHECK(cb_reco(a, "implicit-dtod") == NULL);
+	cuda_analysis_free(a);
+
+	/* a DtoD from a graph launch and a PtoP from a plain cudaMemcpy */
+	c = cb_api(&p, "cudaGraphLaunch", 0, t, t + 5 * US);
+	cb_copy(&p, CBN_COPY_DTOD, CBN_MEM_DEVICE, CBN_MEM_DEVICE, 1000, t, t + 10 * US, c);
+	c = cb_api(&p, "cudaMemcpy", 0, t + 1 * MS, t + 2 * MS);
+	cb_copy(&p, CBN_COPY_PTOP, CBN_MEM_DEVICE, CBN_MEM_DEVICE, 24, t + 1 * MS, t + 1 * MS + 10 * US, c);
+	a = analyze(&p);
+	CHECK(cb_reco(a, "implicit-dtod") != NULL);
+	CHECK(strstr(evidence(a, "implicit-dtod"), "2 device-to-device/peer copies") != NULL);
+	CHECK(strstr(evidence(a, "implicit-dtod"), "1024 bytes") != NULL);
+	CHECK(strstr(evidence(a, "implicit-dtod"), "cudaGraphLaunch") != NULL);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
+int main(void)
+{
+	test_clean();
+	test_overhead_and_tiny();
+	test_sync_and_pageable();
+	test_kernel_rules();
+	test_implicit_dtod();
+	return test_result();
+}

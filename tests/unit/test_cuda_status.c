@@ -1,0 +1,178 @@
+/*
+ * test_cuda_status.c — the CUDA status lines: one per state, loss counters,
+ * the "runtime loaded but never initialized" inference from module names, and
+ * silence (no text, no JSON) when a profile has neither CUDA data nor status.
+ */
+#include <cjson/cJSON.h>
+
+#include "report/cuda_report.h"
+#include "test_cuda_build.h"
+#include "testlib.h"
+
+static int has_line(const struct cuda_analysis *a, const char *needle)
+{
+	size_t i;
+
+	for (i = 0; i < a->nstatus_lines; i++)
+		if (strstr(a->status_lines[i], needle))
+			return 1;
+	return 0;
+}
+
+static char *render(const struct profile *p)
+{
+	struct report_opts o = { .limit = 15 };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	REQUIRE(f);
+	CHECK_EQ_INT(report_cuda_text(f, p, &o), 0);
+	fclose(f);
+	return buf;
+}
+
+static void add_process(struct profile *p, uint32_t pid, const char *exe)
+{
+	struct prof_process pr = { .pid = pid, .exe = exe, .period_ns = 1000000 };
+	struct prof_thread th = { .tid = pid, .process = (uint32_t)p->nprocesses, .name = "x" };
+
+	CB_PUSH(p->processes, p->nprocesses, pr);
+	CB_PUSH(p->threads, p->nthreads, th);
+}
+
+static void add_sample(struct profile *p, uint32_t thread, uint32_t stack)
+{
+	struct prof_sample s = { .ts = 1, .stack = stack, .thread = thread, .weight = 1 };
+
+	CB_PUSH(p->samples, p->nsamples, s);
+}
+
+static void test_nothing(void)
+{
+	struct profile p;
+	struct cuda_analysis *a = (void *)1;
+	char *s;
+	uint32_t f = 0;
+
+	cb_init(&p);
+	f = cb_func(&p, "main", "main.c", 1, "app");
+	add_sample(&p, 0, cb_stack(&p, 1, &f, (uint32_t[]){ 3 }));
+	cb_range(&p, "annotated", 0, 0, 1 * MS);   /* ranges alone are not CUDA data */
+	CHECK_EQ_INT(cuda_analyze(&p, &a), 0);
+	CHECK(a == NULL);
+	s = render(&p);
+	CHECK(s && s[0] == '\0');
+	free(s);
+	CHECK(report_cuda_json(&p, NULL) == NULL);
+	cb_free(&p);
+}
+
+static void test_states(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	struct prof_cuda_status st[] = {
+		{ .process = 0, .state = CBN_CUDA_FINISHED, .cupti_version = 130001, .dropped = 5,
+		  .zero_ts = 2, .flush_timed_out = 1, .buffers = 3, .records = 120, .message = "" },
+		{ .process = 1, .state = CBN_CUDA_UNAVAILABLE, .cupti_error = 999,
+		  .message = "CUPTI_ERROR_UNKNOWN" },
+		{ .process = 2, .state = CBN_CUDA_FORK_CHILD, .message = "" },
+		{ .process = 3, .state = CBN_CUDA_STARTED, .message = "" },
+	};
+	cJSON *j, *arr, *e;
+	char *s;
+	size_t i;
+
+	cb_init(&p);
+	add_process(&p, 201, "/opt/bin/worker");
+	add_process(&p, 202, "/opt/bin/child");
+	add_process(&p, 203, "/opt/bin/killed");
+	for (i = 0; i < 4; i++)
+		CB_PUSH(p.cuda_status, p.ncuda_status, st[i]);
+	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
+	CHECK(!a->has_data);
+	CHECK(has_line(a, "CUDA: pid 100 (app): traced with CUPTI 13.0, 120 activity records in 3 buffers"));
+	CHECK(has_line(a, "CUDA: pid 100 (app): CUPTI dropped 5 activity records"));
+	CHECK(has_line(a, "CUDA: pid 100 (app): 2 GPU records had no timestamps and were excluded"));
+	CHECK(has_line(a, "CUDA: pid 100 (app): the final CUPTI flush timed out"));
+	CHECK(has_line(a, "CUDA: pid 201 (worker): CUDA tracing unavailable: CUPTI_ERROR_UNKNOWN (CUPTI error 999)"));
+	CHECK(has_line(a, "CUDA: pid 202 (child): forked from a CUDA process"));
+	CHECK(has_line(a, "CUDA: pid 203 (killed): tracing started"));
+	CHECK(has_line(a, "final flush never ran"));
+	CHECK_EQ_INT(a->nstatus_lines, 7);
+	cuda_analysis_free(a);
+
+	/* status only: the lines and nothing else */
+	s = render(&p);
+	CHECK(strstr(s, "CUDA: pid 201 (worker)") != NULL);
+	CHECK(strstr(s, "autograd") == NULL && strstr(s, "overview") == NULL);
+	free(s);
+
+	j = report_cuda_json(&p, NULL);
+	REQUIRE(j);
+	arr = cJSON_GetObjectItem(j, "status");
+	REQUIRE(cJSON_IsArray(arr));
+	CHECK_EQ_INT(cJSON_GetArraySize(arr), 4);
+	e = cJSON_GetArrayItem(arr, 0);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "state")), "finished");
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "pid")), 100);
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "dropped")), 5);
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "zero_ts")), 2);
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "flush_timed_out")), 1);
+	e = cJSON_GetArrayItem(arr, 1);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "state")), "unavailable");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "message")), "CUPTI_ERROR_UNKNOWN");
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "cupti_error")), 999);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 2), "state")), "fork_child");
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 3), "state")), "started");
+	cJSON_Delete(j);
+	cb_free(&p);
+}
+
+static void test_inferred(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	struct prof_cuda_status st = { .process = 0, .state = CBN_CUDA_FINISHED, .message = "" };
+	uint32_t fmain, frt, s;
+	char *txt;
+
+	cb_init(&p);
+	add_process(&p, 300, "/usr/bin/gpuapp");
+	add_process(&p, 301, "/usr/bin/plain");
+	fmain = cb_func(&p, "main", "main.c", 1, "gpuapp");
+	frt = cb_func(&p, "cudaGetDeviceCount", "", 0, "libcudart.so.13");
+	s = cb_stack(&p, 2, (uint32_t[]){ frt, fmain }, (uint32_t[]){ 0, 7 });
+	add_sample(&p, 1, s);                       /* pid 300: runtime on a stack, no status */
+	add_sample(&p, 2, cb_stack(&p, 1, &fmain, (uint32_t[]){ 8 }));   /* pid 301: none */
+	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
+	CHECK_EQ_INT(a->nstatus, 1);
+	CHECK(has_line(a, "CUDA: gpuapp (pid 300) loaded the CUDA runtime but CUDA was never initialized "
+			  "for tracing (no driver or no GPU?)"));
+	CHECK(!has_line(a, "plain"));
+	CHECK_STR(a->status[0].state, "unavailable");
+	CHECK(a->status[0].inferred);
+	cuda_analysis_free(a);
+	txt = render(&p);
+	CHECK(strstr(txt, "loaded the CUDA runtime") != NULL);
+	free(txt);
+
+	/* a process with a status gets no inferred line */
+	add_sample(&p, 0, s);
+	CB_PUSH(p.cuda_status, p.ncuda_status, st);
+	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
+	CHECK(!has_line(a, "(pid 100) loaded"));
+	CHECK(has_line(a, "(pid 300) loaded"));
+	CHECK_EQ_INT(a->nstatus, 2);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
+int main(void)
+{
+	test_nothing();
+	test_states();
+	test_inferred();
+	return test_result();
+}
