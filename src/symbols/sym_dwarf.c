@@ -218,6 +218,26 @@ static const char *sym_attr_string(Dwarf_Die *die, int name)
 	return dwarf_formstring(dwarf_attr_integrate(die, name, &a));
 }
 
+/* dwarf_decl_file without its assertion: elfutils 0.188 aborts in
+ * dwarf_decl_file (cu->files unset) for DIEs of split (-gsplit-dwarf) units.
+ * Same lookup, through dwarf_getsrcfiles of the attribute's own CU. */
+static const char *sym_decl_file(Dwarf_Die *die)
+{
+	Dwarf_Attribute a;
+	Dwarf_Word idx;
+	Dwarf_Die cu;
+	Dwarf_Files *files;
+	size_t n;
+
+	if (dwarf_formudata(dwarf_attr_integrate(die, DW_AT_decl_file, &a), &idx) != 0)
+		return NULL;
+	if (!dwarf_cu_die(a.cu, &cu, NULL, NULL, NULL, NULL, NULL, NULL))
+		return NULL;
+	if (dwarf_getsrcfiles(&cu, &files, &n) != 0 || idx >= n)
+		return NULL;
+	return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
 static int sym_cu_is_cxx(Dwarf_Die *die)
 {
 	Dwarf_Die cu;
@@ -289,7 +309,7 @@ static const char *sym_qualify(struct sym_ctx *ctx, struct sym_module *mod, Dwar
 				part = "{lambda}";
 			if (!*decl_line) {
 				int l = 0;
-				const char *f = dwarf_decl_file(&scopes[i]);
+				const char *f = sym_decl_file(&scopes[i]);
 				if (dwarf_decl_line(&scopes[i], &l) == 0 && l > 0 && f) {
 					*decl_line = (uint32_t)l;
 					*decl_file = sym_intern_str(ctx, f);
@@ -332,7 +352,7 @@ const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module
 		ctx->capfns = ncap;
 	}
 	struct sym_fninfo *fi = &ctx->fns[ctx->nfns];
-	const char *df = dwarf_decl_file(die);
+	const char *df = sym_decl_file(die);
 	int line = 0;
 	if (dwarf_decl_line(die, &line) != 0 || line < 0)
 		line = 0;

@@ -4,6 +4,9 @@
  * MARK line per call site (see fix_mark.h) and its own build-id, which the
  * tests resolve and compare with the MARK: comments in this file.
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* dladdr1, dl_iterate_phdr */
+#endif
 #include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>

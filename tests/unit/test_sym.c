@@ -35,12 +35,13 @@ static void dump(const char *what, const struct sym_frame *f, int n)
 
 /* The program's own frames, resolved from module `path`: plain_fn and the
  * outer_fn <- mid_inl <- leaf_inl inline chain. */
-static void check_main_frames(struct sym_ctx *ctx, struct sym_module *mod)
+static void check_frames_of(struct sym_ctx *ctx, struct sym_module *mod,
+			    const struct fix_run *run)
 {
 	const struct sym_frame *f;
 	int n;
 
-	n = sym_resolve(ctx, mod, fix_find(&run_main, "plain")->vaddr, &f);
+	n = sym_resolve(ctx, mod, fix_find(run, "plain")->vaddr, &f);
 	dump("plain", f, n);
 	CHECK_EQ_INT(n, 1);
 	CHECK_STR(f[0].func, "plain_fn");
@@ -50,7 +51,7 @@ static void check_main_frames(struct sym_ctx *ctx, struct sym_module *mod)
 	CHECK(fix_ends_with(f[0].func_file, "/fix_main.c"));
 	CHECK_EQ_INT(f[0].inlined, 0);
 
-	n = sym_resolve(ctx, mod, fix_find(&run_main, "inl")->vaddr, &f);
+	n = sym_resolve(ctx, mod, fix_find(run, "inl")->vaddr, &f);
 	dump("inl", f, n);
 	REQUIRE(n == 3);
 	CHECK_STR(f[0].func, "leaf_inl");
@@ -66,6 +67,11 @@ static void check_main_frames(struct sym_ctx *ctx, struct sym_module *mod)
 	CHECK_EQ_INT(f[2].line, fix_line("fix_main.c", "MARK:outer_call"));
 	CHECK_EQ_INT(f[2].func_line, fix_line("fix_main.c", "void outer_fn(int x)"));
 	CHECK_EQ_INT(f[2].inlined, 0);
+}
+
+static void check_main_frames(struct sym_ctx *ctx, struct sym_module *mod)
+{
+	check_frames_of(ctx, mod, &run_main);
 }
 
 static void test_pie(void)
@@ -209,6 +215,25 @@ static void test_changed(void)
 	sym_free(ctx);
 }
 
+/* -gsplit-dwarf: DIEs live in a .dwo next to the object file, reached from
+ * the skeleton unit (and elfutils 0.188's dwarf_decl_file asserts on them). */
+static void test_split_dwarf(void)
+{
+	struct fix_run r;
+
+	if (access(fix_path("symfix_splitdwarf"), X_OK) != 0) {
+		fprintf(stderr, "note: no -gsplit-dwarf fixture\n");
+		return;
+	}
+	REQUIRE(fix_exec("symfix_splitdwarf", &r) == 0);
+	struct sym_ctx *ctx = ctx_with_path(NULL);
+	struct sym_module *mod =
+		sym_module_get(ctx, fix_find(&r, "plain")->path, r.build_id, r.build_id_len);
+	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
+	check_frames_of(ctx, mod, &r);
+	sym_free(ctx);
+}
+
 static void test_cpp(void)
 {
 	struct sym_ctx *ctx = ctx_with_path(NULL);
@@ -262,6 +287,7 @@ int main(void)
 	test_build_id_dir();
 	test_stripped();
 	test_changed();
+	test_split_dwarf();
 	test_cpp();
 	return test_result();
 }
