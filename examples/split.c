@@ -21,9 +21,9 @@ int main(int argc, char **argv)
 {
 	double scale = burn_arg(argc, argv, 1, 1.0);
 	double factor = burn_arg(argc, argv, 2, 3.0);
-	/* Rounds of ~20 ms keep both functions interleaved over the run. */
+	/* Rounds of ~40 ms keep both functions interleaved over the run. */
 	double total = scale * 1e9;
-	int rounds = (int)(total / 20e6) + 1;
+	int rounds = (int)(total / 40e6) + 1;
 	uint64_t unit = (uint64_t)(total / rounds / (factor + 1.0));
 
 	for (int r = 0; r < rounds; r++) {

@@ -47,6 +47,7 @@ static int nmods;
 static struct sym syms[MAXS];
 static int nsyms;
 static int damaged;
+static unsigned frames_max;
 
 static struct thr *thr_get(uint32_t tid)
 {
@@ -125,6 +126,8 @@ static void on_sample(const struct cbn_rec_sample *s, uint32_t tid, uint64_t *fr
 	t->samples++;
 	t->weight += s->weight;
 	*frames += s->nframes;
+	if (s->nframes > frames_max)
+		frames_max = s->nframes;
 	for (i = 0; i < s->nframes && nsyms; i++) {
 		struct sym *y = sym_find(i ? s->pc[i] - 1 : s->pc[i]);
 
@@ -310,10 +313,10 @@ int main(int argc, char **argv)
 			p += r->size;
 		}
 	}
-	printf("samples records=%llu weight=%llu frames_avg=%.1f pc_only=%llu truncated=%llu "
-	       "chunks=%llu\n",
+	printf("samples records=%llu weight=%llu frames_avg=%.1f frames_max=%u pc_only=%llu "
+	       "truncated=%llu chunks=%llu\n",
 	       (unsigned long long)nsamples, (unsigned long long)weight,
-	       nsamples ? (double)frames / (double)nsamples : 0.0,
+	       nsamples ? (double)frames / (double)nsamples : 0.0, frames_max,
 	       (unsigned long long)h->pc_only, (unsigned long long)h->truncated,
 	       (unsigned long long)chunks);
 	printf("lost reentrant=%llu buffer_full=%llu no_thread=%llu foreign_pid=%llu "

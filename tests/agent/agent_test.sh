@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# agent_test.sh CASE — runs an example or hostile program with libcbottleneck.so
+# preloaded (no launcher: LD_PRELOAD + CBN_SESSION), checks that the program
+# behaves as without the agent, and checks the session files with cbpdump.
+# Needs CBN_BUILD_DIR.  Exit 0 pass, 1 fail, 77 skip (with the reason).
+set -u
+B=${CBN_BUILD_DIR:?CBN_BUILD_DIR not set}
+AGENT=$B/lib/libcbottleneck.so
+DUMP=$B/tests/agent/cbpdump
+EX=$B/examples
+P=$B/tests/agent/progs
+CASE=${1:?usage: agent_test.sh CASE}
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL ($CASE): $*"; exit 1; }
+[ -f "$AGENT" ] || skip "agent not built: $AGENT"
+[ -x "$DUMP" ] || skip "cbpdump not built"
+
+T=$(mktemp -d /tmp/cbn-agent-test.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+S=$T/session
+mkdir -p "$S"
+
+# run_both PROG ARGS...: plain run, then agent run; stdout and status must match.
+run_both() {
+	"$@" >"$T/plain.out" 2>"$T/plain.err"
+	PLAIN_RC=$?
+	LD_PRELOAD=$AGENT CBN_SESSION=$S "$@" >"$T/agent.out" 2>"$T/agent.err"
+	AGENT_RC=$?
+	[ "$PLAIN_RC" = "$AGENT_RC" ] || fail "exit status $AGENT_RC with the agent, $PLAIN_RC without"
+	cmp -s "$T/plain.out" "$T/agent.out" || {
+		diff "$T/plain.out" "$T/agent.out"
+		fail "stdout differs with the agent"
+	}
+	if grep -q "cbottleneck:" "$T/agent.err"; then
+		cat "$T/agent.err"
+		fail "agent complained on stderr"
+	fi
+}
+
+# files: the session files, sorted; exactly N expected.
+files() {
+	ls "$S"/*.cbp 2>/dev/null | sort
+}
+expect_files() {
+	local n
+	n=$(files | wc -l)
+	[ "$n" = "$1" ] || { ls -l "$S"; fail "expected $1 session file(s), found $n"; }
+}
+
+# dump FILE [args]: cbpdump output into $T/dump; damaged files fail.
+dump() {
+	local f=$1
+	shift
+	"$DUMP" "$@" "$f" >"$T/dump" || { cat "$T/dump"; fail "cbpdump says $f is damaged"; }
+}
+
+# val LINE_PREFIX KEY [MATCH]: value of KEY on the first dump line starting
+# with LINE_PREFIX (and containing MATCH).
+val() {
+	awk -v p="$1" -v k="$2" -v m="${3:-}" '
+		index($0, p) == 1 && index($0, m) > 0 {
+			for (i = 1; i <= NF; i++) if (index($i, k "=") == 1) { print substr($i, length(k) + 2); exit }
+		}' "$T/dump"
+}
+
+# ratio_ok A B LO HI: LO <= A/B <= HI (floats).
+ratio_ok() {
+	awk -v a="$1" -v b="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(b > 0 && a / b >= lo && a / b <= hi) }'
+}
+
+nmfile() {
+	nm -S --defined-only "$1" >"$T/$(basename "$1").nm" || fail "nm $1"
+	echo "$(basename "$1")=$T/$(basename "$1").nm"
+}
+
+# Every thread's weight x period must match its CPU time from THREAD_END:
+# CPU-time timers fire per period of CPU, so within 25% plus two periods.
+check_thread_cpu() {
+	local period
+	period=$(val file period_ns)
+	awk -v per="$period" '
+		/^thread / {
+			for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+			if (v["ended"] != 1 || v["cpu_ns"] < 20 * per) next
+			est = v["weight"] * per; cpu = v["cpu_ns"]
+			if (est < 0.75 * cpu - 2 * per || est > 1.25 * cpu + 2 * per) {
+				printf "thread %s (%s): %d samples x period = %.0f ms, CPU %.0f ms\n", v["tid"], v["name"], v["weight"], est / 1e6, cpu / 1e6
+				bad = 1
+			}
+		}
+		END { exit bad }' "$T/dump" || fail "sample weights do not match thread CPU time"
+}
+
+case $CASE in
+split)
+	export CBN_FREQ=250
+	run_both "$EX/split" 0.5
+	expect_files 1
+	dump "$(files)" -m "$(nmfile "$EX/split")"
+	[ "$(val file clean_exit)" = 1 ] || fail "clean_exit not set"
+	[ "$(val file exit_code)" = 0 ] || fail "exit_code not 0"
+	heavy=$(val func self name=heavy)
+	light=$(val func self name=light)
+	echo "heavy=$heavy light=$light"
+	ratio_ok "${heavy:-0}" "${light:-0}" 1.8 5.0 || fail "heavy:light = $heavy:$light, expected about 3:1"
+	[ "$(val func total name=main)" -ge $((heavy + light)) ] || fail "main is not on every stack"
+	check_thread_cpu
+	;;
+threads)
+	export CBN_FREQ=250
+	run_both "$EX/threads" 0.6
+	expect_files 1
+	dump "$(files)" -m "$(nmfile "$EX/threads")"
+	for i in 1 2 3 4; do
+		w=$(val thread weight "name=worker-$i ")
+		[ -n "$w" ] && [ "$w" -gt 0 ] || fail "no samples for worker-$i"
+		eval "w$i=$w"
+	done
+	# worker i burns i units: check 4:1 and 2:1 loosely (±25% per the timers).
+	ratio_ok "$w4" "$w1" 3.0 5.3 || fail "worker-4:worker-1 = $w4:$w1, expected 4:1"
+	ratio_ok "$w2" "$w1" 1.5 2.6 || fail "worker-2:worker-1 = $w2:$w1, expected 2:1"
+	[ "$(grep -c '^thread .*started=1 ended=1' "$T/dump")" -ge 5 ] || fail "thread start/end events missing"
+	[ "$(val func total name=worker_spin)" -gt 0 ] || fail "worker_spin not sampled"
+	[ "$(val func total name=main_spin)" -gt 0 ] || fail "main_spin not sampled"
+	check_thread_cpu
+	;;
+forkexec)
+	run_both "$EX/forkexec" 0.3
+	expect_files 3
+	parent=$(files | head -1)
+	ppid=$(basename "$parent" .0.cbp)
+	dump "$parent"
+	[ "$(val samples records)" -gt 0 ] || fail "no samples in the parent"
+	fork_file=$(files | grep -v "/$ppid\.0\.cbp" | grep '\.0\.cbp$')
+	exec_file=$(files | grep '\.1\.cbp$')
+	[ -n "$fork_file" ] && [ -n "$exec_file" ] || fail "fork child and exec'd image files missing"
+	dump "$fork_file"
+	[ "$(val file parent)" = "$ppid" ] || fail "fork child's parent_pid_file is not $ppid"
+	dump "$exec_file"
+	[ "$(val file exec_seq)" = 1 ] || fail "exec'd image has exec_seq != 1"
+	grep -q "^exe path=.*/split$" "$T/dump" || fail "exec'd image is not split"
+	[ "$(val samples records)" -gt 0 ] || fail "no samples in the exec'd split"
+	[ "$(val file clean_exit)" = 1 ] || fail "split did not exit cleanly"
+	;;
+dlopen_hot)
+	export CBN_FREQ=250
+	run_both "$EX/dlopen_hot" 0.4
+	expect_files 1
+	dump "$(files)" -m "$(nmfile "$EX/libhot.so")"
+	grep -q "^module path=.*/libhot.so " "$T/dump" || fail "no MODULE_LOAD for libhot.so"
+	grep -q "^unload path=.*/libhot.so " "$T/dump" || fail "no MODULE_UNLOAD for libhot.so"
+	hot=$(val func self name=hot_spin)
+	all=$(val samples weight)
+	ratio_ok "${hot:-0}" "$all" 0.6 1.0 || fail "hot_spin has ${hot:-0} of $all samples, expected most"
+	;;
+crash | sigkill)
+	run_both "$EX/$CASE" 0.3
+	[ "$AGENT_RC" -gt 128 ] || fail "$CASE did not die of a signal"
+	expect_files 1
+	dump "$(files)" -m "$(nmfile "$EX/$CASE")"
+	[ "$(val file clean_exit)" = 0 ] || fail "clean_exit set after a $CASE"
+	fn=before_crash
+	[ "$CASE" = sigkill ] && fn=before_kill
+	w=$(val func total "name=$fn ")
+	[ -n "$w" ] && [ "$w" -ge 10 ] || fail "samples in $fn lost (${w:-0})"
+	;;
+recursion)
+	run_both "$EX/recursion" 0.3
+	dump "$(files)"
+	[ "$(val samples truncated)" -gt 0 ] || fail "200-deep stacks not flagged truncated at depth 128"
+	[ "$(val samples frames_max)" = 128 ] || fail "depth cap 128 not applied: $(grep ^samples "$T/dump")"
+	rm -f "$S"/*.cbp
+	CBN_DEPTH=256 run_both "$EX/recursion" 0.3
+	dump "$(files)"
+	[ "$(val file depth)" = 256 ] || fail "CBN_DEPTH=256 not honoured"
+	[ "$(val samples truncated)" = 0 ] || fail "stacks truncated at depth 256"
+	[ "$(val samples frames_max)" -ge 200 ] || fail "200-deep stacks cut: $(grep ^samples "$T/dump")"
+	;;
+own_sigprof)
+	export CBN_FREQ=250
+	run_both "$P/own_sigprof"
+	grep -q "own_sigprof: ok" "$T/agent.out" || fail "the target's own SIGPROF handler lost signals"
+	dump "$(files)"
+	[ "$(val samples records)" -gt 10 ] || fail "no samples next to the target's own SIGPROF"
+	;;
+blockall)
+	export CBN_FREQ=250
+	run_both "$P/blockall"
+	grep -q "blockall: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
+	dump "$(files)"
+	n=$(awk '/^thread / && !/samples=0 /' "$T/dump" | wc -l)
+	[ "$n" -ge 4 ] || fail "only $n threads sampled; workers that block all signals must be sampled"
+	check_thread_cpu
+	;;
+sleeper)
+	export CBN_FREQ=1000
+	run_both "$P/sleeper"
+	grep -q "sleeper: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
+	;;
+cxx)
+	[ -f "$P/libthrower.so" ] || skip "no C++ compiler: libthrower.so not built"
+	export CBN_FREQ=1000
+	run_both "$P/cxx_host" "$P/libthrower.so"
+	LD_DEBUG=bindings LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/cxx_host" "$P/libthrower.so" >/dev/null 2>"$T/bind"
+	# libunwind's own internal references aside, nobody may bind to its copy.
+	if grep "_Unwind_RaiseException" "$T/bind" | grep -v "binding file [^ ]*libunwind" | grep -q "to [^ ]*libunwind"; then
+		fail "C++ exceptions bound to libunwind: $(grep _Unwind_RaiseException "$T/bind" | head -1)"
+	fi
+	grep "_Unwind_RaiseException" "$T/bind" | grep -q "binding file [^ ]*libstdc++[^ ]* .* to [^ ]*libgcc_s" ||
+		fail "libstdc++ does not bind _Unwind_RaiseException to libgcc_s"
+	;;
+selfexec)
+	run_both "$P/selfexec" 2
+	expect_files 3
+	for seq in 0 1 2; do
+		f=$(files | grep "\.$seq\.cbp$")
+		[ -n "$f" ] || fail "no file for exec_seq $seq"
+		dump "$f"
+		[ "$(val file exec_seq)" = "$seq" ] || fail "$f has the wrong exec_seq"
+	done
+	[ "$(val file clean_exit)" = 1 ] || fail "last image did not exit cleanly"
+	;;
+daemon)
+	LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/daemon" "$T/daemon.out" || fail "daemon parent failed"
+	for _ in $(seq 50); do
+		[ -f "$T/daemon.out" ] && break
+		sleep 0.1
+	done
+	grep -q "daemon: ok" "$T/daemon.out" 2>/dev/null || fail "the daemon's output never arrived"
+	sleep 0.2
+	expect_files 3
+	found=0
+	for f in $(files); do
+		dump "$f"
+		if [ "$(val samples records)" -gt 0 ] && [ "$(val file parent)" != -1 ]; then found=1; fi
+	done
+	[ $found = 1 ] || fail "the grandchild's samples are missing"
+	;;
+runpath)
+	run_both "$P/dlopen_runpath"
+	grep -q "dlopen_runpath: ok" "$T/agent.out" || fail "dlopen through DT_RUNPATH broke"
+	;;
+annotate)
+	run_both "$P/annotate"
+	dump "$(files)"
+	[ "$(val file exit_code)" = 3 ] || fail "exit code 3 not recorded"
+	[ "$(grep -c '^range kind=1 source=1 depth=1 .*name=batch' "$T/dump")" = 3 ] || fail "batch ranges"
+	[ "$(grep -c '^range kind=1 source=1 depth=0 .*name=epoch' "$T/dump")" = 3 ] || fail "epoch ranges"
+	[ "$(grep -c '^range kind=4 source=1 ' "$T/dump")" = 3 ] || fail "steps"
+	grep -q '^range kind=3 source=1 .*name=done' "$T/dump" || fail "mark"
+	;;
+nvtx)
+	[ -x "$P/nvtx_app" ] || skip "built without the nvtx3 headers"
+	export NVTX_INJECTION64_PATH=$AGENT
+	LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/nvtx_app" >"$T/agent.out" || fail "nvtx_app failed"
+	grep -q "depths 0 1" "$T/agent.out" || fail "NVTX push did not reach the agent: $(cat "$T/agent.out")"
+	dump "$(files)"
+	grep -q '^range kind=1 source=2 depth=0 .*domain= name=outer' "$T/dump" || fail "outer"
+	grep -q '^range kind=1 source=2 depth=1 .*domain= name=inner' "$T/dump" || fail "inner"
+	grep -q '^range kind=3 source=2 .*name=hello-mark' "$T/dump" || fail "mark"
+	grep -q '^range kind=2 source=2 .*name=cross-thread' "$T/dump" || fail "start/end"
+	grep -q '^range kind=1 source=2 .*domain=mydomain name=registered-name' "$T/dump" || fail "domain push"
+	grep -q '^range kind=3 source=2 .*domain=mydomain name=dom-mark' "$T/dump" || fail "domain mark"
+	;;
+nosession)
+	# Without CBN_SESSION the agent stays inert: no file, no message, same output.
+	LD_PRELOAD=$AGENT "$EX/split" 0.05 >"$T/out" 2>"$T/err" || fail "split failed"
+	[ ! -s "$T/err" ] || fail "agent printed without a session: $(cat "$T/err")"
+	# An unwritable session: one line on stderr, the program runs on.
+	LD_PRELOAD=$AGENT CBN_SESSION=/nonexistent/dir "$EX/split" 0.05 >"$T/out" 2>"$T/err" || fail "split failed with a bad session"
+	grep -q "split: done" "$T/out" || fail "split output lost"
+	[ "$(grep -c cbottleneck "$T/err")" = 1 ] || fail "expected one stderr line: $(cat "$T/err")"
+	CBN_QUIET=1 LD_PRELOAD=$AGENT CBN_SESSION=/nonexistent/dir "$EX/split" 0.05 >"$T/out" 2>"$T/err"
+	[ ! -s "$T/err" ] || fail "CBN_QUIET=1 not honoured"
+	;;
+*)
+	echo "unknown case $CASE"
+	exit 2
+	;;
+esac
+echo "PASS ($CASE)"
