@@ -215,6 +215,23 @@ static void test_changed(void)
 	sym_free(ctx);
 }
 
+/* Link-time optimisation: the inlines sit in one <artificial> CU. */
+static void test_lto(void)
+{
+	struct fix_run r;
+
+	if (access(fix_path("symfix_lto"), X_OK) != 0) {
+		fprintf(stderr, "note: no LTO fixture (compiler without LTO)\n");
+		return;
+	}
+	REQUIRE(fix_exec("symfix_lto", &r) == 0);
+	struct sym_ctx *ctx = ctx_with_path(NULL);
+	struct sym_module *mod =
+		sym_module_get(ctx, fix_find(&r, "plain")->path, r.build_id, r.build_id_len);
+	check_frames_of(ctx, mod, &r);
+	sym_free(ctx);
+}
+
 /* -gsplit-dwarf: DIEs live in a .dwo next to the object file, reached from
  * the skeleton unit (and elfutils 0.188's dwarf_decl_file asserts on them). */
 static void test_split_dwarf(void)
@@ -288,6 +305,7 @@ int main(void)
 	test_stripped();
 	test_changed();
 	test_split_dwarf();
+	test_lto();
 	test_cpp();
 	return test_result();
 }
