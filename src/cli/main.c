@@ -1,5 +1,584 @@
-/* placeholder: replaced by the launcher */
-int main(void)
+/*
+ * main.c — the cbottleneck command: option parsing for `cbottleneck [OPTIONS]
+ * PROGRAM [ARGS...]` and `cbottleneck report [OPTIONS] DIR`, dispatch of
+ * `compare`, and the pipeline after a run: session.json, prof_load, the text
+ * report, the output files, and the regression gate.  Exit statuses: cli.h and
+ * docs/cli.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "compare.h"
+#include "load.h"
+#include "cli.h"
+#include "export.h"
+#include "report.h"
+
+#ifndef CBN_VERSION
+#define CBN_VERSION "0.1.0"
+#endif
+
+enum mode { MODE_RUN, MODE_REPORT };
+
+enum {
+	OPT_SORT = 256, OPT_LIMIT, OPT_REPORT, OPT_VERSION, OPT_DEPTH, OPT_BUFFER, OPT_NO_CUDA,
+	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
+	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH,
+};
+
+static const struct option long_opts[] = {
+	{"frequency", required_argument, NULL, 'F'},
+	{"output", required_argument, NULL, 'o'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"sort", required_argument, NULL, OPT_SORT},
+	{"limit", required_argument, NULL, OPT_LIMIT},
+	{"report", required_argument, NULL, OPT_REPORT},
+	{"depth", required_argument, NULL, OPT_DEPTH},
+	{"buffer-mb", required_argument, NULL, OPT_BUFFER},
+	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
+	{"json", required_argument, NULL, OPT_JSON},
+	{"trace", required_argument, NULL, OPT_TRACE},
+	{"trace-window", required_argument, NULL, OPT_WINDOW},
+	{"folded", required_argument, NULL, OPT_FOLDED},
+	{"flamegraph", required_argument, NULL, OPT_FLAME},
+	{"pprof", required_argument, NULL, OPT_PPROF},
+	{"baseline", required_argument, NULL, OPT_BASELINE},
+	{"fail", required_argument, NULL, OPT_FAIL},
+	{"warn", required_argument, NULL, OPT_WARN},
+	{"markdown", required_argument, NULL, OPT_MARKDOWN},
+	{"bench-json", required_argument, NULL, OPT_BENCH},
+	{NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *f)
 {
+	fputs("usage: cbottleneck [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "       cbottleneck report [OPTIONS] DIR\n"
+	      "       cbottleneck compare [OPTIONS] BASE.json NEW.json   (see compare --help)\n"
+	      "\n"
+	      "Runs PROGRAM with a sampling agent preloaded, waits for it and every process it\n"
+	      "starts, then prints where the CPU (and GPU) time went.  PROGRAM's own options\n"
+	      "pass through untouched: options after PROGRAM belong to it.\n"
+	      "\n"
+	      "Recording (run only):\n"
+	      "  -F, --frequency HZ   samples per second of CPU time per thread (1-10000, default 99)\n"
+	      "  -o, --output DIR     keep the raw session in DIR (read it again with `report DIR`);\n"
+	      "                       default: a private temporary directory, removed afterwards\n"
+	      "      --depth N        at most N frames per stack (1-256)\n"
+	      "      --buffer-mb N    size of each process's session file in MiB\n"
+	      "      --no-cuda        do not trace CUDA or NVTX\n"
+	      "  -v, --verbose        say where the session and the agent are\n"
+	      "Report:\n"
+	      "      --sort KEY       CPU table order: tottime (default), cumtime, ncalls, name,\n"
+	      "                       filename; CUDA tables: cuda_time_total, cpu_time_total,\n"
+	      "                       self_cuda_time_total, self_cpu_time_total, count\n"
+	      "      --limit N        rows per table (default 15)\n"
+	      "      --report FILE    write the text report to FILE instead of stdout\n"
+	      "  -q, --quiet          tables only: no banner or hints; the agent stays silent\n"
+	      "Output files:\n"
+	      "      --json FILE      the JSON report (input of `compare`)\n"
+	      "      --trace FILE     Chrome/Perfetto trace (FILE.gz compresses)\n"
+	      "      --trace-window START:END  only this part of the run (e.g. 1s:2.5s, 200ms:)\n"
+	      "      --folded FILE    folded stacks (flamegraph.pl, speedscope)\n"
+	      "      --flamegraph FILE.svg  interactive flame graph\n"
+	      "      --pprof FILE     pprof profile.proto (gzip)\n"
+	      "Regression gate (compare this run with a baseline JSON report):\n"
+	      "      --baseline BASE.json   baseline to compare with\n"
+	      "      --fail EXPR      fail (exit 1) when EXPR regresses, e.g. 'func[heavy].self:+10%'\n"
+	      "      --warn EXPR      report EXPR without failing (both repeatable)\n"
+	      "      --markdown FILE  Markdown summary of the comparison\n"
+	      "      --bench-json FILE  benchmark-action JSON of the measures\n"
+	      "Other:\n"
+	      "  -h, --help           this text\n"
+	      "      --version        print the version\n"
+	      "\n"
+	      "Exit status of a run: PROGRAM's own exit status; 128+N when it was killed by\n"
+	      "signal N; with --baseline, the gate's: 0 pass, 1 regression, 3 could not measure.\n"
+	      "  2    usage error (bad option or value)\n"
+	      "  125  cbottleneck refused or failed: static or setuid program, agent missing,\n"
+	      "       session directory unusable, or an output file could not be written\n"
+	      "  126  PROGRAM is not executable (or is a directory)\n"
+	      "  127  PROGRAM not found\n"
+	      "Exit status of `report DIR`: 0 ok; 1 session damaged (the report shows what was\n"
+	      "intact); 2 usage error; 66 no readable session in DIR; 125 output failed.\n"
+	      "\n"
+	      "Environment: CBN_AGENT_DIR (where libcbottleneck.so is), TMPDIR (session parent).\n"
+	      "See docs/cli.md for details.\n",
+	      f);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cbottleneck: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("; see cbottleneck --help\n", stderr);
+	return CLI_EXIT_USAGE;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
 	return 0;
+}
+
+static void push_expr(const char ***arr, size_t *n, const char *e)
+{
+	const char **a = realloc(*arr, (*n + 1) * sizeof(*a));
+
+	if (!a) {
+		fprintf(stderr, "cbottleneck: out of memory\n");
+		exit(CLI_EXIT_REFUSED);
+	}
+	a[(*n)++] = e;
+	*arr = a;
+}
+
+/* Parse options up to the first non-option.  Returns -1 to go on (optind is
+ * the first operand), or an exit status. */
+static int parse_opts(int argc, char **argv, enum mode mode, struct cli_opts *o)
+{
+	char err[512];
+	long v;
+	int c;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->freq = CLI_DEFAULT_FREQ;
+	o->limit = CLI_DEFAULT_LIMIT;
+	optind = 0; /* full GNU re-initialisation */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:F:o:qvh", long_opts, NULL)) != -1) {
+		int run_only = c == 'F' || c == 'o' || c == OPT_DEPTH || c == OPT_BUFFER ||
+			       c == OPT_NO_CUDA;
+		if (mode == MODE_REPORT && run_only)
+			return usage_error("%s only applies when running a program, not to report",
+					   argv[optind - 1]);
+		switch (c) {
+		case 'F':
+			if (parse_long(optarg, 1, 10000, &v) < 0)
+				return usage_error("-F %s: the frequency must be a whole number of Hz "
+						   "from 1 to 10000", optarg);
+			o->freq = v;
+			break;
+		case 'o':
+			o->output_dir = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("cbottleneck %s\n", CBN_VERSION);
+			return 0;
+		case OPT_SORT:
+			if (!report_sort_key_valid(optarg))
+				return usage_error("--sort %s: unknown key (tottime, cumtime, ncalls, "
+						   "name, filename, cuda_time_total, cpu_time_total, "
+						   "self_cuda_time_total, self_cpu_time_total, count)",
+						   optarg);
+			o->sort = optarg;
+			break;
+		case OPT_LIMIT:
+			if (parse_long(optarg, 1, 1000000, &v) < 0)
+				return usage_error("--limit %s: expected a number of rows >= 1", optarg);
+			o->limit = (int)v;
+			break;
+		case OPT_REPORT:
+			o->report_file = optarg;
+			break;
+		case OPT_DEPTH:
+			if (parse_long(optarg, 1, CBN_MAX_FRAMES, &v) < 0)
+				return usage_error("--depth %s: expected 1 to %d frames", optarg,
+						   CBN_MAX_FRAMES);
+			o->depth = (int)v;
+			break;
+		case OPT_BUFFER:
+			if (parse_long(optarg, 1, 1 << 20, &v) < 0)
+				return usage_error("--buffer-mb %s: expected a size in MiB >= 1", optarg);
+			o->buffer_mb = (int)v;
+			break;
+		case OPT_NO_CUDA:
+			o->no_cuda = 1;
+			break;
+		case OPT_JSON:
+			o->json = optarg;
+			break;
+		case OPT_TRACE:
+			o->trace = optarg;
+			break;
+		case OPT_WINDOW:
+			o->trace_window = optarg;
+			if (trace_window_parse(optarg, &o->window_start, &o->window_end) < 0)
+				return usage_error("--trace-window %s: expected START:END, each a time "
+						   "with an optional unit (s, ms, us, ns), either may "
+						   "be empty", optarg);
+			break;
+		case OPT_FOLDED:
+			o->folded = optarg;
+			break;
+		case OPT_FLAME:
+			o->flamegraph = optarg;
+			break;
+		case OPT_PPROF:
+			o->pprof = optarg;
+			break;
+		case OPT_BASELINE:
+			o->baseline = optarg;
+			break;
+		case OPT_FAIL:
+			push_expr(&o->fail, &o->nfail, optarg);
+			break;
+		case OPT_WARN:
+			push_expr(&o->warn, &o->nwarn, optarg);
+			break;
+		case OPT_MARKDOWN:
+			o->markdown = optarg;
+			break;
+		case OPT_BENCH:
+			o->bench_json = optarg;
+			break;
+		case ':':
+			return usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return usage_error("unknown option -%c", optopt);
+			return usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (o->trace_window && !o->trace)
+		return usage_error("--trace-window needs --trace FILE");
+	if (!o->baseline && (o->nfail || o->nwarn || o->markdown || o->bench_json))
+		return usage_error("--fail, --warn, --markdown and --bench-json need --baseline "
+				   "BASE.json");
+	/* Bad gate expressions are usage errors before anything runs. */
+	for (i = 0; i < o->nfail + o->nwarn; i++) {
+		const char *e = i < o->nfail ? o->fail[i] : o->warn[i - o->nfail];
+		if (cmp_expr_check(e, err, sizeof(err)) < 0)
+			return usage_error("--%s '%s': %s", i < o->nfail ? "fail" : "warn", e, err);
+	}
+	if (o->baseline && access(o->baseline, R_OK) != 0)
+		return usage_error("--baseline %s: %s", o->baseline, strerror(errno));
+	if (mode == MODE_RUN && o->freq > 1000 && !o->quiet)
+		fprintf(stderr, "cbottleneck: warning: -F %ld is high: every sample interrupts the "
+			"program, so overhead grows with the rate (99-1000 Hz is usual)\n", o->freq);
+	return -1;
+}
+
+/* --- after the data is in: reports, files, gate ---------------------------- */
+
+static int write_outputs(const struct profile *p, const struct cli_opts *o,
+			 const char *json_path)
+{
+	struct report_opts ro = {o->sort, o->limit, o->quiet};
+	char err[512];
+	int failed = 0;
+	FILE *out = stdout;
+
+	if (o->report_file) {
+		out = fopen(o->report_file, "w");
+		if (!out) {
+			fprintf(stderr, "cbottleneck: --report %s: %s\n", o->report_file,
+				strerror(errno));
+			failed = 1;
+		}
+	}
+	if (out) {
+		fflush(stdout);
+		if (report_text(out, p, &ro) < 0) {
+			fprintf(stderr, "cbottleneck: cannot write the report\n");
+			failed = 1;
+		}
+		if (out != stdout && fclose(out) != 0) {
+			fprintf(stderr, "cbottleneck: --report %s: %s\n", o->report_file,
+				strerror(errno));
+			failed = 1;
+		}
+		fflush(stdout);
+	}
+#define OUT(cond, call, opt, file)                                                      \
+	do {                                                                             \
+		if ((cond) && (call) < 0) {                                              \
+			fprintf(stderr, "cbottleneck: %s %s: %s\n", opt, file, err);    \
+			failed = 1;                                                      \
+		}                                                                        \
+	} while (0)
+	err[0] = '\0';
+	OUT(json_path, report_json_write(p, &ro, json_path, err, sizeof(err)), "--json", json_path);
+	if (o->trace) {
+		struct trace_opts to = {o->window_start, o->window_end, 0, o->quiet};
+		OUT(1, export_trace(p, o->trace, &to, err, sizeof(err)), "--trace", o->trace);
+	}
+	OUT(o->folded, export_folded(p, o->folded, err, sizeof(err)), "--folded", o->folded);
+	OUT(o->flamegraph, export_flamegraph(p, o->flamegraph, err, sizeof(err)), "--flamegraph",
+	    o->flamegraph);
+	OUT(o->pprof, export_pprof(p, o->pprof, err, sizeof(err)), "--pprof", o->pprof);
+#undef OUT
+	return failed;
+}
+
+static int gate(const struct cli_opts *o, const char *json_path)
+{
+	struct cmp_opts co;
+	int st;
+
+	memset(&co, 0, sizeof(co));
+	co.fail = o->fail;
+	co.nfail = o->nfail;
+	co.warn = o->warn;
+	co.nwarn = o->nwarn;
+	co.markdown = o->markdown;
+	co.bench_json = o->bench_json;
+	co.quiet = o->quiet;
+	fflush(stdout);
+	st = cmp_run(o->baseline, json_path, &co, stdout);
+	fflush(stdout);
+	return st;
+}
+
+static const char *gate_word(int st)
+{
+	switch (st) {
+	case CMP_PASS: return "pass";
+	case CMP_REGRESSION: return "regression";
+	case CMP_USAGE: return "bad baseline or expression";
+	case CMP_UNMEASURABLE: return "could not measure";
+	}
+	return "?";
+}
+
+/* --- cbottleneck report DIR ------------------------------------------------- */
+
+static int cmd_report(int argc, char **argv)
+{
+	struct cli_opts o;
+	struct profile *p = NULL;
+	char err[1024], tmpjson[PATH_MAX] = "";
+	const char *dir, *json;
+	struct stat st;
+	int ret, lr, status;
+	size_t i;
+
+	ret = parse_opts(argc, argv, MODE_REPORT, &o);
+	if (ret >= 0)
+		goto out;
+	if (optind >= argc) {
+		ret = usage_error("report needs a session directory: cbottleneck report DIR");
+		goto out;
+	}
+	if (optind + 1 < argc) {
+		ret = usage_error("report takes one directory, got extra '%s'", argv[optind + 1]);
+		goto out;
+	}
+	dir = argv[optind];
+	if (stat(dir, &st) < 0) {
+		ret = usage_error("report %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ret = usage_error("report %s: not a directory (give the -o DIR of a run)", dir);
+		goto out;
+	}
+	lr = prof_load(dir, &p, err, sizeof(err));
+	if (lr < 0) {
+		fprintf(stderr, "cbottleneck: %s\n", err);
+		ret = CLI_EXIT_NOINPUT;
+		goto out;
+	}
+	if (lr == PROF_LOAD_PARTIAL)
+		for (i = 0; i < p->nwarnings; i++)
+			fprintf(stderr, "cbottleneck: warning: %s\n", p->warnings[i]);
+	json = o.json;
+	if (o.baseline && !json) {
+		int fd;
+		snprintf(tmpjson, sizeof(tmpjson), "%s/cbottleneck-report-XXXXXX.json",
+			 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+		fd = mkstemps(tmpjson, 5);
+		if (fd < 0) {
+			fprintf(stderr, "cbottleneck: cannot create a temporary JSON report: %s\n",
+				strerror(errno));
+			ret = CLI_EXIT_REFUSED;
+			goto out;
+		}
+		close(fd);
+		json = tmpjson;
+	}
+	if (write_outputs(p, &o, json)) {
+		ret = CLI_EXIT_REFUSED;
+		goto out;
+	}
+	ret = lr == PROF_LOAD_PARTIAL ? 1 : 0;
+	if (o.baseline) {
+		status = gate(&o, json);
+		fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s)\n", status,
+			gate_word(status));
+		ret = status;
+	}
+out:
+	if (tmpjson[0])
+		unlink(tmpjson);
+	prof_free(p);
+	free(o.fail);
+	free(o.warn);
+	return ret;
+}
+
+/* --- cbottleneck PROGRAM ---------------------------------------------------- */
+
+static int run_status(int st)
+{
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 125;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+	struct cli_opts o;
+	struct spawn_env env;
+	struct spawn_result res;
+	struct session_meta meta;
+	struct profile *p = NULL;
+	char path[PATH_MAX], agent[PATH_MAX], cuda[PATH_MAX], session[PATH_MAX];
+	char err[1024], json_tmp[PATH_MAX + 32];
+	const char *json;
+	char **targv;
+	int ret, status, lr, have_session = 0, failed;
+
+	ret = parse_opts(argc, argv, MODE_RUN, &o);
+	if (ret >= 0)
+		goto out;
+	if (optind >= argc) {
+		ret = usage_error("no program to run: cbottleneck [OPTIONS] PROGRAM [ARGS...]");
+		goto out;
+	}
+	targv = argv + optind;
+	ret = preflight(targv[0], path, sizeof(path));
+	if (ret)
+		goto out;
+	ret = session_find_agent(agent, sizeof(agent), cuda, sizeof(cuda));
+	if (ret)
+		goto out;
+	ret = session_create(o.output_dir, session, sizeof(session));
+	if (ret)
+		goto out;
+	have_session = 1;
+
+	memset(&env, 0, sizeof(env));
+	env.agent = agent;
+	env.cuda = cuda;
+	env.session = session;
+	env.freq = o.freq;
+	env.depth = o.depth;
+	env.buffer_mb = o.buffer_mb;
+	env.quiet = o.quiet;
+	env.no_cuda = o.no_cuda;
+	env.verbose = o.verbose;
+	ret = spawn_run(path, targv, &env, &res);
+	if (ret)
+		goto out;
+	if (res.exec_errno) {
+		fprintf(stderr, "cbottleneck: %s: %s\n", targv[0], strerror(res.exec_errno));
+		ret = res.exec_errno == ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;
+		goto out;
+	}
+	status = run_status(res.status);
+	if (WIFSIGNALED(res.status))
+		fprintf(stderr, "cbottleneck: %s was killed by signal %d (%s)\n", targv[0],
+			WTERMSIG(res.status), strsignal(WTERMSIG(res.status)));
+
+	memset(&meta, 0, sizeof(meta));
+	meta.argv = targv;
+	meta.exit_status = WIFEXITED(res.status) ? WEXITSTATUS(res.status) : -1;
+	meta.exit_signal = WIFSIGNALED(res.status) ? WTERMSIG(res.status) : 0;
+	meta.start_mono_ns = res.start_ns;
+	meta.end_mono_ns = res.end_ns;
+	meta.frequency_hz = (double)o.freq;
+	if (session_meta_write(session, &meta) < 0 && o.verbose)
+		fprintf(stderr, "cbottleneck: cannot write %s/session.json\n", session);
+
+	ret = status;
+	lr = prof_load(session, &p, err, sizeof(err));
+	if (lr < 0) {
+		fprintf(stderr, "cbottleneck: no profile: %s\n", err);
+		if (o.baseline) {
+			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s)\n",
+				CMP_UNMEASURABLE, gate_word(CMP_UNMEASURABLE));
+			ret = CMP_UNMEASURABLE;
+		}
+		goto out;
+	}
+	json = o.json;
+	if (o.baseline && !json) {
+		snprintf(json_tmp, sizeof(json_tmp), "%s/report.json", session);
+		json = json_tmp;
+	}
+	failed = write_outputs(p, &o, json);
+	if (failed && ret == 0)
+		ret = CLI_EXIT_REFUSED;
+	if (o.baseline && !failed) {
+		if (status != 0) {
+			fprintf(stderr, "cbottleneck: %s failed (exit status %d), so the gate cannot "
+				"measure it: exit status %d\n", targv[0], status, CMP_UNMEASURABLE);
+			ret = CMP_UNMEASURABLE;
+		} else {
+			ret = gate(&o, json);
+			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s), "
+				"not from %s\n", ret, gate_word(ret), targv[0]);
+		}
+	}
+out:
+	prof_free(p);
+	if (have_session) {
+		if (!o.output_dir)
+			session_remove(session);
+		else if (!o.quiet && ret != CLI_EXIT_USAGE)
+			fprintf(stderr, "cbottleneck: session kept in %s (cbottleneck report %s)\n",
+				o.output_dir, o.output_dir);
+	}
+	free(o.fail);
+	free(o.warn);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	/* Subcommands are words; a program of that name runs as ./report or
+	 * with `cbottleneck -- report`. */
+	if (argc >= 2 && strcmp(argv[1], "report") == 0)
+		return cmd_report(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "compare") == 0)
+		return cmp_main(argc - 1, argv + 1);
+	return cmd_run(argc, argv);
 }

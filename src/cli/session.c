@@ -1,0 +1,209 @@
+/*
+ * session.c — where the agent libraries are (CBN_AGENT_DIR, <exe dir>/lib,
+ * the installed libdir) and the session directory's life: a private 0700
+ * mkdtemp directory removed after the report, or the user's -o DIR, created
+ * if needed and refused when it holds anything that is not a session.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cbn_format.h"
+
+#ifndef CBN_LIBDIR_INSTALLED
+#define CBN_LIBDIR_INSTALLED "/usr/local/lib/cbottleneck"
+#endif
+
+#define AGENT_SO "libcbottleneck.so"
+#define CUDA_SO "libcbottleneck_cuda.so"
+#define META_NAME "session.json"
+
+static int is_file(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+int session_find_agent(char *agent, size_t alen, char *cuda, size_t clen)
+{
+	char exe[PATH_MAX], dirs[3][PATH_MAX], cand[PATH_MAX + 64], looked[3 * PATH_MAX + 16];
+	const char *env = getenv("CBN_AGENT_DIR");
+	ssize_t n;
+	int nd = 0, i;
+	char *slash;
+
+	if (env && *env) {
+		snprintf(dirs[nd++], PATH_MAX, "%s", env);
+	} else {
+		n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+		if (n > 0) {
+			exe[n] = '\0';
+			slash = strrchr(exe, '/');
+			if (slash)
+				*slash = '\0';
+			if (snprintf(dirs[nd], PATH_MAX, "%s/lib", exe) < PATH_MAX)
+				nd++;
+			if (snprintf(dirs[nd], PATH_MAX, "%s/../lib/cbottleneck", exe) < PATH_MAX)
+				nd++;
+		}
+		snprintf(dirs[nd++], PATH_MAX, "%s", CBN_LIBDIR_INSTALLED);
+	}
+	looked[0] = '\0';
+	for (i = 0; i < nd; i++) {
+		if (snprintf(cand, sizeof(cand), "%s/%s", dirs[i], AGENT_SO) >= (int)sizeof(cand))
+			continue;
+		if (is_file(cand) && realpath(cand, agent) && strlen(agent) < alen) {
+			cuda[0] = '\0';
+			if (snprintf(cand, sizeof(cand), "%s/%s", dirs[i], CUDA_SO) <
+				    (int)sizeof(cand) && is_file(cand)) {
+				char real[PATH_MAX];
+				if (realpath(cand, real))
+					snprintf(cuda, clen, "%s", real);
+			}
+			return 0;
+		}
+		snprintf(looked + strlen(looked), sizeof(looked) - strlen(looked), "%s%s",
+			 i ? ", " : "", dirs[i]);
+	}
+	fprintf(stderr, "cbottleneck: cannot find the agent %s (looked in %s); reinstall "
+		"cbottleneck or set CBN_AGENT_DIR to the directory that holds it\n", AGENT_SO, looked);
+	return CLI_EXIT_REFUSED;
+}
+
+/* 1 when name is one of the files a session holds. */
+static int session_file(const char *name)
+{
+	size_t len = strlen(name), ext = strlen(CBN_FILE_EXT);
+
+	return strcmp(name, META_NAME) == 0 ||
+	       (len > ext && strcmp(name + len - ext, CBN_FILE_EXT) == 0);
+}
+
+int session_is_session(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	if (!d)
+		return 0;
+	while (!found && (e = readdir(d)) != NULL)
+		found = session_file(e->d_name);
+	closedir(d);
+	return found;
+}
+
+/* Count entries other than . and .. (stop at the first). */
+static int dir_empty(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int empty = 1;
+
+	if (!d)
+		return 1;
+	while (empty && (e = readdir(d)) != NULL)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	return empty;
+}
+
+/* Remove the session files (and the loader's temporaries) in dir. */
+static void session_clear(const char *dir, int everything)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char path[PATH_MAX + 256];
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (!everything && !session_file(e->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		unlink(path);
+	}
+	closedir(d);
+}
+
+static int mkdir_p(const char *dir)
+{
+	char tmp[PATH_MAX];
+	char *p;
+
+	snprintf(tmp, sizeof(tmp), "%s", dir);
+	for (p = tmp + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(tmp, 0755) < 0 && errno != EEXIST)
+			return -1;
+		*p = '/';
+	}
+	if (mkdir(tmp, 0700) < 0 && errno != EEXIST)
+		return -1;
+	return 0;
+}
+
+int session_create(const char *dir, char *out, size_t len)
+{
+	struct stat st;
+
+	if (!dir) {
+		const char *tmp = getenv("TMPDIR");
+		char tmpl[PATH_MAX];
+
+		if (!tmp || !*tmp || access(tmp, W_OK) != 0)
+			tmp = "/tmp";
+		snprintf(tmpl, sizeof(tmpl), "%s/cbottleneck-XXXXXX", tmp);
+		if (!mkdtemp(tmpl)) {
+			fprintf(stderr, "cbottleneck: cannot create a session directory in %s: %s; "
+				"set TMPDIR or use -o DIR\n", tmp, strerror(errno));
+			return CLI_EXIT_REFUSED;
+		}
+		if (!realpath(tmpl, out) || strlen(out) >= len)
+			snprintf(out, len, "%s", tmpl);
+		return 0;
+	}
+	if (stat(dir, &st) == 0) {
+		if (!S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "cbottleneck: -o %s: exists and is not a directory\n", dir);
+			return CLI_EXIT_REFUSED;
+		}
+		if (!dir_empty(dir) && !session_is_session(dir)) {
+			fprintf(stderr, "cbottleneck: -o %s: the directory is not empty and is not a "
+				"cbottleneck session; choose a new or empty directory\n", dir);
+			return CLI_EXIT_REFUSED;
+		}
+		/* A previous session here: its files would mix with this run's. */
+		session_clear(dir, 0);
+	} else if (mkdir_p(dir) < 0) {
+		fprintf(stderr, "cbottleneck: cannot create -o %s: %s\n", dir, strerror(errno));
+		return CLI_EXIT_REFUSED;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		fprintf(stderr, "cbottleneck: -o %s: not writable: %s\n", dir, strerror(errno));
+		return CLI_EXIT_REFUSED;
+	}
+	if (!realpath(dir, out) || strlen(out) >= len) {
+		fprintf(stderr, "cbottleneck: -o %s: %s\n", dir, strerror(errno));
+		return CLI_EXIT_REFUSED;
+	}
+	return 0;
+}
+
+void session_remove(const char *dir)
+{
+	session_clear(dir, 1);
+	rmdir(dir);
+}

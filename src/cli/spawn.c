@@ -1,0 +1,219 @@
+/*
+ * spawn.c — running the target: the child's environment (LD_PRELOAD and the
+ * CBN_* contract of cbn_format.h, CUDA/NVTX injection), fork + exec with a
+ * close-on-exec pipe that carries an exec failure's errno back, signals
+ * forwarded from a signalfd loop, and waiting as a child subreaper until the
+ * whole tree is gone (daemonized grandchildren are reparented to us).
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cbn_format.h"
+
+uint64_t cli_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* In the child, before exec (the launcher is single-threaded, so setenv's
+ * malloc is safe after fork). */
+static void child_env(const struct spawn_env *e)
+{
+	const char *old = getenv("LD_PRELOAD");
+	char num[32];
+
+	if (old && *old) {
+		size_t n = strlen(e->agent) + strlen(old) + 2;
+		char *v = malloc(n);
+		if (v) {
+			snprintf(v, n, "%s:%s", e->agent, old);
+			setenv("LD_PRELOAD", v, 1);
+		}
+	} else {
+		setenv("LD_PRELOAD", e->agent, 1);
+	}
+	setenv(CBN_ENV_SESSION, e->session, 1);
+	snprintf(num, sizeof(num), "%ld", e->freq);
+	setenv(CBN_ENV_FREQ, num, 1);
+	if (e->depth > 0) {
+		snprintf(num, sizeof(num), "%d", e->depth);
+		setenv(CBN_ENV_DEPTH, num, 1);
+	}
+	if (e->buffer_mb > 0) {
+		snprintf(num, sizeof(num), "%d", e->buffer_mb);
+		setenv(CBN_ENV_FILE_MB, num, 1);
+	}
+	if (e->quiet)
+		setenv(CBN_ENV_QUIET, "1", 1);
+	/* An exec counter inherited from an outer session would misnumber ours. */
+	unsetenv(CBN_ENV_EXEC_SEQ);
+	if (e->no_cuda) {
+		setenv(CBN_ENV_CUDA, "0", 1);
+		return;
+	}
+	/* The user's own injection libraries win: keep theirs. */
+	if (e->cuda && *e->cuda && !getenv("CUDA_INJECTION64_PATH"))
+		setenv("CUDA_INJECTION64_PATH", e->cuda, 1);
+	if (!getenv("NVTX_INJECTION64_PATH"))
+		setenv("NVTX_INJECTION64_PATH", e->agent, 1);
+}
+
+static void say_env(const struct spawn_env *e)
+{
+	const char *c = getenv("CUDA_INJECTION64_PATH"), *n = getenv("NVTX_INJECTION64_PATH");
+
+	fprintf(stderr, "cbottleneck: session %s, agent %s, %ld Hz\n", e->session, e->agent,
+		e->freq);
+	if (e->no_cuda)
+		fprintf(stderr, "cbottleneck: --no-cuda: CUDA and NVTX are not traced\n");
+	if (!e->no_cuda && c && *c)
+		fprintf(stderr, "cbottleneck: keeping your CUDA_INJECTION64_PATH=%s, so CUDA "
+			"activity is not recorded by cbottleneck\n", c);
+	else if (!e->no_cuda && (!e->cuda || !*e->cuda))
+		fprintf(stderr, "cbottleneck: no libcbottleneck_cuda.so next to the agent: CUDA "
+			"activity is not recorded\n");
+	if (!e->no_cuda && n && *n)
+		fprintf(stderr, "cbottleneck: keeping your NVTX_INJECTION64_PATH=%s\n", n);
+}
+
+/* Send sig to every current child of ours (reparented orphans included). */
+static void signal_children(int sig)
+{
+	char path[300], buf[4096];
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		FILE *f;
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			char *tok, *save = NULL;
+			for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
+				kill((pid_t)atoi(tok), sig);
+		}
+		fclose(f);
+	}
+	closedir(d);
+}
+
+int spawn_run(const char *path, char **argv, const struct spawn_env *env,
+	      struct spawn_result *res)
+{
+	sigset_t mask, old;
+	int sfd = -1, cork[2] = {-1, -1}, ret = 0, child_done = 0;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	if (env->verbose)
+		say_env(env);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGQUIT);
+	sigaddset(&mask, SIGCHLD);
+	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
+	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0 || pipe2(cork, O_CLOEXEC) < 0) {
+		fprintf(stderr, "cbottleneck: cannot set up signals: %s\n", strerror(errno));
+		ret = CLI_EXIT_REFUSED;
+		goto out;
+	}
+	/* Orphaned descendants (daemons, double forks) become our children, so we
+	 * can wait for them and read their complete files. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 && env->verbose)
+		fprintf(stderr, "cbottleneck: PR_SET_CHILD_SUBREAPER failed: %s\n", strerror(errno));
+
+	fflush(NULL);
+	res->start_ns = cli_now_ns();
+	pid = fork();
+	if (pid < 0) {
+		fprintf(stderr, "cbottleneck: cannot fork: %s\n", strerror(errno));
+		ret = CLI_EXIT_REFUSED;
+		goto out;
+	}
+	if (pid == 0) {
+		int e;
+		close(cork[0]);
+		close(sfd);
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		child_env(env);
+		execv(path, argv);
+		e = errno;
+		if (write(cork[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(cork[1]);
+	cork[1] = -1;
+	{
+		int e = 0;
+		ssize_t n;
+		while ((n = read(cork[0], &e, sizeof(e))) < 0 && errno == EINTR)
+			;
+		if (n == (ssize_t)sizeof(e))
+			res->exec_errno = e;
+	}
+
+	for (;;) {
+		struct signalfd_siginfo si;
+		ssize_t n;
+		pid_t w;
+		int st;
+
+		/* Reap everything that has ended; stop when nothing is left. */
+		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+			if (w == pid) {
+				res->status = st;
+				child_done = 1;
+			}
+		}
+		if (w < 0 && errno == ECHILD)
+			break;
+		n = read(sfd, &si, sizeof(si));
+		if (n != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		/* Terminal-generated signals (SI_KERNEL) already reached the child's
+		 * process group; forward only those sent to us by a process. */
+		if ((int)si.ssi_code > 0 || (pid_t)si.ssi_pid == pid)
+			continue;
+		if (!child_done)
+			kill(pid, (int)si.ssi_signo);
+		else
+			signal_children((int)si.ssi_signo);
+	}
+	res->end_ns = cli_now_ns();
+	if (!child_done)
+		res->status = 127 << 8; /* cannot happen: the child was ours */
+out:
+	if (sfd >= 0)
+		close(sfd);
+	if (cork[0] >= 0)
+		close(cork[0]);
+	if (cork[1] >= 0)
+		close(cork[1]);
+	sigprocmask(SIG_SETMASK, &old, NULL);
+	return ret;
+}
