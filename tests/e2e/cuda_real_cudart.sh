@@ -1,0 +1,24 @@
+#!/bin/bash
+# cuda_real_cudart — the REAL CUDA runtime and CUPTI under cbottleneck.  On a
+# machine without an NVIDIA driver (CI) cudaGetDeviceCount fails and the
+# driver never calls the injection: the program must still run, keep its exit
+# status (3) and get a CPU profile.  With a driver the layer must start.
+. "$(dirname "$0")/lib/common.bash"
+[ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
+need_cbn
+P="$CBN_BUILD_DIR/tests/cuda/cudart_probe"
+[ -x "$P" ] || skip "cudart_probe not built (no libcudart): $P"
+
+run_cbn -F 500 --json "$T/r.json" -- "$P"
+expect_rc 3
+grep -q "cudart_probe: cudaGetDeviceCount -> " "$OUTF" || fail "the probe did not run"
+[ "$(json_func_field "$T/r.json" probe_spin self_ns)" -gt 0 ] || fail "probe_spin missing from the CPU table"
+if grep -q "cudaGetDeviceCount -> 0 " "$OUTF"; then
+	note "a CUDA driver is present: the layer must have started"
+	[ "$(json_get "$T/r.json" 'cuda.status[0].state')" = finished ] || fail "CUDA layer did not finish"
+else
+	note "no usable driver: $(grep -o 'cudaGetDeviceCount -> .*' "$OUTF")"
+	[ "$(json_py "$T/r.json" '[s["state"] for s in d.get("cuda", {}).get("status", [])]')" = "[]" ] ||
+		fail "the injection ran although the driver could not initialize"
+fi
+exit 0
