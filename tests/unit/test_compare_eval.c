@@ -6,6 +6,7 @@
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <unistd.h>
 
 #include "testlib.h"
@@ -373,6 +374,109 @@ static void test_bad_files(void)
 	CHECK(strstr(last_err, "/nonexistent") == NULL);
 }
 
+/* Reports of the right version but the wrong shapes: never a crash, and a
+ * gate on something that is not there is a usage error. */
+static void test_hostile_shapes(void)
+{
+	static const char *bodies[] = {
+		"\"functions\":{\"heavy\":1}",
+		"\"functions\":[1,\"x\",null,{\"name\":5},{\"name\":\"heavy\",\"self_ns\":\"9\"}]",
+		"\"functions\":\"heavy\",\"cuda\":[]",
+		"\"cuda\":{\"status\":\"started\",\"totals\":[],\"kernels\":7}",
+		"\"cuda\":{\"status\":[null,{\"state\":3}],\"totals\":{\"kernels\":\"2\"}}",
+		"\"lines\":[{\"file\":\"a.c\",\"line\":\"42\"}]",
+	};
+	const char *fail[] = {"func[heavy].self:+10%", "gpu.kernels:+0", "kernel[*].calls:+0",
+			      "line[a.c:42].self:+1%", "wall:+10%"};
+	char text[1024];
+	size_t i, k;
+
+	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
+		const char *p;
+		int rc;
+
+		snprintf(text, sizeof(text), "{\"schema_version\":1,\"run\":{\"command\":\"x\","
+			 "\"wall_ns\":1e9,\"cpu_ns\":\"no\",\"period_ns\":-5},%s}", bodies[i]);
+		p = raw("hostile.json", text);
+		for (k = 0; k < sizeof(fail) / sizeof(fail[0]); k++) {
+			rc = run(p, p, &fail[k], 1, NULL, 0, NULL, NULL);
+			CHECK(rc == CMP_USAGE || rc == CMP_UNMEASURABLE || rc == CMP_PASS);
+		}
+		rc = run(p, p, &fail[4], 1, NULL, 0, NULL, NULL); /* wall is there */
+		CHECK_EQ_INT(rc, CMP_PASS);
+		rc = run(p, p, NULL, 0, NULL, 0, NULL, NULL); /* the default report */
+		CHECK(rc == CMP_USAGE || rc == CMP_PASS);
+	}
+}
+
+/* Mutation fuzzing of the report reader: flips, deletions and duplications of
+ * a valid report (with CUDA data), a fixed seed and a bounded count, so the
+ * test is fast and repeatable.  Every outcome must be a defined exit status;
+ * ASan/UBSan builds catch the rest. */
+static void test_mutations(void)
+{
+	struct fn fns[] = {{"heavy", 100, 120}, {"light", 30, 30}};
+	const char *gates[] = {"func[*].self:+10%", "kernel[*].avg:+5%", "api[*].calls:+0",
+			       "gpu.utilization:-5%", "line[split.c:42].self:+1%", "cpu:+1%"};
+	const char *good = report("fz.json", 1e9, 1e6, fns, 2,
+				  cuda_json(20, 10, 5e6, 4, 0.8, "finished"));
+	static char orig[16384], buf[16384 + 64];
+	char path[300];
+	uint64_t x = 88172645463325252ull;
+	size_t len, n, i;
+	FILE *f = fopen(good, "r");
+
+	REQUIRE(f);
+	len = fread(orig, 1, sizeof(orig) - 1, f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/mut.json", dir);
+	for (i = 0; i < 500; i++) {
+		int k, rc, edits = 1 + (int)(i % 4);
+
+		memcpy(buf, orig, len);
+		n = len;
+		for (k = 0; k < edits; k++) {
+			size_t at;
+
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			at = (size_t)(x >> 8) % n;
+			switch (x % 3) {
+			case 0: /* flip to a JSON-significant byte */
+				buf[at] = "{}[]\":,0-9en \\"[(x >> 40) % 14];
+				break;
+			case 1: /* delete a run */
+				{
+					size_t d = 1 + (x >> 50) % 8;
+
+					if (at + d > n)
+						d = n - at;
+					memmove(buf + at, buf + at + d, n - at - d);
+					n -= d;
+				}
+				break;
+			default: /* duplicate a byte */
+				if (n < sizeof(buf) - 1) {
+					memmove(buf + at + 1, buf + at, n - at);
+					n++;
+				}
+				break;
+			}
+			if (n == 0)
+				break;
+		}
+		f = fopen(path, "w");
+		REQUIRE(f);
+		fwrite(buf, 1, n, f);
+		fclose(f);
+		rc = run(good, path, gates, 6, NULL, 0, NULL, NULL);
+		CHECK(rc >= CMP_PASS && rc <= CMP_UNMEASURABLE);
+		rc = run(path, good, NULL, 0, gates, 6, NULL, NULL);
+		CHECK(rc >= CMP_PASS && rc <= CMP_UNMEASURABLE);
+		if (n == 0)
+			break;
+	}
+}
+
 static char *slurp(const char *path)
 {
 	static char buf[65536];
@@ -516,6 +620,8 @@ int main(void)
 	test_missing_and_patterns();
 	test_gpu();
 	test_bad_files();
+	test_hostile_shapes();
+	test_mutations();
 	test_markdown_and_bench();
 	test_defaults_and_quiet();
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
