@@ -47,14 +47,18 @@ char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 
 char *fmt_hz(char *buf, size_t len, double hz)
 {
-	if (hz >= 1e3 && (long long)hz % 1000 == 0 && hz == (double)(long long)hz)
-		snprintf(buf, len, "%lld kHz", (long long)hz / 1000);
-	else if (hz >= 1e4)
-		snprintf(buf, len, "%.1f kHz", hz / 1e3);
-	else if (hz == (double)(long long)hz)
-		snprintf(buf, len, "%lld Hz", (long long)hz);
+	/* one decimal at most: 1e9 / period rarely lands on an integer */
+	double r = (double)(long long)(hz * 10.0 + 0.5) / 10.0;
+	long long i = (long long)r;
+
+	if (r >= 1e3 && (double)i == r && i % 1000 == 0)
+		snprintf(buf, len, "%lld kHz", i / 1000);
+	else if (r >= 1e4)
+		snprintf(buf, len, "%.1f kHz", r / 1e3);
+	else if ((double)i == r)
+		snprintf(buf, len, "%lld Hz", i);
 	else
-		snprintf(buf, len, "%.1f Hz", hz);
+		snprintf(buf, len, "%.1f Hz", r);
 	return buf;
 }
 

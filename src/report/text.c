@@ -93,6 +93,49 @@ static void text_command(FILE *out, const struct profile *p)
 	}
 }
 
+/* 1 if process image idx was replaced by exec: a later image has its pid. */
+static int text_execd(const struct profile *p, size_t idx)
+{
+	size_t i;
+
+	for (i = 0; i < p->nprocesses; i++)
+		if (i != idx && p->processes[i].pid == p->processes[idx].pid &&
+		    p->processes[i].exec_seq > p->processes[idx].exec_seq)
+			return 1;
+	return 0;
+}
+
+/* Processes as the user counts them: an exec keeps the pid. */
+static size_t text_distinct_pids(const struct profile *p)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i < p->nprocesses; i++) {
+		for (k = 0; k < i; k++)
+			if (p->processes[k].pid == p->processes[i].pid)
+				break;
+		if (k == i)
+			n++;
+	}
+	return n;
+}
+
+/* Threads as the user counts them (an exec keeps the main thread's tid);
+ * counting stops at 2, which is all the caller needs. */
+static size_t text_distinct_tids(const struct profile *p)
+{
+	size_t i, k, n = 0;
+
+	for (i = 0; i < p->nthreads && n < 2; i++) {
+		for (k = 0; k < i; k++)
+			if (p->threads[k].tid == p->threads[i].tid)
+				break;
+		if (k == i)
+			n++;
+	}
+	return n;
+}
+
 static void text_header(struct text_ctx *t)
 {
 	const struct profile *p = t->p;
@@ -101,6 +144,7 @@ static void text_header(struct text_ctx *t)
 	char a[64], b[64];
 	unsigned k;
 	int first = 1;
+	size_t npids;
 
 	fprintf(out, "cbottleneck: CPU sampling profile\n");
 	fprintf(out, "  Command:    ");
@@ -114,9 +158,14 @@ static void text_header(struct text_ctx *t)
 		fprintf(out, " (%.2f%% of wall, sampled)",
 			100.0 * (double)c->cpu_ns / (double)p->wall_ns);
 	fputc('\n', out);
-	if (p->frequency_hz > 0 || p->period_ns)
-		fprintf(out, "  Sampling:   %s (period %s)\n", fmt_hz(a, sizeof(a), p->frequency_hz),
+	/* the period the agent actually used is the truth; the frequency asked
+	 * for may have been rounded to a whole timer period */
+	if (p->period_ns)
+		fprintf(out, "  Sampling:   %s (period %s)\n",
+			fmt_hz(a, sizeof(a), 1e9 / (double)p->period_ns),
 			fmt_time(b, sizeof(b), p->period_ns));
+	else if (p->frequency_hz > 0)
+		fprintf(out, "  Sampling:   %s\n", fmt_hz(a, sizeof(a), p->frequency_hz));
 	fprintf(out, "  Samples:    %llu", (unsigned long long)c->samples);
 	if (c->weight != c->samples)
 		fprintf(out, " (weight %llu: the timer overran %llu times)",
@@ -139,7 +188,12 @@ static void text_header(struct text_ctx *t)
 		}
 		fprintf(out, ")\n");
 	}
-	fprintf(out, "  Processes:  %zu\n", p->nprocesses);
+	npids = text_distinct_pids(p);
+	fprintf(out, "  Processes:  %zu", npids);
+	if (npids != p->nprocesses)
+		fprintf(out, " (%zu program images: exec replaced %zu)", p->nprocesses,
+			p->nprocesses - npids);
+	fputc('\n', out);
 	fprintf(out, "  Threads:    %zu", p->nthreads);
 	if (c->nthreads_seen != p->nthreads)
 		fprintf(out, " (%zu with samples)", c->nthreads_seen);
@@ -275,6 +329,8 @@ static void text_proc_exit(struct text_ctx *t, char *buf, size_t len, size_t idx
 
 	if (pr->clean_exit)
 		snprintf(buf, len, "%d", pr->exit_code);
+	else if (text_execd(t->p, idx))
+		snprintf(buf, len, "exec");
 	else if (idx == 0 && t->p->exit_signal > 0)
 		text_exit_desc(buf, len, 0, t->p->exit_signal);
 	else
@@ -343,18 +399,20 @@ static void text_threads(struct text_ctx *t)
 	const struct cpu_profile *c = t->c;
 	struct cpu_thread *v;
 	struct fmt_table *tb;
-	size_t i, n;
+	size_t i, n, nv;
 	char a[64], b[64];
 
-	if (p->nthreads <= 1)
+	if (text_distinct_tids(p) <= 1)
 		return;
 	v = malloc(c->nthreads * sizeof(*v));
 	tb = fmt_table_new();
 	if (!v || !tb)
 		goto out;
-	memcpy(v, c->threads, c->nthreads * sizeof(*v));
-	qsort(v, c->nthreads, sizeof(*v), text_thread_cmp);
-	n = c->nthreads;
+	for (i = 0, nv = 0; i < c->nthreads; i++)
+		if (c->threads[i].samples)
+			v[nv++] = c->threads[i];
+	qsort(v, nv, sizeof(*v), text_thread_cmp);
+	n = nv;
 	if (t->limit >= 0 && (size_t)t->limit < n)
 		n = (size_t)t->limit;
 	fmt_table_col(tb, "TID", FMT_RIGHT, 7, 0);
@@ -377,8 +435,10 @@ static void text_threads(struct text_ctx *t)
 	}
 	fprintf(t->out, "Threads\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
-	if (n < c->nthreads)
-		fprintf(t->out, "   (%zu more threads; use --limit)\n", c->nthreads - n);
+	if (n < nv)
+		fprintf(t->out, "   (%zu more threads; use --limit)\n", nv - n);
+	if (nv < c->nthreads)
+		fprintf(t->out, "   (%zu threads without samples not shown)\n", c->nthreads - nv);
 	fputc('\n', t->out);
 out:
 	free(v);

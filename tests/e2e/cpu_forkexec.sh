@@ -41,5 +41,5 @@ PY
 grep_out '^Processes$'
 grep_out '^ +[0-9]+ +[0-9]+ +[0-9.]+(s|ms|us) +[0-9.]+% +[0-9]+ .*forkexec'
 grep_out '^ +[0-9]+ +[0-9]+ +[0-9.]+(s|ms|us) +[0-9.]+% +[0-9]+ .*split'
-grep_out '^  Processes:  2$'
+grep_out "^  Processes:  2( |\$)"
 exit 0

@@ -6,7 +6,7 @@ need_cbn
 need_example split
 need_python_jsonschema
 
-run_cbn --json "$T/r.json" -- "$EXAMPLES/split" "$SCALE"
+run_cbn -F 1000 --json "$T/r.json" -- "$EXAMPLES/split" "$SCALE"
 expect_rc 0
 grep -q '^split: done$' "$OUTF" || fail "the target's own output is missing from stdout"
 [ -s "$T/r.json" ] || fail "--json wrote nothing"

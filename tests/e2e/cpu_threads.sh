@@ -6,7 +6,7 @@ need_cbn
 need_example threads
 need_python_jsonschema
 
-run_cbn --json "$T/r.json" -- "$EXAMPLES/threads" 0.5
+run_cbn -F 1000 --json "$T/r.json" -- "$EXAMPLES/threads" 0.8
 expect_rc 0
 validate_schema "$T/r.json"
 

@@ -230,7 +230,7 @@ static void test_processes_threads(void)
 {
 	struct pb b;
 	char *out;
-	uint32_t f, g, p1, p2, t1, t2, t3;
+	uint32_t f, g, p1, p2, p3, t1, t2, t3;
 
 	pb_init(&b, 1000000, "./forkexec");
 	f = pb_func(&b, "parent_work", "fe.c", 10, "forkexec");
@@ -249,6 +249,19 @@ static void test_processes_threads(void)
 	pb_samples(&b, t3, pb_stack(&b, 1, &g), 10, 1, 0);
 	b.p.processes[p2].lost[CBN_LOST_BUFFER_FULL] = 3;
 	b.p.processes[p1].lost[CBN_LOST_FOREIGN_PID] = 1;
+	/* the child's first image (before exec): same pid, no samples */
+	p3 = pb_process(&b, 101, 100, "/x/forkexec", "./forkexec 0.3", 1000000);
+	b.p.processes[p3].clean_exit = 0;
+	b.p.processes[p2].exec_seq = 1;
+	pb_thread(&b, 101, p3, "forkexec");
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "Processes:  2 (3 program images: exec replaced 1)\n"));
+	CHECK(strstr(out, "  exec  "));
+	CHECK(strstr(out, "   (1 threads without samples not shown)\n"));
+	free(out);
+	b.p.nprocesses--;
+	b.p.nthreads--;
+
 	out = render(&b.p, NULL, 0, 0);
 	CHECK(strstr(out, "Exit:       killed by signal 9 (SIGKILL)\n"));
 	CHECK(strstr(out, "Lost:       4 lost (3 buffer_full, 1 foreign_pid)\n"));
@@ -331,6 +344,8 @@ static void test_fmt(void)
 	CHECK_STR(fmt_bytes(buf, sizeof(buf), 1536), "1.50 KB");
 	CHECK_STR(fmt_hz(buf, sizeof(buf), 997), "997 Hz");
 	CHECK_STR(fmt_hz(buf, sizeof(buf), 1000), "1 kHz");
+	CHECK_STR(fmt_hz(buf, sizeof(buf), 1e9 / 10101010.0), "99 Hz");
+	CHECK_STR(fmt_hz(buf, sizeof(buf), 99.5), "99.5 Hz");
 	CHECK_EQ_INT(fmt_width("a\xe2\x80\xa6z"), 3);
 	CHECK_STR(fmt_trunc(buf, sizeof(buf), "abcdefgh", 5, 0), "abcd\xe2\x80\xa6");
 	CHECK_STR(fmt_trunc(buf, sizeof(buf), "/long/path/x.c", 6, 1), "\xe2\x80\xa6" "h/x.c");
