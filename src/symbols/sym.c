@@ -449,6 +449,19 @@ static int sym_frames_from_scopes(struct sym_ctx *ctx, struct sym_module *mod, u
 	return ns;
 }
 
+/* Interns a string libdw owns and keeps for the module's lifetime (line-table
+ * file names): keyed by its address, so each is hashed only once. */
+static const char *sym_intern_ptr(struct sym_ctx *ctx, struct sym_module *mod, const char *s)
+{
+	uint64_t v;
+
+	if (sym_map_get(&ctx->map, SYM_TAG_STR | mod->idx, (uintptr_t)s, &v))
+		return (const char *)(uintptr_t)v;
+	const char *r = sym_intern_str(ctx, s);
+	sym_map_put(&ctx->map, SYM_TAG_STR | mod->idx, (uintptr_t)s, (uintptr_t)r);
+	return r;
+}
+
 int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		const struct sym_frame **frames)
 {
@@ -470,7 +483,7 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		int line = 0;
 		const char *f = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
 		if (f) {
-			pfile = sym_intern_str(ctx, f);
+			pfile = sym_intern_ptr(ctx, mod, f);
 			pline = line > 0 ? (uint32_t)line : 0;
 		}
 		ns = sym_dwarf_scopes(ctx, mod, addr, scopes, SYM_MAX_DEPTH);

@@ -197,13 +197,21 @@ int sym_dwarf_scopes(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr
 
 	if (!cu || max < 1)
 		return 0;
-	Dwarf_Die cudie = *cu;
-	uint64_t key = dwarf_dieoffset(&cudie);
-	sym_split_unit(&cudie);
 	uint64_t pc = vaddr - bias;
-	struct sym_cu_index *ix = sym_cu_index_get(ctx, mod, &cudie, key);
-	if (!ix)
-		return 0;
+	struct sym_cu_index *ix;
+	if (mod->last_cu == cu->addr && mod->ncus) {
+		/* pcs come in address order often enough to skip the map */
+		ix = &mod->cus[mod->last_ix];
+	} else {
+		Dwarf_Die cudie = *cu;
+		uint64_t key = dwarf_dieoffset(&cudie);
+		sym_split_unit(&cudie);
+		ix = sym_cu_index_get(ctx, mod, &cudie, key);
+		if (!ix)
+			return 0;
+		mod->last_cu = cu->addr;
+		mod->last_ix = (size_t)(ix - mod->cus);
+	}
 	Dwarf_Die *fn = sym_cu_index_find(ix, pc);
 	if (!fn)
 		return 0;
@@ -272,60 +280,155 @@ static void sym_decl_die(Dwarf_Die *die, Dwarf_Die *out)
 	}
 }
 
+static int sym_scope_tag(int tag)
+{
+	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
+	       tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block;
+}
+
+static int sym_par_add(struct sym_parents *p, size_t *cap, uint64_t off, uint64_t par)
+{
+	if (p->n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 256;
+		struct sym_parent *np = realloc(p->ent, ncap * sizeof(*np));
+		if (!np)
+			return -12;
+		p->ent = np;
+		*cap = ncap;
+	}
+	p->ent[p->n].off = off;
+	p->ent[p->n].par = par;
+	p->n++;
+	return 0;
+}
+
+/* Records the enclosing scope of every scope DIE.  A preorder walk meets
+ * DIEs in increasing offset order, so the array comes out sorted. */
+static void sym_par_collect(struct sym_parents *p, size_t *cap, Dwarf_Die *parent, int depth)
+{
+	Dwarf_Die child;
+	uint64_t poff = dwarf_dieoffset(parent);
+
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		if (!sym_scope_tag(dwarf_tag(&child)))
+			continue;
+		if (sym_par_add(p, cap, dwarf_dieoffset(&child), poff) < 0)
+			return;
+		if (dwarf_haschildren(&child) > 0)
+			sym_par_collect(p, cap, &child, depth + 1);
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+/* The parent table of die's CU, built on first use (one walk per CU). */
+static struct sym_parents *sym_parents_get(struct sym_ctx *ctx, struct sym_module *mod,
+					   Dwarf_Die *die)
+{
+	Dwarf_Die cu;
+	uint64_t key = (uintptr_t)die->cu, v;
+
+	if (sym_map_get(&ctx->map, SYM_TAG_PAR | mod->idx, key, &v))
+		return &mod->pars[v];
+	if (!dwarf_diecu(die, &cu, NULL, NULL))
+		return NULL;
+	if (mod->npars == mod->cappars) {
+		size_t ncap = mod->cappars ? mod->cappars * 2 : 16;
+		struct sym_parents *np = realloc(mod->pars, ncap * sizeof(*np));
+		if (!np)
+			return NULL;
+		mod->pars = np;
+		mod->cappars = ncap;
+	}
+	struct sym_parents *p = &mod->pars[mod->npars];
+	size_t cap = 0;
+	memset(p, 0, sizeof(*p));
+	sym_par_collect(p, &cap, &cu, 0);
+	if (sym_map_put(&ctx->map, SYM_TAG_PAR | mod->idx, key, mod->npars) < 0) {
+		free(p->ent);
+		return NULL;
+	}
+	mod->npars++;
+	return p;
+}
+
+static int sym_parent_of(const struct sym_parents *p, uint64_t off, uint64_t *par)
+{
+	size_t lo = 0, hi = p->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p->ent[mid].off < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->n || p->ent[lo].off != off)
+		return 0;
+	*par = p->ent[lo].par;
+	return 1;
+}
+
 /* "ns::Klass::name" for a C++ function DWARF gives no linkage name for
- * (lambdas, templates over local types, main): the enclosing namespaces,
- * classes and functions of its declaration, found with dwarf_getscopes_die.
- * That walks the CU from its start, so it is bounded per module. */
+ * (lambdas, templates over local types, anonymous namespaces, main): the
+ * namespaces, classes and functions enclosing its declaration.  libdw has no
+ * parent links and dwarf_getscopes_die rewalks the CU per call, so each CU's
+ * scope parents are tabled once. */
 static const char *sym_qualify(struct sym_ctx *ctx, struct sym_module *mod, Dwarf_Die *die,
 			       const char *plain, uint32_t *decl_line, const char **decl_file)
 {
-	Dwarf_Die decl, *scopes = NULL;
+	const char *parts[32];
+	int nparts = 0;
+	Dwarf_Die decl, cur;
 	char buf[1024];
 	size_t len = 0;
-	int n;
+	uint64_t off, par;
 
-	if (mod->nqualified++ > 4096)
-		return sym_intern_str(ctx, plain);
 	sym_decl_die(die, &decl);
-	n = dwarf_getscopes_die(&decl, &scopes);
-	if (n <= 1) {
-		free(scopes);
+	struct sym_parents *p = sym_parents_get(ctx, mod, &decl);
+	Dwarf *dw = dwarf_cu_getdwarf(decl.cu);
+	if (!p || !dw)
 		return sym_intern_str(ctx, plain);
-	}
-	/* scopes[0] is decl itself, scopes[n - 1] the CU. */
-	for (int i = n - 2; i >= 1; i--) {
+	off = dwarf_dieoffset(&decl);
+	while (nparts < 32 && sym_parent_of(p, off, &par) && dwarf_offdie(dw, par, &cur)) {
 		const char *part = NULL;
-		switch (dwarf_tag(&scopes[i])) {
+		switch (dwarf_tag(&cur)) {
 		case DW_TAG_namespace:
-			part = dwarf_diename(&scopes[i]);
+			part = dwarf_diename(&cur);
 			if (!part)
 				part = "(anonymous namespace)";
 			break;
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
-			part = dwarf_diename(&scopes[i]);
+			part = dwarf_diename(&cur);
 			if (!part)
 				part = "{lambda}";
 			if (!*decl_line) {
+				/* operator() of a lambda has no declaration of
+				 * its own; its closure type does. */
 				int l = 0;
-				const char *f = sym_decl_file(&scopes[i]);
-				if (dwarf_decl_line(&scopes[i], &l) == 0 && l > 0 && f) {
+				const char *f = sym_decl_file(&cur);
+				if (dwarf_decl_line(&cur, &l) == 0 && l > 0 && f) {
 					*decl_line = (uint32_t)l;
 					*decl_file = sym_intern_str(ctx, f);
 				}
 			}
 			break;
 		case DW_TAG_subprogram:
-			part = sym_attr_string(&scopes[i], DW_AT_name);
+			part = sym_attr_string(&cur, DW_AT_name);
 			break;
 		default:
 			break;
 		}
-		if (part && len + strlen(part) + 2 < sizeof(buf))
-			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s::", part);
+		if (part)
+			parts[nparts++] = part;
+		off = par;
 	}
-	free(scopes);
+	for (int i = nparts - 1; i >= 0; i--)
+		if (len + strlen(parts[i]) + 3 < sizeof(buf))
+			len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s::", parts[i]);
 	if (len + strlen(plain) + 1 > sizeof(buf))
 		return sym_intern_str(ctx, plain);
 	len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s", plain);
@@ -402,9 +505,15 @@ void sym_dwarf_callsite(struct sym_ctx *ctx, Dwarf_Die *die, const char **file, 
 
 void sym_dwarf_free(struct sym_module *mod)
 {
+	for (size_t i = 0; i < mod->npars; i++)
+		free(mod->pars[i].ent);
+	free(mod->pars);
+	mod->pars = NULL;
+	mod->npars = mod->cappars = 0;
 	for (size_t i = 0; i < mod->ncus; i++)
 		free(mod->cus[i].fn);
 	free(mod->cus);
 	mod->cus = NULL;
+	mod->last_cu = NULL;
 	mod->ncus = mod->capcus = 0;
 }

@@ -65,6 +65,16 @@ struct sym_cu_index {
 	size_t n;
 };
 
+/* Enclosing scope of each scope DIE of one CU, sorted by offset. */
+struct sym_parent {
+	uint64_t off, par;
+};
+
+struct sym_parents {
+	struct sym_parent *ent;
+	size_t n;
+};
+
 /* Name and declaration of a DWARF function DIE (cached per DIE). */
 struct sym_fninfo {
 	const char *name;        /* interned, NULL when the DIE names nothing */
@@ -92,8 +102,11 @@ struct sym_module {
 	struct sym_sym *syms;    /* sorted by lo */
 	size_t nsyms;
 
-	size_t nqualified;       /* C++ names qualified by a scope walk (bounded) */
+	struct sym_parents *pars;  /* per-CU scope parents, for C++ names */
+	size_t npars, cappars;
 	struct sym_cu_index *cus;  /* CU indexes, referenced from ctx->map */
+	const void *last_cu;       /* the CU of the previous lookup, and its index */
+	size_t last_ix;
 	size_t ncus, capcus;
 };
 
@@ -120,6 +133,8 @@ struct sym_ctx {
 #define SYM_TAG_CU (2ull << 32)
 #define SYM_TAG_FN (3ull << 32)
 #define SYM_TAG_MOD (4ull << 32)
+#define SYM_TAG_PAR (5ull << 32)
+#define SYM_TAG_STR (6ull << 32)
 
 void sym_util_free(struct sym_ctx *ctx);
 int sym_demangle_available(void);
