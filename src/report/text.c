@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cpu.h"
+#include "cuda.h"
 #include "cuda_report.h"
 #include "fmt.h"
 #include "report.h"
@@ -18,26 +19,14 @@
 #define TEXT_NAME_MAX 80       /* columns of a function name in the CPU table */
 #define TEXT_PATH_MAX 60       /* columns of a path before it is cut from the left */
 
-/* Keys of the CUDA tables (torch key_averages().table(sort_by=...)); the CPU
- * table falls back to tottime for these, and the CUDA tables to their default
- * for the pstats keys. */
-static const char *const text_cuda_keys[] = {
-	"cpu_time",       "cuda_time",           "cpu_time_total", "cuda_time_total",
-	"self_cpu_time_total", "self_cuda_time_total", "count",
-};
-
+/* --sort takes the pstats keys of the CPU table and the key_averages keys of
+ * the CUDA tables (analysis/cuda.c).  Each table falls back to its own
+ * default for a key of the other kind. */
 int report_sort_key_valid(const char *key)
 {
-	size_t i;
-
-	if (!key)
+	if (!key || !*key)
 		return 0;
-	if (cpu_sort_parse(key) >= 0)
-		return 1;
-	for (i = 0; i < sizeof(text_cuda_keys) / sizeof(text_cuda_keys[0]); i++)
-		if (strcmp(key, text_cuda_keys[i]) == 0)
-			return 1;
-	return 0;
+	return cpu_sort_parse(key) >= 0 || cuda_sort_key_valid(key);
 }
 
 /* Paths under the current directory are shown relative to it. */
