@@ -416,7 +416,9 @@ static void eval_scalar(struct cmp_result *r, const struct cmp_side *b, const st
 	struct cmp_val vb = scalar_value(b, e), vc = scalar_value(c, e);
 	struct cmp_row *row;
 
-	if (e->metric != CMP_M_GPU && !vb.ok) {
+	/* A metric the baseline lacks is a configuration error, unless the current
+	 * run cannot show it either (a GPU metric on two CPU-only runs: n/a). */
+	if (!vb.ok && (e->metric != CMP_M_GPU || vc.ok)) {
 		config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
 			     "report?", e->text, b->path, scalar_key(e));
 		return;
@@ -429,16 +431,10 @@ static void eval_scalar(struct cmp_result *r, const struct cmp_side *b, const st
 	row->has_cur = vc.ok;
 	row->cur = vc.v;
 	row->sigma = sqrt(vb.var + vc.var);
-	if (e->metric == CMP_M_GPU && !vc.ok) {
+	if (!vc.ok) {
 		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "current run has no %s", scalar_key(e));
-	}
-	if (e->metric == CMP_M_GPU && !vb.ok && row->status != CMP_S_NA) {
-		config_error(r, "'%s': the baseline %s has no %s", e->text, b->path,
-			     scalar_key(e));
-		r->nrows--;
-		free(row->name);
-		return;
+		snprintf(row->note, sizeof(row->note), "the current report has no %s",
+			 scalar_key(e));
 	}
 	row_judge(r, row);
 }

@@ -360,6 +360,9 @@ static void test_bad_files(void)
 	p = raw("nowall.json", "{\"schema_version\":1,\"run\":{\"cpu_ns\":5}}");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
 	CHECK(strstr(last_err, "run.wall_ns"));
+	/* ... while a current report without it could not measure the gate */
+	CHECK_EQ_INT(run(good, p, fail, 1, NULL, 0, NULL, NULL), CMP_UNMEASURABLE);
+	CHECK_STR(status_of("wall"), "n/a");
 
 	p = raw("empty.json", "");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
