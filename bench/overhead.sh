@@ -57,13 +57,21 @@ run_one()
 	t0=$(now_ns)
 	case $tool in
 	base) "$EX/$e" "$SCALE" >/dev/null 2>&1 ;;
-	cbn) "$CBN" "${CBN_RATE[@]}" "$rate" -- "$EX/$e" "$SCALE" >/dev/null 2>&1 ;;
+	cbn) rm -rf "$TMP/sess"
+		"$CBN" "${CBN_RATE[@]}" "$rate" -o "$TMP/sess" -- "$EX/$e" "$SCALE" >/dev/null 2>&1 ;;
 	perf) perf record -q -g -F "$rate" -o "$TMP/perf.data" -- "$EX/$e" "$SCALE" >/dev/null 2>&1 ;;
 	gperf) env LD_PRELOAD="$LIBPROFILER" CPUPROFILE="$TMP/gperf.prof" \
 		CPUPROFILE_FREQUENCY="$rate" "$EX/$e" "$SCALE" >/dev/null 2>&1 ;;
 	esac || { echo "overhead.sh: $tool at $rate Hz failed on $e" >&2; echo NaN; return; }
 	t1=$(now_ns)
 	echo "$(( (t1 - t0) / 1000 ))e-6"
+	# The launcher's own measure of the target (spawn to the last exit), without
+	# the report it prints afterwards.
+	if [ "$tool" = cbn ]; then
+		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["wall_ns"] / 1e9)' \
+			"$TMP/sess/session.json" >>"$TMP/t.$e.cbnrun.$rate" 2>/dev/null ||
+			echo NaN >>"$TMP/t.$e.cbnrun.$rate"
+	fi
 }
 
 tools=(cbn)
@@ -72,7 +80,9 @@ tools=(cbn)
 
 echo "cbottleneck overhead: wall time profiled / unprofiled, median of $RUNS runs, SCALE=$SCALE"
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), $(uname -r)"
-echo "commands: cbottleneck ${CBN_RATE[*]} RATE -- EX $SCALE (includes its report)"
+echo "commands: cbottleneck ${CBN_RATE[*]} RATE -o DIR -- EX $SCALE"
+echo "          (cbn-run: the target's wall time as the launcher measured it, session.json;"
+echo "           cbn-total: the whole command, including symbolization and the printed report)"
 echo "          perf record -q -g -F RATE -o FILE -- EX $SCALE"
 echo "          LD_PRELOAD=$LIBPROFILER CPUPROFILE=FILE CPUPROFILE_FREQUENCY=RATE EX $SCALE"
 [ -n "$PERF_WHY" ] && echo "perf: n/a ($PERF_WHY)"
@@ -104,8 +114,10 @@ def med(e, tool, rate):
         return None
     v = [x for x in v if not math.isnan(x)]
     return statistics.median(v) if v else None
-cols = [(t, r) for r in rates for t in ("cbn", "perf", "gperf")]
-head = ["example", "unprofiled"] + ["%s@%sHz" % (names[t], r) for t, r in cols]
+cols = [(t, r) for r in rates for t in ("cbnrun", "cbn", "perf", "gperf")]
+names["cbnrun"] = "cbn-run"
+names["cbn"] = "cbn-total"
+head = ["example", "unprofiled"] + ["%s@%s" % (names[t], r) for t, r in cols]
 rows = []
 for e in examples:
     b = med(e, "base", 0)
