@@ -44,6 +44,10 @@ const char *sym_module_basename(const struct sym_module *mod);
 int sym_module_has_debuginfo(struct sym_ctx *ctx, struct sym_module *mod);
 /* 1 when the file on disk no longer matches the build-id recorded at run time. */
 int sym_module_changed(struct sym_ctx *ctx, struct sym_module *mod);
+/* 1 when the symbols come from a file whose build-id matches the run's (or no
+ * build-id was recorded): after a change, the original's debug file was found
+ * under <debug dir>/.build-id/, so names and lines are still right. */
+int sym_module_exact(struct sym_ctx *ctx, struct sym_module *mod);
 
 /* Demangle a C++/Itanium name; returns name itself when it is not mangled.
  * The result is owned by ctx. */
