@@ -383,6 +383,12 @@ int sym_module_changed(struct sym_ctx *ctx, struct sym_module *mod)
 	return mod->changed;
 }
 
+int sym_module_exact(struct sym_ctx *ctx, struct sym_module *mod)
+{
+	sym_module_ready(ctx, mod);
+	return mod->dm && sym_build_id_matches(mod);
+}
+
 static const char *sym_fallback(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr)
 {
 	char buf[512];

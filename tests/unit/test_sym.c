@@ -145,6 +145,7 @@ static void test_debuglink(void)
 
 	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
 	CHECK_EQ_INT(sym_module_changed(ctx, mod), 0);
+	CHECK_EQ_INT(sym_module_exact(ctx, mod), 1);
 	check_main_frames(ctx, mod);
 	sym_free(ctx);
 }
@@ -190,6 +191,7 @@ static void test_changed(void)
 						run_main.build_id, run_main.build_id_len);
 
 	CHECK_EQ_INT(sym_module_changed(ctx, mod), 1);
+	CHECK_EQ_INT(sym_module_exact(ctx, mod), 1);
 	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
 	check_main_frames(ctx, mod);
 	sym_free(ctx);
@@ -198,6 +200,7 @@ static void test_changed(void)
 	mod = sym_module_get(ctx, fix_path("symfix_changed"), run_main.build_id,
 			     run_main.build_id_len);
 	CHECK_EQ_INT(sym_module_changed(ctx, mod), 1);
+	CHECK_EQ_INT(sym_module_exact(ctx, mod), 0);
 	const struct sym_frame *f;
 	CHECK(sym_resolve(ctx, mod, fix_find(&run_main, "plain")->vaddr, &f) >= 1);
 	CHECK(f[0].func && f[0].func[0]);
@@ -211,6 +214,7 @@ static void test_changed(void)
 			     run_main.build_id_len);
 	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
 	CHECK_EQ_INT(sym_module_changed(ctx, mod), 0);
+	CHECK_EQ_INT(sym_module_exact(ctx, mod), 1);
 	check_main_frames(ctx, mod);
 	sym_free(ctx);
 }
