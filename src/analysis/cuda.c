@@ -1362,53 +1362,87 @@ static char *tstr(char *buf, size_t len, double ns)
 	return buf;
 }
 
-/* Cold start among repeated ranges: first instance vs the median of the rest. */
+/* Cold start among repeated ranges: the earliest instance of a name against
+ * the median of the others.  Ranges are grouped by name first (one pass),
+ * so many distinct names cost nothing extra. */
 static int reco_cold_ranges(struct cuda_analysis *a, size_t *cap, const struct profile *p,
 			    const char **range_names, uint64_t *scratch)
 {
 	struct smap m = { 0 };
-	size_t i, j, fired = 0;
-	int added, ret = 0;
+	uint32_t *gid = malloc((p->nranges + 1) * sizeof(*gid)), *first = NULL, *members = NULL;
+	size_t *off = NULL, *fill = NULL, ng = 0, gcap = 0, i, j, fired = 0;
+	int added, ret = -ENOMEM;
 
-	for (i = 0; i < p->nranges && fired < 3; i++) {
-		uint64_t first, n = 0;
+	if (!gid)
+		goto out;
+	for (i = 0; i < p->nranges; i++) {
+		uint32_t g;
+
+		gid[i] = NO_IDX;
+		if (!range_names[i] || !range_is_span(&p->ranges[i]))
+			continue;
+		g = smap_get(&m, range_names[i], (uint32_t)ng, &added);
+		if (g == NO_IDX)
+			goto out;
+		if (added) {
+			if (grow((void **)&first, &gcap, ng + 1, sizeof(*first)))
+				goto out;
+			first[ng++] = (uint32_t)i;
+		} else if (p->ranges[i].start < p->ranges[first[g]].start) {
+			first[g] = (uint32_t)i;
+		}
+		gid[i] = g;
+	}
+	off = calloc(ng + 2, sizeof(*off));
+	fill = calloc(ng + 2, sizeof(*fill));
+	members = malloc((p->nranges + 1) * sizeof(*members));
+	if (!off || !fill || !members)
+		goto out;
+	for (i = 0; i < p->nranges; i++)
+		if (gid[i] != NO_IDX)
+			off[gid[i] + 1]++;
+	for (j = 0; j < ng; j++)
+		off[j + 1] += off[j];
+	memcpy(fill, off, (ng + 1) * sizeof(*fill));
+	for (i = 0; i < p->nranges; i++)
+		if (gid[i] != NO_IDX)
+			members[fill[gid[i]]++] = (uint32_t)i;
+	ret = 0;
+	for (j = 0; j < ng && fired < 3; j++) {
+		const struct prof_range *f = &p->ranges[first[j]];
+		uint64_t d0 = dur(f->start, f->end), n = 0;
 		double med;
 		char b1[32], b2[32];
 
-		if (!range_names[i] || !range_is_span(&p->ranges[i]))
-			continue;
-		if (smap_get(&m, range_names[i], 0, &added) == NO_IDX) {
-			ret = -ENOMEM;
-			break;
-		}
-		if (!added)
-			continue;
-		first = dur(p->ranges[i].start, p->ranges[i].end);
-		for (j = i + 1; j < p->nranges; j++)
-			if (range_names[j] && range_is_span(&p->ranges[j]) &&
-			    strcmp(range_names[j], range_names[i]) == 0 &&
-			    p->ranges[j].start >= p->ranges[i].start)
-				scratch[n++] = dur(p->ranges[j].start, p->ranges[j].end);
+		for (i = off[j]; i < off[j + 1]; i++)
+			if (members[i] != first[j])
+				scratch[n++] = dur(p->ranges[members[i]].start, p->ranges[members[i]].end);
 		if (n < 2)
 			continue;
 		qsort(scratch, n, sizeof(*scratch), cmp_u64);
 		med = n % 2 ? (double)scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2.0;
-		if ((double)first > CUDA_COLD_RATIO * med && (double)first - med > CUDA_COLD_MIN_NS) {
-			ret = add_reco(a, cap, "cold-start",
-				       xasprintf("range \"%s\": first instance %s vs median %s of the other %llu (%.1fx)",
-						 range_names[i], tstr(b1, sizeof(b1), (double)first),
-						 tstr(b2, sizeof(b2), med), (unsigned long long)n,
-						 med > 0 ? first / med : 0.0),
-				       "The first iteration pays one-time costs (context creation, module loading, "
-				       "allocator growth, cuDNN/cuBLAS autotuning): warm up before timing, or "
-				       "exclude the first iteration from measurements; CUDA_MODULE_LOADING=EAGER "
-				       "moves lazy kernel loading to start-up.");
-			if (ret)
-				break;
-			fired++;
-		}
+		if ((double)d0 <= CUDA_COLD_RATIO * med || (double)d0 - med <= CUDA_COLD_MIN_NS)
+			continue;
+		ret = add_reco(a, cap, "cold-start",
+			       xasprintf("range \"%s\": first instance %s vs median %s of the other %llu (%.1fx)",
+					 range_names[first[j]], tstr(b1, sizeof(b1), (double)d0),
+					 tstr(b2, sizeof(b2), med), (unsigned long long)n,
+					 med > 0 ? d0 / med : 0.0),
+			       "The first iteration pays one-time costs (context creation, module loading, "
+			       "allocator growth, cuDNN/cuBLAS autotuning): warm up before timing, or "
+			       "exclude the first iteration from measurements; CUDA_MODULE_LOADING=EAGER "
+			       "moves lazy kernel loading to start-up.");
+		if (ret)
+			break;
+		fired++;
 	}
+out:
 	smap_free(&m);
+	free(gid);
+	free(first);
+	free(members);
+	free(off);
+	free(fill);
 	return ret;
 }
 

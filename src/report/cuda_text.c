@@ -17,10 +17,13 @@
 #define CUDA_TEXT_NAME_MAX 55      /* torch's max_name_column_width */
 #define CUDA_TEXT_KNAME_MAX 80     /* kernel names in the nsys-style tables */
 
+/* Same convention as the CPU tables: 0 means the default, < 0 no limit. */
 static size_t limit_of(const struct report_opts *o, size_t n)
 {
-	int l = o ? o->limit : CUDA_TEXT_DEFAULT_LIMIT;
+	int l = o ? o->limit : 0;
 
+	if (l == 0)
+		l = CUDA_TEXT_DEFAULT_LIMIT;
 	return l > 0 && (size_t)l < n ? (size_t)l : n;
 }
 
@@ -33,7 +36,7 @@ static char *tm(char *b, size_t n, double ns)
 static void more_rows(FILE *out, size_t shown, size_t n, const char *what)
 {
 	if (shown < n)
-		fprintf(out, "  ... %zu more %s (--limit N, or --json for all)\n", n - shown, what);
+		fprintf(out, "   (%zu more %s; use --limit)\n", n - shown, what);
 }
 
 static void print_status(FILE *out, const struct cuda_analysis *a)

@@ -342,10 +342,14 @@ static void test_text(void)
 	CHECK(strstr(s, "GPU utilization") && strstr(s, "Est. SM efficiency") && strstr(s, "Verdict"));
 	CHECK(strstr(s, "more rows") == NULL);
 	free(s);
+	s = render(&p, NULL, -1);   /* < 0: no limit */
+	CHECK(strstr(s, "more rows") == NULL);
+	CHECK(strstr(s, "                kB") != NULL);
+	free(s);
 
 	s = render(&p, "count", 2);
 	CHECK(strstr(s, "sorted by count") != NULL);
-	CHECK(strstr(s, "... 7 more rows") != NULL);
+	CHECK(strstr(s, "(7 more rows; use --limit)") != NULL);
 	free(s);
 	s = render(&p, "tottime", 2);
 	CHECK(strstr(s, "sorted by cuda_time_total") != NULL);
