@@ -1,0 +1,101 @@
+#!/bin/bash
+# cli_exit_status — the launcher's exit statuses: the target's own code, 128+N
+# with a stderr line when it dies of signal N, 127 missing, 126 not executable
+# or a directory, 2 for usage errors (found before anything runs).
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+
+# The target's own exit code passes through.
+run_cbn -q -- sh -c 'exit 7'
+expect_rc 7
+run_cbn -q /bin/sh -c 'exit 0'
+expect_rc 0
+
+# Killed by a signal: 128+N and one line saying so.
+run_cbn -q -- sh -c 'kill -TERM $$'
+expect_rc 143
+grep -q 'sh was killed by signal 15 (Terminated)' "$ERRF" || fail "no 'killed by signal 15' line"
+if [ -x "$EXAMPLES/crash" ]; then
+	run_cbn -q -- "$EXAMPLES/crash" 0.1
+	expect_rc 139
+	grep -q 'crash was killed by signal 11 (Segmentation fault)' "$ERRF" ||
+		fail "no 'killed by signal 11 (Segmentation fault)' line"
+	grep_out 'before_crash'
+else
+	note "crash example not built: signal 11 case skipped"
+fi
+
+# Missing, not executable, directory.
+run_cbn -- "$T/no-such-prog"
+expect_rc 127
+grep -q "cbottleneck: $T/no-such-prog: no such file or directory" "$ERRF" ||
+	fail "no 'no such file or directory' line"
+run_cbn -- no-such-command-cbn-test
+expect_rc 127
+printf '#!/bin/sh\necho hi\n' >"$T/noexec.sh"
+chmod 644 "$T/noexec.sh"
+run_cbn -- "$T/noexec.sh"
+expect_rc 126
+grep -q 'not an executable' "$ERRF" || fail "no 'not an executable' line"
+run_cbn -- "$T"
+expect_rc 126
+grep -q 'is a directory' "$ERRF" || fail "no 'is a directory' line"
+printf '#!/nonexistent/interp\n' >"$T/badinterp.sh"
+chmod 755 "$T/badinterp.sh"
+run_cbn -- "$T/badinterp.sh"
+expect_rc 126
+
+# A PATH lookup like execvp, and the target's own options pass through.
+run_cbn -q --report "$T/r.txt" -- sh -c 'echo "$1 $2"' sh -F --limit
+expect_rc 0
+grep -qx -- '-F --limit' "$OUTF" || fail "the target's options did not pass through"
+run_cbn -q --report "$T/r.txt" sh -c 'echo plain'
+expect_rc 0
+grep -qx 'plain' "$OUTF" || fail "options stop at the first operand"
+
+# Usage errors: exit 2, one line, and the program never runs.
+for args in "--no-such-option" "-F" "-F 0" "-F 10001" "-F abc" "--limit 0" "--sort bogus" \
+	"--depth 0" "--buffer-mb x" "--trace-window 1s:2s" "--fail wall:+10%" "-q --report $T/r.txt"; do
+	# shellcheck disable=SC2086
+	run_cbn $args -- sh -c "touch $T/ran"
+	if [ "$args" = "-q --report $T/r.txt" ]; then
+		expect_rc 0
+		[ -e "$T/ran" ] || fail "the control run did not run the program"
+		rm -f "$T/ran"
+		continue
+	fi
+	expect_rc 2
+	[ "$(wc -l <"$ERRF")" -ge 1 ] || fail "no message for '$args'"
+	[ ! -e "$T/ran" ] || fail "the program ran despite the usage error '$args'"
+done
+run_cbn
+expect_rc 2
+grep -q 'no program' "$ERRF" || fail "no 'no program' message"
+echo '{}' >"$T/base.json"
+run_cbn --baseline "$T/base.json" --fail 'func[heavy].self:+10' -- sh -c "touch $T/ran"
+expect_rc 2
+[ ! -e "$T/ran" ] || fail "the program ran despite a bad --fail expression"
+run_cbn --baseline "$T/missing.json" -- sh -c "touch $T/ran"
+expect_rc 2
+[ ! -e "$T/ran" ] || fail "the program ran despite a missing baseline"
+
+# A warning, not an error, above 1000 Hz.
+run_cbn -F 2000 --report "$T/r.txt" -- sh -c 'exit 0'
+expect_rc 0
+grep -q 'warning: -F 2000 is high' "$ERRF" || fail "no warning for -F 2000"
+
+# --help documents every option and every exit status; --version.
+run_cbn --help
+expect_rc 0
+for o in -F --frequency -o --output --sort --limit --report -q --quiet -h --help --version \
+	--depth --buffer-mb --no-cuda --json --trace --trace-window --folded --flamegraph \
+	--pprof --baseline --fail --warn --markdown --bench-json; do
+	grep -q -- "$o" "$OUTF" || fail "--help does not mention $o"
+done
+for s in 2 66 125 126 127 128+N; do
+	grep -q -- "$s" "$OUTF" || fail "--help does not document exit status $s"
+done
+run_cbn --version
+expect_rc 0
+grep_out '^cbottleneck [0-9]+\.[0-9]+\.[0-9]+$'
+exit 0

@@ -1,0 +1,73 @@
+#!/bin/bash
+# cli_refuse — programs the agent cannot get into are refused with 125 and a
+# line saying why: static executables, setuid/setgid copies; and launcher setup
+# failures: agent missing, -o pointing at a directory that is not a session.
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+
+# setuid and setgid copies of a dynamic program
+cp /bin/true "$T/suid-true"
+chmod u+s "$T/suid-true"
+run_cbn -- "$T/suid-true"
+expect_rc 125
+grep -q 'setuid.*secure-execution mode ignores LD_PRELOAD.*non-setuid copy' "$ERRF" ||
+	fail "no secure-execution explanation for a setuid program"
+cp /bin/true "$T/sgid-true"
+chmod g+s,g+x "$T/sgid-true"
+run_cbn -- "$T/sgid-true"
+expect_rc 125
+
+# A missing agent: say where we looked.
+CBN_AGENT_DIR="$T/nowhere" run_cbn -- /bin/true
+expect_rc 125
+grep -q "cannot find the agent libcbottleneck.so (looked in $T/nowhere)" "$ERRF" ||
+	fail "no 'cannot find the agent' line naming where it looked"
+
+# -o: a non-empty directory that is not a session is refused; a session or a
+# new directory is fine, and a re-used session holds only the new run.
+mkdir -p "$T/notes"
+echo keep >"$T/notes/important.txt"
+run_cbn -o "$T/notes" -- /bin/true
+expect_rc 125
+[ -f "$T/notes/important.txt" ] || fail "-o removed a file it should not touch"
+run_cbn -q -o "$T/new/sub" --report "$T/r.txt" -- sh -c 'exit 0'
+expect_rc 0
+[ -f "$T/new/sub/session.json" ] || fail "-o did not create the session directory"
+[ "$(stat -c %a "$T/new/sub")" = 700 ] || fail "the session directory is not private (0700)"
+n1=$(find "$T/new/sub" -name '*.cbp' | wc -l)
+run_cbn -q -o "$T/new/sub" --report "$T/r.txt" -- sh -c 'exit 0'
+expect_rc 0
+n2=$(find "$T/new/sub" -name '*.cbp' | wc -l)
+[ "$n1" = "$n2" ] || fail "re-using -o kept the previous run's files ($n1 then $n2)"
+touch "$T/afile"
+run_cbn -o "$T/afile" -- /bin/true
+expect_rc 125
+
+# Private session directories are removed afterwards.
+export TMPDIR="$T/tmp"
+mkdir -p "$TMPDIR"
+run_cbn -q --report "$T/r.txt" -- sh -c 'exit 0'
+expect_rc 0
+[ -z "$(ls -A "$TMPDIR")" ] || fail "the private session directory was left behind: $(ls "$TMPDIR")"
+unset TMPDIR
+
+# A static executable cannot load the agent.
+command -v gcc >/dev/null 2>&1 || skip "gcc not installed: static-binary case not tested"
+printf 'int main(void) { return 0; }\n' >"$T/s.c"
+if ! gcc -static -o "$T/static-prog" "$T/s.c" 2>"$T/gcc.err"; then
+	skip "gcc -static failed (no libc.a? apt-get install libc6-dev): $(head -1 "$T/gcc.err")"
+fi
+run_cbn -- "$T/static-prog"
+expect_rc 125
+grep -q "cannot profile $T/static-prog: it is statically linked, so LD_PRELOAD cannot load the agent; rebuild it dynamically or profile it with perf record -g" "$ERRF" ||
+	fail "no static-binary explanation"
+if gcc -static-pie -o "$T/static-pie" "$T/s.c" 2>/dev/null; then
+	run_cbn -- "$T/static-pie"
+	expect_rc 125
+fi
+# A script whose interpreter is static is refused too.
+printf '#!%s\n' "$T/static-prog" >"$T/script"
+chmod 755 "$T/script"
+run_cbn -- "$T/script"
+expect_rc 125
+exit 0
