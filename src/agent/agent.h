@@ -47,6 +47,7 @@ struct agent_thread {
 	int in_agent;                    /* cbn_agent_enter nesting: samples counted REENTRANT */
 	int no_unwind;                   /* loader work in progress: PC-only samples */
 	int armed;                       /* timer exists */
+	int paused;                      /* timer deleted around an exec */
 	int ended;                       /* THREAD_END written */
 	timer_t timer;
 	struct range_stack *ranges;      /* annotation ranges (ranges.c), heap */
@@ -72,6 +73,8 @@ void unwind_warm(void) AGENT_HIDDEN;
 void sampler_handler(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
 int sampler_thread_begin(void) AGENT_HIDDEN;
 void sampler_thread_end(void) AGENT_HIDDEN;
+void sampler_pause(void) AGENT_HIDDEN;
+void sampler_resume(void) AGENT_HIDDEN;
 void sampler_set_ldso(uint64_t lo, uint64_t hi) AGENT_HIDDEN;
 void sampler_set_self(uint64_t lo, uint64_t hi) AGENT_HIDDEN;
 int sampler_is_ours(const siginfo_t *si) AGENT_HIDDEN;

@@ -241,6 +241,9 @@ int sampler_thread_begin(void)
 	if (t->pid != agent.pid)
 		return -1; /* a raw-forked child: its pid has no file */
 	sigwrap_unblock();
+	/* Room for this thread's first chunk before its first sample; the
+	 * background thread keeps growing the file later. */
+	writer_grow(&agent.w, 4 * CBN_CHUNK_SIZE);
 	unwind_warm();
 	t->ready = 1;
 	threads_register(pthread_self(), t->tid);
@@ -271,4 +274,26 @@ void sampler_thread_end(void)
 		cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	threads_unregister(pthread_self());
 	sampler_thread_event(CBN_REC_THREAD_END, t, cpu);
+}
+
+/* Stop this thread's timer (before exec); resume re-arms it if paused. */
+void sampler_pause(void)
+{
+	struct agent_thread *t = &agent_tls;
+
+	if (t->armed) {
+		timer_delete(t->timer);
+		t->armed = 0;
+		t->paused = 1;
+	}
+}
+
+void sampler_resume(void)
+{
+	struct agent_thread *t = &agent_tls;
+
+	if (t->paused && !t->ended && atomic_load(&agent.active)) {
+		t->paused = 0;
+		sampler_arm(t);
+	}
 }
