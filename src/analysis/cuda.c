@@ -294,11 +294,9 @@ int cuda_sort_key_valid(const char *key)
 	return 0;
 }
 
-static enum op_key sort_key;
-
-static double op_value(const struct cuda_op_row *r)
+static double op_value(const struct cuda_op_row *r, enum op_key key)
 {
-	switch (sort_key) {
+	switch (key) {
 	case K_CUDA_TOTAL: return (double)r->cuda_total_ns;
 	case K_CPU_TOTAL: return (double)r->cpu_total_ns;
 	case K_SELF_CUDA: return (double)r->self_cuda_ns;
@@ -310,10 +308,10 @@ static double op_value(const struct cuda_op_row *r)
 	return 0;
 }
 
-static int cmp_op(const void *a, const void *b)
+static int cmp_op(const void *a, const void *b, void *key)
 {
 	const struct cuda_op_row *x = a, *y = b;
-	double vx = op_value(x), vy = op_value(y);
+	double vx = op_value(x, *(enum op_key *)key), vy = op_value(y, *(enum op_key *)key);
 	int c;
 
 	if (vx != vy)
@@ -326,6 +324,7 @@ static int cmp_op(const void *a, const void *b)
 
 const char *cuda_sort_ops(struct cuda_analysis *a, const char *key)
 {
+	enum op_key sort_key = K_CUDA_TOTAL;
 	const char *used = NULL;
 	size_t i;
 
@@ -338,9 +337,8 @@ const char *cuda_sort_ops(struct cuda_analysis *a, const char *key)
 		used = a->self_cuda_total_ns ? "cuda_time_total" : "cpu_time_total";
 		sort_key = a->self_cuda_total_ns ? K_CUDA_TOTAL : K_CPU_TOTAL;
 	}
-	/* sort_key is file-static: the launcher is single-threaded here. */
 	if (a->nops)
-		qsort(a->ops, a->nops, sizeof(*a->ops), cmp_op);
+		qsort_r(a->ops, a->nops, sizeof(*a->ops), cmp_op, &sort_key);
 	return used;
 }
 
@@ -365,12 +363,10 @@ struct nest {
 	uint32_t *range_node;    /* range index → node index, NO_IDX for instants */
 };
 
-static const struct node *sort_nodes;
-
-static int cmp_node(const void *a, const void *b)
+static int cmp_node(const void *a, const void *b, void *nodes)
 {
-	const struct node *x = &sort_nodes[*(const uint32_t *)a];
-	const struct node *y = &sort_nodes[*(const uint32_t *)b];
+	const struct node *x = &((const struct node *)nodes)[*(const uint32_t *)a];
+	const struct node *y = &((const struct node *)nodes)[*(const uint32_t *)b];
 
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
@@ -426,8 +422,7 @@ static int nest_build(const struct profile *p, struct nest *ns)
 		goto out;
 	for (i = 0; i < ns->nn; i++)
 		order[i] = (uint32_t)i;
-	sort_nodes = ns->n;
-	qsort(order, ns->nn, sizeof(*order), cmp_node);
+	qsort_r(order, ns->nn, sizeof(*order), cmp_node, ns->n);
 	for (k = 0; k < ns->nn; k++) {
 		struct node *x = &ns->n[order[k]];
 

@@ -170,9 +170,9 @@ static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct 
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
 	more_rows(out, n, a->nkernels, "kernels");
-	fprintf(out, "  SMem = static+dynamic bytes per block; Blocks/SM = grid blocks / SMs and Est. Occ. = "
-		     "min(active blocks/SM, Blocks/SM) x block size / max threads per SM, both duration-weighted "
-		     "means%s%s\n",
+	fprintf(out, "  SMem = static+dynamic shared memory per block; Blocks/SM = grid blocks / SMs; Est. Occ. = "
+		     "min(active blocks/SM, Blocks/SM) x block size / max threads per SM\n"
+		     "  (both duration-weighted means%s%s)\n",
 		varies ? "; * = launch configuration varies, first instance shown" : "",
 		occ_available() ? "" : "; Est. Occ. needs cuda_occupancy.h at build time");
 	fputc('\n', out);
