@@ -466,6 +466,11 @@ const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module
 	if (!link)
 		link = sym_attr_string(die, DW_AT_MIPS_linkage_name);
 	const char *plain = sym_attr_string(die, DW_AT_name);
+	/* C gets a linkage name too when an asm label renames the symbol
+	 * (glibc's "__GI___clock_gettime" for __clock_gettime): only a mangled
+	 * C++ name beats the source name. */
+	if (link && plain && (link[0] != '_' || link[1] != 'Z'))
+		link = NULL;
 	if (link && (sym_demangle_available() || !plain))
 		fi->name = sym_demangle(ctx, link);
 	else if (link)

@@ -118,6 +118,14 @@ static int run_addr2line(const char *path, const uint64_t *addrs, size_t n, stru
 	return k + 1 == (long)n ? 0 : -1;
 }
 
+/* addr2line names a C function by its linkage name when an asm label set
+ * one (glibc's hidden aliases "__GI_x"); we name it as the source does. */
+static int name_eq(const char *ours, const char *theirs)
+{
+	return strcmp(ours, theirs) == 0 ||
+	       (strncmp(theirs, "__GI_", 5) == 0 && strcmp(ours, theirs + 5) == 0);
+}
+
 struct score {
 	size_t total, line_ok, chain_ok, lined;
 };
@@ -145,7 +153,7 @@ static void compare(const char *path, const uint64_t *addrs, size_t n, struct sc
 			      strcmp(base_of(f[0].file), base_of(e->file[0])) == 0;
 		int chain_ok = k == e->n;
 		for (int j = 0; chain_ok && j < k; j++)
-			chain_ok = (!names || strcmp(f[j].func, e->func[j]) == 0) &&
+			chain_ok = (!names || name_eq(f[j].func, e->func[j])) &&
 				   (j == 0 || f[j].line == e->line[j]);
 		sc->line_ok += line_ok;
 		sc->chain_ok += chain_ok;
