@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cupti.h>
+
 #include "fakecuda.h"
 #include "format/cbn_format.h"
 #include "testlib.h"
@@ -183,6 +185,7 @@ static void check_main(void)
 	CHECK_EQ_INT(st->cupti_version, 130001);
 	CHECK(st->buffers >= 1);
 	CHECK_EQ_INT(((const struct cbn_rec_cuda_status *)col[0])->state, CBN_CUDA_STARTED);
+	CHECK(atomic_load(&enters) > 0);
 
 	kernel_stats(WL_A_NAME, &n, &ns);
 	CHECK_EQ_INT(n, WL_A_COUNT);
@@ -305,6 +308,39 @@ static void check_main(void)
 			CHECK_STR(d->name, "NVIDIA H100 80GB HBM3 (simulated)");
 		}
 	}
+}
+
+/* The cbids the layer must trace (CUDA 13.0 ids, cupti.md §1), and some it
+ * must leave alone because every callback costs the application time. */
+static void check_enabled(void)
+{
+	static const unsigned rt_on[] = { 505, 506, 211, 214, 430, 431, 269, 270, 272, 311, 312,
+					  31 /* cudaMemcpy */, 41 /* cudaMemcpyAsync */,
+					  49 /* cudaMemset */, 165 /* cudaDeviceSynchronize */,
+					  131 /* cudaStreamSynchronize */, 20 /* cudaMalloc */,
+					  22 /* cudaFree */, 164 /* cudaDeviceReset */ };
+	static const unsigned drv_on[] = { 307, 442, 652, 653, 477, 514, 17 /* cuCtxSynchronize */,
+					   276 /* cuMemcpyHtoD_v2 */ };
+	static const unsigned rt_off[] = { 3 /* cudaGetDeviceCount */, 4 /* cudaGetDeviceProperties */,
+					   10 /* cudaGetLastError */, 17 /* cudaGetDevice */ };
+	size_t i;
+
+	test_checks += (int)(sizeof(rt_on) / sizeof(rt_on[0]) + sizeof(drv_on) / sizeof(drv_on[0]));
+	for (i = 0; i < sizeof(rt_on) / sizeof(rt_on[0]); i++)
+		if (!fakecuda_callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, rt_on[i])) {
+			fprintf(stderr, "runtime cbid %u not enabled\n", rt_on[i]);
+			test_failures++;
+		}
+	for (i = 0; i < sizeof(drv_on) / sizeof(drv_on[0]); i++)
+		if (!fakecuda_callback_enabled(CUPTI_CB_DOMAIN_DRIVER_API, drv_on[i])) {
+			fprintf(stderr, "driver cbid %u not enabled\n", drv_on[i]);
+			test_failures++;
+		}
+	for (i = 0; i < sizeof(rt_off) / sizeof(rt_off[0]); i++)
+		CHECK(!fakecuda_callback_enabled(CUPTI_CB_DOMAIN_RUNTIME_API, rt_off[i]));
+	CHECK(fakecuda_callback_enabled(CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR));
+	CHECK(fakecuda_callback_enabled(CUPTI_CB_DOMAIN_RESOURCE,
+					CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING));
 }
 
 static void check_unavailable(int err)
@@ -455,5 +491,8 @@ int main(int argc, char **argv)
 		fakecuda_device_sync();
 		return 0;
 	}
+	if (fakecuda_init() != 0)
+		return 99;
+	check_enabled();
 	return wl_main();
 }

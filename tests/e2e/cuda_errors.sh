@@ -43,4 +43,11 @@ CBN_QUIET=1 FAKECUPTI_FAIL=999 run_cbn --json "$T/q.json" -- "$W" main 0
 expect_rc 0
 grep -q "CUDA tracing unavailable" "$ERRF" && fail "CBN_QUIET=1 did not silence the CUDA line"
 [ "$(json_get "$T/q.json" 'cuda.status[0].state')" = unavailable ] || fail "quiet run lost the status"
+# A libcupti reporting another major version: one warning, tracing goes on.
+FAKECUPTI_VERSION=140000 run_cbn --json "$T/v.json" -- "$W" main 0
+expect_rc 0
+grep -q "^cbottleneck: warning: loaded libcupti reports API version 140000" "$ERRF" ||
+	fail "no warning about the libcupti version"
+[ "$(json_get "$T/v.json" 'cuda.status[0].state')" = finished ] || fail "version warning stopped tracing"
+[ "$(json_get "$T/v.json" 'cuda.totals.kernels')" = 123 ] || fail "version warning lost kernels"
 exit 0

@@ -57,4 +57,8 @@ int fakecuda_free(uint64_t address);
 /* cudaDeviceReset. */
 int fakecuda_device_reset(void);
 
+/* Introspection for tests: 1 when the subscriber enabled the callback
+ * (domain is a CUpti_CallbackDomain), else 0. */
+int fakecuda_callback_enabled(int domain, unsigned cbid);
+
 #endif

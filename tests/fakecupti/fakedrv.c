@@ -56,6 +56,13 @@ static void fk_exit(struct fk_call *c, CUpti_CallbackDomain dom, uint32_t cbid)
 	fk_fire(dom, cbid, &c->cd);
 }
 
+int fakecuda_callback_enabled(int domain, unsigned cbid)
+{
+	if (domain < 0 || domain >= FK_DOMAINS || cbid >= FK_CBIDS || !fk.callback)
+		return 0;
+	return atomic_load(&fk.enabled[domain][cbid]) != 0;
+}
+
 static uint32_t fk_corr(void)
 {
 	return atomic_fetch_add(&fk.correlation, 1) + 1;
