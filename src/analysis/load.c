@@ -229,8 +229,10 @@ static int u64_cmp(const void *a, const void *b)
 
 static void modmap_finish(struct load_file *F)
 {
-	qsort(F->ranges, F->nranges, sizeof(*F->ranges), range_cmp);
-	qsort(F->events, F->nevents, sizeof(*F->events), u64_cmp);
+	if (F->nranges)
+		qsort(F->ranges, F->nranges, sizeof(*F->ranges), range_cmp);
+	if (F->nevents)
+		qsort(F->events, F->nevents, sizeof(*F->events), u64_cmp);
 }
 
 /* Number of module events at or before ts: samples in the same epoch see the
@@ -350,7 +352,7 @@ static int stack_eq(const void *ctx, uint32_t v)
 
 	return k->nframes == s->n && k->proc == s->proc && k->epoch == s->epoch &&
 	       k->ret_all == s->ret_all &&
-	       memcmp(s->L->pcpool + k->pcs, s->pcs, s->n * sizeof(uint64_t)) == 0;
+	       (s->n == 0 || memcmp(s->L->pcpool + k->pcs, s->pcs, s->n * sizeof(uint64_t)) == 0);
 }
 
 static void push_frame(struct load *L, const struct load_frame *lf, uint64_t addr)
@@ -417,7 +419,8 @@ uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts
 		s->nframes = (uint32_t)(p->nframes - first);
 	}
 	load_grow((void **)&L->pcpool, &L->cappcpool, L->npcpool + n, sizeof(uint64_t));
-	memcpy(L->pcpool + L->npcpool, pcs, n * sizeof(uint64_t));
+	if (n)
+		memcpy(L->pcpool + L->npcpool, pcs, n * sizeof(uint64_t));
 	k = LOAD_PUSH(L->stackkeys, L->nstackkeys, L->capstackkeys);
 	k->proc = probe.proc;
 	k->epoch = probe.epoch;
@@ -687,7 +690,8 @@ static int list_cbp(const char *dir, struct cbp_name **out, size_t *n, char *err
 		cbp_peek(dir, c);
 	}
 	closedir(d);
-	qsort(*out, *n, sizeof(**out), cbp_cmp);
+	if (*n)
+		qsort(*out, *n, sizeof(**out), cbp_cmp);
 	return 0;
 }
 
