@@ -1030,8 +1030,10 @@ static int build_sites(struct cuda_priv *pv, const struct profile *p, const stru
 			continue;
 		/* A driver call inside a runtime call may have no stack of
 		 * its own: the enclosing API call's stack is the same site. */
+		if (s >= p->nstacks)
+			s = PROF_NONE;   /* PROF_NONE, or an index the loader could not resolve */
 		for (uint32_t up = x->parent; s == PROF_NONE && up != NO_IDX; up = ns->n[up].parent)
-			if (ns->n[up].type == N_API)
+			if (ns->n[up].type == N_API && p->cuda_api[ns->n[up].idx].stack < p->nstacks)
 				s = p->cuda_api[ns->n[up].idx].stack;
 		if (s != PROF_NONE) {
 			f = site_frame(p, s);

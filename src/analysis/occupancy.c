@@ -37,23 +37,31 @@ uint32_t occ_sm_count(const struct prof_cuda_device *dev, const struct prof_cuda
 int occ_compute(const struct prof_cuda_device *dev, uint32_t sm_count, const struct prof_gpu_op *k,
 		struct occ_result *r)
 {
-	long long blocks, block_size;
+	double blocks, block_size;
 
 	memset(r, 0, sizeof(*r));
-	blocks = (long long)k->grid[0] * k->grid[1] * k->grid[2];
-	block_size = (long long)k->block[0] * k->block[1] * k->block[2];
-	if (!sm_count || blocks <= 0 || block_size <= 0 || block_size > INT_MAX)
+	/* doubles: three int32 dimensions of a damaged record can overflow
+	 * any integer product */
+	blocks = (double)k->grid[0] * k->grid[1] * k->grid[2];
+	block_size = (double)k->block[0] * k->block[1] * k->block[2];
+	if (!sm_count || k->grid[0] <= 0 || k->grid[1] <= 0 || k->grid[2] <= 0 || k->block[0] <= 0 ||
+	    k->block[1] <= 0 || k->block[2] <= 0 || block_size > INT_MAX)
 		return -EINVAL;
-	r->blocks_per_sm = (double)blocks / sm_count;
+	r->blocks_per_sm = blocks / sm_count;
 #ifdef CBN_HAVE_CUDA_HEADERS
 	{
 		struct cudaOccDeviceProp prop;
 		struct cudaOccFuncAttributes attr;
 		struct cudaOccDeviceState state;
 		struct cudaOccResult res;
-		int max_threads_sm, active;
+		int max_threads_sm, active, bs = (int)block_size;
 
-		if (!dev || !dev->max_warps_per_sm || !dev->threads_per_warp)
+		/* cuda_occupancy.h divides by several of these: a device record
+		 * that lacks them gives "unknown", not a crash */
+		if (!dev || !dev->max_warps_per_sm || !dev->threads_per_warp || dev->threads_per_warp > 1024 ||
+		    dev->max_warps_per_sm > 1024 || !dev->regs_per_sm || !dev->regs_per_block ||
+		    !dev->max_threads_per_block || !dev->smem_per_sm || !dev->smem_per_block ||
+		    dev->cc_major > 100)
 			return -EINVAL;
 		memset(&prop, 0, sizeof(prop));
 		memset(&attr, 0, sizeof(attr));
@@ -100,14 +108,14 @@ int occ_compute(const struct prof_cuda_device *dev, uint32_t sm_count, const str
 		state.cacheConfig = CACHE_PREFER_NONE;
 		state.carveoutConfig = SHAREDMEM_CARVEOUT_DEFAULT;
 
-		if (cudaOccMaxActiveBlocksPerMultiprocessor(&res, &prop, &attr, &state, (int)block_size,
+		if (cudaOccMaxActiveBlocksPerMultiprocessor(&res, &prop, &attr, &state, bs,
 							    k->dynamic_smem > 0 ? (size_t)k->dynamic_smem : 0) !=
 		    CUDA_OCC_SUCCESS)
 			return -EINVAL;
 		active = res.activeBlocksPerMultiprocessor;
 		r->active_blocks = active;
 		r->occupancy = (active < r->blocks_per_sm ? (double)active : r->blocks_per_sm) *
-			       (double)block_size / max_threads_sm;
+			       block_size / max_threads_sm;
 		return 0;
 	}
 #else

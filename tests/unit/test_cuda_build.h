@@ -66,7 +66,7 @@ static inline uint32_t cb_api(struct profile *p, const char *name, uint32_t thre
 {
 	struct prof_cuda_api c = { .start = start, .end = end, .thread = thread, .name = name,
 				   .correlation = (uint32_t)p->ncuda_api + 1, .stack = PROF_NONE,
-				   .domain = name[1] == 'u' && name[2] != 'd' ? 2 : 1 };
+				   .domain = strncmp(name, "cuda", 4) ? 2 : 1 };
 
 	CB_PUSH(p->cuda_api, p->ncuda_api, c);
 	return (uint32_t)p->ncuda_api - 1;

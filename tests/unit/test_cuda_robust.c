@@ -1,0 +1,164 @@
+/*
+ * test_cuda_robust.c — the CUDA analysis and both reports on random profiles
+ * with odd data a damaged session could produce: indices out of range or
+ * PROF_NONE, end before start, zero-length and overlapping intervals, missing
+ * names, empty stacks.  Nothing may crash (run it under ASan/UBSan with
+ * CBN_SANITIZE=ON), and a few invariants must hold whatever the input.
+ */
+#include <cjson/cJSON.h>
+
+#include "report/cuda_report.h"
+#include "test_cuda_build.h"
+#include "testlib.h"
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint32_t rnd(uint32_t n)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return n ? (uint32_t)(rng % n) : 0;
+}
+
+static uint32_t idx(size_t n)
+{
+	switch (rnd(8)) {
+	case 0: return PROF_NONE;
+	case 1: return (uint32_t)n + rnd(3);   /* out of range */
+	default: return n ? rnd((uint32_t)n) : PROF_NONE;
+	}
+}
+
+static uint64_t ts(void)
+{
+	return rnd(4) == 0 ? 0 : (uint64_t)rnd(50) * 100 * US;
+}
+
+static const char *const names[] = { "cudaLaunchKernel", "cudaMemcpy", "cuLaunchKernel",
+				     "cudaDeviceSynchronize", "cudaStreamSynchronize_v3020", "",
+				     NULL, "k", "[CUDA memcpy DtoD]" };
+
+static void random_profile(struct profile *p)
+{
+	int i, n;
+
+	cb_init(p);
+	if (rnd(2))
+		cb_h100(p, 0);
+	if (p->ndevices && rnd(2))
+		p->devices[0].sm_count = rnd(3);   /* tiny or zero SM counts */
+	if (p->ndevices && rnd(3) == 0) {     /* fields a device record may lack */
+		p->devices[0].regs_per_sm = rnd(2) * 65536;
+		p->devices[0].smem_per_sm = rnd(2) * 1024;
+		p->devices[0].cc_major = rnd(14);
+		p->devices[0].threads_per_warp = rnd(2) * 32;
+	}
+	for (i = 0, n = (int)rnd(4); i < n; i++)
+		cb_thread(p, 200 + i);
+	for (i = 0, n = (int)rnd(4); i < n; i++)
+		cb_func(p, names[rnd(9)] ? names[rnd(6)] : "f", rnd(2) ? "a.c" : "",
+			rnd(100), rnd(2) ? "libcudart.so.13" : "app");
+	for (i = 0, n = (int)rnd(4); i < n; i++) {
+		struct prof_stack s = { .first = rnd(10), .nframes = rnd(5) };
+		struct prof_frame f = { .func = idx(p->nfuncs), .line = rnd(50), .file = "x.c" };
+
+		CB_PUSH(p->stacks, p->nstacks, s);
+		CB_PUSH(p->frames, p->nframes, f);
+	}
+	for (i = 0, n = (int)rnd(40); i < n; i++) {
+		const char *nm = names[rnd(9)];
+		uint32_t c = cb_api(p, nm ? nm : "x", idx(p->nthreads), ts(), ts());
+
+		p->cuda_api[c].name = nm;
+		p->cuda_api[c].stack = idx(p->nstacks);
+	}
+	for (i = 0, n = (int)rnd(60); i < n; i++) {
+		struct prof_gpu_op op = { .kind = 1 + rnd(4), .start = ts(), .end = ts(),
+					  .name = names[rnd(9)], .api = idx(p->ncuda_api),
+					  .grid = { rnd(10) ? (int)rnd(300) - 5 : INT32_MAX, (int)rnd(3),
+						    rnd(10) ? 1 : INT32_MAX },
+					  .block = { (int)rnd(1100), 1, (int)rnd(2) },
+					  .registers = rnd(300), .static_smem = (int)rnd(70000) - 100,
+					  .dynamic_smem = (int)rnd(300000) - 100, .shmem_limit_optin = rnd(2),
+					  .device = rnd(3), .context = rnd(3), .bytes = rnd(1 << 20),
+					  .copy_kind = rnd(12), .src_kind = rnd(9), .dst_kind = rnd(9) };
+
+		CB_PUSH(p->gpu_ops, p->ngpu_ops, op);
+	}
+	for (i = 0, n = (int)rnd(10); i < n; i++) {
+		cb_range(p, rnd(2) ? "r" : "s", idx(p->nthreads), ts(), ts());
+		p->ranges[p->nranges - 1].kind = 1 + rnd(4);
+		if (rnd(3) == 0)
+			p->ranges[p->nranges - 1].domain = "dom";
+		if (rnd(5) == 0)
+			p->ranges[p->nranges - 1].name = NULL;
+	}
+	for (i = 0, n = (int)rnd(3); i < n; i++) {
+		struct prof_cuda_sync s = { .start = ts(), .end = ts(), .correlation = rnd(50) };
+
+		CB_PUSH(p->syncs, p->nsyncs, s);
+	}
+	for (i = 0, n = (int)rnd(3); i < n; i++) {
+		struct prof_cuda_status s = { .process = idx(p->nprocesses), .state = rnd(7),
+					      .message = rnd(2) ? "m" : NULL, .dropped = rnd(3) };
+
+		CB_PUSH(p->cuda_status, p->ncuda_status, s);
+	}
+	for (i = 0, n = (int)rnd(5); i < n; i++) {
+		struct prof_sample s = { .stack = idx(p->nstacks), .thread = idx(p->nthreads), .weight = 1 };
+
+		CB_PUSH(p->samples, p->nsamples, s);
+	}
+	p->wall_ns = rnd(2) ? 0 : 10 * MS;
+}
+
+int main(void)
+{
+	struct report_opts o = { .limit = 3, .sort = "count" };
+	int iter, ok = 1;
+
+	for (iter = 0; iter < 3000; iter++) {
+		struct profile p;
+		struct cuda_analysis *a = NULL;
+		char *buf = NULL;
+		size_t len = 0, i;
+		FILE *f;
+		cJSON *j;
+
+		random_profile(&p);
+		if (cuda_analyze(&p, &a) != 0) {
+			ok = 0;
+			break;
+		}
+		if (a) {
+			uint64_t self = 0;
+
+			for (i = 0; i < a->nops; i++) {
+				self += a->ops[i].self_cuda_ns;
+				if (a->ops[i].self_cpu_ns > a->ops[i].cpu_total_ns)
+					ok = 0;
+			}
+			if (self != a->self_cuda_total_ns)
+				ok = 0;
+			if (a->ov.gpu_utilization > 1.0 + 1e-9 || a->ov.est_sm_efficiency > 1.0 + 1e-9)
+				ok = 0;
+			cuda_analysis_free(a);
+		}
+		f = open_memstream(&buf, &len);
+		REQUIRE(f);
+		if (report_cuda_text(f, &p, &o) != 0)
+			ok = 0;
+		fclose(f);
+		free(buf);
+		j = report_cuda_json(&p, &o);
+		cJSON_Delete(j);
+		cb_free(&p);
+		if (!ok) {
+			fprintf(stderr, "invariant broken at iteration %d\n", iter);
+			break;
+		}
+	}
+	CHECK(ok);
+	return test_result();
+}
