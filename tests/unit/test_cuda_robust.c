@@ -116,9 +116,10 @@ static void random_profile(struct profile *p)
 int main(void)
 {
 	struct report_opts o = { .limit = 3, .sort = "count" };
-	int iter, ok = 1;
+	const char *env = getenv("CBN_FUZZ_ROUNDS");   /* longer runs on demand */
+	int iter, ok = 1, rounds = env ? atoi(env) : 1000;
 
-	for (iter = 0; iter < 3000; iter++) {
+	for (iter = 0; iter < rounds; iter++) {
 		struct profile p;
 		struct cuda_analysis *a = NULL;
 		char *buf = NULL;
