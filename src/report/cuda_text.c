@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "../analysis/cuda.h"
 #include "cuda_report.h"
@@ -16,6 +17,12 @@
 #define CUDA_TEXT_DEFAULT_LIMIT 15
 #define CUDA_TEXT_NAME_MAX 55      /* torch's max_name_column_width */
 #define CUDA_TEXT_KNAME_MAX 80     /* kernel names in the nsys-style tables */
+
+/* -q: tables only; the legends (formulas) are hints. */
+static int quiet(const struct report_opts *o)
+{
+	return o && o->quiet;
+}
 
 /* Same convention as the CPU tables: 0 means the default, < 0 no limit. */
 static size_t limit_of(const struct report_opts *o, size_t n)
@@ -170,7 +177,8 @@ static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct 
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
 	more_rows(out, n, a->nkernels, "kernels");
-	fprintf(out, "  SMem = static+dynamic shared memory per block; Blocks/SM = grid blocks / SMs; Est. Occ. = "
+	if (!quiet(o))
+		fprintf(out, "  SMem = static+dynamic shared memory per block; Blocks/SM = grid blocks / SMs; Est. Occ. = "
 		     "min(active blocks/SM, Blocks/SM) x block size / max threads per SM\n"
 		     "  (both duration-weighted means%s%s)\n",
 		varies ? "; * = launch configuration varies, first instance shown" : "",
@@ -247,7 +255,9 @@ static int print_memops(FILE *out, const struct cuda_analysis *a, const struct r
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
 	more_rows(out, n, a->nmemops, "operations");
-	fprintf(out, "  Throughput = bytes / GPU time (GB/s = 1e9 bytes/s)\n\n");
+	if (!quiet(o))
+		fprintf(out, "  Throughput = bytes / GPU time (GB/s = 1e9 bytes/s)\n");
+	fputc('\n', out);
 	return 0;
 }
 
@@ -289,16 +299,28 @@ static int print_api(FILE *out, const struct cuda_analysis *a, const struct repo
 	return 0;
 }
 
+/* Files under the current directory are shown relative to it, as in the CPU table. */
+static const char *short_path(const char *path, const char *cwd)
+{
+	size_t n = strlen(cwd);
+
+	if (n > 1 && strncmp(path, cwd, n) == 0 && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
 static int print_sites(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
 {
 	struct fmt_table *t;
 	size_t i, n = limit_of(o, a->nsites);
 	uint64_t all = a->ov.gpu_ns;
-	char b[64], f[512];
+	char b[64], f[512], cwd[4096];
 
 	/* nothing to say when no launch had a host stack */
 	if (!a->nsites || (a->nsites == 1 && !strcmp(a->sites[0].function, "[no stack captured]")))
 		return 0;
+	if (!getcwd(cwd, sizeof(cwd)))
+		cwd[0] = '\0';
 	t = fmt_table_new();
 	if (!t)
 		return -ENOMEM;
@@ -319,8 +341,8 @@ static int print_sites(FILE *out, const struct cuda_analysis *a, const struct re
 		if (s->function[0] == '[')
 			fmt_table_cell(t, "%s", s->function);
 		else
-			fmt_table_cell(t, "%s", fmt_func(f, sizeof(f), s->function, s->file, s->line,
-							 s->module));
+			fmt_table_cell(t, "%s", fmt_func(f, sizeof(f), s->function, short_path(s->file, cwd),
+							 s->line, s->module));
 	}
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
@@ -338,41 +360,53 @@ static char *pct_or_dash(char *b, size_t n, double v)
 	return b;
 }
 
-static void print_overview(FILE *out, const struct cuda_analysis *a, const struct profile *p)
+static void ov_line(FILE *out, int q, const char *label, const char *value, const char *formula)
+{
+	if (q)
+		fprintf(out, "  %-26s %s\n", label, value);
+	else
+		fprintf(out, "  %-26s %-26s %s\n", label, value, formula);
+}
+
+static void print_overview(FILE *out, const struct cuda_analysis *a, const struct profile *p,
+			   const struct report_opts *o)
 {
 	const struct cuda_overview *ov = &a->ov;
 	uint64_t wall = p->wall_ns ? p->wall_ns : ov->window_ns;
-	char b1[64], b2[64], b3[64];
+	char b1[64], b2[64], v[160], f[160];
+	int q = quiet(o);
 
 	fprintf(out, "CUDA overview (window: first to last GPU activity, %s, %u device%s)\n",
 		fmt_time(b1, sizeof(b1), ov->window_ns), ov->ndevices, ov->ndevices == 1 ? "" : "s");
-	fprintf(out, "  %-26s %-24s %s\n", "GPU utilization", pct_or_dash(b1, sizeof(b1), ov->gpu_utilization),
+	ov_line(out, q, "GPU utilization", pct_or_dash(v, sizeof(v), ov->gpu_utilization),
 		"= |union of kernel intervals| / window, mean over devices");
-	fprintf(out, "  %-26s %-24s %s\n", "Est. SM efficiency",
-		pct_or_dash(b1, sizeof(b1), ov->est_sm_efficiency),
-		"= integral of min(sum of blocks/SM of running kernels, 1) dt / window");
-	fprintf(out, "  %-26s %-24s %s\n", "Est. achieved occupancy",
-		pct_or_dash(b1, sizeof(b1), ov->est_achieved_occupancy),
-		"= sum(occupancy x duration) / sum(duration) over kernels");
-	snprintf(b3, sizeof(b3), "%s / %s", fmt_time(b1, sizeof(b1), ov->cpu_ns),
+	ov_line(out, q, "Est. SM efficiency", pct_or_dash(v, sizeof(v), ov->est_sm_efficiency),
+		"= integral of min(sum of Blocks/SM of running kernels, 1) dt / window");
+	ov_line(out, q, "Est. achieved occupancy", pct_or_dash(v, sizeof(v), ov->est_achieved_occupancy),
+		"= sum(Est. Occ. x duration) / sum(duration) over kernels");
+	snprintf(v, sizeof(v), "%s / %s", fmt_time(b1, sizeof(b1), ov->cpu_ns),
 		 fmt_time(b2, sizeof(b2), ov->gpu_ns));
-	fprintf(out, "  %-26s %-24s %s\n", "CPU time / GPU time", b3,
+	ov_line(out, q, "CPU time / GPU time", v,
 		"= sampled CPU time of all processes / sum of kernel, copy and set durations");
-	snprintf(b3, sizeof(b3), "%s (%.1f%% of wall)", fmt_time(b1, sizeof(b1), ov->sync_blocked_ns),
+	snprintf(v, sizeof(v), "%s (%.1f%% of wall)", fmt_time(b1, sizeof(b1), ov->sync_blocked_ns),
 		 wall ? 100.0 * ov->sync_blocked_ns / wall : 0.0);
-	fprintf(out, "  %-26s %-24s %s\n", "CPU blocked in sync", b3,
+	ov_line(out, q, "CPU blocked in sync", v,
 		"= time inside synchronizing calls (cudaDeviceSynchronize, sync cudaMemcpy, ...)");
-	snprintf(b3, sizeof(b3), "%s in %" PRIu64 " gaps", fmt_time(b1, sizeof(b1), ov->idle_gaps_ns),
-		 ov->ngaps);
-	fprintf(out, "  %-26s %-24s = time between GPU activities on a device; largest %s\n",
-		"GPU idle gaps", b3, fmt_time(b2, sizeof(b2), ov->largest_gap_ns));
+	snprintf(v, sizeof(v), "%s in %" PRIu64 " gaps", fmt_time(b1, sizeof(b1), ov->idle_gaps_ns), ov->ngaps);
+	snprintf(f, sizeof(f), "= time between GPU activities on a device; largest %s",
+		 fmt_time(b2, sizeof(b2), ov->largest_gap_ns));
+	if (q)
+		snprintf(v + strlen(v), sizeof(v) - strlen(v), ", largest %s", b2);
+	ov_line(out, q, "GPU idle gaps", v, f);
 	fprintf(out, "  %-26s %s\n", "Verdict", ov->verdict);
-	fprintf(out, "  (verdict: idle = no GPU work; compute-bound = utilization >= %.0f%%; overhead-bound = "
-		     "utilization < %.0f%% and non-sync API time >= %.0f%% of the window or a median kernel "
-		     "< %.0f us over >= %d kernels; mixed otherwise)\n\n",
-		100 * CUDA_VERDICT_COMPUTE_UTIL, 100 * CUDA_VERDICT_OVERHEAD_UTIL,
-		100 * CUDA_OVERHEAD_API_FRACTION, CUDA_OVERHEAD_SHORT_KERNEL_NS / 1e3,
-		CUDA_OVERHEAD_MIN_KERNELS);
+	if (!q)
+		fprintf(out, "  (idle = no GPU work; compute-bound = utilization >= %.0f%%; overhead-bound = "
+			     "utilization < %.0f%% and non-sync API time >= %.0f%% of the window\n"
+			     "   or >= %d kernels with a median < %.0f us; mixed otherwise)\n",
+			100 * CUDA_VERDICT_COMPUTE_UTIL, 100 * CUDA_VERDICT_OVERHEAD_UTIL,
+			100 * CUDA_OVERHEAD_API_FRACTION, CUDA_OVERHEAD_MIN_KERNELS,
+			CUDA_OVERHEAD_SHORT_KERNEL_NS / 1e3);
+	fputc('\n', out);
 }
 
 static void print_recos(FILE *out, const struct cuda_analysis *a)
@@ -401,7 +435,7 @@ int report_cuda_text(FILE *out, const struct profile *p, const struct report_opt
 		    (ret = print_memops(out, a, o)) || (ret = print_api(out, a, o)) ||
 		    (ret = print_sites(out, a, o)))
 			goto out;
-		print_overview(out, a, p);
+		print_overview(out, a, p, o);
 		print_recos(out, a);
 	}
 out:

@@ -307,9 +307,11 @@ static void test_launch_sites(void)
 	cb_free(&p);
 }
 
+static int quiet_flag;
+
 static char *render(const struct profile *p, const char *sort, int limit)
 {
-	struct report_opts o = { .sort = sort, .limit = limit };
+	struct report_opts o = { .sort = sort, .limit = limit, .quiet = quiet_flag };
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
@@ -353,6 +355,17 @@ static void test_text(void)
 	free(s);
 	s = render(&p, "tottime", 2);
 	CHECK(strstr(s, "sorted by cuda_time_total") != NULL);
+	CHECK(strstr(s, "= |union of kernel intervals| / window") != NULL);   /* formulas shown */
+	free(s);
+	/* -q: tables and values, no formula legends */
+	quiet_flag = 1;
+	s = render(&p, NULL, 15);
+	quiet_flag = 0;
+	CHECK(strstr(s, "GPU utilization") != NULL);
+	CHECK(strstr(s, "= |union of kernel intervals|") == NULL);
+	CHECK(strstr(s, "Throughput = bytes") == NULL);
+	CHECK(strstr(s, "(idle = no GPU work") == NULL);
+	CHECK(strstr(s, "Self CUDA time total: 4.100ms") != NULL);
 	free(s);
 	cb_free(&p);
 }
