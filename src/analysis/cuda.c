@@ -1443,6 +1443,64 @@ out:
 	return ret;
 }
 
+static int cmp_step(const void *a, const void *b, void *ranges)
+{
+	const struct prof_range *x = &((const struct prof_range *)ranges)[*(const uint32_t *)a];
+	const struct prof_range *y = &((const struct prof_range *)ranges)[*(const uint32_t *)b];
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* Cold start over iterations: cbn_step() markers are instants, and an
+ * iteration is the time from one marker to the next on the same thread. */
+static int reco_cold_steps(struct cuda_analysis *a, size_t *cap, const struct profile *p,
+			   uint64_t *scratch)
+{
+	uint32_t *st = malloc((p->nranges + 1) * sizeof(*st));
+	size_t n = 0, i, j, k, fired = 0;
+	int ret = 0;
+
+	if (!st)
+		return -ENOMEM;
+	for (i = 0; i < p->nranges; i++)
+		if (p->ranges[i].kind == CBN_RANGE_STEP && p->ranges[i].thread != PROF_NONE)
+			st[n++] = (uint32_t)i;
+	qsort_r(st, n, sizeof(*st), cmp_step, p->ranges);
+	for (i = 0; i < n && fired < 3 && !ret; i = j) {
+		uint32_t th = p->ranges[st[i]].thread;
+		uint64_t first, m = 0;
+		double med;
+		char b1[32], b2[32];
+
+		for (j = i; j < n && p->ranges[st[j]].thread == th; j++)
+			;
+		if (j - i < 4)   /* at least three iterations: one first, two to compare */
+			continue;
+		first = dur(p->ranges[st[i]].start, p->ranges[st[i + 1]].start);
+		for (k = i + 1; k + 1 < j; k++)
+			scratch[m++] = dur(p->ranges[st[k]].start, p->ranges[st[k + 1]].start);
+		qsort(scratch, m, sizeof(*scratch), cmp_u64);
+		med = m % 2 ? (double)scratch[m / 2] : (scratch[m / 2 - 1] + scratch[m / 2]) / 2.0;
+		if ((double)first <= CUDA_COLD_RATIO * med || (double)first - med <= CUDA_COLD_MIN_NS)
+			continue;
+		ret = add_reco(a, cap, "cold-start",
+			       xasprintf("iterations between step markers on thread %u: first %s vs median %s of "
+					 "the other %llu (%.1fx)",
+					 th < p->nthreads ? p->threads[th].tid : 0,
+					 tstr(b1, sizeof(b1), (double)first), tstr(b2, sizeof(b2), med),
+					 (unsigned long long)m, med > 0 ? first / med : 0.0),
+			       "The first iteration pays one-time costs (context creation, module loading, "
+			       "allocator growth, cuDNN/cuBLAS autotuning): warm up before timing, or "
+			       "exclude the first iteration from measurements; CUDA_MODULE_LOADING=EAGER "
+			       "moves lazy kernel loading to start-up.");
+		fired++;
+	}
+	free(st);
+	return ret;
+}
+
 static int build_recos(struct cuda_analysis *a, const struct profile *p, const char **range_names,
 		       uint64_t *scratch)
 {
@@ -1559,7 +1617,7 @@ static int build_recos(struct cuda_analysis *a, const struct profile *p, const c
 			return -ENOMEM;
 		fired++;
 	}
-	if (reco_cold_ranges(a, &cap, p, range_names, scratch))
+	if (reco_cold_ranges(a, &cap, p, range_names, scratch) || reco_cold_steps(a, &cap, p, scratch))
 		return -ENOMEM;
 
 	for (i = 0, fired = 0; i < a->nkernels && fired < 3; i++) {

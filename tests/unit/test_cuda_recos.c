@@ -129,6 +129,13 @@ static void test_kernel_rules(void)
 	/* a cold first iteration */
 	cb_range(&p, "iter", 0, 0, 10 * MS);
 	p.ranges[0].end = 90 * MS;
+	/* step markers (instants): iterations of 60, 10, 10, 10 ms */
+	for (i = 0; i < 5; i++) {
+		cb_range(&p, "step", 0, 0, 0);
+		p.ranges[p.nranges - 1].kind = CBN_RANGE_STEP;
+		p.ranges[p.nranges - 1].start = p.ranges[p.nranges - 1].end =
+			(i ? 50 + 10 * (uint64_t)i : 0) * MS + 200 * MS;
+	}
 	a = analyze(&p);
 	CHECK(cb_reco(a, "small-grid") != NULL);
 	CHECK(strstr(evidence(a, "small-grid"), "reduce: 0.50 blocks per SM") != NULL);
@@ -143,6 +150,17 @@ static void test_kernel_rules(void)
 			    strstr(a->recos[i2].evidence, "range \"iter\": first instance 90.000 ms"))
 				range_fired = 1;
 		CHECK(range_fired);
+	}
+	{
+		size_t i2;
+		int step_fired = 0;
+
+		for (i2 = 0; i2 < a->nrecos; i2++)
+			if (!strcmp(a->recos[i2].id, "cold-start") &&
+			    strstr(a->recos[i2].evidence, "step markers on thread 100: first 60.000 ms vs "
+							  "median 10.000 ms of the other 3"))
+				step_fired = 1;
+		CHECK(step_fired);
 	}
 	CHECK(cb_reco(a, "variable-kernel") != NULL);
 	CHECK(strstr(evidence(a, "variable-kernel"), "jitter: 20 instances") != NULL);
