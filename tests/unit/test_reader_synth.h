@@ -71,7 +71,7 @@ static inline void synth_init(struct synth *s, uint32_t pid, uint32_t ppid, uint
 	h->start_real_ns = 1700000000000000000ull;
 	h->parent_pid_file = -1;
 	h->end_mono_ns = 3000000000ull;
-	snprintf(h->exe, sizeof(h->exe), "%s", exe);
+	strncpy(h->exe, exe, sizeof(h->exe) - 1);
 	h->cmdline_len = (uint32_t)strlen(exe) + 1;
 	memcpy(h->cmdline, exe, h->cmdline_len);
 	s->next_chunk = CBN_HEADER_SIZE;

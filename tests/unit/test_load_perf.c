@@ -1,0 +1,154 @@
+/*
+ * test_load_perf.c — loader speed on a synthetic session: N samples of 30
+ * frames drawn from a few thousand distinct stacks over real addresses of this
+ * executable (so the symbolizer does real DWARF work).  The target is 1 M
+ * samples x 30 frames loaded and symbolized in well under 2 s; by default this
+ * runs 200 k samples and requires < 1 s (CBN_PERF_FULL=1: 1 M, < 2 s).  The
+ * time bound is not checked in sanitizer builds.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "test_reader_synth.h"
+#include "analysis/load.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+#define FRAMES 30
+#define UNIQUE 5000
+#define PCS 3000
+
+struct text {
+	uint64_t base, lo, hi; /* executable segment, runtime addresses */
+	struct cbn_segment seg[CBN_MAX_SEGMENTS];
+	uint16_t nseg;
+};
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct text *t = ctx;
+	int i;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0;
+	t->base = info->dlpi_addr;
+	for (i = 0; i < info->dlpi_phnum && t->nseg < CBN_MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		t->seg[t->nseg].vaddr = ph->p_vaddr;
+		t->seg[t->nseg].memsz = ph->p_memsz;
+		t->seg[t->nseg].offset = ph->p_offset;
+		t->seg[t->nseg].flags = ph->p_flags;
+		t->nseg++;
+		if (ph->p_flags & PF_X) {
+			t->lo = info->dlpi_addr + ph->p_vaddr;
+			t->hi = t->lo + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+static uint64_t rng = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int main(void)
+{
+	static uint64_t pool[PCS], stacks[UNIQUE][FRAMES];
+	const char *full = getenv("CBN_PERF_FULL");
+	size_t nsamples = full && *full == '1' ? 1000000 : 200000, i;
+	double limit = full && *full == '1' ? 2.0 : 1.0, t0, t1;
+	char dir[] = "/tmp/cbn-test-load-perf-XXXXXX", path[256], exe[4096];
+	struct text t;
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256];
+	ssize_t n;
+	int ret;
+
+	memset(&t, 0, sizeof(t));
+	dl_iterate_phdr(phdr_cb, &t);
+	REQUIRE(t.hi > t.lo);
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	REQUIRE(n > 0);
+	exe[n] = '\0';
+	for (i = 0; i < PCS; i++)
+		pool[i] = t.lo + 1 + rnd() % (t.hi - t.lo - 1);
+	for (i = 0; i < UNIQUE; i++)
+		for (int f = 0; f < FRAMES; f++)
+			stacks[i][f] = pool[rnd() % PCS];
+
+	synth_init(&s, 4242, 1, 0, 0, exe);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	{
+		unsigned char b[8192];
+		struct cbn_rec_module *m = (struct cbn_rec_module *)b;
+		size_t plen = strlen(exe);
+		uint32_t size = (uint32_t)CBN_REC_ALIGN(sizeof(*m) + t.nseg * sizeof(struct cbn_segment) +
+							plen + 1);
+		memset(b, 0, sizeof(b));
+		m->h.type = CBN_REC_MODULE_LOAD;
+		m->h.size = size;
+		m->ts = 1;
+		m->base = t.base;
+		m->nseg = t.nseg;
+		memcpy(m->seg, t.seg, t.nseg * sizeof(struct cbn_segment));
+		m->path_len = (uint32_t)plen;
+		memcpy((char *)&m->seg[t.nseg], exe, plen + 1);
+		synth_rec(&s, m, size);
+	}
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 4242);
+	for (i = 0; i < nsamples; i++)
+		synth_sample(&s, 1000 + i, 1, stacks[rnd() % UNIQUE], FRAMES, 0);
+	REQUIRE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/4242.0.cbp", dir);
+	REQUIRE(synth_write(&s, path) == 0);
+	synth_free(&s);
+
+	t0 = now();
+	ret = prof_load(dir, &p, err, sizeof(err));
+	t1 = now();
+	CHECK_EQ_INT(ret, PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	CHECK_EQ_INT(p->nsamples, nsamples);
+	CHECK(p->nstacks <= UNIQUE);
+	CHECK(p->nstacks > UNIQUE * 9 / 10);
+	printf("loaded %zu samples x %d frames (%zu unique stacks, %zu functions) in %.3f s\n",
+	       p->nsamples, FRAMES, p->nstacks, p->nfuncs, t1 - t0);
+	if (!SANITIZED)
+		CHECK(t1 - t0 < limit);
+	prof_free(p);
+	unlink(path);
+	rmdir(dir);
+	return test_result();
+}
