@@ -1767,7 +1767,8 @@ static int build_status(struct cuda_analysis *a, const struct profile *p)
 		const struct prof_cuda_status *s = &p->cuda_status[i];
 		const struct prof_process *pr = s->process < p->nprocesses ? &p->processes[s->process] : NULL;
 		struct cuda_status_row *r = &a->status[a->nstatus++];
-		char ver[32] = "";
+		char ver[32] = "", who[160];
+		char *line;
 
 		*r = (struct cuda_status_row){
 			.pid = pr ? pr->pid : 0, .exe = pr ? base(pr->exe) : "?",
@@ -1779,44 +1780,43 @@ static int build_status(struct cuda_analysis *a, const struct profile *p)
 		if (s->cupti_version)
 			snprintf(ver, sizeof(ver), " with CUPTI %u.%u", s->cupti_version / 10000,
 				 s->cupti_version / 100 % 100);
+		snprintf(who, sizeof(who), "CUDA: pid %u (%s)", r->pid, r->exe);
 		switch (s->state) {
 		case CBN_CUDA_FINISHED:
-			ret = add_line(a, &cap, xasprintf("CUDA: pid %u (%s): traced%s, %llu activity records in %llu buffers",
-							  r->pid, r->exe, ver, (unsigned long long)r->records,
-							  (unsigned long long)r->buffers));
+			line = xasprintf("%s: traced%s, %llu activity records in %llu buffers", who, ver,
+					 (unsigned long long)r->records, (unsigned long long)r->buffers);
 			break;
 		case CBN_CUDA_STARTED:
-			ret = add_line(a, &cap, xasprintf("CUDA: pid %u (%s): tracing started%s but the final flush never ran "
-							  "(crash, kill or _exit?): GPU activity of its last moments may be missing",
-							  r->pid, r->exe, ver));
+			line = xasprintf("%s: tracing started%s but the final flush never ran (crash, kill "
+					 "or _exit?): GPU activity of its last moments may be missing",
+					 who, ver);
 			break;
 		case CBN_CUDA_FORK_CHILD:
-			ret = add_line(a, &cap, xasprintf("CUDA: pid %u (%s): forked from a CUDA process without exec: GPU "
-							  "tracing is off in it (CUDA cannot be used across fork)",
-							  r->pid, r->exe));
+			line = xasprintf("%s: forked from a CUDA process without exec: GPU tracing is off "
+					 "in it (CUDA cannot be used across fork)",
+					 who);
 			break;
 		default:
-			ret = add_line(a, &cap, xasprintf("CUDA: pid %u (%s): CUDA tracing unavailable: %s (CUPTI error %d); "
-							  "CPU profile only",
-							  r->pid, r->exe, *r->message ? r->message : "no reason given",
-							  r->cupti_error));
+			line = xasprintf("%s: CUDA tracing unavailable: %s (CUPTI error %d); CPU profile only",
+					 who, *r->message ? r->message : "no reason given", r->cupti_error);
 			break;
 		}
-		if (ret)
+		if (add_line(a, &cap, line))
 			goto out;
-		if (s->dropped && add_line(a, &cap, xasprintf("CUDA: pid %u (%s): CUPTI dropped %llu activity records "
-							      "(buffers full): GPU tables undercount",
-							      r->pid, r->exe, (unsigned long long)s->dropped)))
-			goto out_nomem;
-		if (s->zero_ts && add_line(a, &cap, xasprintf("CUDA: pid %u (%s): %llu GPU records had no timestamps "
-							      "and were excluded",
-							      r->pid, r->exe, (unsigned long long)s->zero_ts)))
-			goto out_nomem;
+		if (s->dropped &&
+		    add_line(a, &cap, xasprintf("%s: CUPTI dropped %llu activity records (buffers full): "
+						"GPU tables undercount",
+						who, (unsigned long long)s->dropped)))
+			goto out;
+		if (s->zero_ts &&
+		    add_line(a, &cap, xasprintf("%s: %llu GPU records had no timestamps and were excluded",
+						who, (unsigned long long)s->zero_ts)))
+			goto out;
 		if (s->flush_timed_out &&
-		    add_line(a, &cap, xasprintf("CUDA: pid %u (%s): the final CUPTI flush timed out: the last GPU "
-						"records may be missing",
-						r->pid, r->exe)))
-			goto out_nomem;
+		    add_line(a, &cap, xasprintf("%s: the final CUPTI flush timed out: the last GPU records "
+						"may be missing",
+						who)))
+			goto out;
 	}
 	for (i = 0; i < p->nprocesses; i++) {
 		struct cuda_status_row *r;
@@ -1829,15 +1829,12 @@ static int build_status(struct cuda_analysis *a, const struct profile *p)
 			.message = "loaded the CUDA runtime but CUDA was never initialized for tracing",
 			.inferred = 1,
 		};
-		if (add_line(a, &cap, xasprintf("CUDA: %s (pid %u) loaded the CUDA runtime but CUDA was never "
-						"initialized for tracing (no driver or no GPU?)",
+		if (add_line(a, &cap, xasprintf("CUDA: %s (pid %u) loaded the CUDA runtime but CUDA was "
+						"never initialized for tracing (no driver or no GPU?)",
 						r->exe, r->pid)))
-			goto out_nomem;
+			goto out;
 	}
 	ret = 0;
-	goto out;
-out_nomem:
-	ret = -ENOMEM;
 out:
 	free(seen);
 	free(has_status);

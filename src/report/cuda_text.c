@@ -61,6 +61,7 @@ static int print_ops(FILE *out, struct cuda_analysis *a, const struct report_opt
 	struct fmt_table *t = fmt_table_new();
 	const char *key = cuda_sort_ops(a, o ? o->sort : NULL);
 	int dev = a->self_cuda_total_ns > 0;
+	double self_cpu = (double)a->self_cpu_total_ns;
 	size_t i, n = limit_of(o, a->nops);
 	char b[64];
 
@@ -87,9 +88,9 @@ static int print_ops(FILE *out, struct cuda_analysis *a, const struct report_opt
 
 		fmt_table_row(t);
 		fmt_table_cell(t, "%s", r->name);
-		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->self_cpu_ns, (double)a->self_cpu_total_ns));
+		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->self_cpu_ns, self_cpu));
 		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->self_cpu_ns));
-		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->cpu_total_ns, (double)a->self_cpu_total_ns));
+		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->cpu_total_ns, self_cpu));
 		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->cpu_total_ns));
 		fmt_table_cell(t, "%s", fmt_time_d(b, sizeof(b), r->cpu_total_ns / calls));
 		if (dev) {
@@ -178,17 +179,17 @@ static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct 
 	fmt_table_free(t);
 	more_rows(out, n, a->nkernels, "kernels");
 	if (!quiet(o))
-		fprintf(out, "  SMem = static+dynamic shared memory per block; Blocks/SM = grid blocks / SMs; Est. Occ. = "
-		     "min(active blocks/SM, Blocks/SM) x block size / max threads per SM\n"
-		     "  (both duration-weighted means%s%s)\n",
-		varies ? "; * = launch configuration varies, first instance shown" : "",
-		occ_available() ? "" : "; Est. Occ. needs cuda_occupancy.h at build time");
+		fprintf(out, "  SMem = static+dynamic shared memory per block; Blocks/SM = grid blocks / SMs; "
+			     "Est. Occ. = min(active blocks/SM, Blocks/SM) x block size / max threads per SM\n"
+			     "  (both duration-weighted means%s%s)\n",
+			varies ? "; * = launch configuration varies, first instance shown" : "",
+			occ_available() ? "" : "; Est. Occ. needs cuda_occupancy.h at build time");
 	fputc('\n', out);
 	return 0;
 }
 
-static void memop_sub(struct fmt_table *t, const char *what, uint64_t n, uint64_t ns, uint64_t bytes,
-		      uint64_t all)
+static void memop_sub(struct fmt_table *t, const char *what, uint64_t n, uint64_t ns,
+		      uint64_t bytes, uint64_t all)
 {
 	char b[64];
 
@@ -392,7 +393,8 @@ static void print_overview(FILE *out, const struct cuda_analysis *a, const struc
 		 wall ? 100.0 * ov->sync_blocked_ns / wall : 0.0);
 	ov_line(out, q, "CPU blocked in sync", v,
 		"= time inside synchronizing calls (cudaDeviceSynchronize, sync cudaMemcpy, ...)");
-	snprintf(v, sizeof(v), "%s in %" PRIu64 " gaps", fmt_time(b1, sizeof(b1), ov->idle_gaps_ns), ov->ngaps);
+	snprintf(v, sizeof(v), "%s in %" PRIu64 " gaps", fmt_time(b1, sizeof(b1), ov->idle_gaps_ns),
+		 ov->ngaps);
 	snprintf(f, sizeof(f), "= time between GPU activities on a device; largest %s",
 		 fmt_time(b2, sizeof(b2), ov->largest_gap_ns));
 	if (q)
