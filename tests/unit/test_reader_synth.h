@@ -71,7 +71,12 @@ static inline void synth_init(struct synth *s, uint32_t pid, uint32_t ppid, uint
 	h->start_real_ns = 1700000000000000000ull;
 	h->parent_pid_file = -1;
 	h->end_mono_ns = 3000000000ull;
-	strncpy(h->exe, exe, sizeof(h->exe) - 1);
+	{
+		size_t n = strlen(exe);
+		if (n >= sizeof(h->exe))
+			n = sizeof(h->exe) - 1;
+		memcpy(h->exe, exe, n);
+	}
 	h->cmdline_len = (uint32_t)strlen(exe) + 1;
 	memcpy(h->cmdline, exe, h->cmdline_len);
 	s->next_chunk = CBN_HEADER_SIZE;
