@@ -1,6 +1,6 @@
 #!/bin/bash
 # cpu_sort — every pstats --sort key orders the cProfile table by that key,
-# and the order actually changes between keys.
+# and the order actually changes between keys (one run, re-reported per key).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split
@@ -41,17 +41,18 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-run_cbn --limit 40 -- "$EXAMPLES/split" 0.2
+# one run, kept with -o; every key is then a cheap `report` of that session
+run_cbn -o "$T/sess" --limit 40 -- "$EXAMPLES/split" "$SCALE"
 expect_rc 0
 check_order default tottime
 first_tot=$(cpu_row_field 1 6)
 grep_out '^   Ordered by: internal time \(tottime\)$'
 
 for spec in tottime:tottime time:tottime cumulative:cumtime cumtime:cumtime \
-	    calls:ncalls ncalls:ncalls name:name filename:file line:line; do
+	    calls:ncalls ncalls:ncalls name:name nfl:name filename:file line:line; do
 	key=${spec%%:*}
 	kind=${spec#*:}
-	run_cbn --limit 40 --sort "$key" -- "$EXAMPLES/split" 0.2
+	run_cbn report --limit 40 --sort "$key" "$T/sess"
 	expect_rc 0
 	check_order "$key" "$kind"
 	case $key in
@@ -65,10 +66,14 @@ for spec in tottime:tottime time:tottime cumulative:cumtime cumtime:cumtime \
 done
 
 # main is above heavy by cumtime, below it by tottime
-run_cbn --limit 40 --sort cumulative -- "$EXAMPLES/split" 0.2
+run_cbn report --limit 40 --sort cumulative "$T/sess"
 m=$(cpu_rows | grep -n '(main)$' | head -n1 | cut -d: -f1)
 h=$(cpu_rows | grep -n '(heavy)$' | head -n1 | cut -d: -f1)
 [ -n "$m" ] && [ -n "$h" ] && [ "$m" -lt "$h" ] || fail "by cumtime main ($m) is not above heavy ($h)"
+run_cbn report --limit 40 --sort tottime "$T/sess"
+m=$(cpu_rows | grep -n '(main)$' | head -n1 | cut -d: -f1)
+h=$(cpu_rows | grep -n '(heavy)$' | head -n1 | cut -d: -f1)
+[ -n "$m" ] && [ -n "$h" ] && [ "$m" -gt "$h" ] || fail "by tottime main ($m) is not below heavy ($h)"
 
 # a key that is not a sort key is a usage error
 run_cbn --sort bogus -- "$EXAMPLES/split" 0.01

@@ -6,14 +6,14 @@ need_cbn
 need_example threads
 need_python_jsonschema
 
-run_cbn -F 1000 --json "$T/r.json" -- "$EXAMPLES/threads" 0.8
-expect_rc 0
-validate_schema "$T/r.json"
-
-# per worker thread: CPU share of the four workers must be i/10 ± 25 %
-python3 - "$T/r.json" <<'PY' || fail "thread weights are not 1:2:3:4"
+# thread_shares: per worker thread, its CPU share of the four workers must be
+# i/10 ± 25 %; main (1 unit) about worker-1's.  Prints the sample count.
+thread_shares()
+{
+	python3 - "$T/r.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))
+print(d["run"]["samples"])
 th = {t["name"]: t for t in d["threads"]}
 names = ["worker-%d" % i for i in range(1, 5)]
 missing = [n for n in names if n not in th]
@@ -27,7 +27,6 @@ for i, n in enumerate(names, 1):
     print("# %s: %.3f of the workers (expected %.2f)" % (n, share, exp), file=sys.stderr)
     if abs(share - exp) > 0.25 * exp:
         ok = False
-# main burns 1 unit: about worker-1's share, on a thread that is not a worker
 others = [t for t in d["threads"] if t["name"] not in names]
 main = max(others, key=lambda t: t["cpu_ns"]) if others else None
 if not main or main["cpu_ns"] <= 0:
@@ -38,6 +37,23 @@ if abs(r - 1) > 0.4:
     ok = False
 sys.exit(0 if ok else 1)
 PY
+}
+
+# On a loaded machine a thread's last expirations before it exits can be
+# lost; when the shares are off with few samples, measure again, longer.
+for scale in 0.8 1.6; do
+	run_cbn -F 1000 --json "$T/r.json" -- "$EXAMPLES/threads" "$scale"
+	expect_rc 0
+	validate_schema "$T/r.json"
+	set +e
+	records=$(thread_shares)
+	ok=$?
+	set -e
+	[ "$ok" = 0 ] && break
+	[ -n "$records" ] && [ "$records" -lt 400 ] || break
+	note "shares off with $records samples at SCALE $scale: measuring again"
+done
+[ "$ok" = 0 ] || fail "thread weights are not 1:2:3:4 ($records samples)"
 
 ws=$(json_func_field "$T/r.json" worker_spin self_ns)
 ms=$(json_func_field "$T/r.json" main_spin self_ns)
