@@ -29,6 +29,11 @@ int report_sort_key_valid(const char *key)
 	return cpu_sort_parse(key) >= 0 || cuda_sort_key_valid(key);
 }
 
+static const char *text_plural(size_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}
+
 /* Paths under the current directory are shown relative to it. */
 static const char *text_short_path(const char *path, const char *cwd, size_t cwdlen)
 {
@@ -252,7 +257,8 @@ static void text_cpu_table(struct text_ctx *t)
 	if (!c->nfuncs)
 		fprintf(out, "   (no samples with a stack)\n");
 	if (n < c->nfuncs)
-		fprintf(out, "   (%zu more functions; use --limit)\n", c->nfuncs - n);
+		fprintf(out, "   (%zu more %s; use --limit)\n", c->nfuncs - n,
+			text_plural(c->nfuncs - n, "function", "functions"));
 	fputc('\n', out);
 }
 
@@ -288,7 +294,8 @@ static void text_hot_lines(struct text_ctx *t)
 	fprintf(t->out, "Hottest source lines (self time of the innermost frame)\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
 	if (n < c->nlines)
-		fprintf(t->out, "   (%zu more lines; use --limit)\n", c->nlines - n);
+		fprintf(t->out, "   (%zu more %s; use --limit)\n", c->nlines - n,
+			text_plural(c->nlines - n, "line", "lines"));
 	fputc('\n', t->out);
 	fmt_table_free(tb);
 }
@@ -375,7 +382,8 @@ static void text_processes(struct text_ctx *t)
 	fprintf(t->out, "Processes\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
 	if (n < c->nprocs)
-		fprintf(t->out, "   (%zu more processes; use --limit)\n", c->nprocs - n);
+		fprintf(t->out, "   (%zu more %s; use --limit)\n", c->nprocs - n,
+			text_plural(c->nprocs - n, "process", "processes"));
 	fputc('\n', t->out);
 out:
 	free(v);
@@ -425,9 +433,11 @@ static void text_threads(struct text_ctx *t)
 	fprintf(t->out, "Threads\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
 	if (n < nv)
-		fprintf(t->out, "   (%zu more threads; use --limit)\n", nv - n);
+		fprintf(t->out, "   (%zu more %s; use --limit)\n", nv - n,
+			text_plural(nv - n, "thread", "threads"));
 	if (nv < c->nthreads)
-		fprintf(t->out, "   (%zu threads without samples not shown)\n", c->nthreads - nv);
+		fprintf(t->out, "   (%zu %s without samples not shown)\n", c->nthreads - nv,
+			text_plural(c->nthreads - nv, "thread", "threads"));
 	fputc('\n', t->out);
 out:
 	free(v);

@@ -257,7 +257,7 @@ static void test_processes_threads(void)
 	out = render(&b.p, NULL, 0, 0);
 	CHECK(strstr(out, "Processes:  2 (3 program images: exec replaced 1)\n"));
 	CHECK(strstr(out, "  exec  "));
-	CHECK(strstr(out, "   (1 threads without samples not shown)\n"));
+	CHECK(strstr(out, "   (1 thread without samples not shown)\n"));
 	free(out);
 	b.p.nprocesses--;
 	b.p.nthreads--;
