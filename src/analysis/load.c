@@ -777,7 +777,8 @@ static void run_totals(struct load *L, const struct load_meta *meta)
 		start = 0;
 	p->period_ns = p->nprocesses ? p->processes[0].period_ns : 0;
 	if (meta->found) {
-		p->start_ns = meta->start_mono_ns ? meta->start_mono_ns : start;
+		/* profile.h: the earliest process start, the origin of every timeline. */
+		p->start_ns = start ? start : meta->start_mono_ns;
 		p->wall_ns = meta->end_mono_ns > meta->start_mono_ns ?
 				     meta->end_mono_ns - meta->start_mono_ns : 0;
 		p->frequency_hz = meta->frequency_hz;

@@ -304,7 +304,7 @@ static int write_outputs(const struct profile *p, const struct cli_opts *o,
 	int failed = 0;
 	FILE *out = stdout;
 
-	if (o->report_file) {
+	if (o->report_file && strcmp(o->report_file, "-") != 0) {
 		out = fopen(o->report_file, "w");
 		if (!out) {
 			fprintf(stderr, "cbottleneck: --report %s: %s\n", o->report_file,
