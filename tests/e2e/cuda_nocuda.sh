@@ -13,4 +13,13 @@ expect_rc 0
 [ "$(json_py "$T/r.json" '"cuda" in d')" = False ] || fail "a program without CUDA got a CUDA section"
 grep -q "CUDA" "$OUTF" && fail "the text report mentions CUDA for a program without CUDA"
 [ "$(json_func_field "$T/r.json" host_work self_ns)" -gt 0 ] || fail "host_work missing from the CPU table"
+
+# Not even loaded: the session's module records never name the layer, while a
+# CUDA run's do (the positive control keeps this check honest).
+run_cbn -o "$T/nocuda" -- "$W" nocuda
+expect_rc 0
+run_cbn -o "$T/withcuda" -- "$W" nosync
+expect_rc 0
+grep -aq "libcbottleneck_cuda.so" "$T"/withcuda/*.cbp || fail "control: the CUDA run's modules do not name libcbottleneck_cuda.so"
+grep -aq "libcbottleneck_cuda.so" "$T"/nocuda/*.cbp && fail "libcbottleneck_cuda.so was loaded into a program without CUDA"
 exit 0
