@@ -77,7 +77,8 @@ head -c 200 "$T/base.json" >"$T/cut.json"
 run_cbn compare --fail 'wall:+10%' "$T/cut.json" "$T/same.json"
 expect_rc 2
 grep -q 'not valid JSON' "$ERRF" || fail "no 'not valid JSON' message"
-sed 's/"schema_version": *1/"schema_version":2/' "$T/base.json" >"$T/v2.json"
+sed 's/"schema_version":[[:space:]]*1/"schema_version":2/' "$T/base.json" >"$T/v2.json"
+grep -q '"schema_version":2' "$T/v2.json" || fail "could not rewrite schema_version"
 run_cbn compare --fail 'wall:+10%' "$T/v2.json" "$T/same.json"
 expect_rc 2
 grep -q 'baseline was written by schema 2; this cbottleneck reads 1' "$ERRF" ||
