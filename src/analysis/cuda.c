@@ -1833,6 +1833,7 @@ static int build_status(struct cuda_analysis *a, const struct profile *p)
 						"never initialized for tracing (no driver or no GPU?)",
 						r->exe, r->pid)))
 			goto out;
+		r->text = a->status_lines[a->nstatus_lines - 1];
 	}
 	ret = 0;
 out:

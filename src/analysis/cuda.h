@@ -130,6 +130,7 @@ struct cuda_status_row {
 	uint32_t cupti_version, flush_timed_out;
 	uint64_t dropped, zero_ts, buffers, records;
 	int inferred;                /* no status record: CUDA runtime loaded, never initialized */
+	const char *text;            /* inferred: the status line (owned by the analysis) */
 };
 
 struct cuda_analysis {

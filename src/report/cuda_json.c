@@ -60,10 +60,15 @@ static void build(cJSON *c, struct cuda_analysis *a)
 	cJSON *x, *o;
 	size_t i;
 
+	/* status[] holds what the CUDA layer recorded; a process inferred from
+	 * its modules to have loaded CUDA without tracing it is a note, so
+	 * status[] stays empty when the layer never ran. */
 	x = arr(c, "status");
 	for (i = 0; i < a->nstatus; i++) {
 		const struct cuda_status_row *s = &a->status[i];
 
+		if (s->inferred)
+			continue;
 		if (!(o = item(x)))
 			continue;
 		num(o, "pid", s->pid);
@@ -75,6 +80,11 @@ static void build(cJSON *c, struct cuda_analysis *a)
 		num(o, "flush_timed_out", s->flush_timed_out);
 		cJSON_AddStringToObject(o, "exe", s->exe);
 	}
+
+	x = arr(c, "notes");
+	for (i = 0; i < a->nstatus; i++)
+		if (a->status[i].inferred)
+			cJSON_AddItemToArray(x, cJSON_CreateString(a->status[i].text));
 
 	o = cJSON_AddObjectToObject(c, "totals");
 	num(o, "kernels", (double)a->totals.kernels);

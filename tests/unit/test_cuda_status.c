@@ -137,6 +137,7 @@ static void test_inferred(void)
 	struct prof_cuda_status st = { .process = 0, .state = CBN_CUDA_FINISHED, .message = "" };
 	uint32_t fmain, frt, s;
 	char *txt;
+	cJSON *j;
 
 	cb_init(&p);
 	add_process(&p, 300, "/usr/bin/gpuapp");
@@ -157,6 +158,14 @@ static void test_inferred(void)
 	txt = render(&p);
 	CHECK(strstr(txt, "loaded the CUDA runtime") != NULL);
 	free(txt);
+	/* JSON: status[] holds only what the layer recorded; the inference is a note */
+	j = report_cuda_json(&p, NULL);
+	REQUIRE(j);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "status")), 0);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "notes")), 1);
+	CHECK(strstr(cJSON_GetStringValue(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "notes"), 0)),
+		     "gpuapp (pid 300) loaded the CUDA runtime") != NULL);
+	cJSON_Delete(j);
 
 	/* a process with a status gets no inferred line */
 	add_sample(&p, 0, s);
