@@ -2,9 +2,12 @@
  * cuda_overhead.c — host cost per kernel launch of the CUDA layer's callback
  * path, measured against the simulated CUPTI: N fakecuda_launch calls with
  * libcbottleneck_cuda.so injected (callbacks, stack capture, records) versus
- * without it (the simulation's own cost).  This program plays a minimal agent
- * (records copied into memory, stacks by libunwind) so it runs without
- * the launcher.  Usage: cuda_overhead N on|off; prints "ns/launch".
+ * without it (the simulation's own cost).  Built as cuda_overhead, this
+ * program plays a minimal agent (records copied into memory, stacks by
+ * libunwind) so it runs without the launcher; built as cuda_overhead_agent
+ * (CBN_BENCH_REAL_AGENT) it has no agent of its own and is run under
+ * cbottleneck, so the real agent's writer and unwinder are measured.
+ * Usage: cuda_overhead N on|off; prints "ns/launch".
  */
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -19,10 +22,13 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
+static unsigned long bench_records;
+
+#ifndef CBN_BENCH_REAL_AGENT
+
 static pthread_mutex_t bench_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned char *bench_ring;
 static size_t bench_pos;
-static unsigned long bench_records;
 #define BENCH_RING (64u << 20)
 
 EXPORT int cbn_agent_write(const void *rec, size_t size)
@@ -51,6 +57,8 @@ EXPORT int cbn_agent_backtrace(uint64_t *pcs, int max, int skip)
 	return k;
 }
 
+#endif
+
 static uint64_t now_ns(void)
 {
 	struct timespec ts;
@@ -59,10 +67,12 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+#ifndef CBN_BENCH_REAL_AGENT
 EXPORT uint64_t cbn_agent_now(void)
 {
 	return now_ns();
 }
+#endif
 
 int main(int argc, char **argv)
 {
@@ -72,17 +82,27 @@ int main(int argc, char **argv)
 	int on = argc > 2 && strcmp(argv[2], "on") == 0;
 	uint64_t t0, t1;
 
+#ifndef CBN_BENCH_REAL_AGENT
 	void *unw = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 
 	if (unw)
 		bench_unw = (int (*)(void **, int))dlsym(unw, "unw_backtrace");
 	bench_ring = malloc(BENCH_RING);
-	if (!bench_ring || n <= 0)
+	if (!bench_ring)
 		return 2;
-	memset(bench_ring, 0, BENCH_RING);   /* the agent's file is preallocated too */
+	/* Touch every page now (a zero memset may become calloc and touch
+	 * nothing): page faults here would be the stand-in's cost, not the layer's. */
+	memset(bench_ring, 1, BENCH_RING);
+#else
+	bench_records = 1;   /* the real agent's file is checked by the script */
+#endif
+	if (n <= 0)
+		return 2;
 	if (on) {
 		const char *lib = getenv("CBN_CUDA_LAYER");
 
+		if (!lib)
+			lib = getenv("CUDA_INJECTION64_PATH");   /* set by cbottleneck */
 		if (!lib) {
 			fprintf(stderr, "cuda_overhead: set CBN_CUDA_LAYER to libcbottleneck_cuda.so\n");
 			return 2;
