@@ -235,9 +235,20 @@ static void *agent_bg_main(void *arg)
 	return NULL;
 }
 
-static void agent_bg_start(void)
+/*
+ * Started lazily, at the target's first pthread_create or dlopen: a target
+ * that stays single-threaded must stay so (unshare(CLONE_NEWUSER) and setns
+ * refuse multi-threaded callers; some programs count their threads).  Without
+ * it the sampler grows the file itself and exit/dlclose rescan the modules.
+ */
+void agent_bg_ensure(void)
 {
-	atomic_store(&bg_running, 1);
+	int zero = 0;
+
+	if (!atomic_load(&agent.active) || atomic_load(&bg_running))
+		return;
+	if (!atomic_compare_exchange_strong(&bg_running, &zero, 1))
+		return;
 	if (threads_create_raw(&bg_thread, agent_bg_main, NULL) < 0)
 		atomic_store(&bg_running, 0);
 }
@@ -274,13 +285,11 @@ static void agent_fork_prepare(void)
 		return;
 	modules_lock();
 	pthread_mutex_lock(&agent.w.ev_lock);
-	pthread_mutex_lock(&agent.w.grow_lock);
 }
 
 static void agent_fork_parent(void)
 {
 	if (agent.w.hdr) {
-		pthread_mutex_unlock(&agent.w.grow_lock);
 		pthread_mutex_unlock(&agent.w.ev_lock);
 		modules_unlock();
 	}
@@ -319,8 +328,9 @@ static void agent_fork_child(void)
 	agent.w.hdr->timer_kind = CBN_TIMER_POSIX_CPU;
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
+	/* The helper thread did not survive the fork; it restarts on demand. */
+	atomic_store(&bg_running, 0);
 	sampler_thread_begin();
-	agent_bg_start();
 }
 
 __attribute__((constructor)) static void agent_init(void)
@@ -385,7 +395,6 @@ __attribute__((constructor)) static void agent_init(void)
 	modules_init();
 	pthread_atfork(agent_fork_prepare, agent_fork_parent, agent_fork_child);
 	on_exit(agent_on_exit, NULL);
-	agent_bg_start();
 	if (sampler_thread_begin() < 0)
 		agent_disable("cannot create the CPU timer for the main thread");
 }

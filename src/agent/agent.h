@@ -61,6 +61,7 @@ void *agent_real(const char *name) AGENT_HIDDEN;
 int agent_event(const void *rec, size_t size) AGENT_HIDDEN;
 void agent_disable(const char *why) AGENT_HIDDEN;
 uint32_t agent_gettid(void) AGENT_HIDDEN;
+void agent_bg_ensure(void) AGENT_HIDDEN;
 int agent_thread_name(uint32_t tid, char name[CBN_NAME_MAX]) AGENT_HIDDEN;
 
 /* unwind.c: libunwind, dlopened RTLD_LOCAL.  unwind_backtrace is NULL when

@@ -310,8 +310,11 @@ void *modules_dlopen_enter(void)
 
 	if (!real)
 		real = agent_real("dlopen");
-	if (atomic_load(&agent.active))
+	if (atomic_load(&agent.active)) {
 		atomic_compare_exchange_strong(&mod_pending_ts, &zero, agent_now());
+		/* Someone must write the LOAD soon after this returns. */
+		agent_bg_ensure();
+	}
 	return real;
 }
 

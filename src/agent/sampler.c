@@ -140,6 +140,14 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 	r = t->chunk ? writer_reserve(t->chunk, size) : NULL;
 	if (!r) {
 		t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
+		if (!t->chunk) {
+			/* Out of allocated space: grow here (raw syscalls, try-lock);
+			 * the background thread may not exist or may be late. */
+			uint64_t used = atomic_load_explicit(&h->next_chunk, memory_order_relaxed);
+
+			writer_grow_signal(w, used / 4 > (1u << 20) ? used / 4 : (1u << 20));
+			t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
+		}
 		r = t->chunk ? writer_reserve(t->chunk, size) : NULL;
 	}
 	if (!r) {
@@ -150,6 +158,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 	r->h.flags = (uint16_t)flags;
 	r->h.size = size;
 	r->ts = sample_now();
+	atomic_store_explicit(&h->end_mono_ns, r->ts, memory_order_relaxed);
 	r->weight = weight;
 	r->nframes = (uint16_t)nf;
 	r->reserved = 0;

@@ -176,6 +176,7 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 	s->fn = fn;
 	s->arg = arg;
 	s->app_blocked = sigwrap_app_blocked();
+	agent_bg_ensure();
 	/* pthread_create takes libc locks (stack cache): no unwinding meanwhile. */
 	agent_tls.no_unwind++;
 	ret = real_pthread_create(th, attr, threads_trampoline, s);

@@ -7,10 +7,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 static uint64_t round_chunks(uint64_t size)
@@ -77,7 +79,6 @@ int writer_open(struct writer *w, const char *path, uint64_t initial_size, uint6
 	w->dev = st.st_dev;
 	w->ino = st.st_ino;
 	strcpy(w->path, path);
-	pthread_mutex_init(&w->grow_lock, NULL);
 	pthread_mutex_init(&w->ev_lock, NULL);
 	return 0;
 fail:
@@ -86,7 +87,7 @@ fail:
 	return ret;
 }
 
-int writer_grow(struct writer *w, uint64_t min_free)
+static int writer_do_grow(struct writer *w, uint64_t min_free, int in_signal)
 {
 	struct cbn_file_header *h = w->hdr;
 	uint64_t size, next, want;
@@ -95,13 +96,18 @@ int writer_grow(struct writer *w, uint64_t min_free)
 
 	if (!h)
 		return -EBADF;
-	pthread_mutex_lock(&w->grow_lock);
+	if (atomic_exchange_explicit(&w->growing, 1, memory_order_acquire))
+		return -EBUSY;
 	size = atomic_load(&h->file_size);
 	next = atomic_load(&h->next_chunk);
 	if (size >= next + min_free)
 		goto out;
 	if (size >= w->max_size) {
 		ret = -ENOSPC;
+		goto out;
+	}
+	if (in_signal && w->no_fallocate) {
+		ret = -EOPNOTSUPP;
 		goto out;
 	}
 	want = round_chunks(next + min_free);
@@ -122,18 +128,46 @@ int writer_grow(struct writer *w, uint64_t min_free)
 		ret = -ESTALE;
 		goto out;
 	}
-	ret = posix_fallocate(fd, 0, (off_t)want);
-	if (ret) {
-		ret = -ret;
-		goto out;
+	/* fallocate(2) itself, not posix_fallocate: glibc's emulation for file
+	 * systems without it writes zeros with pwrite, too slow for a handler. */
+	if (syscall(SYS_fallocate, fd, 0, (off_t)0, (off_t)want) < 0) {
+		ret = -errno;
+		if (ret == -EOPNOTSUPP) {
+			w->no_fallocate = 1;
+			if (!in_signal) {
+				ret = -posix_fallocate(fd, 0, (off_t)want);
+			}
+		}
+		if (ret)
+			goto out;
 	}
 	/* Blocks exist now: publish them to chunk handout. */
 	atomic_store_explicit(&h->file_size, want, memory_order_release);
 out:
 	if (fd >= 0)
 		close(fd);
-	pthread_mutex_unlock(&w->grow_lock);
+	atomic_store_explicit(&w->growing, 0, memory_order_release);
 	return ret;
+}
+
+int writer_grow(struct writer *w, uint64_t min_free)
+{
+	int ret, tries;
+
+	/* The holder is another thread or a handler that interrupted another
+	 * thread; either finishes in a few syscalls. */
+	for (tries = 0; tries < 1000; tries++) {
+		ret = writer_do_grow(w, min_free, 0);
+		if (ret != -EBUSY)
+			return ret;
+		sched_yield();
+	}
+	return ret;
+}
+
+int writer_grow_signal(struct writer *w, uint64_t min_free)
+{
+	return writer_do_grow(w, min_free, 1);
 }
 
 struct cbn_chunk_header *writer_chunk_new(struct writer *w, uint16_t kind, uint32_t tid)

@@ -24,7 +24,8 @@ struct writer {
 	struct cbn_file_header *hdr;     /* NULL: not open */
 	uint64_t max_size;               /* mapped length, growth limit */
 	uint64_t grow_step;              /* bytes added per growth */
-	pthread_mutex_t grow_lock;       /* serializes writer_grow */
+	_Atomic int growing;             /* try-lock of writer_grow (signal-safe) */
+	int no_fallocate;                /* fs lacks fallocate(2): grow only outside handlers */
 	pthread_mutex_t ev_lock;         /* protects ev_chunk */
 	struct cbn_chunk_header *ev_chunk; /* current EVENTS chunk */
 	uint64_t dev, ino;               /* identity of the file, checked on reopen */
@@ -41,10 +42,17 @@ int writer_open(struct writer *w, const char *path, uint64_t initial_size, uint6
 
 /*
  * Make sure at least min_free bytes are allocated past next_chunk (up to
- * max_size).  Returns 0, -ENOSPC when max_size is reached, or -errno.
- * Thread-safe, not signal-safe.
+ * max_size), by reopening the file and fallocate(2)-ing more.  Returns 0,
+ * -ENOSPC when max_size is reached, -EBUSY when another grow is in progress
+ * (writer_grow waits for it, writer_grow_signal does not), or -errno.
+ * writer_grow_signal is SIGNAL-SAFE (raw syscalls, an atomic try-lock, no
+ * allocation): the sampler grows the file itself when it runs out, so a
+ * single-threaded target needs no helper thread.  writer_grow is thread-safe
+ * and also falls back to posix_fallocate's zero-filling where the file
+ * system has no fallocate(2).
  */
 int writer_grow(struct writer *w, uint64_t min_free);
+int writer_grow_signal(struct writer *w, uint64_t min_free);
 
 /*
  * Take a fresh chunk of the given kind (enum cbn_chunk_kind) for thread tid.

@@ -264,6 +264,17 @@ nvtx)
 	grep -q '^range kind=1 source=2 .*domain=mydomain name=registered-name' "$T/dump" || fail "domain push"
 	grep -q '^range kind=3 source=2 .*domain=mydomain name=dom-mark' "$T/dump" || fail "domain mark"
 	;;
+single)
+	# No helper thread in a single-threaded target; the handler grows the file.
+	export CBN_FREQ=250 CBN_DEPTH=256
+	run_both "$P/single"
+	grep -q "Threads:[[:space:]]*1$" "$T/agent.out" || fail "the agent made the target multi-threaded: $(cat "$T/agent.out")"
+	dump "$(files)"
+	grep -E "^(file|samples|lost)" "$T/dump"
+	[ "$(val file file_size)" -gt $((1024 * 1024)) ] || fail "the file did not grow"
+	[ "$(val lost buffer_full)" = 0 ] || fail "samples lost for lack of space"
+	[ "$(val samples frames_max)" -ge 240 ] || fail "deep stacks cut"
+	;;
 nosession)
 	# Without CBN_SESSION the agent stays inert: no file, no message, same output.
 	LD_PRELOAD=$AGENT "$EX/split" 0.05 >"$T/out" 2>"$T/err" || fail "split failed"

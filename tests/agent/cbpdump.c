@@ -271,10 +271,10 @@ int main(int argc, char **argv)
 	if (h->next_chunk < end)
 		end = h->next_chunk;
 	printf("file pid=%u ppid=%u exec_seq=%u parent=%lld signo=%u timer=%u period_ns=%llu "
-	       "depth=%u clean_exit=%u exit_code=%d disabled=%u\n",
+	       "depth=%u clean_exit=%u exit_code=%d disabled=%u file_size=%llu\n",
 	       h->pid, h->ppid, h->exec_seq, (long long)h->parent_pid_file, h->signo, h->timer_kind,
 	       (unsigned long long)h->period_ns, h->max_depth, h->clean_exit, h->exit_code,
-	       h->disabled);
+	       h->disabled, (unsigned long long)h->file_size);
 	printf("exe path=%s\n", h->exe);
 	if (h->disabled)
 		printf("disabled reason=%s\n", h->disabled_reason);
