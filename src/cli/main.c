@@ -177,7 +177,9 @@ static int parse_opts(int argc, char **argv, enum mode mode, struct cli_opts *o)
 			       c == OPT_NO_CUDA;
 		if (mode == MODE_REPORT && run_only)
 			return usage_error("%s only applies when running a program, not to report",
-					   argv[optind - 1]);
+					   c == 'F' ? "-F/--frequency" : c == 'o' ? "-o/--output" :
+					   c == OPT_DEPTH ? "--depth" : c == OPT_BUFFER ? "--buffer-mb" :
+					   "--no-cuda");
 		switch (c) {
 		case 'F':
 			if (parse_long(optarg, 1, 10000, &v) < 0)
