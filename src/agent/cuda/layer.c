@@ -396,9 +396,13 @@ static int layer_start(void)
 			 *note ? "; " : "", (int)layer_kinds[k]);
 	}
 	/* Device and context records exist only for contexts created after the
-	 * enable unless dumped now (llvm-project#85770). */
-	cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE);
-	cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT);
+	 * enable unless dumped now (llvm-project#85770).  If the dump is refused
+	 * this early inside cuInit, a plain enable still yields the records CUPTI
+	 * writes at driver initialization and context creation. */
+	if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE) != CUPTI_SUCCESS)
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+	if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT) != CUPTI_SUCCESS)
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
 	layer_find_device_attr();
 
 	atexit(layer_atexit);
