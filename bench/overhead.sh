@@ -30,10 +30,10 @@ done
 
 # The launcher's rate option, as its --help spells it.
 help=$("$CBN" --help 2>&1 || true)
-if grep -q -- '--freq' <<<"$help"; then
-	CBN_RATE=(--freq)
-elif grep -qE -- '(^|[ ,])-F' <<<"$help"; then
+if grep -qE -- '(^|[ ,])-F[ ,]' <<<"$help"; then
 	CBN_RATE=(-F)
+elif grep -q -- '--frequency' <<<"$help"; then
+	CBN_RATE=(--frequency)
 else
 	die "cannot tell how to set the sampling rate from '$CBN --help'"
 fi
