@@ -506,6 +506,14 @@ int reader_walk(const struct reader_file *f, reader_cb cb, void *ctx, struct rea
 		return 0;
 	if (end > f->size)
 		end = f->size;
+	if (res->truncated && end >= h->data_offset) {
+		/* Say where the data stops: more useful than the byte counts. */
+		uint64_t want = h->next_chunk < h->file_size ? h->next_chunk : h->file_size;
+		snprintf(res->reason, sizeof(res->reason),
+			 "truncated at chunk %" PRIu64 " (the file ends at offset 0x%" PRIx64
+			 ", %" PRIu64 " bytes short)", (end - h->data_offset) / h->chunk_size, end,
+			 want > end ? want - end : 0);
+	}
 	for (off = h->data_offset; off < end; off += h->chunk_size, idx++) {
 		struct cbn_chunk_header ch;
 		uint64_t avail = end - off, used;
