@@ -170,8 +170,10 @@ int gz_open(struct gz_file **out, const char *path, int gzip)
 			rc = -ENOMEM;
 			goto out;
 		}
-		/* windowBits 15 + 16: zlib writes the gzip header and trailer. */
-		if (deflateInit2(&f->zs, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+		/* windowBits 15 + 16: zlib writes the gzip header and trailer.
+		 * Level 1: traces are hundreds of MB of repetitive JSON, where
+		 * speed matters more than the last few percent of size. */
+		if (deflateInit2(&f->zs, 1, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
 			free(f->zbuf);
 			f->zbuf = NULL;
 			rc = -ENOMEM;

@@ -47,6 +47,11 @@ struct sbuf {
 	int oom;
 };
 
+struct lane {
+	uint32_t pid, tid, thr;
+	uint8_t kind, slot;
+};
+
 struct tctx {
 	const struct profile *p;
 	int64_t ws, we;               /* window, relative ns */
@@ -55,6 +60,8 @@ struct tctx {
 	size_t ngpu_pids;
 	size_t cpu_limit;             /* generation safety net, in events */
 	int cpu_limited;
+	struct lane *lanes;           /* every (lane, slot) that has events */
+	size_t nlanes, cap_lanes;
 };
 
 static int tvec_push(struct tvec *t, const struct tev *e)
@@ -200,14 +207,30 @@ static void sb_json_str(struct sbuf *b, const char *s)
 	sb_put(b, "\"", 1);
 }
 
+/* Decimal digits of v (no printf: millions of events go through here). */
+static void sb_u64(struct sbuf *b, uint64_t v)
+{
+	char d[24];
+	size_t n = sizeof(d);
+
+	do {
+		d[--n] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	sb_put(b, d + n, sizeof(d) - n);
+}
+
 /* ns -> µs with ns precision, exact (no floating point on the way). */
 static void sb_us(struct sbuf *b, int64_t ns)
 {
-	if (ns < 0) {
+	uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+	char frac[4] = { '.', (char)('0' + u / 100 % 10), (char)('0' + u / 10 % 10),
+			 (char)('0' + u % 10) };
+
+	if (ns < 0)
 		sb_put(b, "-", 1);
-		ns = -ns;
-	}
-	sb_printf(b, "%" PRId64 ".%03" PRId64, ns / 1000, ns % 1000);
+	sb_u64(b, u / 1000);
+	sb_put(b, frac, 4);
 }
 
 static const char *base_name(const char *path)
@@ -542,6 +565,19 @@ static int cmp_lane_order(const void *a, const void *b)
 	return x->ref < y->ref ? -1 : x->ref > y->ref;
 }
 
+static int cmp_lane(const void *a, const void *b)
+{
+	const struct lane *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return x->slot < y->slot ? -1 : x->slot > y->slot;
+}
+
 struct lane_stack {
 	int64_t *end;
 	size_t n, cap;
@@ -554,7 +590,22 @@ struct lane_stack {
  * moves to an overflow lane.  When all slots are taken it is clamped to end
  * with the enclosing slice of the last slot.
  */
-static int trace_assign_slots(struct tvec *t)
+static int trace_add_lane(struct tctx *c, const struct tev *e, uint8_t slot)
+{
+	if (c->nlanes == c->cap_lanes) {
+		size_t cap = c->cap_lanes ? c->cap_lanes * 2 : 64;
+		struct lane *v = realloc(c->lanes, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->lanes = v;
+		c->cap_lanes = cap;
+	}
+	c->lanes[c->nlanes++] = (struct lane){ e->pid, e->tid, e->thr, e->kind, slot };
+	return 0;
+}
+
+static int trace_assign_slots(struct tctx *c, struct tvec *t)
 {
 	struct lane_stack ls[TRACE_MAX_SLOTS];
 	size_t i = 0;
@@ -565,6 +616,7 @@ static int trace_assign_slots(struct tvec *t)
 		qsort(t->v, t->n, sizeof(*t->v), cmp_lane_order);
 	while (i < t->n) {
 		size_t j = i;
+		uint32_t used = 0;
 
 		for (int s = 0; s < TRACE_MAX_SLOTS; s++)
 			ls[s].n = 0;
@@ -601,7 +653,13 @@ static int trace_assign_slots(struct tvec *t)
 			}
 			ls[s].end[ls[s].n++] = end;
 			e->slot = (uint8_t)s;
+			used |= 1u << s;
 		}
+		for (int s = 0; s < TRACE_MAX_SLOTS && !rc; s++)
+			if (used & (1u << s))
+				rc = trace_add_lane(c, &t->v[i], (uint8_t)s);
+		if (rc)
+			goto out;
 		i = j;
 	}
 out:
@@ -774,7 +832,11 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 			  e->type == TEV_FLOW_S ? "s" : "f\",\"bp\":\"e", e->flow);
 		break;
 	}
-	sb_printf(b, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", e->pid, lane_tid(e));
+	sb_puts(b, ",\"pid\":");
+	sb_u64(b, e->pid);
+	sb_puts(b, ",\"tid\":");
+	sb_u64(b, lane_tid(e));
+	sb_puts(b, ",\"ts\":");
 	sb_us(b, e->ts);
 	if (e->type != TEV_MARK && e->type < TEV_FLOW_S) {
 		sb_puts(b, ",\"dur\":");
@@ -815,24 +877,6 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 	sb_puts(b, "}");
 }
 
-struct lane {
-	uint32_t pid, tid, thr;
-	uint8_t kind, slot;
-};
-
-static int cmp_lane(const void *a, const void *b)
-{
-	const struct lane *x = a, *y = b;
-
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind < y->kind ? -1 : 1;
-	return x->slot < y->slot ? -1 : x->slot > y->slot;
-}
-
 /* Emit one metadata event. */
 static int trace_meta(struct gz_file *f, struct sbuf *b, const char *what, uint32_t pid,
 		      uint32_t tid, int with_tid, const char *name, int64_t sort)
@@ -852,27 +896,16 @@ static int trace_meta(struct gz_file *f, struct sbuf *b, const char *what, uint3
 }
 
 /* process_name / thread_name / sort indexes for every lane that has events. */
-static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf *b,
-			    const struct tvec *ev[], int nev)
+static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf *b)
 {
 	const struct profile *p = c->p;
-	struct lane *ln = NULL;
-	size_t n = 0, total = 0;
+	struct lane *ln = c->lanes;
+	size_t n = c->nlanes;
 	char name[512];
 	int rc = 0;
 
-	for (int k = 0; k < nev; k++)
-		total += ev[k]->n;
-	ln = malloc((total + 1) * sizeof(*ln));
-	if (!ln)
-		return -ENOMEM;
-	for (int k = 0; k < nev; k++)
-		for (size_t i = 0; i < ev[k]->n; i++) {
-			const struct tev *e = &ev[k]->v[i];
-
-			ln[n++] = (struct lane){ e->pid, e->tid, e->thr, e->kind, e->slot };
-		}
-	qsort(ln, n, sizeof(*ln), cmp_lane);
+	if (n)
+		qsort(ln, n, sizeof(*ln), cmp_lane);
 
 	uint32_t last_pid = UINT32_MAX;
 
@@ -968,7 +1001,6 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 		if (!rc)
 			rc = trace_meta(f, b, "thread_sort_index", l->pid, lane_tid(&e), 1, NULL, sort);
 	}
-	free(ln);
 	return rc;
 }
 
@@ -991,7 +1023,7 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 		return -1;
 	}
 	gz_puts(f, "{\"traceEvents\":[\n");
-	rc = trace_write_meta(c, f, &b, all, 2);
+	rc = trace_write_meta(c, f, &b);
 	for (int k = 0; k < 2 && !rc; k++) {
 		for (size_t i = 0; i < all[k]->n && !rc; i++) {
 			trace_format(c, &b, &all[k]->v[i]);
@@ -1056,7 +1088,7 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 			"CPU sample slices after %.3fs were dropped (%zu of %zu%s); "
 			"narrow it with --trace-window START:END\n",
 			path, cap >> 20, at, cpu->n - written_cpu, cpu->n,
-			c->cpu_limited ? " and more not built" : "");
+			c->cpu_limited ? ", and the last threads' slices were not built" : "");
 	}
 	return 0;
 }
@@ -1071,9 +1103,11 @@ int export_trace(const struct profile *p, const char *path, const struct trace_o
 
 	c.ws = o ? (int64_t)o->window_start_ns : 0;
 	c.we = o && o->window_end_ns ? (int64_t)o->window_end_ns : INT64_MAX;
-	/* a CPU slice takes at least ~80 bytes of JSON: building more than twice
-	 * what the cap can hold only wastes memory */
-	c.cpu_limit = (size_t)(cap / 40) + 4096;
+	/* a CPU slice takes at least 79 bytes of JSON, so no more than cap/79
+	 * can be written: building many more only costs memory and sorting.
+	 * (Slices are built thread by thread, so when this limit hits, the
+	 * last threads lose slices first; the warning says so.) */
+	c.cpu_limit = (size_t)(cap / 64) + 4096;
 	if (c.we <= c.ws) {
 		snprintf(err, errlen, "trace window is empty: its end must come after its start");
 		return -1;
@@ -1084,9 +1118,9 @@ int export_trace(const struct profile *p, const char *path, const struct trace_o
 	if (!rc)
 		rc = trace_collect_cpu(&c, &cpu);
 	if (!rc)
-		rc = trace_assign_slots(&cuda);
+		rc = trace_assign_slots(&c, &cuda);
 	if (!rc)
-		rc = trace_assign_slots(&cpu);
+		rc = trace_assign_slots(&c, &cpu);
 	if (!rc)
 		rc = trace_add_flows(&c, &cuda);
 	if (!rc) {
@@ -1100,6 +1134,7 @@ int export_trace(const struct profile *p, const char *path, const struct trace_o
 	}
 	free(cuda.v);
 	free(cpu.v);
+	free(c.lanes);
 	free(c.gpu_pid_proc);
 	free(c.gpu_pid_dev);
 	return rc ? -1 : 0;
