@@ -121,7 +121,7 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	      struct spawn_result *res)
 {
 	sigset_t mask, old;
-	int sfd = -1, cork[2] = {-1, -1}, ret = 0, child_done = 0;
+	int sfd = -1, cork[2] = {-1, -1}, ret = 0, child_done = 0, late_signals = 0;
 	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
@@ -195,14 +195,22 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 			continue;
 		if (si.ssi_signo == SIGCHLD)
 			continue;
-		/* Terminal-generated signals (SI_KERNEL) already reached the child's
-		 * process group; forward only those sent to us by a process. */
-		if ((int)si.ssi_code > 0 || (pid_t)si.ssi_pid == pid)
+		if (!child_done) {
+			/* Terminal-generated signals (SI_KERNEL) already reached the
+			 * child's process group; forward only those a process sent us. */
+			if ((int)si.ssi_code <= 0 && (pid_t)si.ssi_pid != pid)
+				kill(pid, (int)si.ssi_signo);
 			continue;
-		if (!child_done)
-			kill(pid, (int)si.ssi_signo);
-		else
-			signal_children((int)si.ssi_signo);
+		}
+		/* Only background descendants are left (daemons in their own
+		 * session, out of the terminal's reach): pass the signal on, and
+		 * stop waiting at the second one so Ctrl-C always gets the report. */
+		signal_children((int)si.ssi_signo);
+		if (++late_signals >= 2) {
+			fprintf(stderr, "cbottleneck: stopped waiting for the program's background "
+				"processes; their profiles may be incomplete\n");
+			break;
+		}
 	}
 	res->end_ns = cli_now_ns();
 	if (!child_done)
