@@ -7,7 +7,10 @@
  *   nosync  launches 5 long kernels and exits without synchronizing
  *   fork    starts CUDA, forks a child that launches a kernel and burns CPU
  *   nocuda  never touches CUDA: burns CPU only
+ *   exit    10 kernels, synchronize, sleep 0.5 s, then _exit(0): atexit skipped
+ *   kill    the same, then SIGKILL itself
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,10 +56,22 @@ int main(int argc, char **argv)
 		if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status) ||
 		    WEXITSTATUS(status) != 0)
 			rc = 1;
+	} else if (strcmp(mode, "exit") == 0 || strcmp(mode, "kill") == 0) {
+		rc = wl_nosync(0);
+		for (int i = 0; i < 10; i++)
+			launch_a();
+		fakecuda_device_sync();
+		host_work(100);
+		usleep(500 * 1000);
+		printf("cuda_workload: %s now\n", mode);
+		fflush(stdout);
+		if (mode[0] == 'k')
+			raise(SIGKILL);
+		_exit(rc);
 	} else if (strcmp(mode, "nocuda") == 0) {
 		host_work(200);
 	} else {
-		fprintf(stderr, "usage: cuda_workload main|nosync|fork|nocuda [EXIT]\n");
+		fprintf(stderr, "usage: cuda_workload main|nosync|fork|nocuda|exit|kill [EXIT]\n");
 		return 2;
 	}
 	printf("cuda_workload: %s done\n", mode);

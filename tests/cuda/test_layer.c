@@ -381,6 +381,11 @@ static void at_exit_check(void)
 		CHECK_EQ_INT(st->state, CBN_CUDA_FINISHED);
 		CHECK_EQ_INT(st->flush_timed_out, 1);
 		CHECK(strstr(st->message, "did not return") != NULL);
+	} else if (strcmp(mode, "periodic") == 0) {
+		st = last_status();
+		REQUIRE(st);
+		CHECK_EQ_INT(st->state, CBN_CUDA_FINISHED);
+		CHECK(st->buffers >= 1);
 	} else if (strcmp(mode, "drop") == 0) {
 		st = last_status();
 		REQUIRE(st);
@@ -455,13 +460,16 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_layer main|fail999|fail39|fail35|hang|drop|nosync|"
-				"tsfail|fork\n");
+				"tsfail|fork|periodic\n");
 		return 2;
 	}
 	mode = argv[1];
 	main_pid = getpid();
 	setenv("CUDA_INJECTION64_PATH", CBN_CUDA_LAYER, 1);
 	setenv("CBN_QUIET", "1", 1);
+	/* Only the periodic mode wants the periodic flush: the others count
+	 * buffers and must see deterministic deliveries. */
+	setenv("CBN_CUDA_FLUSH_PERIOD_MS", "0", 1);
 	if (strcmp(mode, "fail999") == 0)
 		setenv("FAKECUPTI_FAIL", "999", 1);
 	else if (strcmp(mode, "fail39") == 0)
@@ -481,6 +489,25 @@ int main(int argc, char **argv)
 		return wl_nosync(5);
 	if (strcmp(mode, "fork") == 0) {
 		fork_mode();
+		return 0;
+	}
+	if (strcmp(mode, "periodic") == 0) {
+		size_t n;
+		uint64_t ns;
+
+		/* Finished work reaches the agent while the program still runs. */
+		setenv("CBN_CUDA_FLUSH_PERIOD_MS", "50", 1);
+		if (fakecuda_init() != 0)
+			return 99;
+		for (int i = 0; i < WL_A_COUNT; i++)
+			launch_a();
+		fakecuda_device_sync();
+		usleep(400 * 1000);
+		pthread_mutex_lock(&col_lock);
+		kernel_stats(WL_A_NAME, &n, &ns);
+		CHECK_EQ_INT(n, WL_A_COUNT);
+		CHECK_EQ_INT(count_type(CBN_REC_CUDA_SYNC), 1);
+		pthread_mutex_unlock(&col_lock);
 		return 0;
 	}
 	if (strcmp(mode, "tsfail") == 0 || strcmp(mode, "drop") == 0 || strcmp(mode, "hang") == 0) {

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -205,17 +206,6 @@ static void *layer_flush_thread(void *arg)
 	return NULL;
 }
 
-static long layer_flush_timeout_ms(void)
-{
-	const char *s = getenv("CBN_CUDA_FLUSH_TIMEOUT_MS");
-	long v;
-
-	if (!s || !*s)
-		return LAYER_FLUSH_TIMEOUT_MS;
-	v = strtol(s, NULL, 10);
-	return v > 0 ? v : LAYER_FLUSH_TIMEOUT_MS;
-}
-
 /* FlushAll(FORCED) on a helper thread while this one waits at most the
  * timeout: a flush that never returns (HPCToolkit's FLUSH_ALARM workaround in
  * cupti-api.c) must not keep the program from exiting.  Returns 1 on timeout.
@@ -250,6 +240,78 @@ static int layer_flush_forced(long timeout_ms)
 	return timed_out;
 }
 
+/* --- periodic flush --------------------------------------------------------------- */
+
+#define LAYER_FLUSH_PERIOD_MS 1000
+
+static pthread_mutex_t layer_flusher_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t layer_flusher_cond = PTHREAD_COND_INITIALIZER;
+static int layer_flusher_stop;
+
+static long layer_env_ms(const char *name, long dflt)
+{
+	const char *s = getenv(name);
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return dflt;
+	v = strtol(s, &end, 10);
+	return (*end || v < 0) ? dflt : v;
+}
+
+/* FlushAll(0) every period ("default flush can be done at a regular interval
+ * in a separate thread", cupti_activity.h): finished work reaches the session
+ * file while the program runs, so an exit that skips atexit (_exit, a fatal
+ * signal, SIGKILL) loses at most the last period. */
+static void *layer_flusher(void *arg)
+{
+	long period_ms = (long)(intptr_t)arg;
+	struct timespec until;
+
+	pthread_setname_np(pthread_self(), "cbn-cupti-flush");
+	pthread_mutex_lock(&layer_flusher_lock);
+	while (!layer_flusher_stop) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += period_ms / 1000;
+		until.tv_nsec += (period_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+		if (pthread_cond_timedwait(&layer_flusher_cond, &layer_flusher_lock, &until) !=
+			    ETIMEDOUT ||
+		    layer_flusher_stop)
+			continue;
+		pthread_mutex_unlock(&layer_flusher_lock);
+		if (atomic_load(&layer.state) == CBN_CUDA_STARTED && !atomic_load(&layer.off))
+			cuptiActivityFlushAll(0);
+		pthread_mutex_lock(&layer_flusher_lock);
+	}
+	pthread_mutex_unlock(&layer_flusher_lock);
+	return NULL;
+}
+
+static void layer_start_flusher(void)
+{
+	long period_ms = layer_env_ms("CBN_CUDA_FLUSH_PERIOD_MS", LAYER_FLUSH_PERIOD_MS);
+	pthread_t th;
+
+	if (period_ms <= 0)
+		return;
+	if (pthread_create(&th, NULL, layer_flusher, (void *)(intptr_t)period_ms) == 0)
+		pthread_detach(th);
+}
+
+/* Not joined: it may be inside a flush, which the forced one waits for anyway. */
+static void layer_stop_flusher(void)
+{
+	pthread_mutex_lock(&layer_flusher_lock);
+	layer_flusher_stop = 1;
+	pthread_cond_broadcast(&layer_flusher_cond);
+	pthread_mutex_unlock(&layer_flusher_lock);
+}
+
 /* Registered inside cuInit, so it runs before cudart's own exit teardown
  * (LIFO; argonne-lcf/THAPI#276).  No cuptiFinalize here: it races other
  * threads still inside CUPTI (kineto#686). */
@@ -261,7 +323,10 @@ static void layer_atexit(void)
 
 	if (atomic_load(&layer.state) != CBN_CUDA_STARTED || getpid() != layer.pid)
 		return;
-	timeout_ms = layer_flush_timeout_ms();
+	layer_stop_flusher();
+	timeout_ms = layer_env_ms("CBN_CUDA_FLUSH_TIMEOUT_MS", LAYER_FLUSH_TIMEOUT_MS);
+	if (timeout_ms <= 0)
+		timeout_ms = LAYER_FLUSH_TIMEOUT_MS;
 	timed_out = layer_flush_forced(timeout_ms);
 	if (timed_out) {
 		snprintf(msg, sizeof(msg),
@@ -407,6 +472,7 @@ static int layer_start(void)
 
 	atexit(layer_atexit);
 	layer_status(CBN_CUDA_STARTED, 0, 0, note);
+	layer_start_flusher();
 	return 0;
 }
 
