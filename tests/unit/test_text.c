@@ -380,6 +380,34 @@ static void test_fmt(void)
 		     " -------------\n");
 	free(s);
 	fmt_table_free(t);
+
+	/* paths are cut from the left; min widths keep columns stable */
+	t = fmt_table_new();
+	REQUIRE(t);
+	fmt_table_col(t, "Line", FMT_LEFT | FMT_CUT_LEFT, 0, 8);
+	fmt_table_col(t, "N", FMT_RIGHT, 4, 0);
+	fmt_table_row(t);
+	fmt_table_cell(t, "%s", "/a/b/c/file.c:12");
+	fmt_table_cell(t, "%d", 1);
+	s = NULL;
+	f = open_memstream(&s, &len);
+	REQUIRE(f);
+	fmt_table_print(t, f, FMT_PLAIN, 0);
+	fclose(f);
+	CHECK_STR(s, "Line         N\n"
+		     "\xe2\x80\xa6" "le.c:12     1\n");
+	free(s);
+	fmt_table_free(t);
+
+	s = NULL;
+	f = open_memstream(&s, &len);
+	REQUIRE(f);
+	fmt_pad(f, "ab", 4, 1);
+	fmt_pad(f, "|", 1, 0);
+	fmt_pad(f, "abcdef", 3, 0);
+	fclose(f);
+	CHECK_STR(s, "  ab|ab\xe2\x80\xa6");
+	free(s);
 }
 
 int main(void)
