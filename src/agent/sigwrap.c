@@ -21,12 +21,13 @@ static sigmask_fn real_sigprocmask, real_pthread_sigmask;
 
 /*
  * The target's view of our signal.  Two slots and an index: the handler (any
- * thread, signal context) reads app_act[app_cur] while sigaction() fills the
- * other slot under app_lock and then flips the index.
+ * thread, signal context) reads app_act[app_cur] while a writer fills the
+ * other slot and flips the index.  Writers hold app_spin with all signals
+ * blocked, so a handler (a SysV handler re-installing itself) can write too.
  */
 static struct sigaction app_act[2];
 static _Atomic int app_cur;
-static pthread_mutex_t app_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int app_spin;
 static _Atomic int sig_owned; /* agent.signo is installed */
 
 static void sigwrap_resolve(void)
@@ -91,6 +92,19 @@ int sigwrap_install(void)
 }
 
 static __thread int sig_app_blocked AGENT_TLS;
+/* A signal for the target arrived while it had our signal "blocked": it is
+ * re-sent when the target unblocks, as the kernel would have delivered it. */
+static __thread int sig_app_pending AGENT_TLS;
+
+/* After the target's view went from blocked to open: deliver what waited. */
+static void sigwrap_flush_pending(int was_blocked)
+{
+	if (was_blocked && !sig_app_blocked && sig_app_pending) {
+		sig_app_pending = 0;
+		syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid),
+			agent.signo);
+	}
+}
 
 /* Open our signal in this thread; if it was blocked (a mask inherited across
  * exec, or from a thread we did not create), the target keeps seeing it so. */
@@ -115,6 +129,28 @@ int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return real_pthread_sigmask ? real_pthread_sigmask(how, set, old) : ENOSYS;
 }
 
+/* Read and/or replace the target's disposition for our signal.
+ * SIGNAL-SAFE (raw sigprocmask, spin lock held with signals blocked). */
+static void sigwrap_app(const struct sigaction *act, struct sigaction *old)
+{
+	sigset_t all, saved;
+	int cur;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &saved, _NSIG / 8);
+	while (atomic_exchange_explicit(&app_spin, 1, memory_order_acquire))
+		syscall(SYS_sched_yield);
+	cur = atomic_load(&app_cur);
+	if (old)
+		*old = app_act[cur];
+	if (act) {
+		app_act[!cur] = *act;
+		atomic_store_explicit(&app_cur, !cur, memory_order_release);
+	}
+	atomic_store_explicit(&app_spin, 0, memory_order_release);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+}
+
 /*
  * A signal that is not one of our expirations (kill, the target's own
  * setitimer or timer_create): do what the target's disposition says.
@@ -122,16 +158,21 @@ int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old)
  */
 void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 {
-	struct sigaction *a = &app_act[atomic_load_explicit(&app_cur, memory_order_acquire)];
+	struct sigaction a;
 	sigset_t old;
 	int masked = 0;
 
-	if (a->sa_flags & SA_SIGINFO) {
-		if (!a->sa_sigaction)
-			return;
-	} else if (a->sa_handler == SIG_IGN) {
+	if (sig_app_blocked) {
+		sig_app_pending = 1; /* standard signals do not queue: one is enough */
 		return;
-	} else if (a->sa_handler == SIG_DFL) {
+	}
+	sigwrap_app(NULL, &a);
+	if (a.sa_flags & SA_SIGINFO) {
+		if (!a.sa_sigaction)
+			return;
+	} else if (a.sa_handler == SIG_IGN || a.sa_handler == SIG_HOLD) {
+		return;
+	} else if (a.sa_handler == SIG_DFL) {
 		/*
 		 * Every candidate signal's default action is to terminate.  Give the
 		 * kernel the default back and resend: the signal is blocked while we
@@ -145,33 +186,55 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 		syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig);
 		return;
 	}
-	/* The target's sa_mask, as the kernel would have applied it. */
-	if (!sigisemptyset(&a->sa_mask)) {
-		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &a->sa_mask, &old, _NSIG / 8);
+	if (a.sa_flags & SA_RESETHAND) {
+		struct sigaction dfl;
+
+		memset(&dfl, 0, sizeof(dfl));
+		dfl.sa_handler = SIG_DFL;
+		sigwrap_app(&dfl, NULL);
+	}
+	/* The target's sa_mask, as the kernel would have applied it; with
+	 * SA_NODEFER the signal itself stays open during its handler. */
+	if (!sigisemptyset(&a.sa_mask) || (a.sa_flags & SA_NODEFER)) {
+		sigset_t open;
+
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &a.sa_mask, &old, _NSIG / 8);
 		masked = 1;
+		if (a.sa_flags & SA_NODEFER) {
+			sigemptyset(&open);
+			sigaddset(&open, sig);
+			syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &open, NULL, _NSIG / 8);
+		}
 	}
-	if (a->sa_flags & SA_SIGINFO) {
-		void (*fn)(int, siginfo_t *, void *) = a->sa_sigaction;
-
-		if (a->sa_flags & SA_RESETHAND)
-			a->sa_sigaction = NULL, a->sa_flags &= ~SA_SIGINFO, a->sa_handler = SIG_DFL;
-		fn(sig, si, uc);
-	} else {
-		void (*fn)(int) = a->sa_handler;
-
-		if (a->sa_flags & SA_RESETHAND)
-			a->sa_handler = SIG_DFL;
-		fn(sig);
-	}
+	if (a.sa_flags & SA_SIGINFO)
+		a.sa_sigaction(sig, si, uc);
+	else
+		a.sa_handler(sig);
 	if (masked)
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+}
+
+static sighandler_t sigwrap_handler_of(const struct sigaction *a)
+{
+	return (a->sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)a->sa_sigaction : a->sa_handler;
+}
+
+/* Install a plain handler in the target's view, with the given flags. */
+static sighandler_t sigwrap_app_handler(sighandler_t handler, int flags)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = handler;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = flags;
+	sigwrap_app(&sa, &old);
+	return sigwrap_handler_of(&old);
 }
 
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
 						     struct sigaction *old)
 {
-	int cur;
-
 	sigwrap_resolve();
 	if (!real_sigaction) {
 		errno = ENOSYS;
@@ -180,43 +243,43 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 	if (!sigwrap_is_ours(sig))
 		return real_sigaction(sig, act, old);
 	/* Our signal: the target sees and edits only its own copy. */
-	pthread_mutex_lock(&app_lock);
-	cur = atomic_load(&app_cur);
-	if (old)
-		*old = app_act[cur];
-	if (act) {
-		app_act[!cur] = *act;
-		atomic_store_explicit(&app_cur, !cur, memory_order_release);
-	}
-	pthread_mutex_unlock(&app_lock);
+	sigwrap_app(act, old);
 	return 0;
 }
 
-__attribute__((visibility("default"))) sighandler_t signal(int sig, sighandler_t handler)
-{
-	struct sigaction sa, old;
-
-	sigwrap_resolve();
-	if (!sigwrap_is_ours(sig)) {
-		static sighandler_t (*real_signal)(int, sighandler_t);
-
-		if (!real_signal)
-			real_signal = (sighandler_t(*)(int, sighandler_t))agent_real("signal");
-		if (!real_signal) {
-			errno = ENOSYS;
-			return SIG_ERR;
-		}
-		return real_signal(sig, handler);
+/*
+ * signal() and its relatives.  glibc implements them on its internal
+ * __sigaction, which our sigaction interposer never sees, so each one that
+ * can replace a handler is wrapped.  glibc's signal() has BSD semantics
+ * (SA_RESTART); sysv_signal/__sysv_signal (what signal() becomes under a
+ * strict -std=c11) reset the handler and do not block the signal.
+ */
+#define SIGWRAP_SIGNAL(name, flags)                                                   \
+	__attribute__((visibility("default"))) sighandler_t name(int sig, sighandler_t h) \
+	{                                                                             \
+		static sighandler_t (*real)(int, sighandler_t);                       \
+                                                                                      \
+		sigwrap_resolve();                                                    \
+		if (sigwrap_is_ours(sig)) {                                           \
+			if (h == SIG_ERR) {                                           \
+				errno = EINVAL;                                       \
+				return SIG_ERR;                                       \
+			}                                                             \
+			return sigwrap_app_handler(h, flags);                         \
+		}                                                                     \
+		if (!real)                                                            \
+			*(void **)&real = agent_real(#name);                          \
+		if (!real) {                                                          \
+			errno = ENOSYS;                                               \
+			return SIG_ERR;                                               \
+		}                                                                     \
+		return real(sig, h);                                                  \
 	}
-	/* glibc's signal() has BSD semantics: SA_RESTART, signal blocked in handler. */
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = handler;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESTART;
-	if (sigaction(sig, &sa, &old) < 0)
-		return SIG_ERR;
-	return (old.sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)old.sa_sigaction : old.sa_handler;
-}
+
+SIGWRAP_SIGNAL(signal, SA_RESTART)
+SIGWRAP_SIGNAL(bsd_signal, SA_RESTART)
+SIGWRAP_SIGNAL(sysv_signal, SA_RESETHAND | SA_NODEFER)
+SIGWRAP_SIGNAL(__sysv_signal, SA_RESETHAND | SA_NODEFER)
 
 /*
  * The target believes our signal is blocked in this thread when it asked for
@@ -272,11 +335,17 @@ __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *
 		errno = ENOSYS;
 		return -1;
 	}
+	/* libunwind masks signals around its locks, also inside our handler
+	 * (where the kernel mask holds our signal): agent-internal calls pass
+	 * through untouched and leave the target's view alone. */
+	if (agent_tls.in_handler || agent_tls.in_agent)
+		return real_sigprocmask(how, set, old);
 	ret = real_sigprocmask(how, sigwrap_filter(how, set, &copy), old);
 	if (ret == 0)
 		sigwrap_report(was, old);
 	else
 		sig_app_blocked = was;
+	sigwrap_flush_pending(was);
 	return ret;
 }
 
@@ -289,10 +358,97 @@ __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset
 	sigwrap_resolve();
 	if (!real_pthread_sigmask)
 		return ENOSYS;
+	/* libunwind masks signals around its locks, also inside our handler
+	 * (where the kernel mask holds our signal): agent-internal calls pass
+	 * through untouched and leave the target's view alone. */
+	if (agent_tls.in_handler || agent_tls.in_agent)
+		return real_pthread_sigmask(how, set, old);
 	ret = real_pthread_sigmask(how, sigwrap_filter(how, set, &copy), old);
 	if (ret == 0)
 		sigwrap_report(was, old);
 	else
 		sig_app_blocked = was;
+	sigwrap_flush_pending(was);
 	return ret;
 }
+
+/* --- System V and BSD signal APIs (implemented inside libc on its internal
+ * __sigaction/__sigprocmask, so they would bypass the wrappers above). ---- */
+
+__attribute__((visibility("default"))) sighandler_t sigset(int sig, sighandler_t disp)
+{
+	static sighandler_t (*real)(int, sighandler_t);
+	struct sigaction old;
+	int was = sig_app_blocked;
+
+	sigwrap_resolve();
+	if (!sigwrap_is_ours(sig)) {
+		if (!real)
+			*(void **)&real = agent_real("sigset");
+		if (!real) {
+			errno = ENOSYS;
+			return SIG_ERR;
+		}
+		return real(sig, disp);
+	}
+	if (disp == SIG_HOLD) {
+		sigwrap_app(NULL, &old);
+		sig_app_blocked = 1;
+		return was ? SIG_HOLD : sigwrap_handler_of(&old);
+	}
+	old.sa_handler = sigwrap_app_handler(disp, 0);
+	sig_app_blocked = 0;
+	sigwrap_flush_pending(was);
+	return was ? SIG_HOLD : old.sa_handler;
+}
+
+#define SIGWRAP_SIGFN(name, ours_body)                                    \
+	__attribute__((visibility("default"))) int name(int sig)          \
+	{                                                                 \
+		static int (*real)(int);                                  \
+                                                                          \
+		sigwrap_resolve();                                        \
+		if (sigwrap_is_ours(sig)) {                               \
+			ours_body;                                        \
+			return 0;                                         \
+		}                                                         \
+		if (!real)                                                \
+			*(void **)&real = agent_real(#name);              \
+		if (!real) {                                              \
+			errno = ENOSYS;                                   \
+			return -1;                                        \
+		}                                                         \
+		return real(sig);                                         \
+	}
+
+SIGWRAP_SIGFN(sighold, sig_app_blocked = 1)
+SIGWRAP_SIGFN(sigrelse, int was = sig_app_blocked; sig_app_blocked = 0; sigwrap_flush_pending(was))
+SIGWRAP_SIGFN(sigignore, sigwrap_app_handler(SIG_IGN, 0))
+
+/* BSD masks are ints of sigmask(sig) bits (signals 1..31 only). */
+static int sigwrap_bsd_bit(void)
+{
+	return atomic_load(&sig_owned) && agent.signo < 32 ? 1 << (agent.signo - 1) : 0;
+}
+
+#define SIGWRAP_BSDMASK(name, blocks_all)                                        \
+	__attribute__((visibility("default"))) int name(int mask)                \
+	{                                                                        \
+		static int (*real)(int);                                         \
+		int bit = sigwrap_bsd_bit(), was = sig_app_blocked, old;         \
+                                                                                 \
+		if (!real)                                                       \
+			*(void **)&real = agent_real(#name);                     \
+		if (!real)                                                       \
+			return -1;                                               \
+		if (bit && (mask & bit))                                         \
+			sig_app_blocked = 1;                                     \
+		else if (bit && (blocks_all))                                    \
+			sig_app_blocked = 0;                                     \
+		old = real(mask & ~bit);                                         \
+		sigwrap_flush_pending(was);                                      \
+		return was ? old | bit : old;                                    \
+	}
+
+SIGWRAP_BSDMASK(sigblock, 0)
+SIGWRAP_BSDMASK(sigsetmask, 1)

@@ -34,6 +34,9 @@ __attribute__((noinline)) void unwind_warm(void)
 {
 	void *buf[32];
 
-	if (unwind_backtrace)
+	if (unwind_backtrace) {
+		agent_tls.in_agent++;
 		unwind_backtrace(buf, 32);
+		agent_tls.in_agent--;
+	}
 }

@@ -275,6 +275,12 @@ single)
 	[ "$(val lost buffer_full)" = 0 ] || fail "samples lost for lack of space"
 	[ "$(val samples frames_max)" -ge 240 ] || fail "deep stacks cut"
 	;;
+legacy_sig)
+	export CBN_FREQ=250
+	run_both "$P/legacy_sig"
+	grep -q "legacy_sig: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
+	nm -D "$P/legacy_sig" | grep -q __sysv_signal || skip "signal() did not compile to __sysv_signal here"
+	;;
 nosession)
 	# Without CBN_SESSION the agent stays inert: no file, no message, same output.
 	LD_PRELOAD=$AGENT "$EX/split" 0.05 >"$T/out" 2>"$T/err" || fail "split failed"
