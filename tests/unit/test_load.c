@@ -62,7 +62,16 @@ static int phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
 	return 1;
 }
 
+static void self_module_bid(struct synth *s, const struct self_map *m, uint64_t ts,
+			    const uint8_t *bid, uint16_t bid_len);
+
 static void self_module(struct synth *s, const struct self_map *m, uint64_t ts)
+{
+	self_module_bid(s, m, ts, NULL, 0);
+}
+
+static void self_module_bid(struct synth *s, const struct self_map *m, uint64_t ts,
+			    const uint8_t *bid, uint16_t bid_len)
 {
 	unsigned char b[8192];
 	struct cbn_rec_module *r = (struct cbn_rec_module *)b;
@@ -79,6 +88,10 @@ static void self_module(struct synth *s, const struct self_map *m, uint64_t ts)
 	memcpy(r->seg, m->seg, m->nseg * sizeof(struct cbn_segment));
 	r->path_len = (uint32_t)plen;
 	memcpy((char *)&r->seg[m->nseg], m->path, plen + 1);
+	if (bid_len) {
+		r->build_id_len = bid_len;
+		memcpy(r->build_id, bid, bid_len);
+	}
 	synth_rec(s, r, size);
 }
 
@@ -426,6 +439,32 @@ static void test_cuda_session(const struct self_map *self)
 	clean_dir();
 }
 
+/* A module whose file no longer matches the build-id recorded at run time. */
+static void test_changed_module(const struct self_map *self)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256];
+	uint8_t bid[20];
+	uint64_t pc[1] = {(uint64_t)(uintptr_t)&load_test_other + 4};
+
+	memset(bid, 0xab, sizeof(bid));
+	synth_init(&s, 400, 1, 0, 0, "./changed");
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module_bid(&s, self, 100, bid, sizeof(bid));
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 400);
+	synth_sample(&s, 200, 1, pc, 1, 0);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_exit(&s, 300, 0);
+	write_file(&s, "400.0.cbp");
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	CHECK(has_warning(p, "changed on disk since the run", self->path));
+	CHECK_EQ_INT(p->nsamples, 1);
+	prof_free(p);
+	clean_dir();
+}
+
 static void test_bad_dirs(void)
 {
 	struct profile *p = (struct profile *)1;
@@ -465,6 +504,7 @@ int main(void)
 
 	test_cpu_session(&self);
 	test_cuda_session(&self);
+	test_changed_module(&self);
 	test_bad_dirs();
 	rmdir(dir);
 	return test_result();
