@@ -377,6 +377,16 @@ static void print_overview(FILE *out, const struct cuda_analysis *a, const struc
 	char b1[64], b2[64], v[160], f[160];
 	int q = quiet(o);
 
+	if (!ov->ndevices) {
+		/* API calls but no GPU work: nothing to measure on the GPU side */
+		fprintf(out, "CUDA overview\n  %-26s %s\n", "Verdict",
+			"idle (no kernel, copy or set was recorded)");
+		if (ov->sync_blocked_ns)
+			fprintf(out, "  %-26s %s\n", "CPU blocked in sync",
+				fmt_time(b1, sizeof(b1), ov->sync_blocked_ns));
+		fputc('\n', out);
+		return;
+	}
 	fprintf(out, "CUDA overview (window: first to last GPU activity, %s, %u device%s)\n",
 		fmt_time(b1, sizeof(b1), ov->window_ns), ov->ndevices, ov->ndevices == 1 ? "" : "s");
 	ov_line(out, q, "GPU utilization", pct_or_dash(v, sizeof(v), ov->gpu_utilization),

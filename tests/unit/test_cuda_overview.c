@@ -4,6 +4,7 @@
  * devices, idle gaps, time blocked in synchronizing calls (nested calls and
  * sync records counted once), and each verdict.
  */
+#include "report/cuda_report.h"
 #include "test_cuda_build.h"
 #include "testlib.h"
 
@@ -110,6 +111,20 @@ static void test_verdicts(void)
 	CHECK(a->ov.gpu_utilization < 0);
 	CHECK_EQ_INT(a->nrecos, 0);
 	cuda_analysis_free(a);
+	{
+		struct report_opts o = { 0 };
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		REQUIRE(f);
+		CHECK_EQ_INT(report_cuda_text(f, &p, &o), 0);
+		fclose(f);
+		CHECK(strstr(buf, "idle (no kernel, copy or set was recorded)") != NULL);
+		CHECK(strstr(buf, "GPU utilization") == NULL);
+		CHECK(strstr(buf, "cuda_api_sum") != NULL);
+		free(buf);
+	}
 	cb_free(&p);
 
 	/* 200 launches of 40 us, each running a 5 us kernel: launch-bound */
