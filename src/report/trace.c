@@ -58,8 +58,12 @@ struct tctx {
 	uint32_t *gpu_pid_proc;       /* synthetic GPU pid k -> process index */
 	uint32_t *gpu_pid_dev;        /* ... and device */
 	size_t ngpu_pids;
-	size_t cpu_limit;             /* generation safety net, in events */
-	int cpu_limited;
+	size_t cpu_limit;             /* most CPU slices worth building */
+	int cpu_limited;              /* the limit was hit (should not happen) */
+	int64_t cpu_cut;              /* CPU slices starting at or after this are not built */
+	size_t cpu_total;             /* all CPU slices, from the counting pass (0 if none) */
+	uint64_t *hist;               /* counting pass: slice starts per time bucket */
+	int64_t hist_lo, hist_width;
 	struct lane *lanes;           /* every (lane, slot) that has events */
 	size_t nlanes, cap_lanes;
 };
@@ -425,8 +429,12 @@ static int trace_close(struct tctx *c, struct tvec *out, struct open_frame *st, 
 		int64_t end = at;
 
 		e.ts = o->start;
-		if (end <= e.ts || !trace_clip(c, &e.ts, &end))
+		if (end <= e.ts || !trace_clip(c, &e.ts, &end) || e.ts >= c->cpu_cut)
 			continue;
+		if (c->hist) {
+			c->hist[(e.ts - c->hist_lo) / c->hist_width]++;
+			continue;
+		}
 		if (out->n >= c->cpu_limit) {
 			c->cpu_limited = 1;
 			continue;
@@ -539,6 +547,53 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 out:
 	free(st);
 	free(idx);
+	return rc;
+}
+
+#define TRACE_HIST_BUCKETS 4096
+
+/*
+ * When the samples could make more slices than the size cap can hold, find
+ * the time before which they fit (a counting pass over the same algorithm,
+ * into a histogram of slice starts), so that every thread is cut at the same
+ * time rather than the last threads losing everything.
+ */
+static int trace_plan_cpu(struct tctx *c)
+{
+	const struct profile *p = c->p;
+	uint64_t bound = 0, sum = 0;
+	int64_t hi = c->ws + 1;
+	struct tvec none = { 0 };
+	int rc;
+
+	c->cpu_cut = INT64_MAX;
+	for (size_t i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		int64_t t = trace_rel(c, s->ts);
+
+		if (s->stack < p->nstacks)
+			bound += p->stacks[s->stack].nframes;
+		if (t > hi)
+			hi = t;
+	}
+	if (bound <= c->cpu_limit)
+		return 0;
+	if (hi > c->we)
+		hi = c->we;
+	c->hist_lo = c->ws;
+	c->hist_width = (hi - c->ws) / TRACE_HIST_BUCKETS + 1;
+	c->hist = calloc(TRACE_HIST_BUCKETS + 1, sizeof(*c->hist));
+	if (!c->hist)
+		return -ENOMEM;
+	rc = trace_collect_cpu(c, &none);
+	for (size_t k = 0; !rc && k <= TRACE_HIST_BUCKETS; k++) {
+		if (sum + c->hist[k] > c->cpu_limit && c->cpu_cut == INT64_MAX)
+			c->cpu_cut = c->hist_lo + (int64_t)k * c->hist_width;
+		sum += c->hist[k];
+	}
+	c->cpu_total = (size_t)sum;
+	free(c->hist);
+	c->hist = NULL;
 	return rc;
 }
 
@@ -1013,6 +1068,8 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 	struct gz_file *f = NULL;
 	struct sbuf b = { 0 };
 	size_t written_cpu = 0;
+	/* slices the run has: those built, or the counting pass's total */
+	size_t total_cpu = c->cpu_total > cpu->n ? c->cpu_total : cpu->n;
 	int64_t cut_ts = -1;
 	int rc, first = 1;
 
@@ -1066,7 +1123,7 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 		if (c->we != INT64_MAX)
 			sb_printf(&b, ",\"window_end_ns\":%" PRId64, c->we);
 		sb_printf(&b, ",\"cpu_slices\":%zu,\"cpu_slices_dropped\":%zu,\"size_cap_bytes\":%" PRIu64
-			  "}\n}\n", cpu->n, cpu->n - written_cpu, cap);
+			  "}\n}\n", total_cpu, total_cpu - written_cpu, cap);
 		rc = b.oom ? -ENOMEM : gz_write(f, b.p, b.n);
 	}
 	{
@@ -1080,15 +1137,14 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 		snprintf(err, errlen, "cannot write trace %s: %s", path, strerror(-rc));
 		return -1;
 	}
-	if ((written_cpu < cpu->n || c->cpu_limited) && !(o && o->quiet)) {
-		double at = cut_ts >= 0 ? (double)cut_ts / 1e9 : 0;
+	if (total_cpu > written_cpu && !(o && o->quiet)) {
+		double at = (double)(cut_ts >= 0 ? cut_ts : c->cpu_cut) / 1e9;
 
 		fprintf(stderr,
 			"cbottleneck: trace %s reached its size cap (%" PRIu64 " MiB): "
-			"CPU sample slices after %.3fs were dropped (%zu of %zu%s); "
+			"CPU sample slices after %.3fs were left out (%zu of %zu); "
 			"narrow it with --trace-window START:END\n",
-			path, cap >> 20, at, cpu->n - written_cpu, cpu->n,
-			c->cpu_limited ? ", and the last threads' slices were not built" : "");
+			path, cap >> 20, at, total_cpu - written_cpu, total_cpu);
 	}
 	return 0;
 }
@@ -1115,6 +1171,8 @@ int export_trace(const struct profile *p, const char *path, const struct trace_o
 	rc = trace_gpu_pids(&c);
 	if (!rc)
 		rc = trace_collect_cuda(&c, &cuda);
+	if (!rc)
+		rc = trace_plan_cpu(&c);
 	if (!rc)
 		rc = trace_collect_cpu(&c, &cpu);
 	if (!rc)

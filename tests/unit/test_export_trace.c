@@ -515,6 +515,69 @@ static void check_cap(struct fixture *fx, const char *dir, size_t full_size)
 	free(msg);
 }
 
+/* Far more samples than a 1 MiB cap holds: every thread is cut at about the
+ * same time (not the last thread left empty), the file is valid and nested. */
+static void check_big(const char *dir)
+{
+	struct profile p;
+	char path[256], err[256];
+	struct trace_opts o = { .max_bytes = 1 << 20, .quiet = 1 };
+	uint32_t t[2], fa, fb, fc, sa, sb;
+	int64_t last[2] = { -1, -1 };
+	const cJSON *ev;
+	cJSON *j;
+
+	ex_init(&p, "big");
+	ex_process(&p, 7, 0, "/bin/big");
+	t[0] = ex_thread(&p, 7, 0, "one");
+	t[1] = ex_thread(&p, 8, 0, "two");
+	fa = ex_func(&p, "a", "", 0, "big");
+	fb = ex_func(&p, "b", "", 0, "big");
+	fc = ex_func(&p, "c", "", 0, "big");
+	sa = ex_stack(&p, 2, (uint32_t[]){ fa, fb });
+	sb = ex_stack(&p, 2, (uint32_t[]){ fa, fc });
+	for (int th = 0; th < 2; th++)
+		for (uint64_t k = 1; k <= 20000; k++)
+			ex_sample(&p, t[th], EX_T0 + k * EX_MS, k % 2 ? sa : sb, 1);
+	snprintf(path, sizeof(path), "%s/big.json", dir);
+	CHECK_EQ_INT(export_trace(&p, path, &o, err, sizeof(err)), 0);
+	j = load(path);
+	REQUIRE(j != NULL);
+	const cJSON *evs = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
+	const cJSON *od = cJSON_GetObjectItemCaseSensitive(j, "otherData");
+
+	cJSON_ArrayForEach(ev, evs) {
+		if (strcmp(str_of(ev, "cat"), "cpu_sample"))
+			continue;
+		int th = num_of(ev, "tid") == 8;
+
+		if (ns_of(ev, "ts") > last[th])
+			last[th] = ns_of(ev, "ts");
+	}
+	/* 20000 samples x ~2 slices per thread, ~1 MiB holds ~10000 slices */
+	CHECK(num_of(od, "cpu_slices") >= 40000);
+	CHECK(num_of(od, "cpu_slices_dropped") > 20000);
+	CHECK(last[0] > 1000 * (int64_t)EX_MS && last[1] > 1000 * (int64_t)EX_MS);
+	CHECK(llabs(last[0] - last[1]) < 500 * (int64_t)EX_MS);
+	{
+		struct sl *v;
+		size_t n;
+
+		v = slices(evs, &n);
+		CHECK_EQ_INT(nesting_violations(v, n), 0);
+		free(v);
+	}
+	{
+		size_t len;
+		char *txt = ex_slurp(path, &len);
+
+		CHECK(txt && len < (1 << 20) + 1024);
+		free(txt);
+	}
+	cJSON_Delete(j);
+	ex_free(&p);
+}
+
 static void check_window_parse(void)
 {
 	uint64_t a = 7, b = 7;
@@ -586,6 +649,7 @@ int main(void)
 	check_window(path);
 
 	check_cap(&fx, dir, full_size);
+	check_big(dir);
 	check_window_parse();
 
 	/* an unwritable path fails with a message */
