@@ -1214,9 +1214,16 @@ static int build_overview(struct cuda_analysis *a, const struct profile *p, cons
 		if (!nd || devs[nd - 1] != devs[i])
 			devs[nd++] = devs[i];
 	ov->ndevices = (uint32_t)nd;
+	a->devices = calloc(nd + 1, sizeof(*a->devices));
+	if (!a->devices)
+		goto out;
+	a->ndevices = nd;
 	for (d = 0; d < nd; d++) {
+		struct cuda_device_ov *dv;
 		size_t nks = 0, nas = 0;
 		uint64_t busy;
+		double eff;
+		int dev_known = 0;
 
 		for (i = 0; i < p->ngpu_ops; i++) {
 			const struct prof_gpu_op *op = &p->gpu_ops[i];
@@ -1235,10 +1242,18 @@ static int build_overview(struct cuda_analysis *a, const struct profile *p, cons
 		ov->gpu_busy_ns += busy;
 		busy_sum += (double)busy;
 		union_len(as, nas, &ov->idle_gaps_ns, &ov->largest_gap_ns, &ov->ngaps);
+		dv = &a->devices[d];
+		dv->device = (uint32_t)devs[d];
+		dv->busy_ns = busy;
+		dv->utilization = ov->window_ns ? (double)busy / ov->window_ns : 0;
+		dv->est_sm_efficiency = -1;
 		for (i = 0; i < nks; i++)
 			if (ks[i].value >= 0)
-				eff_known = 1;
-		eff_sum += sm_efficiency_integral(ks, nks, edges);
+				eff_known = dev_known = 1;
+		eff = sm_efficiency_integral(ks, nks, edges);
+		eff_sum += eff;
+		if (dev_known && ov->window_ns)
+			dv->est_sm_efficiency = eff / ov->window_ns;
 	}
 	if (nd && ov->window_ns) {
 		ov->gpu_utilization = busy_sum / ((double)ov->window_ns * nd);
@@ -1869,6 +1884,7 @@ void cuda_analysis_free(struct cuda_analysis *a)
 	free(a->recos);
 	free(a->status);
 	free(a->status_lines);
+	free(a->devices);
 	free(pv);
 }
 

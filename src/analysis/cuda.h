@@ -133,6 +133,14 @@ struct cuda_status_row {
 	const char *text;            /* inferred: the status line (owned by the analysis) */
 };
 
+/* Per device (CUDA device id as the records give it), same window. */
+struct cuda_device_ov {
+	uint32_t device;
+	double utilization;          /* |union of kernel intervals| / window */
+	double est_sm_efficiency;    /* < 0 unknown */
+	uint64_t busy_ns;
+};
+
 struct cuda_analysis {
 	struct cuda_op_row *ops;          size_t nops;
 	struct cuda_kernel_row *kernels;  size_t nkernels;   /* by total desc */
@@ -141,6 +149,7 @@ struct cuda_analysis {
 	struct cuda_site *sites;          size_t nsites;     /* by gpu_ns desc */
 	struct cuda_reco *recos;          size_t nrecos;
 	struct cuda_status_row *status;   size_t nstatus;
+	struct cuda_device_ov *devices;   size_t ndevices;   /* devices with GPU activity */
 	char **status_lines;              size_t nstatus_lines;   /* "CUDA: ..." */
 	struct cuda_totals totals;
 	struct cuda_overview ov;

@@ -196,6 +196,17 @@ static void build(cJSON *c, struct cuda_analysis *a)
 	num(o, "largest_gap_ns", (double)a->ov.largest_gap_ns);
 	num(o, "window_ns", (double)a->ov.window_ns);
 	num(o, "launch_api_ns", (double)a->ov.launch_api_ns);
+	x = arr(o, "devices");
+	for (i = 0; i < a->ndevices; i++) {
+		cJSON *d = item(x);
+
+		if (!d)
+			continue;
+		num(d, "device", a->devices[i].device);
+		num_or_null(d, "gpu_utilization", a->devices[i].utilization);
+		num_or_null(d, "est_sm_efficiency", a->devices[i].est_sm_efficiency);
+		num(d, "busy_ns", (double)a->devices[i].busy_ns);
+	}
 
 	x = arr(c, "recommendations");
 	for (i = 0; i < a->nrecos; i++) {

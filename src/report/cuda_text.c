@@ -410,6 +410,16 @@ static void print_overview(FILE *out, const struct cuda_analysis *a, const struc
 	if (q)
 		snprintf(v + strlen(v), sizeof(v) - strlen(v), ", largest %s", b2);
 	ov_line(out, q, "GPU idle gaps", v, f);
+	if (a->ndevices > 1)
+		for (size_t i = 0; i < a->ndevices; i++) {
+			char lab[48];
+
+			snprintf(lab, sizeof(lab), "  device %u", a->devices[i].device);
+			snprintf(v, sizeof(v), "utilization %s, Est. SM efficiency %s",
+				 pct_or_dash(b1, sizeof(b1), a->devices[i].utilization),
+				 pct_or_dash(b2, sizeof(b2), a->devices[i].est_sm_efficiency));
+			fprintf(out, "  %-26s %s\n", lab, v);
+		}
 	fprintf(out, "  %-26s %s\n", "Verdict", ov->verdict);
 	if (!q)
 		fprintf(out, "  (idle = no GPU work; compute-bound = utilization >= %.0f%%; overhead-bound = "

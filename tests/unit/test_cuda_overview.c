@@ -50,6 +50,13 @@ static void test_utilization(void)
 	CHECK_NEAR(a->ov.est_sm_efficiency, 8.0 / 20, 1e-12);
 	CHECK_EQ_INT(a->ov.gpu_busy_ns, 9 * MS);
 	CHECK_STR(a->ov.verdict, "mixed");   /* < 80 %, but no launch pressure */
+	REQUIRE(a->ndevices == 2);
+	CHECK_EQ_INT(a->devices[0].device, 0);
+	CHECK_NEAR(a->devices[0].utilization, 0.8, 1e-12);
+	CHECK_NEAR(a->devices[0].est_sm_efficiency, 0.7, 1e-12);
+	CHECK_EQ_INT(a->devices[1].device, 1);
+	CHECK_NEAR(a->devices[1].utilization, 0.1, 1e-12);
+	CHECK_NEAR(a->devices[1].est_sm_efficiency, 0.1, 1e-12);
 	cuda_analysis_free(a);
 
 	/* no SM count: SM efficiency unknown, utilization still known */
