@@ -4,7 +4,8 @@
 # and the exit status is the target's.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
-command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
+# The system python starts faster than a version-manager shim (a script).
+PY=$(command -v /usr/bin/python3 || command -v python3) || skip "python3 not installed"
 
 for sig in TERM INT HUP; do
 	rm -f "$T/ready"
@@ -21,7 +22,7 @@ time.sleep(10)
 print("no signal")
 EOS
 	set +e
-	"$CBN" -q --report "$T/report.$sig" -- python3 "$T/trap.py" >"$T/out.$sig" 2>"$T/err.$sig" &
+	"$CBN" -q --report "$T/report.$sig" -- "$PY" "$T/trap.py" >"$T/out.$sig" 2>"$T/err.$sig" &
 	pid=$!
 	for _ in $(seq 100); do [ -e "$T/ready" ] && break; sleep 0.05; done
 	[ -e "$T/ready" ] || fail "the target did not start"
@@ -37,7 +38,7 @@ done
 
 # A target that does not handle SIGTERM dies of it: 143 and the line.
 set +e
-"$CBN" -q --report "$T/report.die" -- sh -c "touch $T/ready2; sleep 10" >"$T/out.die" 2>"$T/err.die" &
+"$CBN" -q --report "$T/report.die" -- sh -c "touch $T/ready2; exec sleep 10" >"$T/out.die" 2>"$T/err.die" &
 pid=$!
 for _ in $(seq 100); do [ -e "$T/ready2" ] && break; sleep 0.05; done
 sleep 0.1
@@ -46,7 +47,7 @@ wait $pid
 rc=$?
 set -e
 OUTF="$T/out.die" ERRF="$T/err.die"
-# sh may run sleep as a child and wait; SIGTERM kills sh itself.
+# exec: a sleep left behind by a killed shell would be waited for (subreaper).
 [ "$rc" = 143 ] || fail "expected 143 for an unhandled SIGTERM, got $rc"
 grep -q 'killed by signal 15' "$T/err.die" || fail "no 'killed by signal 15' line"
 exit 0
