@@ -77,6 +77,16 @@ static const char *nz(const char *s)
 	return s ? s : "";
 }
 
+static const char *or_unnamed(const char *s, const char *unnamed)
+{
+	return s && *s ? s : unnamed;
+}
+
+static const char *api_name(const struct prof_cuda_api *c)
+{
+	return or_unnamed(c->name, "[unknown API]");
+}
+
 /* --- a small string → index map (names are few, ops many) --------------- */
 
 struct smap {
@@ -496,9 +506,11 @@ static int add_op(struct cuda_analysis *a, size_t *cap, struct smap *m, const ch
 
 static const char *range_key(struct cuda_priv *pv, const struct prof_range *r)
 {
+	const char *name = or_unnamed(r->name, "[unnamed range]");
+
 	if (r->domain && *r->domain)
-		return keep_str(pv, xasprintf("%s:%s", r->domain, nz(r->name)));
-	return nz(r->name);
+		return keep_str(pv, xasprintf("%s:%s", r->domain, name));
+	return name;
 }
 
 static int build_ops(struct cuda_priv *pv, const struct profile *p, const struct nest *ns,
@@ -529,7 +541,7 @@ static int build_ops(struct cuda_priv *pv, const struct profile *p, const struct
 		const struct node *x = &ns->n[ns->api_node[i]];
 		struct cuda_op_row *r;
 
-		if (add_op(a, &cap, &m[CUDA_ROW_API], nz(p->cuda_api[i].name), CUDA_ROW_API, &row))
+		if (add_op(a, &cap, &m[CUDA_ROW_API], api_name(&p->cuda_api[i]), CUDA_ROW_API, &row))
 			goto out;
 		r = &a->ops[row];
 		r->calls++;
@@ -930,7 +942,7 @@ static int build_api(struct cuda_analysis *a, const struct profile *p, uint64_t 
 	if (!gid)
 		goto out;
 	for (i = 0; i < p->ncuda_api; i++) {
-		const char *name = nz(p->cuda_api[i].name);
+		const char *name = api_name(&p->cuda_api[i]);
 		uint32_t v = smap_get(&m, name, (uint32_t)n, &added);
 
 		if (v == NO_IDX)
