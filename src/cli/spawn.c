@@ -120,6 +120,7 @@ static void signal_children(int sig)
 int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	      struct spawn_result *res)
 {
+	struct sigaction dfl, old_chld;
 	sigset_t mask, old;
 	int sfd = -1, cork[2] = {-1, -1}, ret = 0, child_done = 0, late_signals = 0;
 	pid_t pid;
@@ -127,6 +128,12 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	memset(res, 0, sizeof(*res));
 	if (env->verbose)
 		say_env(env);
+	/* An inherited SIG_IGN for SIGCHLD would make the kernel reap our
+	 * children itself, and the exit status would be lost.  The child gets
+	 * the inherited disposition back before exec. */
+	memset(&dfl, 0, sizeof(dfl));
+	dfl.sa_handler = SIG_DFL;
+	sigaction(SIGCHLD, &dfl, &old_chld);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
@@ -156,6 +163,7 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 		int e;
 		close(cork[0]);
 		close(sfd);
+		sigaction(SIGCHLD, &old_chld, NULL);
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		child_env(env);
 		execv(path, argv);
