@@ -98,11 +98,11 @@ static int path_search(const char *prog, char *out, size_t len)
 	return seen_noexec ? 0 : -1;
 }
 
-static int refuse_secure(const char *shown, const char *what)
+static int refuse_secure(const char *shown, const char *what, const char *copy)
 {
 	fprintf(stderr, PF_MSG "cannot profile %s: it is %s, and secure-execution mode ignores "
-		"LD_PRELOAD, so the agent would not load; run a non-setuid copy "
-		"(cp %s /tmp/ and profile that)\n", shown, what, shown);
+		"LD_PRELOAD, so the agent would not load; run a %s copy "
+		"(cp %s /tmp/ and profile that)\n", shown, what, copy, shown);
 	return CLI_EXIT_REFUSED;
 }
 
@@ -159,11 +159,12 @@ static int check_file(const char *shown, const char *path, int depth)
 		return CLI_EXIT_NOEXEC;
 	}
 	if (st.st_mode & S_ISUID)
-		return refuse_secure(shown, "setuid");
+		return refuse_secure(shown, "setuid", "non-setuid");
 	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP))
-		return refuse_secure(shown, "setgid");
+		return refuse_secure(shown, "setgid", "non-setgid");
 	if (getxattr(path, "security.capability", NULL, 0) > 0)
-		return refuse_secure(shown, "granted file capabilities (security.capability)");
+		return refuse_secure(shown, "granted file capabilities (security.capability)",
+				     "capability-free");
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

@@ -17,6 +17,18 @@ chmod g+s,g+x "$T/sgid-true"
 run_cbn -- "$T/sgid-true"
 expect_rc 125
 
+# File capabilities (security.capability), when this filesystem takes them.
+cp /bin/true "$T/cap-true"
+if python3 -c 'import os, struct, sys
+os.setxattr(sys.argv[1], "security.capability", struct.pack("<IIIII", 0x02000001, 1 << 10, 0, 0, 0))' \
+	"$T/cap-true" 2>/dev/null; then
+	run_cbn -- "$T/cap-true"
+	expect_rc 125
+	grep -q 'file capabilities.*secure-execution' "$ERRF" || fail "no explanation for file capabilities"
+else
+	note "cannot set security.capability here: capability case not tested"
+fi
+
 # A missing agent: say where we looked.
 CBN_AGENT_DIR="$T/nowhere" run_cbn -- /bin/true
 expect_rc 125
