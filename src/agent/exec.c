@@ -10,12 +10,16 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent.h"
 
 static void exec_before(void)
 {
+	/* A vfork child runs on its parent's stack and TLS: leave them alone. */
+	if ((uint32_t)syscall(SYS_getpid) != agent.pid)
+		return;
 	sampler_pause();
 }
 
@@ -23,7 +27,8 @@ static void exec_failed(void)
 {
 	int e = errno;
 
-	sampler_resume();
+	if ((uint32_t)syscall(SYS_getpid) == agent.pid)
+		sampler_resume();
 	errno = e;
 }
 

@@ -259,10 +259,14 @@ out:
 
 void writer_close(struct writer *w)
 {
-	if (w->hdr)
-		munmap(w->hdr, w->max_size);
+	struct cbn_file_header *h = w->hdr;
+
+	/* Forget first: a handler that looks at hdr must never see an unmapped one. */
 	w->hdr = NULL;
 	w->ev_chunk = NULL;
+	atomic_signal_fence(memory_order_seq_cst);
+	if (h)
+		munmap(h, w->max_size);
 }
 
 void writer_forget(struct writer *w)
