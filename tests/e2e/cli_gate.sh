@@ -1,0 +1,36 @@
+#!/bin/bash
+# cli_gate — a run with --baseline exits with the regression gate's status,
+# not the program's: 0 pass, 1 regression, 3 when the program itself failed;
+# the JSON report goes to a temporary file when there is no --json; the same
+# gate works on a kept session with `report DIR`.
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+need_example split
+
+run_cbn -q -o "$T/s" --json "$T/base.json" --report "$T/r.txt" -- "$EXAMPLES/split" 0.3 3
+expect_rc 0
+[ -s "$T/base.json" ] || fail "no baseline written"
+
+# heavy() does 4x the work: a regression (noise margin ~2*sqrt(n) samples).
+run_cbn --report "$T/r.txt" --baseline "$T/base.json" --fail 'func[heavy].self:+50%' \
+	--markdown "$T/sum.md" -- "$EXAMPLES/split" 1.0 3
+expect_rc 1
+grep_out 'FAIL'
+grep -q 'exit status 1 from the regression gate' "$ERRF" || fail "no line saying the gate decided"
+[ -s "$T/sum.md" ] || fail "no --markdown summary"
+
+# The same program again: passes (the gate's 0, whatever the noise).
+run_cbn -q --report "$T/r.txt" --baseline "$T/base.json" --fail 'func[heavy].self:+200%' \
+	-- "$EXAMPLES/split" 0.3 3
+expect_rc 0
+
+# A program that fails cannot be measured: 3, not its own status.
+run_cbn -q --report "$T/r.txt" --baseline "$T/base.json" --fail 'wall:+1000%' -- sh -c 'exit 4'
+expect_rc 3
+grep -q 'cannot measure' "$ERRF" || fail "no 'cannot measure' line"
+
+# report DIR with the same gate.
+run_cbn report -q --report "$T/r.txt" --baseline "$T/base.json" \
+	--fail 'func[heavy].self:+200%' "$T/s"
+expect_rc 0
+exit 0
