@@ -77,6 +77,38 @@ __attribute__((noinline)) static void launch_d_driver(void)
 	wl_sink++;
 }
 
+/*
+ * What nvcc generates for `kernelE<<<g, b>>>(p)`: the call site calls the
+ * kernel's host wrapper (named like the kernel, often inlined), which calls
+ * __device_stub__<mangled>, which calls __cudaLaunchKernel.  Both generated
+ * frames live in the user's executable, and the stub's file is a temporary
+ * *.cudafe1.stub.c, so a launch site must look past them to the caller.
+ */
+static const struct fakecuda_kernel wl_e = {
+	.name = WL_E_NAME, .gpu_ns = WL_E_NS, .grid = { 16, 1, 1 }, .block = { 64, 1, 1 },
+	.registers = 24,
+};
+
+__attribute__((noinline)) void __device_stub__Z7kernelEPf(float *p)
+{
+	(void)p;
+	fakecuda_launch(&wl_e, 1);
+	wl_sink++;
+}
+
+/* The host wrapper: its symbol is the kernel's own mangled name. */
+__attribute__((noinline)) void _Z7kernelEPf(float *p)
+{
+	__device_stub__Z7kernelEPf(p);
+	wl_sink++;
+}
+
+WL_NOINLINE void launch_e_like_nvcc(void)
+{
+	_Z7kernelEPf(NULL);
+	wl_sink++;
+}
+
 static void *wl_thread(void *arg)
 {
 	unsigned stream = (unsigned)(uintptr_t)arg;
@@ -119,6 +151,8 @@ int wl_main(void)
 		pthread_join(th[i], NULL);
 	for (i = 0; i < WL_D_COUNT; i++)
 		launch_d_driver();
+	for (i = 0; i < WL_E_COUNT; i++)
+		launch_e_like_nvcc();
 	host_work(100);
 	nvtxRangePop();
 

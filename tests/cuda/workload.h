@@ -23,6 +23,10 @@
 #define WL_D_COUNT 3
 #define WL_D_NS 30000ull
 
+#define WL_E_NAME "_Z7kernelEPf"             /* kernelE(float*), nvcc-shaped call chain */
+#define WL_E_COUNT 7
+#define WL_E_NS 40000ull
+
 #define WL_HTOD_COUNT 20                      /* pageable */
 #define WL_HTOD_BYTES (1ull << 20)
 #define WL_HTOD_NS 100000ull
@@ -34,7 +38,7 @@
 #define WL_MALLOCS 2
 
 /* Runtime API calls the main workload makes. */
-#define WL_LAUNCH_CALLS (WL_A_COUNT + WL_B_COUNT + WL_C_THREADS * WL_C_PER_THREAD)
+#define WL_LAUNCH_CALLS (WL_A_COUNT + WL_B_COUNT + WL_C_THREADS * WL_C_PER_THREAD + WL_E_COUNT)
 #define WL_MEMCPY_CALLS (WL_HTOD_COUNT + WL_DTOH_COUNT)
 #define WL_DEVSYNC_CALLS (WL_B_COUNT + 1)
 #define WL_STREAMSYNC_CALLS (WL_C_THREADS * WL_C_PER_THREAD)
@@ -51,5 +55,8 @@ void host_work(int ms);
 void launch_a(void);
 void launch_b(void);
 void copy_input(void);
+void launch_e_like_nvcc(void);
+void __device_stub__Z7kernelEPf(float *p);
+void _Z7kernelEPf(float *p);
 
 #endif
