@@ -610,6 +610,17 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		*damaged = 1;
 		load_warn(L, "%s: %s; kept %s samples", name, res.reason,
 			  thousands(num, sizeof(num), res.samples));
+	} else if (rf.hdr.samples > res.samples) {
+		/* The agent counts a sample after committing it, so fewer readable
+		 * samples than counted means chunks were zeroed or overwritten
+		 * (an all-zero chunk alone is not proof: see reader.h). */
+		char num2[32];
+		pr->damaged = 1;
+		*damaged = 1;
+		load_warn(L, "%s: only %s of the %s samples the agent recorded could be read "
+			     "(part of the file was zeroed or overwritten)", name,
+			  thousands(num, sizeof(num), res.samples),
+			  thousands(num2, sizeof(num2), (uint64_t)rf.hdr.samples));
 	}
 	if (res.unknown)
 		load_warn(L, "%s: skipped %" PRIu64 " records of a type this cbottleneck does not "

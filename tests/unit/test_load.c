@@ -328,6 +328,24 @@ static void test_cpu_session(const struct self_map *self)
 		CHECK(!has_warning(p, "pid 100 ", NULL));
 		prof_free(p);
 	}
+
+	/* a zeroed samples chunk: the header's sample count gives it away */
+	{
+		char path[4200];
+		FILE *f;
+		static unsigned char zeros[CBN_CHUNK_SIZE];
+		snprintf(path, sizeof(path), "%s/200.1.cbp", dir);
+		f = fopen(path, "r+");
+		REQUIRE(f != NULL);
+		REQUIRE(fseek(f, CBN_HEADER_SIZE + CBN_CHUNK_SIZE, SEEK_SET) == 0);
+		REQUIRE(fwrite(zeros, 1, sizeof(zeros), f) == sizeof(zeros));
+		fclose(f);
+		ret = prof_load(dir, &p, err, sizeof(err));
+		CHECK_EQ_INT(ret, PROF_LOAD_PARTIAL);
+		REQUIRE(p != NULL);
+		CHECK(has_warning(p, "200.1.cbp: only 0 of the 10 samples", NULL));
+		prof_free(p);
+	}
 	clean_dir();
 }
 
