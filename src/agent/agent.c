@@ -342,6 +342,16 @@ __attribute__((constructor)) static void agent_init(void)
 
 	if (!s || !*s)
 		return; /* not under cbottleneck: stay inert */
+	/*
+	 * Loaded some other way than LD_PRELOAD (NVTX_INJECTION64_PATH in a
+	 * process whose LD_PRELOAD was scrubbed): our sigaction and pthread
+	 * wrappers would not be the ones the target calls, so stay inert.
+	 */
+	if (dlsym(RTLD_DEFAULT, "pthread_create") != (void *)threads_self_create) {
+		agent.not_preloaded = 1;
+		agent_say("the agent was loaded without LD_PRELOAD");
+		return;
+	}
 	if (strlen(s) >= sizeof(agent.session) - 64) {
 		agent_say("CBN_SESSION is too long");
 		return;

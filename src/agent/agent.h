@@ -29,6 +29,7 @@ struct agent {
 	uint64_t period_ns;
 	uint64_t file_max;               /* bytes */
 	int forked_child;                /* see cbn_agent_forked_child() */
+	int not_preloaded;               /* loaded by dlopen: stays inert */
 	pthread_t main_thread;
 	char session[4096];
 	char exe[1024];
@@ -86,6 +87,8 @@ void threads_register(pthread_t th, uint32_t tid) AGENT_HIDDEN;
 void threads_unregister(pthread_t th) AGENT_HIDDEN;
 void threads_end_all(void) AGENT_HIDDEN;
 void threads_after_fork_child(void) AGENT_HIDDEN;
+extern int threads_self_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
+	AGENT_HIDDEN;
 int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDDEN;
 
 /* sigwrap.c: sigaction/signal/sigmask interposers, choice of signal. */

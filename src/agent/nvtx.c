@@ -421,7 +421,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
 	/* Install whenever we run under cbottleneck, even before our constructor
 	 * ran (NVTX may be first used from another constructor): the handlers
 	 * check agent.active on every call. */
-	if (!s || !*s || !get)
+	if (!s || !*s || !get || agent.not_preloaded)
 		return 0;
 	cb = (const NvtxExportTableCallbacks *)get(NVTX_ETID_CALLBACKS);
 	if (!cb || cb->struct_size < sizeof(*cb) || !cb->GetModuleFunctionTable)

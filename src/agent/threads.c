@@ -209,3 +209,8 @@ __attribute__((visibility("default"))) int pthread_setname_np(pthread_t th, cons
 		agent_event(&r, sizeof(r));
 	return ret;
 }
+
+/* Our own definition's address, whatever the symbol resolves to globally:
+ * agent_init compares the two to tell whether we are really preloaded. */
+extern __typeof(pthread_create) threads_self_create
+	__attribute__((alias("pthread_create"), visibility("hidden"), nothrow));
