@@ -67,6 +67,13 @@ int session_find_agent(char *agent, size_t alen, char *cuda, size_t clen)
 				if (realpath(cand, real))
 					snprintf(cuda, clen, "%s", real);
 			}
+			if (strpbrk(agent, " :\t")) {
+				/* ld.so splits LD_PRELOAD on spaces and colons. */
+				fprintf(stderr, "cbottleneck: the agent's path %s contains a space or "
+					"a colon, which LD_PRELOAD cannot express; install cbottleneck "
+					"elsewhere or point CBN_AGENT_DIR at a copy\n", agent);
+				return CLI_EXIT_REFUSED;
+			}
 			return 0;
 		}
 		snprintf(looked + strlen(looked), sizeof(looked) - strlen(looked), "%s%s",
