@@ -303,6 +303,12 @@ nosession)
 	[ "$(grep -c cbottleneck "$T/err")" = 1 ] || fail "expected one stderr line: $(cat "$T/err")"
 	CBN_QUIET=1 LD_PRELOAD=$AGENT CBN_SESSION=/nonexistent/dir "$EX/split" 0.05 >"$T/out" 2>"$T/err"
 	[ ! -s "$T/err" ] || fail "CBN_QUIET=1 not honoured"
+	# Loaded by NVTX's dlopen but not preloaded: inert, NVTX stays a no-op.
+	if [ -x "$P/nvtx_app" ]; then
+		CBN_QUIET=1 CBN_SESSION=$S NVTX_INJECTION64_PATH=$AGENT "$P/nvtx_app" >"$T/out" || fail "nvtx_app failed"
+		grep -q "depths -2 -2" "$T/out" || fail "agent active without LD_PRELOAD: $(cat "$T/out")"
+		[ -z "$(files)" ] || fail "a session file was written without LD_PRELOAD"
+	fi
 	;;
 *)
 	echo "unknown case $CASE"
