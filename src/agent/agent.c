@@ -335,13 +335,15 @@ static void agent_fork_child(void)
 
 __attribute__((constructor)) static void agent_init(void)
 {
-	const char *s = getenv(CBN_ENV_SESSION);
+	const char *s = getenv(CBN_ENV_SESSION), *q;
 	double freq;
 	ssize_t n;
 	int ret;
 
 	if (!s || !*s)
 		return; /* not under cbottleneck: stay inert */
+	q = getenv(CBN_ENV_QUIET);
+	agent.quiet = q && strcmp(q, "1") == 0;
 	/*
 	 * Loaded some other way than LD_PRELOAD (NVTX_INJECTION64_PATH in a
 	 * process whose LD_PRELOAD was scrubbed): our sigaction and pthread
@@ -357,8 +359,6 @@ __attribute__((constructor)) static void agent_init(void)
 		return;
 	}
 	strcpy(agent.session, s);
-	s = getenv(CBN_ENV_QUIET);
-	agent.quiet = s && strcmp(s, "1") == 0;
 	freq = agent_env_freq();
 	agent.period_ns = (uint64_t)(1e9 / freq);
 	if (agent.period_ns < 10000)

@@ -305,7 +305,8 @@ nosession)
 	[ ! -s "$T/err" ] || fail "CBN_QUIET=1 not honoured"
 	# Loaded by NVTX's dlopen but not preloaded: inert, NVTX stays a no-op.
 	if [ -x "$P/nvtx_app" ]; then
-		CBN_QUIET=1 CBN_SESSION=$S NVTX_INJECTION64_PATH=$AGENT "$P/nvtx_app" >"$T/out" || fail "nvtx_app failed"
+		CBN_QUIET=1 CBN_SESSION=$S NVTX_INJECTION64_PATH=$AGENT "$P/nvtx_app" >"$T/out" 2>"$T/err" || fail "nvtx_app failed"
+		[ ! -s "$T/err" ] || fail "CBN_QUIET=1 not honoured: $(cat "$T/err")"
 		grep -q "depths -2 -2" "$T/out" || fail "agent active without LD_PRELOAD: $(cat "$T/out")"
 		[ -z "$(files)" ] || fail "a session file was written without LD_PRELOAD"
 	fi
