@@ -308,6 +308,8 @@ static void agent_fork_child(void)
 	int ret;
 
 	agent_tls.no_unwind--;
+	sigwrap_after_fork_child();
+	nvtx_after_fork_child();
 	if (!had)
 		return;
 	atomic_store(&agent.active, 0);

@@ -95,6 +95,7 @@ int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDD
 int sigwrap_install(void) AGENT_HIDDEN;
 void sigwrap_chain(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
 int sigwrap_unblock(void) AGENT_HIDDEN;
+void sigwrap_after_fork_child(void) AGENT_HIDDEN;
 int sigwrap_app_blocked(void) AGENT_HIDDEN;
 void sigwrap_set_app_blocked(int blocked) AGENT_HIDDEN;
 int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old) AGENT_HIDDEN;
@@ -109,6 +110,7 @@ int modules_have(const char *basename_prefix) AGENT_HIDDEN;
 
 /* nvtx.c */
 void nvtx_thread_end(void) AGENT_HIDDEN;
+void nvtx_after_fork_child(void) AGENT_HIDDEN;
 
 /* ranges.c */
 void ranges_thread_end(void) AGENT_HIDDEN;

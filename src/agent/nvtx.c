@@ -12,6 +12,10 @@
 void nvtx_thread_end(void)
 {
 }
+
+void nvtx_after_fork_child(void)
+{
+}
 #else
 
 #include <stdlib.h>
@@ -67,6 +71,12 @@ void nvtx_thread_end(void)
 {
 	free(nvtx_tls);
 	nvtx_tls = NULL;
+}
+
+/* Another thread may have held the lock at fork. */
+void nvtx_after_fork_child(void)
+{
+	pthread_mutex_init(&nvtx_lock, NULL);
 }
 
 static uint32_t nvtx_tid(void)

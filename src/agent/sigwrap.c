@@ -129,6 +129,12 @@ int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return real_pthread_sigmask ? real_pthread_sigmask(how, set, old) : ENOSYS;
 }
 
+/* A thread that held app_spin at fork does not exist in the child. */
+void sigwrap_after_fork_child(void)
+{
+	atomic_store(&app_spin, 0);
+}
+
 /* Read and/or replace the target's disposition for our signal.
  * SIGNAL-SAFE (raw sigprocmask, spin lock held with signals blocked). */
 static void sigwrap_app(const struct sigaction *act, struct sigaction *old)

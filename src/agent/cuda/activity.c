@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "convert.h"
+#include "dump.h"
 #include "layer.h"
 
 #define ACT_BUF_SIZE (4u << 20)
@@ -79,6 +80,9 @@ void CUPTIAPI activity_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 	 * could still land here in the parent only; the child never converts. */
 	if (!atomic_load_explicit(&layer.off, memory_order_relaxed) && valid) {
 		layer_agent.enter();
+		/* Raw buffers for replay on machines without a GPU (dump.h). */
+		if (layer.dump_dir)
+			dump_write(layer.dump_dir, layer.version, buffer, valid);
 		c.emit = act_emit;
 		c.ts_offset = layer.ts_offset;
 		c.device_attr = layer.device_attr;

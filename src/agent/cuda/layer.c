@@ -496,6 +496,8 @@ CBN_EXPORT int InitializeInjection(void)
 	s = getenv("CBN_CUDA");
 	if (s && strcmp(s, "0") == 0)
 		return 1;
+	s = getenv("CBN_CUDA_DUMP_DIR");
+	layer.dump_dir = s && *s ? s : NULL;
 	pthread_atfork(NULL, NULL, layer_atfork_child);
 	if (layer_agent.forked_child()) {
 		atomic_store(&layer.off, 1);

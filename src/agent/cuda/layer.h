@@ -32,6 +32,7 @@ struct layer_state {
 	uint32_t version;            /* cuptiGetVersion */
 	int64_t ts_offset;           /* 0, or REALTIME-MONOTONIC when our clock was refused */
 	int (*device_attr)(int *value, int attrib, int device);
+	const char *dump_dir;        /* CBN_CUDA_DUMP_DIR: raw buffers saved there */
 	_Atomic uint64_t dropped;
 	_Atomic uint64_t zero_ts;
 	_Atomic uint64_t buffers;
