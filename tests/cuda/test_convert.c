@@ -10,7 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <dirent.h>
+#include <stdio.h>
+#include <unistd.h>
+
 #include "convert.h"
+#include "dump.h"
 #include "testlib.h"
 
 /* The layouts this test (and convert.c) rely on. */
@@ -571,6 +576,67 @@ static void test_builders(void)
 	CHECK_STR(st->message, "");
 }
 
+/* Dump the hand-built buffer, load it back: same records, names rebuilt; a
+ * damaged file is refused, never trusted. */
+static void test_dump_roundtrip(void)
+{
+	char dir[] = "/tmp/cbn-dump-test.XXXXXX", path[512] = "";
+	struct convert_ctx c = { .emit = collect };
+	struct dirent *e;
+	struct dump d;
+	DIR *dp;
+	FILE *f;
+	long size;
+	char *bytes;
+
+	REQUIRE(mkdtemp(dir));
+	REQUIRE(dump_write(dir, 130001, buf, used) == 0);
+	dp = opendir(dir);
+	REQUIRE(dp);
+	while ((e = readdir(dp)))
+		if (strncmp(e->d_name, "cupti.", 6) == 0)
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+	closedir(dp);
+	REQUIRE(*path);
+	REQUIRE(dump_load(path, &d) == 0);
+	CHECK_EQ_INT(d.valid, used);
+	CHECK_EQ_INT(d.cupti_version, 130001);
+	CHECK_EQ_INT(d.nstrings, 3);   /* two kernel names and the device name */
+	CHECK(d.buf != buf);
+	CHECK_EQ_INT(convert_buffer(&c, d.buf, d.valid), nrec);
+	REQUIRE(nout == 9);
+	CHECK_STR(((const struct cbn_rec_cuda_kernel *)out[0])->name, "_Z7kernelAPfi");
+	CHECK_STR(((const struct cbn_rec_cuda_device *)out[6])->name, "NVIDIA H100 80GB HBM3");
+	CHECK_EQ_INT(((const struct cbn_rec_cuda_kernel *)out[0])->grid[0], 264);
+	dump_free(&d);
+	reset();
+
+	/* Damaged copies: truncated anywhere, or a wrong magic. */
+	f = fopen(path, "rb");
+	REQUIRE(f);
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	rewind(f);
+	bytes = malloc((size_t)size);
+	REQUIRE(bytes && fread(bytes, 1, (size_t)size, f) == (size_t)size);
+	fclose(f);
+	for (long cut = 0; cut < size; cut += 37) {
+		f = fopen(path, "wb");
+		fwrite(bytes, 1, (size_t)cut, f);
+		fclose(f);
+		CHECK(dump_load(path, &d) == -22);
+	}
+	bytes[0] = 'X';
+	f = fopen(path, "wb");
+	fwrite(bytes, 1, (size_t)size, f);
+	fclose(f);
+	CHECK(dump_load(path, &d) == -22);
+	free(bytes);
+	unlink(path);
+	rmdir(dir);
+	CHECK(dump_load("/nonexistent/cupti.bin", &d) < 0);
+}
+
 int main(void)
 {
 	build();
@@ -581,5 +647,6 @@ int main(void)
 	test_long_name();
 	test_api_names();
 	test_builders();
+	test_dump_roundtrip();
 	return test_result();
 }

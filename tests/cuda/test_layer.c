@@ -21,6 +21,10 @@
 
 #include <cupti.h>
 
+#include <dirent.h>
+
+#include "convert.h"
+#include "dump.h"
 #include "fakecuda.h"
 #include "format/cbn_format.h"
 #include "testlib.h"
@@ -366,6 +370,60 @@ static void check_unavailable(int err)
 		CHECK(strstr(st->message, "nsys") != NULL);
 }
 
+/* Replay the raw buffers the layer dumped: the same records must come out. */
+static size_t replay_count[64];
+static size_t replay_kernels_named;
+
+static int replay_emit(void *arg, const void *rec, size_t size)
+{
+	const struct cbn_rec *h = rec;
+
+	(void)arg;
+	(void)size;
+	if (h->type < 64)
+		replay_count[h->type]++;
+	if (h->type == CBN_REC_CUDA_KERNEL &&
+	    strncmp(((const struct cbn_rec_cuda_kernel *)rec)->name, "_Z7kernel", 9) == 0)
+		replay_kernels_named++;
+	return 0;
+}
+
+static void check_dump(const char *dir)
+{
+	struct convert_ctx c = { .emit = replay_emit };
+	struct dirent *e;
+	size_t files = 0, named = 0, i;
+	DIR *dp = opendir(dir);
+	char path[4096];
+
+	REQUIRE(dp);
+	while ((e = readdir(dp))) {
+		struct dump d;
+
+		if (strncmp(e->d_name, "cupti.", 6) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		REQUIRE(dump_load(path, &d) == 0);
+		CHECK_EQ_INT(d.cupti_version, 130001);
+		CHECK(convert_buffer(&c, d.buf, d.valid) > 0);
+		dump_free(&d);
+		unlink(path);
+		files++;
+	}
+	closedir(dp);
+	rmdir(dir);
+	CHECK(files >= 1);
+	for (i = 0; i < ncol; i++)
+		if (col[i]->type == CBN_REC_CUDA_KERNEL &&
+		    strncmp(((const struct cbn_rec_cuda_kernel *)col[i])->name, "_Z7kernel", 9) == 0)
+			named++;
+	CHECK_EQ_INT(replay_kernels_named, named);
+	for (uint16_t t = CBN_REC_CUDA_KERNEL; t <= CBN_REC_CUDA_MEMORY; t++)
+		CHECK_EQ_INT(replay_count[t], count_type(t));
+}
+
+static char dump_dir[64];
+
 static void at_exit_check(void)
 {
 	const struct cbn_rec_cuda_status *st;
@@ -378,6 +436,8 @@ static void at_exit_check(void)
 	CHECK_EQ_INT(atomic_load(&enters), atomic_load(&leaves));
 	if (strcmp(mode, "main") == 0) {
 		check_main();
+	} else if (strcmp(mode, "dump") == 0) {
+		check_dump(dump_dir);
 	} else if (strcmp(mode, "fail999") == 0) {
 		check_unavailable(999);
 	} else if (strcmp(mode, "fail39") == 0) {
@@ -469,7 +529,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_layer main|fail999|fail39|fail35|hang|drop|nosync|"
-				"tsfail|fork|periodic\n");
+				"tsfail|fork|periodic|dump\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -492,6 +552,11 @@ int main(int argc, char **argv)
 		setenv("FAKECUPTI_DROP", "7", 1);
 	else if (strcmp(mode, "tsfail") == 0)
 		setenv("FAKECUPTI_TS_FAIL", "1", 1);
+	else if (strcmp(mode, "dump") == 0) {
+		strcpy(dump_dir, "/tmp/cbn-cupti-dump.XXXXXX");
+		REQUIRE(mkdtemp(dump_dir));
+		setenv("CBN_CUDA_DUMP_DIR", dump_dir, 1);
+	}
 	/* Registered before CUDA starts: runs after the layer's flush. */
 	atexit(at_exit_check);
 	if (strcmp(mode, "nosync") == 0)
