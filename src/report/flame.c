@@ -114,7 +114,8 @@ static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name)
 
 static int flame_build(const struct profile *p, struct ftree *t)
 {
-	uint64_t *w = calloc(p->nstacks + 1, sizeof(*w));
+	/* weights per (stack, truncated); slot 2 * nstacks: no valid stack */
+	uint64_t *w = calloc(2 * (p->nstacks + 1), sizeof(*w));
 
 	if (!w)
 		return -ENOMEM;
@@ -128,16 +129,27 @@ static int flame_build(const struct profile *p, struct ftree *t)
 	t->n[0].name = "all";
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
+		size_t k = s->stack < p->nstacks ? s->stack : p->nstacks;
 
-		w[s->stack < p->nstacks ? s->stack : p->nstacks] += s->weight ? s->weight : 1;
+		w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] += s->weight ? s->weight : 1;
 	}
-	for (size_t i = 0; i <= p->nstacks; i++) {
-		const struct prof_stack *sk = i < p->nstacks ? &p->stacks[i] : NULL;
+	for (size_t i = 0; i < 2 * (p->nstacks + 1); i++) {
+		const struct prof_stack *sk = i / 2 < p->nstacks ? &p->stacks[i / 2] : NULL;
 		uint32_t cur = 0;
 
 		if (!w[i])
 			continue;
 		t->n[0].total += w[i];
+		/* a stack cut at max depth lacks its root: keep it under one
+		 * "[truncated]" frame rather than as towers of their own */
+		if (i % 2 && sk && sk->nframes) {
+			cur = flame_child(t, 0, "[truncated]");
+			if (!cur) {
+				free(w);
+				return -ENOMEM;
+			}
+			t->n[cur].total += w[i];
+		}
 		for (size_t d = sk ? sk->nframes : 0; d-- > 0;) {
 			uint32_t fn = p->frames[sk->first + d].func;
 			const char *name = fn < p->nfuncs ? p->funcs[fn].name : NULL;

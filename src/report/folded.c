@@ -30,23 +30,28 @@ static size_t folded_put_name(char *dst, const char *name)
 	return n;
 }
 
-/* The folded text of one stack (root first), malloc'd. */
-static char *folded_stack_text(const struct profile *p, const struct prof_stack *sk)
+/* The folded text of one stack (root first), malloc'd.  A stack cut at the
+ * agent's max depth lacks its root frames; it gets a "[truncated]" root so
+ * it does not pose as a call tree of its own. */
+static char *folded_stack_text(const struct profile *p, const struct prof_stack *sk, int truncated)
 {
-	size_t len = 0, n = sk ? sk->nframes : 0;
+	static const char trunc[] = "[truncated];";
+	size_t len = sizeof(trunc), n = sk ? sk->nframes : 0;
 	char *s, *d;
 
+	if (!n)
+		return strdup("[no-stack]");
 	for (size_t i = 0; i < n; i++) {
 		uint32_t fn = p->frames[sk->first + i].func;
 		const char *name = fn < p->nfuncs ? p->funcs[fn].name : NULL;
 
 		len += (name && *name ? strlen(name) : 9) + 1;
 	}
-	if (!n)
-		return strdup("[no-stack]");
 	s = d = malloc(len + 1);
 	if (!s)
 		return NULL;
+	if (truncated)
+		d += sprintf(d, "%s", trunc);
 	for (size_t i = n; i-- > 0;) {
 		uint32_t fn = p->frames[sk->first + i].func;
 
@@ -71,22 +76,26 @@ int export_folded(const struct profile *p, const char *path, char *err, size_t e
 	struct gz_file *f = NULL;
 	int rc = 0;
 
-	/* slot nstacks collects samples whose stack index is out of range */
-	w = calloc(p->nstacks + 1, sizeof(*w));
-	lines = calloc(p->nstacks + 1, sizeof(*lines));
+	/* weights per (stack, truncated): slot 2 * nstacks collects samples
+	 * whose stack index is out of range */
+	w = calloc(2 * (p->nstacks + 1), sizeof(*w));
+	lines = calloc(2 * (p->nstacks + 1), sizeof(*lines));
 	if (!w || !lines) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
+		size_t k = s->stack < p->nstacks ? s->stack : p->nstacks;
 
-		w[s->stack < p->nstacks ? s->stack : p->nstacks] += s->weight ? s->weight : 1;
+		w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] += s->weight ? s->weight : 1;
 	}
-	for (size_t i = 0; i <= p->nstacks; i++) {
+	for (size_t i = 0; i < 2 * (p->nstacks + 1); i++) {
+		size_t k = i / 2;
+
 		if (!w[i])
 			continue;
-		lines[nlines].text = folded_stack_text(p, i < p->nstacks ? &p->stacks[i] : NULL);
+		lines[nlines].text = folded_stack_text(p, k < p->nstacks ? &p->stacks[k] : NULL, i % 2);
 		if (!lines[nlines].text) {
 			rc = -ENOMEM;
 			goto out;

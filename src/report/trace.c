@@ -448,6 +448,18 @@ static int trace_close(struct tctx *c, struct tvec *out, struct open_frame *st, 
 	return 0;
 }
 
+#define TRACE_FUNC_TRUNCATED (UINT32_MAX - 1)
+
+/* Function at depth d (root 0) of a stack of n frames, the first of them the
+ * "[truncated]" marker when trunc. */
+static uint32_t trace_func_at(const struct profile *p, const struct prof_stack *sk, size_t n,
+			      size_t trunc, size_t d)
+{
+	if (trunc && d == 0)
+		return TRACE_FUNC_TRUNCATED;
+	return p->frames[sk->first + n - 1 - d].func;
+}
+
 /*
  * CPU lanes from samples.  A sample stamped ts with weight w covers
  * [ts - w*period, ts]: the timer fired after that much CPU time.  Consecutive
@@ -474,7 +486,7 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 		if (p->samples[k].stack < p->nstacks && p->stacks[p->samples[k].stack].nframes > maxdepth)
 			maxdepth = p->stacks[p->samples[k].stack].nframes;
 	}
-	st = malloc((maxdepth + 1) * sizeof(*st));
+	st = malloc((maxdepth + 2) * sizeof(*st));
 	if (!st) {
 		rc = -ENOMEM;
 		goto out;
@@ -508,7 +520,10 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 			int64_t end = trace_rel(c, s->ts);
 			int64_t start = end - (int64_t)(s->weight ? s->weight : 1) * (int64_t)period;
 			const struct prof_stack *sk = s->stack < p->nstacks ? &p->stacks[s->stack] : NULL;
-			size_t n = sk ? sk->nframes : 0, k = 0;
+			/* a stack cut at max_depth lacks its root: it goes under
+			 * a "[truncated]" frame instead of posing as a root */
+			size_t trunc = (s->flags & CBN_SAMPLE_TRUNCATED) && sk && sk->nframes ? 1 : 0;
+			size_t n = (sk ? sk->nframes : 0) + trunc, k = 0;
 
 			if (thr >= p->nthreads)
 				break;
@@ -524,14 +539,13 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 			if (end <= start)
 				continue;
 			/* frames[first] is the leaf; depth d is frames[first + n - 1 - d] */
-			while (k < n && k < nopen &&
-			       p->frames[sk->first + n - 1 - k].func == st[k].func)
+			while (k < n && k < nopen && trace_func_at(p, sk, n, trunc, k) == st[k].func)
 				k++;
 			rc = trace_close(c, out, st, &nopen, k, start, &proto);
 			if (rc)
 				goto out;
 			for (; k < n; k++) {
-				st[nopen].func = p->frames[sk->first + n - 1 - k].func;
+				st[nopen].func = trace_func_at(p, sk, n, trunc, k);
 				st[nopen].start = start;
 				nopen++;
 			}
@@ -572,7 +586,7 @@ static int trace_plan_cpu(struct tctx *c)
 		int64_t t = trace_rel(c, s->ts);
 
 		if (s->stack < p->nstacks)
-			bound += p->stacks[s->stack].nframes;
+			bound += p->stacks[s->stack].nframes + 1;   /* + "[truncated]" */
 		if (t > hi)
 			hi = t;
 	}
@@ -858,7 +872,8 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 	switch (e->type) {
 	case TEV_SAMPLE:
 		sb_puts(b, "{\"ph\":\"X\",\"cat\":\"cpu_sample\",\"name\":");
-		sb_json_str(b, e->ref < p->nfuncs ? p->funcs[e->ref].name : "[unknown]");
+		sb_json_str(b, e->ref < p->nfuncs ? p->funcs[e->ref].name
+			    : e->ref == TRACE_FUNC_TRUNCATED ? "[truncated]" : "[unknown]");
 		break;
 	case TEV_API: {
 		const struct prof_cuda_api *a = &p->cuda_api[e->ref];

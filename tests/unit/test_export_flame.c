@@ -111,6 +111,13 @@ int main(void)
 	for (int k = 0; k < 40; k++)
 		ex_sample(&p, t, ts += EX_MS, s_odd, 1);
 	ex_sample(&p, t, ts += EX_MS, s_tiny, 1);             /* 1/4041: under the cutoff */
+	uint32_t f_deep = ex_func(&p, "deep", "d.c", 1, "split");
+	uint32_t s_deep = ex_stack(&p, 2, (uint32_t[]){ f_deep, f_deep });
+
+	for (int k = 0; k < 10; k++) {                        /* cut at max depth */
+		ex_sample(&p, t, ts += EX_MS, s_deep, 1);
+		p.samples[p.nsamples - 1].flags = CBN_SAMPLE_TRUNCATED;
+	}
 
 	snprintf(path, sizeof(path), "%s/f.svg", dir);
 	CHECK_EQ_INT(export_flamegraph(&p, path, err, sizeof(err)), 0);
@@ -128,11 +135,12 @@ int main(void)
 	CHECK(strstr(svg, "id=\"details\"") != NULL);
 	CHECK(strstr(svg, "http://") == strstr(svg, "http://www.w3.org/2000/svg")); /* no external refs */
 	CHECK(strstr(svg, "href") == NULL);
-	CHECK(strstr(svg, "main (4041 samples, 100.00%)") != NULL);
-	CHECK(strstr(svg, "heavy (3000 samples, 74.2") != NULL);
+	CHECK(strstr(svg, "main (4041 samples, 99.75%)") != NULL);
+	CHECK(strstr(svg, "heavy (3000 samples, 74.06%)") != NULL);
 	CHECK(strstr(svg, "op&lt;&amp;&quot;&apos;&gt; ??") != NULL);
 	CHECK(strstr(svg, "&lt;3&gt;") != NULL);                  /* command line escaped */
 	CHECK(strstr(svg, ">tiny") == NULL && strstr(svg, "tiny (") == NULL);
+	CHECK(strstr(svg, "[truncated] (10 samples, 0.25%)") != NULL);
 	free(svg);
 
 	have_py = system("python3 -c 'import xml.etree.ElementTree' 2>/dev/null") == 0;
@@ -147,13 +155,13 @@ int main(void)
 		CHECK(n > 0);
 		REQUIRE(all && heavy && light && mainf);
 		/* all, main, heavy, light, spin under heavy (merged), spin under
-		 * light, the odd one */
-		CHECK_EQ_INT(n, 7);
+		 * light, the odd one; [truncated] with deep and deep above it */
+		CHECK_EQ_INT(n, 10);
 		for (int i = 0; i < n; i++)
 			spins += !strcmp(fr[i].name, "spin");
 		CHECK_EQ_INT(spins, 2);
 		CHECK(fabs(heavy->width / light->width - 3.0) < 0.01);
-		CHECK(fabs(mainf->width - all->width) < 0.01);
+		CHECK(fabs(mainf->width - all->width * 4041 / 4051) < 0.01);
 		CHECK(fabs(find(fr, n, "spin", 0)->width + find(fr, n, "spin", 1)->width -
 			   (heavy->width + light->width)) < 0.02);
 		/* flame orientation: the root at the bottom, callees above */

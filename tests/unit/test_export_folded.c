@@ -1,7 +1,8 @@
 /*
  * test_export_folded.c — export_folded(): parse the lines back and check
  * root-first order, merging of stacks that differ only in pcs, counts that
- * sum to the total weight, escaping of ';' and whitespace, and gzip output.
+ * sum to the total weight, escaping of ';' and whitespace, truncated stacks
+ * under "[truncated]", and gzip output.
  */
 #include "testlib.h"
 #include "test_export_fixture.h"
@@ -76,6 +77,8 @@ int main(void)
 	ex_sample(&p, t, EX_T0 + 60 * EX_MS, s3, 2);
 	ex_sample(&p, t, EX_T0 + 61 * EX_MS, s4, 1);
 	ex_sample(&p, t, EX_T0 + 62 * EX_MS, 999, 4);  /* stack index out of range */
+	ex_sample(&p, t, EX_T0 + 63 * EX_MS, s2, 5);   /* cut at max depth: main is not its root */
+	p.samples[p.nsamples - 1].flags = CBN_SAMPLE_TRUNCATED;
 	for (size_t i = 0; i < p.nsamples; i++)
 		total += p.samples[i].weight;
 
@@ -84,7 +87,7 @@ int main(void)
 	text = ex_slurp(path, NULL);
 	REQUIRE(text != NULL);
 	n = parse(text, lines, 32);
-	CHECK_EQ_INT(n, 5);
+	CHECK_EQ_INT(n, 6);
 	for (int i = 0; i < n; i++) {
 		sum += lines[i].count;
 		for (int j = 0; j < i; j++)
@@ -97,6 +100,7 @@ int main(void)
 	CHECK_EQ_INT(count_of(lines, n, "main;ns::op_x_(int,_char)_z_"), 2);
 	CHECK_EQ_INT(count_of(lines, n, "main;[unknown]"), 1);
 	CHECK_EQ_INT(count_of(lines, n, "[no-stack]"), 4);
+	CHECK_EQ_INT(count_of(lines, n, "[truncated];main;work"), 5);
 	free(text);
 
 #ifdef EX_HAVE_ZLIB
@@ -113,7 +117,7 @@ int main(void)
 	}
 	text = ex_slurp(path, NULL);
 	REQUIRE(text != NULL);
-	CHECK_EQ_INT(parse(text, lines, 32), 5);
+	CHECK_EQ_INT(parse(text, lines, 32), 6);
 	CHECK_EQ_INT(count_of(lines, n, "main;work;leaf"), 30);
 	free(text);
 #endif

@@ -55,6 +55,11 @@ static void build(struct fixture *fx)
 	}
 	for (uint64_t k = 2; k <= 10; k += 2)
 		ex_sample(p, t_work, EX_T0 + k * EX_MS, s4, 2);   /* weight 2: contiguous */
+	/* 20..22 ms: cut at max depth, under "[truncated]", not under main */
+	for (uint64_t k = 20; k <= 22; k++) {
+		ex_sample(p, t_work, EX_T0 + k * EX_MS, s2, 1);
+		p->samples[p->nsamples - 1].flags = CBN_SAMPLE_TRUNCATED;
+	}
 
 	ex_device(p, 0, "Fake GPU", 10);
 	fx->api_launch = ex_api(p, "cudaLaunchKernel", t_main, EX_T0 + 5 * EX_MS,
@@ -314,6 +319,17 @@ static void check_full(const char *path)
 			CHECK_EQ_INT(ns_of(w, "ts"), 0);
 			CHECK_EQ_INT(ns_of(w, "dur"), 10 * EX_MS);
 		}
+	}
+
+	/* truncated stacks: one [truncated] slice 19..22 ms, main and work inside */
+	{
+		const cJSON *tr = find_x_tid(evs, "cpu_sample", "[truncated]", 101, 0);
+		const cJSON *m = find_x_tid(evs, "cpu_sample", "main", 101, 1);
+
+		REQUIRE(tr && m);
+		CHECK_EQ_INT(ns_of(tr, "ts"), 19 * EX_MS);
+		CHECK_EQ_INT(ns_of(tr, "dur"), 3 * EX_MS);
+		CHECK_EQ_INT(ns_of(m, "ts"), 19 * EX_MS);
 	}
 
 	/* CUDA API calls are on their own lane, not the CPU lane; driver nested */
