@@ -14,6 +14,7 @@
 #include "cmp_internal.h"
 
 #define CMP_NAME_WIDTH 60        /* longer metric names are shortened in the middle */
+#define CMP_CELL 96              /* bytes of one table cell */
 
 static const char *status_name(enum cmp_status s)
 {
@@ -185,9 +186,9 @@ static const char *col_names[NCOLS] = {
 	"metric", "baseline", "current", "delta", "threshold", "noise", "status",
 };
 
-static void row_cells(const struct cmp_row *row, char cells[NCOLS][CMP_NAME_WIDTH + 8], int ascii)
+static void row_cells(const struct cmp_row *row, char cells[NCOLS][CMP_CELL], int ascii)
 {
-	const size_t len = CMP_NAME_WIDTH + 8;
+	const size_t len = CMP_CELL;
 
 	shorten(cells[COL_METRIC], len, row->name);
 	fmt_base(cells[COL_BASE], len, row);
@@ -200,22 +201,23 @@ static void row_cells(const struct cmp_row *row, char cells[NCOLS][CMP_NAME_WIDT
 
 void cmp_print_table(FILE *out, const struct cmp_result *r, int quiet)
 {
-	char cells[NCOLS][CMP_NAME_WIDTH + 8];
+	char cells[NCOLS][CMP_CELL];
 	int width[NCOLS];
 	char line[512];
 	size_t i;
 	int c, any_sampled = 0, any_single = 0;
 
-	if (quiet)
-		goto summary;
-	fprintf(out, "baseline: %s%s%s%s\n", r->base_path, *r->base_cmd ? " (" : "",
-		r->base_cmd, *r->base_cmd ? ")" : "");
-	fprintf(out, "current:  %s%s%s%s\n", r->cur_path, *r->cur_cmd ? " (" : "", r->cur_cmd,
-		*r->cur_cmd ? ")" : "");
-	if (r->defaults)
-		fprintf(out, "no --fail/--warn given: comparing wall, cpu and the baseline's "
-			"hottest functions, warning at +10%%; this never fails\n");
-	fputc('\n', out);
+	/* quiet: the table and the summary, like the launcher's -q ("tables only") */
+	if (!quiet) {
+		fprintf(out, "baseline: %s%s%s%s\n", r->base_path, *r->base_cmd ? " (" : "",
+			r->base_cmd, *r->base_cmd ? ")" : "");
+		fprintf(out, "current:  %s%s%s%s\n", r->cur_path, *r->cur_cmd ? " (" : "",
+			r->cur_cmd, *r->cur_cmd ? ")" : "");
+		if (r->defaults)
+			fprintf(out, "no --fail/--warn given: comparing wall, cpu and the baseline's "
+				"hottest functions, warning at +10%%; this never fails\n");
+		fputc('\n', out);
+	}
 	for (c = 0; c < NCOLS; c++)
 		width[c] = (int)strlen(col_names[c]);
 	for (i = 0; i < r->nrows; i++) {
@@ -248,14 +250,13 @@ void cmp_print_table(FILE *out, const struct cmp_result *r, int quiet)
 	for (i = 0; i < r->nrows; i++)
 		if (r->rows[i].status == CMP_S_NA && *r->rows[i].note)
 			fprintf(out, "n/a %s: %s\n", r->rows[i].name, r->rows[i].note);
-	if (any_sampled)
+	if (any_sampled && !quiet)
 		fprintf(out, "~X: sampled figure; a change within X (2 sigma of the sampling "
 			"error, sigma = period * sqrt(samples_base + samples_cur)) is within noise\n");
-	if (any_single)
+	if (any_single && !quiet)
 		fprintf(out, "1 run: a single measurement per run, no noise estimate; gate it "
 			"with a generous threshold\n");
 	fputc('\n', out);
-summary:
 	cmp_summary_line(r, line, sizeof(line));
 	fprintf(out, "%s\n", line);
 }
@@ -283,7 +284,7 @@ int cmp_write_markdown(const char *path, const struct cmp_result *r, char *err, 
 	/* Appends: $GITHUB_STEP_SUMMARY may already hold this step's other output. */
 	int to_stdout = strcmp(path, "-") == 0;
 	FILE *f = to_stdout ? stdout : fopen(path, "a");
-	char cells[NCOLS][CMP_NAME_WIDTH + 8];
+	char cells[NCOLS][CMP_CELL];
 	char line[512];
 	size_t i;
 	int c, any_sampled = 0;

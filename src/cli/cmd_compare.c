@@ -19,7 +19,7 @@ static void cmp_usage(FILE *f)
 	      "  --warn EXPR        report WARN when EXPR fires; never fails (repeatable)\n"
 	      "  --markdown FILE    append a Markdown summary ($GITHUB_STEP_SUMMARY; - = stdout)\n"
 	      "  --bench-json FILE  write github-action-benchmark customSmallerIsBetter JSON\n"
-	      "  -q, --quiet        print only the summary line\n"
+	      "  -q, --quiet        the table and the summary only: no header or legends\n"
 	      "EXPR is METRIC:THRESHOLD, e.g. 'func[heavy].self:+10%,>=5ms', 'wall:+20ms',\n"
 	      "'cpu:+5%', 'kernel[gemm*].avg:+10%', 'api[cudaMemcpy*].calls:+0', 'gpu.kernels:+0'.\n"
 	      "Without --fail/--warn: wall, cpu and the hottest functions, warning at +10%.\n"
