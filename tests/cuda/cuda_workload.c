@@ -7,6 +7,7 @@
  *   nosync  launches 5 long kernels and exits without synchronizing
  *   fork    starts CUDA, forks a child that launches a kernel and burns CPU
  *   nocuda  never touches CUDA: burns CPU only
+ *   nvcc    7 launches through an nvcc-shaped chain (host wrapper, device stub)
  *   exit    10 kernels, synchronize, sleep 0.5 s, then _exit(0): atexit skipped
  *   kill    the same, then SIGKILL itself
  */
@@ -68,10 +69,12 @@ int main(int argc, char **argv)
 		if (mode[0] == 'k')
 			raise(SIGKILL);
 		_exit(rc);
+	} else if (strcmp(mode, "nvcc") == 0) {
+		rc = wl_nvcc();
 	} else if (strcmp(mode, "nocuda") == 0) {
 		host_work(200);
 	} else {
-		fprintf(stderr, "usage: cuda_workload main|nosync|fork|nocuda|exit|kill [EXIT]\n");
+		fprintf(stderr, "usage: cuda_workload main|nosync|fork|nocuda|exit|kill|nvcc [EXIT]\n");
 		return 2;
 	}
 	printf("cuda_workload: %s done\n", mode);

@@ -151,8 +151,6 @@ int wl_main(void)
 		pthread_join(th[i], NULL);
 	for (i = 0; i < WL_D_COUNT; i++)
 		launch_d_driver();
-	for (i = 0; i < WL_E_COUNT; i++)
-		launch_e_like_nvcc();
 	host_work(100);
 	nvtxRangePop();
 
@@ -163,6 +161,16 @@ int wl_main(void)
 	for (i = 0; i < WL_MALLOCS; i++)
 		fakecuda_free(buf[i]);
 	nvtxRangePop();
+	return 0;
+}
+
+int wl_nvcc(void)
+{
+	if (fakecuda_init() != 0)
+		return 99;
+	for (int i = 0; i < WL_E_COUNT; i++)
+		launch_e_like_nvcc();
+	fakecuda_device_sync();
 	return 0;
 }
 
