@@ -29,5 +29,15 @@ if [ -x "$EXAMPLES/split" ]; then
 	expect_rc 0
 	[ "$(head -1 "$OUTF")" = "split: done" ] || fail "the target's output is not first"
 	grep_out 'filename:lineno\(function\)'
+
+	# A reader that stops early (| head) neither kills the launcher before
+	# its cleanup nor changes the exit status.
+	mkdir -p "$T/tmp"
+	set +e
+	TMPDIR="$T/tmp" "$CBN" -- "$EXAMPLES/split" 0.1 2>/dev/null | head -1 >/dev/null
+	rc=${PIPESTATUS[0]}
+	set -e
+	[ "$rc" = 0 ] || fail "exit status $rc with stdout closed early"
+	[ -z "$(ls -A "$T/tmp")" ] || fail "a closed stdout left the session behind: $(ls "$T/tmp")"
 fi
 exit 0
