@@ -316,9 +316,14 @@ static int write_outputs(const struct profile *p, const struct cli_opts *o,
 	}
 	if (out) {
 		fflush(stdout);
-		if (report_text(out, p, &ro) < 0) {
-			fprintf(stderr, "cbottleneck: cannot write the report\n");
-			failed = 1;
+		errno = 0;
+		if (report_text(out, p, &ro) < 0 || fflush(out) != 0) {
+			/* A reader that stopped early (| head) is not our failure. */
+			if (!(out == stdout && errno == EPIPE)) {
+				fprintf(stderr, "cbottleneck: cannot write the report: %s\n",
+					strerror(errno ? errno : EIO));
+				failed = 1;
+			}
 		}
 		if (out != stdout && fclose(out) != 0) {
 			fprintf(stderr, "cbottleneck: --report %s: %s\n", o->report_file,
