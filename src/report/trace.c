@@ -765,18 +765,25 @@ static int cmp_emit_order(const void *a, const void *b)
  * of the API slice (binds to the enclosing slice, i.e. the call), "f" with
  * "bp":"e" at the start of the GPU op (binds to the op itself).  Both ends
  * must be in the trace.  Ids: correlation ids are per process, so the process
- * index goes in the high 32 bits (process 0 keeps the plain correlation id). */
+ * index goes in the high 32 bits (process 0 keeps the plain correlation id);
+ * a flow id pairs one s with one f, so when one call launched several ops (a
+ * CUDA graph) the arrows after the first get ids 2^52 + op index. */
 static int trace_add_flows(struct tctx *c, struct tvec *t)
 {
 	const struct profile *p = c->p;
 	size_t *api_at = NULL, n = t->n;
+	uint8_t *api_used = NULL;
 	int rc = 0;
 
 	if (!p->ngpu_ops || !p->ncuda_api)
 		return 0;
 	api_at = malloc(p->ncuda_api * sizeof(*api_at));
-	if (!api_at)
+	api_used = calloc(p->ncuda_api, 1);
+	if (!api_at || !api_used) {
+		free(api_at);
+		free(api_used);
 		return -ENOMEM;
+	}
 	for (size_t i = 0; i < p->ncuda_api; i++)
 		api_at[i] = SIZE_MAX;
 	for (size_t i = 0; i < n; i++)
@@ -796,13 +803,18 @@ static int trace_add_flows(struct tctx *c, struct tvec *t)
 		s.type = TEV_FLOW_S;
 		f.type = TEV_FLOW_F;
 		s.dur = f.dur = 0;
-		s.flow = f.flow = ((uint64_t)g->process << 32) | p->cuda_api[g->api].correlation;
+		if (api_used[g->api])   /* a graph launch: one call, many ops */
+			s.flow = f.flow = (1ull << 52) | t->v[i].ref;
+		else
+			s.flow = f.flow = ((uint64_t)g->process << 32) | p->cuda_api[g->api].correlation;
+		api_used[g->api] = 1;
 		if (tvec_push(t, &s) || tvec_push(t, &f)) {
 			rc = -ENOMEM;
 			break;
 		}
 	}
 	free(api_at);
+	free(api_used);
 	return rc;
 }
 

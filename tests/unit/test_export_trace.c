@@ -76,6 +76,13 @@ static void build(struct fixture *fx)
 	       EX_T0 + 6 * EX_MS + 900 * EX_US, 7, 3, api_copy);
 	ex_gpu(p, PROF_GPU_KERNEL, "overlapping", EX_T0 + 5 * EX_MS + 400 * EX_US,
 	       EX_T0 + 5 * EX_MS + 600 * EX_US, 7, 9, PROF_NONE);
+	/* a graph launch: one call, two kernels with its correlation id */
+	uint32_t api_graph = ex_api(p, "cudaGraphLaunch", t_main, EX_T0 + 12 * EX_MS,
+				    EX_T0 + 12 * EX_MS + 5 * EX_US, 10, CBN_CUDA_RUNTIME);
+	ex_gpu(p, PROF_GPU_KERNEL, "node1", EX_T0 + 12 * EX_MS + 10 * EX_US,
+	       EX_T0 + 12 * EX_MS + 20 * EX_US, 7, 10, api_graph);
+	ex_gpu(p, PROF_GPU_KERNEL, "node2", EX_T0 + 12 * EX_MS + 20 * EX_US,
+	       EX_T0 + 12 * EX_MS + 30 * EX_US, 7, 10, api_graph);
 	ex_range(p, "step 1", t_main, EX_T0 + 1 * EX_MS, EX_T0 + 30 * EX_MS, CBN_RANGE_PUSHPOP);
 	ex_range(p, "inner", t_main, EX_T0 + 2 * EX_MS, EX_T0 + 3 * EX_MS, CBN_RANGE_PUSHPOP);
 	ex_range(p, "mark", t_main, EX_T0 + 4 * EX_MS, EX_T0 + 4 * EX_MS, CBN_RANGE_MARK);
@@ -417,7 +424,7 @@ static void check_full(const char *path)
 			if (in_f)
 				CHECK_EQ_INT(in_f->ts, ns_of(f, "ts"));
 		}
-		CHECK_EQ_INT(nflows, 2);
+		CHECK_EQ_INT(nflows, 4);   /* launch, copy, and two for the graph */
 	}
 	free(v);
 	cJSON_Delete(j);
