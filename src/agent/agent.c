@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,31 @@ struct agent agent;
 
 static pthread_t bg_thread;
 static _Atomic int bg_running;
+
+/*
+ * glibc (2.36) resets dl_load_lock in a fork child but not dl_load_write_lock,
+ * which dl_iterate_phdr takes: a child forked while another thread was in
+ * dlopen/dlclose/dl_iterate_phdr inherits it locked by a thread that does not
+ * exist there, and every dl_iterate_phdr (our module scans, libunwind's cache
+ * misses) would hang the child.  In a child of a multi-threaded parent this
+ * flag stays 0 (PC-only samples, no scans) until the helper thread's
+ * dl_iterate_phdr has returned once.
+ */
+static _Atomic int loader_ok = 1;
+static int fork_multi;
+
+int agent_loader_ok(void)
+{
+	return atomic_load_explicit(&loader_ok, memory_order_acquire);
+}
+
+static int loader_probe_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info;
+	(void)size;
+	(void)arg;
+	return 1;
+}
 
 uint64_t agent_now(void)
 {
@@ -220,6 +246,12 @@ static void *agent_bg_main(void *arg)
 
 	(void)arg;
 	prctl(PR_SET_NAME, "cbn-agent", 0, 0, 0);
+	if (!agent_loader_ok()) {
+		/* Blocks forever if the loader lock is orphaned; then the
+		 * process stays in PC-only mode, which is all it can have. */
+		dl_iterate_phdr(loader_probe_cb, NULL);
+		atomic_store_explicit(&loader_ok, 1, memory_order_release);
+	}
 	while (atomic_load(&bg_running)) {
 		struct cbn_file_header *h = agent.w.hdr;
 
@@ -283,13 +315,16 @@ static void agent_fork_prepare(void)
 	agent_tls.no_unwind++;
 	if (!agent.w.hdr)
 		return;
+	fork_multi = atomic_load(&bg_running) || threads_count() > 1;
 	modules_lock();
 	pthread_mutex_lock(&agent.w.ev_lock);
+	unwind_quiesce();
 }
 
 static void agent_fork_parent(void)
 {
 	if (agent.w.hdr) {
+		unwind_release();
 		pthread_mutex_unlock(&agent.w.ev_lock);
 		modules_unlock();
 	}
@@ -310,6 +345,7 @@ static void agent_fork_child(void)
 	agent_tls.no_unwind--;
 	sigwrap_after_fork_child();
 	nvtx_after_fork_child();
+	unwind_after_fork_child();
 	if (!had)
 		return;
 	atomic_store(&agent.active, 0);
@@ -330,9 +366,14 @@ static void agent_fork_child(void)
 	agent.w.hdr->timer_kind = CBN_TIMER_POSIX_CPU;
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
-	/* The helper thread did not survive the fork; it restarts on demand. */
+	/* The helper thread did not survive the fork; it restarts on demand,
+	 * or now to probe the loader lock the parent's threads may have held. */
 	atomic_store(&bg_running, 0);
 	sampler_thread_begin();
+	if (fork_multi) {
+		atomic_store(&loader_ok, 0);
+		agent_bg_ensure();
+	}
 }
 
 __attribute__((constructor)) static void agent_init(void)
@@ -429,7 +470,7 @@ AGENT_API __attribute__((noinline)) int cbn_agent_backtrace(uint64_t *pcs, int m
 	void *buf[CBN_MAX_FRAMES + 16];
 	int n, i, m = 0;
 
-	if (!unwind_backtrace || max <= 0 || skip < 0)
+	if (max <= 0 || skip < 0 || !agent_loader_ok() || !unwind_begin())
 		return 0;
 	/* Counted as REENTRANT if our signal lands here: libunwind is not
 	 * re-entrant on one thread (libunwind #425). */
@@ -438,6 +479,7 @@ AGENT_API __attribute__((noinline)) int cbn_agent_backtrace(uint64_t *pcs, int m
 					  ? max + skip + 1
 					  : (int)(sizeof(buf) / sizeof(buf[0])));
 	agent_tls.in_agent--;
+	unwind_end();
 	/* buf[0] is in this function; then the caller's frames. */
 	for (i = 1 + skip; i < n && m < max; i++)
 		pcs[m++] = (uint64_t)buf[i];

@@ -63,6 +63,7 @@ int agent_event(const void *rec, size_t size) AGENT_HIDDEN;
 void agent_disable(const char *why) AGENT_HIDDEN;
 uint32_t agent_gettid(void) AGENT_HIDDEN;
 void agent_bg_ensure(void) AGENT_HIDDEN;
+int agent_loader_ok(void) AGENT_HIDDEN;
 int agent_thread_name(uint32_t tid, char name[CBN_NAME_MAX]) AGENT_HIDDEN;
 
 /* unwind.c: libunwind, dlopened RTLD_LOCAL.  unwind_backtrace is NULL when
@@ -70,6 +71,11 @@ int agent_thread_name(uint32_t tid, char name[CBN_NAME_MAX]) AGENT_HIDDEN;
 extern int (*unwind_backtrace)(void **buf, int size) AGENT_HIDDEN;
 int unwind_init(void) AGENT_HIDDEN;
 void unwind_warm(void) AGENT_HIDDEN;
+int unwind_begin(void) AGENT_HIDDEN;
+void unwind_end(void) AGENT_HIDDEN;
+void unwind_quiesce(void) AGENT_HIDDEN;
+void unwind_release(void) AGENT_HIDDEN;
+void unwind_after_fork_child(void) AGENT_HIDDEN;
 
 /* sampler.c: signal handler and per-thread timers. */
 void sampler_handler(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
@@ -87,6 +93,7 @@ void threads_register(pthread_t th, uint32_t tid) AGENT_HIDDEN;
 void threads_unregister(pthread_t th) AGENT_HIDDEN;
 void threads_end_all(void) AGENT_HIDDEN;
 void threads_after_fork_child(void) AGENT_HIDDEN;
+int threads_count(void) AGENT_HIDDEN;
 extern int threads_self_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
 	AGENT_HIDDEN;
 int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDDEN;

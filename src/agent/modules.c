@@ -10,6 +10,8 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "agent.h"
 
@@ -225,11 +227,21 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 void modules_scan(int force)
 {
 	struct scan_state st = {1, force, 0};
+	sigset_t block, saved;
 	uint64_t now, load_ts;
 	int i;
 
-	if (!agent.w.hdr)
+	if (!agent.w.hdr || !agent_loader_ok())
 		return;
+	/*
+	 * Our signal stays blocked while we hold the loader's lock inside
+	 * dl_iterate_phdr: a handler here could wait for libunwind's lock held by
+	 * another thread's handler that waits for the loader lock (deadlock).
+	 * Raw syscall: our sigprocmask wrapper would strip the signal.
+	 */
+	sigemptyset(&block);
+	sigaddset(&block, agent.signo ? agent.signo : SIGPROF);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &saved, _NSIG / 8);
 	pthread_mutex_lock(&mod_lock);
 	for (i = 0; i < nmods; i++)
 		mods[i].seen = 0;
@@ -262,6 +274,7 @@ void modules_scan(int force)
 	mod_scanned = 1;
 out:
 	pthread_mutex_unlock(&mod_lock);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
 }
 
 int modules_init(void)

@@ -125,7 +125,8 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 	}
 	t->in_handler = 1;
 	rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	pc_only = !t->ready || t->no_unwind || !unwind_backtrace || (rip >= ldso_lo && rip < ldso_hi);
+	pc_only = !t->ready || t->no_unwind || (rip >= ldso_lo && rip < ldso_hi) ||
+		  !agent_loader_ok() || !unwind_begin();
 	if (pc_only) {
 		frames[0] = rip;
 		nf = 1;
@@ -133,6 +134,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 	} else {
 		/* +8: room for the handler's own frames and the truncation probe. */
 		n = unwind_backtrace(buf, agent.depth + 8);
+		unwind_end();
 		nf = sample_frames(buf, n > 0 ? n : 0, rip, frames, agent.depth, &flags);
 	}
 
@@ -253,7 +255,8 @@ int sampler_thread_begin(void)
 	/* Room for this thread's first chunk before its first sample; the
 	 * background thread keeps growing the file later. */
 	writer_grow(&agent.w, 4 * CBN_CHUNK_SIZE);
-	unwind_warm();
+	if (!t->ready) /* a fork child's thread is warm already */
+		unwind_warm();
 	t->ready = 1;
 	threads_register(pthread_self(), t->tid);
 	sampler_thread_event(CBN_REC_THREAD_START, t, 0);

@@ -127,6 +127,17 @@ void threads_end_all(void)
 	agent_tls.ended = 1;
 }
 
+/* Live threads we know of (the caller included when it is registered). */
+int threads_count(void)
+{
+	int n;
+
+	pthread_mutex_lock(&threads_lock);
+	n = threads_n;
+	pthread_mutex_unlock(&threads_lock);
+	return n;
+}
+
 /* In a forked child only the calling thread survives. */
 void threads_after_fork_child(void)
 {

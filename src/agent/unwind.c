@@ -5,10 +5,63 @@
  */
 #include <dlfcn.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "agent.h"
 
 int (*unwind_backtrace)(void **buf, int size);
+
+/*
+ * fork() copies libunwind's internal mutexes (its rs-cache lock, taken on a
+ * cache miss with signals blocked) in whatever state another thread left
+ * them: a child forked while some handler was mid-unwind would deadlock on its
+ * first cache miss.  So every unwind is counted, and fork's prepare handler
+ * stops new unwinds (samples become PC-only) and waits for running ones.
+ */
+static _Atomic int unwind_running;
+static _Atomic int unwind_hold;
+
+/* SIGNAL-SAFE.  1: the caller may unwind and must call unwind_end. */
+int unwind_begin(void)
+{
+	if (!unwind_backtrace || atomic_load_explicit(&unwind_hold, memory_order_acquire))
+		return 0;
+	atomic_fetch_add_explicit(&unwind_running, 1, memory_order_acq_rel);
+	if (atomic_load_explicit(&unwind_hold, memory_order_acquire)) {
+		atomic_fetch_sub_explicit(&unwind_running, 1, memory_order_release);
+		return 0;
+	}
+	return 1;
+}
+
+void unwind_end(void)
+{
+	atomic_fetch_sub_explicit(&unwind_running, 1, memory_order_release);
+}
+
+/* fork prepare: no thread may be inside libunwind at the fork.  Bounded wait
+ * (a handler blocked on the loader lock must not hang fork). */
+void unwind_quiesce(void)
+{
+	struct timespec ts = {0, 100000};
+	int i;
+
+	atomic_store(&unwind_hold, 1);
+	for (i = 0; i < 500 && atomic_load(&unwind_running) > 0; i++)
+		nanosleep(&ts, NULL);
+}
+
+void unwind_release(void)
+{
+	atomic_store(&unwind_hold, 0);
+}
+
+/* In the child: only the forking thread exists and it was not unwinding. */
+void unwind_after_fork_child(void)
+{
+	atomic_store(&unwind_running, 0);
+	atomic_store(&unwind_hold, 0);
+}
 
 int unwind_init(void)
 {
@@ -34,9 +87,10 @@ __attribute__((noinline)) void unwind_warm(void)
 {
 	void *buf[32];
 
-	if (unwind_backtrace) {
+	if (unwind_begin()) {
 		agent_tls.in_agent++;
 		unwind_backtrace(buf, 32);
 		agent_tls.in_agent--;
+		unwind_end();
 	}
 }

@@ -293,6 +293,14 @@ legacy_sig)
 	grep -q "legacy_sig: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
 	nm -D "$P/legacy_sig" | grep -q __sysv_signal || skip "signal() did not compile to __sysv_signal here"
 	;;
+forkstress)
+	# Children of a parent whose threads hold the loader lock, libunwind's
+	# locks and ours at fork time must not hang.
+	export CBN_FREQ=1000
+	run_both timeout 60 "$P/forkstress"
+	grep -q "forkstress: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
+	[ "$(files | wc -l)" -ge 61 ] || fail "fork children files missing: $(files | wc -l)"
+	;;
 nosession)
 	# Without CBN_SESSION the agent stays inert: no file, no message, same output.
 	LD_PRELOAD=$AGENT "$EX/split" 0.05 >"$T/out" 2>"$T/err" || fail "split failed"
