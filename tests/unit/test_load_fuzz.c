@@ -1,0 +1,233 @@
+/*
+ * test_load_fuzz.c — prof_load() on files whose records are valid in shape but
+ * hostile in content: random bytes in record bodies (record headers kept, so
+ * the reader passes them on), over a file with every record type and this
+ * executable as a real module.  Exercises what the reader cannot check:
+ * absurd segment sizes, overflowing bases, zero and huge counts, unmatched
+ * correlations, unknown enum values.  Asserts no crash and a consistent
+ * profile; time-bounded (~2 s); run it under -DCBN_SANITIZE=ON too.
+ */
+#include <dirent.h>
+#include <elf.h>
+#include <link.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "test_reader_synth.h"
+#include "analysis/load.h"
+
+#define FUZZ_SECONDS 2.0
+
+static uint64_t rng = 0x243f6a8885a308d3ull;
+
+static uint64_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+struct self {
+	char path[4096];
+	uint64_t base, lo, hi;
+	struct cbn_segment seg[CBN_MAX_SEGMENTS];
+	uint16_t nseg;
+};
+
+static int phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct self *m = ctx;
+	int i;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0;
+	m->base = info->dlpi_addr;
+	for (i = 0; i < info->dlpi_phnum && m->nseg < CBN_MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		m->seg[m->nseg].vaddr = ph->p_vaddr;
+		m->seg[m->nseg].memsz = ph->p_memsz;
+		m->seg[m->nseg].offset = ph->p_offset;
+		m->seg[m->nseg].flags = ph->p_flags;
+		m->nseg++;
+		if (ph->p_flags & PF_X) {
+			m->lo = info->dlpi_addr + ph->p_vaddr;
+			m->hi = m->lo + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+/* The all-types file of the reader tests, plus this executable as a module
+ * and samples inside it so that symbolization runs. */
+static void build(struct synth *s, const struct self *me)
+{
+	unsigned char b[8192];
+	struct cbn_rec_module *m = (struct cbn_rec_module *)b;
+	size_t plen = strlen(me->path);
+	uint32_t size = (uint32_t)CBN_REC_ALIGN(sizeof(*m) + me->nseg * sizeof(struct cbn_segment) +
+						plen + 1);
+	uint64_t pcs[6];
+	int i;
+
+	synth_all_types(s, 4096);
+	synth_chunk(s, CBN_CHUNK_EVENTS, 0);
+	memset(b, 0, sizeof(b));
+	m->h.type = CBN_REC_MODULE_LOAD;
+	m->h.size = size;
+	m->ts = 10;
+	m->base = me->base;
+	m->nseg = me->nseg;
+	memcpy(m->seg, me->seg, me->nseg * sizeof(struct cbn_segment));
+	m->path_len = (uint32_t)plen;
+	memcpy((char *)&m->seg[me->nseg], me->path, plen + 1);
+	synth_rec(s, m, size);
+	synth_chunk(s, CBN_CHUNK_SAMPLES, 102);
+	for (i = 0; i < 40; i++) {
+		for (int k = 0; k < 6; k++)
+			pcs[k] = me->lo + 1 + rnd() % (me->hi - me->lo - 1);
+		synth_sample(s, 2000 + (uint64_t)i, 1, pcs, (uint16_t)(1 + i % 6), 0);
+	}
+}
+
+/* Offsets of every record (and its size) in the original file. */
+static size_t records(const struct synth *s, size_t *off, uint32_t *sz, size_t max)
+{
+	const struct cbn_file_header *h = (const void *)s->buf;
+	size_t n = 0;
+	uint64_t c;
+
+	for (c = h->data_offset; c < s->next_chunk; c += h->chunk_size) {
+		const struct cbn_chunk_header *ch = (const void *)(s->buf + c);
+		uint64_t pos = 0;
+		while (pos < ch->used && n < max) {
+			const struct cbn_rec *r = (const void *)(s->buf + c + 24 + pos);
+			off[n] = (size_t)(c + 24 + pos);
+			sz[n++] = r->size;
+			pos += r->size;
+		}
+	}
+	return n;
+}
+
+static void check_profile(const struct profile *p)
+{
+	size_t i, bad = 0;
+
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		bad += s->stack >= p->nstacks || s->thread >= p->nthreads;
+	}
+	for (i = 0; i < p->nstacks; i++)
+		bad += (uint64_t)p->stacks[i].first + p->stacks[i].nframes > p->nframes;
+	for (i = 0; i < p->nframes; i++)
+		bad += p->frames[i].func >= p->nfuncs || !p->frames[i].file;
+	for (i = 0; i < p->nfuncs; i++)
+		bad += !p->funcs[i].name || !p->funcs[i].file || !p->funcs[i].module;
+	for (i = 0; i < p->nthreads; i++)
+		bad += p->threads[i].process >= p->nprocesses || !p->threads[i].name;
+	for (i = 0; i < p->ncuda_api; i++)
+		bad += (p->cuda_api[i].stack != PROF_NONE && p->cuda_api[i].stack >= p->nstacks) ||
+		       p->cuda_api[i].thread >= p->nthreads || !p->cuda_api[i].name;
+	for (i = 0; i < p->ngpu_ops; i++)
+		bad += (p->gpu_ops[i].api != PROF_NONE && p->gpu_ops[i].api >= p->ncuda_api) ||
+		       !p->gpu_ops[i].name;
+	for (i = 0; i < p->nranges; i++)
+		bad += (p->ranges[i].thread != PROF_NONE && p->ranges[i].thread >= p->nthreads) ||
+		       !p->ranges[i].name || !p->ranges[i].domain;
+	for (i = 0; i < p->ncuda_status; i++)
+		bad += !p->cuda_status[i].message;
+	for (i = 0; i < p->nwarnings; i++)
+		bad += !p->warnings[i];
+	CHECK_EQ_INT(bad, 0);
+}
+
+int main(void)
+{
+	struct self me;
+	struct synth s;
+	char dir[] = "/tmp/cbn-test-load-fuzz-XXXXXX", path[256];
+	size_t offs[512], n, size;
+	uint32_t sizes[512];
+	unsigned char *b;
+	unsigned long iters = 0, loaded = 0;
+	double t0;
+	ssize_t len;
+
+	memset(&me, 0, sizeof(me));
+	len = readlink("/proc/self/exe", me.path, sizeof(me.path) - 1);
+	REQUIRE(len > 0);
+	dl_iterate_phdr(phdr_cb, &me);
+	REQUIRE(me.hi > me.lo);
+	REQUIRE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/100.0.cbp", dir);
+	build(&s, &me);
+	size = synth_size(&s);
+	n = records(&s, offs, sizes, 512);
+	REQUIRE(n > 50);
+	b = malloc(size);
+	REQUIRE(b != NULL);
+
+	t0 = now();
+	while (now() - t0 < FUZZ_SECONDS) {
+		struct profile *p = NULL;
+		char err[256];
+		unsigned k, nmut = 1 + (unsigned)(rnd() % 6);
+		FILE *f;
+		int ret;
+
+		memcpy(b, s.buf, size);
+		for (k = 0; k < nmut; k++) {
+			size_t r = rnd() % n, at;
+			if (sizes[r] <= 8)
+				continue;
+			at = offs[r] + 8 + rnd() % (sizes[r] - 8);
+			switch (rnd() % 4) {
+			case 0: b[at] ^= (unsigned char)(1u << (rnd() % 8)); break;
+			case 1: b[at] = 0xff; break;
+			case 2: b[at] = 0; break;
+			default:
+				if (at + 8 <= offs[r] + sizes[r]) {
+					uint64_t v = rnd();
+					memcpy(b + at, &v, 8);
+				}
+				break;
+			}
+		}
+		f = fopen(path, "wb");
+		REQUIRE(f != NULL);
+		REQUIRE(fwrite(b, 1, size, f) == size);
+		fclose(f);
+		ret = prof_load(dir, &p, err, sizeof(err));
+		CHECK(ret >= PROF_LOAD_EMPTY && ret <= PROF_LOAD_PARTIAL);
+		if (ret >= 0) {
+			REQUIRE(p != NULL);
+			check_profile(p);
+			loaded++;
+		} else {
+			CHECK(p == NULL && err[0] != '\0');
+		}
+		prof_free(p);
+		iters++;
+	}
+	printf("%lu hostile variants, %lu loaded, in %.1f s\n", iters, loaded, now() - t0);
+	CHECK(iters > 10);
+	unlink(path);
+	rmdir(dir);
+	free(b);
+	synth_free(&s);
+	return test_result();
+}
