@@ -73,11 +73,14 @@ out:
 	return ret;
 }
 
-static double num(const cJSON *o, const char *key, double dflt)
+/* A number in [lo, hi], else dflt: casting an out-of-range double is undefined. */
+static double num(const cJSON *o, const char *key, double dflt, double lo, double hi)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
-	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+	if (!cJSON_IsNumber(v) || !(v->valuedouble >= lo && v->valuedouble <= hi))
+		return dflt;
+	return v->valuedouble;
 }
 
 void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
@@ -105,11 +108,11 @@ void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
 	if (!cJSON_IsObject(root))
 		goto bad;
 	m->found = 1;
-	m->exit_status = (int)num(root, "exit_status", -1);
-	m->exit_signal = (int)num(root, "exit_signal", 0);
-	m->start_mono_ns = (uint64_t)num(root, "start_mono_ns", 0);
-	m->end_mono_ns = (uint64_t)num(root, "end_mono_ns", 0);
-	m->frequency_hz = num(root, "frequency_hz", 0);
+	m->exit_status = (int)num(root, "exit_status", -1, -1, 255);
+	m->exit_signal = (int)num(root, "exit_signal", 0, 0, 128);
+	m->start_mono_ns = (uint64_t)num(root, "start_mono_ns", 0, 0, 1.8e19);
+	m->end_mono_ns = (uint64_t)num(root, "end_mono_ns", 0, 0, 1.8e19);
+	m->frequency_hz = num(root, "frequency_hz", 0, 0, 1e9);
 	argv = cJSON_GetObjectItemCaseSensitive(root, "argv");
 	if (cJSON_IsArray(argv)) {
 		size_t n = 0, cap = 0;
