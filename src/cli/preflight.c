@@ -20,7 +20,20 @@
 
 #define PF_MSG "cbottleneck: "
 
-/* 1 static, 0 dynamic, -1 not ELF or unreadable. */
+#if defined(__x86_64__)
+#define ELF_MACHINE_SELF EM_X86_64
+#elif defined(__aarch64__)
+#define ELF_MACHINE_SELF EM_AARCH64
+#elif defined(__powerpc64__)
+#define ELF_MACHINE_SELF EM_PPC64
+#elif defined(__riscv)
+#define ELF_MACHINE_SELF EM_RISCV
+#else
+#define ELF_MACHINE_SELF EM_NONE /* unknown here: do not check */
+#endif
+
+/* 1 static, 0 dynamic, 2 another architecture or 32-bit, -1 not ELF or
+ * unreadable. */
 static int elf_is_static(int fd)
 {
 	unsigned char id[EI_NIDENT];
@@ -34,6 +47,8 @@ static int elf_is_static(int fd)
 		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
 		    eh.e_phentsize != sizeof(ph))
 			return -1;
+		if (ELF_MACHINE_SELF != EM_NONE && eh.e_machine != ELF_MACHINE_SELF)
+			return 2;
 		for (i = 0; i < eh.e_phnum; i++) {
 			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
 			    (ssize_t)sizeof(ph))
@@ -43,21 +58,8 @@ static int elf_is_static(int fd)
 		}
 		return 1;
 	}
-	if (id[EI_CLASS] == ELFCLASS32) {
-		Elf32_Ehdr eh;
-		Elf32_Phdr ph;
-		if (pread(fd, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
-		    eh.e_phentsize != sizeof(ph))
-			return -1;
-		for (i = 0; i < eh.e_phnum; i++) {
-			if (pread(fd, &ph, sizeof(ph), (off_t)(eh.e_phoff + (uint64_t)i * sizeof(ph))) !=
-			    (ssize_t)sizeof(ph))
-				return -1;
-			if (ph.p_type == PT_INTERP)
-				return 0;
-		}
-		return 1;
-	}
+	if (id[EI_CLASS] == ELFCLASS32)
+		return 2; /* the agent is a 64-bit library */
 	return -1;
 }
 
@@ -174,7 +176,12 @@ static int check_file(const char *shown, const char *path, int depth)
 		goto out;
 	}
 	st_static = elf_is_static(fd);
-	if (st_static == 1) {
+	if (st_static == 2) {
+		fprintf(stderr, PF_MSG "cannot profile %s: it is built for another architecture "
+			"or as 32-bit, and the agent is a 64-bit library of this machine's "
+			"architecture, so the loader would skip it\n", shown);
+		ret = CLI_EXIT_REFUSED;
+	} else if (st_static == 1) {
 		fprintf(stderr, PF_MSG "cannot profile %s: it is statically linked, so LD_PRELOAD "
 			"cannot load the agent; rebuild it dynamically or profile it with "
 			"perf record -g\n", shown);

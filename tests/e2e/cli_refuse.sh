@@ -29,6 +29,19 @@ else
 	note "cannot set security.capability here: capability case not tested"
 fi
 
+# Another architecture (e_machine patched) or a 32-bit program: the loader
+# would skip the 64-bit agent.
+cp /bin/true "$T/foreign"
+printf '\xb7\x00' | dd of="$T/foreign" bs=1 seek=18 conv=notrunc status=none # EM_AARCH64
+[ "$(uname -m)" = aarch64 ] && printf '\x3e\x00' | dd of="$T/foreign" bs=1 seek=18 conv=notrunc status=none
+run_cbn -- "$T/foreign"
+expect_rc 125
+grep -q 'another architecture or as 32-bit' "$ERRF" || fail "no explanation for a foreign ELF"
+cp /bin/true "$T/elf32"
+printf '\x01' | dd of="$T/elf32" bs=1 seek=4 conv=notrunc status=none # EI_CLASS = ELFCLASS32
+run_cbn -- "$T/elf32"
+expect_rc 125
+
 # A missing agent: say where we looked.
 CBN_AGENT_DIR="$T/nowhere" run_cbn -- /bin/true
 expect_rc 125
