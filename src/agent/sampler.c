@@ -53,15 +53,15 @@ static uint64_t sample_now(void)
 
 /*
  * Turn libunwind's trace (which starts in this handler, then the signal
- * trampoline) into the interrupted thread's stack: pc[0] = interrupted pc,
- * then return addresses.  Returns the number of frames in out.
+ * trampoline) into the interrupted thread's stack, in place: pc[0] = the
+ * interrupted pc, then return addresses, at most max.  Returns the count.
  */
-static int sample_frames(void **buf, int n, uint64_t rip, uint64_t *out, int max, int *flags)
+static int sample_frames(uint64_t *pc, int n, uint64_t rip, int max, int *flags)
 {
-	int i, k = -1, m = 0;
+	int i, k = -1, m, prepend = 0;
 
 	for (i = 0; i < n; i++) {
-		if ((uint64_t)buf[i] == rip) {
+		if (pc[i] == rip) {
 			k = i;
 			break;
 		}
@@ -71,39 +71,40 @@ static int sample_frames(void **buf, int n, uint64_t rip, uint64_t *out, int max
 		 * CFI).  Skip our own frames and the trampoline, prepend rip. */
 		int last_self = -1;
 
-		for (i = 0; i < n; i++) {
-			uint64_t pc = (uint64_t)buf[i];
-
-			if (pc >= self_lo && pc < self_hi)
+		for (i = 0; i < n; i++)
+			if (pc[i] >= self_lo && pc[i] < self_hi)
 				last_self = i;
-		}
-		out[m++] = rip;
-		if (last_self < 0) {
+		if (last_self < 0 || last_self + 2 > n) {
+			pc[0] = rip;
 			*flags |= CBN_SAMPLE_PC_ONLY;
-			return m;
+			return 1;
 		}
 		k = last_self + 2; /* past the trampoline (__restore_rt) */
-	} else {
-		out[m++] = rip;
-		k++;
+		prepend = 1;
 	}
-	for (i = k; i < n && m < max; i++)
-		out[m++] = (uint64_t)buf[i];
-	if (i < n)
+	m = n - k;
+	if (m + prepend > max) {
+		m = max - prepend;
 		*flags |= CBN_SAMPLE_TRUNCATED;
-	return m;
+	}
+	memmove(pc + prepend, pc + k, (size_t)m * sizeof(uint64_t));
+	pc[0] = rip;
+	return m + prepend;
 }
 
+/*
+ * One sample.  The record is reserved at its largest first and libunwind
+ * writes straight into it: the handler keeps its own stack use small, since
+ * it may run on a small sigaltstack (SA_ONSTACK).
+ */
 static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 {
 	struct writer *w = &agent.w;
 	struct cbn_file_header *h = w->hdr;
-	void *buf[CBN_MAX_FRAMES + 8];
-	uint64_t frames[CBN_MAX_FRAMES];
 	struct cbn_rec_sample *r;
 	uint64_t rip;
-	uint32_t size;
-	int n, nf, flags = 0, pc_only;
+	uint32_t size, max_size;
+	int n, nf, flags = 0;
 
 	if (!h)
 		return;
@@ -124,22 +125,9 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 		return;
 	}
 	t->in_handler = 1;
-	rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	pc_only = !t->ready || t->no_unwind || (rip >= ldso_lo && rip < ldso_hi) ||
-		  !agent_loader_ok() || !unwind_begin();
-	if (pc_only) {
-		frames[0] = rip;
-		nf = 1;
-		flags |= CBN_SAMPLE_PC_ONLY;
-	} else {
-		/* +8: room for the handler's own frames and the truncation probe. */
-		n = unwind_backtrace(buf, agent.depth + 8);
-		unwind_end();
-		nf = sample_frames(buf, n > 0 ? n : 0, rip, frames, agent.depth, &flags);
-	}
-
-	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)nf * sizeof(uint64_t));
-	r = t->chunk ? writer_reserve(t->chunk, size) : NULL;
+	/* +8 frames: the handler's own and the truncation probe. */
+	max_size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(agent.depth + 8) * sizeof(uint64_t));
+	r = t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
 	if (!r) {
 		t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
 		if (!t->chunk) {
@@ -150,12 +138,25 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 			writer_grow_signal(w, used / 4 > (1u << 20) ? used / 4 : (1u << 20));
 			t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
 		}
-		r = t->chunk ? writer_reserve(t->chunk, size) : NULL;
+		r = t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
 	}
 	if (!r) {
 		writer_lost(w, CBN_LOST_BUFFER_FULL);
 		goto out;
 	}
+	rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+	if (!t->ready || t->no_unwind || (rip >= ldso_lo && rip < ldso_hi) || !agent_loader_ok() ||
+	    !unwind_begin()) {
+		r->pc[0] = rip;
+		nf = 1;
+		flags |= CBN_SAMPLE_PC_ONLY;
+	} else {
+		n = unwind_backtrace((void **)r->pc, agent.depth + 8);
+		unwind_end();
+		nf = sample_frames(r->pc, n > 0 ? n : 0, rip, agent.depth, &flags);
+	}
+
+	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)nf * sizeof(uint64_t));
 	r->h.type = CBN_REC_SAMPLE;
 	r->h.flags = (uint16_t)flags;
 	r->h.size = size;
@@ -164,7 +165,6 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 	r->weight = weight;
 	r->nframes = (uint16_t)nf;
 	r->reserved = 0;
-	memcpy(r->pc, frames, (size_t)nf * sizeof(uint64_t));
 	writer_commit(t->chunk, size);
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
 	if (flags & CBN_SAMPLE_TRUNCATED)
