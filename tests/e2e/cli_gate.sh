@@ -11,9 +11,10 @@ run_cbn -q -o "$T/s" --json "$T/base.json" --report "$T/r.txt" -- "$EXAMPLES/spl
 expect_rc 0
 [ -s "$T/base.json" ] || fail "no baseline written"
 
-# heavy() does 4x the work: a regression (noise margin ~2*sqrt(n) samples).
+# heavy() does 2x the work: a regression (+100% > 50%, and ~225 ms against a
+# noise margin of 2*sqrt(22+45) samples ~ 165 ms).
 run_cbn --report "$T/r.txt" --baseline "$T/base.json" --fail 'func[heavy].self:+50%' \
-	--markdown "$T/sum.md" -- "$EXAMPLES/split" 1.0 3
+	--markdown "$T/sum.md" -- "$EXAMPLES/split" 0.6 3
 expect_rc 1
 grep_out 'FAIL'
 grep -q 'exit status 1 from the regression gate' "$ERRF" || fail "no line saying the gate decided"
