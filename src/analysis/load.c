@@ -713,30 +713,64 @@ static const char *argv0_of(const struct prof_process *pr)
 	return pr->cmdline && pr->cmdline[0] ? pr->cmdline : pr->exe;
 }
 
+struct pid_seq {
+	uint32_t pid, seq;
+};
+
+static int pid_seq_cmp(const void *a, const void *b)
+{
+	const struct pid_seq *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+#define ABNORMAL_LINES 5 /* one line each, then a summary: a tree may have thousands */
+
 static void abnormal_warnings(struct load *L)
 {
 	struct profile *p = L->p;
-	size_t i, j;
+	struct pid_seq *ps;
+	size_t i, n = p->nprocesses, shown = 0, more = 0;
+	uint64_t more_samples = 0;
+	char num[32];
 
-	for (i = 0; i < p->nprocesses; i++) {
+	if (!n)
+		return;
+	ps = load_xrealloc(NULL, n * sizeof(*ps));
+	for (i = 0; i < n; i++) {
+		ps[i].pid = p->processes[i].pid;
+		ps[i].seq = p->processes[i].exec_seq;
+	}
+	qsort(ps, n, sizeof(*ps), pid_seq_cmp);
+	for (i = 0; i < n; i++) {
 		const struct prof_process *pr = &p->processes[i];
-		char name[64], num[32];
-		int execd = 0;
+		struct pid_seq key = {pr->pid, pr->exec_seq}, *at;
+		char name[64];
 
 		if (pr->clean_exit)
 			continue;
 		/* An image replaced by exec has a successor file: it did not crash. */
-		for (j = 0; j < p->nprocesses; j++)
-			if (p->processes[j].pid == pr->pid && p->processes[j].exec_seq > pr->exec_seq)
-				execd = 1;
-		if (execd)
+		at = bsearch(&key, ps, n, sizeof(*ps), pid_seq_cmp);
+		if (at && at + 1 < ps + n && at[1].pid == pr->pid)
 			continue;
+		if (shown == ABNORMAL_LINES) {
+			more++;
+			more_samples += pr->samples;
+			continue;
+		}
 		snprintf(name, sizeof(name), "%s", argv0_of(pr));
 		name[strcspn(name, " ")] = '\0';
 		load_warn(L, "pid %u (%s) ended without exiting normally (crash, _exit or SIGKILL); "
 			     "its %s samples up to that point are kept",
 			  pr->pid, name, thousands(num, sizeof(num), pr->samples));
+		shown++;
 	}
+	if (more)
+		load_warn(L, "%zu more processes ended without exiting normally; their %s samples "
+			     "are kept", more, thousands(num, sizeof(num), more_samples));
+	free(ps);
 }
 
 static int pseudo_module(const char *base)

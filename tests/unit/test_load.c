@@ -483,6 +483,36 @@ static void test_changed_module(const struct self_map *self)
 	clean_dir();
 }
 
+/* Many processes that did not exit: a few lines, then one summary. */
+static void test_many_abnormal(void)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256], name[64];
+	uint64_t pc[1] = {0x1234};
+	size_t k, lines = 0;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		synth_init(&s, 500 + (uint32_t)i, 1, 0, 0, "./worker");
+		synth_hdr(&s)->start_mono_ns = 1000 + (uint64_t)i;
+		synth_chunk(&s, CBN_CHUNK_SAMPLES, 500 + (uint32_t)i);
+		synth_sample(&s, 2000, 1, pc, 1, 0);
+		snprintf(name, sizeof(name), "%d.0.cbp", 500 + i);
+		write_file(&s, name);
+	}
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	for (k = 0; k < p->nwarnings; k++)
+		lines += strstr(p->warnings[k], "(./worker) ended without exiting normally") != NULL;
+	CHECK_EQ_INT(lines, 5);
+	CHECK(has_warning(p, "3 more processes ended without exiting normally", "3 samples"));
+	/* pcs outside every module still give a frame */
+	CHECK_STR(p->funcs[p->frames[p->stacks[p->samples[0].stack].first].func].name, "[unknown]");
+	prof_free(p);
+	clean_dir();
+}
+
 static void test_bad_dirs(void)
 {
 	struct profile *p = (struct profile *)1;
@@ -523,6 +553,7 @@ int main(void)
 	test_cpu_session(&self);
 	test_cuda_session(&self);
 	test_changed_module(&self);
+	test_many_abnormal();
 	test_bad_dirs();
 	rmdir(dir);
 	return test_result();
