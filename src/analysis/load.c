@@ -572,9 +572,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	pr = LOAD_PUSH(p->processes, p->nprocesses, L->capprocs);
 	process_from_header(L, pr, &rf.hdr, name);
 	L->f = &F;
-	L->corrmap.n = 0;
-	if (L->corrmap.cap)
-		memset(L->corrmap.val, 0xff, L->corrmap.cap * sizeof(uint32_t));
+	load_map_free(&L->corrmap); /* correlation ids are per process */
 
 	reader_walk(&rf, rec_cb, L, &res);
 	modmap_finish(&F);
