@@ -573,6 +573,10 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	process_from_header(L, pr, &rf.hdr, name);
 	L->f = &F;
 	load_map_free(&L->corrmap); /* correlation ids are per process */
+	/* Raw stacks are deduplicated per process (the key holds the process). */
+	load_map_free(&L->stackmap);
+	L->nstackkeys = 0;
+	L->npcpool = 0;
 
 	reader_walk(&rf, rec_cb, L, &res);
 	modmap_finish(&F);
