@@ -730,7 +730,10 @@ static int pid_seq_cmp(const void *a, const void *b)
 
 #define ABNORMAL_LINES 5 /* one line each, then a summary: a tree may have thousands */
 
-static void abnormal_warnings(struct load *L)
+/* meta: the launcher saw the program (the root process's last image) exit
+ * normally, even if it left through _exit (dash does) and skipped the agent's
+ * exit handlers. */
+static void abnormal_warnings(struct load *L, const struct load_meta *meta)
 {
 	struct profile *p = L->p;
 	struct pid_seq *ps;
@@ -756,6 +759,9 @@ static void abnormal_warnings(struct load *L)
 		/* An image replaced by exec has a successor file: it did not crash. */
 		at = bsearch(&key, ps, n, sizeof(*ps), pid_seq_cmp);
 		if (at && at + 1 < ps + n && at[1].pid == pr->pid)
+			continue;
+		if (pr->pid == p->processes[0].pid && meta->found && meta->exit_signal == 0 &&
+		    meta->exit_status >= 0)
 			continue;
 		if (shown == ABNORMAL_LINES) {
 			more++;
@@ -918,7 +924,7 @@ int prof_load(const char *session_dir, struct profile **out, char *err, size_t e
 		ret = PROF_LOAD_EMPTY;
 		goto out;
 	}
-	abnormal_warnings(&L);
+	abnormal_warnings(&L, &meta);
 	module_checks(&L);
 	run_totals(&L, &meta);
 	ret = damaged ? PROF_LOAD_PARTIAL : PROF_LOAD_OK;
