@@ -510,6 +510,19 @@ static void test_many_abnormal(void)
 	/* pcs outside every module still give a frame */
 	CHECK_STR(p->funcs[p->frames[p->stacks[p->samples[0].stack].first].func].name, "[unknown]");
 	prof_free(p);
+
+	/* The launcher saw the root (pid 500, the earliest) exit normally: a shell
+	 * that left through _exit is not reported. */
+	{
+		char *argv[] = {"./worker", NULL};
+		struct session_meta m = {argv, 0, 0, 900, 5000, 99.0};
+		CHECK_EQ_INT(session_meta_write(dir, &m), 0);
+		CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+		REQUIRE(p != NULL);
+		CHECK(!has_warning(p, "pid 500 ", NULL));
+		CHECK(has_warning(p, "2 more processes ended", NULL));
+		prof_free(p);
+	}
 	clean_dir();
 }
 
