@@ -14,17 +14,17 @@
 #include <string.h>
 
 #define FLAME_WIDTH 1200.0
-#define FLAME_PAD 10.0           /* left and right margin */
+#define FLAME_PAD 10.0 /* left and right margin */
 #define FLAME_FRAME_H 16
-#define FLAME_TOP 56             /* title, subtitle, buttons */
-#define FLAME_BOTTOM 32          /* details line */
-#define FLAME_MIN_FRAC 0.0005    /* frames under 0.05% of the total are left out */
-#define FLAME_CHAR_W 7.2         /* 12px monospace, also assumed by the script */
+#define FLAME_TOP 56          /* title, subtitle, buttons */
+#define FLAME_BOTTOM 32       /* details line */
+#define FLAME_MIN_FRAC 0.0005 /* frames under 0.05% of the total are left out */
+#define FLAME_CHAR_W 7.2      /* 12px monospace, also assumed by the script */
 
 /* One node of the merged tree: a function name at one depth under one parent. */
 struct fnode {
 	const char *name;
-	uint32_t parent, child, next;  /* first child, next sibling; 0 = none */
+	uint32_t parent, child, next; /* first child, next sibling; 0 = none */
 	uint32_t depth;
 	uint64_t total;
 };
@@ -32,14 +32,14 @@ struct fnode {
 struct ftree {
 	struct fnode *n;
 	size_t len, cap;
-	uint32_t *hash;                /* open addressing: node index, 0 = empty */
+	uint32_t *hash; /* open addressing: node index, 0 = empty */
 	size_t hcap;
 	uint32_t maxdepth;
 };
 
 static uint32_t flame_strhash(const char *s)
 {
-	uint32_t h = 2166136261u;      /* FNV-1a */
+	uint32_t h = 2166136261u; /* FNV-1a */
 
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 16777619u;
@@ -48,7 +48,8 @@ static uint32_t flame_strhash(const char *s)
 
 static size_t flame_slot(const struct ftree *t, uint32_t parent, const char *name)
 {
-	uint64_t h = ((uint64_t)flame_strhash(name) * 0x9e3779b97f4a7c15ull) ^ (parent * 0xff51afd7ed558ccdull);
+	uint64_t h = ((uint64_t)flame_strhash(name) * 0x9e3779b97f4a7c15ull) ^
+	             (parent * 0xff51afd7ed558ccdull);
 
 	return (size_t)(h ^ (h >> 29)) & (t->hcap - 1);
 }
@@ -175,12 +176,28 @@ static void flame_xml(struct gz_file *f, const char *s, size_t maxchars)
 
 	for (; *u && chars < maxchars; chars++) {
 		switch (*u) {
-		case '&': gz_puts(f, "&amp;"); u++; continue;
-		case '<': gz_puts(f, "&lt;"); u++; continue;
-		case '>': gz_puts(f, "&gt;"); u++; continue;
-		case '"': gz_puts(f, "&quot;"); u++; continue;
-		case '\'': gz_puts(f, "&apos;"); u++; continue;
-		default: break;
+		case '&':
+			gz_puts(f, "&amp;");
+			u++;
+			continue;
+		case '<':
+			gz_puts(f, "&lt;");
+			u++;
+			continue;
+		case '>':
+			gz_puts(f, "&gt;");
+			u++;
+			continue;
+		case '"':
+			gz_puts(f, "&quot;");
+			u++;
+			continue;
+		case '\'':
+			gz_puts(f, "&apos;");
+			u++;
+			continue;
+		default:
+			break;
 		}
 		if (*u < 0x20 || *u == 0x7f) {
 			gz_puts(f, "?");
@@ -191,8 +208,10 @@ static void flame_xml(struct gz_file *f, const char *s, size_t maxchars)
 			gz_write(f, u++, 1);
 			continue;
 		}
-		size_t n = (*u >= 0xc2 && *u <= 0xdf) ? 2 : (*u >= 0xe0 && *u <= 0xef) ? 3
-			 : (*u >= 0xf0 && *u <= 0xf4) ? 4 : 0;
+		size_t n = (*u >= 0xc2 && *u <= 0xdf)   ? 2
+		           : (*u >= 0xe0 && *u <= 0xef) ? 3
+		           : (*u >= 0xf0 && *u <= 0xf4) ? 4
+		                                        : 0;
 		uint32_t cp = n == 2 ? (*u & 0x1fu) : n == 3 ? (*u & 0x0fu) : (*u & 0x07u);
 		size_t k;
 
@@ -231,7 +250,7 @@ struct flame_out {
 	struct gz_file *f;
 	const struct ftree *t;
 	uint64_t total;
-	double ybase;                  /* y of the root frame */
+	double ybase; /* y of the root frame */
 	double period_ms;
 };
 
@@ -251,9 +270,11 @@ static int flame_emit(struct flame_out *o, uint32_t i, uint64_t off)
 	gz_puts(o->f, "<g class=\"f\"><title>");
 	flame_xml(o->f, n->name, SIZE_MAX);
 	gz_printf(o->f, " (%" PRIu64 " samples, %.2f%%)</title>", n->total,
-		  100.0 * (double)n->total / (double)o->total);
-	gz_printf(o->f, "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" rx=\"2\"/>",
-		  x, y, w, FLAME_FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
+	          100.0 * (double)n->total / (double)o->total);
+	gz_printf(o->f,
+	          "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" "
+	          "rx=\"2\"/>",
+	          x, y, w, FLAME_FRAME_H - 1, rgb[0], rgb[1], rgb[2]);
 	gz_printf(o->f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + 11.5);
 	fit = w > 6 ? (size_t)((w - 6) / FLAME_CHAR_W) : 0;
 	if (fit >= 3) {
@@ -310,8 +331,8 @@ static uint32_t flame_drawn_depth(const struct ftree *t, uint64_t total)
 
 int export_flamegraph(const struct profile *p, const char *path, char *err, size_t errlen)
 {
-	struct ftree t = { 0 };
-	struct flame_out o = { 0 };
+	struct ftree t = {0};
+	struct flame_out o = {0};
 	uint32_t depth;
 	double height;
 	char cmd[512] = "";
@@ -336,46 +357,56 @@ int export_flamegraph(const struct profile *p, const char *path, char *err, size
 
 	rc = gz_open(&o.f, path, gz_path_wants_gzip(path));
 	if (rc) {
-		snprintf(err, errlen, "cannot create %s: %s; check the directory exists and is writable",
-			 path, strerror(-rc));
+		snprintf(err, errlen,
+		         "cannot create %s: %s; check the directory exists and is writable", path,
+		         strerror(-rc));
 		goto out;
 	}
 	gz_printf(o.f,
-		  "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
-		  "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		  "viewBox=\"0 0 %.0f %.0f\" data-full=\"%.2f\" data-pad=\"%.2f\">\n",
-		  FLAME_WIDTH, height, FLAME_WIDTH, height, FLAME_WIDTH - 2 * FLAME_PAD, FLAME_PAD);
-	gz_puts(o.f,
-		"<style>\n"
-		"text { font-family: monospace; font-size: 12px; fill: rgb(0,0,0); }\n"
-		"g.f { cursor: pointer; }\n"
-		"g.f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; }\n"
-		"g.f text { pointer-events: none; }\n"
-		".button { fill: rgb(40,40,160); cursor: pointer; }\n"
-		"#title { font-size: 17px; text-anchor: middle; }\n"
-		"#subtitle { fill: rgb(90,90,90); text-anchor: middle; }\n"
-		"</style>\n<script type=\"text/ecmascript\"><![CDATA[\n");
+	          "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+	          "<svg version=\"1.1\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" "
+	          "height=\"%.0f\" "
+	          "viewBox=\"0 0 %.0f %.0f\" data-full=\"%.2f\" data-pad=\"%.2f\">\n",
+	          FLAME_WIDTH, height, FLAME_WIDTH, height, FLAME_WIDTH - 2 * FLAME_PAD, FLAME_PAD);
+	gz_puts(o.f, "<style>\n"
+	             "text { font-family: monospace; font-size: 12px; fill: rgb(0,0,0); }\n"
+	             "g.f { cursor: pointer; }\n"
+	             "g.f:hover rect { stroke: rgb(0,0,0); stroke-width: 0.5; }\n"
+	             "g.f text { pointer-events: none; }\n"
+	             ".button { fill: rgb(40,40,160); cursor: pointer; }\n"
+	             "#title { font-size: 17px; text-anchor: middle; }\n"
+	             "#subtitle { fill: rgb(90,90,90); text-anchor: middle; }\n"
+	             "</style>\n<script type=\"text/ecmascript\"><![CDATA[\n");
 	gz_puts(o.f, flame_js);
 	gz_puts(o.f, "]]></script>\n");
-	gz_printf(o.f, "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"rgb(250,250,240)\"/>\n",
-		  FLAME_WIDTH, height);
+	gz_printf(
+	    o.f,
+	    "<rect x=\"0\" y=\"0\" width=\"%.0f\" height=\"%.0f\" fill=\"rgb(250,250,240)\"/>\n",
+	    FLAME_WIDTH, height);
 	gz_printf(o.f, "<text id=\"title\" x=\"%.0f\" y=\"22\">cbottleneck flame graph</text>\n",
-		  FLAME_WIDTH / 2);
+	          FLAME_WIDTH / 2);
 	gz_printf(o.f, "<text id=\"subtitle\" x=\"%.0f\" y=\"40\">", FLAME_WIDTH / 2);
 	flame_xml(o.f, cmd, 120);
-	gz_printf(o.f, " (%" PRIu64 " samples of %.3f ms; click a frame to zoom, Ctrl-F or / to search)</text>\n",
-		  o.total, (double)p->period_ns / 1e6);
-	gz_puts(o.f, "<text id=\"reset\" class=\"button\" x=\"10\" y=\"22\" style=\"display:none\">Reset Zoom</text>\n");
-	gz_printf(o.f, "<text id=\"search\" class=\"button\" x=\"%.0f\" y=\"22\" text-anchor=\"end\">Search</text>\n",
-		  FLAME_WIDTH - FLAME_PAD);
+	gz_printf(o.f,
+	          " (%" PRIu64
+	          " samples of %.3f ms; click a frame to zoom, Ctrl-F or / to search)</text>\n",
+	          o.total, (double)p->period_ns / 1e6);
+	gz_puts(o.f, "<text id=\"reset\" class=\"button\" x=\"10\" y=\"22\" "
+	             "style=\"display:none\">Reset Zoom</text>\n");
+	gz_printf(o.f,
+	          "<text id=\"search\" class=\"button\" x=\"%.0f\" y=\"22\" "
+	          "text-anchor=\"end\">Search</text>\n",
+	          FLAME_WIDTH - FLAME_PAD);
 	gz_printf(o.f, "<text id=\"details\" x=\"10\" y=\"%.0f\"> </text>\n", height - 12);
 	gz_printf(o.f, "<text id=\"matched\" x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\"> </text>\n",
-		  FLAME_WIDTH - FLAME_PAD, height - 12);
+	          FLAME_WIDTH - FLAME_PAD, height - 12);
 	if (o.total) {
 		rc = flame_emit(&o, 0, 0);
 	} else {
-		gz_printf(o.f, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">no samples were recorded</text>\n",
-			  FLAME_WIDTH / 2, o.ybase + 12);
+		gz_printf(o.f,
+		          "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">no samples were "
+		          "recorded</text>\n",
+		          FLAME_WIDTH / 2, o.ybase + 12);
 	}
 	gz_puts(o.f, "</svg>\n");
 	{

@@ -95,7 +95,8 @@ int export_folded(const struct profile *p, const char *path, char *err, size_t e
 
 		if (!w[i])
 			continue;
-		lines[nlines].text = folded_stack_text(p, k < p->nstacks ? &p->stacks[k] : NULL, i % 2);
+		lines[nlines].text =
+		    folded_stack_text(p, k < p->nstacks ? &p->stacks[k] : NULL, i % 2);
 		if (!lines[nlines].text) {
 			rc = -ENOMEM;
 			goto out;
@@ -107,8 +108,9 @@ int export_folded(const struct profile *p, const char *path, char *err, size_t e
 
 	rc = gz_open(&f, path, gz_path_wants_gzip(path));
 	if (rc) {
-		snprintf(err, errlen, "cannot create %s: %s; check the directory exists and is writable",
-			 path, strerror(-rc));
+		snprintf(err, errlen,
+		         "cannot create %s: %s; check the directory exists and is writable", path,
+		         strerror(-rc));
 		rc = -1;
 		goto out;
 	}

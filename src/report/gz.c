@@ -21,11 +21,11 @@
 
 struct gz_file {
 	int fd;
-	int own_fd;          /* 0 for stdout */
+	int own_fd; /* 0 for stdout */
 	int gzip;
-	int err;             /* first negative errno, sticky */
-	uint64_t count;      /* uncompressed bytes accepted */
-	size_t len;          /* bytes waiting in buf */
+	int err;        /* first negative errno, sticky */
+	uint64_t count; /* uncompressed bytes accepted */
+	size_t len;     /* bytes waiting in buf */
 	unsigned char *buf;
 #ifdef CBN_HAVE_ZLIB
 	z_stream zs;
@@ -113,9 +113,9 @@ static int gz_stored(struct gz_file *f, int final)
 	do {
 		size_t n = f->len - off > 65535 ? 65535 : f->len - off;
 		int last = final && off + n == f->len;
-		unsigned char h[5] = { (unsigned char)last, (unsigned char)(n & 0xff),
-				       (unsigned char)(n >> 8), (unsigned char)(~n & 0xff),
-				       (unsigned char)((~n >> 8) & 0xff) };
+		unsigned char h[5] = {(unsigned char)last, (unsigned char)(n & 0xff),
+		                      (unsigned char)(n >> 8), (unsigned char)(~n & 0xff),
+		                      (unsigned char)((~n >> 8) & 0xff)};
 
 		rc = gz_write_all(f, h, sizeof(h));
 		if (!rc)
@@ -194,7 +194,7 @@ int gz_open(struct gz_file **out, const char *path, int gzip)
 #ifndef CBN_HAVE_ZLIB
 	if (gzip) {
 		/* magic, CM=deflate, no flags, mtime 0, XFL 0, OS=unix */
-		static const unsigned char hdr[10] = { 0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3 };
+		static const unsigned char hdr[10] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3};
 
 		if (!gz_crc_table[1])
 			gz_crc_init();

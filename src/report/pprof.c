@@ -14,21 +14,43 @@
 
 /* profile.proto field numbers */
 enum {
-	PB_PROFILE_SAMPLE_TYPE = 1, PB_PROFILE_SAMPLE = 2, PB_PROFILE_MAPPING = 3,
-	PB_PROFILE_LOCATION = 4, PB_PROFILE_FUNCTION = 5, PB_PROFILE_STRING_TABLE = 6,
-	PB_PROFILE_TIME_NANOS = 9, PB_PROFILE_DURATION_NANOS = 10, PB_PROFILE_PERIOD_TYPE = 11,
-	PB_PROFILE_PERIOD = 12, PB_PROFILE_COMMENT = 13, PB_PROFILE_DEFAULT_SAMPLE_TYPE = 14,
-	PB_VALUETYPE_TYPE = 1, PB_VALUETYPE_UNIT = 2,
-	PB_SAMPLE_LOCATION_ID = 1, PB_SAMPLE_VALUE = 2, PB_SAMPLE_LABEL = 3,
-	PB_LABEL_KEY = 1, PB_LABEL_STR = 2, PB_LABEL_NUM = 3,
-	PB_MAPPING_ID = 1, PB_MAPPING_FILENAME = 5, PB_MAPPING_HAS_FUNCTIONS = 7,
-	PB_MAPPING_HAS_FILENAMES = 8, PB_MAPPING_HAS_LINE_NUMBERS = 9,
+	PB_PROFILE_SAMPLE_TYPE = 1,
+	PB_PROFILE_SAMPLE = 2,
+	PB_PROFILE_MAPPING = 3,
+	PB_PROFILE_LOCATION = 4,
+	PB_PROFILE_FUNCTION = 5,
+	PB_PROFILE_STRING_TABLE = 6,
+	PB_PROFILE_TIME_NANOS = 9,
+	PB_PROFILE_DURATION_NANOS = 10,
+	PB_PROFILE_PERIOD_TYPE = 11,
+	PB_PROFILE_PERIOD = 12,
+	PB_PROFILE_COMMENT = 13,
+	PB_PROFILE_DEFAULT_SAMPLE_TYPE = 14,
+	PB_VALUETYPE_TYPE = 1,
+	PB_VALUETYPE_UNIT = 2,
+	PB_SAMPLE_LOCATION_ID = 1,
+	PB_SAMPLE_VALUE = 2,
+	PB_SAMPLE_LABEL = 3,
+	PB_LABEL_KEY = 1,
+	PB_LABEL_STR = 2,
+	PB_LABEL_NUM = 3,
+	PB_MAPPING_ID = 1,
+	PB_MAPPING_FILENAME = 5,
+	PB_MAPPING_HAS_FUNCTIONS = 7,
+	PB_MAPPING_HAS_FILENAMES = 8,
+	PB_MAPPING_HAS_LINE_NUMBERS = 9,
 	PB_MAPPING_HAS_INLINE_FRAMES = 10,
-	PB_LOCATION_ID = 1, PB_LOCATION_MAPPING_ID = 2, PB_LOCATION_ADDRESS = 3,
+	PB_LOCATION_ID = 1,
+	PB_LOCATION_MAPPING_ID = 2,
+	PB_LOCATION_ADDRESS = 3,
 	PB_LOCATION_LINE = 4,
-	PB_LINE_FUNCTION_ID = 1, PB_LINE_LINE = 2,
-	PB_FUNCTION_ID = 1, PB_FUNCTION_NAME = 2, PB_FUNCTION_SYSTEM_NAME = 3,
-	PB_FUNCTION_FILENAME = 4, PB_FUNCTION_START_LINE = 5,
+	PB_LINE_FUNCTION_ID = 1,
+	PB_LINE_LINE = 2,
+	PB_FUNCTION_ID = 1,
+	PB_FUNCTION_NAME = 2,
+	PB_FUNCTION_SYSTEM_NAME = 3,
+	PB_FUNCTION_FILENAME = 4,
+	PB_FUNCTION_START_LINE = 5,
 };
 
 /* A growing byte buffer; oom is sticky and checked once at the end. */
@@ -102,7 +124,7 @@ static void pb_msg(struct pb *b, unsigned field, struct pb *sub)
 struct strtab {
 	const char **s;
 	size_t n, cap;
-	uint32_t *hash;                /* index + 1; 0 = empty */
+	uint32_t *hash; /* index + 1; 0 = empty */
 	size_t hcap;
 };
 
@@ -173,7 +195,7 @@ struct loc {
 struct loctab {
 	struct loc *v;
 	size_t n, cap;
-	uint32_t *hash;                /* index + 1 */
+	uint32_t *hash; /* index + 1 */
 	size_t hcap;
 };
 
@@ -242,7 +264,7 @@ static uint64_t loctab_id(struct loctab *t, const struct profile *p, uint32_t fi
 		t->v = v;
 		t->cap = cap;
 	}
-	t->v[t->n] = (struct loc){ first, n, h };
+	t->v[t->n] = (struct loc){first, n, h};
 	t->hash[i] = (uint32_t)++t->n;
 	return t->n;
 }
@@ -262,12 +284,11 @@ static uint32_t loc_group(const struct profile *p, uint32_t i, uint32_t end)
 
 /* --- samples ------------------------------------------------------------- */
 
-static const struct profile *sort_prof;
-
-static int cmp_sample(const void *a, const void *b)
+static int cmp_sample(const void *a, const void *b, void *arg)
 {
-	const struct prof_sample *x = &sort_prof->samples[*(const uint32_t *)a];
-	const struct prof_sample *y = &sort_prof->samples[*(const uint32_t *)b];
+	const struct profile *prof = arg;
+	const struct prof_sample *x = &prof->samples[*(const uint32_t *)a];
+	const struct prof_sample *y = &prof->samples[*(const uint32_t *)b];
 
 	if (x->stack != y->stack)
 		return x->stack < y->stack ? -1 : 1;
@@ -287,9 +308,9 @@ static uint64_t pprof_period(const struct profile *p, uint32_t thr)
 
 static int pprof_encode(const struct profile *p, struct pb *out)
 {
-	struct strtab st = { 0 };
-	struct loctab lt = { 0 };
-	struct pb sub = { 0 }, sub2 = { 0 }, ids = { 0 };
+	struct strtab st = {0};
+	struct loctab lt = {0};
+	struct pb sub = {0}, sub2 = {0}, ids = {0};
 	uint32_t *idx = NULL, *map_of_module = NULL;
 	uint8_t *func_used = NULL;
 	const char **modules = NULL;
@@ -327,8 +348,7 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 		goto out;
 	for (size_t i = 0; i < p->nsamples; i++)
 		idx[i] = (uint32_t)i;
-	sort_prof = p;
-	qsort(idx, p->nsamples, sizeof(*idx), cmp_sample);
+	qsort_r(idx, p->nsamples, sizeof(*idx), cmp_sample, (void *)p);
 	for (size_t i = 0; i < p->nsamples;) {
 		const struct prof_sample *s = &p->samples[idx[i]];
 		uint64_t count = 0, ns = 0;
@@ -363,13 +383,14 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 			}
 		}
 		if (ids.n)
-			pb_msg(&sub, PB_SAMPLE_LOCATION_ID, &ids);      /* packed, leaf first */
+			pb_msg(&sub, PB_SAMPLE_LOCATION_ID, &ids); /* packed, leaf first */
 		pb_varint(&ids, count);
 		pb_varint(&ids, ns);
 		pb_msg(&sub, PB_SAMPLE_VALUE, &ids);
 		if (s->thread < p->nthreads) {
 			const struct prof_thread *t = &p->threads[s->thread];
-			uint32_t pid = t->process < p->nprocesses ? p->processes[t->process].pid : 0;
+			uint32_t pid =
+			    t->process < p->nprocesses ? p->processes[t->process].pid : 0;
 
 			if (t->name && *t->name) {
 				int64_t v = strtab_id(&st, t->name);
@@ -518,7 +539,7 @@ out:
 
 int export_pprof(const struct profile *p, const char *path, char *err, size_t errlen)
 {
-	struct pb b = { 0 };
+	struct pb b = {0};
 	struct gz_file *f = NULL;
 	int rc;
 
@@ -531,8 +552,9 @@ int export_pprof(const struct profile *p, const char *path, char *err, size_t er
 	 * whatever the file is called */
 	rc = gz_open(&f, path, 1);
 	if (rc) {
-		snprintf(err, errlen, "cannot create %s: %s; check the directory exists and is writable",
-			 path, strerror(-rc));
+		snprintf(err, errlen,
+		         "cannot create %s: %s; check the directory exists and is writable", path,
+		         strerror(-rc));
 		goto out;
 	}
 	gz_write(f, b.p, b.n);

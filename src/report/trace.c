@@ -15,8 +15,8 @@
 #include <string.h>
 
 #define TRACE_DEFAULT_CAP (256ull << 20)
-#define TRACE_MAX_SLOTS 16       /* one lane plus 15 overflow lanes */
-#define TRACE_SLOT_SHIFT 23      /* tids and pids stay below 2^22 (pid_max limit) */
+#define TRACE_MAX_SLOTS 16  /* one lane plus 15 overflow lanes */
+#define TRACE_SLOT_SHIFT 23 /* tids and pids stay below 2^22 (pid_max limit) */
 #define TRACE_GPU_PID_BASE (1u << 24)
 
 enum tev_type { TEV_SAMPLE, TEV_API, TEV_RANGE, TEV_MARK, TEV_GPU, TEV_FLOW_S, TEV_FLOW_F };
@@ -26,11 +26,11 @@ enum tev_lane { LANE_CPU, LANE_API, LANE_RANGE, LANE_GPU };
  * already clipped to the window. */
 struct tev {
 	int64_t ts, dur;
-	uint32_t pid, tid;       /* JSON pid and the lane's base tid */
-	uint32_t ref;            /* func, api, range or gpu op index */
-	uint32_t thr;            /* thread index for lane names, PROF_NONE */
-	uint64_t flow;           /* flow id (flows only) */
-	uint16_t depth;          /* stack depth of a sample slice, root 0 */
+	uint32_t pid, tid; /* JSON pid and the lane's base tid */
+	uint32_t ref;      /* func, api, range or gpu op index */
+	uint32_t thr;      /* thread index for lane names, PROF_NONE */
+	uint64_t flow;     /* flow id (flows only) */
+	uint16_t depth;    /* stack depth of a sample slice, root 0 */
 	uint8_t type, kind, slot;
 };
 
@@ -54,17 +54,17 @@ struct lane {
 
 struct tctx {
 	const struct profile *p;
-	int64_t ws, we;               /* window, relative ns */
-	uint32_t *gpu_pid_proc;       /* synthetic GPU pid k -> process index */
-	uint32_t *gpu_pid_dev;        /* ... and device */
+	int64_t ws, we;         /* window, relative ns */
+	uint32_t *gpu_pid_proc; /* synthetic GPU pid k -> process index */
+	uint32_t *gpu_pid_dev;  /* ... and device */
 	size_t ngpu_pids;
-	size_t cpu_limit;             /* most CPU slices worth building */
-	int cpu_limited;              /* the limit was hit (should not happen) */
-	int64_t cpu_cut;              /* CPU slices starting at or after this are not built */
-	size_t cpu_total;             /* all CPU slices, from the counting pass (0 if none) */
-	uint64_t *hist;               /* counting pass: slice starts per time bucket */
+	size_t cpu_limit; /* most CPU slices worth building */
+	int cpu_limited;  /* the limit was hit (should not happen) */
+	int64_t cpu_cut;  /* CPU slices starting at or after this are not built */
+	size_t cpu_total; /* all CPU slices, from the counting pass (0 if none) */
+	uint64_t *hist;   /* counting pass: slice starts per time bucket */
 	int64_t hist_lo, hist_width;
-	struct lane *lanes;           /* every (lane, slot) that has events */
+	struct lane *lanes; /* every (lane, slot) that has events */
 	size_t nlanes, cap_lanes;
 };
 
@@ -184,16 +184,24 @@ static void sb_json_str(struct sbuf *b, const char *s)
 			continue;
 		}
 		if (*u == '"' || *u == '\\') {
-			char e[2] = { '\\', (char)*u };
+			char e[2] = {'\\', (char)*u};
 
 			sb_put(b, e, 2);
 			u++;
 		} else if (*u < 0x20) {
 			switch (*u) {
-			case '\n': sb_put(b, "\\n", 2); break;
-			case '\t': sb_put(b, "\\t", 2); break;
-			case '\r': sb_put(b, "\\r", 2); break;
-			default: sb_printf(b, "\\u%04x", *u); break;
+			case '\n':
+				sb_put(b, "\\n", 2);
+				break;
+			case '\t':
+				sb_put(b, "\\t", 2);
+				break;
+			case '\r':
+				sb_put(b, "\\r", 2);
+				break;
+			default:
+				sb_printf(b, "\\u%04x", *u);
+				break;
 			}
 			u++;
 		} else {
@@ -228,8 +236,8 @@ static void sb_u64(struct sbuf *b, uint64_t v)
 static void sb_us(struct sbuf *b, int64_t ns)
 {
 	uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-	char frac[4] = { '.', (char)('0' + u / 100 % 10), (char)('0' + u / 10 % 10),
-			 (char)('0' + u % 10) };
+	char frac[4] = {'.', (char)('0' + u / 100 % 10), (char)('0' + u / 10 % 10),
+	                (char)('0' + u % 10)};
 
 	if (ns < 0)
 		sb_put(b, "-", 1);
@@ -269,7 +277,7 @@ static int trace_clip(const struct tctx *c, int64_t *s, int64_t *e)
 /* Lane identity of a thread index (pid, tid); unknown threads of process
  * proc get tid 0, named "unknown thread". */
 static void trace_thread_id(const struct tctx *c, uint32_t thr, uint32_t proc, uint32_t *pid,
-			    uint32_t *tid)
+                            uint32_t *tid)
 {
 	const struct profile *p = c->p;
 
@@ -290,9 +298,12 @@ static void trace_thread_id(const struct tctx *c, uint32_t thr, uint32_t proc, u
 static uint32_t lane_index(uint8_t kind, uint8_t slot)
 {
 	switch (kind) {
-	case LANE_API: return TRACE_MAX_SLOTS + slot;
-	case LANE_RANGE: return 2 * TRACE_MAX_SLOTS + slot;
-	default: return slot;
+	case LANE_API:
+		return TRACE_MAX_SLOTS + slot;
+	case LANE_RANGE:
+		return 2 * TRACE_MAX_SLOTS + slot;
+	default:
+		return slot;
 	}
 }
 
@@ -400,12 +411,11 @@ static int trace_collect_cuda(struct tctx *c, struct tvec *out)
 	return 0;
 }
 
-static const struct profile *sort_prof;
-
-static int cmp_sample_idx(const void *a, const void *b)
+static int cmp_sample_idx(const void *a, const void *b, void *arg)
 {
-	const struct prof_sample *x = &sort_prof->samples[*(const uint32_t *)a];
-	const struct prof_sample *y = &sort_prof->samples[*(const uint32_t *)b];
+	const struct profile *prof = arg;
+	const struct prof_sample *x = &prof->samples[*(const uint32_t *)a];
+	const struct prof_sample *y = &prof->samples[*(const uint32_t *)b];
 
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
@@ -421,7 +431,7 @@ struct open_frame {
 
 /* Close open frames [from, *nopen) at time at, deepest first. */
 static int trace_close(struct tctx *c, struct tvec *out, struct open_frame *st, size_t *nopen,
-		       size_t from, int64_t at, const struct tev *proto)
+                       size_t from, int64_t at, const struct tev *proto)
 {
 	while (*nopen > from) {
 		struct open_frame *o = &st[--*nopen];
@@ -453,7 +463,7 @@ static int trace_close(struct tctx *c, struct tvec *out, struct open_frame *st, 
 /* Function at depth d (root 0) of a stack of n frames, the first of them the
  * "[truncated]" marker when trunc. */
 static uint32_t trace_func_at(const struct profile *p, const struct prof_stack *sk, size_t n,
-			      size_t trunc, size_t d)
+                              size_t trunc, size_t d)
 {
 	if (trunc && d == 0)
 		return TRACE_FUNC_TRUNCATED;
@@ -483,7 +493,8 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 		return -ENOMEM;
 	for (size_t k = 0; k < p->nsamples; k++) {
 		idx[k] = (uint32_t)k;
-		if (p->samples[k].stack < p->nstacks && p->stacks[p->samples[k].stack].nframes > maxdepth)
+		if (p->samples[k].stack < p->nstacks &&
+		    p->stacks[p->samples[k].stack].nframes > maxdepth)
 			maxdepth = p->stacks[p->samples[k].stack].nframes;
 	}
 	st = malloc((maxdepth + 2) * sizeof(*st));
@@ -491,8 +502,7 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 		rc = -ENOMEM;
 		goto out;
 	}
-	sort_prof = p;
-	qsort(idx, p->nsamples, sizeof(*idx), cmp_sample_idx);
+	qsort_r(idx, p->nsamples, sizeof(*idx), cmp_sample_idx, (void *)p);
 
 	while (i < p->nsamples) {
 		uint32_t thr = p->samples[idx[i]].thread;
@@ -518,11 +528,14 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 		for (; i < p->nsamples && p->samples[idx[i]].thread == thr; i++) {
 			const struct prof_sample *s = &p->samples[idx[i]];
 			int64_t end = trace_rel(c, s->ts);
-			int64_t start = end - (int64_t)(s->weight ? s->weight : 1) * (int64_t)period;
-			const struct prof_stack *sk = s->stack < p->nstacks ? &p->stacks[s->stack] : NULL;
+			int64_t start =
+			    end - (int64_t)(s->weight ? s->weight : 1) * (int64_t)period;
+			const struct prof_stack *sk =
+			    s->stack < p->nstacks ? &p->stacks[s->stack] : NULL;
 			/* a stack cut at max_depth lacks its root: it goes under
 			 * a "[truncated]" frame instead of posing as a root */
-			size_t trunc = (s->flags & CBN_SAMPLE_TRUNCATED) && sk && sk->nframes ? 1 : 0;
+			size_t trunc =
+			    (s->flags & CBN_SAMPLE_TRUNCATED) && sk && sk->nframes ? 1 : 0;
 			size_t n = (sk ? sk->nframes : 0) + trunc, k = 0;
 
 			if (thr >= p->nthreads)
@@ -539,7 +552,8 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 			if (end <= start)
 				continue;
 			/* frames[first] is the leaf; depth d is frames[first + n - 1 - d] */
-			while (k < n && k < nopen && trace_func_at(p, sk, n, trunc, k) == st[k].func)
+			while (k < n && k < nopen &&
+			       trace_func_at(p, sk, n, trunc, k) == st[k].func)
 				k++;
 			rc = trace_close(c, out, st, &nopen, k, start, &proto);
 			if (rc)
@@ -577,7 +591,7 @@ static int trace_plan_cpu(struct tctx *c)
 	const struct profile *p = c->p;
 	uint64_t bound = 0, sum = 0;
 	int64_t hi = c->ws + 1;
-	struct tvec none = { 0 };
+	struct tvec none = {0};
 	int rc;
 
 	c->cpu_cut = INT64_MAX;
@@ -586,7 +600,7 @@ static int trace_plan_cpu(struct tctx *c)
 		int64_t t = trace_rel(c, s->ts);
 
 		if (s->stack < p->nstacks)
-			bound += p->stacks[s->stack].nframes + 1;   /* + "[truncated]" */
+			bound += p->stacks[s->stack].nframes + 1; /* + "[truncated]" */
 		if (t > hi)
 			hi = t;
 	}
@@ -670,7 +684,7 @@ static int trace_add_lane(struct tctx *c, const struct tev *e, uint8_t slot)
 		c->lanes = v;
 		c->cap_lanes = cap;
 	}
-	c->lanes[c->nlanes++] = (struct lane){ e->pid, e->tid, e->thr, e->kind, slot };
+	c->lanes[c->nlanes++] = (struct lane){e->pid, e->tid, e->thr, e->kind, slot};
 	return 0;
 }
 
@@ -803,10 +817,11 @@ static int trace_add_flows(struct tctx *c, struct tvec *t)
 		s.type = TEV_FLOW_S;
 		f.type = TEV_FLOW_F;
 		s.dur = f.dur = 0;
-		if (api_used[g->api])   /* a graph launch: one call, many ops */
+		if (api_used[g->api]) /* a graph launch: one call, many ops */
 			s.flow = f.flow = (1ull << 52) | t->v[i].ref;
 		else
-			s.flow = f.flow = ((uint64_t)g->process << 32) | p->cuda_api[g->api].correlation;
+			s.flow = f.flow =
+			    ((uint64_t)g->process << 32) | p->cuda_api[g->api].correlation;
 		api_used[g->api] = 1;
 		if (tvec_push(t, &s) || tvec_push(t, &f)) {
 			rc = -ENOMEM;
@@ -823,14 +838,17 @@ static int trace_add_flows(struct tctx *c, struct tvec *t)
 static const char *gpu_cat(uint32_t kind)
 {
 	switch (kind) {
-	case PROF_GPU_MEMCPY: return "gpu_memcpy";
-	case PROF_GPU_MEMSET: return "gpu_memset";
-	default: return "kernel";
+	case PROF_GPU_MEMCPY:
+		return "gpu_memcpy";
+	case PROF_GPU_MEMSET:
+		return "gpu_memset";
+	default:
+		return "kernel";
 	}
 }
 
 static const struct prof_cuda_device *trace_device(const struct profile *p, uint32_t proc,
-						   uint32_t id)
+                                                   uint32_t id)
 {
 	for (size_t i = 0; i < p->ndevices; i++)
 		if (p->devices[i].process == proc && p->devices[i].id == id)
@@ -843,33 +861,37 @@ static const struct prof_cuda_device *trace_device(const struct profile *p, uint
 
 static void trace_gpu_args(const struct profile *p, struct sbuf *b, const struct prof_gpu_op *g)
 {
-	sb_printf(b, ",\"args\":{\"device\":%" PRIu32 ",\"context\":%" PRIu32 ",\"stream\":%" PRIu32
-		  ",\"correlation\":%" PRIu32, g->device, g->context, g->stream, g->correlation);
+	sb_printf(b,
+	          ",\"args\":{\"device\":%" PRIu32 ",\"context\":%" PRIu32 ",\"stream\":%" PRIu32
+	          ",\"correlation\":%" PRIu32,
+	          g->device, g->context, g->stream, g->correlation);
 	if (g->kind == PROF_GPU_KERNEL) {
 		const struct prof_cuda_device *d = trace_device(p, g->process, g->device);
 		double blocks = (double)g->grid[0] * g->grid[1] * g->grid[2];
 		double threads = (double)g->block[0] * g->block[1] * g->block[2];
 
-		sb_printf(b, ",\"registers per thread\":%" PRIu32 ",\"shared memory\":%" PRId64
-			  ",\"grid\":[%" PRId32 ",%" PRId32 ",%" PRId32 "],\"block\":[%" PRId32
-			  ",%" PRId32 ",%" PRId32 "]",
-			  g->registers, (int64_t)g->static_smem + g->dynamic_smem, g->grid[0],
-			  g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2]);
+		sb_printf(b,
+		          ",\"registers per thread\":%" PRIu32 ",\"shared memory\":%" PRId64
+		          ",\"grid\":[%" PRId32 ",%" PRId32 ",%" PRId32 "],\"block\":[%" PRId32
+		          ",%" PRId32 ",%" PRId32 "]",
+		          g->registers, (int64_t)g->static_smem + g->dynamic_smem, g->grid[0],
+		          g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2]);
 		if (d && d->sm_count) {
 			double warps = blocks * (double)((uint64_t)(threads + 31) / 32);
 
 			sb_printf(b, ",\"blocks per SM\":%.2f,\"warps per SM\":%.2f",
-				  blocks / d->sm_count, warps / d->sm_count);
+			          blocks / d->sm_count, warps / d->sm_count);
 		}
 		if (g->graph_id)
 			sb_printf(b, ",\"graph id\":%" PRIu32 ",\"graph node id\":%" PRIu64,
-				  g->graph_id, g->graph_node_id);
+			          g->graph_id, g->graph_node_id);
 	} else {
 		uint64_t dur = g->end > g->start ? g->end - g->start : 0;
 
 		sb_printf(b, ",\"bytes\":%" PRIu64, g->bytes);
 		if (dur)
-			sb_printf(b, ",\"memory bandwidth (GB/s)\":%.3f", (double)g->bytes / (double)dur);
+			sb_printf(b, ",\"memory bandwidth (GB/s)\":%.3f",
+			          (double)g->bytes / (double)dur);
 		if (g->kind == PROF_GPU_MEMSET)
 			sb_printf(b, ",\"value\":%" PRIu32, g->value);
 	}
@@ -884,21 +906,22 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 	switch (e->type) {
 	case TEV_SAMPLE:
 		sb_puts(b, "{\"ph\":\"X\",\"cat\":\"cpu_sample\",\"name\":");
-		sb_json_str(b, e->ref < p->nfuncs ? p->funcs[e->ref].name
-			    : e->ref == TRACE_FUNC_TRUNCATED ? "[truncated]" : "[unknown]");
+		sb_json_str(b, e->ref < p->nfuncs               ? p->funcs[e->ref].name
+		               : e->ref == TRACE_FUNC_TRUNCATED ? "[truncated]"
+		                                                : "[unknown]");
 		break;
 	case TEV_API: {
 		const struct prof_cuda_api *a = &p->cuda_api[e->ref];
 
 		sb_printf(b, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":",
-			  a->domain == CBN_CUDA_DRIVER ? "cuda_driver" : "cuda_runtime");
+		          a->domain == CBN_CUDA_DRIVER ? "cuda_driver" : "cuda_runtime");
 		sb_json_str(b, a->name);
 		break;
 	}
 	case TEV_RANGE:
 	case TEV_MARK:
 		sb_printf(b, "{\"ph\":\"%s\",\"cat\":\"user_annotation\",\"name\":",
-			  e->type == TEV_MARK ? "i\",\"s\":\"t" : "X");
+		          e->type == TEV_MARK ? "i\",\"s\":\"t" : "X");
 		sb_json_str(b, p->ranges[e->ref].name);
 		break;
 	case TEV_GPU: {
@@ -911,7 +934,7 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 	case TEV_FLOW_S:
 	case TEV_FLOW_F:
 		sb_printf(b, "{\"ph\":\"%s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%" PRIu64,
-			  e->type == TEV_FLOW_S ? "s" : "f\",\"bp\":\"e", e->flow);
+		          e->type == TEV_FLOW_S ? "s" : "f\",\"bp\":\"e", e->flow);
 		break;
 	}
 	sb_puts(b, ",\"pid\":");
@@ -929,7 +952,7 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 		const struct prof_cuda_api *a = &p->cuda_api[e->ref];
 
 		sb_printf(b, ",\"args\":{\"cbid\":%" PRIu32 ",\"correlation\":%" PRIu32, a->cbid,
-			  a->correlation);
+		          a->correlation);
 		if (a->ret)
 			sb_printf(b, ",\"return\":%" PRId32, a->ret);
 		sb_puts(b, "}");
@@ -940,7 +963,7 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 		const struct prof_range *r = &p->ranges[e->ref];
 
 		sb_printf(b, ",\"args\":{\"source\":\"%s\"",
-			  r->source == CBN_SRC_NVTX ? "nvtx" : "annotation");
+		          r->source == CBN_SRC_NVTX ? "nvtx" : "annotation");
 		if (r->domain && *r->domain) {
 			sb_puts(b, ",\"domain\":");
 			sb_json_str(b, r->domain);
@@ -961,7 +984,7 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 
 /* Emit one metadata event. */
 static int trace_meta(struct gz_file *f, struct sbuf *b, const char *what, uint32_t pid,
-		      uint32_t tid, int with_tid, const char *name, int64_t sort)
+                      uint32_t tid, int with_tid, const char *name, int64_t sort)
 {
 	b->n = 0;
 	sb_printf(b, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%" PRIu32, what, pid);
@@ -1003,14 +1026,15 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 				uint32_t proc = c->gpu_pid_proc[k], dev = c->gpu_pid_dev[k];
 				const struct prof_cuda_device *d = trace_device(p, proc, dev);
 
-				snprintf(name, sizeof(name), "GPU %" PRIu32 "%s%s (pid %" PRIu32 ")", dev,
-					 d && d->name && *d->name ? ": " : "",
-					 d && d->name ? d->name : "",
-					 proc < p->nprocesses ? p->processes[proc].pid : 0);
+				snprintf(name, sizeof(name),
+				         "GPU %" PRIu32 "%s%s (pid %" PRIu32 ")", dev,
+				         d && d->name && *d->name ? ": " : "",
+				         d && d->name ? d->name : "",
+				         proc < p->nprocesses ? p->processes[proc].pid : 0);
 				rc = trace_meta(f, b, "process_name", l->pid, 0, 0, name, 0);
 				if (!rc)
-					rc = trace_meta(f, b, "process_sort_index", l->pid, 0, 0, NULL,
-							(int64_t)(1 << 20) + (int64_t)k);
+					rc = trace_meta(f, b, "process_sort_index", l->pid, 0, 0,
+					                NULL, (int64_t)(1 << 20) + (int64_t)k);
 			} else {
 				/* exec chains share a pid: "forkexec -> split" */
 				size_t len = 0;
@@ -1022,9 +1046,9 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 						continue;
 					if (order < 0)
 						order = (int64_t)q;
-					len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s",
-								len ? " -> " : "",
-								base_name(p->processes[q].exe));
+					len += (size_t)snprintf(name + len, sizeof(name) - len,
+					                        "%s%s", len ? " -> " : "",
+					                        base_name(p->processes[q].exe));
 					if (len >= sizeof(name))
 						len = sizeof(name) - 1;
 				}
@@ -1032,14 +1056,14 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 					snprintf(name, sizeof(name), "process %" PRIu32, l->pid);
 				rc = trace_meta(f, b, "process_name", l->pid, 0, 0, name, 0);
 				if (!rc)
-					rc = trace_meta(f, b, "process_sort_index", l->pid, 0, 0, NULL,
-							order < 0 ? 0 : order);
+					rc = trace_meta(f, b, "process_sort_index", l->pid, 0, 0,
+					                NULL, order < 0 ? 0 : order);
 			}
 			if (rc)
 				break;
 		}
 
-		struct tev e = { .pid = l->pid, .tid = l->tid, .kind = l->kind, .slot = l->slot };
+		struct tev e = {.pid = l->pid, .tid = l->tid, .kind = l->kind, .slot = l->slot};
 		const char *tname = l->thr < p->nthreads ? p->threads[l->thr].name : NULL;
 		char tbuf[64];
 		int64_t sort = 0;
@@ -1077,23 +1101,25 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 		if (l->slot) {
 			size_t len = strlen(name);
 
-			snprintf(name + len, sizeof(name) - len, " (overlap %u)", (unsigned)l->slot);
+			snprintf(name + len, sizeof(name) - len, " (overlap %u)",
+			         (unsigned)l->slot);
 		}
 		rc = trace_meta(f, b, "thread_name", l->pid, lane_tid(&e), 1, name, 0);
 		if (!rc)
-			rc = trace_meta(f, b, "thread_sort_index", l->pid, lane_tid(&e), 1, NULL, sort);
+			rc = trace_meta(f, b, "thread_sort_index", l->pid, lane_tid(&e), 1, NULL,
+			                sort);
 	}
 	return rc;
 }
 
 static int trace_write(struct tctx *c, const char *path, const struct trace_opts *o,
-		       struct tvec *cuda, struct tvec *cpu, char *err, size_t errlen)
+                       struct tvec *cuda, struct tvec *cpu, char *err, size_t errlen)
 {
 	const struct profile *p = c->p;
 	uint64_t cap = o && o->max_bytes ? o->max_bytes : TRACE_DEFAULT_CAP;
-	const struct tvec *all[2] = { cuda, cpu };
+	const struct tvec *all[2] = {cuda, cpu};
 	struct gz_file *f = NULL;
-	struct sbuf b = { 0 };
+	struct sbuf b = {0};
 	size_t written_cpu = 0;
 	/* slices the run has: those built, or the counting pass's total */
 	size_t total_cpu = c->cpu_total > cpu->n ? c->cpu_total : cpu->n;
@@ -1102,8 +1128,9 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 
 	rc = gz_open(&f, path, gz_path_wants_gzip(path));
 	if (rc) {
-		snprintf(err, errlen, "cannot create trace %s: %s; check the directory exists and is writable",
-			 path, strerror(-rc));
+		snprintf(err, errlen,
+		         "cannot create trace %s: %s; check the directory exists and is writable",
+		         path, strerror(-rc));
 		return -1;
 	}
 	gz_puts(f, "{\"traceEvents\":[\n");
@@ -1129,11 +1156,13 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 		}
 	}
 	if (!rc) {
-		gz_puts(f, "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"tool\":\"cbottleneck\"");
+		gz_puts(
+		    f,
+		    "\n],\n\"displayTimeUnit\":\"ns\",\n\"otherData\":{\"tool\":\"cbottleneck\"");
 		b.n = 0;
 		sb_puts(&b, ",\"command\":");
 		{
-			struct sbuf cmd = { 0 };
+			struct sbuf cmd = {0};
 
 			for (char **a = p->argv; a && *a; a++) {
 				if (a != p->argv)
@@ -1143,14 +1172,19 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 			sb_json_str(&b, cmd.p ? cmd.p : "");
 			free(cmd.p);
 		}
-		sb_printf(&b, ",\"start_monotonic_ns\":%" PRIu64 ",\"period_ns\":%" PRIu64
-			  ",\"frequency_hz\":%.3f,\"time_unit\":\"us, relative to start_monotonic_ns\"",
-			  p->start_ns, p->period_ns, p->frequency_hz);
+		sb_printf(
+		    &b,
+		    ",\"start_monotonic_ns\":%" PRIu64 ",\"period_ns\":%" PRIu64
+		    ",\"frequency_hz\":%.3f,\"time_unit\":\"us, relative to start_monotonic_ns\"",
+		    p->start_ns, p->period_ns, p->frequency_hz);
 		sb_printf(&b, ",\"window_start_ns\":%" PRId64, c->ws);
 		if (c->we != INT64_MAX)
 			sb_printf(&b, ",\"window_end_ns\":%" PRId64, c->we);
-		sb_printf(&b, ",\"cpu_slices\":%zu,\"cpu_slices_dropped\":%zu,\"size_cap_bytes\":%" PRIu64
-			  "}\n}\n", total_cpu, total_cpu - written_cpu, cap);
+		sb_printf(
+		    &b,
+		    ",\"cpu_slices\":%zu,\"cpu_slices_dropped\":%zu,\"size_cap_bytes\":%" PRIu64
+		    "}\n}\n",
+		    total_cpu, total_cpu - written_cpu, cap);
 		rc = b.oom ? -ENOMEM : gz_write(f, b.p, b.n);
 	}
 	{
@@ -1168,19 +1202,19 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 		double at = (double)(cut_ts >= 0 ? cut_ts : c->cpu_cut) / 1e9;
 
 		fprintf(stderr,
-			"cbottleneck: trace %s reached its size cap (%" PRIu64 " MiB): "
-			"CPU sample slices after %.3fs were left out (%zu of %zu); "
-			"narrow it with --trace-window START:END\n",
-			path, cap >> 20, at, total_cpu - written_cpu, total_cpu);
+		        "cbottleneck: trace %s reached its size cap (%" PRIu64 " MiB): "
+		        "CPU sample slices after %.3fs were left out (%zu of %zu); "
+		        "narrow it with --trace-window START:END\n",
+		        path, cap >> 20, at, total_cpu - written_cpu, total_cpu);
 	}
 	return 0;
 }
 
-int export_trace(const struct profile *p, const char *path, const struct trace_opts *o,
-		 char *err, size_t errlen)
+int export_trace(const struct profile *p, const char *path, const struct trace_opts *o, char *err,
+                 size_t errlen)
 {
-	struct tctx c = { .p = p };
-	struct tvec cuda = { 0 }, cpu = { 0 };
+	struct tctx c = {.p = p};
+	struct tvec cuda = {0}, cpu = {0};
 	uint64_t cap = o && o->max_bytes ? o->max_bytes : TRACE_DEFAULT_CAP;
 	int rc;
 

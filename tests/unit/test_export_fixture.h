@@ -24,16 +24,16 @@
 
 #define EX_US 1000ull
 #define EX_MS 1000000ull
-#define EX_T0 5000000000ull        /* profile start_ns */
+#define EX_T0 5000000000ull /* profile start_ns */
 
-#define EX_PUSH(arr, n, val)                                                        \
-	do {                                                                        \
-		void *np_ = realloc((arr), ((n) + 1) * sizeof(*(arr)));             \
-		if (!np_)                                                           \
-			abort();                                                    \
-		(arr) = np_;                                                        \
-		(arr)[(n)] = (val);                                                 \
-		(n)++;                                                              \
+#define EX_PUSH(arr, n, val)                                                                       \
+	do {                                                                                       \
+		void *np_ = realloc((arr), ((n) + 1) * sizeof(*(arr)));                            \
+		if (!np_)                                                                          \
+			abort();                                                                   \
+		(arr) = np_;                                                                       \
+		(arr)[(n)] = (val);                                                                \
+		(n)++;                                                                             \
 	} while (0)
 
 static inline void ex_init(struct profile *p, const char *cmd)
@@ -52,8 +52,14 @@ static inline void ex_init(struct profile *p, const char *cmd)
 
 static inline uint32_t ex_process(struct profile *p, uint32_t pid, uint32_t seq, const char *exe)
 {
-	struct prof_process pr = { .pid = pid, .exec_seq = seq, .exe = exe, .cmdline = exe,
-				   .file = "", .period_ns = EX_MS, .start = EX_T0, .clean_exit = 1 };
+	struct prof_process pr = {.pid = pid,
+	                          .exec_seq = seq,
+	                          .exe = exe,
+	                          .cmdline = exe,
+	                          .file = "",
+	                          .period_ns = EX_MS,
+	                          .start = EX_T0,
+	                          .clean_exit = 1};
 
 	EX_PUSH(p->processes, p->nprocesses, pr);
 	return (uint32_t)p->nprocesses - 1;
@@ -61,16 +67,16 @@ static inline uint32_t ex_process(struct profile *p, uint32_t pid, uint32_t seq,
 
 static inline uint32_t ex_thread(struct profile *p, uint32_t tid, uint32_t proc, const char *name)
 {
-	struct prof_thread t = { .tid = tid, .process = proc, .name = name };
+	struct prof_thread t = {.tid = tid, .process = proc, .name = name};
 
 	EX_PUSH(p->threads, p->nthreads, t);
 	return (uint32_t)p->nthreads - 1;
 }
 
-static inline uint32_t ex_func(struct profile *p, const char *name, const char *file,
-			       uint32_t line, const char *module)
+static inline uint32_t ex_func(struct profile *p, const char *name, const char *file, uint32_t line,
+                               const char *module)
 {
-	struct prof_func f = { .name = name, .file = file, .line = line, .module = module };
+	struct prof_func f = {.name = name, .file = file, .line = line, .module = module};
 
 	EX_PUSH(p->funcs, p->nfuncs, f);
 	return (uint32_t)p->nfuncs - 1;
@@ -80,15 +86,16 @@ static inline uint32_t ex_func(struct profile *p, const char *name, const char *
  * inl_mask bit i (root-first index) marks frame i as inlined into frame i-1,
  * its caller: the two then share one pc, as the symbolizer reports them. */
 static inline uint32_t ex_stack_inl(struct profile *p, int n, const uint32_t *root_first,
-				    uint32_t inl_mask)
+                                    uint32_t inl_mask)
 {
-	struct prof_stack st = { .first = (uint32_t)p->nframes, .nframes = (uint32_t)n };
+	struct prof_stack st = {.first = (uint32_t)p->nframes, .nframes = (uint32_t)n};
 	uint64_t addr = 0;
 
 	for (int i = n - 1; i >= 0; i--) {
-		struct prof_frame f = { .func = root_first[i], .line = 10 + root_first[i],
-					.file = p->funcs[root_first[i]].file,
-					.inlined = (inl_mask >> i) & 1 };
+		struct prof_frame f = {.func = root_first[i],
+		                       .line = 10 + root_first[i],
+		                       .file = p->funcs[root_first[i]].file,
+		                       .inlined = (inl_mask >> i) & 1};
 
 		/* frames of one pc share the address: a new pc starts after a
 		 * physical frame */
@@ -107,9 +114,9 @@ static inline uint32_t ex_stack(struct profile *p, int n, const uint32_t *root_f
 }
 
 static inline void ex_sample(struct profile *p, uint32_t thread, uint64_t ts, uint32_t stack,
-			     uint32_t weight)
+                             uint32_t weight)
 {
-	struct prof_sample s = { .ts = ts, .stack = stack, .thread = thread, .weight = weight };
+	struct prof_sample s = {.ts = ts, .stack = stack, .thread = thread, .weight = weight};
 
 	EX_PUSH(p->samples, p->nsamples, s);
 	p->threads[thread].weight += weight;
@@ -118,42 +125,64 @@ static inline void ex_sample(struct profile *p, uint32_t thread, uint64_t ts, ui
 }
 
 static inline uint32_t ex_api(struct profile *p, const char *name, uint32_t thread, uint64_t start,
-			      uint64_t end, uint32_t corr, uint32_t domain)
+                              uint64_t end, uint32_t corr, uint32_t domain)
 {
-	struct prof_cuda_api a = { .start = start, .end = end, .thread = thread,
-				   .process = thread == PROF_NONE ? 0 : p->threads[thread].process,
-				   .correlation = corr, .cbid = 211, .domain = domain, .name = name,
-				   .stack = PROF_NONE };
+	struct prof_cuda_api a = {.start = start,
+	                          .end = end,
+	                          .thread = thread,
+	                          .process = thread == PROF_NONE ? 0 : p->threads[thread].process,
+	                          .correlation = corr,
+	                          .cbid = 211,
+	                          .domain = domain,
+	                          .name = name,
+	                          .stack = PROF_NONE};
 
 	EX_PUSH(p->cuda_api, p->ncuda_api, a);
 	return (uint32_t)p->ncuda_api - 1;
 }
 
 static inline uint32_t ex_gpu(struct profile *p, uint32_t kind, const char *name, uint64_t start,
-			      uint64_t end, uint32_t stream, uint32_t corr, uint32_t api)
+                              uint64_t end, uint32_t stream, uint32_t corr, uint32_t api)
 {
-	struct prof_gpu_op g = { .kind = kind, .process = 0, .start = start, .end = end,
-				 .device = 0, .context = 1, .stream = stream, .correlation = corr,
-				 .name = name, .api = api, .grid = { 64, 2, 1 },
-				 .block = { 128, 1, 1 }, .registers = 32, .static_smem = 1024,
-				 .dynamic_smem = 2048, .bytes = kind == PROF_GPU_KERNEL ? 0 : 1 << 20 };
+	struct prof_gpu_op g = {.kind = kind,
+	                        .process = 0,
+	                        .start = start,
+	                        .end = end,
+	                        .device = 0,
+	                        .context = 1,
+	                        .stream = stream,
+	                        .correlation = corr,
+	                        .name = name,
+	                        .api = api,
+	                        .grid = {64, 2, 1},
+	                        .block = {128, 1, 1},
+	                        .registers = 32,
+	                        .static_smem = 1024,
+	                        .dynamic_smem = 2048,
+	                        .bytes = kind == PROF_GPU_KERNEL ? 0 : 1 << 20};
 
 	EX_PUSH(p->gpu_ops, p->ngpu_ops, g);
 	return (uint32_t)p->ngpu_ops - 1;
 }
 
 static inline void ex_range(struct profile *p, const char *name, uint32_t thread, uint64_t start,
-			    uint64_t end, uint32_t kind)
+                            uint64_t end, uint32_t kind)
 {
-	struct prof_range r = { .start = start, .end = end, .thread = thread, .process = 0,
-				.kind = kind, .source = CBN_SRC_NVTX, .domain = "", .name = name };
+	struct prof_range r = {.start = start,
+	                       .end = end,
+	                       .thread = thread,
+	                       .process = 0,
+	                       .kind = kind,
+	                       .source = CBN_SRC_NVTX,
+	                       .domain = "",
+	                       .name = name};
 
 	EX_PUSH(p->ranges, p->nranges, r);
 }
 
 static inline void ex_device(struct profile *p, uint32_t id, const char *name, uint32_t sms)
 {
-	struct prof_cuda_device d = { .process = 0, .id = id, .name = name, .sm_count = sms };
+	struct prof_cuda_device d = {.process = 0, .id = id, .name = name, .sm_count = sms};
 
 	EX_PUSH(p->devices, p->ndevices, d);
 }
@@ -183,7 +212,7 @@ static inline char *ex_slurp(const char *path, size_t *len)
 	if (!buf)
 		return NULL;
 #ifdef EX_HAVE_ZLIB
-	gzFile g = gzopen(path, "rb");   /* reads plain files unchanged */
+	gzFile g = gzopen(path, "rb"); /* reads plain files unchanged */
 	int r;
 
 	if (!g) {

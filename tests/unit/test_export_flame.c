@@ -11,20 +11,20 @@
 
 /* python3 reads the SVG and prints one line per frame: "name<TAB>width";
  * the test compares widths.  Exit 3 when the file is not XML. */
-static const char py_check[] =
-	"import sys, xml.etree.ElementTree as ET\n"
-	"ns = '{http://www.w3.org/2000/svg}'\n"
-	"try:\n"
-	"    root = ET.parse(sys.argv[1]).getroot()\n"
-	"except ET.ParseError as e:\n"
-	"    print('parse error', e, file=sys.stderr); sys.exit(3)\n"
-	"assert root.tag == ns + 'svg', root.tag\n"
-	"assert root.find(ns + 'script') is not None\n"
-	"for g in root.iter(ns + 'g'):\n"
-	"    if g.get('class') != 'f': continue\n"
-	"    t = g.find(ns + 'title').text\n"
-	"    r = g.find(ns + 'rect')\n"
-	"    print('%s\\t%s\\t%s' % (t[:t.rindex(' (')].replace('\\n', ' '), r.get('width'), r.get('y')))\n";
+static const char py_check[] = "import sys, xml.etree.ElementTree as ET\n"
+                               "ns = '{http://www.w3.org/2000/svg}'\n"
+                               "try:\n"
+                               "    root = ET.parse(sys.argv[1]).getroot()\n"
+                               "except ET.ParseError as e:\n"
+                               "    print('parse error', e, file=sys.stderr); sys.exit(3)\n"
+                               "assert root.tag == ns + 'svg', root.tag\n"
+                               "assert root.find(ns + 'script') is not None\n"
+                               "for g in root.iter(ns + 'g'):\n"
+                               "    if g.get('class') != 'f': continue\n"
+                               "    t = g.find(ns + 'title').text\n"
+                               "    r = g.find(ns + 'rect')\n"
+                               "    print('%s\\t%s\\t%s' % (t[:t.rindex(' (')].replace('\\n', ' "
+                               "'), r.get('width'), r.get('y')))\n";
 
 struct frame {
 	char name[512];
@@ -91,14 +91,14 @@ int main(void)
 	f_heavy = ex_func(&p, "heavy", "s.c", 10, "split");
 	f_light = ex_func(&p, "light", "s.c", 20, "split");
 	f_dup1 = ex_func(&p, "spin", "a.c", 5, "split");
-	f_dup2 = ex_func(&p, "spin", "b.c", 7, "libb.so");  /* same name, other function */
+	f_dup2 = ex_func(&p, "spin", "b.c", 7, "libb.so"); /* same name, other function */
 	f_odd = ex_func(&p, "op<&\"'> \x01\xff", "o.cc", 3, "split");
 	f_tiny = ex_func(&p, "tiny", "t.c", 1, "split");
-	uint32_t s_heavy = ex_stack(&p, 3, (uint32_t[]){ f_main, f_heavy, f_dup1 });
-	uint32_t s_heavy2 = ex_stack(&p, 3, (uint32_t[]){ f_main, f_heavy, f_dup2 });
-	uint32_t s_light = ex_stack(&p, 3, (uint32_t[]){ f_main, f_light, f_dup1 });
-	uint32_t s_odd = ex_stack(&p, 2, (uint32_t[]){ f_main, f_odd });
-	uint32_t s_tiny = ex_stack(&p, 2, (uint32_t[]){ f_main, f_tiny });
+	uint32_t s_heavy = ex_stack(&p, 3, (uint32_t[]){f_main, f_heavy, f_dup1});
+	uint32_t s_heavy2 = ex_stack(&p, 3, (uint32_t[]){f_main, f_heavy, f_dup2});
+	uint32_t s_light = ex_stack(&p, 3, (uint32_t[]){f_main, f_light, f_dup1});
+	uint32_t s_odd = ex_stack(&p, 2, (uint32_t[]){f_main, f_odd});
+	uint32_t s_tiny = ex_stack(&p, 2, (uint32_t[]){f_main, f_tiny});
 	uint64_t ts = EX_T0;
 
 	/* heavy:light = 3:1 over 4000 samples, heavy split over two "spin"s */
@@ -110,11 +110,11 @@ int main(void)
 		ex_sample(&p, t, ts += EX_MS, s_light, 1);
 	for (int k = 0; k < 40; k++)
 		ex_sample(&p, t, ts += EX_MS, s_odd, 1);
-	ex_sample(&p, t, ts += EX_MS, s_tiny, 1);             /* 1/4041: under the cutoff */
+	ex_sample(&p, t, ts += EX_MS, s_tiny, 1); /* 1/4041: under the cutoff */
 	uint32_t f_deep = ex_func(&p, "deep", "d.c", 1, "split");
-	uint32_t s_deep = ex_stack(&p, 2, (uint32_t[]){ f_deep, f_deep });
+	uint32_t s_deep = ex_stack(&p, 2, (uint32_t[]){f_deep, f_deep});
 
-	for (int k = 0; k < 10; k++) {                        /* cut at max depth */
+	for (int k = 0; k < 10; k++) { /* cut at max depth */
 		ex_sample(&p, t, ts += EX_MS, s_deep, 1);
 		p.samples[p.nsamples - 1].flags = CBN_SAMPLE_TRUNCATED;
 	}
@@ -133,12 +133,13 @@ int main(void)
 	CHECK(strstr(svg, ">Search<") != NULL);
 	CHECK(strstr(svg, ">Reset Zoom<") != NULL);
 	CHECK(strstr(svg, "id=\"details\"") != NULL);
-	CHECK(strstr(svg, "http://") == strstr(svg, "http://www.w3.org/2000/svg")); /* no external refs */
+	CHECK(strstr(svg, "http://") ==
+	      strstr(svg, "http://www.w3.org/2000/svg")); /* no external refs */
 	CHECK(strstr(svg, "href") == NULL);
 	CHECK(strstr(svg, "main (4041 samples, 99.75%)") != NULL);
 	CHECK(strstr(svg, "heavy (3000 samples, 74.06%)") != NULL);
 	CHECK(strstr(svg, "op&lt;&amp;&quot;&apos;&gt; ??") != NULL);
-	CHECK(strstr(svg, "&lt;3&gt;") != NULL);                  /* command line escaped */
+	CHECK(strstr(svg, "&lt;3&gt;") != NULL); /* command line escaped */
 	CHECK(strstr(svg, ">tiny") == NULL && strstr(svg, "tiny (") == NULL);
 	CHECK(strstr(svg, "[truncated] (10 samples, 0.25%)") != NULL);
 	free(svg);
@@ -149,7 +150,8 @@ int main(void)
 	n = have_py ? read_frames(path, dir, fr, 64) : 0;
 	if (have_py) {
 		const struct frame *all = find(fr, n, "all", 0), *heavy = find(fr, n, "heavy", 0);
-		const struct frame *light = find(fr, n, "light", 0), *mainf = find(fr, n, "main", 0);
+		const struct frame *light = find(fr, n, "light", 0),
+		                   *mainf = find(fr, n, "main", 0);
 		int spins = 0;
 
 		CHECK(n > 0);
@@ -163,7 +165,7 @@ int main(void)
 		CHECK(fabs(heavy->width / light->width - 3.0) < 0.01);
 		CHECK(fabs(mainf->width - all->width * 4041 / 4051) < 0.01);
 		CHECK(fabs(find(fr, n, "spin", 0)->width + find(fr, n, "spin", 1)->width -
-			   (heavy->width + light->width)) < 0.02);
+		           (heavy->width + light->width)) < 0.02);
 		/* flame orientation: the root at the bottom, callees above */
 		CHECK(all->y > mainf->y && mainf->y > heavy->y);
 		CHECK(heavy->y == light->y);
@@ -177,9 +179,10 @@ int main(void)
 		if (src)
 			snprintf(js, sizeof(js), "%s/tests/unit/test_export_flame_dom.js", src);
 		else
-			snprintf(js, sizeof(js), "%.*s/test_export_flame_dom.js",
-				 (int)(strrchr(__FILE__, '/') ? strrchr(__FILE__, '/') - __FILE__ : 1),
-				 strrchr(__FILE__, '/') ? __FILE__ : ".");
+			snprintf(
+			    js, sizeof(js), "%.*s/test_export_flame_dom.js",
+			    (int)(strrchr(__FILE__, '/') ? strrchr(__FILE__, '/') - __FILE__ : 1),
+			    strrchr(__FILE__, '/') ? __FILE__ : ".");
 		snprintf(cmd, sizeof(cmd), "node '%s' '%s'", js, path);
 		CHECK_EQ_INT(system(cmd), 0);
 	} else {

@@ -64,20 +64,20 @@ int main(void)
 	f_leaf = ex_func(&p, "leaf", "a.c", 20, "app");
 	f_odd = ex_func(&p, "ns::op;x (int, char)\tz\n", "a.cc", 30, "app");
 	f_empty = ex_func(&p, "", "", 0, "");
-	s1 = ex_stack(&p, 3, (uint32_t[]){ f_main, f_work, f_leaf });
-	s1b = ex_stack(&p, 3, (uint32_t[]){ f_main, f_work, f_leaf });
-	p.frames[p.stacks[s1b].first].addr += 8;     /* same functions, other pc */
-	s2 = ex_stack(&p, 2, (uint32_t[]){ f_main, f_work });
-	s3 = ex_stack(&p, 2, (uint32_t[]){ f_main, f_odd });
-	s4 = ex_stack(&p, 2, (uint32_t[]){ f_main, f_empty });
+	s1 = ex_stack(&p, 3, (uint32_t[]){f_main, f_work, f_leaf});
+	s1b = ex_stack(&p, 3, (uint32_t[]){f_main, f_work, f_leaf});
+	p.frames[p.stacks[s1b].first].addr += 8; /* same functions, other pc */
+	s2 = ex_stack(&p, 2, (uint32_t[]){f_main, f_work});
+	s3 = ex_stack(&p, 2, (uint32_t[]){f_main, f_odd});
+	s4 = ex_stack(&p, 2, (uint32_t[]){f_main, f_empty});
 	for (int k = 0; k < 30; k++)
 		ex_sample(&p, t, EX_T0 + (uint64_t)k * EX_MS, k % 2 ? s1 : s1b, 1);
 	for (int k = 0; k < 10; k++)
 		ex_sample(&p, t, EX_T0 + (uint64_t)(40 + k) * EX_MS, s2, 3);
 	ex_sample(&p, t, EX_T0 + 60 * EX_MS, s3, 2);
 	ex_sample(&p, t, EX_T0 + 61 * EX_MS, s4, 1);
-	ex_sample(&p, t, EX_T0 + 62 * EX_MS, 999, 4);  /* stack index out of range */
-	ex_sample(&p, t, EX_T0 + 63 * EX_MS, s2, 5);   /* cut at max depth: main is not its root */
+	ex_sample(&p, t, EX_T0 + 62 * EX_MS, 999, 4); /* stack index out of range */
+	ex_sample(&p, t, EX_T0 + 63 * EX_MS, s2, 5);  /* cut at max depth: main is not its root */
 	p.samples[p.nsamples - 1].flags = CBN_SAMPLE_TRUNCATED;
 	for (size_t i = 0; i < p.nsamples; i++)
 		total += p.samples[i].weight;
@@ -91,7 +91,7 @@ int main(void)
 	for (int i = 0; i < n; i++) {
 		sum += lines[i].count;
 		for (int j = 0; j < i; j++)
-			CHECK(strcmp(lines[i].stack, lines[j].stack) != 0);   /* merged */
+			CHECK(strcmp(lines[i].stack, lines[j].stack) != 0); /* merged */
 		CHECK(strpbrk(lines[i].stack, " \t\n") == NULL);
 	}
 	CHECK_EQ_INT(sum, total);
@@ -109,7 +109,7 @@ int main(void)
 	CHECK_EQ_INT(export_folded(&p, path, err, sizeof(err)), 0);
 	{
 		FILE *f = fopen(path, "rb");
-		unsigned char m[2] = { 0, 0 };
+		unsigned char m[2] = {0, 0};
 
 		REQUIRE(f != NULL);
 		CHECK(fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b);

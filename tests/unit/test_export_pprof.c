@@ -66,7 +66,7 @@ static int rd_field(struct rd *r, unsigned *field, unsigned *wt, uint64_t *v, st
 		sub->bad = 0;
 		r->p += len;
 	} else {
-		r->bad = 1;     /* profile.proto uses varints and length-delimited only */
+		r->bad = 1; /* profile.proto uses varints and length-delimited only */
 		return 0;
 	}
 	return !r->bad;
@@ -135,7 +135,7 @@ struct prof {
 
 static int decode(const uint8_t *buf, size_t len, struct prof *pr)
 {
-	struct rd r = { buf, buf + len, 0 }, s, s2, s3;
+	struct rd r = {buf, buf + len, 0}, s, s2, s3;
 	unsigned f, wt, f2, wt2, f3, wt3;
 	uint64_t v, v2, v3;
 
@@ -151,7 +151,8 @@ static int decode(const uint8_t *buf, size_t len, struct prof *pr)
 			pr->nsample_type++;
 			break;
 		case 2: { /* sample */
-			struct sample *sm = &pr->samples[pr->nsamples < MAXN ? pr->nsamples++ : MAXN - 1];
+			struct sample *sm =
+			    &pr->samples[pr->nsamples < MAXN ? pr->nsamples++ : MAXN - 1];
 
 			sm->tid = sm->pid = -1;
 			while (rd_field(&s, &f2, &wt2, &v2, &s2)) {
@@ -163,15 +164,19 @@ static int decode(const uint8_t *buf, size_t len, struct prof *pr)
 					uint64_t key = 0, str = 0, num = 0;
 
 					while (rd_field(&s2, &f3, &wt3, &v3, &s3)) {
-						if (f3 == 1) key = v3;
-						if (f3 == 2) str = v3;
-						if (f3 == 3) num = v3;
+						if (f3 == 1)
+							key = v3;
+						if (f3 == 2)
+							str = v3;
+						if (f3 == 3)
+							num = v3;
 					}
 					/* the string table comes later: keep indexes;
 					 * numeric labels are written tid, then pid */
 					if (str)
-						snprintf(sm->thread, sizeof(sm->thread), "#%llu:%llu",
-							 (unsigned long long)key, (unsigned long long)str);
+						snprintf(sm->thread, sizeof(sm->thread),
+						         "#%llu:%llu", (unsigned long long)key,
+						         (unsigned long long)str);
 					else if (sm->tid < 0)
 						sm->tid = (int64_t)(key << 32 | num);
 					else
@@ -184,9 +189,12 @@ static int decode(const uint8_t *buf, size_t len, struct prof *pr)
 			struct mapping *m = &pr->maps[pr->nmaps < 8 ? pr->nmaps++ : 7];
 
 			while (rd_field(&s, &f2, &wt2, &v2, &s2)) {
-				if (f2 == 1) m->id = v2;
-				if (f2 == 5) m->filename = v2;
-				if (f2 == 7) m->has_functions = v2;
+				if (f2 == 1)
+					m->id = v2;
+				if (f2 == 5)
+					m->filename = v2;
+				if (f2 == 7)
+					m->has_functions = v2;
 			}
 			break;
 		}
@@ -194,29 +202,40 @@ static int decode(const uint8_t *buf, size_t len, struct prof *pr)
 			struct location *l = &pr->locs[pr->nlocs < MAXN ? pr->nlocs++ : MAXN - 1];
 
 			while (rd_field(&s, &f2, &wt2, &v2, &s2)) {
-				if (f2 == 1) l->id = v2;
-				if (f2 == 2) l->mapping = v2;
-				if (f2 == 3) l->addr = v2;
+				if (f2 == 1)
+					l->id = v2;
+				if (f2 == 2)
+					l->mapping = v2;
+				if (f2 == 3)
+					l->addr = v2;
 				if (f2 == 4 && l->nlines < 8) {
 					struct line *ln = &l->lines[l->nlines++];
 
 					while (rd_field(&s2, &f3, &wt3, &v3, &s3)) {
-						if (f3 == 1) ln->func = v3;
-						if (f3 == 2) ln->line = (int64_t)v3;
+						if (f3 == 1)
+							ln->func = v3;
+						if (f3 == 2)
+							ln->line = (int64_t)v3;
 					}
 				}
 			}
 			break;
 		}
 		case 5: { /* function */
-			struct function *fn = &pr->funcs[pr->nfuncs < MAXN ? pr->nfuncs++ : MAXN - 1];
+			struct function *fn =
+			    &pr->funcs[pr->nfuncs < MAXN ? pr->nfuncs++ : MAXN - 1];
 
 			while (rd_field(&s, &f2, &wt2, &v2, &s2)) {
-				if (f2 == 1) fn->id = v2;
-				if (f2 == 2) fn->name = v2;
-				if (f2 == 3) fn->system_name = v2;
-				if (f2 == 4) fn->filename = v2;
-				if (f2 == 5) fn->start_line = (int64_t)v2;
+				if (f2 == 1)
+					fn->id = v2;
+				if (f2 == 2)
+					fn->name = v2;
+				if (f2 == 3)
+					fn->system_name = v2;
+				if (f2 == 4)
+					fn->filename = v2;
+				if (f2 == 5)
+					fn->start_line = (int64_t)v2;
 			}
 			break;
 		}
@@ -229,17 +248,27 @@ static int decode(const uint8_t *buf, size_t len, struct prof *pr)
 				pr->strings[pr->nstrings++] = str;
 			}
 			break;
-		case 9: break;
-		case 10: pr->duration = v; break;
+		case 9:
+			break;
+		case 10:
+			pr->duration = v;
+			break;
 		case 11:
 			while (rd_field(&s, &f2, &wt2, &v2, &s2))
 				if (f2 <= 2)
 					pr->period_type[f2 - 1] = v2;
 			break;
-		case 12: pr->period = v; break;
-		case 13: pr->comment = v; break;
-		case 14: pr->default_sample_type = v; break;
-		default: break;
+		case 12:
+			pr->period = v;
+			break;
+		case 13:
+			pr->comment = v;
+			break;
+		case 14:
+			pr->default_sample_type = v;
+			break;
+		default:
+			break;
 		}
 	}
 	return r.bad ? -1 : 0;
@@ -279,7 +308,7 @@ static void sample_names(const struct prof *pr, const struct sample *sm, char *o
 			const struct function *fn = func_by_id(pr, l->lines[k].func);
 
 			n += (size_t)snprintf(out + n, len - n, "%s%s", n ? "<-" : "",
-					      fn ? S(pr, fn->name) : "?");
+			                      fn ? S(pr, fn->name) : "?");
 			if (n >= len)
 				return;
 		}
@@ -306,13 +335,13 @@ int main(void)
 	f_leaf = ex_func(&p, "leaf", "app.c", 50, "app");
 	f_lib = ex_func(&p, "memcpy", "", 0, "libc.so.6");
 	/* main -> work -> inlined_helper (inlined into work) -> memcpy */
-	uint32_t s1 = ex_stack_inl(&p, 4, (uint32_t[]){ f_main, f_work, f_inl, f_lib }, 1u << 2);
-	uint32_t s2 = ex_stack(&p, 3, (uint32_t[]){ f_main, f_work, f_leaf });
+	uint32_t s1 = ex_stack_inl(&p, 4, (uint32_t[]){f_main, f_work, f_inl, f_lib}, 1u << 2);
+	uint32_t s2 = ex_stack(&p, 3, (uint32_t[]){f_main, f_work, f_leaf});
 
 	for (int k = 0; k < 20; k++)
 		ex_sample(&p, k % 4 ? t_main : t_w, EX_T0 + (uint64_t)k * EX_MS, k % 3 ? s1 : s2,
-			  1 + (k % 2));
-	p.processes[0].period_ns = 2 * EX_MS;   /* per-process period wins */
+		          1 + (k % 2));
+	p.processes[0].period_ns = 2 * EX_MS; /* per-process period wins */
 	for (size_t i = 0; i < p.nsamples; i++) {
 		total_w += p.samples[i].weight;
 		total_ns += p.samples[i].weight * 2 * EX_MS;
@@ -322,7 +351,7 @@ int main(void)
 	CHECK_EQ_INT(export_pprof(&p, path, err, sizeof(err)), 0);
 	{
 		FILE *f = fopen(path, "rb");
-		unsigned char m[2] = { 0, 0 };
+		unsigned char m[2] = {0, 0};
 
 		REQUIRE(f != NULL);
 		CHECK(fread(m, 1, 2, f) == 2 && m[0] == 0x1f && m[1] == 0x8b);
@@ -379,7 +408,7 @@ int main(void)
 	CHECK_EQ_INT(sum_ns, total_ns);
 
 	/* locations: one per pc; the inlined pair is one location, callee first */
-	CHECK_EQ_INT(pr.nlocs, 5);   /* memcpy, helper+work, main, leaf, work (other pc) */
+	CHECK_EQ_INT(pr.nlocs, 5); /* memcpy, helper+work, main, leaf, work (other pc) */
 	{
 		int inl = 0;
 
@@ -392,7 +421,8 @@ int main(void)
 				CHECK(func_by_id(&pr, l->lines[k].func) != NULL);
 			if (l->nlines == 2) {
 				inl++;
-				CHECK_STR(S(&pr, func_by_id(&pr, l->lines[0].func)->name), "inlined_helper");
+				CHECK_STR(S(&pr, func_by_id(&pr, l->lines[0].func)->name),
+				          "inlined_helper");
 				CHECK_STR(S(&pr, func_by_id(&pr, l->lines[1].func)->name), "work");
 			}
 		}

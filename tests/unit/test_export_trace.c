@@ -42,10 +42,10 @@ static void build(struct fixture *fx)
 	fx->f_leaf = ex_func(p, "leaf", "app.c", 40, "app");
 	fx->f_other = ex_func(p, "other", "lib.c", 7, "libother.so");
 	fx->f_weird = ex_func(p, weird, "", 0, "app");
-	s1 = ex_stack(p, 3, (uint32_t[]){ fx->f_main, fx->f_work, fx->f_leaf });
-	s2 = ex_stack(p, 2, (uint32_t[]){ fx->f_main, fx->f_work });
-	s3 = ex_stack(p, 2, (uint32_t[]){ fx->f_main, fx->f_other });
-	s4 = ex_stack(p, 2, (uint32_t[]){ fx->f_main, fx->f_weird });
+	s1 = ex_stack(p, 3, (uint32_t[]){fx->f_main, fx->f_work, fx->f_leaf});
+	s2 = ex_stack(p, 2, (uint32_t[]){fx->f_main, fx->f_work});
+	s3 = ex_stack(p, 2, (uint32_t[]){fx->f_main, fx->f_other});
+	s4 = ex_stack(p, 2, (uint32_t[]){fx->f_main, fx->f_weird});
 	for (uint64_t k = 1; k <= 50; k++) {
 		uint32_t st = k < 20 ? s1 : k < 30 ? s2 : k < 40 ? s3 : s1;
 
@@ -54,7 +54,7 @@ static void build(struct fixture *fx)
 		ex_sample(p, t_main, EX_T0 + k * EX_MS, st, 1);
 	}
 	for (uint64_t k = 2; k <= 10; k += 2)
-		ex_sample(p, t_work, EX_T0 + k * EX_MS, s4, 2);   /* weight 2: contiguous */
+		ex_sample(p, t_work, EX_T0 + k * EX_MS, s4, 2); /* weight 2: contiguous */
 	/* 20..22 ms: cut at max depth, under "[truncated]", not under main */
 	for (uint64_t k = 20; k <= 22; k++) {
 		ex_sample(p, t_work, EX_T0 + k * EX_MS, s2, 1);
@@ -63,11 +63,11 @@ static void build(struct fixture *fx)
 
 	ex_device(p, 0, "Fake GPU", 10);
 	fx->api_launch = ex_api(p, "cudaLaunchKernel", t_main, EX_T0 + 5 * EX_MS,
-				EX_T0 + 5 * EX_MS + 10 * EX_US, 1, CBN_CUDA_RUNTIME);
+	                        EX_T0 + 5 * EX_MS + 10 * EX_US, 1, CBN_CUDA_RUNTIME);
 	ex_api(p, "cuLaunchKernel", t_main, EX_T0 + 5 * EX_MS + 2 * EX_US,
 	       EX_T0 + 5 * EX_MS + 8 * EX_US, 2, CBN_CUDA_DRIVER);
 	uint32_t api_copy = ex_api(p, "cudaMemcpy", t_main, EX_T0 + 6 * EX_MS, EX_T0 + 7 * EX_MS, 3,
-				   CBN_CUDA_RUNTIME);
+	                           CBN_CUDA_RUNTIME);
 	ex_api(p, "cudaX", t_main, EX_T0 + 8 * EX_MS, EX_T0 + 10 * EX_MS, 4, CBN_CUDA_RUNTIME);
 	ex_api(p, "cudaY", t_main, EX_T0 + 9 * EX_MS, EX_T0 + 11 * EX_MS, 5, CBN_CUDA_RUNTIME);
 	ex_gpu(p, PROF_GPU_KERNEL, "gemm<float>(\"x\")", EX_T0 + 5 * EX_MS + 20 * EX_US,
@@ -78,7 +78,7 @@ static void build(struct fixture *fx)
 	       EX_T0 + 5 * EX_MS + 600 * EX_US, 7, 9, PROF_NONE);
 	/* a graph launch: one call, two kernels with its correlation id */
 	uint32_t api_graph = ex_api(p, "cudaGraphLaunch", t_main, EX_T0 + 12 * EX_MS,
-				    EX_T0 + 12 * EX_MS + 5 * EX_US, 10, CBN_CUDA_RUNTIME);
+	                            EX_T0 + 12 * EX_MS + 5 * EX_US, 10, CBN_CUDA_RUNTIME);
 	ex_gpu(p, PROF_GPU_KERNEL, "node1", EX_T0 + 12 * EX_MS + 10 * EX_US,
 	       EX_T0 + 12 * EX_MS + 20 * EX_US, 7, 10, api_graph);
 	ex_gpu(p, PROF_GPU_KERNEL, "node2", EX_T0 + 12 * EX_MS + 20 * EX_US,
@@ -99,7 +99,7 @@ static cJSON *load(const char *path)
 	j = cJSON_ParseWithLength(s, len);
 	if (!j)
 		fprintf(stderr, "invalid JSON in %s near: %.60s\n", path,
-			cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "?");
+		        cJSON_GetErrorPtr() ? cJSON_GetErrorPtr() : "?");
 	free(s);
 	return j;
 }
@@ -151,7 +151,8 @@ static struct sl *slices(const cJSON *evs, size_t *n)
 	const cJSON *ev;
 
 	*n = 0;
-	cJSON_ArrayForEach(ev, evs) {
+	cJSON_ArrayForEach(ev, evs)
+	{
 		const char *ph = str_of(ev, "ph");
 
 		if (strcmp(ph, "X") && strcmp(ph, "i"))
@@ -180,9 +181,11 @@ static int nesting_violations(const struct sl *v, size_t n)
 		while (depth && stack[depth - 1] <= v[i].ts)
 			depth--;
 		if (depth && v[i].end > stack[depth - 1]) {
-			fprintf(stderr, "lane %ld/%ld: \"%s\" [%lld, %lld] overlaps its parent ending %lld\n",
-				v[i].pid, v[i].tid, str_of(v[i].ev, "name"), (long long)v[i].ts,
-				(long long)v[i].end, (long long)stack[depth - 1]);
+			fprintf(
+			    stderr,
+			    "lane %ld/%ld: \"%s\" [%lld, %lld] overlaps its parent ending %lld\n",
+			    v[i].pid, v[i].tid, str_of(v[i].ev, "name"), (long long)v[i].ts,
+			    (long long)v[i].end, (long long)stack[depth - 1]);
 			bad++;
 			continue;
 		}
@@ -200,7 +203,7 @@ static const struct sl *enclosing(const struct sl *v, size_t n, long pid, long t
 	for (size_t i = 0; i < n; i++)
 		if (v[i].pid == pid && v[i].tid == tid && v[i].ts <= ts && ts <= v[i].end &&
 		    v[i].end > v[i].ts)
-			best = &v[i];      /* sorted: later hits are deeper */
+			best = &v[i]; /* sorted: later hits are deeper */
 	return best;
 }
 
@@ -208,21 +211,19 @@ static const cJSON *find_x(const cJSON *evs, const char *cat, const char *name, 
 {
 	const cJSON *ev;
 
-	cJSON_ArrayForEach(ev, evs)
-		if (!strcmp(str_of(ev, "cat"), cat) && !strcmp(str_of(ev, "name"), name) && nth-- == 0)
-			return ev;
+	cJSON_ArrayForEach(ev, evs) if (!strcmp(str_of(ev, "cat"), cat) &&
+	                                !strcmp(str_of(ev, "name"), name) && nth-- == 0) return ev;
 	return NULL;
 }
 
 static const cJSON *find_x_tid(const cJSON *evs, const char *cat, const char *name, long tid,
-			       int nth)
+                               int nth)
 {
 	const cJSON *ev;
 
-	cJSON_ArrayForEach(ev, evs)
-		if (!strcmp(str_of(ev, "cat"), cat) && !strcmp(str_of(ev, "name"), name) &&
-		    num_of(ev, "tid") == tid && nth-- == 0)
-			return ev;
+	cJSON_ArrayForEach(ev, evs) if (!strcmp(str_of(ev, "cat"), cat) &&
+	                                !strcmp(str_of(ev, "name"), name) &&
+	                                num_of(ev, "tid") == tid && nth-- == 0) return ev;
 	return NULL;
 }
 
@@ -230,10 +231,10 @@ static int has_meta(const cJSON *evs, const char *what, long pid, long tid)
 {
 	const cJSON *ev;
 
-	cJSON_ArrayForEach(ev, evs)
-		if (!strcmp(str_of(ev, "ph"), "M") && !strcmp(str_of(ev, "name"), what) &&
-		    num_of(ev, "pid") == pid && (tid < 0 || num_of(ev, "tid") == tid))
-			return 1;
+	cJSON_ArrayForEach(ev, evs) if (!strcmp(str_of(ev, "ph"), "M") &&
+	                                !strcmp(str_of(ev, "name"), what) &&
+	                                num_of(ev, "pid") == pid &&
+	                                (tid < 0 || num_of(ev, "tid") == tid)) return 1;
 	return 0;
 }
 
@@ -241,10 +242,12 @@ static const char *lane_name(const cJSON *evs, long pid, long tid)
 {
 	const cJSON *ev;
 
-	cJSON_ArrayForEach(ev, evs)
-		if (!strcmp(str_of(ev, "ph"), "M") && !strcmp(str_of(ev, "name"), "thread_name") &&
-		    num_of(ev, "pid") == pid && num_of(ev, "tid") == tid)
-			return str_of(cJSON_GetObjectItemCaseSensitive(ev, "args"), "name");
+	cJSON_ArrayForEach(
+	    ev, evs) if (!strcmp(str_of(ev, "ph"), "M") &&
+	                 !strcmp(str_of(ev, "name"), "thread_name") && num_of(ev, "pid") == pid &&
+	                 num_of(ev, "tid") ==
+	                     tid) return str_of(cJSON_GetObjectItemCaseSensitive(ev, "args"),
+	                                        "name");
 	return "";
 }
 
@@ -260,7 +263,8 @@ static void check_full(const char *path)
 	REQUIRE(cJSON_IsArray(evs));
 	CHECK_STR(str_of(j, "displayTimeUnit"), "ns");
 	CHECK(cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(j, "otherData")));
-	CHECK_EQ_INT(num_of(cJSON_GetObjectItemCaseSensitive(j, "otherData"), "cpu_slices_dropped"), 0);
+	CHECK_EQ_INT(num_of(cJSON_GetObjectItemCaseSensitive(j, "otherData"), "cpu_slices_dropped"),
+	             0);
 
 	v = slices(evs, &n);
 	CHECK(n > 20);
@@ -270,14 +274,16 @@ static void check_full(const char *path)
 	{
 		int back = 0;
 
-		cJSON_ArrayForEach(ev, evs) {
+		cJSON_ArrayForEach(ev, evs)
+		{
 			const cJSON *e2;
 
 			if (str_of(ev, "ph")[0] == 'M')
 				continue;
 			for (e2 = ev->next; e2; e2 = e2->next)
 				if (num_of(e2, "pid") == num_of(ev, "pid") &&
-				    num_of(e2, "tid") == num_of(ev, "tid") && str_of(e2, "ph")[0] != 'M')
+				    num_of(e2, "tid") == num_of(ev, "tid") &&
+				    str_of(e2, "ph")[0] != 'M')
 					break;
 			if (e2 && ns_of(e2, "ts") < ns_of(ev, "ts"))
 				back++;
@@ -304,7 +310,7 @@ static void check_full(const char *path)
 		CHECK_EQ_INT(num_of(m0, "pid"), 100);
 		CHECK_EQ_INT(num_of(m0, "tid"), 100);
 		CHECK_EQ_INT(ns_of(m0, "ts"), 0);
-		CHECK_EQ_INT(ns_of(m0, "dur"), 39 * EX_MS);     /* off CPU from 39 to 44 ms */
+		CHECK_EQ_INT(ns_of(m0, "dur"), 39 * EX_MS); /* off CPU from 39 to 44 ms */
 		CHECK_EQ_INT(ns_of(m1, "ts"), 44 * EX_MS);
 		CHECK_EQ_INT(ns_of(m1, "dur"), 6 * EX_MS);
 		CHECK_EQ_INT(ns_of(leaf, "dur"), 19 * EX_MS);
@@ -370,7 +376,8 @@ static void check_full(const char *path)
 		CHECK_EQ_INT(num_of(args, "registers per thread"), 32);
 		CHECK_EQ_INT(num_of(args, "shared memory"), 3072);
 		CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(args, "grid")), 3);
-		CHECK(fabs(cJSON_GetObjectItemCaseSensitive(args, "blocks per SM")->valuedouble - 12.8) < 1e-6);
+		CHECK(fabs(cJSON_GetObjectItemCaseSensitive(args, "blocks per SM")->valuedouble -
+		           12.8) < 1e-6);
 		CHECK(find_x(evs, "gpu_memcpy", "[CUDA memcpy HtoD]", 0) != NULL);
 	}
 
@@ -391,7 +398,8 @@ static void check_full(const char *path)
 	{
 		int nflows = 0;
 
-		cJSON_ArrayForEach(ev, evs) {
+		cJSON_ArrayForEach(ev, evs)
+		{
 			const cJSON *f;
 			const struct sl *in_s, *in_f;
 
@@ -404,7 +412,8 @@ static void check_full(const char *path)
 
 			f = NULL;
 			for (const cJSON *e2 = evs->child; e2; e2 = e2->next)
-				if (!strcmp(str_of(e2, "ph"), "f") && num_of(e2, "id") == num_of(ev, "id")) {
+				if (!strcmp(str_of(e2, "ph"), "f") &&
+				    num_of(e2, "id") == num_of(ev, "id")) {
 					f = e2;
 					nf++;
 				}
@@ -413,18 +422,22 @@ static void check_full(const char *path)
 				continue;
 			CHECK_STR(str_of(f, "bp"), "e");
 			CHECK_STR(str_of(f, "cat"), "ac2g");
-			in_s = enclosing(v, n, num_of(ev, "pid"), num_of(ev, "tid"), ns_of(ev, "ts"));
+			in_s =
+			    enclosing(v, n, num_of(ev, "pid"), num_of(ev, "tid"), ns_of(ev, "ts"));
 			in_f = enclosing(v, n, num_of(f, "pid"), num_of(f, "tid"), ns_of(f, "ts"));
 			CHECK(in_s && !strncmp(str_of(in_s->ev, "cat"), "cuda_", 5));
 			CHECK(in_f && (!strcmp(str_of(in_f->ev, "cat"), "kernel") ||
-				       !strcmp(str_of(in_f->ev, "cat"), "gpu_memcpy")));
+			               !strcmp(str_of(in_f->ev, "cat"), "gpu_memcpy")));
 			if (in_s && in_f)
-				CHECK_EQ_INT(num_of(cJSON_GetObjectItemCaseSensitive(in_s->ev, "args"), "correlation"),
-					     num_of(cJSON_GetObjectItemCaseSensitive(in_f->ev, "args"), "correlation"));
+				CHECK_EQ_INT(
+				    num_of(cJSON_GetObjectItemCaseSensitive(in_s->ev, "args"),
+				           "correlation"),
+				    num_of(cJSON_GetObjectItemCaseSensitive(in_f->ev, "args"),
+				           "correlation"));
 			if (in_f)
 				CHECK_EQ_INT(in_f->ts, ns_of(f, "ts"));
 		}
-		CHECK_EQ_INT(nflows, 4);   /* launch, copy, and two for the graph */
+		CHECK_EQ_INT(nflows, 4); /* launch, copy, and two for the graph */
 	}
 	free(v);
 	cJSON_Delete(j);
@@ -448,14 +461,15 @@ static void check_window(const char *path)
 		CHECK(v[i].ts >= 5 * (int64_t)EX_MS);
 		CHECK(v[i].end <= 7 * (int64_t)EX_MS);
 	}
-	cJSON_ArrayForEach(ev, evs) {
-		if (!strcmp(str_of(ev, "cat"), "cpu_sample") && !strcmp(str_of(ev, "name"), "main") &&
-		    num_of(ev, "tid") == 100) {
+	cJSON_ArrayForEach(ev, evs)
+	{
+		if (!strcmp(str_of(ev, "cat"), "cpu_sample") &&
+		    !strcmp(str_of(ev, "name"), "main") && num_of(ev, "tid") == 100) {
 			cpu++;
 			CHECK_EQ_INT(ns_of(ev, "ts"), 5 * EX_MS);
 			CHECK_EQ_INT(ns_of(ev, "dur"), 2 * EX_MS);
 		}
-		CHECK(strcmp(str_of(ev, "name"), "cudaX") != 0);   /* starts at 8 ms */
+		CHECK(strcmp(str_of(ev, "name"), "cudaX") != 0); /* starts at 8 ms */
 	}
 	CHECK_EQ_INT(cpu, 1);
 	CHECK(find_x(evs, "kernel", "gemm<float>(\"x\")", 0) != NULL);
@@ -468,7 +482,7 @@ static void check_window(const char *path)
 static void check_cap(struct fixture *fx, const char *dir, size_t full_size)
 {
 	char path[256], errpath[256], err[256];
-	struct trace_opts o = { .max_bytes = full_size - 400 };
+	struct trace_opts o = {.max_bytes = full_size - 400};
 	int saved = dup(2), fd;
 	char *msg;
 	cJSON *j;
@@ -490,7 +504,7 @@ static void check_cap(struct fixture *fx, const char *dir, size_t full_size)
 	REQUIRE(msg != NULL);
 	CHECK(strstr(msg, "size cap") != NULL);
 	CHECK(strstr(msg, "--trace-window") != NULL);
-	CHECK(strchr(msg, '\n') == msg + strlen(msg) - 1);        /* one line */
+	CHECK(strchr(msg, '\n') == msg + strlen(msg) - 1); /* one line */
 	free(msg);
 
 	j = load(path);
@@ -544,9 +558,9 @@ static void check_big(const char *dir)
 {
 	struct profile p;
 	char path[256], err[256];
-	struct trace_opts o = { .max_bytes = 1 << 20, .quiet = 1 };
+	struct trace_opts o = {.max_bytes = 1 << 20, .quiet = 1};
 	uint32_t t[2], fa, fb, fc, sa, sb;
-	int64_t last[2] = { -1, -1 };
+	int64_t last[2] = {-1, -1};
 	const cJSON *ev;
 	cJSON *j;
 
@@ -557,8 +571,8 @@ static void check_big(const char *dir)
 	fa = ex_func(&p, "a", "", 0, "big");
 	fb = ex_func(&p, "b", "", 0, "big");
 	fc = ex_func(&p, "c", "", 0, "big");
-	sa = ex_stack(&p, 2, (uint32_t[]){ fa, fb });
-	sb = ex_stack(&p, 2, (uint32_t[]){ fa, fc });
+	sa = ex_stack(&p, 2, (uint32_t[]){fa, fb});
+	sb = ex_stack(&p, 2, (uint32_t[]){fa, fc});
 	for (int th = 0; th < 2; th++)
 		for (uint64_t k = 1; k <= 20000; k++)
 			ex_sample(&p, t[th], EX_T0 + k * EX_MS, k % 2 ? sa : sb, 1);
@@ -569,7 +583,8 @@ static void check_big(const char *dir)
 	const cJSON *evs = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
 	const cJSON *od = cJSON_GetObjectItemCaseSensitive(j, "otherData");
 
-	cJSON_ArrayForEach(ev, evs) {
+	cJSON_ArrayForEach(ev, evs)
+	{
 		if (strcmp(str_of(ev, "cat"), "cpu_sample"))
 			continue;
 		int th = num_of(ev, "tid") == 8;
@@ -637,7 +652,7 @@ int main(void)
 {
 	struct fixture fx;
 	char *dir = ex_tmpdir(), path[256], err[256];
-	struct trace_opts o = { 0 };
+	struct trace_opts o = {0};
 	size_t full_size = 0;
 
 	build(&fx);
@@ -656,7 +671,7 @@ int main(void)
 	CHECK_EQ_INT(export_trace(&fx.p, path, &o, err, sizeof(err)), 0);
 	{
 		FILE *f = fopen(path, "rb");
-		unsigned char magic[2] = { 0, 0 };
+		unsigned char magic[2] = {0, 0};
 
 		REQUIRE(f != NULL);
 		CHECK(fread(magic, 1, 2, f) == 2 && magic[0] == 0x1f && magic[1] == 0x8b);
@@ -676,7 +691,7 @@ int main(void)
 	check_window_parse();
 
 	/* an unwritable path fails with a message */
-	o = (struct trace_opts){ 0 };
+	o = (struct trace_opts){0};
 	err[0] = '\0';
 	CHECK(export_trace(&fx.p, "/nonexistent-dir/t.json", &o, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent-dir/t.json") != NULL);
@@ -690,11 +705,15 @@ int main(void)
 		snprintf(path, sizeof(path), "%s/empty.json", dir);
 		CHECK_EQ_INT(export_trace(&empty, path, &o, err, sizeof(err)), 0);
 		j = load(path);
-		CHECK(j && cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "traceEvents")) == 0);
+		CHECK(j &&
+		      cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "traceEvents")) == 0);
 		cJSON_Delete(j);
 	}
 
 	ex_free(&fx.p);
-	if (!getenv("KEEP")) ex_rmdir(dir); else fprintf(stderr, "kept %s\n", dir);
+	if (!getenv("KEEP"))
+		ex_rmdir(dir);
+	else
+		fprintf(stderr, "kept %s\n", dir);
 	return test_result();
 }
