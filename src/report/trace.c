@@ -282,7 +282,9 @@ static void trace_thread_id(const struct tctx *c, uint32_t thr, uint32_t proc, u
 	const struct profile *p = c->p;
 
 	if (thr != PROF_NONE && thr < p->nthreads) {
-		*pid = p->processes[p->threads[thr].process].pid;
+		uint32_t tp = p->threads[thr].process;
+
+		*pid = tp < p->nprocesses ? p->processes[tp].pid : 0;
 		*tid = p->threads[thr].tid;
 	} else {
 		*pid = proc < p->nprocesses ? p->processes[proc].pid : 0;
