@@ -279,6 +279,163 @@ int cuda_module_is_runtime(const char *m)
 	       strncmp(m, "libcbottleneck", 14) == 0;
 }
 
+/* The name without return type and parameter list: "void ns::k<int>(int*)"
+ * gives "ns::k<int>" (length in *len).  Demangled templates carry their return
+ * type; a name that is not demangled comes back whole. */
+static const char *fn_bare(const char *name, size_t *len)
+{
+	size_t n = strlen(name), b = 0, i;
+	const char *clone = strstr(name, " [clone ");
+	int depth = 0;
+
+	if (clone)
+		n = (size_t)(clone - name);   /* "f(int) [clone .cold]": a part of f */
+	while (n && name[n - 1] == ' ')
+		n--;
+	if (n && name[n - 1] == ')') {
+		for (i = n; i-- > 0;) {
+			if (name[i] == ')') {
+				depth++;
+			} else if (name[i] == '(' && --depth == 0) {
+				n = i;
+				break;
+			}
+		}
+	}
+	depth = 0;
+	for (i = 0; i < n; i++) {
+		if (name[i] == '<' || name[i] == '(')
+			depth++;
+		else if ((name[i] == '>' || name[i] == ')') && depth)
+			depth--;
+		else if (name[i] == ' ' && !depth)
+			b = i + 1;
+	}
+	*len = n - b;
+	return name + b;
+}
+
+/* The last component of a qualified bare name: "ns::k<int>" gives "k<int>". */
+static const char *fn_last(const char *bare, size_t len, size_t *out_len)
+{
+	size_t i, b = 0;
+	int depth = 0;
+
+	for (i = 0; i + 1 < len; i++) {
+		if (bare[i] == '<' || bare[i] == '(')
+			depth++;
+		else if ((bare[i] == '>' || bare[i] == ')') && depth)
+			depth--;
+		else if (!depth && bare[i] == ':' && bare[i + 1] == ':')
+			b = i + 2;
+	}
+	*out_len = len - b;
+	return bare + b;
+}
+
+static int has_prefix(const char *s, size_t len, const char *pre)
+{
+	size_t n = strlen(pre);
+
+	return len >= n && strncmp(s, pre, n) == 0;
+}
+
+int cuda_file_is_generated(const char *file)
+{
+	const char *base;
+
+	if (!file || !*file)
+		return 0;
+	base = strrchr(file, '/');
+	base = base ? base + 1 : file;
+	if (strstr(base, ".cudafe1."))
+		return 1;   /* *.cudafe1.stub.c, *.cudafe1.cpp, ...: nvcc's temporaries */
+	if (strcmp(base, "cuda_runtime.h") == 0)
+		return 1;
+	return strcmp(base, "host_runtime.h") == 0 && base - file >= 4 &&
+	       strncmp(base - 4, "crt/", 4) == 0;
+}
+
+int cuda_file_in_toolkit(const char *file)
+{
+	const char *inc, *q;
+
+	if (!file || !(inc = strstr(file, "/include/")))
+		return 0;
+	/* /usr/local/cuda/include, /usr/local/cuda-13.0/targets/x86_64-linux/include,
+	 * /opt/nvidia/hpc_sdk/.../cuda/12.3/include: a "cuda*" directory above include/ */
+	for (q = file; q < inc; q++)
+		if (*q == '/' && strncmp(q + 1, "cuda", 4) == 0)
+			return 1;
+	return 0;
+}
+
+int cuda_frame_is_launch_glue(const char *function, const char *file)
+{
+	const char *bare, *last;
+	size_t blen, llen;
+
+	if (cuda_file_is_generated(file))
+		return 1;
+	if (!function || !*function)
+		return 0;
+	bare = fn_bare(function, &blen);
+	last = fn_last(bare, blen, &llen);
+	if (has_prefix(last, llen, "__device_stub__") || has_prefix(last, llen, "__cudaLaunch") ||
+	    has_prefix(last, llen, "cudaLaunch") ||
+	    has_prefix(last, llen, "__cudaPushCallConfiguration") ||
+	    has_prefix(last, llen, "__cudaPopCallConfiguration"))
+		return 1;
+	/* A static cudart lives in the executable: its functions (cuda*, __cuda*,
+	 * cudart::*, and the internal libcudart_static_<hash>) have no source
+	 * file, or one in the toolkit's headers.  A user's own cudaCheck() in the
+	 * user's file stays. */
+	if (has_prefix(bare, blen, "cuda") || has_prefix(bare, blen, "__cuda") ||
+	    has_prefix(bare, blen, "libcudart_static"))
+		return !file || !*file || cuda_file_in_toolkit(file);
+	return 0;
+}
+
+int cuda_frame_is_device_stub(const char *function)
+{
+	const char *bare, *last;
+	size_t blen, llen;
+
+	if (!function)
+		return 0;
+	bare = fn_bare(function, &blen);
+	last = fn_last(bare, blen, &llen);
+	return has_prefix(last, llen, "__device_stub__");
+}
+
+int cuda_frame_is_host_wrapper(const char *function, const char *kernel, const char *stub)
+{
+	const char *a, *b;
+	size_t alen, blen;
+
+	if (!function || !*function)
+		return 0;
+	a = fn_bare(function, &alen);
+	if (kernel && *kernel) {
+		b = fn_bare(kernel, &blen);
+		if (alen == blen && strncmp(a, b, alen) == 0)
+			return 1;
+	}
+	/* "__device_stub__Z7kernelEPf" names the kernel "_Z7kernelEPf": a wrapper
+	 * whose symbol was not demangled (extern "C" view, no C++ demangler). */
+	if (stub && *stub) {
+		b = fn_bare(stub, &blen);
+		b = fn_last(b, blen, &blen);
+		if (has_prefix(b, blen, "__device_stub__")) {
+			b += strlen("__device_stub_");
+			blen -= strlen("__device_stub_");
+			if (alen == blen && strncmp(a, b, alen) == 0)
+				return 1;
+		}
+	}
+	return 0;
+}
+
 /* --- sort keys --------------------------------------------------------------- */
 
 enum op_key { K_CUDA_TOTAL, K_CPU_TOTAL, K_SELF_CUDA, K_SELF_CPU, K_CUDA_AVG, K_CPU_AVG, K_COUNT };
@@ -988,27 +1145,60 @@ out:
 
 /* --- launch sites ------------------------------------------------------------------- */
 
-/* First frame of stack s outside the CUDA runtime, driver, CUPTI and us;
- * NO_IDX when every frame is inside them. */
-static uint32_t site_frame(const struct profile *p, uint32_t s)
+/*
+ * The frame of stack s (leaf first) that stands for the user's launch: past
+ * frames in the CUDA runtime, driver, CUPTI and us (by module); past what nvcc
+ * generates in the user's executable and a static cudart
+ * (cuda_frame_is_launch_glue()); and, once a __device_stub__ was passed, past
+ * one host wrapper named like the kernel (the function `kernel<<<>>>()` calls,
+ * often inlined into the caller) when there is a frame outside it.  Only one:
+ * a host function overloading the kernel's name that calls it stays the site.
+ * When nothing is left, the outermost generated frame of the user's module
+ * (stub, .cudafe1.* code), else NO_IDX.
+ */
+static uint32_t site_frame(const struct profile *p, uint32_t s, const char *kernel)
 {
 	const struct prof_stack *st;
-	uint32_t i;
+	uint32_t i, fallback = NO_IDX;
+	const char *stub = NULL;
+	int wrapper = 0;
 
 	if (s >= p->nstacks)
 		return NO_IDX;
 	st = &p->stacks[s];
 	for (i = 0; i < st->nframes; i++) {
 		uint32_t f = st->first + i;
+		const struct prof_frame *fr;
+		const struct prof_func *fn;
+		const char *file;
 
 		if (f >= p->nframes)
 			break;
-		if (p->frames[f].func < p->nfuncs &&
-		    cuda_module_is_runtime(p->funcs[p->frames[f].func].module))
+		fr = &p->frames[f];
+		if (fr->func >= p->nfuncs)
+			return f;
+		fn = &p->funcs[fr->func];
+		if (cuda_module_is_runtime(fn->module))
 			continue;
+		/* the executing line's file, else the definition's */
+		file = fr->file && *fr->file ? fr->file : fn->file;
+		if (cuda_frame_is_launch_glue(fn->name, file) || cuda_file_is_generated(fn->file)) {
+			if (cuda_frame_is_device_stub(fn->name)) {
+				stub = fn->name;
+				fallback = f;
+			} else if (cuda_file_is_generated(file) || cuda_file_is_generated(fn->file)) {
+				fallback = f;
+			}
+			continue;
+		}
+		if (stub && !wrapper && i + 1 < st->nframes && f + 1 < p->nframes &&
+		    cuda_frame_is_host_wrapper(fn->name, kernel, stub)) {
+			wrapper = 1;
+			continue;
+		}
 		return f;
 	}
-	return NO_IDX;
+	return fallback;
 }
 
 static int cmp_site(const void *a, const void *b)
@@ -1028,9 +1218,19 @@ static int build_sites(struct cuda_priv *pv, const struct profile *p, const stru
 {
 	struct cuda_analysis *a = &pv->pub;
 	struct smap m = { 0 };
+	const char **kname;   /* cuda_api index → name of the first kernel it launched */
 	size_t cap = 0, i;
 	int added, ret = -ENOMEM;
 
+	kname = calloc(p->ncuda_api + 1, sizeof(*kname));
+	if (!kname)
+		return -ENOMEM;
+	for (i = 0; i < p->ngpu_ops; i++) {
+		const struct prof_gpu_op *op = &p->gpu_ops[i];
+
+		if (op->kind == PROF_GPU_KERNEL && op->api < p->ncuda_api && !kname[op->api])
+			kname[op->api] = op->name;
+	}
 	for (i = 0; i < p->ncuda_api; i++) {
 		const struct node *x = &ns->n[ns->api_node[i]];
 		uint32_t s = p->cuda_api[i].stack, f, v;
@@ -1048,7 +1248,7 @@ static int build_sites(struct cuda_priv *pv, const struct profile *p, const stru
 			if (ns->n[up].type == N_API && p->cuda_api[ns->n[up].idx].stack < p->nstacks)
 				s = p->cuda_api[ns->n[up].idx].stack;
 		if (s != PROF_NONE) {
-			f = site_frame(p, s);
+			f = site_frame(p, s, kname[i]);
 			if (f == NO_IDX) {
 				fn = "[inside the CUDA runtime]";
 			} else {
@@ -1087,6 +1287,7 @@ static int build_sites(struct cuda_priv *pv, const struct profile *p, const stru
 	ret = 0;
 out:
 	smap_free(&m);
+	free(kname);
 	return ret;
 }
 

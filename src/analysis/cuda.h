@@ -180,5 +180,24 @@ int cuda_api_is_sync(const char *name);
 /* 1 if a module basename belongs to the CUDA runtime/driver/CUPTI or to us:
  * frames there are skipped when looking for a launch site. */
 int cuda_module_is_runtime(const char *module);
+/* 1 if a source file is nvcc's generated code or runtime header: a .cudafe1.*
+ * temporary (*.cudafe1.stub.c, *.cudafe1.cpp), crt/host_runtime.h, cuda_runtime.h. */
+int cuda_file_is_generated(const char *file);
+/* 1 if a source file is under a CUDA toolkit include directory (a "cuda*"
+ * directory above "/include/"). */
+int cuda_file_in_toolkit(const char *file);
+/* 1 if a frame (demangled function name, source file or "") is launch glue in
+ * the user's executable, skipped when looking for a launch site: a generated
+ * file (cuda_file_is_generated()), __device_stub__*, __cudaLaunch*,
+ * cudaLaunch*, __cudaPush/PopCallConfiguration, or a static cudart function
+ * (name starting with cuda, __cuda or libcudart_static, file unknown or in
+ * the toolkit). */
+int cuda_frame_is_launch_glue(const char *function, const char *file);
+/* 1 if the function is nvcc's __device_stub__* for some kernel. */
+int cuda_frame_is_device_stub(const char *function);
+/* 1 if a host function is the kernel's host wrapper: its name is the kernel's
+ * (both demangled, compared without return type and parameter list), or the
+ * mangled name the __device_stub__ it called stands for (stub may be NULL). */
+int cuda_frame_is_host_wrapper(const char *function, const char *kernel, const char *stub);
 
 #endif
