@@ -255,6 +255,9 @@ static void *agent_bg_main(void *arg)
 	while (atomic_load(&bg_running)) {
 		struct cbn_file_header *h = agent.w.hdr;
 
+		/* Right after a dlopen, look every 2 ms: a LOAD record written
+		 * soon survives a crash that follows soon. */
+		ts.tv_nsec = modules_pending() ? 2000000 : AGENT_BG_PERIOD_NS;
 		nanosleep(&ts, NULL);
 		if (!h || !atomic_load(&agent.active))
 			continue;

@@ -110,6 +110,7 @@ int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old) AGENT_HIDD
 /* modules.c: module map, dlopen/dlclose. */
 int modules_init(void) AGENT_HIDDEN;
 void modules_scan(int force) AGENT_HIDDEN;
+int modules_pending(void) AGENT_HIDDEN;
 void modules_lock(void) AGENT_HIDDEN;
 void modules_unlock(void) AGENT_HIDDEN;
 void modules_after_fork_child(void) AGENT_HIDDEN;

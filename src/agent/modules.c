@@ -35,6 +35,19 @@ static char mod_interp[512];
  * included) are never older than the load that explains them. */
 static _Atomic uint64_t mod_pending_ts;
 
+/* A dlopen entered recently and its LOAD is not written yet.  A dlopen that
+ * failed leaves nothing to find: give up after a second. */
+int modules_pending(void)
+{
+	uint64_t t = atomic_load(&mod_pending_ts);
+
+	if (t && agent_now() - t > 1000000000u) {
+		atomic_compare_exchange_strong(&mod_pending_ts, &t, 0);
+		return 0;
+	}
+	return t != 0;
+}
+
 void modules_lock(void)
 {
 	pthread_mutex_lock(&mod_lock);

@@ -293,6 +293,15 @@ legacy_sig)
 	grep -q "legacy_sig: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
 	nm -D "$P/legacy_sig" | grep -q __sysv_signal || skip "signal() did not compile to __sysv_signal here"
 	;;
+dlopen_kill)
+	# A library dlopened 60 ms before a SIGKILL: its LOAD must be on disk.
+	[ -f "$EX/libhot.so" ] || skip "examples not built"
+	export CBN_FREQ=250
+	run_both "$P/dlopen_kill" "$EX/libhot.so"
+	dump "$(files)" -m "$(nmfile "$EX/libhot.so")"
+	grep -q "^module path=.*/libhot.so " "$T/dump" || fail "no MODULE_LOAD for libhot.so before the SIGKILL"
+	[ "$(val func self name=hot_spin)" -gt 0 ] || fail "no samples resolved in hot_spin"
+	;;
 forkstress)
 	# Children of a parent whose threads hold the loader lock, libunwind's
 	# locks and ours at fork time must not hang.
