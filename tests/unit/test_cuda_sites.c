@@ -88,6 +88,24 @@ static void test_dynamic_cudart(void)
 	CHECK_EQ_INT(line, 6);
 }
 
+/* The chain exactly as the symbolizer resolves it in an nvcc 13 -O2 -g build
+ * with shared cudart (the layer has cut libcudart and itself): cudaLaunchKernel's
+ * helper from crt/device_functions.h inlined into the stub, the wrapper
+ * inlined into run(). */
+static void test_nvcc13_chain(void)
+{
+	static const struct fr chain[] = {
+		{ "cuLaunchKernel", "", 0, "libcuda.so.1" },
+		{ "__cudaLaunchKernel_helper", TK_INC "crt/device_functions.h", 2963, "k" },
+		{ "__device_stub__Z7kernelEPf(float*)", STUB_FILE, 14, "k" },
+		{ "kernelE(float*)", "/tmp/cudafix/k.cu", 3, "k" },
+		{ "run(float*)", "/tmp/cudafix/k.cu", 6, "k" },
+		{ "main", "/tmp/cudafix/k.cu", 9, "k" },
+	};
+
+	EXPECT_SITE(chain, "kernelE(float*)", "run(float*)", 6);
+}
+
 /* nvcc's default --cudart static: the runtime is in the executable, its
  * functions unnamed by any source file (libcudart_static_<hash>, cudaLaunchKernel,
  * __cudaLaunchKernel), and host_runtime.h code between them and the stub. */
@@ -256,6 +274,7 @@ static void test_predicates(void)
 	CHECK(cuda_frame_is_launch_glue(RT_TEMPLATE, "/src/a.cu"));
 	CHECK(cuda_frame_is_launch_glue("__cudaPushCallConfiguration", "/src/a.cu"));
 	CHECK(cuda_frame_is_launch_glue("__cudaPopCallConfiguration", "/src/a.cu"));
+	CHECK(cuda_frame_is_launch_glue("__cudaLaunchKernel_helper", TK_INC "crt/device_functions.h"));
 	/* files, whatever the name */
 	CHECK(cuda_frame_is_launch_glue("anything", STUB_FILE));
 	CHECK(cuda_frame_is_launch_glue("anything", TK_INC "crt/host_runtime.h"));
@@ -301,6 +320,7 @@ static void test_predicates(void)
 int main(void)
 {
 	test_dynamic_cudart();
+	test_nvcc13_chain();
 	test_static_cudart();
 	test_template_kernel();
 	test_mangled_wrapper();
