@@ -59,7 +59,7 @@ struct tctx {
 	uint32_t *gpu_pid_dev;  /* ... and device */
 	size_t ngpu_pids;
 	size_t cpu_limit; /* most CPU slices worth building */
-	int cpu_limited;  /* the limit was hit (should not happen) */
+	int cpu_limited;  /* hit the limit: cannot happen after trace_plan_cpu() */
 	int64_t cpu_cut;  /* CPU slices starting at or after this are not built */
 	size_t cpu_total; /* all CPU slices, from the counting pass (0 if none) */
 	uint64_t *hist;   /* counting pass: slice starts per time bucket */
@@ -1224,8 +1224,7 @@ int export_trace(const struct profile *p, const char *path, const struct trace_o
 	c.we = o && o->window_end_ns ? (int64_t)o->window_end_ns : INT64_MAX;
 	/* a CPU slice takes at least 79 bytes of JSON, so no more than cap/79
 	 * can be written: building many more only costs memory and sorting.
-	 * (Slices are built thread by thread, so when this limit hits, the
-	 * last threads lose slices first; the warning says so.) */
+	 * trace_plan_cpu() picks the time before which at most this many start. */
 	c.cpu_limit = (size_t)(cap / 64) + 4096;
 	if (c.we <= c.ws) {
 		snprintf(err, errlen, "trace window is empty: its end must come after its start");
