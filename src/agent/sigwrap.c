@@ -199,18 +199,16 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 		dfl.sa_handler = SIG_DFL;
 		sigwrap_app(&dfl, NULL);
 	}
-	/* The target's sa_mask, as the kernel would have applied it; with
-	 * SA_NODEFER the signal itself stays open during its handler. */
-	if (!sigisemptyset(&a.sa_mask) || (a.sa_flags & SA_NODEFER)) {
-		sigset_t open;
-
+	/*
+	 * The target's sa_mask, as the kernel would have applied it.  SA_NODEFER
+	 * is not honoured: our signal stays blocked through the target's
+	 * handler.  Opening it here would fire at once whatever arrived while we
+	 * ran, before a SysV handler (SA_RESETHAND|SA_NODEFER) re-installs
+	 * itself, and the reset disposition would kill the process.
+	 */
+	if (!sigisemptyset(&a.sa_mask)) {
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &a.sa_mask, &old, _NSIG / 8);
 		masked = 1;
-		if (a.sa_flags & SA_NODEFER) {
-			sigemptyset(&open);
-			sigaddset(&open, sig);
-			syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &open, NULL, _NSIG / 8);
-		}
 	}
 	if (a.sa_flags & SA_SIGINFO)
 		a.sa_sigaction(sig, si, uc);
