@@ -51,6 +51,7 @@ struct agent_thread {
 	int paused;                      /* timer deleted around an exec */
 	int ended;                       /* THREAD_END written */
 	timer_t timer;
+	uint64_t cpu0;                   /* thread CPU time spent before this image */
 	struct range_stack *ranges;      /* annotation ranges (ranges.c), heap */
 };
 
@@ -89,7 +90,7 @@ int sampler_is_ours(const siginfo_t *si) AGENT_HIDDEN;
 
 /* threads.c: pthread interposers and the live-thread table. */
 int threads_init(void) AGENT_HIDDEN;
-void threads_register(pthread_t th, uint32_t tid) AGENT_HIDDEN;
+void threads_register(pthread_t th, uint32_t tid, uint64_t cpu0) AGENT_HIDDEN;
 void threads_unregister(pthread_t th) AGENT_HIDDEN;
 void threads_end_all(void) AGENT_HIDDEN;
 void threads_after_fork_child(void) AGENT_HIDDEN;

@@ -240,6 +240,7 @@ static void sampler_thread_event(uint16_t type, struct agent_thread *t, uint64_t
 int sampler_thread_begin(void)
 {
 	struct agent_thread *t = &agent_tls;
+	struct timespec ts0;
 	int ret;
 
 	if (!atomic_load(&agent.active))
@@ -251,6 +252,14 @@ int sampler_thread_begin(void)
 	t->armed = 0;
 	if (t->pid != agent.pid)
 		return -1; /* a raw-forked child: its pid has no file */
+	/*
+	 * A thread's CPU clock survives exec: the main thread of an exec'd image
+	 * has already spent the previous images' CPU.  THREAD_END reports this
+	 * image's share only.  (New threads and fork children start at zero.)
+	 */
+	t->cpu0 = 0;
+	if (agent.exec_seq > 0 && t->tid == agent.pid && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts0) == 0)
+		t->cpu0 = (uint64_t)ts0.tv_sec * 1000000000u + (uint64_t)ts0.tv_nsec;
 	sigwrap_unblock();
 	/* Room for this thread's first chunk before its first sample; the
 	 * background thread keeps growing the file later. */
@@ -258,7 +267,7 @@ int sampler_thread_begin(void)
 	if (!t->ready) /* a fork child's thread is warm already */
 		unwind_warm();
 	t->ready = 1;
-	threads_register(pthread_self(), t->tid);
+	threads_register(pthread_self(), t->tid, t->cpu0);
 	sampler_thread_event(CBN_REC_THREAD_START, t, 0);
 	ret = sampler_arm(t);
 	return ret;
@@ -284,6 +293,7 @@ void sampler_thread_end(void)
 		return;
 	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
 		cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	cpu = cpu > t->cpu0 ? cpu - t->cpu0 : 0;
 	threads_unregister(pthread_self());
 	sampler_thread_event(CBN_REC_THREAD_END, t, cpu);
 }

@@ -19,6 +19,7 @@
 struct thread_slot {
 	pthread_t th;
 	uint32_t tid;
+	uint64_t cpu0;                   /* CPU time before this image (see sampler.c) */
 };
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -52,7 +53,7 @@ int threads_init(void)
 	return real_pthread_create ? 0 : -1;
 }
 
-void threads_register(pthread_t th, uint32_t tid)
+void threads_register(pthread_t th, uint32_t tid, uint64_t cpu0)
 {
 	int i;
 
@@ -67,6 +68,7 @@ void threads_register(pthread_t th, uint32_t tid)
 	if (i < THREADS_MAX) {
 		threads_tab[i].th = th;
 		threads_tab[i].tid = tid;
+		threads_tab[i].cpu0 = cpu0;
 	}
 	pthread_mutex_unlock(&threads_lock);
 }
@@ -119,6 +121,7 @@ void threads_end_all(void)
 		if (pthread_getcpuclockid(threads_tab[i].th, &cid) == 0 &&
 		    clock_gettime(cid, &ts) == 0)
 			r.cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+		r.cpu_ns = r.cpu_ns > threads_tab[i].cpu0 ? r.cpu_ns - threads_tab[i].cpu0 : 0;
 		agent_thread_name(r.tid, r.name);
 		agent_event(&r, sizeof(r));
 	}

@@ -233,6 +233,10 @@ selfexec)
 		[ "$(val file exec_seq)" = "$seq" ] || fail "$f has the wrong exec_seq"
 	done
 	[ "$(val file clean_exit)" = 1 ] || fail "last image did not exit cleanly"
+	# Each image burns 50 ms; the thread CPU clock runs on across exec, and
+	# THREAD_END must report this image's share, not all three images'.
+	cpu=$(val thread cpu_ns)
+	[ "$cpu" -gt 30000000 ] && [ "$cpu" -lt 100000000 ] || fail "last image's thread CPU $cpu ns, expected ~50 ms"
 	;;
 daemon)
 	LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/daemon" "$T/daemon.out" || fail "daemon parent failed"
