@@ -258,6 +258,18 @@ runpath)
 	run_both "$P/dlopen_runpath"
 	grep -q "dlopen_runpath: ok" "$T/agent.out" || fail "dlopen through DT_RUNPATH broke"
 	;;
+ranges)
+	run_both "$EX/ranges" 0.3 5
+	dump "$(files)"
+	[ "$(grep -c '^range kind=1 source=1 depth=0 .*name=step$' "$T/dump")" = 5 ] || fail "step ranges"
+	[ "$(grep -c '^range kind=1 source=1 depth=1 .*name=load$' "$T/dump")" = 5 ] || fail "load ranges"
+	[ "$(grep -c '^range kind=1 source=1 depth=1 .*name=compute$' "$T/dump")" = 5 ] || fail "compute ranges"
+	[ "$(grep -c '^range kind=4 source=1 ' "$T/dump")" = 5 ] || fail "steps"
+	# compute burns twice load's CPU: the ranges' durations say so.
+	load=$(awk '/name=load$/ { for (i = 1; i <= NF; i++) if ($i ~ /^dur_ns=/) s += substr($i, 8) } END { print s }' "$T/dump")
+	comp=$(awk '/name=compute$/ { for (i = 1; i <= NF; i++) if ($i ~ /^dur_ns=/) s += substr($i, 8) } END { print s }' "$T/dump")
+	ratio_ok "$comp" "$load" 1.4 2.8 || fail "compute:load durations $comp:$load, expected about 2:1"
+	;;
 annotate)
 	run_both "$P/annotate"
 	dump "$(files)"
