@@ -103,6 +103,8 @@ int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDD
 int sigwrap_install(void) AGENT_HIDDEN;
 void sigwrap_chain(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
 int sigwrap_unblock(void) AGENT_HIDDEN;
+int sigwrap_before_exec(void) AGENT_HIDDEN;
+void sigwrap_exec_failed(void) AGENT_HIDDEN;
 void sigwrap_after_fork_child(void) AGENT_HIDDEN;
 int sigwrap_app_blocked(void) AGENT_HIDDEN;
 void sigwrap_set_app_blocked(int blocked) AGENT_HIDDEN;

@@ -15,20 +15,27 @@
 
 #include "agent.h"
 
+static __thread int exec_restored_ign AGENT_TLS;
+
 static void exec_before(void)
 {
 	/* A vfork child runs on its parent's stack and TLS: leave them alone. */
 	if ((uint32_t)syscall(SYS_getpid) != agent.pid)
 		return;
 	sampler_pause();
+	exec_restored_ign = sigwrap_before_exec();
 }
 
 static void exec_failed(void)
 {
 	int e = errno;
 
-	if ((uint32_t)syscall(SYS_getpid) == agent.pid)
+	if ((uint32_t)syscall(SYS_getpid) == agent.pid) {
+		if (exec_restored_ign)
+			sigwrap_exec_failed();
+		exec_restored_ign = 0;
 		sampler_resume();
+	}
 	errno = e;
 }
 

@@ -30,6 +30,8 @@ static _Atomic int app_cur;
 static _Atomic int app_spin;
 static _Atomic int sig_owned; /* agent.signo is installed */
 
+static void sigwrap_app(const struct sigaction *act, struct sigaction *old);
+
 static void sigwrap_resolve(void)
 {
 	if (!real_sigaction)
@@ -108,6 +110,36 @@ static void sigwrap_flush_pending(int was_blocked)
 
 /* Open our signal in this thread; if it was blocked (a mask inherited across
  * exec, or from a thread we did not create), the target keeps seeing it so. */
+/*
+ * exec keeps an ignored disposition and resets handled ones: if the target
+ * had our signal ignored, its next image must inherit SIG_IGN, not SIG_DFL.
+ * Returns 1 when the real disposition was changed (undo it if exec fails).
+ */
+int sigwrap_before_exec(void)
+{
+	struct sigaction a, ign;
+
+	if (!atomic_load(&sig_owned))
+		return 0;
+	sigwrap_app(NULL, &a);
+	if ((a.sa_flags & SA_SIGINFO) || a.sa_handler != SIG_IGN)
+		return 0;
+	memset(&ign, 0, sizeof(ign));
+	ign.sa_handler = SIG_IGN;
+	return real_sigaction(agent.signo, &ign, NULL) == 0;
+}
+
+void sigwrap_exec_failed(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = sampler_handler;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+	real_sigaction(agent.signo, &sa, NULL);
+}
+
 int sigwrap_unblock(void)
 {
 	sigset_t s, old;
