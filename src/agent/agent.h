@@ -104,7 +104,7 @@ int sigwrap_install(void) AGENT_HIDDEN;
 void sigwrap_chain(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
 int sigwrap_unblock(void) AGENT_HIDDEN;
 int sigwrap_before_exec(void) AGENT_HIDDEN;
-void sigwrap_exec_failed(void) AGENT_HIDDEN;
+void sigwrap_exec_failed(int changed) AGENT_HIDDEN;
 void sigwrap_after_fork_child(void) AGENT_HIDDEN;
 int sigwrap_app_blocked(void) AGENT_HIDDEN;
 void sigwrap_set_app_blocked(int blocked) AGENT_HIDDEN;

@@ -15,6 +15,7 @@
 
 #include "agent.h"
 
+/* What sigwrap_before_exec changed, to undo when exec fails. */
 static __thread int exec_restored_ign AGENT_TLS;
 
 static void exec_before(void)
@@ -31,8 +32,7 @@ static void exec_failed(void)
 	int e = errno;
 
 	if ((uint32_t)syscall(SYS_getpid) == agent.pid) {
-		if (exec_restored_ign)
-			sigwrap_exec_failed();
+		sigwrap_exec_failed(exec_restored_ign);
 		exec_restored_ign = 0;
 		sampler_resume();
 	}

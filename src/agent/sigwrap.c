@@ -111,33 +111,52 @@ static void sigwrap_flush_pending(int was_blocked)
 /* Open our signal in this thread; if it was blocked (a mask inherited across
  * exec, or from a thread we did not create), the target keeps seeing it so. */
 /*
- * exec keeps an ignored disposition and resets handled ones: if the target
- * had our signal ignored, its next image must inherit SIG_IGN, not SIG_DFL.
- * Returns 1 when the real disposition was changed (undo it if exec fails).
+ * exec keeps an ignored disposition and the signal mask, and resets handled
+ * dispositions: the next image must inherit what the target believes it
+ * set (SIG_IGN, blocked), not what we run with.  Returns what was changed,
+ * for sigwrap_exec_failed to undo.
  */
 int sigwrap_before_exec(void)
 {
 	struct sigaction a, ign;
+	sigset_t s;
+	int changed = 0;
 
 	if (!atomic_load(&sig_owned))
 		return 0;
 	sigwrap_app(NULL, &a);
-	if ((a.sa_flags & SA_SIGINFO) || a.sa_handler != SIG_IGN)
-		return 0;
-	memset(&ign, 0, sizeof(ign));
-	ign.sa_handler = SIG_IGN;
-	return real_sigaction(agent.signo, &ign, NULL) == 0;
+	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN) {
+		memset(&ign, 0, sizeof(ign));
+		ign.sa_handler = SIG_IGN;
+		if (real_sigaction(agent.signo, &ign, NULL) == 0)
+			changed |= 1;
+	}
+	if (sig_app_blocked) {
+		sigemptyset(&s);
+		sigaddset(&s, agent.signo);
+		if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &s, NULL, _NSIG / 8) == 0)
+			changed |= 2;
+	}
+	return changed;
 }
 
-void sigwrap_exec_failed(void)
+void sigwrap_exec_failed(int changed)
 {
 	struct sigaction sa;
+	sigset_t s;
 
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = sampler_handler;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-	real_sigaction(agent.signo, &sa, NULL);
+	if (changed & 1) {
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = sampler_handler;
+		sigemptyset(&sa.sa_mask);
+		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+		real_sigaction(agent.signo, &sa, NULL);
+	}
+	if (changed & 2) {
+		sigemptyset(&s);
+		sigaddset(&s, agent.signo);
+		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, NULL, _NSIG / 8);
+	}
 }
 
 int sigwrap_unblock(void)
