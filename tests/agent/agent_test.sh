@@ -309,6 +309,11 @@ legacy_sig)
 	grep -q "legacy_sig: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
 	nm -D "$P/legacy_sig" | grep -q __sysv_signal || skip "signal() did not compile to __sysv_signal here"
 	;;
+exec_inherit)
+	run_both "$P/exec_inherit" x
+	grep -q "blocked=1 ignored=1" "$T/agent.out" || fail "$(cat "$T/agent.out")"
+	expect_files 2
+	;;
 dlopen_kill)
 	# A library dlopened 60 ms before a SIGKILL: its LOAD must be on disk.
 	[ -f "$EX/libhot.so" ] || skip "examples not built"
