@@ -97,12 +97,24 @@ run_one()
 		echo "NaN NaN" >>"$out"
 		return
 	fi
-	echo "$(( (t1 - t0) / 1000 ))e-6 $(awk '{ print $1 + $2 }' "$TMP/cpu")" >>"$out"
-	if [ "$tool" = cbn ]; then
-		python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["wall_ns"] / 1e9)' \
-			"$TMP/sess/session.json" >>"$TMP/t.$prog.cbnrun.$rate" 2>/dev/null ||
-			echo NaN >>"$TMP/t.$prog.cbnrun.$rate"
+	if [ "$tool" != cbn ]; then
+		echo "$(( (t1 - t0) / 1000 ))e-6 $(awk '{ print $1 + $2 }' "$TMP/cpu")" >>"$out"
+		return
 	fi
+	# cbottleneck: also the CPU of reporting the kept session again, so the
+	# recording alone (target + agent) is the whole command minus that, and the
+	# target's own wall time as the launcher measured it (session.json).
+	local total_cpu rep_cpu
+	total_cpu=$(awk '{ print $1 + $2 }' "$TMP/cpu")
+	if /usr/bin/time -f "%U %S" -o "$TMP/cpu" "$CBN" report "$TMP/sess" >/dev/null 2>&1; then
+		rep_cpu=$(awk '{ print $1 + $2 }' "$TMP/cpu")
+	else
+		rep_cpu=NaN
+	fi
+	echo "$(( (t1 - t0) / 1000 ))e-6 $total_cpu $rep_cpu" >>"$out"
+	python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["wall_ns"] / 1e9, float(sys.argv[2]) - float(sys.argv[3]))' \
+		"$TMP/sess/session.json" "$total_cpu" "$rep_cpu" >>"$TMP/t.$prog.cbnrun.$rate" 2>/dev/null ||
+		echo "NaN NaN" >>"$TMP/t.$prog.cbnrun.$rate"
 }
 
 progs=()
@@ -119,6 +131,7 @@ echo "          LD_PRELOAD=$LIBPROFILER CPUPROFILE=FILE CPUPROFILE_FREQUENCY=RAT
 echo "ex:NAME = examples/NAME $SCALE (burns to a CPU-time deadline); fw:NAME = bench/fixed_work NAME $SCALE (fixed work)"
 echo "cbn-run = the target's wall time as the launcher measured it (session.json), without the report;"
 echo "cbn = the whole cbottleneck command, symbolization and printed report included"
+echo "cbn-rec (CPU) = the whole command minus the CPU of 'cbottleneck report DIR' on the kept session"
 echo
 
 for p in "${progs[@]}"; do
@@ -138,6 +151,7 @@ python3 - "$TMP" "$RATES" "${progs[*]}" <<'EOF'
 import math, statistics, sys
 tmp, rates, progs = sys.argv[1], sys.argv[2].split(), sys.argv[3].split()
 names = {"cbnrun": "cbn-run", "cbn": "cbn", "perf": "perf", "gperf": "gperftools"}
+cpu_names = dict(names, cbnrun="cbn-rec")
 def med(p, tool, rate, col):
     try:
         lines = open("%s/t.%s.%s.%s" % (tmp, p, tool, rate)).read().split("\n")
@@ -149,9 +163,9 @@ def med(p, tool, rate, col):
         if len(f) > col and not math.isnan(float(f[col])):
             v.append(float(f[col]))
     return statistics.median(v) if v else None
-def table(title, col, tools):
+def table(title, col, tools, nm):
     cols = [(t, r) for r in rates for t in tools]
-    head = ["program", "unprofiled"] + ["%s@%s" % (names[t], r) for t, r in cols]
+    head = ["program", "unprofiled"] + ["%s@%s" % (nm[t], r) for t, r in cols]
     rows = []
     for p in progs:
         b = med(p, "base", 0, col)
@@ -165,9 +179,9 @@ def table(title, col, tools):
     for r in [head] + rows:
         print("  ".join(c.ljust(w[i]) if i == 0 else c.rjust(w[i]) for i, c in enumerate(r)))
     print()
-table("Wall time, profiled / unprofiled:", 0, ["cbnrun", "cbn", "perf", "gperf"])
-table("CPU time (user+sys of the whole command), profiled / unprofiled:", 1,
-      ["cbn", "perf", "gperf"])
+table("Wall time, profiled / unprofiled:", 0, ["cbnrun", "cbn", "perf", "gperf"], names)
+table("CPU time (user+sys of everything the command ran), profiled / unprofiled:", 1,
+      ["cbnrun", "cbn", "perf", "gperf"], cpu_names)
 EOF
 
 [ "${SKIP_SESSION:-0}" = 1 ] && exit 0
