@@ -1,7 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages cbottleneck builds and tests with, if any is missing.
 set -euo pipefail
-pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev zlib1g-dev python3 python3-jsonschema binutils)
+# Build: compiler, CMake, libunwind, elfutils, cJSON, zlib.
+pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev zlib1g-dev binutils)
+# Tests (tools/test.sh passes --test): schema validation, a static libc for the
+# static-binary refusal test, C++ fixtures, libc debug info for the symbolizer
+# oracle, and `go tool pprof` as a real consumer of --pprof output.
+if [ "${1:-}" = "--test" ]; then
+	pkgs+=(python3 python3-jsonschema libc6-dev libc6-dbg g++ golang-go)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
