@@ -633,6 +633,7 @@ static void eval_pattern(struct cmp_result *r, const struct cmp_side *b, const s
 		struct cmp_row *row;
 		const char *key = order <= 0 ? mb.m[i].key : mc.m[j].key;
 		size_t len = strlen(prefix) + strlen(key) + 16;
+		double var = 0;
 
 		name = cmp_xrealloc(name, len);
 		snprintf(name, len, "%s[%s].%s", prefix, key, field_name(e->field));
@@ -641,14 +642,14 @@ static void eval_pattern(struct cmp_result *r, const struct cmp_side *b, const s
 		if (order <= 0) {
 			row->has_base = 1;
 			row->base = match_value(e, &mb.m[i]);
-			row->sigma = mb.m[i].var;
+			var += mb.m[i].var;
 		}
 		if (order >= 0) {
 			row->has_cur = 1;
 			row->cur = match_value(e, &mc.m[j]);
-			row->sigma += mc.m[j].var;
+			var += mc.m[j].var;
 		}
-		row->sigma = sqrt(row->sigma);
+		row->sigma = sqrt(var); /* the two runs' sampling errors are independent */
 		if (order <= 0)
 			i++;
 		if (order >= 0)
