@@ -7,7 +7,7 @@ pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev 
 # static-binary refusal test, C++ fixtures, libc debug info for the symbolizer
 # oracle, and `go tool pprof` as a real consumer of --pprof output.
 if [ "${1:-}" = "--test" ]; then
-	pkgs+=(python3 python3-jsonschema libc6-dev libc6-dbg g++ golang-go)
+	pkgs+=(python3 python3-jsonschema python3-yaml libc6-dev libc6-dbg g++ golang-go)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
