@@ -71,6 +71,21 @@ struct prof_process {
 	uint64_t lost[CBN_LOST_NREASONS];
 	uint64_t truncated, pc_only;
 	int damaged;             /* the file was truncated or corrupt; see prof.warnings */
+	uint64_t start_real_ns;  /* start as CLOCK_REALTIME ns (epoch), 0 when unknown */
+};
+
+/* A module (executable, shared object, vdso) one process image mapped: one
+ * per MODULE_LOAD record, whether or not a sample landed in it. */
+struct prof_module {
+	uint32_t process;        /* index into prof.processes */
+	const char *path;        /* as the agent recorded it */
+	const char *name;        /* basename of path */
+	uint64_t base;           /* load bias */
+	uint64_t load_ts;        /* CLOCK_MONOTONIC ns */
+	uint64_t unload_ts;      /* 0 = still loaded when the process ended */
+	int has_debuginfo;       /* 1 DWARF found, 0 none, -1 not looked up (no frame
+	                          * landed in it: the loader opens only modules it
+	                          * symbolizes) */
 };
 
 /* --- CUDA side (empty arrays when the run had none) -------------------------- */
@@ -169,6 +184,7 @@ struct profile {
 	int exit_signal;          /* signal that killed the target, 0 if none */
 	uint64_t wall_ns;         /* launch to last process end */
 	uint64_t start_ns;        /* earliest process start (CLOCK_MONOTONIC) */
+	uint64_t start_real_ns;   /* the same process's start_real_ns (epoch ns), 0 unknown */
 	uint64_t period_ns;       /* sampling period of the root process */
 	double frequency_hz;
 
@@ -178,6 +194,8 @@ struct profile {
 	struct prof_sample *samples;       size_t nsamples;
 	struct prof_thread *threads;       size_t nthreads;
 	struct prof_process *processes;    size_t nprocesses;
+	/* every module of every process, by process, then in load order */
+	struct prof_module *modules;       size_t nmodules;
 
 	struct prof_range *ranges;         size_t nranges;
 	struct prof_cuda_api *cuda_api;    size_t ncuda_api;
