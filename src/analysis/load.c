@@ -1,10 +1,10 @@
 /*
  * load.c — prof_load(): read every <pid>.<seq>.cbp of a session directory
  * through the validating reader, rebuild processes, threads and per-process
- * module maps (time-ordered, so dlclose and re-load elsewhere resolve right),
- * deduplicate raw stacks, symbolize each unique (module, address) once, and
- * build the struct profile the reports work from.  CUDA records: load_cuda.c;
- * session.json: load_meta.c.
+ * module maps (time-ordered, so dlclose and re-load elsewhere resolve right;
+ * kept as prof.modules), deduplicate raw stacks, symbolize each unique
+ * (module, address) once, and build the struct profile the reports work from.
+ * CUDA records: load_cuda.c; session.json: load_meta.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -532,9 +532,37 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 						  h->disabled_reason : "disabled",
 						  strlen(h->disabled_reason[0] ?
 							 h->disabled_reason : "disabled"));
+	pr->start_real_ns = h->start_real_ns;
 	memcpy(pr->lost, (const void *)h->lost, sizeof(pr->lost));
 	pr->truncated = h->truncated;
 	pr->pc_only = h->pc_only;
+}
+
+/* The current file's modules into p->modules (has_debuginfo: modules_finish). */
+static void push_modules(struct load *L)
+{
+	struct profile *p = L->p;
+	struct load_file *F = L->f;
+	size_t i, cap;
+
+	for (i = 0; i < F->nmods; i++) {
+		const struct load_mod *m = &F->mods[i];
+		const char *slash = strrchr(m->path, '/');
+		struct prof_module *pm;
+
+		cap = L->capmodules;
+		pm = LOAD_PUSH(p->modules, p->nmodules, L->capmodules);
+		if (L->capmodules != cap)
+			L->modsyms = load_xrealloc(L->modsyms, L->capmodules * sizeof(*L->modsyms));
+		L->modsyms[p->nmodules - 1] = m->sym;
+		pm->process = F->proc;
+		pm->path = m->path;
+		pm->name = slash ? slash + 1 : m->path;
+		pm->base = m->base;
+		pm->load_ts = m->load_ts;
+		pm->unload_ts = m->unload_ts == UINT64_MAX ? 0 : m->unload_ts;
+		pm->has_debuginfo = -1;
+	}
 }
 
 static void file_free(struct load_file *F)
@@ -598,6 +626,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		p->processes[F.proc].weight += w->weight;
 	}
 	load_cuda_finish(L);
+	push_modules(L);
 
 	pr = &p->processes[F.proc];
 	pr->samples = F.nraw;
@@ -814,6 +843,23 @@ static void module_checks(struct load *L)
 	}
 }
 
+/* Debug info of the modules frames landed in (already opened for them);
+ * the others stay -1 rather than opening every library of every process. */
+static void modules_finish(struct load *L)
+{
+	struct profile *p = L->p;
+	size_t i;
+
+	for (i = 0; i < p->nmodules; i++) {
+		struct symmod_probe probe = {L, L->modsyms[i]};
+
+		if (!probe.sym || load_map_find(&L->symmodmap, load_hash_u64((uintptr_t)probe.sym),
+						symmod_eq, &probe) == UINT32_MAX)
+			continue;
+		p->modules[i].has_debuginfo = sym_module_has_debuginfo(L->sym, L->modsyms[i]) ? 1 : 0;
+	}
+}
+
 static void run_totals(struct load *L, const struct load_meta *meta)
 {
 	struct profile *p = L->p;
@@ -821,8 +867,10 @@ static void run_totals(struct load *L, const struct load_meta *meta)
 	size_t i;
 
 	for (i = 0; i < p->nprocesses; i++) {
-		if (p->processes[i].start && p->processes[i].start < start)
+		if (p->processes[i].start && p->processes[i].start < start) {
 			start = p->processes[i].start;
+			p->start_real_ns = p->processes[i].start_real_ns;
+		}
 		if (p->processes[i].end > end)
 			end = p->processes[i].end;
 	}
@@ -874,6 +922,8 @@ static void load_state_free(struct load *L)
 	free(L->stackkeys);
 	free(L->pcpool);
 	free(L->symmods);
+	free(L->modsyms);
+	L->modsyms = NULL;
 	if (L->sym)
 		sym_free(L->sym);
 	L->sym = NULL;
@@ -926,6 +976,7 @@ int prof_load(const char *session_dir, struct profile **out, char *err, size_t e
 	}
 	abnormal_warnings(&L, &meta);
 	module_checks(&L);
+	modules_finish(&L);
 	run_totals(&L, &meta);
 	ret = damaged ? PROF_LOAD_PARTIAL : PROF_LOAD_OK;
 out:
@@ -956,6 +1007,7 @@ void prof_free(struct profile *p)
 	free(p->samples);
 	free(p->threads);
 	free(p->processes);
+	free(p->modules);
 	free(p->ranges);
 	free(p->cuda_api);
 	free(p->gpu_ops);

@@ -141,6 +141,8 @@ struct load {
 
 	size_t capfuncs, capframes, capstacks, capsamples, capthreads, capprocs, capwarn, capnd;
 	size_t capranges, capapi, capgpu, capsyncs, capover, capdev, capctx, capmem, capstatus;
+	size_t capmodules;
+	struct sym_module **modsyms;     /* parallel to p->modules, until sym_free */
 
 	struct load_map funcmap;         /* prof_func by content */
 	struct load_map threadmap;       /* (process, tid) -> thread */

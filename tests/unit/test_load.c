@@ -167,6 +167,9 @@ static void test_cpu_session(const struct self_map *self)
 	self_module(&s, self, 1000);
 	synth_module(&s, CBN_REC_MODULE_LOAD, 1000, fake, 1, "/nonexistent/libfake.so", 0x1000,
 		     0x1000);
+	/* loaded, never sampled: listed, debug info not looked up */
+	synth_module(&s, CBN_REC_MODULE_LOAD, 1000, 0x7f3000000000ull, 4, "/nonexistent/libidle.so.1",
+		     0x1000, 0x1000);
 	synth_thread(&s, CBN_REC_THREAD_START, 1000, 100, "root", 0);
 	synth_thread(&s, CBN_REC_THREAD_START, 1100, 101, "", 0);
 	synth_thread(&s, CBN_REC_THREAD_NAME, 1200, 101, "worker-1", 0);
@@ -193,12 +196,14 @@ static void test_cpu_session(const struct self_map *self)
 	synth_thread(&s, CBN_REC_THREAD_END, 4000, 101, "worker-1", 777);
 	synth_exit(&s, 5000, 3);
 	synth_hdr(&s)->start_mono_ns = 1000;
+	synth_hdr(&s)->start_real_ns = 1700000000000001000ull;
 	synth_hdr(&s)->end_mono_ns = 5000;
 	write_file(&s, "100.0.cbp");
 
 	/* pid 200: image 0 exec'd into image 1, which crashed */
 	synth_init(&s, 200, 100, 0, 0, "/bin/sh");
 	synth_hdr(&s)->start_mono_ns = 2000;
+	synth_hdr(&s)->start_real_ns = 1700000000000002000ull;
 	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
 	self_module(&s, self, 2000);
 	synth_chunk(&s, CBN_CHUNK_SAMPLES, 200);
@@ -226,6 +231,47 @@ static void test_cpu_session(const struct self_map *self)
 	CHECK_EQ_INT(p->processes[0].samples, 303);
 	CHECK_EQ_INT(p->processes[0].weight, 403);
 	CHECK_STR(p->processes[2].exe, "./crash");
+	/* wall-clock starts: per image, and the run's is the earliest image's */
+	CHECK(p->processes[0].start_real_ns == 1700000000000001000ull);
+	CHECK(p->processes[1].start_real_ns == 1700000000000002000ull);
+	CHECK(p->start_real_ns == 1700000000000001000ull);
+	/* the module list: every MODULE_LOAD of every image, in load order */
+	{
+		static const char *const names0[] = {NULL, "libfake.so", "libidle.so.1", "libother.so",
+						     "libfake.so"};
+		size_t n0 = 0, n1 = 0, n2 = 0;
+
+		CHECK_EQ_INT(p->nmodules, 5 + 1 + 1);
+		for (k = 0; k < p->nmodules; k++) {
+			const struct prof_module *m = &p->modules[k];
+
+			REQUIRE(m->process < p->nprocesses);
+			CHECK(k == 0 || m->process >= p->modules[k - 1].process);
+			n0 += m->process == 0;
+			n1 += m->process == 1;
+			n2 += m->process == 2;
+			CHECK(strrchr(m->path, '/') && strcmp(strrchr(m->path, '/') + 1, m->name) == 0);
+		}
+		CHECK_EQ_INT(n0, 5);
+		CHECK_EQ_INT(n1, 1);
+		CHECK_EQ_INT(n2, 1);
+		CHECK_STR(p->modules[0].path, self->path);
+		CHECK(p->modules[0].has_debuginfo == 0 || p->modules[0].has_debuginfo == 1);
+		for (k = 1; k < 5; k++)
+			CHECK_STR(p->modules[k].name, names0[k]);
+		/* libfake: loaded at 1000 with base fake, dlclosed at 2000, sampled, no DWARF */
+		CHECK(p->modules[1].base == fake);
+		CHECK_EQ_INT(p->modules[1].load_ts, 1000);
+		CHECK_EQ_INT(p->modules[1].unload_ts, 2000);
+		CHECK_EQ_INT(p->modules[1].has_debuginfo, 0);
+		/* libidle: never sampled, still loaded */
+		CHECK_EQ_INT(p->modules[2].unload_ts, 0);
+		CHECK_EQ_INT(p->modules[2].has_debuginfo, -1);
+		CHECK_EQ_INT(p->modules[3].load_ts, 2500);
+		CHECK_EQ_INT(p->modules[4].unload_ts, 0);
+		CHECK(p->modules[4].base == fake2);
+		CHECK_STR(p->modules[5].path, self->path);
+	}
 	/* exit status falls back to the root's own when there is no session.json */
 	CHECK_EQ_INT(p->exit_status, 3);
 	CHECK_EQ_INT(p->period_ns, 10000000);
