@@ -1948,6 +1948,22 @@ static int stack_has_cuda(const struct profile *p, uint32_t s)
 	return 0;
 }
 
+/* A module that says the process meant to use CUDA: the runtime (libcudart*)
+ * whenever it was mapped, the driver (libcuda.so*) only when it was dlopened
+ * during the run (cudart and frameworks load it that way to initialize CUDA).
+ * A driver mapped from the start is often just a dependency (of libcupti, of
+ * a plugin) that the program never calls; a frame in it still counts
+ * (stack_has_cuda).  Start-up modules carry the process's start as load time. */
+static int module_has_cuda(const struct profile *p, const struct prof_module *m)
+{
+	const char *n = m->name ? m->name : base(m->path);
+
+	if (!strncmp(n, "libcudart", 9))
+		return 1;
+	return !strncmp(n, "libcuda.so", 10) && m->process < p->nprocesses &&
+	       m->load_ts > p->processes[m->process].start;
+}
+
 static int add_line(struct cuda_analysis *a, size_t *cap, char *line)
 {
 	if (!line || grow((void **)&a->status_lines, cap, a->nstatus_lines + 1, sizeof(char *))) {
@@ -1972,6 +1988,12 @@ static int build_status(struct cuda_analysis *a, const struct profile *p)
 	for (i = 0; i < p->ncuda_status; i++)
 		if (p->cuda_status[i].process < p->nprocesses)
 			has_status[p->cuda_status[i].process] = 1;
+	for (i = 0; i < p->nmodules; i++) {
+		const struct prof_module *m = &p->modules[i];
+
+		if (m->process < p->nprocesses && !has_status[m->process] && module_has_cuda(p, m))
+			loaded[m->process] = 1;
+	}
 	for (i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		uint32_t pr;

@@ -2,7 +2,8 @@
 # cuda_real_cudart — the REAL CUDA runtime and CUPTI under cbottleneck.  On a
 # machine without an NVIDIA driver (CI) cudaGetDeviceCount fails and the
 # driver never calls the injection: the program must still run, keep its exit
-# status (3) and get a CPU profile.  With a driver the layer must start.
+# status (3) and get a CPU profile, with a note that the runtime was loaded but
+# CUDA never initialized for tracing.  With a driver the layer must start.
 . "$(dirname "$0")/lib/common.bash"
 [ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
 need_cbn
@@ -20,5 +21,12 @@ else
 	note "no usable driver: $(grep -o 'cudaGetDeviceCount -> .*' "$OUTF")"
 	[ "$(json_py "$T/r.json" '[s["state"] for s in d.get("cuda", {}).get("status", [])]')" = "[]" ] ||
 		fail "the injection ran although the driver could not initialize"
+	# The module list shows libcudart mapped although no status was recorded:
+	# the note says so whether or not a sample happened to land in libcudart.
+	pid=$(json_get "$T/r.json" 'processes[0].pid')
+	note="CUDA: cudart_probe (pid $pid) loaded the CUDA runtime but CUDA was never initialized for tracing (no driver or no GPU?)"
+	grep -qxF "$note" "$OUTF" || fail "the text report lacks the line: $note"
+	[ "$(json_py "$T/r.json" "sum(n == '''$note''' for n in d.get('cuda', {}).get('notes', []))")" = 1 ] ||
+		fail "cuda.notes lacks exactly one: $note"
 fi
 exit 0

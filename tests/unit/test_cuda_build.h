@@ -1,7 +1,7 @@
 /*
  * test_cuda_build.h — builds hand-made struct profiles with CUDA data for the
  * test_cuda_* unit tests: processes, threads, API calls, kernels, copies,
- * ranges, devices, stacks.  Every array grows by realloc; cb_free() frees all.
+ * ranges, devices, stacks, modules.  Every array grows by realloc; cb_free() frees all.
  * Times are in ns; helpers take microseconds where noted (_us).
  */
 #ifndef CBN_TEST_CUDA_BUILD_H
@@ -139,9 +139,22 @@ static inline uint32_t cb_stack(struct profile *p, int n, const uint32_t *funcs,
 	return (uint32_t)p->nstacks - 1;
 }
 
+/* A module of process proc mapped at load_ts (the process's start: a start-up
+ * dependency; later: dlopened during the run); name is path's basename. */
+static inline void cb_module(struct profile *p, uint32_t proc, const char *path, uint64_t load_ts)
+{
+	const char *slash = strrchr(path, '/');
+	struct prof_module m = { .process = proc, .path = path, .name = slash ? slash + 1 : path,
+				 .base = 0x7f0000000000ull + p->nmodules * 0x1000000ull,
+				 .load_ts = load_ts, .has_debuginfo = -1 };
+
+	CB_PUSH(p->modules, p->nmodules, m);
+}
+
 static inline void cb_free(struct profile *p)
 {
 	free(p->processes);
+	free(p->modules);
 	free(p->threads);
 	free(p->devices);
 	free(p->contexts);

@@ -1,7 +1,8 @@
 /*
  * test_cuda_status.c — the CUDA status lines: one per state, loss counters,
- * the "runtime loaded but never initialized" inference from module names, and
- * silence (no text, no JSON) when a profile has neither CUDA data nor status.
+ * the "runtime loaded but never initialized" inference (from the modules of
+ * sampled frames, and from the module list), and silence (no text, no JSON)
+ * when a profile has neither CUDA data nor status.
  */
 #include <cjson/cJSON.h>
 
@@ -178,10 +179,91 @@ static void test_inferred(void)
 	cb_free(&p);
 }
 
+static int note_count(const struct profile *p, const char *needle)
+{
+	cJSON *j = report_cuda_json(p, NULL), *n, *e;
+	int c = 0;
+
+	if (!j)
+		return -1;
+	n = cJSON_GetObjectItem(j, "notes");
+	cJSON_ArrayForEach(e, n)
+		c += cJSON_IsString(e) && strstr(cJSON_GetStringValue(e), needle) != NULL;
+	cJSON_Delete(j);
+	return c;
+}
+
+/* The inference from the module list alone: no sample in CUDA code at all. */
+static void test_inferred_modules(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	struct prof_cuda_status st = { .process = 4, .state = CBN_CUDA_FINISHED, .message = "" };
+	uint32_t fmain;
+	size_t i;
+	char *txt;
+	cJSON *j;
+
+	/* only ordinary libraries and a driver mapped from the start: no cuda object */
+	cb_init(&p);
+	p.processes[0].start = 1000;
+	fmain = cb_func(&p, "main", "main.c", 1, "app");
+	add_sample(&p, 0, cb_stack(&p, 1, &fmain, (uint32_t[]){ 3 }));
+	cb_module(&p, 0, "/usr/bin/app", 1000);
+	cb_module(&p, 0, "/lib/x86_64-linux-gnu/libc.so.6", 1000);
+	cb_module(&p, 0, "/opt/fake/libcuda.so.1", 1000);   /* a dependency, never called */
+	cb_module(&p, 0, "/opt/fake/libcupti.so.13", 1000);
+	CHECK_EQ_INT(cuda_analyze(&p, &a), 0);
+	CHECK(a == NULL);
+	txt = render(&p);
+	CHECK(txt && txt[0] == '\0');
+	free(txt);
+	CHECK(report_cuda_json(&p, NULL) == NULL);
+
+	/* pid 100 maps libcudart; 301 nothing; 302 the driver from the start;
+	 * 303 dlopens the driver during the run; 304 maps libcudart and was traced */
+	add_process(&p, 301, "/usr/bin/plain");
+	add_process(&p, 302, "/usr/bin/drvdep");
+	add_process(&p, 303, "/usr/bin/dlopener");
+	add_process(&p, 304, "/usr/bin/traced");
+	for (i = 1; i < p.nprocesses; i++)
+		p.processes[i].start = 5000;
+	cb_module(&p, 0, "/usr/local/cuda/lib64/libcudart.so.13", 1000);
+	cb_module(&p, 1, "/lib/x86_64-linux-gnu/libc.so.6", 5000);
+	cb_module(&p, 2, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", 5000);
+	cb_module(&p, 3, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", 7000);
+	cb_module(&p, 4, "/usr/local/cuda/lib64/libcudart.so.13", 5000);
+	CB_PUSH(p.cuda_status, p.ncuda_status, st);
+	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
+	CHECK(!a->has_data);
+	CHECK(has_line(a, "CUDA: app (pid 100) loaded the CUDA runtime but CUDA was never initialized "
+			  "for tracing (no driver or no GPU?)"));
+	CHECK(has_line(a, "CUDA: dlopener (pid 303) loaded the CUDA runtime"));
+	CHECK(!has_line(a, "plain"));
+	CHECK(!has_line(a, "drvdep"));
+	CHECK(!has_line(a, "(pid 304) loaded"));
+	CHECK(has_line(a, "CUDA: pid 304 (traced): traced"));
+	CHECK_EQ_INT(a->nstatus, 3);
+	cuda_analysis_free(a);
+	txt = render(&p);
+	CHECK(strstr(txt, "app (pid 100) loaded the CUDA runtime") != NULL);
+	CHECK(strstr(txt, "dlopener (pid 303) loaded the CUDA runtime") != NULL);
+	free(txt);
+	j = report_cuda_json(&p, NULL);
+	REQUIRE(j);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "status")), 1);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "notes")), 2);
+	cJSON_Delete(j);
+	CHECK_EQ_INT(note_count(&p, "app (pid 100) loaded the CUDA runtime"), 1);
+	CHECK_EQ_INT(note_count(&p, "(pid 303) loaded"), 1);
+	cb_free(&p);
+}
+
 int main(void)
 {
 	test_nothing();
 	test_states();
 	test_inferred();
+	test_inferred_modules();
 	return test_result();
 }
