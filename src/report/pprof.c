@@ -488,7 +488,7 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 		pb_msg(out, PB_PROFILE_FUNCTION, &sub);
 	}
 
-	/* the command line as a comment; duration; period */
+	/* the command line as a comment; start time, duration; period */
 	{
 		size_t len = 1;
 		char *cmd, *d;
@@ -515,6 +515,9 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 			pb_bytes(out, PB_PROFILE_STRING_TABLE, st.s[i], strlen(st.s[i]));
 		free(cmd);
 	}
+	/* when the run started, wall clock (the earliest image's agent start);
+	 * left out when unknown */
+	pb_uint(out, PB_PROFILE_TIME_NANOS, p->start_real_ns);
 	pb_uint(out, PB_PROFILE_DURATION_NANOS, p->wall_ns);
 	pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)s_cpu);
 	pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);

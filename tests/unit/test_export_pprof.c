@@ -122,7 +122,7 @@ struct prof {
 	int nstrings;
 	uint64_t sample_type[4][2];
 	int nsample_type;
-	uint64_t period_type[2], period, duration, default_sample_type, comment;
+	uint64_t period_type[2], period, time_nanos, duration, default_sample_type, comment;
 	struct sample samples[MAXN];
 	int nsamples;
 	struct location locs[MAXN];
@@ -249,6 +249,7 @@ static int decode(const uint8_t *buf, size_t len, struct prof *pr)
 			}
 			break;
 		case 9:
+			pr->time_nanos = v;
 			break;
 		case 10:
 			pr->duration = v;
@@ -342,6 +343,7 @@ int main(void)
 		ex_sample(&p, k % 4 ? t_main : t_w, EX_T0 + (uint64_t)k * EX_MS, k % 3 ? s1 : s2,
 		          1 + (k % 2));
 	p.processes[0].period_ns = 2 * EX_MS; /* per-process period wins */
+	p.start_real_ns = 1763800000123456789ull; /* 2025-11-22, wall clock */
 	for (size_t i = 0; i < p.nsamples; i++) {
 		total_w += p.samples[i].weight;
 		total_ns += p.samples[i].weight * 2 * EX_MS;
@@ -374,6 +376,7 @@ int main(void)
 	CHECK_STR(S(&pr, pr.default_sample_type), "cpu");
 	CHECK_EQ_INT(pr.period, EX_MS);
 	CHECK_EQ_INT(pr.duration, 100 * EX_MS);
+	CHECK(pr.time_nanos == 1763800000123456789ull);
 	CHECK_STR(S(&pr, pr.comment), "./app --flag");
 
 	/* samples merged per (stack, thread): 2 stacks x 2 threads */
@@ -473,6 +476,7 @@ int main(void)
 		CHECK_EQ_INT(decode(buf, len, &pr), 0);
 		CHECK_EQ_INT(pr.nsamples, 0);
 		CHECK_STR(pr.strings[0], "");
+		CHECK(pr.time_nanos == 0); /* start unknown: left out */
 		for (int i = 0; i < pr.nstrings; i++)
 			free(pr.strings[i]);
 		free(buf);
