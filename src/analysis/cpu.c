@@ -111,6 +111,44 @@ static int cpu_line_cmp(const void *a, const void *b)
 
 /* --- aggregation ------------------------------------------------------------ */
 
+/*
+ * Exact CPU time as the kernel counted it (THREAD_END), next to the sampled
+ * one.  A process total is known only when every one of its threads has one
+ * (a thread still running at a crash or SIGKILL has none), and the run total
+ * only when every process's is: a partial sum would read as a measurement.
+ */
+static int cpu_measured(const struct profile *p, struct cpu_profile *c)
+{
+	uint8_t *unknown = calloc(p->nprocesses ? p->nprocesses : 1, 1);
+	size_t i;
+	int all = p->nprocesses > 0;
+
+	if (!unknown)
+		return -ENOMEM;
+
+	for (i = 0; i < p->nthreads; i++) {
+		const struct prof_thread *th = &p->threads[i];
+
+		c->threads[i].measured_ns = th->cpu_ns;
+		if (th->process >= p->nprocesses)
+			continue;
+		if (!th->cpu_ns)
+			unknown[th->process] = 1;
+		c->procs[th->process].measured_ns += th->cpu_ns;
+	}
+	for (i = 0; i < p->nprocesses; i++) {
+		if (unknown[i])
+			c->procs[i].measured_ns = 0;
+		if (!c->procs[i].measured_ns)
+			all = 0;
+		c->measured_ns += c->procs[i].measured_ns;
+	}
+	if (!all)
+		c->measured_ns = 0;
+	free(unknown);
+	return 0;
+}
+
 int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 {
 	struct cpu_profile *c;
@@ -181,6 +219,8 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	for (i = 0; i < p->nthreads; i++)
 		if (c->threads[i].samples)
 			c->nthreads_seen++;
+	if (cpu_measured(p, c) < 0)
+		goto out;
 
 	/* Pass 2: stacks → functions and lines.  stamp[f] == stack + 1 means f
 	 * was already counted for this stack (recursion counts once). */

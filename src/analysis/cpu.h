@@ -34,12 +34,15 @@ struct cpu_thread {
 	uint32_t thread;         /* index into profile.threads */
 	uint64_t samples;        /* sample records */
 	uint64_t weight, ns;
+	uint64_t measured_ns;    /* exact CPU from THREAD_END (prof_thread.cpu_ns), 0 unknown */
 };
 
 struct cpu_process {
 	uint32_t process;        /* index into profile.processes */
 	uint64_t samples, weight, ns;
 	uint64_t lost;           /* all reasons together */
+	uint64_t measured_ns;    /* sum of its threads' measured_ns; 0 unknown: some thread
+				  * (or all: none seen) has no exact CPU time */
 };
 
 struct cpu_profile {
@@ -50,6 +53,7 @@ struct cpu_profile {
 	uint64_t samples;              /* sample records */
 	uint64_t weight;               /* sum of weights (> samples when timers overran) */
 	uint64_t cpu_ns;               /* sum over processes of weight × period */
+	uint64_t measured_ns;          /* sum of procs[].measured_ns, 0 unless all are known */
 	uint64_t lost[CBN_LOST_NREASONS];
 	uint64_t lost_total;
 	uint64_t truncated, pc_only;   /* sample records with those flags */

@@ -35,6 +35,14 @@ static int json_bool(cJSON *o, const char *key, int v)
 	return cJSON_AddBoolToObject(o, key, v ? 1 : 0) ? 0 : -ENOMEM;
 }
 
+/* Exact CPU time from the kernel: null when unknown (0). */
+static int json_measured(cJSON *o, uint64_t ns)
+{
+	if (!ns)
+		return cJSON_AddNullToObject(o, "measured_cpu_ns") ? 0 : -ENOMEM;
+	return json_num(o, "measured_cpu_ns", (double)ns);
+}
+
 static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 {
 	cJSON *run = cJSON_CreateObject(), *cmd, *lost;
@@ -61,6 +69,7 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 	err |= json_num(run, "exit_signal", p->exit_signal);
 	err |= json_num(run, "wall_ns", (double)p->wall_ns);
 	err |= json_num(run, "cpu_ns", (double)c->cpu_ns);
+	err |= json_measured(run, c->measured_ns);
 	err |= json_num(run, "frequency_hz", p->frequency_hz);
 	err |= json_num(run, "period_ns", (double)p->period_ns);
 	err |= json_num(run, "samples", (double)c->samples);
@@ -170,6 +179,7 @@ static cJSON *json_processes(const struct profile *p, const struct cpu_profile *
 		err |= json_str(o, "exe", pr->exe);
 		err |= json_str(o, "command", pr->cmdline);
 		err |= json_num(o, "cpu_ns", (double)c->procs[i].ns);
+		err |= json_measured(o, c->procs[i].measured_ns);
 		err |= json_num(o, "samples", (double)c->procs[i].samples);
 		err |= json_bool(o, "clean_exit", pr->clean_exit);
 		/* exit_code means something only when exit handlers ran */
@@ -207,6 +217,7 @@ static cJSON *json_threads(const struct profile *p, const struct cpu_profile *c)
 				th->process < p->nprocesses ? p->processes[th->process].pid : 0);
 		err |= json_str(o, "name", th->name);
 		err |= json_num(o, "cpu_ns", (double)c->threads[i].ns);
+		err |= json_measured(o, c->threads[i].measured_ns);
 		err |= json_num(o, "samples", (double)c->threads[i].samples);
 		if (err)
 			goto fail;

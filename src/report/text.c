@@ -149,9 +149,13 @@ static void text_header(struct text_ctx *t)
 	fprintf(out, "  Wall time:  %s\n", fmt_time(a, sizeof(a), p->wall_ns));
 	fprintf(out, "  CPU time:   %s", fmt_time(a, sizeof(a), c->cpu_ns));
 	if (p->wall_ns)
-		fprintf(out, " (%.2f%% of wall, sampled)",
-			100.0 * (double)c->cpu_ns / (double)p->wall_ns);
-	fputc('\n', out);
+		fprintf(out, " (%.2f%% of wall, sampled", 100.0 * (double)c->cpu_ns / (double)p->wall_ns);
+	else
+		fprintf(out, " (sampled");
+	/* the kernel's count, when every thread reported one at its end */
+	if (c->measured_ns)
+		fprintf(out, "; %s measured", fmt_time(b, sizeof(b), c->measured_ns));
+	fprintf(out, ")\n");
 	/* the period the agent actually used is the truth; the frequency asked
 	 * for may have been rounded to a whole timer period */
 	if (p->period_ns)
@@ -319,6 +323,14 @@ static int text_thread_cmp(const void *a, const void *b)
 	return x->thread < y->thread ? -1 : x->thread > y->thread;
 }
 
+/* Exact CPU time from the kernel, "-" when unknown (0). */
+static const char *text_measured(char *buf, size_t len, uint64_t ns)
+{
+	if (!ns)
+		return "-";
+	return fmt_time(buf, len, ns);
+}
+
 static void text_proc_exit(struct text_ctx *t, char *buf, size_t len, size_t idx)
 {
 	const struct prof_process *pr = &t->p->processes[idx];
@@ -345,7 +357,7 @@ static void text_processes(struct text_ctx *t)
 	struct cpu_process *v;
 	struct fmt_table *tb;
 	size_t i, n;
-	char a[64], b[64], ex[96];
+	char a[64], b[64], m[64], ex[96];
 
 	if (p->nprocesses <= 1)
 		return;
@@ -361,6 +373,7 @@ static void text_processes(struct text_ctx *t)
 	fmt_table_col(tb, "PID", FMT_RIGHT, 7, 0);
 	fmt_table_col(tb, "PPID", FMT_RIGHT, 7, 0);
 	fmt_table_col(tb, "CPU", FMT_RIGHT, 10, 0);
+	fmt_table_col(tb, "Measured", FMT_RIGHT, 10, 0);
 	fmt_table_col(tb, "CPU %", FMT_RIGHT, 7, 0);
 	fmt_table_col(tb, "Samples", FMT_RIGHT, 8, 0);
 	fmt_table_col(tb, "Exit", FMT_LEFT, 4, 32);
@@ -373,6 +386,7 @@ static void text_processes(struct text_ctx *t)
 		fmt_table_cell(tb, "%u", pr->pid);
 		fmt_table_cell(tb, "%u", pr->ppid);
 		fmt_table_cell(tb, "%s", fmt_time(a, sizeof(a), v[i].ns));
+		fmt_table_cell(tb, "%s", text_measured(m, sizeof(m), v[i].measured_ns));
 		fmt_table_cell(tb, "%s", fmt_pct(b, sizeof(b), (double)v[i].ns, (double)c->cpu_ns));
 		fmt_table_cell(tb, "%llu", (unsigned long long)v[i].samples);
 		fmt_table_cell(tb, "%s", ex);
@@ -397,7 +411,7 @@ static void text_threads(struct text_ctx *t)
 	struct cpu_thread *v;
 	struct fmt_table *tb;
 	size_t i, n, nv;
-	char a[64], b[64];
+	char a[64], b[64], m[64];
 
 	if (text_distinct_tids(p) <= 1)
 		return;
@@ -416,6 +430,7 @@ static void text_threads(struct text_ctx *t)
 	fmt_table_col(tb, "Name", FMT_LEFT, 16, 32);
 	fmt_table_col(tb, "PID", FMT_RIGHT, 7, 0);
 	fmt_table_col(tb, "CPU", FMT_RIGHT, 10, 0);
+	fmt_table_col(tb, "Measured", FMT_RIGHT, 10, 0);
 	fmt_table_col(tb, "CPU %", FMT_RIGHT, 7, 0);
 	fmt_table_col(tb, "Samples", FMT_RIGHT, 8, 0);
 	for (i = 0; i < n; i++) {
@@ -427,6 +442,7 @@ static void text_threads(struct text_ctx *t)
 		fmt_table_cell(tb, "%s", th->name && *th->name ? th->name : "-");
 		fmt_table_cell(tb, "%u", pid);
 		fmt_table_cell(tb, "%s", fmt_time(a, sizeof(a), v[i].ns));
+		fmt_table_cell(tb, "%s", text_measured(m, sizeof(m), v[i].measured_ns));
 		fmt_table_cell(tb, "%s", fmt_pct(b, sizeof(b), (double)v[i].ns, (double)c->cpu_ns));
 		fmt_table_cell(tb, "%llu", (unsigned long long)v[i].samples);
 	}

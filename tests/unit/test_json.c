@@ -2,7 +2,8 @@
  * test_json.c — the JSON report on hand-built profiles: every key of the
  * brief's shape with the right type, all functions (not limited, names not
  * truncated), ns = samples × period per process, exit_code null after an
- * unclean exit, integers printed as integers, and write errors.
+ * unclean exit, measured CPU (integer or null, summed per process and run),
+ * integers printed as integers, and write errors.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -109,6 +110,10 @@ static void build(struct pb *b)
 		pb_samples(b, t1, pb_stack(b, 2, (uint32_t[]){ f, mainf }), 1, 1, 0);
 	}
 	pb_warning(b, "501.0.cbp: damaged");
+	/* exact CPU from THREAD_END: pid 500's two threads have it, the child's
+	 * thread none (it was still running when its process died) */
+	b->p.threads[t1].cpu_ns = 350000000;
+	b->p.threads[t2].cpu_ns = 120000001;
 }
 
 static void test_shape(void)
@@ -250,6 +255,16 @@ static void test_shape(void)
 	CHECK_STR(cJSON_GetStringValue(get(f, "name")), "");
 	CHECK_EQ_INT(num(f, "pid"), 500);
 
+	/* measured CPU: integers where THREAD_END gave one, null elsewhere; a
+	 * process's is the sum over its threads, null when one is unknown */
+	CHECK_EQ_INT(num(cJSON_GetArrayItem(th, 0), "measured_cpu_ns"), 350000000);
+	CHECK(is_int(get(cJSON_GetArrayItem(th, 1), "measured_cpu_ns")));
+	CHECK_EQ_INT(num(cJSON_GetArrayItem(th, 1), "measured_cpu_ns"), 120000001);
+	CHECK(cJSON_IsNull(get(cJSON_GetArrayItem(th, 2), "measured_cpu_ns")));
+	CHECK_EQ_INT(num(cJSON_GetArrayItem(pr, 0), "measured_cpu_ns"), 470000001);
+	CHECK(cJSON_IsNull(get(cJSON_GetArrayItem(pr, 1), "measured_cpu_ns")));
+	CHECK(cJSON_IsNull(get(run, "measured_cpu_ns")));
+
 	/* no CUDA in this run; warnings are strings, the loader's first */
 	CHECK(cJSON_GetObjectItemCaseSensitive(root, "cuda") == NULL);
 	REQUIRE(cJSON_IsArray(get(root, "warnings")));
@@ -260,6 +275,51 @@ static void test_shape(void)
 	      strstr(text, "\"cpu_ns\":471000000"));
 	CHECK(!strstr(text, "e+"));
 
+	free(text);
+	cJSON_Delete(root);
+	pb_free(&b);
+}
+
+static cJSON *write_load(const struct pb *b, char **text)
+{
+	struct report_opts o = { 0 };
+	char path[] = "/tmp/cbn-test-json-XXXXXX", err[256] = "";
+	cJSON *root;
+	int fd = mkstemp(path);
+
+	REQUIRE(fd >= 0);
+	close(fd);
+	REQUIRE(report_json_write(&b->p, &o, path, err, sizeof(err)) == 0);
+	root = load(path, text);
+	unlink(path);
+	return root;
+}
+
+/* Every thread of every process measured: process and run totals are
+ * integers; a thread seen only by its samples makes its process unknown. */
+static void test_measured(void)
+{
+	struct pb b;
+	cJSON *root;
+	char *text;
+	uint32_t extra;
+
+	build(&b);
+	b.p.threads[2].cpu_ns = 45000000;
+	root = write_load(&b, &text);
+	CHECK_EQ_INT(num(cJSON_GetArrayItem(get(root, "processes"), 1), "measured_cpu_ns"),
+		     45000000);
+	CHECK_EQ_INT(num(get(root, "run"), "measured_cpu_ns"), 470000001 + 45000000);
+	free(text);
+	cJSON_Delete(root);
+
+	extra = pb_thread(&b, 503, 0, "late");
+	pb_samples(&b, extra, b.p.nstacks - 1, 1, 1, 0);
+	root = write_load(&b, &text);
+	CHECK(cJSON_IsNull(get(cJSON_GetArrayItem(get(root, "processes"), 0), "measured_cpu_ns")));
+	CHECK_EQ_INT(num(cJSON_GetArrayItem(get(root, "processes"), 1), "measured_cpu_ns"),
+		     45000000);
+	CHECK(cJSON_IsNull(get(get(root, "run"), "measured_cpu_ns")));
 	free(text);
 	cJSON_Delete(root);
 	pb_free(&b);
@@ -280,6 +340,7 @@ static void test_write_error(void)
 int main(void)
 {
 	test_shape();
+	test_measured();
 	test_write_error();
 	return test_result();
 }

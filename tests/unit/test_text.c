@@ -99,7 +99,7 @@ static void test_basic(void)
 	CHECK(strstr(out, "Command:    ./basic\n"));
 	CHECK(strstr(out, "Exit:       0\n"));
 	CHECK(strstr(out, "Wall time:  1.000s\n"));
-	CHECK(strstr(out, "CPU time:   6.000s"));
+	CHECK(strstr(out, "CPU time:   6.000s (600.00% of wall, sampled)\n"));
 	CHECK(strstr(out, "Sampling:   10 Hz (period 100.000ms)\n"));
 	CHECK(strstr(out, "Samples:    60\n"));
 	CHECK(strstr(out, "Lost:       0 lost\n"));
@@ -132,6 +132,11 @@ static void test_basic(void)
 	CHECK(!strstr(out, "\nProcesses\n"));
 	CHECK(!strstr(out, "\nThreads\n"));
 	CHECK(strstr(out, "Data quality: no problems found"));
+	free(out);
+	/* the thread's exact CPU time, when it reported one at its end */
+	b.p.threads[0].cpu_ns = 6200000000ull;
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "CPU time:   6.000s (600.00% of wall, sampled; 6.200s measured)\n"));
 	free(out);
 
 	/* --sort cumulative */
@@ -230,6 +235,7 @@ static void test_processes_threads(void)
 {
 	struct pb b;
 	char *out;
+	const char *sec;
 	uint32_t f, g, p1, p2, p3, t1, t2, t3;
 
 	pb_init(&b, 1000000, "./forkexec");
@@ -261,6 +267,32 @@ static void test_processes_threads(void)
 	free(out);
 	b.p.nprocesses--;
 	b.p.nthreads--;
+
+	/* exact CPU: the parent's thread and worker-1 reported theirs, the
+	 * child's main thread did not (so neither did the child process) */
+	b.p.threads[t1].cpu_ns = 61000000;
+	b.p.threads[t3].cpu_ns = 15000000;
+	out = render(&b.p, NULL, 0, 0);
+	sec = strstr(out, "\nProcesses\n");
+	REQUIRE(sec);
+	CHECK(strstr(sec, "CPU    Measured    CPU %"));
+	CHECK(line_has(sec, "./forkexec 0.3", "60.000ms    61.000ms"));
+	CHECK(line_has(sec, "/x/split 0.3", "40.000ms           -"));
+	sec = strstr(out, "\nThreads\n");
+	REQUIRE(sec);
+	CHECK(strstr(sec, "CPU    Measured    CPU %"));
+	CHECK(line_has(sec, "worker-1", "10.000ms    15.000ms"));
+	CHECK(line_has(sec, "split", "30.000ms           -"));
+	CHECK(strstr(out, "(10.00% of wall, sampled)\n"));
+	free(out);
+	/* every thread known: the process and run totals are too */
+	b.p.threads[t2].cpu_ns = 31000000;
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "(10.00% of wall, sampled; 107.000ms measured)\n"));
+	sec = strstr(out, "\nProcesses\n");
+	REQUIRE(sec);
+	CHECK(line_has(sec, "/x/split 0.3", "40.000ms    46.000ms"));
+	free(out);
 
 	out = render(&b.p, NULL, 0, 0);
 	CHECK(strstr(out, "Exit:       killed by signal 9 (SIGKILL)\n"));
