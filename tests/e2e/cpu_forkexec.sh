@@ -32,6 +32,14 @@ r = c["cpu_ns"] / p["cpu_ns"]
 print("# child/parent CPU = %.2f" % r, file=sys.stderr)
 if not 0.33 < r < 3:
     sys.exit("child/parent CPU ratio %.2f" % r)
+# both exited cleanly: the kernel's CPU time of each is known, about equal
+# (the exec'd image counts only its own share of the thread's clock)
+if not c["measured_cpu_ns"] or not p["measured_cpu_ns"]:
+    sys.exit("measured_cpu_ns missing: child %s, parent %s" % (c["measured_cpu_ns"], p["measured_cpu_ns"]))
+r = c["measured_cpu_ns"] / p["measured_cpu_ns"]
+print("# child/parent measured CPU = %.2f" % r, file=sys.stderr)
+if not 0.5 < r < 2:
+    sys.exit("child/parent measured CPU ratio %.2f" % r)
 names = {f["name"] for f in d["functions"] if f["self_ns"] > 0}
 for n in ("parent_work", "heavy", "light"):
     if n not in names:
@@ -39,7 +47,8 @@ for n in ("parent_work", "heavy", "light"):
 PY
 
 grep_out '^Processes$'
-grep_out '^ +[0-9]+ +[0-9]+ +[0-9.]+(s|ms|us) +[0-9.]+% +[0-9]+ .*forkexec'
-grep_out '^ +[0-9]+ +[0-9]+ +[0-9.]+(s|ms|us) +[0-9.]+% +[0-9]+ .*split'
+# PID PPID CPU Measured CPU% Samples Exit Command (Measured is "-" when unknown)
+grep_out '^ +[0-9]+ +[0-9]+ +[0-9.]+(s|ms|us) +([0-9.]+(s|ms|us)|-) +[0-9.]+% +[0-9]+ .*forkexec'
+grep_out '^ +[0-9]+ +[0-9]+ +[0-9.]+(s|ms|us) +([0-9.]+(s|ms|us)|-) +[0-9.]+% +[0-9]+ .*split'
 grep_out "^  Processes:  2( |\$)"
 exit 0
