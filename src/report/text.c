@@ -19,13 +19,13 @@
 #define TEXT_NAME_MAX 80       /* columns of a function name in the CPU table */
 #define TEXT_PATH_MAX 60       /* columns of a path before it is cut from the left */
 
-/* --sort takes the pstats keys of the CPU table and the key_averages keys of
- * the CUDA tables (analysis/cuda.c).  Each table falls back to its own
- * default for a key of the other kind. */
+/* --sort takes exactly the pstats keys of the CPU table and the key_averages
+ * keys of the CUDA tables, torch's device_* spellings included: each table's
+ * own parser decides, so the two lists live in one place each (analysis/cpu.c,
+ * analysis/cuda.c).  Each table falls back to its own default for a key of the
+ * other kind.  Both parsers reject NULL. */
 int report_sort_key_valid(const char *key)
 {
-	if (!key || !*key)
-		return 0;
 	return cpu_sort_parse(key) >= 0 || cuda_sort_key_valid(key);
 }
 

@@ -2,11 +2,13 @@
  * test_text.c — the text report on hand-built profiles: header, the
  * cProfile-style table (columns, percall math, limit and "more" line, sort
  * order, function naming), hot lines, the process/thread sections only when
- * there is more than one, exit by signal, lost samples, and the footer.
+ * there is more than one, the Measured columns, exit by signal, lost samples,
+ * the footer, and the --sort keys (the union of the CPU and CUDA tables' keys).
  */
 #include <stdint.h>
 
 #include "analysis/cpu.h"
+#include "analysis/cuda.h"
 #include "report/fmt.h"
 #include "report/report.h"
 #include "testlib.h"
@@ -347,15 +349,28 @@ static void test_footer(void)
 static void test_sort_keys_valid(void)
 {
 	static const char *const ok[] = { "tottime", "time", "cumtime", "cumulative", "ncalls",
-					  "calls", "name", "filename", "file", "module", "line",
-					  "nfl", "stdname", "cpu_time_total", "cuda_time_total",
-					  "self_cuda_time_total", "count" };
+					  "calls", "pcalls", "name", "filename", "file", "module",
+					  "line", "nfl", "stdname", "cpu_time_total",
+					  "cuda_time_total", "self_cuda_time_total",
+					  "self_cpu_time_total", "cuda_time", "cpu_time", "count",
+					  /* torch's spellings the CUDA tables accept */
+					  "device_time_total", "self_device_time_total",
+					  "device_time" };
+	static const char *const bad[] = { "bogus", "", "TOTTIME", "tottime ", "device",
+					   "self_device_time", "device_time_avg", "gpu_time_total",
+					   "cuda", "self_time" };
 	size_t i;
 
-	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++)
+	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		CHECK(report_sort_key_valid(ok[i]));
-	CHECK(!report_sort_key_valid("bogus"));
-	CHECK(!report_sort_key_valid(""));
+		/* exactly the union of the two tables' parsers */
+		CHECK_EQ_INT(report_sort_key_valid(ok[i]),
+			     cpu_sort_parse(ok[i]) >= 0 || cuda_sort_key_valid(ok[i]));
+	}
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		CHECK(!report_sort_key_valid(bad[i]));
+		CHECK(cpu_sort_parse(bad[i]) < 0 && !cuda_sort_key_valid(bad[i]));
+	}
 	CHECK(!report_sort_key_valid(NULL));
 }
 
