@@ -84,6 +84,7 @@ static void usage(FILE *f)
 	      "      --sort KEY       CPU table order: tottime (default), cumtime, ncalls, name,\n"
 	      "                       filename; CUDA tables: cuda_time_total, cpu_time_total,\n"
 	      "                       self_cuda_time_total, self_cpu_time_total, count\n"
+	      "                       (device_* spellings of the cuda_* keys too)\n"
 	      "      --limit N        rows per table (default 15)\n"
 	      "      --report FILE    write the text report to FILE instead of stdout\n"
 	      "  -q, --quiet          tables only: no banner or hints; the agent stays silent\n"
@@ -207,7 +208,8 @@ static int parse_opts(int argc, char **argv, enum mode mode, struct cli_opts *o)
 			if (!report_sort_key_valid(optarg))
 				return usage_error("--sort %s: unknown key (tottime, cumtime, ncalls, "
 						   "name, filename, cuda_time_total, cpu_time_total, "
-						   "self_cuda_time_total, self_cpu_time_total, count)",
+						   "self_cuda_time_total, self_cpu_time_total, count, "
+						   "or a device_* spelling of a cuda_* key)",
 						   optarg);
 			o->sort = optarg;
 			break;
@@ -299,6 +301,31 @@ static int parse_opts(int argc, char **argv, enum mode mode, struct cli_opts *o)
 
 /* --- after the data is in: reports, files, gate ---------------------------- */
 
+/*
+ * The text report, for a --baseline run that prints the gate's table after it
+ * on stdout: without the blank lines a quiet report may end with, so that the
+ * gate's one blank line is the only one between them.
+ */
+static int report_text_trimmed(FILE *out, const struct profile *p, const struct report_opts *ro)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int ret;
+
+	if (!mem)
+		return report_text(out, p, ro);
+	ret = report_text(mem, p, ro);
+	if (fclose(mem) != 0 && ret == 0)
+		ret = -ENOMEM;
+	while (len >= 2 && buf[len - 1] == '\n' && buf[len - 2] == '\n')
+		len--;
+	if (ret == 0 && len && fwrite(buf, 1, len, out) != len)
+		ret = -EIO;
+	free(buf);
+	return ret;
+}
+
 static int write_outputs(const struct profile *p, const struct cli_opts *o,
 			 const char *json_path)
 {
@@ -318,7 +345,9 @@ static int write_outputs(const struct profile *p, const struct cli_opts *o,
 	if (out) {
 		fflush(stdout);
 		errno = 0;
-		if (report_text(out, p, &ro) < 0 || fflush(out) != 0) {
+		if ((out == stdout && o->baseline ? report_text_trimmed(out, p, &ro)
+						  : report_text(out, p, &ro)) < 0 ||
+		    fflush(out) != 0) {
 			/* A reader that stopped early (| head) is not our failure. */
 			if (!(out == stdout && errno == EPIPE)) {
 				fprintf(stderr, "cbottleneck: cannot write the report: %s\n",
@@ -354,9 +383,23 @@ static int write_outputs(const struct profile *p, const struct cli_opts *o,
 	return failed;
 }
 
+/* 1 if the text report went to stdout (no --report FILE, or --report -). */
+static int report_on_stdout(const struct cli_opts *o)
+{
+	return !o->report_file || strcmp(o->report_file, "-") == 0;
+}
+
+/*
+ * The gate's table follows the report on stdout, after one blank line.  The
+ * table is built in memory first so that the blank line is printed only when
+ * there is a table (a bad baseline prints nothing on stdout).
+ */
 static int gate(const struct cli_opts *o, const char *json_path)
 {
 	struct cmp_opts co;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
 	int st;
 
 	memset(&co, 0, sizeof(co));
@@ -368,7 +411,20 @@ static int gate(const struct cli_opts *o, const char *json_path)
 	co.bench_json = o->bench_json;
 	co.quiet = o->quiet;
 	fflush(stdout);
-	st = cmp_run(o->baseline, json_path, &co, stdout);
+	mem = open_memstream(&buf, &len);
+	if (!mem) {
+		/* no memory for the buffer: the table straight out, unseparated */
+		st = cmp_run(o->baseline, json_path, &co, stdout);
+		fflush(stdout);
+		return st;
+	}
+	st = cmp_run(o->baseline, json_path, &co, mem);
+	if (fclose(mem) == 0 && len) {
+		if (report_on_stdout(o))
+			fputc('\n', stdout);
+		fwrite(buf, 1, len, stdout);
+	}
+	free(buf);
 	fflush(stdout);
 	return st;
 }

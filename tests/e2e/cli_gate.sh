@@ -2,7 +2,8 @@
 # cli_gate — a run with --baseline exits with the regression gate's status,
 # not the program's: 0 pass, 1 regression, 3 when the program itself failed;
 # the JSON report goes to a temporary file when there is no --json; the same
-# gate works on a kept session with `report DIR`.
+# gate works on a kept session with `report DIR`; one blank line separates
+# the report from the gate's table.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split
@@ -29,6 +30,24 @@ expect_rc 0
 run_cbn -q --report "$T/r.txt" --baseline "$T/base.json" --fail 'wall:+1000%' -- sh -c 'exit 4'
 expect_rc 3
 grep -q 'cannot measure' "$ERRF" || fail "no 'cannot measure' line"
+
+# With the report on stdout, the gate's table follows its last line after
+# exactly one blank line: after a data-quality footer (few samples at 99 Hz)
+# and after a quiet report whose last table ends the output (1 kHz).
+for freq in 99 1000; do
+	run_cbn -q -F "$freq" --baseline "$T/base.json" --fail 'func[heavy].self:+200%' \
+		-- "$EXAMPLES/split" 0.3 3
+	expect_rc 0
+	python3 - "$OUTF" <<'PY' || fail "no single blank line between the report and the gate's table (-F $freq)"
+import sys
+lines = open(sys.argv[1]).read().split("\n")
+i = next((k for k, l in enumerate(lines) if l.startswith("metric ")), None)
+if i is None or i < 2:
+    sys.exit("no gate table after the report")
+if lines[i - 1] != "" or lines[i - 2] == "":
+    sys.exit("lines before the table: %r" % lines[max(0, i - 3):i])
+PY
+done
 
 # report DIR with the same gate.
 run_cbn report -q --report "$T/r.txt" --baseline "$T/base.json" \
