@@ -17,6 +17,7 @@ grep -q "cudart_probe: cudaGetDeviceCount -> " "$OUTF" || fail "the probe did no
 if grep -q "cudaGetDeviceCount -> 0 " "$OUTF"; then
 	note "a CUDA driver is present: the layer must have started"
 	[ "$(json_get "$T/r.json" 'cuda.status[0].state')" = finished ] || fail "CUDA layer did not finish"
+	grep -q "never initialized for tracing" "$OUTF" && fail "a traced process got the never-initialized note"
 else
 	note "no usable driver: $(grep -o 'cudaGetDeviceCount -> .*' "$OUTF")"
 	[ "$(json_py "$T/r.json" '[s["state"] for s in d.get("cuda", {}).get("status", [])]')" = "[]" ] ||
