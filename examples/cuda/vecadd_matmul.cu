@@ -49,8 +49,8 @@ int main(int argc, char **argv)
 		b[i] = 2.0f * (float)(i % 7);
 	}
 	for (size_t i = 0; i < A.size(); i++) {
-		A[i] = (float)((i % 13) - 6) / 8.0f;
-		B[i] = (float)((i % 5) - 2) / 4.0f;
+		A[i] = (float)((int)(i % 13) - 6) / 8.0f;
+		B[i] = (float)((int)(i % 5) - 2) / 4.0f;
 	}
 	CHECK_CUDA(cudaMalloc(&da, nv * sizeof(float)));
 	CHECK_CUDA(cudaMalloc(&db, nv * sizeof(float)));
