@@ -1905,7 +1905,10 @@ static int build_recos(struct cuda_analysis *a, const struct profile *p, const c
 			return -ENOMEM;
 	}
 
+	/* Utilization counts kernels only; a run that keeps the GPU busy with copies
+	 * (few idle gaps) is not idle, so the gaps must agree. */
 	if (ov->gpu_utilization >= 0 && ov->gpu_utilization < CUDA_LOW_UTIL &&
+	    (double)ov->idle_gaps_ns >= (1.0 - CUDA_LOW_UTIL) * (double)ov->window_ns &&
 	    add_reco(a, &cap, "low-utilization",
 		     xasprintf("GPU utilization %.1f%%: kernels ran %s of a %s window; %llu idle gaps "
 			       "totalling %s, largest %s",

@@ -198,10 +198,35 @@ static void test_implicit_dtod(void)
 	cb_free(&p);
 }
 
+/* A run that keeps the GPU busy with copies has no kernels (utilization 0 %)
+ * but no idle time either: low-utilization must not fire (seen on a real H100
+ * with examples/cuda/copies.cu). */
+static void test_copy_bound(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	uint64_t t = 0;
+	uint32_t c;
+	int i;
+
+	cb_init(&p);
+	cb_h100(&p, 0);
+	for (i = 0; i < 8; i++, t += 10 * MS) {
+		c = cb_api(&p, "cudaMemcpy", 0, t, t + 10 * MS);
+		cb_copy(&p, CBN_COPY_HTOD, CBN_MEM_PINNED, CBN_MEM_DEVICE, 64 << 20, t + 100 * US,
+			t + 9900 * US, c);
+	}
+	a = analyze(&p);
+	CHECK(cb_reco(a, "low-utilization") == NULL);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
 int main(void)
 {
 	test_clean();
 	test_overhead_and_tiny();
+	test_copy_bound();
 	test_sync_and_pageable();
 	test_kernel_rules();
 	test_implicit_dtod();
