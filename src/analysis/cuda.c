@@ -1788,7 +1788,10 @@ static int build_recos(struct cuda_analysis *a, const struct profile *p, const c
 			else
 				dtoh += r->pageable;
 		}
-		if (n && add_reco(a, &cap, "pageable-copies",
+		/* A stray 4-byte result copy is not worth a recommendation. */
+		if (n && (ns >= CUDA_PAGEABLE_MIN_NS ||
+			  (double)ns >= CUDA_PAGEABLE_MIN_SHARE * (double)ov->gpu_ns) &&
+		    add_reco(a, &cap, "pageable-copies",
 				  xasprintf("%llu copies from/to pageable host memory (HtoD %llu, DtoH %llu): "
 					    "%s of GPU time, %llu bytes",
 					    (unsigned long long)n, (unsigned long long)htod,

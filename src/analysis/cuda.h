@@ -23,6 +23,8 @@
 #define CUDA_OVERHEAD_SHORT_KERNEL_NS 10000 /* median kernel < 10 us ... */
 #define CUDA_OVERHEAD_MIN_KERNELS 100       /* ... over at least this many kernels */
 #define CUDA_LOW_UTIL 0.50                  /* rule low-utilization */
+#define CUDA_PAGEABLE_MIN_NS 100000       /* rule pageable-copies: >= 100 us of GPU time ... */
+#define CUDA_PAGEABLE_MIN_SHARE 0.01       /* ... or >= 1 % of all GPU time */
 #define CUDA_SYNC_FRACTION 0.25             /* rule sync-dominated: sync time / wall */
 #define CUDA_TINY_KERNELS_MIN 1000          /* rule tiny-kernels: more launches than this */
 #define CUDA_TINY_KERNEL_NS 10000           /* ... with a median below 10 us */

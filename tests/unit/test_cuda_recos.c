@@ -219,6 +219,13 @@ static void test_copy_bound(void)
 	a = analyze(&p);
 	CHECK(cb_reco(a, "low-utilization") == NULL);
 	cuda_analysis_free(a);
+	/* and a stray 4-byte pageable result copy (2 us of 80 ms of GPU time) is
+	 * below the pageable-copies floor, as tiny_kernels showed on a real GPU */
+	c = cb_api(&p, "cudaMemcpy", 0, t, t + 10 * US);
+	cb_copy(&p, CBN_COPY_DTOH, CBN_MEM_DEVICE, CBN_MEM_PAGEABLE, 4, t + 1 * US, t + 3 * US, c);
+	a = analyze(&p);
+	CHECK(cb_reco(a, "pageable-copies") == NULL);
+	cuda_analysis_free(a);
 	cb_free(&p);
 }
 
