@@ -117,16 +117,32 @@ static int api_fill(struct api_table *t, CUpti_SubscriberHandle sub, CUpti_Callb
 	return enabled ? CUPTI_SUCCESS : CUPTI_ERROR_UNKNOWN;
 }
 
+/* Lighter tracing, for runs where the per-launch cost matters more than what
+ * it buys (docs/cuda-collection.md, "Cost"): CBN_CUDA_STACKS=0 captures no
+ * host stacks (no launch sites), CBN_CUDA_DRIVER=0 enables no driver-API
+ * callbacks (launches made through the driver API alone are then not seen). */
+static int api_stacks = 1;
+
+static int api_env_off(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v && strcmp(v, "0") == 0;
+}
+
 int api_setup(CUpti_SubscriberHandle sub)
 {
 	int st;
 
+	api_stacks = !api_env_off("CBN_CUDA_STACKS");
 	st = api_fill(&api_rt, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
 	if (st != CUPTI_SUCCESS)
 		return st;
-	st = api_fill(&api_drv, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
-	if (st != CUPTI_SUCCESS)
-		return st;
+	if (!api_env_off("CBN_CUDA_DRIVER")) {
+		st = api_fill(&api_drv, sub, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE);
+		if (st != CUPTI_SUCCESS)
+			return st;
+	}
 	st = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
 				 CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	return st;
@@ -226,7 +242,7 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 			layer_flush_soft();
 		/* correlationData is CUPTI's per-call slot shared by ENTER and EXIT. */
 		*cd->correlationData = layer_agent.now();
-		if (cls & API_STACK)
+		if ((cls & API_STACK) && api_stacks)
 			api_write_stack(cd->correlationId);
 		return;
 	}
