@@ -33,44 +33,15 @@ __attribute__((noinline)) int load_test_other(int x)
 	return v - 7;
 }
 
-struct self_map {
-	char path[4096];
-	uint64_t base;
-	struct cbn_segment seg[CBN_MAX_SEGMENTS];
-	uint16_t nseg;
-};
-
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	struct self_map *m = ctx;
-	int i;
-
-	(void)size;
-	if (info->dlpi_name && info->dlpi_name[0])
-		return 0; /* the main program comes first, with an empty name */
-	m->base = info->dlpi_addr;
-	for (i = 0; i < info->dlpi_phnum && m->nseg < CBN_MAX_SEGMENTS; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		m->seg[m->nseg].vaddr = ph->p_vaddr;
-		m->seg[m->nseg].memsz = ph->p_memsz;
-		m->seg[m->nseg].offset = ph->p_offset;
-		m->seg[m->nseg].flags = ph->p_flags;
-		m->nseg++;
-	}
-	return 1;
-}
-
-static void self_module_bid(struct synth *s, const struct self_map *m, uint64_t ts,
+static void self_module_bid(struct synth *s, const struct synth_self *m, uint64_t ts,
 			    const uint8_t *bid, uint16_t bid_len);
 
-static void self_module(struct synth *s, const struct self_map *m, uint64_t ts)
+static void self_module(struct synth *s, const struct synth_self *m, uint64_t ts)
 {
 	self_module_bid(s, m, ts, NULL, 0);
 }
 
-static void self_module_bid(struct synth *s, const struct self_map *m, uint64_t ts,
+static void self_module_bid(struct synth *s, const struct synth_self *m, uint64_t ts,
 			    const uint8_t *bid, uint16_t bid_len)
 {
 	unsigned char b[8192];
@@ -147,7 +118,7 @@ static int has_warning(const struct profile *p, const char *a, const char *b)
 	return 0;
 }
 
-static void test_cpu_session(const struct self_map *self)
+static void test_cpu_session(const struct synth_self *self)
 {
 	struct synth s;
 	struct profile *p = NULL;
@@ -395,7 +366,7 @@ static void test_cpu_session(const struct self_map *self)
 	clean_dir();
 }
 
-static void test_cuda_session(const struct self_map *self)
+static void test_cuda_session(const struct synth_self *self)
 {
 	struct synth s;
 	struct profile *p = NULL;
@@ -504,7 +475,7 @@ static void test_cuda_session(const struct self_map *self)
 }
 
 /* A module whose file no longer matches the build-id recorded at run time. */
-static void test_changed_module(const struct self_map *self)
+static void test_changed_module(const struct synth_self *self)
 {
 	struct synth s;
 	struct profile *p = NULL;
@@ -597,14 +568,9 @@ static void test_bad_dirs(void)
 
 int main(void)
 {
-	struct self_map self;
-	ssize_t n;
+	struct synth_self self;
 
-	memset(&self, 0, sizeof(self));
-	n = readlink("/proc/self/exe", self.path, sizeof(self.path) - 1);
-	REQUIRE(n > 0);
-	dl_iterate_phdr(phdr_cb, &self);
-	REQUIRE(self.nseg > 0);
+	REQUIRE(synth_self_find(&self) == 0);
 	REQUIRE(mkdtemp(dir) != NULL);
 	/* keep the compiler from dropping the functions whose addresses we use */
 	CHECK(load_test_caller(1) + load_test_other(2) != 12345);

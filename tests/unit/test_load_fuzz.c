@@ -38,42 +38,9 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-struct self {
-	char path[4096];
-	uint64_t base, lo, hi;
-	struct cbn_segment seg[CBN_MAX_SEGMENTS];
-	uint16_t nseg;
-};
-
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	struct self *m = ctx;
-	int i;
-
-	(void)size;
-	if (info->dlpi_name && info->dlpi_name[0])
-		return 0;
-	m->base = info->dlpi_addr;
-	for (i = 0; i < info->dlpi_phnum && m->nseg < CBN_MAX_SEGMENTS; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		m->seg[m->nseg].vaddr = ph->p_vaddr;
-		m->seg[m->nseg].memsz = ph->p_memsz;
-		m->seg[m->nseg].offset = ph->p_offset;
-		m->seg[m->nseg].flags = ph->p_flags;
-		m->nseg++;
-		if (ph->p_flags & PF_X) {
-			m->lo = info->dlpi_addr + ph->p_vaddr;
-			m->hi = m->lo + ph->p_memsz;
-		}
-	}
-	return 1;
-}
-
 /* The all-types file of the reader tests, plus this executable as a module
  * and samples inside it so that symbolization runs. */
-static void build(struct synth *s, const struct self *me)
+static void build(struct synth *s, const struct synth_self *me)
 {
 	unsigned char b[8192];
 	struct cbn_rec_module *m = (struct cbn_rec_module *)b;
@@ -157,7 +124,7 @@ static void check_profile(const struct profile *p)
 
 int main(void)
 {
-	struct self me;
+	struct synth_self me;
 	struct synth s;
 	char dir[] = "/tmp/cbn-test-load-fuzz-XXXXXX", path[256];
 	size_t offs[512], n, size;
@@ -165,13 +132,8 @@ int main(void)
 	unsigned char *b;
 	unsigned long iters = 0, loaded = 0;
 	double t0;
-	ssize_t len;
 
-	memset(&me, 0, sizeof(me));
-	len = readlink("/proc/self/exe", me.path, sizeof(me.path) - 1);
-	REQUIRE(len > 0);
-	dl_iterate_phdr(phdr_cb, &me);
-	REQUIRE(me.hi > me.lo);
+	REQUIRE(synth_self_find(&me) == 0);
 	REQUIRE(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/100.0.cbp", dir);
 	build(&s, &me);

@@ -32,38 +32,6 @@
 #define UNIQUE 5000
 #define PCS 3000
 
-struct text {
-	uint64_t base, lo, hi; /* executable segment, runtime addresses */
-	struct cbn_segment seg[CBN_MAX_SEGMENTS];
-	uint16_t nseg;
-};
-
-static int phdr_cb(struct dl_phdr_info *info, size_t size, void *ctx)
-{
-	struct text *t = ctx;
-	int i;
-
-	(void)size;
-	if (info->dlpi_name && info->dlpi_name[0])
-		return 0;
-	t->base = info->dlpi_addr;
-	for (i = 0; i < info->dlpi_phnum && t->nseg < CBN_MAX_SEGMENTS; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-		if (ph->p_type != PT_LOAD)
-			continue;
-		t->seg[t->nseg].vaddr = ph->p_vaddr;
-		t->seg[t->nseg].memsz = ph->p_memsz;
-		t->seg[t->nseg].offset = ph->p_offset;
-		t->seg[t->nseg].flags = ph->p_flags;
-		t->nseg++;
-		if (ph->p_flags & PF_X) {
-			t->lo = info->dlpi_addr + ph->p_vaddr;
-			t->hi = t->lo + ph->p_memsz;
-		}
-	}
-	return 1;
-}
-
 static uint64_t rng = 88172645463325252ull;
 
 static uint64_t rnd(void)
@@ -88,20 +56,16 @@ int main(void)
 	const char *full = getenv("CBN_PERF_FULL");
 	size_t nsamples = full && *full == '1' ? 1000000 : 200000, i;
 	double limit = full && *full == '1' ? 2.0 : 1.5, t0, t1;
-	char dir[] = "/tmp/cbn-test-load-perf-XXXXXX", path[256], exe[4096];
-	struct text t;
+	char dir[] = "/tmp/cbn-test-load-perf-XXXXXX", path[256];
+	const char *exe;
+	struct synth_self t;
 	struct synth s;
 	struct profile *p = NULL;
 	char err[256];
-	ssize_t n;
 	int ret;
 
-	memset(&t, 0, sizeof(t));
-	dl_iterate_phdr(phdr_cb, &t);
-	REQUIRE(t.hi > t.lo);
-	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	REQUIRE(n > 0);
-	exe[n] = '\0';
+	REQUIRE(synth_self_find(&t) == 0);
+	exe = t.path;
 	for (i = 0; i < PCS; i++)
 		pool[i] = t.lo + 1 + rnd() % (t.hi - t.lo - 1);
 	for (i = 0; i < UNIQUE; i++)

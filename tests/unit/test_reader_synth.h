@@ -6,10 +6,13 @@
 #ifndef CBN_TEST_READER_SYNTH_H
 #define CBN_TEST_READER_SYNTH_H
 
+#include <elf.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "format/cbn_format.h"
 
@@ -360,6 +363,54 @@ static inline unsigned synth_all_types(struct synth *s, uint32_t chunk_size)
 	synth_thread(s, CBN_REC_THREAD_END, 4000, 101, "worker-1", 12345); n++;
 	synth_exit(s, 6000, 0); n++;
 	return n;
+}
+
+/* The test executable itself as a module: its path, load bias, PT_LOAD
+ * segments and executable range, so synthetic samples symbolize for real. */
+struct synth_self {
+	char path[4096];
+	uint64_t base, lo, hi;          /* lo, hi: executable segment, runtime addresses */
+	struct cbn_segment seg[CBN_MAX_SEGMENTS];
+	uint16_t nseg;
+};
+
+static inline int synth_self_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct synth_self *m = ctx;
+	int i;
+
+	(void)size;
+	if (info->dlpi_name && info->dlpi_name[0])
+		return 0; /* the main program comes first, with an empty name */
+	m->base = info->dlpi_addr;
+	for (i = 0; i < info->dlpi_phnum && m->nseg < CBN_MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD)
+			continue;
+		m->seg[m->nseg].vaddr = ph->p_vaddr;
+		m->seg[m->nseg].memsz = ph->p_memsz;
+		m->seg[m->nseg].offset = ph->p_offset;
+		m->seg[m->nseg].flags = ph->p_flags;
+		m->nseg++;
+		if (ph->p_flags & PF_X) {
+			m->lo = info->dlpi_addr + ph->p_vaddr;
+			m->hi = m->lo + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+/* 0 when the executable's path and an executable segment were found. */
+static inline int synth_self_find(struct synth_self *m)
+{
+	ssize_t n;
+
+	memset(m, 0, sizeof(*m));
+	n = readlink("/proc/self/exe", m->path, sizeof(m->path) - 1);
+	if (n <= 0)
+		return -1;
+	dl_iterate_phdr(synth_self_cb, m);
+	return m->nseg > 0 && m->hi > m->lo ? 0 : -1;
 }
 
 #endif
