@@ -22,12 +22,9 @@
 #define AGENT_DEFAULT_DEPTH 128
 #define AGENT_DEFAULT_FILE_MB 1024
 #define AGENT_INITIAL_FILE (512u << 10)
-#define AGENT_MIN_FREE (2u << 20)
-#define AGENT_BG_PERIOD_NS 50000000u
 
 struct agent agent;
 
-static pthread_t bg_thread;
 static _Atomic int bg_running;
 
 /*
@@ -89,27 +86,6 @@ int agent_event(const void *rec, size_t size)
 	return writer_append_event(&agent.w, rec, size);
 }
 
-/* /proc/self/task/<tid>/comm, for threads other than the caller. */
-int agent_thread_name(uint32_t tid, char name[CBN_NAME_MAX])
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	memset(name, 0, CBN_NAME_MAX);
-	snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, name, CBN_NAME_MAX - 1);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	if (name[n - 1] == '\n')
-		name[n - 1] = 0;
-	return 0;
-}
-
 static void agent_say(const char *what)
 {
 	char line[512];
@@ -121,6 +97,13 @@ static void agent_say(const char *what)
 		     what);
 	if (n > 0)
 		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
+/* Record in the header something the program did that the report mentions. */
+void agent_note(uint32_t flag)
+{
+	if (agent.w.hdr)
+		atomic_fetch_or(&agent.w.hdr->notes, flag);
 }
 
 /* Stop sampling and say why, once, in the header and (unless CBN_QUIET) on
@@ -237,55 +220,62 @@ static int agent_open_file(int64_t parent_pid_file)
 	return 0;
 }
 
-/* Background thread: grows the file ahead of the writers, catches module
- * loads that bypassed dlopen/dlclose, keeps end_mono_ns fresh. */
+/*
+ * Helper thread, started by a dlopen and gone again once nothing is pending:
+ * it writes the new module's LOAD record (and publishes the unwinder's
+ * snapshot) within 2 ms of the load, before a crash soon after could lose it.
+ * The dlopen interposer cannot do it itself: it must return straight into the
+ * loader (modules.c).  A program that never calls dlopen never sees it.
+ */
+#define AGENT_BG_IDLE_EXIT 50
+
 static void *agent_bg_main(void *arg)
 {
-	struct timespec ts = {0, AGENT_BG_PERIOD_NS};
-	uint64_t used, want;
+	struct timespec ts = {0, 2000000};
+	int idle = 0;
 
 	(void)arg;
-	prctl(PR_SET_NAME, "cbn-agent", 0, 0, 0);
+	syscall(SYS_prctl, PR_SET_NAME, "cbn-agent", 0, 0, 0);
 	if (!agent_loader_ok()) {
 		/* Blocks forever if the loader lock is orphaned; then the
-		 * process stays in PC-only mode, which is all it can have. */
+		 * process stays without module scans, all it can have. */
 		dl_iterate_phdr(loader_probe_cb, NULL);
 		atomic_store_explicit(&loader_ok, 1, memory_order_release);
 	}
-	while (atomic_load(&bg_running)) {
-		struct cbn_file_header *h = agent.w.hdr;
-
-		/* Right after a dlopen, look every 2 ms: a LOAD record written
-		 * soon survives a crash that follows soon. */
-		ts.tv_nsec = modules_pending() ? 2000000 : AGENT_BG_PERIOD_NS;
+	while (idle < AGENT_BG_IDLE_EXIT) {
 		nanosleep(&ts, NULL);
-		if (!h || !atomic_load(&agent.active))
-			continue;
-		used = atomic_load(&h->next_chunk) - h->data_offset;
-		want = used / 4 > AGENT_MIN_FREE ? used / 4 : AGENT_MIN_FREE;
-		writer_grow(&agent.w, want);
+		if (!agent.w.hdr || !atomic_load(&agent.active))
+			break;
+		idle = modules_pending() ? 0 : idle + 1;
 		modules_scan(0);
-		atomic_store(&h->end_mono_ns, agent_now());
 	}
+	atomic_store(&bg_running, 0);
 	return NULL;
 }
 
-/*
- * Started lazily, at the target's first pthread_create or dlopen: a target
- * that stays single-threaded must stay so (unshare(CLONE_NEWUSER) and setns
- * refuse multi-threaded callers; some programs count their threads).  Without
- * it the sampler grows the file itself and exit/dlclose rescan the modules.
- */
+/* Start the helper thread if it is not running (dlopen, a fork child). */
 void agent_bg_ensure(void)
 {
 	int zero = 0;
+	pthread_t th;
 
-	if (!atomic_load(&agent.active) || atomic_load(&bg_running))
+	if (!atomic_load(&agent.active))
 		return;
 	if (!atomic_compare_exchange_strong(&bg_running, &zero, 1))
 		return;
-	if (threads_create_raw(&bg_thread, agent_bg_main, NULL) < 0)
+	if (threads_create_raw(&th, agent_bg_main, NULL) < 0)
 		atomic_store(&bg_running, 0);
+	else
+		pthread_detach(th);
+}
+
+/* The header's sampling fields as they stand (start, fork child). */
+static void agent_header_sampling(void)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+
+	h->signo = (uint32_t)atomic_load(&agent.signo);
+	h->timer_kind = agent.want_perf ? CBN_TIMER_PERF_CPU_CLOCK : CBN_TIMER_POSIX_CPU;
 }
 
 /* exit() and return from main: on_exit hands us the status. */
@@ -359,20 +349,20 @@ static void agent_fork_child(void)
 	agent.main_thread = pthread_self();
 	agent.forked_child = modules_have("libcbottleneck_cuda");
 	agent_tls.chunk = NULL;
-	agent_tls.armed = 0;
+	agent_tls.backend = AGENT_BACKEND_NONE;
+	agent_tls.perf_page = NULL; /* the parent's mapping is not inherited */
 	ret = agent_open_file((int64_t)parent);
 	if (ret) {
 		agent_say("cannot create the session file for a forked child");
 		return;
 	}
-	agent.w.hdr->signo = (uint32_t)agent.signo;
-	agent.w.hdr->timer_kind = CBN_TIMER_POSIX_CPU;
+	agent_header_sampling();
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
 	/* The helper thread did not survive the fork; it restarts on demand,
 	 * or now to probe the loader lock the parent's threads may have held. */
 	atomic_store(&bg_running, 0);
-	sampler_thread_begin();
+	sampler_thread_begin(0, NULL);
 	if (fork_multi) {
 		atomic_store(&loader_ok, 0);
 		agent_bg_ensure();
@@ -385,6 +375,7 @@ __attribute__((constructor)) static void agent_init(void)
 	double freq;
 	ssize_t n;
 	int ret;
+	char why[120];
 
 	if (!s || !*s)
 		return; /* not under cbottleneck: stay inert */
@@ -412,6 +403,8 @@ __attribute__((constructor)) static void agent_init(void)
 	agent.depth = (int)agent_env_long(CBN_ENV_DEPTH, AGENT_DEFAULT_DEPTH, 1, CBN_MAX_FRAMES);
 	agent.file_max = (uint64_t)agent_env_long(CBN_ENV_FILE_MB, AGENT_DEFAULT_FILE_MB, 1,
 						  1 << 20) << 20;
+	q = getenv(CBN_ENV_PERF);
+	agent.want_perf = !(q && strcmp(q, "0") == 0);
 	agent.pid = (uint32_t)getpid();
 	agent.exec_seq = agent_exec_seq(agent.pid);
 	agent.main_thread = pthread_self();
@@ -427,32 +420,29 @@ __attribute__((constructor)) static void agent_init(void)
 		agent_disable(why);
 		return;
 	}
-	if (unwind_init() < 0) {
+	/* The module snapshot first: the unwinder's first backtrace walks it. */
+	modules_init();
+	if (unwind_init(why, sizeof(why)) < 0) {
 		/* Samples still carry the interrupted pc; say so in the header. */
-		snprintf(agent.w.hdr->disabled_reason, sizeof(agent.w.hdr->disabled_reason),
-			 "libunwind.so.8 not found: pc-only samples");
+		snprintf(agent.w.hdr->disabled_reason, sizeof(agent.w.hdr->disabled_reason), "%s", why);
 		agent.w.hdr->disabled_reason_len = (uint32_t)strlen(agent.w.hdr->disabled_reason);
 	}
-	unwind_warm();
 	if (threads_init() < 0) {
 		agent_disable("pthread_create not found");
 		return;
 	}
-	ret = sigwrap_install();
+	ret = sigwrap_install(why, sizeof(why));
 	if (ret) {
-		agent_disable(ret == -EBUSY ? "no free signal for sampling (SIGPROF, SIGVTALRM, "
-					      "SIGSTKFLT, SIGPWR and SIGRTMIN+2..5 all taken)"
-					    : "cannot install the sampling signal handler");
+		agent_disable(why);
 		return;
 	}
-	agent.w.hdr->signo = (uint32_t)agent.signo;
-	agent.w.hdr->timer_kind = CBN_TIMER_POSIX_CPU;
+	agent.w.hdr->signo_first = (uint32_t)atomic_load(&agent.signo);
+	agent_header_sampling();
 	atomic_store(&agent.active, 1);
-	modules_init();
 	pthread_atfork(agent_fork_prepare, agent_fork_parent, agent_fork_child);
 	on_exit(agent_on_exit, NULL);
-	if (sampler_thread_begin() < 0)
-		agent_disable("cannot create the CPU timer for the main thread");
+	if (sampler_thread_begin(0, NULL) < 0)
+		agent_disable("cannot sample the main thread (no stack or timer for the handler)");
 }
 
 /* --- agent_api.h ----------------------------------------------------------- */
@@ -473,7 +463,10 @@ AGENT_API __attribute__((noinline)) int cbn_agent_backtrace(uint64_t *pcs, int m
 	void *buf[CBN_MAX_FRAMES + 16];
 	int n, i, m = 0;
 
-	if (max <= 0 || skip < 0 || !agent_loader_ok() || !unwind_begin())
+	if (max <= 0 || skip < 0 || !agent_loader_ok())
+		return 0;
+	modules_refresh();
+	if (!unwind_begin())
 		return 0;
 	/* Counted as REENTRANT if our signal lands here: libunwind is not
 	 * re-entrant on one thread (libunwind #425). */

@@ -2,6 +2,7 @@
  * agent.h — state shared by the files of the preloaded agent (libcbottleneck.so):
  * the process-wide configuration, the per-thread TLS block the signal handler
  * uses, and the entry points each file offers the others.  Internal only.
+ * What may run in the sampling signal handler is declared in sigpath.h.
  */
 #ifndef CBN_AGENT_H
 #define CBN_AGENT_H
@@ -18,12 +19,18 @@
 #define AGENT_TLS __attribute__((tls_model("initial-exec")))
 #define AGENT_HIDDEN __attribute__((visibility("hidden")))
 
+/* Bytes of libunwind's own thread-local block that the agent provides
+ * (unwind.c; libunwind 1.6 uses 16). */
+#define AGENT_UNW_TLS 64
+
 struct agent {
 	struct writer w;                 /* this process image's session file */
 	_Atomic int active;              /* 1 once init succeeded (file open, signal ours) */
-	int signo;                       /* sampling signal, 0 until chosen */
+	_Atomic int signo;               /* sampling signal for threads armed from now on */
 	int depth;                       /* frames per sample cap */
 	int quiet;
+	int want_perf;                   /* 0: CBN_PERF_EVENTS=0, POSIX timers only */
+	int perf_refused;                /* errno of a refusal that holds for every thread */
 	uint32_t pid;                    /* pid the file belongs to */
 	uint32_t exec_seq;
 	uint64_t period_ns;
@@ -37,21 +44,56 @@ struct agent {
 
 extern struct agent agent AGENT_HIDDEN;
 
+enum agent_backend {
+	AGENT_BACKEND_NONE = 0,
+	AGENT_BACKEND_TIMER = 1,         /* timer_create(CLOCK_THREAD_CPUTIME_ID) */
+	AGENT_BACKEND_PERF = 2,          /* perf_event_open(CPU_CLOCK), fd closed, page mapped */
+};
+
 /* Per-thread state.  Initial-exec TLS: the handler reaches it without calling
- * __tls_get_addr (which may malloc). */
+ * __tls_get_addr (which may malloc).  Fields the handler and normal code of
+ * the same thread share are volatile sig_atomic_t. */
 struct agent_thread {
 	struct cbn_chunk_header *chunk;  /* current SAMPLES chunk, or NULL */
 	uint32_t tid;                    /* 0: thread unknown to the agent */
 	uint32_t pid;                    /* pid when armed; != agent.pid: foreign */
-	int ready;                       /* libunwind warmed up in this thread */
-	int in_handler;                  /* inside the sampling handler */
-	int in_agent;                    /* cbn_agent_enter nesting: samples counted REENTRANT */
-	int no_unwind;                   /* loader work in progress: PC-only samples */
-	int armed;                       /* timer exists */
-	int paused;                      /* timer deleted around an exec */
-	int ended;                       /* THREAD_END written */
-	timer_t timer;
+	volatile sig_atomic_t in_handler; /* inside the sampling handler */
+	volatile sig_atomic_t in_agent;  /* cbn_agent_enter nesting: samples counted REENTRANT */
+	volatile sig_atomic_t no_unwind; /* fork or exit in progress: PC-only samples */
+	volatile sig_atomic_t paused;    /* sampler stopped around an exec */
+	volatile sig_atomic_t ended;     /* THREAD_END written */
+	int fresh;                       /* a new thread: CPU clock and rusage start at 0 */
+	int sampled;                     /* has had a sample (counted by backend) */
+	char name[CBN_NAME_MAX];         /* the thread's name as last set (inherited at create) */
+
+	/* The per-thread sampler (timer.c). */
+	int backend;                     /* enum agent_backend */
+	int signo;                       /* signal this thread's sampler raises */
+	timer_t timer;                   /* AGENT_BACKEND_TIMER */
+	int perf_fd;                     /* AGENT_BACKEND_PERF: fd number in si_fd (closed) */
+	int perf_fd_prev;                /* the one before the signal moved, or -1 */
+	void *perf_page;                 /* AGENT_BACKEND_PERF: the mapping that keeps it */
 	uint64_t cpu0;                   /* thread CPU time spent before this image */
+	uint64_t cpu_last;               /* thread CPU time at the last sample (or arm) */
+	uint64_t sys_last;               /* thread system time (getrusage) at the last sample */
+	uint64_t carry;                  /* CPU ns not yet turned into weight */
+
+	/* The handler's own stack (stacks.c). */
+	char *stack_lo, *stack_hi;       /* usable range of the agent's stack, or NULL */
+	void *stack_map;                 /* its mapping, guard page included */
+	int kernel_ss_ours;              /* the kernel's altstack for this thread is ours */
+	int app_ss_on;                   /* the program set an altstack of its own */
+	stack_t app_ss;                  /* ... and this is it (the program's view) */
+
+	/* Validated-page cache of unwind_access_mem, reset at each sample. */
+	uintptr_t valid_page[4];
+	int nvalid;
+
+	/* libunwind's thread-local data and key (unwind.c). */
+	unsigned char unw_tls[AGENT_UNW_TLS] __attribute__((aligned(16)));
+	void *unw_key_val;
+	unsigned unw_gen;                /* unwind_gen this thread's cache was built in */
+
 	struct range_stack *ranges;      /* annotation ranges (ranges.c), heap */
 };
 
@@ -59,34 +101,42 @@ extern __thread struct agent_thread agent_tls AGENT_TLS AGENT_HIDDEN;
 
 /* agent.c */
 uint64_t agent_now(void) AGENT_HIDDEN;
+uint64_t agent_thread_cpu(void) AGENT_HIDDEN;
 void *agent_real(const char *name) AGENT_HIDDEN;
 int agent_event(const void *rec, size_t size) AGENT_HIDDEN;
 void agent_disable(const char *why) AGENT_HIDDEN;
+void agent_note(uint32_t flag) AGENT_HIDDEN;
 uint32_t agent_gettid(void) AGENT_HIDDEN;
 void agent_bg_ensure(void) AGENT_HIDDEN;
 int agent_loader_ok(void) AGENT_HIDDEN;
-int agent_thread_name(uint32_t tid, char name[CBN_NAME_MAX]) AGENT_HIDDEN;
 
-/* unwind.c: libunwind, dlopened RTLD_LOCAL.  unwind_backtrace is NULL when
- * libunwind could not be loaded (samples are then PC-only). */
-extern int (*unwind_backtrace)(void **buf, int size) AGENT_HIDDEN;
-int unwind_init(void) AGENT_HIDDEN;
-void unwind_warm(void) AGENT_HIDDEN;
+/* unwind.c: the agent's private libunwind. */
+int unwind_init(char *why, size_t len) AGENT_HIDDEN;
+int unwind_available(void) AGENT_HIDDEN;
 int unwind_begin(void) AGENT_HIDDEN;
 void unwind_end(void) AGENT_HIDDEN;
+int unwind_backtrace(void **buf, int size) AGENT_HIDDEN;
 void unwind_quiesce(void) AGENT_HIDDEN;
 void unwind_release(void) AGENT_HIDDEN;
 void unwind_after_fork_child(void) AGENT_HIDDEN;
+void unwind_thread_end(void) AGENT_HIDDEN;
+void unwind_invalidate(void) AGENT_HIDDEN;
+int unwind_idle(void) AGENT_HIDDEN;
+int unwind_in_copy(uintptr_t pc) AGENT_HIDDEN;
 
-/* sampler.c: signal handler and per-thread timers. */
-void sampler_handler(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
-int sampler_thread_begin(void) AGENT_HIDDEN;
+/* stacks.c: the handler's per-thread stack and the sigaltstack interposer. */
+int stacks_thread_begin(int fresh) AGENT_HIDDEN;
+void stacks_thread_end(void) AGENT_HIDDEN;
+
+/* timer.c: per-thread sampler backends. */
+int timer_arm(struct agent_thread *t, int signo, int perf_now) AGENT_HIDDEN;
+void timer_disarm(struct agent_thread *t) AGENT_HIDDEN;
+
+/* sampler.c: thread begin/end around the handler (sigpath.h). */
+int sampler_thread_begin(int fresh, const char *name) AGENT_HIDDEN;
 void sampler_thread_end(void) AGENT_HIDDEN;
 void sampler_pause(void) AGENT_HIDDEN;
 void sampler_resume(void) AGENT_HIDDEN;
-void sampler_set_ldso(uint64_t lo, uint64_t hi) AGENT_HIDDEN;
-void sampler_set_self(uint64_t lo, uint64_t hi) AGENT_HIDDEN;
-int sampler_is_ours(const siginfo_t *si) AGENT_HIDDEN;
 
 /* threads.c: pthread interposers and the live-thread table. */
 int threads_init(void) AGENT_HIDDEN;
@@ -98,26 +148,30 @@ int threads_count(void) AGENT_HIDDEN;
 extern int threads_self_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
 	AGENT_HIDDEN;
 int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDDEN;
+void threads_name_event(uint32_t tid, const char *name) AGENT_HIDDEN;
 
 /* sigwrap.c: sigaction/signal/sigmask interposers, choice of signal. */
-int sigwrap_install(void) AGENT_HIDDEN;
-void sigwrap_chain(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
-int sigwrap_unblock(void) AGENT_HIDDEN;
+int sigwrap_install(char *why, size_t len) AGENT_HIDDEN;
+int sigwrap_unblock(int signo) AGENT_HIDDEN;
 int sigwrap_before_exec(void) AGENT_HIDDEN;
 void sigwrap_exec_failed(int changed) AGENT_HIDDEN;
 void sigwrap_after_fork_child(void) AGENT_HIDDEN;
-int sigwrap_app_blocked(void) AGENT_HIDDEN;
-void sigwrap_set_app_blocked(int blocked) AGENT_HIDDEN;
+uint64_t sigwrap_app_blocked(void) AGENT_HIDDEN;
+void sigwrap_set_app_blocked(uint64_t blocked) AGENT_HIDDEN;
 int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old) AGENT_HIDDEN;
+int sigwrap_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+	AGENT_HIDDEN;
 
-/* modules.c: module map, dlopen/dlclose. */
+/* modules.c: module map, snapshot for the unwinder, dlopen/dlclose. */
 int modules_init(void) AGENT_HIDDEN;
 void modules_scan(int force) AGENT_HIDDEN;
+void modules_refresh(void) AGENT_HIDDEN;
 int modules_pending(void) AGENT_HIDDEN;
 void modules_lock(void) AGENT_HIDDEN;
 void modules_unlock(void) AGENT_HIDDEN;
 void modules_after_fork_child(void) AGENT_HIDDEN;
 int modules_have(const char *basename_prefix) AGENT_HIDDEN;
+void sampler_set_self(uint64_t lo, uint64_t hi) AGENT_HIDDEN;
 
 /* nvtx.c */
 void nvtx_thread_end(void) AGENT_HIDDEN;

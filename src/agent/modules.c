@@ -2,8 +2,11 @@
  * modules.c — the module map the launcher symbolizes against: a dl_iterate_phdr
  * snapshot at init (executable, libraries, ld.so, vdso) with build-ids read from
  * the in-memory PT_NOTE, then MODULE_LOAD/UNLOAD events on every change, found
- * after dlclose, from the background thread (every ~50 ms) and at exit.
- * Not signal context.  Lock order: modules_lock, then the writer's locks.
+ * after dlclose, from the background thread (every ~50 ms) and at exit.  Each
+ * change also publishes an immutable snapshot of the loader's list, which the
+ * agent's libunwind walks instead of dl_iterate_phdr (no loader lock in the
+ * signal handler).  Not signal context, except the modules_snap_* readers.
+ * Lock order: modules_lock, then the writer's locks.
  */
 #include <dlfcn.h>
 #include <elf.h>
@@ -14,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "sigpath.h"
 
 struct module {
 	uint64_t base;
@@ -158,11 +162,196 @@ static void modules_text(struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi)
 	}
 }
 
+/*
+ * The snapshot libunwind walks in place of dl_iterate_phdr: one immutable
+ * block per change, published with an atomic pointer; the previous ones are
+ * freed once no unwind is running (unwind_begin counts them).
+ */
+struct snap_mod {
+	struct dl_phdr_info info;        /* dlpi_phdr and dlpi_name point into the block */
+	uintptr_t text_lo, text_hi;      /* PF_X segments */
+};
+
+struct snap {
+	struct snap *retired_next;
+	int n;
+	struct snap_mod m[];             /* then the phdr copies, then the names */
+};
+
+static _Atomic(struct snap *) snap_cur;
+static struct snap *snap_retired;
+
+struct snap_build {
+	struct dl_phdr_info *info;       /* dlpi_phdr and dlpi_name: copies (malloc) */
+	int n, cap;
+	size_t extra;                    /* bytes of phdrs and names */
+	int failed;
+};
+
 struct scan_state {
 	int first;
 	int changed;
 	int count;
+	struct snap_build sb;
 };
+
+static void snap_build_free(struct snap_build *b)
+{
+	int i;
+
+	for (i = 0; i < b->n; i++)
+		free((void *)b->info[i].dlpi_phdr);
+	free(b->info);
+	memset(b, 0, sizeof(*b));
+}
+
+/* In the dl_iterate_phdr callback: keep a copy of what the loader reports
+ * (after it returns, a dlclose elsewhere may free the loader's). */
+static void snap_add(struct snap_build *b, const struct dl_phdr_info *info)
+{
+	const char *name = info->dlpi_name ? info->dlpi_name : "";
+	size_t ph = (size_t)info->dlpi_phnum * sizeof(ElfW(Phdr)), nl = strlen(name) + 1;
+	char *copy;
+
+	if (b->failed)
+		return;
+	if (b->n == b->cap) {
+		int ncap = b->cap ? b->cap * 2 : 64;
+		struct dl_phdr_info *n = realloc(b->info, (size_t)ncap * sizeof(*n));
+
+		if (!n) {
+			b->failed = 1;
+			return;
+		}
+		b->info = n;
+		b->cap = ncap;
+	}
+	copy = malloc(ph + nl);
+	if (!copy) {
+		b->failed = 1;
+		return;
+	}
+	memcpy(copy, info->dlpi_phdr, ph);
+	memcpy(copy + ph, name, nl);
+	b->info[b->n] = *info;
+	b->info[b->n].dlpi_phdr = (const ElfW(Phdr) *)copy;
+	b->info[b->n].dlpi_name = copy + ph;
+	b->n++;
+	b->extra += ph + nl + 8;
+}
+
+/* One immutable block from the copies, published for the unwinder. */
+static void snap_publish(struct snap_build *b)
+{
+	struct snap *s, *old;
+	char *p;
+	int i, j;
+
+	if (b->failed || !b->n)
+		goto out;
+	s = malloc(sizeof(*s) + (size_t)b->n * sizeof(s->m[0]) + b->extra);
+	if (!s)
+		goto out;
+	s->retired_next = NULL;
+	s->n = b->n;
+	p = (char *)&s->m[b->n];
+	for (i = 0; i < b->n; i++) {
+		const struct dl_phdr_info *in = &b->info[i];
+		struct snap_mod *m = &s->m[i];
+		size_t ph = (size_t)in->dlpi_phnum * sizeof(ElfW(Phdr));
+		size_t nl = strlen(in->dlpi_name) + 1;
+
+		p = (char *)(((uintptr_t)p + 7) & ~(uintptr_t)7);
+		m->info = *in;
+		memcpy(p, in->dlpi_phdr, ph + nl); /* phdrs then name, as copied */
+		m->info.dlpi_phdr = (const ElfW(Phdr) *)p;
+		m->info.dlpi_name = p + ph;
+		p += ph + nl;
+		m->text_lo = UINTPTR_MAX;
+		m->text_hi = 0;
+		for (j = 0; j < in->dlpi_phnum; j++) {
+			const ElfW(Phdr) *h = &in->dlpi_phdr[j];
+			uintptr_t a = in->dlpi_addr + h->p_vaddr;
+
+			if (h->p_type != PT_LOAD || !(h->p_flags & PF_X))
+				continue;
+			if (a < m->text_lo)
+				m->text_lo = a;
+			if (a + h->p_memsz > m->text_hi)
+				m->text_hi = a + h->p_memsz;
+		}
+	}
+	old = atomic_exchange_explicit(&snap_cur, s, memory_order_acq_rel);
+	if (old) {
+		old->retired_next = snap_retired;
+		snap_retired = old;
+	}
+out:
+	snap_build_free(b);
+}
+
+/* Free the blocks no unwind can still be reading (under mod_lock). */
+static void snap_reclaim(void)
+{
+	if (!snap_retired || !unwind_idle())
+		return;
+	while (snap_retired) {
+		struct snap *n = snap_retired->retired_next;
+
+		free(snap_retired);
+		snap_retired = n;
+	}
+}
+
+/* SIGNAL-SAFE (between unwind_begin and unwind_end): dl_iterate_phdr over
+ * the snapshot.  The callback gets a copy, as glibc's does. */
+int modules_snap_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	struct snap *s = atomic_load_explicit(&snap_cur, memory_order_acquire);
+	struct dl_phdr_info info;
+	int i, ret;
+
+	for (i = 0; s && i < s->n; i++) {
+		info = s->m[i].info;
+		ret = cb(&info, sizeof(info), data);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/* SIGNAL-SAFE: [addr, addr+len) lies in a readable loaded segment. */
+int modules_snap_readable(uintptr_t addr, size_t len)
+{
+	struct snap *s = atomic_load_explicit(&snap_cur, memory_order_acquire);
+	int i, j;
+
+	for (i = 0; s && i < s->n; i++) {
+		const struct dl_phdr_info *in = &s->m[i].info;
+
+		for (j = 0; j < in->dlpi_phnum; j++) {
+			const ElfW(Phdr) *ph = &in->dlpi_phdr[j];
+			uintptr_t a = in->dlpi_addr + ph->p_vaddr;
+
+			if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && addr >= a &&
+			    addr + len <= ((a + ph->p_memsz + 4095) & ~(uintptr_t)4095))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* SIGNAL-SAFE: pc lies in the text of a module of the snapshot. */
+int modules_snap_has_text(uintptr_t pc)
+{
+	struct snap *s = atomic_load_explicit(&snap_cur, memory_order_acquire);
+	int i;
+
+	for (i = 0; s && i < s->n; i++)
+		if (pc >= s->m[i].text_lo && pc < s->m[i].text_hi)
+			return 1;
+	return 0;
+}
 
 static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -196,6 +385,7 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 	}
 	st->count++;
+	snap_add(&st->sb, info);
 	if (!*path)
 		return 0; /* unnamed object other than the executable: nothing to read */
 	idx = modules_find(info->dlpi_addr, name);
@@ -225,9 +415,6 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	nmods++;
 
 	modules_text(info, &lo, &hi);
-	if ((mod_interp[0] && strcmp(name, mod_interp) == 0) ||
-	    (!mod_interp[0] && strstr(name, "/ld-linux")))
-		sampler_set_ldso(lo, hi);
 	if ((uint64_t)(uintptr_t)&modules_cb >= lo && (uint64_t)(uintptr_t)&modules_cb < hi)
 		sampler_set_self(lo, hi);
 	return 0;
@@ -239,28 +426,24 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
  */
 void modules_scan(int force)
 {
-	struct scan_state st = {1, force, 0};
-	sigset_t block, saved;
+	struct scan_state st;
 	uint64_t now, load_ts;
 	int i;
 
 	if (!agent.w.hdr || !agent_loader_ok())
 		return;
-	/*
-	 * Our signal stays blocked while we hold the loader's lock inside
-	 * dl_iterate_phdr: a handler here could wait for libunwind's lock held by
-	 * another thread's handler that waits for the loader lock (deadlock).
-	 * Raw syscall: our sigprocmask wrapper would strip the signal.
-	 */
-	sigemptyset(&block);
-	sigaddset(&block, agent.signo ? agent.signo : SIGPROF);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &block, &saved, _NSIG / 8);
+	memset(&st, 0, sizeof(st));
+	st.first = 1;
+	st.changed = force;
 	pthread_mutex_lock(&mod_lock);
 	for (i = 0; i < nmods; i++)
 		mods[i].seen = 0;
 	dl_iterate_phdr(modules_cb, &st);
-	if (!st.changed)
+	if (!st.changed) {
+		snap_build_free(&st.sb);
 		goto out;
+	}
+	snap_publish(&st.sb);
 	now = agent_now();
 	load_ts = atomic_exchange(&mod_pending_ts, 0);
 	if (!load_ts || !mod_scanned)
@@ -286,8 +469,33 @@ void modules_scan(int force)
 	}
 	mod_scanned = 1;
 out:
+	snap_reclaim();
 	pthread_mutex_unlock(&mod_lock);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+}
+
+static int modules_count_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *v = arg;
+
+	(void)size;
+	v[0] = info->dlpi_adds;
+	v[1] = info->dlpi_subs;
+	return 1;
+}
+
+/* Normal context, before an unwind outside the handler: rescan if the loader's
+ * list changed since the snapshot (a dlopen a moment ago), so that a stack
+ * through a library just loaded is walked in full. */
+void modules_refresh(void)
+{
+	unsigned long long v[2] = {0, 0};
+
+	if (!agent.w.hdr || !agent_loader_ok())
+		return;
+	dl_iterate_phdr(modules_count_cb, v);
+	if (v[0] != __atomic_load_n(&mod_adds, __ATOMIC_RELAXED) ||
+	    v[1] != __atomic_load_n(&mod_subs, __ATOMIC_RELAXED))
+		modules_scan(0);
 }
 
 int modules_init(void)
@@ -377,11 +585,16 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 		real = (int (*)(void *))agent_real("dlclose");
 	if (!real)
 		return -1;
-	/* dlclose runs destructors under the loader lock: no unwinding there. */
-	agent_tls.no_unwind++;
+	/*
+	 * The library's unwind tables go away with it: no unwind may run from
+	 * here until the snapshot without it is published (samples meanwhile
+	 * are PC-only, counted).
+	 */
+	unwind_quiesce();
 	ret = real(handle);
-	agent_tls.no_unwind--;
+	unwind_invalidate();
 	if (atomic_load(&agent.active))
 		modules_scan(0);
+	unwind_release();
 	return ret;
 }

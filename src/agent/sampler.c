@@ -1,11 +1,11 @@
 /*
- * sampler.c — CPU sampling: one CLOCK_THREAD_CPUTIME_ID timer per thread, the
- * signal handler that unwinds and appends a sample to the thread's chunk, and
- * the thread begin/end bookkeeping around it.
+ * sampler.c — CPU sampling: the signal handler that unwinds and appends a
+ * sample to the thread's chunk, its entry stub (which moves to the thread's
+ * agent stack), and the thread begin/end bookkeeping around it.
  *
- * SIGNAL CONTEXT: sampler_handler and everything it calls (sample_take,
- * writer_chunk_new/reserve/commit/lost, unw_backtrace's warm fast path).  No
- * malloc, no locks, no stdio, no dlsym there; errno is saved and restored.
+ * SIGNAL CONTEXT: sampler_entry, sampler_handler and everything they call
+ * (sigpath.h).  No malloc, no locks, no stdio, no dlsym there; errno is saved
+ * and restored.
  */
 #include <errno.h>
 #include <string.h>
@@ -15,22 +15,12 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "sigpath.h"
 
 __thread struct agent_thread agent_tls AGENT_TLS;
 
-/* sigev_value of our timers: tells our expirations from anyone else's signal. */
-static char sampler_cookie;
-
-/* Text ranges where the handler must not unwind (ld.so: dl_iterate_phdr from
- * libunwind could deadlock against the loader lock, gperftools #775/#1294) and
- * our own text (to find the signal frame when the interrupted pc is missing). */
-static uint64_t ldso_lo, ldso_hi, self_lo, self_hi;
-
-void sampler_set_ldso(uint64_t lo, uint64_t hi)
-{
-	ldso_lo = lo;
-	ldso_hi = hi;
-}
+/* Our own text: to find the signal frame when the interrupted pc is missing. */
+static uint64_t self_lo, self_hi;
 
 void sampler_set_self(uint64_t lo, uint64_t hi)
 {
@@ -38,10 +28,48 @@ void sampler_set_self(uint64_t lo, uint64_t hi)
 	self_hi = hi;
 }
 
-int sampler_is_ours(const siginfo_t *si)
+int sigpath_active(void)
 {
-	return si->si_code == SI_TIMER && si->si_value.sival_ptr == &sampler_cookie;
+	return agent_tls.in_handler;
 }
+
+/*
+ * The handler the kernel calls.  On the program's alternate stack (or a thread
+ * stack) it moves to the thread's agent stack before anything else, so the
+ * program's stack holds only the kernel's frame and this stub's saved %rbp.
+ * CFA = %rbp + 16 throughout the call: libunwind walks back through it to the
+ * signal frame like any frame-pointer frame.
+ */
+#if defined(__x86_64__)
+__asm__(".text\n"
+	".globl sampler_entry\n"
+	".hidden sampler_entry\n"
+	".type sampler_entry, @function\n"
+	"sampler_entry:\n"
+	".cfi_startproc\n"
+	"	pushq %rbp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	".cfi_rel_offset %rbp, 0\n"
+	"	movq %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
+	"	movq agent_switch_top@gottpoff(%rip), %rax\n"
+	"	movq %fs:(%rax), %rax\n"
+	"	testq %rax, %rax\n"
+	"	jz 1f\n"
+	"	movq %rax, %rsp\n"
+	"1:	andq $-16, %rsp\n"
+	"	call sampler_handler\n"
+	"	movq %rbp, %rsp\n"
+	".cfi_def_cfa_register %rsp\n"
+	"	popq %rbp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	".cfi_restore %rbp\n"
+	"	ret\n"
+	".cfi_endproc\n"
+	".size sampler_entry, .-sampler_entry\n");
+#else
+#error "sampler_entry: x86-64 only"
+#endif
 
 static uint64_t sample_now(void)
 {
@@ -52,9 +80,9 @@ static uint64_t sample_now(void)
 }
 
 /*
- * Turn libunwind's trace (which starts in this handler, then the signal
- * trampoline) into the interrupted thread's stack, in place: pc[0] = the
- * interrupted pc, then return addresses, at most max.  Returns the count.
+ * Turn libunwind's trace (which starts in this handler, then the entry stub
+ * and the signal trampoline) into the interrupted thread's stack, in place:
+ * pc[0] = the interrupted pc, then return addresses, at most max.
  */
 static int sample_frames(uint64_t *pc, int n, uint64_t rip, int max, int *flags)
 {
@@ -67,8 +95,8 @@ static int sample_frames(uint64_t *pc, int n, uint64_t rip, int max, int *flags)
 		}
 	}
 	if (k < 0) {
-		/* The trace lost the signal frame's pc (e.g. rip in code without
-		 * CFI).  Skip our own frames and the trampoline, prepend rip. */
+		/* The trace lost the signal frame's pc.  Skip our own frames and
+		 * the trampoline, prepend rip. */
 		int last_self = -1;
 
 		for (i = 0; i < n; i++)
@@ -92,19 +120,36 @@ static int sample_frames(uint64_t *pc, int n, uint64_t rip, int max, int *flags)
 	return m + prepend;
 }
 
-/*
- * One sample.  The record is reserved at its largest first and libunwind
- * writes straight into it: the handler keeps its own stack use small, since
- * it may run on a small sigaltstack (SA_ONSTACK).
- */
-static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
+/* Stack the unwinder may need below the handler's frame (measured ~8 KiB). */
+#define SAMPLE_HEADROOM (16u << 10)
+
+static struct cbn_rec_sample *sample_reserve(struct agent_thread *t, uint32_t max_size)
+{
+	struct writer *w = &agent.w;
+	struct cbn_rec_sample *r = t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
+
+	if (r)
+		return r;
+	t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
+	if (!t->chunk) {
+		/* Out of allocated space: grow here (no descriptor, try-lock). */
+		uint64_t used = atomic_load_explicit(&w->hdr->next_chunk, memory_order_relaxed);
+
+		writer_grow_signal(w, used / 4 > (1u << 20) ? used / 4 : (1u << 20));
+		t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
+	}
+	return t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
+}
+
+static void sample_take(struct agent_thread *t, ucontext_t *uc)
 {
 	struct writer *w = &agent.w;
 	struct cbn_file_header *h = w->hdr;
 	struct cbn_rec_sample *r;
 	uint64_t rip;
-	uint32_t size, max_size;
-	int n, nf, flags = 0;
+	uint32_t size, max_size, weight, kernel;
+	int n, nf, flags = 0, why = -1;
+	char here;
 
 	if (!h)
 		return;
@@ -125,28 +170,35 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 		return;
 	}
 	t->in_handler = 1;
+	if (t->signo != atomic_load_explicit(&agent.signo, memory_order_relaxed))
+		timer_rearm_signal(t, uc);
+	if (t->backend == AGENT_BACKEND_TIMER && !t->sampled)
+		timer_upgrade(t);
+	if (!t->sampled) {
+		t->sampled = 1;
+		atomic_fetch_add_explicit(t->backend == AGENT_BACKEND_PERF ? &h->threads_perf
+									: &h->threads_timer,
+					  1, memory_order_relaxed);
+	}
+	timer_weigh(t, &weight, &kernel);
 	/* +8 frames: the handler's own and the truncation probe. */
 	max_size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(agent.depth + 8) * sizeof(uint64_t));
-	r = t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
-	if (!r) {
-		t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
-		if (!t->chunk) {
-			/* Out of allocated space: grow here (raw syscalls, try-lock);
-			 * the background thread may not exist or may be late. */
-			uint64_t used = atomic_load_explicit(&h->next_chunk, memory_order_relaxed);
-
-			writer_grow_signal(w, used / 4 > (1u << 20) ? used / 4 : (1u << 20));
-			t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
-		}
-		r = t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
-	}
+	r = sample_reserve(t, max_size);
 	if (!r) {
 		writer_lost(w, CBN_LOST_BUFFER_FULL);
 		goto out;
 	}
 	rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
-	if (!t->ready || t->no_unwind || (rip >= ldso_lo && rip < ldso_hi) || !agent_loader_ok() ||
-	    !unwind_begin()) {
+	if (!unwind_available())
+		why = CBN_PCONLY_NO_UNWINDER;
+	else if (t->no_unwind)
+		why = CBN_PCONLY_HELD;
+	else if ((uintptr_t)&here < (uintptr_t)t->stack_lo + SAMPLE_HEADROOM ||
+		 (uintptr_t)&here > (uintptr_t)t->stack_hi)
+		why = CBN_PCONLY_LOW_STACK;
+	else if (!unwind_begin())
+		why = CBN_PCONLY_HELD;
+	if (why >= 0) {
 		r->pc[0] = rip;
 		nf = 1;
 		flags |= CBN_SAMPLE_PC_ONLY;
@@ -154,6 +206,8 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 		n = unwind_backtrace((void **)r->pc, agent.depth + 8);
 		unwind_end();
 		nf = sample_frames(r->pc, n > 0 ? n : 0, rip, agent.depth, &flags);
+		if (flags & CBN_SAMPLE_PC_ONLY)
+			why = CBN_PCONLY_NO_TRACE;
 	}
 
 	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)nf * sizeof(uint64_t));
@@ -164,56 +218,59 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc, uint32_t weight)
 	atomic_store_explicit(&h->end_mono_ns, r->ts, memory_order_relaxed);
 	r->weight = weight;
 	r->nframes = (uint16_t)nf;
-	r->reserved = 0;
+	r->kweight = (uint16_t)(kernel < 0xffff ? kernel : 0xffff);
 	writer_commit(t->chunk, size);
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
 	if (flags & CBN_SAMPLE_TRUNCATED)
 		atomic_fetch_add_explicit(&h->truncated, 1, memory_order_relaxed);
-	if (flags & CBN_SAMPLE_PC_ONLY)
+	if (flags & CBN_SAMPLE_PC_ONLY) {
 		atomic_fetch_add_explicit(&h->pc_only, 1, memory_order_relaxed);
+		if (why >= 0)
+			atomic_fetch_add_explicit(&h->pc_only_why[why], 1, memory_order_relaxed);
+	}
 out:
 	t->in_handler = 0;
+}
+
+/*
+ * A perf event queues a signal at every overflow, and the CPU clock runs in
+ * the handler too: if handlers ever took longer than a period (a burst of
+ * unwinds after a dlclose emptied the caches, at 10 kHz), signals would pile
+ * up faster than they are taken, the program would make no progress, and once
+ * the user's RLIMIT_SIGPENDING is full the kernel would fall back to SIGIO.
+ * So before returning, take whatever else of ours is queued: its CPU is in
+ * the next sample's weight already.  Bounded; what is not ours goes on to the
+ * program.
+ */
+static void sampler_drain(int sig, void *uc)
+{
+	struct timespec zero = {0, 0};
+	siginfo_t si;
+	sigset_t set;
+	int i;
+
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	for (i = 0; i < 64; i++) {
+		if (syscall(SYS_rt_sigtimedwait, &set, &si, &zero, _NSIG / 8) != sig)
+			break;
+		if (!timer_is_ours(&si))
+			sigwrap_chain(sig, &si, uc);
+	}
 }
 
 void sampler_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
 
-	if (!sampler_is_ours(si)) {
+	if (!timer_is_ours(si)) {
 		sigwrap_chain(sig, si, uc);
 	} else {
-		/* si_overrun: expirations the tick-driven CPU timer merged into
-		 * this signal (cpu-sampling.md §2.1). */
-		int over = si->si_overrun > 0 ? si->si_overrun : 0;
-
-		sample_take(&agent_tls, uc, 1u + (uint32_t)over);
+		sample_take(&agent_tls, uc);
+		if (agent_tls.backend == AGENT_BACKEND_PERF)
+			sampler_drain(sig, uc);
 	}
 	errno = saved_errno;
-}
-
-static int sampler_arm(struct agent_thread *t)
-{
-	struct sigevent sev;
-	struct itimerspec its;
-
-	memset(&sev, 0, sizeof(sev));
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = agent.signo;
-	sev.sigev_value.sival_ptr = &sampler_cookie;
-	sev._sigev_un._tid = (pid_t)t->tid;
-	if (timer_create(CLOCK_THREAD_CPUTIME_ID, &sev, &t->timer) < 0)
-		return -errno;
-	its.it_interval.tv_sec = (time_t)(agent.period_ns / 1000000000u);
-	its.it_interval.tv_nsec = (long)(agent.period_ns % 1000000000u);
-	its.it_value = its.it_interval;
-	if (timer_settime(t->timer, 0, &its, NULL) < 0) {
-		int ret = -errno;
-
-		timer_delete(t->timer);
-		return ret;
-	}
-	t->armed = 1;
-	return 0;
 }
 
 static void sampler_thread_event(uint16_t type, struct agent_thread *t, uint64_t cpu_ns)
@@ -226,50 +283,53 @@ static void sampler_thread_event(uint16_t type, struct agent_thread *t, uint64_t
 	r.ts = agent_now();
 	r.tid = t->tid;
 	r.cpu_ns = cpu_ns;
-	prctl(PR_GET_NAME, r.name, 0, 0, 0);
+	memcpy(r.name, t->name, CBN_NAME_MAX);
 	r.name[CBN_NAME_MAX - 1] = 0;
 	agent_event(&r, sizeof(r));
 }
 
 /*
- * Called on the new thread before any user code (and for the main thread from
- * the constructor, and for the survivor of a fork): record the thread, unblock
- * our signal, warm libunwind up, then arm the timer.  Order matters: the first
- * signal must find a warm unwinder.
+ * Called on the new thread before any user code (fresh: the thread was just
+ * created, with the creator's name), for the main thread from the
+ * constructor, and for the survivor of a fork: record the thread, give it
+ * its handler stack, open our signal in it, then arm its sampler.  A new
+ * thread costs a handful of system calls here and at its end.
  */
-int sampler_thread_begin(void)
+int sampler_thread_begin(int fresh, const char *name)
 {
 	struct agent_thread *t = &agent_tls;
-	struct timespec ts0;
-	int ret;
+	int ret, signo = atomic_load(&agent.signo);
 
 	if (!atomic_load(&agent.active))
 		return -1;
 	t->tid = agent_gettid();
-	t->pid = (uint32_t)syscall(SYS_getpid);
+	t->pid = agent.pid;
 	t->chunk = NULL;
 	t->ended = 0;
-	t->armed = 0;
-	if (t->pid != agent.pid)
-		return -1; /* a raw-forked child: its pid has no file */
+	t->sampled = 0;
+	t->fresh = fresh;
+	t->backend = AGENT_BACKEND_NONE;
+	if (name)
+		memcpy(t->name, name, CBN_NAME_MAX);
+	else
+		prctl(PR_GET_NAME, t->name, 0, 0, 0);
+	t->name[CBN_NAME_MAX - 1] = 0;
 	/*
 	 * A thread's CPU clock survives exec: the main thread of an exec'd image
 	 * has already spent the previous images' CPU.  THREAD_END reports this
 	 * image's share only.  (New threads and fork children start at zero.)
 	 */
 	t->cpu0 = 0;
-	if (agent.exec_seq > 0 && t->tid == agent.pid && clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts0) == 0)
-		t->cpu0 = (uint64_t)ts0.tv_sec * 1000000000u + (uint64_t)ts0.tv_nsec;
-	sigwrap_unblock();
-	/* Room for this thread's first chunk before its first sample; the
-	 * background thread keeps growing the file later. */
-	writer_grow(&agent.w, 4 * CBN_CHUNK_SIZE);
-	if (!t->ready) /* a fork child's thread is warm already */
-		unwind_warm();
-	t->ready = 1;
+	if (agent.exec_seq > 0 && t->tid == agent.pid)
+		t->cpu0 = agent_thread_cpu();
 	threads_register(pthread_self(), t->tid, t->cpu0);
 	sampler_thread_event(CBN_REC_THREAD_START, t, 0);
-	ret = sampler_arm(t);
+	if (stacks_thread_begin(fresh) != 0)
+		return -ENOMEM;
+	sigwrap_unblock(signo);
+	ret = timer_arm(t, signo, !fresh);
+	if (ret && agent.w.hdr)
+		atomic_fetch_add(&agent.w.hdr->unsampled_why[CBN_UNSAMPLED_NO_TIMER], 1);
 	return ret;
 }
 
@@ -277,35 +337,31 @@ int sampler_thread_begin(void)
 void sampler_thread_end(void)
 {
 	struct agent_thread *t = &agent_tls;
-	struct timespec ts;
-	uint64_t cpu = 0;
+	uint64_t cpu;
 
 	if (!t->tid || t->ended)
 		return;
-	if (t->armed) {
-		timer_delete(t->timer);
-		t->armed = 0;
-	}
+	timer_disarm(t);
 	t->ended = 1;
 	ranges_thread_end();
 	nvtx_thread_end();
+	unwind_thread_end();
+	stacks_thread_end();
 	if (t->pid != agent.pid || !agent.w.hdr)
 		return;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0)
-		cpu = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	cpu = agent_thread_cpu();
 	cpu = cpu > t->cpu0 ? cpu - t->cpu0 : 0;
 	threads_unregister(pthread_self());
 	sampler_thread_event(CBN_REC_THREAD_END, t, cpu);
 }
 
-/* Stop this thread's timer (before exec); resume re-arms it if paused. */
+/* Stop this thread's sampler (before exec); resume re-arms it if paused. */
 void sampler_pause(void)
 {
 	struct agent_thread *t = &agent_tls;
 
-	if (t->armed) {
-		timer_delete(t->timer);
-		t->armed = 0;
+	if (t->backend != AGENT_BACKEND_NONE) {
+		timer_disarm(t);
 		t->paused = 1;
 	}
 }
@@ -315,7 +371,13 @@ void sampler_resume(void)
 	struct agent_thread *t = &agent_tls;
 
 	if (t->paused && !t->ended && atomic_load(&agent.active)) {
+		uint64_t cpu = t->cpu_last, carry = t->carry;
+
 		t->paused = 0;
-		sampler_arm(t);
+		t->fresh = 0;
+		timer_arm(t, atomic_load(&agent.signo), 1);
+		/* The CPU of the failed exec belongs to the next sample. */
+		t->cpu_last = cpu;
+		t->carry = carry;
 	}
 }

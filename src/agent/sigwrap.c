@@ -1,17 +1,29 @@
 /*
- * sigwrap.c — keeps the sampling signal ours without the target noticing: picks
- * a free signal, installs the handler, and interposes sigaction, signal,
- * sigprocmask and pthread_sigmask so the target can neither replace our handler
- * nor block the signal.  The target's own disposition for that signal is kept
- * here and honoured for every signal that is not one of our timer expirations.
+ * sigwrap.c — keeps the sampling signal ours without the program noticing.
+ *
+ * The signal is a real-time one nobody handles at start (from SIGRTMAX-3 down;
+ * CBN_SIGNAL chooses another), so a program that waits for SIGPROF or SIGALRM
+ * gets exactly its own.  sigaction, signal & co., sigprocmask and
+ * pthread_sigmask are interposed: the program sees its own disposition and
+ * mask for a signal we own, while the kernel keeps our handler and the signal
+ * open.  A program that installs a handler for it makes us move sampling to
+ * another signal; the old one stays owned, and everything arriving on it that
+ * is not one of our samples goes to the program's handler.  Every handler the
+ * program installs blocks our signal while it runs (hidden from what it reads
+ * back), so a sample never lands on the program's own alternate stack.
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent.h"
+#include "cbn_signal.h"
+#include "sigpath.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
@@ -20,17 +32,35 @@ static sigaction_fn real_sigaction;
 static sigmask_fn real_sigprocmask, real_pthread_sigmask;
 
 /*
- * The target's view of our signal.  Two slots and an index: the handler (any
- * thread, signal context) reads app_act[app_cur] while a writer fills the
- * other slot and flips the index.  Writers hold app_spin with all signals
- * blocked, so a handler (a SysV handler re-installing itself) can write too.
+ * Signals we own: the sampling signal and those it moved away from.  For each,
+ * the program's view of its disposition in two slots and an index: the
+ * handler (any thread, signal context) reads act[cur] while a writer fills
+ * the other slot and flips the index, holding spin with all signals blocked.
  */
-static struct sigaction app_act[2];
-static _Atomic int app_cur;
-static _Atomic int app_spin;
-static _Atomic int sig_owned; /* agent.signo is installed */
+#define SIGWRAP_OWNED 4
 
-static void sigwrap_app(const struct sigaction *act, struct sigaction *old);
+struct owned {
+	_Atomic int sig;                 /* 0: free slot */
+	struct sigaction act[2];
+	_Atomic int cur;
+};
+
+static struct owned owned[SIGWRAP_OWNED];
+static _Atomic int app_spin;
+/* Per signal: the owned signals the program itself put in its sa_mask. */
+static uint64_t app_mask_has[_NSIG];
+static pthread_mutex_t move_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Owned signals the program believes blocked in this thread (bit sig-1), and
+ * signals for it that arrived meanwhile (re-sent when it unblocks them, as the
+ * kernel would have delivered them). */
+static __thread uint64_t app_blocked AGENT_TLS;
+static __thread uint64_t app_pending AGENT_TLS;
+
+static uint64_t sigbit(int sig)
+{
+	return sig > 0 && sig <= 64 ? 1ull << (sig - 1) : 0;
+}
 
 static void sigwrap_resolve(void)
 {
@@ -42,100 +72,217 @@ static void sigwrap_resolve(void)
 		real_pthread_sigmask = (sigmask_fn)agent_real("pthread_sigmask");
 }
 
-static int sigwrap_is_ours(int sig)
+static struct owned *sigwrap_owned(int sig)
 {
-	return sig > 0 && atomic_load_explicit(&sig_owned, memory_order_acquire) && sig == agent.signo;
-}
-
-/* Order from async-profiler's OS::getProfilingSignal(): first one whose
- * disposition is default or ignore. */
-static int sigwrap_pick(struct sigaction *old)
-{
-	int cand[8] = {SIGPROF, SIGVTALRM, SIGSTKFLT, SIGPWR, 0, 0, 0, 0};
 	int i;
 
-	for (i = 0; i < 4; i++)
-		cand[4 + i] = SIGRTMIN + 2 + i;
-	for (i = 0; i < 8; i++) {
-		if (real_sigaction(cand[i], NULL, old) < 0)
-			continue;
-		if (!(old->sa_flags & SA_SIGINFO) &&
-		    (old->sa_handler == SIG_DFL || old->sa_handler == SIG_IGN))
-			return cand[i];
-	}
-	return 0;
+	if (sig <= 0)
+		return NULL;
+	for (i = 0; i < SIGWRAP_OWNED; i++)
+		if (atomic_load_explicit(&owned[i].sig, memory_order_acquire) == sig)
+			return &owned[i];
+	return NULL;
 }
 
-int sigwrap_install(void)
+/* Bitmask of owned signals. */
+static uint64_t sigwrap_owned_mask(void)
 {
-	struct sigaction sa, old;
+	uint64_t m = 0;
+	int i;
+
+	for (i = 0; i < SIGWRAP_OWNED; i++)
+		m |= sigbit(atomic_load_explicit(&owned[i].sig, memory_order_acquire));
+	return m;
+}
+
+static void sigwrap_handler_act(struct sigaction *sa)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sa_sigaction = sampler_entry;
+	sigemptyset(&sa->sa_mask);
+	/* SA_RESTART: interrupted reads/writes resume as without us.  Our
+	 * samplers fire only while the thread runs in user mode (perf
+	 * exclude_kernel) or at a tick while it burns CPU (POSIX CPU timers),
+	 * so sleeps are not interrupted. */
+	sa->sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+}
+
+/* Read and/or replace the program's disposition for an owned signal.
+ * SIGNAL-SAFE (raw sigprocmask, spin lock held with signals blocked). */
+static void sigwrap_app(struct owned *o, const struct sigaction *act, struct sigaction *old)
+{
+	sigset_t all, saved;
+	int cur;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &saved, _NSIG / 8);
+	while (atomic_exchange_explicit(&app_spin, 1, memory_order_acquire))
+		syscall(SYS_sched_yield);
+	cur = atomic_load(&o->cur);
+	if (old)
+		*old = o->act[cur];
+	if (act) {
+		o->act[!cur] = *act;
+		atomic_store_explicit(&o->cur, !cur, memory_order_release);
+	}
+	atomic_store_explicit(&app_spin, 0, memory_order_release);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+}
+
+static int sigwrap_is_free(int sig, struct sigaction *old)
+{
+	if (sigwrap_owned(sig) || real_sigaction(sig, NULL, old) < 0)
+		return 0;
+	return !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_DFL;
+}
+
+/* From SIGRTMAX-3 down to SIGRTMIN+10: clear of glibc's (32, 33), PAPI's,
+ * hpcrun's and libmonitor's low real-time signals and of valgrind's SIGRTMAX
+ * (sampler-safety.md §5).  0 if none is free. */
+static int sigwrap_pick(struct sigaction *old)
+{
 	int sig;
 
-	sigwrap_resolve();
-	if (!real_sigaction || !real_sigprocmask || !real_pthread_sigmask)
-		return -ENOSYS;
-	sig = sigwrap_pick(&old);
-	if (!sig)
-		return -EBUSY;
-	app_act[0] = old;
-	atomic_store(&app_cur, 0);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = sampler_handler;
-	sigemptyset(&sa.sa_mask);
-	/* SA_RESTART: interrupted reads/writes resume as without us.  Our
-	 * timers only fire while the thread burns CPU, so sleeps (which are never
-	 * restarted, signal(7)) are not interrupted. */
-	sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-	if (real_sigaction(sig, &sa, NULL) < 0)
-		return -errno;
-	agent.signo = sig;
-	atomic_store_explicit(&sig_owned, 1, memory_order_release);
+	for (sig = SIGRTMAX - 3; sig >= SIGRTMIN + 10; sig--)
+		if (sigwrap_is_free(sig, old))
+			return sig;
 	return 0;
 }
 
-static __thread int sig_app_blocked AGENT_TLS;
-/* A signal for the target arrived while it had our signal "blocked": it is
- * re-sent when the target unblocks, as the kernel would have delivered it. */
-static __thread int sig_app_pending AGENT_TLS;
-
-/* After the target's view went from blocked to open: deliver what waited. */
-static void sigwrap_flush_pending(int was_blocked)
+/* Take sig: remember the program's disposition, install our handler. */
+static int sigwrap_own(int sig, const struct sigaction *app)
 {
-	if (was_blocked && !sig_app_blocked && sig_app_pending) {
-		sig_app_pending = 0;
-		syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid),
-			agent.signo);
-	}
+	struct sigaction sa;
+	int i;
+
+	for (i = 0; i < SIGWRAP_OWNED; i++)
+		if (!atomic_load(&owned[i].sig))
+			break;
+	if (i == SIGWRAP_OWNED)
+		return -ENOSPC;
+	owned[i].act[0] = *app;
+	atomic_store(&owned[i].cur, 0);
+	sigwrap_handler_act(&sa);
+	if (real_sigaction(sig, &sa, NULL) < 0)
+		return -errno;
+	atomic_store_explicit(&owned[i].sig, sig, memory_order_release);
+	return 0;
 }
 
-/* Open our signal in this thread; if it was blocked (a mask inherited across
- * exec, or from a thread we did not create), the target keeps seeing it so. */
+/* Add sig to the mask of the handler installed for s (when it is the
+ * program's function), as sigaction would have had it. */
+static void sigwrap_mask_handler(int s, int sig)
+{
+	struct sigaction a;
+
+	if (s == SIGKILL || s == SIGSTOP || sigwrap_owned(s) || real_sigaction(s, NULL, &a) < 0)
+		return;
+	if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN))
+		return;
+	if (sigismember(&a.sa_mask, sig) == 1)
+		return;
+	sigaddset(&a.sa_mask, sig);
+	real_sigaction(s, &a, NULL);
+}
+
+static void sigwrap_mask_all(int sig)
+{
+	int s;
+
+	for (s = 1; s < _NSIG; s++)
+		sigwrap_mask_handler(s, sig);
+}
+
+int sigwrap_install(char *why, size_t len)
+{
+	struct sigaction old;
+	const char *env = getenv(CBN_ENV_SIGNAL);
+	int sig, ret;
+
+	sigwrap_resolve();
+	if (!real_sigaction || !real_sigprocmask || !real_pthread_sigmask) {
+		snprintf(why, len, "sigaction not found");
+		return -ENOSYS;
+	}
+	if (env && *env) {
+		sig = cbn_signal_parse(env);
+		if (!sig || real_sigaction(sig, NULL, &old) < 0) {
+			snprintf(why, len, "CBN_SIGNAL=%s is not a signal the agent can sample with", env);
+			return -EINVAL;
+		}
+		agent_note(CBN_NOTE_SIG_FORCED);
+	} else {
+		sig = sigwrap_pick(&old);
+		if (!sig) {
+			snprintf(why, len, "no free real-time signal for sampling (SIGRTMIN+10..SIGRTMAX-3 all handled)");
+			return -EBUSY;
+		}
+	}
+	ret = sigwrap_own(sig, &old);
+	if (ret) {
+		snprintf(why, len, "cannot install the sampling signal handler");
+		return ret;
+	}
+	atomic_store(&agent.signo, sig);
+	sigwrap_mask_all(sig);
+	return 0;
+}
+
+/*
+ * The program installed a handler for the sampling signal: sample on another
+ * from now on.  Threads move at their next sample (timer_rearm_signal); the
+ * old signal stays owned, forwarding to the program's handler.
+ */
+static void sigwrap_move(void)
+{
+	struct sigaction old;
+	int sig;
+
+	pthread_mutex_lock(&move_lock);
+	sig = sigwrap_pick(&old);
+	if (sig && sigwrap_own(sig, &old) == 0) {
+		sigwrap_mask_all(sig);
+		sigwrap_unblock(sig);
+		atomic_store(&agent.signo, sig);
+		if (agent.w.hdr)
+			agent.w.hdr->signo = (uint32_t)sig;
+	}
+	pthread_mutex_unlock(&move_lock);
+}
+
 /*
  * exec keeps an ignored disposition and the signal mask, and resets handled
- * dispositions: the next image must inherit what the target believes it
+ * dispositions: the next image must inherit what the program believes it
  * set (SIG_IGN, blocked), not what we run with.  Returns what was changed,
- * for sigwrap_exec_failed to undo.
+ * for sigwrap_exec_failed to undo (bit i: owned slot i set to SIG_IGN; bit
+ * 8: mask changed).
  */
 int sigwrap_before_exec(void)
 {
 	struct sigaction a, ign;
 	sigset_t s;
-	int changed = 0;
+	int changed = 0, i;
 
-	if (!atomic_load(&sig_owned))
-		return 0;
-	sigwrap_app(NULL, &a);
-	if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN) {
-		memset(&ign, 0, sizeof(ign));
-		ign.sa_handler = SIG_IGN;
-		if (real_sigaction(agent.signo, &ign, NULL) == 0)
-			changed |= 1;
+	for (i = 0; i < SIGWRAP_OWNED; i++) {
+		int sig = atomic_load(&owned[i].sig);
+
+		if (!sig)
+			continue;
+		sigwrap_app(&owned[i], NULL, &a);
+		if (!(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN) {
+			memset(&ign, 0, sizeof(ign));
+			ign.sa_handler = SIG_IGN;
+			if (real_sigaction(sig, &ign, NULL) == 0)
+				changed |= 1 << i;
+		}
 	}
-	if (sig_app_blocked) {
+	if (app_blocked) {
 		sigemptyset(&s);
-		sigaddset(&s, agent.signo);
+		for (i = 1; i <= 64; i++)
+			if (app_blocked & sigbit(i))
+				sigaddset(&s, i);
 		if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &s, NULL, _NSIG / 8) == 0)
-			changed |= 2;
+			changed |= 1 << 8;
 	}
 	return changed;
 }
@@ -144,33 +291,37 @@ void sigwrap_exec_failed(int changed)
 {
 	struct sigaction sa;
 	sigset_t s;
+	int i;
 
-	if (changed & 1) {
-		memset(&sa, 0, sizeof(sa));
-		sa.sa_sigaction = sampler_handler;
-		sigemptyset(&sa.sa_mask);
-		sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
-		real_sigaction(agent.signo, &sa, NULL);
+	for (i = 0; i < SIGWRAP_OWNED; i++) {
+		if (changed & (1 << i)) {
+			sigwrap_handler_act(&sa);
+			real_sigaction(atomic_load(&owned[i].sig), &sa, NULL);
+		}
 	}
-	if (changed & 2) {
+	if (changed & (1 << 8)) {
 		sigemptyset(&s);
-		sigaddset(&s, agent.signo);
+		for (i = 1; i <= 64; i++)
+			if (app_blocked & sigbit(i))
+				sigaddset(&s, i);
 		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, NULL, _NSIG / 8);
 	}
 }
 
-int sigwrap_unblock(void)
+/* Open signo in this thread; if it was blocked (a mask inherited across exec,
+ * or from a thread we did not create), the program keeps seeing it so. */
+int sigwrap_unblock(int signo)
 {
 	sigset_t s, old;
 	int ret;
 
-	if (!agent.signo || !real_pthread_sigmask)
+	if (!signo || !real_pthread_sigmask)
 		return -1;
 	sigemptyset(&s);
-	sigaddset(&s, agent.signo);
+	sigaddset(&s, signo);
 	ret = real_pthread_sigmask(SIG_UNBLOCK, &s, &old);
-	if (ret == 0 && sigismember(&old, agent.signo) == 1)
-		sig_app_blocked = 1;
+	if (ret == 0 && sigismember(&old, signo) == 1)
+		app_blocked |= sigbit(signo);
 	return ret;
 }
 
@@ -180,50 +331,55 @@ int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old)
 	return real_pthread_sigmask ? real_pthread_sigmask(how, set, old) : ENOSYS;
 }
 
-/* A thread that held app_spin at fork does not exist in the child. */
+int sigwrap_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
+{
+	sigwrap_resolve();
+	return real_sigaction ? real_sigaction(sig, act, old) : -1;
+}
+
+/* A thread that held app_spin or move_lock at fork does not exist in the child. */
 void sigwrap_after_fork_child(void)
 {
 	atomic_store(&app_spin, 0);
+	pthread_mutex_init(&move_lock, NULL);
 }
 
-/* Read and/or replace the target's disposition for our signal.
- * SIGNAL-SAFE (raw sigprocmask, spin lock held with signals blocked). */
-static void sigwrap_app(const struct sigaction *act, struct sigaction *old)
+/* After the program's view of some owned signals went from blocked to open:
+ * deliver what waited. */
+static void sigwrap_flush_pending(uint64_t was_blocked)
 {
-	sigset_t all, saved;
-	int cur;
+	uint64_t opened = was_blocked & ~app_blocked & app_pending;
+	int sig;
 
-	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &saved, _NSIG / 8);
-	while (atomic_exchange_explicit(&app_spin, 1, memory_order_acquire))
-		syscall(SYS_sched_yield);
-	cur = atomic_load(&app_cur);
-	if (old)
-		*old = app_act[cur];
-	if (act) {
-		app_act[!cur] = *act;
-		atomic_store_explicit(&app_cur, !cur, memory_order_release);
+	for (sig = 1; opened && sig <= 64; sig++) {
+		if (!(opened & sigbit(sig)))
+			continue;
+		opened &= ~sigbit(sig);
+		app_pending &= ~sigbit(sig);
+		syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig);
 	}
-	atomic_store_explicit(&app_spin, 0, memory_order_release);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
 }
 
 /*
- * A signal that is not one of our expirations (kill, the target's own
- * setitimer or timer_create): do what the target's disposition says.
- * SIGNAL CONTEXT.
+ * A signal on an owned signal that is not one of our samples (kill, the
+ * program's own timers, a sample of the signal we moved away from that was
+ * still queued is dropped by timer_is_ours): do what the program's
+ * disposition says.  SIGNAL CONTEXT.
  */
 void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 {
+	struct owned *o = sigwrap_owned(sig);
 	struct sigaction a;
 	sigset_t old;
 	int masked = 0;
 
-	if (sig_app_blocked) {
-		sig_app_pending = 1; /* standard signals do not queue: one is enough */
+	if (!o)
+		return;
+	if (app_blocked & sigbit(sig)) {
+		app_pending |= sigbit(sig); /* re-sent when the program unblocks it */
 		return;
 	}
-	sigwrap_app(NULL, &a);
+	sigwrap_app(o, NULL, &a);
 	if (a.sa_flags & SA_SIGINFO) {
 		if (!a.sa_sigaction)
 			return;
@@ -231,9 +387,10 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 		return;
 	} else if (a.sa_handler == SIG_DFL) {
 		/*
-		 * Every candidate signal's default action is to terminate.  Give the
-		 * kernel the default back and resend: the signal is blocked while we
-		 * run, so it is delivered (and kills) when this handler returns.
+		 * Give the kernel the default back and resend: the signal is
+		 * blocked while we run, so it is delivered when this handler
+		 * returns, with the default action (terminate, for every signal
+		 * we sample with).
 		 */
 		struct sigaction dfl;
 
@@ -248,14 +405,13 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
-		sigwrap_app(&dfl, NULL);
+		sigwrap_app(o, &dfl, NULL);
 	}
 	/*
-	 * The target's sa_mask, as the kernel would have applied it.  SA_NODEFER
-	 * is not honoured: our signal stays blocked through the target's
-	 * handler.  Opening it here would fire at once whatever arrived while we
-	 * ran, before a SysV handler (SA_RESETHAND|SA_NODEFER) re-installs
-	 * itself, and the reset disposition would kill the process.
+	 * The program's sa_mask, as the kernel would have applied it.  SA_NODEFER
+	 * is not honoured: the signal stays blocked through the program's handler
+	 * (opening it would fire at once whatever arrived while we ran, before a
+	 * SysV handler re-installs itself).
 	 */
 	if (!sigisemptyset(&a.sa_mask)) {
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &a.sa_mask, &old, _NSIG / 8);
@@ -274,8 +430,27 @@ static sighandler_t sigwrap_handler_of(const struct sigaction *a)
 	return (a->sa_flags & SA_SIGINFO) ? (sighandler_t)(void *)a->sa_sigaction : a->sa_handler;
 }
 
-/* Install a plain handler in the target's view, with the given flags. */
-static sighandler_t sigwrap_app_handler(sighandler_t handler, int flags)
+static int sigwrap_is_function(const struct sigaction *a)
+{
+	return (a->sa_flags & SA_SIGINFO) ||
+	       (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN && a->sa_handler != SIG_HOLD);
+}
+
+/* The program set a disposition for owned signal sig. */
+static void sigwrap_app_set(struct owned *o, const struct sigaction *act, struct sigaction *old)
+{
+	int sig = atomic_load(&o->sig);
+
+	sigwrap_app(o, act, old);
+	if (act && sigwrap_is_function(act)) {
+		agent_note(CBN_NOTE_SIG_HANDLER);
+		if (sig == atomic_load(&agent.signo))
+			sigwrap_move();
+	}
+}
+
+/* Install a plain handler in the program's view, with the given flags. */
+static sighandler_t sigwrap_app_handler(struct owned *o, sighandler_t handler, int flags)
 {
 	struct sigaction sa, old;
 
@@ -283,44 +458,92 @@ static sighandler_t sigwrap_app_handler(sighandler_t handler, int flags)
 	sa.sa_handler = handler;
 	sigemptyset(&sa.sa_mask);
 	sa.sa_flags = flags;
-	sigwrap_app(&sa, &old);
+	sigwrap_app_set(o, &sa, &old);
 	return sigwrap_handler_of(&old);
+}
+
+/* Owned signals in a mask the program gets back: as it set them. */
+static void sigwrap_hide_mask(int sig, sigset_t *mask)
+{
+	uint64_t m = sigwrap_owned_mask();
+	int s;
+
+	for (s = 1; m && s <= 64; s++) {
+		if (!(m & sigbit(s)))
+			continue;
+		m &= ~sigbit(s);
+		if (sig > 0 && sig < _NSIG && (app_mask_has[sig] & sigbit(s)))
+			sigaddset(mask, s);
+		else
+			sigdelset(mask, s);
+	}
 }
 
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
 						     struct sigaction *old)
 {
+	struct owned *o;
+	struct sigaction copy;
+	int ret, s;
+
 	sigwrap_resolve();
 	if (!real_sigaction) {
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!sigwrap_is_ours(sig))
-		return real_sigaction(sig, act, old);
-	/* Our signal: the target sees and edits only its own copy. */
-	sigwrap_app(act, old);
-	return 0;
+	o = sigwrap_owned(sig);
+	if (o) {
+		/* An owned signal: the program sees and edits only its own copy. */
+		sigwrap_app_set(o, act, old);
+		return 0;
+	}
+	if (!act || !sigwrap_is_function(act) || !atomic_load(&agent.active)) {
+		ret = real_sigaction(sig, act, old);
+		if (ret == 0 && old)
+			sigwrap_hide_mask(sig, &old->sa_mask);
+		return ret;
+	}
+	/* The program's handler runs with our signals blocked. */
+	copy = *act;
+	if (sig > 0 && sig < _NSIG) {
+		app_mask_has[sig] = 0;
+		for (s = 1; s <= 64; s++)
+			if ((sigwrap_owned_mask() & sigbit(s)) && sigismember(&act->sa_mask, s) == 1)
+				app_mask_has[sig] |= sigbit(s);
+	}
+	for (s = 1; s <= 64; s++)
+		if (sigwrap_owned_mask() & sigbit(s))
+			sigaddset(&copy.sa_mask, s);
+	ret = real_sigaction(sig, &copy, old);
+	if (ret == 0 && old)
+		sigwrap_hide_mask(sig, &old->sa_mask);
+	return ret;
 }
 
 /*
  * signal() and its relatives.  glibc implements them on its internal
- * __sigaction, which our sigaction interposer never sees, so each one that
- * can replace a handler is wrapped.  glibc's signal() has BSD semantics
- * (SA_RESTART); sysv_signal/__sysv_signal (what signal() becomes under a
- * strict -std=c11) reset the handler and do not block the signal.
+ * __sigaction, which our sigaction interposer never sees: for an owned signal
+ * each one is emulated on the program's view; for another, the real one runs
+ * and the installed handler then gets our signal in its mask.  glibc's
+ * signal() has BSD semantics (SA_RESTART); sysv_signal/__sysv_signal (what
+ * signal() becomes under a strict -std=c11) reset the handler and do not
+ * block the signal.
  */
 #define SIGWRAP_SIGNAL(name, flags)                                                   \
 	__attribute__((visibility("default"))) sighandler_t name(int sig, sighandler_t h) \
 	{                                                                             \
 		static sighandler_t (*real)(int, sighandler_t);                       \
+		struct owned *o;                                                      \
+		sighandler_t ret;                                                     \
                                                                                       \
 		sigwrap_resolve();                                                    \
-		if (sigwrap_is_ours(sig)) {                                           \
+		o = sigwrap_owned(sig);                                               \
+		if (o) {                                                              \
 			if (h == SIG_ERR) {                                           \
 				errno = EINVAL;                                       \
 				return SIG_ERR;                                       \
 			}                                                             \
-			return sigwrap_app_handler(h, flags);                         \
+			return sigwrap_app_handler(o, h, flags);                      \
 		}                                                                     \
 		if (!real)                                                            \
 			*(void **)&real = agent_real(#name);                          \
@@ -328,7 +551,10 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 			errno = ENOSYS;                                               \
 			return SIG_ERR;                                               \
 		}                                                                     \
-		return real(sig, h);                                                  \
+		ret = real(sig, h);                                                   \
+		if (ret != SIG_ERR && atomic_load(&agent.active))                     \
+			sigwrap_mask_handler(sig, atomic_load(&agent.signo));         \
+		return ret;                                                           \
 	}
 
 SIGWRAP_SIGNAL(signal, SA_RESTART)
@@ -336,96 +562,142 @@ SIGWRAP_SIGNAL(bsd_signal, SA_RESTART)
 SIGWRAP_SIGNAL(sysv_signal, SA_RESETHAND | SA_NODEFER)
 SIGWRAP_SIGNAL(__sysv_signal, SA_RESETHAND | SA_NODEFER)
 
+uint64_t sigwrap_app_blocked(void)
+{
+	return app_blocked;
+}
+
+void sigwrap_set_app_blocked(uint64_t blocked)
+{
+	app_blocked = blocked;
+}
+
 /*
- * The target believes our signal is blocked in this thread when it asked for
- * that; we keep the belief here and report it in the old masks it reads back,
- * while the kernel mask keeps the signal open.
+ * The program believes an owned signal is blocked in this thread when it
+ * asked for that; we keep the belief here and report it in the old masks it
+ * reads back, while the kernel mask keeps the signal open.
  */
-
-int sigwrap_app_blocked(void)
-{
-	return sig_app_blocked;
-}
-
-void sigwrap_set_app_blocked(int blocked)
-{
-	sig_app_blocked = blocked;
-}
-
-/* Strip our signal from masks the target blocks (libmonitor's
- * monitor_remove_client_signals). */
 static const sigset_t *sigwrap_filter(int how, const sigset_t *set, sigset_t *copy)
 {
-	int member;
+	uint64_t m = sigwrap_owned_mask();
+	int sig, any = 0, named;
 
-	if (!set || !atomic_load(&sig_owned))
+	if (!set || !m)
 		return set;
-	member = sigismember(set, agent.signo) == 1;
-	if (how == SIG_SETMASK)
-		sig_app_blocked = member;
-	else if (how == SIG_BLOCK && member)
-		sig_app_blocked = 1;
-	else if (how == SIG_UNBLOCK && member)
-		sig_app_blocked = 0;
-	if (how == SIG_UNBLOCK || !member)
-		return set;
-	*copy = *set;
-	sigdelset(copy, agent.signo);
-	return copy;
+	/* Blocking everything for a moment is common (critical sections,
+	 * libraries' own locks); naming our signal is what the report notes. */
+	for (sig = 1, named = 0; sig <= 64; sig++)
+		named += sigismember(set, sig) == 1;
+	named = named < 48;
+	for (sig = 1; sig <= 64; sig++) {
+		int member;
+
+		if (!(m & sigbit(sig)))
+			continue;
+		member = sigismember(set, sig) == 1;
+		if (how == SIG_SETMASK)
+			app_blocked = member ? app_blocked | sigbit(sig) : app_blocked & ~sigbit(sig);
+		else if (how == SIG_BLOCK && member)
+			app_blocked |= sigbit(sig);
+		else if (how == SIG_UNBLOCK && member)
+			app_blocked &= ~sigbit(sig);
+		if (member && how != SIG_UNBLOCK) {
+			if (!any)
+				*copy = *set;
+			any = 1;
+			sigdelset(copy, sig);
+			if (named && sig == atomic_load(&agent.signo))
+				agent_note(CBN_NOTE_SIG_BLOCKED);
+		}
+	}
+	return any ? copy : set;
 }
 
-static void sigwrap_report(int was_blocked, sigset_t *old)
+static void sigwrap_report(uint64_t was_blocked, sigset_t *old)
 {
-	if (old && was_blocked && atomic_load(&sig_owned))
-		sigaddset(old, agent.signo);
+	uint64_t m = sigwrap_owned_mask();
+	int sig;
+
+	for (sig = 1; old && m && sig <= 64; sig++) {
+		if (!(m & sigbit(sig)))
+			continue;
+		if (was_blocked & sigbit(sig))
+			sigaddset(old, sig);
+		else
+			sigdelset(old, sig);
+	}
+}
+
+static int sigwrap_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
+{
+	uint64_t was = app_blocked;
+	sigset_t copy;
+	int ret;
+
+	ret = real(how, sigwrap_filter(how, set, &copy), old);
+	if (ret == 0)
+		sigwrap_report(was, old);
+	else
+		app_blocked = was;
+	sigwrap_flush_pending(was);
+	return ret;
 }
 
 __attribute__((visibility("default"))) int sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	int was = sig_app_blocked, ret;
-	sigset_t copy;
-
 	sigwrap_resolve();
 	if (!real_sigprocmask) {
 		errno = ENOSYS;
 		return -1;
 	}
-	/* libunwind masks signals around its locks, also inside our handler
-	 * (where the kernel mask holds our signal): agent-internal calls pass
-	 * through untouched and leave the target's view alone. */
+	/* Agent-internal calls (the CUDA layer's libraries inside our callbacks)
+	 * pass through untouched and leave the program's view alone. */
 	if (agent_tls.in_handler || agent_tls.in_agent)
 		return real_sigprocmask(how, set, old);
-	ret = real_sigprocmask(how, sigwrap_filter(how, set, &copy), old);
-	if (ret == 0)
-		sigwrap_report(was, old);
-	else
-		sig_app_blocked = was;
-	sigwrap_flush_pending(was);
-	return ret;
+	return sigwrap_mask(real_sigprocmask, how, set, old);
 }
 
 __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset_t *set,
 							   sigset_t *old)
 {
-	int was = sig_app_blocked, ret;
-	sigset_t copy;
-
 	sigwrap_resolve();
 	if (!real_pthread_sigmask)
 		return ENOSYS;
-	/* libunwind masks signals around its locks, also inside our handler
-	 * (where the kernel mask holds our signal): agent-internal calls pass
-	 * through untouched and leave the target's view alone. */
 	if (agent_tls.in_handler || agent_tls.in_agent)
 		return real_pthread_sigmask(how, set, old);
-	ret = real_pthread_sigmask(how, sigwrap_filter(how, set, &copy), old);
-	if (ret == 0)
-		sigwrap_report(was, old);
-	else
-		sig_app_blocked = was;
-	sigwrap_flush_pending(was);
-	return ret;
+	return sigwrap_mask(real_pthread_sigmask, how, set, old);
 }
+
+/* --- waiting for signals: noted when the set holds the sampling signal ---- */
+
+static void sigwrap_note_wait(const sigset_t *set)
+{
+	int signo = atomic_load(&agent.signo);
+
+	if (set && signo && sigismember(set, signo) == 1)
+		agent_note(CBN_NOTE_SIG_WAITED);
+}
+
+#define SIGWRAP_WAIT(ret_t, name, proto, args, set)                    \
+	__attribute__((visibility("default"))) ret_t name proto       \
+	{                                                              \
+		static ret_t(*real) proto;                             \
+                                                                       \
+		if (!real)                                             \
+			*(void **)&real = agent_real(#name);           \
+		if (!real) {                                           \
+			errno = ENOSYS;                                \
+			return -1;                                     \
+		}                                                      \
+		sigwrap_note_wait(set);                                \
+		return real args;                                      \
+	}
+
+SIGWRAP_WAIT(int, sigwait, (const sigset_t *set, int *sig), (set, sig), set)
+SIGWRAP_WAIT(int, sigwaitinfo, (const sigset_t *set, siginfo_t *info), (set, info), set)
+SIGWRAP_WAIT(int, sigtimedwait, (const sigset_t *set, siginfo_t *info, const struct timespec *t),
+	     (set, info, t), set)
+SIGWRAP_WAIT(int, signalfd, (int fd, const sigset_t *mask, int flags), (fd, mask, flags), mask)
 
 /* --- System V and BSD signal APIs (implemented inside libc on its internal
  * __sigaction/__sigprocmask, so they would bypass the wrappers above). ---- */
@@ -433,37 +705,45 @@ __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset
 __attribute__((visibility("default"))) sighandler_t sigset(int sig, sighandler_t disp)
 {
 	static sighandler_t (*real)(int, sighandler_t);
+	struct owned *o;
 	struct sigaction old;
-	int was = sig_app_blocked;
+	uint64_t was = app_blocked;
+	sighandler_t ret;
 
 	sigwrap_resolve();
-	if (!sigwrap_is_ours(sig)) {
+	o = sigwrap_owned(sig);
+	if (!o) {
 		if (!real)
 			*(void **)&real = agent_real("sigset");
 		if (!real) {
 			errno = ENOSYS;
 			return SIG_ERR;
 		}
-		return real(sig, disp);
+		ret = real(sig, disp);
+		if (ret != SIG_ERR && atomic_load(&agent.active))
+			sigwrap_mask_handler(sig, atomic_load(&agent.signo));
+		return ret;
 	}
 	if (disp == SIG_HOLD) {
-		sigwrap_app(NULL, &old);
-		sig_app_blocked = 1;
-		return was ? SIG_HOLD : sigwrap_handler_of(&old);
+		sigwrap_app(o, NULL, &old);
+		app_blocked |= sigbit(sig);
+		return (was & sigbit(sig)) ? SIG_HOLD : sigwrap_handler_of(&old);
 	}
-	old.sa_handler = sigwrap_app_handler(disp, 0);
-	sig_app_blocked = 0;
+	old.sa_handler = sigwrap_app_handler(o, disp, 0);
+	app_blocked &= ~sigbit(sig);
 	sigwrap_flush_pending(was);
-	return was ? SIG_HOLD : old.sa_handler;
+	return (was & sigbit(sig)) ? SIG_HOLD : old.sa_handler;
 }
 
 #define SIGWRAP_SIGFN(name, ours_body)                                    \
 	__attribute__((visibility("default"))) int name(int sig)          \
 	{                                                                 \
 		static int (*real)(int);                                  \
+		struct owned *o;                                          \
                                                                           \
 		sigwrap_resolve();                                        \
-		if (sigwrap_is_ours(sig)) {                               \
+		o = sigwrap_owned(sig);                                   \
+		if (o) {                                                  \
 			ours_body;                                        \
 			return 0;                                         \
 		}                                                         \
@@ -476,33 +756,35 @@ __attribute__((visibility("default"))) sighandler_t sigset(int sig, sighandler_t
 		return real(sig);                                         \
 	}
 
-SIGWRAP_SIGFN(sighold, sig_app_blocked = 1)
-SIGWRAP_SIGFN(sigrelse, int was = sig_app_blocked; sig_app_blocked = 0; sigwrap_flush_pending(was))
-SIGWRAP_SIGFN(sigignore, sigwrap_app_handler(SIG_IGN, 0))
+SIGWRAP_SIGFN(sighold, app_blocked |= sigbit(sig))
+SIGWRAP_SIGFN(sigrelse, uint64_t was = app_blocked; app_blocked &= ~sigbit(sig);
+	      sigwrap_flush_pending(was))
+SIGWRAP_SIGFN(sigignore, sigwrap_app_handler(o, SIG_IGN, 0))
 
 /* BSD masks are ints of sigmask(sig) bits (signals 1..31 only). */
-static int sigwrap_bsd_bit(void)
+static int sigwrap_bsd_bits(void)
 {
-	return atomic_load(&sig_owned) && agent.signo < 32 ? 1 << (agent.signo - 1) : 0;
+	return (int)(sigwrap_owned_mask() & 0x7fffffffu);
 }
 
 #define SIGWRAP_BSDMASK(name, blocks_all)                                        \
 	__attribute__((visibility("default"))) int name(int mask)                \
 	{                                                                        \
 		static int (*real)(int);                                         \
-		int bit = sigwrap_bsd_bit(), was = sig_app_blocked, old;         \
+		int bits = sigwrap_bsd_bits(), old;                              \
+		uint64_t was = app_blocked;                                      \
                                                                                  \
 		if (!real)                                                       \
 			*(void **)&real = agent_real(#name);                     \
 		if (!real)                                                       \
 			return -1;                                               \
-		if (bit && (mask & bit))                                         \
-			sig_app_blocked = 1;                                     \
-		else if (bit && (blocks_all))                                    \
-			sig_app_blocked = 0;                                     \
-		old = real(mask & ~bit);                                         \
+		if (blocks_all)                                                  \
+			app_blocked = (app_blocked & ~(uint64_t)bits) | (uint64_t)(mask & bits); \
+		else                                                             \
+			app_blocked |= (uint64_t)(mask & bits);                  \
+		old = real(mask & ~bits);                                        \
 		sigwrap_flush_pending(was);                                      \
-		return was ? old | bit : old;                                    \
+		return (old & ~bits) | (int)(was & (uint64_t)bits);              \
 	}
 
 SIGWRAP_BSDMASK(sigblock, 0)

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -34,7 +36,8 @@ static pthread_create_fn real_pthread_create;
 struct thread_start {
 	void *(*fn)(void *);
 	void *arg;
-	int app_blocked;                 /* creator's view of our signal: inherited */
+	uint64_t app_blocked;            /* creator's view of our signals: inherited */
+	char name[CBN_NAME_MAX];         /* creator's name: the kernel gives it to the thread */
 };
 
 /* Runs at the end of every thread we armed: return, pthread_exit, cancel. */
@@ -102,7 +105,9 @@ static uint32_t threads_lookup(pthread_t th)
 
 /*
  * At exit: a THREAD_END (with CPU time so far) for every thread still alive,
- * since exit() kills them without running key destructors.
+ * since exit() kills them without running key destructors.  No name: reading
+ * another thread's would take a descriptor; THREAD_START and THREAD_NAME
+ * records carry the names.
  */
 void threads_end_all(void)
 {
@@ -122,7 +127,6 @@ void threads_end_all(void)
 		    clock_gettime(cid, &ts) == 0)
 			r.cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 		r.cpu_ns = r.cpu_ns > threads_tab[i].cpu0 ? r.cpu_ns - threads_tab[i].cpu0 : 0;
-		agent_thread_name(r.tid, r.name);
 		agent_event(&r, sizeof(r));
 	}
 	threads_n = 0;
@@ -154,7 +158,7 @@ static void *threads_trampoline(void *p)
 
 	free(p);
 	sigwrap_set_app_blocked(s.app_blocked);
-	sampler_thread_begin();
+	sampler_thread_begin(1, s.name);
 	return s.fn(s.arg);
 }
 
@@ -190,20 +194,34 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 	s->fn = fn;
 	s->arg = arg;
 	s->app_blocked = sigwrap_app_blocked();
-	agent_bg_ensure();
-	/* pthread_create takes libc locks (stack cache): no unwinding meanwhile. */
-	agent_tls.no_unwind++;
+	if (agent_tls.name[0])
+		memcpy(s->name, agent_tls.name, CBN_NAME_MAX);
+	else
+		prctl(PR_GET_NAME, s->name, 0, 0, 0);
 	ret = real_pthread_create(th, attr, threads_trampoline, s);
-	agent_tls.no_unwind--;
 	if (ret)
 		free(s);
 	return ret;
 }
 
+void threads_name_event(uint32_t tid, const char *name)
+{
+	struct cbn_rec_thread r;
+
+	if (!tid || !atomic_load(&agent.active))
+		return;
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_THREAD_NAME;
+	r.h.size = sizeof(r);
+	r.ts = agent_now();
+	r.tid = tid;
+	snprintf(r.name, sizeof(r.name), "%s", name);
+	agent_event(&r, sizeof(r));
+}
+
 __attribute__((visibility("default"))) int pthread_setname_np(pthread_t th, const char *name)
 {
 	static int (*real)(pthread_t, const char *);
-	struct cbn_rec_thread r;
 	int ret;
 
 	if (!real)
@@ -211,16 +229,43 @@ __attribute__((visibility("default"))) int pthread_setname_np(pthread_t th, cons
 	if (!real)
 		return ENOSYS;
 	ret = real(th, name);
-	if (ret || !atomic_load(&agent.active))
-		return ret;
-	memset(&r, 0, sizeof(r));
-	r.h.type = CBN_REC_THREAD_NAME;
-	r.h.size = sizeof(r);
-	r.ts = agent_now();
-	r.tid = pthread_equal(th, pthread_self()) ? agent_gettid() : threads_lookup(th);
-	snprintf(r.name, sizeof(r.name), "%s", name);
-	if (r.tid)
-		agent_event(&r, sizeof(r));
+	if (ret == 0 && pthread_equal(th, pthread_self()))
+		snprintf(agent_tls.name, sizeof(agent_tls.name), "%s", name);
+	if (ret == 0)
+		threads_name_event(pthread_equal(th, pthread_self()) ? agent_gettid() : threads_lookup(th),
+				   name);
+	return ret;
+}
+
+/* prctl(PR_SET_NAME): the other way a thread names itself. */
+__attribute__((visibility("default"))) int prctl(int option, ...)
+{
+	static int (*real)(int, ...);
+	unsigned long a[4];
+	va_list ap;
+	int ret, i;
+
+	va_start(ap, option);
+	for (i = 0; i < 4; i++)
+		a[i] = va_arg(ap, unsigned long);
+	va_end(ap);
+	if (!real)
+		*(void **)&real = agent_real("prctl");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	ret = real(option, a[0], a[1], a[2], a[3]);
+	if (ret == 0 && option == PR_SET_NAME && a[0]) {
+		char name[CBN_NAME_MAX];
+		int e = errno;
+
+		strncpy(name, (const char *)a[0], sizeof(name) - 1);
+		name[sizeof(name) - 1] = 0;
+		memcpy(agent_tls.name, name, sizeof(name));
+		threads_name_event(agent_tls.tid ? agent_tls.tid : agent_gettid(), name);
+		errno = e;
+	}
 	return ret;
 }
 

@@ -1,35 +1,518 @@
 /*
- * unwind.c — loads libunwind with dlopen(RTLD_LOCAL) and warms it up per thread.
- * Never a DT_NEEDED: libunwind.so.8 exports _Unwind_RaiseException & co., which
- * would then take over C++ exception handling in the target (cpu-sampling.md §3.1).
+ * unwind.c — the agent's private libunwind.  A copy of libunwind.so.8 with its
+ * SONAME renamed (unwind_copy.c) is loaded RTLD_LOCAL | RTLD_DEEPBIND, so its
+ * state and locks belong to the agent alone: a program that uses libunwind
+ * itself gets its own instance, untouched (sampler-safety.md §1–2).  A few of
+ * the copy's imports are then redirected, in its GOT, to versions that are
+ * safe in a signal handler and visible to nobody:
+ *
+ *   dl_iterate_phdr  -> the agent's module snapshot (no loader lock)
+ *   pipe2            -> refused: no memory-validation pipe, ever (libunwind #274)
+ *   mmap, munmap     -> raw syscalls, with trace-cache blocks recycled
+ *   __tls_get_addr   -> a block inside the agent's initial-exec TLS (no malloc,
+ *                       no DTV update in the handler)
+ *   pthread_key_create, pthread_getspecific, pthread_setspecific
+ *                    -> one slot in the same TLS (no malloc for high keys)
+ *   open, stat, fstat, malloc, free
+ *                    -> refused (only libunwind's proc-name and debug-frame
+ *                       paths use them; the agent never takes those)
+ *
+ * and the local address space's access_mem is replaced, so the reads libunwind
+ * asks to validate are checked without a descriptor.
  */
 #include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <stddef.h>
-#include <time.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <libunwind.h>
 
 #include "agent.h"
+#include "sigpath.h"
 
-int (*unwind_backtrace)(void **buf, int size);
+/* glibc's argument to __tls_get_addr (x86-64 psABI). */
+struct unwind_tls_index {
+	unsigned long ti_module;
+	unsigned long ti_offset;
+};
+
+static int (*unw_bt)(void **buf, int size);
+static uintptr_t copy_lo, copy_hi;        /* text of our copy */
+static unsigned long unw_modid;           /* its TLS module id (0: none) */
+static void (*unw_key_dtor)(void *);
+static int unw_key_taken;
+static void *(*real_tls_get_addr)(struct unwind_tls_index *);
 
 /*
- * fork() copies libunwind's internal mutexes (its rs-cache lock, taken on a
- * cache miss with signals blocked) in whatever state another thread left
- * them: a child forked while some handler was mid-unwind would deadlock on its
- * first cache miss.  So every unwind is counted, and fork's prepare handler
- * stops new unwinds (samples become PC-only) and waits for running ones.
+ * fork() copies libunwind's locks (taken on a cache miss with signals blocked)
+ * in whatever state another thread left them, and dlclose unmaps tables an
+ * unwind may be reading.  So every unwind is counted, and fork and dlclose
+ * stop new ones (samples become PC-only) and wait for running ones.
  */
 static _Atomic int unwind_running;
 static _Atomic int unwind_hold;
 
+/* Bumped when a library is unloaded: each thread drops its trace cache (whose
+ * entries are keyed by address) before its next unwind. */
+static _Atomic unsigned unwind_gen;
+
+/* --- replacements for the copy's imports --------------------------------- */
+
+static int unwind_pipe2(int fds[2], int flags)
+{
+	(void)flags;
+	fds[0] = fds[1] = -1;
+	errno = EMFILE;
+	return -1;
+}
+
+static int unwind_open(const char *path, int flags, ...)
+{
+	(void)path;
+	(void)flags;
+	errno = EACCES;
+	return -1;
+}
+
+static int unwind_stat(const char *path, void *st)
+{
+	(void)path;
+	(void)st;
+	errno = EACCES;
+	return -1;
+}
+
+static int unwind_fstat(int fd, void *st)
+{
+	(void)fd;
+	(void)st;
+	errno = EBADF;
+	return -1;
+}
+
+static void *unwind_malloc(size_t n)
+{
+	(void)n;
+	errno = ENOMEM;
+	return NULL;
+}
+
+static void unwind_free(void *p)
+{
+	(void)p;
+}
+
+/*
+ * Trace caches: libunwind maps one per thread on its first backtrace (2^14
+ * frames) and unmaps it at thread end.  Blocks of that size are kept for the
+ * next thread: page faults are most of the cost of a thread's first sample.
+ * Lock-free slots, usable from the handler.
+ */
+#define UNWIND_POOL 16
+#define UNWIND_POOL_MIN (64u << 10)
+static _Atomic(void *) pool_block[UNWIND_POOL];
+static _Atomic size_t pool_len[UNWIND_POOL];
+
+static void *unwind_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	long r;
+	int i;
+
+	if (!addr && fd < 0 && (flags & MAP_ANONYMOUS) && len >= UNWIND_POOL_MIN) {
+		for (i = 0; i < UNWIND_POOL; i++) {
+			void *b = atomic_load_explicit(&pool_block[i], memory_order_acquire);
+
+			if (b && atomic_load(&pool_len[i]) == len &&
+			    atomic_compare_exchange_strong(&pool_block[i], &b, NULL))
+				return b;
+		}
+	}
+	r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	return r < 0 && r > -4096 ? MAP_FAILED : (void *)r;
+}
+
+static int unwind_munmap(void *addr, size_t len)
+{
+	int i;
+
+	if (len >= UNWIND_POOL_MIN) {
+		for (i = 0; i < UNWIND_POOL; i++) {
+			void *none = NULL;
+
+			if (atomic_load(&pool_block[i]))
+				continue;
+			atomic_store(&pool_len[i], len);
+			if (atomic_compare_exchange_strong(&pool_block[i], &none, addr))
+				return 0;
+		}
+	}
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static void *unwind_tls_get_addr(struct unwind_tls_index *ti)
+{
+	if (ti->ti_module == unw_modid && ti->ti_offset + sizeof(void *) <= AGENT_UNW_TLS)
+		return agent_tls.unw_tls + ti->ti_offset;
+	/* Not libunwind's own block (never seen with 1.6): the real one. */
+	return real_tls_get_addr(ti);
+}
+
+static int unwind_key_create(pthread_key_t *key, void (*dtor)(void *))
+{
+	if (unw_key_taken)
+		return EAGAIN;
+	unw_key_taken = 1;
+	unw_key_dtor = dtor;
+	*key = 0;
+	return 0;
+}
+
+static void *unwind_getspecific(pthread_key_t key)
+{
+	(void)key;
+	return agent_tls.unw_key_val;
+}
+
+static int unwind_setspecific(pthread_key_t key, const void *v)
+{
+	(void)key;
+	agent_tls.unw_key_val = (void *)v;
+	return 0;
+}
+
+static int unwind_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+	return modules_snap_iterate(cb, data);
+}
+
+/* The page-probe of gperftools' check_address: rt_sigprocmask reads the
+ * "new set" from addr first and fails with EFAULT if it cannot, else with
+ * EINVAL for the invalid how.  No descriptor, no state. */
+static int unwind_probe(uintptr_t page)
+{
+	long r = syscall(SYS_rt_sigprocmask, ~0, (void *)page, NULL, 8);
+
+	return !(r < 0 && errno == EFAULT);
+}
+
+static int unwind_page_ok(uintptr_t page)
+{
+	struct agent_thread *t = &agent_tls;
+	int i, e;
+
+	if (!page)
+		return 0;
+	for (i = 0; i < t->nvalid; i++)
+		if (t->valid_page[i] == page)
+			return 1;
+	if ((uintptr_t)t->stack_lo <= page && page < (uintptr_t)t->stack_hi)
+		return 1;
+	if (!modules_snap_readable(page, 4096)) {
+		e = errno;
+		i = unwind_probe(page);
+		errno = e;
+		if (!i)
+			return 0;
+	}
+	t->valid_page[t->nvalid < 4 ? t->nvalid++ : 3] = page;
+	return 1;
+}
+
+/*
+ * The local address space's access_mem.  libunwind sets bit 0 of arg when a
+ * read must be validated (x86-64 AS_ARG_VALIDATE_MASK); without it, it reads
+ * the word as libunwind would.  SIGNAL-SAFE.
+ */
+static int unwind_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
+			     void *arg)
+{
+	(void)as;
+	if (write) {
+		*(unw_word_t *)addr = *val;
+		return 0;
+	}
+	if ((uintptr_t)arg & 1) {
+		uintptr_t p0 = addr & ~(uintptr_t)4095, p1 = (addr + 7) & ~(uintptr_t)4095;
+
+		if (!unwind_page_ok(p0) || (p1 != p0 && !unwind_page_ok(p1)))
+			return -1;
+	}
+	*val = *(unw_word_t *)addr;
+	return 0;
+}
+
+/* --- GOT redirection ------------------------------------------------------ */
+
+struct redirect {
+	const char *name;
+	void *fn;
+};
+
+struct relro_find {
+	uintptr_t base;
+	uintptr_t lo, hi;                /* PT_GNU_RELRO, absolute */
+	uintptr_t text_lo, text_hi;
+};
+
+static int unwind_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct relro_find *f = arg;
+	int i;
+
+	(void)size;
+	if (info->dlpi_addr != f->base)
+		return 0;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_GNU_RELRO) {
+			f->lo = a;
+			f->hi = a + ph->p_memsz;
+		} else if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X)) {
+			f->text_lo = a;
+			f->text_hi = a + ph->p_memsz;
+		}
+	}
+	return 1;
+}
+
+/* Dynamic-section pointers: glibc relocates some in place, some not. */
+static uintptr_t unwind_dptr(const struct link_map *lm, ElfW(Addr) p)
+{
+	return p < lm->l_addr ? lm->l_addr + p : p;
+}
+
+static void unwind_patch_slot(uintptr_t slot, void *fn, const struct relro_find *f)
+{
+	uintptr_t page = slot & ~(uintptr_t)4095;
+	int ro = slot >= f->lo && slot < f->hi;
+
+	if (ro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) != 0)
+		return;
+	*(void **)slot = fn;
+	if (ro)
+		mprotect((void *)page, 4096, PROT_READ);
+}
+
+static int unwind_redirect(void *h, const struct redirect *rd, int nrd, struct relro_find *f)
+{
+	struct link_map *lm;
+	const ElfW(Dyn) *d;
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const ElfW(Rela) *rel[2] = {NULL, NULL};
+	size_t relsz[2] = {0, 0};
+	size_t i;
+	int k, j, done = 0;
+
+	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+		return -1;
+	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+		switch (d->d_tag) {
+		case DT_SYMTAB:
+			symtab = (const ElfW(Sym) *)unwind_dptr(lm, d->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			strtab = (const char *)unwind_dptr(lm, d->d_un.d_ptr);
+			break;
+		case DT_JMPREL:
+			rel[0] = (const ElfW(Rela) *)unwind_dptr(lm, d->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			relsz[0] = d->d_un.d_val;
+			break;
+		case DT_RELA:
+			rel[1] = (const ElfW(Rela) *)unwind_dptr(lm, d->d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			relsz[1] = d->d_un.d_val;
+			break;
+		}
+	}
+	if (!symtab || !strtab)
+		return -1;
+	f->base = lm->l_addr;
+	dl_iterate_phdr(unwind_find_cb, f);
+	for (k = 0; k < 2; k++) {
+		for (i = 0; rel[k] && i < relsz[k] / sizeof(ElfW(Rela)); i++) {
+			const ElfW(Rela) *r = &rel[k][i];
+			unsigned type = ELF64_R_TYPE(r->r_info);
+			const char *name;
+
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+				continue;
+			name = strtab + symtab[ELF64_R_SYM(r->r_info)].st_name;
+			for (j = 0; j < nrd; j++) {
+				if (strcmp(name, rd[j].name) == 0) {
+					unwind_patch_slot(lm->l_addr + r->r_offset, rd[j].fn, f);
+					done++;
+				}
+			}
+		}
+	}
+	return done;
+}
+
+/* libcbn_unwind.so next to this library, else the system's libunwind.so.8 when
+ * the program has not loaded it (a shared instance would not be private). */
+static void *unwind_load(char *why, size_t len)
+{
+	char path[4096];
+	Dl_info di;
+	void *h;
+	char *slash;
+
+	if (dladdr((void *)unwind_load, &di) && di.dli_fname &&
+	    strlen(di.dli_fname) < sizeof(path) - 32) {
+		strcpy(path, di.dli_fname);
+		slash = strrchr(path, '/');
+		if (slash) {
+			strcpy(slash + 1, "libcbn_unwind.so");
+			h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+			if (h)
+				return h;
+		}
+	}
+	if (dlopen("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD)) {
+		snprintf(why, len, "libcbn_unwind.so missing and the program uses libunwind: pc-only samples");
+		return NULL;
+	}
+	h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+	if (!h)
+		snprintf(why, len, "libunwind.so.8 not found: pc-only samples");
+	return h;
+}
+
+/*
+ * Load and prepare the unwinder; in the constructor, before any sampler is
+ * armed.  Returns 0, or -1 with why filled (samples are then PC-only).
+ */
+int unwind_init(char *why, size_t len)
+{
+	struct relro_find f = {0, 0, 0, 0, 0};
+	unw_accessors_t *(*get_acc)(unw_addr_space_t);
+	unw_addr_space_t *as;
+	unw_accessors_t *acc;
+	void *h, *buf[8];
+	struct redirect rd[] = {
+		{"dl_iterate_phdr", (void *)unwind_dl_iterate_phdr},
+		{"pipe2", (void *)unwind_pipe2},
+		{"mmap", (void *)unwind_mmap},
+		{"munmap", (void *)unwind_munmap},
+		{"__tls_get_addr", (void *)unwind_tls_get_addr},
+		{"pthread_key_create", (void *)unwind_key_create},
+		{"pthread_getspecific", (void *)unwind_getspecific},
+		{"pthread_setspecific", (void *)unwind_setspecific},
+		{"open", (void *)unwind_open},
+		{"stat", (void *)unwind_stat},
+		{"fstat", (void *)unwind_fstat},
+		{"malloc", (void *)unwind_malloc},
+		{"free", (void *)unwind_free},
+	};
+	size_t modid = 0;
+
+	if (unw_bt)
+		return 0;
+	h = unwind_load(why, len);
+	if (!h)
+		return -1;
+	real_tls_get_addr = (void *(*)(struct unwind_tls_index *))dlsym(RTLD_DEFAULT, "__tls_get_addr");
+	if (dlinfo(h, RTLD_DI_TLS_MODID, &modid) == 0)
+		unw_modid = modid;
+	if (!real_tls_get_addr || unwind_redirect(h, rd, (int)(sizeof(rd) / sizeof(rd[0])), &f) < 0) {
+		snprintf(why, len, "cannot prepare the private libunwind: pc-only samples");
+		return -1;
+	}
+	copy_lo = f.text_lo;
+	copy_hi = f.text_hi;
+	/* The copy (and liblzma) into the snapshot: backtraces start in it. */
+	modules_scan(0);
+	get_acc = (unw_accessors_t * (*)(unw_addr_space_t)) dlsym(h, "_Ux86_64_get_accessors");
+	as = (unw_addr_space_t *)dlsym(h, "_ULx86_64_local_addr_space");
+	unw_bt = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	if (!get_acc || !as || !unw_bt) {
+		unw_bt = NULL;
+		snprintf(why, len, "libunwind lacks unw_backtrace or its accessors: pc-only samples");
+		return -1;
+	}
+	/* get_accessors runs libunwind's one-time init (whose pipe2 is refused). */
+	acc = get_acc(*as);
+	if (!acc) {
+		unw_bt = NULL;
+		snprintf(why, len, "libunwind has no local address space: pc-only samples");
+		return -1;
+	}
+	acc->access_mem = unwind_access_mem;
+	/* First backtrace in normal context: pthread_once, mempools, caches. */
+	agent_tls.in_agent++;
+	unw_bt(buf, 8);
+	agent_tls.in_agent--;
+	return 0;
+}
+
+int unwind_available(void)
+{
+	return unw_bt != NULL;
+}
+
+int unwind_in_copy(uintptr_t pc)
+{
+	return pc >= copy_lo && pc < copy_hi;
+}
+
+/*
+ * Drop this thread's trace cache: what libunwind's key destructor does at
+ * thread end (it asks to be called again a few times), then a fresh TLS
+ * block so that the next backtrace builds a new cache.  Signal-safe: the
+ * cache's memory goes back to the pool (unwind_munmap), its header to
+ * libunwind's own mempool (a private lock taken with signals blocked).
+ */
+static void unwind_flush_thread(void)
+{
+	int i;
+
+	for (i = 0; i < 4 && agent_tls.unw_key_val && unw_key_dtor; i++) {
+		void *v = agent_tls.unw_key_val;
+
+		agent_tls.unw_key_val = NULL;
+		unw_key_dtor(v);
+	}
+	agent_tls.unw_key_val = NULL;
+	memset(agent_tls.unw_tls, 0, sizeof(agent_tls.unw_tls));
+}
+
+void unwind_invalidate(void)
+{
+	atomic_fetch_add(&unwind_gen, 1);
+}
+
+int unwind_idle(void)
+{
+	return atomic_load(&unwind_running) == 0;
+}
+
 /* SIGNAL-SAFE.  1: the caller may unwind and must call unwind_end. */
 int unwind_begin(void)
 {
-	if (!unwind_backtrace || atomic_load_explicit(&unwind_hold, memory_order_acquire))
+	if (!unw_bt || atomic_load_explicit(&unwind_hold, memory_order_acquire))
 		return 0;
 	atomic_fetch_add_explicit(&unwind_running, 1, memory_order_acq_rel);
 	if (atomic_load_explicit(&unwind_hold, memory_order_acquire)) {
 		atomic_fetch_sub_explicit(&unwind_running, 1, memory_order_release);
 		return 0;
+	}
+	agent_tls.nvalid = 0;
+	if (agent_tls.unw_gen != atomic_load_explicit(&unwind_gen, memory_order_relaxed)) {
+		agent_tls.unw_gen = atomic_load_explicit(&unwind_gen, memory_order_relaxed);
+		unwind_flush_thread();
 	}
 	return 1;
 }
@@ -39,21 +522,27 @@ void unwind_end(void)
 	atomic_fetch_sub_explicit(&unwind_running, 1, memory_order_release);
 }
 
-/* fork prepare: no thread may be inside libunwind at the fork.  Bounded wait
- * (a handler blocked on the loader lock must not hang fork). */
+/* SIGNAL-SAFE between unwind_begin and unwind_end. */
+int unwind_backtrace(void **buf, int size)
+{
+	return unw_bt(buf, size);
+}
+
+/* No thread may be inside libunwind after this returns (fork prepare, dlclose).
+ * Bounded: a thread stopped mid-unwind must not hang the program. */
 void unwind_quiesce(void)
 {
 	struct timespec ts = {0, 100000};
 	int i;
 
-	atomic_store(&unwind_hold, 1);
+	atomic_fetch_add(&unwind_hold, 1);
 	for (i = 0; i < 500 && atomic_load(&unwind_running) > 0; i++)
 		nanosleep(&ts, NULL);
 }
 
 void unwind_release(void)
 {
-	atomic_store(&unwind_hold, 0);
+	atomic_fetch_sub(&unwind_hold, 1);
 }
 
 /* In the child: only the forking thread exists and it was not unwinding. */
@@ -63,34 +552,8 @@ void unwind_after_fork_child(void)
 	atomic_store(&unwind_hold, 0);
 }
 
-int unwind_init(void)
+/* At the end of a thread: free its trace cache. */
+void unwind_thread_end(void)
 {
-	void *h;
-
-	if (unwind_backtrace)
-		return 0;
-	h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
-	if (!h)
-		return -1;
-	unwind_backtrace = (int (*)(void **, int))dlsym(h, "unw_backtrace");
-	return unwind_backtrace ? 0 : -1;
-}
-
-/*
- * The first unw_backtrace in a thread mallocs libunwind's TLS block and its
- * trace cache (libunwind is dlopened, so its TLS is dynamic), and the first
- * call in the process runs tdep_init under a mutex (libunwind #331).  Neither
- * may happen inside the signal handler, so every thread calls this before its
- * timer is armed.
- */
-__attribute__((noinline)) void unwind_warm(void)
-{
-	void *buf[32];
-
-	if (unwind_begin()) {
-		agent_tls.in_agent++;
-		unwind_backtrace(buf, 32);
-		agent_tls.in_agent--;
-		unwind_end();
-	}
+	unwind_flush_thread();
 }

@@ -49,11 +49,35 @@ enum cbn_lost_reason {
 	CBN_LOST_NREASONS = 8     /* slots reserved in the header */
 };
 
+/* Why a sample holds only the interrupted pc (header.pc_only_why). */
+enum cbn_pc_only_reason {
+	CBN_PCONLY_NO_UNWINDER = 0, /* the agent's libunwind could not be loaded */
+	CBN_PCONLY_HELD = 1,        /* fork, exit or dlclose in progress: unwinding paused */
+	CBN_PCONLY_LOW_STACK = 2,   /* less than the unwinder's headroom left on the stack */
+	CBN_PCONLY_NO_TRACE = 3,    /* the unwinder found no frame (pc without unwind info) */
+	CBN_PCONLY_NREASONS = 8
+};
+
+/* Why a thread was not sampled at all (header.unsampled_why). */
+enum cbn_unsampled_reason {
+	CBN_UNSAMPLED_NO_STACK = 0, /* no memory for the handler's own stack */
+	CBN_UNSAMPLED_NO_TIMER = 1, /* neither a perf event nor a POSIX timer could be made */
+	CBN_UNSAMPLED_NREASONS = 4
+};
+
+/* header.notes: what the program did that the report should mention. */
+#define CBN_NOTE_SIG_HANDLER 0x1     /* installed a handler for the sampling signal (moved) */
+#define CBN_NOTE_SIG_BLOCKED 0x2     /* blocked the sampling signal in some thread */
+#define CBN_NOTE_SIG_WAITED 0x4      /* waited for it (sigwait*, signalfd) */
+#define CBN_NOTE_SIG_FORCED 0x8      /* the signal was chosen by --signal / CBN_SIGNAL */
+#define CBN_NOTE_APP_ALTSTACK 0x10   /* the program set alternate signal stacks of its own */
+
 /* header.timer_kind */
 enum cbn_timer_kind {
 	CBN_TIMER_NONE = 0,
 	CBN_TIMER_POSIX_CPU = 1,  /* timer_create(CLOCK_THREAD_CPUTIME_ID), weight 1+overrun */
-	CBN_TIMER_PERF_TASK_CLOCK = 2,
+	CBN_TIMER_PERF_TASK_CLOCK = 2,  /* (reserved) */
+	CBN_TIMER_PERF_CPU_CLOCK = 3,   /* perf_event_open(CPU_CLOCK) per thread, weight from CPU time */
 };
 
 struct cbn_file_header {
@@ -92,6 +116,17 @@ struct cbn_file_header {
 	char exe[1024];                  /* readlink(/proc/self/exe), NUL-terminated */
 	uint32_t cmdline_len;            /* bytes used in cmdline */
 	char cmdline[2048];              /* argv, each NUL-terminated, truncated to fit */
+
+	/* Appended after the first release: zero in older files. */
+	_Atomic uint32_t threads_perf;   /* threads sampled with perf events */
+	_Atomic uint32_t threads_timer;  /* threads sampled with POSIX CPU timers */
+	_Atomic uint64_t pc_only_why[CBN_PCONLY_NREASONS];
+	_Atomic uint32_t unsampled_why[CBN_UNSAMPLED_NREASONS];
+	_Atomic uint32_t notes;          /* CBN_NOTE_* */
+	uint32_t signo_first;            /* sampling signal at start (signo: the last one) */
+	int32_t perf_errno;              /* why perf events were not used; 0 if they were */
+	uint32_t timer_reason_len;
+	char timer_reason[160];          /* why this process samples with the timers it has */
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -157,9 +192,9 @@ struct cbn_rec {
 struct cbn_rec_sample {
 	struct cbn_rec h;                /* h.flags: CBN_SAMPLE_* */
 	uint64_t ts;
-	uint32_t weight;                 /* timer expirations this sample stands for (1+overrun) */
+	uint32_t weight;                 /* periods of thread CPU this sample stands for */
 	uint16_t nframes;
-	uint16_t reserved;
+	uint16_t kweight;                /* of which spent in the kernel (0 in older files) */
 	uint64_t pc[];                   /* nframes entries */
 };
 
@@ -419,5 +454,7 @@ struct cbn_rec_cuda_status {
 #define CBN_ENV_EXEC_SEQ "CBN_EXEC_SEQ"   /* internal: exec counter "pid:seq" */
 #define CBN_ENV_QUIET "CBN_QUIET"         /* 1: agent prints nothing */
 #define CBN_ENV_CUDA "CBN_CUDA"           /* 0: do not trace CUDA */
+#define CBN_ENV_SIGNAL "CBN_SIGNAL"       /* sampling signal (cbn_signal.h), else chosen */
+#define CBN_ENV_PERF "CBN_PERF_EVENTS"    /* 0: POSIX CPU timers, no perf events */
 
 #endif

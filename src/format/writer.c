@@ -45,12 +45,6 @@ int writer_open(struct writer *w, const char *path, uint64_t initial_size, uint6
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -errno;
-	/* posix_fallocate returns the error instead of setting errno. */
-	ret = posix_fallocate(fd, 0, (off_t)initial_size);
-	if (ret) {
-		ret = -ret;
-		goto fail;
-	}
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
 		goto fail;
@@ -59,6 +53,23 @@ int writer_open(struct writer *w, const char *path, uint64_t initial_size, uint6
 	if (map == MAP_FAILED) {
 		ret = -errno;
 		goto fail;
+	}
+	/* Sparse at full length, blocks allocated as the mapping is populated. */
+	if (ftruncate(fd, (off_t)max_size) == 0 &&
+	    madvise(map, initial_size, MADV_POPULATE_WRITE) == 0) {
+		w->populate = 1;
+	} else {
+		/* EINVAL: a kernel without MADV_POPULATE_WRITE; EFAULT: no space. */
+		ret = errno == EFAULT ? -ENOSPC : 0;
+		if (!ret && ftruncate(fd, 0) != 0)
+			ret = -errno;
+		/* posix_fallocate returns the error instead of setting errno. */
+		if (!ret)
+			ret = -posix_fallocate(fd, 0, (off_t)initial_size);
+		if (ret) {
+			munmap(map, max_size);
+			goto fail;
+		}
 	}
 	close(fd);
 
@@ -106,15 +117,24 @@ static int writer_do_grow(struct writer *w, uint64_t min_free, int in_signal)
 		ret = -ENOSPC;
 		goto out;
 	}
-	if (in_signal && w->no_fallocate) {
-		ret = -EOPNOTSUPP;
-		goto out;
-	}
 	want = round_chunks(next + min_free);
 	if (want < size + w->grow_step)
 		want = size + w->grow_step;
 	if (want > w->max_size)
 		want = w->max_size;
+	if (w->populate) {
+		if (madvise((char *)h + size, want - size, MADV_POPULATE_WRITE) != 0) {
+			/* EFAULT: the pages could not be backed (full disk). */
+			ret = errno == EFAULT ? -ENOSPC : -errno;
+			goto out;
+		}
+		atomic_store_explicit(&h->file_size, want, memory_order_release);
+		goto out;
+	}
+	if (in_signal && w->no_fallocate) {
+		ret = -EOPNOTSUPP;
+		goto out;
+	}
 	/*
 	 * Reopen by path: we keep no fd (the target may close all of them).  The
 	 * inode check makes sure a file renamed over ours is not extended instead.

@@ -17,8 +17,11 @@
  * MAP_SHARED; only [0, header.file_size) is backed by allocated blocks.  A chunk
  * is handed out only if it lies entirely below file_size, so the signal handler
  * never touches an unallocated page (which would raise SIGBUS on a full disk).
- * The fd is closed right after mmap: programs that close every fd cannot hurt
- * us.  Growth reopens the file by path.
+ * The fd is closed right after mmap and none is ever opened again: the file is
+ * created sparse at its full length and grows by madvise(MADV_POPULATE_WRITE),
+ * which allocates the blocks and reports a full disk as an error instead of
+ * SIGBUS (Linux 5.14).  Older kernels: growth reopens the file by path and
+ * fallocates, as the first release did.
  */
 struct writer {
 	struct cbn_file_header *hdr;     /* NULL: not open */
@@ -26,6 +29,7 @@ struct writer {
 	uint64_t grow_step;              /* bytes added per growth */
 	_Atomic int growing;             /* try-lock of writer_grow (signal-safe) */
 	int no_fallocate;                /* fs lacks fallocate(2): grow only outside handlers */
+	int populate;                    /* grows with MADV_POPULATE_WRITE, no descriptor */
 	pthread_mutex_t ev_lock;         /* protects ev_chunk */
 	struct cbn_chunk_header *ev_chunk; /* current EVENTS chunk */
 	uint64_t dev, ino;               /* identity of the file, checked on reopen */
@@ -42,7 +46,8 @@ int writer_open(struct writer *w, const char *path, uint64_t initial_size, uint6
 
 /*
  * Make sure at least min_free bytes are allocated past next_chunk (up to
- * max_size), by reopening the file and fallocate(2)-ing more.  Returns 0,
+ * max_size), by populating more of the mapping (or, on old kernels, reopening
+ * the file and fallocate(2)-ing more).  Returns 0,
  * -ENOSPC when max_size is reached, -EBUSY when another grow is in progress
  * (writer_grow waits for it, writer_grow_signal does not), or -errno.
  * writer_grow_signal is SIGNAL-SAFE (raw syscalls, an atomic try-lock, no

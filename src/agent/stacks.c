@@ -1,0 +1,201 @@
+/*
+ * stacks.c — the sampling handler's own stack, one per sampled thread (64 KiB
+ * plus a guard page; sampler-safety.md §3), and the sigaltstack interposer
+ * that keeps the program's alternate stacks its own.
+ *
+ * While the program has no alternate stack on a thread, the kernel's is ours:
+ * the handler (SA_ONSTACK) runs on it.  When the program sets one, the kernel
+ * gets the program's, which its own handlers then use as they asked; our
+ * handler's entry stub then moves to our stack at once, so the program's stack
+ * holds only the kernel's signal frame, at its top (our signal is blocked
+ * while the program's own handlers run, sigwrap.c, so it never nests on them).
+ * The program always reads back the alternate stack it set, or SS_DISABLE.
+ * Not signal context.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "sigpath.h"
+
+#define STACK_SIZE (64u << 10)
+#define STACK_GUARD 4096u
+#define STACK_POOL 64
+
+__thread uintptr_t agent_switch_top AGENT_TLS;
+
+/* Stacks of ended threads, for the next ones (lock-free slots). */
+static _Atomic(void *) stack_pool[STACK_POOL];
+
+static void *stacks_get(void)
+{
+	void *m;
+	int i;
+
+	for (i = 0; i < STACK_POOL; i++) {
+		m = atomic_load(&stack_pool[i]);
+		if (m && atomic_compare_exchange_strong(&stack_pool[i], &m, NULL))
+			return m;
+	}
+	m = mmap(NULL, STACK_SIZE + STACK_GUARD, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (mprotect(m, STACK_GUARD, PROT_NONE) != 0) {
+		munmap(m, STACK_SIZE + STACK_GUARD);
+		return NULL;
+	}
+	return m;
+}
+
+static void stacks_put(void *m)
+{
+	int i;
+
+	for (i = 0; i < STACK_POOL; i++) {
+		void *none = NULL;
+
+		if (atomic_compare_exchange_strong(&stack_pool[i], &none, m))
+			return;
+	}
+	munmap(m, STACK_SIZE + STACK_GUARD);
+}
+
+static int stacks_kernel(const stack_t *ss, stack_t *old)
+{
+	return (int)syscall(SYS_sigaltstack, ss, old);
+}
+
+static void stacks_use_ours(struct agent_thread *t)
+{
+	stack_t ss;
+
+	ss.ss_sp = t->stack_lo;
+	ss.ss_size = STACK_SIZE;
+	ss.ss_flags = 0;
+	if (stacks_kernel(&ss, NULL) == 0) {
+		t->kernel_ss_ours = 1;
+		agent_switch_top = 0;
+	} else {
+		t->kernel_ss_ours = 0;
+		agent_switch_top = (uintptr_t)t->stack_hi;
+	}
+}
+
+/*
+ * Give the calling thread its handler stack (a fork child keeps its parent
+ * thread's; fresh: a thread pthread_create just made).  Returns 0, or -ENOMEM: the thread is then not sampled.
+ */
+int stacks_thread_begin(int fresh)
+{
+	struct agent_thread *t = &agent_tls;
+	stack_t cur;
+
+	if (!t->stack_map) {
+		t->stack_map = stacks_get();
+		if (!t->stack_map) {
+			if (agent.w.hdr)
+				atomic_fetch_add(&agent.w.hdr->unsampled_why[CBN_UNSAMPLED_NO_STACK], 1);
+			return -ENOMEM;
+		}
+		t->stack_lo = (char *)t->stack_map + STACK_GUARD;
+		t->stack_hi = t->stack_lo + STACK_SIZE;
+		t->app_ss_on = 0;
+		t->kernel_ss_ours = 0;
+	}
+	/* A thread pthread_create just made has no alternate stack (the kernel
+	 * resets it for CLONE_VM children): no need to ask. */
+	if (fresh || stacks_kernel(NULL, &cur) != 0)
+		cur.ss_flags = SS_DISABLE;
+	if (cur.ss_flags & SS_DISABLE) {
+		stacks_use_ours(t);
+	} else if (cur.ss_sp == t->stack_lo) {
+		t->kernel_ss_ours = 1;
+		agent_switch_top = 0;
+	} else {
+		/* Set before we ran (another library's constructor): the program's. */
+		t->app_ss = cur;
+		t->app_ss.ss_flags &= ~SS_ONSTACK;
+		t->app_ss_on = 1;
+		t->kernel_ss_ours = 0;
+		agent_switch_top = (uintptr_t)t->stack_hi;
+		agent_note(CBN_NOTE_APP_ALTSTACK);
+	}
+	return 0;
+}
+
+/* After the thread's sampler is gone: give the kernel back the program's
+ * view and keep the stack for another thread. */
+void stacks_thread_end(void)
+{
+	struct agent_thread *t = &agent_tls;
+	stack_t off;
+
+	if (!t->stack_map)
+		return;
+	if (t->kernel_ss_ours) {
+		memset(&off, 0, sizeof(off));
+		off.ss_flags = SS_DISABLE;
+		stacks_kernel(&off, NULL);
+		t->kernel_ss_ours = 0;
+	}
+	agent_switch_top = 0;
+	stacks_put(t->stack_map);
+	t->stack_map = NULL;
+	t->stack_lo = t->stack_hi = NULL;
+}
+
+static int stacks_on(const stack_t *ss)
+{
+	char here;
+	uintptr_t sp = (uintptr_t)&here, lo = (uintptr_t)ss->ss_sp;
+
+	return sp > lo && sp <= lo + ss->ss_size;
+}
+
+__attribute__((visibility("default"))) int sigaltstack(const stack_t *ss, stack_t *old)
+{
+	struct agent_thread *t = &agent_tls;
+	stack_t view;
+
+	if (!t->stack_map)
+		return stacks_kernel(ss, old);
+	if (t->app_ss_on) {
+		view = t->app_ss;
+		view.ss_flags = (view.ss_flags & ~SS_ONSTACK) | (stacks_on(&t->app_ss) ? SS_ONSTACK : 0);
+	} else {
+		memset(&view, 0, sizeof(view));
+		view.ss_flags = SS_DISABLE;
+	}
+	if (ss) {
+		if (view.ss_flags & SS_ONSTACK) {
+			errno = EPERM;
+			return -1;
+		}
+		if (ss->ss_flags & SS_DISABLE) {
+			if (!t->kernel_ss_ours)
+				stacks_use_ours(t);
+			t->app_ss_on = 0;
+		} else {
+			/* The kernel validates it (flags, MINSIGSTKSZ) as it would
+			 * without us.  If the program's handler runs on our stack
+			 * right now the kernel refuses to switch: the program's
+			 * stack is then recorded and its view is what it set. */
+			if (stacks_kernel(ss, NULL) == 0) {
+				t->kernel_ss_ours = 0;
+				agent_switch_top = (uintptr_t)t->stack_hi;
+			} else if (errno != EPERM || !t->kernel_ss_ours) {
+				return -1;
+			}
+			t->app_ss = *ss;
+			t->app_ss_on = 1;
+			agent_note(CBN_NOTE_APP_ALTSTACK);
+		}
+	}
+	if (old)
+		*old = view;
+	return 0;
+}

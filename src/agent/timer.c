@@ -1,0 +1,306 @@
+/*
+ * timer.c — the per-thread sampler: a perf_event_open CPU-clock event (runs on
+ * hrtimers, so the rate is the one asked for, not the tick's), else a POSIX
+ * CLOCK_THREAD_CPUTIME_ID timer.  Both raise the sampling signal on the thread
+ * itself; the handler weighs each sample by the thread's CPU time since the
+ * last one, so a sample stands for exactly the CPU it represents.
+ *
+ * The perf event keeps no descriptor: the page it is mapped with holds the
+ * event, the fd is closed at once, and its number stays only as the si_fd the
+ * kernel puts in every signal (sampler-safety.md §4).  exclude_kernel=1: the
+ * event never fires inside a system call, so sleeps are never interrupted.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "sigpath.h"
+
+/* sigev_value of our POSIX timers: tells our expirations from anyone else's. */
+static char timer_cookie;
+
+static uint64_t ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
+}
+
+/* SIGNAL-SAFE (clock_gettime of a CPU clock is a plain system call). */
+uint64_t agent_thread_cpu(void)
+{
+	struct timespec ts;
+
+	if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return ts_ns(&ts);
+}
+
+/* SIGNAL-SAFE.  System time of the calling thread, ns. */
+static uint64_t timer_thread_sys(void)
+{
+	struct rusage ru;
+
+	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+}
+
+static int timer_posix(struct agent_thread *t, int signo)
+{
+	struct sigevent sev;
+	struct itimerspec its;
+	long id = 0;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = signo;
+	sev.sigev_value.sival_ptr = &timer_cookie;
+	sev._sigev_un._tid = (pid_t)t->tid;
+	/* The raw call: also used from the handler when the signal moves. */
+	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0)
+		return -errno;
+	its.it_interval.tv_sec = (time_t)(agent.period_ns / 1000000000u);
+	its.it_interval.tv_nsec = (long)(agent.period_ns % 1000000000u);
+	its.it_value = its.it_interval;
+	if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
+		int ret = -errno;
+
+		syscall(SYS_timer_delete, id);
+		return ret;
+	}
+	t->timer = (timer_t)id;
+	t->backend = AGENT_BACKEND_TIMER;
+	return 0;
+}
+
+/*
+ * A CPU-clock event for this thread, signalling it.  The fd exists for a few
+ * system calls: set up, mapped (the mapping keeps the event; perf_mmap marks it
+ * VM_DONTCOPY, so a fork child does not inherit it), closed.
+ */
+static int timer_perf(struct agent_thread *t, int signo)
+{
+	struct perf_event_attr a;
+	struct f_owner_ex own = {F_OWNER_TID, (pid_t)t->tid};
+	void *page;
+	int fd, fl;
+
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CPU_CLOCK;
+	a.sample_period = agent.period_ns;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.remove_on_exec = 1;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0 && (errno == EINVAL || errno == E2BIG)) {
+		a.remove_on_exec = 0; /* before Linux 5.13 */
+		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0)
+		return -errno;
+	/* Counting from the open: an overflow before F_SETFL finds no owner
+	 * and raises nothing. */
+	if (fcntl(fd, F_SETOWN_EX, &own) != 0 || fcntl(fd, F_SETSIG, signo) != 0 ||
+	    fcntl(fd, F_SETFL, O_RDWR | O_ASYNC) != 0)
+		goto fail;
+	page = (void *)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	if ((long)page < 0 && (long)page > -4096) {
+		errno = -(int)(long)page;
+		goto fail;
+	}
+	t->perf_fd = fd;
+	t->perf_page = page;
+	t->backend = AGENT_BACKEND_PERF;
+	syscall(SYS_close, fd);
+	return 0;
+fail:
+	fl = -errno;
+	syscall(SYS_close, fd);
+	return fl ? fl : -EIO;
+}
+
+static const char *timer_perf_why(int err)
+{
+	switch (err) {
+	case -EACCES:
+		return "perf events refused (perf_event_paranoid)";
+	case -EPERM:
+		return "perf events refused (seccomp or missing CAP_PERFMON)";
+	case -ENOSYS:
+	case -ENOENT:
+	case -EOPNOTSUPP:
+		return "perf events unavailable in this kernel";
+	case -EMFILE:
+	case -ENFILE:
+		return "no descriptor free for a perf event";
+	default:
+		return "perf event setup failed";
+	}
+}
+
+/* Refusals that will not change for another thread of this process. */
+static int timer_refusal_final(int err)
+{
+	return err == -EACCES || err == -EPERM || err == -ENOSYS || err == -ENOENT ||
+	       err == -EOPNOTSUPP;
+}
+
+/* SIGNAL-SAFE.  Remember why perf events are not used (first reason wins). */
+static void timer_perf_failed(int ret)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	const char *why = !agent.want_perf ? "CBN_PERF_EVENTS=0" : timer_perf_why(ret);
+	size_t i;
+
+	if (timer_refusal_final(ret))
+		agent.perf_refused = -ret;
+	if (!h || h->timer_reason_len)
+		return;
+	h->perf_errno = agent.want_perf ? -ret : 0;
+	for (i = 0; why[i] && i < sizeof(h->timer_reason) - 1; i++)
+		h->timer_reason[i] = why[i];
+	h->timer_reason_len = (uint32_t)i;
+}
+
+/*
+ * Start sampling the calling thread on signo (normal context: thread begin,
+ * exec failure, a fork child).  perf_now: open the perf event at once (the
+ * main thread); otherwise start on a POSIX timer, which costs a third as much
+ * to create and delete, and let the first sample move the thread to perf
+ * (timer_upgrade): a thread that never runs a full period never pays for it.
+ * Returns 0 or -errno.
+ */
+int timer_arm(struct agent_thread *t, int signo, int perf_now)
+{
+	int ret;
+
+	t->backend = AGENT_BACKEND_NONE;
+	t->signo = signo;
+	t->perf_fd = -1;
+	if (t->fresh)
+		t->perf_fd_prev = -1;
+	if (t->fresh) {
+		t->cpu_last = t->sys_last = 0;
+	} else {
+		t->cpu_last = agent_thread_cpu();
+		t->sys_last = timer_thread_sys();
+	}
+	t->carry = 0;
+	if (perf_now && agent.want_perf && !agent.perf_refused) {
+		ret = timer_perf(t, signo);
+		if (ret == 0)
+			return 0;
+		timer_perf_failed(ret);
+	} else if (!agent.want_perf) {
+		timer_perf_failed(-EOPNOTSUPP);
+	}
+	return timer_posix(t, signo);
+}
+
+/* SIGNAL-SAFE.  From the thread's POSIX timer to a perf event. */
+void timer_upgrade(struct agent_thread *t)
+{
+	struct agent_thread n;
+	int ret;
+
+	if (t->backend != AGENT_BACKEND_TIMER || !agent.want_perf || agent.perf_refused)
+		return;
+	n = *t;
+	ret = timer_perf(&n, t->signo);
+	if (ret) {
+		timer_perf_failed(ret);
+		return;
+	}
+	syscall(SYS_timer_delete, (long)t->timer);
+	t->backend = AGENT_BACKEND_PERF;
+	t->perf_fd = n.perf_fd;
+	t->perf_page = n.perf_page;
+}
+
+/* Stop the thread's sampler.  A signal already raised is delivered (to the
+ * handler) as the system call that stops it returns. */
+void timer_disarm(struct agent_thread *t)
+{
+	if (t->backend == AGENT_BACKEND_TIMER)
+		syscall(SYS_timer_delete, (long)t->timer);
+	else if (t->backend == AGENT_BACKEND_PERF && t->perf_page)
+		syscall(SYS_munmap, t->perf_page, 4096);
+	t->perf_page = NULL;
+	/* Its last signal may still come (irq_work runs it after the overflow):
+	 * it stays recognisable as ours. */
+	if (t->backend == AGENT_BACKEND_PERF)
+		t->perf_fd_prev = t->perf_fd;
+	t->perf_fd = -1;
+	t->backend = AGENT_BACKEND_NONE;
+}
+
+/* SIGNAL-SAFE. */
+int timer_is_ours(const siginfo_t *si)
+{
+	const struct agent_thread *t = &agent_tls;
+
+	if (si->si_code == SI_TIMER)
+		return si->si_value.sival_ptr == &timer_cookie;
+	return si->si_code > 0 && si->si_code <= POLL_HUP && si->si_fd >= 0 &&
+	       (si->si_fd == t->perf_fd || si->si_fd == t->perf_fd_prev);
+}
+
+/*
+ * SIGNAL-SAFE.  The thread's CPU time since the last sample, in periods
+ * (the remainder carried to the next), and the part of it the kernel's
+ * accounting gives to system time.
+ */
+void timer_weigh(struct agent_thread *t, uint32_t *weight, uint32_t *kernel)
+{
+	uint64_t cpu = agent_thread_cpu(), sys = timer_thread_sys(), d, ds, w;
+
+	d = cpu > t->cpu_last ? cpu - t->cpu_last : 0;
+	ds = sys > t->sys_last ? sys - t->sys_last : 0;
+	t->cpu_last = cpu;
+	t->sys_last = sys;
+	d += t->carry;
+	w = d / agent.period_ns;
+	if (w == 0)
+		w = 1; /* a signal is at least one period of CPU: the clock just lags */
+	t->carry = d > w * agent.period_ns ? d - w * agent.period_ns : 0;
+	if (w > UINT32_MAX)
+		w = UINT32_MAX;
+	*weight = (uint32_t)w;
+	ds = (ds + agent.period_ns / 2) / agent.period_ns;
+	*kernel = (uint32_t)(ds < w ? ds : w);
+}
+
+/*
+ * SIGNAL-SAFE.  The sampling signal moved (the program took the old one):
+ * re-arm this thread on the new one, unless the thread blocks it (then it
+ * stays on the old one, which the agent keeps forwarding).
+ */
+void timer_rearm_signal(struct agent_thread *t, const ucontext_t *uc)
+{
+	struct agent_thread n;
+	int signo = atomic_load(&agent.signo);
+
+	if (signo == t->signo || sigismember(&uc->uc_sigmask, signo) == 1)
+		return;
+	n = *t;
+	if (t->backend == AGENT_BACKEND_PERF) {
+		if (timer_perf(&n, signo) != 0)
+			return;
+	} else if (timer_posix(&n, signo) != 0) {
+		return;
+	}
+	timer_disarm(t);
+	t->perf_fd_prev = t->perf_fd; /* its last signals may still be queued */
+	t->backend = n.backend;
+	t->timer = n.timer;
+	t->perf_fd = n.perf_fd;
+	t->perf_page = n.perf_page;
+	t->signo = signo;
+}
