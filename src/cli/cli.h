@@ -28,6 +28,7 @@ struct cli_opts {
 	int buffer_mb;              /* --buffer-mb, 0 = agent default */
 	int no_cuda;
 	int verbose;
+	const char *signal;         /* --signal, NULL = the agent chooses */
 	/* report */
 	const char *sort;
 	int limit;
@@ -59,6 +60,9 @@ int session_create(const char *dir, char *out, size_t len);
 void session_remove(const char *dir);
 /* 1 if dir looks like a cbottleneck session (session.json or *.cbp in it). */
 int session_is_session(const char *dir);
+/* Cut each session file of a kept session to what its agent filled (they are
+ * created sparse at their full length). */
+void session_trim(const char *dir);
 
 /* spawn.c */
 struct spawn_result {
@@ -71,6 +75,7 @@ struct spawn_env {
 	const char *agent, *cuda, *session;
 	long freq;
 	int depth, buffer_mb, quiet, no_cuda, verbose;
+	const char *signal;
 };
 
 /* Run argv[0] (already resolved to path) with the agent, forward signals,

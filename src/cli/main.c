@@ -20,6 +20,7 @@
 #include "compare.h"
 #include "load.h"
 #include "cli.h"
+#include "cbn_signal.h"
 #include "export.h"
 #include "report.h"
 
@@ -32,7 +33,7 @@ enum mode { MODE_RUN, MODE_REPORT };
 enum {
 	OPT_SORT = 256, OPT_LIMIT, OPT_REPORT, OPT_VERSION, OPT_DEPTH, OPT_BUFFER, OPT_NO_CUDA,
 	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
-	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH,
+	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL,
 };
 
 static const struct option long_opts[] = {
@@ -48,6 +49,7 @@ static const struct option long_opts[] = {
 	{"depth", required_argument, NULL, OPT_DEPTH},
 	{"buffer-mb", required_argument, NULL, OPT_BUFFER},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
+	{"signal", required_argument, NULL, OPT_SIGNAL},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"trace", required_argument, NULL, OPT_TRACE},
 	{"trace-window", required_argument, NULL, OPT_WINDOW},
@@ -79,6 +81,8 @@ static void usage(FILE *f)
 	      "      --depth N        at most N frames per stack (1-256)\n"
 	      "      --buffer-mb N    size of each process's session file in MiB\n"
 	      "      --no-cuda        do not trace CUDA or NVTX\n"
+	      "      --signal SIG     sample with SIG (SIGPROF, SIGRTMAX-3, 40...); default: a\n"
+	      "                       real-time signal nobody handles\n"
 	      "  -v, --verbose        say where the session and the agent are\n"
 	      "Report:\n"
 	      "      --sort KEY       CPU table order: tottime (default), cumtime, ncalls, name,\n"
@@ -176,12 +180,12 @@ static int parse_opts(int argc, char **argv, enum mode mode, struct cli_opts *o)
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:o:qvh", long_opts, NULL)) != -1) {
 		int run_only = c == 'F' || c == 'o' || c == OPT_DEPTH || c == OPT_BUFFER ||
-			       c == OPT_NO_CUDA;
+			       c == OPT_NO_CUDA || c == OPT_SIGNAL;
 		if (mode == MODE_REPORT && run_only)
 			return usage_error("%s only applies when running a program, not to report",
 					   c == 'F' ? "-F/--frequency" : c == 'o' ? "-o/--output" :
 					   c == OPT_DEPTH ? "--depth" : c == OPT_BUFFER ? "--buffer-mb" :
-					   "--no-cuda");
+					   c == OPT_SIGNAL ? "--signal" : "--no-cuda");
 		switch (c) {
 		case 'F':
 			if (parse_long(optarg, 1, 10000, &v) < 0)
@@ -234,6 +238,13 @@ static int parse_opts(int argc, char **argv, enum mode mode, struct cli_opts *o)
 			break;
 		case OPT_NO_CUDA:
 			o->no_cuda = 1;
+			break;
+		case OPT_SIGNAL:
+			if (!cbn_signal_parse(optarg))
+				return usage_error("--signal %s: not a signal the agent can sample with "
+						   "(a name such as SIGPROF or SIGRTMAX-3, or a number; "
+						   "not KILL, STOP, the fault signals or 32-33)", optarg);
+			o->signal = optarg;
 			break;
 		case OPT_JSON:
 			o->json = optarg;
@@ -611,10 +622,13 @@ static int cmd_run(int argc, char **argv)
 	env.quiet = o.quiet;
 	env.no_cuda = o.no_cuda;
 	env.verbose = o.verbose;
+	env.signal = o.signal;
 	ret = spawn_run(path, targv, &env, &res);
 	if (ret)
 		goto out;
 	protect_session(o.output_dir ? NULL : session);
+	if (o.output_dir)
+		session_trim(session);
 	if (res.exec_errno) {
 		fprintf(stderr, "cbottleneck: %s: %s\n", targv[0], strerror(res.exec_errno));
 		ret = res.exec_errno == ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;

@@ -5,6 +5,7 @@
  * if needed and refused when it holds anything that is not a session.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -123,8 +124,8 @@ static int dir_empty(const char *dir)
 	return empty;
 }
 
-/* Remove the session files (and the loader's temporaries) in dir. */
-static void session_clear(const char *dir, int everything)
+/* Call fn on each entry of dir (only session files unless everything). */
+static void session_each(const char *dir, int everything, void (*fn)(const char *path))
 {
 	DIR *d = opendir(dir);
 	struct dirent *e;
@@ -138,9 +139,20 @@ static void session_clear(const char *dir, int everything)
 		if (!everything && !session_file(e->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
-		unlink(path);
+		fn(path);
 	}
 	closedir(d);
+}
+
+static void session_unlink(const char *path)
+{
+	unlink(path);
+}
+
+/* Remove the session files (and the loader's temporaries) in dir. */
+static void session_clear(const char *dir, int everything)
+{
+	session_each(dir, everything, session_unlink);
 }
 
 static int mkdir_p(const char *dir)
@@ -207,6 +219,28 @@ int session_create(const char *dir, char *out, size_t len)
 		return CLI_EXIT_REFUSED;
 	}
 	return 0;
+}
+
+/* A session file is created sparse at its full length: cut it to what its
+ * agent filled, which only a header we can trust says. */
+static void session_trim_file(const char *path)
+{
+	struct cbn_file_header h;
+	struct stat st;
+	int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
+	    !memcmp(h.magic, CBN_MAGIC, sizeof(h.magic)) && h.endian == CBN_ENDIAN_CHECK &&
+	    h.file_size >= CBN_HEADER_SIZE && (off_t)h.file_size < st.st_size)
+		(void)!ftruncate(fd, (off_t)h.file_size);
+	close(fd);
+}
+
+void session_trim(const char *dir)
+{
+	session_each(dir, 0, session_trim_file);
 }
 
 void session_remove(const char *dir)

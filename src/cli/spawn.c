@@ -59,6 +59,8 @@ static void child_env(const struct spawn_env *e)
 	}
 	if (e->quiet)
 		setenv(CBN_ENV_QUIET, "1", 1);
+	if (e->signal)
+		setenv(CBN_ENV_SIGNAL, e->signal, 1);
 	/* An exec counter inherited from an outer session would misnumber ours. */
 	unsetenv(CBN_ENV_EXEC_SEQ);
 	if (e->no_cuda) {
