@@ -184,6 +184,24 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	}
 	for (k = 0; k < CBN_LOST_NREASONS; k++)
 		c->lost_total += c->lost[k];
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *pr = &p->processes[i];
+		struct cpu_sampler *sm = &c->sampler;
+
+		sm->threads_perf += pr->threads_perf;
+		sm->threads_timer += pr->threads_timer;
+		sm->notes |= pr->notes;
+		if (!sm->timer_reason && pr->threads_timer && pr->timer_reason && *pr->timer_reason)
+			sm->timer_reason = pr->timer_reason;
+		if (i == 0) {
+			sm->signo = pr->signo;
+			sm->signo_first = pr->signo_first;
+		}
+		for (k = 0; k < CBN_PCONLY_NREASONS; k++)
+			sm->pc_only_why[k] += pr->pc_only_why[k];
+		for (k = 0; k < CBN_UNSAMPLED_NREASONS; k++)
+			sm->unsampled_why[k] += pr->unsampled_why[k];
+	}
 
 	/* Pass 1: samples → per stack weight and ns (stacks are shared by many
 	 * samples, so the frame walk below runs once per distinct stack). */
@@ -463,6 +481,45 @@ const char *cpu_lost_name(unsigned reason)
 	}
 }
 
+const char *cpu_pc_only_name(unsigned reason)
+{
+	switch (reason) {
+	case CBN_PCONLY_NO_UNWINDER:
+		return "no_unwinder";
+	case CBN_PCONLY_HELD:
+		return "unwinding_paused";
+	case CBN_PCONLY_LOW_STACK:
+		return "low_stack";
+	case CBN_PCONLY_NO_TRACE:
+		return "no_unwind_info";
+	default:
+		return NULL;
+	}
+}
+
+const char *cpu_unsampled_name(unsigned reason)
+{
+	switch (reason) {
+	case CBN_UNSAMPLED_NO_STACK:
+		return "no_handler_stack";
+	case CBN_UNSAMPLED_NO_TIMER:
+		return "no_timer";
+	default:
+		return NULL;
+	}
+}
+
+const char *cpu_sampler_mode(const struct cpu_profile *c)
+{
+	if (c->sampler.threads_perf && c->sampler.threads_timer)
+		return "perf events and POSIX CPU timers";
+	if (c->sampler.threads_perf)
+		return "perf events";
+	if (c->sampler.threads_timer)
+		return "POSIX CPU timers";
+	return "";
+}
+
 struct cpu_wlist {
 	char **v;
 	size_t n, cap;
@@ -542,10 +599,52 @@ int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***o
 		cpu_wadd(&l, "%llu of %llu samples were cut at the maximum stack depth: their "
 			 "outermost callers are missing, so cumtime of those callers is low",
 			 (unsigned long long)c->truncated, (unsigned long long)c->samples);
-	if (c->pc_only)
-		cpu_wadd(&l, "%llu of %llu samples hold only the interrupted pc (the stack could "
-			 "not be walked): they count in tottime but not in their callers' cumtime",
-			 (unsigned long long)c->pc_only, (unsigned long long)c->samples);
+	if (c->pc_only) {
+		char why[256];
+		size_t off = 0;
+		unsigned k;
+
+		why[0] = 0;
+		for (k = 0; k < CBN_PCONLY_NREASONS; k++) {
+			const char *name = cpu_pc_only_name(k);
+			int w;
+
+			if (!name || !c->sampler.pc_only_why[k])
+				continue;
+			w = snprintf(why + off, sizeof(why) - off, "%s%llu %s", off ? ", " : " (",
+				     (unsigned long long)c->sampler.pc_only_why[k], name);
+			if (w < 0 || (size_t)w >= sizeof(why) - off)
+				break;
+			off += (size_t)w;
+		}
+		cpu_wadd(&l, "%llu of %llu samples hold only the interrupted pc%s%s: they count in "
+			 "tottime but not in their callers' cumtime",
+			 (unsigned long long)c->pc_only, (unsigned long long)c->samples, why,
+			 off ? ")" : "");
+	}
+	{
+		uint64_t un = 0;
+		unsigned k;
+
+		for (k = 0; k < CBN_UNSAMPLED_NREASONS; k++)
+			un += c->sampler.unsampled_why[k];
+		if (un)
+			cpu_wadd(&l, "%llu threads could not be sampled (%llu without memory for the "
+				 "handler's stack, %llu without a timer): their CPU is missing from "
+				 "the tables", (unsigned long long)un,
+				 (unsigned long long)c->sampler.unsampled_why[CBN_UNSAMPLED_NO_STACK],
+				 (unsigned long long)c->sampler.unsampled_why[CBN_UNSAMPLED_NO_TIMER]);
+	}
+	if (c->sampler.notes & CBN_NOTE_SIG_HANDLER)
+		cpu_wadd(&l, "the program installed a handler for the sampling signal %d; sampling "
+			 "moved to signal %d, and what the program's handler receives is its own "
+			 "(docs/agent.md)", c->sampler.signo_first, c->sampler.signo);
+	if (c->sampler.notes & (CBN_NOTE_SIG_BLOCKED | CBN_NOTE_SIG_WAITED))
+		cpu_wadd(&l, "the program %s the sampling signal %d: it stayed open for sampling and "
+			 "the program saw it as it set it; if it relies on that signal, choose "
+			 "another with --signal (docs/agent.md)",
+			 (c->sampler.notes & CBN_NOTE_SIG_WAITED) ? "waited for" : "blocked",
+			 c->sampler.signo);
 	if (c->lost_total && c->lost_total * 100 >= c->weight + c->lost_total) {
 		cpu_wadd(&l, "%llu samples were lost (%.1f%% of all): times are low by about "
 			 "that much; see the Lost line above for the reasons",

@@ -58,6 +58,16 @@ struct cpu_profile {
 	uint64_t lost_total;
 	uint64_t truncated, pc_only;   /* sample records with those flags */
 	size_t nthreads_seen;          /* threads with at least one sample */
+	struct cpu_sampler {           /* how the agent sampled, all processes together */
+		uint64_t threads_perf;     /* threads sampled with perf events */
+		uint64_t threads_timer;    /* threads sampled with POSIX CPU timers */
+		const char *timer_reason;  /* why (first process that gave one), or NULL */
+		uint32_t signo;            /* the root process's sampling signal at the end */
+		uint32_t signo_first;      /* ... and at its start */
+		uint32_t notes;            /* CBN_NOTE_* of all processes */
+		uint64_t pc_only_why[CBN_PCONLY_NREASONS];
+		uint64_t unsampled_why[CBN_UNSAMPLED_NREASONS];
+	} sampler;
 };
 
 /* pstats sort keys (cProfile table), plus "self"/"total" aliases. */
@@ -104,5 +114,10 @@ void cpu_warnings_free(char **w, size_t n);
 /* Name of a lost-sample reason as used in reports and JSON keys
  * ("reentrant", "buffer_full", ...); NULL for unused slots. */
 const char *cpu_lost_name(unsigned reason);
+/* The same for why samples are pc-only and why threads went unsampled. */
+const char *cpu_pc_only_name(unsigned reason);
+const char *cpu_unsampled_name(unsigned reason);
+/* "perf events", "POSIX CPU timers", "perf events and POSIX CPU timers" or "". */
+const char *cpu_sampler_mode(const struct cpu_profile *c);
 
 #endif

@@ -536,6 +536,15 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	memcpy(pr->lost, (const void *)h->lost, sizeof(pr->lost));
 	pr->truncated = h->truncated;
 	pr->pc_only = h->pc_only;
+	pr->threads_perf = h->threads_perf;
+	pr->threads_timer = h->threads_timer;
+	pr->signo_first = h->signo_first ? h->signo_first : h->signo;
+	pr->notes = h->notes;
+	pr->perf_errno = h->perf_errno;
+	pr->timer_reason = load_arena_strndup(&L->arena, h->timer_reason,
+					      strnlen(h->timer_reason, sizeof(h->timer_reason)));
+	memcpy(pr->pc_only_why, (const void *)h->pc_only_why, sizeof(pr->pc_only_why));
+	memcpy(pr->unsampled_why, (const void *)h->unsampled_why, sizeof(pr->unsampled_why));
 }
 
 /* The current file's modules into p->modules (has_debuginfo: modules_finish). */

@@ -72,6 +72,15 @@ struct prof_process {
 	uint64_t truncated, pc_only;
 	int damaged;             /* the file was truncated or corrupt; see prof.warnings */
 	uint64_t start_real_ns;  /* start as CLOCK_REALTIME ns (epoch), 0 when unknown */
+	/* how the agent sampled (0 in files of the first release) */
+	uint32_t threads_perf;   /* threads sampled with perf events */
+	uint32_t threads_timer;  /* threads sampled with POSIX CPU timers */
+	uint32_t signo_first;    /* sampling signal at start (signo: at the end) */
+	uint32_t notes;          /* CBN_NOTE_* */
+	int perf_errno;          /* why perf events were not used, 0 */
+	const char *timer_reason; /* "" when every thread had perf events */
+	uint64_t pc_only_why[CBN_PCONLY_NREASONS];
+	uint32_t unsampled_why[CBN_UNSAMPLED_NREASONS];
 };
 
 /* A module (executable, shared object, vdso) one process image mapped: one

@@ -2,7 +2,9 @@
  * fmt.c — formatting helpers shared by the text reports: times, percentages,
  * sizes, UTF-8-aware truncation and the buffered column table.
  */
+#include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -369,4 +371,19 @@ void fmt_table_print(const struct fmt_table *t, FILE *out, int style, int indent
 	if (style == FMT_RULES)
 		fmt_rule(out, w, t->ncols, indent);
 	free(w);
+}
+
+const char *fmt_signal(char *buf, size_t len, int sig)
+{
+	const char *abbr = sig > 0 && sig < SIGRTMIN ? sigabbrev_np(sig) : NULL;
+
+	if (abbr)
+		snprintf(buf, len, "SIG%s", abbr);
+	else if (sig >= SIGRTMIN && sig <= SIGRTMAX && SIGRTMAX - sig <= sig - SIGRTMIN)
+		snprintf(buf, len, sig == SIGRTMAX ? "SIGRTMAX" : "SIGRTMAX-%d", SIGRTMAX - sig);
+	else if (sig >= SIGRTMIN && sig <= SIGRTMAX)
+		snprintf(buf, len, sig == SIGRTMIN ? "SIGRTMIN" : "SIGRTMIN+%d", sig - SIGRTMIN);
+	else
+		snprintf(buf, len, "%d", sig);
+	return buf;
 }

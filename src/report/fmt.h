@@ -22,6 +22,8 @@ char *fmt_pct(char *buf, size_t len, double part, double whole);
 /* torch's memory format: "512 B", "1.50 KB", "3.20 MB", "1.02 GB" (1024-based). */
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 /* Rate in Hz: "997 Hz", "10 kHz", "1.5 kHz". */
+/* "SIGPROF", "SIGRTMAX-3", "SIGRTMIN+2", or the number when unnamed. */
+const char *fmt_signal(char *buf, size_t len, int sig);
 char *fmt_hz(char *buf, size_t len, double hz);
 
 /* Display width of a UTF-8 string, in columns (one per code point). */

@@ -43,6 +43,60 @@ static int json_measured(cJSON *o, uint64_t ns)
 	return json_num(o, "measured_cpu_ns", (double)ns);
 }
 
+/* run.sampler: how the agent sampled, and what the program did with it. */
+static int json_sampler(cJSON *run, const struct cpu_profile *c)
+{
+	static const struct {
+		uint32_t bit;
+		const char *name;
+	} notes[] = {
+		{CBN_NOTE_SIG_HANDLER, "program_handled_signal"},
+		{CBN_NOTE_SIG_BLOCKED, "program_blocked_signal"},
+		{CBN_NOTE_SIG_WAITED, "program_waited_for_signal"},
+		{CBN_NOTE_SIG_FORCED, "signal_chosen_by_user"},
+		{CBN_NOTE_APP_ALTSTACK, "program_alternate_stacks"},
+	};
+	const struct cpu_sampler *sm = &c->sampler;
+	cJSON *o = cJSON_AddObjectToObject(run, "sampler"), *a, *r;
+	unsigned k;
+	int err = 0;
+
+	if (!o)
+		return 1;
+	err |= json_str(o, "mode", cpu_sampler_mode(c));
+	err |= json_num(o, "perf_threads", (double)sm->threads_perf);
+	err |= json_num(o, "timer_threads", (double)sm->threads_timer);
+	err |= json_str(o, "timer_reason", sm->timer_reason ? sm->timer_reason : "");
+	err |= json_num(o, "signal", sm->signo);
+	err |= json_num(o, "first_signal", sm->signo_first);
+	a = cJSON_AddArrayToObject(o, "notes");
+	if (!a)
+		return 1;
+	for (k = 0; k < sizeof(notes) / sizeof(notes[0]); k++) {
+		cJSON *s;
+
+		if (!(sm->notes & notes[k].bit))
+			continue;
+		s = cJSON_CreateString(notes[k].name);
+		if (!s)
+			return 1;
+		cJSON_AddItemToArray(a, s);
+	}
+	r = cJSON_AddObjectToObject(o, "pc_only");
+	if (!r)
+		return 1;
+	for (k = 0; k < CBN_PCONLY_NREASONS; k++)
+		if (cpu_pc_only_name(k))
+			err |= json_num(r, cpu_pc_only_name(k), (double)sm->pc_only_why[k]);
+	r = cJSON_AddObjectToObject(o, "unsampled_threads");
+	if (!r)
+		return 1;
+	for (k = 0; k < CBN_UNSAMPLED_NREASONS; k++)
+		if (cpu_unsampled_name(k))
+			err |= json_num(r, cpu_unsampled_name(k), (double)sm->unsampled_why[k]);
+	return err;
+}
+
 static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 {
 	cJSON *run = cJSON_CreateObject(), *cmd, *lost;
@@ -85,6 +139,7 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 	}
 	err |= json_num(run, "truncated", (double)c->truncated);
 	err |= json_num(run, "pc_only", (double)c->pc_only);
+	err |= json_sampler(run, c);
 	err |= json_num(run, "processes", (double)p->nprocesses);
 	err |= json_num(run, "threads", (double)p->nthreads);
 	if (err)

@@ -164,8 +164,19 @@ static void text_header(struct text_ctx *t)
 			fmt_time(b, sizeof(b), p->period_ns));
 	else if (p->frequency_hz > 0)
 		fprintf(out, "  Sampling:   %s\n", fmt_hz(a, sizeof(a), p->frequency_hz));
+	if (*cpu_sampler_mode(c)) {
+		fprintf(out, "  Sampler:    %s", cpu_sampler_mode(c));
+		if (c->sampler.signo)
+			fprintf(out, ", signal %s", fmt_signal(b, sizeof(b), (int)c->sampler.signo));
+		if (c->sampler.threads_timer && c->sampler.timer_reason)
+			fprintf(out, " (timers: %s)", c->sampler.timer_reason);
+		fputc('\n', out);
+	}
 	fprintf(out, "  Samples:    %llu", (unsigned long long)c->samples);
-	if (c->weight != c->samples)
+	if (c->weight != c->samples && (c->sampler.threads_perf || c->sampler.threads_timer))
+		fprintf(out, " (weight %llu: the periods of CPU they stand for)",
+			(unsigned long long)c->weight);
+	else if (c->weight != c->samples)
 		fprintf(out, " (weight %llu: the timer overran %llu times)",
 			(unsigned long long)c->weight,
 			(unsigned long long)(c->weight > c->samples ? c->weight - c->samples : 0));
