@@ -189,11 +189,57 @@ recursion)
 	[ "$(val samples frames_max)" -ge 200 ] || fail "200-deep stacks cut: $(grep ^samples "$T/dump")"
 	;;
 own_sigprof)
+	# The agent chose a real-time signal: SIGPROF is the program's alone.
 	export CBN_FREQ=250
 	run_both "$P/own_sigprof"
 	grep -q "own_sigprof: ok" "$T/agent.out" || fail "the target's own SIGPROF handler lost signals"
 	dump "$(files)"
 	[ "$(val samples records)" -gt 10 ] || fail "no samples next to the target's own SIGPROF"
+	[ "$(val file signo)" != 27 ] || fail "the agent sampled with SIGPROF, which the program uses"
+	[ "$(val sampler notes)" = 0 ] || fail "notes set though the program never touched our signal"
+	;;
+own_signal)
+	# Forced onto the program's signal: the program's handler makes the agent
+	# move sampling to another signal, and keeps receiving its own.
+	export CBN_FREQ=250 CBN_SIGNAL=SIGPROF
+	run_both "$P/own_sigprof"
+	grep -q "own_sigprof: ok" "$T/agent.out" || fail "the target's own SIGPROF handler lost signals"
+	dump "$(files)"
+	[ "$(val sampler signo_first)" = 27 ] || fail "CBN_SIGNAL=SIGPROF not honoured"
+	[ "$(val file signo)" != 27 ] || fail "sampling did not move off SIGPROF"
+	n=$(val sampler notes)
+	[ $((n & 1)) = 1 ] || fail "the program's handler on the sampling signal is not noted ($n)"
+	[ "$(val samples records)" -gt 10 ] || fail "no samples after the signal moved"
+	;;
+lockstress)
+	# No lock a handler needs can be held by the program: at 10 kHz, with
+	# threads in the loader, the allocator, glibc's and libgcc's unwinders
+	# and the program's own libunwind, it must finish (the watchdog: 40 s
+	# for a run that takes about 2).
+	[ -x "$P/lockstress" ] || skip "no C++ compiler: lockstress not built"
+	export CBN_FREQ=10000
+	for mode in perf timers; do
+		[ $mode = timers ] && export CBN_PERF_EVENTS=0
+		rm -f "$S"/*.cbp
+		timeout -s KILL 40 env LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/lockstress" 0.4 "$P/libthrower.so" \
+			>"$T/agent.out" 2>"$T/agent.err"
+		rc=$?
+		[ $rc = 137 ] && fail "hung with $mode (killed by the 40 s watchdog)"
+		[ $rc = 0 ] || { cat "$T/agent.err"; fail "exit status $rc with $mode"; }
+		grep -q "never ran" "$T/agent.out" && fail "an activity never ran: $(cat "$T/agent.out")"
+		dump "$(files | head -1)"
+		[ "$(val samples records)" -gt 500 ] || fail "only $(val samples records) samples with $mode"
+	done
+	;;
+perf_fallback)
+	# Perf events refused (here: turned off) -> POSIX timers, said in the header.
+	export CBN_FREQ=250 CBN_PERF_EVENTS=0
+	run_both "$EX/threads" 0.3
+	dump "$(files)"
+	[ "$(val file timer)" = 1 ] || fail "timer kind $(val file timer), expected 1 (POSIX)"
+	[ "$(val sampler perf_threads)" = 0 ] || fail "perf events used though CBN_PERF_EVENTS=0"
+	[ "$(val sampler timer_threads)" -ge 5 ] || fail "threads not sampled with timers"
+	grep -q "reason=CBN_PERF_EVENTS=0" "$T/dump" || fail "the header does not say why"
 	;;
 blockall)
 	export CBN_FREQ=250

@@ -275,6 +275,15 @@ int main(int argc, char **argv)
 	       h->pid, h->ppid, h->exec_seq, (long long)h->parent_pid_file, h->signo, h->timer_kind,
 	       (unsigned long long)h->period_ns, h->max_depth, h->clean_exit, h->exit_code,
 	       h->disabled, (unsigned long long)h->file_size);
+	printf("sampler signo_first=%u perf_threads=%u timer_threads=%u notes=%u perf_errno=%d "
+	       "pc_only_paused=%llu pc_only_low_stack=%llu pc_only_no_trace=%llu "
+	       "unsampled_stack=%u unsampled_timer=%u reason=%s\n",
+	       h->signo_first, h->threads_perf, h->threads_timer, h->notes, h->perf_errno,
+	       (unsigned long long)h->pc_only_why[CBN_PCONLY_HELD],
+	       (unsigned long long)h->pc_only_why[CBN_PCONLY_LOW_STACK],
+	       (unsigned long long)h->pc_only_why[CBN_PCONLY_NO_TRACE],
+	       h->unsampled_why[CBN_UNSAMPLED_NO_STACK], h->unsampled_why[CBN_UNSAMPLED_NO_TIMER],
+	       h->timer_reason_len ? h->timer_reason : "-");
 	printf("exe path=%s\n", h->exe);
 	if (h->disabled)
 		printf("disabled reason=%s\n", h->disabled_reason);
