@@ -131,6 +131,7 @@ void stacks_thread_end(void) AGENT_HIDDEN;
 /* timer.c: per-thread sampler backends. */
 int timer_arm(struct agent_thread *t, int signo, int perf_now) AGENT_HIDDEN;
 void timer_disarm(struct agent_thread *t) AGENT_HIDDEN;
+void timer_move_self(void) AGENT_HIDDEN;
 
 /* sampler.c: thread begin/end around the handler (sigpath.h). */
 int sampler_thread_begin(int fresh, const char *name) AGENT_HIDDEN;

@@ -8,9 +8,9 @@
  * mask for a signal we own, while the kernel keeps our handler and the signal
  * open.  A program that installs a handler for it makes us move sampling to
  * another signal; the old one stays owned, and everything arriving on it that
- * is not one of our samples goes to the program's handler.  Every handler the
- * program installs blocks our signal while it runs (hidden from what it reads
- * back), so a sample never lands on the program's own alternate stack.
+ * is not one of our samples goes to the program's handler, while masks that
+ * block it reach the kernel as the program asked (only a thread's own
+ * sampling signal is kept open and its blocking emulated).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -37,7 +37,7 @@ static sigmask_fn real_sigprocmask, real_pthread_sigmask;
  * handler (any thread, signal context) reads act[cur] while a writer fills
  * the other slot and flips the index, holding spin with all signals blocked.
  */
-#define SIGWRAP_OWNED 4
+#define SIGWRAP_OWNED 8
 
 struct owned {
 	_Atomic int sig;                 /* 0: free slot */
@@ -47,8 +47,6 @@ struct owned {
 
 static struct owned owned[SIGWRAP_OWNED];
 static _Atomic int app_spin;
-/* Per signal: the owned signals the program itself put in its sa_mask. */
-static uint64_t app_mask_has[_NSIG];
 static pthread_mutex_t move_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Owned signals the program believes blocked in this thread (bit sig-1), and
@@ -82,17 +80,6 @@ static struct owned *sigwrap_owned(int sig)
 		if (atomic_load_explicit(&owned[i].sig, memory_order_acquire) == sig)
 			return &owned[i];
 	return NULL;
-}
-
-/* Bitmask of owned signals. */
-static uint64_t sigwrap_owned_mask(void)
-{
-	uint64_t m = 0;
-	int i;
-
-	for (i = 0; i < SIGWRAP_OWNED; i++)
-		m |= sigbit(atomic_load_explicit(&owned[i].sig, memory_order_acquire));
-	return m;
 }
 
 static void sigwrap_handler_act(struct sigaction *sa)
@@ -138,14 +125,27 @@ static int sigwrap_is_free(int sig, struct sigaction *old)
 
 /* From SIGRTMAX-3 down to SIGRTMIN+10: clear of glibc's (32, 33), PAPI's,
  * hpcrun's and libmonitor's low real-time signals and of valgrind's SIGRTMAX
- * (sampler-safety.md §5).  0 if none is free. */
+ * (sampler-safety.md §5).  A program that took all of those (moving us each
+ * time) leaves the rest of the real-time range, then the standard signals
+ * profilers use.  0 if none is free. */
 static int sigwrap_pick(struct sigaction *old)
 {
+	static const int std[] = {SIGPROF, SIGVTALRM, SIGSTKFLT, SIGPWR};
 	int sig;
+	size_t i;
 
 	for (sig = SIGRTMAX - 3; sig >= SIGRTMIN + 10; sig--)
 		if (sigwrap_is_free(sig, old))
 			return sig;
+	for (sig = SIGRTMAX - 2; sig <= SIGRTMAX; sig++)
+		if (sigwrap_is_free(sig, old))
+			return sig;
+	for (sig = SIGRTMIN + 9; sig >= SIGRTMIN; sig--)
+		if (sigwrap_is_free(sig, old))
+			return sig;
+	for (i = 0; i < sizeof(std) / sizeof(std[0]); i++)
+		if (sigwrap_is_free(std[i], old))
+			return std[i];
 	return 0;
 }
 
@@ -167,30 +167,6 @@ static int sigwrap_own(int sig, const struct sigaction *app)
 		return -errno;
 	atomic_store_explicit(&owned[i].sig, sig, memory_order_release);
 	return 0;
-}
-
-/* Add sig to the mask of the handler installed for s (when it is the
- * program's function), as sigaction would have had it. */
-static void sigwrap_mask_handler(int s, int sig)
-{
-	struct sigaction a;
-
-	if (s == SIGKILL || s == SIGSTOP || sigwrap_owned(s) || real_sigaction(s, NULL, &a) < 0)
-		return;
-	if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN))
-		return;
-	if (sigismember(&a.sa_mask, sig) == 1)
-		return;
-	sigaddset(&a.sa_mask, sig);
-	real_sigaction(s, &a, NULL);
-}
-
-static void sigwrap_mask_all(int sig)
-{
-	int s;
-
-	for (s = 1; s < _NSIG; s++)
-		sigwrap_mask_handler(s, sig);
 }
 
 int sigwrap_install(char *why, size_t len)
@@ -224,7 +200,6 @@ int sigwrap_install(char *why, size_t len)
 		return ret;
 	}
 	atomic_store(&agent.signo, sig);
-	sigwrap_mask_all(sig);
 	return 0;
 }
 
@@ -241,11 +216,12 @@ static void sigwrap_move(void)
 	pthread_mutex_lock(&move_lock);
 	sig = sigwrap_pick(&old);
 	if (sig && sigwrap_own(sig, &old) == 0) {
-		sigwrap_mask_all(sig);
 		sigwrap_unblock(sig);
 		atomic_store(&agent.signo, sig);
 		if (agent.w.hdr)
 			agent.w.hdr->signo = (uint32_t)sig;
+		/* This thread now; the others at their next sample. */
+		timer_move_self();
 	}
 	pthread_mutex_unlock(&move_lock);
 }
@@ -437,6 +413,29 @@ static int sigwrap_is_function(const struct sigaction *a)
 }
 
 /* The program set a disposition for owned signal sig. */
+/*
+ * A signal we moved away from delivers with the program's own mask and
+ * restart/defer flags, so that several of its pending signals arrive one at a
+ * time, in order, as they would without us (the current sampling signal is
+ * left out of the mask: a program handler must never stop sampling).
+ */
+static void sigwrap_kernel_act(struct owned *o)
+{
+	struct sigaction sa, app;
+	int sig = atomic_load(&o->sig), cur = atomic_load(&agent.signo);
+
+	if (sig == cur)
+		return;
+	sigwrap_app(o, NULL, &app);
+	sigwrap_handler_act(&sa);
+	if (sigwrap_is_function(&app)) {
+		sa.sa_mask = app.sa_mask;
+		sigdelset(&sa.sa_mask, cur);
+		sa.sa_flags = SA_SIGINFO | SA_ONSTACK | (app.sa_flags & (SA_RESTART | SA_NODEFER));
+	}
+	real_sigaction(sig, &sa, NULL);
+}
+
 static void sigwrap_app_set(struct owned *o, const struct sigaction *act, struct sigaction *old)
 {
 	int sig = atomic_load(&o->sig);
@@ -447,6 +446,8 @@ static void sigwrap_app_set(struct owned *o, const struct sigaction *act, struct
 		if (sig == atomic_load(&agent.signo))
 			sigwrap_move();
 	}
+	if (act)
+		sigwrap_kernel_act(o);
 }
 
 /* Install a plain handler in the program's view, with the given flags. */
@@ -462,29 +463,10 @@ static sighandler_t sigwrap_app_handler(struct owned *o, sighandler_t handler, i
 	return sigwrap_handler_of(&old);
 }
 
-/* Owned signals in a mask the program gets back: as it set them. */
-static void sigwrap_hide_mask(int sig, sigset_t *mask)
-{
-	uint64_t m = sigwrap_owned_mask();
-	int s;
-
-	for (s = 1; m && s <= 64; s++) {
-		if (!(m & sigbit(s)))
-			continue;
-		m &= ~sigbit(s);
-		if (sig > 0 && sig < _NSIG && (app_mask_has[sig] & sigbit(s)))
-			sigaddset(mask, s);
-		else
-			sigdelset(mask, s);
-	}
-}
-
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
 						     struct sigaction *old)
 {
 	struct owned *o;
-	struct sigaction copy;
-	int ret, s;
 
 	sigwrap_resolve();
 	if (!real_sigaction) {
@@ -497,34 +479,13 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 		sigwrap_app_set(o, act, old);
 		return 0;
 	}
-	if (!act || !sigwrap_is_function(act) || !atomic_load(&agent.active)) {
-		ret = real_sigaction(sig, act, old);
-		if (ret == 0 && old)
-			sigwrap_hide_mask(sig, &old->sa_mask);
-		return ret;
-	}
-	/* The program's handler runs with our signals blocked. */
-	copy = *act;
-	if (sig > 0 && sig < _NSIG) {
-		app_mask_has[sig] = 0;
-		for (s = 1; s <= 64; s++)
-			if ((sigwrap_owned_mask() & sigbit(s)) && sigismember(&act->sa_mask, s) == 1)
-				app_mask_has[sig] |= sigbit(s);
-	}
-	for (s = 1; s <= 64; s++)
-		if (sigwrap_owned_mask() & sigbit(s))
-			sigaddset(&copy.sa_mask, s);
-	ret = real_sigaction(sig, &copy, old);
-	if (ret == 0 && old)
-		sigwrap_hide_mask(sig, &old->sa_mask);
-	return ret;
+	return real_sigaction(sig, act, old);
 }
 
 /*
  * signal() and its relatives.  glibc implements them on its internal
  * __sigaction, which our sigaction interposer never sees: for an owned signal
- * each one is emulated on the program's view; for another, the real one runs
- * and the installed handler then gets our signal in its mask.  glibc's
+ * each one is emulated on the program's view; another goes to libc.  glibc's
  * signal() has BSD semantics (SA_RESTART); sysv_signal/__sysv_signal (what
  * signal() becomes under a strict -std=c11) reset the handler and do not
  * block the signal.
@@ -534,7 +495,6 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 	{                                                                             \
 		static sighandler_t (*real)(int, sighandler_t);                       \
 		struct owned *o;                                                      \
-		sighandler_t ret;                                                     \
                                                                                       \
 		sigwrap_resolve();                                                    \
 		o = sigwrap_owned(sig);                                               \
@@ -551,10 +511,7 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 			errno = ENOSYS;                                               \
 			return SIG_ERR;                                               \
 		}                                                                     \
-		ret = real(sig, h);                                                   \
-		if (ret != SIG_ERR && atomic_load(&agent.active))                     \
-			sigwrap_mask_handler(sig, atomic_load(&agent.signo));         \
-		return ret;                                                           \
+		return real(sig, h);                                                  \
 	}
 
 SIGWRAP_SIGNAL(signal, SA_RESTART)
@@ -579,53 +536,41 @@ void sigwrap_set_app_blocked(uint64_t blocked)
  */
 static const sigset_t *sigwrap_filter(int how, const sigset_t *set, sigset_t *copy)
 {
-	uint64_t m = sigwrap_owned_mask();
-	int sig, any = 0, named;
+	int sig = agent_tls.signo, member, n, named;
 
-	if (!set || !m)
+	if (!set || !sig || !sigwrap_owned(sig))
+		return set;
+	member = sigismember(set, sig) == 1;
+	if (how == SIG_SETMASK)
+		app_blocked = member ? app_blocked | sigbit(sig) : app_blocked & ~sigbit(sig);
+	else if (how == SIG_BLOCK && member)
+		app_blocked |= sigbit(sig);
+	else if (how == SIG_UNBLOCK && member)
+		app_blocked &= ~sigbit(sig);
+	if (!member || how == SIG_UNBLOCK)
 		return set;
 	/* Blocking everything for a moment is common (critical sections,
 	 * libraries' own locks); naming our signal is what the report notes. */
-	for (sig = 1, named = 0; sig <= 64; sig++)
-		named += sigismember(set, sig) == 1;
-	named = named < 48;
-	for (sig = 1; sig <= 64; sig++) {
-		int member;
-
-		if (!(m & sigbit(sig)))
-			continue;
-		member = sigismember(set, sig) == 1;
-		if (how == SIG_SETMASK)
-			app_blocked = member ? app_blocked | sigbit(sig) : app_blocked & ~sigbit(sig);
-		else if (how == SIG_BLOCK && member)
-			app_blocked |= sigbit(sig);
-		else if (how == SIG_UNBLOCK && member)
-			app_blocked &= ~sigbit(sig);
-		if (member && how != SIG_UNBLOCK) {
-			if (!any)
-				*copy = *set;
-			any = 1;
-			sigdelset(copy, sig);
-			if (named && sig == atomic_load(&agent.signo))
-				agent_note(CBN_NOTE_SIG_BLOCKED);
-		}
-	}
-	return any ? copy : set;
+	for (n = 1, named = 0; n <= 64; n++)
+		named += sigismember(set, n) == 1;
+	if (named < 48)
+		agent_note(CBN_NOTE_SIG_BLOCKED);
+	*copy = *set;
+	sigdelset(copy, sig);
+	return copy;
 }
 
+/* The thread's sampling signal in an old mask: as the program believes. */
 static void sigwrap_report(uint64_t was_blocked, sigset_t *old)
 {
-	uint64_t m = sigwrap_owned_mask();
-	int sig;
+	int sig = agent_tls.signo;
 
-	for (sig = 1; old && m && sig <= 64; sig++) {
-		if (!(m & sigbit(sig)))
-			continue;
-		if (was_blocked & sigbit(sig))
-			sigaddset(old, sig);
-		else
-			sigdelset(old, sig);
-	}
+	if (!old || !sig || !sigwrap_owned(sig))
+		return;
+	if (was_blocked & sigbit(sig))
+		sigaddset(old, sig);
+	else
+		sigdelset(old, sig);
 }
 
 static int sigwrap_mask(sigmask_fn real, int how, const sigset_t *set, sigset_t *old)
@@ -668,6 +613,30 @@ __attribute__((visibility("default"))) int pthread_sigmask(int how, const sigset
 	return sigwrap_mask(real_pthread_sigmask, how, set, old);
 }
 
+/* What is pending as the program sees it: its own signal held for it while it
+ * believed the sampling signal blocked, never one of our samples. */
+__attribute__((visibility("default"))) int sigpending(sigset_t *set)
+{
+	static int (*real)(sigset_t *);
+	int sig = agent_tls.signo;
+
+	if (!real)
+		*(void **)&real = agent_real("sigpending");
+	if (!real) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (real(set) != 0)
+		return -1;
+	if (sig && sigwrap_owned(sig)) {
+		if (app_pending & sigbit(sig))
+			sigaddset(set, sig);
+		else
+			sigdelset(set, sig);
+	}
+	return 0;
+}
+
 /* --- waiting for signals: noted when the set holds the sampling signal ---- */
 
 static void sigwrap_note_wait(const sigset_t *set)
@@ -707,8 +676,9 @@ __attribute__((visibility("default"))) sighandler_t sigset(int sig, sighandler_t
 	static sighandler_t (*real)(int, sighandler_t);
 	struct owned *o;
 	struct sigaction old;
+	sigset_t one, prev;
 	uint64_t was = app_blocked;
-	sighandler_t ret;
+	int emulated = sig == agent_tls.signo, held;
 
 	sigwrap_resolve();
 	o = sigwrap_owned(sig);
@@ -719,23 +689,37 @@ __attribute__((visibility("default"))) sighandler_t sigset(int sig, sighandler_t
 			errno = ENOSYS;
 			return SIG_ERR;
 		}
-		ret = real(sig, disp);
-		if (ret != SIG_ERR && atomic_load(&agent.active))
-			sigwrap_mask_handler(sig, atomic_load(&agent.signo));
-		return ret;
+		return real(sig, disp);
 	}
+	/* The disposition is the program's copy; the mask is emulated only for
+	 * the thread's own sampling signal, real for one we moved away from. */
+	sigemptyset(&one);
+	sigaddset(&one, sig);
+	if (emulated)
+		held = (was & sigbit(sig)) != 0;
+	else if (real_sigprocmask(SIG_BLOCK, NULL, &prev) == 0)
+		held = sigismember(&prev, sig) == 1;
+	else
+		held = 0;
 	if (disp == SIG_HOLD) {
 		sigwrap_app(o, NULL, &old);
-		app_blocked |= sigbit(sig);
-		return (was & sigbit(sig)) ? SIG_HOLD : sigwrap_handler_of(&old);
+		if (emulated)
+			app_blocked |= sigbit(sig);
+		else
+			real_sigprocmask(SIG_BLOCK, &one, NULL);
+		return held ? SIG_HOLD : sigwrap_handler_of(&old);
 	}
 	old.sa_handler = sigwrap_app_handler(o, disp, 0);
-	app_blocked &= ~sigbit(sig);
-	sigwrap_flush_pending(was);
-	return (was & sigbit(sig)) ? SIG_HOLD : old.sa_handler;
+	if (emulated) {
+		app_blocked &= ~sigbit(sig);
+		sigwrap_flush_pending(was);
+	} else {
+		real_sigprocmask(SIG_UNBLOCK, &one, NULL);
+	}
+	return held ? SIG_HOLD : old.sa_handler;
 }
 
-#define SIGWRAP_SIGFN(name, ours_body)                                    \
+#define SIGWRAP_SIGFN(name, ours_body, only_sampling)                     \
 	__attribute__((visibility("default"))) int name(int sig)          \
 	{                                                                 \
 		static int (*real)(int);                                  \
@@ -743,7 +727,7 @@ __attribute__((visibility("default"))) sighandler_t sigset(int sig, sighandler_t
                                                                           \
 		sigwrap_resolve();                                        \
 		o = sigwrap_owned(sig);                                   \
-		if (o) {                                                  \
+		if (o && (!(only_sampling) || sig == agent_tls.signo)) {  \
 			ours_body;                                        \
 			return 0;                                         \
 		}                                                         \
@@ -756,15 +740,18 @@ __attribute__((visibility("default"))) sighandler_t sigset(int sig, sighandler_t
 		return real(sig);                                         \
 	}
 
-SIGWRAP_SIGFN(sighold, app_blocked |= sigbit(sig))
+SIGWRAP_SIGFN(sighold, app_blocked |= sigbit(sig), 1)
 SIGWRAP_SIGFN(sigrelse, uint64_t was = app_blocked; app_blocked &= ~sigbit(sig);
-	      sigwrap_flush_pending(was))
-SIGWRAP_SIGFN(sigignore, sigwrap_app_handler(o, SIG_IGN, 0))
+	      sigwrap_flush_pending(was), 1)
+SIGWRAP_SIGFN(sigignore, sigwrap_app_handler(o, SIG_IGN, 0), 0)
 
-/* BSD masks are ints of sigmask(sig) bits (signals 1..31 only). */
+/* BSD masks are ints of sigmask(sig) bits (signals 1..31 only): the
+ * thread's sampling signal, when it is one of those (--signal SIGPROF). */
 static int sigwrap_bsd_bits(void)
 {
-	return (int)(sigwrap_owned_mask() & 0x7fffffffu);
+	int sig = agent_tls.signo;
+
+	return sig > 0 && sig < 32 && sigwrap_owned(sig) ? 1 << (sig - 1) : 0;
 }
 
 #define SIGWRAP_BSDMASK(name, blocks_all)                                        \

@@ -280,14 +280,16 @@ void timer_weigh(struct agent_thread *t, uint32_t *weight, uint32_t *kernel)
 /*
  * SIGNAL-SAFE.  The sampling signal moved (the program took the old one):
  * re-arm this thread on the new one, unless the thread blocks it (then it
- * stays on the old one, which the agent keeps forwarding).
+ * stays on the old one, which the agent keeps forwarding).  uc: the
+ * interrupted context (its mask), NULL from normal context.
  */
 void timer_rearm_signal(struct agent_thread *t, const ucontext_t *uc)
 {
 	struct agent_thread n;
 	int signo = atomic_load(&agent.signo);
 
-	if (signo == t->signo || sigismember(&uc->uc_sigmask, signo) == 1)
+	if (signo == t->signo || t->backend == AGENT_BACKEND_NONE ||
+	    (uc && sigismember(&uc->uc_sigmask, signo) == 1))
 		return;
 	n = *t;
 	if (t->backend == AGENT_BACKEND_PERF) {
@@ -303,4 +305,16 @@ void timer_rearm_signal(struct agent_thread *t, const ucontext_t *uc)
 	t->perf_fd = n.perf_fd;
 	t->perf_page = n.perf_page;
 	t->signo = signo;
+}
+
+/* Normal context: the calling thread moves to the new sampling signal now
+ * (the thread whose sigaction made it move). */
+void timer_move_self(void)
+{
+	sigset_t all, old;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
+	timer_rearm_signal(&agent_tls, NULL);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 }
