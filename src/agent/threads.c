@@ -27,8 +27,6 @@ struct thread_slot {
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct thread_slot threads_tab[THREADS_MAX];
 static int threads_n;
-static pthread_key_t threads_key;
-static int threads_key_ok;
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static pthread_create_fn real_pthread_create;
@@ -40,8 +38,10 @@ struct thread_start {
 	char name[CBN_NAME_MAX];         /* creator's name: the kernel gives it to the thread */
 };
 
-/* Runs at the end of every thread we armed: return, pthread_exit, cancel. */
-static void threads_key_dtor(void *v)
+/* Runs at the end of every thread we armed: return, pthread_exit, cancel
+ * (a cleanup handler, not a thread-specific key: the program keeps all
+ * PTHREAD_KEYS_MAX keys). */
+static void threads_cleanup(void *v)
 {
 	(void)v;
 	sampler_thread_end();
@@ -51,8 +51,6 @@ int threads_init(void)
 {
 	if (!real_pthread_create)
 		real_pthread_create = (pthread_create_fn)agent_real("pthread_create");
-	if (!threads_key_ok && pthread_key_create(&threads_key, threads_key_dtor) == 0)
-		threads_key_ok = 1;
 	return real_pthread_create ? 0 : -1;
 }
 
@@ -60,8 +58,6 @@ void threads_register(pthread_t th, uint32_t tid, uint64_t cpu0)
 {
 	int i;
 
-	if (threads_key_ok)
-		pthread_setspecific(threads_key, (void *)1);
 	pthread_mutex_lock(&threads_lock);
 	for (i = 0; i < threads_n; i++)
 		if (pthread_equal(threads_tab[i].th, th))
@@ -155,11 +151,15 @@ void threads_after_fork_child(void)
 static void *threads_trampoline(void *p)
 {
 	struct thread_start s = *(struct thread_start *)p;
+	void *ret;
 
 	free(p);
 	sigwrap_set_app_blocked(s.app_blocked);
 	sampler_thread_begin(1, s.name);
-	return s.fn(s.arg);
+	pthread_cleanup_push(threads_cleanup, NULL);
+	ret = s.fn(s.arg);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 /* Our own helper threads: never sampled, never wrapped, all signals blocked
