@@ -133,9 +133,7 @@ static struct cbn_rec_sample *sample_reserve(struct agent_thread *t, uint32_t ma
 	t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
 	if (!t->chunk) {
 		/* Out of allocated space: grow here (no descriptor, try-lock). */
-		uint64_t used = atomic_load_explicit(&w->hdr->next_chunk, memory_order_relaxed);
-
-		writer_grow_signal(w, used / 4 > (1u << 20) ? used / 4 : (1u << 20));
+		writer_grow_signal(w, 4 * CBN_CHUNK_SIZE);
 		t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
 	}
 	return t->chunk ? writer_reserve(t->chunk, max_size) : NULL;

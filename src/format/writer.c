@@ -86,7 +86,9 @@ int writer_open(struct writer *w, const char *path, uint64_t initial_size, uint6
 
 	w->hdr = h;
 	w->max_size = max_size;
-	w->grow_step = initial_size - CBN_HEADER_SIZE;
+	/* Growth populates pages (a page fault each): small steps keep a
+	 * handler that grows the file short. */
+	w->grow_step = 4 * CBN_CHUNK_SIZE;
 	w->dev = st.st_dev;
 	w->ino = st.st_ino;
 	strcpy(w->path, path);
