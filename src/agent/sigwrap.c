@@ -14,6 +14,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,6 +170,26 @@ static int sigwrap_own(int sig, const struct sigaction *app)
 	return 0;
 }
 
+/* Started under a debugger?  gdb stops at every real-time signal but passes
+ * SIGPROF silently. */
+static int sigwrap_traced(void)
+{
+	char buf[1024];
+	const char *p;
+	ssize_t n;
+	int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	p = strstr(buf, "TracerPid:");
+	return p && atoi(p + 10) != 0;
+}
+
 int sigwrap_install(char *why, size_t len)
 {
 	struct sigaction old;
@@ -188,7 +209,7 @@ int sigwrap_install(char *why, size_t len)
 		}
 		agent_note(CBN_NOTE_SIG_FORCED);
 	} else {
-		sig = sigwrap_pick(&old);
+		sig = sigwrap_traced() && sigwrap_is_free(SIGPROF, &old) ? SIGPROF : sigwrap_pick(&old);
 		if (!sig) {
 			snprintf(why, len, "no free real-time signal for sampling (SIGRTMIN+10..SIGRTMAX-3 all handled)");
 			return -EBUSY;
