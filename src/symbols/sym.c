@@ -15,6 +15,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gelf.h>
+
 #include "sym_int.h"
 
 struct sym_ctx *sym_new(void)
@@ -24,13 +26,15 @@ struct sym_ctx *sym_new(void)
 
 	if (!ctx)
 		return NULL;
-	/* elfutils 0.188 asks the debuginfod servers named in DEBUGINFOD_URLS
-	 * whenever local debug info is missing, which stalls for seconds per
-	 * module on the network.  CBN_DEBUGINFOD=1 keeps it for users who want
-	 * it. */
+	/* DEBUGINFOD_URLS set: elfutils asks those servers for debug info the
+	 * machine lacks (by build-id).  A server that does not answer would stall
+	 * for 90 s per file (elfutils' default): give up after 5 s unless the
+	 * user set DEBUGINFOD_TIMEOUT.  CBN_DEBUGINFOD=0 turns it off. */
 	p = getenv("CBN_DEBUGINFOD");
-	if (!p || strcmp(p, "1") != 0)
+	if (p && strcmp(p, "0") == 0)
 		unsetenv("DEBUGINFOD_URLS");
+	else if (getenv("DEBUGINFOD_URLS"))
+		setenv("DEBUGINFOD_TIMEOUT", "5", 0);
 	/* Replaces libdwfl's default search path ":.debug:/usr/lib/debug". */
 	p = getenv("CBN_DEBUGINFO_PATH");
 	if (p && *p)
@@ -54,6 +58,10 @@ static void sym_module_close(struct sym_module *mod)
 	mod->syms_built = 0;
 	mod->dwarf_tried = 0;
 	mod->has_dwarf = 0;
+	free(mod->fdes);
+	mod->fdes = NULL;
+	mod->nfdes = 0;
+	mod->fdes_built = 0;
 	sym_dwarf_free(mod);
 }
 
@@ -66,6 +74,8 @@ void sym_free(struct sym_ctx *ctx)
 		sym_module_close(mod);
 		free(mod->path);
 		free(mod->fallback_base);
+		free(mod->realbase);
+		free(mod->soname);
 		free(mod);
 	}
 	free(ctx->mods);
@@ -168,9 +178,54 @@ fail:
 	return &sym_oom_module;
 }
 
+static void sym_module_open(struct sym_ctx *ctx, struct sym_module *mod);
+
 const char *sym_module_basename(const struct sym_module *mod)
 {
 	return mod->base;
+}
+
+const char *sym_module_filename(struct sym_ctx *ctx, struct sym_module *mod)
+{
+	if (!mod->opened)
+		sym_module_open(ctx, mod);
+	return mod->realbase ? mod->realbase : mod->base;
+}
+
+const char *sym_module_soname(struct sym_ctx *ctx, struct sym_module *mod)
+{
+	GElf_Addr bias;
+	Elf *elf;
+	Elf_Scn *scn = NULL;
+
+	if (!mod->opened)
+		sym_module_open(ctx, mod);
+	if (mod->soname || !mod->dm)
+		return mod->soname ? mod->soname : "";
+	elf = dwfl_module_getelf(mod->dm, &bias);
+	while (elf && (scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / (sh.sh_entsize ? sh.sh_entsize : 16); i++) {
+			GElf_Dyn dyn;
+			const char *n;
+
+			if (!gelf_getdyn(d, (int)i, &dyn) || dyn.d_tag == DT_NULL)
+				break;
+			if (dyn.d_tag != DT_SONAME)
+				continue;
+			n = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (n)
+				mod->soname = strdup(n);
+		}
+	}
+	if (!mod->soname)
+		mod->soname = strdup("");
+	return mod->soname ? mod->soname : "";
 }
 
 /* Reports file (or fd, which libdwfl then owns) as the module's only Dwfl
@@ -328,6 +383,14 @@ static void sym_module_open(struct sym_ctx *ctx, struct sym_module *mod)
 	if (file && sym_regular_file(file) && sym_report(ctx, mod, file, -1) == 0 &&
 	    !sym_build_id_matches(mod))
 		mod->changed = 1;
+	if (file) {
+		char *real = realpath(file, NULL);
+		const char *b = real ? strrchr(real, '/') : NULL;
+
+		if (b && b[1])
+			mod->realbase = strdup(b + 1);
+		free(real);
+	}
 	free(trimmed);
 	if ((!mod->dm || mod->changed) && mod->build_id_len) {
 		/* Keep the changed file when no copy of the original is found:
@@ -401,15 +464,48 @@ static const char *sym_fallback(struct sym_ctx *ctx, struct sym_module *mod, uin
 	return sym_intern(ctx, buf, (size_t)n);
 }
 
+/* Code without a symbol: "file+0xSTART" for its function (nosym), and the
+ * pc itself as its "file", so the hottest-lines table keeps each pc. */
+static void sym_nosym_frame(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
+			    struct sym_frame *f)
+{
+	const char *base = mod->realbase ? mod->realbase : mod->fallback_base;
+	uint64_t start;
+	char buf[512];
+	int n;
+
+	f->nosym = 0;
+	if (!mod->dm || !sym_fde_find(mod, vaddr, &start))
+		return;
+	n = snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base, start);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		f->func = sym_intern(ctx, buf, (size_t)n);
+	n = snprintf(buf, sizeof(buf), "%s+0x%" PRIx64, base, vaddr);
+	if (n > 0 && (size_t)n < sizeof(buf))
+		f->file = sym_intern(ctx, buf, (size_t)n);
+	f->line = 0;
+	f->nosym = 1;
+}
+
+/* A symbol's name as shown: demangled, without the symbol-version suffix
+ * a full symbol table carries (__libc_start_main@@GLIBC_2.34). */
+static const char *sym_pretty(struct sym_ctx *ctx, struct sym_sym *s)
+{
+	const char *at;
+
+	if (s->pretty)
+		return s->pretty;
+	at = strchr(s->raw, '@');
+	s->pretty = sym_demangle(ctx, at && at > s->raw ? sym_intern(ctx, s->raw, (size_t)(at - s->raw))
+						      : s->raw);
+	return s->pretty;
+}
+
 static const char *sym_symbol_name(struct sym_ctx *ctx, struct sym_module *mod, uint64_t addr)
 {
 	struct sym_sym *s = (struct sym_sym *)sym_table_find(mod, addr);
 
-	if (!s)
-		return NULL;
-	if (!s->pretty)
-		s->pretty = sym_demangle(ctx, s->raw);
-	return s->pretty;
+	return s ? sym_pretty(ctx, s) : NULL;
 }
 
 static struct sym_frame *sym_pool_reserve(struct sym_ctx *ctx, size_t n)
@@ -427,6 +523,30 @@ static struct sym_frame *sym_pool_reserve(struct sym_ctx *ctx, size_t n)
 	return &ctx->pool[ctx->npool];
 }
 
+/*
+ * The name users search for: where DWARF names a C function differently from
+ * the ELF symbol that starts at the same address (glibc's __libc_start_main_impl
+ * for __libc_start_main, __libc_read for read), the ELF symbol's.  C++ keeps
+ * its DWARF name (already demangled and qualified).
+ */
+static const char *sym_prefer_elf(struct sym_ctx *ctx, struct sym_module *mod, uint64_t addr,
+				  Dwarf_Die *sub, const char *dwarf_name)
+{
+	struct sym_sym *s;
+	Dwarf_Addr low;
+
+	if (!dwarf_name || !mod->dm)
+		return dwarf_name;
+	s = (struct sym_sym *)sym_table_find(mod, addr);
+	/* ...and not a compiler clone's (plain_fn.isra.0): the DWARF name is the
+	 * function as written. */
+	if (!s || !s->raw || !strncmp(s->raw, "_Z", 2) || strchr(dwarf_name, ':') ||
+	    strcspn(s->raw, ".") < strcspn(s->raw, "@") ||
+	    dwarf_lowpc(sub, &low) != 0 || low + mod->elfbias != s->lo)
+		return dwarf_name;
+	return sym_pretty(ctx, s);
+}
+
 /* Fills out (innermost first) from scopes (outermost first).  The innermost
  * frame executes the pc's own line; each outer frame executes the call site
  * of the frame inside it. */
@@ -438,6 +558,9 @@ static int sym_frames_from_scopes(struct sym_ctx *ctx, struct sym_module *mod, u
 		const struct sym_fninfo *fi = sym_dwarf_fninfo(ctx, mod, &scopes[j]);
 		struct sym_frame *f = &out[k];
 		f->func = fi ? fi->name : NULL;
+		f->nosym = 0;
+		if (j == 0)
+			f->func = sym_prefer_elf(ctx, mod, addr, &scopes[0], f->func);
 		if (!f->func && j == 0)
 			f->func = sym_symbol_name(ctx, mod, addr);
 		if (!f->func)
@@ -471,7 +594,7 @@ static const char *sym_intern_ptr(struct sym_ctx *ctx, struct sym_module *mod, c
 int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		const struct sym_frame **frames)
 {
-	static struct sym_frame oom = {"[unknown]", "", 0, "", 0, 0};
+	static struct sym_frame oom = {"[unknown]", "", 0, "", 0, 0, 0};
 	Dwarf_Die scopes[SYM_MAX_DEPTH];
 	const char *pfile = "";
 	uint32_t pline = 0;
@@ -510,6 +633,9 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		out->func_file = "";
 		out->func_line = 0;
 		out->inlined = 0;
+		out->nosym = 0;
+		if (!name && !pline)
+			sym_nosym_frame(ctx, mod, vaddr, out);
 		ns = 1;
 	}
 	uint64_t first = ctx->npool;

@@ -15,12 +15,16 @@ struct sym_module;
 /* One frame of a resolved address.  An address inside inlined code yields
  * several frames: the innermost (inlined) function first, its caller last. */
 struct sym_frame {
-	const char *func;        /* demangled function name; "[libfoo.so+0x1a2b]" if unknown */
+	const char *func;        /* demangled function name; for code without a symbol,
+	                          * "libfoo.so.1.2+0x1a00" (the function's start from the
+	                          * unwind tables, nosym set), or "[libfoo.so+0x1a2b]" */
 	const char *file;        /* source file of this frame's line, "" if unknown */
 	uint32_t line;           /* line executing in this frame, 0 if unknown */
 	const char *func_file;   /* file where the function is defined, "" if unknown */
 	uint32_t func_line;      /* function's first line (DW_AT_decl_line), 0 if unknown */
 	int inlined;             /* 1: this frame was inlined into the next one */
+	int nosym;               /* 1: no symbol covers the pc; func names the function's
+	                          * start and file the pc ("libfoo.so.1.2+0x1a2b") */
 };
 
 struct sym_ctx *sym_new(void);
@@ -40,6 +44,10 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		const struct sym_frame **frames);
 
 const char *sym_module_basename(const struct sym_module *mod);
+/* The module's file as found on disk (symlinks resolved), e.g. "libbz2.so.1.0.4"
+ * for a run that recorded libbz2.so.1.0; its DT_SONAME, "" when none. */
+const char *sym_module_filename(struct sym_ctx *ctx, struct sym_module *mod);
+const char *sym_module_soname(struct sym_ctx *ctx, struct sym_module *mod);
 /* 1 when DWARF (embedded or separate) was found for the module. */
 int sym_module_has_debuginfo(struct sym_ctx *ctx, struct sym_module *mod);
 /* 1 when the file on disk no longer matches the build-id recorded at run time. */

@@ -47,6 +47,11 @@ struct sym_strset {
 	size_t cap, n;
 };
 
+/* One FDE's range: a function (or a part of one) in ELF vaddr. */
+struct sym_fde {
+	uint64_t lo, hi;
+};
+
 /* One function symbol of a module's ELF symbol table. */
 struct sym_sym {
 	uint64_t lo, hi;         /* [lo, hi) in ELF vaddr; hi == lo never (see build) */
@@ -102,6 +107,12 @@ struct sym_module {
 	struct sym_sym *syms;    /* sorted by lo */
 	size_t nsyms;
 
+	char *realbase;            /* basename of the file's real path, or NULL */
+	char *soname;              /* DT_SONAME, or NULL */
+	int fdes_built;
+	struct sym_fde *fdes;      /* function ranges from the unwind tables, by lo */
+	size_t nfdes;
+
 	struct sym_parents *pars;  /* per-CU scope parents, for C++ names */
 	size_t npars, cappars;
 	struct sym_cu_index *cus;  /* CU indexes, referenced from ctx->map */
@@ -144,6 +155,10 @@ const char *sym_intern_str(struct sym_ctx *ctx, const char *s);
 /* Symbol table (sym_table.c). */
 void sym_table_build(struct sym_module *mod);
 const struct sym_sym *sym_table_find(struct sym_module *mod, uint64_t vaddr);
+
+/* Unwind tables (sym_fde.c). */
+void sym_fde_build(struct sym_module *mod);
+int sym_fde_find(struct sym_module *mod, uint64_t vaddr, uint64_t *start);
 
 /* DWARF (sym_dwarf.c): fills scopes outermost first (scopes[0] is the
  * subprogram, then inlined_subroutine DIEs); returns their number, 0 when

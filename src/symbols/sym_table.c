@@ -32,10 +32,13 @@ static int sym_rank(const GElf_Sym *s, const char *name)
 		r += 100;
 		break;
 	}
-	/* __libc_foo vs foo: the name without leading underscores is the one
-	 * the user wrote. */
+	/* __libc_foo, __foo, __GI___foo vs foo: the name without leading
+	 * underscores is the one users write and search for, whatever its
+	 * binding (glibc's read is weak, __read global, __GI___read local). */
 	for (const char *p = name; *p == '_' && r > 0; p++)
-		r -= 10;
+		r -= 60;
+	if (!strncmp(name, "__GI_", 5))
+		r -= 300;
 	return r;
 }
 

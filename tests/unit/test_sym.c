@@ -9,10 +9,48 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
+#include <gelf.h>
+#include <unistd.h>
+
 #include "symbols/sym.h"
 #include "test_sym_fix.h"
 
 static struct fix_run run_main;
+
+/* Start of the function symbol covering vaddr in the unstripped file path:
+ * what the unwind tables must give for the stripped copy. */
+static uint64_t fix_func_start(const char *path, uint64_t vaddr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e;
+	Elf_Scn *scn = NULL;
+	uint64_t start = 0;
+
+	REQUIRE(fd >= 0);
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	REQUIRE(e != NULL);
+	while ((scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+
+			if (gelf_getsym(d, (int)i, &sym) && GELF_ST_TYPE(sym.st_info) == STT_FUNC &&
+			    vaddr >= sym.st_value && vaddr < sym.st_value + sym.st_size)
+				start = sym.st_value;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	REQUIRE(start != 0);
+	return start;
+}
 
 static struct sym_ctx *ctx_with_path(const char *debuginfo_path)
 {
@@ -121,7 +159,9 @@ static void test_shared_lib(void)
 	CHECK_EQ_INT(f[0].line, fix_line("fix_lib.c", "MARK:lib_exported"));
 	CHECK_EQ_INT(f[0].func_line, fix_line("fix_lib.c", "void lib_exported_fn("));
 
-	/* Stripped copy: exported names from .dynsym, the rest "[lib+0xVADDR]". */
+	/* Stripped copy: exported names from .dynsym; the rest grouped by the
+	 * function's start from the unwind tables, "lib+0xSTART", nosym, with the
+	 * pc itself as the frame's file. */
 	struct sym_module *st = sym_module_get(ctx, fix_path("libsymfix_stripped.so"), NULL, 0);
 	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, st), 0);
 	n = sym_resolve(ctx, st, me->vaddr, &f);
@@ -132,8 +172,12 @@ static void test_shared_lib(void)
 	CHECK_EQ_INT(f[0].func_line, 0);
 	n = sym_resolve(ctx, st, ms->vaddr, &f);
 	char want[128];
-	snprintf(want, sizeof(want), "[libsymfix_stripped.so+0x%" PRIx64 "]", ms->vaddr);
+	snprintf(want, sizeof(want), "libsymfix_stripped.so+0x%" PRIx64,
+		 fix_func_start(fix_path("libsymfix.so"), ms->vaddr));
 	CHECK_STR(f[0].func, want);
+	CHECK_EQ_INT(f[0].nosym, 1);
+	snprintf(want, sizeof(want), "libsymfix_stripped.so+0x%" PRIx64, ms->vaddr);
+	CHECK_STR(f[0].file, want);
 	sym_free(ctx);
 }
 
@@ -174,9 +218,48 @@ static void test_stripped(void)
 	CHECK_EQ_INT(sym_module_changed(ctx, mod), 0);
 	int n = sym_resolve(ctx, mod, m->vaddr, &f);
 	CHECK_EQ_INT(n, 1);
-	snprintf(want, sizeof(want), "[symfix_bid+0x%" PRIx64 "]", m->vaddr);
+	uint64_t start = fix_func_start(fix_path("symfix_main"), m->vaddr);
+	snprintf(want, sizeof(want), "symfix_bid+0x%" PRIx64, start);
 	CHECK_STR(f[0].func, want);
-	CHECK_STR(f[0].file, "");
+	CHECK_EQ_INT(f[0].nosym, 1);
+	snprintf(want, sizeof(want), "symfix_bid+0x%" PRIx64, m->vaddr);
+	CHECK_STR(f[0].file, want);
+	CHECK_EQ_INT(f[0].line, 0);
+
+	/* Another pc of the same function groups with it; a pc of another
+	 * function (outer_fn, into which the "inl" chain was inlined) does not. */
+	const char *plain = f[0].func;
+	n = sym_resolve(ctx, mod, start, &f);
+	CHECK_STR(f[0].func, plain);
+	const struct fix_mark *mi = fix_find(&run_main, "inl");
+	n = sym_resolve(ctx, mod, mi->vaddr, &f);
+	CHECK_EQ_INT(f[0].nosym, 1);
+	snprintf(want, sizeof(want), "symfix_bid+0x%" PRIx64,
+		 fix_func_start(fix_path("symfix_main"), mi->vaddr));
+	CHECK_STR(f[0].func, want);
+	CHECK(strcmp(f[0].func, plain) != 0);
+	sym_free(ctx);
+}
+
+/* MiniDebugInfo: a stripped binary whose .gnu_debugdata holds an
+ * xz-compressed symbol table of its static functions: names, no lines. */
+static void test_minidebuginfo(void)
+{
+	struct sym_ctx *ctx = ctx_with_path("/nonexistent-cbn-debug");
+	struct sym_module *mod;
+	const struct fix_mark *m = fix_find(&run_main, "plain");
+	const struct sym_frame *f;
+
+	if (access(fix_path("symfix_mini"), R_OK) != 0) {
+		fprintf(stderr, "  (no symfix_mini: nm or xz missing at build time)\n");
+		sym_free(ctx);
+		return;
+	}
+	mod = sym_module_get(ctx, fix_path("symfix_mini"), run_main.build_id, run_main.build_id_len);
+	CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 0);
+	CHECK_EQ_INT(sym_resolve(ctx, mod, m->vaddr, &f), 1);
+	CHECK_STR(f[0].func, "plain_fn");
+	CHECK_EQ_INT(f[0].nosym, 0);
 	CHECK_EQ_INT(f[0].line, 0);
 	sym_free(ctx);
 }
@@ -307,6 +390,7 @@ int main(void)
 	test_debuglink();
 	test_build_id_dir();
 	test_stripped();
+	test_minidebuginfo();
 	test_changed();
 	test_split_dwarf();
 	test_lto();

@@ -130,6 +130,46 @@ struct score {
 	size_t total, line_ok, chain_ok, lined;
 };
 
+/* The outermost frame is named by the ELF symbol starting where DWARF's
+ * function does, when they differ (glibc's __libc_read is "read", its
+ * __libc_start_main_impl "__libc_start_main"): addr2line says DWARF's.
+ * Accept ours when some FUNC symbol of that name (its version suffix
+ * dropped) in path's .dynsym or .symtab covers addr. */
+static int elf_symbol_covers(const char *path, const char *name, uint64_t addr)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
+	Elf_Scn *scn = NULL;
+	Elf *e;
+
+	if (fd < 0)
+		return 0;
+	elf_version(EV_CURRENT);
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn)) != NULL) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (size_t i = 0; d && !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    addr < sym.st_value || addr >= sym.st_value + sym.st_size)
+				continue;
+			n = elf_strptr(e, sh.sh_link, sym.st_name);
+			found = n && strncmp(n, name, strlen(name)) == 0 &&
+				(n[strlen(name)] == 0 || n[strlen(name)] == '@');
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
 /* names: compare function names too (C only: for C++, addr2line names the
  * outer frame by its symbol, "[clone .isra.0]" suffixes and all). */
 static void compare(const char *path, const uint64_t *addrs, size_t n, struct score *sc,
@@ -153,7 +193,8 @@ static void compare(const char *path, const uint64_t *addrs, size_t n, struct sc
 			      strcmp(base_of(f[0].file), base_of(e->file[0])) == 0;
 		int chain_ok = k == e->n;
 		for (int j = 0; chain_ok && j < k; j++)
-			chain_ok = (!names || name_eq(f[j].func, e->func[j])) &&
+			chain_ok = (!names || name_eq(f[j].func, e->func[j]) ||
+				    (j == k - 1 && elf_symbol_covers(path, f[j].func, addrs[i]))) &&
 				   (j == 0 || f[j].line == e->line[j]);
 		sc->line_ok += line_ok;
 		sc->chain_ok += chain_ok;
