@@ -155,6 +155,7 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	uint64_t *stack_w = NULL, *stack_ns = NULL;
 	struct cpu_func *fs = NULL;
 	uint32_t *stamp = NULL;
+	uint64_t *best_in = NULL;
 	struct cpu_lmap lm = { 0 };
 	size_t i, k, n;
 	int ret = -ENOMEM;
@@ -169,8 +170,11 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	stack_ns = calloc(p->nstacks ? p->nstacks : 1, sizeof(*stack_ns));
 	fs = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*fs));
 	stamp = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*stamp));
-	if (!c->threads || !c->procs || !stack_w || !stack_ns || !fs || !stamp)
+	best_in = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*best_in));
+	if (!c->threads || !c->procs || !stack_w || !stack_ns || !fs || !stamp || !best_in)
 		goto out;
+	for (i = 0; i < p->nfuncs; i++)
+		fs[i].inlined_into = PROF_NONE;
 	c->nthreads = p->nthreads;
 	c->nprocs = p->nprocesses;
 	for (i = 0; i < p->nthreads; i++)
@@ -255,13 +259,29 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 			fs[leaf->func].self_w += stack_w[i];
 			fs[leaf->func].self_ns += stack_ns[i];
 		}
-		if (leaf->line && leaf->file && *leaf->file && leaf->func < p->nfuncs &&
+		/* code without a symbol keeps each pc (its "file") as a line */
+		if ((leaf->line || (leaf->func < p->nfuncs &&
+				    (p->funcs[leaf->func].flags & PROF_FUNC_NOSYM))) &&
+		    leaf->file && *leaf->file && leaf->func < p->nfuncs &&
 		    cpu_lmap_add(&lm, leaf->file, leaf->line, leaf->func, stack_w[i],
 				 stack_ns[i]) < 0)
 			goto out;
 		for (k = 0; k < st->nframes; k++) {
-			uint32_t f = p->frames[st->first + k].func;
+			const struct prof_frame *fr = &p->frames[st->first + k];
+			uint32_t f = fr->func;
 
+			/* the function an inlined frame was inlined into: the next
+			 * frame out that was not itself inlined */
+			if (fr->inlined && f < p->nfuncs && stack_w[i] > best_in[f]) {
+				uint32_t o = k + 1;
+
+				while (o < st->nframes && p->frames[st->first + o].inlined)
+					o++;
+				if (o < st->nframes) {
+					best_in[f] = stack_w[i];
+					fs[f].inlined_into = p->frames[st->first + o].func;
+				}
+			}
 			if (f >= p->nfuncs || stamp[f] == mark)
 				continue;
 			stamp[f] = mark;
@@ -298,6 +318,7 @@ out:
 	free(stack_ns);
 	free(fs);
 	free(stamp);
+	free(best_in);
 	free(lm.v);
 	return ret;
 }

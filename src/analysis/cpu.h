@@ -18,6 +18,8 @@
 
 struct cpu_func {
 	uint32_t func;           /* index into profile.funcs */
+	uint32_t inlined_into;   /* the function it was inlined into in its heaviest
+	                          * inlined stack, PROF_NONE when never inlined */
 	uint64_t self_w;         /* weight of samples whose leaf frame is this function */
 	uint64_t total_w;        /* weight of samples with it anywhere on the stack, once each */
 	uint64_t self_ns, total_ns;

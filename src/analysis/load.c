@@ -124,9 +124,16 @@ static uint32_t intern_func(struct load *L, const char *name, const char *file, 
 	f->file = load_intern(&L->arena, &L->strings, probe.file);
 	f->line = line;
 	f->module = load_intern(&L->arena, &L->strings, probe.module);
+	f->flags = 0;
 	v = (uint32_t)(p->nfuncs - 1);
 	load_map_put(&L->funcmap, h, v);
 	return v;
+}
+
+static void p_flag_func(struct load *L, uint32_t f, uint32_t flags)
+{
+	if (f < L->p->nfuncs)
+		L->p->funcs[f].flags |= flags;
 }
 
 struct symkey_probe {
@@ -156,8 +163,8 @@ static const struct load_symkey *sym_lookup(struct load *L, struct sym_module *m
 
 	if (v != UINT32_MAX)
 		return &L->symkeys[v];
-	modname = sym_module_basename(mod);
 	n = sym_resolve(L->sym, mod, vaddr, &fr);
+	modname = sym_module_filename(L->sym, mod);
 	k = LOAD_PUSH(L->symkeys, L->nsymkeys, L->capsymkeys);
 	k->mod = mod;
 	k->vaddr = vaddr;
@@ -167,6 +174,10 @@ static const struct load_symkey *sym_lookup(struct load *L, struct sym_module *m
 		lf->func = intern_func(L, fr[i].func, fr[i].func_file, fr[i].func_line, modname);
 		lf->line = fr[i].line;
 		lf->inlined = fr[i].inlined ? 1 : 0;
+		lf->nosym = fr[i].nosym ? 1 : 0;
+		p_flag_func(L, lf->func, (fr[i].nosym ? PROF_FUNC_NOSYM : 0) |
+						 (fr[i].inlined && !L->fold_inline ? PROF_FUNC_INLINED
+										    : 0));
 		lf->file = load_intern(&L->arena, &L->strings, fr[i].file ? fr[i].file : "");
 	}
 	if (L->nrframes == k->first) {
@@ -177,6 +188,7 @@ static const struct load_symkey *sym_lookup(struct load *L, struct sym_module *m
 		lf->func = intern_func(L, name, "", 0, modname);
 		lf->line = 0;
 		lf->inlined = 0;
+		lf->nosym = 0;
 		lf->file = "";
 	}
 	k->n = (uint32_t)(L->nrframes - k->first);
@@ -369,7 +381,7 @@ static void push_frame(struct load *L, const struct load_frame *lf, uint64_t add
 
 static void push_unknown(struct load *L, uint64_t addr)
 {
-	struct load_frame lf = {0, 0, 0, ""};
+	struct load_frame lf = {0, 0, 0, 0, ""};
 
 	if (L->unknown_func == PROF_NONE)
 		L->unknown_func = intern_func(L, "[unknown]", "", 0, "");
@@ -407,8 +419,13 @@ uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts
 		}
 		note_symmod(L, m);
 		sk = sym_lookup(L, m->sym, addr - m->base);
-		for (j = 0; j < sk->n; j++)
+		for (j = 0; j < sk->n; j++) {
+			/* fold: the containing function's frame, whose line is the
+			 * inlined call's site, stands for the whole chain */
+			if (L->fold_inline && L->rframes[sk->first + j].inlined)
+				continue;
 			push_frame(L, &L->rframes[sk->first + j], pcs[i]);
+		}
 	}
 	if (n == 0)
 		push_unknown(L, 0);
@@ -828,15 +845,23 @@ static int pseudo_module(const char *base)
 static void module_checks(struct load *L)
 {
 	struct profile *p = L->p;
-	size_t i, j, cap = 0;
+	size_t i, j, cap = 0, capm = 0;
 
 	for (i = 0; i < L->nsymmods; i++) {
 		struct sym_module *m = L->symmods[i].sym;
-		const char *base = sym_module_basename(m);
+		const char *base = sym_module_basename(m), *file;
+		struct prof_hitmod *hm;
 		int dup = 0;
 
 		if (!base || pseudo_module(base))
 			continue;
+		file = sym_module_filename(L->sym, m);
+		hm = LOAD_PUSH(p->hitmods, p->nhitmods, capm);
+		hm->file = load_intern(&L->arena, &L->strings, file);
+		hm->soname = load_intern(&L->arena, &L->strings, sym_module_soname(L->sym, m));
+		hm->path = load_intern(&L->arena, &L->strings, L->symmods[i].path ? L->symmods[i].path : "");
+		hm->has_debuginfo = sym_module_has_debuginfo(L->sym, m);
+		base = file;
 		if (sym_module_changed(L->sym, m))
 			load_warn(L, "%s changed on disk since the run (build-id differs); its "
 				     "functions may be misnamed: keep binaries unchanged until the "
@@ -940,6 +965,14 @@ static void load_state_free(struct load *L)
 
 int prof_load(const char *session_dir, struct profile **out, char *err, size_t errlen)
 {
+	struct prof_load_opts o = {PROF_INLINE_EXPAND};
+
+	return prof_load_with(session_dir, &o, out, err, errlen);
+}
+
+int prof_load_with(const char *session_dir, const struct prof_load_opts *o, struct profile **out,
+		   char *err, size_t errlen)
+{
 	struct load L;
 	struct load_meta meta;
 	struct cbp_name *names = NULL;
@@ -964,8 +997,10 @@ int prof_load(const char *session_dir, struct profile **out, char *err, size_t e
 	}
 	memset(&L, 0, sizeof(L));
 	L.unknown_func = PROF_NONE;
+	L.fold_inline = o && o->inline_view == PROF_INLINE_FOLD;
 	L.p = load_xrealloc(NULL, sizeof(*L.p));
 	memset(L.p, 0, sizeof(*L.p));
+	L.p->inline_folded = L.fold_inline;
 	L.sym = sym_new();
 	if (!L.sym) {
 		snprintf(err, errlen, "cannot start the symbolizer");
@@ -1028,6 +1063,7 @@ void prof_free(struct profile *p)
 	free(p->cuda_status);
 	free(p->warnings);
 	free(p->nodebug_modules);
+	free(p->hitmods);
 	if (p->arena) {
 		load_arena_free(p->arena);
 		free(p->arena);

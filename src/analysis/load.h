@@ -12,9 +12,21 @@
 #define PROF_LOAD_PARTIAL 1   /* some files damaged: profile holds what was intact */
 #define PROF_LOAD_EMPTY -1    /* no readable data at all (message in err) */
 
+/* How inlined code is shown (--inline). */
+enum prof_inline {
+	PROF_INLINE_EXPAND = 0,  /* inlined functions are frames of their own (marked) */
+	PROF_INLINE_FOLD = 1,    /* their time stays with the function they were inlined into */
+};
+
+struct prof_load_opts {
+	enum prof_inline inline_view;
+};
+
 /* Returns PROF_LOAD_OK, PROF_LOAD_PARTIAL (and *out set), or a negative value
- * with a one-line message in err (and *out NULL). */
+ * with a one-line message in err (and *out NULL).  prof_load: default options. */
 int prof_load(const char *session_dir, struct profile **out, char *err, size_t errlen);
+int prof_load_with(const char *session_dir, const struct prof_load_opts *o, struct profile **out,
+		   char *err, size_t errlen);
 void prof_free(struct profile *p);
 
 /* The launcher's own record of the run, kept in <session>/session.json. */

@@ -110,7 +110,7 @@ struct load_file {
 };
 
 struct load_frame {          /* a resolved frame, before its runtime address */
-	uint32_t func, line, inlined;
+	uint32_t func, line, inlined, nosym;
 	const char *file;
 };
 
@@ -149,6 +149,7 @@ struct load {
 	struct load_map symmap;          /* (module, vaddr) -> symkeys */
 	struct load_symkey *symkeys;     size_t nsymkeys, capsymkeys;
 	struct load_frame *rframes;      size_t nrframes, caprframes;
+	int fold_inline;                 /* --inline fold: inlined frames are left out */
 	struct load_map stackmap;        /* raw stack -> stackkeys */
 	struct load_stackkey *stackkeys; size_t nstackkeys, capstackkeys;
 	uint64_t *pcpool;                size_t npcpool, cappcpool;

@@ -17,11 +17,18 @@
 /* A function: the unit of a cProfile row.  Two frames are the same function
  * when name, file and line (the function's first line) and module agree. */
 struct prof_func {
-	const char *name;        /* demangled; "[libfoo.so+0x1a2b]" when nothing better */
+	const char *name;        /* demangled; "libfoo.so.1.2+0x1a00" for code without a
+	                          * symbol (PROF_FUNC_NOSYM); "[libfoo.so+0x1a2b]" when
+	                          * nothing better */
 	const char *file;        /* source file of the definition, "" when unknown */
 	uint32_t line;           /* DW_AT_decl_line, 0 when unknown */
-	const char *module;      /* basename of the ELF module, "" when unknown */
+	const char *module;      /* the ELF module's file name (symlinks resolved), "" unknown */
+	uint32_t flags;          /* PROF_FUNC_* */
 };
+
+/* prof_func.flags */
+#define PROF_FUNC_NOSYM 0x1      /* no symbol: grouped by the unwind tables' function start */
+#define PROF_FUNC_INLINED 0x2    /* appears as an inlined frame in some stack */
 
 /* One symbolized frame; an inlined call produces several frames for one pc. */
 struct prof_frame {
@@ -218,8 +225,18 @@ struct profile {
 
 	/* what went wrong while reading (one line each), for the report footer */
 	char **warnings;                   size_t nwarnings;
-	/* modules without debug info (basenames), for the "install -dbgsym" hint */
+	/* modules without debug info (file names), for the "install -dbgsym" hint */
 	char **nodebug_modules;            size_t nnodebug_modules;
+	/* every module a frame landed in, once each (symbolizer's view) */
+	struct prof_hitmod {
+		const char *file;           /* file name on disk, symlinks resolved */
+		const char *soname;         /* DT_SONAME, "" when none */
+		const char *path;           /* as the agent recorded it */
+		int has_debuginfo;
+	} *hitmods;                        size_t nhitmods;
+
+	int inline_folded;                 /* 1: inlined frames were folded into their
+	                                    * containing functions (--inline fold) */
 
 	void *arena;                       /* owner of the strings above */
 };

@@ -30,6 +30,7 @@ struct cli_opts {
 	int verbose;
 	const char *signal;         /* --signal, NULL = the agent chooses */
 	/* report */
+	int inline_view;            /* --inline: enum prof_inline */
 	const char *sort;
 	int limit;
 	const char *report_file;

@@ -33,7 +33,7 @@ enum mode { MODE_RUN, MODE_REPORT };
 enum {
 	OPT_SORT = 256, OPT_LIMIT, OPT_REPORT, OPT_VERSION, OPT_DEPTH, OPT_BUFFER, OPT_NO_CUDA,
 	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
-	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL,
+	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
 };
 
 static const struct option long_opts[] = {
@@ -50,6 +50,7 @@ static const struct option long_opts[] = {
 	{"buffer-mb", required_argument, NULL, OPT_BUFFER},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
 	{"signal", required_argument, NULL, OPT_SIGNAL},
+	{"inline", required_argument, NULL, OPT_INLINE},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"trace", required_argument, NULL, OPT_TRACE},
 	{"trace-window", required_argument, NULL, OPT_WINDOW},
@@ -90,6 +91,8 @@ static void usage(FILE *f)
 	      "                       self_cuda_time_total, self_cpu_time_total, count\n"
 	      "                       (device_* spellings of the cuda_* keys too)\n"
 	      "      --limit N        rows per table (default 15)\n"
+	      "      --inline VIEW    expand (default: inlined functions are rows, marked) or\n"
+	      "                       fold (their time stays with the function they were inlined into)\n"
 	      "      --report FILE    write the text report to FILE instead of stdout\n"
 	      "  -q, --quiet          tables only: no banner or hints; the agent stays silent\n"
 	      "Output files:\n"
@@ -238,6 +241,16 @@ static int parse_opts(int argc, char **argv, enum mode mode, struct cli_opts *o)
 			break;
 		case OPT_NO_CUDA:
 			o->no_cuda = 1;
+			break;
+		case OPT_INLINE:
+			if (!strcmp(optarg, "expand"))
+				o->inline_view = PROF_INLINE_EXPAND;
+			else if (!strcmp(optarg, "fold"))
+				o->inline_view = PROF_INLINE_FOLD;
+			else
+				return usage_error("--inline %s: expected expand (inlined functions "
+						   "are rows) or fold (their time stays with the "
+						   "function they were inlined into)", optarg);
 			break;
 		case OPT_SIGNAL:
 			if (!cbn_signal_parse(optarg))
@@ -483,7 +496,11 @@ static int cmd_report(int argc, char **argv)
 		ret = usage_error("report %s: not a directory (give the -o DIR of a run)", dir);
 		goto out;
 	}
-	lr = prof_load(dir, &p, err, sizeof(err));
+	{
+		struct prof_load_opts lo = {(enum prof_inline)o.inline_view};
+
+		lr = prof_load_with(dir, &lo, &p, err, sizeof(err));
+	}
 	if (lr < 0) {
 		fprintf(stderr, "cbottleneck: %s\n", err);
 		ret = CLI_EXIT_NOINPUT;
@@ -650,7 +667,11 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "cbottleneck: cannot write %s/session.json\n", session);
 
 	ret = status;
-	lr = prof_load(session, &p, err, sizeof(err));
+	{
+		struct prof_load_opts lo = {(enum prof_inline)o.inline_view};
+
+		lr = prof_load_with(session, &lo, &p, err, sizeof(err));
+	}
 	if (lr < 0) {
 		fprintf(stderr, "cbottleneck: no profile: %s\n", err);
 		if (o.baseline) {

@@ -24,6 +24,7 @@
 /* One node of the merged tree: a function name at one depth under one parent. */
 struct fnode {
 	const char *name;
+	int inlined;                  /* an inlined frame: drawn as "name [inlined]" */
 	uint32_t parent, child, next; /* first child, next sibling; 0 = none */
 	uint32_t depth;
 	uint64_t total;
@@ -75,7 +76,7 @@ static int flame_rehash(struct ftree *t)
 }
 
 /* The child of parent named name, created when missing; 0 on OOM. */
-static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name)
+static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name, int inlined)
 {
 	size_t s;
 
@@ -85,7 +86,7 @@ static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name)
 	while (t->hash[s]) {
 		struct fnode *c = &t->n[t->hash[s]];
 
-		if (c->parent == parent && !strcmp(c->name, name))
+		if (c->parent == parent && c->inlined == inlined && !strcmp(c->name, name))
 			return t->hash[s];
 		s = (s + 1) & (t->hcap - 1);
 	}
@@ -103,6 +104,7 @@ static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name)
 
 	memset(c, 0, sizeof(*c));
 	c->name = name;
+	c->inlined = inlined;
 	c->parent = parent;
 	c->depth = t->n[parent].depth + 1;
 	c->next = t->n[parent].child;
@@ -144,7 +146,7 @@ static int flame_build(const struct profile *p, struct ftree *t)
 		/* a stack cut at max depth lacks its root: keep it under one
 		 * "[truncated]" frame rather than as towers of their own */
 		if (i % 2 && sk && sk->nframes) {
-			cur = flame_child(t, 0, "[truncated]");
+			cur = flame_child(t, 0, "[truncated]", 0);
 			if (!cur) {
 				free(w);
 				return -ENOMEM;
@@ -155,7 +157,9 @@ static int flame_build(const struct profile *p, struct ftree *t)
 			uint32_t fn = p->frames[sk->first + d].func;
 			const char *name = fn < p->nfuncs ? p->funcs[fn].name : NULL;
 
-			cur = flame_child(t, cur, name && *name ? name : "[unknown]");
+			/* an inlined frame: its own box, named so (flamegraph.pl's "_[i]") */
+			cur = flame_child(t, cur, name && *name ? name : "[unknown]",
+					  p->frames[sk->first + d].inlined);
 			if (!cur) {
 				free(w);
 				return -ENOMEM;
@@ -269,6 +273,8 @@ static int flame_emit(struct flame_out *o, uint32_t i, uint64_t off)
 	flame_colour(n->name, rgb);
 	gz_puts(o->f, "<g class=\"f\"><title>");
 	flame_xml(o->f, n->name, SIZE_MAX);
+	if (n->inlined)
+		gz_puts(o->f, " [inlined]");
 	gz_printf(o->f, " (%" PRIu64 " samples, %.2f%%)</title>", n->total,
 	          100.0 * (double)n->total / (double)o->total);
 	gz_printf(o->f,
@@ -278,11 +284,13 @@ static int flame_emit(struct flame_out *o, uint32_t i, uint64_t off)
 	gz_printf(o->f, "<text x=\"%.2f\" y=\"%.0f\">", x + 3, y + 11.5);
 	fit = w > 6 ? (size_t)((w - 6) / FLAME_CHAR_W) : 0;
 	if (fit >= 3) {
-		size_t len = strlen(n->name);
+		size_t len = strlen(n->name) + (n->inlined ? 10 : 0);
 
 		/* counted in bytes; a cut inside a UTF-8 sequence becomes '?' */
 		if (len <= fit) {
 			flame_xml(o->f, n->name, SIZE_MAX);
+			if (n->inlined)
+				gz_puts(o->f, " [inlined]");
 		} else {
 			flame_xml(o->f, n->name, fit - 2);
 			gz_puts(o->f, "..");

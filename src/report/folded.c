@@ -32,7 +32,8 @@ static size_t folded_put_name(char *dst, const char *name)
 
 /* The folded text of one stack (root first), malloc'd.  A stack cut at the
  * agent's max depth lacks its root frames; it gets a "[truncated]" root so
- * it does not pose as a call tree of its own. */
+ * it does not pose as a call tree of its own.  An inlined frame gets the
+ * "_[i]" suffix flamegraph.pl colours as inlined. */
 static char *folded_stack_text(const struct profile *p, const struct prof_stack *sk, int truncated)
 {
 	static const char trunc[] = "[truncated];";
@@ -45,7 +46,7 @@ static char *folded_stack_text(const struct profile *p, const struct prof_stack 
 		uint32_t fn = p->frames[sk->first + i].func;
 		const char *name = fn < p->nfuncs ? p->funcs[fn].name : NULL;
 
-		len += (name && *name ? strlen(name) : 9) + 1;
+		len += (name && *name ? strlen(name) : 9) + 1 + 4;
 	}
 	s = d = malloc(len + 1);
 	if (!s)
@@ -56,6 +57,8 @@ static char *folded_stack_text(const struct profile *p, const struct prof_stack 
 		uint32_t fn = p->frames[sk->first + i].func;
 
 		d += folded_put_name(d, fn < p->nfuncs ? p->funcs[fn].name : NULL);
+		if (p->frames[sk->first + i].inlined)
+			d += sprintf(d, "_[i]");
 		if (i)
 			*d++ = ';';
 	}

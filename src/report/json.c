@@ -137,6 +137,7 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 		if (name)
 			err |= json_num(lost, name, (double)c->lost[k]);
 	}
+	err |= json_str(run, "inline_view", p->inline_folded ? "fold" : "expand");
 	err |= json_num(run, "truncated", (double)c->truncated);
 	err |= json_num(run, "pc_only", (double)c->pc_only);
 	err |= json_sampler(run, c);
@@ -175,6 +176,11 @@ static cJSON *json_functions(const struct profile *p, const struct cpu_profile *
 		err |= json_num(o, "total_ns", (double)f->total_ns);
 		err |= json_num(o, "self_samples", (double)f->self_w);
 		err |= json_num(o, "total_samples", (double)f->total_w);
+		err |= json_bool(o, "nosym", (pf->flags & PROF_FUNC_NOSYM) != 0);
+		err |= json_bool(o, "inlined", f->inlined_into < p->nfuncs);
+		err |= json_str(o, "inlined_into", f->inlined_into < p->nfuncs
+							   ? p->funcs[f->inlined_into].name
+							   : "");
 		if (err)
 			goto fail;
 	}
@@ -306,6 +312,35 @@ static cJSON *json_warnings(const struct profile *p, const struct cpu_profile *c
 	return arr;
 }
 
+/* Every module a sampled frame landed in: its file, SONAME and path. */
+static cJSON *json_modules(const struct profile *p)
+{
+	cJSON *arr = cJSON_CreateArray();
+	size_t i;
+
+	if (!arr)
+		return NULL;
+	for (i = 0; i < p->nhitmods; i++) {
+		const struct prof_hitmod *m = &p->hitmods[i];
+		cJSON *o = cJSON_CreateObject();
+		int err = 0;
+
+		if (!o)
+			goto fail;
+		cJSON_AddItemToArray(arr, o);
+		err |= json_str(o, "file", m->file);
+		err |= json_str(o, "soname", m->soname);
+		err |= json_str(o, "path", m->path);
+		err |= json_bool(o, "debuginfo", m->has_debuginfo);
+		if (err)
+			goto fail;
+	}
+	return arr;
+fail:
+	cJSON_Delete(arr);
+	return NULL;
+}
+
 /* Attach item under key, or fail (item NULL means it could not be built). */
 static int json_attach(cJSON *root, const char *key, cJSON *item)
 {
@@ -338,6 +373,7 @@ static cJSON *json_build(const struct profile *p, const struct report_opts *o)
 	err |= json_attach(root, "lines", json_lines(p, c));
 	err |= json_attach(root, "processes", json_processes(p, c));
 	err |= json_attach(root, "threads", json_threads(p, c));
+	err |= json_attach(root, "modules", json_modules(p));
 	if (err)
 		goto fail;
 	cuda = report_cuda_json(p, o);

@@ -209,11 +209,24 @@ static void text_header(struct text_ctx *t)
 	fprintf(out, "\n\n");
 }
 
-static void text_func_name(struct text_ctx *t, char *buf, size_t len, const struct prof_func *f)
+/* A row's function: name, then [no symbol] for code grouped by the unwind
+ * tables, or [inlined in CONTAINER] for a function the compiler inlined
+ * (into: its containing function, PROF_NONE when it was never inlined). */
+static void text_func_name(struct text_ctx *t, char *buf, size_t len, const struct prof_func *f,
+			   uint32_t into)
 {
-	char name[TEXT_NAME_MAX * 4 + 8], path[TEXT_PATH_MAX * 4 + 8];
+	char name[TEXT_NAME_MAX * 8 + 32], path[TEXT_PATH_MAX * 4 + 8], cont[TEXT_NAME_MAX * 4 + 8];
 
 	fmt_trunc(name, sizeof(name), f->name ? f->name : "?", TEXT_NAME_MAX, 0);
+	if (f->flags & PROF_FUNC_NOSYM) {
+		strcat(name, " [no symbol]");
+	} else if (into < t->p->nfuncs) {
+		fmt_trunc(cont, sizeof(cont), t->p->funcs[into].name ? t->p->funcs[into].name : "?",
+			  TEXT_NAME_MAX / 2, 0);
+		strcat(name, " [inlined in ");
+		strcat(name, cont);
+		strcat(name, "]");
+	}
 	fmt_trunc(path, sizeof(path), text_path(t, f->file), TEXT_PATH_MAX, 1);
 	fmt_func(buf, len, name, path, f->line, f->module);
 }
@@ -230,7 +243,7 @@ static void text_cpu_table(struct text_ctx *t)
 	FILE *out = t->out;
 	int key = cpu_sort_parse(t->o ? t->o->sort : NULL);
 	size_t i, n;
-	char buf[1024];
+	char buf[2048];
 
 	if (key < 0)
 		key = CPU_SORT_TOTTIME;
@@ -248,6 +261,16 @@ static void text_cpu_table(struct text_ctx *t)
 			"function on the stack, not calls;\n");
 		fprintf(out, "         tottime = its own samples x period, cumtime = samples "
 			"with it anywhere on the stack x period.\n");
+		if (p->inline_folded)
+			fprintf(out, "         Inline view: fold: time in code the compiler inlined stays "
+				"with the function it was inlined into\n"
+				"         (as perf and gperftools count it); --inline expand "
+				"shows inlined functions as rows.\n");
+		else
+			fprintf(out, "         Inline view: expand: functions the compiler inlined are "
+				"rows of their own, marked [inlined in ...];\n"
+				"         --inline fold keeps their time in the function they "
+				"were inlined into, as perf does.\n");
 	}
 	fputc('\n', out);
 	fprintf(out, "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n");
@@ -266,7 +289,7 @@ static void text_cpu_table(struct text_ctx *t)
 			text_sec(out, (double)f->total_ns / nc);
 		else
 			fprintf(out, "         ");
-		text_func_name(t, buf, sizeof(buf), &p->funcs[f->func]);
+		text_func_name(t, buf, sizeof(buf), &p->funcs[f->func], f->inlined_into);
 		fprintf(out, " %s\n", buf);
 	}
 	if (!c->nfuncs)
@@ -299,7 +322,10 @@ static void text_hot_lines(struct text_ctx *t)
 		const struct cpu_line *l = &c->lines[i];
 		const struct prof_func *f = &t->p->funcs[l->func];
 
-		snprintf(loc, sizeof(loc), "%s:%u", text_path(t, l->file), l->line);
+		if (l->line)
+			snprintf(loc, sizeof(loc), "%s:%u", text_path(t, l->file), l->line);
+		else /* code without a symbol: the pc */
+			snprintf(loc, sizeof(loc), "%s", l->file);
 		fmt_table_row(tb);
 		fmt_table_cell(tb, "%s", loc);
 		fmt_table_cell(tb, "%s", fmt_pct(a, sizeof(a), (double)l->self_ns, (double)c->cpu_ns));

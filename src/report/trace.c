@@ -32,6 +32,7 @@ struct tev {
 	uint64_t flow;     /* flow id (flows only) */
 	uint16_t depth;    /* stack depth of a sample slice, root 0 */
 	uint8_t type, kind, slot;
+	uint8_t inlined;   /* a sample slice of an inlined frame */
 };
 
 struct tvec {
@@ -428,6 +429,7 @@ static int cmp_sample_idx(const void *a, const void *b, void *arg)
 
 struct open_frame {
 	uint32_t func;
+	int inlined;
 	int64_t start;
 };
 
@@ -453,6 +455,7 @@ static int trace_close(struct tctx *c, struct tvec *out, struct open_frame *st, 
 		}
 		e.dur = end - e.ts;
 		e.ref = o->func;
+		e.inlined = (uint8_t)o->inlined;
 		e.depth = (uint16_t)(*nopen > UINT16_MAX ? UINT16_MAX : *nopen);
 		if (tvec_push(out, &e))
 			return -ENOMEM;
@@ -470,6 +473,12 @@ static uint32_t trace_func_at(const struct profile *p, const struct prof_stack *
 	if (trunc && d == 0)
 		return TRACE_FUNC_TRUNCATED;
 	return p->frames[sk->first + n - 1 - d].func;
+}
+
+static int trace_inlined_at(const struct profile *p, const struct prof_stack *sk, size_t n,
+                            size_t trunc, size_t d)
+{
+	return !(trunc && d == 0) && p->frames[sk->first + n - 1 - d].inlined;
 }
 
 /*
@@ -555,13 +564,15 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 				continue;
 			/* frames[first] is the leaf; depth d is frames[first + n - 1 - d] */
 			while (k < n && k < nopen &&
-			       trace_func_at(p, sk, n, trunc, k) == st[k].func)
+			       trace_func_at(p, sk, n, trunc, k) == st[k].func &&
+			       trace_inlined_at(p, sk, n, trunc, k) == st[k].inlined)
 				k++;
 			rc = trace_close(c, out, st, &nopen, k, start, &proto);
 			if (rc)
 				goto out;
 			for (; k < n; k++) {
 				st[nopen].func = trace_func_at(p, sk, n, trunc, k);
+				st[nopen].inlined = trace_inlined_at(p, sk, n, trunc, k);
 				st[nopen].start = start;
 				nopen++;
 			}
@@ -908,6 +919,13 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 	switch (e->type) {
 	case TEV_SAMPLE:
 		sb_puts(b, "{\"ph\":\"X\",\"cat\":\"cpu_sample\",\"name\":");
+		if (e->inlined && e->ref < p->nfuncs) {
+			char name[1024];
+
+			snprintf(name, sizeof(name), "%s [inlined]", p->funcs[e->ref].name);
+			sb_json_str(b, name);
+			break;
+		}
 		sb_json_str(b, e->ref < p->nfuncs               ? p->funcs[e->ref].name
 		               : e->ref == TRACE_FUNC_TRUNCATED ? "[truncated]"
 		                                                : "[unknown]");

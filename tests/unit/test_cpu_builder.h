@@ -62,6 +62,7 @@ static inline uint32_t pb_func(struct pb *b, const char *name, const char *file,
 	f->file = file ? file : "";
 	f->line = line;
 	f->module = module ? module : "";
+	f->flags = 0;
 	return (uint32_t)(b->p.nfuncs - 1);
 }
 
