@@ -5,9 +5,12 @@ set -euo pipefail
 pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev zlib1g-dev binutils)
 # Tests (tools/test.sh passes --test): schema validation, a static libc for the
 # static-binary refusal test, C++ fixtures, libc debug info for the symbolizer
-# oracle, and `go tool pprof` as a real consumer of --pprof output.
+# oracle, `go tool pprof` as a real consumer of --pprof output, xz for the
+# MiniDebugInfo fixture, and a real debuginfod server for the symbolizer's
+# client.
 if [ "${1:-}" = "--test" ]; then
-	pkgs+=(python3 python3-jsonschema python3-yaml libc6-dev libc6-dbg g++ golang-go)
+	pkgs+=(python3 python3-jsonschema python3-yaml libc6-dev libc6-dbg g++ golang-go xz-utils
+		debuginfod)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
