@@ -213,22 +213,23 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 		const struct prof_sample *s = &p->samples[i];
 		uint64_t ns = (uint64_t)s->weight * cpu_period_of_thread(p, s->thread);
 
-		c->samples++;
+		/* the kernel share of a record is not a record of its own */
+		c->samples += !(s->flags & PROF_SAMPLE_KERNEL);
 		c->weight += s->weight;
 		c->cpu_ns += ns;
-		if (s->flags & CBN_SAMPLE_TRUNCATED)
+		if ((s->flags & CBN_SAMPLE_TRUNCATED) && !(s->flags & PROF_SAMPLE_KERNEL))
 			c->truncated++;
-		if (s->flags & CBN_SAMPLE_PC_ONLY)
+		if ((s->flags & CBN_SAMPLE_PC_ONLY) && !(s->flags & PROF_SAMPLE_KERNEL))
 			c->pc_only++;
 		if (s->thread < p->nthreads) {
 			struct cpu_thread *t = &c->threads[s->thread];
 			uint32_t pi = p->threads[s->thread].process;
 
-			t->samples++;
+			t->samples += !(s->flags & PROF_SAMPLE_KERNEL);
 			t->weight += s->weight;
 			t->ns += ns;
 			if (pi < p->nprocesses) {
-				c->procs[pi].samples++;
+				c->procs[pi].samples += !(s->flags & PROF_SAMPLE_KERNEL);
 				c->procs[pi].weight += s->weight;
 				c->procs[pi].ns += ns;
 			}

@@ -379,6 +379,41 @@ static void push_frame(struct load *L, const struct load_frame *lf, uint64_t add
 	f->addr = addr;
 }
 
+/* The stack st with a "[kernel]" frame as its leaf, made once per stack. */
+static uint32_t kernel_stack(struct load *L, uint32_t st)
+{
+	struct profile *p = L->p;
+	struct prof_stack *ks;
+	struct prof_frame *f;
+	uint32_t first, n, i;
+
+	if (st < L->capkstack && L->kstack[st])
+		return L->kstack[st] - 1;
+	if (L->kernel_func == PROF_NONE)
+		L->kernel_func = intern_func(L, "[kernel]", "", 0, "kernel");
+	first = (uint32_t)p->nframes;
+	n = p->stacks[st].nframes;
+	f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+	memset(f, 0, sizeof(*f));
+	f->func = L->kernel_func;
+	f->file = "";
+	for (i = 0; i < n; i++) {
+		f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+		*f = p->frames[p->stacks[st].first + i];
+	}
+	ks = LOAD_PUSH(p->stacks, p->nstacks, L->capstacks);
+	ks->first = first;
+	ks->nframes = n + 1;
+	if (st >= L->capkstack) {
+		size_t old = L->capkstack;
+
+		load_grow((void **)&L->kstack, &L->capkstack, (size_t)st, sizeof(*L->kstack));
+		memset(L->kstack + old, 0, (L->capkstack - old) * sizeof(*L->kstack));
+	}
+	L->kstack[st] = (uint32_t)(p->nstacks - 1) + 1;
+	return (uint32_t)(p->nstacks - 1);
+}
+
 static void push_unknown(struct load *L, uint64_t addr)
 {
 	struct load_frame lf = {0, 0, 0, 0, ""};
@@ -482,6 +517,7 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 		w->pcs = r->pcs;
 		w->nframes = r->nframes;
 		w->weight = s->weight;
+		w->kweight = s->kweight <= s->weight ? s->kweight : s->weight;
 		w->flags = r->flags;
 		w->thread = load_thread(L, F->proc, r->chunk_tid);
 		if (s->ts > F->last_ts)
@@ -646,10 +682,29 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		s->ts = w->ts;
 		s->stack = load_stack(L, w->pcs, n, w->ts, 0);
 		s->thread = w->thread;
-		s->weight = w->weight;
+		s->weight = w->weight - w->kweight;
 		s->flags = w->flags;
 		p->threads[w->thread].weight += w->weight;
 		p->processes[F.proc].weight += w->weight;
+		if (w->kweight && w->kweight == w->weight) {
+			/* all of it the kernel's: the record itself gets the leaf */
+			s->stack = kernel_stack(L, s->stack);
+			s->weight = w->weight;
+		} else if (w->kweight) {
+			/* The CPU the kernel spent for the thread since its last sample
+			 * (system calls, page faults: perf events do not fire there) is
+			 * shown as a [kernel] frame on the stack it returned to. */
+			struct prof_sample *k;
+
+			load_grow((void **)&p->samples, &L->capsamples, p->nsamples + 1 + F.nraw - i,
+				  sizeof(*p->samples));
+			s = &p->samples[p->nsamples - 1];
+			k = &p->samples[p->nsamples++];
+			*k = *s;
+			k->stack = kernel_stack(L, s->stack);
+			k->weight = w->kweight;
+			k->flags |= PROF_SAMPLE_KERNEL;
+		}
 	}
 	load_cuda_finish(L);
 	push_modules(L);
@@ -917,6 +972,8 @@ static void run_totals(struct load *L, const struct load_meta *meta)
 		p->wall_ns = meta->end_mono_ns > meta->start_mono_ns ?
 				     meta->end_mono_ns - meta->start_mono_ns : 0;
 		p->frequency_hz = meta->frequency_hz;
+		p->user_ns = meta->user_ns;
+		p->sys_ns = meta->sys_ns;
 		p->exit_status = meta->exit_status;
 		p->exit_signal = meta->exit_signal;
 	} else {
@@ -952,6 +1009,7 @@ static void load_state_free(struct load *L)
 	load_map_free(&L->corrmap);
 	load_map_free(&L->symmodmap);
 	free(L->symkeys);
+	free(L->kstack);
 	free(L->rframes);
 	free(L->stackkeys);
 	free(L->pcpool);
@@ -997,6 +1055,7 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 	}
 	memset(&L, 0, sizeof(L));
 	L.unknown_func = PROF_NONE;
+	L.kernel_func = PROF_NONE;
 	L.fold_inline = o && o->inline_view == PROF_INLINE_FOLD;
 	L.p = load_xrealloc(NULL, sizeof(*L.p));
 	memset(L.p, 0, sizeof(*L.p));

@@ -36,6 +36,7 @@ struct session_meta {
 	int exit_signal;
 	uint64_t start_mono_ns, end_mono_ns;
 	double frequency_hz;
+	uint64_t user_ns, sys_ns;  /* CPU the kernel counted for the whole tree, 0 unknown */
 };
 int session_meta_write(const char *session_dir, const struct session_meta *m);
 

@@ -85,6 +85,7 @@ struct load_raw {
 	uint64_t ts;
 	const uint64_t *pcs;
 	uint32_t thread, weight, flags, nframes;
+	uint32_t kweight;            /* of weight, periods the kernel spent for the thread */
 };
 
 struct load_cstack {         /* CUDA_STACK, joined to its API call by correlation */
@@ -157,6 +158,9 @@ struct load {
 	struct load_map symmodmap;       /* sym_module* -> symmods */
 	struct load_symmod *symmods;     size_t nsymmods, capsymmods;
 	uint32_t unknown_func;           /* "[unknown]" or PROF_NONE */
+	uint32_t kernel_func;            /* "[kernel]" or PROF_NONE */
+	uint32_t *kstack;                /* stack -> the same with a [kernel] leaf, +1; 0 none */
+	size_t capkstack;
 };
 
 uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid);

@@ -41,6 +41,10 @@ int session_meta_write(const char *session_dir, const struct session_meta *m)
 	cJSON_AddNumberToObject(root, "wall_ns", (double)(m->end_mono_ns > m->start_mono_ns ?
 							  m->end_mono_ns - m->start_mono_ns : 0));
 	cJSON_AddNumberToObject(root, "frequency_hz", m->frequency_hz);
+	if (m->user_ns || m->sys_ns) {
+		cJSON_AddNumberToObject(root, "user_ns", (double)m->user_ns);
+		cJSON_AddNumberToObject(root, "sys_ns", (double)m->sys_ns);
+	}
 	text = cJSON_Print(root);
 	if (!text) {
 		ret = -ENOMEM;
@@ -113,6 +117,8 @@ void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
 	m->start_mono_ns = (uint64_t)num(root, "start_mono_ns", 0, 0, 1.8e19);
 	m->end_mono_ns = (uint64_t)num(root, "end_mono_ns", 0, 0, 1.8e19);
 	m->frequency_hz = num(root, "frequency_hz", 0, 0, 1e9);
+	m->user_ns = (uint64_t)num(root, "user_ns", 0, 0, 1.8e19);
+	m->sys_ns = (uint64_t)num(root, "sys_ns", 0, 0, 1.8e19);
 	argv = cJSON_GetObjectItemCaseSensitive(root, "argv");
 	if (cJSON_IsArray(argv)) {
 		size_t n = 0, cap = 0;

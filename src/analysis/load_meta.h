@@ -15,6 +15,7 @@ struct load_meta {
 	int exit_status, exit_signal;
 	uint64_t start_mono_ns, end_mono_ns;
 	double frequency_hz;
+	uint64_t user_ns, sys_ns;
 };
 
 /* Fill m (found = 0 when absent or unreadable) and L->p->argv when present. */

@@ -50,8 +50,12 @@ struct prof_sample {
 	uint32_t stack;          /* index into prof.stacks */
 	uint32_t thread;         /* index into prof.threads */
 	uint32_t weight;         /* timer periods this sample stands for */
-	uint32_t flags;          /* CBN_SAMPLE_* */
+	uint32_t flags;          /* CBN_SAMPLE_*, PROF_SAMPLE_* */
 };
+
+/* prof_sample.flags: the kernel's share of the sample record before it (its
+ * kweight): the same stack under a "[kernel]" leaf.  Not a record of its own. */
+#define PROF_SAMPLE_KERNEL 0x100
 
 struct prof_thread {
 	uint32_t tid;
@@ -203,6 +207,8 @@ struct profile {
 	uint64_t start_real_ns;   /* the same process's start_real_ns (epoch ns), 0 unknown */
 	uint64_t period_ns;       /* sampling period of the root process */
 	double frequency_hz;
+	uint64_t user_ns, sys_ns; /* CPU the kernel counted, user and system, for the whole
+	                           * tree (the launcher's wait4); 0 and 0 when unknown */
 
 	struct prof_func *funcs;           size_t nfuncs;
 	struct prof_frame *frames;         size_t nframes;

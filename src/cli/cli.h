@@ -70,6 +70,7 @@ struct spawn_result {
 	int status;                 /* waitpid status of the direct child */
 	int exec_errno;             /* exec failed with this errno, 0 when it ran */
 	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC around the whole tree */
+	uint64_t user_ns, sys_ns;   /* CPU of every process reaped (the kernel's count) */
 };
 
 struct spawn_env {

@@ -662,6 +662,8 @@ static int cmd_run(int argc, char **argv)
 	meta.exit_signal = WIFSIGNALED(res.status) ? WTERMSIG(res.status) : 0;
 	meta.start_mono_ns = res.start_ns;
 	meta.end_mono_ns = res.end_ns;
+	meta.user_ns = res.user_ns;
+	meta.sys_ns = res.sys_ns;
 	meta.frequency_hz = (double)o.freq;
 	if (session_meta_write(session, &meta) < 0 && o.verbose)
 		fprintf(stderr, "cbottleneck: cannot write %s/session.json\n", session);

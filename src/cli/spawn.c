@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -187,12 +188,18 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 
 	for (;;) {
 		struct signalfd_siginfo si;
+		struct rusage ru;
 		ssize_t n;
 		pid_t w;
 		int st;
 
-		/* Reap everything that has ended; stop when nothing is left. */
-		while ((w = waitpid(-1, &st, WNOHANG)) > 0) {
+		/* Reap everything that has ended; stop when nothing is left.  Each
+		 * reaped process brings its CPU and its own reaped children's. */
+		while ((w = wait4(-1, &st, WNOHANG, &ru)) > 0) {
+			res->user_ns += (uint64_t)ru.ru_utime.tv_sec * 1000000000u +
+					(uint64_t)ru.ru_utime.tv_usec * 1000u;
+			res->sys_ns += (uint64_t)ru.ru_stime.tv_sec * 1000000000u +
+				       (uint64_t)ru.ru_stime.tv_usec * 1000u;
 			if (w == pid) {
 				res->status = st;
 				child_done = 1;

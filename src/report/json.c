@@ -124,6 +124,13 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 	err |= json_num(run, "wall_ns", (double)p->wall_ns);
 	err |= json_num(run, "cpu_ns", (double)c->cpu_ns);
 	err |= json_measured(run, c->measured_ns);
+	if (p->user_ns || p->sys_ns) {
+		err |= json_num(run, "user_ns", (double)p->user_ns);
+		err |= json_num(run, "kernel_ns", (double)p->sys_ns);
+	} else {
+		cJSON_AddNullToObject(run, "user_ns");
+		cJSON_AddNullToObject(run, "kernel_ns");
+	}
 	err |= json_num(run, "frequency_hz", p->frequency_hz);
 	err |= json_num(run, "period_ns", (double)p->period_ns);
 	err |= json_num(run, "samples", (double)c->samples);

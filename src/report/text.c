@@ -156,6 +156,11 @@ static void text_header(struct text_ctx *t)
 	if (c->measured_ns)
 		fprintf(out, "; %s measured", fmt_time(b, sizeof(b), c->measured_ns));
 	fprintf(out, ")\n");
+	if (p->user_ns || p->sys_ns)
+		fprintf(out, "  User/kernel: %.1f%% user, %.1f%% kernel (the kernel's count for "
+			"every process)\n",
+			100.0 * (double)p->user_ns / (double)(p->user_ns + p->sys_ns),
+			100.0 * (double)p->sys_ns / (double)(p->user_ns + p->sys_ns));
 	/* the period the agent actually used is the truth; the frequency asked
 	 * for may have been rounded to a whole timer period */
 	if (p->period_ns)

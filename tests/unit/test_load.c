@@ -314,7 +314,7 @@ static void test_cpu_session(const struct synth_self *self)
 	/* session.json wins over the files for the run's own facts */
 	{
 		char *argv[] = {"./prog", "--flag", "x y", NULL};
-		struct session_meta m = {argv, -1, 11, 500, 1000500, 250.0};
+		struct session_meta m = {argv, -1, 11, 500, 1000500, 250.0, 300000, 100000};
 		CHECK_EQ_INT(session_meta_write(dir, &m), 0);
 		ret = prof_load(dir, &p, err, sizeof(err));
 		REQUIRE(ret >= 0);
@@ -323,6 +323,8 @@ static void test_cpu_session(const struct synth_self *self)
 		CHECK_EQ_INT(p->wall_ns, 1000000);
 		CHECK_EQ_INT(p->start_ns, 1000); /* earliest process start, not the launcher's */
 		CHECK(p->frequency_hz == 250.0);
+		CHECK_EQ_INT(p->user_ns, 300000);
+		CHECK_EQ_INT(p->sys_ns, 100000);
 		CHECK_STR(p->argv[2], "x y");
 		CHECK(p->argv[3] == NULL);
 		prof_free(p);
@@ -532,7 +534,7 @@ static void test_many_abnormal(void)
 	 * that left through _exit is not reported. */
 	{
 		char *argv[] = {"./worker", NULL};
-		struct session_meta m = {argv, 0, 0, 900, 5000, 99.0};
+		struct session_meta m = {argv, 0, 0, 900, 5000, 99.0, 0, 0};
 		CHECK_EQ_INT(session_meta_write(dir, &m), 0);
 		CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
 		REQUIRE(p != NULL);
