@@ -542,11 +542,36 @@ const char *cpu_sampler_mode(const struct cpu_profile *c)
 	return "";
 }
 
+
+
+/*
+ * The optimization level a GCC producer string records (the last -O flag;
+ * GCC's default when there is none is -O0): 0..3, 's'/'g'/'z' as 10, or -1
+ * when the string records no flags (clang without -grecord-command-line).
+ */
+int cpu_producer_opt(const char *prod)
+{
+	const char *p, *last = NULL;
+
+	if (!prod || strncmp(prod, "GNU ", 4) != 0 || !strstr(prod, " -"))
+		return -1;
+	for (p = strstr(prod, " -O"); p; p = strstr(p + 3, " -O"))
+		last = p + 3;
+	if (!last)
+		return 0;
+	if (*last >= '0' && *last <= '9')
+		return *last - '0';
+	return *last == ' ' || *last == '\0' ? 1 : 10;
+}
+
 struct cpu_wlist {
 	char **v;
 	size_t n, cap;
 	int failed;
 };
+
+static void cpu_build_warnings(const struct profile *p, const struct cpu_profile *c,
+			       struct cpu_wlist *l);
 
 __attribute__((format(printf, 2, 3))) static void cpu_wadd(struct cpu_wlist *l, const char *fmt,
 							   ...)
@@ -573,6 +598,33 @@ __attribute__((format(printf, 2, 3))) static void cpu_wadd(struct cpu_wlist *l, 
 	else
 		l->v[l->n++] = s;
 	va_end(ap);
+}
+
+/* What the program's build says about its profile: no optimization in the
+ * program itself, or in a library that holds much of the CPU. */
+static void cpu_build_warnings(const struct profile *p, const struct cpu_profile *c,
+			       struct cpu_wlist *l)
+{
+	size_t i, k;
+
+	if (p->env.producer && cpu_producer_opt(p->env.producer) == 0)
+		cpu_wadd(l, "the program was built without optimization (-O0): its profile is not "
+			 "that of the build you ship; rebuild with -O2 (keep -g)");
+	for (i = 0; i < p->nhitmods && c->cpu_ns; i++) {
+		const struct prof_hitmod *m = &p->hitmods[i];
+		uint64_t self = 0;
+
+		if (!m->producer || cpu_producer_opt(m->producer) != 0 ||
+		    (p->processes && p->processes[0].exe && !strcmp(m->path, p->processes[0].exe)))
+			continue;
+		for (k = 0; k < c->nfuncs; k++)
+			if (!strcmp(p->funcs[c->funcs[k].func].module, m->file))
+				self += c->funcs[k].self_ns;
+		if (self * 10 >= c->cpu_ns)
+			cpu_wadd(l, "%s holds %.0f%% of the CPU and was built without optimization "
+				 "(-O0): a debug build of a hot library; use its optimized build",
+				 m->file, 100.0 * (double)self / (double)c->cpu_ns);
+	}
 }
 
 int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***out, size_t *n)
@@ -614,6 +666,7 @@ int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***o
 			free(mods);
 		}
 	}
+	cpu_build_warnings(p, c, &l);
 	if (c->samples < CPU_FEW_SAMPLES)
 		cpu_wadd(&l, "too few samples to trust (%llu); raise -F or run longer",
 			 (unsigned long long)c->samples);

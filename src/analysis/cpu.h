@@ -119,6 +119,9 @@ const char *cpu_lost_name(unsigned reason);
 /* The same for why samples are pc-only and why threads went unsampled. */
 const char *cpu_pc_only_name(unsigned reason);
 const char *cpu_unsampled_name(unsigned reason);
+/* Optimization level in a GCC DW_AT_producer string: 0..3, 10 for -Os/-Og/-Oz,
+ * -1 when it records no flags. */
+int cpu_producer_opt(const char *producer);
 /* "perf events", "POSIX CPU timers", "perf events and POSIX CPU timers" or "". */
 const char *cpu_sampler_mode(const struct cpu_profile *c);
 

@@ -916,6 +916,12 @@ static void module_checks(struct load *L)
 		hm->soname = load_intern(&L->arena, &L->strings, sym_module_soname(L->sym, m));
 		hm->path = load_intern(&L->arena, &L->strings, L->symmods[i].path ? L->symmods[i].path : "");
 		hm->has_debuginfo = sym_module_has_debuginfo(L->sym, m);
+		hm->producer = load_intern(&L->arena, &L->strings, sym_module_producer(L->sym, m));
+		if (p->nprocesses && L->symmods[i].path && p->processes[0].exe &&
+		    !strcmp(L->symmods[i].path, p->processes[0].exe) && !p->env.producer) {
+			p->env.producer = hm->producer;
+			p->env.program_debuginfo = hm->has_debuginfo;
+		}
 		base = file;
 		if (sym_module_changed(L->sym, m))
 			load_warn(L, "%s changed on disk since the run (build-id differs); its "

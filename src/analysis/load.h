@@ -29,6 +29,19 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 		   char *err, size_t errlen);
 void prof_free(struct profile *p);
 
+/* The machine and tools of the run, as the launcher saw them at its start
+ * (torch.utils.bottleneck's environment summary).  "" / 0 when unknown. */
+struct session_env {
+	char kernel[256];         /* "Linux 6.18.44 x86_64" (uname) */
+	char cpu_model[128];      /* /proc/cpuinfo "model name" */
+	int cpus;                 /* online CPUs */
+	char governor[32];        /* cpu0's cpufreq scaling governor */
+	double load[3];           /* /proc/loadavg at start */
+	char libc[32];            /* gnu_get_libc_version() */
+	char libunwind[32];       /* the agent's libunwind */
+	char elfutils[32];        /* the symbolizer's libdw */
+};
+
 /* The launcher's own record of the run, kept in <session>/session.json. */
 struct session_meta {
 	char **argv;              /* NULL-terminated */
@@ -37,6 +50,7 @@ struct session_meta {
 	uint64_t start_mono_ns, end_mono_ns;
 	double frequency_hz;
 	uint64_t user_ns, sys_ns;  /* CPU the kernel counted for the whole tree, 0 unknown */
+	struct session_env env;    /* found: env.kernel[0] != 0 */
 };
 int session_meta_write(const char *session_dir, const struct session_meta *m);
 

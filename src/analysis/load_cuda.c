@@ -256,6 +256,7 @@ void load_cuda_rec(struct load *L, const struct reader_rec *r)
 		st->state = s->state;
 		st->cupti_error = s->cupti_error;
 		st->cupti_version = s->cupti_version;
+		st->driver_version = s->driver_version;
 		st->flush_timed_out = s->flush_timed_out;
 		st->dropped = s->dropped;
 		st->zero_ts = s->zero_ts;

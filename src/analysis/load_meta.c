@@ -45,6 +45,20 @@ int session_meta_write(const char *session_dir, const struct session_meta *m)
 		cJSON_AddNumberToObject(root, "user_ns", (double)m->user_ns);
 		cJSON_AddNumberToObject(root, "sys_ns", (double)m->sys_ns);
 	}
+	if (m->env.kernel[0]) {
+		cJSON *e = cJSON_AddObjectToObject(root, "environment"), *l;
+
+		cJSON_AddStringToObject(e, "kernel", m->env.kernel);
+		cJSON_AddStringToObject(e, "cpu_model", m->env.cpu_model);
+		cJSON_AddNumberToObject(e, "cpus", m->env.cpus);
+		cJSON_AddStringToObject(e, "governor", m->env.governor);
+		l = cJSON_AddArrayToObject(e, "load");
+		for (i = 0; l && i < 3; i++)
+			cJSON_AddItemToArray(l, cJSON_CreateNumber(m->env.load[i]));
+		cJSON_AddStringToObject(e, "libc", m->env.libc);
+		cJSON_AddStringToObject(e, "libunwind", m->env.libunwind);
+		cJSON_AddStringToObject(e, "elfutils", m->env.elfutils);
+	}
 	text = cJSON_Print(root);
 	if (!text) {
 		ret = -ENOMEM;
@@ -87,6 +101,42 @@ static double num(const cJSON *o, const char *key, double dflt, double lo, doubl
 	return v->valuedouble;
 }
 
+static const char *str(struct load *L, const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+
+	if (!cJSON_IsString(v) || !v->valuestring)
+		return "";
+	return load_arena_strndup(&L->arena, v->valuestring, strnlen(v->valuestring, 512));
+}
+
+/* session.json's "environment" into the profile. */
+static void env_read(struct load *L, const cJSON *e)
+{
+	struct prof_env *pe = &L->p->env;
+	const cJSON *l, *x;
+	int i = 0;
+
+	if (!cJSON_IsObject(e))
+		return;
+	pe->found = 1;
+	pe->kernel = str(L, e, "kernel");
+	pe->cpu_model = str(L, e, "cpu_model");
+	pe->cpus = (int)num(e, "cpus", 0, 0, 1e6);
+	pe->governor = str(L, e, "governor");
+	pe->libc = str(L, e, "libc");
+	pe->libunwind = str(L, e, "libunwind");
+	pe->elfutils = str(L, e, "elfutils");
+	pe->load[0] = pe->load[1] = pe->load[2] = -1;
+	l = cJSON_GetObjectItemCaseSensitive(e, "load");
+	cJSON_ArrayForEach(x, l)
+	{
+		if (i < 3 && cJSON_IsNumber(x) && x->valuedouble >= 0 && x->valuedouble < 1e6)
+			pe->load[i] = x->valuedouble;
+		i++;
+	}
+}
+
 void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
 {
 	char path[4096];
@@ -119,6 +169,7 @@ void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
 	m->frequency_hz = num(root, "frequency_hz", 0, 0, 1e9);
 	m->user_ns = (uint64_t)num(root, "user_ns", 0, 0, 1.8e19);
 	m->sys_ns = (uint64_t)num(root, "sys_ns", 0, 0, 1.8e19);
+	env_read(L, cJSON_GetObjectItemCaseSensitive(root, "environment"));
 	argv = cJSON_GetObjectItemCaseSensitive(root, "argv");
 	if (cJSON_IsArray(argv)) {
 		size_t n = 0, cap = 0;

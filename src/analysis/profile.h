@@ -192,6 +192,7 @@ struct prof_cuda_status {     /* one per process that loaded the CUDA layer */
 	uint32_t state;           /* enum cbn_cuda_state */
 	int32_t cupti_error;
 	uint32_t cupti_version;
+	uint32_t driver_version;   /* cuDriverGetVersion (13000 = 13.0), 0 unknown */
 	uint32_t flush_timed_out;
 	uint64_t dropped, zero_ts, buffers, records;
 	const char *message;
@@ -239,7 +240,18 @@ struct profile {
 		const char *soname;         /* DT_SONAME, "" when none */
 		const char *path;           /* as the agent recorded it */
 		int has_debuginfo;
+		const char *producer;       /* compiler and flags (sym_module_producer), "" */
 	} *hitmods;                        size_t nhitmods;
+
+	/* the environment summary (session.json; found 0 for older sessions) */
+	struct prof_env {
+		int found;
+		const char *kernel, *cpu_model, *governor, *libc, *libunwind, *elfutils;
+		int cpus;
+		double load[3];                 /* -1 unknown */
+		const char *producer;           /* the program's compiler and flags, "" unknown */
+		int program_debuginfo;          /* the program's executable has DWARF */
+	} env;
 
 	int inline_folded;                 /* 1: inlined frames were folded into their
 	                                    * containing functions (--inline fold) */

@@ -88,4 +88,8 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 
 uint64_t cli_now_ns(void);
 
+/* env.c: the environment summary, collected before the program runs. */
+struct session_env;
+void env_collect(struct session_env *e);
+
 #endif

@@ -640,6 +640,8 @@ static int cmd_run(int argc, char **argv)
 	env.no_cuda = o.no_cuda;
 	env.verbose = o.verbose;
 	env.signal = o.signal;
+	memset(&meta, 0, sizeof(meta));
+	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);
 	if (ret)
 		goto out;
@@ -656,7 +658,6 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "cbottleneck: %s was killed by signal %d (%s)\n", targv[0],
 			WTERMSIG(res.status), strsignal(WTERMSIG(res.status)));
 
-	memset(&meta, 0, sizeof(meta));
 	meta.argv = targv;
 	meta.exit_status = WIFEXITED(res.status) ? WEXITSTATUS(res.status) : -1;
 	meta.exit_signal = WIFSIGNALED(res.status) ? WTERMSIG(res.status) : 0;

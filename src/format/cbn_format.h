@@ -442,7 +442,7 @@ struct cbn_rec_cuda_status {
 	uint64_t buffers;                /* activity buffers completed */
 	uint64_t records;                /* activity records converted */
 	uint32_t message_len;
-	uint32_t reserved;
+	uint32_t driver_version;         /* cuDriverGetVersion (13000 = 13.0), 0 unknown */
 	char message[];
 };
 

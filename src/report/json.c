@@ -348,6 +348,39 @@ fail:
 	return NULL;
 }
 
+/* The environment summary (session.json), null for older sessions. */
+static cJSON *json_environment(const struct profile *p)
+{
+	const struct prof_env *e = &p->env;
+	cJSON *o, *l;
+	int err = 0, i;
+
+	if (!e->found)
+		return cJSON_CreateNull();
+	o = cJSON_CreateObject();
+	if (!o)
+		return NULL;
+	err |= json_str(o, "kernel", e->kernel);
+	err |= json_str(o, "cpu_model", e->cpu_model);
+	err |= json_num(o, "cpus", e->cpus);
+	err |= json_str(o, "governor", e->governor);
+	l = cJSON_AddArrayToObject(o, "load_at_start");
+	for (i = 0; l && i < 3; i++)
+		cJSON_AddItemToArray(l, e->load[i] >= 0 ? cJSON_CreateNumber(e->load[i])
+							: cJSON_CreateNull());
+	err |= !l;
+	err |= json_str(o, "program_producer", e->producer ? e->producer : "");
+	err |= json_bool(o, "program_debuginfo", e->program_debuginfo);
+	err |= json_str(o, "libc", e->libc);
+	err |= json_str(o, "libunwind", e->libunwind);
+	err |= json_str(o, "elfutils", e->elfutils);
+	if (err) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
 /* Attach item under key, or fail (item NULL means it could not be built). */
 static int json_attach(cJSON *root, const char *key, cJSON *item)
 {
@@ -381,6 +414,7 @@ static cJSON *json_build(const struct profile *p, const struct report_opts *o)
 	err |= json_attach(root, "processes", json_processes(p, c));
 	err |= json_attach(root, "threads", json_threads(p, c));
 	err |= json_attach(root, "modules", json_modules(p));
+	err |= json_attach(root, "environment", json_environment(p));
 	if (err)
 		goto fail;
 	cuda = report_cuda_json(p, o);

@@ -526,6 +526,81 @@ static int text_quality(struct text_ctx *t)
 	return 0;
 }
 
+/* The CUDA stack of the run: driver, runtime (its library's file names the
+ * version), CUPTI, and the GPUs by model. */
+static void text_env_cuda(struct text_ctx *t)
+{
+	const struct profile *p = t->p;
+	const char *rt = NULL;
+	uint32_t cupti = 0, driver = 0;
+	size_t i, j;
+	int first = 1;
+
+	if (!p->ndevices && !p->ncuda_status)
+		return;
+	for (i = 0; i < p->ncuda_status; i++) {
+		if (p->cuda_status[i].cupti_version)
+			cupti = p->cuda_status[i].cupti_version;
+		if (p->cuda_status[i].driver_version)
+			driver = p->cuda_status[i].driver_version;
+	}
+	for (i = 0; i < p->nhitmods && !rt; i++)
+		if (!strncmp(p->hitmods[i].file, "libcudart.so", 12))
+			rt = p->hitmods[i].file;
+	for (i = 0; i < p->nmodules && !rt; i++)
+		if (!strncmp(p->modules[i].name, "libcudart.so", 12))
+			rt = p->modules[i].name;
+	fprintf(t->out, "  CUDA:       ");
+	if (driver)
+		fprintf(t->out, "driver %u.%u, ", driver / 1000, driver % 1000 / 10);
+	fprintf(t->out, "runtime %s", rt ? rt : "unknown");
+	if (cupti)
+		fprintf(t->out, ", CUPTI API %u", cupti);
+	for (i = 0; i < p->ndevices; i++) {
+		unsigned n = 0;
+
+		for (j = 0; j < i; j++)
+			if (!strcmp(p->devices[j].name, p->devices[i].name))
+				break;
+		if (j < i)
+			continue;
+		for (j = i; j < p->ndevices; j++)
+			n += !strcmp(p->devices[j].name, p->devices[i].name);
+		fprintf(t->out, "%s%s x%u", first ? "; " : ", ", p->devices[i].name, n);
+		first = 0;
+	}
+	fputc('\n', t->out);
+}
+
+/* What torch.utils.bottleneck prints first: the machine, the program's build
+ * and the tools' versions. */
+static void text_environment(struct text_ctx *t)
+{
+	const struct prof_env *e = &t->p->env;
+	FILE *out = t->out;
+
+	if (!e->found)
+		return;
+	fprintf(out, "Environment\n");
+	fprintf(out, "  Kernel:     %s\n", *e->kernel ? e->kernel : "unknown");
+	fprintf(out, "  CPU:        %s, %d CPUs, frequency governor %s", *e->cpu_model ? e->cpu_model : "unknown model",
+		e->cpus, *e->governor ? e->governor : "unknown");
+	if (e->load[0] >= 0)
+		fprintf(out, ", load %.2f %.2f %.2f at start", e->load[0], e->load[1], e->load[2]);
+	fputc('\n', out);
+	if (e->producer && *e->producer)
+		fprintf(out, "  Program:    built by %s%s\n", e->producer,
+			e->program_debuginfo ? "" : " (no debug info)");
+	else
+		fprintf(out, "  Program:    compiler unknown%s\n",
+			e->program_debuginfo ? "" : " (no debug info)");
+	fprintf(out, "  Tools:      glibc %s, libunwind %s (the agent's), elfutils %s (symbols)\n",
+		*e->libc ? e->libc : "?", *e->libunwind ? e->libunwind : "?",
+		*e->elfutils ? e->elfutils : "?");
+	text_env_cuda(t);
+	fputc('\n', out);
+}
+
 int report_text(FILE *out, const struct profile *p, const struct report_opts *o)
 {
 	struct text_ctx t = { .out = out, .p = p, .o = o };
@@ -540,8 +615,10 @@ int report_text(FILE *out, const struct profile *p, const struct report_opts *o)
 	if (getcwd(t.cwd, sizeof(t.cwd)))
 		t.cwdlen = strlen(t.cwd);
 
-	if (!o || !o->quiet)
+	if (!o || !o->quiet) {
+		text_environment(&t);
 		text_header(&t);
+	}
 	text_cpu_table(&t);
 	text_hot_lines(&t);
 	text_processes(&t);

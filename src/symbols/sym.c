@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <dwarf.h>
 #include <gelf.h>
 
 #include "sym_int.h"
@@ -76,6 +77,7 @@ void sym_free(struct sym_ctx *ctx)
 		free(mod->fallback_base);
 		free(mod->realbase);
 		free(mod->soname);
+		free(mod->producer);
 		free(mod);
 	}
 	free(ctx->mods);
@@ -438,6 +440,51 @@ int sym_module_has_debuginfo(struct sym_ctx *ctx, struct sym_module *mod)
 {
 	sym_module_ready(ctx, mod);
 	return mod->has_dwarf;
+}
+
+const char *sym_module_producer(struct sym_ctx *ctx, struct sym_module *mod)
+{
+	Dwarf_Off off = 0, next;
+	Dwarf_Addr bias;
+	size_t hsize;
+	Dwarf *dw;
+
+	if (mod->producer)
+		return mod->producer;
+	sym_module_ready(ctx, mod);
+	dw = mod->dm && mod->has_dwarf ? dwfl_module_getdwarf(mod->dm, &bias) : NULL;
+	while (dw && !mod->producer && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die cu;
+		Dwarf_Attribute a;
+		const char *p;
+
+		if (dwarf_offdie(dw, off + hsize, &cu) &&
+		    dwarf_attr_integrate(&cu, DW_AT_producer, &a) && (p = dwarf_formstring(&a)) &&
+		    strncmp(p, "GNU AS", 6) != 0 && *p)
+			mod->producer = strdup(p);
+		off = next;
+	}
+	if (!mod->producer && mod->dm) {
+		GElf_Addr ebias;
+		Elf *elf = dwfl_module_getelf(mod->dm, &ebias);
+		Elf_Scn *scn = NULL;
+		size_t shstr;
+
+		while (elf && !mod->producer && elf_getshdrstrndx(elf, &shstr) == 0 &&
+		       (scn = elf_nextscn(elf, scn)) != NULL) {
+			GElf_Shdr sh;
+			const char *name;
+			Elf_Data *d;
+
+			if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(elf, shstr, sh.sh_name)) ||
+			    strcmp(name, ".comment") || !(d = elf_getdata(scn, NULL)) || !d->d_size)
+				continue;
+			mod->producer = strndup(d->d_buf, strnlen(d->d_buf, d->d_size));
+		}
+	}
+	if (!mod->producer)
+		mod->producer = strdup("");
+	return mod->producer ? mod->producer : "";
 }
 
 int sym_module_changed(struct sym_ctx *ctx, struct sym_module *mod)

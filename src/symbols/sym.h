@@ -48,6 +48,11 @@ const char *sym_module_basename(const struct sym_module *mod);
  * for a run that recorded libbz2.so.1.0; its DT_SONAME, "" when none. */
 const char *sym_module_filename(struct sym_ctx *ctx, struct sym_module *mod);
 const char *sym_module_soname(struct sym_ctx *ctx, struct sym_module *mod);
+/* The compiler and flags the module was built with: the DW_AT_producer of its
+ * first compile unit that names one (e.g. "GNU C17 12.2.0 -mtune=generic
+ * -O2 -g"), else its .comment ("GCC: (Debian 12.2.0-14) 12.2.0"), else "". */
+const char *sym_module_producer(struct sym_ctx *ctx, struct sym_module *mod);
+
 /* 1 when DWARF (embedded or separate) was found for the module. */
 int sym_module_has_debuginfo(struct sym_ctx *ctx, struct sym_module *mod);
 /* 1 when the file on disk no longer matches the build-id recorded at run time. */

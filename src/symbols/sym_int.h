@@ -108,6 +108,7 @@ struct sym_module {
 	size_t nsyms;
 
 	char *realbase;            /* basename of the file's real path, or NULL */
+	char *producer;            /* sym_module_producer's answer, NULL until asked */
 	char *soname;              /* DT_SONAME, or NULL */
 	int fdes_built;
 	struct sym_fde *fdes;      /* function ranges from the unwind tables, by lo */

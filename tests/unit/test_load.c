@@ -314,7 +314,9 @@ static void test_cpu_session(const struct synth_self *self)
 	/* session.json wins over the files for the run's own facts */
 	{
 		char *argv[] = {"./prog", "--flag", "x y", NULL};
-		struct session_meta m = {argv, -1, 11, 500, 1000500, 250.0, 300000, 100000};
+		struct session_meta m = {.argv = argv, .exit_status = -1, .exit_signal = 11,
+					 .start_mono_ns = 500, .end_mono_ns = 1000500,
+					 .frequency_hz = 250.0, .user_ns = 300000, .sys_ns = 100000};
 		CHECK_EQ_INT(session_meta_write(dir, &m), 0);
 		ret = prof_load(dir, &p, err, sizeof(err));
 		REQUIRE(ret >= 0);
@@ -534,7 +536,8 @@ static void test_many_abnormal(void)
 	 * that left through _exit is not reported. */
 	{
 		char *argv[] = {"./worker", NULL};
-		struct session_meta m = {argv, 0, 0, 900, 5000, 99.0, 0, 0};
+		struct session_meta m = {.argv = argv, .start_mono_ns = 900, .end_mono_ns = 5000,
+					 .frequency_hz = 99.0};
 		CHECK_EQ_INT(session_meta_write(dir, &m), 0);
 		CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
 		REQUIRE(p != NULL);

@@ -106,11 +106,14 @@ static void layer_status(uint32_t state, int32_t err, uint32_t timed_out, const 
 {
 	_Alignas(8) unsigned char buf[CONVERT_REC_MAX];
 
+	size_t size;
+
 	atomic_store(&layer.state, state);
-	layer_write(buf, convert_status(buf, layer_agent.now(), state, err, layer.version,
-					timed_out, atomic_load(&layer.dropped),
-					atomic_load(&layer.zero_ts), atomic_load(&layer.buffers),
-					atomic_load(&layer.records), msg));
+	size = convert_status(buf, layer_agent.now(), state, err, layer.version, timed_out,
+			      atomic_load(&layer.dropped), atomic_load(&layer.zero_ts),
+			      atomic_load(&layer.buffers), atomic_load(&layer.records), msg);
+	((struct cbn_rec_cuda_status *)buf)->driver_version = layer.driver;
+	layer_write(buf, size);
 }
 
 /* The CUPTI clock: CLOCK_MONOTONIC, the session's one clock.  Registered once
@@ -390,6 +393,14 @@ static int layer_start(void)
 	CUptiResult st;
 	size_t k;
 
+	/* The driver that loaded us (for the report's environment line). */
+	{
+		int (*drv)(int *) = (int (*)(int *))dlsym(RTLD_DEFAULT, "cuDriverGetVersion");
+		int v = 0;
+
+		if (drv && drv(&v) == 0 && v > 0)
+			layer.driver = (uint32_t)v;
+	}
 	st = cuptiGetVersion(&layer.version);
 	if (st != CUPTI_SUCCESS) {
 		layer_unavailable(st, "cuptiGetVersion failed", layer_todo(st, NULL));

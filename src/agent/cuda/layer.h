@@ -30,6 +30,7 @@ struct layer_state {
 	int quiet;                   /* CBN_QUIET=1 */
 	int pid;                     /* process that started CUPTI */
 	uint32_t version;            /* cuptiGetVersion */
+	uint32_t driver;             /* cuDriverGetVersion, 0 unknown */
 	int64_t ts_offset;           /* 0, or REALTIME-MONOTONIC when our clock was refused */
 	int (*device_attr)(int *value, int attrib, int device);
 	const char *dump_dir;        /* CBN_CUDA_DUMP_DIR: raw buffers saved there */
