@@ -737,6 +737,12 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	if (res.unknown)
 		load_warn(L, "%s: skipped %" PRIu64 " records of a type this cbottleneck does not "
 			     "know (recorded by a newer version?)", name, res.unknown);
+	if (reader_changed(&rf)) {
+		pr->damaged = 1;
+		*damaged = 1;
+		load_warn(L, "%s: the file was cut while being read (is another process writing "
+			     "or truncating it?); what lay past the cut was dropped", name);
+	}
 	L->f = NULL;
 	file_free(&F);
 	reader_close(&rf);

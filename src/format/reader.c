@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -333,6 +335,97 @@ int reader_open_mem(const void *data, size_t size, struct reader_file *f,
 	return 0;
 }
 
+/*
+ * SIGBUS guard for mapped files.  A file truncated by someone else while we
+ * read it would kill us with SIGBUS at the first page past its new end.  The
+ * handler instead maps a zero page over the faulting page of a guarded
+ * mapping and counts the event: zeros read as padding and empty chunks, which
+ * the walk skips, and reader_changed() lets the caller say the file changed.
+ * Only mmap(2), a system call, runs in the handler.
+ */
+#define GUARD_SLOTS 8
+
+static struct guard {
+	unsigned char *volatile base;
+	volatile size_t size;
+	volatile sig_atomic_t hits;
+} guards[GUARD_SLOTS];
+static int guard_installed;
+static long guard_page;
+static struct sigaction guard_prev;
+
+static void bus_guard(int sig, siginfo_t *si, void *uc)
+{
+	unsigned char *a = si->si_addr;
+	long pg = guard_page;
+	int i;
+
+	(void)uc;
+	for (i = 0; i < GUARD_SLOTS; i++) {
+		unsigned char *b = guards[i].base;
+
+		if (b && a >= b && a < b + guards[i].size) {
+			void *page = (void *)((uintptr_t)a & ~(uintptr_t)(pg - 1));
+
+			if (mmap(page, (size_t)pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED,
+				 -1, 0) != MAP_FAILED) {
+				guards[i].hits++;
+				return;
+			}
+			break;
+		}
+	}
+	/* Not ours: the default action, as if we had no handler. */
+	sigaction(sig, &guard_prev, NULL);
+	if (guard_prev.sa_handler == SIG_DFL || guard_prev.sa_handler == SIG_IGN)
+		signal(sig, SIG_DFL);
+}
+
+static int map_guarded(struct reader_file *f, int fd)
+{
+	void *m;
+	int i;
+
+	for (i = 0; i < GUARD_SLOTS && guards[i].base; i++)
+		;
+	if (i == GUARD_SLOTS)
+		return -1;
+	if (!guard_installed) {
+		struct sigaction sa;
+
+		memset(&sa, 0, sizeof(sa));
+		sa.sa_sigaction = bus_guard;
+		sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+		sigemptyset(&sa.sa_mask);
+		guard_page = sysconf(_SC_PAGESIZE);
+		if (sigaction(SIGBUS, &sa, &guard_prev) != 0)
+			return -1;
+		guard_installed = 1;
+	}
+	m = mmap(NULL, f->size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	madvise(m, f->size, MADV_SEQUENTIAL);
+	guards[i].size = f->size;
+	guards[i].hits = 0;
+	guards[i].base = m;
+	f->data = m;
+	f->mapped = 1;
+	f->guard = i;
+	return 0;
+}
+
+static void map_unguard(struct reader_file *f)
+{
+	guards[f->guard].base = NULL;
+	guards[f->guard].size = 0;
+}
+
+int reader_changed(const struct reader_file *f)
+{
+	return f->mapped && guards[f->guard].hits > 0;
+}
+
 static ssize_t read_full(int fd, void *buf, size_t len, off_t off)
 {
 	size_t done = 0;
@@ -391,6 +484,11 @@ int reader_open(const char *path, struct reader_file *f, struct reader_result *r
 	f->size = (size_t)f->end;
 	if (f->size < sizeof(head))
 		f->size = sizeof(head);
+	/* Mapped, not copied: a session of hundreds of MiB costs neither the copy
+	 * nor as much fresh memory (page faults are most of a large report's
+	 * time).  A file cut while mapped is caught by bus_guard. */
+	if ((uint64_t)f->size <= (uint64_t)st.st_size && map_guarded(f, fd) == 0)
+		goto out;
 	f->data = malloc(f->size);
 	if (!f->data) {
 		ret = -ENOMEM;
@@ -420,8 +518,14 @@ out:
 
 void reader_close(struct reader_file *f)
 {
-	free(f->data);
+	if (f->mapped) {
+		map_unguard(f);
+		munmap(f->data, f->size);
+	} else {
+		free(f->data);
+	}
 	f->data = NULL;
+	f->mapped = 0;
 	f->size = 0;
 	f->end = 0;
 }

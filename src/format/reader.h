@@ -35,6 +35,7 @@ struct reader_result {
 struct reader_file {
 	unsigned char *data;      /* [0, size): the file up to the last used chunk */
 	size_t size;
+	int mapped, guard;        /* data is a guarded mapping of the file (reader_open) */
 	uint64_t end;             /* chunks are walked in [hdr.data_offset, end) */
 	struct cbn_file_header hdr;
 };
@@ -67,6 +68,9 @@ typedef int (*reader_cb)(void *ctx, const struct reader_rec *rec);
  * unusable (res->reason says why, f holds nothing); or a negative errno when
  * the file cannot be read (res->reason says so too).  res is reset first. */
 int reader_open(const char *path, struct reader_file *f, struct reader_result *res);
+/* Nonzero if the file mapped by reader_open was cut while being read: pages
+ * past the cut read as zeros (see reader.c), so the walk may have lost data. */
+int reader_changed(const struct reader_file *f);
 
 /* Same on a copy of an in-memory image (tests, fuzzing). */
 int reader_open_mem(const void *data, size_t size, struct reader_file *f,

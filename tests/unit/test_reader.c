@@ -392,9 +392,48 @@ static void test_file_io(void)
 	synth_free(&s);
 }
 
+/* A file cut by someone else while mapped: no SIGBUS, the loss is said. */
+static void test_cut_while_mapped(void)
+{
+	struct synth s;
+	struct reader_file f;
+	struct reader_result res;
+	struct tally full, cut;
+	char path[] = "/tmp/cbn-test-reader-XXXXXX";
+	int fd = mkstemp(path);
+	long pg = sysconf(_SC_PAGESIZE);
+
+	REQUIRE(fd >= 0);
+	close(fd);
+	synth_all_types(&s, 0);
+	REQUIRE(synth_write(&s, path) == 0);
+	REQUIRE(synth_size(&s) > (size_t)(2 * pg));
+	memset(&full, 0, sizeof(full));
+	CHECK(reader_open(path, &f, &res) == 0);
+	CHECK(f.mapped);
+	reader_walk(&f, count_cb, &full, &res);
+	CHECK(!reader_changed(&f));
+	reader_close(&f);
+
+	memset(&cut, 0, sizeof(cut));
+	CHECK(reader_open(path, &f, &res) == 0);
+	REQUIRE(truncate(path, (off_t)pg) == 0);
+	reader_walk(&f, count_cb, &cut, &res);
+	CHECK(reader_changed(&f));
+	CHECK(cut.records < full.records);
+	reader_close(&f);
+	/* Reopened, the cut file is a plain truncated one. */
+	CHECK(reader_open(path, &f, &res) == 0);
+	CHECK(!reader_changed(&f));
+	reader_close(&f);
+	unlink(path);
+	synth_free(&s);
+}
+
 int main(void)
 {
 	test_valid();
+	test_cut_while_mapped();
 	test_header_rules();
 	test_chunk_rules();
 	test_record_rules();
