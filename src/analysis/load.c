@@ -353,18 +353,75 @@ static void mod_event(struct load *L, const struct reader_rec *r)
 
 struct stack_probe {
 	const struct load *L;
-	const uint64_t *pcs;
+	uint64_t hash2;
 	uint32_t n, proc, epoch, ret_all;
 };
 
+/* Raw stacks are told apart by two independent 64-bit hashes of their pcs
+ * rather than by the pcs themselves: comparing hundreds of bytes at a random
+ * place for each of a million samples was a third of a large report's time,
+ * and a false match needs 128 bits to collide. */
 static int stack_eq(const void *ctx, uint32_t v)
 {
 	const struct stack_probe *s = ctx;
 	const struct load_stackkey *k = &s->L->stackkeys[v];
 
-	return k->nframes == s->n && k->proc == s->proc && k->epoch == s->epoch &&
-	       k->ret_all == s->ret_all &&
-	       (s->n == 0 || memcmp(s->L->pcpool + k->pcs, s->pcs, s->n * sizeof(uint64_t)) == 0);
+	return k->hash2 == s->hash2 && k->nframes == s->n && k->proc == s->proc &&
+	       k->epoch == s->epoch && k->ret_all == s->ret_all;
+}
+
+struct symstack_probe {
+	const struct profile *p;
+	uint32_t first, n;
+};
+
+static int frames_same(const struct prof_frame *a, const struct prof_frame *b, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		if (a[i].func != b[i].func || a[i].line != b[i].line || a[i].file != b[i].file ||
+		    a[i].inlined != b[i].inlined)
+			return 0;
+	return 1;
+}
+
+static int symstack_eq(const void *ctx, uint32_t v)
+{
+	const struct symstack_probe *s = ctx;
+	const struct prof_stack *st = &s->p->stacks[v];
+
+	return st->nframes == s->n &&
+	       frames_same(s->p->frames + st->first, s->p->frames + s->first, s->n);
+}
+
+/* Frames [first, nframes) as a stack: an existing one with the same functions,
+ * lines and files (raw stacks that differ only in pcs of one line, or that
+ * differ only in frames that fold away) is reused and the new frames dropped. */
+static uint32_t stack_commit(struct load *L, size_t first)
+{
+	struct profile *p = L->p;
+	struct symstack_probe probe = {p, (uint32_t)first, (uint32_t)(p->nframes - first)};
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ probe.n;
+	uint32_t v, i;
+	struct prof_stack *s;
+
+	for (i = 0; i < probe.n; i++) {
+		const struct prof_frame *f = &p->frames[first + i];
+
+		h = load_hash_u64(h ^ ((uint64_t)f->func << 32 | f->line));
+		h = load_hash_u64(h ^ (uintptr_t)f->file ^ f->inlined);
+	}
+	v = load_map_find(&L->symstackmap, h, symstack_eq, &probe);
+	if (v != UINT32_MAX) {
+		p->nframes = first;
+		return v;
+	}
+	s = LOAD_PUSH(p->stacks, p->nstacks, L->capstacks);
+	s->first = (uint32_t)first;
+	s->nframes = probe.n;
+	load_map_put(&L->symstackmap, h, (uint32_t)(p->nstacks - 1));
+	return (uint32_t)(p->nstacks - 1);
 }
 
 static void push_frame(struct load *L, const struct load_frame *lf, uint64_t addr)
@@ -432,14 +489,18 @@ uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts
 {
 	struct profile *p = L->p;
 	struct load_file *F = L->f;
-	struct stack_probe probe = {L, pcs, n, F->proc, epoch_of(F, ts), ret_all ? 1u : 0u};
-	uint64_t h = load_hash_bytes(pcs, n * sizeof(uint64_t),
-				     ((uint64_t)probe.proc << 32) ^ ((uint64_t)probe.epoch << 1) ^
-					     probe.ret_all);
-	uint32_t v = load_map_find(&L->stackmap, h, stack_eq, &probe), i, sidx;
+	struct stack_probe probe = {L, 0, n, F->proc, epoch_of(F, ts), ret_all ? 1u : 0u};
+	uint64_t hh[2], h;
+	uint32_t v, i, sidx;
 	struct load_stackkey *k;
 	size_t first = p->nframes;
 
+	load_hash_words2(pcs, n,
+			 ((uint64_t)probe.proc << 32) ^ ((uint64_t)probe.epoch << 1) ^ probe.ret_all,
+			 hh);
+	h = hh[0];
+	probe.hash2 = hh[1];
+	v = load_map_find(&L->stackmap, h, stack_eq, &probe);
 	if (v != UINT32_MAX)
 		return L->stackkeys[v].stack;
 	for (i = 0; i < n; i++) {
@@ -464,24 +525,15 @@ uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts
 	}
 	if (n == 0)
 		push_unknown(L, 0);
-	sidx = (uint32_t)p->nstacks;
-	{
-		struct prof_stack *s = LOAD_PUSH(p->stacks, p->nstacks, L->capstacks);
-		s->first = (uint32_t)first;
-		s->nframes = (uint32_t)(p->nframes - first);
-	}
-	load_grow((void **)&L->pcpool, &L->cappcpool, L->npcpool + n, sizeof(uint64_t));
-	if (n)
-		memcpy(L->pcpool + L->npcpool, pcs, n * sizeof(uint64_t));
+	sidx = stack_commit(L, first);
 	k = LOAD_PUSH(L->stackkeys, L->nstackkeys, L->capstackkeys);
 	k->proc = probe.proc;
 	k->epoch = probe.epoch;
 	k->nframes = n;
 	k->ret_all = probe.ret_all;
 	k->hash = h;
-	k->pcs = L->npcpool;
+	k->hash2 = hh[1];
 	k->stack = sidx;
-	L->npcpool += n;
 	load_map_put(&L->stackmap, h, (uint32_t)(L->nstackkeys - 1));
 	return sidx;
 }
@@ -666,7 +718,6 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	/* Raw stacks are deduplicated per process (the key holds the process). */
 	load_map_free(&L->stackmap);
 	L->nstackkeys = 0;
-	L->npcpool = 0;
 
 	reader_walk(&rf, rec_cb, L, &res);
 	modmap_finish(&F);
@@ -1018,13 +1069,13 @@ static void load_state_free(struct load *L)
 	load_map_free(&L->threadmap);
 	load_map_free(&L->symmap);
 	load_map_free(&L->stackmap);
+	load_map_free(&L->symstackmap);
 	load_map_free(&L->corrmap);
 	load_map_free(&L->symmodmap);
 	free(L->symkeys);
 	free(L->kstack);
 	free(L->rframes);
 	free(L->stackkeys);
-	free(L->pcpool);
 	free(L->symmods);
 	free(L->modsyms);
 	L->modsyms = NULL;

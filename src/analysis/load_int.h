@@ -37,9 +37,13 @@ void load_grow(void **arr, size_t *cap, size_t n, size_t esz);
 
 /* --- hash index: 64-bit hash -> uint32 value; equality decided by the caller */
 
+struct load_map_slot {
+	uint64_t hash;
+	uint32_t val;            /* UINT32_MAX: empty slot */
+};
+
 struct load_map {
-	uint64_t *hash;
-	uint32_t *val;           /* UINT32_MAX: empty slot */
+	struct load_map_slot *slot; /* hash and value side by side: one cache miss a probe */
 	size_t cap, n;
 };
 
@@ -51,6 +55,8 @@ void load_map_free(struct load_map *m);
 
 uint64_t load_hash_bytes(const void *p, size_t n, uint64_t seed);
 uint64_t load_hash_u64(uint64_t x);
+/* Two independent 64-bit hashes of n 64-bit words in one pass. */
+void load_hash_words2(const uint64_t *w, size_t n, uint64_t seed, uint64_t out[2]);
 
 /* --- interned strings ------------------------------------------------------ */
 
@@ -123,8 +129,7 @@ struct load_symkey {         /* (module, vaddr) resolved once */
 
 struct load_stackkey {       /* a unique raw stack of one process and module epoch */
 	uint32_t proc, epoch, nframes, stack;
-	uint64_t hash;
-	size_t pcs;              /* into load.pcpool */
+	uint64_t hash, hash2;    /* two independent 64-bit hashes of the pcs: the key */
 	uint32_t ret_all;        /* 1: every pc is a return address (CUDA stacks) */
 };
 
@@ -152,8 +157,8 @@ struct load {
 	struct load_frame *rframes;      size_t nrframes, caprframes;
 	int fold_inline;                 /* --inline fold: inlined frames are left out */
 	struct load_map stackmap;        /* raw stack -> stackkeys */
+	struct load_map symstackmap;     /* symbolized frames -> prof_stack */
 	struct load_stackkey *stackkeys; size_t nstackkeys, capstackkeys;
-	uint64_t *pcpool;                size_t npcpool, cappcpool;
 	struct load_map corrmap;         /* correlation -> cuda_api, current file */
 	struct load_map symmodmap;       /* sym_module* -> symmods */
 	struct load_symmod *symmods;     size_t nsymmods, capsymmods;

@@ -266,10 +266,11 @@ static void test_cpu_session(const struct synth_self *self)
 	CHECK_EQ_INT(w100, 200);
 	CHECK_EQ_INT(w101, 203); /* the 3 module-map samples are in its chunk */
 
-	/* dedup: process 100 has 2 distinct stacks + 3 single-frame ones; the other
-	 * processes add their own */
-	CHECK(p->nstacks <= 5 + 1 + 1);
-	CHECK(p->nstacks >= 5);
+	/* dedup: process 100 has 2 distinct stacks + 3 single-frame ones, two of
+	 * which are the same function of libfake.so at two load addresses and so
+	 * one stack; the other processes add their own */
+	CHECK(p->nstacks <= 4 + 1 + 1);
+	CHECK(p->nstacks >= 4);
 	/* real symbols for the test's own functions, return address at pc-1 */
 	for (k = 0; k < p->nsamples; k++) {
 		const struct prof_sample *sm = &p->samples[k];
@@ -288,12 +289,12 @@ static void test_cpu_session(const struct synth_self *self)
 		for (k = 0; k < p->nsamples; k++) {
 			const struct prof_sample *sm = &p->samples[k];
 			const char *mod = module_at(p, sm->stack);
-			uint64_t addr = p->frames[p->stacks[sm->stack].first].addr;
-			if (sm->ts == 1900 && addr == fake + 0x1010)
+			/* (a stack's pcs are those of the first sample that made it) */
+			if (sm->ts == 1900)
 				seen_fake += strcmp(mod, "libfake.so") == 0;
-			if (sm->ts == 3000 && addr == fake + 0x1010)
+			if (sm->ts == 3000)
 				seen_other += strcmp(mod, "libother.so") == 0;
-			if (sm->ts == 3000 && addr == fake2 + 0x1010)
+			if (sm->ts == 3000)
 				seen_fake2 += strcmp(mod, "libfake.so") == 0;
 		}
 		CHECK_EQ_INT(seen_fake, 1);
