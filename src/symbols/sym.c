@@ -20,6 +20,45 @@
 
 #include "sym_int.h"
 
+int sym_want_debuginfod(void)
+{
+	const char *u = getenv("DEBUGINFOD_URLS");
+
+	return u && *u;
+}
+
+/*
+ * libdwfl's standard search, except that without DEBUGINFOD_URLS a module with
+ * no local debug file is not handed on: elfutils 0.188 would then dlopen its
+ * debuginfod client (libcurl, GnuTLS, Kerberos...) only to find no server set,
+ * some 40 ms of every report.
+ */
+static int sym_find_debuginfo(Dwfl_Module *m, void **userdata, const char *modname,
+			      GElf_Addr base, const char *file_name, const char *debuglink_file,
+			      GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	struct sym_module *mod = userdata ? *userdata : NULL;
+	const unsigned char *bits = NULL;
+	GElf_Addr at;
+	int len, fd;
+
+	if (mod && (fd = sym_cache_debugfile(mod->ctx, mod, debuginfo_file_name)) >= 0)
+		return fd;
+	if (mod && !sym_want_debuginfod()) {
+		len = dwfl_module_build_id(m, &bits, &at);
+		if (!sym_debug_candidates(mod->ctx, bits, len > 0 ? (size_t)len : 0, file_name,
+					  debuglink_file, NULL, NULL)) {
+			errno = ENOENT;
+			return -1;
+		}
+	}
+	fd = dwfl_standard_find_debuginfo(m, userdata, modname, base, file_name, debuglink_file,
+					  debuglink_crc, debuginfo_file_name);
+	if (mod && fd >= 0)
+		sym_cache_note_debugfile(mod, fd);
+	return fd;
+}
+
 struct sym_ctx *sym_new(void)
 {
 	struct sym_ctx *ctx = calloc(1, sizeof(*ctx));
@@ -41,7 +80,7 @@ struct sym_ctx *sym_new(void)
 	if (p && *p)
 		ctx->debuginfo_path = strdup(p);
 	ctx->cb.find_elf = dwfl_build_id_find_elf;
-	ctx->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	ctx->cb.find_debuginfo = sym_find_debuginfo;
 	ctx->cb.section_address = dwfl_offline_section_address;
 	ctx->cb.debuginfo_path = &ctx->debuginfo_path;
 	return ctx;
@@ -70,6 +109,8 @@ void sym_free(struct sym_ctx *ctx)
 {
 	if (!ctx)
 		return;
+	for (size_t i = 0; i < ctx->nmods; i++)
+		sym_cache_save(ctx, ctx->mods[i]);
 	for (size_t i = 0; i < ctx->nmods; i++) {
 		struct sym_module *mod = ctx->mods[i];
 		sym_module_close(mod);
@@ -252,9 +293,15 @@ static int sym_report(struct sym_ctx *ctx, struct sym_module *mod, const char *f
 		return -ENOEXEC;
 	}
 	Dwarf_Addr bias = 0;
+	void **ud = NULL;
 	if (!dwfl_module_getelf(m, &bias)) {
 		dwfl_end(d);
 		return -ENOEXEC;
+	}
+	/* sym_find_debuginfo's context */
+	if (dwfl_module_info(m, &ud, NULL, NULL, NULL, NULL, NULL, NULL) && ud) {
+		mod->ctx = ctx;
+		*ud = mod;
 	}
 	mod->dwfl = d;
 	mod->dm = m;
@@ -411,6 +458,7 @@ static void sym_module_open(struct sym_ctx *ctx, struct sym_module *mod)
 			mod->elfbias = keepb;
 		}
 	}
+	sym_cache_load(ctx, mod);
 }
 
 static void sym_module_dwarf(struct sym_module *mod)
@@ -438,7 +486,13 @@ static void sym_module_ready(struct sym_ctx *ctx, struct sym_module *mod)
 
 int sym_module_has_debuginfo(struct sym_ctx *ctx, struct sym_module *mod)
 {
+	if (!mod->opened)
+		sym_module_open(ctx, mod);
+	if (!mod->dwarf_tried && mod->cache_dwarf_known)
+		return mod->cache_has_dwarf;
 	sym_module_ready(ctx, mod);
+	if (mod->cache_state == 1)
+		mod->cache_dirty = 1;
 	return mod->has_dwarf;
 }
 
@@ -449,9 +503,13 @@ const char *sym_module_producer(struct sym_ctx *ctx, struct sym_module *mod)
 	size_t hsize;
 	Dwarf *dw;
 
+	if (!mod->opened)
+		sym_module_open(ctx, mod);
 	if (mod->producer)
 		return mod->producer;
 	sym_module_ready(ctx, mod);
+	if (mod->cache_state == 1)
+		mod->cache_dirty = 1;
 	dw = mod->dm && mod->has_dwarf ? dwfl_module_getdwarf(mod->dm, &bias) : NULL;
 	while (dw && !mod->producer && dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
 		Dwarf_Die cu;
@@ -489,13 +547,15 @@ const char *sym_module_producer(struct sym_ctx *ctx, struct sym_module *mod)
 
 int sym_module_changed(struct sym_ctx *ctx, struct sym_module *mod)
 {
-	sym_module_ready(ctx, mod);
+	if (!mod->opened)
+		sym_module_open(ctx, mod);
 	return mod->changed;
 }
 
 int sym_module_exact(struct sym_ctx *ctx, struct sym_module *mod)
 {
-	sym_module_ready(ctx, mod);
+	if (!mod->opened)
+		sym_module_open(ctx, mod);
 	return mod->dm && sym_build_id_matches(mod);
 }
 
@@ -555,7 +615,7 @@ static const char *sym_symbol_name(struct sym_ctx *ctx, struct sym_module *mod, 
 	return s ? sym_pretty(ctx, s) : NULL;
 }
 
-static struct sym_frame *sym_pool_reserve(struct sym_ctx *ctx, size_t n)
+struct sym_frame *sym_pool_reserve(struct sym_ctx *ctx, size_t n)
 {
 	if (ctx->npool + n > ctx->cappool) {
 		size_t ncap = ctx->cappool ? ctx->cappool * 2 : 4096;
@@ -648,6 +708,8 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 	uint64_t v, addr;
 	int ns = 0;
 
+	if (!mod->opened)
+		sym_module_open(ctx, mod); /* which reads the module's cache file */
 	if (sym_map_get(&ctx->map, SYM_TAG_PC | mod->idx, vaddr, &v)) {
 		*frames = &ctx->pool[v >> 8];
 		return (int)(v & 0xff);
@@ -687,6 +749,8 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 	}
 	uint64_t first = ctx->npool;
 	ctx->npool += (size_t)ns;
+	if (mod->cache_state == 1)
+		mod->cache_dirty = 1;
 	sym_map_put(&ctx->map, SYM_TAG_PC | mod->idx, vaddr, first << 8 | (uint64_t)ns);
 	*frames = &ctx->pool[first];
 	return ns;

@@ -114,6 +114,17 @@ struct sym_module {
 	struct sym_fde *fdes;      /* function ranges from the unwind tables, by lo */
 	size_t nfdes;
 
+	/* the cache of resolved addresses (sym_cache.c) */
+	int cache_state;           /* 0 not tried, 1 in use, -1 not for this module */
+	int cache_valid;           /* a cache file was read */
+	int cache_dirty;           /* something was resolved that the file lacks */
+	int cache_dwarf_known, cache_has_dwarf;
+	size_t cache_loaded;       /* addresses read from the file */
+	uint64_t cache_variant;
+	struct sym_ctx *ctx;       /* for libdwfl's find_debuginfo callback */
+	int debug_compressed;      /* the debug file found has compressed DWARF */
+	int debug_inflated;        /* ... and the cache's inflated copy of it was used */
+
 	struct sym_parents *pars;  /* per-CU scope parents, for C++ names */
 	size_t npars, cappars;
 	struct sym_cu_index *cus;  /* CU indexes, referenced from ctx->map */
@@ -149,6 +160,30 @@ struct sym_ctx {
 #define SYM_TAG_STR (6ull << 32)
 
 void sym_util_free(struct sym_ctx *ctx);
+struct sym_frame *sym_pool_reserve(struct sym_ctx *ctx, size_t n);
+
+/* Debug-info search (sym_cache.c): calls fn for each existing local file that
+ * libdwfl's standard search (build-id under the absolute directories of the
+ * debuginfo path, then the .gnu_debuglink name next to the file, in its
+ * relative directories and under the absolute ones) could take; returns how
+ * many there are.  fn may be NULL. */
+struct stat;
+typedef void (*sym_cand_fn)(void *arg, const char *path, const struct stat *st);
+int sym_debug_candidates(const struct sym_ctx *ctx, const uint8_t *bid, size_t bid_len,
+			 const char *file_name, const char *link, sym_cand_fn fn, void *arg);
+/* 1 when elfutils' debuginfod client is to be used (DEBUGINFOD_URLS set). */
+int sym_want_debuginfod(void);
+/* The cache of resolved addresses (sym_cache.c): load after the module's ELF
+ * is open; save writes what was resolved when anything was new. */
+void sym_cache_load(struct sym_ctx *ctx, struct sym_module *mod);
+void sym_cache_save(struct sym_ctx *ctx, struct sym_module *mod);
+/* libdwfl's find_debuginfo step for mod (see sym_find_debuginfo): the cache's
+ * inflated copy of its compressed debug file when there is one (an fd, and
+ * *name set), else -1. */
+int sym_cache_debugfile(struct sym_ctx *ctx, struct sym_module *mod, char **name);
+/* Notes whether fd, a debug file libdwfl is about to read, has compressed
+ * DWARF worth keeping inflated in the cache. */
+void sym_cache_note_debugfile(struct sym_module *mod, int fd);
 int sym_demangle_available(void);
 const char *sym_intern(struct sym_ctx *ctx, const char *s, size_t len);
 const char *sym_intern_str(struct sym_ctx *ctx, const char *s);
