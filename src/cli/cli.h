@@ -17,7 +17,7 @@
 #define CLI_EXIT_NOTFOUND 127
 #define CLI_EXIT_NOINPUT 66     /* `report`: no readable session */
 
-#define CLI_DEFAULT_FREQ 99
+#define CLI_DEFAULT_FREQ 999
 #define CLI_DEFAULT_LIMIT 15
 
 struct cli_opts {

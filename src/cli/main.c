@@ -76,7 +76,7 @@ static void usage(FILE *f)
 	      "pass through untouched: options after PROGRAM belong to it.\n"
 	      "\n"
 	      "Recording (run only):\n"
-	      "  -F, --frequency HZ   samples per second of CPU time per thread (1-10000, default 99)\n"
+	      "  -F, --frequency HZ   samples per second of CPU time per thread (1-10000, default 999)\n"
 	      "  -o, --output DIR     keep the raw session in DIR (read it again with `report DIR`);\n"
 	      "                       default: a private temporary directory, removed afterwards\n"
 	      "      --depth N        at most N frames per stack (1-256)\n"
