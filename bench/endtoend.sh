@@ -87,23 +87,39 @@ run_cbn() {
 	echo $((t1 - t0))
 }
 
+# The peer at the same rate: what interrupting the program costs on this
+# machine at all (perf record writes its data and exits; no report).
+HAVE_PERF=0
+perf record -q -F "$FREQ" -o "$TMP/probe.data" -- true >/dev/null 2>&1 && HAVE_PERF=1
+run_perf() {
+	local t0 t1
+	t0=$(now_ns)
+	perf record -q -F "$FREQ" -o "$TMP/perf.data" -- ${CMD[$1]} >/dev/null 2>&1
+	t1=$(now_ns)
+	echo $((t1 - t0))
+}
+
 median() { sort -n | awk '{v[NR]=$1} END {print (NR%2) ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2}'; }
 
 echo "end-to-end: cbottleneck -F $FREQ PROG / PROG, median of $RUNS runs"
-printf '%-8s %10s %10s %10s %12s %12s\n' program plain_s cold_s warm_s cold/plain warm/plain
+printf '%-8s %8s %8s %8s %11s %11s %11s\n' program plain_s cold_s warm_s cold/plain warm/plain perf/plain
 for p in $PROGS; do
 	[ -n "${CMD[$p]:-}" ] || continue
 	warm="$TMP/warm-$p"
 	run_cbn "$p" "$warm" >/dev/null     # fill the warm cache once
-	: >"$TMP/plain"; : >"$TMP/cold"; : >"$TMP/warm"
+	: >"$TMP/plain"; : >"$TMP/cold"; : >"$TMP/warm"; : >"$TMP/perf"
 	for ((i = 0; i < RUNS; i++)); do
 		run_plain "$p" >>"$TMP/plain"
+		((HAVE_PERF)) && run_perf "$p" >>"$TMP/perf"
 		rm -rf "$TMP/cold-cache"
 		run_cbn "$p" "$TMP/cold-cache" >>"$TMP/cold"
 		run_cbn "$p" "$warm" >>"$TMP/warm"
 	done
 	pl=$(median <"$TMP/plain"); co=$(median <"$TMP/cold"); wa=$(median <"$TMP/warm")
-	awk -v p="$p" -v pl="$pl" -v co="$co" -v wa="$wa" 'BEGIN {
-		printf "%-8s %10.3f %10.3f %10.3f %12.3f %12.3f\n", p, pl/1e9, co/1e9, wa/1e9, co/pl, wa/pl }'
+	pe=0; ((HAVE_PERF)) && pe=$(median <"$TMP/perf")
+	awk -v p="$p" -v pl="$pl" -v co="$co" -v wa="$wa" -v pe="$pe" 'BEGIN {
+		r = "n/a"; if (pe > 0) r = sprintf("%.3f", pe/pl)
+		printf "%-8s %8.3f %8.3f %8.3f %11.3f %11.3f %11s\n", p, pl/1e9, co/1e9, wa/1e9, co/pl, wa/pl, r }'
 done
-echo "target: warm/plain <= 1.03"
+echo "target: warm/plain <= 1.03.  perf/plain is perf record -F $FREQ (no -g, no report):"
+echo "what the sampling interrupts alone cost here; n/a without perf"
