@@ -12,6 +12,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,8 +72,8 @@ uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid)
 {
 	struct profile *p = L->p;
 	struct thread_probe probe = {p, proc, tid};
-	uint64_t h = load_hash_u64(((uint64_t)proc << 32) | tid);
-	uint32_t v = load_map_find(&L->threadmap, h, thread_eq, &probe);
+	uint64_t h = util_mix64(((uint64_t)proc << 32) | tid);
+	uint32_t v = util_map_find(&L->threadmap, h, thread_eq, &probe);
 	struct prof_thread *t;
 
 	if (v != UINT32_MAX)
@@ -110,13 +111,13 @@ static uint32_t intern_func(struct load *L, const char *name, const char *file, 
 	struct profile *p = L->p;
 	struct func_probe probe = {p, name ? name : "", file ? file : "", module ? module : "",
 				   line};
-	uint64_t h = load_hash_bytes(probe.name, strlen(probe.name), line);
+	uint64_t h = util_hash_bytes(probe.name, strlen(probe.name), line);
 	struct prof_func *f;
 	uint32_t v;
 
-	h = load_hash_bytes(probe.file, strlen(probe.file), h);
-	h = load_hash_bytes(probe.module, strlen(probe.module), h);
-	v = load_map_find(&L->funcmap, h, func_eq, &probe);
+	h = util_hash_bytes(probe.file, strlen(probe.file), h);
+	h = util_hash_bytes(probe.module, strlen(probe.module), h);
+	v = util_map_find(&L->funcmap, h, func_eq, &probe);
 	if (v != UINT32_MAX)
 		return v;
 	f = LOAD_PUSH(p->funcs, p->nfuncs, L->capfuncs);
@@ -154,8 +155,8 @@ static const struct load_symkey *sym_lookup(struct load *L, struct sym_module *m
 					    uint64_t vaddr)
 {
 	struct symkey_probe probe = {L, mod, vaddr};
-	uint64_t h = load_hash_u64(load_hash_u64((uintptr_t)mod) ^ vaddr);
-	uint32_t v = load_map_find(&L->symmap, h, symkey_eq, &probe);
+	uint64_t h = util_mix64(util_mix64((uintptr_t)mod) ^ vaddr);
+	uint32_t v = util_map_find(&L->symmap, h, symkey_eq, &probe);
 	const struct sym_frame *fr = NULL;
 	struct load_symkey *k;
 	const char *modname;
@@ -212,10 +213,10 @@ static int symmod_eq(const void *ctx, uint32_t v)
 static void note_symmod(struct load *L, struct load_mod *m)
 {
 	struct symmod_probe probe = {L, m->sym};
-	uint64_t h = load_hash_u64((uintptr_t)m->sym);
+	uint64_t h = util_mix64((uintptr_t)m->sym);
 	struct load_symmod *s;
 
-	if (load_map_find(&L->symmodmap, h, symmod_eq, &probe) != UINT32_MAX)
+	if (util_map_find(&L->symmodmap, h, symmod_eq, &probe) != UINT32_MAX)
 		return;
 	s = LOAD_PUSH(L->symmods, L->nsymmods, L->capsymmods);
 	s->sym = m->sym;
@@ -409,10 +410,10 @@ static uint32_t stack_commit(struct load *L, size_t first)
 	for (i = 0; i < probe.n; i++) {
 		const struct prof_frame *f = &p->frames[first + i];
 
-		h = load_hash_u64(h ^ ((uint64_t)f->func << 32 | f->line));
-		h = load_hash_u64(h ^ (uintptr_t)f->file ^ f->inlined);
+		h = util_mix64(h ^ ((uint64_t)f->func << 32 | f->line));
+		h = util_mix64(h ^ (uintptr_t)f->file ^ f->inlined);
 	}
-	v = load_map_find(&L->symstackmap, h, symstack_eq, &probe);
+	v = util_map_find(&L->symstackmap, h, symstack_eq, &probe);
 	if (v != UINT32_MAX) {
 		p->nframes = first;
 		return v;
@@ -495,12 +496,12 @@ uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts
 	struct load_stackkey *k;
 	size_t first = p->nframes;
 
-	load_hash_words2(pcs, n,
+	util_hash_words2(pcs, n,
 			 ((uint64_t)probe.proc << 32) ^ ((uint64_t)probe.epoch << 1) ^ probe.ret_all,
 			 hh);
 	h = hh[0];
 	probe.hash2 = hh[1];
-	v = load_map_find(&L->stackmap, h, stack_eq, &probe);
+	v = util_map_find(&L->stackmap, h, stack_eq, &probe);
 	if (v != UINT32_MAX)
 		return L->stackkeys[v].stack;
 	for (i = 0; i < n; i++) {
@@ -714,9 +715,9 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	pr = LOAD_PUSH(p->processes, p->nprocesses, L->capprocs);
 	process_from_header(L, pr, &rf.hdr, name);
 	L->f = &F;
-	load_map_free(&L->corrmap); /* correlation ids are per process */
+	util_map_free(&L->corrmap); /* correlation ids are per process */
 	/* Raw stacks are deduplicated per process (the key holds the process). */
-	load_map_free(&L->stackmap);
+	util_map_free(&L->stackmap);
 	L->nstackkeys = 0;
 
 	reader_walk(&rf, rec_cb, L, &res);
@@ -1005,7 +1006,7 @@ static void modules_finish(struct load *L)
 	for (i = 0; i < p->nmodules; i++) {
 		struct symmod_probe probe = {L, L->modsyms[i]};
 
-		if (!probe.sym || load_map_find(&L->symmodmap, load_hash_u64((uintptr_t)probe.sym),
+		if (!probe.sym || util_map_find(&L->symmodmap, util_mix64((uintptr_t)probe.sym),
 						symmod_eq, &probe) == UINT32_MAX)
 			continue;
 		p->modules[i].has_debuginfo = sym_module_has_debuginfo(L->sym, L->modsyms[i]) ? 1 : 0;
@@ -1064,14 +1065,14 @@ static void run_totals(struct load *L, const struct load_meta *meta)
 
 static void load_state_free(struct load *L)
 {
-	load_strings_free(&L->strings);
-	load_map_free(&L->funcmap);
-	load_map_free(&L->threadmap);
-	load_map_free(&L->symmap);
-	load_map_free(&L->stackmap);
-	load_map_free(&L->symstackmap);
-	load_map_free(&L->corrmap);
-	load_map_free(&L->symmodmap);
+	util_strings_free(&L->strings);
+	util_map_free(&L->funcmap);
+	util_map_free(&L->threadmap);
+	util_map_free(&L->symmap);
+	util_map_free(&L->stackmap);
+	util_map_free(&L->symstackmap);
+	util_map_free(&L->corrmap);
+	util_map_free(&L->symmodmap);
 	free(L->symkeys);
 	free(L->kstack);
 	free(L->rframes);
@@ -1091,15 +1092,61 @@ int prof_load(const char *session_dir, struct profile **out, char *err, size_t e
 	return prof_load_with(session_dir, &o, out, err, errlen);
 }
 
+/* The files of one session into L->p; PROF_LOAD_* (< 0 with err set). */
+static int load_files(struct load *L, const char *session_dir, const struct cbp_name *names,
+		      size_t nnames, char *err, size_t errlen)
+{
+	struct load_meta meta;
+	size_t i, readable = 0;
+	int damaged = 0;
+
+	load_meta_read(L, session_dir, &meta);
+	for (i = 0; i < nnames; i++)
+		if (load_one(L, session_dir, names[i].name, &damaged) == 0)
+			readable++;
+	if (readable == 0) {
+		snprintf(err, errlen, "no readable session file in %s (%s)", session_dir,
+			 L->p->nwarnings ? L->p->warnings[0] : "all damaged");
+		return PROF_LOAD_EMPTY;
+	}
+	abnormal_warnings(L, &meta);
+	module_checks(L);
+	modules_finish(L);
+	run_totals(L, &meta);
+	/* the profile owns the strings from here on */
+	L->p->arena = load_xrealloc(NULL, sizeof(struct util_arena));
+	*(struct util_arena *)L->p->arena = L->arena;
+	memset(&L->arena, 0, sizeof(L->arena));
+	return damaged ? PROF_LOAD_PARTIAL : PROF_LOAD_OK;
+}
+
+/* load_files() with the loader's out-of-memory policy: load_oom() lands
+ * here, and everything built so far is still reachable from L for freeing. */
+static int load_guarded(struct load *L, const char *session_dir, const struct cbp_name *names,
+			size_t nnames, char *err, size_t errlen)
+{
+	jmp_buf oom;
+	int ret;
+
+	if (setjmp(oom) == 0) {
+		load_oom_target = &oom;
+		ret = load_files(L, session_dir, names, nnames, err, errlen);
+	} else {
+		snprintf(err, errlen, "out of memory reading %s", session_dir);
+		ret = PROF_LOAD_NOMEM;
+	}
+	load_oom_target = NULL;
+	return ret;
+}
+
 int prof_load_with(const char *session_dir, const struct prof_load_opts *o, struct profile **out,
 		   char *err, size_t errlen)
 {
 	struct load L;
-	struct load_meta meta;
 	struct cbp_name *names = NULL;
-	size_t nnames = 0, i, readable = 0;
-	int damaged = 0, ret;
+	size_t nnames = 0, i;
 	struct stat st;
+	int ret;
 
 	*out = NULL;
 	if (errlen)
@@ -1120,44 +1167,24 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 	L.unknown_func = PROF_NONE;
 	L.kernel_func = PROF_NONE;
 	L.fold_inline = o && o->inline_view == PROF_INLINE_FOLD;
-	L.p = load_xrealloc(NULL, sizeof(*L.p));
-	memset(L.p, 0, sizeof(*L.p));
-	L.p->inline_folded = L.fold_inline;
-	L.sym = sym_new();
-	if (!L.sym) {
-		snprintf(err, errlen, "cannot start the symbolizer");
-		ret = PROF_LOAD_EMPTY;
-		goto out;
+	L.p = calloc(1, sizeof(*L.p));
+	L.sym = L.p ? sym_new() : NULL;
+	if (!L.p || !L.sym) {
+		snprintf(err, errlen, "out of memory starting to read %s", session_dir);
+		ret = PROF_LOAD_NOMEM;
+	} else {
+		L.p->inline_folded = L.fold_inline;
+		ret = load_guarded(&L, session_dir, names, nnames, err, errlen);
 	}
-	load_meta_read(&L, session_dir, &meta);
-
-	for (i = 0; i < nnames; i++)
-		if (load_one(&L, session_dir, names[i].name, &damaged) == 0)
-			readable++;
-	if (readable == 0) {
-		snprintf(err, errlen, "no readable session file in %s (%s)", session_dir,
-			 L.p->nwarnings ? L.p->warnings[0] : "all damaged");
-		ret = PROF_LOAD_EMPTY;
-		goto out;
-	}
-	abnormal_warnings(&L, &meta);
-	module_checks(&L);
-	modules_finish(&L);
-	run_totals(&L, &meta);
-	ret = damaged ? PROF_LOAD_PARTIAL : PROF_LOAD_OK;
-out:
 	for (i = 0; i < nnames; i++)
 		free(names[i].name);
 	free(names);
 	load_state_free(&L);
+	util_arena_free(&L.arena);
 	if (ret < 0) {
-		L.p->arena = NULL;
 		prof_free(L.p);
-		load_arena_free(&L.arena);
 		return ret;
 	}
-	L.p->arena = load_xrealloc(NULL, sizeof(struct load_arena));
-	*(struct load_arena *)L.p->arena = L.arena;
 	*out = L.p;
 	return ret;
 }
@@ -1187,7 +1214,7 @@ void prof_free(struct profile *p)
 	free(p->nodebug_modules);
 	free(p->hitmods);
 	if (p->arena) {
-		load_arena_free(p->arena);
+		util_arena_free(p->arena);
 		free(p->arena);
 	}
 	free(p);

@@ -11,6 +11,7 @@
 #define PROF_LOAD_OK 0
 #define PROF_LOAD_PARTIAL 1   /* some files damaged: profile holds what was intact */
 #define PROF_LOAD_EMPTY -1    /* no readable data at all (message in err) */
+#define PROF_LOAD_NOMEM -2    /* memory ran short while building the profile (message in err) */
 
 /* How inlined code is shown (--inline). */
 enum prof_inline {

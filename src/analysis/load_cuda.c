@@ -51,7 +51,7 @@ static uint32_t api_of(struct load *L, uint32_t correlation)
 
 	if (correlation == 0)
 		return PROF_NONE;
-	return load_map_find(&L->corrmap, load_hash_u64(correlation), corr_eq, &probe);
+	return util_map_find(&L->corrmap, util_mix64(correlation), corr_eq, &probe);
 }
 
 static struct prof_gpu_op *gpu_op(struct load *L, uint32_t kind, uint64_t start, uint64_t end)
@@ -110,7 +110,7 @@ void load_cuda_rec(struct load *L, const struct reader_rec *r)
 		a->name = str(L, r->str);
 		a->stack = PROF_NONE;
 		if (s->correlation && api_of(L, s->correlation) == PROF_NONE)
-			load_map_put(&L->corrmap, load_hash_u64(s->correlation),
+			load_map_put(&L->corrmap, util_mix64(s->correlation),
 				     (uint32_t)(p->ncuda_api - 1));
 		note_ts(L, s->end);
 		break;

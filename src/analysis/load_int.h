@@ -7,68 +7,67 @@
 #ifndef CBN_LOAD_INT_H
 #define CBN_LOAD_INT_H
 
+#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "../format/reader.h"
 #include "../symbols/sym.h"
 #include "load.h"
+#include "util.h"
 
-/* --- arena: owns every string of a profile ------------------------------- */
+/* --- containers: src/util, with the loader's out-of-memory policy ---------
+ *
+ * A profile that cannot be built in memory has nothing useful to degrade to,
+ * so the loader does not check each allocation: these wrappers jump back to
+ * prof_load_with() when memory is short, which frees what was built and
+ * returns PROF_LOAD_NOMEM.  Only the CLI decides to exit. */
 
-struct load_arena_block {
-	struct load_arena_block *next;
-	size_t used, cap;
-	char data[];
-};
+_Noreturn void load_oom(void);
+extern _Thread_local jmp_buf *load_oom_target; /* set by prof_load_with */
 
-struct load_arena {
-	struct load_arena_block *head;
-};
+static inline void load_grow(void **arr, size_t *cap, size_t n, size_t esz)
+{
+	if (util_grow(arr, cap, n, esz) < 0)
+		load_oom();
+}
 
-void *load_xrealloc(void *p, size_t n);
-char *load_arena_strndup(struct load_arena *a, const char *s, size_t n);
-void load_arena_free(struct load_arena *a);
-
-/* Grow *arr (element size esz) so that it can hold n + 1 elements. */
-void load_grow(void **arr, size_t *cap, size_t n, size_t esz);
+/* Append one element to arr (count n, capacity cap) and return its address. */
 #define LOAD_PUSH(arr, n, cap) \
 	(load_grow((void **)&(arr), &(cap), (n), sizeof(*(arr))), &(arr)[(n)++])
 
-/* --- hash index: 64-bit hash -> uint32 value; equality decided by the caller */
+static inline void *load_xrealloc(void *p, size_t n)
+{
+	void *q = util_reallocarray(p, n, 1);
 
-struct load_map_slot {
-	uint64_t hash;
-	uint32_t val;            /* UINT32_MAX: empty slot */
-};
+	if (!q)
+		load_oom();
+	return q;
+}
 
-struct load_map {
-	struct load_map_slot *slot; /* hash and value side by side: one cache miss a probe */
-	size_t cap, n;
-};
+static inline void load_map_put(struct util_map *m, uint64_t h, uint32_t val)
+{
+	if (util_map_put(m, h, val) < 0)
+		load_oom();
+}
 
-typedef int (*load_eq_fn)(const void *ctx, uint32_t val);
+static inline const char *load_intern(struct util_arena *a, struct util_strings *t, const char *s)
+{
+	const char *r = util_intern(a, t, s);
 
-uint32_t load_map_find(const struct load_map *m, uint64_t h, load_eq_fn eq, const void *ctx);
-void load_map_put(struct load_map *m, uint64_t h, uint32_t val);
-void load_map_free(struct load_map *m);
+	if (!r)
+		load_oom();
+	return r;
+}
 
-uint64_t load_hash_bytes(const void *p, size_t n, uint64_t seed);
-uint64_t load_hash_u64(uint64_t x);
-/* Two independent 64-bit hashes of n 64-bit words in one pass. */
-void load_hash_words2(const uint64_t *w, size_t n, uint64_t seed, uint64_t out[2]);
+static inline char *load_arena_strndup(struct util_arena *a, const char *s, size_t n)
+{
+	char *r = util_arena_strndup(a, s, n);
 
-/* --- interned strings ------------------------------------------------------ */
-
-struct load_strings {
-	struct load_map map;
-	const char **s;
-	size_t n, cap;
-};
-
-/* The arena copy of s (same text, same pointer every time). */
-const char *load_intern(struct load_arena *a, struct load_strings *t, const char *s);
-void load_strings_free(struct load_strings *t);
+	if (!r)
+		load_oom();
+	return r;
+}
 
 /* --- loader state --------------------------------------------------------- */
 
@@ -140,8 +139,8 @@ struct load_symmod {         /* a module that had samples */
 
 struct load {
 	struct profile *p;
-	struct load_arena arena;
-	struct load_strings strings;
+	struct util_arena arena;
+	struct util_strings strings;
 	struct sym_ctx *sym;
 	struct load_file *f;             /* file being read */
 
@@ -150,17 +149,17 @@ struct load {
 	size_t capmodules;
 	struct sym_module **modsyms;     /* parallel to p->modules, until sym_free */
 
-	struct load_map funcmap;         /* prof_func by content */
-	struct load_map threadmap;       /* (process, tid) -> thread */
-	struct load_map symmap;          /* (module, vaddr) -> symkeys */
+	struct util_map funcmap;         /* prof_func by content */
+	struct util_map threadmap;       /* (process, tid) -> thread */
+	struct util_map symmap;          /* (module, vaddr) -> symkeys */
 	struct load_symkey *symkeys;     size_t nsymkeys, capsymkeys;
 	struct load_frame *rframes;      size_t nrframes, caprframes;
 	int fold_inline;                 /* --inline fold: inlined frames are left out */
-	struct load_map stackmap;        /* raw stack -> stackkeys */
-	struct load_map symstackmap;     /* symbolized frames -> prof_stack */
+	struct util_map stackmap;        /* raw stack -> stackkeys */
+	struct util_map symstackmap;     /* symbolized frames -> prof_stack */
 	struct load_stackkey *stackkeys; size_t nstackkeys, capstackkeys;
-	struct load_map corrmap;         /* correlation -> cuda_api, current file */
-	struct load_map symmodmap;       /* sym_module* -> symmods */
+	struct util_map corrmap;         /* correlation -> cuda_api, current file */
+	struct util_map symmodmap;       /* sym_module* -> symmods */
 	struct load_symmod *symmods;     size_t nsymmods, capsymmods;
 	uint32_t unknown_func;           /* "[unknown]" or PROF_NONE */
 	uint32_t kernel_func;            /* "[kernel]" or PROF_NONE */

@@ -1,0 +1,98 @@
+/*
+ * util.h — the launcher's building blocks, one owner each: hashing, checked
+ * sizes and growable arrays, a hash index, string interning in an arena, and
+ * time conversion.  Library code: nothing here exits or prints; a failed
+ * allocation is reported to the caller (-ENOMEM or NULL), and only the CLI
+ * decides what to do about it.  Not for the agent (it allocates nothing).
+ */
+#ifndef CBN_UTIL_H
+#define CBN_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/* --- hashing --------------------------------------------------------------- */
+
+#define UTIL_FNV_INIT 1469598103934665603ull
+
+/* FNV-1a over n bytes, continuing from h (UTIL_FNV_INIT to start). */
+uint64_t util_fnv1a(const void *p, size_t n, uint64_t h);
+/* FNV-1a over a NUL-terminated string (without the NUL). */
+uint64_t util_fnv1a_str(const char *s, uint64_t h);
+/* A 64-bit finalizer (splitmix64): spreads every input bit over the result. */
+uint64_t util_mix64(uint64_t x);
+/* A fast hash of n bytes for hash indexes (not FNV: 8 bytes per step). */
+uint64_t util_hash_bytes(const void *p, size_t n, uint64_t seed);
+/* Two independent 64-bit hashes of n 64-bit words in one pass: together a
+ * 128-bit key, for when comparing the words themselves costs too much. */
+void util_hash_words2(const uint64_t *w, size_t n, uint64_t seed, uint64_t out[2]);
+
+/* --- sizes and arrays ------------------------------------------------------- */
+
+/* *out = a * b; 0, or -EOVERFLOW when it does not fit in size_t. */
+int util_mul(size_t a, size_t b, size_t *out);
+/* realloc of n * esz bytes with the multiplication checked; NULL (and *p
+ * untouched) on overflow or when memory is short. */
+void *util_reallocarray(void *p, size_t n, size_t esz);
+/* Make *arr (elements of esz bytes, capacity *cap) hold at least n + 1
+ * elements, doubling; 0, or -ENOMEM with *arr and *cap unchanged. */
+int util_grow(void **arr, size_t *cap, size_t n, size_t esz);
+
+/* --- hash index: 64-bit hash -> uint32 value, equality decided by the caller */
+
+struct util_map_slot {
+	uint64_t hash;
+	uint32_t val;            /* UINT32_MAX: empty */
+};
+
+struct util_map {
+	struct util_map_slot *slot; /* hash and value side by side: one cache miss a probe */
+	size_t cap, n;
+};
+
+typedef int (*util_eq_fn)(const void *ctx, uint32_t val);
+
+/* The value stored under h for which eq(ctx, value) holds, or UINT32_MAX. */
+uint32_t util_map_find(const struct util_map *m, uint64_t h, util_eq_fn eq, const void *ctx);
+/* Adds (h, val); 0, or -ENOMEM with the map unchanged. */
+int util_map_put(struct util_map *m, uint64_t h, uint32_t val);
+void util_map_free(struct util_map *m);
+
+/* --- strings: an arena that owns them, and interning ----------------------- */
+
+struct util_arena_block {
+	struct util_arena_block *next;
+	size_t used, cap;
+	char data[];
+};
+
+struct util_arena {
+	struct util_arena_block *head;
+};
+
+/* A NUL-terminated copy of s[0..n) owned by the arena, or NULL. */
+char *util_arena_strndup(struct util_arena *a, const char *s, size_t n);
+void util_arena_free(struct util_arena *a);
+
+struct util_strings {
+	struct util_map map;
+	const char **s;
+	size_t n, cap;
+};
+
+/* The one copy of s (NULL is ""), allocated in a; NULL when memory is short. */
+const char *util_intern(struct util_arena *a, struct util_strings *t, const char *s);
+void util_strings_free(struct util_strings *t);
+
+/* --- time ------------------------------------------------------------------- */
+
+static inline uint64_t util_ts_ns(const struct timespec *ts)
+{
+	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+}
+
+/* clock_gettime(clk) in ns; 0 when the clock cannot be read. */
+uint64_t util_clock_ns(clockid_t clk);
+
+#endif
