@@ -10,87 +10,54 @@
 #include <string.h>
 
 #include "cpu.h"
+#include "util.h"
 
-uint64_t cpu_period_of_thread(const struct profile *p, uint32_t t)
-{
-	uint64_t period = 0;
-
-	if (t < p->nthreads && p->threads[t].process < p->nprocesses)
-		period = p->processes[p->threads[t].process].period_ns;
-	if (!period)
-		period = p->period_ns;
-	if (!period && p->frequency_hz > 0)
-		period = (uint64_t)(1e9 / p->frequency_hz + 0.5);
-	return period;
-}
-
-/* --- per-line hash table ---------------------------------------------------- */
+/* --- self time per (file, line, function) -------------------------------- */
 
 struct cpu_lmap {
-	struct cpu_line *v;      /* slots; file == NULL marks an empty one */
-	size_t cap, n;
+	struct cpu_line *v;      /* the lines, in the order first seen */
+	size_t n, cap;
+	struct util_map index;   /* (file, line, func) -> v[] */
 };
 
-static uint64_t cpu_line_hash(const char *file, uint32_t line, uint32_t func)
+struct cpu_line_probe {
+	const struct cpu_lmap *m;
+	const char *file;
+	uint32_t line, func;
+};
+
+static int cpu_line_eq(const void *ctx, uint32_t v)
 {
-	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+	const struct cpu_line_probe *k = ctx;
+	const struct cpu_line *e = &k->m->v[v];
 
-	for (; *file; file++)
-		h = (h ^ (unsigned char)*file) * 1099511628211ull;
-	h = (h ^ line) * 1099511628211ull;
-	h = (h ^ func) * 1099511628211ull;
-	return h ^ (h >> 29);
-}
-
-static int cpu_lmap_grow(struct cpu_lmap *m)
-{
-	size_t cap = m->cap ? 2 * m->cap : 256, i;
-	struct cpu_line *v = calloc(cap, sizeof(*v));
-
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < m->cap; i++) {
-		struct cpu_line *e = &m->v[i];
-		size_t j;
-
-		if (!e->file)
-			continue;
-		j = cpu_line_hash(e->file, e->line, e->func) & (cap - 1);
-		while (v[j].file)
-			j = (j + 1) & (cap - 1);
-		v[j] = *e;
-	}
-	free(m->v);
-	m->v = v;
-	m->cap = cap;
-	return 0;
+	return e->line == k->line && e->func == k->func &&
+	       (e->file == k->file || strcmp(e->file, k->file) == 0);
 }
 
 static int cpu_lmap_add(struct cpu_lmap *m, const char *file, uint32_t line, uint32_t func,
 			uint64_t w, uint64_t ns)
 {
-	size_t j;
+	struct cpu_line_probe k = {m, file, line, func};
+	uint64_t h = util_fnv1a(&func, sizeof(func),
+				util_fnv1a(&line, sizeof(line), util_fnv1a_str(file, UTIL_FNV_INIT)));
+	uint32_t v = util_map_find(&m->index, h, cpu_line_eq, &k);
+	struct cpu_line *e;
 
-	if ((m->n + 1) * 2 > m->cap && cpu_lmap_grow(m) < 0)
-		return -ENOMEM;
-	j = cpu_line_hash(file, line, func) & (m->cap - 1);
-	while (m->v[j].file) {
-		struct cpu_line *e = &m->v[j];
-
-		if (e->line == line && e->func == func &&
-		    (e->file == file || strcmp(e->file, file) == 0)) {
-			e->self_w += w;
-			e->self_ns += ns;
-			return 0;
-		}
-		j = (j + 1) & (m->cap - 1);
+	if (v == UINT32_MAX) {
+		if (m->n >= UINT32_MAX - 1 || util_grow((void **)&m->v, &m->cap, m->n, sizeof(*m->v)) < 0 ||
+		    util_map_put(&m->index, h, (uint32_t)m->n) < 0)
+			return -ENOMEM;
+		e = &m->v[m->n++];
+		memset(e, 0, sizeof(*e));
+		e->file = file;
+		e->line = line;
+		e->func = func;
+	} else {
+		e = &m->v[v];
 	}
-	m->v[j].file = file;
-	m->v[j].line = line;
-	m->v[j].func = func;
-	m->v[j].self_w = w;
-	m->v[j].self_ns = ns;
-	m->n++;
+	e->self_w += w;
+	e->self_ns += ns;
 	return 0;
 }
 
@@ -211,7 +178,7 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	 * samples, so the frame walk below runs once per distinct stack). */
 	for (i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
-		uint64_t ns = (uint64_t)s->weight * cpu_period_of_thread(p, s->thread);
+		uint64_t ns = (uint64_t)s->weight * prof_period_of_thread(p, s->thread);
 
 		/* the kernel share of a record is not a record of its own */
 		c->samples += !(s->flags & PROF_SAMPLE_KERNEL);
@@ -296,8 +263,7 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 		if (fs[i].total_w || fs[i].self_w)
 			n++;
 	c->funcs = calloc(n ? n : 1, sizeof(*c->funcs));
-	c->lines = calloc(lm.n ? lm.n : 1, sizeof(*c->lines));
-	if (!c->funcs || !c->lines)
+	if (!c->funcs)
 		goto out;
 	for (i = 0; i < p->nfuncs; i++) {
 		if (!fs[i].total_w && !fs[i].self_w)
@@ -305,9 +271,9 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 		fs[i].func = (uint32_t)i;
 		c->funcs[c->nfuncs++] = fs[i];
 	}
-	for (i = 0; i < lm.cap; i++)
-		if (lm.v[i].file)
-			c->lines[c->nlines++] = lm.v[i];
+	c->lines = lm.v;
+	c->nlines = lm.n;
+	lm.v = NULL;
 	qsort(c->lines, c->nlines, sizeof(*c->lines), cpu_line_cmp);
 	cpu_sort(c, p, CPU_SORT_TOTTIME);
 	*out = c;
@@ -321,6 +287,7 @@ out:
 	free(stamp);
 	free(best_in);
 	free(lm.v);
+	util_map_free(&lm.index);
 	return ret;
 }
 

@@ -98,10 +98,6 @@ const char *cpu_sort_desc(int key);
  * order is deterministic. */
 void cpu_sort(struct cpu_profile *c, const struct profile *p, int key);
 
-/* Nanoseconds of one timer period of the process that thread index t belongs
- * to; falls back to the root period when unknown. */
-uint64_t cpu_period_of_thread(const struct profile *p, uint32_t t);
-
 /* Below this many samples the report says the numbers cannot be trusted. */
 #define CPU_FEW_SAMPLES 50
 

@@ -259,4 +259,32 @@ struct profile {
 	void *arena;                       /* owner of the strings above */
 };
 
+/* The one rule for a thread's sampling period in ns, used by every figure and
+ * every writer: its process's period, else the run's, else 1e9 / frequency.
+ * 0 only when none of them is known. */
+static inline uint64_t prof_period_of_thread(const struct profile *p, uint32_t t)
+{
+	uint64_t period = 0;
+
+	if (t < p->nthreads && p->threads[t].process < p->nprocesses)
+		period = p->processes[p->threads[t].process].period_ns;
+	if (!period)
+		period = p->period_ns;
+	if (!period && p->frequency_hz > 0)
+		period = (uint64_t)(1e9 / p->frequency_hz + 0.5);
+	return period;
+}
+
+/* The same rule for a process. */
+static inline uint64_t prof_period_of_process(const struct profile *p, uint32_t proc)
+{
+	uint64_t period = proc < p->nprocesses ? p->processes[proc].period_ns : 0;
+
+	if (!period)
+		period = p->period_ns;
+	if (!period && p->frequency_hz > 0)
+		period = (uint64_t)(1e9 / p->frequency_hz + 0.5);
+	return period;
+}
+
 #endif

@@ -3,6 +3,7 @@
  * (root at the bottom, width proportional to samples, click to zoom, search,
  * hover details).  The merged call tree is built here; the script is flame_js.h.
  */
+#include "util.h"
 #include "export.h"
 #include "flame_js.h"
 #include "gz.h"
@@ -33,72 +34,38 @@ struct fnode {
 struct ftree {
 	struct fnode *n;
 	size_t len, cap;
-	uint32_t *hash; /* open addressing: node index, 0 = empty */
-	size_t hcap;
+	struct util_map index;        /* (parent, name, inlined) -> node */
 	uint32_t maxdepth;
 };
 
-static uint32_t flame_strhash(const char *s)
+struct fnode_probe {
+	const struct ftree *t;
+	uint32_t parent;
+	const char *name;
+	int inlined;
+};
+
+static int fnode_eq(const void *ctx, uint32_t v)
 {
-	uint32_t h = 2166136261u; /* FNV-1a */
+	const struct fnode_probe *k = ctx;
+	const struct fnode *c = &k->t->n[v];
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 16777619u;
-	return h;
-}
-
-static size_t flame_slot(const struct ftree *t, uint32_t parent, const char *name)
-{
-	uint64_t h = ((uint64_t)flame_strhash(name) * 0x9e3779b97f4a7c15ull) ^
-	             (parent * 0xff51afd7ed558ccdull);
-
-	return (size_t)(h ^ (h >> 29)) & (t->hcap - 1);
-}
-
-static int flame_rehash(struct ftree *t)
-{
-	size_t cap = t->hcap ? t->hcap * 2 : 1024;
-	uint32_t *h = calloc(cap, sizeof(*h));
-
-	if (!h)
-		return -ENOMEM;
-	free(t->hash);
-	t->hash = h;
-	t->hcap = cap;
-	for (size_t i = 1; i < t->len; i++) {
-		size_t s = flame_slot(t, t->n[i].parent, t->n[i].name);
-
-		while (t->hash[s])
-			s = (s + 1) & (cap - 1);
-		t->hash[s] = (uint32_t)i;
-	}
-	return 0;
+	return c->parent == k->parent && c->inlined == k->inlined && !strcmp(c->name, k->name);
 }
 
 /* The child of parent named name, created when missing; 0 on OOM. */
 static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name, int inlined)
 {
-	size_t s;
+	struct fnode_probe k = {t, parent, name, inlined};
+	uint64_t h = util_mix64(util_fnv1a_str(name, UTIL_FNV_INIT) ^
+				((uint64_t)parent << 1 | (uint64_t)(inlined != 0)));
+	uint32_t v = util_map_find(&t->index, h, fnode_eq, &k);
 
-	if ((t->len + 1) * 2 > t->hcap && flame_rehash(t))
+	if (v != UINT32_MAX)
+		return v;
+	if (t->len >= UINT32_MAX - 1 || util_grow((void **)&t->n, &t->cap, t->len, sizeof(*t->n)) < 0 ||
+	    util_map_put(&t->index, h, (uint32_t)t->len) < 0)
 		return 0;
-	s = flame_slot(t, parent, name);
-	while (t->hash[s]) {
-		struct fnode *c = &t->n[t->hash[s]];
-
-		if (c->parent == parent && c->inlined == inlined && !strcmp(c->name, name))
-			return t->hash[s];
-		s = (s + 1) & (t->hcap - 1);
-	}
-	if (t->len == t->cap) {
-		size_t cap = t->cap * 2;
-		struct fnode *n = realloc(t->n, cap * sizeof(*n));
-
-		if (!n)
-			return 0;
-		t->n = n;
-		t->cap = cap;
-	}
 	uint32_t id = (uint32_t)t->len++;
 	struct fnode *c = &t->n[id];
 
@@ -109,7 +76,6 @@ static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name, 
 	c->depth = t->n[parent].depth + 1;
 	c->next = t->n[parent].child;
 	t->n[parent].child = id;
-	t->hash[s] = id;
 	if (c->depth > t->maxdepth)
 		t->maxdepth = c->depth;
 	return id;
@@ -124,7 +90,7 @@ static int flame_build(const struct profile *p, struct ftree *t)
 		return -ENOMEM;
 	t->cap = 1024;
 	t->n = calloc(t->cap, sizeof(*t->n));
-	if (!t->n || flame_rehash(t)) {
+	if (!t->n) {
 		free(w);
 		return -ENOMEM;
 	}
@@ -236,7 +202,7 @@ static void flame_xml(struct gz_file *f, const char *s, size_t maxchars)
  * and from run to run. */
 static void flame_colour(const char *name, unsigned rgb[3])
 {
-	uint32_t h = flame_strhash(name);
+	uint32_t h = util_fnv1a32_str(name);
 
 	rgb[0] = 205 + (h % 51);
 	rgb[1] = 40 + ((h >> 8) % 181);
@@ -427,6 +393,6 @@ int export_flamegraph(const struct profile *p, const char *path, char *err, size
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(-rc));
 out:
 	free(t.n);
-	free(t.hash);
+	util_map_free(&t.index);
 	return rc ? -1 : 0;
 }

@@ -3,6 +3,7 @@
  * (github.com/google/pprof proto/profile.proto), hand-encoded: varints and
  * length-delimited fields only.  `go tool pprof -top FILE` and speedscope read it.
  */
+#include "util.h"
 #include "export.h"
 #include "gz.h"
 
@@ -124,61 +125,36 @@ static void pb_msg(struct pb *b, unsigned field, struct pb *sub)
 struct strtab {
 	const char **s;
 	size_t n, cap;
-	uint32_t *hash; /* index + 1; 0 = empty */
-	size_t hcap;
+	struct util_map index;
 };
 
-static uint64_t pprof_hash(const char *s)
-{
-	uint64_t h = 1469598103934665603ull;
+struct str_probe {
+	const struct strtab *t;
+	const char *s;
+};
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+static int str_eq(const void *ctx, uint32_t v)
+{
+	const struct str_probe *k = ctx;
+
+	return strcmp(k->t->s[v], k->s) == 0;
 }
 
 /* Index of s in the table, added when new; -1 on OOM.  s must outlive the
  * table (profile strings and literals do). */
 static int64_t strtab_id(struct strtab *t, const char *s)
 {
-	size_t i;
+	struct str_probe k = {t, s ? s : ""};
+	uint64_t h = util_fnv1a_str(k.s, UTIL_FNV_INIT);
+	uint32_t v = util_map_find(&t->index, h, str_eq, &k);
 
-	if (!s)
-		s = "";
-	if ((t->n + 1) * 2 > t->hcap) {
-		size_t cap = t->hcap ? t->hcap * 2 : 1024;
-		uint32_t *h = calloc(cap, sizeof(*h));
-
-		if (!h)
-			return -1;
-		for (size_t k = 0; k < t->n; k++) {
-			i = pprof_hash(t->s[k]) & (cap - 1);
-			while (h[i])
-				i = (i + 1) & (cap - 1);
-			h[i] = (uint32_t)k + 1;
-		}
-		free(t->hash);
-		t->hash = h;
-		t->hcap = cap;
-	}
-	i = pprof_hash(s) & (t->hcap - 1);
-	while (t->hash[i]) {
-		if (!strcmp(t->s[t->hash[i] - 1], s))
-			return t->hash[i] - 1;
-		i = (i + 1) & (t->hcap - 1);
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		const char **v = realloc(t->s, cap * sizeof(*v));
-
-		if (!v)
-			return -1;
-		t->s = v;
-		t->cap = cap;
-	}
-	t->s[t->n] = s;
-	t->hash[i] = (uint32_t)++t->n;
-	return (int64_t)t->n - 1;
+	if (v != UINT32_MAX)
+		return v;
+	if (t->n >= UINT32_MAX - 1 || util_grow((void **)&t->s, &t->cap, t->n, sizeof(*t->s)) < 0 ||
+	    util_map_put(&t->index, h, (uint32_t)t->n) < 0)
+		return -1;
+	t->s[t->n] = k.s;
+	return (int64_t)t->n++;
 }
 
 /* --- locations ----------------------------------------------------------- */
@@ -189,35 +165,43 @@ static int64_t strtab_id(struct strtab *t, const char *s)
  * were inlined"). */
 struct loc {
 	uint32_t first, n;
-	uint64_t hash;
 };
 
 struct loctab {
 	struct loc *v;
 	size_t n, cap;
-	uint32_t *hash; /* index + 1 */
-	size_t hcap;
+	struct util_map index;
+};
+
+struct loc_probe {
+	const struct loctab *t;
+	const struct profile *p;
+	uint32_t first, n;
 };
 
 static uint64_t loc_hash(const struct profile *p, uint32_t first, uint32_t n)
 {
-	uint64_t h = p->frames[first].addr * 0x9e3779b97f4a7c15ull;
+	uint64_t h = util_fnv1a(&p->frames[first].addr, sizeof(uint64_t), UTIL_FNV_INIT);
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct prof_frame *f = &p->frames[first + i];
 
-		h = (h ^ f->func) * 0x100000001b3ull;
-		h = (h ^ f->line) * 0x100000001b3ull;
+		h = util_fnv1a(&f->func, sizeof(f->func), h);
+		h = util_fnv1a(&f->line, sizeof(f->line), h);
 	}
 	return h;
 }
 
-static int loc_same(const struct profile *p, const struct loc *l, uint32_t first, uint32_t n)
+static int loc_eq(const void *ctx, uint32_t v)
 {
-	if (l->n != n || p->frames[l->first].addr != p->frames[first].addr)
+	const struct loc_probe *k = ctx;
+	const struct profile *p = k->p;
+	const struct loc *l = &k->t->v[v];
+
+	if (l->n != k->n || p->frames[l->first].addr != p->frames[k->first].addr)
 		return 0;
-	for (uint32_t i = 0; i < n; i++) {
-		const struct prof_frame *a = &p->frames[l->first + i], *b = &p->frames[first + i];
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct prof_frame *a = &p->frames[l->first + i], *b = &p->frames[k->first + i];
 
 		if (a->func != b->func || a->line != b->line)
 			return 0;
@@ -228,44 +212,16 @@ static int loc_same(const struct profile *p, const struct loc *l, uint32_t first
 /* Location id (1-based) of frames [first, first + n); 0 on OOM. */
 static uint64_t loctab_id(struct loctab *t, const struct profile *p, uint32_t first, uint32_t n)
 {
+	struct loc_probe k = {t, p, first, n};
 	uint64_t h = loc_hash(p, first, n);
-	size_t i;
+	uint32_t v = util_map_find(&t->index, h, loc_eq, &k);
 
-	if ((t->n + 1) * 2 > t->hcap) {
-		size_t cap = t->hcap ? t->hcap * 2 : 1024;
-		uint32_t *hs = calloc(cap, sizeof(*hs));
-
-		if (!hs)
-			return 0;
-		for (size_t k = 0; k < t->n; k++) {
-			i = t->v[k].hash & (cap - 1);
-			while (hs[i])
-				i = (i + 1) & (cap - 1);
-			hs[i] = (uint32_t)k + 1;
-		}
-		free(t->hash);
-		t->hash = hs;
-		t->hcap = cap;
-	}
-	i = h & (t->hcap - 1);
-	while (t->hash[i]) {
-		const struct loc *l = &t->v[t->hash[i] - 1];
-
-		if (l->hash == h && loc_same(p, l, first, n))
-			return t->hash[i];
-		i = (i + 1) & (t->hcap - 1);
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct loc *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return 0;
-		t->v = v;
-		t->cap = cap;
-	}
-	t->v[t->n] = (struct loc){first, n, h};
-	t->hash[i] = (uint32_t)++t->n;
+	if (v != UINT32_MAX)
+		return (uint64_t)v + 1;
+	if (t->n >= UINT32_MAX - 1 || util_grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)) < 0 ||
+	    util_map_put(&t->index, h, (uint32_t)t->n) < 0)
+		return 0;
+	t->v[t->n++] = (struct loc){first, n};
 	return t->n;
 }
 
@@ -295,15 +251,6 @@ static int cmp_sample(const void *a, const void *b, void *arg)
 	if (x->thread != y->thread)
 		return x->thread < y->thread ? -1 : 1;
 	return 0;
-}
-
-static uint64_t pprof_period(const struct profile *p, uint32_t thr)
-{
-	uint64_t period = 0;
-
-	if (thr < p->nthreads && p->threads[thr].process < p->nprocesses)
-		period = p->processes[p->threads[thr].process].period_ns;
-	return period ? period : p->period_ns;
 }
 
 static int pprof_encode(const struct profile *p, struct pb *out)
@@ -360,7 +307,7 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 			uint64_t w = p->samples[idx[j]].weight ? p->samples[idx[j]].weight : 1;
 
 			count += w;
-			ns += w * pprof_period(p, s->thread);
+			ns += w * prof_period_of_thread(p, s->thread);
 		}
 		i = j;
 
@@ -527,9 +474,9 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 	rc = out->oom || sub.oom || sub2.oom || ids.oom ? -ENOMEM : 0;
 out:
 	free(st.s);
-	free(st.hash);
+	util_map_free(&st.index);
 	free(lt.v);
-	free(lt.hash);
+	util_map_free(&lt.index);
 	free(sub.p);
 	free(sub2.p);
 	free(ids.p);

@@ -530,11 +530,12 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 			uint32_t proc = p->threads[thr].process;
 
 			trace_thread_id(c, thr, proc, &proto.pid, &proto.tid);
-			if (proc < p->nprocesses)
-				period = p->processes[proc].period_ns;
 		}
+		period = prof_period_of_thread(p, thr);
+		/* No period known at all (every time figure is then 0): still
+		 * give each sample a visible width on the timeline. */
 		if (!period)
-			period = p->period_ns ? p->period_ns : 1000000;
+			period = 1000000;
 
 		for (; i < p->nsamples && p->samples[idx[i]].thread == thr; i++) {
 			const struct prof_sample *s = &p->samples[idx[i]];

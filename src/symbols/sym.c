@@ -19,6 +19,7 @@
 #include <gelf.h>
 
 #include "sym_int.h"
+#include "util.h"
 
 int sym_want_debuginfod(void)
 {
@@ -131,14 +132,9 @@ void sym_free(struct sym_ctx *ctx)
 
 static uint64_t sym_module_key(const char *path, const uint8_t *bid, size_t len)
 {
-	uint64_t h = 1469598103934665603ull;
+	static const unsigned char sep = 0xff;
 
-	for (const char *p = path; *p; p++)
-		h = (h ^ (unsigned char)*p) * 1099511628211ull;
-	h = (h ^ 0xff) * 1099511628211ull;
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ bid[i]) * 1099511628211ull;
-	return h;
+	return util_fnv1a(bid, len, util_fnv1a(&sep, 1, util_fnv1a_str(path, UTIL_FNV_INIT)));
 }
 
 static int sym_module_same(const struct sym_module *m, const char *path, const uint8_t *bid,

@@ -44,6 +44,7 @@
 #include <gelf.h>
 
 #include "sym_int.h"
+#include "util.h"
 
 #define CACHE_MAGIC "CBNSYMC"
 #define CACHE_VERSION 1u
@@ -82,14 +83,10 @@ struct cache_frame {
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 1099511628211ull;
-	return h;
+	return util_fnv1a(p, n, h);
 }
 
-#define FNV0 1469598103934665603ull
+#define FNV0 UTIL_FNV_INIT
 
 /* --- where debug info can come from --------------------------------------- */
 

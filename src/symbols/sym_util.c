@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "sym_int.h"
+#include "util.h"
 
 static uint64_t sym_mix(uint64_t a, uint64_t b)
 {
@@ -102,11 +103,7 @@ static char *sym_arena_alloc(struct sym_ctx *ctx, size_t len)
 
 static uint32_t sym_strhash(const char *s, size_t len)
 {
-	uint32_t h = 2166136261u;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 16777619u;
-	return h;
+	return (uint32_t)util_fnv1a(s, len, UTIL_FNV_INIT);
 }
 
 static int sym_strset_grow(struct sym_strset *set)

@@ -27,6 +27,15 @@ uint64_t util_fnv1a_str(const char *s, uint64_t h)
 	return h;
 }
 
+uint32_t util_fnv1a32_str(const char *s)
+{
+	uint32_t h = 2166136261u;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 16777619u;
+	return h;
+}
+
 uint64_t util_mix64(uint64_t x)
 {
 	x ^= x >> 30;

@@ -20,6 +20,8 @@
 uint64_t util_fnv1a(const void *p, size_t n, uint64_t h);
 /* FNV-1a over a NUL-terminated string (without the NUL). */
 uint64_t util_fnv1a_str(const char *s, uint64_t h);
+/* 32-bit FNV-1a of a string (for colours and other small stable picks). */
+uint32_t util_fnv1a32_str(const char *s);
 /* A 64-bit finalizer (splitmix64): spreads every input bit over the result. */
 uint64_t util_mix64(uint64_t x);
 /* A fast hash of n bytes for hash indexes (not FNV: 8 bytes per step). */

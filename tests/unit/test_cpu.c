@@ -166,7 +166,7 @@ static void test_periods_and_weights(void)
 	CHECK_EQ_INT(c->nthreads_seen, 3);
 	/* a process without a period falls back to the root period */
 	b.p.processes[p2].period_ns = 0;
-	CHECK_EQ_INT(cpu_period_of_thread(&b.p, t2), 1000000);
+	CHECK_EQ_INT(prof_period_of_thread(&b.p, t2), 1000000);
 	cpu_free(c);
 	pb_free(&b);
 }
