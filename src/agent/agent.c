@@ -17,6 +17,7 @@
 
 #include "agent.h"
 #include "agent_api.h"
+#include "sigpath.h"
 
 #define AGENT_DEFAULT_FREQ 99
 #define AGENT_DEFAULT_DEPTH 128

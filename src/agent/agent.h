@@ -101,7 +101,6 @@ extern __thread struct agent_thread agent_tls AGENT_TLS AGENT_HIDDEN;
 
 /* agent.c */
 uint64_t agent_now(void) AGENT_HIDDEN;
-uint64_t agent_thread_cpu(void) AGENT_HIDDEN;
 void *agent_real(const char *name) AGENT_HIDDEN;
 int agent_event(const void *rec, size_t size) AGENT_HIDDEN;
 void agent_disable(const char *why) AGENT_HIDDEN;
@@ -110,12 +109,8 @@ uint32_t agent_gettid(void) AGENT_HIDDEN;
 void agent_bg_ensure(void) AGENT_HIDDEN;
 int agent_loader_ok(void) AGENT_HIDDEN;
 
-/* unwind.c: the agent's private libunwind. */
+/* unwind.c: the agent's private libunwind (its handler half: sigpath.h). */
 int unwind_init(char *why, size_t len) AGENT_HIDDEN;
-int unwind_available(void) AGENT_HIDDEN;
-int unwind_begin(void) AGENT_HIDDEN;
-void unwind_end(void) AGENT_HIDDEN;
-int unwind_backtrace(void **buf, int size) AGENT_HIDDEN;
 void unwind_quiesce(void) AGENT_HIDDEN;
 void unwind_release(void) AGENT_HIDDEN;
 void unwind_after_fork_child(void) AGENT_HIDDEN;
@@ -128,9 +123,8 @@ int unwind_in_copy(uintptr_t pc) AGENT_HIDDEN;
 int stacks_thread_begin(int fresh) AGENT_HIDDEN;
 void stacks_thread_end(void) AGENT_HIDDEN;
 
-/* timer.c: per-thread sampler backends. */
+/* timer.c: per-thread sampler backends (their handler half: sigpath.h). */
 int timer_arm(struct agent_thread *t, int signo, int perf_now) AGENT_HIDDEN;
-void timer_disarm(struct agent_thread *t) AGENT_HIDDEN;
 void timer_move_self(void) AGENT_HIDDEN;
 
 /* sampler.c: thread begin/end around the handler (sigpath.h). */

@@ -169,7 +169,6 @@ static void modules_text(struct dl_phdr_info *info, uint64_t *lo, uint64_t *hi)
  */
 struct snap_mod {
 	struct dl_phdr_info info;        /* dlpi_phdr and dlpi_name point into the block */
-	uintptr_t text_lo, text_hi;      /* PF_X segments */
 };
 
 struct snap {
@@ -245,7 +244,7 @@ static void snap_publish(struct snap_build *b)
 {
 	struct snap *s, *old;
 	char *p;
-	int i, j;
+	int i;
 
 	if (b->failed || !b->n)
 		goto out;
@@ -267,19 +266,6 @@ static void snap_publish(struct snap_build *b)
 		m->info.dlpi_phdr = (const ElfW(Phdr) *)p;
 		m->info.dlpi_name = p + ph;
 		p += ph + nl;
-		m->text_lo = UINTPTR_MAX;
-		m->text_hi = 0;
-		for (j = 0; j < in->dlpi_phnum; j++) {
-			const ElfW(Phdr) *h = &in->dlpi_phdr[j];
-			uintptr_t a = in->dlpi_addr + h->p_vaddr;
-
-			if (h->p_type != PT_LOAD || !(h->p_flags & PF_X))
-				continue;
-			if (a < m->text_lo)
-				m->text_lo = a;
-			if (a + h->p_memsz > m->text_hi)
-				m->text_hi = a + h->p_memsz;
-		}
 	}
 	old = atomic_exchange_explicit(&snap_cur, s, memory_order_acq_rel);
 	if (old) {
@@ -338,18 +324,6 @@ int modules_snap_readable(uintptr_t addr, size_t len)
 				return 1;
 		}
 	}
-	return 0;
-}
-
-/* SIGNAL-SAFE: pc lies in the text of a module of the snapshot. */
-int modules_snap_has_text(uintptr_t pc)
-{
-	struct snap *s = atomic_load_explicit(&snap_cur, memory_order_acquire);
-	int i;
-
-	for (i = 0; s && i < s->n; i++)
-		if (pc >= s->m[i].text_lo && pc < s->m[i].text_hi)
-			return 1;
 	return 0;
 }
 

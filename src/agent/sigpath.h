@@ -1,10 +1,50 @@
 /*
  * sigpath.h — everything that runs in the sampling signal handler, and nothing
  * else.  Every function declared here is ASYNC-SIGNAL-SAFE: no malloc, no
- * stdio, no lock the program or another handler can hold while waiting for us,
- * no dlsym, no descriptor kept; errno is saved by the handler's entry.  The
- * writer's signal-safe half is in src/format/writer.h (writer_chunk_new,
- * writer_reserve, writer_commit, writer_lost, writer_grow_signal).
+ * stdio, no dlsym, no lock the program or another handler can hold while
+ * waiting for us, no descriptor kept; errno is saved by the handler's entry.
+ * The writer's signal-safe half is in src/format/writer.h (writer_chunk_new,
+ * writer_reserve, writer_commit, writer_lost, writer_grow_signal).  A function
+ * that is not declared here or there, or listed below, must not be called from
+ * the handler; a function declared elsewhere does not claim signal-safety.
+ *
+ * The call graph from sampler_entry (checked with gcc -fcallgraph-info; the
+ * file-local helpers it reaches, which no header can declare):
+ *
+ *   sampler.c  sample_take, sample_reserve, sample_frames, sample_now,
+ *              sampler_drain
+ *   timer.c    timer_posix, timer_perf, timer_perf_failed, timer_perf_why,
+ *              timer_refusal_final, timer_thread_sys, ts_ns
+ *   sigwrap.c  sigwrap_owned, sigwrap_app, sigbit (then the program's own
+ *              handler, with sigpath_active() false: not ours to judge)
+ *   unwind.c   unwind_flush_thread (libunwind's trace-cache destructor), and
+ *              the copy's redirected imports and accessors it calls back:
+ *              unwind_access_mem, unwind_page_ok, unwind_probe,
+ *              unwind_dl_iterate_phdr, unwind_mmap, unwind_munmap,
+ *              unwind_tls_get_addr, unwind_getspecific, unwind_setspecific,
+ *              and the refusals unwind_malloc, unwind_free, unwind_open,
+ *              unwind_stat, unwind_fstat, unwind_pipe2
+ *   writer.c   writer_do_grow (its in_signal path), round_chunks
+ *
+ * Outside our code the handler calls only: system calls (syscall(),
+ * clock_gettime through the vDSO, sigaction, fcntl, madvise; open, fstat and
+ * close only to grow the file on kernels before 5.14), the pure libc helpers
+ * memset, memmove, sig{empty,fill,add,ismember,isempty}set and
+ * __errno_location, and the private libunwind's unw_backtrace.  The copy binds
+ * RTLD_DEEPBIND to libc, so its own calls never reach our interposers; in the
+ * unwind path they are memcpy/memset, sigfillset, sigprocmask and
+ * pthread_once, plus pthread_mutex_lock/unlock of its own locks (below).
+ *
+ * Locks the handler can take, none of which the program can hold:
+ *   - the private libunwind's mutexes (rs cache, mempools, its init lock), on
+ *     a trace-cache miss: taken only by the agent, always with every signal
+ *     blocked first (libunwind's lock_acquire), and never held while waiting
+ *     for anything else (docs/agent.md section 5);
+ *   - sigwrap's app_spin, for a struct copy, held with every signal blocked;
+ *   - writer.growing, a try-lock that is never waited for.
+ *
+ * The agent is linked with -z now, so no lazy PLT resolution (ld.so's
+ * _dl_fixup) happens in the handler either.
  *
  * A test build (tests/agent: CBN_SIGPATH_CHECK) interposes malloc and
  * pthread_mutex_lock and aborts when they run while sigpath_active() is true.
@@ -31,6 +71,9 @@ extern __thread uintptr_t agent_switch_top AGENT_TLS AGENT_HIDDEN;
 /* 1 while this thread runs sampler_handler (for the CBN_SIGPATH_CHECK build). */
 int sigpath_active(void) AGENT_HIDDEN;
 
+/* timer.c: the calling thread's CPU time, ns (a plain system call). */
+uint64_t agent_thread_cpu(void) AGENT_HIDDEN;
+
 /* Is this signal one of our samples: our timer's cookie, or the si_fd of the
  * thread's perf event? */
 int timer_is_ours(const siginfo_t *si) AGENT_HIDDEN;
@@ -47,17 +90,26 @@ void timer_upgrade(struct agent_thread *t) AGENT_HIDDEN;
  * moved (raw syscalls only). */
 void timer_rearm_signal(struct agent_thread *t, const ucontext_t *uc) AGENT_HIDDEN;
 
+/* Stop the thread's sampler (raw syscalls; the handler calls it when the
+ * sampling signal moved). */
+void timer_disarm(struct agent_thread *t) AGENT_HIDDEN;
+
 /* The program's disposition for a signal we own that is not one of our samples. */
 void sigwrap_chain(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
 
-/* unwind.c: unwind_begin/unwind_end/unwind_backtrace (agent.h) are signal-safe. */
+/* unwind.c: the private libunwind.  unwind_begin returns 1 when the caller may
+ * unwind (then it must call unwind_end), 0 while unwinding is held (fork,
+ * dlclose); unwind_backtrace only between the two. */
+int unwind_available(void) AGENT_HIDDEN;
+int unwind_begin(void) AGENT_HIDDEN;
+void unwind_end(void) AGENT_HIDDEN;
+int unwind_backtrace(void **buf, int size) AGENT_HIDDEN;
 
 /* modules.c: dl_iterate_phdr over the published module snapshot (what our
- * libunwind calls instead of the loader's), and whether a pc lies in a known
- * module's text. */
+ * libunwind calls instead of the loader's), and whether a range lies in a
+ * readable segment of a known module. */
 int modules_snap_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 	AGENT_HIDDEN;
 int modules_snap_readable(uintptr_t addr, size_t len) AGENT_HIDDEN;
-int modules_snap_has_text(uintptr_t pc) AGENT_HIDDEN;
 
 #endif

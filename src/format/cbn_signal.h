@@ -3,7 +3,8 @@
  * launcher (--signal, which checks it) and the agent (CBN_SIGNAL, which uses
  * it): "SIGPROF", "PROF", "SIGRTMAX-3", "RTMIN+2", "40".  Signals the agent
  * cannot sample with (KILL, STOP, the synchronous fault signals, glibc's
- * reserved real-time ones) give 0.  Async-signal-safe, no state.
+ * reserved real-time ones) give 0.  No state, no allocation (not for the
+ * sampling handler: strtol is not async-signal-safe).
  */
 #ifndef CBN_SIGNAL_H
 #define CBN_SIGNAL_H
