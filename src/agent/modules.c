@@ -267,7 +267,9 @@ static void snap_publish(struct snap_build *b)
 		m->info.dlpi_name = p + ph;
 		p += ph + nl;
 	}
-	old = atomic_exchange_explicit(&snap_cur, s, memory_order_acq_rel);
+	/* Sequentially consistent, like unwind_idle's load of the running
+	 * count in snap_reclaim and unwind_begin's increment (unwind.c). */
+	old = atomic_exchange(&snap_cur, s);
 	if (old) {
 		old->retired_next = snap_retired;
 		snap_retired = old;
@@ -293,7 +295,7 @@ static void snap_reclaim(void)
  * the snapshot.  The callback gets a copy, as glibc's does. */
 int modules_snap_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
-	struct snap *s = atomic_load_explicit(&snap_cur, memory_order_acquire);
+	struct snap *s = atomic_load(&snap_cur); /* seq_cst: see snap_publish */
 	struct dl_phdr_info info;
 	int i, ret;
 
@@ -309,7 +311,7 @@ int modules_snap_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 /* SIGNAL-SAFE: [addr, addr+len) lies in a readable loaded segment. */
 int modules_snap_readable(uintptr_t addr, size_t len)
 {
-	struct snap *s = atomic_load_explicit(&snap_cur, memory_order_acquire);
+	struct snap *s = atomic_load(&snap_cur); /* seq_cst: see snap_publish */
 	int i, j;
 
 	for (i = 0; s && i < s->n; i++) {

@@ -55,6 +55,13 @@ static void *(*real_tls_get_addr)(struct unwind_tls_index *);
  * in whatever state another thread left them, and dlclose unmaps tables an
  * unwind may be reading.  So every unwind is counted, and fork and dlclose
  * stop new ones (samples become PC-only) and wait for running ones.
+ *
+ * Both sides store one variable and then load the other (unwind_begin:
+ * running, then hold and the module snapshot; unwind_quiesce: hold, then
+ * running; modules.c: the snapshot, then running), so those accesses are
+ * sequentially consistent: with acquire/release alone, each side could miss
+ * the other's store and a snapshot be freed under a running unwind.  On
+ * x86-64 this costs nothing (the RMWs are locked, the loads plain).
  */
 static _Atomic int unwind_running;
 static _Atomic int unwind_hold;
@@ -111,12 +118,17 @@ static void unwind_free(void *p)
 
 /*
  * Trace caches: libunwind maps one per thread on its first backtrace (2^14
- * frames) and unmaps it at thread end.  Blocks of that size are kept for the
- * next thread: page faults are most of the cost of a thread's first sample.
- * Lock-free slots, usable from the handler.
+ * frames, more once it grows) and unmaps it at thread end.  Blocks are kept
+ * for the next thread: page faults are most of the cost of a thread's first
+ * sample.  Lock-free slots, usable from the handler (any thread).  A slot is
+ * reserved (POOL_BUSY) before its length is written and the block published
+ * with a release store, so a taker that sees a block also sees its length;
+ * without the reservation two threads could fill one slot's length and the
+ * block of the other, and a larger cache be given a smaller block.
  */
 #define UNWIND_POOL 16
 #define UNWIND_POOL_MIN (64u << 10)
+#define POOL_BUSY ((void *)1)
 static _Atomic(void *) pool_block[UNWIND_POOL];
 static _Atomic size_t pool_len[UNWIND_POOL];
 
@@ -129,7 +141,8 @@ static void *unwind_mmap(void *addr, size_t len, int prot, int flags, int fd, of
 		for (i = 0; i < UNWIND_POOL; i++) {
 			void *b = atomic_load_explicit(&pool_block[i], memory_order_acquire);
 
-			if (b && atomic_load(&pool_len[i]) == len &&
+			if (b && b != POOL_BUSY &&
+			    atomic_load_explicit(&pool_len[i], memory_order_relaxed) == len &&
 			    atomic_compare_exchange_strong(&pool_block[i], &b, NULL))
 				return b;
 		}
@@ -146,11 +159,11 @@ static int unwind_munmap(void *addr, size_t len)
 		for (i = 0; i < UNWIND_POOL; i++) {
 			void *none = NULL;
 
-			if (atomic_load(&pool_block[i]))
+			if (!atomic_compare_exchange_strong(&pool_block[i], &none, POOL_BUSY))
 				continue;
-			atomic_store(&pool_len[i], len);
-			if (atomic_compare_exchange_strong(&pool_block[i], &none, addr))
-				return 0;
+			atomic_store_explicit(&pool_len[i], len, memory_order_relaxed);
+			atomic_store_explicit(&pool_block[i], addr, memory_order_release);
+			return 0;
 		}
 	}
 	return (int)syscall(SYS_munmap, addr, len);
@@ -504,8 +517,8 @@ int unwind_begin(void)
 {
 	if (!unw_bt || atomic_load_explicit(&unwind_hold, memory_order_acquire))
 		return 0;
-	atomic_fetch_add_explicit(&unwind_running, 1, memory_order_acq_rel);
-	if (atomic_load_explicit(&unwind_hold, memory_order_acquire)) {
+	atomic_fetch_add(&unwind_running, 1);
+	if (atomic_load(&unwind_hold)) {
 		atomic_fetch_sub_explicit(&unwind_running, 1, memory_order_release);
 		return 0;
 	}
