@@ -340,6 +340,7 @@ static void agent_fork_child(void)
 	sigwrap_after_fork_child();
 	nvtx_after_fork_child();
 	unwind_after_fork_child();
+	timer_after_fork_child();
 	if (!had)
 		return;
 	atomic_store(&agent.active, 0);

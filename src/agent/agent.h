@@ -23,6 +23,12 @@
  * (unwind.c; libunwind 1.6 uses 16). */
 #define AGENT_UNW_TLS 64
 
+/*
+ * The process image's configuration.  The handler reads it on every thread:
+ * the plain fields are set in the constructor (or a fork child) before any
+ * sampler of the image is armed, so the arming system call orders them; what
+ * changes while samplers run is atomic.
+ */
 struct agent {
 	struct writer w;                 /* this process image's session file */
 	_Atomic int active;              /* 1 once init succeeded (file open, signal ours) */
@@ -30,7 +36,8 @@ struct agent {
 	int depth;                       /* frames per sample cap */
 	int quiet;
 	int want_perf;                   /* 0: CBN_PERF_EVENTS=0, POSIX timers only */
-	int perf_refused;                /* errno of a refusal that holds for every thread */
+	_Atomic int perf_refused;        /* errno of a refusal that holds for every thread:
+					  * set by any thread's handler, relaxed (a hint) */
 	uint32_t pid;                    /* pid the file belongs to */
 	uint32_t exec_seq;
 	uint64_t period_ns;
@@ -50,14 +57,25 @@ enum agent_backend {
 	AGENT_BACKEND_PERF = 2,          /* perf_event_open(CPU_CLOCK), fd closed, page mapped */
 };
 
-/* Per-thread state.  Initial-exec TLS: the handler reaches it without calling
- * __tls_get_addr (which may malloc).  Fields the handler and normal code of
- * the same thread share are volatile sig_atomic_t. */
+/*
+ * Per-thread state.  Initial-exec TLS: the handler reaches it without calling
+ * __tls_get_addr (which may malloc).  Only the thread itself and its own
+ * handler touch it, so "shared" means shared with a handler that can interrupt
+ * normal code anywhere:
+ *   - the flags below are volatile sig_atomic_t, each written by one side
+ *     only (in_handler, in_sigpath by the handler; the others by normal
+ *     code), so a read sees the last whole store;
+ *   - everything else the handler reads or writes (chunk, tid, pid, sampled,
+ *     the sampler, the CPU clock, the stack range) is changed by normal code
+ *     only before the thread's sampler is armed, or with every signal blocked
+ *     (sampler.c, timer_move_self, stacks.c): never concurrently.
+ */
 struct agent_thread {
 	struct cbn_chunk_header *chunk;  /* current SAMPLES chunk, or NULL */
 	uint32_t tid;                    /* 0: thread unknown to the agent */
 	uint32_t pid;                    /* pid when armed; != agent.pid: foreign */
-	volatile sig_atomic_t in_handler; /* inside the sampling handler */
+	volatile sig_atomic_t in_handler; /* inside sample_take: samples counted REENTRANT */
+	volatile sig_atomic_t in_sigpath; /* inside the agent's part of the handler (sigpath.h) */
 	volatile sig_atomic_t in_agent;  /* cbn_agent_enter nesting: samples counted REENTRANT */
 	volatile sig_atomic_t no_unwind; /* fork or exit in progress: PC-only samples */
 	volatile sig_atomic_t paused;    /* sampler stopped around an exec */
@@ -66,7 +84,7 @@ struct agent_thread {
 	int sampled;                     /* has had a sample (counted by backend) */
 	char name[CBN_NAME_MAX];         /* the thread's name as last set (inherited at create) */
 
-	/* The per-thread sampler (timer.c). */
+	/* The per-thread sampler (timer.c): the handler changes it too. */
 	int backend;                     /* enum agent_backend */
 	int signo;                       /* signal this thread's sampler raises */
 	timer_t timer;                   /* AGENT_BACKEND_TIMER */
@@ -125,6 +143,7 @@ void stacks_thread_end(void) AGENT_HIDDEN;
 
 /* timer.c: per-thread sampler backends (their handler half: sigpath.h). */
 int timer_arm(struct agent_thread *t, int signo, int perf_now) AGENT_HIDDEN;
+void timer_after_fork_child(void) AGENT_HIDDEN;
 void timer_move_self(void) AGENT_HIDDEN;
 
 /* sampler.c: thread begin/end around the handler (sigpath.h). */

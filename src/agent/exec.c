@@ -5,7 +5,8 @@
  * to SIG_DFL but keeps the queued signal (sigqueue_free leaves a queued entry
  * in place), and the new image dies of it before its first instruction.
  * Deleting the timer first closes that window: an expiry already queued is
- * delivered to our handler as timer_delete returns.  If exec fails, re-arm.
+ * delivered to our handler when sampler_pause restores the signal mask.  If
+ * exec fails, re-arm.
  * glibc's execl/execvp & co. call __execve internally, so each is wrapped.
  */
 #include <errno.h>

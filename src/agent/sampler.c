@@ -19,18 +19,36 @@
 
 __thread struct agent_thread agent_tls AGENT_TLS;
 
-/* Our own text: to find the signal frame when the interrupted pc is missing. */
-static uint64_t self_lo, self_hi;
+/* Our own text: to find the signal frame when the interrupted pc is missing.
+ * Set by the constructor's first module scan, before any sampler is armed;
+ * relaxed atomics because a later scan on another thread may set it again
+ * while handlers read it. */
+static _Atomic uint64_t self_lo, self_hi;
 
 void sampler_set_self(uint64_t lo, uint64_t hi)
 {
-	self_lo = lo;
-	self_hi = hi;
+	atomic_store_explicit(&self_lo, lo, memory_order_relaxed);
+	atomic_store_explicit(&self_hi, hi, memory_order_relaxed);
 }
 
 int sigpath_active(void)
 {
-	return agent_tls.in_handler;
+	return agent_tls.in_sigpath;
+}
+
+/* Normal code changes the thread's sampler and stack with every signal
+ * blocked (agent.h): raw system calls, the program's mask restored as it was. */
+static void sampler_block(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+}
+
+static void sampler_unblock(const sigset_t *old)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 }
 
 /*
@@ -86,6 +104,8 @@ static uint64_t sample_now(void)
  */
 static int sample_frames(uint64_t *pc, int n, uint64_t rip, int max, int *flags)
 {
+	uint64_t lo = atomic_load_explicit(&self_lo, memory_order_relaxed);
+	uint64_t hi = atomic_load_explicit(&self_hi, memory_order_relaxed);
 	int i, k = -1, m, prepend = 0;
 
 	for (i = 0; i < n; i++) {
@@ -100,7 +120,7 @@ static int sample_frames(uint64_t *pc, int n, uint64_t rip, int max, int *flags)
 		int last_self = -1;
 
 		for (i = 0; i < n; i++)
-			if (pc[i] >= self_lo && pc[i] < self_hi)
+			if (pc[i] >= lo && pc[i] < hi)
 				last_self = i;
 		if (last_self < 0 || last_self + 2 > n) {
 			pc[0] = rip;
@@ -260,7 +280,11 @@ static void sampler_drain(int sig, void *uc)
 void sampler_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
+	/* Saved, not cleared: the handler can nest inside the program's handler
+	 * that sigwrap_chain runs (a signal we moved away from). */
+	sig_atomic_t in_sigpath = agent_tls.in_sigpath;
 
+	agent_tls.in_sigpath = 1;
 	if (!timer_is_ours(si)) {
 		sigwrap_chain(sig, si, uc);
 	} else {
@@ -268,6 +292,7 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 		if (agent_tls.backend == AGENT_BACKEND_PERF)
 			sampler_drain(sig, uc);
 	}
+	agent_tls.in_sigpath = in_sigpath;
 	errno = saved_errno;
 }
 
@@ -335,16 +360,26 @@ int sampler_thread_begin(int fresh, const char *name)
 void sampler_thread_end(void)
 {
 	struct agent_thread *t = &agent_tls;
+	sigset_t old;
 	uint64_t cpu;
 
 	if (!t->tid || t->ended)
 		return;
+	sampler_block(&old);
 	timer_disarm(t);
+	sampler_unblock(&old);
 	t->ended = 1;
 	ranges_thread_end();
 	nvtx_thread_end();
+	/*
+	 * The sampler's last signal can still arrive (timer_disarm): while the
+	 * thread's trace cache and stack go away it counts as REENTRANT, and
+	 * after, with no agent stack left, it keeps only the pc.
+	 */
+	t->in_agent++;
 	unwind_thread_end();
 	stacks_thread_end();
+	t->in_agent--;
 	if (t->pid != agent.pid || !agent.w.hdr)
 		return;
 	cpu = agent_thread_cpu();
@@ -353,21 +388,32 @@ void sampler_thread_end(void)
 	sampler_thread_event(CBN_REC_THREAD_END, t, cpu);
 }
 
-/* Stop this thread's sampler (before exec); resume re-arms it if paused. */
+/*
+ * Stop this thread's sampler (before exec); resume re-arms it if paused.
+ * With every signal blocked: a sample arriving inside timer_disarm would find
+ * the thread half disarmed (a first sample would even upgrade it to a perf
+ * event that nothing stops).  One already queued is taken when the mask is
+ * restored, before the exec.
+ */
 void sampler_pause(void)
 {
 	struct agent_thread *t = &agent_tls;
+	sigset_t old;
 
+	sampler_block(&old);
 	if (t->backend != AGENT_BACKEND_NONE) {
 		timer_disarm(t);
 		t->paused = 1;
 	}
+	sampler_unblock(&old);
 }
 
 void sampler_resume(void)
 {
 	struct agent_thread *t = &agent_tls;
+	sigset_t old;
 
+	sampler_block(&old);
 	if (t->paused && !t->ended && atomic_load(&agent.active)) {
 		uint64_t cpu = t->cpu_last, carry = t->carry;
 
@@ -378,4 +424,5 @@ void sampler_resume(void)
 		t->cpu_last = cpu;
 		t->carry = carry;
 	}
+	sampler_unblock(&old);
 }

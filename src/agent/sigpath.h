@@ -64,11 +64,19 @@
 void sampler_entry(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
 void sampler_handler(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
 
-/* Top of the agent stack to move to, or 0 when the handler already runs on it
- * (the kernel altstack is ours); read by sampler_entry. */
-extern __thread uintptr_t agent_switch_top AGENT_TLS AGENT_HIDDEN;
+/*
+ * Top of the agent stack to move to, or 0 when the handler already runs on it
+ * (the kernel altstack is ours); read by sampler_entry with a plain load.  It
+ * must always agree with the kernel's alternate stack (moving to the top of
+ * the stack the kernel just put its frame on would overwrite that frame), so
+ * stacks.c changes the two together with every signal blocked, or before the
+ * thread's sampler is armed.
+ */
+extern __thread _Atomic uintptr_t agent_switch_top AGENT_TLS AGENT_HIDDEN;
 
-/* 1 while this thread runs sampler_handler (for the CBN_SIGPATH_CHECK build). */
+/* 1 while this thread runs the agent's part of sampler_handler: not inside the
+ * program's handler that sigwrap_chain calls (for the CBN_SIGPATH_CHECK
+ * build; agent_tls.in_sigpath, written by the handler only). */
 int sigpath_active(void) AGENT_HIDDEN;
 
 /* timer.c: the calling thread's CPU time, ns (a plain system call). */

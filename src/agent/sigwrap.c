@@ -50,11 +50,19 @@ static struct owned owned[SIGWRAP_OWNED];
 static _Atomic int app_spin;
 static pthread_mutex_t move_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Owned signals the program believes blocked in this thread (bit sig-1), and
+/*
+ * Owned signals the program believes blocked in this thread (bit sig-1), and
  * signals for it that arrived meanwhile (re-sent when it unblocks them, as the
- * kernel would have delivered them). */
-static __thread uint64_t app_blocked AGENT_TLS;
-static __thread uint64_t app_pending AGENT_TLS;
+ * kernel would have delivered them).  The handler (sigwrap_chain) reads
+ * app_blocked and sets bits of app_pending while normal code of the same
+ * thread changes both: atomics, so that no update is torn or lost (a plain
+ * `app_pending &= ~bit` interrupted between its load and store would drop a
+ * bit the handler set).  The blocked bit is set before the kernel mask changes
+ * and cleared before pending signals are flushed, so a signal arriving in
+ * between is either held and flushed, or delivered at once.
+ */
+static __thread _Atomic uint64_t app_blocked AGENT_TLS;
+static __thread _Atomic uint64_t app_pending AGENT_TLS;
 
 static uint64_t sigbit(int sig)
 {
@@ -369,6 +377,7 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 	struct sigaction a;
 	sigset_t old;
 	int masked = 0;
+	sig_atomic_t in_sigpath;
 
 	if (!o)
 		return;
@@ -414,10 +423,15 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &a.sa_mask, &old, _NSIG / 8);
 		masked = 1;
 	}
+	/* The program's handler is not the agent's: sigpath_active() is 0 in it
+	 * (and 1 again in a sample that interrupts it). */
+	in_sigpath = agent_tls.in_sigpath;
+	agent_tls.in_sigpath = 0;
 	if (a.sa_flags & SA_SIGINFO)
 		a.sa_sigaction(sig, si, uc);
 	else
 		a.sa_handler(sig);
+	agent_tls.in_sigpath = in_sigpath;
 	if (masked)
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 }

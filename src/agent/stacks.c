@@ -25,7 +25,7 @@
 #define STACK_GUARD 4096u
 #define STACK_POOL 64
 
-__thread uintptr_t agent_switch_top AGENT_TLS;
+__thread _Atomic uintptr_t agent_switch_top AGENT_TLS;
 
 /* Stacks of ended threads, for the next ones (lock-free slots). */
 static _Atomic(void *) stack_pool[STACK_POOL];
@@ -69,6 +69,28 @@ static int stacks_kernel(const stack_t *ss, stack_t *old)
 	return (int)syscall(SYS_sigaltstack, ss, old);
 }
 
+static void stacks_switch_top(uintptr_t top)
+{
+	atomic_store_explicit(&agent_switch_top, top, memory_order_relaxed);
+}
+
+/* The kernel's alternate stack and agent_switch_top change together: a sample
+ * between the two would run on the wrong stack (sigpath.h).  Raw system calls,
+ * around our own state only: the program's mask is restored as it was. */
+static void stacks_block(sigset_t *old)
+{
+	sigset_t all;
+
+	sigfillset(&all);
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+}
+
+static void stacks_unblock(const sigset_t *old)
+{
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+}
+
+/* With every signal blocked, or before the thread's sampler is armed. */
 static void stacks_use_ours(struct agent_thread *t)
 {
 	stack_t ss;
@@ -78,10 +100,10 @@ static void stacks_use_ours(struct agent_thread *t)
 	ss.ss_flags = 0;
 	if (stacks_kernel(&ss, NULL) == 0) {
 		t->kernel_ss_ours = 1;
-		agent_switch_top = 0;
+		stacks_switch_top(0);
 	} else {
 		t->kernel_ss_ours = 0;
-		agent_switch_top = (uintptr_t)t->stack_hi;
+		stacks_switch_top((uintptr_t)t->stack_hi);
 	}
 }
 
@@ -114,27 +136,34 @@ int stacks_thread_begin(int fresh)
 		stacks_use_ours(t);
 	} else if (cur.ss_sp == t->stack_lo) {
 		t->kernel_ss_ours = 1;
-		agent_switch_top = 0;
+		stacks_switch_top(0);
 	} else {
 		/* Set before we ran (another library's constructor): the program's. */
 		t->app_ss = cur;
 		t->app_ss.ss_flags &= ~SS_ONSTACK;
 		t->app_ss_on = 1;
 		t->kernel_ss_ours = 0;
-		agent_switch_top = (uintptr_t)t->stack_hi;
+		stacks_switch_top((uintptr_t)t->stack_hi);
 		agent_note(CBN_NOTE_APP_ALTSTACK);
 	}
 	return 0;
 }
 
-/* After the thread's sampler is gone: give the kernel back the program's
- * view and keep the stack for another thread. */
+/*
+ * After the thread's sampler is gone: give the kernel back the program's
+ * view and keep the stack for another thread.  A late signal of the sampler
+ * may still come, at any point: in this order, the entry stub never moves to
+ * a stack the kernel is using (agent_switch_top is already 0 while the
+ * kernel's altstack is ours), and the stack goes to the pool only once
+ * nothing points the handler at it.
+ */
 void stacks_thread_end(void)
 {
 	struct agent_thread *t = &agent_tls;
+	void *map = t->stack_map;
 	stack_t off;
 
-	if (!t->stack_map)
+	if (!map)
 		return;
 	if (t->kernel_ss_ours) {
 		memset(&off, 0, sizeof(off));
@@ -142,10 +171,11 @@ void stacks_thread_end(void)
 		stacks_kernel(&off, NULL);
 		t->kernel_ss_ours = 0;
 	}
-	agent_switch_top = 0;
-	stacks_put(t->stack_map);
-	t->stack_map = NULL;
+	stacks_switch_top(0);
 	t->stack_lo = t->stack_hi = NULL;
+	t->stack_map = NULL;
+	atomic_signal_fence(memory_order_seq_cst);
+	stacks_put(map);
 }
 
 static int stacks_on(const stack_t *ss)
@@ -171,10 +201,14 @@ __attribute__((visibility("default"))) int sigaltstack(const stack_t *ss, stack_
 		view.ss_flags = SS_DISABLE;
 	}
 	if (ss) {
+		sigset_t mask;
+		int e;
+
 		if (view.ss_flags & SS_ONSTACK) {
 			errno = EPERM;
 			return -1;
 		}
+		stacks_block(&mask);
 		if (ss->ss_flags & SS_DISABLE) {
 			if (!t->kernel_ss_ours)
 				stacks_use_ours(t);
@@ -186,14 +220,18 @@ __attribute__((visibility("default"))) int sigaltstack(const stack_t *ss, stack_
 			 * stack is then recorded and its view is what it set. */
 			if (stacks_kernel(ss, NULL) == 0) {
 				t->kernel_ss_ours = 0;
-				agent_switch_top = (uintptr_t)t->stack_hi;
+				stacks_switch_top((uintptr_t)t->stack_hi);
 			} else if (errno != EPERM || !t->kernel_ss_ours) {
+				e = errno;
+				stacks_unblock(&mask);
+				errno = e;
 				return -1;
 			}
 			t->app_ss = *ss;
 			t->app_ss_on = 1;
 			agent_note(CBN_NOTE_APP_ALTSTACK);
 		}
+		stacks_unblock(&mask);
 	}
 	if (old)
 		*old = view;

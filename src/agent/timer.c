@@ -152,6 +152,11 @@ static int timer_refusal_final(int err)
 	       err == -EOPNOTSUPP;
 }
 
+/* The header's timer_reason is claimed by the first thread to fail: handlers
+ * on several threads can fail at once (timer_upgrade).  Reset in a fork child
+ * with the new file (timer_after_fork_child). */
+static _Atomic int timer_reason_taken;
+
 /* SIGNAL-SAFE.  Remember why perf events are not used (first reason wins). */
 static void timer_perf_failed(int ret)
 {
@@ -160,13 +165,19 @@ static void timer_perf_failed(int ret)
 	size_t i;
 
 	if (timer_refusal_final(ret))
-		agent.perf_refused = -ret;
-	if (!h || h->timer_reason_len)
+		atomic_store_explicit(&agent.perf_refused, -ret, memory_order_relaxed);
+	if (!h || h->timer_reason_len || atomic_exchange(&timer_reason_taken, 1))
 		return;
 	h->perf_errno = agent.want_perf ? -ret : 0;
 	for (i = 0; why[i] && i < sizeof(h->timer_reason) - 1; i++)
 		h->timer_reason[i] = why[i];
 	h->timer_reason_len = (uint32_t)i;
+}
+
+/* A fork child starts a new file, whose header has no reason yet. */
+void timer_after_fork_child(void)
+{
+	atomic_store(&timer_reason_taken, 0);
 }
 
 /*
@@ -193,7 +204,8 @@ int timer_arm(struct agent_thread *t, int signo, int perf_now)
 		t->sys_last = timer_thread_sys();
 	}
 	t->carry = 0;
-	if (perf_now && agent.want_perf && !agent.perf_refused) {
+	if (perf_now && agent.want_perf &&
+	    !atomic_load_explicit(&agent.perf_refused, memory_order_relaxed)) {
 		ret = timer_perf(t, signo);
 		if (ret == 0)
 			return 0;
@@ -210,7 +222,8 @@ void timer_upgrade(struct agent_thread *t)
 	struct agent_thread n;
 	int ret;
 
-	if (t->backend != AGENT_BACKEND_TIMER || !agent.want_perf || agent.perf_refused)
+	if (t->backend != AGENT_BACKEND_TIMER || !agent.want_perf ||
+	    atomic_load_explicit(&agent.perf_refused, memory_order_relaxed))
 		return;
 	n = *t;
 	ret = timer_perf(&n, t->signo);
