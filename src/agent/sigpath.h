@@ -46,8 +46,15 @@
  * The agent is linked with -z now, so no lazy PLT resolution (ld.so's
  * _dl_fixup) happens in the handler either.
  *
- * A test build (tests/agent: CBN_SIGPATH_CHECK) interposes malloc and
- * pthread_mutex_lock and aborts when they run while sigpath_active() is true.
+ * unwind_tls_get_addr answers for libunwind's own TLS block only; any other
+ * module would go to ld.so's __tls_get_addr, which may allocate (never seen
+ * with libunwind 1.6, whose one block is ours).
+ *
+ * The check: tests/agent builds a copy of the agent with sigcheck.c
+ * (CMake option CBN_SIGPATH_CHECK, on by default) that interposes malloc,
+ * calloc, realloc, free and pthread_mutex_lock and aborts when one runs while
+ * sigpath_active() is true; ctest agent.sigpath_check runs a busy
+ * multi-threaded program under it at 4 kHz (docs/agent.md section 7).
  */
 #ifndef CBN_SIGPATH_H
 #define CBN_SIGPATH_H
