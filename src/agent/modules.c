@@ -320,9 +320,12 @@ int modules_snap_readable(uintptr_t addr, size_t len)
 		for (j = 0; j < in->dlpi_phnum; j++) {
 			const ElfW(Phdr) *ph = &in->dlpi_phdr[j];
 			uintptr_t a = in->dlpi_addr + ph->p_vaddr;
+			uintptr_t size = ((a + ph->p_memsz + 4095) & ~(uintptr_t)4095) - a;
 
+			/* No addr + len: near the top of the address space it
+			 * wraps to a small number that every segment "covers". */
 			if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && addr >= a &&
-			    addr + len <= ((a + ph->p_memsz + 4095) & ~(uintptr_t)4095))
+			    addr - a < size && len <= size - (addr - a))
 				return 1;
 		}
 	}

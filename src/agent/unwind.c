@@ -239,25 +239,28 @@ static int unwind_page_ok(uintptr_t page)
 }
 
 /*
- * The local address space's access_mem.  libunwind sets bit 0 of arg when a
- * read must be validated (x86-64 AS_ARG_VALIDATE_MASK); without it, it reads
- * the word as libunwind would.  SIGNAL-SAFE.
+ * The local address space's access_mem.  Every read is validated, not only
+ * those libunwind marks (bit 0 of arg, x86-64 AS_ARG_VALIDATE_MASK, set for
+ * signal frames): a sample can land where the registers do not match the
+ * unwind tables — inside a setcontext or longjmp that is switching stacks,
+ * hand-written assembly, a JIT — and the step from there computes garbage
+ * addresses (0xfffffffffffffde0 was seen, interrupting libunwind's own
+ * _Ux86_64_setcontext under a C++ throw).  The thread's stack and pages
+ * already checked in this sample cost a compare.  SIGNAL-SAFE.
  */
 static int unwind_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
 			     void *arg)
 {
-	(void)as;
-	if (write) {
-		*(unw_word_t *)addr = *val;
-		return 0;
-	}
-	if ((uintptr_t)arg & 1) {
-		uintptr_t p0 = addr & ~(uintptr_t)4095, p1 = (addr + 7) & ~(uintptr_t)4095;
+	uintptr_t p0 = addr & ~(uintptr_t)4095, p1 = (addr + 7) & ~(uintptr_t)4095;
 
-		if (!unwind_page_ok(p0) || (p1 != p0 && !unwind_page_ok(p1)))
-			return -1;
-	}
-	*val = *(unw_word_t *)addr;
+	(void)as;
+	(void)arg;
+	if (!unwind_page_ok(p0) || (p1 != p0 && !unwind_page_ok(p1)))
+		return -1;
+	if (write)
+		*(unw_word_t *)addr = *val;
+	else
+		*val = *(unw_word_t *)addr;
 	return 0;
 }
 
