@@ -12,7 +12,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cuda.h"
+#include "cuda_analysis.h"
 #include "occupancy.h"
 
 #define NO_IDX UINT32_MAX

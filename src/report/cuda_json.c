@@ -5,7 +5,7 @@
  */
 #include <cjson/cJSON.h>
 
-#include "../analysis/cuda.h"
+#include "../analysis/cuda_analysis.h"
 #include "cuda_report.h"
 
 static const char *const row_kind[] = { "range", "api", "kernel", "memcpy", "memset" };

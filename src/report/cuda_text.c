@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../analysis/cuda.h"
+#include "../analysis/cuda_analysis.h"
 #include "cuda_report.h"
 #include "fmt.h"
 #include "../analysis/occupancy.h"

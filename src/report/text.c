@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "cpu.h"
-#include "cuda.h"
+#include "cuda_analysis.h"
 #include "cuda_report.h"
 #include "fmt.h"
 #include "report.h"

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/cuda.h"
+#include "analysis/cuda_analysis.h"
 #include "analysis/profile.h"
 
 #define US 1000ull

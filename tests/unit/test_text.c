@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "analysis/cpu.h"
-#include "analysis/cuda.h"
+#include "analysis/cuda_analysis.h"
 #include "report/fmt.h"
 #include "report/report.h"
 #include "testlib.h"

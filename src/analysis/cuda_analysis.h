@@ -1,15 +1,17 @@
 /*
- * cuda.h — CUDA analysis of a loaded profile: the autograd-style rows (ranges,
- * API functions, kernels, copies, sets), nsys-style kernel / memop / API
- * summaries, launch sites, the overview metrics with a verdict, rule-based
+ * cuda_analysis.h — CUDA analysis of a loaded profile: the autograd-style rows
+ * (ranges, API functions, kernels, copies, sets), nsys-style kernel / memop /
+ * API summaries, launch sites, the overview metrics with a verdict, rule-based
  * recommendations and the CUDA status lines.  Launcher side only; the result
  * is owned by the caller and freed with cuda_analysis_free().  Strings that
  * name things (kernel names, files) point into the profile, which must outlive
  * the analysis; generated text (status lines, recommendations) is owned here.
  * Every threshold is a named constant below and documented in docs/cuda.md.
+ * (Not named cuda.h: that is NVIDIA's driver API header, which this one would
+ * shadow on an include path that has both.)
  */
-#ifndef CBN_CUDA_H
-#define CBN_CUDA_H
+#ifndef CBN_CUDA_ANALYSIS_H
+#define CBN_CUDA_ANALYSIS_H
 
 #include <stddef.h>
 #include <stdint.h>
