@@ -1,25 +1,22 @@
 /*
- * cuda_rules.c — the CUDA recommendations: each rule's test over the tables
- * and the overview, its evidence and its advice (docs/cuda.md,
- * "Recommendations").
+ * cuda_rules.c — the CUDA recommendations: one test per rule over the tables
+ * and the overview, and the table cuda_rules[] (at the end) that gives each
+ * its id, advice and order in the report (docs/cuda.md, "Recommendations").
+ * To add a rule, write its test here and add its entry where its findings
+ * should appear.
  */
 #include <string.h>
 
 #include "cuda_int.h"
+#include "rules.h"
 
-static int add_reco(struct cuda_analysis *a, size_t *cap, const char *id, char *evidence,
-		    const char *message)
-{
-	char *msg = strdup(message);
-
-	if (!evidence || !msg || grow((void **)&a->recos, cap, a->nrecos + 1, sizeof(*a->recos))) {
-		free(evidence);
-		free(msg);
-		return -ENOMEM;
-	}
-	a->recos[a->nrecos++] = (struct cuda_reco){ .id = id, .message = msg, .evidence = evidence };
-	return 0;
-}
+/* What a test looks at. */
+struct cuda_rule_ctx {
+	const struct cuda_analysis *a;   /* tables and overview, complete */
+	const struct profile *p;
+	const char **range_names;        /* row name of range i, NULL for instants */
+	uint64_t *scratch;               /* room for nranges durations, any test's to use */
+};
 
 static char *tstr(char *buf, size_t len, double ns)
 {
@@ -34,15 +31,153 @@ static char *tstr(char *buf, size_t len, double ns)
 	return buf;
 }
 
+static int overhead_bound(const void *ctx, struct rules_pass *pass)
+{
+	const struct cuda_analysis *a = ((const struct cuda_rule_ctx *)ctx)->a;
+	const struct cuda_overview *ov = &a->ov;
+	char b1[32], b2[32], b3[32];
+
+	if (strcmp(ov->verdict, "overhead-bound"))
+		return 0;
+	return rules_fire(pass,
+			  "GPU utilization %.1f%% over a %s window; non-synchronizing CUDA API "
+			  "time %s (%.1f%% of the window); %llu kernels, median %s",
+			  100 * ov->gpu_utilization, tstr(b1, sizeof(b1), (double)ov->window_ns),
+			  tstr(b2, sizeof(b2), (double)ov->launch_api_ns),
+			  ov->window_ns ? 100.0 * ov->launch_api_ns / ov->window_ns : 0.0,
+			  (unsigned long long)a->totals.kernels,
+			  tstr(b3, sizeof(b3), ov->median_kernel_ns));
+}
+
+static int sync_dominated(const void *ctx, struct rules_pass *pass)
+{
+	const struct cuda_rule_ctx *c = ctx;
+	const struct cuda_analysis *a = c->a;
+	const struct cuda_overview *ov = &a->ov;
+	const struct cuda_api_row *top = NULL;
+	uint64_t wall = c->p->wall_ns ? c->p->wall_ns : ov->window_ns;
+	char b1[32], b2[32], b3[32];
+	size_t i;
+
+	if (!wall || (double)ov->sync_blocked_ns <= CUDA_SYNC_FRACTION * (double)wall)
+		return 0;
+	for (i = 0; i < a->napi; i++)
+		if (cuda_api_is_sync(a->api[i].name)) {
+			top = &a->api[i];
+			break;
+		}
+	return rules_fire(pass,
+			  "CPU blocked %s in synchronizing calls = %.1f%% of the %s run%s%s%s",
+			  tstr(b1, sizeof(b1), (double)ov->sync_blocked_ns),
+			  100.0 * ov->sync_blocked_ns / wall, tstr(b2, sizeof(b2), (double)wall),
+			  top ? "; largest: " : "", top ? top->name : "",
+			  top ? tstr(b3, sizeof(b3), (double)top->t.total) : "");
+}
+
+static int pageable_copies(const void *ctx, struct rules_pass *pass)
+{
+	const struct cuda_analysis *a = ((const struct cuda_rule_ctx *)ctx)->a;
+	uint64_t n = 0, ns = 0, bytes = 0, htod = 0, dtoh = 0;
+	char b1[32];
+	size_t i;
+
+	for (i = 0; i < a->nmemops; i++) {
+		const struct cuda_memop_row *r = &a->memops[i];
+
+		if (r->kind != CUDA_ROW_MEMCPY ||
+		    (r->copy_kind != CBN_COPY_HTOD && r->copy_kind != CBN_COPY_DTOH))
+			continue;
+		n += r->pageable;
+		ns += r->pageable_ns;
+		bytes += r->pageable_bytes;
+		if (r->copy_kind == CBN_COPY_HTOD)
+			htod += r->pageable;
+		else
+			dtoh += r->pageable;
+	}
+	/* A stray 4-byte result copy is not worth a recommendation. */
+	if (!n || (ns < CUDA_PAGEABLE_MIN_NS &&
+		   (double)ns < CUDA_PAGEABLE_MIN_SHARE * (double)a->ov.gpu_ns))
+		return 0;
+	return rules_fire(pass,
+			  "%llu copies from/to pageable host memory (HtoD %llu, DtoH %llu): "
+			  "%s of GPU time, %llu bytes",
+			  (unsigned long long)n, (unsigned long long)htod, (unsigned long long)dtoh,
+			  tstr(b1, sizeof(b1), (double)ns), (unsigned long long)bytes);
+}
+
+static int tiny_kernels(const void *ctx, struct rules_pass *pass)
+{
+	const struct cuda_analysis *a = ((const struct cuda_rule_ctx *)ctx)->a;
+	char b1[32];
+
+	if (a->totals.kernels <= CUDA_TINY_KERNELS_MIN ||
+	    a->ov.median_kernel_ns >= CUDA_TINY_KERNEL_NS)
+		return 0;
+	return rules_fire(pass, "%llu kernel launches with a median duration of %s",
+			  (unsigned long long)a->totals.kernels,
+			  tstr(b1, sizeof(b1), a->ov.median_kernel_ns));
+}
+
+static int small_grid(const void *ctx, struct rules_pass *pass)
+{
+	const struct cuda_analysis *a = ((const struct cuda_rule_ctx *)ctx)->a;
+	size_t i;
+	int ret;
+
+	for (i = 0; i < a->nkernels; i++) {
+		const struct cuda_kernel_row *k = &a->kernels[i];
+
+		if (k->blocks_per_sm < 0 || k->blocks_per_sm >= CUDA_SMALL_GRID_BLOCKS ||
+		    k->time_pct < 100 * CUDA_SIGNIFICANT_SHARE)
+			continue;
+		ret = rules_fire(pass,
+				 "%s: %.2f blocks per SM (grid %dx%dx%d) and %.1f%% of kernel time",
+				 k->name, k->blocks_per_sm, k->grid[0], k->grid[1], k->grid[2],
+				 k->time_pct);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int cold_kernel(const void *ctx, struct rules_pass *pass)
+{
+	const struct cuda_analysis *a = ((const struct cuda_rule_ctx *)ctx)->a;
+	char b1[32], b2[32];
+	size_t i;
+	int ret;
+
+	for (i = 0; i < a->nkernels; i++) {
+		const struct cuda_kernel_row *k = &a->kernels[i];
+
+		if (k->t.count < 2 || (double)k->first_ns <= CUDA_COLD_RATIO * k->rest_med_ns ||
+		    (double)k->first_ns - k->rest_med_ns <= CUDA_COLD_MIN_NS)
+			continue;
+		ret = rules_fire(pass,
+				 "%s: first instance %s vs median %s of the other %llu (%.1fx)",
+				 k->name, tstr(b1, sizeof(b1), (double)k->first_ns),
+				 tstr(b2, sizeof(b2), k->rest_med_ns),
+				 (unsigned long long)(k->t.count - 1),
+				 k->rest_med_ns > 0 ? k->first_ns / k->rest_med_ns : 0.0);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
 /* Cold start among repeated ranges: the earliest instance of a name against
  * the median of the others.  Ranges are grouped by name first (one pass),
  * so many distinct names cost nothing extra. */
-static int reco_cold_ranges(struct cuda_analysis *a, size_t *cap, const struct profile *p,
-			    const char **range_names, uint64_t *scratch)
+static int cold_range(const void *ctx, struct rules_pass *pass)
 {
+	const struct cuda_rule_ctx *c = ctx;
+	const struct profile *p = c->p;
+	const char **range_names = c->range_names;
+	uint64_t *scratch = c->scratch;
 	struct cuda_smap m = { 0 };
 	uint32_t *gid = malloc((p->nranges + 1) * sizeof(*gid)), *first = NULL, *members = NULL;
-	size_t *off = NULL, *fill = NULL, ng = 0, gcap = 0, i, j, fired = 0;
+	size_t *off = NULL, *fill = NULL, ng = 0, gcap = 0, i, j;
 	int added, ret = -ENOMEM;
 
 	if (!gid)
@@ -80,7 +215,7 @@ static int reco_cold_ranges(struct cuda_analysis *a, size_t *cap, const struct p
 		if (gid[i] != CUDA_NO_IDX)
 			members[fill[gid[i]]++] = (uint32_t)i;
 	ret = 0;
-	for (j = 0; j < ng && fired < 3; j++) {
+	for (j = 0; j < ng && !ret; j++) {
 		const struct prof_range *f = &p->ranges[first[j]];
 		uint64_t d0 = dur(f->start, f->end), n = 0;
 		double med;
@@ -88,25 +223,20 @@ static int reco_cold_ranges(struct cuda_analysis *a, size_t *cap, const struct p
 
 		for (i = off[j]; i < off[j + 1]; i++)
 			if (members[i] != first[j])
-				scratch[n++] = dur(p->ranges[members[i]].start, p->ranges[members[i]].end);
+				scratch[n++] = dur(p->ranges[members[i]].start,
+						   p->ranges[members[i]].end);
 		if (n < 2)
 			continue;
 		qsort(scratch, n, sizeof(*scratch), cmp_u64);
 		med = n % 2 ? (double)scratch[n / 2] : (scratch[n / 2 - 1] + scratch[n / 2]) / 2.0;
 		if ((double)d0 <= CUDA_COLD_RATIO * med || (double)d0 - med <= CUDA_COLD_MIN_NS)
 			continue;
-		ret = add_reco(a, cap, "cold-start",
-			       xasprintf("range \"%s\": first instance %s vs median %s of the other %llu (%.1fx)",
-					 range_names[first[j]], tstr(b1, sizeof(b1), (double)d0),
-					 tstr(b2, sizeof(b2), med), (unsigned long long)n,
-					 med > 0 ? d0 / med : 0.0),
-			       "The first iteration pays one-time costs (context creation, module loading, "
-			       "allocator growth, cuDNN/cuBLAS autotuning): warm up before timing, or "
-			       "exclude the first iteration from measurements; CUDA_MODULE_LOADING=EAGER "
-			       "moves lazy kernel loading to start-up.");
-		if (ret)
-			break;
-		fired++;
+		ret = rules_fire(pass,
+				 "range \"%s\": first instance %s vs median %s of the other %llu "
+				 "(%.1fx)",
+				 range_names[first[j]], tstr(b1, sizeof(b1), (double)d0),
+				 tstr(b2, sizeof(b2), med), (unsigned long long)n,
+				 med > 0 ? d0 / med : 0.0);
 	}
 out:
 	cuda_smap_free(&m);
@@ -130,11 +260,13 @@ static int cmp_step(const void *a, const void *b, void *ranges)
 
 /* Cold start over iterations: cbn_step() markers are instants, and an
  * iteration is the time from one marker to the next on the same thread. */
-static int reco_cold_steps(struct cuda_analysis *a, size_t *cap, const struct profile *p,
-			   uint64_t *scratch)
+static int cold_iteration(const void *ctx, struct rules_pass *pass)
 {
+	const struct cuda_rule_ctx *c = ctx;
+	const struct profile *p = c->p;
+	uint64_t *scratch = c->scratch;
 	uint32_t *st = malloc((p->nranges + 1) * sizeof(*st));
-	size_t n = 0, i, j, k, fired = 0;
+	size_t n = 0, i, j, k;
 	int ret = 0;
 
 	if (!st)
@@ -143,7 +275,7 @@ static int reco_cold_steps(struct cuda_analysis *a, size_t *cap, const struct pr
 		if (p->ranges[i].kind == CBN_RANGE_STEP && p->ranges[i].thread != PROF_NONE)
 			st[n++] = (uint32_t)i;
 	qsort_r(st, n, sizeof(*st), cmp_step, p->ranges);
-	for (i = 0; i < n && fired < 3 && !ret; i = j) {
+	for (i = 0; i < n && !ret; i = j) {
 		uint32_t th = p->ranges[st[i]].thread;
 		uint64_t first, m = 0;
 		double med;
@@ -158,217 +290,181 @@ static int reco_cold_steps(struct cuda_analysis *a, size_t *cap, const struct pr
 			scratch[m++] = dur(p->ranges[st[k]].start, p->ranges[st[k + 1]].start);
 		qsort(scratch, m, sizeof(*scratch), cmp_u64);
 		med = m % 2 ? (double)scratch[m / 2] : (scratch[m / 2 - 1] + scratch[m / 2]) / 2.0;
-		if ((double)first <= CUDA_COLD_RATIO * med || (double)first - med <= CUDA_COLD_MIN_NS)
+		if ((double)first <= CUDA_COLD_RATIO * med ||
+		    (double)first - med <= CUDA_COLD_MIN_NS)
 			continue;
-		ret = add_reco(a, cap, "cold-start",
-			       xasprintf("iterations between step markers on thread %u: first %s vs median %s of "
-					 "the other %llu (%.1fx)",
-					 th < p->nthreads ? p->threads[th].tid : 0,
-					 tstr(b1, sizeof(b1), (double)first), tstr(b2, sizeof(b2), med),
-					 (unsigned long long)m, med > 0 ? first / med : 0.0),
-			       "The first iteration pays one-time costs (context creation, module loading, "
-			       "allocator growth, cuDNN/cuBLAS autotuning): warm up before timing, or "
-			       "exclude the first iteration from measurements; CUDA_MODULE_LOADING=EAGER "
-			       "moves lazy kernel loading to start-up.");
-		fired++;
+		ret = rules_fire(pass,
+				 "iterations between step markers on thread %u: first %s vs median "
+				 "%s of the other %llu (%.1fx)",
+				 th < p->nthreads ? p->threads[th].tid : 0,
+				 tstr(b1, sizeof(b1), (double)first), tstr(b2, sizeof(b2), med),
+				 (unsigned long long)m, med > 0 ? first / med : 0.0);
 	}
 	free(st);
 	return ret;
 }
 
-int cuda_rules_build(struct cuda_analysis *a, const struct profile *p, const char **range_names,
-		     uint64_t *scratch)
+static int variable_kernel(const void *ctx, struct rules_pass *pass)
 {
-	const struct cuda_overview *ov = &a->ov;
-	char b1[32], b2[32], b3[32];
-	size_t cap = 0, i, fired;
-	uint64_t wall = p->wall_ns ? p->wall_ns : ov->window_ns;
+	const struct cuda_analysis *a = ((const struct cuda_rule_ctx *)ctx)->a;
+	char b1[32], b2[32], b3[32], b4[32];
+	size_t i;
+	int ret;
 
-	if (!strcmp(ov->verdict, "overhead-bound") &&
-	    add_reco(a, &cap, "overhead-bound",
-		     xasprintf("GPU utilization %.1f%% over a %s window; non-synchronizing CUDA API time %s "
-			       "(%.1f%% of the window); %llu kernels, median %s",
-			       100 * ov->gpu_utilization, tstr(b1, sizeof(b1), (double)ov->window_ns),
-			       tstr(b2, sizeof(b2), (double)ov->launch_api_ns),
-			       ov->window_ns ? 100.0 * ov->launch_api_ns / ov->window_ns : 0.0,
-			       (unsigned long long)a->totals.kernels,
-			       tstr(b3, sizeof(b3), ov->median_kernel_ns)),
-		     "The GPU mostly waits for the CPU to launch work: fuse small kernels, batch work "
-		     "into fewer, larger launches, or capture the launch sequence in a CUDA graph "
-		     "(cudaStreamBeginCapture/cudaGraphLaunch)."))
-		return -ENOMEM;
-
-	if (wall && (double)ov->sync_blocked_ns > CUDA_SYNC_FRACTION * (double)wall) {
-		const struct cuda_api_row *top = NULL;
-
-		for (i = 0; i < a->napi; i++)
-			if (cuda_api_is_sync(a->api[i].name)) {
-				top = &a->api[i];
-				break;
-			}
-		if (add_reco(a, &cap, "sync-dominated",
-			     xasprintf("CPU blocked %s in synchronizing calls = %.1f%% of the %s run%s%s%s",
-				       tstr(b1, sizeof(b1), (double)ov->sync_blocked_ns),
-				       100.0 * ov->sync_blocked_ns / wall, tstr(b2, sizeof(b2), (double)wall),
-				       top ? "; largest: " : "", top ? top->name : "",
-				       top ? tstr(b3, sizeof(b3), (double)top->t.total) : ""),
-			     "The host spends much of the run waiting for the GPU: synchronize less often "
-			     "(no cudaDeviceSynchronize per step), use events and cudaStreamWaitEvent to order "
-			     "streams, and cudaMemcpyAsync from pinned memory so copies do not block."))
-			return -ENOMEM;
-	}
-
-	{
-		uint64_t n = 0, ns = 0, bytes = 0, htod = 0, dtoh = 0;
-
-		for (i = 0; i < a->nmemops; i++) {
-			const struct cuda_memop_row *r = &a->memops[i];
-
-			if (r->kind != CUDA_ROW_MEMCPY ||
-			    (r->copy_kind != CBN_COPY_HTOD && r->copy_kind != CBN_COPY_DTOH))
-				continue;
-			n += r->pageable;
-			ns += r->pageable_ns;
-			bytes += r->pageable_bytes;
-			if (r->copy_kind == CBN_COPY_HTOD)
-				htod += r->pageable;
-			else
-				dtoh += r->pageable;
-		}
-		/* A stray 4-byte result copy is not worth a recommendation. */
-		if (n && (ns >= CUDA_PAGEABLE_MIN_NS ||
-			  (double)ns >= CUDA_PAGEABLE_MIN_SHARE * (double)ov->gpu_ns) &&
-		    add_reco(a, &cap, "pageable-copies",
-				  xasprintf("%llu copies from/to pageable host memory (HtoD %llu, DtoH %llu): "
-					    "%s of GPU time, %llu bytes",
-					    (unsigned long long)n, (unsigned long long)htod,
-					    (unsigned long long)dtoh, tstr(b1, sizeof(b1), (double)ns),
-					    (unsigned long long)bytes),
-				  "Pageable copies are staged through a driver buffer, run slower and cannot "
-				  "overlap with kernels: allocate the host buffers with cudaHostAlloc or "
-				  "cudaMallocHost (or pin them with cudaHostRegister) and use cudaMemcpyAsync."))
-			return -ENOMEM;
-	}
-
-	if (a->totals.kernels > CUDA_TINY_KERNELS_MIN && ov->median_kernel_ns < CUDA_TINY_KERNEL_NS &&
-	    add_reco(a, &cap, "tiny-kernels",
-		     xasprintf("%llu kernel launches with a median duration of %s",
-			       (unsigned long long)a->totals.kernels,
-			       tstr(b1, sizeof(b1), ov->median_kernel_ns)),
-		     "Each launch costs a few microseconds of CPU and GPU time: fuse small kernels "
-		     "(or let a compiler such as torch.compile/XLA fuse them) and replay repeated "
-		     "launch sequences as CUDA graphs."))
-		return -ENOMEM;
-
-	for (i = 0, fired = 0; i < a->nkernels && fired < 3; i++) {
-		const struct cuda_kernel_row *k = &a->kernels[i];
-
-		if (k->blocks_per_sm < 0 || k->blocks_per_sm >= CUDA_SMALL_GRID_BLOCKS ||
-		    k->time_pct < 100 * CUDA_SIGNIFICANT_SHARE)
-			continue;
-		if (add_reco(a, &cap, "small-grid",
-			     xasprintf("%s: %.2f blocks per SM (grid %dx%dx%d) and %.1f%% of kernel time",
-				       k->name, k->blocks_per_sm, k->grid[0], k->grid[1], k->grid[2],
-				       k->time_pct),
-			     "The grid has fewer blocks than the GPU has SMs, so some SMs stay idle: "
-			     "launch more, smaller blocks, split the work further, or run independent "
-			     "kernels concurrently on several streams."))
-			return -ENOMEM;
-		fired++;
-	}
-
-	for (i = 0, fired = 0; i < a->nkernels && fired < 3; i++) {
-		const struct cuda_kernel_row *k = &a->kernels[i];
-
-		if (k->t.count < 2 || (double)k->first_ns <= CUDA_COLD_RATIO * k->rest_med_ns ||
-		    (double)k->first_ns - k->rest_med_ns <= CUDA_COLD_MIN_NS)
-			continue;
-		if (add_reco(a, &cap, "cold-start",
-			     xasprintf("%s: first instance %s vs median %s of the other %llu (%.1fx)",
-				       k->name, tstr(b1, sizeof(b1), (double)k->first_ns),
-				       tstr(b2, sizeof(b2), k->rest_med_ns),
-				       (unsigned long long)(k->t.count - 1),
-				       k->rest_med_ns > 0 ? k->first_ns / k->rest_med_ns : 0.0),
-			     "The first launch of this kernel pays one-time costs (lazy module loading, JIT, "
-			     "cache warm-up): warm up before timing, or set CUDA_MODULE_LOADING=EAGER to load "
-			     "kernels at start-up."))
-			return -ENOMEM;
-		fired++;
-	}
-	if (reco_cold_ranges(a, &cap, p, range_names, scratch) || reco_cold_steps(a, &cap, p, scratch))
-		return -ENOMEM;
-
-	for (i = 0, fired = 0; i < a->nkernels && fired < 3; i++) {
+	for (i = 0; i < a->nkernels; i++) {
 		const struct cuda_kernel_row *k = &a->kernels[i];
 		double cv = k->t.avg > 0 ? k->t.stddev / k->t.avg : 0;
 
 		if (k->t.count < CUDA_VARIABLE_MIN_INSTANCES || cv <= CUDA_VARIABLE_CV ||
 		    k->time_pct < 100 * CUDA_SIGNIFICANT_SHARE)
 			continue;
-		if (add_reco(a, &cap, "variable-kernel",
-			     xasprintf("%s: %llu instances, mean %s, stddev %s (CV %.2f), min %s, max %s",
-				       k->name, (unsigned long long)k->t.count,
-				       tstr(b1, sizeof(b1), k->t.avg), tstr(b2, sizeof(b2), k->t.stddev),
-				       cv, tstr(b3, sizeof(b3), (double)k->t.min),
-				       tstr((char[32]){ 0 }, 32, (double)k->t.max)),
-			     "Durations of this kernel vary widely: it may run with different input sizes "
-			     "(compare launch configurations), contend with concurrent kernels or copies, or "
-			     "hit data-dependent paths; look at its instances in a trace (--trace)."))
-			return -ENOMEM;
-		fired++;
+		ret = rules_fire(pass,
+				 "%s: %llu instances, mean %s, stddev %s (CV %.2f), min %s, max %s",
+				 k->name, (unsigned long long)k->t.count,
+				 tstr(b1, sizeof(b1), k->t.avg), tstr(b2, sizeof(b2), k->t.stddev),
+				 cv,
+				 tstr(b3, sizeof(b3), (double)k->t.min),
+				 tstr(b4, sizeof(b4), (double)k->t.max));
+		if (ret)
+			return ret;
 	}
-
-	{
-		/* DtoD/PtoP copies the code did not ask for: launched by an API
-		 * call that is not a memcpy, or peer copies made by a plain
-		 * memcpy (UVA cudaMemcpy between devices) rather than a Peer call. */
-		uint64_t n = 0, ns = 0, bytes = 0;
-		const char *via = NULL;
-
-		for (i = 0; i < p->ngpu_ops; i++) {
-			const struct prof_gpu_op *op = &p->gpu_ops[i];
-			const char *an;
-
-			if (op->kind != PROF_GPU_MEMCPY ||
-			    (op->copy_kind != CBN_COPY_DTOD && op->copy_kind != CBN_COPY_PTOP) ||
-			    op->api == PROF_NONE || op->api >= p->ncuda_api)
-				continue;
-			an = nz(p->cuda_api[op->api].name);
-			if (strcasestr(an, "memcpy") &&
-			    (op->copy_kind == CBN_COPY_DTOD || strstr(an, "Peer")))
-				continue;
-			n++;
-			ns += dur(op->start, op->end);
-			bytes += op->bytes;
-			if (!via)
-				via = an;
-		}
-		if (n && add_reco(a, &cap, "implicit-dtod",
-				  xasprintf("%llu device-to-device/peer copies (%s, %llu bytes) launched by "
-					    "calls that are not explicit device copies, e.g. %s",
-					    (unsigned long long)n, tstr(b1, sizeof(b1), (double)ns),
-					    (unsigned long long)bytes, via),
-				  "Something copies device memory the code may not mean to copy (a library "
-				  "call, a graph node, or a cudaMemcpy between devices without peer access): "
-				  "check the launch sites, keep data on one device, and enable peer access "
-				  "(cudaDeviceEnablePeerAccess) for intended cross-device copies."))
-			return -ENOMEM;
-	}
-
-	/* Utilization counts kernels only; a run that keeps the GPU busy with copies
-	 * (few idle gaps) is not idle, so the gaps must agree. */
-	if (ov->gpu_utilization >= 0 && ov->gpu_utilization < CUDA_LOW_UTIL &&
-	    (double)ov->idle_gaps_ns >= (1.0 - CUDA_LOW_UTIL) * (double)ov->window_ns &&
-	    add_reco(a, &cap, "low-utilization",
-		     xasprintf("GPU utilization %.1f%%: kernels ran %s of a %s window; %llu idle gaps "
-			       "totalling %s, largest %s",
-			       100 * ov->gpu_utilization, tstr(b1, sizeof(b1), (double)ov->gpu_busy_ns),
-			       tstr(b2, sizeof(b2), (double)ov->window_ns), (unsigned long long)ov->ngaps,
-			       tstr(b3, sizeof(b3), (double)ov->idle_gaps_ns),
-			       tstr((char[32]){ 0 }, 32, (double)ov->largest_gap_ns)),
-		     "The GPU is idle more than half of the time between its first and last activity: "
-		     "look at the largest gaps in a trace (--trace) and at the CPU table for what the "
-		     "host did meanwhile, and overlap host work, copies and kernels with streams."))
-		return -ENOMEM;
 	return 0;
+}
+
+/* DtoD/PtoP copies the code did not ask for: launched by an API call that is
+ * not a memcpy, or peer copies made by a plain memcpy (UVA cudaMemcpy between
+ * devices) rather than a Peer call. */
+static int implicit_dtod(const void *ctx, struct rules_pass *pass)
+{
+	const struct profile *p = ((const struct cuda_rule_ctx *)ctx)->p;
+	uint64_t n = 0, ns = 0, bytes = 0;
+	const char *via = NULL;
+	char b1[32];
+	size_t i;
+
+	for (i = 0; i < p->ngpu_ops; i++) {
+		const struct prof_gpu_op *op = &p->gpu_ops[i];
+		const char *an;
+
+		if (op->kind != PROF_GPU_MEMCPY ||
+		    (op->copy_kind != CBN_COPY_DTOD && op->copy_kind != CBN_COPY_PTOP) ||
+		    op->api == PROF_NONE || op->api >= p->ncuda_api)
+			continue;
+		an = nz(p->cuda_api[op->api].name);
+		if (strcasestr(an, "memcpy") &&
+		    (op->copy_kind == CBN_COPY_DTOD || strstr(an, "Peer")))
+			continue;
+		n++;
+		ns += dur(op->start, op->end);
+		bytes += op->bytes;
+		if (!via)
+			via = an;
+	}
+	if (!n)
+		return 0;
+	return rules_fire(pass,
+			  "%llu device-to-device/peer copies (%s, %llu bytes) launched by calls "
+			  "that are not explicit device copies, e.g. %s",
+			  (unsigned long long)n, tstr(b1, sizeof(b1), (double)ns),
+			  (unsigned long long)bytes, via);
+}
+
+/* Utilization counts kernels only; a run that keeps the GPU busy with copies
+ * (few idle gaps) is not idle, so the gaps must agree. */
+static int low_utilization(const void *ctx, struct rules_pass *pass)
+{
+	const struct cuda_overview *ov = &((const struct cuda_rule_ctx *)ctx)->a->ov;
+	char b1[32], b2[32], b3[32], b4[32];
+
+	if (ov->gpu_utilization < 0 || ov->gpu_utilization >= CUDA_LOW_UTIL ||
+	    (double)ov->idle_gaps_ns < (1.0 - CUDA_LOW_UTIL) * (double)ov->window_ns)
+		return 0;
+	return rules_fire(pass,
+			  "GPU utilization %.1f%%: kernels ran %s of a %s window; %llu idle gaps "
+			  "totalling %s, largest %s",
+			  100 * ov->gpu_utilization, tstr(b1, sizeof(b1), (double)ov->gpu_busy_ns),
+			  tstr(b2, sizeof(b2), (double)ov->window_ns),
+			  (unsigned long long)ov->ngaps,
+			  tstr(b3, sizeof(b3), (double)ov->idle_gaps_ns),
+			  tstr(b4, sizeof(b4), (double)ov->largest_gap_ns));
+}
+
+#define COLD_ITERATION_ADVICE                                                               \
+	"The first iteration pays one-time costs (context creation, module loading, "      \
+	"allocator growth, cuDNN/cuBLAS autotuning): warm up before timing, or exclude "   \
+	"the first iteration from measurements; CUDA_MODULE_LOADING=EAGER moves lazy "     \
+	"kernel loading to start-up."
+
+/* The rules in report order; ids are public (docs/cuda.md lists them).  Rules
+ * about single kernels, ranges or threads keep their first three findings. */
+static const struct rule cuda_rules[] = {
+	{ "overhead-bound", overhead_bound,
+	  "The GPU mostly waits for the CPU to launch work: fuse small kernels, batch work into "
+	  "fewer, larger launches, or capture the launch sequence in a CUDA graph "
+	  "(cudaStreamBeginCapture/cudaGraphLaunch).", 1 },
+	{ "sync-dominated", sync_dominated,
+	  "The host spends much of the run waiting for the GPU: synchronize less often (no "
+	  "cudaDeviceSynchronize per step), use events and cudaStreamWaitEvent to order streams, "
+	  "and cudaMemcpyAsync from pinned memory so copies do not block.", 1 },
+	{ "pageable-copies", pageable_copies,
+	  "Pageable copies are staged through a driver buffer, run slower and cannot overlap "
+	  "with kernels: allocate the host buffers with cudaHostAlloc or cudaMallocHost (or pin "
+	  "them with cudaHostRegister) and use cudaMemcpyAsync.", 1 },
+	{ "tiny-kernels", tiny_kernels,
+	  "Each launch costs a few microseconds of CPU and GPU time: fuse small kernels (or let "
+	  "a compiler such as torch.compile/XLA fuse them) and replay repeated launch sequences "
+	  "as CUDA graphs.", 1 },
+	{ "small-grid", small_grid,
+	  "The grid has fewer blocks than the GPU has SMs, so some SMs stay idle: launch more, "
+	  "smaller blocks, split the work further, or run independent kernels concurrently on "
+	  "several streams.", 3 },
+	{ "cold-start", cold_kernel,
+	  "The first launch of this kernel pays one-time costs (lazy module loading, JIT, cache "
+	  "warm-up): warm up before timing, or set CUDA_MODULE_LOADING=EAGER to load kernels at "
+	  "start-up.", 3 },
+	{ "cold-start", cold_range, COLD_ITERATION_ADVICE, 3 },
+	{ "cold-start", cold_iteration, COLD_ITERATION_ADVICE, 3 },
+	{ "variable-kernel", variable_kernel,
+	  "Durations of this kernel vary widely: it may run with different input sizes (compare "
+	  "launch configurations), contend with concurrent kernels or copies, or hit "
+	  "data-dependent paths; look at its instances in a trace (--trace).", 3 },
+	{ "implicit-dtod", implicit_dtod,
+	  "Something copies device memory the code may not mean to copy (a library call, a "
+	  "graph node, or a cudaMemcpy between devices without peer access): check the launch "
+	  "sites, keep data on one device, and enable peer access (cudaDeviceEnablePeerAccess) "
+	  "for intended cross-device copies.", 1 },
+	{ "low-utilization", low_utilization,
+	  "The GPU is idle more than half of the time between its first and last activity: look "
+	  "at the largest gaps in a trace (--trace) and at the CPU table for what the host did "
+	  "meanwhile, and overlap host work, copies and kernels with streams.", 1 },
+};
+
+int cuda_rules_build(struct cuda_analysis *a, const struct profile *p, const char **range_names,
+		     uint64_t *scratch)
+{
+	const struct cuda_rule_ctx ctx = { .a = a, .p = p, .range_names = range_names,
+					   .scratch = scratch };
+	struct rule_hit *hits;
+	size_t nhits, i;
+	int ret;
+
+	ret = rules_run(cuda_rules, sizeof(cuda_rules) / sizeof(cuda_rules[0]), &ctx, &hits,
+			&nhits);
+	if (ret)
+		return ret;
+	if (nhits && !(a->recos = calloc(nhits, sizeof(*a->recos))))
+		ret = -ENOMEM;
+	for (i = 0; i < nhits; i++) {
+		char *msg = ret ? NULL : strdup(hits[i].rule->message);
+
+		if (!msg) {
+			free(hits[i].evidence);
+			ret = -ENOMEM;
+			continue;
+		}
+		a->recos[a->nrecos++] = (struct cuda_reco){ .id = hits[i].rule->id, .message = msg,
+							    .evidence = hits[i].evidence };
+	}
+	free(hits);
+	return ret;
 }
