@@ -120,9 +120,10 @@ int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 		ov->window_start = 0;
 	ov->window_ns = dur(ov->window_start, ov->window_end);
 
-	/* CPU time: sampled, per process at its own period. */
+	/* CPU time: sampled, per process at its period (profile.h's one rule, so
+	 * this agrees with the CPU table). */
 	for (i = 0; i < p->nprocesses; i++)
-		ov->cpu_ns += p->processes[i].weight * p->processes[i].period_ns;
+		ov->cpu_ns += p->processes[i].weight * prof_period_of_process(p, (uint32_t)i);
 	if (!ov->cpu_ns)
 		for (i = 0; i < p->nthreads; i++)
 			ov->cpu_ns += p->threads[i].cpu_ns;
