@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "cuda_analysis.h"
+#include "util.h"
 
 #define CUDA_NO_IDX UINT32_MAX
 
@@ -89,10 +90,15 @@ char *cuda_keep_str(struct cuda_priv *pv, char *s);
 
 /* --- cuda_smap.c: a small string → index map (names are few, ops many) ---- */
 
+struct cuda_smap_ent {
+	const char *key;
+	uint32_t val;
+};
+
 struct cuda_smap {
-	const char **keys;
-	uint32_t *vals;
-	size_t cap, n;
+	struct util_map map;         /* FNV-1a of the key -> index into ent */
+	struct cuda_smap_ent *ent;   /* in insertion order */
+	size_t n, cap;
 };
 
 /* Look key up; when absent insert it with value val.  Returns the value

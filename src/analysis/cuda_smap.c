@@ -1,59 +1,38 @@
 /*
  * cuda_smap.c — the string → index map the CUDA analysis groups records with
- * (by name, by launch site): open addressing, FNV-1a, keys not copied.
+ * (by name, by launch site): util's hash index over FNV-1a, keys not copied.
  */
 #include <string.h>
 
 #include "cuda_int.h"
 
-static uint64_t cuda_smap_hash(const char *s)
+struct smap_probe {
+	const struct cuda_smap *m;
+	const char *key;
+};
+
+static int smap_eq(const void *ctx, uint32_t e)
 {
-	uint64_t h = 1469598103934665603ull;
+	const struct smap_probe *pr = ctx;
+	const char *k = pr->m->ent[e].key;
 
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
-}
-
-static int cuda_smap_rehash(struct cuda_smap *m, size_t ncap)
-{
-	const char **keys = calloc(ncap, sizeof(*keys));
-	uint32_t *vals = calloc(ncap, sizeof(*vals));
-	size_t i, j;
-
-	if (!keys || !vals) {
-		free(keys);
-		free(vals);
-		return -ENOMEM;
-	}
-	for (i = 0; i < m->cap; i++) {
-		if (!m->keys[i])
-			continue;
-		for (j = cuda_smap_hash(m->keys[i]) & (ncap - 1); keys[j]; j = (j + 1) & (ncap - 1))
-			;
-		keys[j] = m->keys[i];
-		vals[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = keys;
-	m->vals = vals;
-	m->cap = ncap;
-	return 0;
+	return k == pr->key || strcmp(k, pr->key) == 0;
 }
 
 uint32_t cuda_smap_get(struct cuda_smap *m, const char *key, uint32_t val, int *added)
 {
-	size_t j;
+	struct smap_probe pr = { m, key };
+	uint64_t h = util_fnv1a_str(key, UTIL_FNV_INIT);
+	uint32_t e = util_map_find(&m->map, h, smap_eq, &pr);
 
 	*added = 0;
-	if ((m->n + 1) * 2 > m->cap && cuda_smap_rehash(m, m->cap ? m->cap * 2 : 64))
+	if (e != UINT32_MAX)
+		return m->ent[e].val;
+	if (m->n >= UINT32_MAX - 1 || util_grow((void **)&m->ent, &m->cap, m->n, sizeof(*m->ent)) ||
+	    util_map_put(&m->map, h, (uint32_t)m->n))
 		return CUDA_NO_IDX;
-	for (j = cuda_smap_hash(key) & (m->cap - 1); m->keys[j]; j = (j + 1) & (m->cap - 1))
-		if (m->keys[j] == key || strcmp(m->keys[j], key) == 0)
-			return m->vals[j];
-	m->keys[j] = key;
-	m->vals[j] = val;
+	m->ent[m->n].key = key;
+	m->ent[m->n].val = val;
 	m->n++;
 	*added = 1;
 	return val;
@@ -61,7 +40,7 @@ uint32_t cuda_smap_get(struct cuda_smap *m, const char *key, uint32_t val, int *
 
 void cuda_smap_free(struct cuda_smap *m)
 {
-	free(m->keys);
-	free(m->vals);
+	util_map_free(&m->map);
+	free(m->ent);
 	memset(m, 0, sizeof(*m));
 }

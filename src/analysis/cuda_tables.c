@@ -135,7 +135,7 @@ static int build_ops(struct cuda_priv *pv, const struct profile *p, const struct
 		     const char **range_names)
 {
 	struct cuda_analysis *a = &pv->pub;
-	struct cuda_smap m[5] = { { 0 } };
+	struct cuda_smap m[5] = { 0 };
 	size_t cap = 0, i;
 	uint32_t row;
 	int ret = -ENOMEM;
