@@ -12,7 +12,7 @@ char *cuda_keep_str(struct cuda_priv *pv, char *s)
 {
 	if (!s)
 		return NULL;
-	if (grow((void **)&pv->strs, &pv->capstrs, pv->nstrs + 1, sizeof(char *))) {
+	if (util_grow((void **)&pv->strs, &pv->capstrs, pv->nstrs, sizeof(char *))) {
 		free(s);
 		return NULL;
 	}
@@ -71,9 +71,9 @@ int cuda_analyze(const struct profile *p, struct cuda_analysis **out)
 		goto out;
 	}
 	nscratch = p->ngpu_ops + p->ncuda_api + p->nranges + 1;
-	scratch = malloc(nscratch * sizeof(*scratch));
-	bps = malloc((p->ngpu_ops + 1) * sizeof(*bps));
-	occ = malloc((p->ngpu_ops + 1) * sizeof(*occ));
+	scratch = util_reallocarray(NULL, nscratch, sizeof(*scratch));
+	bps = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*bps));
+	occ = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*occ));
 	range_names = calloc(p->nranges + 1, sizeof(*range_names));
 	if (!scratch || !bps || !occ || !range_names)
 		goto out;

@@ -39,25 +39,6 @@ static inline const char *nz(const char *s)
 	return s ? s : "";
 }
 
-/* Grow *arr (of *cap elements of elem bytes) to hold need; 0 or -ENOMEM. */
-static inline int grow(void **arr, size_t *cap, size_t need, size_t elem)
-{
-	size_t ncap;
-	void *n;
-
-	if (need <= *cap)
-		return 0;
-	ncap = *cap ? *cap * 2 : 16;
-	while (ncap < need)
-		ncap *= 2;
-	n = realloc(*arr, ncap * elem);
-	if (!n)
-		return -ENOMEM;
-	*arr = n;
-	*cap = ncap;
-	return 0;
-}
-
 /* A string the caller owns, or NULL when out of memory. */
 __attribute__((format(printf, 1, 2))) static inline char *xasprintf(const char *fmt, ...)
 {

@@ -58,8 +58,8 @@ int cuda_nest_build(const struct profile *p, struct cuda_nest *ns)
 	}
 	for (i = 0; i < ns->nn; i++)
 		ns->n[i].self = (int64_t)dur(ns->n[i].start, ns->n[i].end);
-	order = malloc((ns->nn + 1) * sizeof(*order));
-	stack = malloc((ns->nn + 1) * sizeof(*stack));
+	order = util_reallocarray(NULL, ns->nn + 1, sizeof(*order));
+	stack = util_reallocarray(NULL, ns->nn + 1, sizeof(*stack));
 	if (!order || !stack)
 		goto out;
 	for (i = 0; i < ns->nn; i++)

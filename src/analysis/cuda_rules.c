@@ -176,7 +176,8 @@ static int cold_range(const void *ctx, struct rules_pass *pass)
 	const char **range_names = c->range_names;
 	uint64_t *scratch = c->scratch;
 	struct cuda_smap m = { 0 };
-	uint32_t *gid = malloc((p->nranges + 1) * sizeof(*gid)), *first = NULL, *members = NULL;
+	uint32_t *gid = util_reallocarray(NULL, p->nranges + 1, sizeof(*gid));
+	uint32_t *first = NULL, *members = NULL;
 	size_t *off = NULL, *fill = NULL, ng = 0, gcap = 0, i, j;
 	int added, ret = -ENOMEM;
 
@@ -192,7 +193,7 @@ static int cold_range(const void *ctx, struct rules_pass *pass)
 		if (g == CUDA_NO_IDX)
 			goto out;
 		if (added) {
-			if (grow((void **)&first, &gcap, ng + 1, sizeof(*first)))
+			if (util_grow((void **)&first, &gcap, ng, sizeof(*first)))
 				goto out;
 			first[ng++] = (uint32_t)i;
 		} else if (p->ranges[i].start < p->ranges[first[g]].start) {
@@ -202,7 +203,7 @@ static int cold_range(const void *ctx, struct rules_pass *pass)
 	}
 	off = calloc(ng + 2, sizeof(*off));
 	fill = calloc(ng + 2, sizeof(*fill));
-	members = malloc((p->nranges + 1) * sizeof(*members));
+	members = util_reallocarray(NULL, p->nranges + 1, sizeof(*members));
 	if (!off || !fill || !members)
 		goto out;
 	for (i = 0; i < p->nranges; i++)
@@ -265,7 +266,7 @@ static int cold_iteration(const void *ctx, struct rules_pass *pass)
 	const struct cuda_rule_ctx *c = ctx;
 	const struct profile *p = c->p;
 	uint64_t *scratch = c->scratch;
-	uint32_t *st = malloc((p->nranges + 1) * sizeof(*st));
+	uint32_t *st = util_reallocarray(NULL, p->nranges + 1, sizeof(*st));
 	size_t n = 0, i, j, k;
 	int ret = 0;
 

@@ -135,7 +135,7 @@ int cuda_sites_build(struct cuda_priv *pv, const struct profile *p, const struct
 		if (v == CUDA_NO_IDX)
 			goto out;
 		if (added) {
-			if (grow((void **)&a->sites, &cap, a->nsites + 1, sizeof(*a->sites)))
+			if (util_grow((void **)&a->sites, &cap, a->nsites, sizeof(*a->sites)))
 				goto out;
 			a->sites[a->nsites++] = (struct cuda_site){ .function = fn, .file = file,
 								    .module = module, .line = line };

@@ -52,7 +52,7 @@ static int module_has_cuda(const struct profile *p, const struct prof_module *m)
 
 static int add_line(struct cuda_analysis *a, size_t *cap, char *line)
 {
-	if (!line || grow((void **)&a->status_lines, cap, a->nstatus_lines + 1, sizeof(char *))) {
+	if (!line || util_grow((void **)&a->status_lines, cap, a->nstatus_lines, sizeof(char *))) {
 		free(line);
 		return -ENOMEM;
 	}

@@ -120,7 +120,7 @@ static int add_op(struct cuda_analysis *a, size_t *cap, struct cuda_smap *m, con
 	if (v == CUDA_NO_IDX)
 		return -ENOMEM;
 	if (added) {
-		if (grow((void **)&a->ops, cap, a->nops + 1, sizeof(*a->ops)))
+		if (util_grow((void **)&a->ops, cap, a->nops, sizeof(*a->ops)))
 			return -ENOMEM;
 		memset(&a->ops[a->nops], 0, sizeof(*a->ops));
 		a->ops[a->nops].name = name;
@@ -216,7 +216,7 @@ static long group_ops(const struct profile *p, unsigned mask, uint32_t *gid, uin
 		if (g == CUDA_NO_IDX)
 			goto fail;
 		if (added) {
-			if (grow((void **)&first, &cap, n + 1, sizeof(*first)))
+			if (util_grow((void **)&first, &cap, n, sizeof(*first)))
 				goto fail;
 			first[n++] = (uint32_t)i;
 		}
@@ -236,7 +236,7 @@ static int group_members(const struct profile *p, const uint32_t *gid, size_t ng
 			 size_t **off)
 {
 	size_t *o = calloc(ng + 2, sizeof(*o)), *fill = NULL, i;
-	uint32_t *m = malloc((p->ngpu_ops + 1) * sizeof(*m));
+	uint32_t *m = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*m));
 
 	if (!o || !m)
 		goto fail;
@@ -245,7 +245,7 @@ static int group_members(const struct profile *p, const uint32_t *gid, size_t ng
 			o[gid[i] + 1]++;
 	for (i = 0; i < ng; i++)
 		o[i + 1] += o[i];
-	fill = malloc((ng + 1) * sizeof(*fill));
+	fill = util_reallocarray(NULL, ng + 1, sizeof(*fill));
 	if (!fill)
 		goto fail;
 	memcpy(fill, o, (ng + 1) * sizeof(*fill));
@@ -292,7 +292,8 @@ static int cmp_api(const void *a, const void *b)
 static int build_kernels(struct cuda_analysis *a, const struct profile *p, const double *bps,
 			 const double *occ, uint64_t *scratch)
 {
-	uint32_t *gid = malloc((p->ngpu_ops + 1) * sizeof(*gid)), *first = NULL, *mem = NULL;
+	uint32_t *gid = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*gid));
+	uint32_t *first = NULL, *mem = NULL;
 	size_t *off = NULL, g, j;
 	long ng;
 	int ret = -ENOMEM;
@@ -407,7 +408,8 @@ static uint32_t host_kind(const struct prof_gpu_op *op)
 
 static int build_memops(struct cuda_analysis *a, const struct profile *p, uint64_t *scratch)
 {
-	uint32_t *gid = malloc((p->ngpu_ops + 1) * sizeof(*gid)), *first = NULL, *mem = NULL;
+	uint32_t *gid = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*gid));
+	uint32_t *first = NULL, *mem = NULL;
 	size_t *off = NULL, g, j;
 	uint64_t all = 0;
 	long ng;
@@ -475,7 +477,7 @@ out:
 static int build_api(struct cuda_analysis *a, const struct profile *p, uint64_t *scratch)
 {
 	struct cuda_smap m = { 0 };
-	uint32_t *gid = malloc((p->ncuda_api + 1) * sizeof(*gid)), *cnt = NULL;
+	uint32_t *gid = util_reallocarray(NULL, p->ncuda_api + 1, sizeof(*gid)), *cnt = NULL;
 	size_t n = 0, cap = 0, i, g, *off = NULL, *fill = NULL;
 	int added, ret = -ENOMEM;
 
@@ -488,7 +490,7 @@ static int build_api(struct cuda_analysis *a, const struct profile *p, uint64_t 
 		if (v == CUDA_NO_IDX)
 			goto out;
 		if (added) {
-			if (grow((void **)&a->api, &cap, n + 1, sizeof(*a->api)))
+			if (util_grow((void **)&a->api, &cap, n, sizeof(*a->api)))
 				goto out;
 			memset(&a->api[n], 0, sizeof(*a->api));
 			a->api[n++].name = name;

@@ -129,11 +129,11 @@ int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 			ov->cpu_ns += p->threads[i].cpu_ns;
 
 	/* Per device: kernel union (utilization), all-activity gaps, SM sweep. */
-	devs = malloc((p->ngpu_ops + 1) * sizeof(*devs));
-	ks = malloc((p->ngpu_ops + 1) * sizeof(*ks));
-	as = malloc((p->ngpu_ops + 1) * sizeof(*as));
-	edges = malloc((2 * p->ngpu_ops + 2) * sizeof(*edges));
-	kd = malloc((p->ngpu_ops + 1) * sizeof(*kd));
+	devs = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*devs));
+	ks = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*ks));
+	as = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*as));
+	edges = util_reallocarray(NULL, 2 * p->ngpu_ops + 2, sizeof(*edges));
+	kd = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*kd));
 	if (!devs || !ks || !as || !edges || !kd)
 		goto out;
 	for (i = 0; i < p->ngpu_ops; i++)
@@ -212,7 +212,7 @@ int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 
 	/* Time blocked in synchronizing calls: outermost sync-family API calls,
 	 * plus synchronization records no such call accounts for. */
-	corr = malloc((p->ncuda_api + 1) * sizeof(*corr));
+	corr = util_reallocarray(NULL, p->ncuda_api + 1, sizeof(*corr));
 	if (!corr)
 		goto out;
 	for (i = 0; i < p->ncuda_api; i++) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "rules.h"
+#include "util.h"
 
 struct rules_pass {
 	const struct rule *rule;  /* the entry under test */
@@ -24,15 +25,8 @@ int rules_fire(struct rules_pass *pass, const char *fmt, ...)
 
 	if (pass->fired >= pass->rule->max_hits)
 		return 1;
-	if (pass->nhits == pass->cap) {
-		size_t ncap = pass->cap ? pass->cap * 2 : 8;
-		struct rule_hit *h = realloc(pass->hits, ncap * sizeof(*h));
-
-		if (!h)
-			return -ENOMEM;
-		pass->hits = h;
-		pass->cap = ncap;
-	}
+	if (util_grow((void **)&pass->hits, &pass->cap, pass->nhits, sizeof(*pass->hits)))
+		return -ENOMEM;
 	va_start(ap, fmt);
 	n = vasprintf(&evidence, fmt, ap);
 	va_end(ap);
