@@ -51,7 +51,7 @@ void cuda_analysis_free(struct cuda_analysis *a)
 int cuda_analyze(const struct profile *p, struct cuda_analysis **out)
 {
 	struct cuda_priv *pv = calloc(1, sizeof(*pv));
-	struct cuda_analysis *a = &pv->pub;
+	struct cuda_analysis *a;
 	struct cuda_nest ns = { 0 };
 	const char **range_names = NULL;
 	double *bps = NULL, *occ = NULL;
@@ -62,9 +62,10 @@ int cuda_analyze(const struct profile *p, struct cuda_analysis **out)
 	*out = NULL;
 	if (!pv)
 		return -ENOMEM;
+	a = &pv->pub;
 	/* Ranges alone (a CPU-only program with annotations) are not CUDA data. */
 	a->has_data = p->ncuda_api || p->ngpu_ops;
-	if (cuda_status_build(a, p))
+	if ((ret = cuda_status_build(a, p)))
 		goto out;
 	if (!a->has_data && !a->nstatus) {
 		ret = 0;
@@ -75,19 +76,21 @@ int cuda_analyze(const struct profile *p, struct cuda_analysis **out)
 	bps = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*bps));
 	occ = util_reallocarray(NULL, p->ngpu_ops + 1, sizeof(*occ));
 	range_names = calloc(p->nranges + 1, sizeof(*range_names));
+	ret = -ENOMEM;
 	if (!scratch || !bps || !occ || !range_names)
 		goto out;
 	for (i = 0; i < p->nranges; i++)
 		if (range_is_span(&p->ranges[i]) &&
 		    !(range_names[i] = cuda_range_key(pv, &p->ranges[i])))
 			goto out;
-	if (cuda_nest_build(p, &ns))
+	if ((ret = cuda_nest_build(p, &ns)))
 		goto out;
 	cuda_kernel_occupancy(p, bps, occ);
-	if (cuda_tables_build(pv, p, &ns, range_names, bps, occ, scratch) ||
-	    cuda_sites_build(pv, p, &ns) || cuda_timeline_build(a, p, &ns, bps, occ))
+	if ((ret = cuda_tables_build(pv, p, &ns, range_names, bps, occ, scratch)) ||
+	    (ret = cuda_sites_build(pv, p, &ns)) ||
+	    (ret = cuda_timeline_build(a, p, &ns, bps, occ)))
 		goto out;
-	if (a->has_data && cuda_rules_build(a, p, range_names, scratch))
+	if (a->has_data && (ret = cuda_rules_build(a, p, range_names, scratch)))
 		goto out;
 	cuda_sort_ops(a, NULL);
 	ret = 0;

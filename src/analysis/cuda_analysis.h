@@ -163,7 +163,8 @@ struct cuda_analysis {
 };
 
 /* Analyze p.  Returns 0 and *out (NULL when the profile has no CUDA data and
- * no CUDA status at all), or -ENOMEM. */
+ * no CUDA status at all), or the negative errno of the pass that failed
+ * (-ENOMEM when memory is short). */
 int cuda_analyze(const struct profile *p, struct cuda_analysis **out);
 void cuda_analysis_free(struct cuda_analysis *a);
 
