@@ -743,7 +743,8 @@ static size_t default_exprs(const struct cmp_side *b, struct cmp_expr **out)
 		if (ntops >= 1000)
 			break;
 	}
-	qsort(tops, ntops, sizeof(*tops), top_cmp);
+	if (ntops)  /* qsort's base must not be NULL, even for 0 elements */
+		qsort(tops, ntops, sizeof(*tops), top_cmp);
 	if (ntops > CMP_DEFAULT_TOP)
 		ntops = CMP_DEFAULT_TOP;
 	e = cmp_xrealloc(NULL, (2 + ntops) * sizeof(*e));

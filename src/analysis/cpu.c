@@ -274,7 +274,8 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	c->lines = lm.v;
 	c->nlines = lm.n;
 	lm.v = NULL;
-	qsort(c->lines, c->nlines, sizeof(*c->lines), cpu_line_cmp);
+	if (c->nlines)  /* qsort's base must not be NULL, even for 0 elements */
+		qsort(c->lines, c->nlines, sizeof(*c->lines), cpu_line_cmp);
 	cpu_sort(c, p, CPU_SORT_TOTTIME);
 	*out = c;
 	c = NULL;
