@@ -28,10 +28,14 @@
 
 #define EX_PUSH(arr, n, val)                                                                       \
 	do {                                                                                       \
-		void *np_ = realloc((arr), ((n) + 1) * sizeof(*(arr)));                            \
-		if (!np_)                                                                          \
-			abort();                                                                   \
-		(arr) = np_;                                                                       \
+		/* capacity doubles at each power of two: one realloc per element is               \
+		 * quadratic under ASan, whose realloc always copies */                            \
+		if (((n) & ((n) - 1)) == 0) {                                                      \
+			void *np_ = realloc((arr), ((n) ? 2 * (n) : 1) * sizeof(*(arr)));          \
+			if (!np_)                                                                  \
+				abort();                                                           \
+			(arr) = np_;                                                               \
+		}                                                                                  \
 		(arr)[(n)] = (val);                                                                \
 		(n)++;                                                                             \
 	} while (0)
