@@ -13,8 +13,15 @@ CASE=${1:?usage: agent_test.sh CASE}
 
 skip() { echo "SKIP: $*"; exit 77; }
 fail() { echo "FAIL ($CASE): $*"; exit 1; }
-[ -f "$AGENT" ] || skip "agent not built: $AGENT"
-[ -x "$DUMP" ] || skip "cbpdump not built"
+# need_built FILE...: a program or library this build makes is missing: fail,
+# never skip (a broken build must not pass as "skipped").
+need_built() {
+	local f
+	for f in "$@"; do
+		[ -e "$f" ] || fail "$f is missing: this build should have made it (cmake --build)"
+	done
+}
+need_built "$AGENT" "$DUMP"
 
 T=$(mktemp -d /tmp/cbn-agent-test.XXXXXX)
 trap 'rm -rf "$T"' EXIT
@@ -216,7 +223,8 @@ lockstress)
 	# threads in the loader, the allocator, glibc's and libgcc's unwinders
 	# and the program's own libunwind, it must finish (the watchdog: 40 s
 	# for a run that takes about 2).
-	[ -x "$P/lockstress" ] || skip "no C++ compiler: lockstress not built"
+	[ "${CBN_HAVE_CXX:-ON}" = ON ] || skip "no C++ compiler at configure time: lockstress not built"
+	need_built "$P/lockstress"
 	export CBN_FREQ=10000
 	for mode in perf timers; do
 		[ $mode = timers ] && export CBN_PERF_EVENTS=0
@@ -258,7 +266,8 @@ sleeper)
 	grep -q "sleeper: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
 	;;
 cxx)
-	[ -f "$P/libthrower.so" ] || skip "no C++ compiler: libthrower.so not built"
+	[ "${CBN_HAVE_CXX:-ON}" = ON ] || skip "no C++ compiler at configure time: libthrower.so not built"
+	need_built "$P/libthrower.so"
 	export CBN_FREQ=1000
 	run_both "$P/cxx_host" "$P/libthrower.so"
 	LD_DEBUG=bindings LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/cxx_host" "$P/libthrower.so" >/dev/null 2>"$T/bind"
@@ -326,7 +335,8 @@ annotate)
 	grep -q '^range kind=3 source=1 .*name=done' "$T/dump" || fail "mark"
 	;;
 nvtx)
-	[ -x "$P/nvtx_app" ] || skip "built without the nvtx3 headers"
+	[ "${CBN_AGENT_NVTX:-ON}" = ON ] || skip "agent built without the nvtx3 headers (no CUDA toolkit)"
+	need_built "$P/nvtx_app"
 	export NVTX_INJECTION64_PATH=$AGENT
 	LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/nvtx_app" >"$T/agent.out" || fail "nvtx_app failed"
 	grep -q "depths 0 1" "$T/agent.out" || fail "NVTX push did not reach the agent: $(cat "$T/agent.out")"
@@ -362,7 +372,7 @@ exec_inherit)
 	;;
 dlopen_kill)
 	# A library dlopened 60 ms before a SIGKILL: its LOAD must be on disk.
-	[ -f "$EX/libhot.so" ] || skip "examples not built"
+	need_built "$EX/libhot.so"
 	export CBN_FREQ=250
 	run_both "$P/dlopen_kill" "$EX/libhot.so"
 	dump "$(files)" -m "$(nmfile "$EX/libhot.so")"

@@ -11,7 +11,7 @@ need_example split
 DOC="$CBN_SOURCE_DIR/docs/ci.md"
 [ -f "$DOC" ] || fail "$DOC is missing"
 "$CBN" --help 2>&1 | grep -q -- '--baseline' ||
-	skip "the launcher has no --baseline option yet"
+	fail "--help does not mention --baseline"
 
 # extract NAME: the marked lines of the job, from the parsed YAML when PyYAML is
 # there (so indentation and quoting are exactly what the runner would see),

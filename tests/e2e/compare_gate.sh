@@ -8,7 +8,7 @@ need_example split
 
 run_cbn compare --help
 [ "$RC" = 0 ] && grep -q 'usage: cbottleneck compare' "$OUTF" ||
-	skip "the launcher does not dispatch 'compare' yet"
+	fail "'cbottleneck compare --help' failed or printed no usage (exit $RC)"
 
 # split S F: heavy() burns S*F/(F+1) s, light() S/(F+1) s.  0.4 3 -> heavy 0.30 s;
 # 0.7 6 -> heavy 0.60 s (2x) while light stays at 0.10 s.
@@ -16,7 +16,7 @@ profile()
 {
 	run_cbn --json "$1" -- "$EXAMPLES/split" "$2" "$3"
 	[ "$RC" = 0 ] && [ -s "$1" ] ||
-		skip "the launcher cannot write --json reports yet (exit $RC)"
+		fail "profiling 'split $2 $3' with --json failed (exit $RC)"
 }
 profile "$T/base.json" 0.4 3
 profile "$T/same.json" 0.4 3

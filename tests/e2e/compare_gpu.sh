@@ -6,10 +6,10 @@
 [ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
 need_cbn
 W="$CBN_BUILD_DIR/tests/cuda/cuda_workload"
-[ -x "$W" ] || skip "simulated CUDA workload not built: $W"
+need_built "$W"
 export LD_LIBRARY_PATH="$CBN_BUILD_DIR/tests/fakecupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 run_cbn compare --help
-[ "$RC" = 0 ] || skip "the launcher does not dispatch 'compare' yet"
+[ "$RC" = 0 ] || fail "'cbottleneck compare --help' failed (exit $RC)"
 
 profile()
 {
@@ -20,7 +20,7 @@ profile "$T/main1.json" main
 profile "$T/main2.json" main
 profile "$T/nosync.json" nosync # CUDA traced, no kernels
 profile "$T/nocuda.json" nocuda # never touches CUDA: no cuda object
-[ "$(json_py "$T/main1.json" '"cuda" in d')" = True ] || skip "the simulated run has no cuda object"
+[ "$(json_py "$T/main1.json" '"cuda" in d')" = True ] || fail "the simulated run has no cuda object"
 
 # Identical workloads: the exact counts agree.
 run_cbn compare --fail 'gpu.kernels:+0' --fail 'kernel[kernelA*].calls:+0' \

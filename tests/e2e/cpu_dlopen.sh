@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example dlopen_hot
-[ -e "$EXAMPLES/libhot.so" ] || skip "example library not built: $EXAMPLES/libhot.so"
+need_built "$EXAMPLES/libhot.so"
 
 run_cbn --json "$T/r.json" -- "$EXAMPLES/dlopen_hot" "$SCALE"
 expect_rc 0

@@ -5,7 +5,7 @@
 [ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
 need_cbn
 W="$CBN_BUILD_DIR/tests/cuda/cuda_workload"
-[ -x "$W" ] || skip "simulated CUDA workload not built: $W"
+need_built "$W"
 export LD_LIBRARY_PATH="$CBN_BUILD_DIR/tests/fakecupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 run_cbn -F 500 --json "$T/r.json" -- "$W" nocuda

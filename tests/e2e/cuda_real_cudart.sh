@@ -8,7 +8,8 @@
 [ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
 need_cbn
 P="$CBN_BUILD_DIR/tests/cuda/cudart_probe"
-[ -x "$P" ] || skip "cudart_probe not built (no libcudart): $P"
+[ "${CBN_HAVE_CUDART:-OFF}" = ON ] || skip "no libcudart under the CUDA toolkit: cudart_probe is not built"
+need_built "$P"
 
 run_cbn -F 500 --json "$T/r.json" -- "$P"
 expect_rc 3

@@ -9,13 +9,13 @@
 [ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
 need_cbn
 W="$CBN_BUILD_DIR/tests/cuda/cuda_workload"
-[ -x "$W" ] || skip "simulated CUDA workload not built: $W"
-"$CBN" --help 2>&1 | grep -q -- '--trace' || skip "the launcher has no --trace option yet"
+need_built "$W"
+"$CBN" --help 2>&1 | grep -q -- '--trace' || fail "--help does not mention --trace"
 export LD_LIBRARY_PATH="$CBN_BUILD_DIR/tests/fakecupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 run_cbn -F 500 --json "$T/r.json" --trace "$T/t.json.gz" -- "$W" main 5
 expect_rc 5
-grep -q "CUDA tracing unavailable" "$ERRF" && skip "CUDA tracing unavailable in this build"
+grep -q "CUDA tracing unavailable" "$ERRF" && fail "CUDA tracing unavailable under the simulated CUPTI"
 # every kernel, copy and set of the workload is launched by an API call
 ops=$(json_py "$T/r.json" 'd["cuda"]["totals"]["kernels"] + d["cuda"]["totals"]["memcpy"] + d["cuda"]["totals"]["memset"]')
 [ "$ops" -gt 0 ] || fail "the JSON report counts no GPU operations"

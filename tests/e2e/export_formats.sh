@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split
-"$CBN" --help 2>&1 | grep -q -- '--flamegraph' || skip "the launcher has no --flamegraph option yet"
+"$CBN" --help 2>&1 | grep -q -- '--flamegraph' || fail "--help does not mention --flamegraph"
 CHECK="python3 $CBN_SOURCE_DIR/tests/e2e/export_check.py"
 
 run_cbn -F 250 --json "$T/r.json" --trace "$T/t.json.gz" --folded "$T/f.folded" \

@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example threads forkexec split
-"$CBN" --help 2>&1 | grep -q -- '--trace-window' || skip "the launcher has no --trace-window option yet"
+"$CBN" --help 2>&1 | grep -q -- '--trace-window' || fail "--help does not mention --trace-window"
 CHECK="python3 $CBN_SOURCE_DIR/tests/e2e/export_check.py"
 
 run_cbn -F 250 --json "$T/threads.r.json" --trace "$T/threads.json" -- "$EXAMPLES/threads" "$SCALE"

@@ -28,8 +28,10 @@ skip() {
 	exit 77
 }
 [ -n "${HOSTILE_SKIP:-}" ] && skip "$HOSTILE_SKIP"
-[ -x "$PROG" ] || skip "$PROG was not built"
-[ -x "$CBN" ] || skip "$CBN was not built"
+# Programs of this build that are missing fail the test: a broken build must
+# not pass as "skipped".
+[ -x "$PROG" ] || { echo "FAIL: $PROG is missing: this build should have made it"; exit 1; }
+[ -x "$CBN" ] || { echo "FAIL: $CBN is missing: this build should have made it"; exit 1; }
 command -v timeout >/dev/null || skip "timeout (coreutils) not found"
 
 # Both runs start with only 0, 1 and 2 open: close what ctest or the shell

@@ -47,20 +47,32 @@ note()
 	echo "# $*" >&2
 }
 
-need_cbn()
+# A program this build makes that is missing is a failure, never a skip: a
+# broken build must not pass as "skipped".  Skips are for what lies outside
+# the project (a tool, a GPU, CUDA left out at configure time).
+
+# need_built FILE...: fail unless each program or library of this build exists.
+need_built()
 {
-	[ -x "$CBN" ] || skip "launcher not built: $CBN"
-	# The placeholder launcher prints nothing; a real one describes --help.
-	[ -n "$("$CBN" --help 2>&1 | head -c 200)" ] ||
-		skip "launcher at $CBN is not functional yet (--help prints nothing)"
+	local f
+	for f in "$@"; do
+		[ -e "$f" ] || fail "$f is missing: this build should have made it (cmake --build)"
+	done
 }
 
-# need_example NAME...: skip while an example binary is missing.
+need_cbn()
+{
+	[ -x "$CBN" ] || fail "launcher not built: $CBN"
+	[ -n "$("$CBN" --help 2>&1 | head -c 200)" ] ||
+		fail "launcher at $CBN prints nothing for --help"
+}
+
+# need_example NAME...: fail while an example binary is missing.
 need_example()
 {
 	local e
 	for e in "$@"; do
-		[ -x "$EXAMPLES/$e" ] || skip "example not built: $EXAMPLES/$e"
+		[ -x "$EXAMPLES/$e" ] || fail "example not built: $EXAMPLES/$e"
 	done
 }
 
