@@ -72,6 +72,13 @@ enum cbn_unsampled_reason {
 #define CBN_NOTE_SIG_FORCED 0x8      /* the signal was chosen by --signal / CBN_SIGNAL */
 #define CBN_NOTE_APP_ALTSTACK 0x10   /* the program set alternate signal stacks of its own */
 
+/* header.kstack_state */
+enum cbn_kstack_state {
+	CBN_KSTACK_UNKNOWN = 0,          /* older file, or no thread tried yet */
+	CBN_KSTACK_TAKEN = 1,            /* at least one thread had the kernel event */
+	CBN_KSTACK_OFF = 2,              /* refused or turned off: kstack_reason says why */
+};
+
 /* header.timer_kind */
 enum cbn_timer_kind {
 	CBN_TIMER_NONE = 0,
@@ -127,6 +134,16 @@ struct cbn_file_header {
 	int32_t perf_errno;              /* why perf events were not used; 0 if they were */
 	uint32_t timer_reason_len;
 	char timer_reason[160];          /* why this process samples with the timers it has */
+
+	/* Kernel stacks (a second, kernel-only perf event per thread; zero in
+	 * older files).  kstack_state: enum cbn_kstack_state. */
+	_Atomic uint32_t kstack_state;
+	int32_t kstack_errno;            /* why they were refused, 0 */
+	_Atomic uint32_t threads_kstacks; /* threads that had the kernel event */
+	uint32_t kstack_reason_len;
+	char kstack_reason[96];          /* why there are none ("" when taken) */
+	_Atomic uint64_t kstack_samples; /* kernel samples attached to user samples */
+	_Atomic uint64_t kstack_lost;    /* kernel samples whose stack was not kept */
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -186,6 +203,7 @@ struct cbn_rec {
 
 #define CBN_SAMPLE_TRUNCATED 0x1     /* stack was cut at max_depth */
 #define CBN_SAMPLE_PC_ONLY 0x2       /* only the interrupted pc (thread not warmed up, ...) */
+#define CBN_SAMPLE_KSTACKS 0x4       /* struct cbn_kstacks follows pc[nframes] */
 
 /* In a SAMPLES chunk; the thread is chunk.tid.  pc[0] is the interrupted pc,
  * pc[1..] are return addresses (the reader symbolizes pc[i]-1 for i >= 1). */
@@ -197,6 +215,33 @@ struct cbn_rec_sample {
 	uint16_t kweight;                /* of which spent in the kernel (0 in older files) */
 	uint64_t pc[];                   /* nframes entries */
 };
+
+/*
+ * With CBN_SAMPLE_KSTACKS, after pc[nframes] (inside h.size, which readers
+ * that predate it ignore): the kernel stacks the thread's kernel-only perf
+ * event sampled since its previous sample, distinct stacks with counts.  The
+ * sample's kweight is shared among them in proportion to count; lost counts
+ * kernel samples whose stack is not here (ring full, too many distinct
+ * stacks).  Each stack is leaf first; pc[1..] are return addresses.
+ */
+struct cbn_kstacks {
+	uint16_t nstacks;
+	uint16_t reserved;
+	uint32_t lost;
+	/* nstacks x { struct cbn_kstack, uint64_t pc[nframes] } */
+};
+
+#define CBN_KSTACK_TRUNCATED 0x1     /* the kernel's chain was longer than kept */
+
+struct cbn_kstack {
+	uint32_t count;                  /* kernel samples with this stack */
+	uint16_t nframes;                /* 1..CBN_KSTACK_MAX_FRAMES */
+	uint16_t flags;                  /* CBN_KSTACK_* */
+	uint64_t pc[];
+};
+
+#define CBN_KSTACK_MAX_FRAMES 64     /* frames kept per kernel stack */
+#define CBN_KSTACK_MAX_STACKS 16     /* distinct kernel stacks per sample */
 
 struct cbn_rec_thread {              /* THREAD_START, THREAD_END, THREAD_NAME */
 	struct cbn_rec h;
@@ -456,5 +501,10 @@ struct cbn_rec_cuda_status {
 #define CBN_ENV_CUDA "CBN_CUDA"           /* 0: do not trace CUDA */
 #define CBN_ENV_SIGNAL "CBN_SIGNAL"       /* sampling signal (cbn_signal.h), else chosen */
 #define CBN_ENV_PERF "CBN_PERF_EVENTS"    /* 0: POSIX CPU timers, no perf events */
+#define CBN_ENV_KSTACKS "CBN_KERNEL_STACKS" /* 0: no kernel stacks */
+
+/* In the session directory, written by the launcher after the run: the kernel
+ * functions that kernel stacks hit, one "START END NAME" line each (hex). */
+#define CBN_KSYMS_FILE "kernel-symbols"
 
 #endif

@@ -76,6 +76,33 @@ static int str_ok(const unsigned char *p, uint32_t size, size_t off, uint64_t le
 	return str_fits(size, off, len) && p[off + len] == '\0';
 }
 
+/* The kernel stacks after a sample's pcs (at off): every stack inside the
+ * record, every count of frames in range. */
+static int kstacks_check(const unsigned char *p, uint32_t size, uint64_t off,
+			 struct reader_rec *r, const char **why)
+{
+	const struct cbn_kstacks *ks = (const void *)(p + off);
+	uint32_t i;
+
+	if (off + sizeof(*ks) > size) {
+		*why = "kernel stacks do not fit in the sample";
+		return -1;
+	}
+	off += sizeof(*ks);
+	for (i = 0; i < ks->nstacks; i++) {
+		const struct cbn_kstack *k = (const void *)(p + off);
+
+		if (off + sizeof(*k) > size || k->nframes == 0 || k->nframes > CBN_MAX_FRAMES ||
+		    off + sizeof(*k) + (uint64_t)k->nframes * 8 > size) {
+			*why = "kernel stack does not fit in the sample";
+			return -1;
+		}
+		off += sizeof(*k) + (uint64_t)k->nframes * 8;
+	}
+	r->kstacks = ks;
+	return 0;
+}
+
 /*
  * Check one record's type-specific layout and fill the typed views of r.
  * Returns 0 when valid, 1 for an unknown type (skip it), -1 when invalid
@@ -121,6 +148,9 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		}
 		r->pcs = s->pc;
 		r->nframes = s->nframes;
+		if (h->flags & CBN_SAMPLE_KSTACKS)
+			return kstacks_check(p, size, offsetof(struct cbn_rec_sample, pc) +
+							  (uint64_t)s->nframes * 8, r, why);
 		return 0;
 	}
 	case CBN_REC_THREAD_START:

@@ -59,7 +59,21 @@ struct reader_rec {
 	uint32_t str2_len;
 	const uint64_t *pcs;      /* SAMPLE, CUDA_STACK */
 	uint32_t nframes;
+	const struct cbn_kstacks *kstacks; /* SAMPLE with CBN_SAMPLE_KSTACKS, else NULL:
+	                          * its nstacks stacks have been checked to fit */
 };
+
+/* The kernel stacks of a sample: reader_kstack_first(r->kstacks), then
+ * reader_kstack_next(k) nstacks - 1 times. */
+static inline const struct cbn_kstack *reader_kstack_first(const struct cbn_kstacks *ks)
+{
+	return (const struct cbn_kstack *)(ks + 1);
+}
+
+static inline const struct cbn_kstack *reader_kstack_next(const struct cbn_kstack *k)
+{
+	return (const struct cbn_kstack *)(k->pc + k->nframes);
+}
 
 /* Return 0 to go on, nonzero to stop the walk (reader_walk returns that value). */
 typedef int (*reader_cb)(void *ctx, const struct reader_rec *rec);

@@ -365,6 +365,51 @@ static int stop_cb(void *ctx, const struct reader_rec *r)
 	return ++*(int *)ctx == 3 ? 42 : 0;
 }
 
+/* A sample's kernel stacks are checked like its pcs: all inside the record. */
+static void test_kstacks(void)
+{
+	struct synth s;
+	struct reader_file f;
+	struct reader_result res;
+	uint64_t pc[1] = {0x401000}, k1[2] = {0xffffffff81000010ull, 0xffffffff81000020ull};
+	const uint64_t *kpc[1] = {k1};
+	uint32_t count[1] = {3};
+	uint16_t knf[1] = {2};
+	struct cbn_kstacks *ks;
+	struct cbn_kstack *k;
+	struct tally t;
+	size_t off;
+
+	synth_init(&s, 100, 1, 0, 0, "/bin/k");
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 100);
+	synth_sample_k(&s, 10, 4, 3, pc, 1, 1, count, knf, kpc, 2);
+	synth_sample(&s, 20, 1, pc, 1, 0);
+	CHECK(run(s.buf, synth_size(&s), &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_SAMPLE], 2);
+	CHECK_EQ_INT(res.damaged, 0);
+	REQUIRE(reader_open_mem(s.buf, synth_size(&s), &f, &res) == 0);
+	reader_close(&f);
+	off = find_rec(&s, CBN_REC_SAMPLE);
+	ks = (struct cbn_kstacks *)(s.buf + off + sizeof(struct cbn_rec_sample) + 8);
+	k = (struct cbn_kstack *)(ks + 1);
+	CHECK_EQ_INT(ks->nstacks, 1);
+	CHECK_EQ_INT(ks->lost, 2);
+	CHECK_EQ_INT(k->count, 3);
+	/* frames beyond the record: the record is invalid, the chunk cut there */
+	k->nframes = 3;
+	CHECK(run(s.buf, synth_size(&s), &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_SAMPLE], 0);
+	CHECK(strstr(res.reason, "kernel stack") != NULL);
+	k->nframes = 0;
+	CHECK(run(s.buf, synth_size(&s), &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_SAMPLE], 0);
+	k->nframes = 2;
+	ks->nstacks = 2;
+	CHECK(run(s.buf, synth_size(&s), &t, &res) == 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_SAMPLE], 0);
+	synth_free(&s);
+}
+
 static void test_file_io(void)
 {
 	struct synth s;
@@ -437,6 +482,7 @@ int main(void)
 	test_header_rules();
 	test_chunk_rules();
 	test_record_rules();
+	test_kstacks();
 	test_file_io();
 	return test_result();
 }

@@ -141,6 +141,45 @@ static inline void synth_sample(struct synth *s, uint64_t ts, uint32_t weight,
 	synth_hdr(s)->samples++;
 }
 
+/* A sample with kweight kw and nk kernel stacks: stack j has count[j] and
+ * knf[j] frames kpc[j][0..] (leaf first); lost kernel samples. */
+static inline void synth_sample_k(struct synth *s, uint64_t ts, uint32_t weight, uint16_t kw,
+				  const uint64_t *pcs, uint16_t n, unsigned nk,
+				  const uint32_t *count, const uint16_t *knf,
+				  const uint64_t *const *kpc, uint32_t lost)
+{
+	unsigned char b[8192];
+	struct cbn_rec_sample *r = (struct cbn_rec_sample *)b;
+	struct cbn_kstacks *ks;
+	size_t off;
+	unsigned j;
+
+	memset(b, 0, sizeof(b));
+	r->h.type = CBN_REC_SAMPLE;
+	r->h.flags = CBN_SAMPLE_KSTACKS;
+	r->ts = ts;
+	r->weight = weight;
+	r->kweight = kw;
+	r->nframes = n;
+	memcpy(r->pc, pcs, n * 8u);
+	off = sizeof(*r) + n * 8u;
+	ks = (struct cbn_kstacks *)(b + off);
+	ks->nstacks = (uint16_t)nk;
+	ks->lost = lost;
+	off += sizeof(*ks);
+	for (j = 0; j < nk; j++) {
+		struct cbn_kstack *k = (struct cbn_kstack *)(b + off);
+
+		k->count = count[j];
+		k->nframes = knf[j];
+		memcpy(k->pc, kpc[j], knf[j] * 8u);
+		off += sizeof(*k) + knf[j] * 8u;
+	}
+	r->h.size = (uint32_t)off;
+	synth_rec(s, r, (uint32_t)off);
+	synth_hdr(s)->samples++;
+}
+
 static inline void synth_thread(struct synth *s, uint16_t type, uint64_t ts, uint32_t tid,
 				const char *name, uint64_t cpu_ns)
 {
