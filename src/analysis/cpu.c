@@ -172,6 +172,15 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 			sm->pc_only_why[k] += pr->pc_only_why[k];
 		for (k = 0; k < CBN_UNSAMPLED_NREASONS; k++)
 			sm->unsampled_why[k] += pr->unsampled_why[k];
+		if (pr->kstack_state == CBN_KSTACK_TAKEN)
+			sm->kstack_state = CBN_KSTACK_TAKEN;
+		else if (pr->kstack_state == CBN_KSTACK_OFF && !sm->kstack_state)
+			sm->kstack_state = CBN_KSTACK_OFF;
+		if (!sm->kstack_reason && pr->kstack_reason && *pr->kstack_reason)
+			sm->kstack_reason = pr->kstack_reason;
+		sm->kstack_threads += pr->threads_kstacks;
+		sm->kstack_samples += pr->kstack_samples;
+		sm->kstack_lost += pr->kstack_lost;
 	}
 
 	/* Pass 1: samples → per stack weight and ns (stacks are shared by many

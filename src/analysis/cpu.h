@@ -69,6 +69,12 @@ struct cpu_profile {
 		uint32_t notes;            /* CBN_NOTE_* of all processes */
 		uint64_t pc_only_why[CBN_PCONLY_NREASONS];
 		uint64_t unsampled_why[CBN_UNSAMPLED_NREASONS];
+		uint32_t kstack_state;     /* CBN_KSTACK_TAKEN if any process took kernel
+		                            * stacks, else OFF if one said why, else 0 */
+		uint64_t kstack_threads;   /* threads that had the kernel event */
+		uint64_t kstack_samples;   /* kernel samples attached to samples */
+		uint64_t kstack_lost;      /* kernel samples whose stack was not kept */
+		const char *kstack_reason; /* why none (first process that gave one), or NULL */
 	} sampler;
 };
 

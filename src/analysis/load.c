@@ -105,8 +105,8 @@ static int func_eq(const void *ctx, uint32_t v)
 	       strcmp(g->file, f->file) == 0 && strcmp(g->module, f->module) == 0;
 }
 
-static uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_t line,
-			    const char *module)
+uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_t line,
+		     const char *module)
 {
 	struct profile *p = L->p;
 	struct func_probe probe = {p, name ? name : "", file ? file : "", module ? module : "",
@@ -399,7 +399,7 @@ static int symstack_eq(const void *ctx, uint32_t v)
 /* Frames [first, nframes) as a stack: an existing one with the same functions,
  * lines and files (raw stacks that differ only in pcs of one line, or that
  * differ only in frames that fold away) is reused and the new frames dropped. */
-static uint32_t stack_commit(struct load *L, size_t first)
+uint32_t stack_commit(struct load *L, size_t first)
 {
 	struct profile *p = L->p;
 	struct symstack_probe probe = {p, (uint32_t)first, (uint32_t)(p->nframes - first)};
@@ -572,6 +572,7 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 		w->weight = s->weight;
 		w->kweight = s->kweight <= s->weight ? s->kweight : s->weight;
 		w->flags = r->flags;
+		w->kstacks = r->kstacks;
 		w->thread = load_thread(L, F->proc, r->chunk_tid);
 		if (s->ts > F->last_ts)
 			F->last_ts = s->ts;
@@ -649,6 +650,13 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->perf_errno = h->perf_errno;
 	pr->timer_reason = load_arena_strndup(&L->arena, h->timer_reason,
 					      strnlen(h->timer_reason, sizeof(h->timer_reason)));
+	pr->kstack_state = h->kstack_state;
+	pr->kstack_errno = h->kstack_errno;
+	pr->threads_kstacks = h->threads_kstacks;
+	pr->kstack_samples = h->kstack_samples;
+	pr->kstack_lost = h->kstack_lost;
+	pr->kstack_reason = load_arena_strndup(&L->arena, h->kstack_reason,
+					       strnlen(h->kstack_reason, sizeof(h->kstack_reason)));
 	memcpy(pr->pc_only_why, (const void *)h->pc_only_why, sizeof(pr->pc_only_why));
 	memcpy(pr->unsampled_why, (const void *)h->unsampled_why, sizeof(pr->unsampled_why));
 }
@@ -738,7 +746,10 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		s->flags = w->flags;
 		p->threads[w->thread].weight += w->weight;
 		p->processes[F.proc].weight += w->weight;
-		if (w->kweight && w->kweight == w->weight) {
+		if (w->kweight && w->kstacks &&
+		    load_kernel_samples(L, p->nsamples - 1, w, F.nraw - i)) {
+			/* the kernel's stacks, named (load_kernel.c) */
+		} else if (w->kweight && w->kweight == w->weight) {
 			/* all of it the kernel's: the record itself gets the leaf */
 			s->stack = kernel_stack(L, s->stack);
 			s->weight = w->weight;
@@ -1075,6 +1086,7 @@ static void load_state_free(struct load *L)
 	util_map_free(&L->symmodmap);
 	free(L->symkeys);
 	free(L->kstack);
+	load_kernel_free(L);
 	free(L->rframes);
 	free(L->stackkeys);
 	free(L->symmods);
@@ -1101,6 +1113,7 @@ static int load_files(struct load *L, const char *session_dir, const struct cbp_
 	int damaged = 0;
 
 	load_meta_read(L, session_dir, &meta);
+	load_kernel_open(L, session_dir);
 	for (i = 0; i < nnames; i++)
 		if (load_one(L, session_dir, names[i].name, &damaged) == 0)
 			readable++;

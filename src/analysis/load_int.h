@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "../format/reader.h"
+#include "../symbols/ksym.h"
 #include "../symbols/sym.h"
 #include "load.h"
 #include "util.h"
@@ -91,6 +92,7 @@ struct load_raw {
 	const uint64_t *pcs;
 	uint32_t thread, weight, flags, nframes;
 	uint32_t kweight;            /* of weight, periods the kernel spent for the thread */
+	const struct cbn_kstacks *kstacks; /* its kernel stacks (in the file buffer), or NULL */
 };
 
 struct load_cstack {         /* CUDA_STACK, joined to its API call by correlation */
@@ -137,6 +139,16 @@ struct load_symmod {         /* a module that had samples */
 	const char *path;
 };
 
+struct load_kfunc {          /* a kernel pc's function */
+	uint64_t key;            /* pc << 1 | (pc is a return address) */
+	uint32_t func;
+};
+
+struct load_kstackkey {      /* a kernel stack on top of a user stack */
+	uint64_t hash2;
+	uint32_t ustack, stack;
+};
+
 struct load {
 	struct profile *p;
 	struct util_arena arena;
@@ -165,9 +177,30 @@ struct load {
 	uint32_t kernel_func;            /* "[kernel]" or PROF_NONE */
 	uint32_t *kstack;                /* stack -> the same with a [kernel] leaf, +1; 0 none */
 	size_t capkstack;
+	/* load_kernel.c */
+	struct ksym_table ksyms;         /* the session's kernel-symbols file, empty if none */
+	struct util_map kfuncmap;        /* (kernel pc, return?) -> kfuncs */
+	struct load_kfunc *kfuncs;       size_t nkfuncs, capkfuncs;
+	struct util_map kstackmap;       /* (user stack, kernel pcs) -> kstackkeys */
+	struct load_kstackkey *kstackkeys; size_t nkstackkeys, capkstackkeys;
 };
 
 uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid);
+/* load.c: the function (name, file, line, module), made once; frames
+ * [first, nframes) as a stack, an identical existing one reused. */
+uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_t line,
+		     const char *module);
+uint32_t stack_commit(struct load *L, size_t first);
+
+/* load_kernel.c: read the session's kernel-symbols file; free what was built.
+ * load_kernel_samples: share the kweight of raw sample w (already in
+ * p->samples[si] with its user stack) among its kernel stacks, as samples
+ * with "[kernel] name" frames over that stack; left: raw samples still to
+ * place (capacity kept for them).  Returns 0 when w has no kernel stack to
+ * share over (the caller shows the plain [kernel] leaf). */
+void load_kernel_open(struct load *L, const char *session_dir);
+void load_kernel_free(struct load *L);
+int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, size_t left);
 uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all);
 void load_warn(struct load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -54,7 +54,9 @@ struct prof_sample {
 };
 
 /* prof_sample.flags: the kernel's share of the sample record before it (its
- * kweight): the same stack under a "[kernel]" leaf.  Not a record of its own. */
+ * kweight): the same stack under a "[kernel]" leaf, or under the named kernel
+ * frames ("[kernel] vfs_read", module "kernel") of one of the kernel stacks
+ * the agent sampled meanwhile.  Not a record of its own. */
 #define PROF_SAMPLE_KERNEL 0x100
 
 struct prof_thread {
@@ -90,6 +92,12 @@ struct prof_process {
 	uint32_t notes;          /* CBN_NOTE_* */
 	int perf_errno;          /* why perf events were not used, 0 */
 	const char *timer_reason; /* "" when every thread had perf events */
+	/* kernel stacks (0 / "" in older files) */
+	uint32_t kstack_state;   /* enum cbn_kstack_state */
+	int kstack_errno;        /* why they were refused, 0 */
+	uint32_t threads_kstacks; /* threads that had the kernel event */
+	uint64_t kstack_samples, kstack_lost;
+	const char *kstack_reason; /* why there are none, "" */
 	uint64_t pc_only_why[CBN_PCONLY_NREASONS];
 	uint32_t unsampled_why[CBN_UNSAMPLED_NREASONS];
 };

@@ -49,6 +49,10 @@ struct cli_opts {
  * after printing one line saying why. */
 int preflight(const char *prog, char *resolved, size_t len);
 
+/* kernel.c: after a run, write DIR/kernel-symbols with the kernel functions
+ * its kernel stacks hit (from /proc/kallsyms: this boot's addresses). */
+void kernel_symbols_write(const char *dir, int verbose);
+
 /* session.c */
 /* The agent libraries: fills agent (absolute path to libcbottleneck.so) and
  * cuda (libcbottleneck_cuda.so next to it, "" when absent).  Returns 0, or

@@ -668,6 +668,7 @@ static int cmd_run(int argc, char **argv)
 	meta.frequency_hz = (double)o.freq;
 	if (session_meta_write(session, &meta) < 0 && o.verbose)
 		fprintf(stderr, "cbottleneck: cannot write %s/session.json\n", session);
+	kernel_symbols_write(session, o.verbose);
 
 	ret = status;
 	{

@@ -90,7 +90,7 @@ static int session_file(const char *name)
 {
 	size_t len = strlen(name), ext = strlen(CBN_FILE_EXT);
 
-	return strcmp(name, META_NAME) == 0 ||
+	return strcmp(name, META_NAME) == 0 || strcmp(name, CBN_KSYMS_FILE) == 0 ||
 	       (len > ext && strcmp(name + len - ext, CBN_FILE_EXT) == 0);
 }
 

@@ -94,6 +94,15 @@ static int json_sampler(cJSON *run, const struct cpu_profile *c)
 	for (k = 0; k < CBN_UNSAMPLED_NREASONS; k++)
 		if (cpu_unsampled_name(k))
 			err |= json_num(r, cpu_unsampled_name(k), (double)sm->unsampled_why[k]);
+	r = cJSON_AddObjectToObject(o, "kernel_stacks");
+	if (!r)
+		return 1;
+	err |= json_str(r, "state", sm->kstack_state == CBN_KSTACK_TAKEN ? "taken"
+				    : sm->kstack_state == CBN_KSTACK_OFF ? "off" : "");
+	err |= json_num(r, "threads", (double)sm->kstack_threads);
+	err |= json_num(r, "samples", (double)sm->kstack_samples);
+	err |= json_num(r, "lost", (double)sm->kstack_lost);
+	err |= json_str(r, "reason", sm->kstack_reason ? sm->kstack_reason : "");
 	return err;
 }
 

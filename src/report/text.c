@@ -130,6 +130,22 @@ static size_t text_distinct_tids(const struct profile *p)
 	return n;
 }
 
+/* How the kernel's time is shown: named kernel stacks, or why not. */
+static void text_kernel_stacks(FILE *out, const struct cpu_sampler *sm)
+{
+	if (sm->kstack_state == CBN_KSTACK_TAKEN) {
+		fprintf(out, "  Kernel:     stacks named ([kernel] frames): %llu kernel samples on %llu "
+			"thread%s", (unsigned long long)sm->kstack_samples,
+			(unsigned long long)sm->kstack_threads, sm->kstack_threads == 1 ? "" : "s");
+		if (sm->kstack_lost)
+			fprintf(out, ", %llu without a stack", (unsigned long long)sm->kstack_lost);
+		fputc('\n', out);
+	} else if (sm->kstack_state == CBN_KSTACK_OFF) {
+		fprintf(out, "  Kernel:     one [kernel] row, no kernel stacks (%s)\n",
+			sm->kstack_reason ? sm->kstack_reason : "not available");
+	}
+}
+
 static void text_header(struct text_ctx *t)
 {
 	const struct profile *p = t->p;
@@ -177,6 +193,7 @@ static void text_header(struct text_ctx *t)
 			fprintf(out, " (timers: %s)", c->sampler.timer_reason);
 		fputc('\n', out);
 	}
+	text_kernel_stacks(out, &c->sampler);
 	fprintf(out, "  Samples:    %llu", (unsigned long long)c->samples);
 	if (c->weight != c->samples && (c->sampler.threads_perf || c->sampler.threads_timer))
 		fprintf(out, " (weight %llu: the periods of CPU they stand for)",

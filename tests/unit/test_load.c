@@ -505,6 +505,103 @@ static void test_changed_module(const struct synth_self *self)
 	clean_dir();
 }
 
+/* Kernel stacks: kweight shared among them by count (exactly), named from the
+ * session's kernel-symbols file, "[kernel] 0x..." without it; a sample with
+ * no kernel stack keeps the plain [kernel] leaf. */
+static void test_kernel_stacks(const struct synth_self *self)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256], path[4200];
+	uint64_t pc[1] = {(uint64_t)(uintptr_t)&load_test_other + 4};
+	uint64_t ka[3] = {0xffffffff81000110ull, 0xffffffff81000205ull, 0xffffffff81000305ull};
+	uint64_t kb[2] = {0xffffffff81000410ull, 0xffffffff81000305ull};
+	const uint64_t *kpc[2] = {ka, kb};
+	uint32_t count[2] = {3, 1};
+	uint16_t knf[2] = {3, 2};
+	uint64_t wsum = 0, wk = 0, wread = 0, wclear = 0, whex = 0, wleaf = 0;
+	size_t i, nk = 0, nrec = 0;
+	FILE *f;
+
+	synth_init(&s, 500, 1, 0, 0, "./ksys");
+	synth_hdr(&s)->kstack_state = CBN_KSTACK_TAKEN;
+	synth_hdr(&s)->kstack_samples = 4;
+	synth_hdr(&s)->threads_kstacks = 1;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 100);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 500);
+	/* weight 10, 8 of it kernel: 6 + 2 over the stacks, 2 user */
+	synth_sample_k(&s, 200, 10, 8, pc, 1, 2, count, knf, kpc, 0);
+	/* all kernel (7 of 7): the record itself becomes a kernel stack */
+	synth_sample_k(&s, 210, 7, 7, pc, 1, 2, count, knf, kpc, 3);
+	/* kernel time but no stack (all lost): the plain [kernel] leaf */
+	synth_sample_k(&s, 220, 4, 2, pc, 1, 0, count, knf, kpc, 9);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_exit(&s, 300, 0);
+	write_file(&s, "500.0.cbp");
+	snprintf(path, sizeof(path), "%s/kernel-symbols", dir);
+	f = fopen(path, "w");
+	REQUIRE(f != NULL);
+	fprintf(f, "# test\nffffffff81000100 ffffffff81000200 clear_user_rep_good\n"
+		   "ffffffff81000200 ffffffff81000300 read_zero\n"
+		   "ffffffff81000300 ffffffff81000400 vfs_read\nnot a line\n");
+	fclose(f);
+
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *sm = &p->samples[i];
+		const char *leaf = p->funcs[p->frames[p->stacks[sm->stack].first].func].name;
+
+		wsum += sm->weight;
+		nrec += !(sm->flags & PROF_SAMPLE_KERNEL);
+		if (!strncmp(leaf, "[kernel]", 8)) {
+			nk++;
+			wk += sm->weight;
+			CHECK_STR(module_at(p, sm->stack), "kernel");
+		}
+		if (!strcmp(leaf, "[kernel] clear_user_rep_good")) {
+			wclear += sm->weight;
+			/* kernel frames, then the user stack the thread returned to */
+			CHECK(func_named(p, sm->stack, 1, "[kernel] read_zero"));
+			CHECK(func_named(p, sm->stack, 2, "[kernel] vfs_read"));
+			CHECK(func_named(p, sm->stack, 3, "load_test_other"));
+		}
+		if (!strcmp(leaf, "[kernel] 0xffffffff81000410")) {
+			whex += sm->weight;
+			CHECK(func_named(p, sm->stack, 1, "[kernel] vfs_read"));
+		}
+		if (!strcmp(leaf, "[kernel]")) {
+			wleaf += sm->weight;
+			CHECK(func_named(p, sm->stack, 1, "load_test_other"));
+		}
+		if (!strcmp(leaf, "[kernel] read_zero"))
+			wread += sm->weight;
+	}
+	CHECK_EQ_INT(wsum, 21);      /* every period kept */
+	CHECK_EQ_INT(nrec, 3);       /* one sample per record */
+	CHECK_EQ_INT(wk, 8 + 7 + 2); /* kernel weight exactly kweight */
+	CHECK_EQ_INT(wclear, 6 + 5); /* 3/4 of 8, and of 7 (cumulative rounding) */
+	CHECK_EQ_INT(whex, 2 + 2);   /* no symbol covers it: the address */
+	CHECK_EQ_INT(wleaf, 2);
+	CHECK_EQ_INT(wread, 0);      /* read_zero only as a caller */
+	CHECK_EQ_INT(p->processes[0].kstack_state, CBN_KSTACK_TAKEN);
+	CHECK_EQ_INT(nk, 5);
+	prof_free(p);
+
+	/* Without the symbols file: addresses, the same weights. */
+	unlink(path);
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	wclear = 0;
+	for (i = 0; i < p->nsamples; i++)
+		if (func_named(p, p->samples[i].stack, 0, "[kernel] 0xffffffff81000110"))
+			wclear += p->samples[i].weight;
+	CHECK_EQ_INT(wclear, 11);
+	prof_free(p);
+	clean_dir();
+}
+
 /* Many processes that did not exit: a few lines, then one summary. */
 static void test_many_abnormal(void)
 {
@@ -584,6 +681,7 @@ int main(void)
 	test_cpu_session(&self);
 	test_cuda_session(&self);
 	test_changed_module(&self);
+	test_kernel_stacks(&self);
 	test_many_abnormal();
 	test_bad_dirs();
 	rmdir(dir);

@@ -1,0 +1,170 @@
+/*
+ * load_kernel.c — kernel stacks: the stacks the agent's kernel-only perf event
+ * sampled between two user samples become "[kernel] name" frames on top of
+ * the user stack the thread returned to, and the sample's kernel weight
+ * (kweight, the kernel's own count) is shared among them by their counts.
+ * Names come from the session's kernel-symbols file (written by the launcher
+ * at the end of the run); without it a frame reads "[kernel] 0xADDR".
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load_int.h"
+
+void load_kernel_open(struct load *L, const char *session_dir)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", session_dir, CBN_KSYMS_FILE);
+	if (ksym_read_file(path, &L->ksyms) == -ENOMEM)
+		load_oom();
+}
+
+void load_kernel_free(struct load *L)
+{
+	ksym_free(&L->ksyms);
+	util_map_free(&L->kfuncmap);
+	util_map_free(&L->kstackmap);
+	free(L->kfuncs);
+	free(L->kstackkeys);
+	L->kfuncs = NULL;
+	L->kstackkeys = NULL;
+}
+
+struct kfunc_probe {
+	const struct load *L;
+	uint64_t key;
+};
+
+static int kfunc_eq(const void *ctx, uint32_t v)
+{
+	const struct kfunc_probe *k = ctx;
+
+	return k->L->kfuncs[v].key == k->key;
+}
+
+/* The function of kernel pc (ret: a return address, looked up at pc-1). */
+static uint32_t kernel_func(struct load *L, uint64_t pc, int ret)
+{
+	struct kfunc_probe probe = {L, pc << 1 | (ret ? 1u : 0u)};
+	uint64_t h = util_mix64(probe.key ^ 0x6b65726e656cull);
+	uint32_t v = util_map_find(&L->kfuncmap, h, kfunc_eq, &probe);
+	const struct ksym *k;
+	struct load_kfunc *kf;
+	char name[256];
+
+	if (v != UINT32_MAX)
+		return L->kfuncs[v].func;
+	k = ksym_find(&L->ksyms, ret ? pc - 1 : pc);
+	if (k)
+		snprintf(name, sizeof(name), "[kernel] %s", k->name);
+	else
+		snprintf(name, sizeof(name), "[kernel] 0x%" PRIx64, pc);
+	kf = LOAD_PUSH(L->kfuncs, L->nkfuncs, L->capkfuncs);
+	kf->key = probe.key;
+	kf->func = intern_func(L, name, "", 0, "kernel");
+	load_map_put(&L->kfuncmap, h, (uint32_t)(L->nkfuncs - 1));
+	return kf->func;
+}
+
+struct kstack_probe {
+	const struct load *L;
+	uint64_t hash2;
+	uint32_t ustack;
+};
+
+static int kstack_eq(const void *ctx, uint32_t v)
+{
+	const struct kstack_probe *k = ctx;
+	const struct load_kstackkey *e = &k->L->kstackkeys[v];
+
+	return e->hash2 == k->hash2 && e->ustack == k->ustack;
+}
+
+/* Kernel stack k (leaf first) over user stack ustack, made once. */
+static uint32_t kernel_user_stack(struct load *L, const struct cbn_kstack *k, uint32_t ustack)
+{
+	struct profile *p = L->p;
+	struct kstack_probe probe = {L, 0, ustack};
+	struct load_kstackkey *e;
+	uint64_t hh[2];
+	size_t first = p->nframes;
+	uint32_t v, i, n;
+
+	util_hash_words2(k->pc, k->nframes, ((uint64_t)ustack << 16) ^ k->nframes, hh);
+	probe.hash2 = hh[1];
+	v = util_map_find(&L->kstackmap, hh[0], kstack_eq, &probe);
+	if (v != UINT32_MAX)
+		return L->kstackkeys[v].stack;
+	for (i = 0; i < k->nframes; i++) {
+		struct prof_frame *f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+
+		memset(f, 0, sizeof(*f));
+		f->func = kernel_func(L, k->pc[i], i > 0);
+		f->file = "";
+		f->addr = k->pc[i];
+	}
+	n = p->stacks[ustack].nframes;
+	for (i = 0; i < n; i++) {
+		struct prof_frame *f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+
+		*f = p->frames[p->stacks[ustack].first + i];
+	}
+	e = LOAD_PUSH(L->kstackkeys, L->nkstackkeys, L->capkstackkeys);
+	e->hash2 = hh[1];
+	e->ustack = ustack;
+	e->stack = stack_commit(L, first);
+	load_map_put(&L->kstackmap, hh[0], (uint32_t)(L->nkstackkeys - 1));
+	return e->stack;
+}
+
+int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, size_t left)
+{
+	struct profile *p = L->p;
+	const struct cbn_kstacks *ks = w->kstacks;
+	const struct cbn_kstack *k;
+	struct prof_sample base = p->samples[si];
+	unsigned __int128 cum = 0, total = 0;
+	uint64_t prev = 0;
+	int reuse = w->kweight == w->weight; /* the record itself is all kernel */
+	uint32_t j;
+
+	for (j = 0, k = reader_kstack_first(ks); j < ks->nstacks; j++, k = reader_kstack_next(k))
+		total += k->count;
+	if (total == 0)
+		return 0;
+	/* Cumulative rounding: the shares add up to kweight exactly, each within
+	 * one period of count / total x kweight. */
+	for (j = 0, k = reader_kstack_first(ks); j < ks->nstacks; j++, k = reader_kstack_next(k)) {
+		uint64_t cur, share;
+		uint32_t st;
+		struct prof_sample *s;
+
+		cum += k->count;
+		cur = (uint64_t)((cum * w->kweight + total / 2) / total);
+		share = cur - prev;
+		prev = cur;
+		if (share == 0)
+			continue;
+		st = kernel_user_stack(L, k, base.stack);
+		if (reuse) {
+			s = &p->samples[si];
+			s->stack = st;
+			s->weight = (uint32_t)share;
+			reuse = 0;
+			continue;
+		}
+		load_grow((void **)&p->samples, &L->capsamples, p->nsamples + 1 + left,
+			  sizeof(*p->samples));
+		s = &p->samples[p->nsamples++];
+		*s = base;
+		s->stack = st;
+		s->weight = (uint32_t)share;
+		s->flags |= PROF_SAMPLE_KERNEL;
+	}
+	return 1;
+}
