@@ -407,6 +407,7 @@ __attribute__((constructor)) static void agent_init(void)
 						  1 << 20) << 20;
 	q = getenv(CBN_ENV_PERF);
 	agent.want_perf = !(q && strcmp(q, "0") == 0);
+	kernel_config();
 	agent.pid = (uint32_t)getpid();
 	agent.exec_seq = agent_exec_seq(agent.pid);
 	agent.main_thread = pthread_self();

@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "cbn_format.h"
+#include "kstacks.h"
 #include "writer.h"
 
 #define AGENT_TLS __attribute__((tls_model("initial-exec")))
@@ -95,6 +96,10 @@ struct agent_thread {
 	uint64_t cpu_last;               /* thread CPU time at the last sample (or arm) */
 	uint64_t sys_last;               /* thread system time (getrusage) at the last sample */
 	uint64_t carry;                  /* CPU ns not yet turned into weight */
+	/* Its kernel-stack event (kernel.c): opened by the handler at the first
+	 * sample, closed at thread end and exec. */
+	struct kstacks_ring kring;
+	int ktried;                      /* kernel.c tried to open it */
 
 	/* The handler's own stack (stacks.c). */
 	char *stack_lo, *stack_hi;       /* usable range of the agent's stack, or NULL */
@@ -140,6 +145,13 @@ int unwind_in_copy(uintptr_t pc) AGENT_HIDDEN;
 /* stacks.c: the handler's per-thread stack and the sigaltstack interposer. */
 int stacks_thread_begin(int fresh) AGENT_HIDDEN;
 void stacks_thread_end(void) AGENT_HIDDEN;
+
+/* kernel.c: kernel stacks (their handler half: sigpath.h).  kernel_config
+ * reads CBN_KERNEL_STACKS (constructor); thread begin forgets a ring a fork
+ * child does not have; thread end (and exec) drains and closes it. */
+void kernel_config(void) AGENT_HIDDEN;
+void kernel_thread_begin(struct agent_thread *t) AGENT_HIDDEN;
+void kernel_thread_end(struct agent_thread *t) AGENT_HIDDEN;
 
 /* timer.c: per-thread sampler backends (their handler half: sigpath.h). */
 int timer_arm(struct agent_thread *t, int signo, int perf_now) AGENT_HIDDEN;

@@ -166,7 +166,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	struct cbn_rec_sample *r;
 	uint64_t rip;
 	uint32_t size, max_size, weight, kernel;
-	int n, nf, flags = 0, why = -1;
+	int n, nf, flags = 0, why = -1, kroom;
 	char here;
 
 	if (!h)
@@ -201,6 +201,10 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	timer_weigh(t, &weight, &kernel);
 	/* +8 frames: the handler's own and the truncation probe. */
 	max_size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(agent.depth + 8) * sizeof(uint64_t));
+	/* and the kernel stacks sampled since the last sample (kernel.c) */
+	kroom = t->backend == AGENT_BACKEND_PERF && (t->kring.base || !t->ktried);
+	if (kroom)
+		max_size += KSTACKS_MAX_BYTES;
 	r = sample_reserve(t, max_size);
 	if (!r) {
 		writer_lost(w, CBN_LOST_BUFFER_FULL);
@@ -229,6 +233,24 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	}
 
 	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)nf * sizeof(uint64_t));
+	if (kroom) {
+		uint32_t ks;
+		size_t kb = kernel_thread_sample(t, (struct cbn_kstacks *)(r->pc + nf),
+						 KSTACKS_MAX_BYTES, &ks);
+
+		if (kb) {
+			flags |= CBN_SAMPLE_KSTACKS;
+			size += (uint32_t)kb;
+		}
+		/*
+		 * The kernel event samples kernel mode at the same period on
+		 * hrtimers: its count splits this sample's CPU between user and
+		 * kernel more finely than rusage, whose system time is sampled
+		 * at the tick (and then the stacks and the split agree).
+		 */
+		if (ks != UINT32_MAX)
+			kernel = ks < weight ? ks : weight;
+	}
 	r->h.type = CBN_REC_SAMPLE;
 	r->h.flags = (uint16_t)flags;
 	r->h.size = size;
@@ -346,6 +368,7 @@ int sampler_thread_begin(int fresh, const char *name)
 	if (agent.exec_seq > 0 && t->tid == agent.pid)
 		t->cpu0 = agent_thread_cpu();
 	threads_register(pthread_self(), t->tid, t->cpu0);
+	kernel_thread_begin(t);
 	sampler_thread_event(CBN_REC_THREAD_START, t, 0);
 	if (stacks_thread_begin(fresh) != 0)
 		return -ENOMEM;
@@ -367,6 +390,7 @@ void sampler_thread_end(void)
 		return;
 	sampler_block(&old);
 	timer_disarm(t);
+	kernel_thread_end(t);
 	sampler_unblock(&old);
 	t->ended = 1;
 	ranges_thread_end();
@@ -403,6 +427,7 @@ void sampler_pause(void)
 	sampler_block(&old);
 	if (t->backend != AGENT_BACKEND_NONE) {
 		timer_disarm(t);
+		kernel_thread_end(t);
 		t->paused = 1;
 	}
 	sampler_unblock(&old);
@@ -419,6 +444,7 @@ void sampler_resume(void)
 
 		t->paused = 0;
 		t->fresh = 0;
+		kernel_thread_begin(t);
 		timer_arm(t, atomic_load(&agent.signo), 1);
 		/* The CPU of the failed exec belongs to the next sample. */
 		t->cpu_last = cpu;

@@ -15,6 +15,9 @@
  *              sampler_drain
  *   timer.c    timer_posix, timer_perf, timer_perf_failed, timer_perf_why,
  *              timer_refusal_final, timer_thread_sys, ts_ns
+ *   kernel.c   kernel_thread_arm, kernel_off, kernel_why
+ *   kstacks.c  kstacks_open, kstacks_drain, kstacks_parse, kstacks_add,
+ *              ring_copy (kstacks.h: all of it is signal-safe)
  *   sigwrap.c  sigwrap_owned, sigwrap_app, sigbit (then the program's own
  *              handler, with sigpath_active() false: not ours to judge)
  *   unwind.c   unwind_flush_thread (libunwind's trace-cache destructor), and
@@ -111,6 +114,15 @@ void timer_disarm(struct agent_thread *t) AGENT_HIDDEN;
 
 /* The program's disposition for a signal we own that is not one of our samples. */
 void sigwrap_chain(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
+
+/* kernel.c: at the thread's first sample, open its kernel-stack event (when
+ * its sampler is a perf event); at the next ones, drain the kernel stacks
+ * sampled since into out (at most cap bytes).  Returns the bytes written, 0
+ * for none; *ksamples: the kernel samples taken since the last sample (kept or
+ * lost), UINT32_MAX when the thread had no kernel event over that time.
+ * kstacks.c (kstacks.h) is signal-safe throughout. */
+size_t kernel_thread_sample(struct agent_thread *t, struct cbn_kstacks *out, size_t cap,
+			    uint32_t *ksamples) AGENT_HIDDEN;
 
 /* unwind.c: the private libunwind.  unwind_begin returns 1 when the caller may
  * unwind (then it must call unwind_end), 0 while unwinding is held (fork,

@@ -1,0 +1,55 @@
+/*
+ * kstacks.h — kernel stacks: a second perf event per thread, CPU clock,
+ * kernel only (exclude_user), sampling kernel callchains into a small ring
+ * and raising no signal, so it never interrupts a system call.  The sampling
+ * handler drains the ring into the sample it writes (cbn_format.h,
+ * CBN_SAMPLE_KSTACKS).
+ *
+ * SIGNAL-SAFE: everything here (raw system calls, plain reads of the ring
+ * with acquire/release on its head and tail; no malloc, no lock, no
+ * descriptor kept).  kstacks_parse is pure, for the unit test.
+ */
+#ifndef CBN_KSTACKS_H
+#define CBN_KSTACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cbn_format.h"
+
+/* Data pages of a ring (a power of two): 32 KiB, ~150 kernel samples of a
+ * system call's depth between two samples of the thread's user time. */
+#define KSTACKS_DATA_PAGES 8u
+/* Bytes of kernel stacks one sample may carry (after its user frames). */
+#define KSTACKS_MAX_BYTES 4096u
+
+/* One thread's kernel event: its mapping (control page + data), or NULL. */
+struct kstacks_ring {
+	void *base;
+	size_t len;
+};
+
+/* Open the calling thread's kernel event (period ns), map its ring and close
+ * the fd.  Returns 0 or -errno (EACCES: perf_event_paranoid, EPERM: seccomp
+ * or no CAP_PERFMON, ...). */
+int kstacks_open(struct kstacks_ring *r, uint64_t period_ns);
+void kstacks_close(struct kstacks_ring *r);
+
+/*
+ * Read the records in [tail, head) of a ring's data area (size bytes, a power
+ * of two, records may wrap) into out: distinct kernel stacks with counts,
+ * leaf first, context markers dropped, at most cap bytes from out.
+ * Counted in *lost: PERF_RECORD_LOST's counts, samples with a malformed
+ * callchain, stacks that did not fit.  Returns the bytes used at out (0 when
+ * no stack was kept).
+ */
+size_t kstacks_parse(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,
+		     struct cbn_kstacks *out, size_t cap, uint32_t *lost);
+
+/* Drain the ring (kstacks_parse, then release the space to the kernel).
+ * out may be NULL: the stacks are only counted as lost (thread end).
+ * *kept: kernel samples whose stacks are in out. */
+size_t kstacks_drain(struct kstacks_ring *r, struct cbn_kstacks *out, size_t cap,
+		     uint32_t *kept, uint32_t *lost);
+
+#endif
