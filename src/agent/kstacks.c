@@ -24,7 +24,7 @@ int kstacks_open(struct kstacks_ring *r, uint64_t period_ns)
 	struct perf_event_attr a;
 	size_t len = (1 + KSTACKS_DATA_PAGES) * KSTACKS_PAGE;
 	long m;
-	int fd, err;
+	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -49,15 +49,12 @@ int kstacks_open(struct kstacks_ring *r, uint64_t period_ns)
 	/* Writable: the kernel then honours data_tail and never overwrites
 	 * what the handler has not read. */
 	m = syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (m < 0 && m > -4096) {
-		err = (int)m;
+	if (m == -1 || (m < 0 && m > -4096)) {
+		/* Mostly EPERM past the user's perf_event_mlock_kb and
+		 * RLIMIT_MEMLOCK: a limit of this thread's, not a refusal of
+		 * kernel stacks for the process. */
 		syscall(SYS_close, fd);
-		return err;
-	}
-	if (m == -1) {
-		err = -errno;
-		syscall(SYS_close, fd);
-		return err;
+		return -ENOMEM;
 	}
 	syscall(SYS_close, fd);
 	r->base = (void *)m;

@@ -31,7 +31,8 @@ struct kstacks_ring {
 
 /* Open the calling thread's kernel event (period ns), map its ring and close
  * the fd.  Returns 0 or -errno (EACCES: perf_event_paranoid, EPERM: seccomp
- * or no CAP_PERFMON, ...). */
+ * or no CAP_PERFMON, ...; ENOMEM when the ring cannot be mapped, which is
+ * mostly the user's perf_event_mlock_kb). */
 int kstacks_open(struct kstacks_ring *r, uint64_t period_ns);
 void kstacks_close(struct kstacks_ring *r);
 
