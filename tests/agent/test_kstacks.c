@@ -188,7 +188,7 @@ static void test_real(void)
 	struct cbn_kstacks *out = (void *)buf;
 	uint32_t kept = 0, nlost = 0;
 	static char big[1 << 20];
-	int ret = kstacks_open(&kr, 100000), fd, i;
+	int ret = kstacks_open(&kr, 100000), fd, i, round;
 
 	if (ret) {
 		fprintf(stderr, "test_kstacks: real kernel event skipped: perf_event_open: %s\n",
@@ -197,18 +197,23 @@ static void test_real(void)
 	}
 	fd = open("/dev/zero", O_RDONLY);
 	REQUIRE(fd >= 0);
-	for (i = 0; i < 400; i++)
-		CHECK(read(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
+	/* A loaded machine may give the reads little CPU: read until the
+	 * kernel has sampled some (at most 20 rounds). */
+	for (round = 0; round < 20 && kept == 0; round++) {
+		for (i = 0; i < 400; i++)
+			CHECK(read(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
+		kstacks_drain(&kr, out, sizeof(buf), &kept, &nlost);
+	}
 	close(fd);
-	kstacks_drain(&kr, out, sizeof(buf), &kept, &nlost);
 	fprintf(stderr, "test_kstacks: real event: %u kernel samples kept, %u lost, %u stacks\n",
 		kept, nlost, out->nstacks);
 	CHECK(kept > 0);
 	if (kept)
 		CHECK(nth(out, 0)->pc[0] >= 0xff00000000000000ull);
-	/* Drained: a second drain finds nothing new (or very little). */
+	/* Drained: a second drain finds only the kernel time since (a few
+	 * system calls). */
 	kstacks_drain(&kr, out, sizeof(buf), &kept, &nlost);
-	CHECK(kept < 5);
+	CHECK(kept < 50);
 	kstacks_close(&kr);
 	CHECK(kr.base == NULL);
 }
