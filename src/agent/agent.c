@@ -18,6 +18,7 @@
 #include "agent.h"
 #include "agent_api.h"
 #include "sigpath.h"
+#include "../format/cbn_time.h"
 
 #define AGENT_DEFAULT_FREQ 99
 #define AGENT_DEFAULT_DEPTH 128
@@ -55,18 +56,12 @@ static int loader_probe_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 uint64_t agent_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return cbn_clock_ns(CLOCK_MONOTONIC);
 }
 
 static uint64_t agent_realtime(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return cbn_clock_ns(CLOCK_REALTIME);
 }
 
 uint32_t agent_gettid(void)

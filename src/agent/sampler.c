@@ -16,6 +16,7 @@
 
 #include "agent.h"
 #include "sigpath.h"
+#include "../format/cbn_time.h"
 
 __thread struct agent_thread agent_tls AGENT_TLS;
 
@@ -91,10 +92,7 @@ __asm__(".text\n"
 
 static uint64_t sample_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts); /* vDSO; async-signal-safe */
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return cbn_clock_ns(CLOCK_MONOTONIC); /* vDSO; async-signal-safe */
 }
 
 /*

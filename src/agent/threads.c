@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "../format/cbn_time.h"
 
 #define THREADS_MAX 4096
 
@@ -121,7 +122,7 @@ void threads_end_all(void)
 		r.tid = threads_tab[i].tid;
 		if (pthread_getcpuclockid(threads_tab[i].th, &cid) == 0 &&
 		    clock_gettime(cid, &ts) == 0)
-			r.cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+			r.cpu_ns = cbn_ts_ns(&ts);
 		r.cpu_ns = r.cpu_ns > threads_tab[i].cpu0 ? r.cpu_ns - threads_tab[i].cpu0 : 0;
 		agent_event(&r, sizeof(r));
 	}

@@ -21,14 +21,10 @@
 
 #include "agent.h"
 #include "sigpath.h"
+#include "../format/cbn_time.h"
 
 /* sigev_value of our POSIX timers: tells our expirations from anyone else's. */
 static char timer_cookie;
-
-static uint64_t ts_ns(const struct timespec *ts)
-{
-	return (uint64_t)ts->tv_sec * 1000000000u + (uint64_t)ts->tv_nsec;
-}
 
 /* SIGNAL-SAFE (clock_gettime of a CPU clock is a plain system call). */
 uint64_t agent_thread_cpu(void)
@@ -37,7 +33,7 @@ uint64_t agent_thread_cpu(void)
 
 	if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return 0;
-	return ts_ns(&ts);
+	return cbn_ts_ns(&ts);
 }
 
 /* SIGNAL-SAFE.  System time of the calling thread, ns. */
@@ -47,7 +43,7 @@ static uint64_t timer_thread_sys(void)
 
 	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
 		return 0;
-	return (uint64_t)ru.ru_stime.tv_sec * 1000000000u + (uint64_t)ru.ru_stime.tv_usec * 1000u;
+	return cbn_tv_ns(&ru.ru_stime);
 }
 
 static int timer_posix(struct agent_thread *t, int signo)

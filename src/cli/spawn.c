@@ -21,13 +21,11 @@
 
 #include "cli.h"
 #include "cbn_format.h"
+#include "../format/cbn_time.h"
 
 uint64_t cli_now_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return cbn_clock_ns(CLOCK_MONOTONIC);
 }
 
 /* In the child, before exec (the launcher is single-threaded, so setenv's
@@ -196,10 +194,8 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 		/* Reap everything that has ended; stop when nothing is left.  Each
 		 * reaped process brings its CPU and its own reaped children's. */
 		while ((w = wait4(-1, &st, WNOHANG, &ru)) > 0) {
-			res->user_ns += (uint64_t)ru.ru_utime.tv_sec * 1000000000u +
-					(uint64_t)ru.ru_utime.tv_usec * 1000u;
-			res->sys_ns += (uint64_t)ru.ru_stime.tv_sec * 1000000000u +
-				       (uint64_t)ru.ru_stime.tv_usec * 1000u;
+			res->user_ns += cbn_tv_ns(&ru.ru_utime);
+			res->sys_ns += cbn_tv_ns(&ru.ru_stime);
 			if (w == pid) {
 				res->status = st;
 				child_done = 1;

@@ -259,9 +259,5 @@ void util_strings_free(struct util_strings *t)
 
 uint64_t util_clock_ns(clockid_t clk)
 {
-	struct timespec ts;
-
-	if (clock_gettime(clk, &ts) != 0)
-		return 0;
-	return util_ts_ns(&ts);
+	return cbn_clock_ns(clk);
 }

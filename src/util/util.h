@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "../format/cbn_time.h"
+
 /* --- hashing --------------------------------------------------------------- */
 
 #define UTIL_FNV_INIT 1469598103934665603ull
@@ -91,7 +93,7 @@ void util_strings_free(struct util_strings *t);
 
 static inline uint64_t util_ts_ns(const struct timespec *ts)
 {
-	return (uint64_t)ts->tv_sec * 1000000000ull + (uint64_t)ts->tv_nsec;
+	return cbn_ts_ns(ts);
 }
 
 /* clock_gettime(clk) in ns; 0 when the clock cannot be read. */

@@ -20,6 +20,7 @@
 
 #include "convert.h"
 #include "layer.h"
+#include "../../format/cbn_time.h"
 
 #define CBN_EXPORT __attribute__((visibility("default")))
 #define LAYER_FLUSH_TIMEOUT_MS 4000
@@ -47,18 +48,12 @@ static int layer_enabled[LAYER_NKINDS];
 
 static uint64_t layer_mono_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return cbn_clock_ns(CLOCK_MONOTONIC);
 }
 
 static uint64_t layer_real_ns(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return cbn_clock_ns(CLOCK_REALTIME);
 }
 
 static void layer_nop(void)
