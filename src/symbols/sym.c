@@ -187,7 +187,7 @@ struct sym_module *sym_module_get(struct sym_ctx *ctx, const char *path,
 
 	if (ctx->nmods == ctx->capmods) {
 		size_t ncap = ctx->capmods ? ctx->capmods * 2 : 64;
-		struct sym_module **nm = realloc(ctx->mods, ncap * sizeof(*nm));
+		struct sym_module **nm = util_reallocarray(ctx->mods, ncap, sizeof(*nm));
 		if (!nm)
 			return &sym_oom_module;
 		ctx->mods = nm;
@@ -617,7 +617,7 @@ struct sym_frame *sym_pool_reserve(struct sym_ctx *ctx, size_t n)
 		size_t ncap = ctx->cappool ? ctx->cappool * 2 : 4096;
 		while (ncap < ctx->npool + n)
 			ncap *= 2;
-		struct sym_frame *np = realloc(ctx->pool, ncap * sizeof(*np));
+		struct sym_frame *np = util_reallocarray(ctx->pool, ncap, sizeof(*np));
 		if (!np)
 			return NULL;
 		ctx->pool = np;

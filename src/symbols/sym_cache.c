@@ -326,7 +326,7 @@ static int cache_parse(struct sym_ctx *ctx, struct sym_module *mod, const unsign
 		return -1;
 	ent = (const void *)(buf + sizeof(h) + h.strings_bytes);
 	fr = (const void *)((const unsigned char *)ent + (size_t)h.nentries * sizeof(*ent));
-	if (h.strings_bytes % 8 || (h.nstrings && !(strs = malloc(h.nstrings * sizeof(*strs)))))
+	if (h.strings_bytes % 8 || (h.nstrings && !(strs = util_reallocarray(NULL, h.nstrings, sizeof(*strs)))))
 		return -1;
 	{
 		size_t off = 0;
@@ -672,7 +672,7 @@ static void prune(const char *dir, const char *keep)
 			continue;
 		}
 		if (n == cap) {
-			struct old *nv = realloc(v, (cap = cap ? cap * 2 : 64) * sizeof(*v));
+			struct old *nv = util_reallocarray(v, (cap = cap ? cap * 2 : 64), sizeof(*v));
 			if (!nv)
 				break;
 			v = nv;

@@ -39,7 +39,7 @@ static int sym_cu_fn_add(struct sym_cu_index *ix, size_t *cap, uint64_t lo, uint
 {
 	if (ix->n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 64;
-		struct sym_cu_fn *nf = realloc(ix->fn, ncap * sizeof(*nf));
+		struct sym_cu_fn *nf = util_reallocarray(ix->fn, ncap, sizeof(*nf));
 		if (!nf)
 			return -12;
 		ix->fn = nf;
@@ -97,7 +97,7 @@ static struct sym_cu_index *sym_cu_index_get(struct sym_ctx *ctx, struct sym_mod
 		return &mod->cus[v];
 	if (mod->ncus == mod->capcus) {
 		size_t ncap = mod->capcus ? mod->capcus * 2 : 16;
-		struct sym_cu_index *nc = realloc(mod->cus, ncap * sizeof(*nc));
+		struct sym_cu_index *nc = util_reallocarray(mod->cus, ncap, sizeof(*nc));
 		if (!nc)
 			return NULL;
 		mod->cus = nc;
@@ -291,7 +291,7 @@ static int sym_par_add(struct sym_parents *p, size_t *cap, uint64_t off, uint64_
 {
 	if (p->n == *cap) {
 		size_t ncap = *cap ? *cap * 2 : 256;
-		struct sym_parent *np = realloc(p->ent, ncap * sizeof(*np));
+		struct sym_parent *np = util_reallocarray(p->ent, ncap, sizeof(*np));
 		if (!np)
 			return -12;
 		p->ent = np;
@@ -335,7 +335,7 @@ static struct sym_parents *sym_parents_get(struct sym_ctx *ctx, struct sym_modul
 		return NULL;
 	if (mod->npars == mod->cappars) {
 		size_t ncap = mod->cappars ? mod->cappars * 2 : 16;
-		struct sym_parents *np = realloc(mod->pars, ncap * sizeof(*np));
+		struct sym_parents *np = util_reallocarray(mod->pars, ncap, sizeof(*np));
 		if (!np)
 			return NULL;
 		mod->pars = np;
@@ -448,7 +448,7 @@ const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module
 		return &ctx->fns[v];
 	if (ctx->nfns == ctx->capfns) {
 		size_t ncap = ctx->capfns ? ctx->capfns * 2 : 256;
-		struct sym_fninfo *nf = realloc(ctx->fns, ncap * sizeof(*nf));
+		struct sym_fninfo *nf = util_reallocarray(ctx->fns, ncap, sizeof(*nf));
 		if (!nf)
 			return NULL;
 		ctx->fns = nf;

@@ -23,7 +23,7 @@ static int fde_push(struct sym_fde_buf *b, uint64_t lo, uint64_t hi)
 		return 0;
 	if (b->n == b->cap) {
 		size_t ncap = b->cap ? b->cap * 2 : 256;
-		struct sym_fde *nv = realloc(b->v, ncap * sizeof(*nv));
+		struct sym_fde *nv = util_reallocarray(b->v, ncap, sizeof(*nv));
 
 		if (!nv)
 			return -1;

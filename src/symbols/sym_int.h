@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "sym.h"
+#include "../util/util.h"
 
 /* Deepest inline chain we report; deeper chains keep their outermost frames. */
 #define SYM_MAX_DEPTH 64

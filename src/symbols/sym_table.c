@@ -97,7 +97,7 @@ void sym_table_build(struct sym_module *mod)
 			continue;
 		if (n == cap) {
 			size_t ncap = cap ? cap * 2 : 1024;
-			struct sym_cand *nc = realloc(c, ncap * sizeof(*c));
+			struct sym_cand *nc = util_reallocarray(c, ncap, sizeof(*c));
 			if (!nc)
 				break;
 			c = nc;
