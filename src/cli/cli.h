@@ -92,6 +92,10 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 
 uint64_t cli_now_ns(void);
 
+/* cmd_compare.c: `cbottleneck compare [OPTIONS] BASE.json NEW.json`; returns
+ * the exit status (CMP_*, compare.h). */
+int cmp_main(int argc, char **argv);
+
 /* env.c: the environment summary, collected before the program runs. */
 struct session_env;
 void env_collect(struct session_env *e);

@@ -1,12 +1,13 @@
 /*
  * cmd_compare.c — `cbottleneck compare [OPTIONS] BASE.json NEW.json`: the
- * command-line front of analysis/compare.c.  Exit statuses: CMP_* (compare.h).
+ * command-line front of gate/compare.c.  Exit statuses: CMP_* (compare.h).
  */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "compare.h"
 
 static void cmp_usage(FILE *f)
@@ -28,16 +29,15 @@ static void cmp_usage(FILE *f)
 	      f);
 }
 
-static void cmp_push(const char ***v, size_t *n, const char *s)
+static int cmp_push(const char ***v, size_t *n, const char *s)
 {
 	const char **nv = realloc(*v, (*n + 1) * sizeof(**v));
 
-	if (!nv) {
-		fputs("cbottleneck compare: out of memory\n", stderr);
-		exit(CMP_USAGE);
-	}
+	if (!nv)
+		return CMP_NOMEM;
 	nv[(*n)++] = s;
 	*v = nv;
+	return 0;
 }
 
 int cmp_main(int argc, char **argv)
@@ -68,10 +68,11 @@ int cmp_main(int argc, char **argv)
 					c == OPT_FAIL ? "fail" : "warn");
 				goto out;
 			}
-			if (c == OPT_FAIL)
-				cmp_push(&o.fail, &o.nfail, optarg);
-			else
-				cmp_push(&o.warn, &o.nwarn, optarg);
+			if ((c == OPT_FAIL ? cmp_push(&o.fail, &o.nfail, optarg)
+					   : cmp_push(&o.warn, &o.nwarn, optarg)) < 0) {
+				ret = CMP_NOMEM;
+				goto out;
+			}
 			break;
 		case OPT_MARKDOWN:
 			o.markdown = optarg;
@@ -106,5 +107,9 @@ int cmp_main(int argc, char **argv)
 out:
 	free(o.fail);
 	free(o.warn);
+	if (ret == CMP_NOMEM) {
+		fputs("cbottleneck compare: out of memory\n", stderr);
+		ret = CMP_USAGE;
+	}
 	return ret;
 }

@@ -18,6 +18,9 @@
 #include <unistd.h>
 
 #include "compare.h"
+#include "cpu.h"
+#include "cuda_analysis.h"
+#include "gate_run.h"
 #include "load.h"
 #include "cli.h"
 #include "cbn_signal.h"
@@ -413,12 +416,35 @@ static int report_on_stdout(const struct cli_opts *o)
 	return !o->report_file || strcmp(o->report_file, "-") == 0;
 }
 
+/* The run just profiled, compared with the baseline in memory: the figures
+ * its JSON report would hold.  CMP_* or CMP_NOMEM. */
+static int gate_cmp(const struct profile *p, const char *label, const char *baseline,
+		    const struct cmp_opts *co, FILE *out)
+{
+	struct cpu_profile *c = NULL;
+	struct cuda_analysis *cuda = NULL;
+	struct gate_run cur;
+	int st = CMP_NOMEM;
+
+	memset(&cur, 0, sizeof(cur));
+	if (cpu_aggregate(p, &c) < 0 || cuda_analyze(p, &cuda) < 0 ||
+	    gate_run_from_analysis(p, c, cuda, &cur) < 0)
+		goto out;
+	st = cmp_run_current(baseline, &cur, label, co, out);
+out:
+	gate_run_free(&cur);
+	cuda_analysis_free(cuda);
+	cpu_free(c);
+	return st;
+}
+
 /*
  * The gate's table follows the report on stdout, after one blank line.  The
  * table is built in memory first so that the blank line is printed only when
- * there is a table (a bad baseline prints nothing on stdout).
+ * there is a table (a bad baseline prints nothing on stdout).  label names the
+ * current run in the table.
  */
-static int gate(const struct cli_opts *o, const char *json_path)
+static int gate(const struct cli_opts *o, const struct profile *p, const char *label)
 {
 	struct cmp_opts co;
 	char *buf = NULL;
@@ -438,18 +464,21 @@ static int gate(const struct cli_opts *o, const char *json_path)
 	mem = open_memstream(&buf, &len);
 	if (!mem) {
 		/* no memory for the buffer: the table straight out, unseparated */
-		st = cmp_run(o->baseline, json_path, &co, stdout);
-		fflush(stdout);
-		return st;
+		st = gate_cmp(p, label, o->baseline, &co, stdout);
+	} else {
+		st = gate_cmp(p, label, o->baseline, &co, mem);
+		if (fclose(mem) == 0 && len) {
+			if (report_on_stdout(o))
+				fputc('\n', stdout);
+			fwrite(buf, 1, len, stdout);
+		}
+		free(buf);
 	}
-	st = cmp_run(o->baseline, json_path, &co, mem);
-	if (fclose(mem) == 0 && len) {
-		if (report_on_stdout(o))
-			fputc('\n', stdout);
-		fwrite(buf, 1, len, stdout);
-	}
-	free(buf);
 	fflush(stdout);
+	if (st == CMP_NOMEM) {
+		fprintf(stderr, "cbottleneck: out of memory in the regression gate\n");
+		st = CMP_USAGE;
+	}
 	return st;
 }
 
@@ -470,8 +499,8 @@ static int cmd_report(int argc, char **argv)
 {
 	struct cli_opts o;
 	struct profile *p = NULL;
-	char err[1024], tmpjson[PATH_MAX] = "";
-	const char *dir, *json;
+	char err[1024];
+	const char *dir;
 	struct stat st;
 	int ret, lr, status;
 	size_t i;
@@ -509,35 +538,18 @@ static int cmd_report(int argc, char **argv)
 	if (lr == PROF_LOAD_PARTIAL)
 		for (i = 0; i < p->nwarnings; i++)
 			fprintf(stderr, "cbottleneck: warning: %s\n", p->warnings[i]);
-	json = o.json;
-	if (o.baseline && !json) {
-		int fd;
-		snprintf(tmpjson, sizeof(tmpjson), "%s/cbottleneck-report-XXXXXX.json",
-			 getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
-		fd = mkstemps(tmpjson, 5);
-		if (fd < 0) {
-			fprintf(stderr, "cbottleneck: cannot create a temporary JSON report: %s\n",
-				strerror(errno));
-			ret = CLI_EXIT_REFUSED;
-			goto out;
-		}
-		close(fd);
-		json = tmpjson;
-	}
-	if (write_outputs(p, &o, json)) {
+	if (write_outputs(p, &o, o.json)) {
 		ret = CLI_EXIT_REFUSED;
 		goto out;
 	}
 	ret = lr == PROF_LOAD_PARTIAL ? 1 : 0;
 	if (o.baseline) {
-		status = gate(&o, json);
+		status = gate(&o, p, o.json ? o.json : dir);
 		fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s)\n", status,
 			gate_word(status));
 		ret = status;
 	}
 out:
-	if (tmpjson[0])
-		unlink(tmpjson);
 	prof_free(p);
 	free(o.fail);
 	free(o.warn);
@@ -605,8 +617,7 @@ static int cmd_run(int argc, char **argv)
 	struct session_meta meta;
 	struct profile *p = NULL;
 	char path[PATH_MAX], agent[PATH_MAX], cuda[PATH_MAX], session[PATH_MAX];
-	char err[1024], json_tmp[PATH_MAX + 32];
-	const char *json;
+	char err[1024];
 	char **targv;
 	int ret, status, lr, have_session = 0, failed;
 
@@ -685,12 +696,7 @@ static int cmd_run(int argc, char **argv)
 		}
 		goto out;
 	}
-	json = o.json;
-	if (o.baseline && !json) {
-		snprintf(json_tmp, sizeof(json_tmp), "%s/report.json", session);
-		json = json_tmp;
-	}
-	failed = write_outputs(p, &o, json);
+	failed = write_outputs(p, &o, o.json);
 	if (failed && ret == 0)
 		ret = CLI_EXIT_REFUSED;
 	if (o.baseline && !failed) {
@@ -699,7 +705,7 @@ static int cmd_run(int argc, char **argv)
 				"measure it: exit status %d\n", targv[0], status, CMP_UNMEASURABLE);
 			ret = CMP_UNMEASURABLE;
 		} else {
-			ret = gate(&o, json);
+			ret = gate(&o, p, o.json ? o.json : "this run");
 			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s), "
 				"not from %s\n", ret, gate_word(ret), targv[0]);
 		}

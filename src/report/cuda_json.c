@@ -7,6 +7,7 @@
 
 #include "../analysis/cuda_analysis.h"
 #include "cuda_report.h"
+#include "json_keys.h"
 
 static const char *const row_kind[] = { "range", "api", "kernel", "memcpy", "memset" };
 
@@ -63,7 +64,7 @@ static void build(cJSON *c, struct cuda_analysis *a)
 	/* status[] holds what the CUDA layer recorded; a process inferred from
 	 * its modules to have loaded CUDA without tracing it is a note, so
 	 * status[] stays empty when the layer never ran. */
-	x = arr(c, "status");
+	x = arr(c, JK_STATUS);
 	for (i = 0; i < a->nstatus; i++) {
 		const struct cuda_status_row *s = &a->status[i];
 
@@ -72,8 +73,8 @@ static void build(cJSON *c, struct cuda_analysis *a)
 		if (!(o = item(x)))
 			continue;
 		num(o, "pid", s->pid);
-		cJSON_AddStringToObject(o, "state", s->state);
-		cJSON_AddStringToObject(o, "message", s->message);
+		cJSON_AddStringToObject(o, JK_STATE, s->state);
+		cJSON_AddStringToObject(o, JK_MESSAGE, s->message);
 		num(o, "cupti_error", s->cupti_error);
 		num(o, "dropped", (double)s->dropped);
 		num(o, "zero_ts", (double)s->zero_ts);
@@ -86,18 +87,18 @@ static void build(cJSON *c, struct cuda_analysis *a)
 		if (a->status[i].inferred)
 			cJSON_AddItemToArray(x, cJSON_CreateString(a->status[i].text));
 
-	o = cJSON_AddObjectToObject(c, "totals");
-	num(o, "kernels", (double)a->totals.kernels);
-	num(o, "kernel_ns", (double)a->totals.kernel_ns);
-	num(o, "memcpy", (double)a->totals.memcpy);
-	num(o, "memcpy_ns", (double)a->totals.memcpy_ns);
-	num(o, "memcpy_bytes", (double)a->totals.memcpy_bytes);
+	o = cJSON_AddObjectToObject(c, JK_TOTALS);
+	num(o, JK_KERNELS, (double)a->totals.kernels);
+	num(o, JK_KERNEL_NS, (double)a->totals.kernel_ns);
+	num(o, JK_MEMCPY, (double)a->totals.memcpy);
+	num(o, JK_MEMCPY_NS, (double)a->totals.memcpy_ns);
+	num(o, JK_MEMCPY_BYTES, (double)a->totals.memcpy_bytes);
 	num(o, "memset", (double)a->totals.memset);
 	num(o, "memset_ns", (double)a->totals.memset_ns);
-	num(o, "api_calls", (double)a->totals.api_calls);
+	num(o, JK_API_CALLS, (double)a->totals.api_calls);
 	num(o, "api_ns", (double)a->totals.api_ns);
-	num(o, "sync_ns", (double)a->totals.sync_ns);
-	num(o, "gpu_busy_ns", (double)a->totals.gpu_busy_ns);
+	num(o, JK_SYNC_NS, (double)a->totals.sync_ns);
+	num(o, JK_GPU_BUSY_NS, (double)a->totals.gpu_busy_ns);
 
 	x = arr(c, "ops");
 	for (i = 0; i < a->nops; i++) {
@@ -114,15 +115,15 @@ static void build(cJSON *c, struct cuda_analysis *a)
 		num(o, "calls", (double)r->calls);
 	}
 
-	x = arr(c, "kernels");
+	x = arr(c, JK_KERNELS);
 	for (i = 0; i < a->nkernels; i++) {
 		const struct cuda_kernel_row *k = &a->kernels[i];
 
 		if (!(o = item(x)))
 			continue;
-		cJSON_AddStringToObject(o, "name", k->name);
-		num(o, "instances", (double)k->t.count);
-		num(o, "total_ns", (double)k->t.total);
+		cJSON_AddStringToObject(o, JK_NAME, k->name);
+		num(o, JK_INSTANCES, (double)k->t.count);
+		num(o, JK_TOTAL_NS, (double)k->t.total);
 		stats(o, &k->t);
 		num(o, "time_pct", k->time_pct);
 		cJSON_AddItemToObject(o, "grid", dim3(k->grid));
@@ -157,15 +158,15 @@ static void build(cJSON *c, struct cuda_analysis *a)
 		num(o, "pageable_bytes", (double)r->pageable_bytes);
 	}
 
-	x = arr(c, "api");
+	x = arr(c, JK_API);
 	for (i = 0; i < a->napi; i++) {
 		const struct cuda_api_row *r = &a->api[i];
 
 		if (!(o = item(x)))
 			continue;
-		cJSON_AddStringToObject(o, "name", r->name);
-		num(o, "calls", (double)r->t.count);
-		num(o, "total_ns", (double)r->t.total);
+		cJSON_AddStringToObject(o, JK_NAME, r->name);
+		num(o, JK_CALLS, (double)r->t.count);
+		num(o, JK_TOTAL_NS, (double)r->t.total);
 		stats(o, &r->t);
 		num(o, "time_pct", r->time_pct);
 	}
@@ -184,8 +185,8 @@ static void build(cJSON *c, struct cuda_analysis *a)
 		num(o, "gpu_ns", (double)s->gpu_ns);
 	}
 
-	o = cJSON_AddObjectToObject(c, "overview");
-	num_or_null(o, "gpu_utilization", a->ov.gpu_utilization);
+	o = cJSON_AddObjectToObject(c, JK_OVERVIEW);
+	num_or_null(o, JK_GPU_UTILIZATION, a->ov.gpu_utilization);
 	num_or_null(o, "est_sm_efficiency", a->ov.est_sm_efficiency);
 	num_or_null(o, "est_achieved_occupancy", a->ov.est_achieved_occupancy);
 	num(o, "cpu_ns", (double)a->ov.cpu_ns);

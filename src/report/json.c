@@ -11,9 +11,9 @@
 
 #include "cpu.h"
 #include "cuda_report.h"
+#include "json_keys.h"
 #include "report.h"
 
-#define JSON_SCHEMA_VERSION 1
 #ifndef CBN_VERSION
 #define CBN_VERSION "0.1.0"
 #endif
@@ -114,7 +114,7 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 
 	if (!run)
 		return NULL;
-	cmd = cJSON_AddArrayToObject(run, "command");
+	cmd = cJSON_AddArrayToObject(run, JK_COMMAND);
 	if (!cmd)
 		goto fail;
 	if (p->argv) {
@@ -130,8 +130,8 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 	}
 	err |= json_num(run, "exit_status", p->exit_status);
 	err |= json_num(run, "exit_signal", p->exit_signal);
-	err |= json_num(run, "wall_ns", (double)p->wall_ns);
-	err |= json_num(run, "cpu_ns", (double)c->cpu_ns);
+	err |= json_num(run, JK_WALL_NS, (double)p->wall_ns);
+	err |= json_num(run, JK_CPU_NS, (double)c->cpu_ns);
 	err |= json_measured(run, c->measured_ns);
 	if (p->user_ns || p->sys_ns) {
 		err |= json_num(run, "user_ns", (double)p->user_ns);
@@ -141,9 +141,9 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 		cJSON_AddNullToObject(run, "kernel_ns");
 	}
 	err |= json_num(run, "frequency_hz", p->frequency_hz);
-	err |= json_num(run, "period_ns", (double)p->period_ns);
-	err |= json_num(run, "samples", (double)c->samples);
-	err |= json_num(run, "weight", (double)c->weight);
+	err |= json_num(run, JK_PERIOD_NS, (double)p->period_ns);
+	err |= json_num(run, JK_SAMPLES, (double)c->samples);
+	err |= json_num(run, JK_WEIGHT, (double)c->weight);
 	lost = cJSON_AddObjectToObject(run, "lost");
 	if (!lost)
 		goto fail;
@@ -184,14 +184,14 @@ static cJSON *json_functions(const struct profile *p, const struct cpu_profile *
 		if (!o)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
-		err |= json_str(o, "name", pf->name);
-		err |= json_str(o, "file", pf->file);
-		err |= json_num(o, "line", pf->line);
+		err |= json_str(o, JK_NAME, pf->name);
+		err |= json_str(o, JK_FILE, pf->file);
+		err |= json_num(o, JK_LINE, pf->line);
 		err |= json_str(o, "module", pf->module);
-		err |= json_num(o, "self_ns", (double)f->self_ns);
-		err |= json_num(o, "total_ns", (double)f->total_ns);
-		err |= json_num(o, "self_samples", (double)f->self_w);
-		err |= json_num(o, "total_samples", (double)f->total_w);
+		err |= json_num(o, JK_SELF_NS, (double)f->self_ns);
+		err |= json_num(o, JK_TOTAL_NS, (double)f->total_ns);
+		err |= json_num(o, JK_SELF_SAMPLES, (double)f->self_w);
+		err |= json_num(o, JK_TOTAL_SAMPLES, (double)f->total_w);
 		err |= json_bool(o, "nosym", (pf->flags & PROF_FUNC_NOSYM) != 0);
 		err |= json_bool(o, "inlined", f->inlined_into < p->nfuncs);
 		err |= json_str(o, "inlined_into", f->inlined_into < p->nfuncs
@@ -221,11 +221,11 @@ static cJSON *json_lines(const struct profile *p, const struct cpu_profile *c)
 		if (!o)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
-		err |= json_str(o, "file", l->file);
-		err |= json_num(o, "line", l->line);
+		err |= json_str(o, JK_FILE, l->file);
+		err |= json_num(o, JK_LINE, l->line);
 		err |= json_str(o, "function", p->funcs[l->func].name);
-		err |= json_num(o, "self_ns", (double)l->self_ns);
-		err |= json_num(o, "self_samples", (double)l->self_w);
+		err |= json_num(o, JK_SELF_NS, (double)l->self_ns);
+		err |= json_num(o, JK_SELF_SAMPLES, (double)l->self_w);
 		if (err)
 			goto fail;
 	}
@@ -411,15 +411,15 @@ static cJSON *json_build(const struct profile *p, const struct report_opts *o)
 	root = cJSON_CreateObject();
 	if (!root)
 		goto fail;
-	err |= json_num(root, "schema_version", JSON_SCHEMA_VERSION);
+	err |= json_num(root, JK_SCHEMA_VERSION, JK_SCHEMA_VERSION_VALUE);
 	tool = cJSON_AddObjectToObject(root, "tool");
 	if (!tool)
 		goto fail;
 	err |= json_str(tool, "name", "cbottleneck");
 	err |= json_str(tool, "version", CBN_VERSION);
-	err |= json_attach(root, "run", json_run(p, c));
-	err |= json_attach(root, "functions", json_functions(p, c));
-	err |= json_attach(root, "lines", json_lines(p, c));
+	err |= json_attach(root, JK_RUN, json_run(p, c));
+	err |= json_attach(root, JK_FUNCTIONS, json_functions(p, c));
+	err |= json_attach(root, JK_LINES, json_lines(p, c));
 	err |= json_attach(root, "processes", json_processes(p, c));
 	err |= json_attach(root, "threads", json_threads(p, c));
 	err |= json_attach(root, "modules", json_modules(p));
@@ -428,7 +428,7 @@ static cJSON *json_build(const struct profile *p, const struct report_opts *o)
 		goto fail;
 	cuda = report_cuda_json(p, o);
 	if (cuda)
-		cJSON_AddItemToObject(root, "cuda", cuda);
+		cJSON_AddItemToObject(root, JK_CUDA, cuda);
 	if (json_attach(root, "warnings", json_warnings(p, c)) < 0)
 		goto fail;
 	cpu_free(c);

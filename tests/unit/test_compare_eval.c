@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "analysis/cmp_internal.h"
+#include "gate/cmp_internal.h"
 
 static char dir[] = "/tmp/cbn-test-compare-XXXXXX";
 static char last_out[65536], last_err[8192];

@@ -5,7 +5,7 @@
 #include <math.h>
 
 #include "testlib.h"
-#include "analysis/cmp_internal.h"
+#include "gate/cmp_internal.h"
 
 static int near(double a, double b)
 {

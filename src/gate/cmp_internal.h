@@ -110,6 +110,7 @@ struct cmp_result {
 	unsigned counts[CMP_S_NA + 1];
 	int config_error;        /* a gate names something the baseline lacks */
 	int unmeasurable;        /* a --fail gate was n/a */
+	int nomem;               /* memory ran short: the result is incomplete */
 	int defaults;            /* no expressions given: the default report */
 	const char *base_path, *cur_path;
 	char base_cmd[256], cur_cmd[256];

@@ -1,7 +1,8 @@
 /*
- * compare.c — `cbottleneck compare`: read two JSON reports (report/json.c's
- * shape, schema_version 1), evaluate every gate expression into table rows with
- * noise-aware verdicts, and decide the exit status (docs/ci.md).
+ * compare.c — the regression gate: evaluate every gate expression over two
+ * runs (struct gate_run: a JSON report, or the run just analysed) into table
+ * rows with noise-aware verdicts, and decide the exit status (docs/ci.md).
+ * Out of memory is CMP_NOMEM, returned: the caller says so and exits.
  */
 #include <errno.h>
 #include <fnmatch.h>
@@ -13,135 +14,43 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include <cjson/cJSON.h>
-
 #include "cmp_internal.h"
-
-#define CMP_SCHEMA_VERSION 1
-#define CMP_MAX_REPORT_BYTES (1ull << 30)
+#include "gate_run.h"
 
 /* One side of the comparison. */
 struct cmp_side {
-	const char *path;
+	const char *path;        /* the report's path, or what stands for the run */
 	const char *role;        /* "baseline" or "current" */
-	cJSON *root;
-	cJSON *run;
-	cJSON *cuda;             /* NULL when the report has none */
+	const struct gate_run *run;
 	int cuda_ok;             /* CUDA was traced: GPU metrics are meaningful */
 	char cuda_why[200];      /* why not, when !cuda_ok */
-	double period_ns;
 };
 
-static void *cmp_xrealloc(void *p, size_t n)
-{
-	void *q = realloc(p, n ? n : 1);
-
-	if (!q) {
-		fprintf(stderr, "cbottleneck compare: out of memory\n");
-		exit(CMP_USAGE);
-	}
-	return q;
-}
-
-static char *cmp_xstrdup(const char *s)
+static char *cmp_strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
+	char *d = malloc(n);
 
-	return memcpy(cmp_xrealloc(NULL, n), s, n);
-}
-
-static int json_num(const cJSON *obj, const char *key, double *out)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	if (!cJSON_IsNumber(v))
-		return -1;
-	*out = v->valuedouble;
-	return 0;
-}
-
-static const char *json_str(const cJSON *obj, const char *key)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
-
-	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
-}
-
-/* Read the whole file; NUL-terminated.  0, or -1 with a message in err. */
-static int read_file(const char *path, const char *role, char **buf, size_t *len, char *err,
-		     size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	char *b = NULL;
-	size_t n = 0, cap = 0, got;
-	int ret = -1;
-
-	if (!f) {
-		snprintf(err, errlen, "cannot open %s report %s: %s", role, path, strerror(errno));
-		return -1;
-	}
-	for (;;) {
-		if (cap - n < 65536) {
-			if (cap >= CMP_MAX_REPORT_BYTES) {
-				snprintf(err, errlen, "%s report %s is larger than 1 GiB; "
-					 "is it really a cbottleneck JSON report?", role, path);
-				goto out;
-			}
-			cap = cap ? cap * 2 : 262144;
-			b = cmp_xrealloc(b, cap + 1);
-		}
-		got = fread(b + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-	}
-	if (ferror(f)) {
-		snprintf(err, errlen, "cannot read %s report %s: %s", role, path, strerror(errno));
-		goto out;
-	}
-	b[n] = '\0';
-	*buf = b;
-	*len = n;
-	b = NULL;
-	ret = 0;
-out:
-	free(b);
-	fclose(f);
-	return ret;
+	return d ? memcpy(d, s, n) : NULL;
 }
 
 static void side_cuda_state(struct cmp_side *s)
 {
-	const cJSON *status, *st;
-	int started = 0, unavailable = 0;
-	const char *msg = NULL;
+	const struct gate_run *r = s->run;
+	const char *msg = r->cuda_message;
 
-	s->cuda = cJSON_GetObjectItemCaseSensitive(s->root, "cuda");
-	if (!cJSON_IsObject(s->cuda)) {
-		s->cuda = NULL;
+	s->cuda_ok = 0;
+	if (!r->has_cuda) {
 		snprintf(s->cuda_why, sizeof(s->cuda_why), "the %s run has no CUDA data "
 			 "(no GPU work was traced)", s->role);
 		return;
 	}
-	status = cJSON_GetObjectItemCaseSensitive(s->cuda, "status");
-	cJSON_ArrayForEach(st, status) {
-		const char *state = json_str(st, "state");
-
-		if (state && strcmp(state, "unavailable") == 0) {
-			unavailable++;
-			if (!msg)
-				msg = json_str(st, "message");
-		} else if (state && (strcmp(state, "started") == 0 ||
-				     strcmp(state, "finished") == 0)) {
-			started++;
-		}
-	}
-	if (!started && unavailable) {
+	if (!r->cuda_started && r->cuda_unavailable) {
 		snprintf(s->cuda_why, sizeof(s->cuda_why), "CUDA tracing was unavailable in the "
 			 "%s run: %s", s->role, msg && *msg ? msg : "no reason given");
 		return;
 	}
-	if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(s->cuda, "totals"))) {
+	if (!r->has_totals) {
 		snprintf(s->cuda_why, sizeof(s->cuda_why), "the %s run's cuda object has no "
 			 "totals", s->role);
 		return;
@@ -149,71 +58,25 @@ static void side_cuda_state(struct cmp_side *s)
 	s->cuda_ok = 1;
 }
 
-static int side_load(struct cmp_side *s, const char *path, const char *role, char *err,
-		     size_t errlen)
+static void side_init(struct cmp_side *s, const struct gate_run *run, const char *path,
+		      const char *role)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	const char *end = NULL;
-	double version;
-	int ret = -1;
-
 	memset(s, 0, sizeof(*s));
 	s->path = path;
 	s->role = role;
-	if (read_file(path, role, &buf, &len, err, errlen) < 0)
-		return -1;
-	s->root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
-	if (!s->root) {
-		unsigned long line = 1;
-		const char *p;
-
-		for (p = buf; end && p < end && p < buf + len; p++)
-			line += *p == '\n';
-		snprintf(err, errlen, "%s report %s is not valid JSON (error near line %lu); "
-			 "regenerate it with 'cbottleneck --json FILE'", role, path, line);
-		goto out;
-	}
-	if (!cJSON_IsObject(s->root) || json_num(s->root, "schema_version", &version) < 0) {
-		snprintf(err, errlen, "%s report %s is not a cbottleneck JSON report (no "
-			 "schema_version); write it with 'cbottleneck --json FILE'", role, path);
-		goto out;
-	}
-	if (version != CMP_SCHEMA_VERSION) {
-		snprintf(err, errlen, "%s was written by schema %g; this cbottleneck reads %d "
-			 "(%s): regenerate it with this version", role, version,
-			 CMP_SCHEMA_VERSION, path);
-		goto out;
-	}
-	s->run = cJSON_GetObjectItemCaseSensitive(s->root, "run");
-	if (!cJSON_IsObject(s->run)) {
-		snprintf(err, errlen, "%s report %s has no \"run\" object; is it truncated?", role,
-			 path);
-		goto out;
-	}
-	if (json_num(s->run, "period_ns", &s->period_ns) < 0 || s->period_ns < 0)
-		s->period_ns = 0;
+	s->run = run;
 	side_cuda_state(s);
-	ret = 0;
-out:
-	free(buf);
-	if (ret < 0) {
-		cJSON_Delete(s->root);
-		s->root = NULL;
-	}
-	return ret;
 }
 
 static void side_command(const struct cmp_side *s, char *buf, size_t len)
 {
-	const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(s->run, "command"), *a;
-	size_t n = 0;
+	size_t n = 0, i;
 
 	buf[0] = '\0';
-	cJSON_ArrayForEach(a, cmd) {
-		if (!cJSON_IsString(a) || n + 1 >= len)
+	for (i = 0; i < s->run->ncommand; i++) {
+		if (n + 1 >= len)
 			continue;
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", a->valuestring);
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? " " : "", s->run->command[i]);
 		if (n >= len)
 			n = len - 1;
 	}
@@ -221,17 +84,30 @@ static void side_command(const struct cmp_side *s, char *buf, size_t len)
 
 /* --- rows ---------------------------------------------------------------- */
 
+/* A new row, or NULL with r->nomem set. */
 static struct cmp_row *row_add(struct cmp_result *r, const struct cmp_expr *e, const char *name)
 {
 	struct cmp_row *row;
+	char *copy;
 
 	if (r->nrows == r->cap) {
-		r->cap = r->cap ? r->cap * 2 : 16;
-		r->rows = cmp_xrealloc(r->rows, r->cap * sizeof(*r->rows));
+		size_t cap = r->cap ? r->cap * 2 : 16;
+		struct cmp_row *rows = realloc(r->rows, cap * sizeof(*rows));
+
+		if (!rows) {
+			r->nomem = 1;
+			return NULL;
+		}
+		r->rows = rows;
+		r->cap = cap;
+	}
+	if (!(copy = cmp_strdup(name))) {
+		r->nomem = 1;
+		return NULL;
 	}
 	row = &r->rows[r->nrows++];
 	memset(row, 0, sizeof(*row));
-	row->name = cmp_xstrdup(name);
+	row->name = copy;
 	row->expr = e;
 	return row;
 }
@@ -307,53 +183,50 @@ static struct cmp_val sampled(double v, double n, double period)
 
 static struct cmp_val scalar_value(const struct cmp_side *s, const struct cmp_expr *e)
 {
-	struct cmp_val x = {0, 0, 0};
-	const cJSON *obj = s->run;
-	const char *key = NULL;
-	double w;
+	const struct gate_run *r = s->run;
+	const struct gate_gpu *g = &r->gpu;
+	struct cmp_val x = {0, NAN, 0};
 
 	switch (e->metric) {
 	case CMP_M_WALL:
-		key = "wall_ns";
+		x.v = r->wall_ns;
 		break;
 	case CMP_M_CPU:
-		if (json_num(obj, "cpu_ns", &x.v) < 0)
-			return x;
-		x.ok = 1;
-		if (json_num(obj, "weight", &w) == 0 && w > 0)
-			x.var = s->period_ns * s->period_ns * w;
-		else
-			x.var = x.v * s->period_ns;
-		return x;
-	case CMP_M_SAMPLES:
-		if (json_num(obj, "samples", &x.v) < 0)
-			return x;
-		x.ok = 1;
-		x.var = x.v;
-		return x;
-	case CMP_M_GPU:
-		obj = s->cuda ? cJSON_GetObjectItemCaseSensitive(s->cuda, "totals") : NULL;
-		switch (e->gpu) {
-		case CMP_GPU_KERNELS: key = "kernels"; break;
-		case CMP_GPU_KERNEL_TIME: key = "kernel_ns"; break;
-		case CMP_GPU_MEMCPY_BYTES: key = "memcpy_bytes"; break;
-		case CMP_GPU_MEMCPY_TIME: key = "memcpy_ns"; break;
-		case CMP_GPU_MEMCPYS: key = "memcpy"; break;
-		case CMP_GPU_API_CALLS: key = "api_calls"; break;
-		case CMP_GPU_SYNC_TIME: key = "sync_ns"; break;
-		case CMP_GPU_BUSY: key = "gpu_busy_ns"; break;
-		case CMP_GPU_UTILIZATION:
-			obj = s->cuda ? cJSON_GetObjectItemCaseSensitive(s->cuda, "overview")
-				      : NULL;
-			key = "gpu_utilization";
+		x.v = r->cpu_ns;
+		if (!gate_has(x.v))
 			break;
+		if (gate_has(r->weight) && r->weight > 0)
+			x.var = r->period_ns * r->period_ns * r->weight;
+		else
+			x.var = x.v * r->period_ns;
+		break;
+	case CMP_M_SAMPLES:
+		x.v = r->samples;
+		x.var = x.v;
+		break;
+	case CMP_M_GPU:
+		if (!r->has_cuda)
+			break;
+		switch (e->gpu) {
+		case CMP_GPU_KERNELS: x.v = g->kernels; break;
+		case CMP_GPU_KERNEL_TIME: x.v = g->kernel_ns; break;
+		case CMP_GPU_MEMCPY_BYTES: x.v = g->memcpy_bytes; break;
+		case CMP_GPU_MEMCPY_TIME: x.v = g->memcpy_ns; break;
+		case CMP_GPU_MEMCPYS: x.v = g->memcpy; break;
+		case CMP_GPU_API_CALLS: x.v = g->api_calls; break;
+		case CMP_GPU_SYNC_TIME: x.v = g->sync_ns; break;
+		case CMP_GPU_BUSY: x.v = g->gpu_busy_ns; break;
+		case CMP_GPU_UTILIZATION: x.v = g->gpu_utilization; break;
 		}
 		break;
 	default:
-		return x;
+		break;
 	}
-	if (obj && key && json_num(obj, key, &x.v) == 0)
-		x.ok = 1;
+	x.ok = gate_has(x.v);
+	if (!x.ok) {
+		x.v = 0;
+		x.var = 0;
+	}
 	return x;
 }
 
@@ -424,6 +297,8 @@ static void eval_scalar(struct cmp_result *r, const struct cmp_side *b, const st
 		return;
 	}
 	row = row_add(r, e, e->text);
+	if (!row)
+		return;
 	expr_metric_name(e, row->name);
 	row->noise = metric_noise(e);
 	row->has_base = vb.ok;
@@ -466,87 +341,118 @@ static int file_matches(const char *pattern, const char *file)
 	return 0;
 }
 
-static const char *array_key(const struct cmp_expr *e)
+/* Append m (its key copied); 0, or -1 with r->nomem set. */
+static int match_add(struct cmp_result *r, struct cmp_matches *out, struct cmp_match m,
+		     const char *key)
 {
-	switch (e->metric) {
-	case CMP_M_FUNC: return "functions";
-	case CMP_M_LINE: return "lines";
-	case CMP_M_KERNEL: return "kernels";
-	default: return "api";
+	if (out->n == out->cap) {
+		size_t cap = out->cap ? out->cap * 2 : 16;
+		struct cmp_match *v = realloc(out->m, cap * sizeof(*v));
+
+		if (!v)
+			goto nomem;
+		out->m = v;
+		out->cap = cap;
 	}
+	if (!(m.key = cmp_strdup(key)))
+		goto nomem;
+	out->m[out->n++] = m;
+	return 0;
+nomem:
+	r->nomem = 1;
+	return -1;
 }
 
-static void collect(const struct cmp_side *s, const struct cmp_expr *e, struct cmp_matches *out)
+/* A value that must be there (else the entry is skipped), or one that
+ * counts as 0 when absent. */
+static int need(double v, double *out)
 {
-	const cJSON *arr, *it;
+	if (!gate_has(v))
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static double or_zero(double v)
+{
+	return gate_has(v) ? v : 0;
+}
+
+static int name_matches(const struct cmp_expr *e, const char *name)
+{
+	return e->exact ? strcmp(e->pattern, name) == 0 : fnmatch(e->pattern, name, 0) == 0;
+}
+
+static void collect(struct cmp_result *r, const struct cmp_side *s, const struct cmp_expr *e,
+		    struct cmp_matches *out)
+{
+	const struct gate_run *run = s->run;
 	char key[CMP_PATTERN_MAX + 64];
+	size_t i;
 
-	if (e->metric == CMP_M_KERNEL || e->metric == CMP_M_API)
-		arr = s->cuda ? cJSON_GetObjectItemCaseSensitive(s->cuda, array_key(e)) : NULL;
-	else
-		arr = cJSON_GetObjectItemCaseSensitive(s->root, array_key(e));
-	cJSON_ArrayForEach(it, arr) {
-		const char *name = json_str(it, e->metric == CMP_M_LINE ? "file" : "name");
-		struct cmp_match m = {0};
-		double v = 0, n = 0, line;
+	switch (e->metric) {
+	case CMP_M_FUNC:
+	case CMP_M_LINE: {
+		int self = e->field == CMP_F_SELF, line = e->metric == CMP_M_LINE;
+		size_t n = line ? run->nlines : run->nfuncs;
 
-		if (!name)
-			continue;
-		if (e->metric == CMP_M_LINE) {
-			if (json_num(it, "line", &line) < 0 || line != (double)e->line ||
-			    !file_matches(e->pattern, name))
-				continue;
-			snprintf(key, sizeof(key), "%s:%lu", name, e->line);
-		} else {
-			if (e->exact ? strcmp(e->pattern, name) != 0
-				     : fnmatch(e->pattern, name, 0) != 0)
-				continue;
-			snprintf(key, sizeof(key), "%s", name);
-		}
-		switch (e->metric) {
-		case CMP_M_FUNC:
-		case CMP_M_LINE: {
-			int self = e->field == CMP_F_SELF;
+		for (i = 0; i < n; i++) {
+			const struct gate_func *f = line ? NULL : &run->funcs[i];
+			const struct gate_line *l = line ? &run->lines[i] : NULL;
+			struct cmp_match m = {0};
 			struct cmp_val x;
+			double v;
 
-			if (json_num(it, self ? "self_ns" : "total_ns", &v) < 0)
-				continue;
-			if (json_num(it, self ? "self_samples" : "total_samples", &n) < 0)
-				n = 0;
-			x = sampled(v, n, s->period_ns);
+			if (line) {
+				/* lines[] have self time only */
+				if (l->line != (double)e->line || !file_matches(e->pattern, l->file))
+					continue;
+				snprintf(key, sizeof(key), "%s:%lu", l->file, e->line);
+				if (!self || need(l->self_ns, &v) < 0)
+					continue;
+				x = sampled(v, or_zero(l->self_samples), run->period_ns);
+			} else {
+				if (!name_matches(e, f->name))
+					continue;
+				snprintf(key, sizeof(key), "%s", f->name);
+				if (need(self ? f->self_ns : f->total_ns, &v) < 0)
+					continue;
+				x = sampled(v, or_zero(self ? f->self_samples : f->total_samples),
+					    run->period_ns);
+			}
 			m.a = x.v;
 			m.var = x.var;
-			break;
+			if (match_add(r, out, m, key) < 0)
+				return;
 		}
-		case CMP_M_KERNEL:
+		break;
+	}
+	default: {
+		/* kernel[]: count is instances; api[]: count is calls */
+		const struct gate_count *v = e->metric == CMP_M_KERNEL ? run->kernels : run->api;
+		size_t n = e->metric == CMP_M_KERNEL ? run->nkernels : run->napi;
+
+		if (!run->has_cuda)
+			break;
+		for (i = 0; i < n; i++) {
+			struct cmp_match m = {0};
+
+			if (!name_matches(e, v[i].name))
+				continue;
 			if (e->field == CMP_F_CALLS) {
-				if (json_num(it, "instances", &m.a) < 0)
+				if (need(v[i].count, &m.a) < 0)
 					continue;
 			} else {
-				if (json_num(it, "total_ns", &m.a) < 0)
+				if (need(v[i].total_ns, &m.a) < 0)
 					continue;
-				if (json_num(it, "instances", &m.n) < 0)
-					m.n = 0;
+				m.n = or_zero(v[i].count);
 			}
-			break;
-		default:
-			if (e->field == CMP_F_CALLS) {
-				if (json_num(it, "calls", &m.a) < 0)
-					continue;
-			} else {
-				if (json_num(it, "total_ns", &m.a) < 0)
-					continue;
-				if (json_num(it, "calls", &m.n) < 0)
-					m.n = 0;
-			}
-			break;
+			snprintf(key, sizeof(key), "%s", v[i].name);
+			if (match_add(r, out, m, key) < 0)
+				return;
 		}
-		if (out->n == out->cap) {
-			out->cap = out->cap ? out->cap * 2 : 16;
-			out->m = cmp_xrealloc(out->m, out->cap * sizeof(*out->m));
-		}
-		m.key = cmp_xstrdup(key);
-		out->m[out->n++] = m;
+		break;
+	}
 	}
 }
 
@@ -614,8 +520,10 @@ static void eval_pattern(struct cmp_result *r, const struct cmp_side *b, const s
 	size_t i = 0, j = 0;
 	char *name = NULL;
 
-	collect(b, e, &mb);
-	collect(c, e, &mc);
+	collect(r, b, e, &mb);
+	collect(r, c, e, &mc);
+	if (r->nomem)
+		goto out;
 	fold(&mb);
 	fold(&mc);
 	if (mb.n == 0 && !e->exact) {
@@ -634,10 +542,16 @@ static void eval_pattern(struct cmp_result *r, const struct cmp_side *b, const s
 		const char *key = order <= 0 ? mb.m[i].key : mc.m[j].key;
 		size_t len = strlen(prefix) + strlen(key) + 16;
 		double var = 0;
+		char *nn = realloc(name, len);
 
-		name = cmp_xrealloc(name, len);
+		if (!nn) {
+			r->nomem = 1;
+			goto out;
+		}
+		name = nn;
 		snprintf(name, len, "%s[%s].%s", prefix, key, field_name(e->field));
-		row = row_add(r, e, name);
+		if (!(row = row_add(r, e, name)))
+			goto out;
 		row->noise = metric_noise(e);
 		if (order <= 0) {
 			row->has_base = 1;
@@ -669,6 +583,8 @@ static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const stru
 		if (!c->cuda_ok) {
 			struct cmp_row *row = row_add(r, e, e->text);
 
+			if (!row)
+				return;
 			expr_metric_name(e, row->name);
 			row->noise = metric_noise(e);
 			row->status = CMP_S_NA;
@@ -715,21 +631,21 @@ static int top_cmp(const void *a, const void *b)
 }
 
 /* With no expressions: warn at +10% on wall, cpu and the baseline's hottest
- * functions (by self time; names taken literally).  Warnings never fail. */
-static size_t default_exprs(const struct cmp_side *b, struct cmp_expr **out)
+ * functions (by self time; names taken literally).  Warnings never fail.
+ * Returns the number of expressions, or -1 out of memory. */
+static long default_exprs(const struct cmp_side *b, struct cmp_expr **out)
 {
-	const cJSON *funcs = cJSON_GetObjectItemCaseSensitive(b->root, "functions"), *f;
-	struct top_func *tops = NULL;
-	size_t ntops = 0, i, n = 0;
+	const struct gate_run *run = b->run;
+	struct top_func *tops = NULL, *nt;
+	size_t ntops = 0, i, k, n = 0;
 	struct cmp_expr *e;
 	char err[256];
 
-	cJSON_ArrayForEach(f, funcs) {
-		const char *name = json_str(f, "name");
-		double self;
+	for (k = 0; k < run->nfuncs; k++) {
+		const char *name = run->funcs[k].name;
+		double self = run->funcs[k].self_ns;
 
-		if (!name || json_num(f, "self_ns", &self) < 0 || self <= 0 ||
-		    strlen(name) >= CMP_PATTERN_MAX)
+		if (!name || !gate_has(self) || self <= 0 || strlen(name) >= CMP_PATTERN_MAX)
 			continue;
 		for (i = 0; i < ntops && strcmp(tops[i].name, name) != 0; i++)
 			;
@@ -737,17 +653,24 @@ static size_t default_exprs(const struct cmp_side *b, struct cmp_expr **out)
 			tops[i].self += self;
 			continue;
 		}
-		tops = cmp_xrealloc(tops, (ntops + 1) * sizeof(*tops));
+		if (!(nt = realloc(tops, (ntops + 1) * sizeof(*tops)))) {
+			free(tops);
+			return -1;
+		}
+		tops = nt;
 		tops[ntops].name = name;
 		tops[ntops++].self = self;
 		if (ntops >= 1000)
 			break;
 	}
-	if (ntops)  /* qsort's base must not be NULL, even for 0 elements */
+	if (ntops)
 		qsort(tops, ntops, sizeof(*tops), top_cmp);
 	if (ntops > CMP_DEFAULT_TOP)
 		ntops = CMP_DEFAULT_TOP;
-	e = cmp_xrealloc(NULL, (2 + ntops) * sizeof(*e));
+	if (!(e = malloc((2 + ntops) * sizeof(*e)))) {
+		free(tops);
+		return -1;
+	}
 	if (cmp_expr_parse("wall:+10%", CMP_LEVEL_WARN, &e[n], err, sizeof(err)) == 0)
 		n++;
 	if (cmp_expr_parse("cpu:+10%", CMP_LEVEL_WARN, &e[n], err, sizeof(err)) == 0)
@@ -763,10 +686,10 @@ static size_t default_exprs(const struct cmp_side *b, struct cmp_expr **out)
 	}
 	free(tops);
 	*out = e;
-	return n;
+	return (long)n;
 }
 
-/* --- entry point ----------------------------------------------------------- */
+/* --- entry points ---------------------------------------------------------- */
 
 static void current_scalars(struct cmp_result *r, const struct cmp_side *c)
 {
@@ -794,10 +717,31 @@ static void result_free(struct cmp_result *r)
 	free(r->rows);
 }
 
-int cmp_run(const char *baseline_path, const char *current_path, const struct cmp_opts *o,
-	    FILE *out)
+/* Load a report for side role; 0, CMP_USAGE (message printed) or CMP_NOMEM. */
+static int load(const char *path, const char *role, struct gate_run *run)
 {
-	struct cmp_side b = {0}, c = {0};
+	char err[768];
+	int ret = gate_run_from_json(path, role, run, err, sizeof(err));
+
+	if (ret == -ENOMEM)
+		return CMP_NOMEM;
+	if (ret < 0) {
+		fprintf(stderr, "cbottleneck compare: %s\n", err);
+		return CMP_USAGE;
+	}
+	return 0;
+}
+
+/*
+ * The baseline is read from base_path; the current run is cur (the run just
+ * analysed), or read from cur_path when cur is NULL.  cur_label names the
+ * current run in the table.
+ */
+static int cmp_eval(const char *base_path, const char *cur_path, const struct gate_run *cur,
+		    const char *cur_label, const struct cmp_opts *o, FILE *out)
+{
+	struct gate_run brun, crun;
+	struct cmp_side b, c;
 	struct cmp_result r;
 	struct cmp_expr *exprs = NULL;
 	size_t nexprs = 0, i;
@@ -805,13 +749,17 @@ int cmp_run(const char *baseline_path, const char *current_path, const struct cm
 	int ret = CMP_USAGE;
 
 	memset(&r, 0, sizeof(r));
-	if (!baseline_path || !current_path) {
+	memset(&brun, 0, sizeof(brun));
+	memset(&crun, 0, sizeof(crun));
+	if (!base_path || (!cur && !cur_path)) {
 		fprintf(stderr, "cbottleneck compare: need a baseline and a current report\n");
 		return CMP_USAGE;
 	}
 	/* Reject every bad expression before reading anything. */
 	nexprs = o->nfail + o->nwarn;
-	exprs = cmp_xrealloc(NULL, (nexprs ? nexprs : 1) * sizeof(*exprs));
+	exprs = malloc((nexprs ? nexprs : 1) * sizeof(*exprs));
+	if (!exprs)
+		return CMP_NOMEM;
 	for (i = 0; i < nexprs; i++) {
 		int fail = i < o->nfail;
 		const char *text = fail ? o->fail[i] : o->warn[i - o->nfail];
@@ -823,22 +771,39 @@ int cmp_run(const char *baseline_path, const char *current_path, const struct cm
 			goto out;
 		}
 	}
-	if (side_load(&b, baseline_path, "baseline", err, sizeof(err)) < 0 ||
-	    side_load(&c, current_path, "current", err, sizeof(err)) < 0) {
-		fprintf(stderr, "cbottleneck compare: %s\n", err);
+	if ((ret = load(base_path, "baseline", &brun)) != 0)
 		goto out;
+	if (!cur) {
+		if ((ret = load(cur_path, "current", &crun)) != 0)
+			goto out;
+		cur = &crun;
+		cur_label = cur_path;
 	}
+	ret = CMP_USAGE;
+	side_init(&b, &brun, base_path, "baseline");
+	side_init(&c, cur, cur_label, "current");
 	if (nexprs == 0) {
+		long n;
+
 		free(exprs);
-		nexprs = default_exprs(&b, &exprs);
+		exprs = NULL;
+		if ((n = default_exprs(&b, &exprs)) < 0) {
+			ret = CMP_NOMEM;
+			goto out;
+		}
+		nexprs = (size_t)n;
 		r.defaults = 1;
 	}
-	r.base_path = baseline_path;
-	r.cur_path = current_path;
+	r.base_path = base_path;
+	r.cur_path = cur_label;
 	side_command(&b, r.base_cmd, sizeof(r.base_cmd));
 	side_command(&c, r.cur_cmd, sizeof(r.cur_cmd));
-	for (i = 0; i < nexprs; i++)
+	for (i = 0; i < nexprs && !r.nomem; i++)
 		eval_expr(&r, &b, &c, &exprs[i]);
+	if (r.nomem) {
+		ret = CMP_NOMEM;
+		goto out;
+	}
 	current_scalars(&r, &c);
 	cmp_print_table(out, &r, o->quiet);
 	ret = cmp_result_status(&r);
@@ -853,7 +818,19 @@ int cmp_run(const char *baseline_path, const char *current_path, const struct cm
 out:
 	result_free(&r);
 	free(exprs);
-	cJSON_Delete(b.root);
-	cJSON_Delete(c.root);
+	gate_run_free(&brun);
+	gate_run_free(&crun);
 	return ret;
+}
+
+int cmp_run(const char *baseline_path, const char *current_path, const struct cmp_opts *o,
+	    FILE *out)
+{
+	return cmp_eval(baseline_path, current_path, NULL, NULL, o, out);
+}
+
+int cmp_run_current(const char *baseline_path, const struct gate_run *cur, const char *cur_label,
+		    const struct cmp_opts *o, FILE *out)
+{
+	return cmp_eval(baseline_path, NULL, cur, cur_label, o, out);
 }

@@ -1,0 +1,259 @@
+/*
+ * gate_json.c — a JSON report (report/json.c's shape, schema_version 1) as a
+ * struct gate_run: the side of a comparison that was profiled earlier.  Key
+ * names come from report/json_keys.h, the header the writers use.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "gate_run.h"
+#include "json_keys.h"
+
+#define GATE_MAX_REPORT_BYTES (1ull << 30)
+
+/* The number under key, or NAN when it is absent or not a number. */
+static double num(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *obj, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+}
+
+/* Read the whole file; NUL-terminated.  0, -1 with a message in err, or
+ * -ENOMEM. */
+static int read_file(const char *path, const char *role, char **buf, size_t *len, char *err,
+		     size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	char *b = NULL, *nb;
+	size_t n = 0, cap = 0, got;
+	int ret = -1;
+
+	if (!f) {
+		snprintf(err, errlen, "cannot open %s report %s: %s", role, path, strerror(errno));
+		return -1;
+	}
+	for (;;) {
+		if (cap - n < 65536) {
+			if (cap >= GATE_MAX_REPORT_BYTES) {
+				snprintf(err, errlen, "%s report %s is larger than 1 GiB; "
+					 "is it really a cbottleneck JSON report?", role, path);
+				goto out;
+			}
+			cap = cap ? cap * 2 : 262144;
+			nb = realloc(b, cap + 1);
+			if (!nb) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			b = nb;
+		}
+		got = fread(b + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+	}
+	if (ferror(f)) {
+		snprintf(err, errlen, "cannot read %s report %s: %s", role, path, strerror(errno));
+		goto out;
+	}
+	b[n] = '\0';
+	*buf = b;
+	*len = n;
+	b = NULL;
+	ret = 0;
+out:
+	free(b);
+	fclose(f);
+	return ret;
+}
+
+static void *array_of(const cJSON *arr, size_t esz, size_t *n)
+{
+	size_t k = (size_t)cJSON_GetArraySize(arr);
+
+	*n = 0;
+	return calloc(k ? k : 1, esz);
+}
+
+static int read_cpu(const cJSON *root, struct gate_run *r)
+{
+	const cJSON *arr, *it;
+
+	arr = cJSON_GetObjectItemCaseSensitive(root, JK_FUNCTIONS);
+	r->funcs = array_of(arr, sizeof(*r->funcs), &r->nfuncs);
+	if (!r->funcs)
+		return -ENOMEM;
+	cJSON_ArrayForEach(it, arr) {
+		struct gate_func *f = &r->funcs[r->nfuncs];
+
+		if (!(f->name = str(it, JK_NAME)))
+			continue;
+		f->self_ns = num(it, JK_SELF_NS);
+		f->total_ns = num(it, JK_TOTAL_NS);
+		f->self_samples = num(it, JK_SELF_SAMPLES);
+		f->total_samples = num(it, JK_TOTAL_SAMPLES);
+		r->nfuncs++;
+	}
+	arr = cJSON_GetObjectItemCaseSensitive(root, JK_LINES);
+	r->lines = array_of(arr, sizeof(*r->lines), &r->nlines);
+	if (!r->lines)
+		return -ENOMEM;
+	cJSON_ArrayForEach(it, arr) {
+		struct gate_line *l = &r->lines[r->nlines];
+
+		if (!(l->file = str(it, JK_FILE)))
+			continue;
+		l->line = num(it, JK_LINE);
+		l->self_ns = num(it, JK_SELF_NS);
+		l->self_samples = num(it, JK_SELF_SAMPLES);
+		r->nlines++;
+	}
+	return 0;
+}
+
+static int read_counts(const cJSON *cuda, const char *key, const char *count_key,
+		       struct gate_count **out, size_t *n)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(cuda, key), *it;
+	struct gate_count *v = array_of(arr, sizeof(*v), n);
+
+	if (!v)
+		return -ENOMEM;
+	cJSON_ArrayForEach(it, arr) {
+		struct gate_count *c = &v[*n];
+
+		if (!(c->name = str(it, JK_NAME)))
+			continue;
+		c->count = num(it, count_key);
+		c->total_ns = num(it, JK_TOTAL_NS);
+		(*n)++;
+	}
+	*out = v;
+	return 0;
+}
+
+static int read_cuda(const cJSON *root, struct gate_run *r)
+{
+	const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(root, JK_CUDA), *st, *totals, *ov;
+	struct gate_gpu *g = &r->gpu;
+
+	g->kernels = g->kernel_ns = g->memcpy_bytes = g->memcpy_ns = g->memcpy = NAN;
+	g->api_calls = g->sync_ns = g->gpu_busy_ns = g->gpu_utilization = NAN;
+	if (!cJSON_IsObject(cuda))
+		return 0;
+	r->has_cuda = 1;
+	cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(cuda, JK_STATUS)) {
+		const char *state = str(st, JK_STATE);
+
+		if (state && strcmp(state, "unavailable") == 0) {
+			r->cuda_unavailable++;
+			if (!r->cuda_message)
+				r->cuda_message = str(st, JK_MESSAGE);
+		} else if (state && (strcmp(state, "started") == 0 ||
+				     strcmp(state, "finished") == 0)) {
+			r->cuda_started++;
+		}
+	}
+	totals = cJSON_GetObjectItemCaseSensitive(cuda, JK_TOTALS);
+	r->has_totals = cJSON_IsObject(totals);
+	g->kernels = num(totals, JK_KERNELS);
+	g->kernel_ns = num(totals, JK_KERNEL_NS);
+	g->memcpy_bytes = num(totals, JK_MEMCPY_BYTES);
+	g->memcpy_ns = num(totals, JK_MEMCPY_NS);
+	g->memcpy = num(totals, JK_MEMCPY);
+	g->api_calls = num(totals, JK_API_CALLS);
+	g->sync_ns = num(totals, JK_SYNC_NS);
+	g->gpu_busy_ns = num(totals, JK_GPU_BUSY_NS);
+	ov = cJSON_GetObjectItemCaseSensitive(cuda, JK_OVERVIEW);
+	g->gpu_utilization = num(ov, JK_GPU_UTILIZATION);
+	if (read_counts(cuda, JK_KERNELS, JK_INSTANCES, &r->kernels, &r->nkernels) < 0 ||
+	    read_counts(cuda, JK_API, JK_CALLS, &r->api, &r->napi) < 0)
+		return -ENOMEM;
+	return 0;
+}
+
+int gate_run_from_json(const char *path, const char *role, struct gate_run *r, char *err,
+		       size_t errlen)
+{
+	const cJSON *run, *cmd, *a;
+	cJSON *root = NULL;
+	char *buf = NULL;
+	size_t len = 0;
+	const char *end = NULL;
+	double version;
+	int ret;
+
+	memset(r, 0, sizeof(*r));
+	ret = read_file(path, role, &buf, &len, err, errlen);
+	if (ret < 0)
+		return ret;
+	ret = -1;
+	root = cJSON_ParseWithLengthOpts(buf, len, &end, 0);
+	if (!root) {
+		unsigned long line = 1;
+		const char *p;
+
+		for (p = buf; end && p < end && p < buf + len; p++)
+			line += *p == '\n';
+		snprintf(err, errlen, "%s report %s is not valid JSON (error near line %lu); "
+			 "regenerate it with 'cbottleneck --json FILE'", role, path, line);
+		goto out;
+	}
+	r->owner = root;
+	version = num(root, JK_SCHEMA_VERSION);
+	if (!cJSON_IsObject(root) || !gate_has(version)) {
+		snprintf(err, errlen, "%s report %s is not a cbottleneck JSON report (no "
+			 "schema_version); write it with 'cbottleneck --json FILE'", role, path);
+		goto out;
+	}
+	if (version != JK_SCHEMA_VERSION_VALUE) {
+		snprintf(err, errlen, "%s was written by schema %g; this cbottleneck reads %d "
+			 "(%s): regenerate it with this version", role, version,
+			 JK_SCHEMA_VERSION_VALUE, path);
+		goto out;
+	}
+	run = cJSON_GetObjectItemCaseSensitive(root, JK_RUN);
+	if (!cJSON_IsObject(run)) {
+		snprintf(err, errlen, "%s report %s has no \"run\" object; is it truncated?", role,
+			 path);
+		goto out;
+	}
+	cmd = cJSON_GetObjectItemCaseSensitive(run, JK_COMMAND);
+	r->command = calloc((size_t)cJSON_GetArraySize(cmd) + 1, sizeof(*r->command));
+	if (!r->command) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	cJSON_ArrayForEach(a, cmd)
+		if (cJSON_IsString(a) && a->valuestring)
+			r->command[r->ncommand++] = a->valuestring;
+	r->wall_ns = num(run, JK_WALL_NS);
+	r->cpu_ns = num(run, JK_CPU_NS);
+	r->samples = num(run, JK_SAMPLES);
+	r->weight = num(run, JK_WEIGHT);
+	r->period_ns = num(run, JK_PERIOD_NS);
+	if (!gate_has(r->period_ns) || r->period_ns < 0)
+		r->period_ns = 0;
+	if (read_cpu(root, r) < 0 || read_cuda(root, r) < 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	ret = 0;
+out:
+	free(buf);
+	if (ret < 0)
+		gate_run_free(r);
+	return ret;
+}

@@ -1,0 +1,130 @@
+/*
+ * gate_run.c — the run just profiled as a struct gate_run, taken from its
+ * analysis in memory: the figures its JSON report would hold (report/json.c,
+ * report/cuda_json.c), without writing and parsing that report.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "cuda_analysis.h"
+#include "cpu.h"
+#include "gate_run.h"
+
+/* A figure the JSON report writes as null when negative (or not finite). */
+static double or_nan(double v)
+{
+	return isfinite(v) && v >= 0 ? v : NAN;
+}
+
+static int from_cuda(const struct cuda_analysis *a, struct gate_run *r)
+{
+	struct gate_gpu *g = &r->gpu;
+	size_t i;
+
+	g->kernels = g->kernel_ns = g->memcpy_bytes = g->memcpy_ns = g->memcpy = NAN;
+	g->api_calls = g->sync_ns = g->gpu_busy_ns = g->gpu_utilization = NAN;
+	if (!a)
+		return 0;
+	r->has_cuda = 1;
+	r->has_totals = 1;
+	for (i = 0; i < a->nstatus; i++) {
+		const struct cuda_status_row *s = &a->status[i];
+
+		if (s->inferred || !s->state)
+			continue;
+		if (strcmp(s->state, "unavailable") == 0) {
+			r->cuda_unavailable++;
+			if (!r->cuda_message)
+				r->cuda_message = s->message;
+		} else if (strcmp(s->state, "started") == 0 || strcmp(s->state, "finished") == 0) {
+			r->cuda_started++;
+		}
+	}
+	g->kernels = (double)a->totals.kernels;
+	g->kernel_ns = (double)a->totals.kernel_ns;
+	g->memcpy_bytes = (double)a->totals.memcpy_bytes;
+	g->memcpy_ns = (double)a->totals.memcpy_ns;
+	g->memcpy = (double)a->totals.memcpy;
+	g->api_calls = (double)a->totals.api_calls;
+	g->sync_ns = (double)a->totals.sync_ns;
+	g->gpu_busy_ns = (double)a->totals.gpu_busy_ns;
+	g->gpu_utilization = or_nan(a->ov.gpu_utilization);
+	r->kernels = calloc(a->nkernels ? a->nkernels : 1, sizeof(*r->kernels));
+	r->api = calloc(a->napi ? a->napi : 1, sizeof(*r->api));
+	if (!r->kernels || !r->api)
+		return -ENOMEM;
+	for (i = 0; i < a->nkernels; i++) {
+		if (!a->kernels[i].name)
+			continue;
+		r->kernels[r->nkernels++] = (struct gate_count){
+			a->kernels[i].name, (double)a->kernels[i].t.count,
+			(double)a->kernels[i].t.total};
+	}
+	for (i = 0; i < a->napi; i++) {
+		if (!a->api[i].name)
+			continue;
+		r->api[r->napi++] = (struct gate_count){
+			a->api[i].name, (double)a->api[i].t.count, (double)a->api[i].t.total};
+	}
+	return 0;
+}
+
+int gate_run_from_analysis(const struct profile *p, const struct cpu_profile *c,
+			   const struct cuda_analysis *cuda, struct gate_run *r)
+{
+	size_t i, n = 0;
+
+	memset(r, 0, sizeof(*r));
+	while (p->argv && p->argv[n])
+		n++;
+	r->command = calloc(n + 1, sizeof(*r->command));
+	r->funcs = calloc(c->nfuncs ? c->nfuncs : 1, sizeof(*r->funcs));
+	r->lines = calloc(c->nlines ? c->nlines : 1, sizeof(*r->lines));
+	if (!r->command || !r->funcs || !r->lines)
+		goto nomem;
+	for (i = 0; i < n; i++)
+		r->command[r->ncommand++] = p->argv[i];
+	r->wall_ns = (double)p->wall_ns;
+	r->cpu_ns = (double)c->cpu_ns;
+	r->samples = (double)c->samples;
+	r->weight = (double)c->weight;
+	r->period_ns = (double)p->period_ns;
+	/* In the JSON report's order (tottime), so that ties break the same way. */
+	for (i = 0; i < c->nfuncs; i++) {
+		const struct cpu_func *f = &c->funcs[i];
+		const char *name = p->funcs[f->func].name;
+
+		r->funcs[r->nfuncs++] = (struct gate_func){
+			name ? name : "", (double)f->self_ns, (double)f->total_ns,
+			(double)f->self_w, (double)f->total_w};
+	}
+	for (i = 0; i < c->nlines; i++) {
+		const struct cpu_line *l = &c->lines[i];
+
+		r->lines[r->nlines++] = (struct gate_line){
+			l->file ? l->file : "", (double)l->line, (double)l->self_ns,
+			(double)l->self_w};
+	}
+	if (from_cuda(cuda, r) < 0)
+		goto nomem;
+	return 0;
+nomem:
+	gate_run_free(r);
+	return -ENOMEM;
+}
+
+void gate_run_free(struct gate_run *r)
+{
+	if (!r)
+		return;
+	free(r->command);
+	free(r->funcs);
+	free(r->lines);
+	free(r->kernels);
+	free(r->api);
+	cJSON_Delete(r->owner);
+	memset(r, 0, sizeof(*r));
+}

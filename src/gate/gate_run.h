@@ -1,0 +1,81 @@
+/*
+ * gate_run.h — what the regression gate compares: one run's figures, read
+ * from a JSON report (gate_json.c, `cbottleneck compare` and --baseline) or
+ * taken from the analysis result of the run just profiled (gate_run.c), so
+ * both sides of a comparison have one shape.  Launcher side only.
+ *
+ * A figure the source lacks (a key missing from a JSON report, a GPU
+ * utilization with no GPU work) is NAN: test it with gate_has().
+ */
+#ifndef CBN_GATE_RUN_H
+#define CBN_GATE_RUN_H
+
+#include <math.h>
+#include <stddef.h>
+
+#include "profile.h"
+
+struct cpu_profile;
+struct cuda_analysis;
+
+static inline int gate_has(double v)
+{
+	return !isnan(v);
+}
+
+struct gate_func {
+	const char *name;
+	double self_ns, total_ns, self_samples, total_samples;
+};
+
+struct gate_line {
+	const char *file;
+	double line, self_ns, self_samples;
+};
+
+/* cuda.kernels[] (count: instances) and cuda.api[] (count: calls). */
+struct gate_count {
+	const char *name;
+	double count, total_ns;
+};
+
+/* cuda.totals and cuda.overview scalars. */
+struct gate_gpu {
+	double kernels, kernel_ns, memcpy_bytes, memcpy_ns, memcpy, api_calls, sync_ns,
+		gpu_busy_ns, gpu_utilization;
+};
+
+struct gate_run {
+	const char **command;    /* the program's argv; NULL entries skipped */
+	size_t ncommand;
+	double wall_ns, cpu_ns, samples, weight;
+	double period_ns;        /* 0 when unknown, never NAN */
+	struct gate_func *funcs;     size_t nfuncs;
+	struct gate_line *lines;     size_t nlines;
+	/* CUDA: has_cuda when the run has a CUDA part at all; then how many
+	 * processes started tracing and how many could not (and the first one's
+	 * message, NULL when none), and whether totals are there. */
+	int has_cuda, has_totals;
+	unsigned cuda_started, cuda_unavailable;
+	const char *cuda_message;
+	struct gate_gpu gpu;
+	struct gate_count *kernels;  size_t nkernels;
+	struct gate_count *api;      size_t napi;
+	void *owner;             /* the parsed JSON the strings point into, or NULL */
+};
+
+/* Read a JSON report written by report_json_write.  role ("baseline",
+ * "current") goes into messages.  Returns 0, -1 with a one-line message in
+ * err, or -ENOMEM. */
+int gate_run_from_json(const char *path, const char *role, struct gate_run *out, char *err,
+		       size_t errlen);
+
+/* The same figures straight from the analysis of a profile (what the JSON
+ * report of it would hold).  Strings point into p, c and cuda, which must
+ * outlive out.  cuda may be NULL.  Returns 0 or -ENOMEM. */
+int gate_run_from_analysis(const struct profile *p, const struct cpu_profile *c,
+			   const struct cuda_analysis *cuda, struct gate_run *out);
+
+void gate_run_free(struct gate_run *r);
+
+#endif

@@ -1,0 +1,61 @@
+/*
+ * json_keys.h — the names of the JSON report's keys that are read back: the
+ * writers (json.c, cuda_json.c) write them and the regression gate
+ * (gate/gate_json.c) reads them, both through these macros, so a key has one
+ * spelling.  Keys are public API (docs/report.schema.json): add, never rename.
+ */
+#ifndef CBN_JSON_KEYS_H
+#define CBN_JSON_KEYS_H
+
+#define JK_SCHEMA_VERSION "schema_version"
+#define JK_SCHEMA_VERSION_VALUE 1
+
+/* top level */
+#define JK_RUN "run"
+#define JK_FUNCTIONS "functions"
+#define JK_LINES "lines"
+#define JK_CUDA "cuda"
+
+/* run */
+#define JK_COMMAND "command"
+#define JK_WALL_NS "wall_ns"
+#define JK_CPU_NS "cpu_ns"
+#define JK_PERIOD_NS "period_ns"
+#define JK_SAMPLES "samples"
+#define JK_WEIGHT "weight"
+
+/* functions[] and lines[] */
+#define JK_NAME "name"
+#define JK_FILE "file"
+#define JK_LINE "line"
+#define JK_SELF_NS "self_ns"
+#define JK_TOTAL_NS "total_ns"
+#define JK_SELF_SAMPLES "self_samples"
+#define JK_TOTAL_SAMPLES "total_samples"
+
+/* cuda.status[] */
+#define JK_STATUS "status"
+#define JK_STATE "state"
+#define JK_MESSAGE "message"
+
+/* cuda.totals */
+#define JK_TOTALS "totals"
+#define JK_KERNELS "kernels"
+#define JK_KERNEL_NS "kernel_ns"
+#define JK_MEMCPY "memcpy"
+#define JK_MEMCPY_NS "memcpy_ns"
+#define JK_MEMCPY_BYTES "memcpy_bytes"
+#define JK_API_CALLS "api_calls"
+#define JK_SYNC_NS "sync_ns"
+#define JK_GPU_BUSY_NS "gpu_busy_ns"
+
+/* cuda.overview */
+#define JK_OVERVIEW "overview"
+#define JK_GPU_UTILIZATION "gpu_utilization"
+
+/* cuda.kernels[] (name, total_ns) and cuda.api[] (name, total_ns) */
+#define JK_INSTANCES "instances"
+#define JK_API "api"
+#define JK_CALLS "calls"
+
+#endif
