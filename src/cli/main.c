@@ -17,9 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "compare.h"
-#include "cpu.h"
-#include "cuda_analysis.h"
 #include "gate_run.h"
 #include "load.h"
 #include "cli.h"
@@ -333,7 +332,7 @@ static int parse_opts(int argc, char **argv, enum mode mode, struct cli_opts *o)
  * on stdout: without the blank lines a quiet report may end with, so that the
  * gate's one blank line is the only one between them.
  */
-static int report_text_trimmed(FILE *out, const struct profile *p, const struct report_opts *ro)
+static int report_text_trimmed(FILE *out, const struct analysis *a, const struct report_opts *ro)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -341,8 +340,8 @@ static int report_text_trimmed(FILE *out, const struct profile *p, const struct 
 	int ret;
 
 	if (!mem)
-		return report_text(out, p, ro);
-	ret = report_text(mem, p, ro);
+		return report_text(out, a, ro);
+	ret = report_text(mem, a, ro);
 	if (fclose(mem) != 0 && ret == 0)
 		ret = -ENOMEM;
 	while (len >= 2 && buf[len - 1] == '\n' && buf[len - 2] == '\n')
@@ -353,7 +352,7 @@ static int report_text_trimmed(FILE *out, const struct profile *p, const struct 
 	return ret;
 }
 
-static int write_outputs(const struct profile *p, const struct cli_opts *o,
+static int write_outputs(const struct analysis *a, const struct cli_opts *o,
 			 const char *json_path)
 {
 	struct report_opts ro = {o->sort, o->limit, o->quiet};
@@ -372,8 +371,8 @@ static int write_outputs(const struct profile *p, const struct cli_opts *o,
 	if (out) {
 		fflush(stdout);
 		errno = 0;
-		if ((out == stdout && o->baseline ? report_text_trimmed(out, p, &ro)
-						  : report_text(out, p, &ro)) < 0 ||
+		if ((out == stdout && o->baseline ? report_text_trimmed(out, a, &ro)
+						  : report_text(out, a, &ro)) < 0 ||
 		    fflush(out) != 0) {
 			/* A reader that stopped early (| head) is not our failure. */
 			if (!(out == stdout && errno == EPIPE)) {
@@ -397,15 +396,15 @@ static int write_outputs(const struct profile *p, const struct cli_opts *o,
 		}                                                                        \
 	} while (0)
 	err[0] = '\0';
-	OUT(json_path, report_json_write(p, &ro, json_path, err, sizeof(err)), "--json", json_path);
+	OUT(json_path, report_json_write(a, &ro, json_path, err, sizeof(err)), "--json", json_path);
 	if (o->trace) {
 		struct trace_opts to = {o->window_start, o->window_end, 0, o->quiet};
-		OUT(1, export_trace(p, o->trace, &to, err, sizeof(err)), "--trace", o->trace);
+		OUT(1, export_trace(a, o->trace, &to, err, sizeof(err)), "--trace", o->trace);
 	}
-	OUT(o->folded, export_folded(p, o->folded, err, sizeof(err)), "--folded", o->folded);
-	OUT(o->flamegraph, export_flamegraph(p, o->flamegraph, err, sizeof(err)), "--flamegraph",
+	OUT(o->folded, export_folded(a, o->folded, err, sizeof(err)), "--folded", o->folded);
+	OUT(o->flamegraph, export_flamegraph(a, o->flamegraph, err, sizeof(err)), "--flamegraph",
 	    o->flamegraph);
-	OUT(o->pprof, export_pprof(p, o->pprof, err, sizeof(err)), "--pprof", o->pprof);
+	OUT(o->pprof, export_pprof(a, o->pprof, err, sizeof(err)), "--pprof", o->pprof);
 #undef OUT
 	return failed;
 }
@@ -418,23 +417,16 @@ static int report_on_stdout(const struct cli_opts *o)
 
 /* The run just profiled, compared with the baseline in memory: the figures
  * its JSON report would hold.  CMP_* or CMP_NOMEM. */
-static int gate_cmp(const struct profile *p, const char *label, const char *baseline,
+static int gate_cmp(const struct analysis *a, const char *label, const char *baseline,
 		    const struct cmp_opts *co, FILE *out)
 {
-	struct cpu_profile *c = NULL;
-	struct cuda_analysis *cuda = NULL;
 	struct gate_run cur;
-	int st = CMP_NOMEM;
+	int st;
 
-	memset(&cur, 0, sizeof(cur));
-	if (cpu_aggregate(p, &c) < 0 || cuda_analyze(p, &cuda) < 0 ||
-	    gate_run_from_analysis(p, c, cuda, &cur) < 0)
-		goto out;
+	if (gate_run_from_analysis(a, &cur) < 0)
+		return CMP_NOMEM;
 	st = cmp_run_current(baseline, &cur, label, co, out);
-out:
 	gate_run_free(&cur);
-	cuda_analysis_free(cuda);
-	cpu_free(c);
 	return st;
 }
 
@@ -444,7 +436,7 @@ out:
  * there is a table (a bad baseline prints nothing on stdout).  label names the
  * current run in the table.
  */
-static int gate(const struct cli_opts *o, const struct profile *p, const char *label)
+static int gate(const struct cli_opts *o, const struct analysis *a, const char *label)
 {
 	struct cmp_opts co;
 	char *buf = NULL;
@@ -464,9 +456,9 @@ static int gate(const struct cli_opts *o, const struct profile *p, const char *l
 	mem = open_memstream(&buf, &len);
 	if (!mem) {
 		/* no memory for the buffer: the table straight out, unseparated */
-		st = gate_cmp(p, label, o->baseline, &co, stdout);
+		st = gate_cmp(a, label, o->baseline, &co, stdout);
 	} else {
-		st = gate_cmp(p, label, o->baseline, &co, mem);
+		st = gate_cmp(a, label, o->baseline, &co, mem);
 		if (fclose(mem) == 0 && len) {
 			if (report_on_stdout(o))
 				fputc('\n', stdout);
@@ -499,6 +491,7 @@ static int cmd_report(int argc, char **argv)
 {
 	struct cli_opts o;
 	struct profile *p = NULL;
+	struct analysis an = {0};
 	char err[1024];
 	const char *dir;
 	struct stat st;
@@ -538,18 +531,24 @@ static int cmd_report(int argc, char **argv)
 	if (lr == PROF_LOAD_PARTIAL)
 		for (i = 0; i < p->nwarnings; i++)
 			fprintf(stderr, "cbottleneck: warning: %s\n", p->warnings[i]);
-	if (write_outputs(p, &o, o.json)) {
+	if (analysis_run(p, NULL, &an) < 0) {
+		fprintf(stderr, "cbottleneck: out of memory while analysing %s\n", dir);
+		ret = CLI_EXIT_REFUSED;
+		goto out;
+	}
+	if (write_outputs(&an, &o, o.json)) {
 		ret = CLI_EXIT_REFUSED;
 		goto out;
 	}
 	ret = lr == PROF_LOAD_PARTIAL ? 1 : 0;
 	if (o.baseline) {
-		status = gate(&o, p, o.json ? o.json : dir);
+		status = gate(&o, &an, o.json ? o.json : dir);
 		fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s)\n", status,
 			gate_word(status));
 		ret = status;
 	}
 out:
+	analysis_free(&an);
 	prof_free(p);
 	free(o.fail);
 	free(o.warn);
@@ -616,6 +615,7 @@ static int cmd_run(int argc, char **argv)
 	struct spawn_result res;
 	struct session_meta meta;
 	struct profile *p = NULL;
+	struct analysis an = {0};
 	char path[PATH_MAX], agent[PATH_MAX], cuda[PATH_MAX], session[PATH_MAX];
 	char err[1024];
 	char **targv;
@@ -696,7 +696,13 @@ static int cmd_run(int argc, char **argv)
 		}
 		goto out;
 	}
-	failed = write_outputs(p, &o, o.json);
+	if (analysis_run(p, NULL, &an) < 0) {
+		fprintf(stderr, "cbottleneck: out of memory while analysing the profile\n");
+		if (ret == 0)
+			ret = CLI_EXIT_REFUSED;
+		goto out;
+	}
+	failed = write_outputs(&an, &o, o.json);
 	if (failed && ret == 0)
 		ret = CLI_EXIT_REFUSED;
 	if (o.baseline && !failed) {
@@ -705,12 +711,13 @@ static int cmd_run(int argc, char **argv)
 				"measure it: exit status %d\n", targv[0], status, CMP_UNMEASURABLE);
 			ret = CMP_UNMEASURABLE;
 		} else {
-			ret = gate(&o, p, o.json ? o.json : "this run");
+			ret = gate(&o, &an, o.json ? o.json : "this run");
 			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s), "
 				"not from %s\n", ret, gate_word(ret), targv[0]);
 		}
 	}
 out:
+	analysis_free(&an);
 	prof_free(p);
 	if (have_session) {
 		if (!o.output_dir)

@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis.h"
 #include "cuda_analysis.h"
 #include "cpu.h"
 #include "gate_run.h"
@@ -72,9 +73,10 @@ static int from_cuda(const struct cuda_analysis *a, struct gate_run *r)
 	return 0;
 }
 
-int gate_run_from_analysis(const struct profile *p, const struct cpu_profile *c,
-			   const struct cuda_analysis *cuda, struct gate_run *r)
+int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 {
+	const struct profile *p = a->profile;
+	const struct cpu_profile *c = a->cpu;
 	size_t i, n = 0;
 
 	memset(r, 0, sizeof(*r));
@@ -108,7 +110,7 @@ int gate_run_from_analysis(const struct profile *p, const struct cpu_profile *c,
 			l->file ? l->file : "", (double)l->line, (double)l->self_ns,
 			(double)l->self_w};
 	}
-	if (from_cuda(cuda, r) < 0)
+	if (from_cuda(a->cuda, r) < 0)
 		goto nomem;
 	return 0;
 nomem:

@@ -15,8 +15,7 @@
 
 #include "profile.h"
 
-struct cpu_profile;
-struct cuda_analysis;
+struct analysis;
 
 static inline int gate_has(double v)
 {
@@ -70,11 +69,10 @@ struct gate_run {
 int gate_run_from_json(const char *path, const char *role, struct gate_run *out, char *err,
 		       size_t errlen);
 
-/* The same figures straight from the analysis of a profile (what the JSON
- * report of it would hold).  Strings point into p, c and cuda, which must
- * outlive out.  cuda may be NULL.  Returns 0 or -ENOMEM. */
-int gate_run_from_analysis(const struct profile *p, const struct cpu_profile *c,
-			   const struct cuda_analysis *cuda, struct gate_run *out);
+/* The same figures straight from the analysis result (what its JSON report
+ * would hold).  Strings point into a and its profile, which must outlive out.
+ * Returns 0 or -ENOMEM. */
+int gate_run_from_analysis(const struct analysis *a, struct gate_run *out);
 
 void gate_run_free(struct gate_run *r);
 

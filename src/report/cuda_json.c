@@ -3,9 +3,12 @@
  * status, totals, every autograd-style row, kernel / memop / API summaries,
  * launch sites, overview and recommendations.  All rows, never --limit'ed.
  */
+#include <stdlib.h>
+
 #include <cjson/cJSON.h>
 
 #include "../analysis/cuda_analysis.h"
+#include "analysis.h"
 #include "cuda_report.h"
 #include "json_keys.h"
 
@@ -56,7 +59,7 @@ static cJSON *item(cJSON *array)
 
 /* cJSON add-functions tolerate a NULL parent, so a failed allocation only
  * loses the part it concerns; the caller checks the result at the end. */
-static void build(cJSON *c, struct cuda_analysis *a)
+static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_row *ops)
 {
 	cJSON *x, *o;
 	size_t i;
@@ -102,7 +105,7 @@ static void build(cJSON *c, struct cuda_analysis *a)
 
 	x = arr(c, "ops");
 	for (i = 0; i < a->nops; i++) {
-		const struct cuda_op_row *r = &a->ops[i];
+		const struct cuda_op_row *r = &ops[i];
 
 		if (!(o = item(x)))
 			continue;
@@ -219,18 +222,20 @@ static void build(cJSON *c, struct cuda_analysis *a)
 	}
 }
 
-struct cJSON *report_cuda_json(const struct profile *p, const struct report_opts *o)
+struct cJSON *report_cuda_json(const struct analysis *an, const struct report_opts *o)
 {
-	struct cuda_analysis *a;
+	const struct cuda_analysis *a = an->cuda;
+	struct cuda_op_row *ops = NULL;
 	cJSON *c;
 
-	if (cuda_analyze(p, &a) || !a)
+	if (!a)
 		return NULL;
 	/* ops in the order the text table uses, so --sort means the same */
-	cuda_sort_ops(a, o ? o->sort : NULL);
+	if (!report_cuda_sorted_ops(a, o ? o->sort : NULL, &ops))
+		return NULL;
 	c = cJSON_CreateObject();
 	if (c)
-		build(c, a);
-	cuda_analysis_free(a);
+		build(c, a, ops);
+	free(ops);
 	return c;
 }

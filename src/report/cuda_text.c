@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "../analysis/cuda_analysis.h"
+#include "analysis.h"
 #include "cuda_report.h"
 #include "fmt.h"
 #include "../analysis/occupancy.h"
@@ -56,17 +57,35 @@ static void print_status(FILE *out, const struct cuda_analysis *a)
 		fputc('\n', out);
 }
 
-static int print_ops(FILE *out, struct cuda_analysis *a, const struct report_opts *o)
+const char *report_cuda_sorted_ops(const struct cuda_analysis *a, const char *key,
+				   struct cuda_op_row **ops)
 {
-	struct fmt_table *t = fmt_table_new();
-	const char *key = cuda_sort_ops(a, o ? o->sort : NULL);
+	struct cuda_analysis view = *a;
+	const char *used;
+
+	view.ops = malloc((a->nops ? a->nops : 1) * sizeof(*view.ops));
+	if (!view.ops)
+		return NULL;
+	memcpy(view.ops, a->ops, a->nops * sizeof(*view.ops));
+	used = cuda_sort_ops(&view, key);
+	*ops = view.ops;
+	return used;
+}
+
+static int print_ops(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
+{
+	struct cuda_op_row *ops = NULL;
+	const char *key = report_cuda_sorted_ops(a, o ? o->sort : NULL, &ops);
+	struct fmt_table *t = key ? fmt_table_new() : NULL;
 	int dev = a->self_cuda_total_ns > 0;
 	double self_cpu = (double)a->self_cpu_total_ns;
 	size_t i, n = limit_of(o, a->nops);
 	char b[64];
 
-	if (!t)
+	if (!t) {
+		free(ops);
 		return -ENOMEM;
+	}
 	fprintf(out, "CUDA ops, autograd-style (sorted by %s)\n", key);
 	fmt_table_col(t, "Name", FMT_RIGHT, 4, CUDA_TEXT_NAME_MAX);
 	fmt_table_col(t, "Self CPU %", FMT_RIGHT, 12, 0);
@@ -83,7 +102,7 @@ static int print_ops(FILE *out, struct cuda_analysis *a, const struct report_opt
 	}
 	fmt_table_col(t, "# of Calls", FMT_RIGHT, 12, 0);
 	for (i = 0; i < n; i++) {
-		const struct cuda_op_row *r = &a->ops[i];
+		const struct cuda_op_row *r = &ops[i];
 		double calls = r->calls ? (double)r->calls : 1;
 
 		fmt_table_row(t);
@@ -104,6 +123,7 @@ static int print_ops(FILE *out, struct cuda_analysis *a, const struct report_opt
 	}
 	fmt_table_print(t, out, FMT_RULES, 0);
 	fmt_table_free(t);
+	free(ops);
 	fprintf(out, "Self CPU time total: %s\n", fmt_time(b, sizeof(b), a->self_cpu_total_ns));
 	if (dev)
 		fprintf(out, "Self CUDA time total: %s\n", fmt_time(b, sizeof(b), a->self_cuda_total_ns));
@@ -444,13 +464,14 @@ static void print_recos(FILE *out, const struct cuda_analysis *a)
 	fputc('\n', out);
 }
 
-int report_cuda_text(FILE *out, const struct profile *p, const struct report_opts *o)
+int report_cuda_text(FILE *out, const struct analysis *an, const struct report_opts *o)
 {
-	struct cuda_analysis *a;
-	int ret = cuda_analyze(p, &a);
+	const struct cuda_analysis *a = an->cuda;
+	const struct profile *p = an->profile;
+	int ret = 0;
 
-	if (ret || !a)
-		return ret;
+	if (!a)
+		return 0;
 	print_status(out, a);
 	if (a->has_data) {
 		if ((ret = print_ops(out, a, o)) || (ret = print_kernels(out, a, o)) ||
@@ -461,6 +482,5 @@ int report_cuda_text(FILE *out, const struct profile *p, const struct report_opt
 		print_recos(out, a);
 	}
 out:
-	cuda_analysis_free(a);
 	return ret;
 }

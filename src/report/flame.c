@@ -4,6 +4,7 @@
  * hover details).  The merged call tree is built here; the script is flame_js.h.
  */
 #include "util.h"
+#include "analysis.h"
 #include "export.h"
 #include "flame_js.h"
 #include "gz.h"
@@ -303,8 +304,9 @@ static uint32_t flame_drawn_depth(const struct ftree *t, uint64_t total)
 	return d;
 }
 
-int export_flamegraph(const struct profile *p, const char *path, char *err, size_t errlen)
+int export_flamegraph(const struct analysis *a, const char *path, char *err, size_t errlen)
 {
+	const struct profile *p = a->profile;
 	struct ftree t = {0};
 	struct flame_out o = {0};
 	uint32_t depth;

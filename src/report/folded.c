@@ -3,6 +3,7 @@
  * distinct stack, root first, counts in timer periods (sum of sample weights).
  * What flamegraph.pl, inferno, speedscope and difffolded.pl read.
  */
+#include "analysis.h"
 #include "export.h"
 #include "gz.h"
 
@@ -71,8 +72,9 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
 }
 
-int export_folded(const struct profile *p, const char *path, char *err, size_t errlen)
+int export_folded(const struct analysis *a, const char *path, char *err, size_t errlen)
 {
+	const struct profile *p = a->profile;
 	uint64_t *w = NULL;
 	struct folded_line *lines = NULL;
 	size_t nlines = 0;

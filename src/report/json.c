@@ -9,6 +9,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "analysis.h"
 #include "cpu.h"
 #include "cuda_report.h"
 #include "json_keys.h"
@@ -305,14 +306,12 @@ fail:
 	return NULL;
 }
 
-static cJSON *json_warnings(const struct profile *p, const struct cpu_profile *c)
+static cJSON *json_warnings(const struct analysis *a)
 {
 	cJSON *arr;
-	char **w;
-	size_t n, i;
+	char **w = a->warnings;
+	size_t n = a->nwarnings, i;
 
-	if (cpu_warnings(p, c, &w, &n) < 0)
-		return NULL;
 	arr = cJSON_CreateArray();
 	for (i = 0; arr && i < n; i++) {
 		cJSON *s = cJSON_CreateString(w[i]);
@@ -324,7 +323,6 @@ static cJSON *json_warnings(const struct profile *p, const struct cpu_profile *c
 		}
 		cJSON_AddItemToArray(arr, s);
 	}
-	cpu_warnings_free(w, n);
 	return arr;
 }
 
@@ -400,14 +398,13 @@ static int json_attach(cJSON *root, const char *key, cJSON *item)
 }
 
 /* Build the whole report.  Returns NULL on allocation failure. */
-static cJSON *json_build(const struct profile *p, const struct report_opts *o)
+static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 {
-	struct cpu_profile *c = NULL;
+	const struct profile *p = a->profile;
+	const struct cpu_profile *c = a->cpu;
 	cJSON *root = NULL, *tool, *cuda;
 	int err = 0;
 
-	if (cpu_aggregate(p, &c) < 0)
-		return NULL;
 	root = cJSON_CreateObject();
 	if (!root)
 		goto fail;
@@ -426,23 +423,21 @@ static cJSON *json_build(const struct profile *p, const struct report_opts *o)
 	err |= json_attach(root, "environment", json_environment(p));
 	if (err)
 		goto fail;
-	cuda = report_cuda_json(p, o);
+	cuda = report_cuda_json(a, o);
 	if (cuda)
 		cJSON_AddItemToObject(root, JK_CUDA, cuda);
-	if (json_attach(root, "warnings", json_warnings(p, c)) < 0)
+	if (json_attach(root, "warnings", json_warnings(a)) < 0)
 		goto fail;
-	cpu_free(c);
 	return root;
 fail:
-	cpu_free(c);
 	cJSON_Delete(root);
 	return NULL;
 }
 
-int report_json_write(const struct profile *p, const struct report_opts *o, const char *path,
+int report_json_write(const struct analysis *a, const struct report_opts *o, const char *path,
 		      char *err, size_t errlen)
 {
-	cJSON *root = json_build(p, o);
+	cJSON *root = json_build(a, o);
 	char *text = NULL;
 	FILE *f = NULL;
 	int ret = -1;

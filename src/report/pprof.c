@@ -4,6 +4,7 @@
  * length-delimited fields only.  `go tool pprof -top FILE` and speedscope read it.
  */
 #include "util.h"
+#include "analysis.h"
 #include "export.h"
 #include "gz.h"
 
@@ -487,8 +488,9 @@ out:
 	return rc;
 }
 
-int export_pprof(const struct profile *p, const char *path, char *err, size_t errlen)
+int export_pprof(const struct analysis *a, const char *path, char *err, size_t errlen)
 {
+	const struct profile *p = a->profile;
 	struct pb b = {0};
 	struct gz_file *f = NULL;
 	int rc;

@@ -1,6 +1,7 @@
 /*
  * report.h — options shared by every report writer, and the entry points of the
- * text report (stdout) and the JSON report.  Launcher side only.
+ * text report (stdout) and the JSON report.  Writers take the analysis result
+ * (analysis.h) and only format it.  Launcher side only.
  */
 #ifndef CBN_REPORT_H
 #define CBN_REPORT_H
@@ -8,6 +9,8 @@
 #include <stdio.h>
 
 #include "profile.h"
+
+struct analysis;
 
 struct report_opts {
 	const char *sort;        /* as given to --sort; NULL = each table's default */
@@ -21,10 +24,10 @@ int report_sort_key_valid(const char *key);
 
 /* The whole text report: header, CPU table, hot lines, per-process/thread,
  * then the CUDA tables when the run had GPU work, then data quality. */
-int report_text(FILE *out, const struct profile *p, const struct report_opts *o);
+int report_text(FILE *out, const struct analysis *a, const struct report_opts *o);
 
 /* --json FILE.  Returns 0, or -1 with a message in err. */
-int report_json_write(const struct profile *p, const struct report_opts *o, const char *path,
+int report_json_write(const struct analysis *a, const struct report_opts *o, const char *path,
 		      char *err, size_t errlen);
 
 #endif

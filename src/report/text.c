@@ -2,6 +2,7 @@
  * text.c — the text report on stdout: run header, cProfile-style CPU table,
  * hottest source lines, per-process and per-thread tables, the CUDA tables
  * (cuda_report.c), and the data-quality footer.  Also owns the --sort keys.
+ * Formats the analysis result only; sorts copies, never the result itself.
  */
 #include <errno.h>
 #include <signal.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "analysis.h"
 #include "cpu.h"
 #include "cuda_analysis.h"
 #include "cuda_report.h"
@@ -46,9 +48,10 @@ static const char *text_short_path(const char *path, const char *cwd, size_t cwd
 
 struct text_ctx {
 	FILE *out;
+	const struct analysis *a;
 	const struct profile *p;
 	const struct report_opts *o;
-	struct cpu_profile *c;
+	const struct cpu_profile *c;
 	int limit;               /* < 0: no limit */
 	char cwd[4096];
 	size_t cwdlen;
@@ -258,10 +261,10 @@ static void text_sec(FILE *out, double ns)
 	fprintf(out, " %8.3f", ns / 1e9);
 }
 
-static void text_cpu_table(struct text_ctx *t)
+static int text_cpu_table(struct text_ctx *t)
 {
 	const struct profile *p = t->p;
-	struct cpu_profile *c = t->c;
+	struct cpu_profile view = *t->c, *c = &view;
 	FILE *out = t->out;
 	int key = cpu_sort_parse(t->o ? t->o->sort : NULL);
 	size_t i, n;
@@ -269,6 +272,11 @@ static void text_cpu_table(struct text_ctx *t)
 
 	if (key < 0)
 		key = CPU_SORT_TOTTIME;
+	/* --sort orders a copy of the functions: the result stays in tottime order */
+	view.funcs = malloc((c->nfuncs ? c->nfuncs : 1) * sizeof(*view.funcs));
+	if (!view.funcs)
+		return -ENOMEM;
+	memcpy(view.funcs, t->c->funcs, c->nfuncs * sizeof(*view.funcs));
 	cpu_sort(c, p, key);
 	n = c->nfuncs;
 	if (t->limit >= 0 && (size_t)t->limit < n)
@@ -320,6 +328,8 @@ static void text_cpu_table(struct text_ctx *t)
 		fprintf(out, "   (%zu more %s; use --limit)\n", c->nfuncs - n,
 			text_plural(c->nfuncs - n, "function", "functions"));
 	fputc('\n', out);
+	free(view.funcs);
+	return 0;
 }
 
 static void text_hot_lines(struct text_ctx *t)
@@ -519,14 +529,11 @@ out:
 	fmt_table_free(tb);
 }
 
-static int text_quality(struct text_ctx *t)
+static void text_quality(struct text_ctx *t)
 {
-	char **w;
-	size_t n, i;
-	int ret = cpu_warnings(t->p, t->c, &w, &n);
+	char **w = t->a->warnings;
+	size_t n = t->a->nwarnings, i;
 
-	if (ret < 0)
-		return ret;
 	if (!n) {
 		if (!t->o || !t->o->quiet)
 			fprintf(t->out, "Data quality: no problems found. Sampling error is about "
@@ -539,8 +546,6 @@ static int text_quality(struct text_ctx *t)
 			fprintf(t->out, "  Sampling error is about ±√n samples for a row with "
 				"n samples.\n");
 	}
-	cpu_warnings_free(w, n);
-	return 0;
 }
 
 /* The CUDA stack of the run: driver, runtime (its library's file names the
@@ -618,14 +623,11 @@ static void text_environment(struct text_ctx *t)
 	fputc('\n', out);
 }
 
-int report_text(FILE *out, const struct profile *p, const struct report_opts *o)
+int report_text(FILE *out, const struct analysis *a, const struct report_opts *o)
 {
-	struct text_ctx t = { .out = out, .p = p, .o = o };
+	struct text_ctx t = { .out = out, .a = a, .p = a->profile, .o = o, .c = a->cpu };
 	int ret;
 
-	ret = cpu_aggregate(p, &t.c);
-	if (ret < 0)
-		return ret;
 	t.limit = o ? o->limit : 0;
 	if (t.limit == 0)
 		t.limit = TEXT_DEFAULT_LIMIT;
@@ -636,18 +638,14 @@ int report_text(FILE *out, const struct profile *p, const struct report_opts *o)
 		text_environment(&t);
 		text_header(&t);
 	}
-	text_cpu_table(&t);
+	if ((ret = text_cpu_table(&t)) < 0)
+		return ret;
 	text_hot_lines(&t);
 	text_processes(&t);
 	text_threads(&t);
-	ret = report_cuda_text(out, p, o);
+	ret = report_cuda_text(out, a, o);
 	if (ret < 0)
-		goto out;
-	ret = text_quality(&t);
-	if (ret < 0)
-		goto out;
-	ret = fflush(out) || ferror(out) ? -EIO : 0;
-out:
-	cpu_free(t.c);
-	return ret;
+		return ret;
+	text_quality(&t);
+	return fflush(out) || ferror(out) ? -EIO : 0;
 }

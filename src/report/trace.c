@@ -4,6 +4,7 @@
  * annotations and GPU work get lanes of their own; every lane strictly nests.
  * Layout, flows and the size cap are documented in docs/outputs.md.
  */
+#include "analysis.h"
 #include "export.h"
 #include "gz.h"
 
@@ -1231,9 +1232,10 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 	return 0;
 }
 
-int export_trace(const struct profile *p, const char *path, const struct trace_opts *o, char *err,
-                 size_t errlen)
+int export_trace(const struct analysis *a, const char *path, const struct trace_opts *o,
+                 char *err, size_t errlen)
 {
+	const struct profile *p = a->profile;
 	struct tctx c = {.p = p};
 	struct tvec cuda = {0}, cpu = {0};
 	uint64_t cap = o && o->max_bytes ? o->max_bytes : TRACE_DEFAULT_CAP;

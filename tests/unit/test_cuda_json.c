@@ -9,6 +9,7 @@
 
 #include "report/cuda_report.h"
 #include "test_cuda_build.h"
+#include "analysed.h"
 #include "testlib.h"
 
 static void build(struct profile *p)
@@ -134,7 +135,7 @@ int main(void)
 	int i;
 
 	build(&p);
-	j = report_cuda_json(&p, &o);
+	j = report_cuda_json(analysed(&p), &o);
 	REQUIRE(j);
 	check_rows(j, "status", status_s, status_n, 1);
 	check_rows(j, "ops", ops_s, ops_n, 7);   /* step, 2 APIs, 2 kernels, copy, set: all, not --limit */

@@ -6,6 +6,7 @@
  */
 #include "report/cuda_report.h"
 #include "test_cuda_build.h"
+#include "analysed.h"
 #include "testlib.h"
 
 static void add_kernel_dev(struct profile *p, const char *name, uint64_t s, uint64_t e, int grid,
@@ -125,7 +126,7 @@ static void test_verdicts(void)
 		FILE *f = open_memstream(&buf, &len);
 
 		REQUIRE(f);
-		CHECK_EQ_INT(report_cuda_text(f, &p, &o), 0);
+		CHECK_EQ_INT(report_cuda_text(f, analysed(&p), &o), 0);
 		fclose(f);
 		CHECK(strstr(buf, "idle (no kernel, copy or set was recorded)") != NULL);
 		CHECK(strstr(buf, "GPU utilization") == NULL);

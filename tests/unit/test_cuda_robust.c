@@ -9,6 +9,7 @@
 
 #include "report/cuda_report.h"
 #include "test_cuda_build.h"
+#include "analysed.h"
 #include "testlib.h"
 
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
@@ -148,11 +149,11 @@ int main(void)
 		}
 		f = open_memstream(&buf, &len);
 		REQUIRE(f);
-		if (report_cuda_text(f, &p, &o) != 0)
+		if (report_cuda_text(f, analysed(&p), &o) != 0)
 			ok = 0;
 		fclose(f);
 		free(buf);
-		j = report_cuda_json(&p, &o);
+		j = report_cuda_json(analysed(&p), &o);
 		cJSON_Delete(j);
 		cb_free(&p);
 		if (!ok) {

@@ -8,6 +8,7 @@
 
 #include "report/cuda_report.h"
 #include "test_cuda_build.h"
+#include "analysed.h"
 #include "testlib.h"
 
 static int has_line(const struct cuda_analysis *a, const char *needle)
@@ -28,7 +29,7 @@ static char *render(const struct profile *p)
 	FILE *f = open_memstream(&buf, &len);
 
 	REQUIRE(f);
-	CHECK_EQ_INT(report_cuda_text(f, p, &o), 0);
+	CHECK_EQ_INT(report_cuda_text(f, analysed(p), &o), 0);
 	fclose(f);
 	return buf;
 }
@@ -65,7 +66,7 @@ static void test_nothing(void)
 	s = render(&p);
 	CHECK(s && s[0] == '\0');
 	free(s);
-	CHECK(report_cuda_json(&p, NULL) == NULL);
+	CHECK(report_cuda_json(analysed(&p), NULL) == NULL);
 	cb_free(&p);
 }
 
@@ -110,7 +111,7 @@ static void test_states(void)
 	CHECK(strstr(s, "autograd") == NULL && strstr(s, "overview") == NULL);
 	free(s);
 
-	j = report_cuda_json(&p, NULL);
+	j = report_cuda_json(analysed(&p), NULL);
 	REQUIRE(j);
 	arr = cJSON_GetObjectItem(j, "status");
 	REQUIRE(cJSON_IsArray(arr));
@@ -160,7 +161,7 @@ static void test_inferred(void)
 	CHECK(strstr(txt, "loaded the CUDA runtime") != NULL);
 	free(txt);
 	/* JSON: status[] holds only what the layer recorded; the inference is a note */
-	j = report_cuda_json(&p, NULL);
+	j = report_cuda_json(analysed(&p), NULL);
 	REQUIRE(j);
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "status")), 0);
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "notes")), 1);
@@ -181,7 +182,7 @@ static void test_inferred(void)
 
 static int note_count(const struct profile *p, const char *needle)
 {
-	cJSON *j = report_cuda_json(p, NULL), *n, *e;
+	cJSON *j = report_cuda_json(analysed(p), NULL), *n, *e;
 	int c = 0;
 
 	if (!j)
@@ -218,7 +219,7 @@ static void test_inferred_modules(void)
 	txt = render(&p);
 	CHECK(txt && txt[0] == '\0');
 	free(txt);
-	CHECK(report_cuda_json(&p, NULL) == NULL);
+	CHECK(report_cuda_json(analysed(&p), NULL) == NULL);
 
 	/* pid 100 maps libcudart; 301 nothing; 302 the driver from the start;
 	 * 303 dlopens the driver during the run; 304 maps libcudart and was traced */
@@ -249,7 +250,7 @@ static void test_inferred_modules(void)
 	CHECK(strstr(txt, "app (pid 100) loaded the CUDA runtime") != NULL);
 	CHECK(strstr(txt, "dlopener (pid 303) loaded the CUDA runtime") != NULL);
 	free(txt);
-	j = report_cuda_json(&p, NULL);
+	j = report_cuda_json(analysed(&p), NULL);
 	REQUIRE(j);
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "status")), 1);
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(j, "notes")), 2);

@@ -7,6 +7,7 @@
 
 #include "report/cuda_report.h"
 #include "test_cuda_build.h"
+#include "analysed.h"
 #include "testlib.h"
 
 static const struct cuda_kernel_row *kernel(const struct cuda_analysis *a, const char *name)
@@ -317,7 +318,7 @@ static char *render(const struct profile *p, const char *sort, int limit)
 	FILE *f = open_memstream(&buf, &len);
 
 	REQUIRE(f);
-	CHECK_EQ_INT(report_cuda_text(f, p, &o), 0);
+	CHECK_EQ_INT(report_cuda_text(f, analysed(p), &o), 0);
 	fclose(f);
 	return buf;
 }

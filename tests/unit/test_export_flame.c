@@ -6,6 +6,7 @@
  */
 #include <math.h>
 
+#include "analysed.h"
 #include "testlib.h"
 #include "test_export_fixture.h"
 
@@ -120,7 +121,7 @@ int main(void)
 	}
 
 	snprintf(path, sizeof(path), "%s/f.svg", dir);
-	CHECK_EQ_INT(export_flamegraph(&p, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_flamegraph(analysed(&p), path, err, sizeof(err)), 0);
 	svg = ex_slurp(path, NULL);
 	REQUIRE(svg != NULL);
 	CHECK(!strncmp(svg, "<?xml", 5));
@@ -195,14 +196,14 @@ int main(void)
 
 		ex_init(&e, "true");
 		snprintf(path, sizeof(path), "%s/empty.svg", dir);
-		CHECK_EQ_INT(export_flamegraph(&e, path, err, sizeof(err)), 0);
+		CHECK_EQ_INT(export_flamegraph(analysed(&e), path, err, sizeof(err)), 0);
 		svg = ex_slurp(path, NULL);
 		CHECK(svg && strstr(svg, "no samples") && strstr(svg, "</svg>"));
 		free(svg);
 		if (have_py)
 			CHECK_EQ_INT(read_frames(path, dir, fr, 64), 0);
 	}
-	CHECK(export_flamegraph(&p, "/nonexistent-dir/f.svg", err, sizeof(err)) < 0);
+	CHECK(export_flamegraph(analysed(&p), "/nonexistent-dir/f.svg", err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent-dir/f.svg") != NULL);
 
 	ex_free(&p);

@@ -4,6 +4,7 @@
  * sum to the total weight, escaping of ';' and whitespace, truncated stacks
  * under "[truncated]", and gzip output.
  */
+#include "analysed.h"
 #include "testlib.h"
 #include "test_export_fixture.h"
 
@@ -83,7 +84,7 @@ int main(void)
 		total += p.samples[i].weight;
 
 	snprintf(path, sizeof(path), "%s/out.folded", dir);
-	CHECK_EQ_INT(export_folded(&p, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_folded(analysed(&p), path, err, sizeof(err)), 0);
 	text = ex_slurp(path, NULL);
 	REQUIRE(text != NULL);
 	n = parse(text, lines, 32);
@@ -106,7 +107,7 @@ int main(void)
 #ifdef EX_HAVE_ZLIB
 	/* .gz: the same lines, compressed */
 	snprintf(path, sizeof(path), "%s/out.folded.gz", dir);
-	CHECK_EQ_INT(export_folded(&p, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_folded(analysed(&p), path, err, sizeof(err)), 0);
 	{
 		FILE *f = fopen(path, "rb");
 		unsigned char m[2] = {0, 0};
@@ -129,12 +130,12 @@ int main(void)
 
 		ex_init(&e, "true");
 		snprintf(path, sizeof(path), "%s/empty.folded", dir);
-		CHECK_EQ_INT(export_folded(&e, path, err, sizeof(err)), 0);
+		CHECK_EQ_INT(export_folded(analysed(&e), path, err, sizeof(err)), 0);
 		text = ex_slurp(path, &len);
 		CHECK(text && len == 0);
 		free(text);
 	}
-	CHECK(export_folded(&p, "/nonexistent-dir/x.folded", err, sizeof(err)) < 0);
+	CHECK(export_folded(analysed(&p), "/nonexistent-dir/x.folded", err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent-dir/x.folded") != NULL);
 
 	ex_free(&p);

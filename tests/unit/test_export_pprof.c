@@ -4,6 +4,7 @@
  * sample types, period, values, leaf-first location ids, inline lines
  * (callee first), function and mapping links and the thread labels.
  */
+#include "analysed.h"
 #include "testlib.h"
 #include "test_export_fixture.h"
 
@@ -350,7 +351,7 @@ int main(void)
 	}
 
 	snprintf(path, sizeof(path), "%s/cpu.pb.gz", dir);
-	CHECK_EQ_INT(export_pprof(&p, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_pprof(analysed(&p), path, err, sizeof(err)), 0);
 	{
 		FILE *f = fopen(path, "rb");
 		unsigned char m[2] = {0, 0};
@@ -470,7 +471,7 @@ int main(void)
 
 		ex_init(&e, "true");
 		snprintf(path, sizeof(path), "%s/empty.pb.gz", dir);
-		CHECK_EQ_INT(export_pprof(&e, path, err, sizeof(err)), 0);
+		CHECK_EQ_INT(export_pprof(analysed(&e), path, err, sizeof(err)), 0);
 		buf = (uint8_t *)ex_slurp(path, &len);
 		REQUIRE(buf != NULL);
 		CHECK_EQ_INT(decode(buf, len, &pr), 0);
@@ -481,7 +482,7 @@ int main(void)
 			free(pr.strings[i]);
 		free(buf);
 	}
-	CHECK(export_pprof(&p, "/nonexistent-dir/x.pb.gz", err, sizeof(err)) < 0);
+	CHECK(export_pprof(analysed(&p), "/nonexistent-dir/x.pb.gz", err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent-dir/x.pb.gz") != NULL);
 
 	ex_free(&p);

@@ -7,6 +7,7 @@
  */
 #include <cjson/cJSON.h>
 
+#include "analysed.h"
 #include "testlib.h"
 #include "test_export_fixture.h"
 
@@ -50,7 +51,7 @@ int main(void)
 	p.ranges[1].domain = NULL;
 
 	snprintf(path, sizeof(path), "%s/t.json", dir);
-	CHECK_EQ_INT(export_trace(&p, path, &o, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_trace(analysed(&p), path, &o, err, sizeof(err)), 0);
 	{
 		char *txt = ex_slurp(path, NULL);
 		cJSON *j = txt ? cJSON_Parse(txt) : NULL;
@@ -60,22 +61,22 @@ int main(void)
 		free(txt);
 	}
 	snprintf(path, sizeof(path), "%s/f.folded", dir);
-	CHECK_EQ_INT(export_folded(&p, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_folded(analysed(&p), path, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/f.svg", dir);
-	CHECK_EQ_INT(export_flamegraph(&p, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_flamegraph(analysed(&p), path, err, sizeof(err)), 0);
 	snprintf(path, sizeof(path), "%s/p.pb.gz", dir);
-	CHECK_EQ_INT(export_pprof(&p, path, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_pprof(analysed(&p), path, err, sizeof(err)), 0);
 
 	/* a window outside the run: an empty but valid trace */
 	o.window_start_ns = 1000 * EX_MS;
 	o.window_end_ns = 2000 * EX_MS;
 	snprintf(path, sizeof(path), "%s/w.json", dir);
-	CHECK_EQ_INT(export_trace(&p, path, &o, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_trace(analysed(&p), path, &o, err, sizeof(err)), 0);
 	/* an inverted window is refused with a message */
 	o.window_start_ns = 5 * EX_MS;
 	o.window_end_ns = 2 * EX_MS;
 	err[0] = '\0';
-	CHECK(export_trace(&p, path, &o, err, sizeof(err)) < 0);
+	CHECK(export_trace(analysed(&p), path, &o, err, sizeof(err)) < 0);
 	CHECK(err[0] != '\0');
 
 	ex_free(&p);

@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <math.h>
 
+#include "analysed.h"
 #include "testlib.h"
 #include "test_export_fixture.h"
 
@@ -494,7 +495,7 @@ static void check_cap(struct fixture *fx, const char *dir, size_t full_size)
 	fflush(stderr);
 	dup2(fd, 2);
 	close(fd);
-	int rc = export_trace(&fx->p, path, &o, err, sizeof(err));
+	int rc = export_trace(analysed(&fx->p), path, &o, err, sizeof(err));
 
 	fflush(stderr);
 	dup2(saved, 2);
@@ -542,7 +543,7 @@ static void check_cap(struct fixture *fx, const char *dir, size_t full_size)
 	saved = dup(2);
 	dup2(fd, 2);
 	close(fd);
-	rc = export_trace(&fx->p, path, &o, err, sizeof(err));
+	rc = export_trace(analysed(&fx->p), path, &o, err, sizeof(err));
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -577,7 +578,7 @@ static void check_big(const char *dir)
 		for (uint64_t k = 1; k <= 20000; k++)
 			ex_sample(&p, t[th], EX_T0 + k * EX_MS, k % 2 ? sa : sb, 1);
 	snprintf(path, sizeof(path), "%s/big.json", dir);
-	CHECK_EQ_INT(export_trace(&p, path, &o, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_trace(analysed(&p), path, &o, err, sizeof(err)), 0);
 	j = load(path);
 	REQUIRE(j != NULL);
 	const cJSON *evs = cJSON_GetObjectItemCaseSensitive(j, "traceEvents");
@@ -657,7 +658,7 @@ int main(void)
 
 	build(&fx);
 	snprintf(path, sizeof(path), "%s/t.json", dir);
-	CHECK_EQ_INT(export_trace(&fx.p, path, &o, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_trace(analysed(&fx.p), path, &o, err, sizeof(err)), 0);
 	check_full(path);
 	{
 		char *s = ex_slurp(path, &full_size);
@@ -668,7 +669,7 @@ int main(void)
 
 #ifdef EX_HAVE_ZLIB
 	snprintf(path, sizeof(path), "%s/t.json.gz", dir);
-	CHECK_EQ_INT(export_trace(&fx.p, path, &o, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_trace(analysed(&fx.p), path, &o, err, sizeof(err)), 0);
 	{
 		FILE *f = fopen(path, "rb");
 		unsigned char magic[2] = {0, 0};
@@ -683,7 +684,7 @@ int main(void)
 	o.window_start_ns = 5 * EX_MS;
 	o.window_end_ns = 7 * EX_MS;
 	snprintf(path, sizeof(path), "%s/w.json", dir);
-	CHECK_EQ_INT(export_trace(&fx.p, path, &o, err, sizeof(err)), 0);
+	CHECK_EQ_INT(export_trace(analysed(&fx.p), path, &o, err, sizeof(err)), 0);
 	check_window(path);
 
 	check_cap(&fx, dir, full_size);
@@ -693,7 +694,7 @@ int main(void)
 	/* an unwritable path fails with a message */
 	o = (struct trace_opts){0};
 	err[0] = '\0';
-	CHECK(export_trace(&fx.p, "/nonexistent-dir/t.json", &o, err, sizeof(err)) < 0);
+	CHECK(export_trace(analysed(&fx.p), "/nonexistent-dir/t.json", &o, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent-dir/t.json") != NULL);
 
 	/* an empty profile still gives a valid trace */
@@ -703,7 +704,7 @@ int main(void)
 
 		ex_init(&empty, "true");
 		snprintf(path, sizeof(path), "%s/empty.json", dir);
-		CHECK_EQ_INT(export_trace(&empty, path, &o, err, sizeof(err)), 0);
+		CHECK_EQ_INT(export_trace(analysed(&empty), path, &o, err, sizeof(err)), 0);
 		j = load(path);
 		CHECK(j &&
 		      cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(j, "traceEvents")) == 0);

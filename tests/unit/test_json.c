@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "report/report.h"
+#include "analysed.h"
 #include "testlib.h"
 #include "unit/test_cpu_builder.h"
 
@@ -134,7 +135,7 @@ static void test_shape(void)
 	fd = mkstemp(path);
 	REQUIRE(fd >= 0);
 	close(fd);
-	REQUIRE(report_json_write(&b.p, &o, path, err, sizeof(err)) == 0);
+	REQUIRE(report_json_write(analysed(&b.p), &o, path, err, sizeof(err)) == 0);
 	root = load(path, &text);
 	unlink(path);
 
@@ -289,7 +290,7 @@ static cJSON *write_load(const struct pb *b, char **text)
 
 	REQUIRE(fd >= 0);
 	close(fd);
-	REQUIRE(report_json_write(&b->p, &o, path, err, sizeof(err)) == 0);
+	REQUIRE(report_json_write(analysed(&b->p), &o, path, err, sizeof(err)) == 0);
 	root = load(path, text);
 	unlink(path);
 	return root;
@@ -332,7 +333,7 @@ static void test_write_error(void)
 	char err[256] = "";
 
 	build(&b);
-	CHECK(report_json_write(&b.p, &o, "/nonexistent-dir/r.json", err, sizeof(err)) == -1);
+	CHECK(report_json_write(analysed(&b.p), &o, "/nonexistent-dir/r.json", err, sizeof(err)) == -1);
 	CHECK(strstr(err, "cannot write /nonexistent-dir/r.json") != NULL);
 	pb_free(&b);
 }

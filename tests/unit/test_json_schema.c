@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "report/report.h"
+#include "analysed.h"
 #include "testlib.h"
 #include "unit/test_cpu_builder.h"
 
@@ -81,7 +82,7 @@ static void write_report(int with_cuda, const char *path)
 	char err[256] = "";
 
 	build(&b, with_cuda);
-	CHECK(report_json_write(&b.p, &o, path, err, sizeof(err)) == 0);
+	CHECK(report_json_write(analysed(&b.p), &o, path, err, sizeof(err)) == 0);
 	if (err[0])
 		fprintf(stderr, "%s\n", err);
 	pb_free(&b);

@@ -11,6 +11,7 @@
 #include "analysis/cuda_analysis.h"
 #include "report/fmt.h"
 #include "report/report.h"
+#include "analysed.h"
 #include "testlib.h"
 #include "unit/test_cpu_builder.h"
 
@@ -22,7 +23,7 @@ static char *render(const struct profile *p, const char *sort, int limit, int qu
 	FILE *f = open_memstream(&buf, &len);
 
 	REQUIRE(f);
-	CHECK_EQ_INT(report_text(f, p, &o), 0);
+	CHECK_EQ_INT(report_text(f, analysed(p), &o), 0);
 	fclose(f);
 	return buf;
 }

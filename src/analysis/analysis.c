@@ -1,0 +1,37 @@
+/*
+ * analysis.c — run every analysis of a profile once (CPU aggregation, CUDA,
+ * data-quality warnings) into one struct analysis.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cpu.h"
+#include "cuda_analysis.h"
+
+int analysis_run(const struct profile *p, const struct analysis_opts *opts, struct analysis *a)
+{
+	int ret;
+
+	memset(a, 0, sizeof(*a));
+	a->profile = p;
+	if ((ret = cpu_aggregate(p, &a->cpu)) < 0)
+		goto out;
+	if (!(opts && opts->cpu_only) && (ret = cuda_analyze(p, &a->cuda)) < 0)
+		goto out;
+	ret = cpu_warnings(p, a->cpu, &a->warnings, &a->nwarnings);
+out:
+	if (ret < 0)
+		analysis_free(a);
+	return ret < 0 ? ret : 0;
+}
+
+void analysis_free(struct analysis *a)
+{
+	if (!a)
+		return;
+	cpu_warnings_free(a->warnings, a->nwarnings);
+	cuda_analysis_free(a->cuda);
+	cpu_free(a->cpu);
+	memset(a, 0, sizeof(*a));
+}

@@ -1,0 +1,38 @@
+/*
+ * analysis.h — the one analysis result of a profile: what every writer
+ * (report/) and the regression gate (gate/) read.  The CLI runs it once after
+ * loading the session; writers only format it and never change it (a writer
+ * that needs another order sorts a copy).  Launcher side only.
+ */
+#ifndef CBN_ANALYSIS_H
+#define CBN_ANALYSIS_H
+
+#include <stddef.h>
+
+#include "profile.h"
+
+struct cpu_profile;
+struct cuda_analysis;
+
+struct analysis_opts {
+	int cpu_only;            /* skip the CUDA analysis (cuda stays NULL) */
+};
+
+struct analysis {
+	const struct profile *profile;   /* not owned: outlives the analysis */
+	struct cpu_profile *cpu;         /* cpu.h: functions, lines, threads, processes */
+	struct cuda_analysis *cuda;      /* cuda_analysis.h; NULL when the run has no CUDA part */
+	char **warnings;                 /* data-quality lines (cpu_warnings), one each */
+	size_t nwarnings;
+	/*
+	 * Room for the views to come, each computed here once and read by every
+	 * writer: memory (allocations by site), steps (cbn_step / NVTX step
+	 * ranges), ranks (MPI ranks of the process tree).
+	 */
+};
+
+/* Analyse p into *a.  opts may be NULL.  Returns 0, or -ENOMEM with *a empty. */
+int analysis_run(const struct profile *p, const struct analysis_opts *opts, struct analysis *a);
+void analysis_free(struct analysis *a);
+
+#endif
