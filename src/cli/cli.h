@@ -1,8 +1,11 @@
 /*
- * cli.h — the launcher's internals shared by main.c (options, commands and the
- * report pipeline), preflight.c (can this program be profiled?), session.c
- * (agent lookup, session directory) and spawn.c (environment, fork/exec,
- * signal forwarding, waiting for the whole process tree).
+ * cli.h — the launcher's internals: one file per command (cmd_run.c,
+ * cmd_report.c, cmd_compare.c) dispatched by main.c, over options.c (parsing,
+ * help), pipeline.c (load and analyse once), outputs.c (report, files, gate),
+ * preflight.c (can this program be profiled?), session.c (agent lookup,
+ * session directory), kernel.c (the kernel symbols of a run) and spawn.c
+ * (environment, fork/exec, signal forwarding, waiting for the whole process
+ * tree).  Only the commands decide to exit.
  */
 #ifndef CBN_CLI_H
 #define CBN_CLI_H
@@ -16,6 +19,7 @@
 #define CLI_EXIT_NOEXEC 126
 #define CLI_EXIT_NOTFOUND 127
 #define CLI_EXIT_NOINPUT 66     /* `report`: no readable session */
+#define CLI_EXIT_NOMEM 125      /* out of memory loading or analysing a session */
 
 #define CLI_DEFAULT_FREQ 999
 #define CLI_DEFAULT_LIMIT 15
@@ -92,9 +96,36 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 
 uint64_t cli_now_ns(void);
 
-/* cmd_compare.c: `cbottleneck compare [OPTIONS] BASE.json NEW.json`; returns
- * the exit status (CMP_*, compare.h). */
-int cmp_main(int argc, char **argv);
+/* The commands; each returns the exit status (docs/cli.md). */
+int cmd_run(int argc, char **argv);          /* cbottleneck [OPTIONS] PROGRAM [ARGS...] */
+int cmd_report(int argc, char **argv);       /* cbottleneck report [OPTIONS] DIR */
+int cmd_compare(int argc, char **argv);      /* cbottleneck compare ...: CMP_* (compare.h) */
+
+/* options.c */
+enum cli_mode { CLI_MODE_RUN, CLI_MODE_REPORT };
+/* Parse options up to the first non-option.  Returns -1 to go on (optind is
+ * the first operand), or an exit status (0 after --help/--version). */
+int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o);
+void cli_opts_free(struct cli_opts *o);
+/* "cbottleneck: MESSAGE; see cbottleneck --help" on stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* pipeline.c */
+struct profile;
+struct analysis;
+/* prof_load_with with o's --inline view; PROF_LOAD_NOMEM has been reported
+ * (one line) when returned: the command exits CLI_EXIT_NOMEM. */
+int cli_load(const char *dir, const struct cli_opts *o, struct profile **p, char *err,
+	     size_t errlen);
+/* analysis_run once; 0, or CLI_EXIT_NOMEM after saying so. */
+int cli_analyse(const struct profile *p, struct analysis *a);
+
+/* outputs.c */
+/* The text report and the files asked for; 1 if any failed (said on stderr). */
+int cli_write_outputs(const struct analysis *a, const struct cli_opts *o, const char *json_path);
+/* The gate's table after the report; label names the current run.  CMP_*. */
+int cli_gate(const struct cli_opts *o, const struct analysis *a, const char *label);
+const char *cli_gate_word(int st);
 
 /* env.c: the environment summary, collected before the program runs. */
 struct session_env;

@@ -40,7 +40,7 @@ static int cmp_push(const char ***v, size_t *n, const char *s)
 	return 0;
 }
 
-int cmp_main(int argc, char **argv)
+int cmd_compare(int argc, char **argv)
 {
 	enum { OPT_FAIL = 256, OPT_WARN, OPT_MARKDOWN, OPT_BENCH };
 	static const struct option longopts[] = {

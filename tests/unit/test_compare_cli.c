@@ -1,14 +1,14 @@
 /*
- * test_compare_cli.c — the option parsing of `cbottleneck compare` (cmp_main),
- * and its exit statuses.  cli/ is not a library, so the command's one source
- * file is compiled into this test.
+ * test_compare_cli.c — the option parsing of `cbottleneck compare`
+ * (cmd_compare, linked from the cli library), and its exit statuses.
  */
 #include <fcntl.h>
 #include <stdarg.h>
 #include <unistd.h>
 
 #include "testlib.h"
-#include "cli/cmd_compare.c"
+#include "cli/cli.h"
+#include "gate/compare.h"
 
 static char dir[] = "/tmp/cbn-test-compare-cli-XXXXXX";
 
@@ -23,7 +23,7 @@ static void put(const char *name, const char *text, char *path, size_t len)
 	REQUIRE(fclose(f) == 0);
 }
 
-/* cmp_main on a NULL-terminated list, with stdout and stderr silenced. */
+/* cmd_compare on a NULL-terminated list, with stdout and stderr silenced. */
 static int cli(const char *first, ...)
 {
 	char *argv[32];
@@ -42,7 +42,7 @@ static int cli(const char *first, ...)
 	fflush(stderr);
 	dup2(null, 1);
 	dup2(null, 2);
-	rc = cmp_main(argc, argv);
+	rc = cmd_compare(argc, argv);
 	fflush(stdout);
 	fflush(stderr);
 	dup2(out, 1);

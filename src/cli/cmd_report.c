@@ -1,0 +1,79 @@
+/*
+ * cmd_report.c — `cbottleneck report [OPTIONS] DIR`: read a kept session again,
+ * analyse it and write the report, files and gate a run would have.  Exit
+ * statuses: docs/cli.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "load.h"
+
+int cmd_report(int argc, char **argv)
+{
+	struct cli_opts o;
+	struct profile *p = NULL;
+	struct analysis an = {0};
+	char err[1024];
+	const char *dir;
+	struct stat st;
+	int ret, lr, status;
+	size_t i;
+
+	ret = cli_parse_opts(argc, argv, CLI_MODE_REPORT, &o);
+	if (ret >= 0)
+		goto out;
+	if (optind >= argc) {
+		ret = cli_usage_error("report needs a session directory: cbottleneck report DIR");
+		goto out;
+	}
+	if (optind + 1 < argc) {
+		ret = cli_usage_error("report takes one directory, got extra '%s'", argv[optind + 1]);
+		goto out;
+	}
+	dir = argv[optind];
+	if (stat(dir, &st) < 0) {
+		ret = cli_usage_error("report %s: %s", dir, strerror(errno));
+		goto out;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		ret = cli_usage_error("report %s: not a directory (give the -o DIR of a run)", dir);
+		goto out;
+	}
+	lr = cli_load(dir, &o, &p, err, sizeof(err));
+	if (lr == PROF_LOAD_NOMEM) {
+		ret = CLI_EXIT_NOMEM;
+		goto out;
+	}
+	if (lr < 0) {
+		fprintf(stderr, "cbottleneck: %s\n", err);
+		ret = CLI_EXIT_NOINPUT;
+		goto out;
+	}
+	if (lr == PROF_LOAD_PARTIAL)
+		for (i = 0; i < p->nwarnings; i++)
+			fprintf(stderr, "cbottleneck: warning: %s\n", p->warnings[i]);
+	if ((ret = cli_analyse(p, &an)) != 0)
+		goto out;
+	if (cli_write_outputs(&an, &o, o.json)) {
+		ret = CLI_EXIT_REFUSED;
+		goto out;
+	}
+	ret = lr == PROF_LOAD_PARTIAL ? 1 : 0;
+	if (o.baseline) {
+		status = cli_gate(&o, &an, o.json ? o.json : dir);
+		fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s)\n", status,
+			cli_gate_word(status));
+		ret = status;
+	}
+out:
+	analysis_free(&an);
+	prof_free(p);
+	cli_opts_free(&o);
+	return ret;
+}

@@ -1,0 +1,190 @@
+/*
+ * cmd_run.c — `cbottleneck [OPTIONS] PROGRAM [ARGS...]`: check the program,
+ * run it under the agent, wait for its whole process tree, record
+ * session.json, then load, analyse and report the session (and gate it with
+ * --baseline).  Exit statuses: docs/cli.md.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "compare.h"
+#include "load.h"
+
+/*
+ * After the program has ended, reading and symbolizing can take a while.  A
+ * Ctrl-C then must not leave a private session (possibly large) in TMPDIR, and
+ * a closed stdout (`cbottleneck ./prog | head`) must not kill us before the
+ * cleanup.  Only async-signal-safe calls are allowed in the handler, so it
+ * hands the cleanup to a shell that then dies of the same signal.
+ */
+static char cleanup_dir[PATH_MAX];
+
+static void cleanup_on_signal(int sig)
+{
+	static char script[] = "rm -rf -- \"$1\"; trap - \"$2\"; kill -s \"$2\" $$";
+	char *name = sig == SIGINT ? "INT" : sig == SIGTERM ? "TERM" : sig == SIGHUP ? "HUP" : "QUIT";
+	char *argv[] = {"sh", "-c", script, "sh", cleanup_dir, name, NULL};
+	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
+
+	execve("/bin/sh", argv, envp);
+	_exit(128 + sig);
+}
+
+static void protect_session(const char *dir)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+	if (!dir || strlen(dir) >= sizeof(cleanup_dir))
+		return;
+	strcpy(cleanup_dir, dir);
+	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+		struct sigaction old;
+		/* A signal we were started with ignored (nohup, background job)
+		 * stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sa.sa_handler = cleanup_on_signal;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+static int run_status(int st)
+{
+	if (WIFSIGNALED(st))
+		return 128 + WTERMSIG(st);
+	if (WIFEXITED(st))
+		return WEXITSTATUS(st);
+	return 125;
+}
+
+int cmd_run(int argc, char **argv)
+{
+	struct cli_opts o;
+	struct spawn_env env;
+	struct spawn_result res;
+	struct session_meta meta;
+	struct profile *p = NULL;
+	struct analysis an = {0};
+	char path[PATH_MAX], agent[PATH_MAX], cuda[PATH_MAX], session[PATH_MAX];
+	char err[1024];
+	char **targv;
+	int ret, status, lr, have_session = 0, failed;
+
+	ret = cli_parse_opts(argc, argv, CLI_MODE_RUN, &o);
+	if (ret >= 0)
+		goto out;
+	if (optind >= argc) {
+		ret = cli_usage_error("no program to run: cbottleneck [OPTIONS] PROGRAM [ARGS...]");
+		goto out;
+	}
+	targv = argv + optind;
+	ret = preflight(targv[0], path, sizeof(path));
+	if (ret)
+		goto out;
+	ret = session_find_agent(agent, sizeof(agent), cuda, sizeof(cuda));
+	if (ret)
+		goto out;
+	ret = session_create(o.output_dir, session, sizeof(session));
+	if (ret)
+		goto out;
+	have_session = 1;
+
+	memset(&env, 0, sizeof(env));
+	env.agent = agent;
+	env.cuda = cuda;
+	env.session = session;
+	env.freq = o.freq;
+	env.depth = o.depth;
+	env.buffer_mb = o.buffer_mb;
+	env.quiet = o.quiet;
+	env.no_cuda = o.no_cuda;
+	env.verbose = o.verbose;
+	env.signal = o.signal;
+	memset(&meta, 0, sizeof(meta));
+	env_collect(&meta.env);
+	ret = spawn_run(path, targv, &env, &res);
+	if (ret)
+		goto out;
+	protect_session(o.output_dir ? NULL : session);
+	if (o.output_dir)
+		session_trim(session);
+	if (res.exec_errno) {
+		fprintf(stderr, "cbottleneck: %s: %s\n", targv[0], strerror(res.exec_errno));
+		ret = res.exec_errno == ENOENT ? CLI_EXIT_NOTFOUND : CLI_EXIT_NOEXEC;
+		goto out;
+	}
+	status = run_status(res.status);
+	if (WIFSIGNALED(res.status))
+		fprintf(stderr, "cbottleneck: %s was killed by signal %d (%s)\n", targv[0],
+			WTERMSIG(res.status), strsignal(WTERMSIG(res.status)));
+
+	meta.argv = targv;
+	meta.exit_status = WIFEXITED(res.status) ? WEXITSTATUS(res.status) : -1;
+	meta.exit_signal = WIFSIGNALED(res.status) ? WTERMSIG(res.status) : 0;
+	meta.start_mono_ns = res.start_ns;
+	meta.end_mono_ns = res.end_ns;
+	meta.user_ns = res.user_ns;
+	meta.sys_ns = res.sys_ns;
+	meta.frequency_hz = (double)o.freq;
+	if (session_meta_write(session, &meta) < 0 && o.verbose)
+		fprintf(stderr, "cbottleneck: cannot write %s/session.json\n", session);
+	kernel_symbols_write(session, o.verbose);
+
+	ret = status;
+	lr = cli_load(session, &o, &p, err, sizeof(err));
+	if (lr == PROF_LOAD_NOMEM) {
+		ret = CLI_EXIT_NOMEM;
+		goto out;
+	}
+	if (lr < 0) {
+		fprintf(stderr, "cbottleneck: no profile: %s\n", err);
+		if (o.baseline) {
+			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s)\n",
+				CMP_UNMEASURABLE, cli_gate_word(CMP_UNMEASURABLE));
+			ret = CMP_UNMEASURABLE;
+		}
+		goto out;
+	}
+	if (cli_analyse(p, &an) != 0) {
+		ret = CLI_EXIT_NOMEM;
+		goto out;
+	}
+	failed = cli_write_outputs(&an, &o, o.json);
+	if (failed && ret == 0)
+		ret = CLI_EXIT_REFUSED;
+	if (o.baseline && !failed) {
+		if (status != 0) {
+			fprintf(stderr, "cbottleneck: %s failed (exit status %d), so the gate cannot "
+				"measure it: exit status %d\n", targv[0], status, CMP_UNMEASURABLE);
+			ret = CMP_UNMEASURABLE;
+		} else {
+			ret = cli_gate(&o, &an, o.json ? o.json : "this run");
+			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s), "
+				"not from %s\n", ret, cli_gate_word(ret), targv[0]);
+		}
+	}
+out:
+	analysis_free(&an);
+	prof_free(p);
+	if (have_session) {
+		if (!o.output_dir)
+			session_remove(session);
+		else if (!o.quiet && ret != CLI_EXIT_USAGE)
+			fprintf(stderr, "cbottleneck: session kept in %s (cbottleneck report %s)\n",
+				o.output_dir, o.output_dir);
+	}
+	cli_opts_free(&o);
+	return ret;
+}

@@ -1,0 +1,324 @@
+/*
+ * options.c — the options of `cbottleneck [OPTIONS] PROGRAM` and `cbottleneck
+ * report [OPTIONS] DIR`: the help text, parsing into struct cli_opts, and the
+ * usage errors (exit 2) for anything wrong before a program runs.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cbn_signal.h"
+#include "cli.h"
+#include "compare.h"
+#include "export.h"
+#include "load.h"
+#include "report.h"
+
+#ifndef CBN_VERSION
+#define CBN_VERSION "0.1.0"
+#endif
+
+enum {
+	OPT_SORT = 256, OPT_LIMIT, OPT_REPORT, OPT_VERSION, OPT_DEPTH, OPT_BUFFER, OPT_NO_CUDA,
+	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
+	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
+};
+
+static const struct option long_opts[] = {
+	{"frequency", required_argument, NULL, 'F'},
+	{"output", required_argument, NULL, 'o'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, OPT_VERSION},
+	{"sort", required_argument, NULL, OPT_SORT},
+	{"limit", required_argument, NULL, OPT_LIMIT},
+	{"report", required_argument, NULL, OPT_REPORT},
+	{"depth", required_argument, NULL, OPT_DEPTH},
+	{"buffer-mb", required_argument, NULL, OPT_BUFFER},
+	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
+	{"signal", required_argument, NULL, OPT_SIGNAL},
+	{"inline", required_argument, NULL, OPT_INLINE},
+	{"json", required_argument, NULL, OPT_JSON},
+	{"trace", required_argument, NULL, OPT_TRACE},
+	{"trace-window", required_argument, NULL, OPT_WINDOW},
+	{"folded", required_argument, NULL, OPT_FOLDED},
+	{"flamegraph", required_argument, NULL, OPT_FLAME},
+	{"pprof", required_argument, NULL, OPT_PPROF},
+	{"baseline", required_argument, NULL, OPT_BASELINE},
+	{"fail", required_argument, NULL, OPT_FAIL},
+	{"warn", required_argument, NULL, OPT_WARN},
+	{"markdown", required_argument, NULL, OPT_MARKDOWN},
+	{"bench-json", required_argument, NULL, OPT_BENCH},
+	{NULL, 0, NULL, 0},
+};
+
+static void usage(FILE *f)
+{
+	fputs("usage: cbottleneck [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "       cbottleneck report [OPTIONS] DIR\n"
+	      "       cbottleneck compare [OPTIONS] BASE.json NEW.json   (see compare --help)\n"
+	      "\n"
+	      "Runs PROGRAM with a sampling agent preloaded, waits for it and every process it\n"
+	      "starts, then prints where the CPU (and GPU) time went.  PROGRAM's own options\n"
+	      "pass through untouched: options after PROGRAM belong to it.\n"
+	      "\n"
+	      "Recording (run only):\n"
+	      "  -F, --frequency HZ   samples per second of CPU time per thread (1-10000, default 999)\n"
+	      "  -o, --output DIR     keep the raw session in DIR (read it again with `report DIR`);\n"
+	      "                       default: a private temporary directory, removed afterwards\n"
+	      "      --depth N        at most N frames per stack (1-256)\n"
+	      "      --buffer-mb N    size of each process's session file in MiB\n"
+	      "      --no-cuda        do not trace CUDA or NVTX\n"
+	      "      --signal SIG     sample with SIG (SIGPROF, SIGRTMAX-3, 40...); default: a\n"
+	      "                       real-time signal nobody handles\n"
+	      "  -v, --verbose        say where the session and the agent are\n"
+	      "Report:\n"
+	      "      --sort KEY       CPU table order: tottime (default), cumtime, ncalls, name,\n"
+	      "                       filename; CUDA tables: cuda_time_total, cpu_time_total,\n"
+	      "                       self_cuda_time_total, self_cpu_time_total, count\n"
+	      "                       (device_* spellings of the cuda_* keys too)\n"
+	      "      --limit N        rows per table (default 15)\n"
+	      "      --inline VIEW    expand (default: inlined functions are rows, marked) or\n"
+	      "                       fold (their time stays with the function they were inlined into)\n"
+	      "      --report FILE    write the text report to FILE instead of stdout\n"
+	      "  -q, --quiet          tables only: no banner or hints; the agent stays silent\n"
+	      "Output files:\n"
+	      "      --json FILE      the JSON report (input of `compare`)\n"
+	      "      --trace FILE     Chrome/Perfetto trace (FILE.gz compresses)\n"
+	      "      --trace-window START:END  only this part of the run (e.g. 1s:2.5s, 200ms:)\n"
+	      "      --folded FILE    folded stacks (flamegraph.pl, speedscope)\n"
+	      "      --flamegraph FILE.svg  interactive flame graph\n"
+	      "      --pprof FILE     pprof profile.proto (gzip)\n"
+	      "Regression gate (compare this run with a baseline JSON report):\n"
+	      "      --baseline BASE.json   baseline to compare with\n"
+	      "      --fail EXPR      fail (exit 1) when EXPR regresses, e.g. 'func[heavy].self:+10%'\n"
+	      "      --warn EXPR      report EXPR without failing (both repeatable)\n"
+	      "      --markdown FILE  Markdown summary of the comparison\n"
+	      "      --bench-json FILE  benchmark-action JSON of the measures\n"
+	      "Other:\n"
+	      "  -h, --help           this text\n"
+	      "      --version        print the version\n"
+	      "\n"
+	      "Exit status of a run: PROGRAM's own exit status; 128+N when it was killed by\n"
+	      "signal N; with --baseline, the gate's: 0 pass, 1 regression, 3 could not measure.\n"
+	      "  2    usage error (bad option or value)\n"
+	      "  125  cbottleneck refused or failed: static, setuid, 32-bit or foreign program,\n"
+	      "       agent missing, session directory unusable, an output file could not\n"
+	      "       be written, or out of memory reading the session\n"
+	      "  126  PROGRAM is not executable (or is a directory)\n"
+	      "  127  PROGRAM not found\n"
+	      "Exit status of `report DIR`: 0 ok; 1 session damaged (the report shows what was\n"
+	      "intact); 2 usage error; 66 no readable session in DIR; 125 output failed or\n"
+	      "out of memory.\n"
+	      "\n"
+	      "Environment: CBN_AGENT_DIR (where libcbottleneck.so is), TMPDIR (session parent).\n"
+	      "See docs/cli.md for details.\n",
+	      f);
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("cbottleneck: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs("; see cbottleneck --help\n", stderr);
+	return CLI_EXIT_USAGE;
+}
+
+static int parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static int push_expr(const char ***arr, size_t *n, const char *e)
+{
+	const char **a = realloc(*arr, (*n + 1) * sizeof(*a));
+
+	if (!a)
+		return -1;
+	a[(*n)++] = e;
+	*arr = a;
+	return 0;
+}
+
+/* Parse options up to the first non-option.  Returns -1 to go on (optind is
+ * the first operand), or an exit status. */
+int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o)
+{
+	char err[512];
+	long v;
+	int c;
+	size_t i;
+
+	memset(o, 0, sizeof(*o));
+	o->freq = CLI_DEFAULT_FREQ;
+	o->limit = CLI_DEFAULT_LIMIT;
+	optind = 0; /* full GNU re-initialisation */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+:F:o:qvh", long_opts, NULL)) != -1) {
+		int run_only = c == 'F' || c == 'o' || c == OPT_DEPTH || c == OPT_BUFFER ||
+			       c == OPT_NO_CUDA || c == OPT_SIGNAL;
+		if (mode == CLI_MODE_REPORT && run_only)
+			return cli_usage_error("%s only applies when running a program, not to report",
+					   c == 'F' ? "-F/--frequency" : c == 'o' ? "-o/--output" :
+					   c == OPT_DEPTH ? "--depth" : c == OPT_BUFFER ? "--buffer-mb" :
+					   c == OPT_SIGNAL ? "--signal" : "--no-cuda");
+		switch (c) {
+		case 'F':
+			if (parse_long(optarg, 1, 10000, &v) < 0)
+				return cli_usage_error("-F %s: the frequency must be a whole number of Hz "
+						   "from 1 to 10000", optarg);
+			o->freq = v;
+			break;
+		case 'o':
+			o->output_dir = optarg;
+			break;
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("cbottleneck %s\n", CBN_VERSION);
+			return 0;
+		case OPT_SORT:
+			if (!report_sort_key_valid(optarg))
+				return cli_usage_error("--sort %s: unknown key (tottime, cumtime, ncalls, "
+						   "name, filename, cuda_time_total, cpu_time_total, "
+						   "self_cuda_time_total, self_cpu_time_total, count, "
+						   "or a device_* spelling of a cuda_* key)",
+						   optarg);
+			o->sort = optarg;
+			break;
+		case OPT_LIMIT:
+			if (parse_long(optarg, 1, 1000000, &v) < 0)
+				return cli_usage_error("--limit %s: expected a number of rows >= 1", optarg);
+			o->limit = (int)v;
+			break;
+		case OPT_REPORT:
+			o->report_file = optarg;
+			break;
+		case OPT_DEPTH:
+			if (parse_long(optarg, 1, CBN_MAX_FRAMES, &v) < 0)
+				return cli_usage_error("--depth %s: expected 1 to %d frames", optarg,
+						   CBN_MAX_FRAMES);
+			o->depth = (int)v;
+			break;
+		case OPT_BUFFER:
+			if (parse_long(optarg, 1, 1 << 20, &v) < 0)
+				return cli_usage_error("--buffer-mb %s: expected a size in MiB >= 1", optarg);
+			o->buffer_mb = (int)v;
+			break;
+		case OPT_NO_CUDA:
+			o->no_cuda = 1;
+			break;
+		case OPT_INLINE:
+			if (!strcmp(optarg, "expand"))
+				o->inline_view = PROF_INLINE_EXPAND;
+			else if (!strcmp(optarg, "fold"))
+				o->inline_view = PROF_INLINE_FOLD;
+			else
+				return cli_usage_error("--inline %s: expected expand (inlined functions "
+						   "are rows) or fold (their time stays with the "
+						   "function they were inlined into)", optarg);
+			break;
+		case OPT_SIGNAL:
+			if (!cbn_signal_parse(optarg))
+				return cli_usage_error("--signal %s: not a signal the agent can sample with "
+						   "(a name such as SIGPROF or SIGRTMAX-3, or a number; "
+						   "not KILL, STOP, the fault signals or 32-33)", optarg);
+			o->signal = optarg;
+			break;
+		case OPT_JSON:
+			o->json = optarg;
+			break;
+		case OPT_TRACE:
+			o->trace = optarg;
+			break;
+		case OPT_WINDOW:
+			o->trace_window = optarg;
+			if (trace_window_parse(optarg, &o->window_start, &o->window_end) < 0)
+				return cli_usage_error("--trace-window %s: expected START:END, each a time "
+						   "with an optional unit (s, ms, us, ns), either may "
+						   "be empty", optarg);
+			break;
+		case OPT_FOLDED:
+			o->folded = optarg;
+			break;
+		case OPT_FLAME:
+			o->flamegraph = optarg;
+			break;
+		case OPT_PPROF:
+			o->pprof = optarg;
+			break;
+		case OPT_BASELINE:
+			o->baseline = optarg;
+			break;
+		case OPT_FAIL:
+		case OPT_WARN:
+			if ((c == OPT_FAIL ? push_expr(&o->fail, &o->nfail, optarg)
+					   : push_expr(&o->warn, &o->nwarn, optarg)) < 0) {
+				fprintf(stderr, "cbottleneck: out of memory\n");
+				return CLI_EXIT_NOMEM;
+			}
+			break;
+		case OPT_MARKDOWN:
+			o->markdown = optarg;
+			break;
+		case OPT_BENCH:
+			o->bench_json = optarg;
+			break;
+		case ':':
+			return cli_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error("unknown option -%c", optopt);
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	if (o->trace_window && !o->trace)
+		return cli_usage_error("--trace-window needs --trace FILE");
+	if (!o->baseline && (o->nfail || o->nwarn || o->markdown || o->bench_json))
+		return cli_usage_error("--fail, --warn, --markdown and --bench-json need --baseline "
+				   "BASE.json");
+	/* Bad gate expressions are usage errors before anything runs. */
+	for (i = 0; i < o->nfail + o->nwarn; i++) {
+		const char *e = i < o->nfail ? o->fail[i] : o->warn[i - o->nfail];
+		if (cmp_expr_check(e, err, sizeof(err)) < 0)
+			return cli_usage_error("--%s '%s': %s", i < o->nfail ? "fail" : "warn", e, err);
+	}
+	if (o->baseline && access(o->baseline, R_OK) != 0)
+		return cli_usage_error("--baseline %s: %s", o->baseline, strerror(errno));
+	if (mode == CLI_MODE_RUN && o->freq > 1000 && !o->quiet)
+		fprintf(stderr, "cbottleneck: warning: -F %ld is high: every sample interrupts the "
+			"program, so overhead grows with the rate (99-1000 Hz is usual)\n", o->freq);
+	return -1;
+}
+
+void cli_opts_free(struct cli_opts *o)
+{
+	free(o->fail);
+	free(o->warn);
+	o->fail = o->warn = NULL;
+	o->nfail = o->nwarn = 0;
+}

@@ -1,0 +1,174 @@
+/*
+ * outputs.c — what a run or `report DIR` writes once the analysis is done:
+ * the text report, the files asked for (--json, --trace, --folded,
+ * --flamegraph, --pprof) and the regression gate's table after the report.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "compare.h"
+#include "export.h"
+#include "gate_run.h"
+#include "report.h"
+
+/*
+ * The text report, for a --baseline run that prints the gate's table after it
+ * on stdout: without the blank lines a quiet report may end with, so that the
+ * gate's one blank line is the only one between them.
+ */
+static int report_text_trimmed(FILE *out, const struct analysis *a, const struct report_opts *ro)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem = open_memstream(&buf, &len);
+	int ret;
+
+	if (!mem)
+		return report_text(out, a, ro);
+	ret = report_text(mem, a, ro);
+	if (fclose(mem) != 0 && ret == 0)
+		ret = -ENOMEM;
+	while (len >= 2 && buf[len - 1] == '\n' && buf[len - 2] == '\n')
+		len--;
+	if (ret == 0 && len && fwrite(buf, 1, len, out) != len)
+		ret = -EIO;
+	free(buf);
+	return ret;
+}
+
+int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
+			 const char *json_path)
+{
+	struct report_opts ro = {o->sort, o->limit, o->quiet};
+	char err[512];
+	int failed = 0;
+	FILE *out = stdout;
+
+	if (o->report_file && strcmp(o->report_file, "-") != 0) {
+		out = fopen(o->report_file, "w");
+		if (!out) {
+			fprintf(stderr, "cbottleneck: --report %s: %s\n", o->report_file,
+				strerror(errno));
+			failed = 1;
+		}
+	}
+	if (out) {
+		fflush(stdout);
+		errno = 0;
+		if ((out == stdout && o->baseline ? report_text_trimmed(out, a, &ro)
+						  : report_text(out, a, &ro)) < 0 ||
+		    fflush(out) != 0) {
+			/* A reader that stopped early (| head) is not our failure. */
+			if (!(out == stdout && errno == EPIPE)) {
+				fprintf(stderr, "cbottleneck: cannot write the report: %s\n",
+					strerror(errno ? errno : EIO));
+				failed = 1;
+			}
+		}
+		if (out != stdout && fclose(out) != 0) {
+			fprintf(stderr, "cbottleneck: --report %s: %s\n", o->report_file,
+				strerror(errno));
+			failed = 1;
+		}
+		fflush(stdout);
+	}
+#define OUT(cond, call, opt, file)                                                      \
+	do {                                                                             \
+		if ((cond) && (call) < 0) {                                              \
+			fprintf(stderr, "cbottleneck: %s %s: %s\n", opt, file, err);    \
+			failed = 1;                                                      \
+		}                                                                        \
+	} while (0)
+	err[0] = '\0';
+	OUT(json_path, report_json_write(a, &ro, json_path, err, sizeof(err)), "--json", json_path);
+	if (o->trace) {
+		struct trace_opts to = {o->window_start, o->window_end, 0, o->quiet};
+		OUT(1, export_trace(a, o->trace, &to, err, sizeof(err)), "--trace", o->trace);
+	}
+	OUT(o->folded, export_folded(a, o->folded, err, sizeof(err)), "--folded", o->folded);
+	OUT(o->flamegraph, export_flamegraph(a, o->flamegraph, err, sizeof(err)), "--flamegraph",
+	    o->flamegraph);
+	OUT(o->pprof, export_pprof(a, o->pprof, err, sizeof(err)), "--pprof", o->pprof);
+#undef OUT
+	return failed;
+}
+
+/* 1 if the text report went to stdout (no --report FILE, or --report -). */
+static int report_on_stdout(const struct cli_opts *o)
+{
+	return !o->report_file || strcmp(o->report_file, "-") == 0;
+}
+
+/* The run just profiled, compared with the baseline in memory: the figures
+ * its JSON report would hold.  CMP_* or CMP_NOMEM. */
+static int gate_cmp(const struct analysis *a, const char *label, const char *baseline,
+		    const struct cmp_opts *co, FILE *out)
+{
+	struct gate_run cur;
+	int st;
+
+	if (gate_run_from_analysis(a, &cur) < 0)
+		return CMP_NOMEM;
+	st = cmp_run_current(baseline, &cur, label, co, out);
+	gate_run_free(&cur);
+	return st;
+}
+
+/*
+ * The gate's table follows the report on stdout, after one blank line.  The
+ * table is built in memory first so that the blank line is printed only when
+ * there is a table (a bad baseline prints nothing on stdout).  label names the
+ * current run in the table.
+ */
+int cli_gate(const struct cli_opts *o, const struct analysis *a, const char *label)
+{
+	struct cmp_opts co;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int st;
+
+	memset(&co, 0, sizeof(co));
+	co.fail = o->fail;
+	co.nfail = o->nfail;
+	co.warn = o->warn;
+	co.nwarn = o->nwarn;
+	co.markdown = o->markdown;
+	co.bench_json = o->bench_json;
+	co.quiet = o->quiet;
+	fflush(stdout);
+	mem = open_memstream(&buf, &len);
+	if (!mem) {
+		/* no memory for the buffer: the table straight out, unseparated */
+		st = gate_cmp(a, label, o->baseline, &co, stdout);
+	} else {
+		st = gate_cmp(a, label, o->baseline, &co, mem);
+		if (fclose(mem) == 0 && len) {
+			if (report_on_stdout(o))
+				fputc('\n', stdout);
+			fwrite(buf, 1, len, stdout);
+		}
+		free(buf);
+	}
+	fflush(stdout);
+	if (st == CMP_NOMEM) {
+		fprintf(stderr, "cbottleneck: out of memory in the regression gate\n");
+		st = CMP_USAGE;
+	}
+	return st;
+}
+
+const char *cli_gate_word(int st)
+{
+	switch (st) {
+	case CMP_PASS: return "pass";
+	case CMP_REGRESSION: return "regression";
+	case CMP_USAGE: return "bad baseline or expression";
+	case CMP_UNMEASURABLE: return "could not measure";
+	}
+	return "?";
+}
