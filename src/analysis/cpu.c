@@ -560,7 +560,7 @@ __attribute__((format(printf, 2, 3))) static void cpu_wadd(struct cpu_wlist *l, 
 		return;
 	if (l->n == l->cap) {
 		size_t cap = l->cap ? 2 * l->cap : 8;
-		char **v = realloc(l->v, cap * sizeof(*v));
+		char **v = util_reallocarray(l->v, cap, sizeof(*v));
 
 		if (!v) {
 			l->failed = 1;

@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "../format/reader.h"
 #include "../symbols/ksym.h"
+#include "../util/util.h"
 
 struct kpcs {
 	uint64_t *v;
@@ -58,7 +59,7 @@ static int kpcs_cb(void *ctx, const struct reader_rec *r)
 				kpcs_unique(k); /* most pcs repeat: make room first */
 				if (k->n * 2 < k->cap)
 					goto push;
-				v = realloc(k->v, cap * sizeof(*v));
+				v = util_reallocarray(k->v, cap, sizeof(*v));
 				if (!v) {
 					k->oom = 1;
 					return 1;

@@ -16,6 +16,7 @@
 
 #include "cmp_internal.h"
 #include "gate_run.h"
+#include "util.h"
 
 /* One side of the comparison. */
 struct cmp_side {
@@ -92,7 +93,7 @@ static struct cmp_row *row_add(struct cmp_result *r, const struct cmp_expr *e, c
 
 	if (r->nrows == r->cap) {
 		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct cmp_row *rows = realloc(r->rows, cap * sizeof(*rows));
+		struct cmp_row *rows = util_reallocarray(r->rows, cap, sizeof(*rows));
 
 		if (!rows) {
 			r->nomem = 1;
@@ -347,7 +348,7 @@ static int match_add(struct cmp_result *r, struct cmp_matches *out, struct cmp_m
 {
 	if (out->n == out->cap) {
 		size_t cap = out->cap ? out->cap * 2 : 16;
-		struct cmp_match *v = realloc(out->m, cap * sizeof(*v));
+		struct cmp_match *v = util_reallocarray(out->m, cap, sizeof(*v));
 
 		if (!v)
 			goto nomem;

@@ -269,7 +269,7 @@ static int flame_emit(struct flame_out *o, uint32_t i, uint64_t off)
 		nkids++;
 	if (!nkids)
 		return 0;
-	kids = malloc(nkids * sizeof(*kids));
+	kids = util_reallocarray(NULL, nkids, sizeof(*kids));
 	if (!kids)
 		return -ENOMEM;
 	for (uint32_t c = n->child; c; c = o->t->n[c].next)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "util.h"
 
 char *fmt_time_d(char *buf, size_t len, double ns)
 {
@@ -263,7 +264,9 @@ int fmt_table_row(struct fmt_table *t)
 		return -1;
 	if (t->nrows == t->cap_rows) {
 		size_t cap = t->cap_rows ? 2 * t->cap_rows : 16;
-		char **cells = realloc(t->cells, cap * t->ncols * sizeof(*cells));
+		size_t ncells;
+		char **cells = util_mul(cap, t->ncols, &ncells) ? NULL :
+			       util_reallocarray(t->cells, ncells, sizeof(*cells));
 
 		if (!cells) {
 			t->broken = 1;

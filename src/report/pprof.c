@@ -290,7 +290,7 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 	pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
 
 	/* samples, merged per (stack, thread) */
-	idx = malloc((p->nsamples + 1) * sizeof(*idx));
+	idx = util_reallocarray(NULL, p->nsamples + 1, sizeof(*idx));
 	func_used = calloc(p->nfuncs + 1, 1);
 	if (!idx || !func_used)
 		goto out;

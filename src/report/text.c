@@ -16,6 +16,7 @@
 #include "cuda_report.h"
 #include "fmt.h"
 #include "report.h"
+#include "util.h"
 
 #define TEXT_DEFAULT_LIMIT 15
 #define TEXT_NAME_MAX 80       /* columns of a function name in the CPU table */
@@ -430,7 +431,7 @@ static void text_processes(struct text_ctx *t)
 
 	if (p->nprocesses <= 1)
 		return;
-	v = malloc(c->nprocs * sizeof(*v));
+	v = util_reallocarray(NULL, c->nprocs, sizeof(*v));
 	tb = fmt_table_new();
 	if (!v || !tb)
 		goto out;
@@ -484,7 +485,7 @@ static void text_threads(struct text_ctx *t)
 
 	if (text_distinct_tids(p) <= 1)
 		return;
-	v = malloc(c->nthreads * sizeof(*v));
+	v = util_reallocarray(NULL, c->nthreads, sizeof(*v));
 	tb = fmt_table_new();
 	if (!v || !tb)
 		goto out;

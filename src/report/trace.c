@@ -7,6 +7,7 @@
 #include "analysis.h"
 #include "export.h"
 #include "gz.h"
+#include "util.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -74,7 +75,7 @@ static int tvec_push(struct tvec *t, const struct tev *e)
 {
 	if (t->n == t->cap) {
 		size_t cap = t->cap ? t->cap * 2 : 1024;
-		struct tev *v = realloc(t->v, cap * sizeof(*v));
+		struct tev *v = util_reallocarray(t->v, cap, sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -500,7 +501,7 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 
 	if (!p->nsamples)
 		return 0;
-	idx = malloc(p->nsamples * sizeof(*idx));
+	idx = util_reallocarray(NULL, p->nsamples, sizeof(*idx));
 	if (!idx)
 		return -ENOMEM;
 	for (size_t k = 0; k < p->nsamples; k++) {
@@ -509,7 +510,7 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 		    p->stacks[p->samples[k].stack].nframes > maxdepth)
 			maxdepth = p->stacks[p->samples[k].stack].nframes;
 	}
-	st = malloc((maxdepth + 2) * sizeof(*st));
+	st = util_reallocarray(NULL, maxdepth + 2, sizeof(*st));
 	if (!st) {
 		rc = -ENOMEM;
 		goto out;
@@ -692,7 +693,7 @@ static int trace_add_lane(struct tctx *c, const struct tev *e, uint8_t slot)
 {
 	if (c->nlanes == c->cap_lanes) {
 		size_t cap = c->cap_lanes ? c->cap_lanes * 2 : 64;
-		struct lane *v = realloc(c->lanes, cap * sizeof(*v));
+		struct lane *v = util_reallocarray(c->lanes, cap, sizeof(*v));
 
 		if (!v)
 			return -ENOMEM;
@@ -740,7 +741,7 @@ static int trace_assign_slots(struct tctx *c, struct tvec *t)
 			}
 			if (ls[s].n == ls[s].cap) {
 				size_t cap = ls[s].cap ? ls[s].cap * 2 : 64;
-				int64_t *v = realloc(ls[s].end, cap * sizeof(*v));
+				int64_t *v = util_reallocarray(ls[s].end, cap, sizeof(*v));
 
 				if (!v) {
 					rc = -ENOMEM;
@@ -806,7 +807,7 @@ static int trace_add_flows(struct tctx *c, struct tvec *t)
 
 	if (!p->ngpu_ops || !p->ncuda_api)
 		return 0;
-	api_at = malloc(p->ncuda_api * sizeof(*api_at));
+	api_at = util_reallocarray(NULL, p->ncuda_api, sizeof(*api_at));
 	api_used = calloc(p->ncuda_api, 1);
 	if (!api_at || !api_used) {
 		free(api_at);
