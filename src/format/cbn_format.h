@@ -144,6 +144,10 @@ struct cbn_file_header {
 	char kstack_reason[96];          /* why there are none ("" when taken) */
 	_Atomic uint64_t kstack_samples; /* kernel samples attached to user samples */
 	_Atomic uint64_t kstack_lost;    /* kernel samples whose stack was not kept */
+	/* Of kstack_samples: on the user stack that entered the kernel, or on
+	 * the next sample's (zero in older files, and both zero then). */
+	_Atomic uint64_t kstack_placed;
+	_Atomic uint64_t kstack_unplaced;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -226,12 +230,31 @@ struct cbn_rec_sample {
  */
 struct cbn_kstacks {
 	uint16_t nstacks;
-	uint16_t reserved;
+	uint16_t flags;                  /* CBN_KSTACKS_* (0 in older files) */
 	uint32_t lost;
-	/* nstacks x { struct cbn_kstack, uint64_t pc[nframes] } */
+	/* nstacks x { struct cbn_kstack, uint64_t pc[nframes] }
+	 * then, with CBN_KSTACKS_PLACED, nstacks x { struct cbn_kplace,
+	 * uint64_t pc[nuser] }, in the same order (older readers stop before). */
 };
 
+#define CBN_KSTACKS_PLACED 0x1       /* a struct cbn_kplace per stack follows them */
 #define CBN_KSTACK_TRUNCATED 0x1     /* the kernel's chain was longer than kept */
+
+/*
+ * Where a kernel stack's system call came from, when the agent could tell: the
+ * user stack at kernel entry (pc[0], the user pc, then return addresses, as a
+ * sample's pcs) down to a frame still live in the sample, followed by the
+ * sample's own pcs from index drop on.  nuser 0: not placed (the stack sits
+ * on the sample's whole user stack, as in older files).
+ */
+struct cbn_kplace {
+	uint16_t nuser;                  /* 0..CBN_KPLACE_MAX_FRAMES */
+	uint16_t drop;                   /* <= the sample's nframes */
+	uint32_t reserved;
+	uint64_t pc[];
+};
+
+#define CBN_KPLACE_MAX_FRAMES 16     /* user frames at entry kept per kernel stack */
 
 struct cbn_kstack {
 	uint32_t count;                  /* kernel samples with this stack */

@@ -100,6 +100,21 @@ static int kstacks_check(const unsigned char *p, uint32_t size, uint64_t off,
 		off += sizeof(*k) + (uint64_t)k->nframes * 8;
 	}
 	r->kstacks = ks;
+	r->kplace = NULL;
+	if (!(ks->flags & CBN_KSTACKS_PLACED))
+		return 0;
+	r->kplace = (const void *)(p + off);
+	for (i = 0; i < ks->nstacks; i++) {
+		const struct cbn_kplace *k = (const void *)(p + off);
+
+		if (off + sizeof(*k) > size || k->nuser > CBN_KPLACE_MAX_FRAMES ||
+		    k->drop > r->nframes || off + sizeof(*k) + (uint64_t)k->nuser * 8 > size) {
+			r->kplace = NULL;
+			*why = "kernel stack's user placement does not fit in the sample";
+			return -1;
+		}
+		off += sizeof(*k) + (uint64_t)k->nuser * 8;
+	}
 	return 0;
 }
 

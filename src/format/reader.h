@@ -61,6 +61,9 @@ struct reader_rec {
 	uint32_t nframes;
 	const struct cbn_kstacks *kstacks; /* SAMPLE with CBN_SAMPLE_KSTACKS, else NULL:
 	                          * its nstacks stacks have been checked to fit */
+	const struct cbn_kplace *kplace; /* with CBN_KSTACKS_PLACED, the first of
+	                          * nstacks (checked: inside the record, nuser in
+	                          * range, drop <= nframes), else NULL */
 };
 
 /* The kernel stacks of a sample: reader_kstack_first(r->kstacks), then
@@ -73,6 +76,11 @@ static inline const struct cbn_kstack *reader_kstack_first(const struct cbn_ksta
 static inline const struct cbn_kstack *reader_kstack_next(const struct cbn_kstack *k)
 {
 	return (const struct cbn_kstack *)(k->pc + k->nframes);
+}
+
+static inline const struct cbn_kplace *reader_kplace_next(const struct cbn_kplace *k)
+{
+	return (const struct cbn_kplace *)(k->pc + k->nuser);
 }
 
 /* Return 0 to go on, nonzero to stop the walk (reader_walk returns that value). */
