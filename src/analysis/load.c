@@ -573,6 +573,7 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 		w->kweight = s->kweight <= s->weight ? s->kweight : s->weight;
 		w->flags = r->flags;
 		w->kstacks = r->kstacks;
+		w->kplace = r->kplace;
 		w->thread = load_thread(L, F->proc, r->chunk_tid);
 		if (s->ts > F->last_ts)
 			F->last_ts = s->ts;

@@ -93,6 +93,7 @@ struct load_raw {
 	uint32_t thread, weight, flags, nframes;
 	uint32_t kweight;            /* of weight, periods the kernel spent for the thread */
 	const struct cbn_kstacks *kstacks; /* its kernel stacks (in the file buffer), or NULL */
+	const struct cbn_kplace *kplace;   /* where each came from (reader_rec.kplace), or NULL */
 };
 
 struct load_cstack {         /* CUDA_STACK, joined to its API call by correlation */

@@ -1,7 +1,8 @@
 /*
  * load_kernel.c — kernel stacks: the stacks the agent's kernel-only perf event
  * sampled between two user samples become "[kernel] name" frames on top of
- * the user stack the thread returned to, and the sample's kernel weight
+ * the user stack that entered the kernel where the agent could place them
+ * (cbn_kplace), else the user stack the thread returned to, and the sample's kernel weight
  * (kweight, the kernel's own count) is shared among them by their counts.
  * Names come from the session's kernel-symbols file (written by the launcher
  * at the end of the run); without it a frame reads "[kernel] 0xADDR".
@@ -122,11 +123,34 @@ static uint32_t kernel_user_stack(struct load *L, const struct cbn_kstack *k, ui
 	return e->stack;
 }
 
+/*
+ * The user stack a kernel stack sits on: where the agent placed it, the user
+ * stack at kernel entry (its pcs, down to a frame still live at the sample)
+ * over the sample's pcs from drop on; else the sample's own stack.
+ */
+static uint32_t kernel_place(struct load *L, const struct load_raw *w,
+			     const struct cbn_kplace *kp, uint32_t ustack)
+{
+	uint64_t pcs[CBN_KPLACE_MAX_FRAMES + CBN_MAX_FRAMES];
+	uint32_t n, rest;
+
+	if (!kp || kp->nuser == 0 || kp->drop > w->nframes || (w->flags & CBN_SAMPLE_PC_ONLY))
+		return ustack;
+	rest = w->nframes - kp->drop;
+	if (rest > CBN_MAX_FRAMES)
+		rest = CBN_MAX_FRAMES;
+	n = kp->nuser;
+	memcpy(pcs, kp->pc, (size_t)n * 8);
+	memcpy(pcs + n, w->pcs + kp->drop, (size_t)rest * 8);
+	return load_stack(L, pcs, n + rest, w->ts, 0);
+}
+
 int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, size_t left)
 {
 	struct profile *p = L->p;
 	const struct cbn_kstacks *ks = w->kstacks;
 	const struct cbn_kstack *k;
+	const struct cbn_kplace *kp = w->kplace;
 	struct prof_sample base = p->samples[si];
 	unsigned __int128 cum = 0, total = 0;
 	uint64_t prev = 0;
@@ -139,7 +163,8 @@ int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, siz
 		return 0;
 	/* Cumulative rounding: the shares add up to kweight exactly, each within
 	 * one period of count / total x kweight. */
-	for (j = 0, k = reader_kstack_first(ks); j < ks->nstacks; j++, k = reader_kstack_next(k)) {
+	for (j = 0, k = reader_kstack_first(ks); j < ks->nstacks;
+	     j++, k = reader_kstack_next(k), kp = kp ? reader_kplace_next(kp) : NULL) {
 		uint64_t cur, share;
 		uint32_t st;
 		struct prof_sample *s;
@@ -150,7 +175,7 @@ int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, siz
 		prev = cur;
 		if (share == 0)
 			continue;
-		st = kernel_user_stack(L, k, base.stack);
+		st = kernel_user_stack(L, k, kernel_place(L, w, kp, base.stack));
 		if (reuse) {
 			s = &p->samples[si];
 			s->stack = st;
