@@ -103,8 +103,8 @@ static void kernel_thread_arm(struct agent_thread *t)
 	atomic_fetch_add_explicit(&h->threads_kstacks, 1, memory_order_relaxed);
 }
 
-size_t kernel_thread_sample(struct agent_thread *t, struct cbn_kstacks *out, size_t cap,
-			    uint32_t *ksamples)
+size_t kernel_thread_sample(struct agent_thread *t, struct kstacks_placer *pl,
+			    struct cbn_kstacks *out, size_t cap, uint32_t *ksamples)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 	uint32_t kept = 0, lost = 0;
@@ -117,11 +117,20 @@ size_t kernel_thread_sample(struct agent_thread *t, struct cbn_kstacks *out, siz
 	}
 	if (!t->kring.base)
 		return 0;
-	used = kstacks_drain(&t->kring, out, cap, &kept, &lost);
+	used = kstacks_drain(&t->kring, pl, out, cap, &kept, &lost);
 	*ksamples = kept + lost;
 	if (h) {
 		atomic_fetch_add_explicit(&h->kstack_samples, kept, memory_order_relaxed);
 		atomic_fetch_add_explicit(&h->kstack_lost, lost, memory_order_relaxed);
+		/* placed or not: of the kept, whether the ring had entry states */
+		if (pl && t->kring.regs) {
+			atomic_fetch_add_explicit(&h->kstack_placed, pl->placed,
+						  memory_order_relaxed);
+			atomic_fetch_add_explicit(&h->kstack_unplaced, pl->unplaced,
+						  memory_order_relaxed);
+		} else {
+			atomic_fetch_add_explicit(&h->kstack_unplaced, kept, memory_order_relaxed);
+		}
 	}
 	return used;
 }
@@ -144,7 +153,7 @@ void kernel_thread_end(struct agent_thread *t)
 		goto out;
 	/* Kernel time after the thread's last sample is in no sample's weight:
 	 * its stacks are counted, as lost. */
-	kstacks_drain(&t->kring, NULL, 0, &kept, &lost);
+	kstacks_drain(&t->kring, NULL, NULL, 0, &kept, &lost);
 	if (h)
 		atomic_fetch_add_explicit(&h->kstack_lost, lost + kept, memory_order_relaxed);
 	kstacks_close(&t->kring);

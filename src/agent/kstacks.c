@@ -18,6 +18,12 @@
 #include "kstacks.h"
 
 #define KSTACKS_PAGE 4096u
+/* PERF_SAMPLE_REGS_USER on x86-64 (asm/perf_regs.h): bp, sp, ip, in that
+ * order in the record (increasing bit). */
+#define KSTACKS_REG_BP 6
+#define KSTACKS_REG_SP 7
+#define KSTACKS_REG_IP 8
+#define KSTACKS_REGS_MASK (1ull << KSTACKS_REG_BP | 1ull << KSTACKS_REG_SP | 1ull << KSTACKS_REG_IP)
 
 int kstacks_open(struct kstacks_ring *r, uint64_t period_ns)
 {
@@ -37,11 +43,25 @@ int kstacks_open(struct kstacks_ring *r, uint64_t period_ns)
 	a.exclude_callchain_user = 1;  /* the handler unwinds user mode itself */
 	a.sample_max_stack = CBN_KSTACK_MAX_FRAMES + 1; /* + the context marker */
 	a.remove_on_exec = 1;
+	/* Where user mode entered the kernel: its ip, sp, bp and the top of its
+	 * stack, so the handler can put the kernel stack on the user stack that
+	 * made the system call rather than on the one it returned to. */
+	a.sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a.sample_regs_user = KSTACKS_REGS_MASK;
+	a.sample_stack_user = KSTACKS_USER_STACK;
 	/* No O_ASYNC, no F_SETSIG: this event never signals, so a system call
 	 * is never interrupted by it (sampler-safety.md §4, EINTR). */
 	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && (errno == EINVAL || errno == E2BIG)) {
 		a.remove_on_exec = 0; /* before Linux 5.13 */
+		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	if (fd < 0 && errno == EINVAL) {
+		/* No user registers or stack with this event here: kernel
+		 * stacks on the next sample's stack, as before. */
+		a.sample_type = PERF_SAMPLE_CALLCHAIN;
+		a.sample_regs_user = 0;
+		a.sample_stack_user = 0;
 		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0)
@@ -59,6 +79,7 @@ int kstacks_open(struct kstacks_ring *r, uint64_t period_ns)
 	syscall(SYS_close, fd);
 	r->base = (void *)m;
 	r->len = len;
+	r->regs = (a.sample_type & PERF_SAMPLE_REGS_USER) != 0;
 	return 0;
 }
 
@@ -68,6 +89,7 @@ void kstacks_close(struct kstacks_ring *r)
 		syscall(SYS_munmap, r->base, r->len);
 	r->base = NULL;
 	r->len = 0;
+	r->regs = 0;
 }
 
 /* Copy len bytes at ring offset off (wrapping) into dst. */
@@ -81,27 +103,59 @@ static void ring_copy(void *dst, const unsigned char *data, uint64_t size, uint6
 		memcpy((unsigned char *)dst + first, data, len - first);
 }
 
-/* Add one stack (n frames) to out, or count it with an equal one. */
+/* The placement of each stack of a parse, in the order of the stacks. */
+struct kstacks_places {
+	uint16_t nuser[CBN_KSTACK_MAX_STACKS];
+	uint16_t drop[CBN_KSTACK_MAX_STACKS];
+	uint64_t pc[CBN_KSTACK_MAX_STACKS][CBN_KPLACE_MAX_FRAMES];
+};
+
+/* The placement computed for one entry state, kept for the rest of a drain:
+ * the kernel samples of one system call all share it. */
+struct kstacks_memo {
+	uint64_t ip, sp, bp;
+	uint16_t nuser, drop;
+	uint64_t pc[CBN_KPLACE_MAX_FRAMES];
+};
+
+/* Add one stack (n frames, placed as nuser/drop/upc when pls) to out, or
+ * count it with an equal one.  *idx: its index, or -1 when lost. */
 static size_t kstacks_add(struct cbn_kstacks *out, size_t used, size_t cap, const uint64_t *pc,
-			  uint16_t n, uint16_t flags, uint32_t *lost)
+			  uint16_t n, uint16_t flags, struct kstacks_places *pls, uint16_t nuser,
+			  uint16_t drop, const uint64_t *upc, size_t *pbytes, uint32_t *lost, int *idx)
 {
 	unsigned char *base = (unsigned char *)out;
 	struct cbn_kstack *k;
-	size_t off = sizeof(*out), need = sizeof(*k) + (size_t)n * 8;
+	size_t off = sizeof(*out), need = sizeof(*k) + (size_t)n * 8, pneed = 0;
 	uint16_t i;
 
+	*idx = -1;
+	/* the placements follow the stacks (written at the end): room for
+	 * this one's too */
+	if (pls)
+		pneed = sizeof(struct cbn_kplace) + (size_t)nuser * 8;
 	for (i = 0; i < out->nstacks; i++) {
 		k = (struct cbn_kstack *)(base + off);
-		if (k->nframes == n && k->flags == flags && !memcmp(k->pc, pc, (size_t)n * 8)) {
+		if (k->nframes == n && k->flags == flags && !memcmp(k->pc, pc, (size_t)n * 8) &&
+		    (!pls || (pls->nuser[i] == nuser && pls->drop[i] == drop &&
+			      !memcmp(pls->pc[i], upc, (size_t)nuser * 8)))) {
 			k->count++;
+			*idx = i;
 			return used;
 		}
 		off += sizeof(*k) + (size_t)k->nframes * 8;
 	}
-	if (out->nstacks >= CBN_KSTACK_MAX_STACKS || used + need > cap) {
+	if (out->nstacks >= CBN_KSTACK_MAX_STACKS || used + *pbytes + need + pneed > cap) {
 		(*lost)++;
 		return used;
 	}
+	if (pls) {
+		pls->nuser[out->nstacks] = nuser;
+		pls->drop[out->nstacks] = drop;
+		memcpy(pls->pc[out->nstacks], upc, (size_t)nuser * 8);
+		*pbytes += pneed;
+	}
+	*idx = out->nstacks;
 	k = (struct cbn_kstack *)(base + used);
 	k->count = 1;
 	k->nframes = n;
@@ -111,26 +165,70 @@ static size_t kstacks_add(struct cbn_kstacks *out, size_t used, size_t cap, cons
 	return used + need;
 }
 
-size_t kstacks_parse(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,
-		     struct cbn_kstacks *out, size_t cap, uint32_t *lost)
+/* The placement of entry state u: from the memo, else computed (and kept). */
+static uint16_t kstacks_place(struct kstacks_placer *pl, const struct kstacks_user *u,
+			      struct kstacks_memo *memo, unsigned *nmemo, uint64_t **upc,
+			      uint16_t *drop)
+{
+	struct kstacks_memo *m;
+	unsigned i;
+	int n;
+
+	for (i = 0; i < *nmemo; i++) {
+		m = &memo[i];
+		if (m->ip == u->ip && m->sp == u->sp && m->bp == u->bp)
+			goto out;
+	}
+	if (*nmemo >= KSTACKS_PLACE_MAX) {
+		*drop = 0;
+		return 0;
+	}
+	m = &memo[(*nmemo)++];
+	m->ip = u->ip;
+	m->sp = u->sp;
+	m->bp = u->bp;
+	m->drop = 0;
+	n = pl->place(pl->ctx, u, m->pc, &m->drop);
+	m->nuser = (uint16_t)(n > 0 && n <= CBN_KPLACE_MAX_FRAMES ? n : 0);
+out:
+	*upc = m->pc;
+	*drop = m->nuser ? m->drop : 0;
+	return m->nuser;
+}
+
+size_t kstacks_parse_placed(const unsigned char *data, uint64_t size, uint64_t tail,
+			    uint64_t head, int regs, struct kstacks_placer *pl,
+			    struct cbn_kstacks *out, size_t cap, uint32_t *lost)
 {
 	uint64_t pos = tail, pc[CBN_KSTACK_MAX_FRAMES];
-	size_t used = sizeof(*out);
+	uint64_t ustack[KSTACKS_USER_STACK / 8];
+	struct kstacks_places pls;
+	struct kstacks_memo memo[KSTACKS_PLACE_MAX];
+	unsigned nmemo = 0;
+	size_t used = sizeof(*out), pbytes = 0;
+	unsigned char *p;
+	uint16_t s;
 
 	if (!out || cap < sizeof(*out) || size == 0 || (size & (size - 1)))
 		return 0;
 	memset(out, 0, sizeof(*out));
+	if (!regs)
+		pl = NULL;
 	/* A ring the kernel wrote more than size of since tail is garbage. */
 	if (head - tail > size)
 		return 0;
 	while (head - pos >= sizeof(struct perf_event_header)) {
 		struct perf_event_header h;
-		uint64_t nr, i, w[2];
-		uint16_t n = 0, flags = 0;
+		uint64_t nr, i, w[2], off, end;
+		uint16_t n = 0, flags = 0, nuser = 0, drop = 0;
+		uint64_t *upc = NULL;
+		struct kstacks_user u = {0, 0, 0, ustack, 0};
+		int idx;
 
 		ring_copy(&h, data, size, pos, sizeof(h));
 		if (h.size < sizeof(h) || h.size % 8 || h.size > head - pos)
 			break; /* torn or corrupt: nothing after it can be trusted */
+		end = pos + h.size;
 		if (h.type == PERF_RECORD_LOST && h.size >= sizeof(h) + 16) {
 			ring_copy(w, data, size, pos + sizeof(h), 16);
 			*lost += w[1] > UINT32_MAX - *lost ? UINT32_MAX - *lost : (uint32_t)w[1];
@@ -159,19 +257,92 @@ size_t kstacks_parse(const unsigned char *data, uint64_t size, uint64_t tail, ui
 				}
 				pc[n++] = ip;
 			}
-			if (n == 0)
+			if (n == 0) {
 				(*lost)++;
-			else
-				used = kstacks_add(out, used, cap, pc, n, flags, lost);
+				goto next;
+			}
+			off = pos + sizeof(h) + 8 + nr * 8;
+			/* PERF_SAMPLE_REGS_USER { abi; bp, sp, ip }, then
+			 * PERF_SAMPLE_STACK_USER { size; data[size]; dyn_size }:
+			 * abi NONE (a kernel thread) has no registers and a
+			 * stack of size 0 with no dyn_size. */
+			if (pl && end - off >= 8) {
+				uint64_t abi, r[3], sz = 0, dyn = 0;
+
+				ring_copy(&abi, data, size, off, 8);
+				off += 8;
+				if (abi != PERF_SAMPLE_REGS_ABI_NONE && end - off >= 24) {
+					ring_copy(r, data, size, off, 24);
+					off += 24;
+					if (end - off >= 8) {
+						ring_copy(&sz, data, size, off, 8);
+						off += 8;
+					}
+					if (sz && sz <= end - off && end - off - sz >= 8)
+						ring_copy(&dyn, data, size, off + sz, 8);
+					else
+						sz = 0;
+					if (dyn > sz)
+						dyn = sz;
+					if (dyn > sizeof(ustack))
+						dyn = sizeof(ustack);
+					u.bp = r[0];
+					u.sp = r[1];
+					u.ip = r[2];
+					u.nstack = (uint32_t)(dyn / 8);
+					if (u.nstack)
+						ring_copy(ustack, data, size, off, (size_t)u.nstack * 8);
+					if (u.ip)
+						nuser = kstacks_place(pl, &u, memo, &nmemo, &upc,
+								      &drop);
+				}
+			}
+			used = kstacks_add(out, used, cap, pc, n, flags, pl ? &pls : NULL, nuser, drop,
+					   upc, &pbytes, lost, &idx);
+			if (pl && idx >= 0) {
+				if (nuser)
+					pl->placed++;
+				else
+					pl->unplaced++;
+			}
 		}
 next:
-		pos += h.size;
+		pos = end;
 	}
-	return out->nstacks ? used : 0;
+	if (!out->nstacks)
+		return 0;
+	if (!pl)
+		return used;
+	/* the placements, one per stack, after the stacks */
+	out->flags |= CBN_KSTACKS_PLACED;
+	p = (unsigned char *)out + used;
+	for (s = 0; s < out->nstacks; s++) {
+		struct cbn_kplace *kp = (struct cbn_kplace *)p;
+
+		kp->nuser = pls.nuser[s];
+		kp->drop = pls.drop[s];
+		kp->reserved = 0;
+		memcpy(kp->pc, pls.pc[s], (size_t)kp->nuser * 8);
+		p += sizeof(*kp) + (size_t)kp->nuser * 8;
+	}
+	return (size_t)(p - (unsigned char *)out);
 }
 
-size_t kstacks_drain(struct kstacks_ring *r, struct cbn_kstacks *out, size_t cap, uint32_t *kept,
-		     uint32_t *lost)
+size_t kstacks_parse(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,
+		     struct cbn_kstacks *out, size_t cap, uint32_t *lost)
+{
+	return kstacks_parse_placed(data, size, tail, head, 0, NULL, out, cap, lost);
+}
+
+int kstacks_pending(const struct kstacks_ring *r)
+{
+	const struct perf_event_mmap_page *pg = r->base;
+
+	return pg && __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) != pg->data_tail;
+}
+
+size_t kstacks_drain(struct kstacks_ring *r, struct kstacks_placer *pl, struct cbn_kstacks *out,
+		     size_t cap, uint32_t *kept, uint32_t *lost)
 {
 	struct perf_event_mmap_page *pg = r->base;
 	struct cbn_kstacks scratch;
@@ -192,8 +363,10 @@ size_t kstacks_drain(struct kstacks_ring *r, struct cbn_kstacks *out, size_t cap
 	if (!out) {
 		out = &scratch;
 		cap = sizeof(scratch);
+		pl = NULL;
 	}
-	used = kstacks_parse((const unsigned char *)pg + off, size, tail, head, out, cap, lost);
+	used = kstacks_parse_placed((const unsigned char *)pg + off, size, tail, head, r->regs, pl,
+				    out, cap, lost);
 	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
 	if (!used)
 		return 0;

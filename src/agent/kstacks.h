@@ -23,10 +23,40 @@
 /* Bytes of kernel stacks one sample may carry (after its user frames). */
 #define KSTACKS_MAX_BYTES 4096u
 
-/* One thread's kernel event: its mapping (control page + data), or NULL. */
+/* Bytes of the user stack each kernel sample copies at its entry
+ * (PERF_SAMPLE_STACK_USER): the frames of the system call's callers that may
+ * have returned by the next user sample (a wrapper and its caller or two). */
+#define KSTACKS_USER_STACK 256u
+
+/* One thread's kernel event: its mapping (control page + data), or NULL;
+ * regs: its records carry the user registers and stack at kernel entry. */
 struct kstacks_ring {
 	void *base;
 	size_t len;
+	int regs;
+};
+
+/* User mode at a kernel sample's entry: ip, sp, bp, and the copy of the
+ * stack from sp (nstack words). */
+struct kstacks_user {
+	uint64_t ip, sp, bp;
+	const uint64_t *stack;
+	uint32_t nstack;
+};
+
+/*
+ * Where to put a kernel stack: place() fills pc[0..CBN_KPLACE_MAX_FRAMES) with
+ * the user stack at entry down to a frame still live in the sample, sets
+ * *drop (the sample's frames that are not on it) and returns how many pcs
+ * (0: not placed).  Called once per distinct entry state of a drain (at most
+ * KSTACKS_PLACE_MAX of them; the rest are not placed).  Must be signal-safe.
+ * placed / unplaced: kernel samples kept, by outcome.
+ */
+#define KSTACKS_PLACE_MAX 8
+struct kstacks_placer {
+	int (*place)(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t *drop);
+	void *ctx;
+	uint32_t placed, unplaced;
 };
 
 /* Open the calling thread's kernel event (period ns), map its ring and close
@@ -47,10 +77,22 @@ void kstacks_close(struct kstacks_ring *r);
 size_t kstacks_parse(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,
 		     struct cbn_kstacks *out, size_t cap, uint32_t *lost);
 
-/* Drain the ring (kstacks_parse, then release the space to the kernel).
- * out may be NULL: the stacks are only counted as lost (thread end).
- * *kept: kernel samples whose stacks are in out. */
-size_t kstacks_drain(struct kstacks_ring *r, struct cbn_kstacks *out, size_t cap,
-		     uint32_t *kept, uint32_t *lost);
+/* The same for records that also carry PERF_SAMPLE_REGS_USER (bp, sp, ip)
+ * and PERF_SAMPLE_STACK_USER (regs nonzero): with a placer, each stack also
+ * gets its struct cbn_kplace (CBN_KSTACKS_PLACED; equal kernel stacks with
+ * different placements are different stacks). */
+size_t kstacks_parse_placed(const unsigned char *data, uint64_t size, uint64_t tail,
+			    uint64_t head, int regs, struct kstacks_placer *pl,
+			    struct cbn_kstacks *out, size_t cap, uint32_t *lost);
+
+/* Is anything waiting in the ring? */
+int kstacks_pending(const struct kstacks_ring *r);
+
+/* Drain the ring (kstacks_parse_placed, then release the space to the
+ * kernel).  out may be NULL: the stacks are only counted as lost (thread
+ * end).  pl may be NULL (no placement).  *kept: kernel samples whose stacks
+ * are in out. */
+size_t kstacks_drain(struct kstacks_ring *r, struct kstacks_placer *pl, struct cbn_kstacks *out,
+		     size_t cap, uint32_t *kept, uint32_t *lost);
 
 #endif

@@ -164,7 +164,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	struct cbn_rec_sample *r;
 	uint64_t rip;
 	uint32_t size, max_size, weight, kernel;
-	int n, nf, flags = 0, why = -1, kroom;
+	int n, nf, flags = 0, why = -1, kroom, unwinding = 0;
 	char here;
 
 	if (!h)
@@ -223,18 +223,28 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 		nf = 1;
 		flags |= CBN_SAMPLE_PC_ONLY;
 	} else {
+		unwinding = 1;
 		n = unwind_backtrace((void **)r->pc, agent.depth + 8);
-		unwind_end();
 		nf = sample_frames(r->pc, n > 0 ? n : 0, rip, agent.depth, &flags);
 		if (flags & CBN_SAMPLE_PC_ONLY)
 			why = CBN_PCONLY_NO_TRACE;
+		/* still unwinding (unwind_begin): the kernel stacks' placement */
 	}
 
 	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)nf * sizeof(uint64_t));
 	if (kroom) {
 		uint32_t ks;
-		size_t kb = kernel_thread_sample(t, (struct cbn_kstacks *)(r->pc + nf),
-						 KSTACKS_MAX_BYTES, &ks);
+		size_t kb;
+		struct unwind_place_ctx pc = {uc, r->pc, nf, -1, {0}, {0}};
+		struct kstacks_placer pl = {unwind_place, &pc, 0, 0};
+
+		/*
+		 * Where the kernel stacks' system calls came from: only for a
+		 * full stack, and only when there are kernel samples (the
+		 * cursor unwind costs more than the cached backtrace).
+		 */
+		kb = kernel_thread_sample(t, why < 0 && kstacks_pending(&t->kring) ? &pl : NULL,
+					  (struct cbn_kstacks *)(r->pc + nf), KSTACKS_MAX_BYTES, &ks);
 
 		if (kb) {
 			flags |= CBN_SAMPLE_KSTACKS;
@@ -249,6 +259,8 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 		if (ks != UINT32_MAX)
 			kernel = ks < weight ? ks : weight;
 	}
+	if (unwinding)
+		unwind_end();
 	r->h.type = CBN_REC_SAMPLE;
 	r->h.flags = (uint16_t)flags;
 	r->h.size = size;

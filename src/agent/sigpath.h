@@ -16,11 +16,14 @@
  *   timer.c    timer_posix, timer_perf, timer_perf_failed, timer_perf_why,
  *              timer_refusal_final, timer_thread_sys, ts_ns
  *   kernel.c   kernel_thread_arm, kernel_off, kernel_why
- *   kstacks.c  kstacks_open, kstacks_drain, kstacks_parse, kstacks_add,
- *              ring_copy (kstacks.h: all of it is signal-safe)
+ *   kstacks.c  kstacks_open, kstacks_drain, kstacks_pending, kstacks_parse,
+ *              kstacks_parse_placed, kstacks_place, kstacks_add, ring_copy
+ *              (kstacks.h: all of it is signal-safe)
  *   sigwrap.c  sigwrap_owned, sigwrap_app, sigbit (then the program's own
  *              handler, with sigpath_active() false: not ours to judge)
- *   unwind.c   unwind_flush_thread (libunwind's trace-cache destructor), and
+ *   unwind.c   unwind_flush_thread (libunwind's trace-cache destructor),
+ *              unwind_place, unwind_place_current, unwind_place_match (the
+ *              cursor API: unw_init_local2, unw_step, unw_get_reg), and
  *              the copy's redirected imports and accessors it calls back:
  *              unwind_access_mem, unwind_page_ok, unwind_probe,
  *              unwind_dl_iterate_phdr, unwind_mmap, unwind_munmap,
@@ -33,7 +36,8 @@
  * clock_gettime through the vDSO, sigaction, fcntl, madvise; open, fstat and
  * close only to grow the file on kernels before 5.14), the pure libc helpers
  * memset, memmove, sig{empty,fill,add,ismember,isempty}set and
- * __errno_location, and the private libunwind's unw_backtrace.  The copy binds
+ * __errno_location, and the private libunwind's unw_backtrace (and, for samples
+ * that carry kernel stacks, its unw_init_local2, unw_step and unw_get_reg).  The copy binds
  * RTLD_DEEPBIND to libc, so its own calls never reach our interposers; in the
  * unwind path they are memcpy/memset, sigfillset, sigprocmask and
  * pthread_once, plus pthread_mutex_lock/unlock of its own locks (below).
@@ -65,6 +69,7 @@
 #include <link.h>
 #include <signal.h>
 #include <stdint.h>
+#include <ucontext.h>
 
 #include "agent.h"
 
@@ -121,8 +126,8 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
  * for none; *ksamples: the kernel samples taken since the last sample (kept or
  * lost), UINT32_MAX when the thread had no kernel event over that time.
  * kstacks.c (kstacks.h) is signal-safe throughout. */
-size_t kernel_thread_sample(struct agent_thread *t, struct cbn_kstacks *out, size_t cap,
-			    uint32_t *ksamples) AGENT_HIDDEN;
+size_t kernel_thread_sample(struct agent_thread *t, struct kstacks_placer *pl,
+			    struct cbn_kstacks *out, size_t cap, uint32_t *ksamples) AGENT_HIDDEN;
 
 /* unwind.c: the private libunwind.  unwind_begin returns 1 when the caller may
  * unwind (then it must call unwind_end), 0 while unwinding is held (fork,
@@ -131,6 +136,27 @@ int unwind_available(void) AGENT_HIDDEN;
 int unwind_begin(void) AGENT_HIDDEN;
 void unwind_end(void) AGENT_HIDDEN;
 int unwind_backtrace(void **buf, int size) AGENT_HIDDEN;
+
+/*
+ * unwind.c, between unwind_begin and unwind_end: a kstacks_placer's place()
+ * (kstacks.h), for samples that carry kernel stacks.  It unwinds the user
+ * stack at the kernel entry (libunwind's cursor from the entry's ip, sp and
+ * bp, reading the stack the kernel copied then, the live stack above it) up
+ * to a frame that is still live in the interrupted thread's stack, which it
+ * unwinds too, once per sample, with each frame's stack pointer; at most
+ * CBN_KPLACE_MAX_FRAMES and UNWIND_PLACE_DEPTH steps.  ctx: a struct
+ * unwind_place_ctx with ncur = -1.
+ */
+#define UNWIND_PLACE_DEPTH 64
+struct unwind_place_ctx {
+	const ucontext_t *uc;            /* the interrupted context */
+	const uint64_t *pcs;             /* the sample's pcs (sample_frames) */
+	int npcs;
+	int ncur;                        /* frames below, -1 before the first place() */
+	uint64_t cpc[UNWIND_PLACE_DEPTH], csp[UNWIND_PLACE_DEPTH];
+};
+int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t *drop)
+	AGENT_HIDDEN;
 
 /* modules.c: dl_iterate_phdr over the published module snapshot (what our
  * libunwind calls instead of the loader's), and whether a range lies in a

@@ -44,6 +44,10 @@ struct unwind_tls_index {
 };
 
 static int (*unw_bt)(void **buf, int size);
+/* The cursor API, for kernel stacks' placement only (unwind_place). */
+static int (*unw_init2)(unw_cursor_t *c, unw_context_t *uc, int flag);
+static int (*unw_stp)(unw_cursor_t *c);
+static int (*unw_greg)(unw_cursor_t *c, unw_regnum_t r, unw_word_t *v);
 static uintptr_t copy_lo, copy_hi;        /* text of our copy */
 static unsigned long unw_modid;           /* its TLS module id (0: none) */
 static void (*unw_key_dtor)(void *);
@@ -248,6 +252,12 @@ static int unwind_page_ok(uintptr_t page)
  * _Ux86_64_setcontext under a C++ throw).  The thread's stack and pages
  * already checked in this sample cost a compare.  SIGNAL-SAFE.
  */
+/* While unwind_place unwinds the user stack at a kernel entry: the copy of
+ * that stack the kernel took then, read instead of the live one (whose
+ * frames may have returned and been overwritten since). */
+static __thread const unsigned char *ovl_data AGENT_TLS;
+static __thread uintptr_t ovl_lo AGENT_TLS, ovl_hi AGENT_TLS;
+
 static int unwind_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *val, int write,
 			     void *arg)
 {
@@ -255,6 +265,10 @@ static int unwind_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *v
 
 	(void)as;
 	(void)arg;
+	if (ovl_data && !write && addr >= ovl_lo && addr < ovl_hi && ovl_hi - addr >= 8) {
+		memcpy(val, ovl_data + (addr - ovl_lo), 8);
+		return 0;
+	}
 	if (!unwind_page_ok(p0) || (p1 != p0 && !unwind_page_ok(p1)))
 		return -1;
 	if (write)
@@ -459,6 +473,12 @@ int unwind_init(char *why, size_t len)
 		snprintf(why, len, "libunwind lacks unw_backtrace or its accessors: pc-only samples");
 		return -1;
 	}
+	/* optional: without them kernel stacks sit on the next sample's stack */
+	unw_init2 = (int (*)(unw_cursor_t *, unw_context_t *, int))dlsym(h, "_ULx86_64_init_local2");
+	unw_stp = (int (*)(unw_cursor_t *))dlsym(h, "_ULx86_64_step");
+	unw_greg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, "_ULx86_64_get_reg");
+	if (!unw_init2 || !unw_stp || !unw_greg)
+		unw_init2 = NULL;
 	/* get_accessors runs libunwind's one-time init (whose pipe2 is refused). */
 	acc = get_acc(*as);
 	if (!acc) {
@@ -572,4 +592,91 @@ void unwind_after_fork_child(void)
 void unwind_thread_end(void)
 {
 	unwind_flush_thread();
+}
+
+/* The interrupted thread's frames with their stack pointers (once per sample). */
+static void unwind_place_current(struct unwind_place_ctx *c)
+{
+	unw_cursor_t cur;
+	unw_word_t ip, sp;
+
+	c->ncur = 0;
+	if (unw_init2(&cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) < 0)
+		return;
+	do {
+		if (unw_greg(&cur, UNW_REG_IP, &ip) < 0 || unw_greg(&cur, UNW_REG_SP, &sp) < 0)
+			return;
+		c->cpc[c->ncur] = ip;
+		c->csp[c->ncur] = sp;
+		c->ncur++;
+	} while (c->ncur < UNWIND_PLACE_DEPTH && unw_stp(&cur) > 0);
+}
+
+/*
+ * Is the entry's frame i (ip/sp: its pc and stack pointer, and its caller's)
+ * the sample's frame j, still live?  The same stack pointer, the same caller
+ * frame, the same return address into it.  A frame that returned and was
+ * replaced by one at the same depth fails on its return address unless the
+ * new one was called from the same call site (then the stack reads the same).
+ */
+static int unwind_place_match(const struct unwind_place_ctx *c, const uint64_t *ip,
+			      const uint64_t *sp, int j)
+{
+	return sp[0] == c->csp[j] && sp[1] == c->csp[j + 1] && ip[1] == c->cpc[j + 1] &&
+	       j + 1 < c->npcs && c->pcs[j + 1] == c->cpc[j + 1];
+}
+
+int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t *drop)
+{
+	struct unwind_place_ctx *c = ctx;
+	unw_cursor_t cur;
+	ucontext_t fake;
+	uint64_t ip[2], sp[2];
+	unw_word_t v;
+	int i, j, n = 0;
+
+	if (!unw_init2)
+		return 0;
+	if (c->ncur < 0)
+		unwind_place_current(c);
+	if (c->ncur < 2)
+		return 0;
+	/* The registers at kernel entry (x86-64: libunwind's unw_context_t is
+	 * a ucontext_t; the others' values matter only to CFI that uses them,
+	 * and are the interrupted ones). */
+	memcpy(&fake, c->uc, sizeof(fake));
+	fake.uc_mcontext.gregs[REG_RIP] = (greg_t)u->ip;
+	fake.uc_mcontext.gregs[REG_RSP] = (greg_t)u->sp;
+	fake.uc_mcontext.gregs[REG_RBP] = (greg_t)u->bp;
+	ovl_data = (const unsigned char *)u->stack;
+	ovl_lo = (uintptr_t)u->sp;
+	ovl_hi = (uintptr_t)u->sp + (uintptr_t)u->nstack * 8;
+	/* the pc is where the system call returns to: not a return address */
+	if (unw_init2(&cur, (unw_context_t *)&fake, UNW_INIT_SIGNAL_FRAME) < 0)
+		goto out;
+	ip[1] = u->ip;
+	sp[1] = u->sp;
+	for (i = 0; i < CBN_KPLACE_MAX_FRAMES; i++) {
+		ip[0] = ip[1];
+		sp[0] = sp[1];
+		pc[i] = ip[0];
+		if (unw_stp(&cur) <= 0 || unw_greg(&cur, UNW_REG_IP, &v) < 0)
+			break;
+		ip[1] = v;
+		if (unw_greg(&cur, UNW_REG_SP, &v) < 0 || v <= sp[0])
+			break; /* the stack grows down: a caller is above */
+		sp[1] = v;
+		for (j = 0; j + 1 < c->ncur && c->csp[j] <= sp[0]; j++) {
+			if (unwind_place_match(c, ip, sp, j)) {
+				*drop = (uint16_t)(j + 1);
+				n = i + 1;
+				goto out;
+			}
+		}
+		if (sp[0] > c->csp[c->ncur - 1])
+			break; /* past the frames the sample has */
+	}
+out:
+	ovl_data = NULL;
+	return n;
 }

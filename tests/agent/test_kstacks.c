@@ -183,7 +183,7 @@ static void test_distinct_cap(void)
 /* A real kernel event, where allowed: read(2) of /dev/zero shows kernel pcs. */
 static void test_real(void)
 {
-	struct kstacks_ring kr = {NULL, 0};
+	struct kstacks_ring kr = {NULL, 0, 0};
 	uint64_t buf[1024];
 	struct cbn_kstacks *out = (void *)buf;
 	uint32_t kept = 0, nlost = 0;
@@ -202,7 +202,7 @@ static void test_real(void)
 	for (round = 0; round < 20 && kept == 0; round++) {
 		for (i = 0; i < 400; i++)
 			CHECK(read(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
-		kstacks_drain(&kr, out, sizeof(buf), &kept, &nlost);
+		kstacks_drain(&kr, NULL, out, sizeof(buf), &kept, &nlost);
 	}
 	close(fd);
 	fprintf(stderr, "test_kstacks: real event: %u kernel samples kept, %u lost, %u stacks\n",
@@ -212,7 +212,7 @@ static void test_real(void)
 		CHECK(nth(out, 0)->pc[0] >= 0xff00000000000000ull);
 	/* Drained: a second drain finds only the kernel time since (a few
 	 * system calls). */
-	kstacks_drain(&kr, out, sizeof(buf), &kept, &nlost);
+	kstacks_drain(&kr, NULL, out, sizeof(buf), &kept, &nlost);
 	CHECK(kept < 50);
 	kstacks_close(&kr);
 	CHECK(kr.base == NULL);
