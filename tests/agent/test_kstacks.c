@@ -2,7 +2,8 @@
  * test_kstacks.c — unit test of src/agent/kstacks.c: the drain of a synthetic
  * perf ring (records that wrap around its end, PERF_RECORD_LOST, callchains
  * cut short or longer than kept, a torn record), the count of equal stacks,
- * the cap on bytes and stacks; and, where the kernel allows it, a real kernel
+ * the cap on bytes and stacks, records with the user registers and stack at
+ * entry and their placement (test_regs_user); and, where the kernel allows it, a real kernel
  * event over a burst of read(2) system calls.
  */
 #include <errno.h>
@@ -41,6 +42,70 @@ static void sample(struct ring *r, const uint64_t *pc, unsigned n, int lie_nr)
 	put(r, &nr, 8);
 	put(r, &mark, 8);
 	put(r, pc, n * 8);
+}
+
+/* The same with PERF_SAMPLE_REGS_USER (abi, bp, sp, ip) and
+ * PERF_SAMPLE_STACK_USER (size, data, dyn_size) after the callchain; abi 0
+ * (PERF_SAMPLE_REGS_ABI_NONE, a kernel thread) has neither registers nor
+ * stack (size 0, no dyn_size). */
+static void sample_regs(struct ring *r, const uint64_t *pc, unsigned n, uint64_t abi, uint64_t ip,
+			uint64_t sp, uint64_t bp, const uint64_t *stk, unsigned nstk, unsigned dyn)
+{
+	struct perf_event_header h = {PERF_RECORD_SAMPLE, 0, 0};
+	uint64_t nr = n + 1, mark = (uint64_t)PERF_CONTEXT_KERNEL, regs[3] = {bp, sp, ip};
+	uint64_t size = abi ? nstk * 8u : 0, dsz = dyn;
+
+	h.size = (uint16_t)(sizeof(h) + 8 + (n + 1) * 8 + 8 + (abi ? 24 + 8 + size + 8 : 8));
+	put(r, &h, sizeof(h));
+	put(r, &nr, 8);
+	put(r, &mark, 8);
+	put(r, pc, n * 8);
+	put(r, &abi, 8);
+	if (abi) {
+		put(r, regs, 24);
+		put(r, &size, 8);
+		put(r, stk, size);
+		put(r, &dsz, 8);
+	} else {
+		put(r, &size, 8);
+	}
+}
+
+/* A placer for the unit test: entries at ip 0x401000 are placed (the entry
+ * ip, the first word of the stack copy, drop 1), the others are not. */
+struct fake_place {
+	unsigned calls;
+	uint64_t sp, stack0;
+	uint32_t nstack;
+};
+
+static int fake_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t *drop)
+{
+	struct fake_place *f = ctx;
+
+	f->calls++;
+	f->sp = u->sp;
+	f->nstack = u->nstack;
+	f->stack0 = u->nstack ? u->stack[0] : 0;
+	if (u->ip != 0x401000)
+		return 0;
+	pc[0] = u->ip;
+	pc[1] = u->stack[0];
+	*drop = 1;
+	return 2;
+}
+
+static const struct cbn_kstack *nth(const struct cbn_kstacks *ks, unsigned i);
+
+static const struct cbn_kplace *nth_place(const struct cbn_kstacks *ks, unsigned i)
+{
+	const unsigned char *p = (const unsigned char *)nth(ks, ks->nstacks);
+
+	while (i--) {
+		const struct cbn_kplace *k = (const void *)p;
+		p += sizeof(*k) + k->nuser * 8u;
+	}
+	return (const void *)p;
 }
 
 static void lost(struct ring *r, uint64_t count)
@@ -180,6 +245,92 @@ static void test_distinct_cap(void)
 	CHECK_EQ_INT(nlost, 3);
 }
 
+/* Records with the user registers and stack at entry: each distinct entry
+ * placed once (the kernel samples of one system call share it), equal kernel
+ * stacks with different placements kept apart, placements after the stacks,
+ * the counts of placed and unplaced, and the old layout without a placer. */
+static void test_regs_user(void)
+{
+	static struct ring r;
+	uint64_t a[2] = {0xffffffff81000010ull, 0xffffffff81000020ull};
+	uint64_t stk[4] = {0x401234, 0x7ffd0010, 0x401500, 0};
+	uint64_t buf[1024];
+	struct cbn_kstacks *out = (void *)buf;
+	struct fake_place f = {0, 0, 0, 0};
+	struct kstacks_placer pl = {fake_place, &f, 0, 0};
+	const struct cbn_kplace *kp;
+	uint32_t nlost = 0;
+	uint64_t tail;
+	size_t used;
+
+	r.head = 7 * RSIZE - 100; /* they wrap around the ring's end */
+	tail = r.head;
+	sample_regs(&r, a, 2, PERF_SAMPLE_REGS_ABI_64, 0x401000, 0x7ffd0000, 0x7ffd0100, stk, 4, 32);
+	sample_regs(&r, a, 2, PERF_SAMPLE_REGS_ABI_64, 0x401000, 0x7ffd0000, 0x7ffd0100, stk, 4, 32);
+	sample_regs(&r, a, 2, PERF_SAMPLE_REGS_ABI_64, 0x402000, 0x7ffd0040, 0, stk, 4, 16);
+	sample_regs(&r, a, 1, 0, 0, 0, 0, NULL, 0, 0); /* a kernel thread's */
+	used = kstacks_parse_placed(r.data, RSIZE, tail, r.head, 1, &pl, out, sizeof(buf), &nlost);
+	REQUIRE(used > 0);
+	CHECK_EQ_INT(nlost, 0);
+	CHECK_EQ_INT(f.calls, 2); /* 0x401000 once, 0x402000 once, abi NONE never */
+	CHECK_EQ_INT(f.nstack, 2); /* dyn_size 16 of 32 bytes copied */
+	CHECK(f.sp == 0x7ffd0040 && f.stack0 == 0x401234);
+	CHECK(out->flags & CBN_KSTACKS_PLACED);
+	REQUIRE(out->nstacks == 3);
+	CHECK_EQ_INT(nth(out, 0)->count, 2);
+	CHECK_EQ_INT(nth(out, 1)->count, 1);
+	CHECK(nth(out, 1)->nframes == 2 && nth(out, 1)->pc[1] == a[1]); /* same kernel stack */
+	CHECK_EQ_INT(nth(out, 2)->nframes, 1);
+	kp = nth_place(out, 0);
+	CHECK(kp->nuser == 2 && kp->drop == 1 && kp->pc[0] == 0x401000 && kp->pc[1] == 0x401234);
+	kp = nth_place(out, 1);
+	CHECK(kp->nuser == 0 && kp->drop == 0);
+	kp = nth_place(out, 2);
+	CHECK(kp->nuser == 0);
+	CHECK_EQ_INT(used, (const unsigned char *)nth_place(out, 3) - (const unsigned char *)out);
+	CHECK_EQ_INT(pl.placed, 2);
+	CHECK_EQ_INT(pl.unplaced, 2);
+
+	/* No placer: the stacks as before (one per kernel stack), no flag. */
+	nlost = 0;
+	used = kstacks_parse_placed(r.data, RSIZE, tail, r.head, 1, NULL, out, sizeof(buf), &nlost);
+	CHECK(!(out->flags & CBN_KSTACKS_PLACED));
+	CHECK_EQ_INT(out->nstacks, 2);
+	CHECK_EQ_INT(nth(out, 0)->count, 3);
+	CHECK_EQ_INT(used, (const unsigned char *)nth(out, 2) - (const unsigned char *)out);
+
+	/* Room for the first stack and its placement only: the others lost. */
+	nlost = 0;
+	f.calls = 0;
+	used = kstacks_parse_placed(r.data, RSIZE, tail, r.head, 1, &pl, out,
+				    sizeof(*out) + sizeof(struct cbn_kstack) + 16 +
+					    sizeof(struct cbn_kplace) + 16,
+				    &nlost);
+	CHECK_EQ_INT(out->nstacks, 1);
+	CHECK_EQ_INT(nlost, 2);
+	CHECK_EQ_INT(used, sizeof(*out) + sizeof(struct cbn_kstack) + 16 + sizeof(struct cbn_kplace) + 16);
+	CHECK_EQ_INT(nth_place(out, 0)->nuser, 2);
+}
+
+/* The real event's entry state: a user ip, an sp near this thread's stack,
+ * and a copy of its top. */
+struct real_place {
+	unsigned calls, ok;
+	uintptr_t near;
+};
+
+static int real_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t *drop)
+{
+	struct real_place *f = ctx;
+
+	(void)pc;
+	(void)drop;
+	f->calls++;
+	f->ok += u->ip && u->ip < 0x800000000000ull && u->sp < f->near && f->near - u->sp < 65536 &&
+		 u->nstack == KSTACKS_USER_STACK / 8;
+	return 0;
+}
+
 /* A real kernel event, where allowed: read(2) of /dev/zero shows kernel pcs. */
 static void test_real(void)
 {
@@ -189,6 +340,8 @@ static void test_real(void)
 	uint32_t kept = 0, nlost = 0;
 	static char big[1 << 20];
 	int ret = kstacks_open(&kr, 100000), fd, i, round;
+	struct real_place rp = {0, 0, (uintptr_t)&kept};
+	struct kstacks_placer pl = {real_place, &rp, 0, 0};
 
 	if (ret) {
 		fprintf(stderr, "test_kstacks: real kernel event skipped: perf_event_open: %s\n",
@@ -202,7 +355,7 @@ static void test_real(void)
 	for (round = 0; round < 20 && kept == 0; round++) {
 		for (i = 0; i < 400; i++)
 			CHECK(read(fd, big, sizeof(big)) == (ssize_t)sizeof(big));
-		kstacks_drain(&kr, NULL, out, sizeof(buf), &kept, &nlost);
+		kstacks_drain(&kr, &pl, out, sizeof(buf), &kept, &nlost);
 	}
 	close(fd);
 	fprintf(stderr, "test_kstacks: real event: %u kernel samples kept, %u lost, %u stacks\n",
@@ -210,6 +363,14 @@ static void test_real(void)
 	CHECK(kept > 0);
 	if (kept)
 		CHECK(nth(out, 0)->pc[0] >= 0xff00000000000000ull);
+	/* with the user registers and stack at entry, where the kernel has them */
+	fprintf(stderr, "test_kstacks: real event: user registers %s, %u of %u entries plausible\n",
+		kr.regs ? "sampled" : "refused", rp.ok, rp.calls);
+	if (kr.regs && kept) {
+		CHECK(rp.calls > 0);
+		CHECK_EQ_INT(rp.ok, rp.calls);
+		CHECK(out->flags & CBN_KSTACKS_PLACED);
+	}
 	/* Drained: a second drain finds only the kernel time since (a few
 	 * system calls). */
 	kstacks_drain(&kr, NULL, out, sizeof(buf), &kept, &nlost);
@@ -224,6 +385,7 @@ int main(void)
 	test_truncated();
 	test_caps();
 	test_distinct_cap();
+	test_regs_user();
 	test_real();
 	return test_result();
 }
