@@ -602,6 +602,140 @@ static void test_kernel_stacks(const struct synth_self *self)
 	clean_dir();
 }
 
+/* A sample (pcs pc[0..n)) with one kernel stack per entry of kpc (count 1
+ * each, one frame), each placed as nuser[j] pcs upc[j] and drop[j]. */
+static void synth_sample_placed(struct synth *s, uint64_t ts, uint32_t weight, uint16_t kw,
+				const uint64_t *pcs, uint16_t n, unsigned nk, const uint64_t *kpc,
+				const uint16_t *nuser, const uint64_t (*upc)[2], const uint16_t *drop)
+{
+	unsigned char b[4096];
+	struct cbn_rec_sample *r = (struct cbn_rec_sample *)b;
+	struct cbn_kstacks *ks;
+	size_t off;
+	unsigned j;
+
+	memset(b, 0, sizeof(b));
+	r->h.type = CBN_REC_SAMPLE;
+	r->h.flags = CBN_SAMPLE_KSTACKS;
+	r->ts = ts;
+	r->weight = weight;
+	r->kweight = kw;
+	r->nframes = n;
+	memcpy(r->pc, pcs, n * 8u);
+	off = sizeof(*r) + n * 8u;
+	ks = (struct cbn_kstacks *)(b + off);
+	ks->nstacks = (uint16_t)nk;
+	ks->flags = CBN_KSTACKS_PLACED;
+	off += sizeof(*ks);
+	for (j = 0; j < nk; j++) {
+		struct cbn_kstack *k = (struct cbn_kstack *)(b + off);
+
+		k->count = 1;
+		k->nframes = 1;
+		k->pc[0] = kpc[j];
+		off += sizeof(*k) + 8;
+	}
+	for (j = 0; j < nk; j++) {
+		struct cbn_kplace *kp = (struct cbn_kplace *)(b + off);
+
+		kp->nuser = nuser[j];
+		kp->drop = drop[j];
+		memcpy(kp->pc, upc[j], nuser[j] * 8u);
+		off += sizeof(*kp) + nuser[j] * 8u;
+	}
+	r->h.size = (uint32_t)off;
+	synth_rec(s, r, (uint32_t)off);
+	synth_hdr(s)->samples++;
+}
+
+/* Placed kernel stacks: on the user stack at their kernel entry (its pcs,
+ * the entry pc looked up as is, then the sample's pcs from drop on), an
+ * unplaced one on the sample's whole stack; a placement that drops more
+ * frames than the sample has makes the record invalid. */
+static void test_kernel_placed(const struct synth_self *self)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256];
+	/* the sample: in load_test_other, called from load_test_caller */
+	uint64_t pc[2] = {(uint64_t)(uintptr_t)&load_test_other + 4,
+			  (uint64_t)(uintptr_t)&load_test_caller + 8};
+	uint64_t kpc[3] = {0xffffffff81000110ull, 0xffffffff81000210ull, 0xffffffff81000310ull};
+	/* entered the kernel in load_test_leaf (an entry pc: not a return
+	 * address, so +0 still names it), called from load_test_caller */
+	const uint64_t upc[3][2] = {{(uint64_t)(uintptr_t)&load_test_leaf, 0},
+				    {(uint64_t)(uintptr_t)&load_test_leaf,
+				     (uint64_t)(uintptr_t)&load_test_caller + 12},
+				    {0, 0}};
+	uint16_t nuser[3] = {1, 2, 0}, drop[3] = {1, 2, 0}, bad[1] = {3};
+	uint64_t w0 = 0, w1 = 0, w2 = 0, wsum = 0;
+	size_t i;
+
+	synth_init(&s, 510, 1, 0, 0, "./kplace");
+	synth_hdr(&s)->kstack_state = CBN_KSTACK_TAKEN;
+	synth_hdr(&s)->kstack_samples = 3;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 100);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 510);
+	/* weight 4, 3 of it kernel: one period per kernel stack */
+	synth_sample_placed(&s, 200, 4, 3, pc, 2, 3, kpc, nuser, upc, drop);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_exit(&s, 300, 0);
+	write_file(&s, "510.0.cbp");
+
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	CHECK(!p->processes[0].damaged);
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *sm = &p->samples[i];
+		uint32_t st = sm->stack;
+
+		wsum += sm->weight;
+		if (func_named(p, st, 0, "[kernel] 0xffffffff81000110")) {
+			/* leaf's entry, then the sample's frames from 1 on */
+			w0 += sm->weight;
+			CHECK(func_named(p, st, 1, "load_test_leaf"));
+			CHECK(func_named(p, st, 2, "load_test_caller"));
+			CHECK_EQ_INT(p->stacks[st].nframes, 3);
+		}
+		if (func_named(p, st, 0, "[kernel] 0xffffffff81000210")) {
+			/* all of it the entry's own: nothing of the sample kept */
+			w1 += sm->weight;
+			CHECK(func_named(p, st, 1, "load_test_leaf"));
+			CHECK(func_named(p, st, 2, "load_test_caller"));
+			CHECK_EQ_INT(p->stacks[st].nframes, 3);
+		}
+		if (func_named(p, st, 0, "[kernel] 0xffffffff81000310")) {
+			/* not placed: on the sample's stack */
+			w2 += sm->weight;
+			CHECK(func_named(p, st, 1, "load_test_other"));
+			CHECK(func_named(p, st, 2, "load_test_caller"));
+			CHECK_EQ_INT(p->stacks[st].nframes, 3);
+		}
+	}
+	CHECK_EQ_INT(wsum, 4);
+	CHECK_EQ_INT(w0, 1);
+	CHECK_EQ_INT(w1, 1);
+	CHECK_EQ_INT(w2, 1);
+	prof_free(p);
+	clean_dir();
+
+	/* drop 3 of a 2-frame sample: the record is rejected, the file damaged */
+	synth_init(&s, 511, 1, 0, 0, "./kplace");
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 100);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 511);
+	synth_sample_placed(&s, 200, 4, 3, pc, 2, 1, kpc, nuser, upc, bad);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_exit(&s, 300, 0);
+	write_file(&s, "511.0.cbp");
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_PARTIAL);
+	REQUIRE(p != NULL);
+	CHECK(has_warning(p, "user placement does not fit", NULL));
+	prof_free(p);
+	clean_dir();
+}
+
 /* Many processes that did not exit: a few lines, then one summary. */
 static void test_many_abnormal(void)
 {
@@ -682,6 +816,7 @@ int main(void)
 	test_cuda_session(&self);
 	test_changed_module(&self);
 	test_kernel_stacks(&self);
+	test_kernel_placed(&self);
 	test_many_abnormal();
 	test_bad_dirs();
 	rmdir(dir);
