@@ -235,8 +235,13 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	if (kroom) {
 		uint32_t ks;
 		size_t kb;
-		struct unwind_place_ctx pc = {uc, r->pc, nf, -1, {0}, {0}};
+		struct unwind_place_ctx pc; /* its arrays filled as needed */
 		struct kstacks_placer pl = {unwind_place, &pc, 0, 0};
+
+		pc.uc = uc;
+		pc.pcs = r->pc;
+		pc.npcs = nf;
+		pc.ncur = -1;
 
 		/*
 		 * Where the kernel stacks' system calls came from: only for a

@@ -22,7 +22,8 @@
  *   sigwrap.c  sigwrap_owned, sigwrap_app, sigbit (then the program's own
  *              handler, with sigpath_active() false: not ours to judge)
  *   unwind.c   unwind_flush_thread (libunwind's trace-cache destructor),
- *              unwind_place, unwind_place_current, unwind_place_match (the
+ *              unwind_place, unwind_place_step, unwind_place_upto,
+ *              unwind_place_match (the
  *              cursor API: unw_init_local2, unw_step, unw_get_reg), and
  *              the copy's redirected imports and accessors it calls back:
  *              unwind_access_mem, unwind_page_ok, unwind_probe,
@@ -143,9 +144,10 @@ int unwind_backtrace(void **buf, int size) AGENT_HIDDEN;
  * stack at the kernel entry (libunwind's cursor from the entry's ip, sp and
  * bp, reading the stack the kernel copied then, the live stack above it) up
  * to a frame that is still live in the interrupted thread's stack, which it
- * unwinds too, once per sample, with each frame's stack pointer; at most
- * CBN_KPLACE_MAX_FRAMES and UNWIND_PLACE_DEPTH steps.  ctx: a struct
- * unwind_place_ctx with ncur = -1.
+ * unwinds too with each frame's stack pointer, once per sample and only as
+ * deep as the entries need; at most CBN_KPLACE_MAX_FRAMES steps per entry and
+ * UNWIND_PLACE_DEPTH per sample.  ctx: a struct unwind_place_ctx with
+ * ncur = -1 (the rest need not be initialised).
  */
 #define UNWIND_PLACE_DEPTH 64
 struct unwind_place_ctx {
@@ -153,7 +155,11 @@ struct unwind_place_ctx {
 	const uint64_t *pcs;             /* the sample's pcs (sample_frames) */
 	int npcs;
 	int ncur;                        /* frames below, -1 before the first place() */
+	int cdone;                       /* no frame beyond cpc[ncur - 1] */
 	uint64_t cpc[UNWIND_PLACE_DEPTH], csp[UNWIND_PLACE_DEPTH];
+	/* libunwind's cursor over the interrupted stack, stepped only as far
+	 * as the entries' frames need (each step may cost two sigprocmask) */
+	_Alignas(16) unsigned char cursor[1024];
 };
 int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t *drop)
 	AGENT_HIDDEN;

@@ -594,22 +594,43 @@ void unwind_thread_end(void)
 	unwind_flush_thread();
 }
 
-/* The interrupted thread's frames with their stack pointers (once per sample). */
-static void unwind_place_current(struct unwind_place_ctx *c)
+_Static_assert(sizeof(unw_cursor_t) <= sizeof(((struct unwind_place_ctx *)0)->cursor),
+	       "unwind_place_ctx.cursor too small for libunwind's cursor");
+
+/* The interrupted thread's frames with their stack pointers, one more (0:
+ * no more).  The first call starts the cursor. */
+static int unwind_place_step(struct unwind_place_ctx *c)
 {
-	unw_cursor_t cur;
+	unw_cursor_t *cur = (unw_cursor_t *)c->cursor;
 	unw_word_t ip, sp;
 
-	c->ncur = 0;
-	if (unw_init2(&cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) < 0)
-		return;
-	do {
-		if (unw_greg(&cur, UNW_REG_IP, &ip) < 0 || unw_greg(&cur, UNW_REG_SP, &sp) < 0)
-			return;
-		c->cpc[c->ncur] = ip;
-		c->csp[c->ncur] = sp;
-		c->ncur++;
-	} while (c->ncur < UNWIND_PLACE_DEPTH && unw_stp(&cur) > 0);
+	if (c->cdone || c->ncur >= UNWIND_PLACE_DEPTH)
+		return 0;
+	if (c->ncur < 0) {
+		c->ncur = 0;
+		if (unw_init2(cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) < 0)
+			goto done;
+	} else if (unw_stp(cur) <= 0) {
+		goto done;
+	}
+	if (unw_greg(cur, UNW_REG_IP, &ip) < 0 || unw_greg(cur, UNW_REG_SP, &sp) < 0 ||
+	    (c->ncur > 0 && sp <= c->csp[c->ncur - 1]))
+		goto done;
+	c->cpc[c->ncur] = ip;
+	c->csp[c->ncur] = sp;
+	c->ncur++;
+	return 1;
+done:
+	c->cdone = 1;
+	return 0;
+}
+
+/* The interrupted frames up to one above stack pointer sp (as far as there
+ * are). */
+static void unwind_place_upto(struct unwind_place_ctx *c, uint64_t sp)
+{
+	while ((c->ncur <= 0 || c->csp[c->ncur - 1] <= sp) && unwind_place_step(c))
+		;
 }
 
 /*
@@ -638,8 +659,9 @@ int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t
 	if (!unw_init2)
 		return 0;
 	if (c->ncur < 0)
-		unwind_place_current(c);
-	if (c->ncur < 2)
+		c->cdone = 0;
+	unwind_place_upto(c, u->sp);
+	if (c->ncur < 1)
 		return 0;
 	/* The registers at kernel entry (x86-64: libunwind's unw_context_t is
 	 * a ucontext_t; the others' values matter only to CFI that uses them,
@@ -666,6 +688,7 @@ int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t
 		if (unw_greg(&cur, UNW_REG_SP, &v) < 0 || v <= sp[0])
 			break; /* the stack grows down: a caller is above */
 		sp[1] = v;
+		unwind_place_upto(c, sp[0]);
 		for (j = 0; j + 1 < c->ncur && c->csp[j] <= sp[0]; j++) {
 			if (unwind_place_match(c, ip, sp, j)) {
 				*drop = (uint16_t)(j + 1);
@@ -673,7 +696,7 @@ int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t
 				goto out;
 			}
 		}
-		if (sp[0] > c->csp[c->ncur - 1])
+		if (c->cdone && sp[0] > c->csp[c->ncur - 1])
 			break; /* past the frames the sample has */
 	}
 out:
