@@ -181,6 +181,8 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 		sm->kstack_threads += pr->threads_kstacks;
 		sm->kstack_samples += pr->kstack_samples;
 		sm->kstack_lost += pr->kstack_lost;
+		sm->kstack_placed += pr->kstack_placed;
+		sm->kstack_unplaced += pr->kstack_unplaced;
 	}
 
 	/* Pass 1: samples → per stack weight and ns (stacks are shared by many

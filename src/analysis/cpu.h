@@ -74,6 +74,8 @@ struct cpu_profile {
 		uint64_t kstack_threads;   /* threads that had the kernel event */
 		uint64_t kstack_samples;   /* kernel samples attached to samples */
 		uint64_t kstack_lost;      /* kernel samples whose stack was not kept */
+		uint64_t kstack_placed;    /* on the user stack that entered the kernel */
+		uint64_t kstack_unplaced;  /* on the next sample's stack (caller chain gone) */
 		const char *kstack_reason; /* why none (first process that gave one), or NULL */
 	} sampler;
 };

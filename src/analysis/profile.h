@@ -97,6 +97,8 @@ struct prof_process {
 	int kstack_errno;        /* why they were refused, 0 */
 	uint32_t threads_kstacks; /* threads that had the kernel event */
 	uint64_t kstack_samples, kstack_lost;
+	uint64_t kstack_placed;   /* of kstack_samples: on the user stack that entered the kernel */
+	uint64_t kstack_unplaced; /* of kstack_samples: on the next sample's stack */
 	const char *kstack_reason; /* why there are none, "" */
 	uint64_t pc_only_why[CBN_PCONLY_NREASONS];
 	uint32_t unsampled_why[CBN_UNSAMPLED_NREASONS];

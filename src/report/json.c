@@ -103,6 +103,8 @@ static int json_sampler(cJSON *run, const struct cpu_profile *c)
 	err |= json_num(r, "threads", (double)sm->kstack_threads);
 	err |= json_num(r, "samples", (double)sm->kstack_samples);
 	err |= json_num(r, "lost", (double)sm->kstack_lost);
+	err |= json_num(r, "placed", (double)sm->kstack_placed);
+	err |= json_num(r, "unplaced", (double)sm->kstack_unplaced);
 	err |= json_str(r, "reason", sm->kstack_reason ? sm->kstack_reason : "");
 	return err;
 }

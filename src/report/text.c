@@ -141,6 +141,10 @@ static void text_kernel_stacks(FILE *out, const struct cpu_sampler *sm)
 		fprintf(out, "  Kernel:     stacks named ([kernel] frames): %llu kernel samples on %llu "
 			"thread%s", (unsigned long long)sm->kstack_samples,
 			(unsigned long long)sm->kstack_threads, sm->kstack_threads == 1 ? "" : "s");
+		if (sm->kstack_placed || sm->kstack_unplaced)
+			fprintf(out, ", %llu on the calling stack, %llu on the next sample's",
+				(unsigned long long)sm->kstack_placed,
+				(unsigned long long)sm->kstack_unplaced);
 		if (sm->kstack_lost)
 			fprintf(out, ", %llu without a stack", (unsigned long long)sm->kstack_lost);
 		fputc('\n', out);
