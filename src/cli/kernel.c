@@ -6,6 +6,7 @@
  * `cbottleneck report DIR` (on any machine) reads.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,24 +107,21 @@ void kernel_symbols_write(const char *dir, int verbose)
 	struct ksym_table t;
 	struct utsname u;
 	char path[PATH_MAX + 64], note[256];
-	FILE *f;
 	int n;
 
 	kernel_collect(dir, &k);
 	if (k.n == 0 || k.oom)
 		goto out;
 	kpcs_unique(&k);
-	f = fopen("/proc/kallsyms", "re");
-	if (!f) {
+	n = ksym_read_kernel(&t);
+	if (n == -ENOMEM)
+		goto out;
+	if (n < 0) {
 		if (verbose)
 			fprintf(stderr, "cbottleneck: cannot read /proc/kallsyms: kernel frames "
 				"will show addresses only\n");
 		goto out;
 	}
-	n = ksym_read_kallsyms(f, &t);
-	fclose(f);
-	if (n < 0)
-		goto out;
 	if (uname(&u) != 0)
 		memset(&u, 0, sizeof(u));
 	snprintf(path, sizeof(path), "%s/%s", dir, CBN_KSYMS_FILE);

@@ -1,15 +1,22 @@
 /*
  * ksym.c — kernel symbol tables: parse /proc/kallsyms and the session's
- * kernel-symbols file, look an address up, write the subset a session needs.
+ * kernel-symbols file, look an address up, write the subset a session needs;
+ * keep this boot's table in the symbol cache directory.
  * Both parsers take any bytes (a session file is user input): every line is
  * bounded, every number checked, bad lines skipped.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 #include "ksym.h"
+#include "sym_int.h"
 #include "util.h"
 
 static int ksym_push(struct ksym_table *t, uint64_t start, uint64_t end, const char *name,
@@ -169,6 +176,166 @@ int ksym_read_file(const char *path, struct ksym_table *t)
 	}
 	fclose(f);
 	ksym_finish(t, 0);
+	return ret;
+}
+
+/* --- the per-boot cache ------------------------------------------------------ */
+
+#define KSYM_MAGIC "CBNKSYM1"
+
+struct ksym_cache_hdr {
+	char magic[8];
+	uint64_t key;
+	uint64_t n;              /* entries */
+	uint64_t names_len;      /* bytes of names, each NUL-terminated */
+};
+
+struct ksym_cache_ent {
+	uint64_t start, end;
+	uint64_t name;           /* offset into the names */
+};
+
+/* FNV-1a of a small file's bytes (boot_id, /proc/modules), into h. */
+static uint64_t ksym_hash_file(uint64_t h, const char *path)
+{
+	char buf[4096];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return util_fnv1a(path, strlen(path), h);
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		h = util_fnv1a(buf, n, h);
+	fclose(f);
+	return h;
+}
+
+static uint64_t ksym_key(void)
+{
+	struct utsname u;
+	uint64_t h = UTIL_FNV_INIT;
+
+	if (uname(&u) == 0) {
+		h = util_fnv1a(u.release, strlen(u.release), h);
+		h = util_fnv1a(u.version, strlen(u.version), h);
+	}
+	h = ksym_hash_file(h, "/proc/sys/kernel/random/boot_id");
+	return ksym_hash_file(h, "/proc/modules");
+}
+
+static int ksym_cache_read(const char *path, uint64_t key, struct ksym_table *t)
+{
+	struct ksym_cache_hdr h;
+	struct ksym_cache_ent *e = NULL;
+	FILE *f = fopen(path, "rb");
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	if (!f)
+		return -1;
+	if (fread(&h, sizeof(h), 1, f) != 1 || memcmp(h.magic, KSYM_MAGIC, 8) != 0 ||
+	    h.key != key || h.n == 0 || h.n > (1u << 24) || h.names_len > (1u << 28) ||
+	    !(e = util_reallocarray(NULL, h.n, sizeof(*e))) ||
+	    !(t->v = util_reallocarray(NULL, h.n, sizeof(*t->v))) ||
+	    !(t->names = malloc(h.names_len + 1)) || fread(e, sizeof(*e), h.n, f) != h.n ||
+	    fread(t->names, 1, h.names_len, f) != h.names_len)
+		goto bad;
+	t->names[h.names_len] = '\0';
+	for (i = 0; i < h.n; i++) {
+		if (e[i].name >= h.names_len || e[i].end <= e[i].start ||
+		    (i && e[i].start < e[i - 1].end))
+			goto bad;
+		t->v[i].start = e[i].start;
+		t->v[i].end = e[i].end;
+		t->v[i].name = t->names + e[i].name;
+	}
+	t->n = t->cap = h.n;
+	t->names_len = t->names_cap = h.names_len;
+	free(e);
+	fclose(f);
+	return 0;
+bad:
+	free(e);
+	fclose(f);
+	ksym_free(t);
+	return -1;
+}
+
+/* Written to a temporary name and renamed: a concurrent reader sees the old
+ * file or the new one.  Other boots' files are removed (useless now). */
+static void ksym_cache_write(const char *dir, const char *path, uint64_t key,
+			     const struct ksym_table *t)
+{
+	struct ksym_cache_hdr h;
+	char tmp[PATH_MAX + 200];
+	struct dirent *de;
+	size_t i, off = 0;
+	FILE *f;
+	DIR *d;
+	int ok, fd;
+
+	if (sym_mkdir_p(dir) != 0)
+		return;
+	snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (!(f = fdopen(fd, "wb"))) {
+		close(fd);
+		unlink(tmp);
+		return;
+	}
+	memcpy(h.magic, KSYM_MAGIC, 8);
+	h.key = key;
+	h.n = t->n;
+	h.names_len = 0;
+	for (i = 0; i < t->n; i++)
+		h.names_len += strlen(t->v[i].name) + 1;
+	ok = fwrite(&h, sizeof(h), 1, f) == 1;
+	for (i = 0; ok && i < t->n; i++) {
+		struct ksym_cache_ent e = {t->v[i].start, t->v[i].end, off};
+
+		off += strlen(t->v[i].name) + 1;
+		ok = fwrite(&e, sizeof(e), 1, f) == 1;
+	}
+	for (i = 0; ok && i < t->n; i++)
+		ok = fwrite(t->v[i].name, 1, strlen(t->v[i].name) + 1, f) > 0;
+	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
+		unlink(tmp);
+		return;
+	}
+	if (!(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char old[PATH_MAX + 300];
+
+		if (strncmp(de->d_name, "kallsyms-", 9) != 0 ||
+		    strcmp(de->d_name, strrchr(path, '/') + 1) == 0)
+			continue;
+		snprintf(old, sizeof(old), "%s/%s", dir, de->d_name);
+		unlink(old);
+	}
+	closedir(d);
+}
+
+int ksym_read_kernel(struct ksym_table *t)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+	uint64_t key = ksym_key();
+	int cached = sym_cache_dir(dir, sizeof(dir)) == 0, ret;
+	FILE *f;
+
+	if (cached) {
+		snprintf(path, sizeof(path), "%s/kallsyms-%016" PRIx64 ".bin", dir, key);
+		if (ksym_cache_read(path, key, t) == 0)
+			return 0;
+	}
+	if (!(f = fopen("/proc/kallsyms", "re")))
+		return -errno;
+	ret = ksym_read_kallsyms(f, t);
+	fclose(f);
+	if (ret == 0 && cached && !t->hidden && t->n)
+		ksym_cache_write(dir, path, key, t);
 	return ret;
 }
 

@@ -239,7 +239,7 @@ static int cache_variant(struct sym_ctx *ctx, struct sym_module *mod, uint64_t *
 
 /* --- the directory ----------------------------------------------------------- */
 
-static int cache_dir(char *buf, size_t len)
+int sym_cache_dir(char *buf, size_t len)
 {
 	const char *p = getenv("CBN_SYMCACHE");
 
@@ -256,7 +256,7 @@ static int cache_dir(char *buf, size_t len)
 	return 0;
 }
 
-static int mkdir_p(const char *dir)
+int sym_mkdir_p(const char *dir)
 {
 	char tmp[PATH_MAX];
 	size_t len = strlen(dir);
@@ -400,7 +400,7 @@ void sym_cache_load(struct sym_ctx *ctx, struct sym_module *mod)
 	int fd;
 
 	mod->cache_state = -1;
-	if (!mod->dm || mod->changed || mod->build_id_len < 4 || cache_dir(dir, sizeof(dir)) != 0 ||
+	if (!mod->dm || mod->changed || mod->build_id_len < 4 || sym_cache_dir(dir, sizeof(dir)) != 0 ||
 	    cache_variant(ctx, mod, &mod->cache_variant) != 0)
 		return;
 	mod->cache_state = 1;
@@ -458,7 +458,7 @@ int sym_cache_debugfile(struct sym_ctx *ctx, struct sym_module *mod, char **name
 	int fd, ok;
 
 	(void)ctx;
-	if (mod->cache_state != 1 || cache_dir(dir, sizeof(dir)) != 0)
+	if (mod->cache_state != 1 || sym_cache_dir(dir, sizeof(dir)) != 0)
 		return -1;
 	debugfile_name(mod, dir, file, sizeof(file));
 	fd = open(file, O_RDONLY | O_CLOEXEC);
@@ -710,9 +710,9 @@ void sym_cache_save(struct sym_ctx *ctx, struct sym_module *mod)
 	static const char zero[8];
 	int fd;
 
-	if (mod->cache_state != 1 || cache_dir(dir, sizeof(dir)) != 0)
+	if (mod->cache_state != 1 || sym_cache_dir(dir, sizeof(dir)) != 0)
 		return;
-	if (mod->debug_compressed && !mod->debug_inflated && mkdir_p(dir) == 0) {
+	if (mod->debug_compressed && !mod->debug_inflated && sym_mkdir_p(dir) == 0) {
 		save_inflated(mod, dir);
 		prune(dir, "");
 	}
@@ -764,7 +764,7 @@ void sym_cache_save(struct sym_ctx *ctx, struct sym_module *mod)
 	    sizeof(h) + st.blob.n + ents.n + frames.n > CACHE_MAX_FILE)
 		goto out;
 	h.body_hash = fnv(fnv(fnv(FNV0, st.blob.p, st.blob.n), ents.p, ents.n), frames.p, frames.n);
-	if (mkdir_p(dir) != 0)
+	if (sym_mkdir_p(dir) != 0)
 		goto out;
 	cache_file(mod, dir, file, sizeof(file));
 	snprintf(tmp, sizeof(tmp), "%s.tmp.XXXXXX", file);

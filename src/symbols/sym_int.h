@@ -178,6 +178,10 @@ int sym_want_debuginfod(void);
  * is open; save writes what was resolved when anything was new. */
 void sym_cache_load(struct sym_ctx *ctx, struct sym_module *mod);
 void sym_cache_save(struct sym_ctx *ctx, struct sym_module *mod);
+/* The cache directory (CBN_SYMCACHE, CBN_SYMCACHE_DIR, XDG_CACHE_HOME, HOME):
+ * 0, or -1 when caching is off or there is nowhere to cache. */
+int sym_cache_dir(char *buf, size_t len);
+int sym_mkdir_p(const char *dir);
 /* libdwfl's find_debuginfo step for mod (see sym_find_debuginfo): the cache's
  * inflated copy of its compressed debug file when there is one (an fd, and
  * *name set), else -1. */
