@@ -35,6 +35,8 @@ static void kpcs_unique(struct kpcs *k)
 {
 	size_t i, o = 0;
 
+	if (k->n == 0)
+		return; /* qsort's base must not be NULL, even for 0 elements */
 	qsort(k->v, k->n, sizeof(*k->v), kpc_cmp);
 	for (i = 0; i < k->n; i++)
 		if (!o || k->v[o - 1] != k->v[i])

@@ -66,7 +66,8 @@ const char *report_cuda_sorted_ops(const struct cuda_analysis *a, const char *ke
 	view.ops = malloc((a->nops ? a->nops : 1) * sizeof(*view.ops));
 	if (!view.ops)
 		return NULL;
-	memcpy(view.ops, a->ops, a->nops * sizeof(*view.ops));
+	if (a->nops) /* memcpy's source must not be NULL, even for 0 bytes */
+		memcpy(view.ops, a->ops, a->nops * sizeof(*view.ops));
 	used = cuda_sort_ops(&view, key);
 	*ops = view.ops;
 	return used;

@@ -281,7 +281,8 @@ static int text_cpu_table(struct text_ctx *t)
 	view.funcs = malloc((c->nfuncs ? c->nfuncs : 1) * sizeof(*view.funcs));
 	if (!view.funcs)
 		return -ENOMEM;
-	memcpy(view.funcs, t->c->funcs, c->nfuncs * sizeof(*view.funcs));
+	if (c->nfuncs) /* memcpy's source must not be NULL, even for 0 bytes */
+		memcpy(view.funcs, t->c->funcs, c->nfuncs * sizeof(*view.funcs));
 	cpu_sort(c, p, key);
 	n = c->nfuncs;
 	if (t->limit >= 0 && (size_t)t->limit < n)
