@@ -13,6 +13,7 @@
 
 struct cpu_profile;
 struct cuda_analysis;
+struct mem_analysis;
 
 struct analysis_opts {
 	int cpu_only;            /* skip the CUDA analysis (cuda stays NULL) */
@@ -22,12 +23,13 @@ struct analysis {
 	const struct profile *profile;   /* not owned: outlives the analysis */
 	struct cpu_profile *cpu;         /* cpu.h: functions, lines, threads, processes */
 	struct cuda_analysis *cuda;      /* cuda_analysis.h; NULL when the run has no CUDA part */
+	struct mem_analysis *memory;     /* memory.h; NULL when the run has no memory data */
 	char **warnings;                 /* data-quality lines (cpu_warnings), one each */
 	size_t nwarnings;
 	/*
 	 * Room for the views to come, each computed here once and read by every
-	 * writer: memory (allocations by site), steps (cbn_step / NVTX step
-	 * ranges), ranks (MPI ranks of the process tree).
+	 * writer: steps (cbn_step / NVTX step ranges), ranks (MPI ranks of the
+	 * process tree).
 	 */
 };
 

@@ -102,6 +102,18 @@ struct prof_process {
 	const char *kstack_reason; /* why there are none, "" */
 	uint64_t pc_only_why[CBN_PCONLY_NREASONS];
 	uint32_t unsampled_why[CBN_UNSAMPLED_NREASONS];
+
+	/* host memory (header.mem; state CBN_MEM_OFF when not recorded) */
+	struct prof_mem_proc {
+		uint32_t state;          /* enum cbn_mem_state_kind */
+		uint32_t flags;          /* CBN_MEMF_* */
+		uint64_t rate;           /* mean bytes between samples, 1 = every allocation */
+		uint64_t host_peak, host_peak_ts, rss_peak;
+		uint64_t allocs, frees, alloc_bytes;
+		uint64_t sampled, lost, untracked, no_stack;
+		int64_t host_live_end;   /* host_live when the file was last written */
+		const char *reason;      /* why REFUSED, "" */
+	} mem;
 };
 
 /* A module (executable, shared object, vdso) one process image mapped: one
@@ -195,6 +207,39 @@ struct prof_cuda_memory {
 	uint64_t ts, address, bytes;
 	uint32_t process, device, context, stream, correlation, mem_kind;
 	int alloc;                /* 1 allocation, 0 release */
+	/* cbn_rec_cuda_memory_ext (0 in older files) */
+	uint64_t pool_address, pool_release_threshold, pool_utilized, pc;
+	uint32_t is_async, pool_type;
+	uint32_t api;             /* index into prof.cuda_api by correlation, PROF_NONE */
+};
+
+/* CUPTI MEMORY_POOL (cbn_rec_cuda_mempool) */
+struct prof_cuda_mempool {
+	uint64_t ts, address, size, utilized, release_threshold, min_bytes_to_keep;
+	uint32_t process, device, correlation, op, pool_type, managed;
+};
+
+/* A sampled host allocation (cbn_rec_mem_alloc); by ts within a process. */
+struct prof_mem_alloc {
+	uint64_t ts, addr, size;
+	uint32_t process;
+	uint32_t thread;          /* index into prof.threads, PROF_NONE if unknown */
+	uint32_t stack;           /* prof.stacks index (return addresses: symbolized at pc-1),
+				   * PROF_NONE when recorded without one */
+	uint32_t kind, fn;        /* enum cbn_alloc_kind, cbn_alloc_fn */
+};
+
+/* The release of a sampled block (cbn_rec_mem_free). */
+struct prof_mem_free {
+	uint64_t ts, addr, size;
+	uint32_t process, thread, kind, fn;
+};
+
+/* cbn_rec_mem_counters */
+struct prof_mem_counter {
+	uint64_t ts, rss, brk, allocs, frees, alloc_bytes;
+	int64_t host_live, mmap_live;
+	uint32_t process;
 };
 
 struct prof_cuda_status {     /* one per process that loaded the CUDA layer */
@@ -238,6 +283,11 @@ struct profile {
 	struct prof_cuda_device *devices;  size_t ndevices;
 	struct prof_cuda_context *contexts; size_t ncontexts;
 	struct prof_cuda_memory *memory;   size_t nmemory;
+	struct prof_cuda_mempool *mempools; size_t nmempools;
+	/* host memory (--memory), each array sorted by (process, ts) */
+	struct prof_mem_alloc *mem_allocs; size_t nmem_allocs;
+	struct prof_mem_free *mem_frees;   size_t nmem_frees;
+	struct prof_mem_counter *mem_counters; size_t nmem_counters;
 	struct prof_cuda_status *cuda_status; size_t ncuda_status;
 
 	/* what went wrong while reading (one line each), for the report footer */

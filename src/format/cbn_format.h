@@ -87,6 +87,53 @@ enum cbn_timer_kind {
 	CBN_TIMER_PERF_CPU_CLOCK = 3,   /* perf_event_open(CPU_CLOCK) per thread, weight from CPU time */
 };
 
+/* header.mem.state */
+enum cbn_mem_state_kind {
+	CBN_MEM_OFF = 0,                 /* not asked for (or an older file) */
+	CBN_MEM_ON = 1,                  /* the allocation hooks are recording */
+	CBN_MEM_REFUSED = 2,             /* asked for but not recording: mem.reason says why */
+};
+
+/* header.mem.flags */
+#define CBN_MEMF_EXACT 0x1           /* rate 1: every allocation has a record */
+#define CBN_MEMF_USABLE 0x2          /* live/peak counters are exact (usable sizes from the
+				      * allocator's malloc_usable_size); else estimated
+				      * from the sampled records only */
+#define CBN_MEMF_REPLACED 0x4        /* the program defines malloc itself: its own calls
+				      * bypass the hooks (only libc's reach them) */
+#define CBN_MEMF_FOREIGN 0x8         /* malloc comes from another preloaded allocator
+				      * (jemalloc, tcmalloc, ...): hooked in front of it */
+
+/*
+ * Host memory state, written by the allocation hooks (libcbottleneck_mem.so)
+ * and read by the agent's background thread.  live counts are flushed from
+ * per-thread deltas (at most CBN_MEM_FLUSH bytes held back per thread), so
+ * host_live is exact to within threads x CBN_MEM_FLUSH; host_peak is the
+ * highest host_live seen by a flush, host_peak_ts when.
+ */
+#define CBN_MEM_FLUSH (64u * 1024u)
+struct cbn_mem_state {
+	_Atomic uint32_t state;          /* enum cbn_mem_state_kind */
+	_Atomic uint32_t flags;          /* CBN_MEMF_* */
+	uint64_t rate;                   /* mean bytes between sampled allocations; 1: all */
+	_Atomic int64_t host_live;       /* heap (usable) + anonymous mmap bytes live now */
+	_Atomic int64_t mmap_live;       /* of which anonymous mmap */
+	_Atomic uint64_t host_peak;      /* highest host_live */
+	_Atomic uint64_t host_peak_ts;   /* CLOCK_MONOTONIC ns of host_peak */
+	_Atomic uint64_t rss_peak;       /* highest RSS the background thread read */
+	_Atomic uint64_t allocs;         /* allocation calls (all, not only sampled) */
+	_Atomic uint64_t frees;          /* free calls of a non-NULL pointer */
+	_Atomic uint64_t alloc_bytes;    /* bytes allocated (usable sizes when USABLE) */
+	_Atomic uint64_t sampled;        /* MEM_ALLOC records written */
+	_Atomic uint64_t lost;           /* sampled allocations with no record (file full) */
+	_Atomic uint64_t untracked;      /* sampled blocks the live table had no room for:
+					  * their frees are not seen */
+	_Atomic uint64_t no_stack;       /* records written without a stack (unwinder busy) */
+	uint64_t brk_start;              /* program break at start */
+	uint32_t reason_len;
+	char reason[124];                /* why REFUSED ("" otherwise) */
+};
+
 struct cbn_file_header {
 	char magic[8];                   /* CBN_MAGIC */
 	uint32_t version;                /* CBN_FORMAT_VERSION */
@@ -148,6 +195,9 @@ struct cbn_file_header {
 	 * the next sample's (zero in older files, and both zero then). */
 	_Atomic uint64_t kstack_placed;
 	_Atomic uint64_t kstack_unplaced;
+
+	/* Host memory (--memory: libcbottleneck_mem.so; all zero without it). */
+	struct cbn_mem_state mem;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -157,6 +207,8 @@ _Static_assert(sizeof(struct cbn_file_header) <= CBN_HEADER_SIZE, "header too bi
 enum cbn_chunk_kind {
 	CBN_CHUNK_SAMPLES = 1,           /* sample records of one thread (chunk.tid) */
 	CBN_CHUNK_EVENTS = 2,            /* metadata/CUDA records of any thread, under a mutex */
+	CBN_CHUNK_MEMORY = 3,            /* MEM_ALLOC/MEM_FREE records of one thread (chunk.tid),
+					  * written lock-free from its allocation hooks */
 };
 
 #define CBN_CHUNK_MAGIC 0x4b4e4843u  /* "CHNK" */
@@ -193,6 +245,10 @@ enum cbn_rec_type {
 	CBN_REC_CUDA_CONTEXT = 28,
 	CBN_REC_CUDA_MEMORY = 29,
 	CBN_REC_CUDA_STATUS = 30,
+	CBN_REC_CUDA_MEMPOOL = 31,       /* CUPTI MEMORY_POOL: pool created/destroyed/trimmed */
+	CBN_REC_MEM_ALLOC = 40,          /* a sampled host allocation, with its stack */
+	CBN_REC_MEM_FREE = 41,           /* the release of a block that had a MEM_ALLOC */
+	CBN_REC_MEM_COUNTERS = 42,       /* RSS and live bytes, from the background thread */
 };
 
 struct cbn_rec {
@@ -490,6 +546,38 @@ struct cbn_rec_cuda_memory {
 	uint16_t reserved[3];
 };
 
+/* CUDA memory records: extension of cbn_rec_cuda_memory appended after it
+ * (h.size says whether it is there; older files lack it). */
+struct cbn_rec_cuda_memory_ext {
+	uint64_t pool_address;           /* memoryPoolConfig.address, 0 when not from a pool */
+	uint64_t pool_release_threshold;
+	uint64_t pool_utilized;          /* memoryPoolConfig.utilizedSize */
+	uint64_t pc;                     /* CUPTI's PC field (the API call site), 0 */
+	uint8_t is_async;                /* cudaMallocAsync/cudaFreeAsync */
+	uint8_t pool_type;               /* CUpti_ActivityMemoryPoolType: 0 none, 1 LOCAL, 2 IMPORTED */
+	uint16_t reserved[3];
+};
+
+enum cbn_mempool_op {                /* = CUpti_ActivityMemoryPoolOperationType */
+	CBN_MEMPOOL_CREATED = 1, CBN_MEMPOOL_DESTROYED = 2, CBN_MEMPOOL_TRIMMED = 3,
+};
+
+/* CUPTI MEMORY_POOL (CUpti_ActivityMemoryPool3).  h.flags: enum cbn_mempool_op. */
+struct cbn_rec_cuda_mempool {
+	struct cbn_rec h;
+	uint64_t ts;
+	uint64_t address;                /* the pool */
+	uint64_t size;                   /* bytes the pool holds now */
+	uint64_t utilized;               /* of which handed out */
+	uint64_t release_threshold;
+	uint64_t min_bytes_to_keep;      /* TRIMMED */
+	uint32_t device;
+	uint32_t correlation;
+	uint16_t pool_type;              /* 1 LOCAL, 2 IMPORTED */
+	uint16_t managed;                /* isManagedPool */
+	uint32_t reserved;
+};
+
 enum cbn_cuda_state {
 	CBN_CUDA_STARTED = 1,            /* CUPTI subscribed and activities enabled */
 	CBN_CUDA_UNAVAILABLE = 2,        /* CUPTI could not start: message says why */
@@ -514,6 +602,68 @@ struct cbn_rec_cuda_status {
 	char message[];
 };
 
+/* --- Host memory (libcbottleneck_mem.so) --------------------------------- */
+
+enum cbn_alloc_kind {
+	CBN_ALLOC_HEAP = 1,              /* malloc family and C++ operator new (through malloc) */
+	CBN_ALLOC_MMAP = 2,              /* anonymous mmap / mremap by the program */
+	CBN_ALLOC_BRK = 3,               /* sbrk / brk by the program (glibc's own: not seen) */
+};
+
+enum cbn_alloc_fn {                  /* the function called */
+	CBN_AFN_MALLOC = 1, CBN_AFN_CALLOC = 2, CBN_AFN_REALLOC = 3, CBN_AFN_POSIX_MEMALIGN = 4,
+	CBN_AFN_ALIGNED_ALLOC = 5, CBN_AFN_MEMALIGN = 6, CBN_AFN_VALLOC = 7, CBN_AFN_PVALLOC = 8,
+	CBN_AFN_FREE = 9, CBN_AFN_MMAP = 10, CBN_AFN_MUNMAP = 11, CBN_AFN_MREMAP = 12,
+	CBN_AFN_SBRK = 13, CBN_AFN_BRK = 14, CBN_AFN_REALLOCARRAY = 15,
+};
+
+/*
+ * A sampled allocation (every allocation with CBN_MEMF_EXACT).  In a MEMORY
+ * chunk of the allocating thread.  The sampling is a Poisson process over
+ * bytes with mean header.mem.rate: an allocation of size s was sampled with
+ * probability 1 - exp(-s/rate), so it stands for s / (1 - exp(-s/rate))
+ * bytes and 1 / (1 - exp(-s/rate)) allocations (size, not a per-site
+ * average: unbiased when sizes vary).  pc[] are return addresses, innermost
+ * first, starting at the caller of the hooked function.
+ */
+struct cbn_rec_mem_alloc {
+	struct cbn_rec h;
+	uint64_t ts;
+	uint64_t addr;
+	uint64_t size;                   /* bytes asked for */
+	uint32_t tid;
+	uint8_t kind;                    /* enum cbn_alloc_kind */
+	uint8_t fn;                      /* enum cbn_alloc_fn */
+	uint16_t nframes;
+	uint64_t pc[];
+};
+
+/* The release of a block that has a MEM_ALLOC (free, realloc, munmap, ...),
+ * in a MEMORY chunk of the releasing thread. */
+struct cbn_rec_mem_free {
+	struct cbn_rec h;
+	uint64_t ts;
+	uint64_t addr;
+	uint64_t size;                   /* as its MEM_ALLOC said */
+	uint32_t tid;
+	uint8_t kind;                    /* enum cbn_alloc_kind */
+	uint8_t fn;                      /* enum cbn_alloc_fn that released it */
+	uint16_t reserved;
+};
+
+/* Every CBN_MEM_COUNTER_NS from the agent's background thread while
+ * header.mem.state is ON, and once at exit.  EVENTS chunk. */
+#define CBN_MEM_COUNTER_NS 10000000ull
+struct cbn_rec_mem_counters {
+	struct cbn_rec h;
+	uint64_t ts;
+	uint64_t rss;                    /* resident bytes (/proc/self/statm) */
+	int64_t host_live;               /* header.mem.host_live then */
+	int64_t mmap_live;
+	uint64_t brk;                    /* program break above mem.brk_start */
+	uint64_t allocs, frees, alloc_bytes;
+};
+
 /* Environment contract between launcher and agent (all optional except SESSION). */
 #define CBN_ENV_SESSION "CBN_SESSION"     /* session directory (absolute) */
 #define CBN_ENV_FREQ "CBN_FREQ"           /* sampling frequency, Hz */
@@ -525,6 +675,8 @@ struct cbn_rec_cuda_status {
 #define CBN_ENV_SIGNAL "CBN_SIGNAL"       /* sampling signal (cbn_signal.h), else chosen */
 #define CBN_ENV_PERF "CBN_PERF_EVENTS"    /* 0: POSIX CPU timers, no perf events */
 #define CBN_ENV_KSTACKS "CBN_KERNEL_STACKS" /* 0: no kernel stacks */
+#define CBN_ENV_MEMORY "CBN_MEMORY"       /* "host,cuda", "host", "cuda": --memory */
+#define CBN_ENV_MEMORY_RATE "CBN_MEMORY_RATE" /* mean bytes between sampled allocations */
 
 /* In the session directory, written by the launcher after the run: the kernel
  * functions that kernel stacks hit, one "START END NAME" line each (hex). */

@@ -1,0 +1,107 @@
+/*
+ * memory.h — the memory view of a profile: per host process and per GPU
+ * device, live bytes over time, the peak (how high, when, during which range,
+ * and which allocation sites held it), allocation sites and what was never
+ * freed.  Computed once by analysis_run (memory.c: host, mem_gpu.c: devices)
+ * into struct analysis.memory; writers only format it.  Launcher side only.
+ *
+ * Host figures come from sampled records (cbn_rec_mem_alloc): each stands for
+ * s / (1 - exp(-s/rate)) bytes and 1 / (1 - exp(-s/rate)) allocations (its own
+ * size s: unbiased when sizes vary), so site figures are estimates, doubles.
+ * A host space's peak and timeline come from the exact counters when the
+ * allocator gave usable sizes (peak_exact), else from the sampled records.
+ * GPU figures come from every CUPTI MEMORY2 record: exact.
+ */
+#ifndef CBN_MEMORY_H
+#define CBN_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "profile.h"
+
+#define MEM_TIMELINE_MAX 2000    /* points kept per space (max-preserving buckets) */
+#define MEM_PEAK_SITES_MAX 20    /* sites kept per space at its peak */
+
+enum mem_space_kind { MEM_SPACE_HOST = 1, MEM_SPACE_GPU = 2 };
+
+/* One point of a space's curve. */
+struct mem_point {
+	uint64_t ts;             /* CLOCK_MONOTONIC ns */
+	int64_t live;            /* bytes allocated and not freed (GPU: MEMORY2 live) */
+	uint64_t rss;            /* host: resident bytes then (0 unknown); GPU: reserved
+	                          * bytes (pool sizes + non-pool allocations) */
+};
+
+/* A site's share of a space's peak. */
+struct mem_peak_site {
+	uint32_t site;           /* index into mem_analysis.sites */
+	double bytes;            /* live at the peak (estimate on the host) */
+};
+
+struct mem_space {
+	uint32_t kind;           /* enum mem_space_kind */
+	uint32_t process;        /* host: index into profile.processes; GPU: PROF_NONE */
+	uint32_t device;         /* GPU: device id; host: 0 */
+	const char *name;        /* "host" (pid N when several), "GPU 0" ... (profile's arena
+	                          * or a static string) */
+	uint64_t peak;           /* highest live bytes */
+	uint64_t peak_ts;        /* when (CLOCK_MONOTONIC ns; 0 unknown) */
+	int peak_exact;          /* 1: from exact counters / every record; 0: estimate */
+	uint32_t peak_range;     /* profile.ranges index of the innermost range open at
+	                          * the peak on any thread of the process, PROF_NONE */
+	uint64_t rss_peak;       /* host: highest RSS read (agent overhead included) */
+	uint64_t reserved_peak;  /* GPU: highest reserved (pool sizes + non-pool), 0 */
+	int64_t live_end;        /* live bytes at the end of the process / run */
+	uint64_t total;          /* GPU: device memory (global_mem), 0 unknown */
+	uint64_t allocs, frees;  /* calls (host: exact counters; GPU: records) */
+	uint64_t alloc_bytes;    /* bytes allocated over the run */
+	struct mem_point *timeline; size_t ntimeline;       /* by ts */
+	struct mem_peak_site *at_peak; size_t nat_peak;     /* by bytes desc */
+};
+
+/* An allocation site: the first frame of an allocation's stack outside the
+ * allocator (malloc & co, operator new, the standard library's allocator
+ * templates, the CUDA runtime for GPU sites); allocations with the same
+ * function, file and line are one site. */
+struct mem_site {
+	uint32_t kind;           /* enum mem_space_kind */
+	uint32_t device;         /* GPU sites: device id */
+	uint32_t func;           /* profile.funcs index of the site frame, PROF_NONE unknown */
+	const char *file;        /* its file ("" unknown) */
+	uint32_t line;           /* its line (0 unknown) */
+	int inlined;             /* the site frame was inlined into its caller */
+	uint32_t stack;          /* profile.stacks index of its heaviest stack, PROF_NONE */
+	double bytes;            /* allocated over the run */
+	double allocs;           /* allocations */
+	uint64_t records;        /* sampled records behind the estimate */
+	double live_end_bytes;   /* still allocated at the end (a leak, for host) */
+	double live_end_blocks;
+	double max_live;         /* its own highest live bytes */
+	double short_lived;      /* allocations freed within MEM_SHORT_NS of their birth */
+	uint64_t median_life_ns; /* median lifetime of its freed sampled blocks, 0 none */
+};
+
+#define MEM_SHORT_NS 1000000ull  /* "short-lived": freed within 1 ms */
+
+struct mem_analysis {
+	uint64_t rate;           /* host sampling rate (the root process's); 1 exact; 0 no host data */
+	int exact;               /* every host allocation recorded */
+	struct mem_space *spaces; size_t nspaces;  /* hosts by process, then GPUs by device */
+	struct mem_site *sites;   size_t nsites;   /* by bytes desc */
+	uint32_t *leaks;          size_t nleaks;   /* site indices with live_end_bytes > 0,
+	                                            * by live_end_bytes desc */
+	uint64_t sampled, lost, untracked, no_stack; /* all processes */
+	const char *refused;     /* why host memory was asked for but not recorded, NULL */
+};
+
+struct analysis;
+
+/* Fill a->memory from a->profile; a->memory stays NULL when the run has no
+ * memory data.  0 or -ENOMEM. */
+int mem_analyze(struct analysis *a);
+/* GPU part (mem_gpu.c): append GPU spaces and sites to m. 0 or -ENOMEM. */
+int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m);
+void mem_free(struct mem_analysis *m);
+
+#endif
