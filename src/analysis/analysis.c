@@ -8,6 +8,7 @@
 #include "analysis.h"
 #include "cpu.h"
 #include "cuda_analysis.h"
+#include "memory.h"
 
 int analysis_run(const struct profile *p, const struct analysis_opts *opts, struct analysis *a)
 {
@@ -18,6 +19,8 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	if ((ret = cpu_aggregate(p, &a->cpu)) < 0)
 		goto out;
 	if (!(opts && opts->cpu_only) && (ret = cuda_analyze(p, &a->cuda)) < 0)
+		goto out;
+	if ((ret = mem_analyze(a)) < 0)
 		goto out;
 	ret = cpu_warnings(p, a->cpu, &a->warnings, &a->nwarnings);
 out:
@@ -32,6 +35,7 @@ void analysis_free(struct analysis *a)
 		return;
 	cpu_warnings_free(a->warnings, a->nwarnings);
 	cuda_analysis_free(a->cuda);
+	mem_free(a->memory);
 	cpu_free(a->cpu);
 	memset(a, 0, sizeof(*a));
 }
