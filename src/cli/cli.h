@@ -41,6 +41,8 @@ struct cli_opts {
 	int quiet;
 	/* outputs */
 	const char *json, *trace, *trace_window, *folded, *flamegraph, *pprof;
+	int sample_type;            /* --sample-type: enum export_sample, what --folded and
+	                             * --flamegraph weigh (0 = cpu) */
 	uint64_t window_start, window_end;
 	/* gate */
 	const char *baseline, *markdown, *bench_json;
@@ -121,7 +123,9 @@ int cli_load(const char *dir, const struct cli_opts *o, struct profile **p, char
 int cli_analyse(const struct profile *p, struct analysis *a);
 
 /* outputs.c */
-/* The text report and the files asked for; 1 if any failed (said on stderr). */
+/* The text report and the files asked for; 1 if any failed (said on stderr),
+ * CLI_EXIT_USAGE (nothing written) when --sample-type asks for memory data the
+ * run does not have. */
 int cli_write_outputs(const struct analysis *a, const struct cli_opts *o, const char *json_path);
 /* The gate's table after the report; label names the current run.  CMP_*. */
 int cli_gate(const struct cli_opts *o, const struct analysis *a, const char *label);

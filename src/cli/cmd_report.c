@@ -60,8 +60,8 @@ int cmd_report(int argc, char **argv)
 			fprintf(stderr, "cbottleneck: warning: %s\n", p->warnings[i]);
 	if ((ret = cli_analyse(p, &an)) != 0)
 		goto out;
-	if (cli_write_outputs(&an, &o, o.json)) {
-		ret = CLI_EXIT_REFUSED;
+	if ((ret = cli_write_outputs(&an, &o, o.json)) != 0) {
+		ret = ret == CLI_EXIT_USAGE ? CLI_EXIT_USAGE : CLI_EXIT_REFUSED;
 		goto out;
 	}
 	ret = lr == PROF_LOAD_PARTIAL ? 1 : 0;

@@ -162,7 +162,9 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	failed = cli_write_outputs(&an, &o, o.json);
-	if (failed && ret == 0)
+	if (failed == CLI_EXIT_USAGE)
+		ret = CLI_EXIT_USAGE;
+	else if (failed && ret == 0)
 		ret = CLI_EXIT_REFUSED;
 	if (o.baseline && !failed) {
 		if (status != 0) {

@@ -26,6 +26,7 @@ enum {
 	OPT_SORT = 256, OPT_LIMIT, OPT_REPORT, OPT_VERSION, OPT_DEPTH, OPT_BUFFER, OPT_NO_CUDA,
 	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
+	OPT_SAMPLE_TYPE,
 };
 
 static const struct option long_opts[] = {
@@ -49,6 +50,7 @@ static const struct option long_opts[] = {
 	{"folded", required_argument, NULL, OPT_FOLDED},
 	{"flamegraph", required_argument, NULL, OPT_FLAME},
 	{"pprof", required_argument, NULL, OPT_PPROF},
+	{"sample-type", required_argument, NULL, OPT_SAMPLE_TYPE},
 	{"baseline", required_argument, NULL, OPT_BASELINE},
 	{"fail", required_argument, NULL, OPT_FAIL},
 	{"warn", required_argument, NULL, OPT_WARN},
@@ -94,6 +96,8 @@ static void usage(FILE *f)
 	      "      --folded FILE    folded stacks (flamegraph.pl, speedscope)\n"
 	      "      --flamegraph FILE.svg  interactive flame graph\n"
 	      "      --pprof FILE     pprof profile.proto (gzip)\n"
+	      "      --sample-type T  what --folded and --flamegraph weigh: cpu (default),\n"
+	      "                       alloc_space, alloc_objects, inuse_space, inuse_objects\n"
 	      "Regression gate (compare this run with a baseline JSON report):\n"
 	      "      --baseline BASE.json   baseline to compare with\n"
 	      "      --fail EXPR      fail (exit 1) when EXPR regresses, e.g. 'func[heavy].self:+10%'\n"
@@ -271,6 +275,15 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 		case OPT_PPROF:
 			o->pprof = optarg;
 			break;
+		case OPT_SAMPLE_TYPE: {
+			enum export_sample t;
+
+			if (export_sample_parse(optarg, &t) < 0)
+				return cli_usage_error("--sample-type %s: expected cpu, alloc_space, "
+						   "alloc_objects, inuse_space or inuse_objects", optarg);
+			o->sample_type = (int)t;
+			break;
+		}
 		case OPT_BASELINE:
 			o->baseline = optarg;
 			break;
@@ -298,6 +311,8 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 	}
 	if (o->trace_window && !o->trace)
 		return cli_usage_error("--trace-window needs --trace FILE");
+	if (o->sample_type && !o->folded && !o->flamegraph)
+		return cli_usage_error("--sample-type needs --folded FILE or --flamegraph FILE");
 	if (!o->baseline && (o->nfail || o->nwarn || o->markdown || o->bench_json))
 		return cli_usage_error("--fail, --warn, --markdown and --bench-json need --baseline "
 				   "BASE.json");

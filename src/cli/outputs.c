@@ -44,9 +44,17 @@ int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
 			 const char *json_path)
 {
 	struct report_opts ro = {o->sort, o->limit, o->quiet};
+	enum export_sample st = (enum export_sample)o->sample_type;
 	char err[512];
 	int failed = 0;
 	FILE *out = stdout;
+
+	if (st != EXPORT_CPU && (o->folded || o->flamegraph) && !export_has_memory(a->profile)) {
+		fprintf(stderr, "cbottleneck: --sample-type %s: the run has no memory data; "
+			"profile it with --memory, or use --sample-type cpu\n",
+			export_sample_name(st));
+		return CLI_EXIT_USAGE;
+	}
 
 	if (o->report_file && strcmp(o->report_file, "-") != 0) {
 		out = fopen(o->report_file, "w");
@@ -89,9 +97,9 @@ int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
 		struct trace_opts to = {o->window_start, o->window_end, 0, o->quiet};
 		OUT(1, export_trace(a, o->trace, &to, err, sizeof(err)), "--trace", o->trace);
 	}
-	OUT(o->folded, export_folded(a, o->folded, err, sizeof(err)), "--folded", o->folded);
-	OUT(o->flamegraph, export_flamegraph(a, o->flamegraph, err, sizeof(err)), "--flamegraph",
-	    o->flamegraph);
+	OUT(o->folded, export_folded_as(a, o->folded, st, err, sizeof(err)), "--folded", o->folded);
+	OUT(o->flamegraph, export_flamegraph_as(a, o->flamegraph, st, err, sizeof(err)),
+	    "--flamegraph", o->flamegraph);
 	OUT(o->pprof, export_pprof(a, o->pprof, err, sizeof(err)), "--pprof", o->pprof);
 #undef OUT
 	return failed;

@@ -21,10 +21,32 @@ struct trace_opts {
 	int quiet;
 };
 
+/* What --folded and --flamegraph weigh (--sample-type): CPU samples, or the
+ * host allocations under pprof's heap sample type names. */
+enum export_sample {
+	EXPORT_CPU = 0,
+	EXPORT_ALLOC_SPACE,      /* bytes allocated */
+	EXPORT_ALLOC_OBJECTS,    /* allocations */
+	EXPORT_INUSE_SPACE,      /* bytes never freed */
+	EXPORT_INUSE_OBJECTS,    /* blocks never freed */
+};
+
+/* "cpu", "alloc_space", ...: 0 with *t set, -1 when s names none. */
+int export_sample_parse(const char *s, enum export_sample *t);
+const char *export_sample_name(enum export_sample t);
+/* 1 when host allocations were recorded (some process's hooks were on). */
+int export_has_memory(const struct profile *p);
+
 int export_trace(const struct analysis *a, const char *path, const struct trace_opts *o,
 		 char *err, size_t errlen);
 int export_folded(const struct analysis *a, const char *path, char *err, size_t errlen);
 int export_flamegraph(const struct analysis *a, const char *path, char *err, size_t errlen);
+/* The same weighed by t; a memory type on a profile without host allocation
+ * records is an error (-1, "no memory data ..."). */
+int export_folded_as(const struct analysis *a, const char *path, enum export_sample t, char *err,
+		     size_t errlen);
+int export_flamegraph_as(const struct analysis *a, const char *path, enum export_sample t,
+			 char *err, size_t errlen);
 int export_pprof(const struct analysis *a, const char *path, char *err, size_t errlen);
 
 /* Parse "START:END" (each with an optional unit s/ms/us/ns; empty = open). */

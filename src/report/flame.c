@@ -2,15 +2,19 @@
  * flame.c — --flamegraph FILE.svg: a self-contained interactive flame graph
  * (root at the bottom, width proportional to samples, click to zoom, search,
  * hover details).  The merged call tree is built here; the script is flame_js.h.
+ * Width is CPU samples, or with --sample-type the host allocations' bytes or
+ * objects (estimates, rounded per stack).
  */
 #include "util.h"
 #include "analysis.h"
 #include "export.h"
 #include "flame_js.h"
 #include "gz.h"
+#include "mem_samples.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,13 +86,38 @@ static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name, 
 	return id;
 }
 
-static int flame_build(const struct profile *p, struct ftree *t)
+/* Memory weights per stack (slot 2 * k) into w, rounded. */
+static int flame_mem_weights(const struct profile *p, enum export_sample type, uint64_t *w)
+{
+	struct mem_sample *ms = NULL;
+	size_t nms = 0;
+	double *d = calloc(p->nstacks + 1, sizeof(*d));
+
+	if (!d || mem_samples_build(p, &ms, &nms) < 0) {
+		free(d);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < nms; i++)
+		d[ms[i].stack < p->nstacks ? ms[i].stack : p->nstacks] +=
+		    mem_samples_value(&ms[i], type);
+	for (size_t k = 0; k <= p->nstacks; k++)
+		w[2 * k] = d[k] > 0 ? (uint64_t)llround(d[k]) : 0;
+	free(ms);
+	free(d);
+	return 0;
+}
+
+static int flame_build(const struct profile *p, enum export_sample type, struct ftree *t)
 {
 	/* weights per (stack, truncated); slot 2 * nstacks: no valid stack */
 	uint64_t *w = calloc(2 * (p->nstacks + 1), sizeof(*w));
 
 	if (!w)
 		return -ENOMEM;
+	if (type != EXPORT_CPU && flame_mem_weights(p, type, w) < 0) {
+		free(w);
+		return -ENOMEM;
+	}
 	t->cap = 1024;
 	t->n = calloc(t->cap, sizeof(*t->n));
 	if (!t->n) {
@@ -97,7 +126,7 @@ static int flame_build(const struct profile *p, struct ftree *t)
 	}
 	t->len = 1;
 	t->n[0].name = "all";
-	for (size_t i = 0; i < p->nsamples; i++) {
+	for (size_t i = 0; type == EXPORT_CPU && i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		size_t k = s->stack < p->nstacks ? s->stack : p->nstacks;
 
@@ -223,6 +252,7 @@ struct flame_out {
 	uint64_t total;
 	double ybase; /* y of the root frame */
 	double period_ms;
+	const char *unit; /* "samples", "bytes", "allocations", "blocks" */
 };
 
 /* Write node i at sample offset off, then its children in name order. */
@@ -242,7 +272,7 @@ static int flame_emit(struct flame_out *o, uint32_t i, uint64_t off)
 	flame_xml(o->f, n->name, SIZE_MAX);
 	if (n->inlined)
 		gz_puts(o->f, " [inlined]");
-	gz_printf(o->f, " (%" PRIu64 " samples, %.2f%%)</title>", n->total,
+	gz_printf(o->f, " (%" PRIu64 " %s, %.2f%%)</title>", n->total, o->unit,
 	          100.0 * (double)n->total / (double)o->total);
 	gz_printf(o->f,
 	          "<rect x=\"%.2f\" y=\"%.0f\" width=\"%.2f\" height=\"%d\" fill=\"rgb(%u,%u,%u)\" "
@@ -306,6 +336,19 @@ static uint32_t flame_drawn_depth(const struct ftree *t, uint64_t total)
 
 int export_flamegraph(const struct analysis *a, const char *path, char *err, size_t errlen)
 {
+	return export_flamegraph_as(a, path, EXPORT_CPU, err, errlen);
+}
+
+int export_flamegraph_as(const struct analysis *a, const char *path, enum export_sample type,
+			 char *err, size_t errlen)
+{
+	static const char *const units[] = {
+		[EXPORT_CPU] = "samples",
+		[EXPORT_ALLOC_SPACE] = "bytes allocated",
+		[EXPORT_ALLOC_OBJECTS] = "allocations",
+		[EXPORT_INUSE_SPACE] = "bytes in use at exit",
+		[EXPORT_INUSE_OBJECTS] = "blocks in use at exit",
+	};
 	const struct profile *p = a->profile;
 	struct ftree t = {0};
 	struct flame_out o = {0};
@@ -315,7 +358,13 @@ int export_flamegraph(const struct analysis *a, const char *path, char *err, siz
 	size_t cl = 0;
 	int rc;
 
-	rc = flame_build(p, &t);
+	if (type != EXPORT_CPU && !export_has_memory(p)) {
+		snprintf(err, errlen, "cannot weigh %s by %s: the run has no memory data; "
+			 "profile with --memory", path, export_sample_name(type));
+		return -1;
+	}
+	o.unit = (unsigned)type < sizeof(units) / sizeof(units[0]) ? units[type] : "samples";
+	rc = flame_build(p, type, &t);
 	if (rc) {
 		snprintf(err, errlen, "cannot build flame graph %s: out of memory", path);
 		goto out;
@@ -363,10 +412,15 @@ int export_flamegraph(const struct analysis *a, const char *path, char *err, siz
 	          FLAME_WIDTH / 2);
 	gz_printf(o.f, "<text id=\"subtitle\" x=\"%.0f\" y=\"40\">", FLAME_WIDTH / 2);
 	flame_xml(o.f, cmd, 120);
-	gz_printf(o.f,
-	          " (%" PRIu64
-	          " samples of %.3f ms; click a frame to zoom, Ctrl-F or / to search)</text>\n",
-	          o.total, (double)p->period_ns / 1e6);
+	if (type == EXPORT_CPU)
+		gz_printf(o.f,
+		          " (%" PRIu64
+		          " samples of %.3f ms; click a frame to zoom, Ctrl-F or / to search)</text>\n",
+		          o.total, (double)p->period_ns / 1e6);
+	else
+		gz_printf(o.f,
+		          " (%" PRIu64 " %s, %s; click a frame to zoom, Ctrl-F or / to search)</text>\n",
+		          o.total, o.unit, export_sample_name(type));
 	gz_puts(o.f, "<text id=\"reset\" class=\"button\" x=\"10\" y=\"22\" "
 	             "style=\"display:none\">Reset Zoom</text>\n");
 	gz_printf(o.f,
@@ -380,9 +434,9 @@ int export_flamegraph(const struct analysis *a, const char *path, char *err, siz
 		rc = flame_emit(&o, 0, 0);
 	} else {
 		gz_printf(o.f,
-		          "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">no samples were "
+		          "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"middle\">no %s were "
 		          "recorded</text>\n",
-		          FLAME_WIDTH / 2, o.ybase + 12);
+		          FLAME_WIDTH / 2, o.ybase + 12, o.unit);
 	}
 	gz_puts(o.f, "</svg>\n");
 	{

@@ -1,21 +1,24 @@
 /*
  * folded.c — --folded FILE: folded stacks ("main;work;leaf 42"), one line per
- * distinct stack, root first, counts in timer periods (sum of sample weights).
- * What flamegraph.pl, inferno, speedscope and difffolded.pl read.
+ * distinct stack, root first, counts in timer periods (sum of sample weights),
+ * or with --sample-type the host allocations' bytes or objects (estimates,
+ * rounded).  What flamegraph.pl, inferno, speedscope and difffolded.pl read.
  */
 #include "analysis.h"
 #include "export.h"
 #include "gz.h"
+#include "mem_samples.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 struct folded_line {
 	char *text;
-	uint64_t weight;
+	double weight;
 };
 
 /* Append name with ';' and whitespace (and other control bytes) turned into
@@ -72,28 +75,59 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
 }
 
+/* Weights per (stack, truncated) into w (2 * (nstacks + 1) slots; slot
+ * 2 * nstacks collects records whose stack index is out of range). */
+static int folded_weights(const struct profile *p, enum export_sample t, double *w)
+{
+	struct mem_sample *ms = NULL;
+	size_t nms = 0;
+
+	if (t == EXPORT_CPU) {
+		for (size_t i = 0; i < p->nsamples; i++) {
+			const struct prof_sample *s = &p->samples[i];
+			size_t k = s->stack < p->nstacks ? s->stack : p->nstacks;
+
+			w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] +=
+			    s->weight ? s->weight : 1;
+		}
+		return 0;
+	}
+	if (mem_samples_build(p, &ms, &nms) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < nms; i++) {
+		size_t k = ms[i].stack < p->nstacks ? ms[i].stack : p->nstacks;
+
+		w[2 * k] += mem_samples_value(&ms[i], t);
+	}
+	free(ms);
+	return 0;
+}
+
 int export_folded(const struct analysis *a, const char *path, char *err, size_t errlen)
 {
+	return export_folded_as(a, path, EXPORT_CPU, err, errlen);
+}
+
+int export_folded_as(const struct analysis *a, const char *path, enum export_sample t, char *err,
+		     size_t errlen)
+{
 	const struct profile *p = a->profile;
-	uint64_t *w = NULL;
+	double *w = NULL;
 	struct folded_line *lines = NULL;
 	size_t nlines = 0;
 	struct gz_file *f = NULL;
 	int rc = 0;
 
-	/* weights per (stack, truncated): slot 2 * nstacks collects samples
-	 * whose stack index is out of range */
+	if (t != EXPORT_CPU && !export_has_memory(p)) {
+		snprintf(err, errlen, "cannot weigh %s by %s: the run has no memory data; "
+			 "profile with --memory", path, export_sample_name(t));
+		return -1;
+	}
 	w = calloc(2 * (p->nstacks + 1), sizeof(*w));
 	lines = calloc(2 * (p->nstacks + 1), sizeof(*lines));
-	if (!w || !lines) {
+	if (!w || !lines || folded_weights(p, t, w) < 0) {
 		rc = -ENOMEM;
 		goto out;
-	}
-	for (size_t i = 0; i < p->nsamples; i++) {
-		const struct prof_sample *s = &p->samples[i];
-		size_t k = s->stack < p->nstacks ? s->stack : p->nstacks;
-
-		w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] += s->weight ? s->weight : 1;
 	}
 	for (size_t i = 0; i < 2 * (p->nstacks + 1); i++) {
 		size_t k = i / 2;
@@ -120,11 +154,14 @@ int export_folded(const struct analysis *a, const char *path, char *err, size_t 
 		goto out;
 	}
 	for (size_t i = 0; i < nlines; i++) {
-		uint64_t sum = lines[i].weight;
+		double sum = lines[i].weight;
 
 		while (i + 1 < nlines && !strcmp(lines[i].text, lines[i + 1].text))
 			sum += lines[++i].weight;
-		gz_printf(f, "%s %" PRIu64 "\n", lines[i].text, sum);
+		/* CPU weights are whole periods; memory estimates round, and a
+		 * stack that rounds to nothing is left out */
+		if (llround(sum) > 0)
+			gz_printf(f, "%s %" PRIu64 "\n", lines[i].text, (uint64_t)llround(sum));
 	}
 	rc = gz_close(f);
 	if (rc) {

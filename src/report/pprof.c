@@ -2,14 +2,19 @@
  * pprof.c — --pprof FILE: the CPU samples as a gzipped profile.proto
  * (github.com/google/pprof proto/profile.proto), hand-encoded: varints and
  * length-delimited fields only.  `go tool pprof -top FILE` and speedscope read it.
+ * With host memory data the profile also carries pprof's heap sample types
+ * (alloc_objects, alloc_space, inuse_objects, inuse_space): CPU samples have 0
+ * there and allocation samples 0 for CPU; the default stays cpu.
  */
 #include "util.h"
 #include "analysis.h"
 #include "export.h"
 #include "gz.h"
+#include "mem_samples.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -254,6 +259,113 @@ static int cmp_sample(const void *a, const void *b, void *arg)
 	return 0;
 }
 
+/* What one Sample message needs while the profile is encoded. */
+struct pprof_ctx {
+	const struct profile *p;
+	struct strtab *st;
+	struct loctab *lt;
+	struct pb *sub, *sub2, *ids;
+	uint8_t *func_used;
+	int64_t s_thread, s_tid, s_pid;
+};
+
+/* Append one Sample of stack and thread with values[0..n) to out; 0 or
+ * -ENOMEM. */
+static int pprof_sample(struct pprof_ctx *x, struct pb *out, uint32_t stack, uint32_t thread,
+			const uint64_t *values, size_t n)
+{
+	const struct profile *p = x->p;
+
+	x->ids->n = 0;
+	if (stack < p->nstacks) {
+		const struct prof_stack *sk = &p->stacks[stack];
+		uint32_t end = sk->first + sk->nframes;
+
+		for (uint32_t f = sk->first; f < end;) {
+			uint32_t nf = loc_group(p, f, end);
+			uint64_t id = loctab_id(x->lt, p, f, nf);
+
+			if (!id)
+				return -ENOMEM;
+			pb_varint(x->ids, id);
+			for (uint32_t k = 0; k < nf; k++)
+				if (p->frames[f + k].func < p->nfuncs)
+					x->func_used[p->frames[f + k].func] = 1;
+			f += nf;
+		}
+	}
+	if (x->ids->n)
+		pb_msg(x->sub, PB_SAMPLE_LOCATION_ID, x->ids); /* packed, leaf first */
+	for (size_t k = 0; k < n; k++)
+		pb_varint(x->ids, values[k]);
+	pb_msg(x->sub, PB_SAMPLE_VALUE, x->ids);
+	if (thread < p->nthreads) {
+		const struct prof_thread *t = &p->threads[thread];
+		uint32_t pid = t->process < p->nprocesses ? p->processes[t->process].pid : 0;
+
+		if (t->name && *t->name) {
+			int64_t v = strtab_id(x->st, t->name);
+
+			if (v < 0)
+				return -ENOMEM;
+			pb_uint(x->sub2, PB_LABEL_KEY, (uint64_t)x->s_thread);
+			pb_uint(x->sub2, PB_LABEL_STR, (uint64_t)v);
+			pb_msg(x->sub, PB_SAMPLE_LABEL, x->sub2);
+		}
+		pb_uint(x->sub2, PB_LABEL_KEY, (uint64_t)x->s_tid);
+		pb_uint(x->sub2, PB_LABEL_NUM, t->tid);
+		pb_msg(x->sub, PB_SAMPLE_LABEL, x->sub2);
+		pb_uint(x->sub2, PB_LABEL_KEY, (uint64_t)x->s_pid);
+		pb_uint(x->sub2, PB_LABEL_NUM, pid);
+		pb_msg(x->sub, PB_SAMPLE_LABEL, x->sub2);
+	}
+	pb_msg(out, PB_PROFILE_SAMPLE, x->sub);
+	return 0;
+}
+
+static int cmp_mem_sample(const void *a, const void *b)
+{
+	const struct mem_sample *x = a, *y = b;
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return 0;
+}
+
+/* The heap samples: host allocations merged per (stack, thread), values
+ * after the two CPU ones (which are 0 here). */
+static int pprof_mem_samples(struct pprof_ctx *x, struct pb *out)
+{
+	struct mem_sample *ms = NULL;
+	size_t n = 0;
+	int rc;
+
+	if ((rc = mem_samples_build(x->p, &ms, &n)) < 0)
+		return rc;
+	if (n)
+		qsort(ms, n, sizeof(*ms), cmp_mem_sample);
+	for (size_t i = 0; i < n && !rc;) {
+		double v[4] = {0};
+		uint64_t values[6] = {0};
+		size_t j = i;
+
+		for (; j < n && ms[j].stack == ms[i].stack && ms[j].thread == ms[i].thread; j++) {
+			v[0] += ms[j].objects;
+			v[1] += ms[j].bytes;
+			v[2] += ms[j].live ? ms[j].objects : 0;
+			v[3] += ms[j].live ? ms[j].bytes : 0;
+		}
+		for (int k = 0; k < 4; k++)
+			values[2 + k] = (uint64_t)llround(v[k]);
+		rc = pprof_sample(x, out, ms[i].stack, ms[i].thread, values, 6);
+		i = j;
+	}
+	free(ms);
+	return rc;
+}
+
 static int pprof_encode(const struct profile *p, struct pb *out)
 {
 	struct strtab st = {0};
@@ -263,6 +375,8 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 	uint8_t *func_used = NULL;
 	const char **modules = NULL;
 	size_t nmodules = 0;
+	int memory = export_has_memory(p);
+	struct pprof_ctx x;
 	int rc = -ENOMEM;
 
 	/* fixed strings first, so [0] is "" as the format requires */
@@ -280,26 +394,45 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 || s_thread < 0 || s_tid < 0 ||
 	    s_pid < 0)
 		goto out;
+	x = (struct pprof_ctx){p, &st, &lt, &sub, &sub2, &ids, NULL, s_thread, s_tid, s_pid};
 
-	/* sample_type [samples count] [cpu nanoseconds], period_type cpu ns */
+	/* sample_type [samples count] [cpu nanoseconds], period_type cpu ns;
+	 * with memory data, Go's heap types after them */
 	pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)s_samples);
 	pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_count);
 	pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
 	pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)s_cpu);
 	pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);
 	pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
+	if (memory) {
+		static const char *const heap[4][2] = {
+			{"alloc_objects", "count"}, {"alloc_space", "bytes"},
+			{"inuse_objects", "count"}, {"inuse_space", "bytes"},
+		};
+
+		for (int k = 0; k < 4; k++) {
+			int64_t ty = strtab_id(&st, heap[k][0]), un = strtab_id(&st, heap[k][1]);
+
+			if (ty < 0 || un < 0)
+				goto out;
+			pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)ty);
+			pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)un);
+			pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
+		}
+	}
 
 	/* samples, merged per (stack, thread) */
 	idx = util_reallocarray(NULL, p->nsamples + 1, sizeof(*idx));
 	func_used = calloc(p->nfuncs + 1, 1);
 	if (!idx || !func_used)
 		goto out;
+	x.func_used = func_used;
 	for (size_t i = 0; i < p->nsamples; i++)
 		idx[i] = (uint32_t)i;
 	qsort_r(idx, p->nsamples, sizeof(*idx), cmp_sample, (void *)p);
 	for (size_t i = 0; i < p->nsamples;) {
 		const struct prof_sample *s = &p->samples[idx[i]];
-		uint64_t count = 0, ns = 0;
+		uint64_t values[6] = {0};
 		size_t j = i;
 
 		for (; j < p->nsamples && p->samples[idx[j]].stack == s->stack &&
@@ -307,57 +440,15 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 		     j++) {
 			uint64_t w = p->samples[idx[j]].weight ? p->samples[idx[j]].weight : 1;
 
-			count += w;
-			ns += w * prof_period_of_thread(p, s->thread);
+			values[0] += w;
+			values[1] += w * prof_period_of_thread(p, s->thread);
 		}
 		i = j;
-
-		ids.n = 0;
-		if (s->stack < p->nstacks) {
-			const struct prof_stack *sk = &p->stacks[s->stack];
-			uint32_t end = sk->first + sk->nframes;
-
-			for (uint32_t f = sk->first; f < end;) {
-				uint32_t n = loc_group(p, f, end);
-				uint64_t id = loctab_id(&lt, p, f, n);
-
-				if (!id)
-					goto out;
-				pb_varint(&ids, id);
-				for (uint32_t k = 0; k < n; k++)
-					if (p->frames[f + k].func < p->nfuncs)
-						func_used[p->frames[f + k].func] = 1;
-				f += n;
-			}
-		}
-		if (ids.n)
-			pb_msg(&sub, PB_SAMPLE_LOCATION_ID, &ids); /* packed, leaf first */
-		pb_varint(&ids, count);
-		pb_varint(&ids, ns);
-		pb_msg(&sub, PB_SAMPLE_VALUE, &ids);
-		if (s->thread < p->nthreads) {
-			const struct prof_thread *t = &p->threads[s->thread];
-			uint32_t pid =
-			    t->process < p->nprocesses ? p->processes[t->process].pid : 0;
-
-			if (t->name && *t->name) {
-				int64_t v = strtab_id(&st, t->name);
-
-				if (v < 0)
-					goto out;
-				pb_uint(&sub2, PB_LABEL_KEY, (uint64_t)s_thread);
-				pb_uint(&sub2, PB_LABEL_STR, (uint64_t)v);
-				pb_msg(&sub, PB_SAMPLE_LABEL, &sub2);
-			}
-			pb_uint(&sub2, PB_LABEL_KEY, (uint64_t)s_tid);
-			pb_uint(&sub2, PB_LABEL_NUM, t->tid);
-			pb_msg(&sub, PB_SAMPLE_LABEL, &sub2);
-			pb_uint(&sub2, PB_LABEL_KEY, (uint64_t)s_pid);
-			pb_uint(&sub2, PB_LABEL_NUM, pid);
-			pb_msg(&sub, PB_SAMPLE_LABEL, &sub2);
-		}
-		pb_msg(out, PB_PROFILE_SAMPLE, &sub);
+		if (pprof_sample(&x, out, s->stack, s->thread, values, memory ? 6 : 2) < 0)
+			goto out;
 	}
+	if (memory && pprof_mem_samples(&x, out) < 0)
+		goto out;
 
 	/* mappings: one per module (we have names, not address ranges); the
 	 * main executable first, as profile.proto expects */
