@@ -1,7 +1,8 @@
 /*
- * gate_json.c — a JSON report (report/json.c's shape, schema_version 1) as a
- * struct gate_run: the side of a comparison that was profiled earlier.  Key
- * names come from report/json_keys.h, the header the writers use.
+ * gate_json.c — a JSON report (report/json.c's shape, schema_version 1 or 2:
+ * 2 only added "memory") as a struct gate_run: the side of a comparison that
+ * was profiled earlier.  Key names come from report/json_keys.h, the header
+ * the writers use.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -218,10 +219,11 @@ int gate_run_from_json(const char *path, const char *role, struct gate_run *r, c
 			 "schema_version); write it with 'cbottleneck --json FILE'", role, path);
 		goto out;
 	}
-	if (version != JK_SCHEMA_VERSION_VALUE) {
-		snprintf(err, errlen, "%s was written by schema %g; this cbottleneck reads %d "
+	if (version < JK_SCHEMA_VERSION_OLDEST || version > JK_SCHEMA_VERSION_VALUE ||
+	    version != (int)version) {
+		snprintf(err, errlen, "%s was written by schema %g; this cbottleneck reads %d to %d "
 			 "(%s): regenerate it with this version", role, version,
-			 JK_SCHEMA_VERSION_VALUE, path);
+			 JK_SCHEMA_VERSION_OLDEST, JK_SCHEMA_VERSION_VALUE, path);
 		goto out;
 	}
 	run = cJSON_GetObjectItemCaseSensitive(root, JK_RUN);

@@ -1,7 +1,7 @@
 /*
- * json.c — the --json report (schema_version 1, docs/report.schema.json): run
+ * json.c — the --json report (schema_version 2, docs/report.schema.json): run
  * totals, every function, hot lines, processes, threads, the CUDA object from
- * cuda_report.c, and warnings.  Keys are public API: add, never rename.
+ * cuda_report.c, the memory object from mem_json.c, and warnings.  Keys are public API: add, never rename.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "cpu.h"
 #include "cuda_report.h"
 #include "json_keys.h"
+#include "mem_json.h"
 #include "report.h"
 
 #ifndef CBN_VERSION
@@ -428,6 +429,8 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 	cuda = report_cuda_json(a, o);
 	if (cuda)
 		cJSON_AddItemToObject(root, JK_CUDA, cuda);
+	if (report_mem_json(a, root) < 0)
+		goto fail;
 	if (json_attach(root, "warnings", json_warnings(a)) < 0)
 		goto fail;
 	return root;

@@ -8,13 +8,16 @@
 #define CBN_JSON_KEYS_H
 
 #define JK_SCHEMA_VERSION "schema_version"
-#define JK_SCHEMA_VERSION_VALUE 1
+#define JK_SCHEMA_VERSION_VALUE 2
+/* the oldest schema the gate still reads: 2 only added "memory" */
+#define JK_SCHEMA_VERSION_OLDEST 1
 
 /* top level */
 #define JK_RUN "run"
 #define JK_FUNCTIONS "functions"
 #define JK_LINES "lines"
 #define JK_CUDA "cuda"
+#define JK_MEMORY "memory"
 
 /* run */
 #define JK_COMMAND "command"
@@ -57,5 +60,22 @@
 #define JK_INSTANCES "instances"
 #define JK_API "api"
 #define JK_CALLS "calls"
+
+/* memory (mem_json.c): rate; spaces[] (kind, device, peak_bytes, peak_exact,
+ * live_end_bytes, allocs); sites[] (kind, device, function, file, line, bytes,
+ * allocs, live_end_bytes); leaks[] (site, bytes) */
+#define JK_MEM_RATE "rate"
+#define JK_MEM_SPACES "spaces"
+#define JK_MEM_SITES "sites"
+#define JK_MEM_LEAKS "leaks"
+#define JK_MEM_KIND "kind"
+#define JK_MEM_DEVICE "device"
+#define JK_MEM_PEAK_BYTES "peak_bytes"
+#define JK_MEM_PEAK_EXACT "peak_exact"
+#define JK_MEM_LIVE_END_BYTES "live_end_bytes"
+#define JK_MEM_ALLOCS "allocs"
+#define JK_MEM_BYTES "bytes"
+#define JK_MEM_SITE "site"
+#define JK_MEM_FUNCTION "function"
 
 #endif

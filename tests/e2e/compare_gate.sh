@@ -77,12 +77,16 @@ head -c 200 "$T/base.json" >"$T/cut.json"
 run_cbn compare --fail 'wall:+10%' "$T/cut.json" "$T/same.json"
 expect_rc 2
 grep -q 'not valid JSON' "$ERRF" || fail "no 'not valid JSON' message"
-sed 's/"schema_version":[[:space:]]*1/"schema_version":2/' "$T/base.json" >"$T/v2.json"
-grep -q '"schema_version":2' "$T/v2.json" || fail "could not rewrite schema_version"
-run_cbn compare --fail 'wall:+10%' "$T/v2.json" "$T/same.json"
+sed 's/"schema_version":[[:space:]]*2/"schema_version":3/' "$T/base.json" >"$T/v3.json"
+grep -q '"schema_version":3' "$T/v3.json" || fail "could not rewrite schema_version"
+run_cbn compare --fail 'wall:+10%' "$T/v3.json" "$T/same.json"
 expect_rc 2
-grep -q 'baseline was written by schema 2; this cbottleneck reads 1' "$ERRF" ||
+grep -q 'baseline was written by schema 3; this cbottleneck reads 1 to 2' "$ERRF" ||
 	fail "no schema mismatch message"
+# schema 2 only added "memory": a version 1 baseline is still read
+sed 's/"schema_version":[[:space:]]*2/"schema_version":1/' "$T/base.json" >"$T/v1.json"
+run_cbn compare --fail 'wall:+1000%' "$T/v1.json" "$T/same.json"
+expect_rc 0
 run_cbn compare "$T/base.json"
 expect_rc 2
 

@@ -1,0 +1,231 @@
+/*
+ * mem_json.c — the JSON report's "memory" object: the sampling that stands
+ * behind the host figures, every memory space (host per process, GPU per
+ * device) with its peak and curve, allocation sites and leaks, as
+ * docs/report.schema.json documents.  Keys are public API: add, never rename.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis.h"
+#include "json_keys.h"
+#include "mem_json.h"
+#include "memory.h"
+
+/* Estimates (doubles) are written as whole bytes and counts. */
+static int num(cJSON *o, const char *key, double v)
+{
+	if (!isfinite(v))
+		v = 0;
+	return cJSON_AddNumberToObject(o, key, v) ? 0 : -ENOMEM;
+}
+
+static int whole(cJSON *o, const char *key, double v)
+{
+	return num(o, key, isfinite(v) ? (double)llround(v) : 0);
+}
+
+static int str(cJSON *o, const char *key, const char *v)
+{
+	return cJSON_AddStringToObject(o, key, v ? v : "") ? 0 : -ENOMEM;
+}
+
+static int boolean(cJSON *o, const char *key, int v)
+{
+	return cJSON_AddBoolToObject(o, key, v != 0) ? 0 : -ENOMEM;
+}
+
+static int null(cJSON *o, const char *key)
+{
+	return cJSON_AddNullToObject(o, key) ? 0 : -ENOMEM;
+}
+
+static const char *kind_name(uint32_t kind)
+{
+	return kind == MEM_SPACE_GPU ? "gpu" : "host";
+}
+
+/* Seconds since the start of the run; null when ts is unknown (0). */
+static int seconds(cJSON *o, const char *key, const struct profile *p, uint64_t ts)
+{
+	if (!ts)
+		return null(o, key);
+	return num(o, key, ((double)ts - (double)p->start_ns) / 1e9);
+}
+
+static int space_timeline(cJSON *o, const struct profile *p, const struct mem_space *s)
+{
+	cJSON *tl = cJSON_AddObjectToObject(o, "timeline"), *t, *live, *res;
+
+	if (!tl)
+		return -ENOMEM;
+	t = cJSON_AddArrayToObject(tl, "t_s");
+	live = cJSON_AddArrayToObject(tl, "live_bytes");
+	res = cJSON_AddArrayToObject(tl, "resident_bytes");
+	if (!t || !live || !res)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->ntimeline; i++) {
+		const struct mem_point *pt = &s->timeline[i];
+		cJSON *a = cJSON_CreateNumber(((double)pt->ts - (double)p->start_ns) / 1e9);
+		cJSON *b = cJSON_CreateNumber((double)pt->live);
+		cJSON *c = cJSON_CreateNumber((double)pt->rss);
+
+		if (a)
+			cJSON_AddItemToArray(t, a);
+		if (b)
+			cJSON_AddItemToArray(live, b);
+		if (c)
+			cJSON_AddItemToArray(res, c);
+		if (!a || !b || !c)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static cJSON *json_space(const struct profile *p, const struct mem_space *s)
+{
+	cJSON *o = cJSON_CreateObject(), *ap;
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	err |= str(o, JK_MEM_KIND, kind_name(s->kind));
+	err |= str(o, JK_NAME, s->name);
+	if (s->kind == MEM_SPACE_HOST && s->process < p->nprocesses)
+		err |= num(o, "pid", p->processes[s->process].pid);
+	else
+		err |= null(o, "pid");
+	if (s->kind == MEM_SPACE_GPU)
+		err |= num(o, JK_MEM_DEVICE, s->device);
+	else
+		err |= null(o, JK_MEM_DEVICE);
+	err |= num(o, JK_MEM_PEAK_BYTES, (double)s->peak);
+	err |= seconds(o, "peak_s", p, s->peak_ts);
+	err |= boolean(o, JK_MEM_PEAK_EXACT, s->peak_exact);
+	if (s->peak_range < p->nranges && p->ranges[s->peak_range].name)
+		err |= str(o, "peak_range", p->ranges[s->peak_range].name);
+	else
+		err |= null(o, "peak_range");
+	err |= num(o, "rss_peak_bytes", (double)s->rss_peak);
+	err |= num(o, "reserved_peak_bytes", (double)s->reserved_peak);
+	if (s->total)
+		err |= num(o, "total_bytes", (double)s->total);
+	else
+		err |= null(o, "total_bytes");
+	err |= num(o, JK_MEM_LIVE_END_BYTES, (double)s->live_end);
+	err |= num(o, JK_MEM_ALLOCS, (double)s->allocs);
+	err |= num(o, "frees", (double)s->frees);
+	err |= num(o, "alloc_bytes", (double)s->alloc_bytes);
+	err |= space_timeline(o, p, s);
+	ap = cJSON_AddArrayToObject(o, "at_peak");
+	for (size_t i = 0; ap && i < s->nat_peak; i++) {
+		cJSON *e = cJSON_CreateObject();
+
+		if (!e) {
+			err = 1;
+			break;
+		}
+		cJSON_AddItemToArray(ap, e);
+		err |= num(e, JK_MEM_SITE, s->at_peak[i].site);
+		err |= whole(e, JK_MEM_BYTES, s->at_peak[i].bytes);
+	}
+	if (err || !ap) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+static cJSON *json_site(const struct profile *p, const struct mem_site *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	err |= str(o, JK_MEM_KIND, kind_name(s->kind));
+	if (s->kind == MEM_SPACE_GPU)
+		err |= num(o, JK_MEM_DEVICE, s->device);
+	else
+		err |= null(o, JK_MEM_DEVICE);
+	err |= str(o, JK_MEM_FUNCTION, s->func < p->nfuncs ? p->funcs[s->func].name : "");
+	err |= str(o, JK_FILE, s->file);
+	err |= num(o, JK_LINE, s->line);
+	err |= boolean(o, "inlined", s->inlined);
+	err |= whole(o, JK_MEM_BYTES, s->bytes);
+	err |= whole(o, JK_MEM_ALLOCS, s->allocs);
+	err |= num(o, "records", (double)s->records);
+	err |= whole(o, JK_MEM_LIVE_END_BYTES, s->live_end_bytes);
+	err |= whole(o, "live_end_blocks", s->live_end_blocks);
+	err |= whole(o, "max_live_bytes", s->max_live);
+	err |= whole(o, "short_lived", s->short_lived);
+	err |= num(o, "median_life_ns", (double)s->median_life_ns);
+	if (err) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
+}
+
+int report_mem_json(const struct analysis *a, cJSON *root)
+{
+	const struct mem_analysis *m = a->memory;
+	const struct profile *p = a->profile;
+	cJSON *o, *arr;
+	int err = 0;
+
+	if (!m)
+		return 0;
+	o = cJSON_AddObjectToObject(root, JK_MEMORY);
+	if (!o)
+		return -ENOMEM;
+	err |= num(o, JK_MEM_RATE, (double)m->rate);
+	err |= boolean(o, "exact", m->exact);
+	err |= num(o, "sampled", (double)m->sampled);
+	err |= num(o, "lost", (double)m->lost);
+	err |= num(o, "untracked", (double)m->untracked);
+	err |= num(o, "no_stack", (double)m->no_stack);
+	if (m->refused)
+		err |= str(o, "refused", m->refused);
+	else
+		err |= null(o, "refused");
+	if (err)
+		return -ENOMEM;
+	if (!(arr = cJSON_AddArrayToObject(o, JK_MEM_SPACES)))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nspaces; i++) {
+		cJSON *s = json_space(p, &m->spaces[i]);
+
+		if (!s)
+			return -ENOMEM;
+		cJSON_AddItemToArray(arr, s);
+	}
+	if (!(arr = cJSON_AddArrayToObject(o, JK_MEM_SITES)))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nsites; i++) {
+		cJSON *s = json_site(p, &m->sites[i]);
+
+		if (!s)
+			return -ENOMEM;
+		cJSON_AddItemToArray(arr, s);
+	}
+	if (!(arr = cJSON_AddArrayToObject(o, JK_MEM_LEAKS)))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nleaks; i++) {
+		const struct mem_site *s = m->leaks[i] < m->nsites ? &m->sites[m->leaks[i]] : NULL;
+		cJSON *l;
+
+		if (!s)
+			continue;
+		if (!(l = cJSON_CreateObject()))
+			return -ENOMEM;
+		cJSON_AddItemToArray(arr, l);
+		err |= num(l, JK_MEM_SITE, m->leaks[i]);
+		err |= whole(l, JK_MEM_BYTES, s->live_end_bytes);
+		err |= whole(l, "blocks", s->live_end_blocks);
+	}
+	return err ? -ENOMEM : 0;
+}
