@@ -174,16 +174,23 @@ static int parse_field(const char *name, size_t len, enum cmp_metric m, struct c
 		{"total", CMP_F_TOTAL}, {"calls", CMP_F_CALLS}, {"avg", CMP_F_AVG}, {0}};
 	static const struct field_name api_f[] = {
 		{"calls", CMP_F_CALLS}, {"total", CMP_F_TOTAL}, {"avg", CMP_F_AVG}, {0}};
+	static const struct field_name mgpu_f[] = {{"peak", CMP_F_PEAK}, {0}};
+	static const struct field_name msite_f[] = {
+		{"bytes", CMP_F_BYTES}, {"allocs", CMP_F_ALLOCS}, {0}};
 	const struct field_name *f = m == CMP_M_FUNC ? func_f
 				     : m == CMP_M_LINE ? line_f
-				     : m == CMP_M_KERNEL ? kern_f : api_f;
+				     : m == CMP_M_KERNEL ? kern_f
+				     : m == CMP_M_MEM_GPU ? mgpu_f
+				     : m == CMP_M_MEM_SITE ? msite_f : api_f;
 	const struct field_name *i;
 	char list[64] = "";
 
 	for (i = f; i->name; i++) {
 		if (strlen(i->name) == len && strncmp(i->name, name, len) == 0) {
 			e->field = i->field;
-			e->unit = i->field == CMP_F_CALLS ? CMP_U_COUNT : CMP_U_NS;
+			e->unit = i->field == CMP_F_CALLS || i->field == CMP_F_ALLOCS ? CMP_U_COUNT
+				  : i->field == CMP_F_PEAK || i->field == CMP_F_BYTES ? CMP_U_BYTES
+				  : CMP_U_NS;
 			return 0;
 		}
 		snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s.%s",
@@ -232,6 +239,20 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 		e->unit = CMP_U_COUNT;
 		return 0;
 	}
+	if (len == 8 && strncmp(s, "mem.peak", 8) == 0) {
+		e->metric = CMP_M_MEM_PEAK;
+		e->unit = CMP_U_BYTES;
+		return 0;
+	}
+	if (len == 10 && strncmp(s, "mem.leaked", 10) == 0) {
+		e->metric = CMP_M_MEM_LEAKED;
+		e->unit = CMP_U_BYTES;
+		return 0;
+	}
+	if (len > 4 && strncmp(s, "mem.", 4) == 0)
+		return expr_error(err, errlen, e->text,
+				  "unknown memory metric '%.*s': expected mem.peak, mem.leaked, "
+				  "mem.gpu[N].peak or mem.site[PATTERN].bytes|allocs", (int)len, s);
 	if (len > 4 && strncmp(s, "gpu.", 4) == 0) {
 		for (g = gpu_names; g->name; g++) {
 			if (strlen(g->name) == len - 4 && strncmp(g->name, s + 4, len - 4) == 0) {
@@ -250,7 +271,8 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 	return expr_error(err, errlen, e->text,
 			  "unknown metric '%.*s': expected wall, cpu, samples, "
 			  "func[PATTERN].self|total, line[FILE:LINE].self, "
-			  "kernel[PATTERN].total|calls|avg, api[PATTERN].calls|total|avg or gpu.*",
+			  "kernel[PATTERN].total|calls|avg, api[PATTERN].calls|total|avg, gpu.* "
+			  "or mem.*",
 			  (int)len, s);
 }
 
@@ -290,6 +312,34 @@ static int parse_line_pattern(struct cmp_expr *e, char *err, size_t errlen)
 	return 0;
 }
 
+/* mem.gpu[N]: N is a CUDA device number. */
+static int parse_device(struct cmp_expr *e, char *err, size_t errlen)
+{
+	char *end;
+
+	errno = 0;
+	e->device = strtoul(e->pattern, &end, 10);
+	if (errno || *end || !isdigit((unsigned char)e->pattern[0]))
+		return expr_error(err, errlen, e->text,
+				  "mem.gpu[...] needs a device number, e.g. 'mem.gpu[0].peak:+10%%'");
+	return 0;
+}
+
+/* mem.site[FILE:LINE]: a pattern ending in ':DIGITS' names a source line;
+ * anything else is a function-name glob. */
+static void site_line(struct cmp_expr *e)
+{
+	char *colon = strrchr(e->pattern, ':'), *end;
+	unsigned long line;
+
+	if (!colon || colon == e->pattern || !isdigit((unsigned char)colon[1]))
+		return;
+	line = strtoul(colon + 1, &end, 10);
+	if (*end || line == 0)
+		return;
+	e->line = line;
+}
+
 int cmp_expr_parse(const char *text, enum cmp_level level, struct cmp_expr *e, char *err,
 		   size_t errlen)
 {
@@ -314,10 +364,14 @@ int cmp_expr_parse(const char *text, enum cmp_level level, struct cmp_expr *e, c
 			e->metric = CMP_M_KERNEL;
 		else if (n == 3 && strncmp(text, "api", 3) == 0)
 			e->metric = CMP_M_API;
+		else if (n == 7 && strncmp(text, "mem.gpu", 7) == 0)
+			e->metric = CMP_M_MEM_GPU;
+		else if (n == 8 && strncmp(text, "mem.site", 8) == 0)
+			e->metric = CMP_M_MEM_SITE;
 		else
 			return expr_error(err, errlen, text,
 					  "'%.*s[' is not a metric: expected func[...], line[...], "
-					  "kernel[...] or api[...]",
+					  "kernel[...], api[...], mem.gpu[...] or mem.site[...]",
 					  (int)n, text);
 		if (close < 0)
 			return expr_error(err, errlen, text, "unclosed '[' (%s)", CMP_EXAMPLE);
@@ -330,13 +384,19 @@ int cmp_expr_parse(const char *text, enum cmp_level level, struct cmp_expr *e, c
 		e->pattern[close - 1] = '\0';
 		if (e->metric == CMP_M_LINE && parse_line_pattern(e, err, errlen) < 0)
 			return -1;
+		if (e->metric == CMP_M_MEM_GPU && parse_device(e, err, errlen) < 0)
+			return -1;
+		if (e->metric == CMP_M_MEM_SITE)
+			site_line(e);
 		p += close + 1;
 		if (*p != '.')
 			return expr_error(err, errlen, text,
 					  "expected '.FIELD' after ']' (e.g. '%.*s[...].%s')",
 					  (int)n, text,
 					  e->metric == CMP_M_API ? "calls"
-					  : e->metric == CMP_M_KERNEL ? "total" : "self");
+					  : e->metric == CMP_M_KERNEL ? "total"
+					  : e->metric == CMP_M_MEM_GPU ? "peak"
+					  : e->metric == CMP_M_MEM_SITE ? "bytes" : "self");
 		dot = ++p;
 		while (isalnum((unsigned char)*p) || *p == '_')
 			p++;

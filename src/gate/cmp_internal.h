@@ -29,9 +29,16 @@ enum cmp_metric {
 	CMP_M_KERNEL,            /* cuda.kernels[name ~ pattern].total_ns|instances|avg_ns */
 	CMP_M_API,               /* cuda.api[name ~ pattern].calls|total_ns|avg_ns */
 	CMP_M_GPU,               /* cuda.totals / cuda.overview scalars */
+	CMP_M_MEM_PEAK,          /* memory: the root process's host peak_bytes */
+	CMP_M_MEM_LEAKED,        /* memory: host sites' live_end_bytes, summed */
+	CMP_M_MEM_GPU,           /* memory.spaces[gpu, device N].peak_bytes */
+	CMP_M_MEM_SITE,          /* memory.sites[function or file:line ~ pattern].bytes|allocs, summed */
 };
 
-enum cmp_field { CMP_F_NONE = 0, CMP_F_SELF, CMP_F_TOTAL, CMP_F_CALLS, CMP_F_AVG };
+enum cmp_field {
+	CMP_F_NONE = 0, CMP_F_SELF, CMP_F_TOTAL, CMP_F_CALLS, CMP_F_AVG,
+	CMP_F_PEAK, CMP_F_BYTES, CMP_F_ALLOCS,   /* memory metrics */
+};
 
 enum cmp_gpu {
 	CMP_GPU_KERNELS = 1,     /* totals.kernels */
@@ -66,8 +73,10 @@ struct cmp_expr {
 	enum cmp_field field;
 	enum cmp_gpu gpu;
 	enum cmp_unit unit;
-	char pattern[CMP_PATTERN_MAX]; /* fnmatch glob: function/kernel/API name, or line's file */
-	unsigned long line;      /* line[] only */
+	char pattern[CMP_PATTERN_MAX]; /* fnmatch glob: function/kernel/API name, or line's file;
+	                                * mem.gpu[]: the device number as given */
+	unsigned long line;      /* line[] only; mem.site[FILE:LINE]: the line, else 0 */
+	unsigned long device;    /* mem.gpu[] only */
 	int exact;               /* pattern is a literal name (default report), not a glob */
 	struct cmp_threshold th;
 	char th_text[64];        /* threshold as given, for the table */

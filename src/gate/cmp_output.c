@@ -205,7 +205,7 @@ void cmp_print_table(FILE *out, const struct cmp_result *r, int quiet)
 	int width[NCOLS];
 	char line[512];
 	size_t i;
-	int c, any_sampled = 0, any_single = 0;
+	int c, any_sampled = 0, any_single = 0, any_mem = 0;
 
 	/* quiet: the table and the summary, like the launcher's -q ("tables only") */
 	if (!quiet) {
@@ -215,7 +215,8 @@ void cmp_print_table(FILE *out, const struct cmp_result *r, int quiet)
 			r->cur_cmd, *r->cur_cmd ? ")" : "");
 		if (r->defaults)
 			fprintf(out, "no --fail/--warn given: comparing wall, cpu and the baseline's "
-				"hottest functions, warning at +10%%; this never fails\n");
+				"hottest functions (and host memory peak, when recorded), warning at "
+				"+10%%; this never fails\n");
 		fputc('\n', out);
 	}
 	for (c = 0; c < NCOLS; c++)
@@ -245,6 +246,8 @@ void cmp_print_table(FILE *out, const struct cmp_result *r, int quiet)
 		}
 		fputc('\n', out);
 		any_sampled |= row->noise == CMP_N_SAMPLED;
+		any_mem |= row->noise == CMP_N_SAMPLED && row->expr &&
+			   row->expr->unit == CMP_U_BYTES;
 		any_single |= row->noise == CMP_N_SINGLE;
 	}
 	for (i = 0; i < r->nrows; i++)
@@ -253,6 +256,9 @@ void cmp_print_table(FILE *out, const struct cmp_result *r, int quiet)
 	if (any_sampled && !quiet)
 		fprintf(out, "~X: sampled figure; a change within X (2 sigma of the sampling "
 			"error, sigma = period * sqrt(samples_base + samples_cur)) is within noise\n");
+	if (any_mem && !quiet)
+		fprintf(out, "   (memory estimates: sigma = sqrt(rate * (bytes_base + bytes_cur)), "
+			"rate the host sampling interval)\n");
 	if (any_single && !quiet)
 		fprintf(out, "1 run: a single measurement per run, no noise estimate; gate it "
 			"with a generous threshold\n");

@@ -185,6 +185,79 @@ static int read_cuda(const cJSON *root, struct gate_run *r)
 	return 0;
 }
 
+/* The memory object (schema 2), when there is one. */
+static int read_memory(const cJSON *root, struct gate_run *r)
+{
+	const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, JK_MEMORY), *arr, *it;
+	const cJSON *procs = cJSON_GetObjectItemCaseSensitive(root, "processes");
+	double root_pid = num(cJSON_GetArrayItem(procs, 0), "pid");
+	int root_seen = 0;
+
+	r->mem_peak = r->mem_leaked = NAN;
+	if (!cJSON_IsObject(m))
+		return 0;
+	r->has_memory = 1;
+	r->mem_rate = num(m, JK_MEM_RATE);
+	arr = cJSON_GetObjectItemCaseSensitive(m, JK_MEM_SPACES);
+	r->mem_gpus = array_of(arr, sizeof(*r->mem_gpus), &r->nmem_gpus);
+	if (!r->mem_gpus)
+		return -ENOMEM;
+	cJSON_ArrayForEach(it, arr) {
+		const char *kind = str(it, JK_MEM_KIND);
+		double peak = num(it, JK_MEM_PEAK_BYTES);
+
+		if (!kind || !gate_has(peak))
+			continue;
+		if (strcmp(kind, "gpu") == 0) {
+			r->mem_gpus[r->nmem_gpus++] = (struct gate_mem_gpu){
+				num(it, JK_MEM_DEVICE), peak};
+		} else if (strcmp(kind, "host") == 0) {
+			/* the root process (its exec'd images share the pid); the
+			 * first host space when the report names no processes */
+			int is_root = num(it, "pid") == root_pid;
+
+			if (root_seen && !is_root)
+				continue;
+			if (is_root && !root_seen) {
+				root_seen = 1;
+				r->mem_peak = NAN;
+			}
+			if (!gate_has(r->mem_peak) || peak > r->mem_peak) {
+				r->mem_peak = peak;
+				r->mem_peak_exact = cJSON_IsTrue(
+				    cJSON_GetObjectItemCaseSensitive(it, JK_MEM_PEAK_EXACT));
+			}
+		}
+	}
+	arr = cJSON_GetObjectItemCaseSensitive(m, JK_MEM_SITES);
+	r->mem_sites = array_of(arr, sizeof(*r->mem_sites), &r->nmem_sites);
+	if (!r->mem_sites)
+		return -ENOMEM;
+	cJSON_ArrayForEach(it, arr) {
+		struct gate_mem_site *s = &r->mem_sites[r->nmem_sites];
+		const char *kind = str(it, JK_MEM_KIND);
+
+		s->function = str(it, JK_MEM_FUNCTION);
+		s->file = str(it, JK_FILE);
+		s->line = num(it, JK_LINE);
+		s->bytes = num(it, JK_MEM_BYTES);
+		s->allocs = num(it, JK_MEM_ALLOCS);
+		s->gpu = kind && strcmp(kind, "gpu") == 0;
+		if (!s->function || !s->file || !gate_has(s->bytes))
+			continue;
+		r->nmem_sites++;
+		if (!s->gpu) {
+			double leaked = num(it, JK_MEM_LIVE_END_BYTES);
+
+			if (gate_has(leaked))
+				r->mem_leaked = (gate_has(r->mem_leaked) ? r->mem_leaked : 0) + leaked;
+		}
+	}
+	if (!gate_has(r->mem_leaked) && r->mem_rate > 0)
+		r->mem_leaked = 0; /* host data and no site left anything behind */
+	return 0;
+}
+
 int gate_run_from_json(const char *path, const char *role, struct gate_run *r, char *err,
 		       size_t errlen)
 {
@@ -248,7 +321,7 @@ int gate_run_from_json(const char *path, const char *role, struct gate_run *r, c
 	r->period_ns = num(run, JK_PERIOD_NS);
 	if (!gate_has(r->period_ns) || r->period_ns < 0)
 		r->period_ns = 0;
-	if (read_cpu(root, r) < 0 || read_cuda(root, r) < 0) {
+	if (read_cpu(root, r) < 0 || read_cuda(root, r) < 0 || read_memory(root, r) < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}

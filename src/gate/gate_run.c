@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "cuda_analysis.h"
 #include "cpu.h"
+#include "memory.h"
 #include "gate_run.h"
 
 /* A figure the JSON report writes as null when negative (or not finite). */
@@ -73,6 +74,60 @@ static int from_cuda(const struct cuda_analysis *a, struct gate_run *r)
 	return 0;
 }
 
+/* What gate_json.c's read_memory takes from the memory object. */
+static int from_memory(const struct profile *p, const struct mem_analysis *m, struct gate_run *r)
+{
+	uint32_t root_pid = p->nprocesses ? p->processes[0].pid : 0;
+	int root_seen = 0;
+	size_t i;
+
+	r->mem_peak = r->mem_leaked = NAN;
+	if (!m)
+		return 0;
+	r->has_memory = 1;
+	r->mem_rate = (double)m->rate;
+	r->mem_gpus = calloc(m->nspaces ? m->nspaces : 1, sizeof(*r->mem_gpus));
+	r->mem_sites = calloc(m->nsites ? m->nsites : 1, sizeof(*r->mem_sites));
+	if (!r->mem_gpus || !r->mem_sites)
+		return -ENOMEM;
+	for (i = 0; i < m->nspaces; i++) {
+		const struct mem_space *s = &m->spaces[i];
+		int is_root;
+
+		if (s->kind == MEM_SPACE_GPU) {
+			r->mem_gpus[r->nmem_gpus++] = (struct gate_mem_gpu){
+				(double)s->device, (double)s->peak};
+			continue;
+		}
+		is_root = s->process < p->nprocesses && p->processes[s->process].pid == root_pid;
+		if (root_seen && !is_root)
+			continue;
+		if (is_root && !root_seen) {
+			root_seen = 1;
+			r->mem_peak = NAN;
+		}
+		if (!gate_has(r->mem_peak) || (double)s->peak > r->mem_peak) {
+			r->mem_peak = (double)s->peak;
+			r->mem_peak_exact = s->peak_exact;
+		}
+	}
+	for (i = 0; i < m->nsites; i++) {
+		const struct mem_site *s = &m->sites[i];
+
+		/* the JSON report writes estimates as whole numbers */
+		r->mem_sites[r->nmem_sites++] = (struct gate_mem_site){
+			s->func < p->nfuncs && p->funcs[s->func].name ? p->funcs[s->func].name : "",
+			s->file ? s->file : "", (double)s->line, (double)llround(s->bytes),
+			(double)llround(s->allocs), s->kind == MEM_SPACE_GPU};
+		if (s->kind != MEM_SPACE_GPU)
+			r->mem_leaked = (gate_has(r->mem_leaked) ? r->mem_leaked : 0) +
+					(double)llround(s->live_end_bytes);
+	}
+	if (!gate_has(r->mem_leaked) && r->mem_rate > 0)
+		r->mem_leaked = 0;
+	return 0;
+}
+
 int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 {
 	const struct profile *p = a->profile;
@@ -110,7 +165,7 @@ int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 			l->file ? l->file : "", (double)l->line, (double)l->self_ns,
 			(double)l->self_w};
 	}
-	if (from_cuda(a->cuda, r) < 0)
+	if (from_cuda(a->cuda, r) < 0 || from_memory(p, a->memory, r) < 0)
 		goto nomem;
 	return 0;
 nomem:
@@ -127,6 +182,8 @@ void gate_run_free(struct gate_run *r)
 	free(r->lines);
 	free(r->kernels);
 	free(r->api);
+	free(r->mem_gpus);
+	free(r->mem_sites);
 	cJSON_Delete(r->owner);
 	memset(r, 0, sizeof(*r));
 }

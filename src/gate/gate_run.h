@@ -44,6 +44,18 @@ struct gate_gpu {
 		gpu_busy_ns, gpu_utilization;
 };
 
+/* memory.sites[]: what mem.site[PATTERN] sums. */
+struct gate_mem_site {
+	const char *function, *file;
+	double line, bytes, allocs;
+	int gpu;
+};
+
+/* memory.spaces[] of kind gpu: what mem.gpu[N].peak reads. */
+struct gate_mem_gpu {
+	double device, peak;
+};
+
 struct gate_run {
 	const char **command;    /* the program's argv; NULL entries skipped */
 	size_t ncommand;
@@ -60,6 +72,14 @@ struct gate_run {
 	struct gate_gpu gpu;
 	struct gate_count *kernels;  size_t nkernels;
 	struct gate_count *api;      size_t napi;
+	/* Memory (schema 2): has_memory when the run has a memory object.
+	 * mem_peak: the root process's host peak (NAN without host data);
+	 * mem_leaked: bytes of the host leaks, all processes; mem_rate: the
+	 * host sampling rate (1 exact, 0 none); mem_peak_exact as written. */
+	int has_memory, mem_peak_exact;
+	double mem_rate, mem_peak, mem_leaked;
+	struct gate_mem_gpu *mem_gpus;    size_t nmem_gpus;
+	struct gate_mem_site *mem_sites;  size_t nmem_sites;
 	void *owner;             /* the parsed JSON the strings point into, or NULL */
 };
 

@@ -238,6 +238,7 @@ int main(void)
 	free(allocs);
 	free(frees);
 	ex_free(&p);
-	if (!getenv("KEEP")) ex_rmdir(dir);
+	if (!getenv("KEEP"))
+		ex_rmdir(dir);
 	return test_result();
 }

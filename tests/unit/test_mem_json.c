@@ -241,6 +241,7 @@ int main(void)
 		pp[i] = paths[i];
 	CHECK(validate(pp, 5) == 0);
 	ex_free(&p);
-	ex_rmdir(dir);
+	if (!getenv("KEEP"))
+		ex_rmdir(dir);
 	return test_result();
 }
