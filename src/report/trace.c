@@ -2,11 +2,13 @@
  * trace.c — --trace FILE[.gz]: the Chrome trace-event JSON that Perfetto and
  * chrome://tracing open.  CPU lanes are rebuilt from samples; CUDA API calls,
  * annotations and GPU work get lanes of their own; every lane strictly nests.
+ * Memory spaces (host per process, GPU per device) become counter tracks.
  * Layout, flows and the size cap are documented in docs/outputs.md.
  */
 #include "analysis.h"
 #include "export.h"
 #include "gz.h"
+#include "memory.h"
 #include "util.h"
 
 #include <errno.h>
@@ -20,6 +22,9 @@
 #define TRACE_MAX_SLOTS 16  /* one lane plus 15 overflow lanes */
 #define TRACE_SLOT_SHIFT 23 /* tids and pids stay below 2^22 (pid_max limit) */
 #define TRACE_GPU_PID_BASE (1u << 24)
+/* tid of the memory counter events: past every lane's (counters belong to
+ * their process in viewers; the tid only keeps them off the thread lanes) */
+#define TRACE_COUNTER_TID (48u << TRACE_SLOT_SHIFT)
 
 enum tev_type { TEV_SAMPLE, TEV_API, TEV_RANGE, TEV_MARK, TEV_GPU, TEV_FLOW_S, TEV_FLOW_F };
 enum tev_lane { LANE_CPU, LANE_API, LANE_RANGE, LANE_GPU };
@@ -57,6 +62,7 @@ struct lane {
 
 struct tctx {
 	const struct profile *p;
+	const struct mem_analysis *mem; /* NULL: no memory data */
 	int64_t ws, we;         /* window, relative ns */
 	uint32_t *gpu_pid_proc; /* synthetic GPU pid k -> process index */
 	uint32_t *gpu_pid_dev;  /* ... and device */
@@ -1135,6 +1141,85 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 	return rc;
 }
 
+/* The pid a memory space's counter track goes in: a host space's process;
+ * a GPU's first process that allocated on it (the root process otherwise). */
+static uint32_t trace_space_pid(const struct profile *p, const struct mem_space *s)
+{
+	uint32_t proc = s->process;
+
+	if (s->kind == MEM_SPACE_GPU) {
+		proc = 0;
+		for (size_t i = 0; i < p->nmemory; i++) {
+			if (p->memory[i].device == s->device) {
+				proc = p->memory[i].process;
+				break;
+			}
+		}
+	}
+	return proc < p->nprocesses ? p->processes[proc].pid : 0;
+}
+
+/* One counter event of space s at relative time rel with point pt. */
+static void trace_counter(struct sbuf *b, const struct mem_space *s, uint32_t pid, uint32_t tid,
+                          const char *name, int64_t rel, const struct mem_point *pt)
+{
+	b->n = 0;
+	sb_puts(b, "{\"ph\":\"C\",\"cat\":\"memory\",\"name\":");
+	sb_json_str(b, name);
+	sb_printf(b, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 ",\"ts\":", pid, tid);
+	sb_us(b, rel);
+	if (s->kind == MEM_SPACE_GPU)
+		sb_printf(b, ",\"args\":{\"allocated\":%" PRId64 ",\"reserved\":%" PRIu64 "}}",
+		          pt->live, pt->rss);
+	else
+		sb_printf(b, ",\"args\":{\"live\":%" PRId64 ",\"rss\":%" PRIu64 "}}", pt->live,
+		          pt->rss);
+}
+
+/* Counter tracks, as Kineto's memory view draws them: "Host memory" (live,
+ * rss) in each process, "GPU N memory" (allocated, reserved) per device.
+ * Only points inside the window; the value at the window's start is
+ * repeated there so the curve does not start empty. */
+static int trace_write_counters(const struct tctx *c, struct gz_file *f, struct sbuf *b,
+                                int *first)
+{
+	const struct profile *p = c->p;
+
+	for (size_t k = 0; c->mem && k < c->mem->nspaces; k++) {
+		const struct mem_space *s = &c->mem->spaces[k];
+		uint32_t pid = trace_space_pid(p, s);
+		char name[64];
+		size_t i = 0;
+
+		if (s->kind == MEM_SPACE_GPU)
+			snprintf(name, sizeof(name), "GPU %" PRIu32 " memory", s->device);
+		else
+			snprintf(name, sizeof(name), "Host memory");
+		while (i < s->ntimeline && trace_rel(c, s->timeline[i].ts) < c->ws)
+			i++;
+		if (i > 0 && (i == s->ntimeline || trace_rel(c, s->timeline[i].ts) > c->ws))
+			i--; /* the last point before the window, drawn at its start */
+		for (; i < s->ntimeline; i++) {
+			int64_t rel = trace_rel(c, s->timeline[i].ts);
+			int rc;
+
+			if (rel > c->we)
+				break;
+			/* a tid per track: each is in time order on its own */
+			trace_counter(b, s, pid, TRACE_COUNTER_TID + (uint32_t)k, name,
+			              rel < c->ws ? c->ws : rel, &s->timeline[i]);
+			if (b->oom)
+				return -ENOMEM;
+			if (!*first)
+				gz_puts(f, ",\n");
+			*first = 0;
+			if ((rc = gz_write(f, b->p, b->n)) != 0)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 static int trace_write(struct tctx *c, const char *path, const struct trace_opts *o,
                        struct tvec *cuda, struct tvec *cpu, char *err, size_t errlen)
 {
@@ -1158,6 +1243,8 @@ static int trace_write(struct tctx *c, const char *path, const struct trace_opts
 	}
 	gz_puts(f, "{\"traceEvents\":[\n");
 	rc = trace_write_meta(c, f, &b);
+	if (!rc)
+		rc = trace_write_counters(c, f, &b, &first);
 	for (int k = 0; k < 2 && !rc; k++) {
 		for (size_t i = 0; i < all[k]->n && !rc; i++) {
 			trace_format(c, &b, &all[k]->v[i]);
@@ -1237,7 +1324,7 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
                  char *err, size_t errlen)
 {
 	const struct profile *p = a->profile;
-	struct tctx c = {.p = p};
+	struct tctx c = {.p = p, .mem = a->memory};
 	struct tvec cuda = {0}, cpu = {0};
 	uint64_t cap = o && o->max_bytes ? o->max_bytes : TRACE_DEFAULT_CAP;
 	int rc;

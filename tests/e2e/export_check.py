@@ -39,6 +39,7 @@ def check_trace(a):
     meta = {}
     lanes = {}
     last_ts = {}
+    counters = {}
     for e in evs:
         for k in ("ph", "pid"):
             if k not in e:
@@ -52,6 +53,13 @@ def check_trace(a):
         if ts < last_ts.get(key, -1):
             bad("lane %r goes back in time at %r" % (key, e))
         last_ts[key] = ts
+        if ph == "C":
+            # counter tracks (memory): numeric args, in time order per track
+            args = e.get("args")
+            if not e.get("name") or not isinstance(args, dict) or not args or \
+                    not all(isinstance(v, (int, float)) for v in args.values()):
+                bad("counter event without a name or numeric args: %r" % e)
+            counters.setdefault((e["pid"], e.get("name")), []).append((ts, args))
         if ph in ("X", "i"):
             dur = round(e.get("dur", 0) * 1000)
             if dur < 0:
@@ -75,8 +83,14 @@ def check_trace(a):
     for n in filter(None, (a.names or "").split(",")):
         if n not in names:
             bad("no cpu_sample slice named %s" % n)
+    for n in filter(None, (a.counters or "").split(",")):
+        if not any(name == n for (_, name) in counters):
+            bad("no counter track named %s" % n)
     if a.window:
         lo, hi = (float(x) * 1000 for x in a.window.split(":"))
+        for (pid, name), pts in counters.items():
+            if any(t < lo or t > hi for t, _ in pts):
+                bad("counter %s of pid %r has points outside the window" % (name, pid))
         for sl in lanes.values():
             for s, t, e in sl:
                 if s < lo or t > hi:
@@ -109,7 +123,7 @@ def check_trace(a):
         bad("%d flows, expected at least %d" % (len(starts), a.flows))
     thread_names = sorted({v.get("name") for (k, p, t), v in meta.items() if k == "thread_name"})
     process_names = sorted({v.get("name") for (k, p, t), v in meta.items() if k == "process_name"})
-    print("ok lanes=%d events=%d flows=%d" % (len(lanes), len(evs), len(starts)))
+    print("ok lanes=%d events=%d flows=%d counters=%d" % (len(lanes), len(evs), len(starts), len(counters)))
     print("threads=%s" % json.dumps(thread_names))
     print("processes=%s" % json.dumps(process_names))
     od = d.get("otherData", {})
@@ -207,6 +221,7 @@ p.add_argument("kind", choices=("trace", "folded", "svg", "pprof"))
 p.add_argument("file")
 p.add_argument("--window")
 p.add_argument("--names")
+p.add_argument("--counters", help="counter track names that must be there, comma-separated")
 p.add_argument("--flows", type=int)
 p.add_argument("--total", type=int)
 a = p.parse_args()
