@@ -717,7 +717,7 @@ static void eval_mem(struct cmp_result *r, const struct cmp_side *b, const struc
 		row->sigma = sqrt(vb.var + vc.var);
 		if (!vc.ok) {
 			row->status = CMP_S_NA;
-			snprintf(row->note, sizeof(row->note), "%s", why_c);
+			snprintf(row->note, sizeof(row->note), "%.250s", why_c);
 		}
 	}
 	row->noise = row->sigma > 0 ? CMP_N_SAMPLED : CMP_N_EXACT;
