@@ -556,6 +556,8 @@ struct cbn_rec_cuda_memory_ext {
 	uint8_t is_async;                /* cudaMallocAsync/cudaFreeAsync */
 	uint8_t pool_type;               /* CUpti_ActivityMemoryPoolType: 0 none, 1 LOCAL, 2 IMPORTED */
 	uint16_t reserved[3];
+	uint64_t pool_size;              /* memoryPoolConfig.pool.size (LOCAL pools): bytes the
+					  * pool held then, 0 */
 };
 
 enum cbn_mempool_op {                /* = CUpti_ActivityMemoryPoolOperationType */

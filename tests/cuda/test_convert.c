@@ -28,6 +28,7 @@ _Static_assert(sizeof(CUpti_ActivityOverhead3) == 56, "Overhead3");
 _Static_assert(sizeof(CUpti_ActivityDevice5) == 184, "Device5");
 _Static_assert(sizeof(CUpti_ActivityContext3) == 32, "Context3");
 _Static_assert(sizeof(CUpti_ActivityMemory4) == 128, "Memory4");
+_Static_assert(sizeof(CUpti_ActivityMemoryPool3) == 80, "MemoryPool3");
 _Static_assert(sizeof(CUpti_ActivityAPI) == 40, "API");
 _Static_assert(offsetof(CUpti_ActivityMemcpy6, bytes) == 8, "Memcpy6.bytes");
 _Static_assert(offsetof(CUpti_ActivityMemset4, start) == 16, "Memset4.start");
@@ -401,6 +402,181 @@ static void test_buffer(void)
 	CHECK_EQ_INT(mem->stream, 17);
 	CHECK_EQ_INT(mem->correlation, 82);
 	CHECK_EQ_INT(mem->mem_kind, CBN_MEM_DEVICE);
+	/* The Memory4 extension follows, zero for a non-pool, synchronous call. */
+	CHECK_EQ_INT(mem->h.size, sizeof(*mem) + sizeof(struct cbn_rec_cuda_memory_ext));
+	{
+		const struct cbn_rec_cuda_memory_ext *x = (const void *)(mem + 1);
+		CHECK_EQ_INT(x->pool_address, 0);
+		CHECK_EQ_INT(x->pool_type, 0);
+		CHECK_EQ_INT(x->is_async, 0);
+		CHECK_EQ_INT(x->pool_size, 0);
+	}
+	reset();
+}
+
+/* MEMORY2 from the async allocator (pool config), an IMPORTED pool (its
+ * union holds a process id, not a size), pinned host memory, and the three
+ * MEMORY_POOL operations; an unknown pool operation is skipped. */
+static void test_memory_pools(void)
+{
+	struct convert_ctx c = { .emit = collect };
+	const struct cbn_rec_cuda_memory *m;
+	const struct cbn_rec_cuda_memory_ext *x;
+	const struct cbn_rec_cuda_mempool *q;
+	CUpti_ActivityMemory4 *mem;
+	CUpti_ActivityMemoryPool3 *pool;
+
+	memset(buf, 0, sizeof(buf));
+	used = nrec = 0;
+
+	mem = put(sizeof(*mem));                   /* 0: cudaMallocAsync, LOCAL pool */
+	mem->kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	mem->memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	mem->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	mem->correlationId = 90;
+	mem->address = 0x7e0000000100ull;
+	mem->bytes = 3 << 20;
+	mem->timestamp = 20000;
+	mem->PC = 0x4011aa;
+	mem->processId = 4242;
+	mem->deviceId = 2;
+	mem->contextId = 5;
+	mem->streamId = 21;
+	mem->isAsync = 1;
+	mem->memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+	mem->memoryPoolConfig.address = 0x7e0000000000ull;
+	mem->memoryPoolConfig.releaseThreshold = 1ull << 30;
+	mem->memoryPoolConfig.pool.size = 32ull << 20;
+	mem->memoryPoolConfig.utilizedSize = 5ull << 20;
+
+	mem = put(sizeof(*mem));                   /* 1: IMPORTED pool */
+	mem->kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	mem->memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+	mem->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	mem->correlationId = 91;
+	mem->address = 0x7d0000000000ull;
+	mem->bytes = 1 << 20;
+	mem->timestamp = 21000;
+	mem->isAsync = 1;
+	mem->memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+	mem->memoryPoolConfig.address = 0x7d0000000000ull;
+	mem->memoryPoolConfig.releaseThreshold = 77;
+	mem->memoryPoolConfig.pool.processId = 4343;
+	mem->memoryPoolConfig.utilizedSize = 88;
+
+	mem = put(sizeof(*mem));                   /* 2: cudaMallocHost */
+	mem->kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+	mem->memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+	mem->memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+	mem->correlationId = 92;
+	mem->address = 0x7f1000000000ull;
+	mem->bytes = 64 << 20;
+	mem->timestamp = 22000;
+	mem->streamId = CUPTI_INVALID_STREAM_ID;
+
+	pool = put(sizeof(*pool));                 /* 3: created */
+	pool->kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+	pool->memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED;
+	pool->memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+	pool->correlationId = 93;
+	pool->deviceId = 2;
+	pool->address = 0x7e0000000000ull;
+	pool->size = 32ull << 20;
+	pool->releaseThreshold = 1ull << 30;
+	pool->timestamp = 19000;
+	pool->utilizedSize = 0;
+	pool->minBytesToKeep = 999; /* not a TRIMMED record: ignored */
+
+	pool = put(sizeof(*pool));                 /* 4: trimmed */
+	pool->kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+	pool->memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED;
+	pool->memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+	pool->correlationId = 94;
+	pool->deviceId = 2;
+	pool->address = 0x7e0000000000ull;
+	pool->size = 8ull << 20;
+	pool->timestamp = 30000;
+	pool->utilizedSize = 2ull << 20;
+	pool->minBytesToKeep = 4ull << 20;
+	pool->isManagedPool = 1;
+
+	pool = put(sizeof(*pool));                 /* 5: destroyed, no timestamp */
+	pool->kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+	pool->memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED;
+	pool->address = 0x7e0000000000ull;
+
+	pool = put(sizeof(*pool));                 /* 6: unknown operation */
+	pool->kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+	pool->memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_INVALID;
+	pool->timestamp = 31000;
+
+	CHECK_EQ_INT(convert_buffer(&c, buf, used), 7);
+	CHECK_EQ_INT(c.stats.records, 5);
+	CHECK_EQ_INT(c.stats.zero_ts, 1);
+	CHECK_EQ_INT(c.stats.skipped, 1);
+	REQUIRE(nout == 5);
+
+	m = (const void *)out[0];
+	x = (const void *)(m + 1);
+	CHECK_EQ_INT(m->h.type, CBN_REC_CUDA_MEMORY);
+	CHECK_EQ_INT(m->h.size, sizeof(*m) + sizeof(*x));
+	CHECK_EQ_INT(m->h.flags, 1);
+	CHECK_EQ_INT(m->ts, 20000);
+	CHECK_EQ_INT(m->address, 0x7e0000000100ull);
+	CHECK_EQ_INT(m->bytes, 3 << 20);
+	CHECK_EQ_INT(m->device, 2);
+	CHECK_EQ_INT(m->context, 5);
+	CHECK_EQ_INT(m->stream, 21);
+	CHECK_EQ_INT(m->correlation, 90);
+	CHECK_EQ_INT(m->mem_kind, CBN_MEM_DEVICE);
+	CHECK_EQ_INT(x->pool_address, 0x7e0000000000ull);
+	CHECK_EQ_INT(x->pool_release_threshold, 1ull << 30);
+	CHECK_EQ_INT(x->pool_size, 32ull << 20);
+	CHECK_EQ_INT(x->pool_utilized, 5ull << 20);
+	CHECK_EQ_INT(x->pc, 0x4011aa);
+	CHECK_EQ_INT(x->is_async, 1);
+	CHECK_EQ_INT(x->pool_type, 1);
+
+	m = (const void *)out[1];
+	x = (const void *)(m + 1);
+	CHECK_EQ_INT(m->h.flags, 2);
+	CHECK_EQ_INT(x->pool_type, 2);
+	CHECK_EQ_INT(x->pool_address, 0x7d0000000000ull);
+	/* IMPORTED: the union is the exporter's pid, the rest undefined. */
+	CHECK_EQ_INT(x->pool_size, 0);
+	CHECK_EQ_INT(x->pool_release_threshold, 0);
+	CHECK_EQ_INT(x->pool_utilized, 0);
+
+	m = (const void *)out[2];
+	x = (const void *)(m + 1);
+	CHECK_EQ_INT(m->mem_kind, CBN_MEM_PINNED);
+	CHECK_EQ_INT(m->bytes, 64 << 20);
+	CHECK_EQ_INT(m->stream, CUPTI_INVALID_STREAM_ID);
+	CHECK_EQ_INT(x->is_async, 0);
+	CHECK_EQ_INT(x->pool_type, 0);
+
+	q = (const void *)out[3];
+	CHECK_EQ_INT(q->h.type, CBN_REC_CUDA_MEMPOOL);
+	CHECK_EQ_INT(q->h.size, sizeof(*q));
+	CHECK_EQ_INT(q->h.flags, CBN_MEMPOOL_CREATED);
+	CHECK_EQ_INT(q->ts, 19000);
+	CHECK_EQ_INT(q->address, 0x7e0000000000ull);
+	CHECK_EQ_INT(q->size, 32ull << 20);
+	CHECK_EQ_INT(q->utilized, 0);
+	CHECK_EQ_INT(q->release_threshold, 1ull << 30);
+	CHECK_EQ_INT(q->min_bytes_to_keep, 0);
+	CHECK_EQ_INT(q->device, 2);
+	CHECK_EQ_INT(q->correlation, 93);
+	CHECK_EQ_INT(q->pool_type, 1);
+	CHECK_EQ_INT(q->managed, 0);
+
+	q = (const void *)out[4];
+	CHECK_EQ_INT(q->h.flags, CBN_MEMPOOL_TRIMMED);
+	CHECK_EQ_INT(q->ts, 30000);
+	CHECK_EQ_INT(q->size, 8ull << 20);
+	CHECK_EQ_INT(q->utilized, 2ull << 20);
+	CHECK_EQ_INT(q->min_bytes_to_keep, 4ull << 20);
+	CHECK_EQ_INT(q->managed, 1);
 	reset();
 }
 
@@ -648,5 +824,6 @@ int main(void)
 	test_api_names();
 	test_builders();
 	test_dump_roundtrip();
+	test_memory_pools(); /* rebuilds buf: last */
 	return test_result();
 }

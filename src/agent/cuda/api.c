@@ -51,9 +51,12 @@ static const struct api_rule api_rules[] = {
 	{ "cudaStreamSynchronize", API_ON | API_STACK },
 	{ "cudaEventSynchronize", API_ON | API_STACK },
 	{ "cudaStreamWaitEvent", API_ON | API_STACK },
-	{ "cudaMalloc", API_ON },
-	{ "cudaFree", API_ON },
-	{ "cudaHostAlloc", API_ON },
+	/* allocations (cudaMalloc{,Async,Host,Managed,FromPoolAsync,Pitch,...}):
+	 * the stack is the GPU memory view's allocation site */
+	{ "cudaMalloc", API_ON | API_STACK },
+	{ "cudaFree", API_ON | API_STACK },
+	{ "cudaHostAlloc", API_ON | API_STACK },
+	{ "cudaMemPool", API_ON },
 	{ "cudaDeviceReset", API_ON | API_RESET },
 	/* driver */
 	{ "cuLaunch", API_ON | API_STACK },
@@ -64,9 +67,10 @@ static const struct api_rule api_rules[] = {
 	{ "cuStreamSynchronize", API_ON | API_STACK },
 	{ "cuEventSynchronize", API_ON | API_STACK },
 	{ "cuStreamWaitEvent", API_ON | API_STACK },
-	{ "cuMemAlloc", API_ON },
-	{ "cuMemFree", API_ON },
-	{ "cuMemHostAlloc", API_ON },
+	{ "cuMemAlloc", API_ON | API_STACK },
+	{ "cuMemFree", API_ON | API_STACK },
+	{ "cuMemHostAlloc", API_ON | API_STACK },
+	{ "cuMemPool", API_ON },
 };
 
 static uint8_t api_classify(const char *name)

@@ -2,7 +2,7 @@
  * convert.c — CUPTI 13.0 activity records and callback events → cbn_rec_cuda_*.
  * Reads only fields that exist in the 13.0 structs (Kernel10, Memcpy6,
  * MemcpyPtoP4, Memset4, Synchronization2, Overhead3, Device5, Context3,
- * Memory4): newer libcupti.so.13 builds write longer records with the same
+ * Memory4, MemoryPool3): newer libcupti.so.13 builds write longer records with the same
  * prefix, which is why buffers are walked with cuptiActivityGetNextRecord and
  * never stepped by sizeof.
  */
@@ -34,6 +34,19 @@ _Static_assert(sizeof(CUpti_ActivityOverhead3) == 56, "Overhead3 layout");
 _Static_assert(sizeof(CUpti_ActivityDevice5) == 184, "Device5 layout");
 _Static_assert(sizeof(CUpti_ActivityContext3) == 32, "Context3 layout");
 _Static_assert(sizeof(CUpti_ActivityMemory4) == 128, "Memory4 layout");
+_Static_assert(offsetof(CUpti_ActivityMemory4, PC) == 40, "Memory4.PC");
+_Static_assert(offsetof(CUpti_ActivityMemory4, isAsync) == 72, "Memory4.isAsync");
+_Static_assert(offsetof(CUpti_ActivityMemory4, memoryPoolConfig) == 80, "Memory4.memoryPoolConfig");
+_Static_assert(sizeof(CUpti_ActivityMemoryPool3) == 80, "MemoryPool3 layout");
+_Static_assert(offsetof(CUpti_ActivityMemoryPool3, minBytesToKeep) == 24, "MemoryPool3.minBytes");
+_Static_assert(offsetof(CUpti_ActivityMemoryPool3, address) == 32, "MemoryPool3.address");
+_Static_assert(offsetof(CUpti_ActivityMemoryPool3, timestamp) == 56, "MemoryPool3.timestamp");
+_Static_assert(offsetof(CUpti_ActivityMemoryPool3, isManagedPool) == 72, "MemoryPool3.managed");
+_Static_assert((int)CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED == CBN_MEMPOOL_CREATED &&
+		       (int)CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_DESTROYED ==
+			       CBN_MEMPOOL_DESTROYED &&
+		       (int)CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED == CBN_MEMPOOL_TRIMMED,
+	       "pool operation values");
 _Static_assert((int)CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION == 1, "alloc flag value");
 _Static_assert((int)CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE == 2, "release flag value");
 
@@ -284,7 +297,10 @@ static int conv_context(struct convert_ctx *c, const CUpti_ActivityContext3 *x)
 
 static int conv_memory(struct convert_ctx *c, const CUpti_ActivityMemory4 *m)
 {
+	_Alignas(8) unsigned char buf[sizeof(struct cbn_rec_cuda_memory) +
+				     sizeof(struct cbn_rec_cuda_memory_ext)];
 	struct cbn_rec_cuda_memory o;
+	struct cbn_rec_cuda_memory_ext *x;
 	uint16_t op = (uint16_t)m->memoryOperationType;
 
 	if (op != CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION &&
@@ -305,7 +321,57 @@ static int conv_memory(struct convert_ctx *c, const CUpti_ActivityMemory4 *m)
 	o.stream = m->streamId;
 	o.correlation = m->correlationId;
 	o.mem_kind = (uint16_t)m->memoryKind;
-	conv_header(&o, CBN_REC_CUDA_MEMORY, op, sizeof(o));
+	/* Memory4 fields the base record lacks: the pool (cudaMallocAsync,
+	 * cudaMallocFromPoolAsync), async, and CUPTI's PC. */
+	x = (struct cbn_rec_cuda_memory_ext *)(buf + sizeof(o));
+	memset(x, 0, sizeof(*x));
+	x->pc = m->PC;
+	x->is_async = m->isAsync != 0;
+	x->pool_type = (uint8_t)m->memoryPoolConfig.memoryPoolType;
+	if (m->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID) {
+		x->pool_address = m->memoryPoolConfig.address;
+		/* Threshold, size and utilized are valid for LOCAL pools only; an
+		 * IMPORTED pool's union holds the exporting process id. */
+		if (m->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) {
+			x->pool_release_threshold = m->memoryPoolConfig.releaseThreshold;
+			x->pool_size = m->memoryPoolConfig.pool.size;
+			x->pool_utilized = m->memoryPoolConfig.utilizedSize;
+		}
+	}
+	conv_header(&o, CBN_REC_CUDA_MEMORY, op, sizeof(o) + sizeof(*x));
+	memcpy(buf, &o, sizeof(o));
+	return conv_emit(c, buf, sizeof(o) + sizeof(*x));
+}
+
+static int conv_mempool(struct convert_ctx *c, const CUpti_ActivityMemoryPool3 *m)
+{
+	struct cbn_rec_cuda_mempool o;
+	uint16_t op = (uint16_t)m->memoryPoolOperationType;
+
+	if (op < CBN_MEMPOOL_CREATED || op > CBN_MEMPOOL_TRIMMED) {
+		c->stats.skipped++;
+		return 0;
+	}
+	if (m->timestamp == 0) {
+		c->stats.zero_ts++;
+		return 0;
+	}
+	memset(&o, 0, sizeof(o));
+	o.ts = conv_ts(c, m->timestamp);
+	o.address = m->address;
+	o.device = m->deviceId;
+	o.correlation = m->correlationId;
+	o.pool_type = (uint16_t)m->memoryPoolType;
+	o.managed = m->isManagedPool != 0;
+	/* As for Memory4: the sizes are valid for LOCAL pools only. */
+	if (m->memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL) {
+		o.size = m->size;
+		o.utilized = m->utilizedSize;
+		o.release_threshold = m->releaseThreshold;
+	}
+	if (op == CBN_MEMPOOL_TRIMMED)
+		o.min_bytes_to_keep = m->minBytesToKeep;
+	conv_header(&o, CBN_REC_CUDA_MEMPOOL, op, sizeof(o));
 	return conv_emit(c, &o, sizeof(o));
 }
 
@@ -331,6 +397,8 @@ int convert_record(struct convert_ctx *c, const CUpti_Activity *r)
 		return conv_context(c, (const CUpti_ActivityContext3 *)r);
 	case CUPTI_ACTIVITY_KIND_MEMORY2:
 		return conv_memory(c, (const CUpti_ActivityMemory4 *)r);
+	case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
+		return conv_mempool(c, (const CUpti_ActivityMemoryPool3 *)r);
 	default:
 		c->stats.skipped++;
 		return 0;

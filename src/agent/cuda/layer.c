@@ -38,7 +38,8 @@ static const CUpti_ActivityKind layer_kinds[] = {
 	CUPTI_ACTIVITY_KIND_MEMCPY2,
 	CUPTI_ACTIVITY_KIND_SYNCHRONIZATION,
 	CUPTI_ACTIVITY_KIND_OVERHEAD,
-	CUPTI_ACTIVITY_KIND_MEMORY2,
+	CUPTI_ACTIVITY_KIND_MEMORY2,           /* cudaMalloc*, cudaFree*, pinned host */
+	CUPTI_ACTIVITY_KIND_MEMORY_POOL,       /* pools behind cudaMallocAsync */
 };
 #define LAYER_REQUIRED_KINDS 2
 #define LAYER_NKINDS (sizeof(layer_kinds) / sizeof(layer_kinds[0]))
