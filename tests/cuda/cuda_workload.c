@@ -10,6 +10,7 @@
  *   nvcc    7 launches through an nvcc-shaped chain (host wrapper, device stub)
  *   exit    10 kernels, synchronize, sleep 0.5 s, then _exit(0): atexit skipped
  *   kill    the same, then SIGKILL itself
+ *   memory  the GPU memory workload (wl_memory in workload.h)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -71,10 +72,12 @@ int main(int argc, char **argv)
 		_exit(rc);
 	} else if (strcmp(mode, "nvcc") == 0) {
 		rc = wl_nvcc();
+	} else if (strcmp(mode, "memory") == 0) {
+		rc = wl_memory();
 	} else if (strcmp(mode, "nocuda") == 0) {
 		host_work(200);
 	} else {
-		fprintf(stderr, "usage: cuda_workload main|nosync|fork|nocuda|exit|kill|nvcc [EXIT]\n");
+		fprintf(stderr, "usage: cuda_workload main|nosync|fork|nocuda|exit|kill|nvcc|memory [EXIT]\n");
 		return 2;
 	}
 	printf("cuda_workload: %s done\n", mode);

@@ -302,9 +302,9 @@ static void check_main(void)
 	CHECK_EQ_INT(htod, WL_HTOD_COUNT);
 	CHECK_EQ_INT(dtoh, WL_DTOH_COUNT);
 	CHECK_EQ_INT(count_type(CBN_REC_CUDA_MEMSET), 1);
-	/* launch, copy, set and sync calls carry stacks; malloc and free do not */
+	/* launch, copy, set, sync, malloc and free calls carry stacks */
 	CHECK_EQ_INT(stacks, WL_LAUNCH_CALLS + WL_E_COUNT + WL_D_COUNT + WL_MEMCPY_CALLS + 1 +
-				     WL_DEVSYNC_CALLS + 1 + WL_STREAMSYNC_CALLS);
+				     WL_DEVSYNC_CALLS + 1 + WL_STREAMSYNC_CALLS + 2 * WL_MALLOCS);
 	CHECK_EQ_INT(stacks_ok, WL_A_COUNT + WL_B_COUNT + WL_E_COUNT + WL_HTOD_COUNT);
 	CHECK_EQ_INT(count_type(CBN_REC_CUDA_SYNC), WL_DEVSYNC_CALLS + 1 + WL_STREAMSYNC_CALLS);
 	CHECK_EQ_INT(count_type(CBN_REC_CUDA_MEMORY), 2 * WL_MALLOCS);
@@ -321,6 +321,75 @@ static void check_main(void)
 			CHECK_STR(d->name, "NVIDIA H100 80GB HBM3 (simulated)");
 		}
 	}
+}
+
+/* wl_memory(): every allocation call traced with its stack and its MEMORY2
+ * record (with the pool extension for cudaMallocAsync), the pool's
+ * MEMORY_POOL records, pinned host memory, and the failed cudaHostAlloc as an
+ * API call with an error and no record. */
+static void check_memory(void)
+{
+	const struct cbn_rec_cuda_status *st = last_status();
+	size_t i, allocs = 0, frees = 0, pinned = 0, managed = 0, async = 0, pools = 0;
+	size_t failed = 0, alloc_stacks = 0;
+	uint64_t pool_size_max = 0;
+
+	REQUIRE(st);
+	CHECK_EQ_INT(st->state, CBN_CUDA_FINISHED);
+	CHECK_EQ_INT(st->dropped, 0);
+	for (i = 0; i < ncol; i++) {
+		if (col[i]->type == CBN_REC_CUDA_MEMORY) {
+			const struct cbn_rec_cuda_memory *m = (const void *)col[i];
+			const struct cbn_rec_cuda_memory_ext *x = (const void *)(m + 1);
+
+			REQUIRE(m->h.size >= sizeof(*m) + sizeof(*x));
+			allocs += m->h.flags == 1;
+			frees += m->h.flags == 2;
+			pinned += m->mem_kind == CBN_MEM_PINNED && m->h.flags == 1;
+			managed += m->mem_kind == CBN_MEM_MANAGED && m->h.flags == 1;
+			if (x->is_async) {
+				async++;
+				CHECK_EQ_INT(x->pool_type, 1);
+				CHECK(x->pool_address != 0);
+				CHECK(x->pc != 0);
+				if (x->pool_size > pool_size_max)
+					pool_size_max = x->pool_size;
+			} else {
+				CHECK_EQ_INT(x->pool_address, 0);
+			}
+			CHECK(api_by_corr(m->correlation) != NULL);
+		} else if (col[i]->type == CBN_REC_CUDA_MEMPOOL) {
+			pools++;
+		} else if (col[i]->type == CBN_REC_CUDA_API) {
+			const struct cbn_rec_cuda_api *a = (const void *)col[i];
+
+			failed += a->ret != 0;
+		} else if (col[i]->type == CBN_REC_CUDA_STACK) {
+			const struct cbn_rec_cuda_stack *s = (const void *)col[i];
+			const struct cbn_rec_cuda_api *a = api_by_corr(s->correlation);
+
+			if (a && s->nframes && strncmp(a->name, "cudaMalloc", 10) == 0 &&
+			    strncmp(func_of(s->pc[0]), "alloc_", 6) == 0)
+				alloc_stacks++;
+		}
+	}
+	/* leak + steps + async + peak + 2 pinned + managed */
+	CHECK_EQ_INT(allocs, 1 + WL_MEM_STEPS + WL_MEM_ASYNC + 1 + 2 + 1);
+	CHECK_EQ_INT(frees, WL_MEM_STEPS + WL_MEM_ASYNC + 1 + 2 + 1);
+	CHECK_EQ_INT(pinned, 2);
+	CHECK_EQ_INT(managed, 1);
+	CHECK_EQ_INT(async, 2 * WL_MEM_ASYNC);
+	CHECK_EQ_INT(pool_size_max, 64ull << 20);
+	CHECK_EQ_INT(pools, 2); /* created, trimmed */
+	CHECK_EQ_INT(failed, 1);
+	CHECK_EQ_INT(api_count("cudaMallocAsync", CBN_CUDA_RUNTIME), WL_MEM_ASYNC);
+	CHECK_EQ_INT(api_count("cudaFreeAsync", CBN_CUDA_RUNTIME), WL_MEM_ASYNC);
+	CHECK_EQ_INT(api_count("cudaMallocHost", CBN_CUDA_RUNTIME), 1);
+	CHECK_EQ_INT(api_count("cudaHostAlloc", CBN_CUDA_RUNTIME), 2);
+	CHECK_EQ_INT(api_count("cudaMallocManaged", CBN_CUDA_RUNTIME), 1);
+	CHECK_EQ_INT(api_count("cudaMemPoolTrimTo", CBN_CUDA_RUNTIME), 1);
+	/* the alloc_* functions' cudaMalloc / cudaMallocAsync calls */
+	CHECK_EQ_INT(alloc_stacks, 1 + WL_MEM_STEPS + WL_MEM_ASYNC + 1);
 }
 
 /* The cbids the layer must trace (CUDA 13.0 ids, cupti.md §1), and some it
@@ -436,6 +505,8 @@ static void at_exit_check(void)
 	CHECK_EQ_INT(atomic_load(&enters), atomic_load(&leaves));
 	if (strcmp(mode, "main") == 0) {
 		check_main();
+	} else if (strcmp(mode, "memory") == 0) {
+		check_memory();
 	} else if (strcmp(mode, "dump") == 0) {
 		check_dump(dump_dir);
 	} else if (strcmp(mode, "fail999") == 0) {
@@ -531,7 +602,7 @@ int main(int argc, char **argv)
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: test_layer main|fail999|fail39|fail35|hang|drop|nosync|"
-				"tsfail|fork|periodic|dump\n");
+				"tsfail|fork|periodic|dump|memory\n");
 		return 2;
 	}
 	mode = argv[1];
@@ -596,6 +667,8 @@ int main(int argc, char **argv)
 	}
 	if (fakecuda_init() != 0)
 		return 99;
+	if (strcmp(mode, "memory") == 0)
+		return wl_memory();
 	if (strcmp(mode, "main") == 0)
 		check_enabled();
 	/* the known-truth workload, then the nvcc-shaped launches */

@@ -187,3 +187,76 @@ int wl_nosync(int n)
 		fakecuda_launch(&k, 5);
 	return 0;
 }
+
+WL_NOINLINE uint64_t alloc_step(void)
+{
+	uint64_t p = fakecuda_malloc(WL_MEM_STEP_BYTES);
+
+	wl_sink++;
+	return p;
+}
+
+WL_NOINLINE uint64_t alloc_async(void)
+{
+	uint64_t p = fakecuda_malloc_async(WL_MEM_ASYNC_BYTES, 3);
+
+	wl_sink++;
+	return p;
+}
+
+WL_NOINLINE uint64_t alloc_peak(void)
+{
+	uint64_t p = fakecuda_malloc(WL_MEM_PEAK_BYTES);
+
+	wl_sink++;
+	return p;
+}
+
+WL_NOINLINE uint64_t alloc_leak(void)
+{
+	uint64_t p = fakecuda_malloc(WL_MEM_LEAK_BYTES);
+
+	wl_sink++;
+	return p;
+}
+
+int wl_memory(void)
+{
+	uint64_t a[WL_MEM_ASYNC], peak, pinned[2], managed;
+	int i;
+
+	if (fakecuda_init() != 0)
+		return 99;
+	nvtxRangePushA("mem");
+	alloc_leak();
+	for (i = 0; i < WL_MEM_STEPS; i++) {
+		uint64_t p;
+
+		nvtxRangePushA("step");
+		p = alloc_step();
+		launch_a();
+		fakecuda_device_sync();
+		fakecuda_free(p);
+		nvtxRangePop();
+	}
+	for (i = 0; i < WL_MEM_ASYNC; i++)
+		a[i] = alloc_async();
+	nvtxRangePushA("peak");
+	peak = alloc_peak();
+	host_work(20);
+	fakecuda_free(peak);
+	nvtxRangePop();
+	for (i = 0; i < WL_MEM_ASYNC; i++)
+		fakecuda_free_async(a[i], 3);
+	fakecuda_pool_trim(0);
+	pinned[0] = fakecuda_malloc_host(WL_MEM_PINNED_BYTES, 0, 0);
+	pinned[1] = fakecuda_malloc_host(WL_MEM_PINNED_BYTES, 1, 0);
+	fakecuda_malloc_host(WL_MEM_PINNED_BYTES, 1, 1);
+	managed = fakecuda_malloc_managed(WL_MEM_MANAGED_BYTES);
+	fakecuda_free_host(pinned[0]);
+	fakecuda_free_host(pinned[1]);
+	fakecuda_free(managed);
+	fakecuda_device_sync();
+	nvtxRangePop();
+	return 0;
+}

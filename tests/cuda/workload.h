@@ -43,6 +43,30 @@
 #define WL_DEVSYNC_CALLS (WL_B_COUNT + 1)
 #define WL_STREAMSYNC_CALLS (WL_C_THREADS * WL_C_PER_THREAD)
 
+/* The GPU memory workload, wl_memory(): inside NVTX range "mem", a step loop
+ * of WL_MEM_STEPS steps, each cudaMalloc + cudaFree of WL_MEM_STEP_BYTES from
+ * alloc_step() (the churn the pool rule names), then WL_MEM_ASYNC blocks of
+ * WL_MEM_ASYNC_BYTES from the default pool by cudaMallocAsync (alloc_async),
+ * a peak block of WL_MEM_PEAK_BYTES by cudaMalloc from alloc_peak() while
+ * those are live (the device's peak = step-free base + async + peak), pinned
+ * host memory by cudaMallocHost and cudaHostAlloc (WL_MEM_PINNED_BYTES each)
+ * and one failing cudaHostAlloc, managed memory (WL_MEM_MANAGED_BYTES), then
+ * frees all but WL_MEM_LEAK_BYTES (cudaMalloc from alloc_leak(), never freed)
+ * and trims the pool. */
+#define WL_MEM_STEPS 40
+#define WL_MEM_STEP_BYTES (8ull << 20)
+#define WL_MEM_ASYNC 4
+#define WL_MEM_ASYNC_BYTES (16ull << 20)
+#define WL_MEM_PEAK_BYTES (512ull << 20)
+#define WL_MEM_PINNED_BYTES (64ull << 20)
+#define WL_MEM_MANAGED_BYTES (32ull << 20)
+#define WL_MEM_LEAK_BYTES (4ull << 20)
+int wl_memory(void);
+uint64_t alloc_step(void);
+uint64_t alloc_async(void);
+uint64_t alloc_peak(void);
+uint64_t alloc_leak(void);
+
 /* The main workload: NVTX ranges "setup", "compute", "teardown" around its
  * phases; returns 0.  Calls fakecuda_init itself. */
 int wl_main(void);

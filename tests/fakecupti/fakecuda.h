@@ -54,6 +54,20 @@ int fakecuda_stream_sync(unsigned stream);
 /* cudaMalloc / cudaFree with MEMORY2 records; addresses are simulated. */
 uint64_t fakecuda_malloc(uint64_t bytes);
 int fakecuda_free(uint64_t address);
+/* cudaMallocAsync / cudaFreeAsync from the device's default pool (LOCAL; it
+ * grows by 32 MiB steps and keeps its size on free; its first use emits a
+ * MEMORY_POOL CREATED record); MEMORY2 records carry the pool config. */
+uint64_t fakecuda_malloc_async(uint64_t bytes, unsigned stream);
+int fakecuda_free_async(uint64_t address, unsigned stream);
+/* cudaMemPoolTrimTo on the default pool: a MEMORY_POOL TRIMMED record. */
+int fakecuda_pool_trim(uint64_t keep);
+/* cudaMallocHost (host_alloc 0) or cudaHostAlloc (1): pinned host memory,
+ * MEMORY2 kind PINNED; fail: the call returns cudaErrorMemoryAllocation and
+ * allocates nothing (returns 0). */
+uint64_t fakecuda_malloc_host(uint64_t bytes, int host_alloc, int fail);
+int fakecuda_free_host(uint64_t address);
+/* cudaMallocManaged: MEMORY2 kind MANAGED. */
+uint64_t fakecuda_malloc_managed(uint64_t bytes);
 /* cudaDeviceReset. */
 int fakecuda_device_reset(void);
 

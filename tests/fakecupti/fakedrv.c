@@ -371,51 +371,229 @@ int fakecuda_stream_sync(unsigned stream)
 
 /* --- memory ------------------------------------------------------------------------------ */
 
-static void fk_memory_record(uint64_t address, uint64_t bytes, int op, uint32_t corr)
+/*
+ * Live simulated allocations, so a release record carries the block's kind,
+ * size and pool as CUPTI's do; and the device's default pool behind
+ * cudaMallocAsync (LOCAL, grows by FK_POOL_GRANULE, shrinks on trim).
+ */
+#define FK_BLOCKS 1024
+#define FK_POOL_ADDR 0x7e0000000000ull
+#define FK_POOL_GRANULE (32ull << 20)
+
+struct fk_block {
+	uint64_t addr, bytes;
+	uint32_t kind, async;
+};
+
+static pthread_mutex_t fk_mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct fk_block fk_blocks[FK_BLOCKS];
+static uint64_t fk_pool_size, fk_pool_used;
+static int fk_pool_created;
+
+static void fk_memory_record(const struct fk_block *b, int op, uint32_t corr, unsigned stream)
 {
 	CUpti_ActivityMemory4 r;
 
 	memset(&r, 0, sizeof(r));
 	r.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
 	r.memoryOperationType = op;
-	r.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+	r.memoryKind = b->kind;
 	r.correlationId = corr;
-	r.address = address;
-	r.bytes = bytes;
+	r.address = b->addr;
+	r.bytes = b->bytes;
 	r.timestamp = fk_now();
+	r.PC = 0x401000 + corr;
 	r.deviceId = FK_DEVICE;
 	r.contextId = FK_CONTEXT;
+	r.streamId = b->async ? stream : CUPTI_INVALID_STREAM_ID;
+	r.isAsync = b->async;
+	if (b->async) {
+		r.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+		r.memoryPoolConfig.address = FK_POOL_ADDR;
+		r.memoryPoolConfig.releaseThreshold = 0;
+		r.memoryPoolConfig.pool.size = fk_pool_size;
+		r.memoryPoolConfig.utilizedSize = fk_pool_used;
+	}
 	fk_record(&r, sizeof(r), r.timestamp);
+}
+
+static void fk_pool_record(int op, uint32_t corr, uint64_t keep)
+{
+	CUpti_ActivityMemoryPool3 r;
+
+	memset(&r, 0, sizeof(r));
+	r.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+	r.memoryPoolOperationType = op;
+	r.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+	r.correlationId = corr;
+	r.deviceId = FK_DEVICE;
+	r.minBytesToKeep = keep;
+	r.address = FK_POOL_ADDR;
+	r.size = fk_pool_size;
+	r.releaseThreshold = 0;
+	r.timestamp = fk_now();
+	r.utilizedSize = fk_pool_used;
+	fk_record(&r, sizeof(r), r.timestamp);
+}
+
+/* Record the new block (caller holds fk_mem_lock); 0 when the table is full. */
+static int fk_block_add(uint64_t addr, uint64_t bytes, uint32_t kind, uint32_t async)
+{
+	for (int i = 0; i < FK_BLOCKS; i++) {
+		if (fk_blocks[i].addr == 0) {
+			fk_blocks[i] = (struct fk_block){ addr, bytes, kind, async };
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int fk_block_take(uint64_t addr, struct fk_block *out)
+{
+	for (int i = 0; i < FK_BLOCKS; i++) {
+		if (fk_blocks[i].addr == addr && addr) {
+			*out = fk_blocks[i];
+			memset(&fk_blocks[i], 0, sizeof(fk_blocks[i]));
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* One allocating call: runtime cbid rcb around driver cbid dcb (0: none). */
+static uint64_t fk_alloc(uint32_t rcb, uint32_t dcb, uint64_t bytes, uint32_t kind, int async,
+			 unsigned stream, int fail)
+{
+	static _Atomic uint64_t next = 0x7f0000000000ull;
+	struct fk_call rt, drv;
+	struct fk_block b = { 0 };
+	uint32_t corr = fk_corr();
+
+	fk_enter(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, rcb, NULL, corr);
+	if (dcb)
+		fk_enter(&drv, CUPTI_CB_DOMAIN_DRIVER_API, dcb, NULL, corr);
+	if (fail) {
+		rt.ret = 2; /* cudaErrorMemoryAllocation */
+		drv.ret = 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+	} else {
+		pthread_mutex_lock(&fk_mem_lock);
+		if (async) {
+			b.addr = FK_POOL_ADDR + fk_pool_used;
+			fk_pool_used += (bytes + 0xff) & ~0xffull;
+			if (!fk_pool_created) {
+				fk_pool_created = 1;
+				fk_pool_record(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED, corr,
+					       0);
+			}
+			while (fk_pool_size < fk_pool_used)
+				fk_pool_size += FK_POOL_GRANULE;
+		} else {
+			b.addr = atomic_fetch_add(&next, (bytes + 0xfffff) & ~0xfffffull);
+		}
+		b.bytes = bytes;
+		b.kind = kind;
+		b.async = (uint32_t)async;
+		fk_block_add(b.addr, bytes, kind, b.async);
+		fk_memory_record(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, corr, stream);
+		pthread_mutex_unlock(&fk_mem_lock);
+	}
+	if (dcb)
+		fk_exit(&drv, CUPTI_CB_DOMAIN_DRIVER_API, dcb);
+	fk_exit(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, rcb);
+	return b.addr;
+}
+
+static int fk_release(uint32_t rcb, uint32_t dcb, uint64_t address, unsigned stream)
+{
+	struct fk_call rt, drv;
+	struct fk_block b = { 0 };
+	uint32_t corr = fk_corr();
+
+	fk_enter(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, rcb, NULL, corr);
+	if (dcb)
+		fk_enter(&drv, CUPTI_CB_DOMAIN_DRIVER_API, dcb, NULL, corr);
+	pthread_mutex_lock(&fk_mem_lock);
+	if (fk_block_take(address, &b)) {
+		/* Async frees return the bytes to the pool, which keeps its size. */
+		if (b.async)
+			fk_pool_used -= (b.bytes + 0xff) & ~0xffull;
+		fk_memory_record(&b, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, corr, stream);
+	} else {
+		rt.ret = 1; /* cudaErrorInvalidValue */
+	}
+	pthread_mutex_unlock(&fk_mem_lock);
+	if (dcb)
+		fk_exit(&drv, CUPTI_CB_DOMAIN_DRIVER_API, dcb);
+	fk_exit(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, rcb);
+	return rt.ret;
 }
 
 uint64_t fakecuda_malloc(uint64_t bytes)
 {
-	static _Atomic uint64_t next = 0x7f0000000000ull;
-	struct fk_call rt, drv;
-	uint32_t corr = fk_corr();
-	uint64_t addr = atomic_fetch_add(&next, (bytes + 0xfffff) & ~0xfffffull);
-
-	fk_enter(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, NULL,
-		 corr);
-	fk_enter(&drv, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, NULL, corr);
-	fk_memory_record(addr, bytes, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION, corr);
-	fk_exit(&drv, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2);
-	fk_exit(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020);
-	return addr;
+	return fk_alloc(CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020,
+			CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, bytes,
+			CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 0, 0, 0);
 }
 
 int fakecuda_free(uint64_t address)
 {
-	struct fk_call rt, drv;
+	return fk_release(CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020,
+			  CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, address, 0);
+}
+
+uint64_t fakecuda_malloc_async(uint64_t bytes, unsigned stream)
+{
+	return fk_alloc(CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020,
+			CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync, bytes,
+			CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 1, stream, 0);
+}
+
+int fakecuda_free_async(uint64_t address, unsigned stream)
+{
+	return fk_release(CUPTI_RUNTIME_TRACE_CBID_cudaFreeAsync_v11020,
+			  CUPTI_DRIVER_TRACE_CBID_cuMemFreeAsync, address, stream);
+}
+
+int fakecuda_pool_trim(uint64_t keep)
+{
+	struct fk_call rt;
 	uint32_t corr = fk_corr();
 
-	fk_enter(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, NULL,
-		 corr);
-	fk_enter(&drv, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2, NULL, corr);
-	fk_memory_record(address, 0, CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE, corr);
-	fk_exit(&drv, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2);
-	fk_exit(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020);
+	fk_enter(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020,
+		 NULL, corr);
+	pthread_mutex_lock(&fk_mem_lock);
+	if (keep < fk_pool_used)
+		keep = fk_pool_used;
+	while (fk_pool_size >= keep + FK_POOL_GRANULE)
+		fk_pool_size -= FK_POOL_GRANULE;
+	fk_pool_record(CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_TRIMMED, corr, keep);
+	pthread_mutex_unlock(&fk_mem_lock);
+	fk_exit(&rt, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaMemPoolTrimTo_v11020);
 	return 0;
+}
+
+uint64_t fakecuda_malloc_host(uint64_t bytes, int host_alloc, int fail)
+{
+	if (host_alloc)
+		return fk_alloc(CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020,
+				CUPTI_DRIVER_TRACE_CBID_cuMemHostAlloc, bytes,
+				CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 0, 0, fail);
+	return fk_alloc(CUPTI_RUNTIME_TRACE_CBID_cudaMallocHost_v3020,
+			CUPTI_DRIVER_TRACE_CBID_cuMemAllocHost_v2, bytes,
+			CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 0, 0, fail);
+}
+
+int fakecuda_free_host(uint64_t address)
+{
+	return fk_release(CUPTI_RUNTIME_TRACE_CBID_cudaFreeHost_v3020,
+			  CUPTI_DRIVER_TRACE_CBID_cuMemFreeHost, address, 0);
+}
+
+uint64_t fakecuda_malloc_managed(uint64_t bytes)
+{
+	return fk_alloc(CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
+			CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, bytes,
+			CUPTI_ACTIVITY_MEMORY_KIND_MANAGED, 0, 0, 0);
 }
 
 int fakecuda_device_reset(void)
