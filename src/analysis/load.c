@@ -1225,6 +1225,7 @@ void prof_free(struct profile *p)
 	free(p->devices);
 	free(p->contexts);
 	free(p->memory);
+	free(p->mempools);
 	free(p->cuda_status);
 	free(p->warnings);
 	free(p->nodebug_modules);

@@ -2,8 +2,10 @@
  * load_cuda.c — the CUDA and range records of a session file turned into the
  * profile's CUDA arrays: API calls with their host stacks (joined by
  * correlation id), GPU kernels/copies/sets linked to the API call that
- * launched them, syncs, overheads, devices, contexts, memory and status.
+ * launched them, syncs, overheads, devices, contexts, memory (joined to its
+ * API call the same way), memory pools and status.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -241,6 +243,38 @@ void load_cuda_rec(struct load *L, const struct reader_rec *r)
 		m->correlation = s->correlation;
 		m->mem_kind = s->mem_kind;
 		m->alloc = (r->flags & 1) != 0;
+		m->api = PROF_NONE;
+		/* The Memory4 extension, in files that have it (h.size says). */
+		if (r->size >= sizeof(*s) + offsetof(struct cbn_rec_cuda_memory_ext, pool_size)) {
+			const struct cbn_rec_cuda_memory_ext *x = (const void *)(s + 1);
+			m->pool_address = x->pool_address;
+			m->pool_release_threshold = x->pool_release_threshold;
+			m->pool_utilized = x->pool_utilized;
+			m->pc = x->pc;
+			m->is_async = x->is_async;
+			m->pool_type = x->pool_type;
+			if (r->size >= sizeof(*s) + sizeof(*x))
+				m->pool_size = x->pool_size;
+		}
+		note_ts(L, s->ts);
+		break;
+	}
+	case CBN_REC_CUDA_MEMPOOL: {
+		const struct cbn_rec_cuda_mempool *s = (const void *)r->raw;
+		struct prof_cuda_mempool *q = LOAD_PUSH(p->mempools, p->nmempools, L->capmempool);
+		q->ts = s->ts;
+		q->address = s->address;
+		q->size = s->size;
+		q->utilized = s->utilized;
+		q->release_threshold = s->release_threshold;
+		q->min_bytes_to_keep = s->min_bytes_to_keep;
+		q->process = proc;
+		q->device = s->device;
+		q->correlation = s->correlation;
+		q->op = r->flags;
+		q->pool_type = s->pool_type;
+		q->managed = s->managed;
+		note_ts(L, s->ts);
 		break;
 	}
 	case CBN_REC_CUDA_STATUS: {
@@ -286,4 +320,8 @@ void load_cuda_finish(struct load *L)
 	}
 	for (i = F->gpu_first; i < p->ngpu_ops; i++)
 		p->gpu_ops[i].api = api_of(L, p->gpu_ops[i].correlation);
+	/* This file's memory records are the tail of the array (files are read
+	 * one after another): joined to their API calls the same way. */
+	for (i = p->nmemory; i > 0 && p->memory[i - 1].process == F->proc; i--)
+		p->memory[i - 1].api = api_of(L, p->memory[i - 1].correlation);
 }

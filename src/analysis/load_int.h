@@ -159,6 +159,7 @@ struct load {
 
 	size_t capfuncs, capframes, capstacks, capsamples, capthreads, capprocs, capwarn, capnd;
 	size_t capranges, capapi, capgpu, capsyncs, capover, capdev, capctx, capmem, capstatus;
+	size_t capmempool;
 	size_t capmodules;
 	struct sym_module **modsyms;     /* parallel to p->modules, until sym_free */
 

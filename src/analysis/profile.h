@@ -210,6 +210,7 @@ struct prof_cuda_memory {
 	/* cbn_rec_cuda_memory_ext (0 in older files) */
 	uint64_t pool_address, pool_release_threshold, pool_utilized, pc;
 	uint32_t is_async, pool_type;
+	uint64_t pool_size;       /* ext.pool_size (LOCAL pools), 0 */
 	uint32_t api;             /* index into prof.cuda_api by correlation, PROF_NONE */
 };
 

@@ -60,6 +60,7 @@ const char *reader_type_name(unsigned type)
 	case CBN_REC_CUDA_DEVICE: return "cuda_device";
 	case CBN_REC_CUDA_CONTEXT: return "cuda_context";
 	case CBN_REC_CUDA_MEMORY: return "cuda_memory";
+	case CBN_REC_CUDA_MEMPOOL: return "cuda_mempool";
 	case CBN_REC_CUDA_STATUS: return "cuda_status";
 	}
 	return "unknown";
@@ -261,6 +262,9 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		return 0;
 	case CBN_REC_CUDA_MEMORY:
 		NEED(struct cbn_rec_cuda_memory);
+		return 0;
+	case CBN_REC_CUDA_MEMPOOL:
+		NEED(struct cbn_rec_cuda_mempool);
 		return 0;
 	case CBN_REC_CUDA_STATUS: {
 		const struct cbn_rec_cuda_status *s = (const void *)p;
