@@ -143,6 +143,10 @@ int cuda_tables_build(struct cuda_priv *pv, const struct profile *p, const struc
 		      uint64_t *scratch);
 /* cuda_sites.c: launch sites. */
 int cuda_sites_build(struct cuda_priv *pv, const struct profile *p, const struct cuda_nest *ns);
+/* The frame (profile.frames index) of stack s that stands for the user's call:
+ * past the CUDA runtime/driver, cbottleneck, a static cudart and nvcc's glue;
+ * kernel names the launched kernel (NULL for other calls).  CUDA_NO_IDX. */
+uint32_t cuda_site_frame(const struct profile *p, uint32_t s, const char *kernel);
 /* cuda_timeline.c: the overview, per-device rows and the verdict. */
 int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 			const struct cuda_nest *ns, const double *bps, const double *occ);

@@ -16,9 +16,10 @@
  * often inlined into the caller) when there is a frame outside it.  Only one:
  * a host function overloading the kernel's name that calls it stays the site.
  * When nothing is left, the outermost generated frame of the user's module
- * (stub, .cudafe1.* code), else CUDA_NO_IDX.
+ * (stub, .cudafe1.* code), else CUDA_NO_IDX.  kernel NULL: an allocation or
+ * other non-launch call (mem_gpu.c's GPU allocation sites).
  */
-static uint32_t site_frame(const struct profile *p, uint32_t s, const char *kernel)
+uint32_t cuda_site_frame(const struct profile *p, uint32_t s, const char *kernel)
 {
 	const struct prof_stack *st;
 	uint32_t i, fallback = CUDA_NO_IDX;
@@ -112,7 +113,7 @@ int cuda_sites_build(struct cuda_priv *pv, const struct profile *p, const struct
 			    p->cuda_api[ns->n[up].idx].stack < p->nstacks)
 				s = p->cuda_api[ns->n[up].idx].stack;
 		if (s != PROF_NONE) {
-			f = site_frame(p, s, kname[i]);
+			f = cuda_site_frame(p, s, kname[i]);
 			if (f == CUDA_NO_IDX) {
 				fn = "[inside the CUDA runtime]";
 			} else {

@@ -25,6 +25,11 @@
 
 enum mem_space_kind { MEM_SPACE_HOST = 1, MEM_SPACE_GPU = 2 };
 
+/* mem_space.device / mem_site.device of the GPU-side space "pinned host":
+ * page-locked host memory from cudaMallocHost / cudaHostAlloc (MEMORY2 kinds
+ * PINNED and PAGEABLE), kept apart from the devices' memory. */
+#define MEM_DEVICE_PINNED UINT32_MAX
+
 /* One point of a space's curve. */
 struct mem_point {
 	uint64_t ts;             /* CLOCK_MONOTONIC ns */
