@@ -58,6 +58,12 @@ struct cuda_op_row {
 	const char *name;
 	uint32_t kind;           /* enum cuda_row_kind */
 	uint64_t self_cpu_ns, cpu_total_ns, self_cuda_ns, cuda_total_ns, calls;
+	/* Net bytes allocated inside the range / call on its own thread (torch's
+	 * profile_memory columns; 0 unless cuda_analysis.has_mem): host from the
+	 * sampled allocation records (estimates), CUDA from the calls' own
+	 * MEMORY2 records of device memory (exact); self = minus the children. */
+	double cpu_mem, self_cpu_mem;
+	int64_t cuda_mem, self_cuda_mem;
 };
 
 struct cuda_kernel_row {
@@ -160,6 +166,9 @@ struct cuda_analysis {
 	uint64_t self_cpu_total_ns;       /* sum of op rows' self CPU */
 	uint64_t self_cuda_total_ns;      /* sum of op rows' self CUDA */
 	int has_data;                     /* any API call, GPU op or range */
+	int has_mem;                      /* memory was recorded (host hooks on, or MEMORY2
+	                                   * records): the op rows' memory columns mean
+	                                   * something */
 };
 
 /* Analyze p.  Returns 0 and *out (NULL when the profile has no CUDA data and

@@ -147,6 +147,9 @@ int cuda_sites_build(struct cuda_priv *pv, const struct profile *p, const struct
  * past the CUDA runtime/driver, cbottleneck, a static cudart and nvcc's glue;
  * kernel names the launched kernel (NULL for other calls).  CUDA_NO_IDX. */
 uint32_t cuda_site_frame(const struct profile *p, uint32_t s, const char *kernel);
+/* cuda_tables.c: 1 when the run recorded memory (host hooks on, host
+ * allocation records or CUDA MEMORY2 records). */
+int cuda_has_mem(const struct profile *p);
 /* cuda_timeline.c: the overview, per-device rows and the verdict. */
 int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 			const struct cuda_nest *ns, const double *bps, const double *occ);

@@ -1,7 +1,7 @@
 /*
  * cuda_tables.c — the per-name tables of the CUDA analysis: autograd-style op
  * rows (ranges, API functions, kernels, copies, sets, with the self and total
- * times the nesting gives), the kernel / memop / API summaries with their
+ * times the nesting gives, and the net memory they allocated), the kernel / memop / API summaries with their
  * statistics and totals, and the key_averages sort keys of the op rows.
  */
 #include <math.h>
@@ -38,7 +38,10 @@ static void stats_of(uint64_t *d, size_t n, struct cuda_stats *s)
 
 /* --- sort keys --------------------------------------------------------------- */
 
-enum op_key { K_CUDA_TOTAL, K_CPU_TOTAL, K_SELF_CUDA, K_SELF_CPU, K_CUDA_AVG, K_CPU_AVG, K_COUNT };
+enum op_key {
+	K_CUDA_TOTAL, K_CPU_TOTAL, K_SELF_CUDA, K_SELF_CPU, K_CUDA_AVG, K_CPU_AVG, K_COUNT,
+	K_CPU_MEM, K_SELF_CPU_MEM, K_CUDA_MEM, K_SELF_CUDA_MEM,
+};
 
 static const struct {
 	const char *name;
@@ -49,6 +52,10 @@ static const struct {
 	{ "self_device_time_total", K_SELF_CUDA }, { "self_cpu_time_total", K_SELF_CPU },
 	{ "cuda_time", K_CUDA_AVG },              { "device_time", K_CUDA_AVG },
 	{ "cpu_time", K_CPU_AVG },                { "count", K_COUNT },
+	/* torch's key_averages().table(sort_by=...) memory keys */
+	{ "cpu_memory_usage", K_CPU_MEM },        { "self_cpu_memory_usage", K_SELF_CPU_MEM },
+	{ "cuda_memory_usage", K_CUDA_MEM },      { "self_cuda_memory_usage", K_SELF_CUDA_MEM },
+	{ "device_memory_usage", K_CUDA_MEM },    { "self_device_memory_usage", K_SELF_CUDA_MEM },
 };
 
 int cuda_sort_key_valid(const char *key)
@@ -71,6 +78,10 @@ static double op_value(const struct cuda_op_row *r, enum op_key key)
 	case K_CUDA_AVG: return r->calls ? (double)r->cuda_total_ns / r->calls : 0;
 	case K_CPU_AVG: return r->calls ? (double)r->cpu_total_ns / r->calls : 0;
 	case K_COUNT: return (double)r->calls;
+	case K_CPU_MEM: return r->cpu_mem;
+	case K_SELF_CPU_MEM: return r->self_cpu_mem;
+	case K_CUDA_MEM: return (double)r->cuda_mem;
+	case K_SELF_CUDA_MEM: return (double)r->self_cuda_mem;
 	}
 	return 0;
 }
@@ -131,15 +142,183 @@ static int add_op(struct cuda_analysis *a, size_t *cap, struct cuda_smap *m, con
 	return 0;
 }
 
+/* --- memory columns ---------------------------------------------------------- */
+
+/* Net bytes per node: direct (innermost node enclosing the event) and total
+ * (the node and everything nested in it). */
+struct mem_acc {
+	double cpu_direct, cpu_total;
+	int64_t cuda_direct, cuda_total;
+};
+
+static const struct cuda_nest *sort_nest; /* qsort has no context argument */
+
+static int cmp_thread_start(const void *a, const void *b)
+{
+	const struct cuda_node *x = &sort_nest->n[*(const uint32_t *)a];
+	const struct cuda_node *y = &sort_nest->n[*(const uint32_t *)b];
+
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->end != y->end)
+		return x->end > y->end ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/* The innermost node of thread th enclosing ts: of the nodes sorted by
+ * (thread, start), the last one that started by ts, or the nearest of its
+ * enclosing nodes that is still open (the nesting is a tree per thread). */
+static uint32_t node_at(const struct cuda_nest *ns, const uint32_t *order, uint32_t th, uint64_t ts)
+{
+	size_t lo = 0, hi = ns->nn;
+	uint32_t x;
+
+	if (th == PROF_NONE)
+		return CUDA_NO_IDX;
+	while (lo < hi) { /* first position after (th, ts) */
+		size_t mid = (lo + hi) / 2;
+		const struct cuda_node *n = &ns->n[order[mid]];
+
+		if (n->thread < th || (n->thread == th && n->start <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || ns->n[order[lo - 1]].thread != th)
+		return CUDA_NO_IDX;
+	for (x = order[lo - 1]; x != CUDA_NO_IDX; x = ns->n[x].parent)
+		if (ns->n[x].start <= ts && ts <= ns->n[x].end)
+			return x;
+	return CUDA_NO_IDX;
+}
+
+/* The bytes a sampled host record of size s stands for (cbn_format.h). */
+static double host_weight(const struct profile *p, uint32_t proc, uint64_t s)
+{
+	uint64_t rate = proc < p->nprocesses ? p->processes[proc].mem.rate : 1;
+
+	if (rate <= 1 || s == 0)
+		return (double)s;
+	return (double)s / -expm1(-(double)s / (double)rate);
+}
+
+static int is_device_kind(uint32_t k)
+{
+	return k != CBN_MEM_PINNED && k != CBN_MEM_PAGEABLE;
+}
+
+static int cmp_mem_addr(const void *a, const void *b, void *ctx)
+{
+	const struct prof_cuda_memory *m = ctx;
+	const struct prof_cuda_memory *x = &m[*(const uint32_t *)a], *y = &m[*(const uint32_t *)b];
+
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
+	if (x->address != y->address)
+		return x->address < y->address ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+int cuda_has_mem(const struct profile *p)
+{
+	size_t i;
+
+	if (p->nmemory || p->nmem_allocs)
+		return 1;
+	for (i = 0; i < p->nprocesses; i++)
+		if (p->processes[i].mem.state == CBN_MEM_ON)
+			return 1;
+	return 0;
+}
+
+/* Fill acc[node] from the host allocation records and the MEMORY2 records. */
+static int mem_columns(const struct profile *p, const struct cuda_nest *ns, struct mem_acc *acc)
+{
+	uint32_t *order = util_reallocarray(NULL, ns->nn + 1, sizeof(*order));
+	uint32_t *by_addr = util_reallocarray(NULL, p->nmemory + 1, sizeof(*by_addr));
+	size_t i;
+	uint32_t x;
+
+	if (!order || !by_addr) {
+		free(order);
+		free(by_addr);
+		return -ENOMEM;
+	}
+	for (i = 0; i < ns->nn; i++)
+		order[i] = (uint32_t)i;
+	sort_nest = ns;
+	qsort(order, ns->nn, sizeof(*order), cmp_thread_start);
+	for (i = 0; i < p->nmem_allocs; i++) {
+		const struct prof_mem_alloc *m = &p->mem_allocs[i];
+
+		if ((x = node_at(ns, order, m->thread, m->ts)) != CUDA_NO_IDX)
+			acc[x].cpu_direct += host_weight(p, m->process, m->size);
+	}
+	for (i = 0; i < p->nmem_frees; i++) {
+		const struct prof_mem_free *m = &p->mem_frees[i];
+
+		if ((x = node_at(ns, order, m->thread, m->ts)) != CUDA_NO_IDX)
+			acc[x].cpu_direct -= host_weight(p, m->process, m->size);
+	}
+	/* CUDA: a call's own records; a release that says 0 bytes frees what
+	 * the last allocation at its address had */
+	for (i = 0; i < p->nmemory; i++)
+		by_addr[i] = (uint32_t)i;
+	if (p->nmemory)
+		qsort_r(by_addr, p->nmemory, sizeof(*by_addr), cmp_mem_addr, p->memory);
+	for (i = 0; i < p->nmemory; i++) {
+		const struct prof_cuda_memory *m = &p->memory[by_addr[i]];
+		uint64_t bytes = m->bytes;
+
+		if (!m->alloc && !bytes && i > 0) {
+			const struct prof_cuda_memory *prev = &p->memory[by_addr[i - 1]];
+
+			if (prev->alloc && prev->process == m->process && prev->address == m->address)
+				bytes = prev->bytes;
+		}
+		if (!is_device_kind(m->mem_kind) || m->api >= p->ncuda_api)
+			continue;
+		x = ns->api_node[m->api];
+		acc[x].cuda_direct += m->alloc ? (int64_t)bytes : -(int64_t)bytes;
+	}
+	/* totals climb to every enclosing node */
+	for (i = 0; i < ns->nn; i++) {
+		for (x = (uint32_t)i; x != CUDA_NO_IDX; x = ns->n[x].parent) {
+			acc[x].cpu_total += acc[i].cpu_direct;
+			acc[x].cuda_total += acc[i].cuda_direct;
+		}
+	}
+	free(order);
+	free(by_addr);
+	return 0;
+}
+
+static void add_mem(struct cuda_op_row *r, const struct mem_acc *m)
+{
+	r->cpu_mem += m->cpu_total;
+	r->self_cpu_mem += m->cpu_direct;
+	r->cuda_mem += m->cuda_total;
+	r->self_cuda_mem += m->cuda_direct;
+}
+
 static int build_ops(struct cuda_priv *pv, const struct profile *p, const struct cuda_nest *ns,
 		     const char **range_names)
 {
+	struct mem_acc *acc = NULL;
 	struct cuda_analysis *a = &pv->pub;
 	struct cuda_smap m[5] = { 0 };
 	size_t cap = 0, i;
 	uint32_t row;
 	int ret = -ENOMEM;
 
+	a->has_mem = cuda_has_mem(p);
+	if (a->has_mem &&
+	    (!(acc = calloc(ns->nn + 1, sizeof(*acc))) || mem_columns(p, ns, acc)))
+		goto out;
 	for (i = 0; i < p->nranges; i++) {
 		const struct cuda_node *x;
 		struct cuda_op_row *r;
@@ -154,6 +333,8 @@ static int build_ops(struct cuda_priv *pv, const struct profile *p, const struct
 		r->cpu_total_ns += dur(x->start, x->end);
 		r->self_cpu_ns += (uint64_t)x->self;
 		r->cuda_total_ns += x->cuda_total;
+		if (acc)
+			add_mem(r, &acc[ns->range_node[i]]);
 	}
 	for (i = 0; i < p->ncuda_api; i++) {
 		const struct cuda_node *x = &ns->n[ns->api_node[i]];
@@ -167,6 +348,8 @@ static int build_ops(struct cuda_priv *pv, const struct profile *p, const struct
 		r->cpu_total_ns += dur(x->start, x->end);
 		r->self_cpu_ns += (uint64_t)x->self;
 		r->cuda_total_ns += x->cuda_total;
+		if (acc)
+			add_mem(r, &acc[ns->api_node[i]]);
 	}
 	for (i = 0; i < p->ngpu_ops; i++) {
 		const struct prof_gpu_op *op = &p->gpu_ops[i];
@@ -190,6 +373,7 @@ static int build_ops(struct cuda_priv *pv, const struct profile *p, const struct
 out:
 	for (i = 0; i < 5; i++)
 		cuda_smap_free(&m[i]);
+	free(acc);
 	return ret;
 }
 

@@ -3,6 +3,7 @@
  * status, totals, every autograd-style row, kernel / memop / API summaries,
  * launch sites, overview and recommendations.  All rows, never --limit'ed.
  */
+#include <math.h>
 #include <stdlib.h>
 
 #include <cjson/cJSON.h>
@@ -116,6 +117,12 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		num(o, "self_cuda_ns", (double)r->self_cuda_ns);
 		num(o, "cuda_total_ns", (double)r->cuda_total_ns);
 		num(o, "calls", (double)r->calls);
+		if (a->has_mem) {
+			num(o, JK_CPU_MEM, round(r->cpu_mem));
+			num(o, JK_SELF_CPU_MEM, round(r->self_cpu_mem));
+			num(o, JK_CUDA_MEM, (double)r->cuda_mem);
+			num(o, JK_SELF_CUDA_MEM, (double)r->self_cuda_mem);
+		}
 	}
 
 	x = arr(c, JK_KERNELS);

@@ -73,6 +73,17 @@ const char *report_cuda_sorted_ops(const struct cuda_analysis *a, const char *ke
 	return used;
 }
 
+/* Net bytes, signed, in fmt_bytes' units ("-8.0 MiB"); "0 B" for nothing. */
+static char *mem_bytes(char *buf, size_t len, double bytes)
+{
+	double mag = bytes < 0 ? -bytes : bytes;
+	char tmp[32];
+
+	fmt_bytes(tmp, sizeof(tmp), (uint64_t)(mag + 0.5));
+	snprintf(buf, len, "%s%s", bytes <= -0.5 ? "-" : "", tmp);
+	return buf;
+}
+
 static int print_ops(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
 {
 	struct cuda_op_row *ops = NULL;
@@ -101,6 +112,13 @@ static int print_ops(FILE *out, const struct cuda_analysis *a, const struct repo
 		fmt_table_col(t, "CUDA total", FMT_RIGHT, 12, 0);
 		fmt_table_col(t, "CUDA time avg", FMT_RIGHT, 12, 0);
 	}
+	if (a->has_mem) {
+		/* torch's profile_memory columns, before the call count as there */
+		fmt_table_col(t, "CPU Mem", FMT_RIGHT, 12, 0);
+		fmt_table_col(t, "Self CPU Mem", FMT_RIGHT, 12, 0);
+		fmt_table_col(t, "CUDA Mem", FMT_RIGHT, 12, 0);
+		fmt_table_col(t, "Self CUDA Mem", FMT_RIGHT, 12, 0);
+	}
 	fmt_table_col(t, "# of Calls", FMT_RIGHT, 12, 0);
 	for (i = 0; i < n; i++) {
 		const struct cuda_op_row *r = &ops[i];
@@ -119,6 +137,12 @@ static int print_ops(FILE *out, const struct cuda_analysis *a, const struct repo
 							(double)a->self_cuda_total_ns));
 			fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->cuda_total_ns));
 			fmt_table_cell(t, "%s", fmt_time_d(b, sizeof(b), r->cuda_total_ns / calls));
+		}
+		if (a->has_mem) {
+			fmt_table_cell(t, "%s", mem_bytes(b, sizeof(b), r->cpu_mem));
+			fmt_table_cell(t, "%s", mem_bytes(b, sizeof(b), r->self_cpu_mem));
+			fmt_table_cell(t, "%s", mem_bytes(b, sizeof(b), (double)r->cuda_mem));
+			fmt_table_cell(t, "%s", mem_bytes(b, sizeof(b), (double)r->self_cuda_mem));
 		}
 		fmt_table_cell(t, "%" PRIu64, r->calls);
 	}

@@ -36,6 +36,12 @@
 #define JK_SELF_SAMPLES "self_samples"
 #define JK_TOTAL_SAMPLES "total_samples"
 
+/* cuda.ops[] memory columns (present when memory was recorded): net bytes */
+#define JK_CPU_MEM "cpu_mem"
+#define JK_SELF_CPU_MEM "self_cpu_mem"
+#define JK_CUDA_MEM "cuda_mem"
+#define JK_SELF_CUDA_MEM "self_cuda_mem"
+
 /* cuda.status[] */
 #define JK_STATUS "status"
 #define JK_STATE "state"
