@@ -36,6 +36,11 @@
 #define CUDA_COLD_MIN_NS 1000000            /* ... and first - median > 1 ms */
 #define CUDA_VARIABLE_CV 0.5                /* rule variable-kernel: stddev/mean above this */
 #define CUDA_VARIABLE_MIN_INSTANCES 10      /* ... over at least this many instances */
+#define CUDA_MALLOC_CHURN_MIN_CALLS 20      /* rule cuda-malloc-churn: synchronous alloc/free calls */
+#define CUDA_MALLOC_CHURN_SLICES 4          /* ... in at least this many of 10 slices of the run */
+#define CUDA_MALLOC_CHURN_REPEAT 3          /* ... or inside a range name seen this many times */
+#define CUDA_PINNED_HOST_SHARE 0.25         /* rule pinned-memory: pinned peak / host RAM */
+#define CUDA_GPU_MEM_NEAR 0.90              /* rule gpu-memory-full: peak / device memory */
 
 enum cuda_row_kind {
 	CUDA_ROW_RANGE = 0,
