@@ -233,6 +233,7 @@ void load_cuda_rec(struct load *L, const struct reader_rec *r)
 	case CBN_REC_CUDA_MEMORY: {
 		const struct cbn_rec_cuda_memory *s = (const void *)r->raw;
 		struct prof_cuda_memory *m = LOAD_PUSH(p->memory, p->nmemory, L->capmem);
+		memset(m, 0, sizeof(*m)); /* the extension's fields stay 0 without it */
 		m->ts = s->ts;
 		m->address = s->address;
 		m->bytes = s->bytes;
