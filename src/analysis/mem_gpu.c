@@ -29,6 +29,7 @@ struct gev {
 struct gblk {
 	uint64_t addr, bytes, ts;
 	uint32_t process, site, used;
+	uint32_t pooled;         /* served from a pool: not in the non-pool reserve */
 };
 
 struct gmap {
@@ -468,6 +469,8 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 				if ((b = gmap_find(&live, r->process, r->address))) {
 					/* a block allocated twice: its release was not seen */
 					A->live -= b->bytes;
+					if (!b->pooled && A->reserved_np >= b->bytes)
+						A->reserved_np -= b->bytes;
 					sacc[b->site].live -= (double)b->bytes;
 					gmap_del(&live, b);
 				}
@@ -476,6 +479,7 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 				b->bytes = r->bytes;
 				b->ts = r->ts;
 				b->site = (uint32_t)site;
+				b->pooled = r->pool_address != 0;
 				A->live += r->bytes;
 				if (!r->pool_address)
 					A->reserved_np += r->bytes;
@@ -490,7 +494,7 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 				uint64_t life = r->ts >= b->ts ? r->ts - b->ts : 0;
 
 				A->live -= b->bytes;
-				if (!r->pool_address && A->reserved_np >= b->bytes)
+				if (!b->pooled && A->reserved_np >= b->bytes)
 					A->reserved_np -= b->bytes;
 				sa->live -= (double)b->bytes;
 				if (life < MEM_SHORT_NS)
