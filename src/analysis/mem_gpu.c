@@ -433,6 +433,14 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 		ev[nev++] = (struct gev){ p->mempools[i].ts, (uint32_t)i, 1, (uint32_t)j };
 	}
 	qsort(ev, nev, sizeof(*ev), cmp_gev);
+	/* one curve point per event: each space's array sized once */
+	for (i = 0; i < nev; i++)
+		acc[ev[i].space].npts++;
+	for (s = 0; s < ndevs; s++) {
+		if (!(acc[s].pts = calloc(acc[s].npts + 1, sizeof(*acc[s].pts))))
+			goto out;
+		acc[s].npts = 0;
+	}
 
 	/* pass 1: timeline, peak, sites' figures */
 	for (i = 0; i < nev; i++) {
@@ -512,9 +520,6 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 				gmap_del(&live, b);
 			}
 		}
-		if (!(pt = realloc(A->pts, (A->npts + 1) * sizeof(*pt))))
-			goto out;
-		A->pts = pt;
 		pt = &A->pts[A->npts++];
 		pt->ts = ev[i].ts;
 		pt->live = (int64_t)A->live;
