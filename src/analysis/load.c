@@ -588,6 +588,11 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	case CBN_REC_MODULE_UNLOAD:
 		mod_event(L, r);
 		break;
+	case CBN_REC_MEM_ALLOC:
+	case CBN_REC_MEM_FREE:
+	case CBN_REC_MEM_COUNTERS:
+		load_mem_rec(L, r);
+		break;
 	case CBN_REC_PROCESS_EXIT: {
 		const struct cbn_rec_exit *e = (const void *)r->raw;
 		F->exited = 1;
@@ -662,6 +667,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 					       strnlen(h->kstack_reason, sizeof(h->kstack_reason)));
 	memcpy(pr->pc_only_why, (const void *)h->pc_only_why, sizeof(pr->pc_only_why));
 	memcpy(pr->unsampled_why, (const void *)h->unsampled_why, sizeof(pr->unsampled_why));
+	load_mem_header(L, pr, h);
 }
 
 /* The current file's modules into p->modules (has_debuginfo: modules_finish). */
@@ -698,6 +704,7 @@ static void file_free(struct load_file *F)
 	free(F->events);
 	free(F->raw);
 	free(F->cstacks);
+	free(F->mstacks);
 }
 
 /* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
@@ -723,6 +730,9 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	F.status_idx = PROF_NONE;
 	F.api_first = p->ncuda_api;
 	F.gpu_first = p->ngpu_ops;
+	F.malloc_first = p->nmem_allocs;
+	F.mfree_first = p->nmem_frees;
+	F.mctr_first = p->nmem_counters;
 	pr = LOAD_PUSH(p->processes, p->nprocesses, L->capprocs);
 	process_from_header(L, pr, &rf.hdr, name);
 	L->f = &F;
@@ -773,6 +783,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		}
 	}
 	load_cuda_finish(L);
+	load_mem_finish(L);
 	push_modules(L);
 
 	pr = &p->processes[F.proc];
@@ -1226,6 +1237,9 @@ void prof_free(struct profile *p)
 	free(p->contexts);
 	free(p->memory);
 	free(p->mempools);
+	free(p->mem_allocs);
+	free(p->mem_frees);
+	free(p->mem_counters);
 	free(p->cuda_status);
 	free(p->warnings);
 	free(p->nodebug_modules);

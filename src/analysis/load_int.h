@@ -111,6 +111,10 @@ struct load_file {
 	uint64_t *events;                size_t nevents, capevents;  /* module event times */
 	struct load_raw *raw;            size_t nraw, capraw;
 	struct load_cstack *cstacks;     size_t ncstacks, capcstacks;
+	/* host memory (load_mem.c): allocation stacks, correlation = the
+	 * allocation's index from malloc_first; this file's first records */
+	struct load_cstack *mstacks;     size_t nmstacks, capmstacks;
+	size_t malloc_first, mfree_first, mctr_first;
 	size_t api_first, gpu_first;     /* this file's first cuda_api / gpu_op */
 	int exited;                      /* PROCESS_EXIT seen */
 	int32_t exit_status;
@@ -161,6 +165,7 @@ struct load {
 	size_t capranges, capapi, capgpu, capsyncs, capover, capdev, capctx, capmem, capstatus;
 	size_t capmempool;
 	size_t capmodules;
+	size_t capmemallocs, capmemfrees, capmemctrs;
 	struct sym_module **modsyms;     /* parallel to p->modules, until sym_free */
 
 	struct util_map funcmap;         /* prof_func by content */
@@ -210,5 +215,11 @@ void load_warn(struct load *L, const char *fmt, ...) __attribute__((format(print
  * (API stacks, GPU op -> API call) once the file has been read. */
 void load_cuda_rec(struct load *L, const struct reader_rec *r);
 void load_cuda_finish(struct load *L);
+
+/* load_mem.c: host memory.  header.mem into pr->mem; one MEM_* record of the
+ * current file; its stacks and (process, ts) order once the file has been read. */
+void load_mem_header(struct load *L, struct prof_process *pr, const struct cbn_file_header *h);
+void load_mem_rec(struct load *L, const struct reader_rec *r);
+void load_mem_finish(struct load *L);
 
 #endif

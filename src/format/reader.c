@@ -272,6 +272,32 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		STR(offsetof(struct cbn_rec_cuda_status, message), s->message_len, "status message");
 		return 0;
 	}
+	case CBN_REC_MEM_ALLOC: {
+		const struct cbn_rec_mem_alloc *m = (const void *)p;
+		NEED(struct cbn_rec_mem_alloc);
+		if (chunk_kind != CBN_CHUNK_MEMORY) {
+			*why = "allocation record outside a memory chunk";
+			return -1;
+		}
+		if (m->nframes > CBN_MAX_FRAMES ||
+		    offsetof(struct cbn_rec_mem_alloc, pc) + (uint64_t)m->nframes * 8 > size) {
+			*why = "allocation stack frame count does not fit";
+			return -1;
+		}
+		r->pcs = m->pc;
+		r->nframes = m->nframes;
+		return 0;
+	}
+	case CBN_REC_MEM_FREE:
+		NEED(struct cbn_rec_mem_free);
+		if (chunk_kind != CBN_CHUNK_MEMORY) {
+			*why = "free record outside a memory chunk";
+			return -1;
+		}
+		return 0;
+	case CBN_REC_MEM_COUNTERS:
+		NEED(struct cbn_rec_mem_counters);
+		return 0;
 	}
 #undef NEED
 #undef STR
@@ -691,7 +717,8 @@ int reader_walk(const struct reader_file *f, reader_cb cb, void *ctx, struct rea
 			       ch.magic, off);
 			continue;
 		}
-		if (ch.kind != CBN_CHUNK_SAMPLES && ch.kind != CBN_CHUNK_EVENTS) {
+		if (ch.kind != CBN_CHUNK_SAMPLES && ch.kind != CBN_CHUNK_EVENTS &&
+		    ch.kind != CBN_CHUNK_MEMORY) {
 			res->chunks_damaged++;
 			damage(res, "chunk %u skipped (unknown kind %u at offset 0x%" PRIx64 ")", idx,
 			       (unsigned)ch.kind, off);

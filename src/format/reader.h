@@ -49,7 +49,7 @@ struct reader_rec {
 	uint16_t flags;
 	uint32_t size;
 	uint16_t chunk_kind;      /* enum cbn_chunk_kind */
-	uint32_t chunk_tid;       /* owner thread of a SAMPLES chunk */
+	uint32_t chunk_tid;       /* owner thread of a SAMPLES or MEMORY chunk */
 	uint32_t chunk_index;     /* 0-based slot of the chunk in the file */
 	uint64_t offset;          /* file offset of the record */
 	const struct cbn_rec *raw;     /* cast to the struct of `type` */
@@ -57,7 +57,7 @@ struct reader_rec {
 	uint32_t str_len;
 	const char *str2;         /* range domain ("" when none) */
 	uint32_t str2_len;
-	const uint64_t *pcs;      /* SAMPLE, CUDA_STACK */
+	const uint64_t *pcs;      /* SAMPLE, CUDA_STACK, MEM_ALLOC */
 	uint32_t nframes;
 	const struct cbn_kstacks *kstacks; /* SAMPLE with CBN_SAMPLE_KSTACKS, else NULL:
 	                          * its nstacks stacks have been checked to fit */

@@ -8,6 +8,7 @@
  * profile; time-bounded (~2 s); run it under -DCBN_SANITIZE=ON too.
  */
 #include <dirent.h>
+#include <stddef.h>
 #include <elf.h>
 #include <link.h>
 #include <stdint.h>
@@ -68,6 +69,18 @@ static void build(struct synth *s, const struct synth_self *me)
 			pcs[k] = me->lo + 1 + rnd() % (me->hi - me->lo - 1);
 		synth_sample(s, 2000 + (uint64_t)i, 1, pcs, (uint16_t)(1 + i % 6), 0);
 	}
+	/* host memory: allocations with stacks in this executable, frees, counters */
+	synth_mem_types(s);
+	synth_chunk(s, CBN_CHUNK_MEMORY, 102);
+	for (i = 0; i < 20; i++) {
+		for (int k = 0; k < 6; k++)
+			pcs[k] = me->lo + 1 + rnd() % (me->hi - me->lo - 1);
+		synth_mem_alloc(s, 3000 + (uint64_t)i, 0x50000 + 64 * (uint64_t)i, 1 + rnd() % 100000,
+				102, CBN_ALLOC_HEAP, CBN_AFN_MALLOC, pcs, (uint16_t)(i % 7));
+		if (i % 3 == 0)
+			synth_mem_free(s, 3001 + (uint64_t)i, 0x50000 + 64 * (uint64_t)i, 0, 102,
+				       CBN_ALLOC_HEAP, CBN_AFN_FREE);
+	}
 }
 
 /* Offsets of every record (and its size) in the original file. */
@@ -119,6 +132,25 @@ static void check_profile(const struct profile *p)
 		bad += !p->cuda_status[i].message;
 	for (i = 0; i < p->nwarnings; i++)
 		bad += !p->warnings[i];
+	for (i = 0; i < p->nmem_allocs; i++) {
+		const struct prof_mem_alloc *a = &p->mem_allocs[i];
+		bad += (a->stack != PROF_NONE && a->stack >= p->nstacks) ||
+		       a->thread >= p->nthreads || a->process >= p->nprocesses;
+		bad += i > 0 && (a[-1].process > a->process ||
+				 (a[-1].process == a->process && a[-1].ts > a->ts));
+	}
+	for (i = 0; i < p->nmem_frees; i++) {
+		const struct prof_mem_free *f = &p->mem_frees[i];
+		bad += f->thread >= p->nthreads || f->process >= p->nprocesses;
+		bad += i > 0 && (f[-1].process > f->process ||
+				 (f[-1].process == f->process && f[-1].ts > f->ts));
+	}
+	for (i = 0; i < p->nmem_counters; i++)
+		bad += p->mem_counters[i].process >= p->nprocesses ||
+		       (i > 0 && p->mem_counters[i - 1].process == p->mem_counters[i].process &&
+			p->mem_counters[i - 1].ts > p->mem_counters[i].ts);
+	for (i = 0; i < p->nprocesses; i++)
+		bad += !p->processes[i].mem.reason || p->processes[i].mem.state > CBN_MEM_REFUSED;
 	CHECK_EQ_INT(bad, 0);
 }
 
@@ -168,6 +200,13 @@ int main(void)
 				}
 				break;
 			}
+		}
+		if (rnd() % 4 == 0) {
+			/* header.mem: state, flags, rate, counters, reason length */
+			size_t at = offsetof(struct cbn_file_header, mem) +
+				    rnd() % sizeof(struct cbn_mem_state);
+			uint64_t v = rnd();
+			memcpy(b + at, &v, at + 8 <= CBN_HEADER_SIZE ? 8 : 1);
 		}
 		f = fopen(path, "wb");
 		REQUIRE(f != NULL);

@@ -119,7 +119,7 @@ static size_t collect_records(const struct synth *s, size_t *offs, size_t max)
 int main(void)
 {
 	struct synth s;
-	unsigned total = synth_all_types(&s, 512);
+	unsigned total = synth_all_types(&s, 512) + synth_mem_types(&s);
 	size_t size = synth_size(&s), recs[256], nrecs, len;
 	unsigned char *b = malloc(size);
 	double t0 = now();

@@ -404,6 +404,103 @@ static inline unsigned synth_all_types(struct synth *s, uint32_t chunk_size)
 	return n;
 }
 
+/* --- host memory (--memory) ----------------------------------------------- */
+
+/* header.mem as the agent leaves it recording at rate (CBN_MEMF_* flags). */
+static inline void synth_mem_on(struct synth *s, uint64_t rate, uint32_t flags)
+{
+	struct cbn_mem_state *m = &synth_hdr(s)->mem;
+
+	m->state = CBN_MEM_ON;
+	m->flags = flags | (rate == 1 ? CBN_MEMF_EXACT : 0);
+	m->rate = rate;
+}
+
+/* A MEM_ALLOC in the current chunk (open a MEMORY chunk for tid first);
+ * pcs: n return addresses, innermost first. */
+static inline void synth_mem_alloc(struct synth *s, uint64_t ts, uint64_t addr, uint64_t size,
+				   uint32_t tid, uint8_t kind, uint8_t fn, const uint64_t *pcs,
+				   uint16_t n)
+{
+	unsigned char b[sizeof(struct cbn_rec_mem_alloc) + CBN_MAX_FRAMES * 8];
+	struct cbn_rec_mem_alloc *r = (struct cbn_rec_mem_alloc *)b;
+	uint32_t size8 = (uint32_t)(sizeof(*r) + n * 8u);
+
+	memset(b, 0, size8);
+	r->h.type = CBN_REC_MEM_ALLOC;
+	r->h.size = size8;
+	r->ts = ts;
+	r->addr = addr;
+	r->size = size;
+	r->tid = tid;
+	r->kind = kind;
+	r->fn = fn;
+	r->nframes = n;
+	if (n)
+		memcpy(r->pc, pcs, n * 8u);
+	synth_rec(s, r, size8);
+	synth_hdr(s)->mem.sampled++;
+}
+
+static inline void synth_mem_free(struct synth *s, uint64_t ts, uint64_t addr, uint64_t size,
+				  uint32_t tid, uint8_t kind, uint8_t fn)
+{
+	struct cbn_rec_mem_free r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_MEM_FREE;
+	r.h.size = sizeof(r);
+	r.ts = ts;
+	r.addr = addr;
+	r.size = size;
+	r.tid = tid;
+	r.kind = kind;
+	r.fn = fn;
+	synth_rec(s, &r, sizeof(r));
+}
+
+/* A MEM_COUNTERS in the current chunk (an EVENTS chunk, as the agent writes it). */
+static inline void synth_mem_counters(struct synth *s, uint64_t ts, uint64_t rss, int64_t live)
+{
+	struct cbn_rec_mem_counters r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_MEM_COUNTERS;
+	r.h.size = sizeof(r);
+	r.ts = ts;
+	r.rss = rss;
+	r.host_live = live;
+	synth_rec(s, &r, sizeof(r));
+}
+
+/* Memory on and a few records of each host memory type after what s holds:
+ * two MEMORY chunks (threads 100 and 101; a block freed by the other thread)
+ * and counters in an EVENTS chunk.  Returns the number of records written. */
+static inline unsigned synth_mem_types(struct synth *s)
+{
+	uint64_t pcs[3] = {0x401210, 0x401310, 0x401410};
+	unsigned n = 0;
+
+	synth_mem_on(s, 4096, CBN_MEMF_USABLE);
+	synth_chunk(s, CBN_CHUNK_MEMORY, 100);
+	synth_mem_alloc(s, 2500, 0x10000, 100000, 100, CBN_ALLOC_HEAP, CBN_AFN_MALLOC, pcs, 3); n++;
+	synth_mem_alloc(s, 2600, 0x20000, 64, 100, CBN_ALLOC_HEAP, CBN_AFN_CALLOC, pcs + 1, 2); n++;
+	synth_mem_free(s, 2700, 0x20000, 64, 100, CBN_ALLOC_HEAP, CBN_AFN_FREE); n++;
+	synth_mem_alloc(s, 2800, 0x30000, 1 << 20, 100, CBN_ALLOC_MMAP, CBN_AFN_MMAP, NULL, 0); n++;
+	synth_chunk(s, CBN_CHUNK_MEMORY, 101);
+	synth_mem_free(s, 2900, 0x10000, 100000, 101, CBN_ALLOC_HEAP, CBN_AFN_FREE); n++;
+	synth_chunk(s, CBN_CHUNK_EVENTS, 0);
+	synth_mem_counters(s, 2550, 200000, 100000); n++;
+	synth_mem_counters(s, 2950, 300000, 1 << 20); n++;
+	synth_hdr(s)->mem.host_peak = 1100000;
+	synth_hdr(s)->mem.host_peak_ts = 2850;
+	synth_hdr(s)->mem.rss_peak = 300000;
+	synth_hdr(s)->mem.allocs = 3;
+	synth_hdr(s)->mem.frees = 2;
+	synth_hdr(s)->mem.alloc_bytes = 100064 + (1 << 20);
+	return n;
+}
+
 /* The test executable itself as a module: its path, load bias, PT_LOAD
  * segments and executable range, so synthetic samples symbolize for real. */
 struct synth_self {
