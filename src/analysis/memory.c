@@ -1,30 +1,988 @@
 /*
  * memory.c — the host side of the memory view (memory.h) and its entry point:
  * sampled allocations by site, peak, leaks and the live-bytes curve, then the
- * GPU side (mem_gpu.c) appended to the same result.
+ * GPU side (mem_gpu.c) appended to the same result, then the memory rules.
  */
 #include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "memory.h"
+#include "util.h"
 
-/* Host analysis is not written yet: only the GPU part runs. */
+/* --- allocator frames ------------------------------------------------------ */
+
+/* The qualified name of a demangled function, without a leading return type
+ * (function templates print one) or the parameter list: "int* ns::f<T>(...)"
+ * -> "ns::f<T>".  Returns a pointer into name and the length. */
+static const char *qual_name(const char *name, size_t *len)
+{
+	const char *s = name, *q;
+	int depth = 0;
+
+	for (q = name; *q; q++) {
+		if (*q == '<')
+			depth++;
+		else if (*q == '>' && depth > 0)
+			depth--;
+		else if (depth == 0 && *q == '(' && q != name)
+			break;
+		else if (depth == 0 && *q == ' ' && strncmp(q + 1, "operator", 8) != 0 &&
+			 strncmp(s, "operator", 8) != 0)
+			s = q + 1;  /* the return type ends here */
+	}
+	*len = (size_t)(q - s);
+	return s;
+}
+
+static int starts(const char *s, size_t n, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	return n >= k && memcmp(s, prefix, k) == 0;
+}
+
+static int ends(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+static const char *base_name(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* The standard library's allocator templates, even inlined: by the header
+ * that defines them or by their name. */
+static const char *const alloc_headers[] = {
+	"/bits/new_allocator.h", "/ext/new_allocator.h", "/bits/allocator.h",
+	"/bits/alloc_traits.h", "/ext/alloc_traits.h", "/bits/allocated_ptr.h",
+	"/ext/malloc_allocator.h", "/bits/stl_construct.h",
+};
+static const char *const alloc_prefixes[] = {
+	"std::allocator<", "std::__new_allocator<", "__gnu_cxx::new_allocator<",
+	"std::allocator_traits<", "__gnu_cxx::__alloc_traits<", "std::__allocated_ptr<",
+	"__gnu_cxx::malloc_allocator<", "std::__allocate_guarded", "std::allocator::",
+	"std::__new_allocator::", "std::allocator_traits::",
+	"operator new", "operator delete", "cbn_", "__libc_", "__GI_",
+};
+static const char *const alloc_names[] = {
+	"malloc", "calloc", "realloc", "free", "posix_memalign", "aligned_alloc", "memalign",
+	"valloc", "pvalloc", "reallocarray", "mmap", "mmap64", "mremap", "munmap", "sbrk",
+	"brk", "_int_malloc", "_int_realloc", "_int_memalign", "tcache_init", "sysmalloc",
+	"malloc_hook_ini", "_mid_memalign",
+};
+/* Libraries whose every frame works for its caller: libc (strdup, fopen ...),
+ * libstdc++ (operator new, std::string ...), the dynamic loader (dlopen) and
+ * cbottleneck's own. */
+static const char *const alloc_modules[] = {
+	"libc.so", "libc-", "libstdc++.so", "ld-linux", "ld64.so", "libcbottleneck",
+};
+
+int mem_frame_is_allocator(const struct profile *p, const struct prof_frame *fr)
+{
+	const struct prof_func *f;
+	const char *name, *q, *mod;
+	size_t i, n;
+
+	if (fr->func >= p->nfuncs)
+		return 0;
+	f = &p->funcs[fr->func];
+	mod = base_name(f->module ? f->module : "");
+	for (i = 0; i < sizeof(alloc_modules) / sizeof(alloc_modules[0]); i++)
+		if (strncmp(mod, alloc_modules[i], strlen(alloc_modules[i])) == 0)
+			return 1;
+	for (i = 0; f->file && i < sizeof(alloc_headers) / sizeof(alloc_headers[0]); i++)
+		if (ends(f->file, alloc_headers[i]))
+			return 1;
+	name = f->name ? f->name : "";
+	q = qual_name(name, &n);
+	for (i = 0; i < sizeof(alloc_prefixes) / sizeof(alloc_prefixes[0]); i++)
+		if (starts(q, n, alloc_prefixes[i]))
+			return 1;
+	for (i = 0; i < sizeof(alloc_names) / sizeof(alloc_names[0]); i++)
+		if (n == strlen(alloc_names[i]) && memcmp(q, alloc_names[i], n) == 0)
+			return 1;
+	return 0;
+}
+
+/* The site frame of a stack: the first frame, leaf first, outside the
+ * allocator; the innermost frame when every frame is the allocator's; NULL
+ * for no stack. */
+static const struct prof_frame *site_frame(const struct profile *p, uint32_t stack)
+{
+	const struct prof_stack *s;
+	uint32_t i;
+
+	if (stack >= p->nstacks || !p->stacks[stack].nframes)
+		return NULL;
+	s = &p->stacks[stack];
+	if ((uint64_t)s->first + s->nframes > p->nframes)
+		return NULL;
+	for (i = 0; i < s->nframes; i++)
+		if (!mem_frame_is_allocator(p, &p->frames[s->first + i]))
+			return &p->frames[s->first + i];
+	return &p->frames[s->first];
+}
+
+/* --- the result ------------------------------------------------------------ */
+
+const char *mem_strdup(struct mem_analysis *m, const char *fmt, ...)
+{
+	char buf[256], **v, *s;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (!(s = strdup(buf)))
+		return NULL;
+	if (!(v = util_reallocarray(m->strs, m->nstrs + 1, sizeof(*v)))) {
+		free(s);
+		return NULL;
+	}
+	m->strs = v;
+	m->strs[m->nstrs++] = s;
+	return s;
+}
+
+/* Each record of size s stands for 1 / (1 - exp(-s/rate)) allocations. */
+static double alloc_weight(uint64_t size, uint64_t rate)
+{
+	double q;
+
+	if (rate <= 1 || size == 0)
+		return 1.0;
+	q = -expm1(-(double)size / (double)rate);
+	return q > 0 ? 1.0 / q : 1.0;
+}
+
+struct site_key {
+	uint32_t func, line;
+	const char *file;
+};
+
+struct host_ctx {
+	const struct profile *p;
+	struct mem_analysis *m;
+	struct util_map sitemap;           /* site_key -> host site */
+	uint32_t *asite;                   /* per mem_allocs record: its site */
+	double *aw;                        /* per record: allocations it stands for */
+	size_t first_site;                 /* host sites begin here in m->sites */
+	double *live;                      /* per site: live bytes during a replay */
+	/* lifetimes of freed sampled blocks: (site, ns) */
+	struct life { uint32_t site; uint64_t ns; } *lives;
+	size_t nlives, caplives;
+};
+
+static int site_eq(const void *ctx, uint32_t v)
+{
+	const struct host_ctx *h = ((const void *const *)ctx)[0];
+	const struct site_key *k = ((const void *const *)ctx)[1];
+	const struct mem_site *s = &h->m->sites[v];
+
+	return s->func == k->func && s->line == k->line && strcmp(s->file, k->file) == 0;
+}
+
+static long site_of(struct host_ctx *h, uint32_t stack)
+{
+	const struct prof_frame *fr = site_frame(h->p, stack);
+	struct site_key k = { PROF_NONE, 0, "" };
+	const void *probe[2] = { h, &k };
+	struct mem_site *s;
+	uint64_t hash;
+	uint32_t v;
+
+	if (fr) {
+		k.func = fr->func;
+		k.line = fr->line;
+		k.file = fr->file ? fr->file : "";
+	}
+	hash = util_hash_bytes(k.file, strlen(k.file), ((uint64_t)k.func << 32) | k.line);
+	if ((v = util_map_find(&h->sitemap, hash, site_eq, probe)) != UINT32_MAX)
+		return v;
+	if (!(s = util_reallocarray(h->m->sites, h->m->nsites + 1, sizeof(*s))))
+		return -ENOMEM;
+	h->m->sites = s;
+	s = &h->m->sites[h->m->nsites];
+	memset(s, 0, sizeof(*s));
+	s->kind = MEM_SPACE_HOST;
+	s->func = k.func;
+	s->file = k.file;
+	s->line = k.line;
+	s->inlined = fr && fr->inlined;
+	s->stack = PROF_NONE;
+	if (util_map_put(&h->sitemap, hash, (uint32_t)h->m->nsites) < 0)
+		return -ENOMEM;
+	return (long)h->m->nsites++;
+}
+
+/* [first, end) of a (process, ts)-sorted array for process proc. */
+#define PROC_RANGE(arr, n, proc, first, end)                                         \
+	do {                                                                         \
+		size_t lo_ = 0, hi_ = (n);                                           \
+		while (lo_ < hi_) {                                                  \
+			size_t mid_ = lo_ + (hi_ - lo_) / 2;                         \
+			if ((arr)[mid_].process < (proc)) lo_ = mid_ + 1;            \
+			else hi_ = mid_;                                             \
+		}                                                                    \
+		(first) = lo_;                                                       \
+		for ((end) = lo_; (end) < (n) && (arr)[(end)].process == (proc); (end)++) \
+			;                                                            \
+	} while (0)
+
+/* A live sampled block during a replay: addr -> alloc record. */
+struct live_probe {
+	const struct profile *p;
+	uint64_t addr;
+	const uint8_t *dead;
+};
+
+static int live_eq(const void *ctx, uint32_t v)
+{
+	const struct live_probe *l = ctx;
+
+	return !l->dead[v] && l->p->mem_allocs[v].addr == l->addr;
+}
+
+struct replay {
+	size_t a0, a1, f0, f1, c0, c1;     /* the process's records */
+	uint64_t snap_ts;                  /* copy site lives here at this time, 0 never */
+	double *snap;                      /* per site, when snap_ts */
+	int stats;                         /* first pass: lifetimes, timeline, site maxima */
+	/* out (stats pass) */
+	double peak; uint64_t peak_ts;     /* highest estimated live */
+	double live_end;
+	struct mem_point *pts; size_t npts, cappts;
+	uint8_t *dead;                     /* per mem_allocs record: freed (or replaced) */
+};
+
+static int push_point(struct replay *r, uint64_t ts, double live, uint64_t rss)
+{
+	struct mem_point *pt;
+
+	if (util_grow((void **)&r->pts, &r->cappts, r->npts, sizeof(*r->pts)) < 0)
+		return -ENOMEM;
+	pt = &r->pts[r->npts++];
+	pt->ts = ts;
+	pt->live = (int64_t)(live + 0.5);
+	pt->rss = rss;
+	return 0;
+}
+
+/* Allocations and frees of one process in time order (an allocation first on
+ * equal times), tracking each site's live bytes. */
+static int replay_run(struct host_ctx *h, uint64_t rate, struct replay *r)
+{
+	const struct profile *p = h->p;
+	struct util_map live = { 0 };
+	size_t ai = r->a0, fi = r->f0, ci = r->c0;
+	double total = 0;
+	uint64_t rss = 0;
+	int ret = 0, snapped = 0;
+
+	memset(r->dead + r->a0, 0, r->a1 - r->a0);
+	for (size_t s = h->first_site; s < h->m->nsites; s++)
+		h->live[s] = 0;
+	while (ai < r->a1 || fi < r->f1 || (r->stats && ci < r->c1)) {
+		uint64_t ta = ai < r->a1 ? p->mem_allocs[ai].ts : UINT64_MAX;
+		uint64_t tf = fi < r->f1 ? p->mem_frees[fi].ts : UINT64_MAX;
+		uint64_t tc = r->stats && ci < r->c1 ? p->mem_counters[ci].ts : UINT64_MAX;
+		uint64_t t = ta <= tf ? ta : tf;
+
+		if (tc < t) {
+			rss = p->mem_counters[ci++].rss;
+			if ((ret = push_point(r, tc, total, rss)) < 0)
+				goto out;
+			continue;
+		}
+		if (r->snap_ts && !snapped && t > r->snap_ts) {
+			memcpy(r->snap, h->live, h->m->nsites * sizeof(*h->live));
+			snapped = 1;
+		}
+		if (ta <= tf) {
+			const struct prof_mem_alloc *a = &p->mem_allocs[ai];
+			struct live_probe probe = { p, a->addr, r->dead };
+			uint64_t hash = util_mix64(a->addr);
+			uint32_t old = util_map_find(&live, hash, live_eq, &probe);
+			uint32_t s = h->asite[ai];
+			double b = (double)a->size * h->aw[ai];
+
+			if (old != UINT32_MAX) {
+				/* its free was not seen (untracked): the address was reused */
+				r->dead[old] = 1;
+				h->live[h->asite[old]] -= (double)p->mem_allocs[old].size * h->aw[old];
+				total -= (double)p->mem_allocs[old].size * h->aw[old];
+			}
+			h->live[s] += b;
+			total += b;
+			if (r->stats && h->live[s] > h->m->sites[s].max_live)
+				h->m->sites[s].max_live = h->live[s];
+			if ((ret = util_map_put(&live, hash, (uint32_t)ai)) < 0)
+				goto out;
+			ai++;
+		} else {
+			const struct prof_mem_free *f = &p->mem_frees[fi++];
+			struct live_probe probe = { p, f->addr, r->dead };
+			uint32_t v = util_map_find(&live, util_mix64(f->addr), live_eq, &probe);
+			const struct prof_mem_alloc *a;
+			struct mem_site *s;
+
+			if (v == UINT32_MAX)
+				continue;  /* a block sampled before a fork, or a lost record */
+			a = &p->mem_allocs[v];
+			r->dead[v] = 1;
+			s = &h->m->sites[h->asite[v]];
+			h->live[h->asite[v]] -= (double)a->size * h->aw[v];
+			total -= (double)a->size * h->aw[v];
+			if (r->stats) {
+				uint64_t life = f->ts > a->ts ? f->ts - a->ts : 0;
+				struct life *l;
+
+				if (life < MEM_SHORT_NS)
+					s->short_lived += h->aw[v];
+				if (util_grow((void **)&h->lives, &h->caplives, h->nlives,
+					      sizeof(*h->lives)) < 0) {
+					ret = -ENOMEM;
+					goto out;
+				}
+				l = &h->lives[h->nlives++];
+				l->site = h->asite[v];
+				l->ns = life;
+			}
+		}
+		if (total < 0.5 && total > -0.5)
+			total = 0;
+		if (r->stats) {
+			if (total > r->peak) {
+				r->peak = total;
+				r->peak_ts = t;
+			}
+			if ((ret = push_point(r, t, total, rss)) < 0)
+				goto out;
+		}
+	}
+	if (r->snap_ts && !snapped)
+		memcpy(r->snap, h->live, h->m->nsites * sizeof(*h->live));
+	r->live_end = total;
+	(void)rate;
+out:
+	util_map_free(&live);
+	return ret;
+}
+
+/* Keep at most MEM_TIMELINE_MAX points: in each bucket of consecutive points,
+ * the one with the highest live bytes (and the bucket's highest RSS), so the
+ * peak survives. */
+static void timeline_reduce(struct mem_point *pts, size_t *n)
+{
+	size_t i, o = 0, per;
+
+	if (*n <= MEM_TIMELINE_MAX)
+		return;
+	per = (*n + MEM_TIMELINE_MAX - 1) / MEM_TIMELINE_MAX;
+	for (i = 0; i < *n; i += per) {
+		size_t j, best = i, end = i + per < *n ? i + per : *n;
+		uint64_t rss = 0;
+
+		for (j = i; j < end; j++) {
+			if (pts[j].live > pts[best].live)
+				best = j;
+			if (pts[j].rss > rss)
+				rss = pts[j].rss;
+		}
+		pts[o] = pts[best];
+		pts[o++].rss = rss;
+	}
+	*n = o;
+}
+
+/* The innermost range open at ts on any thread of process proc. */
+static uint32_t range_at(const struct profile *p, uint32_t proc, uint64_t ts)
+{
+	uint32_t best = PROF_NONE;
+	size_t i;
+
+	for (i = 0; ts && i < p->nranges; i++) {
+		const struct prof_range *g = &p->ranges[i];
+
+		if (g->process != proc || g->kind == CBN_RANGE_MARK || g->kind == CBN_RANGE_STEP ||
+		    g->start > ts || (g->end && g->end <= ts) || (!g->end && g->start != ts))
+			continue;
+		if (best == PROF_NONE || g->depth > p->ranges[best].depth ||
+		    (g->depth == p->ranges[best].depth && g->start > p->ranges[best].start))
+			best = (uint32_t)i;
+	}
+	return best;
+}
+
+/* The repeated steps of a process: intervals between cbn_step() markers when
+ * there are at least three, else the instances of its most frequent
+ * outermost range name (at least three).  *out malloc'ed, pairs of times. */
+static long process_steps(const struct profile *p, uint32_t proc, uint64_t **out)
+{
+	size_t i, j, n = 0, best = 0, bestn = 0;
+	uint64_t *v = NULL;
+
+	*out = NULL;
+	for (i = 0; i < p->nranges; i++)
+		n += p->ranges[i].process == proc && p->ranges[i].kind == CBN_RANGE_STEP;
+	if (n >= 3) {
+		uint64_t prev = 0;
+		size_t k = 0;
+
+		if (!(v = calloc(2 * n, sizeof(*v))))
+			return -ENOMEM;
+		for (i = 0; i < p->nranges; i++) {
+			if (p->ranges[i].process != proc || p->ranges[i].kind != CBN_RANGE_STEP)
+				continue;
+			if (prev) {
+				v[2 * k] = prev;
+				v[2 * k + 1] = p->ranges[i].start;
+				k++;
+			}
+			prev = p->ranges[i].start;
+		}
+		*out = v;
+		return (long)k;
+	}
+	/* the most frequent name among outermost push/pop or start/end ranges */
+	for (i = 0; i < p->nranges; i++) {
+		const struct prof_range *g = &p->ranges[i];
+		size_t c = 0;
+
+		if (g->process != proc || g->depth != 0 || g->kind == CBN_RANGE_MARK ||
+		    g->kind == CBN_RANGE_STEP || !g->end || !g->name)
+			continue;
+		for (j = i; j < p->nranges && c <= bestn + 1 + (p->nranges - j); j++)
+			c += p->ranges[j].process == proc && p->ranges[j].depth == 0 &&
+			     p->ranges[j].end && p->ranges[j].name &&
+			     strcmp(p->ranges[j].name, g->name) == 0;
+		if (c > bestn) {
+			bestn = c;
+			best = i;
+		}
+	}
+	if (bestn < 3)
+		return 0;
+	if (!(v = calloc(2 * bestn, sizeof(*v))))
+		return -ENOMEM;
+	n = 0;
+	for (j = 0; j < p->nranges && n < bestn; j++) {
+		const struct prof_range *g = &p->ranges[j];
+
+		if (g->process == proc && g->depth == 0 && g->end && g->name &&
+		    strcmp(g->name, p->ranges[best].name) == 0) {
+			v[2 * n] = g->start;
+			v[2 * n + 1] = g->end;
+			n++;
+		}
+	}
+	*out = v;
+	return (long)n;
+}
+
+static int life_cmp(const void *a, const void *b)
+{
+	const struct life *x = a, *y = b;
+
+	if (x->site != y->site)
+		return x->site < y->site ? -1 : 1;
+	return x->ns < y->ns ? -1 : x->ns > y->ns;
+}
+
+static int peak_site_cmp(const void *a, const void *b)
+{
+	const struct mem_peak_site *x = a, *y = b;
+
+	if (x->bytes != y->bytes)
+		return x->bytes > y->bytes ? -1 : 1;
+	return x->site < y->site ? -1 : x->site > y->site;
+}
+
+/* One host space: replay process proc, fill space sp. */
+static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
+{
+	const struct profile *p = h->p;
+	const struct prof_process *pr = &p->processes[proc];
+	const struct prof_mem_proc *pm = &pr->mem;
+	struct replay r = { 0 };
+	double *nl;
+	uint64_t *steps = NULL;
+	uint32_t *last_step = NULL;
+	long nsteps;
+	size_t i, k;
+	int ret;
+
+	PROC_RANGE(p->mem_allocs, p->nmem_allocs, proc, r.a0, r.a1);
+	PROC_RANGE(p->mem_frees, p->nmem_frees, proc, r.f0, r.f1);
+	PROC_RANGE(p->mem_counters, p->nmem_counters, proc, r.c0, r.c1);
+	if (!(r.dead = calloc(p->nmem_allocs ? p->nmem_allocs : 1, 1)))
+		return -ENOMEM;
+
+	/* weights and sites of this process's records */
+	for (i = r.a0; i < r.a1; i++) {
+		const struct prof_mem_alloc *a = &p->mem_allocs[i];
+		long s = site_of(h, a->stack);
+
+		if (s < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		h->asite[i] = (uint32_t)s;
+		h->aw[i] = alloc_weight(a->size, pm->rate);
+		h->m->sites[s].bytes += (double)a->size * h->aw[i];
+		h->m->sites[s].allocs += h->aw[i];
+		h->m->sites[s].records++;
+	}
+	if (!(nl = util_reallocarray(h->live, h->m->nsites + 1, sizeof(*nl)))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	h->live = nl;
+
+	sp->kind = MEM_SPACE_HOST;
+	sp->process = proc;
+	sp->device = 0;
+	sp->peak_range = PROF_NONE;
+	r.stats = 1;
+	if ((ret = replay_run(h, pm->rate, &r)) < 0)
+		goto out;
+
+	/* leaks: blocks live at the end, and in which repeated steps they were born */
+	if ((nsteps = process_steps(p, proc, &steps)) < 0 ||
+	    !(last_step = calloc(h->m->nsites, sizeof(*last_step)))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = r.a0; i < r.a1; i++) {
+		const struct prof_mem_alloc *a = &p->mem_allocs[i];
+		uint32_t si = h->asite[i];
+		struct mem_site *s = &h->m->sites[si];
+		uint64_t span = pr->end > pr->start ? pr->end - pr->start : 0;
+
+		if (r.dead[i])
+			continue;
+		s->live_end_bytes += (double)a->size * h->aw[i];
+		s->live_end_blocks += h->aw[i];
+		if (!s->leak_first_ts || a->ts < s->leak_first_ts)
+			s->leak_first_ts = a->ts;
+		if (a->ts > s->leak_last_ts)
+			s->leak_last_ts = a->ts;
+		if (span > s->leak_span_ns)
+			s->leak_span_ns = span;
+		if (nsteps > 0 && (uint32_t)nsteps > s->steps)
+			s->steps = (uint32_t)nsteps;
+		/* records are in time order: a site's steps come in increasing order */
+		for (k = 0; k < (size_t)nsteps; k++)
+			if (a->ts >= steps[2 * k] && a->ts < steps[2 * k + 1])
+				break;
+		if (k < (size_t)nsteps && last_step[si] != k + 1) {
+			last_step[si] = (uint32_t)(k + 1);
+			s->leak_steps++;
+		}
+	}
+
+	/* the peak */
+	sp->rss_peak = pm->rss_peak;
+	for (i = r.c0; i < r.c1; i++)
+		if (p->mem_counters[i].rss > sp->rss_peak)
+			sp->rss_peak = p->mem_counters[i].rss;
+	if ((pm->flags & CBN_MEMF_USABLE) && (pm->host_peak || r.c1 > r.c0)) {
+		/* exact counters: the header's peak, the curve from MEM_COUNTERS */
+		int placed = 0;
+
+		r.npts = 0;
+		sp->peak = pm->host_peak;
+		sp->peak_ts = pm->host_peak_ts;
+		for (i = r.c0; i < r.c1; i++) {
+			const struct prof_mem_counter *c = &p->mem_counters[i];
+
+			if (c->host_live > 0 && (uint64_t)c->host_live > sp->peak) {
+				sp->peak = (uint64_t)c->host_live;
+				sp->peak_ts = c->ts;
+			}
+		}
+		for (i = r.c0; i < r.c1; i++) {
+			const struct prof_mem_counter *c = &p->mem_counters[i];
+
+			if (!placed && sp->peak_ts && sp->peak_ts < c->ts) {
+				placed = 1;
+				if ((ret = push_point(&r, sp->peak_ts, (double)sp->peak, c->rss)) < 0)
+					goto out;
+			}
+			placed |= c->ts == sp->peak_ts;
+			if ((ret = push_point(&r, c->ts, (double)c->host_live, c->rss)) < 0)
+				goto out;
+		}
+		if (!placed && sp->peak_ts &&
+		    (ret = push_point(&r, sp->peak_ts, (double)sp->peak, 0)) < 0)
+			goto out;
+		sp->peak_exact = 1;
+		sp->live_end = pm->host_live_end;
+		if (!sp->live_end && r.c1 > r.c0)
+			sp->live_end = p->mem_counters[r.c1 - 1].host_live;
+	} else {
+		/* the replayed estimate (every block, in exact mode) */
+		sp->peak = (uint64_t)(r.peak + 0.5);
+		sp->peak_ts = r.peak_ts;
+		sp->peak_exact = pm->rate <= 1 && !pm->lost && !pm->untracked;
+		sp->live_end = (int64_t)(r.live_end + 0.5);
+	}
+	timeline_reduce(r.pts, &r.npts);
+	sp->timeline = r.pts;
+	sp->ntimeline = r.npts;
+	r.pts = NULL;
+	sp->peak_range = range_at(p, proc, sp->peak_ts);
+
+	/* sites live at the peak: a second replay up to it */
+	if (sp->peak_ts && r.a1 > r.a0) {
+		size_t n = 0;
+
+		r.stats = 0;
+		r.snap_ts = sp->peak_ts;
+		if (!(r.snap = calloc(h->m->nsites, sizeof(*r.snap))) ||
+		    !(sp->at_peak = calloc(h->m->nsites - h->first_site, sizeof(*sp->at_peak)))) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if ((ret = replay_run(h, pm->rate, &r)) < 0)
+			goto out;
+		for (i = h->first_site; i < h->m->nsites; i++)
+			if (r.snap[i] >= 0.5)
+				sp->at_peak[n++] = (struct mem_peak_site){ (uint32_t)i, r.snap[i] };
+		qsort(sp->at_peak, n, sizeof(*sp->at_peak), peak_site_cmp);
+		sp->nat_peak = n < MEM_PEAK_SITES_MAX ? n : MEM_PEAK_SITES_MAX;
+		if (!sp->nat_peak) {
+			free(sp->at_peak);
+			sp->at_peak = NULL;
+		}
+	}
+
+	sp->allocs = pm->allocs;
+	sp->frees = pm->frees;
+	sp->alloc_bytes = pm->alloc_bytes;
+	if (!sp->allocs && r.c1 > r.c0) {
+		sp->allocs = p->mem_counters[r.c1 - 1].allocs;
+		sp->frees = p->mem_counters[r.c1 - 1].frees;
+		sp->alloc_bytes = p->mem_counters[r.c1 - 1].alloc_bytes;
+	}
+	ret = 0;
+out:
+	free(r.pts);
+	free(r.snap);
+	free(r.dead);
+	free(steps);
+	free(last_step);
+	return ret;
+}
+
+struct stack_acc {
+	uint64_t key;                      /* site << 32 | stack */
+	double bytes;
+};
+
+static int acc_eq(const void *ctx, uint32_t v)
+{
+	const struct stack_acc *acc = ((const void *const *)ctx)[0];
+	const uint64_t *key = ((const void *const *)ctx)[1];
+
+	return acc[v].key == *key;
+}
+
+/* Each host site's stack with the most bytes allocated. */
+static int heaviest_stacks(struct host_ctx *h)
+{
+	const struct profile *p = h->p;
+	struct util_map map = { 0 };
+	struct stack_acc *acc = NULL;
+	size_t nacc = 0, cap = 0, i;
+	double *best = calloc(h->m->nsites + 1, sizeof(*best));
+	int ret = 0;
+
+	if (!best)
+		return -ENOMEM;
+	for (i = 0; i < p->nmem_allocs; i++) {
+		const struct prof_mem_alloc *a = &p->mem_allocs[i];
+		uint64_t key;
+		const void *probe[2];
+		uint32_t v, s;
+
+		if (a->process >= p->nprocesses || p->processes[a->process].mem.state != CBN_MEM_ON ||
+		    a->stack == PROF_NONE)
+			continue;
+		s = h->asite[i];
+		key = ((uint64_t)s << 32) | a->stack;
+		probe[0] = acc;
+		probe[1] = &key;
+		if ((v = util_map_find(&map, util_mix64(key), acc_eq, probe)) == UINT32_MAX) {
+			if (util_grow((void **)&acc, &cap, nacc, sizeof(*acc)) < 0 ||
+			    util_map_put(&map, util_mix64(key), (uint32_t)nacc) < 0) {
+				ret = -ENOMEM;
+				break;
+			}
+			acc[nacc] = (struct stack_acc){ key, 0 };
+			v = (uint32_t)nacc++;
+		}
+		acc[v].bytes += (double)a->size * h->aw[i];
+		if (acc[v].bytes > best[s]) {
+			best[s] = acc[v].bytes;
+			h->m->sites[s].stack = a->stack;
+		}
+	}
+	util_map_free(&map);
+	free(acc);
+	free(best);
+	return ret;
+}
+
+/* Host spaces, one per process that recorded host memory. */
+static int host_analyze(const struct profile *p, struct mem_analysis *m)
+{
+	struct host_ctx h = { .p = p, .m = m };
+	size_t i, nhost = 0;
+	int ret = 0;
+
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_mem_proc *pm = &p->processes[i].mem;
+
+		if (pm->state == CBN_MEM_REFUSED && !m->refused)
+			m->refused = pm->reason && *pm->reason ? pm->reason : "refused by the agent";
+		if (pm->state != CBN_MEM_ON)
+			continue;
+		if (!nhost++) {
+			m->rate = pm->rate ? pm->rate : 1;
+			m->exact = 1;
+		}
+		m->exact &= pm->rate <= 1;
+		m->sampled += pm->sampled;
+		m->lost += pm->lost;
+		m->untracked += pm->untracked;
+		m->no_stack += pm->no_stack;
+	}
+	if (!nhost)
+		return 0;
+	h.first_site = m->nsites;
+	if (!(h.asite = calloc(p->nmem_allocs ? p->nmem_allocs : 1, sizeof(*h.asite))) ||
+	    !(h.aw = calloc(p->nmem_allocs ? p->nmem_allocs : 1, sizeof(*h.aw))) ||
+	    !(h.live = calloc(1, sizeof(*h.live)))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *pr = &p->processes[i];
+		struct mem_space *sp;
+
+		if (pr->mem.state != CBN_MEM_ON)
+			continue;
+		if (!(sp = util_reallocarray(m->spaces, m->nspaces + 1, sizeof(*sp)))) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		m->spaces = sp;
+		sp = &m->spaces[m->nspaces++];
+		memset(sp, 0, sizeof(*sp));
+		sp->name = nhost > 1 ? mem_strdup(m, "host pid %u", pr->pid) : "host";
+		if (!sp->name) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		if ((ret = host_space(&h, (uint32_t)i, sp)) < 0)
+			goto out;
+	}
+
+	/* lifetimes: each site's median */
+	qsort(h.lives, h.nlives, sizeof(*h.lives), life_cmp);
+	for (i = 0; i < h.nlives;) {
+		size_t j = i;
+
+		while (j < h.nlives && h.lives[j].site == h.lives[i].site)
+			j++;
+		m->sites[h.lives[i].site].median_life_ns = h.lives[i + (j - i) / 2].ns;
+		i = j;
+	}
+	/* each site's heaviest stack */
+	if ((ret = heaviest_stacks(&h)) < 0)
+		goto out;
+out:
+	util_map_free(&h.sitemap);
+	free(h.asite);
+	free(h.aw);
+	free(h.live);
+	free(h.lives);
+	return ret;
+}
+
+/* --- sites in order, leaks ------------------------------------------------- */
+
+static int site_bytes_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct mem_site *s = ctx;
+	const uint32_t *x = a, *y = b;
+
+	if (s[*x].bytes != s[*y].bytes)
+		return s[*x].bytes > s[*y].bytes ? -1 : 1;
+	return *x < *y ? -1 : *x > *y;
+}
+
+static int leak_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct mem_site *s = ctx;
+	const uint32_t *x = a, *y = b;
+
+	if (s[*x].live_end_bytes != s[*y].live_end_bytes)
+		return s[*x].live_end_bytes > s[*y].live_end_bytes ? -1 : 1;
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* Sites by bytes desc (every space's at_peak renumbered), then the leaks. */
+static int sites_finish(struct mem_analysis *m)
+{
+	uint32_t *order, *rank;
+	struct mem_site *sorted;
+	size_t i, j;
+
+	if (!m->nsites)
+		return 0;
+	order = calloc(m->nsites, sizeof(*order));
+	rank = calloc(m->nsites, sizeof(*rank));
+	sorted = calloc(m->nsites, sizeof(*sorted));
+	if (!order || !rank || !sorted) {
+		free(order);
+		free(rank);
+		free(sorted);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->nsites; i++)
+		order[i] = (uint32_t)i;
+	qsort_r(order, m->nsites, sizeof(*order), site_bytes_cmp, m->sites);
+	for (i = 0; i < m->nsites; i++) {
+		sorted[i] = m->sites[order[i]];
+		rank[order[i]] = (uint32_t)i;
+	}
+	free(m->sites);
+	m->sites = sorted;
+	for (i = 0; i < m->nspaces; i++)
+		for (j = 0; j < m->spaces[i].nat_peak; j++)
+			if (m->spaces[i].at_peak[j].site < m->nsites)
+				m->spaces[i].at_peak[j].site = rank[m->spaces[i].at_peak[j].site];
+	free(rank);
+	m->nleaks = 0;
+	for (i = 0; i < m->nsites; i++)
+		if (m->sites[i].live_end_bytes >= 0.5)
+			order[m->nleaks++] = (uint32_t)i;
+	qsort_r(order, m->nleaks, sizeof(*order), leak_cmp, m->sites);
+	free(m->leaks);
+	m->leaks = order;
+	if (!m->nleaks) {
+		free(m->leaks);
+		m->leaks = NULL;
+	}
+	return 0;
+}
+
+enum site_key_kind { SK_BYTES, SK_ALLOCS, SK_LEAKED, SK_PEAK, SK_AVG };
+
+static const struct { const char *name; enum site_key_kind key; } site_keys[] = {
+	{ "mem", SK_BYTES }, { "allocs", SK_ALLOCS }, { "leaked", SK_LEAKED },
+	{ "peak", SK_PEAK }, { "avg_size", SK_AVG },
+};
+
+int mem_sort_key_valid(const char *key)
+{
+	size_t i;
+
+	for (i = 0; key && i < sizeof(site_keys) / sizeof(site_keys[0]); i++)
+		if (strcmp(site_keys[i].name, key) == 0)
+			return 1;
+	return 0;
+}
+
+static double site_value(const struct mem_site *s, enum site_key_kind k)
+{
+	switch (k) {
+	case SK_BYTES: return s->bytes;
+	case SK_ALLOCS: return s->allocs;
+	case SK_LEAKED: return s->live_end_bytes;
+	case SK_PEAK: return s->max_live;
+	case SK_AVG: return s->allocs > 0 ? s->bytes / s->allocs : 0;
+	}
+	return 0;
+}
+
+struct sort_ctx {
+	const struct mem_site *sites;
+	enum site_key_kind key;
+};
+
+static int site_key_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct sort_ctx *c = ctx;
+	const uint32_t *x = a, *y = b;
+	double vx = site_value(&c->sites[*x], c->key), vy = site_value(&c->sites[*y], c->key);
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	return *x < *y ? -1 : *x > *y;
+}
+
+long mem_sorted_sites(const struct mem_analysis *m, uint32_t kind, const char *key,
+		      uint32_t **idx)
+{
+	struct sort_ctx c = { m->sites, SK_BYTES };
+	size_t i, n = 0;
+
+	*idx = NULL;
+	for (i = 0; key && i < sizeof(site_keys) / sizeof(site_keys[0]); i++)
+		if (strcmp(site_keys[i].name, key) == 0)
+			c.key = site_keys[i].key;
+	for (i = 0; i < m->nsites; i++)
+		n += m->sites[i].kind == kind;
+	if (!n)
+		return 0;
+	if (!(*idx = calloc(n, sizeof(**idx))))
+		return -ENOMEM;
+	n = 0;
+	for (i = 0; i < m->nsites; i++)
+		if (m->sites[i].kind == kind)
+			(*idx)[n++] = (uint32_t)i;
+	qsort_r(*idx, n, sizeof(**idx), site_key_cmp, &c);
+	return (long)n;
+}
+
+/* --- entry point ----------------------------------------------------------- */
+
 int mem_analyze(struct analysis *a)
 {
+	const struct profile *p = a->profile;
 	struct mem_analysis *m;
 	int ret;
 
 	a->memory = NULL;
 	if (!(m = calloc(1, sizeof(*m))))
 		return -ENOMEM;
-	if ((ret = mem_gpu_analyze(a->profile, m)) < 0 || !m->nspaces) {
+	if ((ret = host_analyze(p, m)) < 0 || (ret = mem_gpu_analyze(p, m)) < 0 ||
+	    (ret = sites_finish(m)) < 0)
+		goto fail;
+	if (!m->nspaces && !m->refused) {
 		mem_free(m);
-		return ret < 0 ? ret : 0;
+		return 0;
 	}
+	if ((ret = mem_rules_build(m, p)) < 0)
+		goto fail;
 	a->memory = m;
 	return 0;
+fail:
+	mem_free(m);
+	return ret;
 }
 
 void mem_free(struct mem_analysis *m)
@@ -37,8 +995,16 @@ void mem_free(struct mem_analysis *m)
 		free(m->spaces[i].timeline);
 		free(m->spaces[i].at_peak);
 	}
+	for (i = 0; i < m->nrecos; i++) {
+		free(m->recos[i].message);
+		free(m->recos[i].evidence);
+	}
+	for (i = 0; i < m->nstrs; i++)
+		free(m->strs[i]);
 	free(m->spaces);
 	free(m->sites);
 	free(m->leaks);
+	free(m->recos);
+	free(m->strs);
 	free(m);
 }

@@ -85,6 +85,12 @@ struct mem_site {
 	double max_live;         /* its own highest live bytes */
 	double short_lived;      /* allocations freed within MEM_SHORT_NS of their birth */
 	uint64_t median_life_ns; /* median lifetime of its freed sampled blocks, 0 none */
+	/* host leaks that grow (mem_rules.c): births of its blocks still live at
+	 * the end, and the repeated steps of its process(es) in which one was born */
+	uint64_t leak_first_ts, leak_last_ts;   /* 0 when it leaked nothing */
+	uint64_t leak_span_ns;   /* of the run of its process(es): last - first process time */
+	uint32_t leak_steps;     /* steps with a leaked birth */
+	uint32_t steps;          /* steps in those processes (0: none repeat) */
 };
 
 #define MEM_SHORT_NS 1000000ull  /* "short-lived": freed within 1 ms */
@@ -98,7 +104,38 @@ struct mem_analysis {
 	                                            * by live_end_bytes desc */
 	uint64_t sampled, lost, untracked, no_stack; /* all processes */
 	const char *refused;     /* why host memory was asked for but not recorded, NULL */
+	/* appended after the contract's first version */
+	struct mem_reco *recos;   size_t nrecos;   /* findings of the memory rules
+	                                            * (mem_rules.c), in table order */
+	char **strs;              size_t nstrs;    /* names made by mem_strdup (owned) */
 };
+
+/* A finding of a memory rule (rules.h), as cuda_reco is for CUDA. */
+struct mem_reco {
+	const char *id;          /* stable rule id, e.g. "alloc-churn" */
+	char *message;           /* what to do */
+	char *evidence;          /* the numbers that fired it */
+};
+
+/* Sort keys of the allocation-sites table (--sort): "mem" (bytes allocated,
+ * the default), "allocs", "leaked" (live at exit), "peak" (its peak live),
+ * "avg_size".  1 when key is one of them. */
+int mem_sort_key_valid(const char *key);
+/* Indices of m's sites of kind in the key's order (bytes allocated when key is
+ * not a memory key); *idx is malloc'ed, NULL when there are none.  Returns the
+ * count, or -ENOMEM. */
+long mem_sorted_sites(const struct mem_analysis *m, uint32_t kind, const char *key,
+		      uint32_t **idx);
+/* A string owned by m (freed by mem_free), for space names; NULL when memory
+ * is short. */
+__attribute__((format(printf, 2, 3))) const char *mem_strdup(struct mem_analysis *m,
+							  const char *fmt, ...);
+/* 1 when frame belongs to the allocator (malloc & co, operator new, the
+ * standard library's allocator templates even inlined, libc, libstdc++, the
+ * dynamic loader, cbottleneck's own libraries): skipped when finding a site. */
+int mem_frame_is_allocator(const struct profile *p, const struct prof_frame *fr);
+/* The memory rules (mem_rules.c) over m: fills m->recos.  0 or -ENOMEM. */
+int mem_rules_build(struct mem_analysis *m, const struct profile *p);
 
 struct analysis;
 
