@@ -83,7 +83,8 @@ static void usage(FILE *f)
 	      "      --sort KEY       CPU table order: tottime (default), cumtime, ncalls, name,\n"
 	      "                       filename; CUDA tables: cuda_time_total, cpu_time_total,\n"
 	      "                       self_cuda_time_total, self_cpu_time_total, count\n"
-	      "                       (device_* spellings of the cuda_* keys too)\n"
+	      "                       (device_* spellings of the cuda_* keys too); memory\n"
+	      "                       sites: mem, allocs, leaked, peak, avg_size\n"
 	      "      --limit N        rows per table (default 15)\n"
 	      "      --inline VIEW    expand (default: inlined functions are rows, marked) or\n"
 	      "                       fold (their time stays with the function they were inlined into)\n"
@@ -210,7 +211,8 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 				return cli_usage_error("--sort %s: unknown key (tottime, cumtime, ncalls, "
 						   "name, filename, cuda_time_total, cpu_time_total, "
 						   "self_cuda_time_total, self_cpu_time_total, count, "
-						   "or a device_* spelling of a cuda_* key)",
+						   "a device_* spelling of a cuda_* key, or mem, "
+						   "allocs, leaked, peak, avg_size)",
 						   optarg);
 			o->sort = optarg;
 			break;

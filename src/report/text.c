@@ -1,7 +1,8 @@
 /*
  * text.c — the text report on stdout: run header, cProfile-style CPU table,
- * hottest source lines, per-process and per-thread tables, the CUDA tables
- * (cuda_report.c), and the data-quality footer.  Also owns the --sort keys.
+ * hottest source lines, per-process and per-thread tables, the memory view
+ * (mem_text.c), the CUDA tables (cuda_text.c), and the data-quality footer.
+ * Also owns the --sort keys.
  * Formats the analysis result only; sorts copies, never the result itself.
  */
 #include <errno.h>
@@ -15,6 +16,8 @@
 #include "cuda_analysis.h"
 #include "cuda_report.h"
 #include "fmt.h"
+#include "mem_report.h"
+#include "memory.h"
 #include "report.h"
 #include "util.h"
 
@@ -23,13 +26,14 @@
 #define TEXT_PATH_MAX 60       /* columns of a path before it is cut from the left */
 
 /* --sort takes exactly the pstats keys of the CPU table and the key_averages
- * keys of the CUDA tables, torch's device_* spellings included: each table's
- * own parser decides, so the two lists live in one place each (analysis/cpu.c,
- * analysis/cuda.c).  Each table falls back to its own default for a key of the
- * other kind.  Both parsers reject NULL. */
+ * keys of the CUDA tables, torch's device_* spellings included, and the keys
+ * of the memory allocation-sites table: each table's own parser decides, so
+ * the lists live in one place each (analysis/cpu.c, analysis/cuda_tables.c,
+ * analysis/memory.c).  Each table falls back to its own default for a key of the
+ * other kind.  The parsers reject NULL. */
 int report_sort_key_valid(const char *key)
 {
-	return cpu_sort_parse(key) >= 0 || cuda_sort_key_valid(key);
+	return cpu_sort_parse(key) >= 0 || cuda_sort_key_valid(key) || mem_sort_key_valid(key);
 }
 
 static const char *text_plural(size_t n, const char *one, const char *many)
@@ -649,6 +653,8 @@ int report_text(FILE *out, const struct analysis *a, const struct report_opts *o
 	text_hot_lines(&t);
 	text_processes(&t);
 	text_threads(&t);
+	if ((ret = report_mem_text(out, a, o)) < 0)
+		return ret;
 	ret = report_cuda_text(out, a, o);
 	if (ret < 0)
 		return ret;

@@ -9,11 +9,13 @@
 
 #include "analysis/cpu.h"
 #include "analysis/cuda_analysis.h"
+#include "analysis/memory.h"
 #include "report/fmt.h"
 #include "report/report.h"
 #include "analysed.h"
 #include "testlib.h"
 #include "unit/test_cpu_builder.h"
+#include "unit/test_mem_build.h"
 
 static char *render(const struct profile *p, const char *sort, int limit, int quiet)
 {
@@ -356,21 +358,25 @@ static void test_sort_keys_valid(void)
 					  "self_cpu_time_total", "cuda_time", "cpu_time", "count",
 					  /* torch's spellings the CUDA tables accept */
 					  "device_time_total", "self_device_time_total",
-					  "device_time" };
+					  "device_time",
+					  /* the memory allocation-sites table */
+					  "mem", "allocs", "leaked", "peak", "avg_size" };
 	static const char *const bad[] = { "bogus", "", "TOTTIME", "tottime ", "device",
 					   "self_device_time", "device_time_avg", "gpu_time_total",
-					   "cuda", "self_time" };
+					   "cuda", "self_time", "memory", "MEM", "leaks" };
 	size_t i;
 
 	for (i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		CHECK(report_sort_key_valid(ok[i]));
-		/* exactly the union of the two tables' parsers */
+		/* exactly the union of the tables' parsers */
 		CHECK_EQ_INT(report_sort_key_valid(ok[i]),
-			     cpu_sort_parse(ok[i]) >= 0 || cuda_sort_key_valid(ok[i]));
+			     cpu_sort_parse(ok[i]) >= 0 || cuda_sort_key_valid(ok[i]) ||
+				     mem_sort_key_valid(ok[i]));
 	}
 	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		CHECK(!report_sort_key_valid(bad[i]));
-		CHECK(cpu_sort_parse(bad[i]) < 0 && !cuda_sort_key_valid(bad[i]));
+		CHECK(cpu_sort_parse(bad[i]) < 0 && !cuda_sort_key_valid(bad[i]) &&
+		      !mem_sort_key_valid(bad[i]));
 	}
 	CHECK(!report_sort_key_valid(NULL));
 }
@@ -458,8 +464,153 @@ static void test_fmt(void)
 	free(s);
 }
 
+/* Lines of the table that follows the line containing title: from the line
+ * after its column header to the first blank line, into rows (at most max). */
+static int mem_rows(const char *out, const char *title, char rows[][256], int max)
+{
+	const char *s = strstr(out, title), *e;
+	int n = 0;
+
+	if (!s)
+		return -1;
+	s = strstr(s, "Site\n");
+	if (!s)
+		return -1;
+	s += 5;
+	while (*s == '-')
+		s = strchr(s, '\n') + 1;
+	while (*s && *s != '\n' && n < max) {
+		e = strchr(s, '\n');
+		if (!e)
+			break;
+		if (*s != '-' && !memmem(s, (size_t)(e - s), "more sites", 10)) {
+			snprintf(rows[n], 256, "%.*s", (int)(e - s), s);
+			n++;
+		}
+		s = e + 1;
+	}
+	return n;
+}
+
+/* The memory view: summary, peak view, sites table with --sort, leaks; the
+ * sampled labels; refusal; nothing at all without memory data. */
+static void test_memory(void)
+{
+	struct pb b;
+	struct pbm m = { 0 };
+	uint32_t f_malloc, f_a, f_b, f_main, st_a, st_b;
+	const uint64_t t0 = 1000000000ull;
+	char rows[16][256];
+	char *s;
+	int i;
+
+	pb_init(&b, 1000000, "./prog");
+	b.p.start_ns = t0;
+	pb_process(&b, 10, 1, "/tmp/prog", "./prog", 1000000);
+	b.p.processes[0].start = t0;
+	b.p.processes[0].end = t0 + 1000000000ull;
+	pb_thread(&b, 10, 0, "prog");
+	f_malloc = pb_func(&b, "malloc", "", 0, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	f_a = pb_func(&b, "load_table", "/src/table.c", 30, "/tmp/prog");
+	f_b = pb_func(&b, "parse_line", "/src/parse.c", 80, "/tmp/prog");
+	f_main = pb_func(&b, "main", "/src/main.c", 5, "/tmp/prog");
+	{
+		uint32_t f[] = { f_malloc, f_a, f_main }, l[] = { 0, 33, 9 };
+		st_a = pb_stack_inl(&b, 3, f, l, 0);
+	}
+	{
+		uint32_t f[] = { f_malloc, f_b, f_main }, l[] = { 0, 84, 11 };
+		st_b = pb_stack_inl(&b, 3, f, l, 0x2);
+	}
+	s = render(&b.p, NULL, 0, 1);
+	CHECK(strstr(s, "Memory") == NULL);
+	free(s);
+
+	/* exact mode: load_table holds 6 MiB at the peak and leaks 2 MiB of it;
+	 * parse_line allocates 100 small blocks, all freed */
+	pbm_on(&b, 0, 1, 0);
+	b.p.processes[0].mem.allocs = 103;
+	b.p.processes[0].mem.frees = 101;
+	b.p.processes[0].mem.alloc_bytes = (6u << 20) + 6400;
+	b.p.processes[0].mem.rss_peak = 40u << 20;
+	pbm_range(&b, &m, 0, t0 + 100000, t0 + 900000000ull, CBN_RANGE_PUSHPOP, 0, "load");
+	pbm_alloc(&b, &m, 0, t0 + 200000, 0x1000, 4u << 20, st_a);
+	pbm_alloc(&b, &m, 0, t0 + 300000, 0x2000, 2u << 20, st_a);
+	for (i = 0; i < 100; i++)
+		pbm_alloc(&b, &m, 0, t0 + 400000 + 10 * (uint64_t)i, 0x10000 + 64 * (uint64_t)i, 64,
+			  st_b);
+	pbm_free(&b, &m, 0, t0 + 500000000ull, 0x1000);
+	for (i = 0; i < 100; i++)
+		pbm_free(&b, &m, 0, t0 + 600000000ull + (uint64_t)i, 0x10000 + 64 * (uint64_t)i);
+	s = render(&b.p, NULL, 0, 1);
+	if (getenv("CBN_TEST_DUMP"))
+		fputs(s, stderr);
+	CHECK(strstr(s, "Memory: host (every allocation recorded)\n") != NULL);
+	CHECK(strstr(s, "  Peak:            6.01 MB (exact) at 400.990us since start, during range "
+			"\"load\"\n") != NULL);
+	CHECK(strstr(s, "  RSS peak:        40.00 MB (includes profiler overhead)\n") != NULL);
+	CHECK(strstr(s, "  Allocations:     103 calls, 6.01 MB allocated, 101 frees\n") != NULL);
+	CHECK(strstr(s, "  Live at exit:    2.00 MB\n") != NULL);
+	/* peak view: bytes, % of peak, file:line(function), inlined marked */
+	CHECK_EQ_INT(mem_rows(s, "Live at the peak (host), by site", rows, 16), 2);
+	CHECK(strstr(rows[0], "6.00 MB") && strstr(rows[0], "99.90%") &&
+	      strstr(rows[0], "/src/table.c:33(load_table)"));
+	CHECK(strstr(rows[1], "6.25 KB") && strstr(rows[1], "/src/parse.c:84(parse_line [inlined])"));
+	/* sites table, default order: bytes allocated */
+	CHECK(strstr(s, "Allocation sites, host (sorted by bytes allocated (mem))") != NULL);
+	CHECK_EQ_INT(mem_rows(s, "Allocation sites, host", rows, 16), 2);
+	CHECK(strstr(rows[0], "load_table") && strstr(rows[0], "6.00 MB") &&
+	      strstr(rows[0], "3.00 MB") && strstr(rows[0], "2.00 MB"));
+	CHECK(strstr(rows[1], "parse_line") && strstr(rows[1], "100") && strstr(rows[1], "64 B"));
+	CHECK(strstr(s, "~") == NULL);
+	/* leaks: one site, not labelled as an estimate in exact mode */
+	CHECK(strstr(s, "Leaks, host: still allocated at exit 2.00 MB, by site\n") != NULL);
+	CHECK_EQ_INT(mem_rows(s, "Leaks, host", rows, 16), 1);
+	CHECK(strstr(rows[0], "2.00 MB") && strstr(rows[0], "load_table"));
+	/* the memory rules reach the report: one site holds the peak, one leaks */
+	CHECK(strstr(s, "Memory recommendations\n") != NULL);
+	CHECK(strstr(s, "[peak-one-site]") != NULL);
+	CHECK(strstr(s, "[leak]") != NULL);
+	/* the memory view follows the CPU table */
+	CHECK(strstr(s, "Memory: host") > strstr(s, "filename:lineno(function)"));
+	free(s);
+
+	/* --sort allocs puts parse_line first; --limit 1 cuts the tables */
+	s = render(&b.p, "allocs", 1, 1);
+	if (getenv("CBN_TEST_DUMP"))
+		fputs(s, stderr);
+	CHECK(strstr(s, "(sorted by allocations (allocs))") != NULL);
+	CHECK_EQ_INT(mem_rows(s, "Allocation sites, host", rows, 16), 1);
+	CHECK(strstr(rows[0], "parse_line") != NULL);
+	CHECK(strstr(s, "(1 more sites; use --limit)") != NULL);
+	free(s);
+
+	/* sampled: estimates marked, the leaks table labelled */
+	b.p.processes[0].mem.rate = 524288;
+	b.p.processes[0].mem.flags = 0;
+	s = render(&b.p, "leaked", 0, 1);
+	CHECK(strstr(s, "Memory: host (allocations sampled every 512.00 KB on average: site "
+			"figures marked ~ are sampled estimates)\n") != NULL);
+	CHECK(strstr(s, "(estimated from sampled allocations)") != NULL);
+	CHECK(strstr(s, "  Peak:            ~") != NULL);
+	CHECK_EQ_INT(mem_rows(s, "Allocation sites, host", rows, 16), 2);
+	CHECK(strstr(rows[0], "load_table") && strstr(rows[0], "~"));
+	free(s);
+
+	/* refused: one line says why */
+	pbm_release(&b, &m);
+	b.p.processes[0].mem.state = CBN_MEM_REFUSED;
+	b.p.processes[0].mem.reason = "the program is statically linked";
+	s = render(&b.p, NULL, 0, 1);
+	CHECK(strstr(s, "Host memory: not recorded: the program is statically linked\n") != NULL);
+	CHECK(strstr(s, "Allocation sites") == NULL);
+	free(s);
+	pb_free(&b);
+}
+
 int main(void)
 {
+	test_memory();
 	test_basic();
 	test_limit_and_names();
 	test_processes_threads();

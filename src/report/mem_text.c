@@ -1,0 +1,334 @@
+/*
+ * mem_text.c — the memory part of the text report: for each space (a host
+ * process, a GPU) a summary and the peak view; for the host and for each GPU
+ * the allocation-sites table (--sort mem, allocs, leaked, peak, avg_size) and
+ * the leaks table; then the memory recommendations.  Generic over host and
+ * GPU spaces; formats struct mem_analysis only.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "fmt.h"
+#include "mem_report.h"
+#include "memory.h"
+
+#define MEM_TEXT_DEFAULT_LIMIT 15
+#define MEM_TEXT_SITE_MAX 100    /* columns of a site */
+
+static size_t limit_of(const struct report_opts *o, size_t n)
+{
+	int l = o ? o->limit : 0;
+
+	if (l == 0)
+		l = MEM_TEXT_DEFAULT_LIMIT;
+	return l > 0 && (size_t)l < n ? (size_t)l : n;
+}
+
+static void more_rows(FILE *out, size_t shown, size_t n, const char *what)
+{
+	if (shown < n)
+		fprintf(out, "   (%zu more %s; use --limit)\n", n - shown, what);
+}
+
+/* Bytes as an estimate: "~" before sampled figures. */
+static char *bytes_d(char *buf, size_t len, double b, int estimate)
+{
+	char tmp[48];
+
+	fmt_bytes(tmp, sizeof(tmp), b > 0 ? (uint64_t)(b + 0.5) : 0);
+	snprintf(buf, len, "%s%s", estimate && b > 0 ? "~" : "", tmp);
+	return buf;
+}
+
+static char *count_d(char *buf, size_t len, double n, int estimate)
+{
+	snprintf(buf, len, "%s%.0f", estimate && n > 0 ? "~" : "", n);
+	return buf;
+}
+
+/* "file:line(function)" of a site, " [inlined]" when its frame was. */
+static char *site_label(char *buf, size_t len, const struct profile *p, const struct mem_site *s)
+{
+	char name[MEM_TEXT_SITE_MAX * 4 + 8], path[MEM_TEXT_SITE_MAX * 4 + 8];
+	const struct prof_func *f;
+
+	if (s->func >= p->nfuncs) {
+		snprintf(buf, len, "[no stack]");
+		return buf;
+	}
+	f = &p->funcs[s->func];
+	fmt_trunc(name, sizeof(name), f->name ? f->name : "?", MEM_TEXT_SITE_MAX / 2, 0);
+	if (s->inlined)
+		strcat(name, " [inlined]");
+	fmt_trunc(path, sizeof(path), s->file && *s->file ? s->file : f->file ? f->file : "",
+		  MEM_TEXT_SITE_MAX / 2, 1);
+	fmt_func(buf, len, name, path, s->file && *s->file ? s->line : f->line, f->module);
+	return buf;
+}
+
+/* Sampled estimates on the host unless every allocation was recorded. */
+static int space_estimates(const struct mem_analysis *m, uint32_t kind)
+{
+	return kind == MEM_SPACE_HOST && !m->exact;
+}
+
+static void print_summary(FILE *out, const struct analysis *an, const struct mem_space *sp)
+{
+	const struct mem_analysis *m = an->memory;
+	const struct profile *p = an->profile;
+	char b1[64], b2[64], b3[64];
+
+	if (sp->kind == MEM_SPACE_HOST) {
+		fprintf(out, "Memory: %s", sp->name);
+		if (m->rate > 1)
+			fprintf(out, " (allocations sampled every %s on average: site figures "
+				     "marked ~ are sampled estimates)\n",
+				fmt_bytes(b1, sizeof(b1), m->rate));
+		else
+			fprintf(out, " (every allocation recorded)\n");
+	} else {
+		fprintf(out, "Memory: %s", sp->name);
+		if (sp->total)
+			fprintf(out, " (%s of device memory)", fmt_bytes(b1, sizeof(b1), sp->total));
+		fputc('\n', out);
+	}
+	fprintf(out, "  Peak:            %s%s", sp->peak_exact ? "" : "~",
+		fmt_bytes(b1, sizeof(b1), sp->peak));
+	fprintf(out, " (%s)", sp->peak_exact ? "exact" : "estimated from sampled allocations");
+	if (sp->peak_ts)
+		fprintf(out, " at %s since start",
+			fmt_time(b2, sizeof(b2), sp->peak_ts > p->start_ns ? sp->peak_ts - p->start_ns : 0));
+	if (sp->peak_range < p->nranges)
+		fprintf(out, ", during range \"%s\"", p->ranges[sp->peak_range].name);
+	fputc('\n', out);
+	if (sp->kind == MEM_SPACE_HOST && sp->rss_peak)
+		fprintf(out, "  RSS peak:        %s (includes profiler overhead)\n",
+			fmt_bytes(b1, sizeof(b1), sp->rss_peak));
+	if (sp->kind == MEM_SPACE_GPU && sp->reserved_peak)
+		fprintf(out, "  Reserved peak:   %s (pools and allocations outside them)\n",
+			fmt_bytes(b1, sizeof(b1), sp->reserved_peak));
+	fprintf(out, "  Allocations:     %" PRIu64 " calls, %s allocated, %" PRIu64 " frees\n",
+		sp->allocs, fmt_bytes(b1, sizeof(b1), sp->alloc_bytes), sp->frees);
+	fprintf(out, "  Live at exit:    %s%s\n", sp->peak_exact ? "" : "~",
+		fmt_bytes(b3, sizeof(b3), sp->live_end > 0 ? (uint64_t)sp->live_end : 0));
+	if (sp->kind == MEM_SPACE_HOST && sp->process < p->nprocesses) {
+		const struct prof_mem_proc *pm = &p->processes[sp->process].mem;
+
+		fprintf(out, "  Sampled:         %" PRIu64 " allocation records", pm->sampled);
+		if (pm->lost || pm->untracked || pm->no_stack)
+			fprintf(out, " (%" PRIu64 " lost: file full; %" PRIu64
+				     " untracked: frees not seen; %" PRIu64 " without a stack)",
+				pm->lost, pm->untracked, pm->no_stack);
+		fputc('\n', out);
+		if (pm->flags & CBN_MEMF_REPLACED)
+			fprintf(out, "  Note:            the program defines malloc itself: only "
+				     "allocations through libc were seen\n");
+		if (pm->flags & CBN_MEMF_FOREIGN)
+			fprintf(out, "  Note:            malloc came from another preloaded allocator; "
+				     "it was measured in front of it\n");
+	}
+}
+
+static int print_peak(FILE *out, const struct analysis *an, const struct mem_space *sp,
+		      const struct report_opts *o)
+{
+	const struct mem_analysis *m = an->memory;
+	int est = space_estimates(m, sp->kind);
+	struct fmt_table *t;
+	size_t i, n = limit_of(o, sp->nat_peak);
+	char b[64], site[MEM_TEXT_SITE_MAX * 8 + 64];
+
+	if (!sp->nat_peak)
+		return 0;
+	if (!(t = fmt_table_new()))
+		return -ENOMEM;
+	fprintf(out, "\n  Live at the peak (%s), by site\n", sp->name);
+	fmt_table_col(t, "Live at peak", FMT_RIGHT, 12, 0);
+	fmt_table_col(t, "% of peak", FMT_RIGHT, 9, 0);
+	fmt_table_col(t, "Site", FMT_LEFT, 4, MEM_TEXT_SITE_MAX);
+	for (i = 0; i < n; i++) {
+		const struct mem_peak_site *ps = &sp->at_peak[i];
+
+		if (ps->site >= m->nsites)
+			continue;
+		fmt_table_row(t);
+		fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), ps->bytes, est));
+		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), ps->bytes, (double)sp->peak));
+		fmt_table_cell(t, "%s", site_label(site, sizeof(site), an->profile, &m->sites[ps->site]));
+	}
+	fmt_table_print(t, out, FMT_PLAIN, 2);
+	fmt_table_free(t);
+	more_rows(out, n, sp->nat_peak, "sites");
+	return 0;
+}
+
+/* The sites of one group: every host site, or one device's. */
+static long group_sites(const struct mem_analysis *m, uint32_t kind, uint32_t device,
+			const char *key, uint32_t **idx)
+{
+	long n = mem_sorted_sites(m, kind, key, idx), i, k = 0;
+
+	for (i = 0; i < n; i++)
+		if (kind == MEM_SPACE_HOST || m->sites[(*idx)[i]].device == device)
+			(*idx)[k++] = (*idx)[i];
+	return n < 0 ? n : k;
+}
+
+static const char *sort_desc(const char *key)
+{
+	if (!key || !mem_sort_key_valid(key) || strcmp(key, "mem") == 0)
+		return "bytes allocated (mem)";
+	if (strcmp(key, "allocs") == 0)
+		return "allocations (allocs)";
+	if (strcmp(key, "leaked") == 0)
+		return "live at exit (leaked)";
+	if (strcmp(key, "peak") == 0)
+		return "peak live (peak)";
+	return "average size (avg_size)";
+}
+
+static int print_sites(FILE *out, const struct analysis *an, uint32_t kind, uint32_t device,
+		       const char *name, const struct report_opts *o)
+{
+	const struct mem_analysis *m = an->memory;
+	const char *key = o && mem_sort_key_valid(o->sort) ? o->sort : "mem";
+	int est = space_estimates(m, kind);
+	uint32_t *idx = NULL;
+	long nsites = group_sites(m, kind, device, key, &idx);
+	struct fmt_table *t;
+	size_t i, n;
+	char b[64], site[MEM_TEXT_SITE_MAX * 8 + 64];
+
+	if (nsites <= 0) {
+		free(idx);
+		return (int)nsites;
+	}
+	if (!(t = fmt_table_new())) {
+		free(idx);
+		return -ENOMEM;
+	}
+	n = limit_of(o, (size_t)nsites);
+	fprintf(out, "Allocation sites, %s (sorted by %s)\n", name, sort_desc(key));
+	fmt_table_col(t, "Allocated", FMT_RIGHT, 10, 0);
+	fmt_table_col(t, "Allocs", FMT_RIGHT, 8, 0);
+	fmt_table_col(t, "Avg size", FMT_RIGHT, 9, 0);
+	fmt_table_col(t, "Live at exit", FMT_RIGHT, 12, 0);
+	fmt_table_col(t, "Peak live", FMT_RIGHT, 10, 0);
+	fmt_table_col(t, "Site", FMT_LEFT, 4, MEM_TEXT_SITE_MAX);
+	for (i = 0; i < n; i++) {
+		const struct mem_site *s = &m->sites[idx[i]];
+
+		fmt_table_row(t);
+		fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), s->bytes, est));
+		fmt_table_cell(t, "%s", count_d(b, sizeof(b), s->allocs, est));
+		fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), s->allocs > 0 ? s->bytes / s->allocs : 0,
+						0));
+		fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), s->live_end_bytes, est));
+		fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), s->max_live, est));
+		fmt_table_cell(t, "%s", site_label(site, sizeof(site), an->profile, s));
+	}
+	fmt_table_print(t, out, FMT_RULES, 0);
+	fmt_table_free(t);
+	more_rows(out, n, (size_t)nsites, "sites");
+	free(idx);
+	return 0;
+}
+
+static int print_leaks(FILE *out, const struct analysis *an, uint32_t kind, uint32_t device,
+		       const char *name, const struct report_opts *o)
+{
+	const struct mem_analysis *m = an->memory;
+	int est = space_estimates(m, kind);
+	struct fmt_table *t;
+	size_t i, n = 0, shown = 0, lim;
+	double total = 0;
+	char b[64], site[MEM_TEXT_SITE_MAX * 8 + 64];
+
+	for (i = 0; i < m->nleaks; i++) {
+		const struct mem_site *s = &m->sites[m->leaks[i]];
+
+		if (s->kind == kind && (kind == MEM_SPACE_HOST || s->device == device)) {
+			n++;
+			total += s->live_end_bytes;
+		}
+	}
+	if (!n)
+		return 0;
+	if (!(t = fmt_table_new()))
+		return -ENOMEM;
+	lim = limit_of(o, n);
+	fprintf(out, "\nLeaks, %s: %s %s, by site%s\n", name,
+		kind == MEM_SPACE_HOST ? "still allocated at exit" : "not freed by the end",
+		bytes_d(b, sizeof(b), total, est),
+		est ? " (estimated from sampled allocations)" : "");
+	fmt_table_col(t, "Leaked", FMT_RIGHT, 10, 0);
+	fmt_table_col(t, "Blocks", FMT_RIGHT, 8, 0);
+	fmt_table_col(t, "Site", FMT_LEFT, 4, MEM_TEXT_SITE_MAX);
+	for (i = 0; i < m->nleaks && shown < lim; i++) {
+		const struct mem_site *s = &m->sites[m->leaks[i]];
+
+		if (s->kind != kind || (kind != MEM_SPACE_HOST && s->device != device))
+			continue;
+		shown++;
+		fmt_table_row(t);
+		fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), s->live_end_bytes, est));
+		fmt_table_cell(t, "%s", count_d(b, sizeof(b), s->live_end_blocks, est));
+		fmt_table_cell(t, "%s", site_label(site, sizeof(site), an->profile, s));
+	}
+	fmt_table_print(t, out, FMT_PLAIN, 1);
+	fmt_table_free(t);
+	more_rows(out, shown, n, "sites");
+	return 0;
+}
+
+static void print_recos(FILE *out, const struct mem_analysis *m)
+{
+	size_t i;
+
+	if (!m->nrecos)
+		return;
+	fprintf(out, "\nMemory recommendations\n");
+	for (i = 0; i < m->nrecos; i++)
+		fprintf(out, "  [%s] %s\n      evidence: %s\n", m->recos[i].id, m->recos[i].message,
+			m->recos[i].evidence);
+}
+
+int report_mem_text(FILE *out, const struct analysis *an, const struct report_opts *o)
+{
+	const struct mem_analysis *m = an->memory;
+	size_t i, nhost = 0;
+	int ret;
+
+	if (!m)
+		return 0;
+	if (m->refused)
+		fprintf(out, "Host memory: not recorded: %s\n", m->refused);
+	for (i = 0; i < m->nspaces; i++) {
+		const struct mem_space *sp = &m->spaces[i];
+
+		nhost += sp->kind == MEM_SPACE_HOST;
+		print_summary(out, an, sp);
+		if ((ret = print_peak(out, an, sp, o)) < 0)
+			return ret;
+		fputc('\n', out);
+	}
+	if (nhost && ((ret = print_sites(out, an, MEM_SPACE_HOST, 0, "host", o)) < 0 ||
+		      (ret = print_leaks(out, an, MEM_SPACE_HOST, 0, "host", o)) < 0))
+		return ret;
+	for (i = 0; i < m->nspaces; i++) {
+		const struct mem_space *sp = &m->spaces[i];
+
+		if (sp->kind != MEM_SPACE_GPU)
+			continue;
+		fputc('\n', out);
+		if ((ret = print_sites(out, an, MEM_SPACE_GPU, sp->device, sp->name, o)) < 0 ||
+		    (ret = print_leaks(out, an, MEM_SPACE_GPU, sp->device, sp->name, o)) < 0)
+			return ret;
+	}
+	print_recos(out, m);
+	fputc('\n', out);
+	return 0;
+}
