@@ -8,11 +8,15 @@
 #include <math.h>
 #include <stdint.h>
 
+#include <unistd.h>
+
 #include "analysis/analysis.h"
+#include "analysis/load.h"
 #include "analysis/memory.h"
 #include "analysed.h"
 #include "testlib.h"
 #include "unit/test_mem_build.h"
+#include "unit/test_reader_synth.h"
 
 #define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol) * fabs((double)(b)) + 1e-9)
 
@@ -499,8 +503,159 @@ static void test_rules(void)
 	pb_free(&b);
 }
 
+/* Two functions of this executable whose entry + 1 serves as a return
+ * address: the loader must symbolize pc - 1, inside them. */
+__attribute__((noinline)) int mem_probe_a(int x);
+__attribute__((noinline)) int mem_probe_b(int x);
+__attribute__((noinline)) int mem_probe_a(int x)
+{
+	return x * 3 + 1;
+}
+__attribute__((noinline)) int mem_probe_b(int x)
+{
+	return mem_probe_a(x) * 5 + 2;
+}
+
+static void synth_self_module(struct synth *s, const struct synth_self *me)
+{
+	unsigned char b[8192];
+	struct cbn_rec_module *m = (struct cbn_rec_module *)b;
+	size_t plen = strlen(me->path);
+	uint32_t size = (uint32_t)CBN_REC_ALIGN(sizeof(*m) + me->nseg * sizeof(struct cbn_segment) +
+						plen + 1);
+
+	memset(b, 0, sizeof(b));
+	m->h.type = CBN_REC_MODULE_LOAD;
+	m->h.size = size;
+	m->ts = 10;
+	m->base = me->base;
+	m->nseg = me->nseg;
+	memcpy(m->seg, me->seg, me->nseg * sizeof(struct cbn_segment));
+	m->path_len = (uint32_t)plen;
+	memcpy((char *)&m->seg[me->nseg], me->path, plen + 1);
+	synth_rec(s, m, size);
+}
+
+/* Through the real loader: header.mem, records of two threads in time order,
+ * stacks symbolized at pc - 1, counters sorted, a refused process. */
+static void test_load(void)
+{
+	struct synth_self me;
+	struct synth s;
+	char dir[] = "/tmp/cbn-test-memory-XXXXXX", path[256], err[256];
+	uint64_t pcs[2] = { (uint64_t)(uintptr_t)&mem_probe_a + 1,
+			    (uint64_t)(uintptr_t)&mem_probe_b + 1 };
+	struct profile *p = NULL;
+	const struct analysis *a;
+	const struct prof_stack *st;
+	struct cbn_file_header *h;
+	size_t i;
+
+	if (synth_self_find(&me) != 0) {
+		fprintf(stderr, "test_load: cannot find this executable's segments; skipped\n");
+		return;
+	}
+	REQUIRE(mkdtemp(dir) != NULL);
+	synth_init(&s, 100, 1, 0, 0, me.path);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_self_module(&s, &me);
+	synth_thread(&s, CBN_REC_THREAD_START, 20, 100, "main", 0);
+	synth_mem_on(&s, 1, CBN_MEMF_USABLE);
+	h = synth_hdr(&s);
+	h->mem.host_peak = 3000;
+	h->mem.host_peak_ts = 1000002500ull;
+	h->mem.allocs = 3;
+	h->mem.alloc_bytes = 3000;
+	h->mem.frees = 1;
+	h->mem.host_live = 2000;
+	h->mem.rss_peak = 1 << 20;
+	synth_chunk(&s, CBN_CHUNK_MEMORY, 100);
+	synth_mem_alloc(&s, 1000001000ull, 0x1000, 1000, 100, CBN_ALLOC_HEAP, CBN_AFN_MALLOC, pcs, 2);
+	synth_mem_alloc(&s, 1000003000ull, 0x3000, 1000, 100, CBN_ALLOC_HEAP, CBN_AFN_MALLOC, pcs + 1, 1);
+	synth_chunk(&s, CBN_CHUNK_MEMORY, 101);
+	synth_mem_alloc(&s, 1000002000ull, 0x2000, 1000, 101, CBN_ALLOC_MMAP, CBN_AFN_MMAP, NULL, 0);
+	synth_mem_free(&s, 1000002600ull, 0x1000, 1000, 101, CBN_ALLOC_HEAP, CBN_AFN_FREE);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_mem_counters(&s, 1000005000ull, 2 << 20, 2000);
+	synth_mem_counters(&s, 1000004000ull, 1 << 20, 3000);
+	synth_exit(&s, 1000006000ull, 0);
+	snprintf(path, sizeof(path), "%s/100.0.cbp", dir);
+	REQUIRE(synth_write(&s, path) == 0);
+	synth_free(&s);
+
+	/* a child whose memory was refused */
+	synth_init(&s, 101, 100, 0, 0, me.path);
+	h = synth_hdr(&s);
+	h->start_mono_ns = 1000000500ull;
+	h->mem.state = CBN_MEM_REFUSED;
+	h->mem.reason_len = (uint32_t)strlen("the allocator hooks did not load");
+	memcpy(h->mem.reason, "the allocator hooks did not load", h->mem.reason_len);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_exit(&s, 1000005500ull, 0);
+	snprintf(path, sizeof(path), "%s/101.0.cbp", dir);
+	REQUIRE(synth_write(&s, path) == 0);
+	synth_free(&s);
+
+	CHECK(prof_load(dir, &p, err, sizeof(err)) >= 0);
+	REQUIRE(p != NULL);
+	REQUIRE(p->nprocesses == 2);
+	CHECK_EQ_INT(p->processes[0].mem.state, CBN_MEM_ON);
+	CHECK_EQ_INT(p->processes[0].mem.rate, 1);
+	CHECK(p->processes[0].mem.flags & CBN_MEMF_USABLE);
+	CHECK_EQ_INT(p->processes[0].mem.host_peak, 3000);
+	CHECK_EQ_INT(p->processes[0].mem.host_live_end, 2000);
+	CHECK_EQ_INT(p->processes[0].mem.sampled, 3);
+	CHECK_STR(p->processes[0].mem.reason, "");
+	CHECK_EQ_INT(p->processes[1].mem.state, CBN_MEM_REFUSED);
+	CHECK_STR(p->processes[1].mem.reason, "the allocator hooks did not load");
+	/* allocations of both threads in time order */
+	REQUIRE(p->nmem_allocs == 3);
+	CHECK_EQ_INT(p->mem_allocs[0].addr, 0x1000);
+	CHECK_EQ_INT(p->mem_allocs[1].addr, 0x2000);
+	CHECK_EQ_INT(p->mem_allocs[2].addr, 0x3000);
+	CHECK_EQ_INT(p->threads[p->mem_allocs[1].thread].tid, 101);
+	CHECK_EQ_INT(p->mem_allocs[1].kind, CBN_ALLOC_MMAP);
+	CHECK_EQ_INT(p->mem_allocs[1].stack, PROF_NONE);
+	REQUIRE(p->nmem_frees == 1);
+	CHECK_EQ_INT(p->threads[p->mem_frees[0].thread].tid, 101);
+	REQUIRE(p->nmem_counters == 2);
+	CHECK_EQ_INT(p->mem_counters[0].ts, 1000004000ull);
+	CHECK_EQ_INT(p->mem_counters[0].host_live, 3000);
+	/* the stack: return addresses looked up at pc - 1, inside the probes */
+	REQUIRE(p->mem_allocs[0].stack < p->nstacks);
+	st = &p->stacks[p->mem_allocs[0].stack];
+	REQUIRE(st->nframes >= 2);
+	CHECK_STR(p->funcs[p->frames[st->first].func].name, "mem_probe_a");
+	CHECK_EQ_INT(p->frames[st->first].addr, pcs[0]);
+	CHECK_STR(p->funcs[p->frames[st->first + st->nframes - 1].func].name, "mem_probe_b");
+
+	a = analysed(p);
+	REQUIRE(a->memory != NULL);
+	CHECK_STR(a->memory->refused, "the allocator hooks did not load");
+	REQUIRE(a->memory->nspaces == 1);
+	CHECK_STR(a->memory->spaces[0].name, "host");
+	CHECK_EQ_INT(a->memory->spaces[0].peak, 3000);
+	CHECK_EQ_INT(a->memory->spaces[0].peak_exact, 1);
+	CHECK_EQ_INT(a->memory->spaces[0].rss_peak, 2 << 20);
+	/* at the peak (2.5 us): the first two blocks, 1000 B each, one site each */
+	CHECK_EQ_INT(a->memory->spaces[0].nat_peak, 2);
+	CHECK(site_named(a, "mem_probe_a") != NULL);
+	CHECK(site_named(a, "mem_probe_b") != NULL);
+	CHECK_EQ_INT(a->memory->nleaks, 2);
+	for (i = 0; i < a->memory->nsites; i++)
+		CHECK(a->memory->sites[i].records == 1);
+	analysed_free_all();
+	prof_free(p);
+	snprintf(path, sizeof(path), "%s/100.0.cbp", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/101.0.cbp", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
+	test_load();
 	test_allocator_frames();
 	test_weights();
 	test_peak_replay();

@@ -475,8 +475,116 @@ static void test_cut_while_mapped(void)
 	synth_free(&s);
 }
 
+struct mem_tally {
+	unsigned allocs, frees, counters, other, frames;
+	uint32_t tids[8];
+};
+
+static int mem_cb(void *ctx, const struct reader_rec *r)
+{
+	struct mem_tally *t = ctx;
+
+	switch (r->type) {
+	case CBN_REC_MEM_ALLOC:
+		CHECK(r->chunk_kind == CBN_CHUNK_MEMORY);
+		if (t->allocs < 8)
+			t->tids[t->allocs] = r->chunk_tid;
+		t->allocs++;
+		t->frames += r->nframes;
+		if (r->nframes)
+			CHECK(r->pcs != NULL && r->pcs[0] != 0);
+		break;
+	case CBN_REC_MEM_FREE: t->frees++; break;
+	case CBN_REC_MEM_COUNTERS: t->counters++; break;
+	default: t->other++; break;
+	}
+	return 0;
+}
+
+static int mem_run(const unsigned char *buf, size_t size, struct mem_tally *t,
+		   struct reader_result *res)
+{
+	struct reader_file f;
+	int ret;
+
+	memset(t, 0, sizeof(*t));
+	if ((ret = reader_open_mem(buf, size, &f, res)) < 0)
+		return ret;
+	reader_walk(&f, mem_cb, t, res);
+	reader_close(&f);
+	return 0;
+}
+
+/* MEMORY chunks and the host memory records: delivered with their stacks;
+ * damaged ones cut their chunk and leave the others. */
+static void test_memory_records(void)
+{
+	struct synth s;
+	struct mem_tally t;
+	struct reader_result res;
+	unsigned n;
+	size_t size, off;
+	unsigned char *b;
+	struct cbn_rec_mem_alloc *a;
+
+	synth_init(&s, 100, 1, 0, 0, "/usr/bin/prog");
+	n = synth_mem_types(&s);
+	size = synth_size(&s);
+	CHECK(mem_run(s.buf, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(res.records, n);
+	CHECK_EQ_INT(t.allocs, 3);
+	CHECK_EQ_INT(t.frees, 2);
+	CHECK_EQ_INT(t.counters, 2);
+	CHECK_EQ_INT(t.frames, 5);
+	CHECK_EQ_INT(t.tids[0], 100);
+	CHECK_EQ_INT(((struct cbn_file_header *)s.buf)->mem.state, CBN_MEM_ON);
+
+	b = malloc(size);
+	REQUIRE(b);
+	/* a frame count past the limit, or past the record: the chunk is cut there */
+	a = (struct cbn_rec_mem_alloc *)mutate(b, &s, size, CBN_REC_MEM_ALLOC);
+	a->nframes = CBN_MAX_FRAMES + 1;
+	CHECK(mem_run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK(strstr(res.reason, "allocation stack frame count does not fit") != NULL);
+	CHECK_EQ_INT(t.allocs, 0);
+	CHECK_EQ_INT(t.frees, 1);       /* the other thread's chunk */
+	CHECK_EQ_INT(t.counters, 2);
+	a = (struct cbn_rec_mem_alloc *)mutate(b, &s, size, CBN_REC_MEM_ALLOC);
+	a->nframes = 4;                 /* the record holds 3 */
+	CHECK(mem_run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	/* a free shorter than its type */
+	{
+		struct cbn_rec *r = mutate(b, &s, size, CBN_REC_MEM_FREE);
+		struct cbn_rec pad = { CBN_REC_PAD, 0, 0 };
+		pad.size = r->size - 16;
+		r->size = 16;
+		memcpy((unsigned char *)r + 16, &pad, sizeof(pad));
+	}
+	CHECK(mem_run(b, size, &t, &res) == 0);
+	CHECK(strstr(res.reason, "record shorter than its type") != NULL);
+	/* allocation records belong in MEMORY chunks */
+	memcpy(b, s.buf, size);
+	off = CBN_HEADER_SIZE;          /* the first chunk: thread 100's MEMORY chunk */
+	((struct cbn_chunk_header *)(b + off))->kind = CBN_CHUNK_EVENTS;
+	CHECK(mem_run(b, size, &t, &res) == 0);
+	CHECK(strstr(res.reason, "allocation record outside a memory chunk") != NULL);
+	CHECK_EQ_INT(t.allocs, 0);
+	/* an unknown chunk kind is still skipped */
+	memcpy(b, s.buf, size);
+	((struct cbn_chunk_header *)(b + off))->kind = 4;
+	CHECK(mem_run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_damaged, 1);
+	CHECK_EQ_INT(t.frees, 1);
+	free(b);
+	synth_free(&s);
+}
+
 int main(void)
 {
+	test_memory_records();
 	test_valid();
 	test_cut_while_mapped();
 	test_header_rules();
