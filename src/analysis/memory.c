@@ -176,6 +176,7 @@ struct host_ctx {
 	struct util_map sitemap;           /* site_key -> host site */
 	uint32_t *asite;                   /* per mem_allocs record: its site */
 	double *aw;                        /* per record: allocations it stands for */
+	uint8_t *dead;                     /* per record: freed (or replaced) in a replay */
 	size_t first_site;                 /* host sites begin here in m->sites */
 	double *live;                      /* per site: live bytes during a replay */
 	/* lifetimes of freed sampled blocks: (site, ns) */
@@ -427,67 +428,90 @@ static uint32_t range_at(const struct profile *p, uint32_t proc, uint64_t ts)
 /* The repeated steps of a process: intervals between cbn_step() markers when
  * there are at least three, else the instances of its most frequent
  * outermost range name (at least three).  *out malloc'ed, pairs of times. */
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int range_name_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct prof_range *g = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(g[x].name, g[y].name);
+
+	return c ? c : (x < y ? -1 : x > y);
+}
+
 static long process_steps(const struct profile *p, uint32_t proc, uint64_t **out)
 {
 	size_t i, j, n = 0, best = 0, bestn = 0;
 	uint64_t *v = NULL;
+	uint32_t *cand;
 
 	*out = NULL;
 	for (i = 0; i < p->nranges; i++)
 		n += p->ranges[i].process == proc && p->ranges[i].kind == CBN_RANGE_STEP;
 	if (n >= 3) {
-		uint64_t prev = 0;
+		uint64_t *t = calloc(n, sizeof(*t));
 		size_t k = 0;
 
-		if (!(v = calloc(2 * n, sizeof(*v))))
+		if (!t || !(v = calloc(2 * n, sizeof(*v)))) {
+			free(t);
 			return -ENOMEM;
-		for (i = 0; i < p->nranges; i++) {
-			if (p->ranges[i].process != proc || p->ranges[i].kind != CBN_RANGE_STEP)
-				continue;
-			if (prev) {
-				v[2 * k] = prev;
-				v[2 * k + 1] = p->ranges[i].start;
-				k++;
-			}
-			prev = p->ranges[i].start;
 		}
+		for (i = 0; i < p->nranges; i++)
+			if (p->ranges[i].process == proc && p->ranges[i].kind == CBN_RANGE_STEP)
+				t[k++] = p->ranges[i].start;
+		qsort(t, n, sizeof(*t), u64_cmp);
+		for (k = 0; k + 1 < n; k++) {
+			v[2 * k] = t[k];
+			v[2 * k + 1] = t[k + 1];
+		}
+		free(t);
 		*out = v;
-		return (long)k;
+		return (long)(n - 1);
 	}
-	/* the most frequent name among outermost push/pop or start/end ranges */
+	n = 0;
+	/* the most frequent name among outermost push/pop or start/end ranges:
+	 * candidates sorted by name, the longest run wins (the earliest on ties) */
+	if (!(cand = calloc(p->nranges ? p->nranges : 1, sizeof(*cand))))
+		return -ENOMEM;
 	for (i = 0; i < p->nranges; i++) {
 		const struct prof_range *g = &p->ranges[i];
-		size_t c = 0;
 
-		if (g->process != proc || g->depth != 0 || g->kind == CBN_RANGE_MARK ||
-		    g->kind == CBN_RANGE_STEP || !g->end || !g->name)
-			continue;
-		for (j = i; j < p->nranges && c <= bestn + 1 + (p->nranges - j); j++)
-			c += p->ranges[j].process == proc && p->ranges[j].depth == 0 &&
-			     p->ranges[j].end && p->ranges[j].name &&
-			     strcmp(p->ranges[j].name, g->name) == 0;
-		if (c > bestn) {
-			bestn = c;
+		if (g->process == proc && g->depth == 0 && g->kind != CBN_RANGE_MARK &&
+		    g->kind != CBN_RANGE_STEP && g->end && g->name)
+			cand[n++] = (uint32_t)i;
+	}
+	qsort_r(cand, n, sizeof(*cand), range_name_cmp, (void *)p->ranges);
+	for (i = 0; i < n; i = j) {
+		for (j = i + 1; j < n && strcmp(p->ranges[cand[j]].name, p->ranges[cand[i]].name) == 0;
+		     j++)
+			;
+		if (j - i > bestn) {
+			bestn = j - i;
 			best = i;
 		}
 	}
-	if (bestn < 3)
+	if (bestn < 3) {
+		free(cand);
 		return 0;
-	if (!(v = calloc(2 * bestn, sizeof(*v))))
-		return -ENOMEM;
-	n = 0;
-	for (j = 0; j < p->nranges && n < bestn; j++) {
-		const struct prof_range *g = &p->ranges[j];
-
-		if (g->process == proc && g->depth == 0 && g->end && g->name &&
-		    strcmp(g->name, p->ranges[best].name) == 0) {
-			v[2 * n] = g->start;
-			v[2 * n + 1] = g->end;
-			n++;
-		}
 	}
+	if (!(v = calloc(2 * bestn, sizeof(*v)))) {
+		free(cand);
+		return -ENOMEM;
+	}
+	for (j = 0; j < bestn; j++) {
+		v[2 * j] = p->ranges[cand[best + j]].start;
+		v[2 * j + 1] = p->ranges[cand[best + j]].end;
+	}
+	free(cand);
+	/* in time order: a site's leaked blocks, in time order, meet them in turn */
+	qsort(v, bestn, 2 * sizeof(*v), u64_cmp);
 	*out = v;
-	return (long)n;
+	return (long)bestn;
 }
 
 static int life_cmp(const void *a, const void *b)
@@ -525,8 +549,7 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 	PROC_RANGE(p->mem_allocs, p->nmem_allocs, proc, r.a0, r.a1);
 	PROC_RANGE(p->mem_frees, p->nmem_frees, proc, r.f0, r.f1);
 	PROC_RANGE(p->mem_counters, p->nmem_counters, proc, r.c0, r.c1);
-	if (!(r.dead = calloc(p->nmem_allocs ? p->nmem_allocs : 1, 1)))
-		return -ENOMEM;
+	r.dead = h->dead;
 
 	/* weights and sites of this process's records */
 	for (i = r.a0; i < r.a1; i++) {
@@ -679,7 +702,6 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 out:
 	free(r.pts);
 	free(r.snap);
-	free(r.dead);
 	free(steps);
 	free(last_step);
 	return ret;
@@ -773,6 +795,7 @@ static int host_analyze(const struct profile *p, struct mem_analysis *m)
 	h.first_site = m->nsites;
 	if (!(h.asite = calloc(p->nmem_allocs ? p->nmem_allocs : 1, sizeof(*h.asite))) ||
 	    !(h.aw = calloc(p->nmem_allocs ? p->nmem_allocs : 1, sizeof(*h.aw))) ||
+	    !(h.dead = calloc(p->nmem_allocs ? p->nmem_allocs : 1, 1)) ||
 	    !(h.live = calloc(1, sizeof(*h.live)))) {
 		ret = -ENOMEM;
 		goto out;
@@ -816,6 +839,7 @@ out:
 	util_map_free(&h.sitemap);
 	free(h.asite);
 	free(h.aw);
+	free(h.dead);
 	free(h.live);
 	free(h.lives);
 	return ret;

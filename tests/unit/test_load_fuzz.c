@@ -17,7 +17,9 @@
 
 #include "testlib.h"
 #include "test_reader_synth.h"
+#include "analysis/analysis.h"
 #include "analysis/load.h"
+#include "analysis/memory.h"
 
 #define FUZZ_SECONDS 2.0
 
@@ -215,8 +217,26 @@ int main(void)
 		ret = prof_load(dir, &p, err, sizeof(err));
 		CHECK(ret >= PROF_LOAD_EMPTY && ret <= PROF_LOAD_PARTIAL);
 		if (ret >= 0) {
+			struct analysis an;
+
 			REQUIRE(p != NULL);
 			check_profile(p);
+			/* the memory view over hostile records: no crash, indices in range */
+			if (analysis_run(p, NULL, &an) == 0) {
+				const struct mem_analysis *m = an.memory;
+				size_t i, j, bad = 0;
+
+				for (i = 0; m && i < m->nspaces; i++)
+					for (j = 0; j < m->spaces[i].nat_peak; j++)
+						bad += m->spaces[i].at_peak[j].site >= m->nsites;
+				for (i = 0; m && i < m->nleaks; i++)
+					bad += m->leaks[i] >= m->nsites;
+				for (i = 0; m && i < m->nsites; i++)
+					bad += m->sites[i].stack != PROF_NONE &&
+					       m->sites[i].stack >= p->nstacks;
+				CHECK_EQ_INT(bad, 0);
+				analysis_free(&an);
+			}
 			loaded++;
 		} else {
 			CHECK(p == NULL && err[0] != '\0');

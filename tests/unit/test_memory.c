@@ -492,6 +492,22 @@ static void test_rules(void)
 	CHECK(reco(a, "leak") == NULL);
 	pbm_release(&b, &m);
 
+	/* steps from a repeated outermost range (given out of time order), leaks
+	 * in 4 of its 5 instances, two blocks in one of them */
+	for (i = 4; i >= 0; i--)
+		pbm_range(&b, &m, 0, t0 + (uint64_t)i * 100000000ull,
+			  t0 + (uint64_t)i * 100000000ull + 90000000ull, CBN_RANGE_PUSHPOP, 0, "iter");
+	pbm_range(&b, &m, 0, t0, t0 + 10, CBN_RANGE_PUSHPOP, 0, "init");
+	for (i = 0; i < 4; i++)
+		pbm_alloc(&b, &m, 0, t0 + (uint64_t)i * 100000000ull + 1000, 0x1000 + (uint64_t)i,
+			  100 << 10, x.st_helper);
+	pbm_alloc(&b, &m, 0, t0 + 3 * 100000000ull + 2000, 0x2000, 100 << 10, x.st_helper);
+	a = analysed(&b.p);
+	REQUIRE((r = reco(a, "leak-growing")) != NULL);
+	CHECK(strstr(r->evidence, "born in 4 of 5 steps") != NULL);
+	CHECK(strstr(r->evidence, "100.00 KiB per step") != NULL);
+	pbm_release(&b, &m);
+
 	/* without steps: never-freed blocks spread over the run */
 	for (i = 0; i < 10; i++)
 		pbm_alloc(&b, &m, 0, t0 + (uint64_t)i * 90000000ull + 1000, 0x1000 + (uint64_t)i,
