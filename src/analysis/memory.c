@@ -240,22 +240,44 @@ static long site_of(struct host_ctx *h, uint32_t stack)
 			;                                                            \
 	} while (0)
 
-/* A live sampled block during a replay: addr -> alloc record. */
-struct live_probe {
-	const struct profile *p;
-	uint64_t addr;
-	const uint8_t *dead;
+/* The end of a sampled block: its free, or a later allocation at the same
+ * address whose free was not seen (the agent's live table was full). */
+struct death {
+	uint64_t ts;
+	uint32_t alloc;          /* index into mem_allocs */
+	uint32_t freed;          /* 1: a free (a lifetime), 0: replaced */
 };
 
-static int live_eq(const void *ctx, uint32_t v)
-{
-	const struct live_probe *l = ctx;
+struct pair_ev {
+	uint64_t addr, ts;
+	uint32_t idx, is_free;
+};
 
-	return !l->dead[v] && l->p->mem_allocs[v].addr == l->addr;
+static int pair_cmp(const void *a, const void *b)
+{
+	const struct pair_ev *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	if (x->is_free != y->is_free)
+		return x->is_free ? 1 : -1;  /* an allocation before a free at the same time */
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int death_cmp(const void *a, const void *b)
+{
+	const struct death *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->alloc < y->alloc ? -1 : x->alloc > y->alloc;
 }
 
 struct replay {
 	size_t a0, a1, f0, f1, c0, c1;     /* the process's records */
+	struct death *deaths; size_t ndeaths;   /* by ts */
 	uint64_t snap_ts;                  /* copy site lives here at this time, 0 never */
 	double *snap;                      /* per site, when snap_ts */
 	int stats;                         /* first pass: lifetimes, timeline, site maxima */
@@ -263,8 +285,47 @@ struct replay {
 	double peak; uint64_t peak_ts;     /* highest estimated live */
 	double live_end;
 	struct mem_point *pts; size_t npts, cappts;
-	uint8_t *dead;                     /* per mem_allocs record: freed (or replaced) */
+	uint8_t *dead;                     /* per mem_allocs record: it has a death */
 };
+
+/* Pair each free with the allocation it released: per address, in time
+ * order, a free ends the latest allocation not yet ended; an allocation
+ * ends the one before it when no free came between.  Frees that match
+ * nothing (blocks sampled before a fork, lost records) are dropped. */
+static int replay_pair(const struct profile *p, struct replay *r)
+{
+	size_t na = r->a1 - r->a0, nf = r->f1 - r->f0, n = 0, i;
+	struct pair_ev *ev = calloc(na + nf + 1, sizeof(*ev));
+	uint32_t pending = UINT32_MAX;
+	uint64_t addr = 0;
+
+	if (!ev || !(r->deaths = calloc(na + 1, sizeof(*r->deaths)))) {
+		free(ev);
+		return -ENOMEM;
+	}
+	for (i = r->a0; i < r->a1; i++)
+		ev[n++] = (struct pair_ev){ p->mem_allocs[i].addr, p->mem_allocs[i].ts, (uint32_t)i, 0 };
+	for (i = r->f0; i < r->f1; i++)
+		ev[n++] = (struct pair_ev){ p->mem_frees[i].addr, p->mem_frees[i].ts, (uint32_t)i, 1 };
+	qsort(ev, n, sizeof(*ev), pair_cmp);
+	memset(r->dead + r->a0, 0, na);
+	for (i = 0; i < n; i++) {
+		if (i == 0 || ev[i].addr != addr) {
+			addr = ev[i].addr;
+			pending = UINT32_MAX;
+		}
+		if (pending != UINT32_MAX) {
+			r->deaths[r->ndeaths++] = (struct death){ ev[i].ts, pending, ev[i].is_free };
+			r->dead[pending] = 1;
+			pending = UINT32_MAX;
+		}
+		if (!ev[i].is_free)
+			pending = ev[i].idx;
+	}
+	free(ev);
+	qsort(r->deaths, r->ndeaths, sizeof(*r->deaths), death_cmp);
+	return 0;
+}
 
 static int push_point(struct replay *r, uint64_t ts, double live, uint64_t rss)
 {
@@ -279,84 +340,64 @@ static int push_point(struct replay *r, uint64_t ts, double live, uint64_t rss)
 	return 0;
 }
 
-/* Allocations and frees of one process in time order (an allocation first on
- * equal times), tracking each site's live bytes. */
-static int replay_run(struct host_ctx *h, uint64_t rate, struct replay *r)
+/* Births and deaths of one process's sampled blocks in time order (a birth
+ * before a free at the same time, a replaced block's end before the birth
+ * that replaced it), tracking each site's live bytes. */
+static int replay_run(struct host_ctx *h, struct replay *r)
 {
 	const struct profile *p = h->p;
-	struct util_map live = { 0 };
-	size_t ai = r->a0, fi = r->f0, ci = r->c0;
+	size_t ai = r->a0, di = 0, ci = r->c0, s;
 	double total = 0;
 	uint64_t rss = 0;
-	int ret = 0, snapped = 0;
+	int ret, snapped = 0;
 
-	memset(r->dead + r->a0, 0, r->a1 - r->a0);
-	for (size_t s = h->first_site; s < h->m->nsites; s++)
+	for (s = h->first_site; s < h->m->nsites; s++)
 		h->live[s] = 0;
-	while (ai < r->a1 || fi < r->f1 || (r->stats && ci < r->c1)) {
+	while (ai < r->a1 || di < r->ndeaths || (r->stats && ci < r->c1)) {
 		uint64_t ta = ai < r->a1 ? p->mem_allocs[ai].ts : UINT64_MAX;
-		uint64_t tf = fi < r->f1 ? p->mem_frees[fi].ts : UINT64_MAX;
+		uint64_t td = di < r->ndeaths ? r->deaths[di].ts : UINT64_MAX;
 		uint64_t tc = r->stats && ci < r->c1 ? p->mem_counters[ci].ts : UINT64_MAX;
-		uint64_t t = ta <= tf ? ta : tf;
+		/* a birth first on equal times, except after a block it replaces */
+		int birth = ta < td || (ta == td && di < r->ndeaths && r->deaths[di].freed);
+		uint64_t t = birth ? ta : td;
 
 		if (tc < t) {
 			rss = p->mem_counters[ci++].rss;
 			if ((ret = push_point(r, tc, total, rss)) < 0)
-				goto out;
+				return ret;
 			continue;
 		}
 		if (r->snap_ts && !snapped && t > r->snap_ts) {
 			memcpy(r->snap, h->live, h->m->nsites * sizeof(*h->live));
 			snapped = 1;
 		}
-		if (ta <= tf) {
-			const struct prof_mem_alloc *a = &p->mem_allocs[ai];
-			struct live_probe probe = { p, a->addr, r->dead };
-			uint64_t hash = util_mix64(a->addr);
-			uint32_t old = util_map_find(&live, hash, live_eq, &probe);
-			uint32_t s = h->asite[ai];
-			double b = (double)a->size * h->aw[ai];
+		if (birth) {
+			uint32_t si = h->asite[ai];
+			double b = (double)p->mem_allocs[ai].size * h->aw[ai];
 
-			if (old != UINT32_MAX) {
-				/* its free was not seen (untracked): the address was reused */
-				r->dead[old] = 1;
-				h->live[h->asite[old]] -= (double)p->mem_allocs[old].size * h->aw[old];
-				total -= (double)p->mem_allocs[old].size * h->aw[old];
-			}
-			h->live[s] += b;
+			h->live[si] += b;
 			total += b;
-			if (r->stats && h->live[s] > h->m->sites[s].max_live)
-				h->m->sites[s].max_live = h->live[s];
-			if ((ret = util_map_put(&live, hash, (uint32_t)ai)) < 0)
-				goto out;
+			if (r->stats && h->live[si] > h->m->sites[si].max_live)
+				h->m->sites[si].max_live = h->live[si];
 			ai++;
 		} else {
-			const struct prof_mem_free *f = &p->mem_frees[fi++];
-			struct live_probe probe = { p, f->addr, r->dead };
-			uint32_t v = util_map_find(&live, util_mix64(f->addr), live_eq, &probe);
-			const struct prof_mem_alloc *a;
-			struct mem_site *s;
+			const struct death *d = &r->deaths[di++];
+			const struct prof_mem_alloc *a = &p->mem_allocs[d->alloc];
+			uint32_t si = h->asite[d->alloc];
 
-			if (v == UINT32_MAX)
-				continue;  /* a block sampled before a fork, or a lost record */
-			a = &p->mem_allocs[v];
-			r->dead[v] = 1;
-			s = &h->m->sites[h->asite[v]];
-			h->live[h->asite[v]] -= (double)a->size * h->aw[v];
-			total -= (double)a->size * h->aw[v];
-			if (r->stats) {
-				uint64_t life = f->ts > a->ts ? f->ts - a->ts : 0;
+			h->live[si] -= (double)a->size * h->aw[d->alloc];
+			total -= (double)a->size * h->aw[d->alloc];
+			if (r->stats && d->freed) {
+				uint64_t life = d->ts > a->ts ? d->ts - a->ts : 0;
 				struct life *l;
 
 				if (life < MEM_SHORT_NS)
-					s->short_lived += h->aw[v];
+					h->m->sites[si].short_lived += h->aw[d->alloc];
 				if (util_grow((void **)&h->lives, &h->caplives, h->nlives,
-					      sizeof(*h->lives)) < 0) {
-					ret = -ENOMEM;
-					goto out;
-				}
+					      sizeof(*h->lives)) < 0)
+					return -ENOMEM;
 				l = &h->lives[h->nlives++];
-				l->site = h->asite[v];
+				l->site = si;
 				l->ns = life;
 			}
 		}
@@ -368,16 +409,13 @@ static int replay_run(struct host_ctx *h, uint64_t rate, struct replay *r)
 				r->peak_ts = t;
 			}
 			if ((ret = push_point(r, t, total, rss)) < 0)
-				goto out;
+				return ret;
 		}
 	}
 	if (r->snap_ts && !snapped)
 		memcpy(r->snap, h->live, h->m->nsites * sizeof(*h->live));
 	r->live_end = total;
-	(void)rate;
-out:
-	util_map_free(&live);
-	return ret;
+	return 0;
 }
 
 /* Keep at most MEM_TIMELINE_MAX points: in each bucket of consecutive points,
@@ -577,7 +615,7 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 	sp->device = 0;
 	sp->peak_range = PROF_NONE;
 	r.stats = 1;
-	if ((ret = replay_run(h, pm->rate, &r)) < 0)
+	if ((ret = replay_pair(p, &r)) < 0 || (ret = replay_run(h, &r)) < 0)
 		goto out;
 
 	/* leaks: blocks live at the end, and in which repeated steps they were born */
@@ -677,7 +715,7 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 			ret = -ENOMEM;
 			goto out;
 		}
-		if ((ret = replay_run(h, pm->rate, &r)) < 0)
+		if ((ret = replay_run(h, &r)) < 0)
 			goto out;
 		for (i = h->first_site; i < h->m->nsites; i++)
 			if (r.snap[i] >= 0.5)
@@ -702,6 +740,7 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 out:
 	free(r.pts);
 	free(r.snap);
+	free(r.deaths);
 	free(steps);
 	free(last_step);
 	return ret;

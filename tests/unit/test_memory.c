@@ -360,6 +360,40 @@ static void test_lifetimes(void)
 	pb_free(&b);
 }
 
+/* The allocator hands one address out again and again (a churn loop): each
+ * free ends the block allocated just before it; one free is missing, so the
+ * next allocation at that address ends the block instead (no lifetime). */
+static void test_address_reuse(void)
+{
+	struct pb b;
+	struct pbm m = { 0 };
+	struct fx x;
+	const struct analysis *a;
+	const struct mem_site *s;
+	uint64_t t = 1000000000ull;
+	const int n = getenv("CBN_TEST_MEM_N") ? atoi(getenv("CBN_TEST_MEM_N")) : 200000;
+	int i;
+
+	base(&b, &x, 1);
+	pbm_on(&b, 0, 1, 0);
+	for (i = 0; i < n; i++, t += 1000) {
+		pbm_alloc(&b, &m, 0, t, 0x5000, 128, x.st_other);
+		if (i != 7)
+			pbm_free(&b, &m, 0, t + 500, 0x5000);
+	}
+	a = analysed(&b.p);
+	REQUIRE((s = site_named(a, "other_site")) != NULL);
+	CHECK(NEAR(s->allocs, n, 1e-12));
+	CHECK(NEAR(s->short_lived, n - 1, 1e-12));
+	CHECK_EQ_INT(s->median_life_ns, 500);
+	CHECK(NEAR(s->max_live, 128, 1e-12));
+	CHECK(NEAR(s->live_end_bytes, 0, 1e-12));
+	CHECK_EQ_INT(a->memory->spaces[0].peak, 128);
+	CHECK_EQ_INT(a->memory->nleaks, 0);
+	pbm_release(&b, &m);
+	pb_free(&b);
+}
+
 /* No memory data: no memory view.  One process of two: one space "host". */
 static void test_processes(void)
 {
@@ -678,6 +712,7 @@ int main(void)
 	test_peak_counters();
 	test_lifetimes();
 	test_processes();
+	test_address_reuse();
 	test_rules();
 	return test_result();
 }
