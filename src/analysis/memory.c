@@ -862,7 +862,8 @@ static int host_analyze(const struct profile *p, struct mem_analysis *m)
 	}
 
 	/* lifetimes: each site's median */
-	qsort(h.lives, h.nlives, sizeof(*h.lives), life_cmp);
+	if (h.nlives) /* qsort's base must not be NULL, even for 0 elements */
+		qsort(h.lives, h.nlives, sizeof(*h.lives), life_cmp);
 	for (i = 0; i < h.nlives;) {
 		size_t j = i;
 
