@@ -54,6 +54,12 @@ static char *tstr(char *buf, size_t len, double ns)
 	return buf;
 }
 
+/* ns from the start of the run to ts (0 before it). */
+static double since(const struct profile *p, uint64_t ts)
+{
+	return ts > p->start_ns ? (double)(ts - p->start_ns) : 0.0;
+}
+
 /* "file:line(function)", or "[no stack]". */
 static char *site_str(char *buf, size_t len, const struct profile *p, const struct mem_site *s)
 {
@@ -136,9 +142,7 @@ static int peak_one_site(const void *ctx, struct rules_pass *pass)
 				 sp->name, est(m), bstr(b1, sizeof(b1), sp->at_peak[0].bytes),
 				 bstr(b2, sizeof(b2), (double)sp->peak),
 				 100.0 * sp->at_peak[0].bytes / (double)sp->peak,
-				 tstr(b3, sizeof(b3),
-				      sp->peak_ts > c->p->start_ns ? (double)(sp->peak_ts - c->p->start_ns)
-								   : 0.0),
+				 tstr(b3, sizeof(b3), since(c->p, sp->peak_ts)),
 				 site_str(b4, sizeof(b4), c->p, s));
 	}
 	return ret;
@@ -179,8 +183,8 @@ static int leak_growing(const void *ctx, struct rules_pass *pass)
 					       "to %s of a %s run (%s%s/s), at %s",
 					 est(m), bstr(b1, sizeof(b1), s->live_end_bytes), est(m),
 					 s->live_end_blocks,
-					 tstr(b2, sizeof(b2), (double)(s->leak_first_ts - c->p->start_ns)),
-					 tstr(b3, sizeof(b3), (double)(s->leak_last_ts - c->p->start_ns)),
+					 tstr(b2, sizeof(b2), since(c->p, s->leak_first_ts)),
+					 tstr(b3, sizeof(b3), since(c->p, s->leak_last_ts)),
 					 tstr(b4, 64, (double)s->leak_span_ns), est(m),
 					 bstr(b4 + 64, 64, s->live_end_bytes * 1e9 / (double)s->leak_span_ns),
 					 site_str(b4 + 128, sizeof(b4) - 128, c->p, s));
@@ -247,8 +251,7 @@ static int rss_retained(const void *ctx, struct rules_pass *pass)
 		ret = rules_fire(pass, "%s: RSS %s at %s since start while the live heap was %s%s: "
 				       "%s more than at start (RSS includes profiler overhead)",
 				 sp->name, bstr(b1, sizeof(b1), (double)worst->rss),
-				 tstr(b2, sizeof(b2),
-				      worst->ts > c->p->start_ns ? (double)(worst->ts - c->p->start_ns) : 0),
+				 tstr(b2, sizeof(b2), since(c->p, worst->ts)),
 				 sp->peak_exact ? "" : "~", bstr(b3, sizeof(b3), (double)worst->live),
 				 bstr(b4, sizeof(b4), worst_extra));
 	}

@@ -11,6 +11,7 @@
 #include "analysis/cuda_analysis.h"
 #include "analysis/memory.h"
 #include "report/fmt.h"
+#include "report/mem_report.h"
 #include "report/report.h"
 #include "analysed.h"
 #include "testlib.h"
@@ -608,9 +609,89 @@ static void test_memory(void)
 	pb_free(&b);
 }
 
+/* A GPU space, as mem_gpu.c fills it, goes through the same formatting:
+ * exact figures, reserved bytes, the device's own sites and leaks. */
+static void test_memory_gpu(void)
+{
+	struct pb b;
+	struct mem_space sp;
+	struct mem_site site[2];
+	struct mem_peak_site at[1];
+	uint32_t leaks[1];
+	struct mem_analysis m;
+	struct analysis an;
+	struct report_opts o = { 0 };
+	char *s = NULL, rows[16][256];
+	size_t len = 0;
+	FILE *f;
+	uint32_t fn;
+
+	pb_init(&b, 1000000, "./train");
+	b.p.start_ns = 1000000000ull;
+	pb_process(&b, 10, 1, "/tmp/train", "./train", 1000000);
+	fn = pb_func(&b, "alloc_weights", "/src/model.cu", 12, "/tmp/train");
+	memset(&sp, 0, sizeof(sp));
+	sp.kind = MEM_SPACE_GPU;
+	sp.process = PROF_NONE;
+	sp.name = "GPU 0";
+	sp.peak = 3ull << 30;
+	sp.peak_ts = b.p.start_ns + 2000000000ull;
+	sp.peak_exact = 1;
+	sp.peak_range = PROF_NONE;
+	sp.reserved_peak = 4ull << 30;
+	sp.total = 80ull << 30;
+	sp.allocs = 12;
+	sp.frees = 11;
+	sp.alloc_bytes = 5ull << 30;
+	sp.live_end = 1 << 20;
+	sp.at_peak = at;
+	sp.nat_peak = 1;
+	memset(site, 0, sizeof(site));
+	site[0] = (struct mem_site){ .kind = MEM_SPACE_GPU, .device = 0, .func = fn,
+				     .file = "/src/model.cu", .line = 40, .stack = PROF_NONE,
+				     .bytes = 5.0 * (1u << 30), .allocs = 12, .records = 12,
+				     .live_end_bytes = 1 << 20, .live_end_blocks = 1,
+				     .max_live = 3.0 * (1u << 30) };
+	/* another device's site: not in GPU 0's tables */
+	site[1] = site[0];
+	site[1].device = 1;
+	site[1].line = 99;
+	at[0] = (struct mem_peak_site){ 0, 3.0 * (1u << 30) };
+	leaks[0] = 0;
+	memset(&m, 0, sizeof(m));
+	m.spaces = &sp;
+	m.nspaces = 1;
+	m.sites = site;
+	m.nsites = 2;
+	m.leaks = leaks;
+	m.nleaks = 1;
+	memset(&an, 0, sizeof(an));
+	an.profile = &b.p;
+	an.memory = &m;
+	f = open_memstream(&s, &len);
+	REQUIRE(f);
+	CHECK_EQ_INT(report_mem_text(f, &an, &o), 0);
+	fclose(f);
+	CHECK(strstr(s, "Memory: GPU 0 (80.00 GB of device memory)\n") != NULL);
+	CHECK(strstr(s, "  Peak:            3.00 GB (exact) at 2.000s since start\n") != NULL);
+	CHECK(strstr(s, "  Reserved peak:   4.00 GB") != NULL);
+	CHECK(strstr(s, "RSS peak") == NULL);
+	CHECK(strstr(s, "Sampled:") == NULL);
+	CHECK(strstr(s, "~") == NULL);
+	CHECK_EQ_INT(mem_rows(s, "Live at the peak (GPU 0)", rows, 16), 1);
+	CHECK(strstr(rows[0], "100.00%") && strstr(rows[0], "/src/model.cu:40(alloc_weights)"));
+	CHECK_EQ_INT(mem_rows(s, "Allocation sites, GPU 0", rows, 16), 1);
+	CHECK(strstr(rows[0], "5.00 GB") && strstr(rows[0], "12") && strstr(rows[0], ":40("));
+	CHECK(strstr(s, "Leaks, GPU 0: not freed by the end 1.00 MB, by site\n") != NULL);
+	CHECK(strstr(s, "Allocation sites, host") == NULL);
+	free(s);
+	pb_free(&b);
+}
+
 int main(void)
 {
 	test_memory();
+	test_memory_gpu();
 	test_basic();
 	test_limit_and_names();
 	test_processes_threads();
