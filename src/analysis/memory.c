@@ -285,6 +285,7 @@ struct replay {
 	double peak; uint64_t peak_ts;     /* highest estimated live */
 	double live_end;
 	struct mem_point *pts; size_t npts, cappts;
+	size_t per, inpool;                /* points pooled into one (push_point) */
 	uint8_t *dead;                     /* per mem_allocs record: it has a death */
 };
 
@@ -327,16 +328,32 @@ static int replay_pair(const struct profile *p, struct replay *r)
 	return 0;
 }
 
+/* Append a point to the curve; with r->per > 1, points are pooled r->per at
+ * a time into the one with the highest live bytes (and the pool's highest
+ * RSS), so a long run never holds more than about MEM_TIMELINE_MAX of them. */
 static int push_point(struct replay *r, uint64_t ts, double live, uint64_t rss)
 {
 	struct mem_point *pt;
+	int64_t l = (int64_t)(live + 0.5);
 
-	if (util_grow((void **)&r->pts, &r->cappts, r->npts, sizeof(*r->pts)) < 0)
-		return -ENOMEM;
-	pt = &r->pts[r->npts++];
-	pt->ts = ts;
-	pt->live = (int64_t)(live + 0.5);
-	pt->rss = rss;
+	if (r->inpool && r->npts) {
+		pt = &r->pts[r->npts - 1];
+		if (l > pt->live) {
+			pt->ts = ts;
+			pt->live = l;
+		}
+		if (rss > pt->rss)
+			pt->rss = rss;
+	} else {
+		if (util_grow((void **)&r->pts, &r->cappts, r->npts, sizeof(*r->pts)) < 0)
+			return -ENOMEM;
+		pt = &r->pts[r->npts++];
+		pt->ts = ts;
+		pt->live = l;
+		pt->rss = rss;
+	}
+	if (++r->inpool >= r->per)
+		r->inpool = 0;
 	return 0;
 }
 
@@ -615,7 +632,10 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 	sp->device = 0;
 	sp->peak_range = PROF_NONE;
 	r.stats = 1;
-	if ((ret = replay_pair(p, &r)) < 0 || (ret = replay_run(h, &r)) < 0)
+	if ((ret = replay_pair(p, &r)) < 0)
+		goto out;
+	r.per = ((r.a1 - r.a0) + r.ndeaths + (r.c1 - r.c0)) / MEM_TIMELINE_MAX + 1;
+	if ((ret = replay_run(h, &r)) < 0)
 		goto out;
 
 	/* leaks: blocks live at the end, and in which repeated steps they were born */
@@ -662,6 +682,8 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 		int placed = 0;
 
 		r.npts = 0;
+		r.per = 1;
+		r.inpool = 0;
 		sp->peak = pm->host_peak;
 		sp->peak_ts = pm->host_peak_ts;
 		for (i = r.c0; i < r.c1; i++) {

@@ -390,6 +390,22 @@ static void test_address_reuse(void)
 	CHECK(NEAR(s->live_end_bytes, 0, 1e-12));
 	CHECK_EQ_INT(a->memory->spaces[0].peak, 128);
 	CHECK_EQ_INT(a->memory->nleaks, 0);
+	/* 2n events pooled into a bounded curve that keeps the peak */
+	{
+		const struct mem_space *sp = &a->memory->spaces[0];
+		int64_t hi = 0;
+		size_t k;
+
+		CHECK(sp->ntimeline <= MEM_TIMELINE_MAX);
+		CHECK(sp->ntimeline >= MEM_TIMELINE_MAX / 2 || (size_t)n < MEM_TIMELINE_MAX);
+		for (k = 0; k < sp->ntimeline; k++) {
+			if (sp->timeline[k].live > hi)
+				hi = sp->timeline[k].live;
+			if (k)
+				CHECK(sp->timeline[k - 1].ts <= sp->timeline[k].ts);
+		}
+		CHECK_EQ_INT(hi, 128);
+	}
 	pbm_release(&b, &m);
 	pb_free(&b);
 }
