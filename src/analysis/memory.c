@@ -177,7 +177,10 @@ struct host_ctx {
 	uint32_t *asite;                   /* per mem_allocs record: its site */
 	double *aw;                        /* per record: allocations it stands for */
 	uint8_t *dead;                     /* per record: freed (or replaced) in a replay */
+	uint32_t *stack_site;              /* per profile stack: its site, UINT32_MAX unknown
+	                                    * (the allocator test runs once per stack) */
 	size_t first_site;                 /* host sites begin here in m->sites */
+	size_t capsites;                   /* m->sites' capacity while host sites are added */
 	double *live;                      /* per site: live bytes during a replay */
 	/* lifetimes of freed sampled blocks: (site, ns) */
 	struct life { uint32_t site; uint64_t ns; } *lives;
@@ -195,24 +198,28 @@ static int site_eq(const void *ctx, uint32_t v)
 
 static long site_of(struct host_ctx *h, uint32_t stack)
 {
-	const struct prof_frame *fr = site_frame(h->p, stack);
+	const struct prof_frame *fr;
 	struct site_key k = { PROF_NONE, 0, "" };
 	const void *probe[2] = { h, &k };
 	struct mem_site *s;
 	uint64_t hash;
 	uint32_t v;
 
-	if (fr) {
+	if (stack < h->p->nstacks && h->stack_site[stack] != UINT32_MAX)
+		return h->stack_site[stack];
+	if ((fr = site_frame(h->p, stack))) {
 		k.func = fr->func;
 		k.line = fr->line;
 		k.file = fr->file ? fr->file : "";
 	}
 	hash = util_hash_bytes(k.file, strlen(k.file), ((uint64_t)k.func << 32) | k.line);
-	if ((v = util_map_find(&h->sitemap, hash, site_eq, probe)) != UINT32_MAX)
+	if ((v = util_map_find(&h->sitemap, hash, site_eq, probe)) != UINT32_MAX) {
+		if (stack < h->p->nstacks)
+			h->stack_site[stack] = v;
 		return v;
-	if (!(s = util_reallocarray(h->m->sites, h->m->nsites + 1, sizeof(*s))))
+	}
+	if (util_grow((void **)&h->m->sites, &h->capsites, h->m->nsites, sizeof(*s)) < 0)
 		return -ENOMEM;
-	h->m->sites = s;
 	s = &h->m->sites[h->m->nsites];
 	memset(s, 0, sizeof(*s));
 	s->kind = MEM_SPACE_HOST;
@@ -223,6 +230,8 @@ static long site_of(struct host_ctx *h, uint32_t stack)
 	s->stack = PROF_NONE;
 	if (util_map_put(&h->sitemap, hash, (uint32_t)h->m->nsites) < 0)
 		return -ENOMEM;
+	if (stack < h->p->nstacks)
+		h->stack_site[stack] = (uint32_t)h->m->nsites;
 	return (long)h->m->nsites++;
 }
 
@@ -854,13 +863,17 @@ static int host_analyze(const struct profile *p, struct mem_analysis *m)
 	if (!nhost)
 		return 0;
 	h.first_site = m->nsites;
+	h.capsites = m->nsites;
 	if (!(h.asite = calloc(p->nmem_allocs ? p->nmem_allocs : 1, sizeof(*h.asite))) ||
 	    !(h.aw = calloc(p->nmem_allocs ? p->nmem_allocs : 1, sizeof(*h.aw))) ||
 	    !(h.dead = calloc(p->nmem_allocs ? p->nmem_allocs : 1, 1)) ||
+	    !(h.stack_site = util_reallocarray(NULL, p->nstacks ? p->nstacks : 1,
+					       sizeof(*h.stack_site))) ||
 	    !(h.live = calloc(1, sizeof(*h.live)))) {
 		ret = -ENOMEM;
 		goto out;
 	}
+	memset(h.stack_site, 0xff, (p->nstacks ? p->nstacks : 1) * sizeof(*h.stack_site));
 	for (i = 0; i < p->nprocesses; i++) {
 		const struct prof_process *pr = &p->processes[i];
 		struct mem_space *sp;
@@ -902,6 +915,7 @@ out:
 	free(h.asite);
 	free(h.aw);
 	free(h.dead);
+	free(h.stack_site);
 	free(h.live);
 	free(h.lives);
 	return ret;
