@@ -227,5 +227,18 @@ int report_mem_json(const struct analysis *a, cJSON *root)
 		err |= whole(l, JK_MEM_BYTES, s->live_end_bytes);
 		err |= whole(l, "blocks", s->live_end_blocks);
 	}
+	/* The memory rules' findings, as cuda.recommendations has the CUDA ones. */
+	if (!(arr = cJSON_AddArrayToObject(o, "recommendations")))
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nrecos; i++) {
+		cJSON *r = cJSON_CreateObject();
+
+		if (!r)
+			return -ENOMEM;
+		cJSON_AddItemToArray(arr, r);
+		err |= str(r, "id", m->recos[i].id);
+		err |= str(r, "message", m->recos[i].message);
+		err |= str(r, "evidence", m->recos[i].evidence);
+	}
 	return err ? -ENOMEM : 0;
 }

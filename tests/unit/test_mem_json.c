@@ -171,9 +171,16 @@ int main(void)
 	CHECK(is_null(m, "refused"));
 	cJSON_Delete(root);
 
-	/* host only */
+	/* host only, with a finding of the memory rules */
 	a = mf_analysis(&p, MF_HOST);
 	mf_mem.refused = NULL;
+	{
+		static char msg[] = "free blocks later", ev[] = "1000 allocations";
+		static struct mem_reco reco = {"alloc-churn", msg, ev};
+
+		mf_mem.recos = &reco;
+		mf_mem.nrecos = 1;
+	}
 	root = write_read(&a, "host", paths[2], sizeof(paths[2]));
 	REQUIRE(root != NULL);
 	m = (cJSON *)get(root, "memory");
@@ -208,6 +215,11 @@ int main(void)
 	CHECK_EQ_INT(num(cJSON_GetArrayItem(leaks, 0), "site"), 1);
 	CHECK_EQ_INT(num(cJSON_GetArrayItem(leaks, 0), "bytes"), 1048576);
 	CHECK_EQ_INT(num(cJSON_GetArrayItem(leaks, 0), "blocks"), 16);
+	REQUIRE(cJSON_GetArraySize(get(m, "recommendations")) == 1);
+	CHECK_STR(str(cJSON_GetArrayItem(get(m, "recommendations"), 0), "id"), "alloc-churn");
+	CHECK_STR(str(cJSON_GetArrayItem(get(m, "recommendations"), 0), "evidence"), "1000 allocations");
+	mf_mem.recos = NULL;
+	mf_mem.nrecos = 0;
 	cJSON_Delete(root);
 
 	/* GPU only */
