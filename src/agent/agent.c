@@ -1,8 +1,9 @@
 /*
  * agent.c — life of the agent in one process image: configuration from the
  * environment, the session file and its header, start-up, fork and exit
- * handling, the background thread (file growth, module rescans, end time),
- * and the API the CUDA layer uses (agent_api.h).
+ * handling, the background thread (file growth, module rescans, end time,
+ * memory counters), and the API the CUDA layer and the allocation hooks use
+ * (agent_api.h).
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -28,6 +29,7 @@
 struct agent agent;
 
 static _Atomic int bg_running;
+static _Atomic int mem_started;     /* the hooks set header.mem ON (this image) */
 
 /*
  * glibc (2.36) resets dl_load_lock in a fork child but not dl_load_write_lock,
@@ -118,6 +120,15 @@ void agent_disable(const char *why)
 		atomic_store(&h->disabled, 1);
 	}
 	agent_say(why);
+}
+
+static void agent_mem_refuse(const char *why)
+{
+	struct cbn_mem_state *m = &agent.w.hdr->mem;
+
+	snprintf(m->reason, sizeof(m->reason), "%s", why);
+	m->reason_len = (uint32_t)strlen(m->reason);
+	atomic_store(&m->state, CBN_MEM_REFUSED);
 }
 
 static long agent_env_long(const char *name, long def, long lo, long hi)
@@ -225,9 +236,61 @@ static int agent_open_file(int64_t parent_pid_file)
  */
 #define AGENT_BG_IDLE_EXIT 50
 
+/* Resident bytes from /proc/self/statm, opened and closed each time: the
+ * agent keeps no descriptor the program could trip over. */
+static uint64_t agent_rss(void)
+{
+	char buf[128];
+	unsigned long size, res;
+	ssize_t n;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "%lu %lu", &size, &res) != 2)
+		return 0;
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* One MEM_COUNTERS record (background thread, exit) while header.mem is ON. */
+static void agent_mem_counters(void)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	struct cbn_rec_mem_counters r;
+	uint64_t peak;
+	long brk;
+
+	if (!h || atomic_load(&h->mem.state) != CBN_MEM_ON)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_MEM_COUNTERS;
+	r.h.size = sizeof(r);
+	r.ts = agent_now();
+	r.rss = agent_rss();
+	r.host_live = atomic_load_explicit(&h->mem.host_live, memory_order_relaxed);
+	r.mmap_live = atomic_load_explicit(&h->mem.mmap_live, memory_order_relaxed);
+	/* The raw system call: sbrk would go through the hooks. */
+	brk = syscall(SYS_brk, 0);
+	if (brk > 0 && (uint64_t)brk > h->mem.brk_start && h->mem.brk_start)
+		r.brk = (uint64_t)brk - h->mem.brk_start;
+	r.allocs = atomic_load_explicit(&h->mem.allocs, memory_order_relaxed);
+	r.frees = atomic_load_explicit(&h->mem.frees, memory_order_relaxed);
+	r.alloc_bytes = atomic_load_explicit(&h->mem.alloc_bytes, memory_order_relaxed);
+	peak = atomic_load(&h->mem.rss_peak);
+	while (r.rss > peak && !atomic_compare_exchange_weak(&h->mem.rss_peak, &peak, r.rss))
+		;
+	agent_event(&r, sizeof(r));
+}
+
 static void *agent_bg_main(void *arg)
 {
 	struct timespec ts = {0, 2000000};
+	uint64_t next_counters = 0, now;
 	int idle = 0;
 
 	(void)arg;
@@ -244,6 +307,15 @@ static void *agent_bg_main(void *arg)
 			break;
 		idle = modules_pending() ? 0 : idle + 1;
 		modules_scan(0);
+		/* Memory counters keep the thread alive for the whole run. */
+		if (atomic_load(&mem_started)) {
+			idle = 0;
+			now = agent_now();
+			if (now >= next_counters) {
+				agent_mem_counters();
+				next_counters = now + CBN_MEM_COUNTER_NS;
+			}
+		}
 	}
 	atomic_store(&bg_running, 0);
 	return NULL;
@@ -263,6 +335,25 @@ void agent_bg_ensure(void)
 		atomic_store(&bg_running, 0);
 	else
 		pthread_detach(th);
+}
+
+/* A fork child's header.mem: what the parent's said about the heap it
+ * inherits (state, flags, live bytes); its own activity starts at zero. */
+static void agent_mem_inherit(const struct cbn_mem_state *pm)
+{
+	struct cbn_mem_state *m = &agent.w.hdr->mem;
+	int64_t live = atomic_load(&pm->host_live);
+
+	m->rate = pm->rate;
+	m->brk_start = pm->brk_start;
+	m->reason_len = pm->reason_len;
+	memcpy(m->reason, pm->reason, sizeof(m->reason));
+	atomic_store(&m->flags, atomic_load(&pm->flags));
+	atomic_store(&m->host_live, live);
+	atomic_store(&m->mmap_live, atomic_load(&pm->mmap_live));
+	atomic_store(&m->host_peak, live > 0 ? (uint64_t)live : 0);
+	atomic_store(&m->host_peak_ts, agent.w.hdr->start_mono_ns);
+	atomic_store(&m->state, atomic_load(&pm->state));
 }
 
 /* The header's sampling fields as they stand (start, fork child). */
@@ -286,6 +377,7 @@ static void agent_on_exit(int status, void *arg)
 	agent_tls.no_unwind++;
 	modules_scan(0);
 	threads_end_all();
+	agent_mem_counters();
 	memset(&r, 0, sizeof(r));
 	r.h.type = CBN_REC_PROCESS_EXIT;
 	r.h.size = sizeof(r);
@@ -329,6 +421,7 @@ static void agent_fork_child(void)
 {
 	uint32_t parent = agent.pid;
 	int had = agent.w.hdr != NULL;
+	struct cbn_mem_state pm;
 	int ret;
 
 	agent_tls.no_unwind--;
@@ -339,6 +432,9 @@ static void agent_fork_child(void)
 	if (!had)
 		return;
 	atomic_store(&agent.active, 0);
+	/* The child inherits the heap: its file starts from the parent's
+	 * memory counters (the hooks' own atfork handler runs after this one). */
+	memcpy(&pm, &agent.w.hdr->mem, sizeof(pm));
 	writer_close(&agent.w);
 	threads_after_fork_child();
 	agent.pid = (uint32_t)syscall(SYS_getpid);
@@ -348,11 +444,14 @@ static void agent_fork_child(void)
 	agent_tls.chunk = NULL;
 	agent_tls.backend = AGENT_BACKEND_NONE;
 	agent_tls.perf_page = NULL; /* the parent's mapping is not inherited */
+	agent_tls.mem_chunk = NULL;
+	atomic_store(&mem_started, 0);
 	ret = agent_open_file((int64_t)parent);
 	if (ret) {
 		agent_say("cannot create the session file for a forked child");
 		return;
 	}
+	agent_mem_inherit(&pm);
 	agent_header_sampling();
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
@@ -403,6 +502,8 @@ __attribute__((constructor)) static void agent_init(void)
 	q = getenv(CBN_ENV_PERF);
 	agent.want_perf = !(q && strcmp(q, "0") == 0);
 	kernel_config();
+	q = getenv(CBN_ENV_MEMORY);
+	agent.mem_host = q && strstr(q, "host") != NULL;
 	agent.pid = (uint32_t)getpid();
 	agent.exec_seq = agent_exec_seq(agent.pid);
 	agent.main_thread = pthread_self();
@@ -436,6 +537,10 @@ __attribute__((constructor)) static void agent_init(void)
 	}
 	agent.w.hdr->signo_first = (uint32_t)atomic_load(&agent.signo);
 	agent_header_sampling();
+	/* The hooks library is mapped by now (first in LD_PRELOAD) but its
+	 * constructor runs after ours; it sets ON (or REFUSED) itself. */
+	if (agent.mem_host && !dlsym(RTLD_DEFAULT, "cbn_mem_hooks_present"))
+		agent_mem_refuse("libcbottleneck_mem.so is not preloaded (LD_PRELOAD was changed)");
 	atomic_store(&agent.active, 1);
 	pthread_atfork(agent_fork_prepare, agent_fork_parent, agent_fork_child);
 	on_exit(agent_on_exit, NULL);
@@ -499,4 +604,73 @@ AGENT_API void cbn_agent_leave(void)
 AGENT_API int cbn_agent_forked_child(void)
 {
 	return agent.forked_child;
+}
+
+/* --- agent_api.h: the allocation hooks ------------------------------------- */
+
+AGENT_API struct cbn_mem_state *cbn_agent_mem_state(void)
+{
+	if (!agent.mem_host || !agent.w.hdr || !atomic_load(&agent.active))
+		return NULL;
+	return &agent.w.hdr->mem;
+}
+
+AGENT_API void cbn_agent_mem_started(void)
+{
+	atomic_store(&mem_started, 1);
+	agent_bg_ensure();
+}
+
+AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
+{
+	struct writer *w = &agent.w;
+	struct cbn_chunk_header *c = agent_tls.mem_chunk;
+	void *dst;
+
+	if (!w->hdr || size % 8 || size > CBN_CHUNK_SIZE - sizeof(*c))
+		return -1;
+	dst = c ? writer_reserve(c, (uint32_t)size) : NULL;
+	if (!dst) {
+		/* The same path as the sampler's: lock-free handout, try-lock growth. */
+		c = writer_chunk_new(w, CBN_CHUNK_MEMORY, tid);
+		if (!c) {
+			writer_grow_signal(w, 4 * CBN_CHUNK_SIZE);
+			c = writer_chunk_new(w, CBN_CHUNK_MEMORY, tid);
+		}
+		agent_tls.mem_chunk = c;
+		if (!c)
+			return -1;
+		dst = writer_reserve(c, (uint32_t)size);
+		if (!dst)
+			return -1;
+	}
+	memcpy(dst, rec, size);
+	writer_commit(c, (uint32_t)size);
+	return 0;
+}
+
+AGENT_API __attribute__((noinline)) int cbn_agent_mem_backtrace(uint64_t *pcs, int max, int skip)
+{
+	void *buf[CBN_MAX_FRAMES + 16];
+	int n, i, m = 0;
+
+	if (max <= 0 || skip < 0 || !agent_loader_ok() || agent_tls.in_agent ||
+	    agent_tls.in_handler || agent_tls.in_sigpath || agent_tls.no_unwind)
+		return 0;
+	if (!unwind_begin())
+		return 0;
+	agent_tls.in_agent++;
+	n = unwind_backtrace(buf, max + skip + 1 < (int)(sizeof(buf) / sizeof(buf[0]))
+					  ? max + skip + 1
+					  : (int)(sizeof(buf) / sizeof(buf[0])));
+	agent_tls.in_agent--;
+	unwind_end();
+	for (i = 1 + skip; i < n && m < max; i++)
+		pcs[m++] = (uint64_t)buf[i];
+	return m;
+}
+
+AGENT_API int cbn_agent_mem_ours(uint64_t pc)
+{
+	return sampler_is_self(pc) || unwind_in_copy((uintptr_t)pc);
 }

@@ -46,6 +46,7 @@ struct agent {
 	int forked_child;                /* see cbn_agent_forked_child() */
 	int not_preloaded;               /* loaded by dlopen: stays inert */
 	pthread_t main_thread;
+	int mem_host;                    /* CBN_MEMORY asks for host memory */
 	char session[4096];
 	char exe[1024];
 };
@@ -118,6 +119,10 @@ struct agent_thread {
 	unsigned unw_gen;                /* unwind_gen this thread's cache was built in */
 
 	struct range_stack *ranges;      /* annotation ranges (ranges.c), heap */
+
+	/* The allocation hooks' MEMORY chunk (libcbottleneck_mem.so through
+	 * cbn_agent_mem_write): written by this thread's normal code only. */
+	struct cbn_chunk_header *mem_chunk;
 };
 
 extern __thread struct agent_thread agent_tls AGENT_TLS AGENT_HIDDEN;
@@ -198,6 +203,7 @@ void modules_unlock(void) AGENT_HIDDEN;
 void modules_after_fork_child(void) AGENT_HIDDEN;
 int modules_have(const char *basename_prefix) AGENT_HIDDEN;
 void sampler_set_self(uint64_t lo, uint64_t hi) AGENT_HIDDEN;
+int sampler_is_self(uint64_t pc) AGENT_HIDDEN;
 
 /* nvtx.c */
 void nvtx_thread_end(void) AGENT_HIDDEN;

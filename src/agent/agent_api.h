@@ -1,7 +1,9 @@
 /*
  * agent_api.h — what the preloaded agent (libcbottleneck.so) exports to the CUDA
- * layer (libcbottleneck_cuda.so).  The CUDA layer finds these with
- * dlsym(RTLD_DEFAULT, ...) so that it works (and does nothing) without the agent.
+ * layer (libcbottleneck_cuda.so) and to the allocation hooks
+ * (libcbottleneck_mem.so).  The CUDA layer finds these with
+ * dlsym(RTLD_DEFAULT, ...) so that it works (and does nothing) without the
+ * agent; the hooks link to the agent (DT_NEEDED).
  *
  * None of these may be called from a signal handler.  All are thread-safe.
  */
@@ -33,5 +35,38 @@ void cbn_agent_leave(void);
 /* 1 when the calling process was forked (without exec) from a profiled parent
  * that had already started the CUDA layer: such a child must not touch CUDA. */
 int cbn_agent_forked_child(void);
+
+/* --- For the allocation hooks (libcbottleneck_mem.so) ----------------------
+ * The hooks run inside any malloc of the program, the agent's own included
+ * (the agent mallocs while holding its module and event locks), so none of
+ * the functions below takes a lock, allocates or calls the dynamic loader. */
+
+struct cbn_mem_state;
+
+/* header.mem of this process's session file when the session is open and
+ * CBN_MEMORY asks for host memory, else NULL.  The pointer changes in a fork
+ * child (a new file): call again from a pthread_atfork child handler that is
+ * registered after the agent's (the hooks' constructor runs after the
+ * agent's).  Not for the hooks' hot path. */
+struct cbn_mem_state *cbn_agent_mem_state(void);
+
+/* The hooks have set header.mem.state ON: keep the background thread running
+ * so that it writes MEM_COUNTERS (starts it if needed).  Not from a hook. */
+void cbn_agent_mem_started(void);
+
+/* Append one complete record (rec->size == size, a multiple of 8) to the
+ * calling thread's MEMORY chunk (chunk.tid = tid), taking a new chunk and
+ * growing the file (try-lock) when needed.  LOCK-FREE, no allocation.
+ * Returns 0, or -1 when there is no session or the file is full. */
+int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid);
+
+/* cbn_agent_backtrace for the hooks: no module rescan, and 0 frames when the
+ * calling thread is already inside the agent or its unwinder (a malloc from
+ * the agent itself) or unwinding is held (fork).  LOCK-FREE. */
+int cbn_agent_mem_backtrace(uint64_t *pcs, int max, int skip);
+
+/* 1 when pc lies in the agent or its private unwinder: an mmap the agent
+ * makes for itself is not the program's memory. */
+int cbn_agent_mem_ours(uint64_t pc);
 
 #endif

@@ -32,6 +32,13 @@ void sampler_set_self(uint64_t lo, uint64_t hi)
 	atomic_store_explicit(&self_hi, hi, memory_order_relaxed);
 }
 
+/* 1 when pc is in the agent's own text (0 before the first module scan). */
+int sampler_is_self(uint64_t pc)
+{
+	return pc >= atomic_load_explicit(&self_lo, memory_order_relaxed) &&
+	       pc < atomic_load_explicit(&self_hi, memory_order_relaxed);
+}
+
 int sigpath_active(void)
 {
 	return agent_tls.in_sigpath;
