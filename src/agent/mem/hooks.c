@@ -1,0 +1,551 @@
+/*
+ * hooks.c — the functions libcbottleneck_mem.so interposes: the malloc family,
+ * C++ operator new/delete (every variant), anonymous mmap/munmap/mremap and
+ * the program's own sbrk/brk.  Each forwards to the next definition (a
+ * user-preloaded jemalloc or tcmalloc, else libc) and hands the result to
+ * mem.c, with mem_tls.in_hook set so that whatever the real function calls
+ * (our own code, operator new's malloc, a signal handler of the program that
+ * allocates) passes straight through.  errno is the real function's.
+ *
+ * Every hook calls mem_alloc_done itself (never through a helper that is not
+ * inlined): the records' stacks skip a fixed number of frames (mem.c).
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <malloc.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "mem.h"
+#include "agent_api.h"
+
+#define MEM_INLINE static inline __attribute__((always_inline))
+
+static size_t mem_page(void)
+{
+	return 4096; /* the smallest page: rounding only */
+}
+
+/* The aligned allocation of the real allocator, whichever of its functions
+ * it has (mem.c dropped those that belong to another object). */
+MEM_INLINE void *mem_aligned(size_t align, size_t size)
+{
+	void *p = NULL;
+	int ret;
+
+	if (mem_real.memalign)
+		return mem_real.memalign(align, size);
+	if (mem_real.posix_memalign) {
+		ret = mem_real.posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align,
+					      size);
+		if (ret)
+			errno = ret;
+		return ret ? NULL : p;
+	}
+	if (mem_real.aligned_alloc)
+		return mem_real.aligned_alloc(align, (size + align - 1) & ~(align - 1));
+	errno = ENOMEM;
+	return NULL;
+}
+
+/* --- the malloc family ---------------------------------------------------- */
+
+MEM_API void *malloc(size_t size)
+{
+	void *p;
+	int e;
+
+	if (!mem_ready())
+		return mem_arena_alloc(size, 16);
+	if (mem_tls.in_hook)
+		return mem_real.malloc(size);
+	mem_tls.in_hook = 1;
+	p = mem_real.malloc(size);
+	e = errno;
+	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_MALLOC);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return p;
+}
+
+MEM_API void *calloc(size_t n, size_t size)
+{
+	void *p;
+	int e;
+
+	if (!mem_ready()) {
+		/* The arena is static memory never handed out twice: zero. */
+		if (size && n > (size_t)-1 / size) {
+			errno = ENOMEM;
+			return NULL;
+		}
+		return mem_arena_alloc(n * size, 16);
+	}
+	if (mem_tls.in_hook)
+		return mem_real.calloc(n, size);
+	mem_tls.in_hook = 1;
+	p = mem_real.calloc(n, size);
+	e = errno;
+	if (p)
+		mem_alloc_done(p, n * size, CBN_ALLOC_HEAP, CBN_AFN_CALLOC);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return p;
+}
+
+MEM_API void free(void *p)
+{
+	int e;
+
+	if (!p || mem_arena_owns(p))
+		return;
+	if (!mem_ready())
+		return; /* nothing to give it back to: not ours, so never happens */
+	if (mem_tls.in_hook) {
+		mem_real.free(p);
+		return;
+	}
+	e = errno;
+	mem_tls.in_hook = 1;
+	mem_free_begin(p, CBN_AFN_FREE);
+	mem_real.free(p);
+	mem_tls.in_hook = 0;
+	errno = e;
+}
+
+/* realloc and reallocarray: inlined into each, so that the hook is the frame
+ * below mem_alloc_done. */
+MEM_INLINE void *mem_realloc(void *p, size_t size, int fn)
+{
+	uint64_t val;
+	void *q;
+	int e;
+
+	if (!mem_ready()) {
+		q = mem_arena_alloc(size, 16);
+		if (q && p)
+			memcpy(q, p, mem_arena_size(p) < size ? mem_arena_size(p) : size);
+		return q;
+	}
+	if (p && mem_arena_owns(p)) {
+		/* A block from start-up: move it to the real allocator. */
+		q = mem_real.malloc(size ? size : 1);
+		if (q)
+			memcpy(q, p, mem_arena_size(p) < size ? mem_arena_size(p) : size);
+		e = errno;
+		if (q && !mem_tls.in_hook) {
+			mem_tls.in_hook = 1;
+			mem_alloc_done(q, size, CBN_ALLOC_HEAP, fn);
+			mem_tls.in_hook = 0;
+		}
+		errno = e;
+		return q;
+	}
+	if (mem_tls.in_hook)
+		return mem_real.realloc(p, size);
+	mem_tls.in_hook = 1;
+	val = p ? mem_free_begin(p, fn) : 0;
+	q = mem_real.realloc(p, size);
+	e = errno;
+	if (q)
+		mem_alloc_done(q, size, CBN_ALLOC_HEAP, fn);
+	else if (p && size)
+		mem_free_undo(p, val, fn); /* failed: p is still the program's */
+	mem_tls.in_hook = 0;
+	errno = e;
+	return q;
+}
+
+MEM_API void *realloc(void *p, size_t size)
+{
+	return mem_realloc(p, size, CBN_AFN_REALLOC);
+}
+
+MEM_API void *reallocarray(void *p, size_t n, size_t size)
+{
+	if (size && n > (size_t)-1 / size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mem_realloc(p, n * size, CBN_AFN_REALLOCARRAY);
+}
+
+MEM_API int posix_memalign(void **out, size_t align, size_t size)
+{
+	void *p;
+	int e, ret = 0;
+
+	if (align < sizeof(void *) || (align & (align - 1)))
+		return EINVAL;
+	if (!mem_ready()) {
+		p = mem_arena_alloc(size, align);
+		if (!p)
+			return ENOMEM;
+		*out = p;
+		return 0;
+	}
+	if (mem_tls.in_hook) {
+		if (mem_real.posix_memalign)
+			return mem_real.posix_memalign(out, align, size);
+		p = mem_aligned(align, size);
+		if (!p)
+			return ENOMEM;
+		*out = p;
+		return 0;
+	}
+	e = errno;
+	mem_tls.in_hook = 1;
+	if (mem_real.posix_memalign) {
+		ret = mem_real.posix_memalign(&p, align, size);
+	} else {
+		p = mem_aligned(align, size);
+		ret = p ? 0 : ENOMEM;
+	}
+	if (ret == 0) {
+		*out = p;
+		mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_POSIX_MEMALIGN);
+	}
+	mem_tls.in_hook = 0;
+	errno = e;
+	return ret;
+}
+
+MEM_API void *aligned_alloc(size_t align, size_t size)
+{
+	void *p;
+	int e;
+
+	if (!mem_ready())
+		return mem_arena_alloc(size, align);
+	if (mem_tls.in_hook)
+		return mem_real.aligned_alloc ? mem_real.aligned_alloc(align, size)
+					      : mem_aligned(align, size);
+	mem_tls.in_hook = 1;
+	p = mem_real.aligned_alloc ? mem_real.aligned_alloc(align, size) : mem_aligned(align, size);
+	e = errno;
+	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_ALIGNED_ALLOC);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return p;
+}
+
+MEM_API void *memalign(size_t align, size_t size)
+{
+	void *p;
+	int e;
+
+	if (!mem_ready())
+		return mem_arena_alloc(size, align);
+	if (mem_tls.in_hook)
+		return mem_aligned(align, size);
+	mem_tls.in_hook = 1;
+	p = mem_aligned(align, size);
+	e = errno;
+	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_MEMALIGN);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return p;
+}
+
+MEM_API void *valloc(size_t size)
+{
+	void *p;
+	int e;
+
+	if (!mem_ready())
+		return mem_arena_alloc(size, mem_page());
+	if (mem_tls.in_hook)
+		return mem_aligned((size_t)sysconf(_SC_PAGESIZE), size);
+	mem_tls.in_hook = 1;
+	p = mem_aligned((size_t)sysconf(_SC_PAGESIZE), size);
+	e = errno;
+	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_VALLOC);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return p;
+}
+
+MEM_API void *pvalloc(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), rounded;
+	void *p;
+	int e;
+
+	/* glibc: the size rounded up to whole pages, one page for 0. */
+	rounded = size ? (size + page - 1) & ~(page - 1) : page;
+	if (rounded < size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!mem_ready())
+		return mem_arena_alloc(rounded, mem_page());
+	if (mem_tls.in_hook)
+		return mem_aligned(page, rounded);
+	mem_tls.in_hook = 1;
+	p = mem_aligned(page, rounded);
+	e = errno;
+	mem_alloc_done(p, rounded, CBN_ALLOC_HEAP, CBN_AFN_PVALLOC);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return p;
+}
+
+MEM_API size_t malloc_usable_size(void *p)
+{
+	if (!p)
+		return 0;
+	if (mem_arena_owns(p))
+		return mem_arena_size(p);
+	if (!mem_ready() || !mem_real.usable_next)
+		return 0;
+	return mem_real.usable_next(p);
+}
+
+/* --- C++ operator new and delete ------------------------------------------ */
+
+/* The next definition of a C++ operator (libstdc++'s, or tcmalloc's),
+ * looked up at its first call: the library that defines it may come later. */
+static void *mem_next(void *_Atomic *cache, const char *name)
+{
+	void *f = atomic_load_explicit(cache, memory_order_acquire);
+
+	if (!f) {
+		mem_tls.in_hook++;
+		f = dlsym(RTLD_NEXT, name);
+		mem_tls.in_hook--;
+		atomic_store_explicit(cache, f, memory_order_release);
+	}
+	return f;
+}
+
+/* An exception out of the next operator new must not leave the guard set
+ * (the library is built with -fexceptions so that this cleanup runs). */
+static void mem_guard_off(int *g)
+{
+	(void)g;
+	mem_tls.in_hook = 0;
+}
+
+/* operator new: P the parameter list, A the arguments, AL the alignment
+ * (0 for the unaligned ones). */
+#define MEM_NEW(sym, P, A, AL)                                                           \
+	MEM_API void *sym P                                                              \
+	{                                                                                \
+		static void *_Atomic next;                                               \
+		void *(*f) P;                                                            \
+		void *p;                                                                 \
+                                                                                         \
+		if (!mem_ready())                                                        \
+			return mem_arena_alloc(n, (AL));                                 \
+		f = (void *(*) P)mem_next(&next, #sym);                                  \
+		if (mem_tls.in_hook)                                                     \
+			return f ? f A : (AL) ? mem_aligned((AL), n) : mem_real.malloc(n); \
+		{                                                                        \
+			int guard __attribute__((cleanup(mem_guard_off))) =              \
+				(mem_tls.in_hook = 1);                                   \
+			(void)guard;                                                     \
+			p = f ? f A : (AL) ? mem_aligned((AL), n) : mem_real.malloc(n);  \
+			mem_alloc_done(p, n, CBN_ALLOC_HEAP, CBN_AFN_MALLOC);            \
+		}                                                                        \
+		return p;                                                                \
+	}
+
+#define MEM_DELETE(sym, P, A)                                                            \
+	MEM_API void sym P                                                               \
+	{                                                                                \
+		static void *_Atomic next;                                               \
+		void (*f) P;                                                             \
+                                                                                         \
+		if (!p || mem_arena_owns(p) || !mem_ready())                             \
+			return;                                                          \
+		f = (void (*) P)mem_next(&next, #sym);                                   \
+		if (mem_tls.in_hook) {                                                   \
+			if (f)                                                           \
+				f A;                                                     \
+			else                                                             \
+				mem_real.free(p);                                        \
+			return;                                                          \
+		}                                                                        \
+		mem_tls.in_hook = 1;                                                     \
+		mem_free_begin(p, CBN_AFN_FREE);                                         \
+		if (f)                                                                   \
+			f A;                                                             \
+		else                                                                     \
+			mem_real.free(p);                                                \
+		mem_tls.in_hook = 0;                                                     \
+	}
+
+/* The C++ declarations these stand for: a std::nothrow_t const & is a
+ * pointer, a std::align_val_t a size_t. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmissing-prototypes"
+#pragma GCC diagnostic ignored "-Wmissing-declarations"
+MEM_NEW(_Znwm, (size_t n), (n), 0)
+MEM_NEW(_Znam, (size_t n), (n), 0)
+MEM_NEW(_ZnwmRKSt9nothrow_t, (size_t n, const void *nt), (n, nt), 0)
+MEM_NEW(_ZnamRKSt9nothrow_t, (size_t n, const void *nt), (n, nt), 0)
+MEM_NEW(_ZnwmSt11align_val_t, (size_t n, size_t al), (n, al), al)
+MEM_NEW(_ZnamSt11align_val_t, (size_t n, size_t al), (n, al), al)
+MEM_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t al, const void *nt), (n, al, nt),
+	al)
+MEM_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t al, const void *nt), (n, al, nt),
+	al)
+
+MEM_DELETE(_ZdlPv, (void *p), (p))
+MEM_DELETE(_ZdaPv, (void *p), (p))
+MEM_DELETE(_ZdlPvm, (void *p, size_t n), (p, n))
+MEM_DELETE(_ZdaPvm, (void *p, size_t n), (p, n))
+MEM_DELETE(_ZdlPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt))
+MEM_DELETE(_ZdaPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt))
+MEM_DELETE(_ZdlPvSt11align_val_t, (void *p, size_t al), (p, al))
+MEM_DELETE(_ZdaPvSt11align_val_t, (void *p, size_t al), (p, al))
+MEM_DELETE(_ZdlPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al))
+MEM_DELETE(_ZdaPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al))
+MEM_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t al, const void *nt),
+	   (p, al, nt))
+MEM_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t al, const void *nt),
+	   (p, al, nt))
+#pragma GCC diagnostic pop
+
+/* --- mappings and the program break --------------------------------------- */
+
+static size_t mem_pages(size_t len)
+{
+	return (len + mem_page() - 1) & ~(mem_page() - 1);
+}
+
+/* Anonymous mappings the program makes (glibc's own, for large blocks and
+ * thread stacks, go through its internal mmap and are not seen); the
+ * agent's own are left out. */
+MEM_INLINE void *mem_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off,
+			  void *caller)
+{
+	void *p;
+	int e;
+
+	if (!mem_ready())
+		return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	if (mem_tls.in_hook || !(flags & MAP_ANONYMOUS) || cbn_agent_mem_ours((uintptr_t)caller))
+		return mem_real.mmap(addr, len, prot, flags, fd, off);
+	mem_tls.in_hook = 1;
+	p = mem_real.mmap(addr, len, prot, flags, fd, off);
+	e = errno;
+	if (p != MAP_FAILED)
+		mem_alloc_done(p, mem_pages(len), CBN_ALLOC_MMAP, CBN_AFN_MMAP);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return p;
+}
+
+MEM_API void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mem_mmap(addr, len, prot, flags, fd, off, __builtin_return_address(0));
+}
+
+MEM_API void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off_t off)
+{
+	return mem_mmap(addr, len, prot, flags, fd, off, __builtin_return_address(0));
+}
+
+MEM_API int munmap(void *addr, size_t len)
+{
+	uint64_t val;
+	int ret, e;
+
+	if (!mem_ready())
+		return (int)syscall(SYS_munmap, addr, len);
+	if (mem_tls.in_hook)
+		return mem_real.munmap(addr, len);
+	mem_tls.in_hook = 1;
+	val = mem_free_begin(addr, CBN_AFN_MUNMAP);
+	ret = mem_real.munmap(addr, len);
+	e = errno;
+	if (ret < 0)
+		mem_free_undo(addr, val, CBN_AFN_MUNMAP);
+	else
+		mem_unmap_done(addr, len, val);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return ret;
+}
+
+MEM_API void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
+{
+	void *want = NULL, *p;
+	uint64_t val;
+	va_list ap;
+	int e;
+
+	if (flags & MREMAP_FIXED) {
+		va_start(ap, flags);
+		want = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (!mem_ready())
+		return (void *)syscall(SYS_mremap, old, old_len, new_len, flags, want);
+	if (mem_tls.in_hook)
+		return mem_real.mremap(old, old_len, new_len, flags, want);
+	mem_tls.in_hook = 1;
+	val = mem_free_begin(old, CBN_AFN_MREMAP);
+	p = mem_real.mremap(old, old_len, new_len, flags, want);
+	e = errno;
+	if (p == MAP_FAILED) {
+		mem_free_undo(old, val, CBN_AFN_MREMAP);
+	} else if (val) {
+		/* What old_len did not cover stays where it was. */
+		mem_unmap_done(old, old_len, val);
+		mem_alloc_done(p, mem_pages(new_len), CBN_ALLOC_MMAP, CBN_AFN_MREMAP);
+	}
+	mem_tls.in_hook = 0;
+	errno = e;
+	return p;
+}
+
+/* The program's own sbrk/brk (glibc's malloc calls its internal __sbrk: not
+ * seen).  Growth is sampled like an allocation; it is not tracked. */
+MEM_API void *sbrk(intptr_t incr)
+{
+	void *p;
+	int e;
+
+	if (!mem_ready()) {
+		errno = ENOMEM;
+		return (void *)-1;
+	}
+	if (mem_tls.in_hook || incr <= 0)
+		return mem_real.sbrk(incr);
+	mem_tls.in_hook = 1;
+	p = mem_real.sbrk(incr);
+	e = errno;
+	if (p != (void *)-1)
+		mem_alloc_done(p, (size_t)incr, CBN_ALLOC_BRK, CBN_AFN_SBRK);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return p;
+}
+
+MEM_API int brk(void *addr)
+{
+	uintptr_t cur;
+	int ret, e;
+
+	if (!mem_ready()) {
+		errno = ENOMEM;
+		return -1;
+	}
+	if (mem_tls.in_hook)
+		return mem_real.brk(addr);
+	cur = (uintptr_t)syscall(SYS_brk, 0);
+	mem_tls.in_hook = 1;
+	ret = mem_real.brk(addr);
+	e = errno;
+	if (ret == 0 && (uintptr_t)addr > cur)
+		mem_alloc_done((void *)cur, (uintptr_t)addr - cur, CBN_ALLOC_BRK, CBN_AFN_BRK);
+	mem_tls.in_hook = 0;
+	errno = e;
+	return ret;
+}

@@ -1,0 +1,583 @@
+/*
+ * mem.c — the allocation hooks' core: finding the real allocator, the
+ * bootstrap arena used while dlsym runs, Poisson byte sampling, the exact
+ * counters of header.mem (per-thread deltas), the MEM_ALLOC/MEM_FREE records
+ * and the live table, start-up, fork and thread exit.  The interposed
+ * functions themselves are in hooks.c.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "mem.h"
+#include "agent_api.h"
+#include "../../format/cbn_time.h"
+
+#define MEM_DEFAULT_RATE 524288ull
+#define MEM_DEFAULT_DEPTH 128
+/* Live table: 2^21 slots (32 MiB) and 2^20 filter counters (4 MiB), mapped
+ * MAP_NORESERVE: with the per-thread state and the records' stack buffers
+ * the agent's memory for host allocations stays under 64 MiB whatever the
+ * allocation count; a sampled block that finds no slot is counted untracked. */
+#define MEM_TABLE_BITS 21
+#define MEM_FILTER_BITS 20
+/* Counts are flushed at least this often (allocation calls per thread). */
+#define MEM_FLUSH_CALLS 4096
+/* Frames between cbn_agent_mem_backtrace and the program: the hook,
+ * mem_alloc_done and mem_record_alloc (all noinline, and the library is
+ * built without sibling-call optimisation so that none becomes a jump). */
+#define MEM_SKIP 3
+
+struct mem_real mem_real;
+struct memtable mem_table;
+_Atomic int mem_resolved;
+__thread struct mem_thread mem_tls MEM_TLS;
+
+enum { MEM_EARLY = 0, MEM_RECORDING = 1, MEM_OFF = 2 };
+static _Atomic int mem_mode;              /* EARLY until the constructor */
+static struct cbn_mem_state *_Atomic mem_st;
+static uint64_t mem_rate = MEM_DEFAULT_RATE;
+static int mem_depth = MEM_DEFAULT_DEPTH;
+static int mem_usable_ok;                 /* mem_real.usable may be called */
+static uint32_t mem_flags;
+static pthread_key_t mem_key;
+static int mem_key_ok;
+static char mem_refused[124];
+
+/* Counts made before the session was open (the agent's own start-up, the
+ * loader): folded into header.mem when recording starts. */
+static _Atomic int64_t early_live;
+static _Atomic uint64_t early_allocs, early_frees, early_bytes;
+
+/* --- bootstrap arena ------------------------------------------------------ */
+
+/*
+ * dlsym allocates (its error buffer) before we know the real malloc: those
+ * calls, and any other thread's while one resolves, are served from here.
+ * Never freed; free/realloc/malloc_usable_size recognise its blocks.
+ */
+#define MEM_ARENA_SIZE (256u * 1024u)
+static char mem_arena[MEM_ARENA_SIZE] __attribute__((aligned(64)));
+static _Atomic size_t mem_arena_used;
+
+void *mem_arena_alloc(size_t size, size_t align)
+{
+	size_t need, off, start;
+
+	if (align < 16)
+		align = 16;
+	if (size > MEM_ARENA_SIZE || align > MEM_ARENA_SIZE / 4)
+		return NULL;
+	need = ((size + 15) & ~(size_t)15) + 16 + align;
+	off = atomic_fetch_add(&mem_arena_used, need);
+	if (off + need > MEM_ARENA_SIZE) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* The block starts aligned after room for its 16-byte size header. */
+	start = ((uintptr_t)mem_arena + off + 16 + align - 1) & ~(uintptr_t)(align - 1);
+	((size_t *)start)[-1] = size;
+	return (void *)start;
+}
+
+int mem_arena_owns(const void *p)
+{
+	return (const char *)p >= mem_arena && (const char *)p < mem_arena + MEM_ARENA_SIZE;
+}
+
+size_t mem_arena_size(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
+/* --- resolution ----------------------------------------------------------- */
+
+static int mem_same_object(void *a, void *b)
+{
+	Dl_info ia, ib;
+
+	return a && b && dladdr(a, &ia) && dladdr(b, &ib) && ia.dli_fbase == ib.dli_fbase;
+}
+
+static int mem_from_libc(void *f)
+{
+	Dl_info i;
+	const char *base;
+
+	if (!f || !dladdr(f, &i) || !i.dli_fname)
+		return 0;
+	base = strrchr(i.dli_fname, '/');
+	base = base ? base + 1 : i.dli_fname;
+	return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0;
+}
+
+static void mem_resolve(void)
+{
+	struct mem_real r;
+	void *usable;
+
+	memset(&r, 0, sizeof(r));
+	r.malloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "malloc");
+	r.calloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "calloc");
+	r.realloc = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	r.free = (void (*)(void *))dlsym(RTLD_NEXT, "free");
+	r.posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
+	r.aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
+	r.memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+	r.mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
+	r.munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
+	r.mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(RTLD_NEXT, "mremap");
+	r.sbrk = (void *(*)(intptr_t))dlsym(RTLD_NEXT, "sbrk");
+	r.brk = (int (*)(void *))dlsym(RTLD_NEXT, "brk");
+	usable = dlsym(RTLD_NEXT, "malloc_usable_size");
+	r.usable_next = (size_t (*)(void *))usable;
+	/* A glibc malloc_usable_size on a jemalloc block would read garbage:
+	 * only the allocator's own. */
+	if (mem_same_object(usable, (void *)r.malloc)) {
+		r.usable = (size_t (*)(void *))usable;
+		mem_usable_ok = 1;
+	}
+	/* An allocator that lacks one of the aligned functions: glibc's would
+	 * hand out blocks the other allocator's free cannot take back. */
+	if (r.memalign && !mem_same_object((void *)r.memalign, (void *)r.malloc))
+		r.memalign = NULL;
+	if (r.aligned_alloc && !mem_same_object((void *)r.aligned_alloc, (void *)r.malloc))
+		r.aligned_alloc = NULL;
+	if (r.posix_memalign && !mem_same_object((void *)r.posix_memalign, (void *)r.malloc))
+		r.posix_memalign = NULL;
+	if (r.malloc && !mem_from_libc((void *)r.malloc))
+		mem_flags |= CBN_MEMF_FOREIGN;
+	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)malloc)
+		mem_flags |= CBN_MEMF_REPLACED;
+	memcpy(&mem_real, &r, sizeof(r));
+}
+
+int mem_ready(void)
+{
+	int v = atomic_load_explicit(&mem_resolved, memory_order_acquire);
+
+	if (__builtin_expect(v == 2, 1))
+		return 1;
+	if (v == 0 && atomic_compare_exchange_strong(&mem_resolved, &v, 1)) {
+		mem_tls.in_hook++;
+		mem_resolve();
+		mem_tls.in_hook--;
+		if (!mem_real.malloc || !mem_real.free || !mem_real.realloc || !mem_real.calloc) {
+			/* Nothing to forward to: the arena serves until it is empty. */
+			snprintf(mem_refused, sizeof(mem_refused),
+				 "no malloc after libcbottleneck_mem.so in the search order");
+			return 0;
+		}
+		atomic_store_explicit(&mem_resolved, 2, memory_order_release);
+		return 1;
+	}
+	return 0;
+}
+
+/* --- counters --------------------------------------------------------------- */
+
+static void mem_peak(struct cbn_mem_state *st, int64_t live)
+{
+	uint64_t peak;
+
+	if (live <= 0)
+		return;
+	peak = atomic_load_explicit(&st->host_peak, memory_order_relaxed);
+	while ((uint64_t)live > peak) {
+		if (atomic_compare_exchange_weak(&st->host_peak, &peak, (uint64_t)live)) {
+			atomic_store_explicit(&st->host_peak_ts, cbn_clock_ns(CLOCK_MONOTONIC),
+					      memory_order_relaxed);
+			break;
+		}
+	}
+}
+
+static void mem_thread_exit(void *arg);
+
+/* Publish this thread's deltas. */
+static void mem_flush(struct mem_thread *t)
+{
+	struct cbn_mem_state *st = atomic_load_explicit(&mem_st, memory_order_acquire);
+	int64_t d = t->delta;
+
+	t->delta = 0;
+	if (st && atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_RECORDING) {
+		if (d)
+			mem_peak(st, atomic_fetch_add(&st->host_live, d) + d);
+		atomic_fetch_add_explicit(&st->allocs, t->allocs, memory_order_relaxed);
+		atomic_fetch_add_explicit(&st->frees, t->frees, memory_order_relaxed);
+		atomic_fetch_add_explicit(&st->alloc_bytes, t->bytes, memory_order_relaxed);
+	} else if (atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_EARLY) {
+		atomic_fetch_add(&early_live, d);
+		atomic_fetch_add(&early_allocs, t->allocs);
+		atomic_fetch_add(&early_frees, t->frees);
+		atomic_fetch_add(&early_bytes, t->bytes);
+	}
+	t->allocs = t->frees = t->bytes = 0;
+	/* Arm the thread-exit flush (pthread_setspecific of an early key does
+	 * not allocate). */
+	if (!t->keyed && mem_key_ok) {
+		t->keyed = 1;
+		pthread_setspecific(mem_key, (void *)1);
+	}
+}
+
+static inline void mem_maybe_flush(struct mem_thread *t)
+{
+	if (t->delta >= (int64_t)CBN_MEM_FLUSH || t->delta <= -(int64_t)CBN_MEM_FLUSH ||
+	    t->allocs + t->frees >= MEM_FLUSH_CALLS)
+		mem_flush(t);
+}
+
+static void mem_thread_exit(void *arg)
+{
+	(void)arg;
+	mem_tls.in_hook++;
+	mem_flush(&mem_tls);
+	mem_tls.in_hook--;
+}
+
+/* Mappings change host_live at once (they are few and large). */
+static void mem_map_live(int64_t d)
+{
+	struct cbn_mem_state *st = atomic_load_explicit(&mem_st, memory_order_acquire);
+
+	if (st && atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_RECORDING) {
+		atomic_fetch_add(&st->mmap_live, d);
+		mem_peak(st, atomic_fetch_add(&st->host_live, d) + d);
+	} else {
+		atomic_fetch_add(&early_live, d);
+	}
+}
+
+/* --- sampling ------------------------------------------------------------- */
+
+static uint64_t mem_rand(struct mem_thread *t)
+{
+	/* xorshift64*: per thread, no state shared. */
+	uint64_t x = t->rng;
+
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t->rng = x;
+	return x * 0x2545f4914f6cdd1dull;
+}
+
+/* Bytes to the next sample point: exponential with mean mem_rate. */
+static int64_t mem_draw(struct mem_thread *t)
+{
+	double u;
+
+	if (!t->seeded) {
+		t->rng = ((uint64_t)(uintptr_t)t * 0x9e3779b97f4a7c15ull) ^
+			 cbn_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)syscall(SYS_gettid) << 32);
+		if (!t->rng)
+			t->rng = 1;
+		t->seeded = 1;
+	}
+	u = (double)((mem_rand(t) >> 11) + 1) * (1.0 / 9007199254740992.0); /* (0, 1] */
+	return (int64_t)(-log(u) * (double)mem_rate) + 1;
+}
+
+/* 1 when an allocation of size bytes holds a sample point. */
+static inline int mem_sample(struct mem_thread *t, size_t size)
+{
+	if (mem_rate <= 1)
+		return 1;
+	if (!t->seeded)
+		t->left = mem_draw(t);
+	t->left -= (int64_t)size;
+	if (t->left > 0)
+		return 0;
+	/* Memoryless: a fresh draw from here is the next point. */
+	t->left = mem_draw(t);
+	return 1;
+}
+
+/* Bytes one sampled block of size bytes stands for (cbn_format.h). */
+static double mem_weight(uint64_t size)
+{
+	if (mem_rate <= 1 || size == 0)
+		return (double)size;
+	return (double)size / -expm1(-(double)size / (double)mem_rate);
+}
+
+static uint32_t mem_tid(struct mem_thread *t)
+{
+	if (!t->tid)
+		t->tid = (uint32_t)syscall(SYS_gettid);
+	return t->tid;
+}
+
+/* --- records -------------------------------------------------------------- */
+
+static __attribute__((noinline)) void mem_record_alloc(void *p, size_t size, int kind, int fn)
+{
+	struct cbn_mem_state *st = atomic_load_explicit(&mem_st, memory_order_acquire);
+	struct {
+		struct cbn_rec_mem_alloc r;
+		uint64_t pc[CBN_MAX_FRAMES];
+	} b;
+	int n;
+
+	if (!st)
+		return;
+	n = cbn_agent_mem_backtrace(b.pc, mem_depth, MEM_SKIP);
+	if (n == 0)
+		atomic_fetch_add_explicit(&st->no_stack, 1, memory_order_relaxed);
+	memset(&b.r, 0, sizeof(b.r));
+	b.r.h.type = CBN_REC_MEM_ALLOC;
+	b.r.h.size = (uint32_t)(sizeof(b.r) + (size_t)n * sizeof(uint64_t));
+	b.r.ts = cbn_clock_ns(CLOCK_MONOTONIC);
+	b.r.addr = (uint64_t)(uintptr_t)p;
+	b.r.size = size;
+	b.r.tid = mem_tid(&mem_tls);
+	b.r.kind = (uint8_t)kind;
+	b.r.fn = (uint8_t)fn;
+	b.r.nframes = (uint16_t)n;
+	if (cbn_agent_mem_write(&b, b.r.h.size, b.r.tid) < 0)
+		atomic_fetch_add_explicit(&st->lost, 1, memory_order_relaxed);
+	else
+		atomic_fetch_add_explicit(&st->sampled, 1, memory_order_relaxed);
+}
+
+static void mem_record_free(void *p, uint64_t val, int fn)
+{
+	struct cbn_mem_state *st = atomic_load_explicit(&mem_st, memory_order_acquire);
+	struct cbn_rec_mem_free r;
+
+	if (!st)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_MEM_FREE;
+	r.h.size = sizeof(r);
+	r.ts = cbn_clock_ns(CLOCK_MONOTONIC);
+	r.addr = (uint64_t)(uintptr_t)p;
+	r.size = mem_val_size(val);
+	r.tid = mem_tid(&mem_tls);
+	r.kind = (uint8_t)mem_val_kind(val);
+	r.fn = (uint8_t)fn;
+	(void)cbn_agent_mem_write(&r, sizeof(r), r.tid);
+}
+
+/* --- accounting entry points (mem.h) -------------------------------------- */
+
+__attribute__((noinline)) void mem_alloc_done(void *p, size_t size, int kind, int fn)
+{
+	struct mem_thread *t = &mem_tls;
+	int mode = atomic_load_explicit(&mem_mode, memory_order_relaxed);
+	int sampled, tracked = 1;
+	size_t counted = size;
+
+	if (mode == MEM_OFF || !p)
+		return;
+	if (kind == CBN_ALLOC_HEAP && mem_usable_ok)
+		counted = mem_real.usable(p);
+	t->allocs++;
+	t->bytes += counted;
+	sampled = mem_sample(t, size);
+	if (kind == CBN_ALLOC_HEAP) {
+		if (mem_usable_ok)
+			t->delta += (int64_t)counted;
+		else if (sampled && mode == MEM_RECORDING)
+			t->delta += (int64_t)mem_weight(size);
+	} else if (kind == CBN_ALLOC_MMAP) {
+		mem_map_live((int64_t)size);
+	}
+	/* Blocks are recorded (and tracked) only once the session is open;
+	 * every mapping is tracked so that munmap accounting is exact. */
+	if ((sampled && mode == MEM_RECORDING && kind != CBN_ALLOC_BRK) || kind == CBN_ALLOC_MMAP) {
+		if (memtable_insert(&mem_table, (uint64_t)(uintptr_t)p,
+				    mem_val(size, kind, sampled && mode == MEM_RECORDING)) < 0) {
+			struct cbn_mem_state *st = atomic_load(&mem_st);
+
+			tracked = 0;
+			if (st && sampled)
+				atomic_fetch_add_explicit(&st->untracked, 1, memory_order_relaxed);
+		}
+	}
+	(void)tracked;
+	if (sampled && mode == MEM_RECORDING)
+		mem_record_alloc(p, size, kind, fn);
+	mem_maybe_flush(t);
+}
+
+uint64_t mem_free_begin(void *p, int fn)
+{
+	struct mem_thread *t = &mem_tls;
+	int mode = atomic_load_explicit(&mem_mode, memory_order_relaxed);
+	int mapping = fn == CBN_AFN_MUNMAP || fn == CBN_AFN_MREMAP;
+	uint64_t val = 0;
+
+	if (mode == MEM_OFF || !p)
+		return 0;
+	if (!mapping) {
+		t->frees++;
+		if (mem_usable_ok)
+			t->delta -= (int64_t)mem_real.usable(p);
+	}
+	if (memtable_maybe(&mem_table, (uint64_t)(uintptr_t)p) &&
+	    memtable_remove(&mem_table, (uint64_t)(uintptr_t)p, &val)) {
+		if (mem_val_kind(val) == CBN_ALLOC_MMAP) {
+			t->frees++;
+			mem_map_live(-(int64_t)mem_val_size(val));
+		} else if (!mem_usable_ok && mem_val_sampled(val)) {
+			t->delta -= (int64_t)mem_weight(mem_val_size(val));
+		}
+		if (mem_val_sampled(val))
+			mem_record_free(p, val, fn);
+	}
+	mem_maybe_flush(t);
+	return val;
+}
+
+void mem_free_undo(void *p, uint64_t val, int fn)
+{
+	struct mem_thread *t = &mem_tls;
+
+	if (!p || atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_OFF)
+		return;
+	if (fn != CBN_AFN_MUNMAP && fn != CBN_AFN_MREMAP) {
+		/* A heap block a failed realloc left in place: live again, and
+		 * no longer sampled (its MEM_FREE is written). */
+		t->frees--;
+		if (mem_usable_ok)
+			t->delta += (int64_t)mem_real.usable(p);
+		return;
+	}
+	if (!val)
+		return;
+	t->frees--;
+	mem_map_live((int64_t)mem_val_size(val));
+	memtable_insert(&mem_table, (uint64_t)(uintptr_t)p,
+			mem_val(mem_val_size(val), CBN_ALLOC_MMAP, 0));
+}
+
+void mem_unmap_done(void *p, size_t len, uint64_t val)
+{
+	uint64_t size = mem_val_size(val), page = 4096;
+
+	len = (len + page - 1) & ~(page - 1);
+	if (!val || len >= size)
+		return;
+	/* munmap of the start of a mapping: the rest stays live. */
+	mem_map_live((int64_t)(size - len));
+	memtable_insert(&mem_table, (uint64_t)(uintptr_t)p + len,
+			mem_val(size - len, CBN_ALLOC_MMAP, 0));
+}
+
+/* --- start-up, fork, exit --------------------------------------------------- */
+
+/* For the agent: this library is preloaded (agent.c looks for it). */
+MEM_API const int cbn_mem_hooks_present = 1;
+
+static void mem_refuse(struct cbn_mem_state *st, const char *why)
+{
+	snprintf(st->reason, sizeof(st->reason), "%s", why);
+	st->reason_len = (uint32_t)strlen(st->reason);
+	atomic_store(&st->state, CBN_MEM_REFUSED);
+}
+
+/* Start recording into the session the agent has open (constructor, fork
+ * child).  Returns 1 when recording. */
+static int mem_start(int child)
+{
+	struct cbn_mem_state *st = cbn_agent_mem_state();
+
+	if (!st) {
+		atomic_store(&mem_mode, MEM_OFF);
+		return 0;
+	}
+	if (child) {
+		/* The agent copied the parent's state into the new header. */
+		atomic_store(&mem_st, st);
+		if (atomic_load(&st->state) != CBN_MEM_ON) {
+			atomic_store(&mem_mode, MEM_OFF);
+			return 0;
+		}
+		cbn_agent_mem_started();
+		return 1;
+	}
+	if (!mem_ready()) {
+		mem_refuse(st, mem_refused[0] ? mem_refused : "the real malloc was not found");
+		atomic_store(&mem_mode, MEM_OFF);
+		return 0;
+	}
+	if (memtable_init(&mem_table, MEM_TABLE_BITS, MEM_FILTER_BITS,
+			  (void *(*)(void *, size_t, int, int, int, long))mem_real.mmap) < 0) {
+		mem_refuse(st, "cannot map the live-block table");
+		atomic_store(&mem_mode, MEM_OFF);
+		return 0;
+	}
+	st->rate = mem_rate;
+	st->brk_start = (uint64_t)syscall(SYS_brk, 0);
+	atomic_store(&st->flags, mem_flags | (mem_rate <= 1 ? CBN_MEMF_EXACT : 0) |
+					 (mem_usable_ok ? CBN_MEMF_USABLE : 0));
+	/* What was counted before: the heap the session starts with. */
+	atomic_store(&st->host_live, atomic_exchange(&early_live, 0));
+	atomic_store(&st->allocs, atomic_exchange(&early_allocs, 0));
+	atomic_store(&st->frees, atomic_exchange(&early_frees, 0));
+	atomic_store(&st->alloc_bytes, atomic_exchange(&early_bytes, 0));
+	atomic_store_explicit(&mem_st, st, memory_order_release);
+	atomic_store(&mem_mode, MEM_RECORDING);
+	mem_peak(st, atomic_load(&st->host_live));
+	atomic_store(&st->state, CBN_MEM_ON);
+	cbn_agent_mem_started();
+	return 1;
+}
+
+static void mem_fork_child(void)
+{
+	mem_tls.tid = 0;
+	mem_tls.in_hook++;
+	/* The child's file has none of the parent's MEM_ALLOC records: forget
+	 * the blocks (the counters carry over, the agent copied them). */
+	memtable_clear(&mem_table);
+	if (atomic_load(&mem_mode) == MEM_RECORDING)
+		mem_start(1);
+	mem_tls.in_hook--;
+}
+
+static void mem_on_exit(int status, void *arg)
+{
+	(void)status;
+	(void)arg;
+	/* Before the agent's own exit handler (registered earlier, runs later)
+	 * writes the last MEM_COUNTERS. */
+	mem_thread_exit(NULL);
+}
+
+__attribute__((constructor)) static void mem_init(void)
+{
+	const char *s;
+	char *end;
+	unsigned long long v;
+
+	mem_tls.in_hook++;
+	s = getenv(CBN_ENV_MEMORY_RATE);
+	if (s && *s) {
+		v = strtoull(s, &end, 10);
+		if (!*end && v >= 1)
+			mem_rate = v;
+	}
+	s = getenv("CBN_DEPTH");
+	if (s && *s) {
+		v = strtoull(s, &end, 10);
+		if (!*end && v >= 1 && v <= CBN_MAX_FRAMES)
+			mem_depth = (int)v;
+	}
+	mem_key_ok = pthread_key_create(&mem_key, mem_thread_exit) == 0;
+	if (mem_start(0)) {
+		pthread_atfork(NULL, NULL, mem_fork_child);
+		on_exit(mem_on_exit, NULL);
+	}
+	mem_tls.in_hook--;
+}

@@ -1,0 +1,67 @@
+/*
+ * memtable.h — the allocation hooks' table of live blocks: sampled heap blocks
+ * and every anonymous mapping, keyed by address, so that a free or munmap
+ * knows the block's size and whether it had a record.  Lock-free open
+ * addressing in one MAP_NORESERVE mapping made once, with a counting filter
+ * indexed by a second hash: the free of a block that is not in the table
+ * (nearly every free when sampling) costs one load.
+ *
+ * Every function is LOCK-FREE and allocation-free, usable from any thread
+ * (and from a signal handler).  A key is inserted by the thread that got the
+ * block from the allocator and removed before the block goes back to it, so
+ * a key is never in the table twice.
+ */
+#ifndef CBN_MEMTABLE_H
+#define CBN_MEMTABLE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define MEMTABLE_PROBE 64            /* longest probe sequence */
+
+struct memtable_slot {
+	_Atomic uint64_t key;            /* 0 empty, 1 tombstone, 2 being filled, else the address */
+	_Atomic uint64_t val;
+};
+
+struct memtable {
+	struct memtable_slot *slots;     /* NULL: not made (every call is a no-op) */
+	_Atomic uint32_t *filter;        /* counts of live keys per second hash */
+	uint64_t mask, fmask;
+	size_t map_len;
+	_Atomic uint64_t live;           /* keys in the table */
+};
+
+/* Map a table of 2^bits slots and a filter of 2^fbits counters (both
+ * MAP_NORESERVE: only touched pages cost memory).  mmap_fn is the real mmap
+ * (the hooks' own would record this mapping).  Returns 0 or -ENOMEM. */
+int memtable_init(struct memtable *t, unsigned bits, unsigned fbits,
+		  void *(*mmap_fn)(void *, size_t, int, int, int, long));
+
+/* Bytes the table maps (its bound on the agent's memory). */
+size_t memtable_bytes(unsigned bits, unsigned fbits);
+
+/* 0, or -ENOSPC when MEMTABLE_PROBE slots from its hash are all taken. */
+int memtable_insert(struct memtable *t, uint64_t key, uint64_t val);
+
+/* 0 when key is certainly not in the table: one load. */
+static inline int memtable_maybe(const struct memtable *t, uint64_t key)
+{
+	uint64_t h = (key ^ (key >> 29)) * 0xbf58476d1ce4e5b9ull;
+
+	return t->filter && atomic_load_explicit(&t->filter[(h >> 40) & t->fmask],
+						 memory_order_acquire) != 0;
+}
+
+/* Take key out; 1 with its value in *val, or 0 when absent. */
+int memtable_remove(struct memtable *t, uint64_t key, uint64_t *val);
+
+/* 1 with key's value in *val, or 0. */
+int memtable_find(const struct memtable *t, uint64_t key, uint64_t *val);
+
+/* Forget every key (a fork child: its blocks' records are in the parent's
+ * file).  Only while no other thread uses the table. */
+void memtable_clear(struct memtable *t);
+
+#endif
