@@ -33,6 +33,8 @@ struct cli_opts {
 	int no_cuda;
 	int verbose;
 	const char *signal;         /* --signal, NULL = the agent chooses */
+	const char *memory;         /* --memory: "host,cuda", "host" or "cuda"; NULL: off */
+	uint64_t memory_rate;       /* --memory-rate bytes, 0 = agent default */
 	/* report */
 	int inline_view;            /* --inline: enum prof_inline */
 	const char *sort;
@@ -64,6 +66,9 @@ void kernel_symbols_write(const char *dir, int verbose);
  * cuda (libcbottleneck_cuda.so next to it, "" when absent).  Returns 0, or
  * CLI_EXIT_REFUSED after saying where it looked. */
 int session_find_agent(char *agent, size_t alen, char *cuda, size_t clen);
+/* The allocation hooks (libcbottleneck_mem.so) next to the agent found above:
+ * 0 with its absolute path in out, or CLI_EXIT_REFUSED after one line. */
+int session_find_mem(const char *agent, char *out, size_t len);
 /* Create the session directory: dir given (-o) or a private mkdtemp one.
  * Writes its absolute path to out.  Returns 0 or CLI_EXIT_REFUSED. */
 int session_create(const char *dir, char *out, size_t len);
@@ -88,6 +93,9 @@ struct spawn_env {
 	long freq;
 	int depth, buffer_mb, quiet, no_cuda, verbose;
 	const char *signal;
+	const char *mem_lib;        /* libcbottleneck_mem.so, preloaded first; NULL: none */
+	const char *memory;         /* CBN_MEMORY, NULL: unset */
+	uint64_t memory_rate;       /* CBN_MEMORY_RATE, 0: unset */
 };
 
 /* Run argv[0] (already resolved to path) with the agent, forward signals,

@@ -77,7 +77,7 @@ int cmd_run(int argc, char **argv)
 	struct session_meta meta;
 	struct profile *p = NULL;
 	struct analysis an = {0};
-	char path[PATH_MAX], agent[PATH_MAX], cuda[PATH_MAX], session[PATH_MAX];
+	char path[PATH_MAX], agent[PATH_MAX], cuda[PATH_MAX], session[PATH_MAX], mem[PATH_MAX];
 	char err[1024];
 	char **targv;
 	int ret, status, lr, have_session = 0, failed;
@@ -96,6 +96,11 @@ int cmd_run(int argc, char **argv)
 	ret = session_find_agent(agent, sizeof(agent), cuda, sizeof(cuda));
 	if (ret)
 		goto out;
+	if (o.memory && strstr(o.memory, "host")) {
+		ret = session_find_mem(agent, mem, sizeof(mem));
+		if (ret)
+			goto out;
+	}
 	ret = session_create(o.output_dir, session, sizeof(session));
 	if (ret)
 		goto out;
@@ -112,6 +117,9 @@ int cmd_run(int argc, char **argv)
 	env.no_cuda = o.no_cuda;
 	env.verbose = o.verbose;
 	env.signal = o.signal;
+	env.mem_lib = o.memory && strstr(o.memory, "host") ? mem : NULL;
+	env.memory = o.memory;
+	env.memory_rate = o.memory_rate;
 	memset(&meta, 0, sizeof(meta));
 	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);

@@ -26,7 +26,7 @@ enum {
 	OPT_SORT = 256, OPT_LIMIT, OPT_REPORT, OPT_VERSION, OPT_DEPTH, OPT_BUFFER, OPT_NO_CUDA,
 	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
-	OPT_SAMPLE_TYPE,
+	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE,
 };
 
 static const struct option long_opts[] = {
@@ -43,6 +43,8 @@ static const struct option long_opts[] = {
 	{"buffer-mb", required_argument, NULL, OPT_BUFFER},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
 	{"signal", required_argument, NULL, OPT_SIGNAL},
+	{"memory", optional_argument, NULL, OPT_MEMORY},
+	{"memory-rate", required_argument, NULL, OPT_MEMORY_RATE},
 	{"inline", required_argument, NULL, OPT_INLINE},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"trace", required_argument, NULL, OPT_TRACE},
@@ -76,6 +78,10 @@ static void usage(FILE *f)
 	      "      --depth N        at most N frames per stack (1-256)\n"
 	      "      --buffer-mb N    size of each process's session file in MiB\n"
 	      "      --no-cuda        do not trace CUDA or NVTX\n"
+	      "      --memory[=WHAT]  record memory: host,cuda (default), host (malloc, new,\n"
+	      "                       anonymous mmap, brk) or cuda (device allocations)\n"
+	      "      --memory-rate BYTES  mean bytes between sampled host allocations (K, KiB,\n"
+	      "                       M, MiB suffixes; default 512KiB; 1 records every one)\n"
 	      "      --signal SIG     sample with SIG (SIGPROF, SIGRTMAX-3, 40...); default: a\n"
 	      "                       real-time signal nobody handles\n"
 	      "  -v, --verbose        say where the session and the agent are\n"
@@ -151,6 +157,30 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 	return 0;
 }
 
+/* "524288", "512K", "512KiB", "1M", "1MiB" (K and M are 1024-based): 1 to 1 TiB. */
+static int parse_bytes(const char *s, uint64_t *out)
+{
+	unsigned long long v, mul = 1;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (!strcmp(end, "K") || !strcmp(end, "KiB"))
+		mul = 1024;
+	else if (!strcmp(end, "M") || !strcmp(end, "MiB"))
+		mul = 1024 * 1024;
+	else if (*end)
+		return -1;
+	if (v < 1 || v > (1ull << 40) / mul)
+		return -1;
+	*out = v * mul;
+	return 0;
+}
+
 static int push_expr(const char ***arr, size_t *n, const char *e)
 {
 	const char **a = realloc(*arr, (*n + 1) * sizeof(*a));
@@ -178,12 +208,14 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:o:qvh", long_opts, NULL)) != -1) {
 		int run_only = c == 'F' || c == 'o' || c == OPT_DEPTH || c == OPT_BUFFER ||
-			       c == OPT_NO_CUDA || c == OPT_SIGNAL;
+			       c == OPT_NO_CUDA || c == OPT_SIGNAL || c == OPT_MEMORY ||
+			       c == OPT_MEMORY_RATE;
 		if (mode == CLI_MODE_REPORT && run_only)
 			return cli_usage_error("%s only applies when running a program, not to report",
 					   c == 'F' ? "-F/--frequency" : c == 'o' ? "-o/--output" :
 					   c == OPT_DEPTH ? "--depth" : c == OPT_BUFFER ? "--buffer-mb" :
-					   c == OPT_SIGNAL ? "--signal" : "--no-cuda");
+					   c == OPT_SIGNAL ? "--signal" : c == OPT_MEMORY ? "--memory" :
+					   c == OPT_MEMORY_RATE ? "--memory-rate" : "--no-cuda");
 		switch (c) {
 		case 'F':
 			if (parse_long(optarg, 1, 10000, &v) < 0)
@@ -237,6 +269,21 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 			break;
 		case OPT_NO_CUDA:
 			o->no_cuda = 1;
+			break;
+		case OPT_MEMORY:
+			if (!optarg || !strcmp(optarg, "host,cuda") || !strcmp(optarg, "cuda,host"))
+				o->memory = "host,cuda";
+			else if (!strcmp(optarg, "host") || !strcmp(optarg, "cuda"))
+				o->memory = optarg;
+			else
+				return cli_usage_error("--memory=%s: expected host,cuda, host or cuda",
+						   optarg);
+			break;
+		case OPT_MEMORY_RATE:
+			if (parse_bytes(optarg, &o->memory_rate) < 0)
+				return cli_usage_error("--memory-rate %s: expected a number of bytes >= 1 "
+						   "(K, KiB, M, MiB suffixes), 1 for every allocation",
+						   optarg);
 			break;
 		case OPT_INLINE:
 			if (!strcmp(optarg, "expand"))

@@ -23,6 +23,7 @@
 
 #define AGENT_SO "libcbottleneck.so"
 #define CUDA_SO "libcbottleneck_cuda.so"
+#define MEM_SO "libcbottleneck_mem.so"
 #define META_NAME "session.json"
 
 static int is_file(const char *path)
@@ -82,6 +83,25 @@ int session_find_agent(char *agent, size_t alen, char *cuda, size_t clen)
 	}
 	fprintf(stderr, "cbottleneck: cannot find the agent %s (looked in %s); reinstall "
 		"cbottleneck or set CBN_AGENT_DIR to the directory that holds it\n", AGENT_SO, looked);
+	return CLI_EXIT_REFUSED;
+}
+
+int session_find_mem(const char *agent, char *out, size_t len)
+{
+	char dir[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", agent);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	if (snprintf(cand, sizeof(cand), "%s/%s", dir, MEM_SO) < (int)sizeof(cand) &&
+	    is_file(cand) && realpath(cand, real) && strlen(real) < len) {
+		snprintf(out, len, "%s", real);
+		return 0;
+	}
+	fprintf(stderr, "cbottleneck: --memory needs %s next to the agent in %s, and it is not "
+		"there; reinstall cbottleneck or run without --memory\n", MEM_SO, dir);
 	return CLI_EXIT_REFUSED;
 }
 

@@ -34,16 +34,29 @@ static void child_env(const struct spawn_env *e)
 {
 	const char *old = getenv("LD_PRELOAD");
 	char num[32];
+	size_t n;
+	char *v;
 
-	if (old && *old) {
-		size_t n = strlen(e->agent) + strlen(old) + 2;
-		char *v = malloc(n);
-		if (v) {
-			snprintf(v, n, "%s:%s", e->agent, old);
-			setenv("LD_PRELOAD", v, 1);
-		}
+	/* The allocation hooks first, so that their dlsym(RTLD_NEXT) finds the
+	 * user's preloaded allocator (jemalloc, tcmalloc) or else libc; then the
+	 * agent; then the user's own preloads. */
+	n = (e->mem_lib ? strlen(e->mem_lib) + 1 : 0) + strlen(e->agent) +
+	    (old && *old ? strlen(old) + 1 : 0) + 1;
+	v = malloc(n);
+	if (v) {
+		snprintf(v, n, "%s%s%s%s%s", e->mem_lib ? e->mem_lib : "", e->mem_lib ? ":" : "",
+			 e->agent, old && *old ? ":" : "", old && *old ? old : "");
+		setenv("LD_PRELOAD", v, 1);
+	}
+	if (e->memory)
+		setenv(CBN_ENV_MEMORY, e->memory, 1);
+	else
+		unsetenv(CBN_ENV_MEMORY);
+	if (e->memory_rate) {
+		snprintf(num, sizeof(num), "%llu", (unsigned long long)e->memory_rate);
+		setenv(CBN_ENV_MEMORY_RATE, num, 1);
 	} else {
-		setenv("LD_PRELOAD", e->agent, 1);
+		unsetenv(CBN_ENV_MEMORY_RATE);
 	}
 	setenv(CBN_ENV_SESSION, e->session, 1);
 	snprintf(num, sizeof(num), "%ld", e->freq);
@@ -79,6 +92,9 @@ static void say_env(const struct spawn_env *e)
 
 	fprintf(stderr, "cbottleneck: session %s, agent %s, %ld Hz\n", e->session, e->agent,
 		e->freq);
+	if (e->mem_lib)
+		fprintf(stderr, "cbottleneck: --memory=%s, allocation hooks %s\n", e->memory,
+			e->mem_lib);
 	if (e->no_cuda)
 		fprintf(stderr, "cbottleneck: --no-cuda: CUDA and NVTX are not traced\n");
 	if (!e->no_cuda && c && *c)
