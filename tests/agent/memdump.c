@@ -16,12 +16,27 @@
 
 /* Addresses of sampled blocks still live (open addressing, grows). */
 struct live {
-	uint64_t addr, size;
+	uint64_t addr, size, pc0;
 	uint32_t tid;
 	int used;
 };
 
+struct ev {
+	uint64_t ts, addr, size, pc0;
+	uint32_t tid;
+	int is_free;
+};
+
+struct modl {
+	uint64_t lo, hi, base;
+	char path[512];
+};
+
 struct st {
+	struct ev *ev;
+	size_t nev, evcap;
+	struct modl mods[256];
+	int nmods;
 	struct live *tab;
 	size_t cap, n;
 	uint64_t allocs, frees, counters, matched, cross, with_stack, alloc_bytes;
@@ -37,7 +52,7 @@ static size_t slot(const struct st *s, uint64_t a)
 
 static void grow(struct st *s);
 
-static void put(struct st *s, uint64_t a, uint64_t size, uint32_t tid)
+static void put(struct st *s, uint64_t a, uint64_t size, uint32_t tid, uint64_t pc0)
 {
 	size_t i;
 
@@ -48,7 +63,7 @@ static void put(struct st *s, uint64_t a, uint64_t size, uint32_t tid)
 			break;
 	if (!s->tab[i].used)
 		s->n++;
-	s->tab[i] = (struct live){a, size, tid, 1};
+	s->tab[i] = (struct live){a, size, pc0, tid, 1};
 }
 
 static void grow(struct st *s)
@@ -65,7 +80,7 @@ static void grow(struct st *s)
 	s->n = 0;
 	for (i = 0; i < oc; i++)
 		if (old[i].used)
-			put(s, old[i].addr, old[i].size, old[i].tid);
+			put(s, old[i].addr, old[i].size, old[i].tid, old[i].pc0);
 	free(old);
 }
 
@@ -88,11 +103,33 @@ static uint32_t take(struct st *s, uint64_t a)
 			struct live e = s->tab[j];
 			s->tab[j].used = 0;
 			s->n--;
-			put(s, e.addr, e.size, e.tid);
+			put(s, e.addr, e.size, e.tid, e.pc0);
 		}
 		return tid + 1;
 	}
 	return 0;
+}
+
+static void add_ev(struct st *s, struct ev e)
+{
+	if (s->nev == s->evcap) {
+		s->evcap = s->evcap ? s->evcap * 2 : 4096;
+		s->ev = realloc(s->ev, s->evcap * sizeof(*s->ev));
+		if (!s->ev) {
+			fprintf(stderr, "memdump: out of memory\n");
+			exit(2);
+		}
+	}
+	s->ev[s->nev++] = e;
+}
+
+static int ev_cmp(const void *a, const void *b)
+{
+	const struct ev *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->is_free - y->is_free;
 }
 
 static int cb(void *ctx, const struct reader_rec *r)
@@ -100,6 +137,25 @@ static int cb(void *ctx, const struct reader_rec *r)
 	struct st *s = ctx;
 
 	switch (r->type) {
+	case CBN_REC_MODULE_LOAD: {
+		const struct cbn_rec_module *m = (const void *)r->raw;
+		struct modl *d;
+		uint16_t i;
+		if (s->nmods >= 256 || !r->str)
+			break;
+		d = &s->mods[s->nmods++];
+		d->base = m->base;
+		d->lo = UINT64_MAX;
+		d->hi = 0;
+		for (i = 0; i < m->nseg; i++) {
+			if (m->base + m->seg[i].vaddr < d->lo)
+				d->lo = m->base + m->seg[i].vaddr;
+			if (m->base + m->seg[i].vaddr + m->seg[i].memsz > d->hi)
+				d->hi = m->base + m->seg[i].vaddr + m->seg[i].memsz;
+		}
+		snprintf(d->path, sizeof(d->path), "%s", r->str);
+		break;
+	}
 	case CBN_REC_MEM_ALLOC: {
 		const struct cbn_rec_mem_alloc *m = (const void *)r->raw;
 		s->allocs++;
@@ -116,18 +172,14 @@ static int cb(void *ctx, const struct reader_rec *r)
 		if (r->chunk_kind != CBN_CHUNK_MEMORY || r->chunk_tid != m->tid)
 			s->bad_chunk++;
 		if (m->kind != CBN_ALLOC_BRK)
-			put(s, m->addr, m->size, m->tid);
+			add_ev(s, (struct ev){m->ts, m->addr, m->size, m->nframes ? m->pc[0] : 0,
+					      m->tid, 0});
 		break;
 	}
 	case CBN_REC_MEM_FREE: {
 		const struct cbn_rec_mem_free *f = (const void *)r->raw;
-		uint32_t t = take(s, f->addr);
 		s->frees++;
-		if (t) {
-			s->matched++;
-			if (t - 1 != f->tid)
-				s->cross++;
-		}
+		add_ev(s, (struct ev){f->ts, f->addr, f->size, 0, f->tid, 1});
 		if (r->chunk_kind != CBN_CHUNK_MEMORY || r->chunk_tid != f->tid)
 			s->bad_chunk++;
 		break;
@@ -151,6 +203,61 @@ static int cb(void *ctx, const struct reader_rec *r)
 	return 0;
 }
 
+/* The first frame that allocated the most bytes, as MODULE+0xADDR (the
+ * call instruction's address for addr2line -e MODULE), and its share of the
+ * bytes allocated. */
+static int u64_pair_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+static void top_site(const struct st *s, const char *key, int live)
+{
+	uint64_t best = 0, best_bytes = 0, total = 0, *pairs;
+	size_t i, n = 0, max = live ? s->cap : s->nev;
+	int k;
+
+	pairs = calloc(max + 1, 2 * sizeof(uint64_t));
+	if (!pairs)
+		return;
+	for (i = 0; i < max; i++) {
+		uint64_t pc, size;
+
+		if (live ? !s->tab[i].used : s->ev[i].is_free)
+			continue;
+		pc = live ? s->tab[i].pc0 : s->ev[i].pc0;
+		size = live ? s->tab[i].size : s->ev[i].size;
+		total += size;
+		if (pc) {
+			pairs[2 * n] = pc;
+			pairs[2 * n + 1] = size;
+			n++;
+		}
+	}
+	qsort(pairs, n, 2 * sizeof(uint64_t), u64_pair_cmp);
+	for (i = 0; i < n;) {
+		uint64_t pc = pairs[2 * i], bytes = 0;
+
+		for (; i < n && pairs[2 * i] == pc; i++)
+			bytes += pairs[2 * i + 1];
+		if (bytes > best_bytes) {
+			best_bytes = bytes;
+			best = pc;
+		}
+	}
+	free(pairs);
+	for (k = 0; k < s->nmods; k++) {
+		if (best >= s->mods[k].lo && best < s->mods[k].hi) {
+			printf("%s=%s+0x%" PRIx64 "\n", key, s->mods[k].path,
+			       best - 1 - s->mods[k].base);
+			break;
+		}
+	}
+	printf("%s_share=%.3f\n", key, total ? (double)best_bytes / (double)total : 0.0);
+}
+
 int main(int argc, char **argv)
 {
 	struct reader_file f;
@@ -172,6 +279,26 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	reader_walk(&f, cb, &s, &res);
+	/* Threads' chunks interleave in time: replay in timestamp order. */
+	if (s.nev)
+		qsort(s.ev, s.nev, sizeof(*s.ev), ev_cmp);
+	for (i = 0; i < s.nev; i++) {
+		const struct ev *e = &s.ev[i];
+		uint32_t t;
+
+		if (!e->is_free) {
+			put(&s, e->addr, e->size, e->tid, e->pc0);
+			continue;
+		}
+		t = take(&s, e->addr);
+		if (t) {
+			s.matched++;
+			if (t - 1 != e->tid)
+				s.cross++;
+		}
+	}
+	top_site(&s, "top_site", 0);
+	top_site(&s, "top_live_site", 1);
 	for (i = 0; i < s.cap; i++)
 		if (s.tab[i].used)
 			live_bytes += s.tab[i].size;
@@ -200,6 +327,7 @@ int main(int argc, char **argv)
 	printf("exit_seen=%" PRIu64 "\nexit_status=%" PRId64 "\ndamaged=%d\n", s.exit_seen,
 	       s.exit_status, res.damaged);
 	free(s.tab);
+	free(s.ev);
 	reader_close(&f);
 	return res.damaged ? 1 : 0;
 }
