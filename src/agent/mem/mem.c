@@ -22,12 +22,12 @@
 
 #define MEM_DEFAULT_RATE 524288ull
 #define MEM_DEFAULT_DEPTH 128
-/* Live table: 2^21 slots (32 MiB) and 2^20 filter counters (4 MiB), mapped
+/* Live table: 2^21 slots (32 MiB) and 2^16 filter counters (256 KiB), mapped
  * MAP_NORESERVE: with the per-thread state and the records' stack buffers
  * the agent's memory for host allocations stays under 64 MiB whatever the
  * allocation count; a sampled block that finds no slot is counted untracked. */
 #define MEM_TABLE_BITS 21
-#define MEM_FILTER_BITS 20
+#define MEM_FILTER_BITS 16               /* 256 KiB: stays in cache, read by every free */
 /* Counts are flushed at least this often (allocation calls per thread). */
 #define MEM_FLUSH_CALLS 4096
 /* Frames between cbn_agent_mem_backtrace and the program: the hook,
@@ -45,7 +45,8 @@ static _Atomic int mem_mode;              /* EARLY until the constructor */
 static struct cbn_mem_state *_Atomic mem_st;
 static uint64_t mem_rate = MEM_DEFAULT_RATE;
 static int mem_depth = MEM_DEFAULT_DEPTH;
-static int mem_usable_ok;                 /* mem_real.usable may be called */
+static int mem_usable_ok;                 /* mem_usable() may be called */
+static int mem_usable_glibc;              /* ... and reads glibc's chunk header itself */
 static uint32_t mem_flags;
 static pthread_key_t mem_key;
 static int mem_key_ok;
@@ -157,6 +158,48 @@ static void mem_resolve(void)
 	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)malloc)
 		mem_flags |= CBN_MEMF_REPLACED;
 	memcpy(&mem_real, &r, sizeof(r));
+}
+
+/*
+ * glibc's malloc_usable_size costs as much as a malloc (it is an exported
+ * call that checks its arguments and memory tagging): with libc's malloc the
+ * hooks read the chunk header themselves, as its musable() does: the size
+ * word before the block, low 3 bits flags; an mmapped chunk (bit 1) has a
+ * 16-byte header, any other 8.  Used only after checking it against the
+ * real function on blocks of every kind (small, large, mmapped, aligned).
+ */
+static size_t mem_usable_chunk(void *p)
+{
+	size_t head = ((const size_t *)p)[-1];
+
+	return (head & ~(size_t)7) - ((head & 2) ? 16 : 8);
+}
+
+static void mem_usable_probe(void)
+{
+	static const size_t sizes[] = {1, 24, 100, 1000, 5000, 70000, 200000, 1 << 20, 8 << 20};
+	size_t i;
+	int ok = 1;
+
+	if (!mem_usable_ok || (mem_flags & CBN_MEMF_FOREIGN))
+		return;
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && ok; i++) {
+		void *p = mem_real.malloc(sizes[i]);
+		void *q = mem_real.memalign ? mem_real.memalign(64, sizes[i]) : NULL;
+
+		if (p && mem_usable_chunk(p) != mem_real.usable(p))
+			ok = 0;
+		if (q && mem_usable_chunk(q) != mem_real.usable(q))
+			ok = 0;
+		mem_real.free(p);
+		mem_real.free(q);
+	}
+	mem_usable_glibc = ok;
+}
+
+size_t mem_usable(void *p)
+{
+	return mem_usable_glibc ? mem_usable_chunk(p) : mem_real.usable(p);
 }
 
 int mem_ready(void)
@@ -380,7 +423,7 @@ __attribute__((noinline)) void mem_alloc_done(void *p, size_t size, int kind, in
 	if (mode == MEM_OFF || !p)
 		return;
 	if (kind == CBN_ALLOC_HEAP && mem_usable_ok)
-		counted = mem_real.usable(p);
+		counted = mem_usable(p);
 	t->allocs++;
 	t->bytes += counted;
 	sampled = mem_sample(t, size);
@@ -422,7 +465,7 @@ uint64_t mem_free_begin(void *p, int fn)
 	if (!mapping) {
 		t->frees++;
 		if (mem_usable_ok)
-			t->delta -= (int64_t)mem_real.usable(p);
+			t->delta -= (int64_t)mem_usable(p);
 	}
 	if (memtable_maybe(&mem_table, (uint64_t)(uintptr_t)p) &&
 	    memtable_remove(&mem_table, (uint64_t)(uintptr_t)p, &val)) {
@@ -450,7 +493,7 @@ void mem_free_undo(void *p, uint64_t val, int fn)
 		 * no longer sampled (its MEM_FREE is written). */
 		t->frees--;
 		if (mem_usable_ok)
-			t->delta += (int64_t)mem_real.usable(p);
+			t->delta += (int64_t)mem_usable(p);
 		return;
 	}
 	if (!val)
@@ -511,6 +554,9 @@ static int mem_start(int child)
 		atomic_store(&mem_mode, MEM_OFF);
 		return 0;
 	}
+	mem_tls.in_hook++;
+	mem_usable_probe();
+	mem_tls.in_hook--;
 	if (memtable_init(&mem_table, MEM_TABLE_BITS, MEM_FILTER_BITS,
 			  (void *(*)(void *, size_t, int, int, int, long))mem_real.mmap) < 0) {
 		mem_refuse(st, "cannot map the live-block table");

@@ -67,6 +67,10 @@ extern __thread struct mem_thread mem_tls MEM_TLS MEM_HIDDEN;
  * the caller must use the bootstrap arena. */
 int mem_ready(void) MEM_HIDDEN;
 
+/* The usable size of a block of the real allocator (only when header.mem
+ * has CBN_MEMF_USABLE). */
+size_t mem_usable(void *p) MEM_HIDDEN;
+
 /* Bootstrap arena (while dlsym resolves): bump allocation with a size header. */
 void *mem_arena_alloc(size_t size, size_t align) MEM_HIDDEN;
 int mem_arena_owns(const void *p) MEM_HIDDEN;
