@@ -6,11 +6,12 @@ pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev 
 # Tests (tools/test.sh passes --test): schema validation, a static libc for the
 # static-binary refusal test, C++ fixtures, libc debug info for the symbolizer
 # oracle, `go tool pprof` as a real consumer of --pprof output, xz for the
-# MiniDebugInfo fixture, and a real debuginfod server for the symbolizer's
-# client.
+# MiniDebugInfo fixture, a real debuginfod server for the symbolizer's
+# client, and jemalloc and tcmalloc for the allocation hooks' hostile runs
+# (a user's preloaded allocator behind libcbottleneck_mem.so).
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(python3 python3-jsonschema python3-yaml libc6-dev libc6-dbg g++ golang-go xz-utils
-		debuginfod)
+		debuginfod libjemalloc2 libgoogle-perftools4)
 fi
 missing=()
 for p in "${pkgs[@]}"; do
