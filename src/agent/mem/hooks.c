@@ -72,6 +72,11 @@ MEM_API void *malloc(size_t size)
 	return p;
 }
 
+/* Our own malloc's address: a reference to `malloc` from this library goes
+ * through the GOT and finds whichever definition wins (mem.c compares). */
+extern __typeof__(malloc) mem_malloc_self
+	__attribute__((alias("malloc"), visibility("hidden"), copy(malloc)));
+
 MEM_API void *calloc(size_t n, size_t size)
 {
 	void *p;

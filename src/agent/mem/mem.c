@@ -155,7 +155,7 @@ static void mem_resolve(void)
 		r.posix_memalign = NULL;
 	if (r.malloc && !mem_from_libc((void *)r.malloc))
 		mem_flags |= CBN_MEMF_FOREIGN;
-	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)malloc)
+	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)mem_malloc_self)
 		mem_flags |= CBN_MEMF_REPLACED;
 	memcpy(&mem_real, &r, sizeof(r));
 }

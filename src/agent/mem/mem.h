@@ -63,6 +63,9 @@ struct mem_thread {
 
 extern __thread struct mem_thread mem_tls MEM_TLS MEM_HIDDEN;
 
+/* hooks.c's malloc itself (not the one that wins the symbol lookup). */
+extern void *mem_malloc_self(size_t size) MEM_HIDDEN;
+
 /* Resolve the real functions if not done: 1 when mem_real is usable, 0 when
  * the caller must use the bootstrap arena. */
 int mem_ready(void) MEM_HIDDEN;
