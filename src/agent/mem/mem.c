@@ -43,6 +43,7 @@ __thread struct mem_thread mem_tls MEM_TLS;
 enum { MEM_EARLY = 0, MEM_RECORDING = 1, MEM_OFF = 2 };
 static _Atomic int mem_mode;              /* EARLY until the constructor */
 static struct cbn_mem_state *_Atomic mem_st;
+static _Atomic uint32_t mem_pid;          /* the process mem_st belongs to */
 static uint64_t mem_rate = MEM_DEFAULT_RATE;
 static int mem_depth = MEM_DEFAULT_DEPTH;
 static int mem_usable_ok;                 /* mem_usable() may be called */
@@ -226,6 +227,23 @@ int mem_ready(void)
 
 /* --- counters --------------------------------------------------------------- */
 
+/*
+ * header.mem while recording, else NULL.  A fork child runs code (the
+ * agent's fork handler, which unmaps the parent's file and allocates) before
+ * the hooks' own child handler re-attaches them: until then the pid differs
+ * and nothing touches a header or a chunk.  Called only on the rare paths
+ * (flushes, sampled records, mappings), so the system call is affordable.
+ */
+static struct cbn_mem_state *mem_header(void)
+{
+	struct cbn_mem_state *st = atomic_load_explicit(&mem_st, memory_order_acquire);
+
+	if (!st || atomic_load_explicit(&mem_mode, memory_order_relaxed) != MEM_RECORDING ||
+	    (uint32_t)syscall(SYS_getpid) != atomic_load_explicit(&mem_pid, memory_order_relaxed))
+		return NULL;
+	return st;
+}
+
 static void mem_peak(struct cbn_mem_state *st, int64_t live)
 {
 	uint64_t peak;
@@ -247,17 +265,23 @@ static void mem_thread_exit(void *arg);
 /* Publish this thread's deltas. */
 static void mem_flush(struct mem_thread *t)
 {
-	struct cbn_mem_state *st = atomic_load_explicit(&mem_st, memory_order_acquire);
+	int mode = atomic_load_explicit(&mem_mode, memory_order_relaxed);
+	struct cbn_mem_state *st = NULL;
 	int64_t d = t->delta;
 
+	if (mode == MEM_RECORDING) {
+		st = mem_header();
+		if (!st)
+			return; /* a fork child not re-attached yet: keep the counts */
+	}
 	t->delta = 0;
-	if (st && atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_RECORDING) {
+	if (st) {
 		if (d)
 			mem_peak(st, atomic_fetch_add(&st->host_live, d) + d);
 		atomic_fetch_add_explicit(&st->allocs, t->allocs, memory_order_relaxed);
 		atomic_fetch_add_explicit(&st->frees, t->frees, memory_order_relaxed);
 		atomic_fetch_add_explicit(&st->alloc_bytes, t->bytes, memory_order_relaxed);
-	} else if (atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_EARLY) {
+	} else if (mode == MEM_EARLY) {
 		atomic_fetch_add(&early_live, d);
 		atomic_fetch_add(&early_allocs, t->allocs);
 		atomic_fetch_add(&early_frees, t->frees);
@@ -290,12 +314,12 @@ static void mem_thread_exit(void *arg)
 /* Mappings change host_live at once (they are few and large). */
 static void mem_map_live(int64_t d)
 {
-	struct cbn_mem_state *st = atomic_load_explicit(&mem_st, memory_order_acquire);
+	struct cbn_mem_state *st = mem_header();
 
-	if (st && atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_RECORDING) {
+	if (st) {
 		atomic_fetch_add(&st->mmap_live, d);
 		mem_peak(st, atomic_fetch_add(&st->host_live, d) + d);
-	} else {
+	} else if (atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_EARLY) {
 		atomic_fetch_add(&early_live, d);
 	}
 }
@@ -364,7 +388,7 @@ static uint32_t mem_tid(struct mem_thread *t)
 
 static __attribute__((noinline)) void mem_record_alloc(void *p, size_t size, int kind, int fn)
 {
-	struct cbn_mem_state *st = atomic_load_explicit(&mem_st, memory_order_acquire);
+	struct cbn_mem_state *st = mem_header();
 	struct {
 		struct cbn_rec_mem_alloc r;
 		uint64_t pc[CBN_MAX_FRAMES];
@@ -394,7 +418,7 @@ static __attribute__((noinline)) void mem_record_alloc(void *p, size_t size, int
 
 static void mem_record_free(void *p, uint64_t val, int fn)
 {
-	struct cbn_mem_state *st = atomic_load_explicit(&mem_st, memory_order_acquire);
+	struct cbn_mem_state *st = mem_header();
 	struct cbn_rec_mem_free r;
 
 	if (!st)
@@ -440,7 +464,7 @@ __attribute__((noinline)) void mem_alloc_done(void *p, size_t size, int kind, in
 	if ((sampled && mode == MEM_RECORDING && kind != CBN_ALLOC_BRK) || kind == CBN_ALLOC_MMAP) {
 		if (memtable_insert(&mem_table, (uint64_t)(uintptr_t)p,
 				    mem_val(size, kind, sampled && mode == MEM_RECORDING)) < 0) {
-			struct cbn_mem_state *st = atomic_load(&mem_st);
+			struct cbn_mem_state *st = mem_header();
 
 			tracked = 0;
 			if (st && sampled)
@@ -542,6 +566,7 @@ static int mem_start(int child)
 	if (child) {
 		/* The agent copied the parent's state into the new header. */
 		atomic_store(&mem_st, st);
+		atomic_store(&mem_pid, (uint32_t)syscall(SYS_getpid));
 		if (atomic_load(&st->state) != CBN_MEM_ON) {
 			atomic_store(&mem_mode, MEM_OFF);
 			return 0;
@@ -572,6 +597,7 @@ static int mem_start(int child)
 	atomic_store(&st->allocs, atomic_exchange(&early_allocs, 0));
 	atomic_store(&st->frees, atomic_exchange(&early_frees, 0));
 	atomic_store(&st->alloc_bytes, atomic_exchange(&early_bytes, 0));
+	atomic_store(&mem_pid, (uint32_t)syscall(SYS_getpid));
 	atomic_store_explicit(&mem_st, st, memory_order_release);
 	atomic_store(&mem_mode, MEM_RECORDING);
 	mem_peak(st, atomic_load(&st->host_live));
