@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <link.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -631,11 +632,20 @@ AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
 		return -1;
 	dst = c ? writer_reserve(c, (uint32_t)size) : NULL;
 	if (!dst) {
-		/* The same path as the sampler's: lock-free handout, try-lock growth. */
+		/* The sampler's path: lock-free handout, growth by try-lock.  A
+		 * record lost is a block whose free is never matched, so when
+		 * another thread holds the growth lock, yield and try again (a
+		 * system call, no lock: a few rounds at most); grow by 1 MiB. */
+		int tries;
+
 		c = writer_chunk_new(w, CBN_CHUNK_MEMORY, tid);
-		if (!c) {
-			writer_grow_signal(w, 4 * CBN_CHUNK_SIZE);
+		for (tries = 0; !c && tries < 64; tries++) {
+			int ret = writer_grow_signal(w, 16 * CBN_CHUNK_SIZE);
+
 			c = writer_chunk_new(w, CBN_CHUNK_MEMORY, tid);
+			if (c || (ret && ret != -EBUSY))
+				break;
+			sched_yield();
 		}
 		agent_tls.mem_chunk = c;
 		if (!c)

@@ -386,7 +386,8 @@ static uint32_t mem_tid(struct mem_thread *t)
 
 /* --- records -------------------------------------------------------------- */
 
-static __attribute__((noinline)) void mem_record_alloc(void *p, size_t size, int kind, int fn)
+/* Returns 0 when the record is in the file. */
+static __attribute__((noinline)) int mem_record_alloc(void *p, size_t size, int kind, int fn)
 {
 	struct cbn_mem_state *st = mem_header();
 	struct {
@@ -396,7 +397,7 @@ static __attribute__((noinline)) void mem_record_alloc(void *p, size_t size, int
 	int n;
 
 	if (!st)
-		return;
+		return -1;
 	n = cbn_agent_mem_backtrace(b.pc, mem_depth, MEM_SKIP);
 	if (n == 0)
 		atomic_fetch_add_explicit(&st->no_stack, 1, memory_order_relaxed);
@@ -410,10 +411,12 @@ static __attribute__((noinline)) void mem_record_alloc(void *p, size_t size, int
 	b.r.kind = (uint8_t)kind;
 	b.r.fn = (uint8_t)fn;
 	b.r.nframes = (uint16_t)n;
-	if (cbn_agent_mem_write(&b, b.r.h.size, b.r.tid) < 0)
+	if (cbn_agent_mem_write(&b, b.r.h.size, b.r.tid) < 0) {
 		atomic_fetch_add_explicit(&st->lost, 1, memory_order_relaxed);
-	else
-		atomic_fetch_add_explicit(&st->sampled, 1, memory_order_relaxed);
+		return -1;
+	}
+	atomic_fetch_add_explicit(&st->sampled, 1, memory_order_relaxed);
+	return 0;
 }
 
 static void mem_record_free(void *p, uint64_t val, int fn)
@@ -471,9 +474,20 @@ __attribute__((noinline)) void mem_alloc_done(void *p, size_t size, int kind, in
 				atomic_fetch_add_explicit(&st->untracked, 1, memory_order_relaxed);
 		}
 	}
-	(void)tracked;
-	if (sampled && mode == MEM_RECORDING)
-		mem_record_alloc(p, size, kind, fn);
+	if (sampled && mode == MEM_RECORDING && mem_record_alloc(p, size, kind, fn) < 0 &&
+	    tracked && kind != CBN_ALLOC_BRK) {
+		/* No MEM_ALLOC in the file: its free must not write a MEM_FREE.
+		 * The block is not the program's yet, so nobody else frees it. */
+		uint64_t v;
+
+		if (memtable_remove(&mem_table, (uint64_t)(uintptr_t)p, &v)) {
+			if (!mem_usable_ok && kind == CBN_ALLOC_HEAP)
+				t->delta -= (int64_t)mem_weight(size);
+			if (kind == CBN_ALLOC_MMAP)
+				memtable_insert(&mem_table, (uint64_t)(uintptr_t)p,
+						mem_val(size, kind, 0));
+		}
+	}
 	mem_maybe_flush(t);
 }
 
