@@ -36,6 +36,11 @@ profile() {
 		>"$T/prof.out" 2>"$T/prof.err"
 	local rc=$?
 	[ "$rc" = "$prc" ] || { cat "$T/prof.err"; fail "exit status $rc under --memory, $prc without"; }
+	if [ "${NO_THREAD_VIEWS:-0}" = 1 ]; then
+		# A hostile program's own thread views: --memory adds the agent's
+		# background thread (docs/agent.md section 12).
+		sed -i '/^threads\[/d' "$T/plain.out" "$T/prof.out"
+	fi
 	cmp -s "$T/plain.out" "$T/prof.out" || {
 		diff "$T/plain.out" "$T/prof.out" | head
 		fail "stdout differs under --memory"
@@ -146,6 +151,22 @@ cxx)
 	common
 	between "$(val heap)" 2800 3300 "MEM_ALLOC records of 200 rounds"
 	[ "$(val live_bytes)" -le 8192 ] || fail "$(val live_bytes) bytes left live"
+	;;
+fork)
+	# Fork and exec while two threads allocate (tests/hostile's
+	# mem_forkexec), every allocation recorded: 41 processes and the
+	# helper's images, each file whole, its header ON, no record lost, and
+	# every MEM_FREE matched by a MEM_ALLOC of the same file.
+	prog=$B/tests/hostile/mem_forkexec
+	[ -x "$prog" ] || fail "$prog is missing: this build should have made it"
+	NO_THREAD_VIEWS=1 profile --memory --memory-rate 1 -- "$prog"
+	n=0
+	for f in "$T/s"/*.cbp; do
+		"$DUMP" "$f" >"$T/dump" || fail "memdump: $f is damaged"
+		common
+		n=$((n + 1))
+	done
+	[ "$n" -ge 41 ] || fail "$n session files, expected the parent and 40 children at least"
 	;;
 off)
 	# Without --memory nothing is preloaded and header.mem stays OFF.
