@@ -62,8 +62,10 @@ import json, sys
 m = json.load(open(sys.argv[1]))["memory"]
 host = [s for s in m["spaces"] if s["kind"] == "host"]
 assert host, "no host space"
-# 200000 x ~1 KB live at once: the peak is at least 150 MB
-assert host[0]["peak_bytes"] >= 150e6, host[0]["peak_bytes"]
+# 200000 x ~1 KB live at once: the peak is at least 150 MB (in the
+# interpreter's process: python3 may be a wrapper script that execs it)
+peak = max(s["peak_bytes"] for s in host)
+assert peak >= 150e6, [s["peak_bytes"] for s in host]
 assert m["sites"], "no allocation site"
 assert all(m["sites"][i]["bytes"] >= m["sites"][i + 1]["bytes"] for i in range(len(m["sites"]) - 1))
 PY
