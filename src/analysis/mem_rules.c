@@ -15,6 +15,9 @@
 
 #define MEM_CHURN_MIN 10000.0          /* alloc-churn: short-lived allocations at least */
 #define MEM_CHURN_SHARE 0.5            /* ... and this share of the site's allocations */
+#define MEM_CHURN_RATE 100000.0        /* ... and this many per second of the run: at
+					* 50-100 ns a malloc/free pair, 0.5-1 % of a core
+					* (fewer cost nothing worth a recommendation) */
 #define MEM_PEAK_SHARE 0.5             /* peak-one-site: one site holds this much of the peak */
 #define MEM_PEAK_MIN (1ull << 20)      /* ... of a peak of at least 1 MiB */
 #define MEM_LEAK_MIN 65536.0           /* leak: bytes never freed by one site, at least */
@@ -92,7 +95,9 @@ static int churn(const void *ctx, struct rules_pass *pass)
 		return m->nsites ? -ENOMEM : 0;
 	for (i = 0; i < m->nsites; i++)
 		if (m->sites[i].kind == MEM_SPACE_HOST && m->sites[i].short_lived >= MEM_CHURN_MIN &&
-		    m->sites[i].short_lived >= MEM_CHURN_SHARE * m->sites[i].allocs)
+		    m->sites[i].short_lived >= MEM_CHURN_SHARE * m->sites[i].allocs &&
+		    (!c->run_ns ||
+		     m->sites[i].short_lived * 1e9 / (double)c->run_ns >= MEM_CHURN_RATE))
 			order[n++] = (uint32_t)i;
 	/* most short-lived allocations first (a selection: n is small) */
 	for (i = 0; i < n && ret == 0; i++) {
