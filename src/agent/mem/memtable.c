@@ -22,7 +22,7 @@ static uint64_t mt_hash(uint64_t key)
 
 static uint64_t mt_fhash(uint64_t key)
 {
-	return (((key ^ (key >> 29)) * 0xbf58476d1ce4e5b9ull) >> 40);
+	return memtable_fhash(key);
 }
 
 size_t memtable_bytes(unsigned bits, unsigned fbits)
