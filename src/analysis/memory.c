@@ -587,6 +587,16 @@ static int life_cmp(const void *a, const void *b)
 	return x->ns < y->ns ? -1 : x->ns > y->ns;
 }
 
+/* 1 when exactly one process recorded host memory: its sites are its own. */
+static int single_host(const struct profile *p)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < p->nprocesses; i++)
+		n += p->processes[i].mem.state == CBN_MEM_ON;
+	return n == 1;
+}
+
 static int peak_site_cmp(const void *a, const void *b)
 {
 	const struct mem_peak_site *x = a, *y = b;
@@ -748,14 +758,46 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 		}
 		if ((ret = replay_run(h, &r)) < 0)
 			goto out;
+		double sum = 0, f = 1;
+
 		for (i = h->first_site; i < h->m->nsites; i++)
-			if (r.snap[i] >= 0.5)
-				sp->at_peak[n++] = (struct mem_peak_site){ (uint32_t)i, r.snap[i] };
+			sum += r.snap[i] > 0 ? r.snap[i] : 0;
+		/* Sampled shares of an exact peak: when their sum overshoots it
+		 * (a Poisson count above its mean), scale them down to it, so no
+		 * site is shown holding more than the whole.  An undershoot is left
+		 * alone: blocks from before recording started have no record, and
+		 * their bytes must not be handed to the sites that do. */
+		if (sp->peak_exact && single_host(p) && sum > (double)sp->peak && sum > 0)
+			f = (double)sp->peak / sum;
+		for (i = h->first_site; i < h->m->nsites; i++)
+			if (r.snap[i] * f >= 0.5)
+				sp->at_peak[n++] = (struct mem_peak_site){ (uint32_t)i, r.snap[i] * f };
 		qsort(sp->at_peak, n, sizeof(*sp->at_peak), peak_site_cmp);
 		sp->nat_peak = n < MEM_PEAK_SITES_MAX ? n : MEM_PEAK_SITES_MAX;
 		if (!sp->nat_peak) {
 			free(sp->at_peak);
 			sp->at_peak = NULL;
+		}
+	}
+
+	/* No site's own peak above the whole's, and the same scaling for what
+	 * was live at the end, against the exact counter.  Only with one host
+	 * process: sites are shared by processes, and their figures summed. */
+	if (sp->peak_exact && single_host(p))
+		for (i = h->first_site; i < h->m->nsites; i++)
+			if (h->m->sites[i].max_live > (double)sp->peak)
+				h->m->sites[i].max_live = (double)sp->peak;
+	if (sp->peak_exact && single_host(p) && sp->live_end >= 0) {
+		double sum = 0, f;
+
+		for (i = h->first_site; i < h->m->nsites; i++)
+			sum += h->m->sites[i].live_end_bytes;
+		if (sum > (double)sp->live_end && sum > 0) {
+			f = (double)sp->live_end / sum;
+			for (i = h->first_site; i < h->m->nsites; i++) {
+				h->m->sites[i].live_end_bytes *= f;
+				h->m->sites[i].live_end_blocks *= f;
+			}
 		}
 	}
 

@@ -314,6 +314,27 @@ static void test_peak_counters(void)
 	REQUIRE(sp->nat_peak == 1);
 	CHECK(NEAR(sp->at_peak[0].bytes, 3000000.0 / -expm1(-3000000.0 / 4096), 1e-9));
 	pbm_release(&b, &m);
+
+	/* sampled shares above the exact peak (and live at exit above the exact
+	 * live): scaled down to the whole, never above it */
+	pbm_on(&b, 0, 1 << 20, CBN_MEMF_USABLE);
+	pm->host_peak = 1500000;
+	pm->host_peak_ts = t0 + 15000000;
+	pm->host_live_end = 1000000;
+	pbm_alloc(&b, &m, 0, t0 + 5000000, 0xa000, 1000000, x.st_helper); /* stands for ~1.6 MB */
+	pbm_alloc(&b, &m, 0, t0 + 6000000, 0xb000, 1000, x.st_vec);       /* ~1 MiB */
+	pbm_free(&b, &m, 0, t0 + 20000000, 0xb000);
+	pbm_counter(&b, &m, 0, t0 + 30000000, 7000000, 1000000);
+	a = analysed(&b.p);
+	REQUIRE(a->memory && a->memory->nspaces == 1);
+	sp = &a->memory->spaces[0];
+	REQUIRE(sp->nat_peak == 2);
+	CHECK(NEAR(sp->at_peak[0].bytes + sp->at_peak[1].bytes, 1500000, 1e-6));
+	for (i = 0; i < a->memory->nsites; i++) {
+		CHECK(a->memory->sites[i].max_live <= 1500000);
+		CHECK(a->memory->sites[i].live_end_bytes <= 1000000 + 1e-6);
+	}
+	pbm_release(&b, &m);
 	pb_free(&b);
 }
 
