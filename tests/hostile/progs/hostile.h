@@ -268,20 +268,21 @@ HOSTILE_FN static void hostile_count_threads(int *tasks, int *status)
 }
 
 /* threads[tag]: the thread counts.  A thread that pthread_join has just
- * reaped can stay listed for a moment while the kernel releases it, so the
- * counts are read until two readings 2 ms apart agree. */
+ * reaped stays listed until it runs the rest of its exit in the kernel, which
+ * on a loaded machine can wait several scheduler ticks (a run under load once
+ * counted it after two readings 2 ms apart agreed), so the counts are read
+ * until five readings 5 ms apart agree (at most about 2 s). */
 HOSTILE_FN static void print_threads(const char *tag)
 {
-	int tasks, status, t2, s2, saved = errno;
+	int tasks, status, t2, s2, same = 0, saved = errno;
 
 	hostile_count_threads(&tasks, &status);
-	for (int i = 0; i < 100; i++) {
-		struct timespec ms2 = {0, 2000000};
+	for (int i = 0; i < 400 && same < 4; i++) {
+		struct timespec ms5 = {0, 5000000};
 
-		nanosleep(&ms2, NULL);
+		nanosleep(&ms5, NULL);
 		hostile_count_threads(&t2, &s2);
-		if (t2 == tasks && s2 == status)
-			break;
+		same = t2 == tasks && s2 == status ? same + 1 : 0;
 		tasks = t2;
 		status = s2;
 	}
