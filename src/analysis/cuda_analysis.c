@@ -27,10 +27,6 @@ void cuda_analysis_free(struct cuda_analysis *a)
 
 	if (!a)
 		return;
-	for (i = 0; i < a->nrecos; i++) {
-		free(a->recos[i].message);
-		free(a->recos[i].evidence);
-	}
 	for (i = 0; i < a->nstatus_lines; i++)
 		free(a->status_lines[i]);
 	for (i = 0; i < pv->nstrs; i++)
@@ -41,7 +37,7 @@ void cuda_analysis_free(struct cuda_analysis *a)
 	free(a->memops);
 	free(a->api);
 	free(a->sites);
-	free(a->recos);
+	rules_findings_free(a->recos, a->nrecos);
 	free(a->status);
 	free(a->status_lines);
 	free(a->devices);

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "profile.h"
+#include "rules.h"
 
 /* --- thresholds (docs/cuda.md, "Recommendations") ------------------------ */
 #define CUDA_VERDICT_COMPUTE_UTIL 0.80      /* GPU utilization >= this: compute-bound */
@@ -130,12 +131,6 @@ struct cuda_overview {
 	const char *verdict;         /* "overhead-bound" | "compute-bound" | "mixed" | "idle" */
 };
 
-struct cuda_reco {
-	const char *id;              /* stable rule id, e.g. "pageable-copies" */
-	char *message;               /* what to do */
-	char *evidence;              /* the numbers that fired the rule */
-};
-
 struct cuda_status_row {
 	uint32_t pid;
 	const char *exe;             /* basename */
@@ -162,7 +157,7 @@ struct cuda_analysis {
 	struct cuda_memop_row *memops;    size_t nmemops;    /* by total desc */
 	struct cuda_api_row *api;         size_t napi;       /* by total desc */
 	struct cuda_site *sites;          size_t nsites;     /* by gpu_ns desc */
-	struct cuda_reco *recos;          size_t nrecos;
+	struct rule_finding *recos;       size_t nrecos;     /* rules.h */
 	struct cuda_status_row *status;   size_t nstatus;
 	struct cuda_device_ov *devices;   size_t ndevices;   /* devices with GPU activity */
 	char **status_lines;              size_t nstatus_lines;   /* "CUDA: ..." */

@@ -808,26 +808,12 @@ int cuda_rules_build(struct cuda_analysis *a, const struct profile *p, const cha
 	const struct cuda_rule_ctx ctx = { .a = a, .p = p, .range_names = range_names,
 					   .scratch = scratch };
 	struct rule_hit *hits;
-	size_t nhits, i;
+	size_t nhits;
 	int ret;
 
 	ret = rules_run(cuda_rules, sizeof(cuda_rules) / sizeof(cuda_rules[0]), &ctx, &hits,
 			&nhits);
 	if (ret)
 		return ret;
-	if (nhits && !(a->recos = calloc(nhits, sizeof(*a->recos))))
-		ret = -ENOMEM;
-	for (i = 0; i < nhits; i++) {
-		char *msg = ret ? NULL : strdup(hits[i].rule->message);
-
-		if (!msg) {
-			free(hits[i].evidence);
-			ret = -ENOMEM;
-			continue;
-		}
-		a->recos[a->nrecos++] = (struct cuda_reco){ .id = hits[i].rule->id, .message = msg,
-							    .evidence = hits[i].evidence };
-	}
-	free(hits);
-	return ret;
+	return rules_keep(hits, nhits, &a->recos, &a->nrecos);
 }

@@ -311,26 +311,6 @@ int mem_rules_build(struct mem_analysis *m, const struct profile *p)
 	ret = rules_run(mem_rules, sizeof(mem_rules) / sizeof(mem_rules[0]), &ctx, &hits, &nhits);
 	if (ret)
 		return ret;
-	if (nhits) {
-		/* appended: the GPU side may have findings of its own already */
-		struct mem_reco *v = util_reallocarray(m->recos, m->nrecos + nhits, sizeof(*v));
-
-		if (v)
-			m->recos = v;
-		else
-			ret = -ENOMEM;
-	}
-	for (i = 0; i < nhits; i++) {
-		char *msg = ret ? NULL : strdup(hits[i].rule->message);
-
-		if (!msg) {
-			free(hits[i].evidence);
-			ret = -ENOMEM;
-			continue;
-		}
-		m->recos[m->nrecos++] = (struct mem_reco){ .id = hits[i].rule->id, .message = msg,
-							   .evidence = hits[i].evidence };
-	}
-	free(hits);
-	return ret;
+	/* appended: the GPU side may have findings of its own already */
+	return rules_keep(hits, nhits, &m->recos, &m->nrecos);
 }

@@ -1137,16 +1137,12 @@ void mem_free(struct mem_analysis *m)
 		free(m->spaces[i].timeline);
 		free(m->spaces[i].at_peak);
 	}
-	for (i = 0; i < m->nrecos; i++) {
-		free(m->recos[i].message);
-		free(m->recos[i].evidence);
-	}
 	for (i = 0; i < m->nstrs; i++)
 		free(m->strs[i]);
 	free(m->spaces);
 	free(m->sites);
 	free(m->leaks);
-	free(m->recos);
+	rules_findings_free(m->recos, m->nrecos);
 	free(m->strs);
 	free(m);
 }

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "profile.h"
+#include "rules.h"
 
 #define MEM_TIMELINE_MAX 2000    /* points kept per space (max-preserving buckets) */
 #define MEM_PEAK_SITES_MAX 20    /* sites kept per space at its peak */
@@ -105,16 +106,9 @@ struct mem_analysis {
 	uint64_t sampled, lost, untracked, no_stack; /* all processes */
 	const char *refused;     /* why host memory was asked for but not recorded, NULL */
 	/* appended after the contract's first version */
-	struct mem_reco *recos;   size_t nrecos;   /* findings of the memory rules
+	struct rule_finding *recos; size_t nrecos;    /* findings of the memory rules
 	                                            * (mem_rules.c), in table order */
 	char **strs;              size_t nstrs;    /* names made by mem_strdup (owned) */
-};
-
-/* A finding of a memory rule (rules.h), as cuda_reco is for CUDA. */
-struct mem_reco {
-	const char *id;          /* stable rule id, e.g. "alloc-churn" */
-	char *message;           /* what to do */
-	char *evidence;          /* the numbers that fired it */
 };
 
 /* Sort keys of the allocation-sites table (--sort): "mem" (bytes allocated,

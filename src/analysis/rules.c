@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "rules.h"
 #include "util.h"
@@ -59,4 +60,49 @@ int rules_run(const struct rule *rules, size_t n, const void *ctx, struct rule_h
 	*hits = pass.hits;
 	*nhits = pass.nhits;
 	return 0;
+}
+
+int rules_keep(struct rule_hit *hits, size_t nhits, struct rule_finding **arr, size_t *n)
+{
+	struct rule_finding *v = NULL;
+	size_t i, k = 0;
+	int ret = 0;
+
+	if (nhits && !(v = util_reallocarray(*arr, *n + nhits, sizeof(*v))))
+		ret = -ENOMEM;
+	if (v)
+		*arr = v;
+	for (i = 0; i < nhits; i++) {
+		char *msg = ret ? NULL : strdup(hits[i].rule->message);
+
+		if (!msg) {
+			free(hits[i].evidence);
+			ret = -ENOMEM;
+			continue;
+		}
+		(*arr)[*n + k++] = (struct rule_finding){ .id = hits[i].rule->id, .message = msg,
+							  .evidence = hits[i].evidence };
+	}
+	free(hits);
+	if (ret) {
+		/* keep nothing of this run: free what was copied */
+		while (k--) {
+			free((*arr)[*n + k].message);
+			free((*arr)[*n + k].evidence);
+		}
+		return ret;
+	}
+	*n += nhits;
+	return 0;
+}
+
+void rules_findings_free(struct rule_finding *arr, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		free(arr[i].message);
+		free(arr[i].evidence);
+	}
+	free(arr);
 }

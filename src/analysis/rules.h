@@ -35,6 +35,23 @@ struct rule_hit {
 __attribute__((format(printf, 2, 3))) int rules_fire(struct rules_pass *pass, const char *fmt,
 						       ...);
 
+/* A finding as the analyses keep it (cuda_analysis.recos, mem_analysis.recos)
+ * and every writer prints it. */
+struct rule_finding {
+	const char *id;          /* the rule's stable id (static) */
+	char *message;           /* what to do (owned) */
+	char *evidence;          /* the numbers that fired it (owned) */
+};
+
+/* Append the findings of a rules_run() to *arr (*n of them; grown, so a
+ * domain may append to findings it already has), taking over each evidence
+ * and freeing hits.  Returns 0, or -ENOMEM with *arr and *n unchanged and
+ * everything of hits freed. */
+int rules_keep(struct rule_hit *hits, size_t nhits, struct rule_finding **arr, size_t *n);
+
+/* Free n findings and the array. */
+void rules_findings_free(struct rule_finding *arr, size_t n);
+
 /* Run rules[0 .. n) in order over ctx.  Returns 0 with the findings in *hits
  * (*nhits of them, NULL when none; the caller frees each evidence and the
  * array), or the first negative result of a test, with nothing kept. */

@@ -181,7 +181,7 @@ static inline const struct cuda_op_row *cb_op(const struct cuda_analysis *a, con
 	return NULL;
 }
 
-static inline const struct cuda_reco *cb_reco(const struct cuda_analysis *a, const char *id)
+static inline const struct rule_finding *cb_reco(const struct cuda_analysis *a, const char *id)
 {
 	size_t i;
 

@@ -39,7 +39,7 @@ static struct cuda_analysis *analyze(struct profile *p)
 
 static const char *evidence(const struct cuda_analysis *a, const char *id)
 {
-	const struct cuda_reco *r = cb_reco(a, id);
+	const struct rule_finding *r = cb_reco(a, id);
 
 	return r ? r->evidence : "";
 }

@@ -176,7 +176,7 @@ int main(void)
 	mf_mem.refused = NULL;
 	{
 		static char msg[] = "free blocks later", ev[] = "1000 allocations";
-		static struct mem_reco reco = {"alloc-churn", msg, ev};
+		static struct rule_finding reco = {"alloc-churn", msg, ev};
 
 		mf_mem.recos = &reco;
 		mf_mem.nrecos = 1;

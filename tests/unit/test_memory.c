@@ -98,7 +98,7 @@ static const struct mem_site *site_named(const struct analysis *a, const char *f
 	return NULL;
 }
 
-static const struct mem_reco *reco(const struct analysis *a, const char *id)
+static const struct rule_finding *reco(const struct analysis *a, const char *id)
 {
 	size_t i;
 
@@ -489,7 +489,7 @@ static void test_rules(void)
 	struct pbm m = { 0 };
 	struct fx x;
 	const struct analysis *a;
-	const struct mem_reco *r;
+	const struct rule_finding *r;
 	uint64_t t0 = 1000000000ull, t;
 	int i;
 
