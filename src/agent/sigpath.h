@@ -19,8 +19,9 @@
  *   kstacks.c  kstacks_open, kstacks_drain, kstacks_pending, kstacks_parse,
  *              kstacks_parse_placed, kstacks_place, kstacks_add, ring_copy
  *              (kstacks.h: all of it is signal-safe)
- *   sigwrap.c  sigwrap_owned, sigwrap_app, sigbit (then the program's own
- *              handler, with sigpath_active() false: not ours to judge)
+ *   sigwrap.c  sigwrap_owned, sigwrap_app, sigbit, sigwrap_oneshot_running
+ *              (then the program's own handler, with sigpath_active()
+ *              false: not ours to judge)
  *   unwind.c   unwind_flush_thread (libunwind's trace-cache destructor),
  *              unwind_place, unwind_place_step, unwind_place_upto,
  *              unwind_place_match (the

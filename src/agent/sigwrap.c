@@ -44,6 +44,7 @@ struct owned {
 	_Atomic int sig;                 /* 0: free slot */
 	struct sigaction act[2];
 	_Atomic int cur;
+	_Atomic int oneshot;             /* taken only to guard one-shot handlers */
 };
 
 static struct owned owned[SIGWRAP_OWNED];
@@ -63,6 +64,19 @@ static pthread_mutex_t move_lock = PTHREAD_MUTEX_INITIALIZER;
  */
 static __thread _Atomic uint64_t app_blocked AGENT_TLS;
 static __thread _Atomic uint64_t app_pending AGENT_TLS;
+
+/*
+ * One-shot (SA_RESETHAND) handlers of the program running in this thread
+ * (bit sig-1), the frame of the outermost one, and timer expiries that arrived
+ * inside one before it re-installed itself.  The kernel would have run such a
+ * signal with the default action (terminate): without us the window is a few
+ * instructions long, with us our samples and our thread's CPU (which the
+ * program's ITIMER_PROF counts) can put its next expiry in it.  Held until
+ * the handler returns, then re-sent.
+ */
+static __thread _Atomic uint64_t oneshot_live AGENT_TLS;
+static __thread _Atomic uint64_t oneshot_held AGENT_TLS;
+static __thread uintptr_t oneshot_frame AGENT_TLS;
 
 static uint64_t sigbit(int sig)
 {
@@ -158,8 +172,10 @@ static int sigwrap_pick(struct sigaction *old)
 	return 0;
 }
 
-/* Take sig: remember the program's disposition, install our handler. */
-static int sigwrap_own(int sig, const struct sigaction *app)
+/* Take sig: remember the program's disposition, install our handler
+ * (oneshot: leave the kernel's as it is until a one-shot handler comes,
+ * sigwrap_kernel_act). */
+static int sigwrap_own_as(int sig, const struct sigaction *app, int oneshot)
 {
 	struct sigaction sa;
 	int i;
@@ -171,11 +187,19 @@ static int sigwrap_own(int sig, const struct sigaction *app)
 		return -ENOSPC;
 	owned[i].act[0] = *app;
 	atomic_store(&owned[i].cur, 0);
-	sigwrap_handler_act(&sa);
-	if (real_sigaction(sig, &sa, NULL) < 0)
-		return -errno;
+	atomic_store(&owned[i].oneshot, oneshot);
+	if (!oneshot) {
+		sigwrap_handler_act(&sa);
+		if (real_sigaction(sig, &sa, NULL) < 0)
+			return -errno;
+	}
 	atomic_store_explicit(&owned[i].sig, sig, memory_order_release);
 	return 0;
+}
+
+static int sigwrap_own(int sig, const struct sigaction *app)
+{
+	return sigwrap_own_as(sig, app, 0);
 }
 
 /* Started under a debugger?  gdb stops at every real-time signal but passes
@@ -371,12 +395,25 @@ static void sigwrap_flush_pending(uint64_t was_blocked)
  * still queued is dropped by timer_is_ours): do what the program's
  * disposition says.  SIGNAL CONTEXT.
  */
+/*
+ * SIGNAL-SAFE.  Is a one-shot handler of sig running below this frame in
+ * this thread?  A signal frame and our entry lie between a nested delivery
+ * and the handler's chain frame (over a kilobyte); a handler the program left
+ * with longjmp leaves its bit set but no frame above the next delivery.
+ */
+static int sigwrap_oneshot_running(int sig)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+
+	return (oneshot_live & sigbit(sig)) && here + 512 < oneshot_frame;
+}
+
 void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 {
 	struct owned *o = sigwrap_owned(sig);
 	struct sigaction a;
 	sigset_t old;
-	int masked = 0;
+	int masked = 0, oneshot = 0;
 	sig_atomic_t in_sigpath;
 
 	if (!o)
@@ -400,6 +437,13 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 		 */
 		struct sigaction dfl;
 
+		/* A timer's expiry (not the program's raise or kill: those
+		 * stay as deterministic as without us). */
+		if (si && (si->si_code == SI_KERNEL || si->si_code == SI_TIMER) &&
+		    sigwrap_oneshot_running(sig)) {
+			oneshot_held |= sigbit(sig); /* re-sent when it returns */
+			return;
+		}
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
 		real_sigaction(sig, &dfl, NULL);
@@ -412,6 +456,19 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
 		sigwrap_app(o, &dfl, NULL);
+		if (!sigwrap_oneshot_running(sig)) {
+			uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+
+			/* Not below the outermost recorded frame: every bit is
+			 * stale (handlers left with longjmp). */
+			if (!oneshot_live || !(here < oneshot_frame)) {
+				oneshot_live = 0;
+				oneshot_held = 0;
+				oneshot_frame = here;
+			}
+			oneshot_live |= sigbit(sig);
+			oneshot = 1;
+		}
 	}
 	/*
 	 * The program's sa_mask, as the kernel would have applied it.  SA_NODEFER
@@ -434,6 +491,14 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 	agent_tls.in_sigpath = in_sigpath;
 	if (masked)
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	if (oneshot) {
+		oneshot_live &= ~sigbit(sig);
+		if (oneshot_held & sigbit(sig)) {
+			/* Now as without us: its handler again, or the default. */
+			oneshot_held &= ~sigbit(sig);
+			syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig);
+		}
+	}
 }
 
 static sighandler_t sigwrap_handler_of(const struct sigaction *a)
@@ -462,6 +527,12 @@ static void sigwrap_kernel_act(struct owned *o)
 	if (sig == cur)
 		return;
 	sigwrap_app(o, NULL, &app);
+	if (atomic_load(&o->oneshot) && !(sigwrap_is_function(&app) && (app.sa_flags & SA_RESETHAND))) {
+		/* Guarded for one-shot handlers only: anything else is the
+		 * kernel's to run, exactly as the program asked. */
+		real_sigaction(sig, &app, NULL);
+		return;
+	}
 	sigwrap_handler_act(&sa);
 	if (sigwrap_is_function(&app)) {
 		sa.sa_mask = app.sa_mask;
@@ -471,12 +542,26 @@ static void sigwrap_kernel_act(struct owned *o)
 	real_sigaction(sig, &sa, NULL);
 }
 
+/* glibc hands the kernel every action with its restorer, and the kernel
+ * reports the flag back: the program's view shows it as the kernel would. */
+#if defined(__x86_64__) || defined(__i386__)
+#define SIGWRAP_SA_RESTORER 0x04000000
+#else
+#define SIGWRAP_SA_RESTORER 0
+#endif
+
 static void sigwrap_app_set(struct owned *o, const struct sigaction *act, struct sigaction *old)
 {
 	int sig = atomic_load(&o->sig);
+	struct sigaction view;
 
+	if (act) {
+		view = *act;
+		view.sa_flags |= SIGWRAP_SA_RESTORER;
+		act = &view;
+	}
 	sigwrap_app(o, act, old);
-	if (act && sigwrap_is_function(act)) {
+	if (act && sigwrap_is_function(act) && !atomic_load(&o->oneshot)) {
 		agent_note(CBN_NOTE_SIG_HANDLER);
 		if (sig == atomic_load(&agent.signo))
 			sigwrap_move();
@@ -498,6 +583,29 @@ static sighandler_t sigwrap_app_handler(struct owned *o, sighandler_t handler, i
 	return sigwrap_handler_of(&old);
 }
 
+/*
+ * A one-shot handler for a timer signal: the agent's own work lengthens the
+ * window in which that signal would kill the program (sigwrap_chain), so the
+ * signal is taken, with the program's disposition as its view, and only its
+ * one-shot handlers run through us (sigwrap_kernel_act).  NULL when nothing
+ * is to guard or no slot is free: then the kernel has it, as before.
+ */
+static struct owned *sigwrap_guard(int sig, const struct sigaction *act)
+{
+	struct sigaction cur;
+	struct owned *o;
+
+	if ((sig != SIGALRM && sig != SIGVTALRM && sig != SIGPROF) || !act ||
+	    !sigwrap_is_function(act) || !(act->sa_flags & SA_RESETHAND) || !atomic_load(&agent.active))
+		return NULL;
+	pthread_mutex_lock(&move_lock);
+	o = sigwrap_owned(sig);
+	if (!o && real_sigaction(sig, NULL, &cur) == 0 && sigwrap_own_as(sig, &cur, 1) == 0)
+		o = sigwrap_owned(sig);
+	pthread_mutex_unlock(&move_lock);
+	return o;
+}
+
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
 						     struct sigaction *old)
 {
@@ -509,6 +617,8 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 		return -1;
 	}
 	o = sigwrap_owned(sig);
+	if (!o)
+		o = sigwrap_guard(sig, act);
 	if (o) {
 		/* An owned signal: the program sees and edits only its own copy. */
 		sigwrap_app_set(o, act, old);
@@ -533,6 +643,14 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
                                                                                       \
 		sigwrap_resolve();                                                    \
 		o = sigwrap_owned(sig);                                               \
+		if (!o && ((flags) & SA_RESETHAND) && h != SIG_ERR) {                \
+			struct sigaction g;                                           \
+                                                                                      \
+			memset(&g, 0, sizeof(g));                                     \
+			g.sa_handler = h;                                             \
+			g.sa_flags = (flags);                                         \
+			o = sigwrap_guard(sig, &g);                                   \
+		}                                                                     \
 		if (o) {                                                              \
 			if (h == SIG_ERR) {                                           \
 				errno = EINVAL;                                       \

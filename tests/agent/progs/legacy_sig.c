@@ -68,7 +68,10 @@ int main(void)
 		return 1;
 	}
 	sigrelse(SIGPROF);
-	if (hits != held + 1) {
+	/* The held one, at once.  A second can follow it: the timer counts the
+	 * process's CPU, and any other thread's (a profiler's) moves its next
+	 * expiry to any moment, this one included. */
+	if (hits != held + 1 && hits != held + 2) {
 		printf("legacy_sig: %d signals at release, expected 1\n", (int)(hits - held));
 		return 1;
 	}
