@@ -7,6 +7,10 @@
  *   CBN_RANGE_PUSH("load batch"); ... CBN_RANGE_POP();   nested ranges, per thread
  *   CBN_STEP();                                            one iteration of the main loop
  *   CBN_MARK("checkpoint");                                an instant event
+ *   CBN_START(); ... CBN_STOP();                           record only in between
+ *                                      (with `cbottleneck --capture-range api`;
+ *                                      without it, CBN_STOP pauses and CBN_START
+ *                                      resumes a recording that began at start)
  *
  * Ranges appear in the reports next to NVTX ranges (code annotated for Nsight
  * needs nothing else).  Names are copied; nesting deeper than 64 is counted
@@ -26,6 +30,9 @@ extern int cbn_range_push(const char *name) __attribute__((weak));
 extern int cbn_range_pop(void) __attribute__((weak));
 extern void cbn_step(void) __attribute__((weak));
 extern void cbn_mark(const char *name) __attribute__((weak));
+/* 1 when recording after the call, 0 when not, -1 without the agent. */
+extern int cbn_start(void) __attribute__((weak));
+extern int cbn_stop(void) __attribute__((weak));
 
 static inline int cbn_annotate_push(const char *name)
 {
@@ -49,7 +56,19 @@ static inline void cbn_annotate_mark(const char *name)
 		cbn_mark(name);
 }
 
+static inline int cbn_annotate_start(void)
+{
+	return cbn_start ? cbn_start() : -1;
+}
+
+static inline int cbn_annotate_stop(void)
+{
+	return cbn_stop ? cbn_stop() : -1;
+}
+
 #define CBN_RANGE_PUSH(name) cbn_annotate_push(name)
+#define CBN_START() cbn_annotate_start()
+#define CBN_STOP() cbn_annotate_stop()
 #define CBN_RANGE_POP() cbn_annotate_pop()
 #define CBN_STEP() cbn_annotate_step()
 #define CBN_MARK(name) cbn_annotate_mark(name)

@@ -308,6 +308,8 @@ static void *agent_bg_main(void *arg)
 			break;
 		idle = modules_pending() ? 0 : idle + 1;
 		modules_scan(0);
+		if (capture_tick())
+			idle = 0;
 		/* Memory counters keep the thread alive for the whole run. */
 		if (atomic_load(&mem_started)) {
 			idle = 0;
@@ -376,6 +378,7 @@ static void agent_on_exit(int status, void *arg)
 	if (!h || agent.pid != (uint32_t)syscall(SYS_getpid))
 		return;
 	agent_tls.no_unwind++;
+	capture_exit();
 	modules_scan(0);
 	threads_end_all();
 	agent_mem_counters();
@@ -454,6 +457,7 @@ static void agent_fork_child(void)
 	}
 	agent_mem_inherit(&pm);
 	agent_header_sampling();
+	capture_after_fork_child();
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
 	/* The helper thread did not survive the fork; it restarts on demand,
@@ -542,11 +546,14 @@ __attribute__((constructor)) static void agent_init(void)
 	 * constructor runs after ours; it sets ON (or REFUSED) itself. */
 	if (agent.mem_host && !dlsym(RTLD_DEFAULT, "cbn_mem_hooks_present"))
 		agent_mem_refuse("libcbottleneck_mem.so is not preloaded (LD_PRELOAD was changed)");
+	capture_init();
 	atomic_store(&agent.active, 1);
 	pthread_atfork(agent_fork_prepare, agent_fork_parent, agent_fork_child);
 	on_exit(agent_on_exit, NULL);
 	if (sampler_thread_begin(0, NULL) < 0)
 		agent_disable("cannot sample the main thread (no stack or timer for the handler)");
+	if (capture_tick())
+		agent_bg_ensure(); /* --delay, --duration */
 }
 
 /* --- agent_api.h ----------------------------------------------------------- */

@@ -181,6 +181,24 @@ extern int threads_self_create(pthread_t *, const pthread_attr_t *, void *(*)(vo
 int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDDEN;
 void threads_name_event(uint32_t tid, const char *name) AGENT_HIDDEN;
 
+/* capture.c: the capture windows (docs/steps.md).  capture_on: 1 while
+ * recording (always, without controls); every recorder checks it. */
+extern _Atomic int capture_on AGENT_HIDDEN;
+extern _Atomic uint64_t capture_steps AGENT_HIDDEN;
+void capture_init(void) AGENT_HIDDEN;
+void capture_after_fork_child(void) AGENT_HIDDEN;
+void capture_exit(void) AGENT_HIDDEN;
+int capture_tick(void) AGENT_HIDDEN;
+int capture_step(void) AGENT_HIDDEN;
+int capture_is_step_name(const char *name) AGENT_HIDDEN;
+void capture_nvtx_range(const char *domain, const char *name, int open) AGENT_HIDDEN;
+int capture_manual(int on, int cause) AGENT_HIDDEN;
+void capture_mark(const char *name) AGENT_HIDDEN;
+int capture_controlled(void) AGENT_HIDDEN;
+/* sampler.c: recording turned on or off (normal context, any thread): park
+ * or wake every thread's sampler. */
+void sampler_capture_changed(int on) AGENT_HIDDEN;
+
 /* sigwrap.c: sigaction/signal/sigmask interposers, choice of signal. */
 int sigwrap_install(char *why, size_t len) AGENT_HIDDEN;
 int sigwrap_unblock(int signo) AGENT_HIDDEN;

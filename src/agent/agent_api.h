@@ -69,4 +69,24 @@ int cbn_agent_mem_backtrace(uint64_t *pcs, int max, int skip);
  * makes for itself is not the program's memory. */
 int cbn_agent_mem_ours(uint64_t pc);
 
+/* --- Capture control (docs/steps.md) -------------------------------------
+ * With capture controls (--schedule, --delay, --duration, --capture-range,
+ * --toggle-signal, cbn_start/cbn_stop, `cbottleneck ctl`) the agent records
+ * only inside windows; without them the one window is the whole run. */
+
+/* 1 while recording (always 1 without capture controls). */
+int cbn_agent_capture_active(void);
+
+/* Open (on = 1) or close (on = 0) a window for cause (enum cbn_capture_cause).
+ * Normal context, any thread.  Returns the state after the call. */
+int cbn_agent_capture_set(int on, int cause);
+
+/* fn(active) is called after every change of state, in the thread that made
+ * it, outside the agent's locks (the CUDA layer enables or disables its CUPTI
+ * activities there).  One listener; a second call replaces it. */
+void cbn_agent_capture_listen(void (*fn)(int active));
+
+/* 1 when --capture-range api: cudaProfilerStart/Stop open and close windows. */
+int cbn_agent_capture_api(void);
+
 #endif

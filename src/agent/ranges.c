@@ -98,7 +98,7 @@ __attribute__((visibility("default"))) int cbn_range_pop(void)
 	if (!s || s->depth <= 0 || !atomic_load(&agent.active))
 		return -1;
 	d = --s->depth;
-	if (d < RANGES_DEPTH)
+	if (d < RANGES_DEPTH && atomic_load_explicit(&capture_on, memory_order_relaxed))
 		ranges_write(CBN_RANGE_PUSHPOP, CBN_SRC_ANNOTATION, s->start[d], agent_now(),
 			     ranges_tid(), (uint32_t)d, "", s->name[d]);
 	return d;
@@ -112,7 +112,9 @@ __attribute__((visibility("default"))) void cbn_step(void)
 	if (!atomic_load(&agent.active))
 		return;
 	now = agent_now();
-	ranges_write(CBN_RANGE_STEP, CBN_SRC_ANNOTATION, now, now, ranges_tid(), 0, "", "step");
+	if (capture_step())
+		ranges_write(CBN_RANGE_STEP, CBN_SRC_ANNOTATION, now, now, ranges_tid(), 0, "",
+			     "step");
 }
 
 /* An instant event with a name. */
@@ -123,6 +125,8 @@ __attribute__((visibility("default"))) void cbn_mark(const char *name)
 	if (!atomic_load(&agent.active))
 		return;
 	now = agent_now();
-	ranges_write(CBN_RANGE_MARK, CBN_SRC_ANNOTATION, now, now, ranges_tid(), 0, "",
-		     name ? name : "");
+	if (capture_is_step_name(name) ? capture_step() :
+					 atomic_load_explicit(&capture_on, memory_order_relaxed))
+		ranges_write(CBN_RANGE_MARK, CBN_SRC_ANNOTATION, now, now, ranges_tid(), 0, "",
+			     name ? name : "");
 }

@@ -331,6 +331,10 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 	agent_tls.in_sigpath = 1;
 	if (!timer_is_ours(si)) {
 		sigwrap_chain(sig, si, uc);
+	} else if (!atomic_load_explicit(&capture_on, memory_order_relaxed)) {
+		uint32_t w, k;
+
+		timer_weigh(&agent_tls, &w, &k); /* outside a window: not recorded */
 	} else {
 		sample_take(&agent_tls, uc);
 		if (agent_tls.backend == AGENT_BACKEND_PERF)
@@ -473,4 +477,12 @@ void sampler_resume(void)
 		t->carry = carry;
 	}
 	sampler_unblock(&old);
+}
+
+/* Recording turned on or off (capture.c).  The handler drops samples while
+ * capture_on is 0 (their CPU time is consumed, so the first sample after a
+ * window opens stands for its own period only). */
+void sampler_capture_changed(int on)
+{
+	(void)on;
 }

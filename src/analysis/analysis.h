@@ -14,9 +14,12 @@
 struct cpu_profile;
 struct cuda_analysis;
 struct mem_analysis;
+struct step_analysis;
 
 struct analysis_opts {
 	int cpu_only;            /* skip the CUDA analysis (cuda stays NULL) */
+	const char *step_regex;  /* --step: ranges/marks so named are steps (POSIX ERE) */
+	const char *step_func;   /* --step-func: a function entered once per step */
 };
 
 struct analysis {
@@ -24,12 +27,12 @@ struct analysis {
 	struct cpu_profile *cpu;         /* cpu.h: functions, lines, threads, processes */
 	struct cuda_analysis *cuda;      /* cuda_analysis.h; NULL when the run has no CUDA part */
 	struct mem_analysis *memory;     /* memory.h; NULL when the run has no memory data */
+	struct step_analysis *steps;     /* steps.h; NULL when the run has no steps */
 	char **warnings;                 /* data-quality lines (cpu_warnings), one each */
 	size_t nwarnings;
 	/*
 	 * Room for the views to come, each computed here once and read by every
-	 * writer: steps (cbn_step / NVTX step ranges), ranks (MPI ranks of the
-	 * process tree).
+	 * writer: ranks (MPI ranks of the process tree).
 	 */
 };
 

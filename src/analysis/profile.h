@@ -114,6 +114,16 @@ struct prof_process {
 		int64_t host_live_end;   /* host_live when the file was last written */
 		const char *reason;      /* why REFUSED, "" */
 	} mem;
+
+	/* capture controls (header.capture; mode CBN_CAPTURE_ALL without them) */
+	struct prof_capture_proc {
+		uint32_t mode;           /* enum cbn_capture_mode */
+		uint32_t windows;        /* windows opened */
+		uint64_t steps;          /* cbn_step() calls, recorded or not */
+		uint64_t active_ns;      /* time inside windows (closed ones; the loader
+					  * adds one still open at the end) */
+		const char *spec;        /* the controls ("" without them) */
+	} capture;
 };
 
 /* A module (executable, shared object, vdso) one process image mapped: one
@@ -140,6 +150,25 @@ struct prof_range {           /* annotation / NVTX range or mark */
 	uint32_t source;          /* enum cbn_range_source */
 	uint32_t depth;
 	const char *domain;       /* "" for the default domain */
+	const char *name;
+};
+
+/* A capture window of one process (CAPTURE OPEN..CLOSE records), by
+ * (process, start).  A window still open when the file ends closes at the
+ * process's end (cause CBN_CAUSE_EXIT).  With mode CBN_CAPTURE_ALL the loader
+ * makes one window per process, from its start to its end, cause START. */
+struct prof_window {
+	uint64_t start, end;
+	uint32_t process;
+	uint32_t open_cause, close_cause; /* enum cbn_capture_cause */
+	uint64_t first_step;      /* cbn_step() calls before start: the absolute number
+				   * of the first step recorded in the window */
+};
+
+/* A `cbottleneck ctl PID mark NAME` instant. */
+struct prof_ctl_mark {
+	uint64_t ts;
+	uint32_t process;
 	const char *name;
 };
 
@@ -277,6 +306,8 @@ struct profile {
 	struct prof_module *modules;       size_t nmodules;
 
 	struct prof_range *ranges;         size_t nranges;
+	struct prof_window *windows;       size_t nwindows;
+	struct prof_ctl_mark *ctl_marks;   size_t nctl_marks;
 	struct prof_cuda_api *cuda_api;    size_t ncuda_api;
 	struct prof_gpu_op *gpu_ops;       size_t ngpu_ops;
 	struct prof_cuda_sync *syncs;      size_t nsyncs;

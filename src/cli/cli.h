@@ -35,6 +35,16 @@ struct cli_opts {
 	const char *signal;         /* --signal, NULL = the agent chooses */
 	const char *memory;         /* --memory: "host,cuda", "host" or "cuda"; NULL: off */
 	uint64_t memory_rate;       /* --memory-rate bytes, 0 = agent default */
+	/* capture controls (run only; docs/steps.md) */
+	const char *schedule;       /* --schedule "wait=1,warmup=1,active=3,..." (checked) */
+	uint64_t delay_ns;          /* --delay, 0 = none */
+	uint64_t duration_ns;       /* --duration, 0 = none */
+	const char *capture_range;  /* --capture-range: "api" or "nvtx:NAME[@DOMAIN]" (checked;
+	                             * cudaProfilerApi is stored as "api") */
+	const char *toggle_signal;  /* --toggle-signal SIG, NULL = none */
+	/* steps (run and report) */
+	const char *step_regex;     /* --step: ranges/marks whose name matches (POSIX ERE) */
+	const char *step_func;      /* --step-func: a function entered once per step */
 	/* report */
 	int inline_view;            /* --inline: enum prof_inline */
 	const char *sort;
@@ -96,6 +106,10 @@ struct spawn_env {
 	const char *mem_lib;        /* libcbottleneck_mem.so, preloaded first; NULL: none */
 	const char *memory;         /* CBN_MEMORY, NULL: unset */
 	uint64_t memory_rate;       /* CBN_MEMORY_RATE, 0: unset */
+	/* capture controls: CBN_SCHEDULE, CBN_DELAY_NS, CBN_DURATION_NS,
+	 * CBN_CAPTURE_RANGE, CBN_TOGGLE_SIGNAL, CBN_STEP (NULL / 0: unset) */
+	const char *schedule, *capture_range, *toggle_signal, *step_regex;
+	uint64_t delay_ns, duration_ns;
 };
 
 /* Run argv[0] (already resolved to path) with the agent, forward signals,

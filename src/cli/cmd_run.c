@@ -120,6 +120,12 @@ int cmd_run(int argc, char **argv)
 	env.mem_lib = o.memory && strstr(o.memory, "host") ? mem : NULL;
 	env.memory = o.memory;
 	env.memory_rate = o.memory_rate;
+	env.schedule = o.schedule;
+	env.capture_range = o.capture_range;
+	env.toggle_signal = o.toggle_signal;
+	env.step_regex = o.step_regex;
+	env.delay_ns = o.delay_ns;
+	env.duration_ns = o.duration_ns;
 	memset(&meta, 0, sizeof(meta));
 	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);

@@ -5,12 +5,14 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <regex.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "cbn_schedule.h"
 #include "cbn_signal.h"
 #include "cli.h"
 #include "compare.h"
@@ -26,7 +28,8 @@ enum {
 	OPT_SORT = 256, OPT_LIMIT, OPT_REPORT, OPT_VERSION, OPT_DEPTH, OPT_BUFFER, OPT_NO_CUDA,
 	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
-	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE,
+	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
+	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC,
 };
 
 static const struct option long_opts[] = {
@@ -45,6 +48,13 @@ static const struct option long_opts[] = {
 	{"signal", required_argument, NULL, OPT_SIGNAL},
 	{"memory", optional_argument, NULL, OPT_MEMORY},
 	{"memory-rate", required_argument, NULL, OPT_MEMORY_RATE},
+	{"schedule", required_argument, NULL, OPT_SCHEDULE},
+	{"delay", required_argument, NULL, OPT_DELAY},
+	{"duration", required_argument, NULL, OPT_DURATION},
+	{"capture-range", required_argument, NULL, OPT_CAPTURE_RANGE},
+	{"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
+	{"step", required_argument, NULL, OPT_STEP},
+	{"step-func", required_argument, NULL, OPT_STEP_FUNC},
 	{"inline", required_argument, NULL, OPT_INLINE},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"trace", required_argument, NULL, OPT_TRACE},
@@ -85,6 +95,20 @@ static void usage(FILE *f)
 	      "      --signal SIG     sample with SIG (SIGPROF, SIGRTMAX-3, 40...); default: a\n"
 	      "                       real-time signal nobody handles\n"
 	      "  -v, --verbose        say where the session and the agent are\n"
+	      "Steps and capture control (docs/steps.md):\n"
+	      "      --step REGEX     NVTX/annotation ranges or marks named so are steps too\n"
+	      "                       (cbn_step() always marks one); report as well as run\n"
+	      "      --step-func NAME  a function entered once per step (found on the samples;\n"
+	      "                       precise to a sampling period); report as well as run\n"
+	      "      --schedule SPEC  wait=N,warmup=N,active=N,repeat=N,skip_first=N over the\n"
+	      "                       steps, as torch.profiler.schedule: record only active steps\n"
+	      "      --delay TIME     record from TIME after start (s, ms, us, min; e.g. 5s)\n"
+	      "      --duration TIME  record for TIME, then stop recording (the program goes on)\n"
+	      "      --capture-range R  record only inside: api (cbn_start()..cbn_stop(), also\n"
+	      "                       cudaProfilerStart/Stop; cudaProfilerApi is the same) or\n"
+	      "                       nvtx:NAME[@DOMAIN] (each NVTX range so named)\n"
+	      "      --toggle-signal SIG  SIG (e.g. SIGUSR2) turns recording off and on; only for\n"
+	      "                       programs that do not use SIG themselves\n"
 	      "Report:\n"
 	      "      --sort KEY       CPU table order: tottime (default), cumtime, ncalls, name,\n"
 	      "                       filename; CUDA tables: cuda_time_total, cpu_time_total,\n"
@@ -158,6 +182,36 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 }
 
 /* "524288", "512K", "512KiB", "1M", "1MiB" (K and M are 1024-based): 1 to 1 TiB. */
+/* "5", "5s", "250ms", "1.5s", "2min", "100us", "10ns": > 0, in ns. */
+static int parse_duration(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"min", 60e9}};
+	char *end;
+	double v;
+	size_t i;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v <= 0)
+		return -1;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (!strcmp(end, units[i].unit)) {
+			double ns = v * units[i].ns;
+
+			if (ns < 1 || ns > 1e18)
+				return -1;
+			*out = (uint64_t)ns;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 static int parse_bytes(const char *s, uint64_t *out)
 {
 	unsigned long long v, mul = 1;
@@ -209,13 +263,18 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 	while ((c = getopt_long(argc, argv, "+:F:o:qvh", long_opts, NULL)) != -1) {
 		int run_only = c == 'F' || c == 'o' || c == OPT_DEPTH || c == OPT_BUFFER ||
 			       c == OPT_NO_CUDA || c == OPT_SIGNAL || c == OPT_MEMORY ||
-			       c == OPT_MEMORY_RATE;
+			       c == OPT_MEMORY_RATE || c == OPT_SCHEDULE || c == OPT_DELAY ||
+			       c == OPT_DURATION || c == OPT_CAPTURE_RANGE || c == OPT_TOGGLE_SIGNAL;
 		if (mode == CLI_MODE_REPORT && run_only)
 			return cli_usage_error("%s only applies when running a program, not to report",
 					   c == 'F' ? "-F/--frequency" : c == 'o' ? "-o/--output" :
 					   c == OPT_DEPTH ? "--depth" : c == OPT_BUFFER ? "--buffer-mb" :
 					   c == OPT_SIGNAL ? "--signal" : c == OPT_MEMORY ? "--memory" :
-					   c == OPT_MEMORY_RATE ? "--memory-rate" : "--no-cuda");
+					   c == OPT_MEMORY_RATE ? "--memory-rate" :
+					   c == OPT_SCHEDULE ? "--schedule" : c == OPT_DELAY ? "--delay" :
+					   c == OPT_DURATION ? "--duration" :
+					   c == OPT_CAPTURE_RANGE ? "--capture-range" :
+					   c == OPT_TOGGLE_SIGNAL ? "--toggle-signal" : "--no-cuda");
 		switch (c) {
 		case 'F':
 			if (parse_long(optarg, 1, 10000, &v) < 0)
@@ -284,6 +343,57 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 				return cli_usage_error("--memory-rate %s: expected a number of bytes >= 1 "
 						   "(K, KiB, M, MiB suffixes), 1 for every allocation",
 						   optarg);
+			break;
+		case OPT_SCHEDULE: {
+			struct cbn_schedule sc;
+
+			if (cbn_schedule_parse(optarg, &sc) < 0)
+				return cli_usage_error("--schedule %s: expected wait=N,warmup=N,active=N,"
+						   "repeat=N,skip_first=N (any of them, active >= 1)",
+						   optarg);
+			o->schedule = optarg;
+			break;
+		}
+		case OPT_DELAY:
+		case OPT_DURATION:
+			if (parse_duration(optarg, c == OPT_DELAY ? &o->delay_ns : &o->duration_ns) < 0)
+				return cli_usage_error("%s %s: expected a time > 0 with an optional unit "
+						   "(s, ms, us, ns, min; default s)",
+						   c == OPT_DELAY ? "--delay" : "--duration", optarg);
+			break;
+		case OPT_CAPTURE_RANGE:
+			if (!strcmp(optarg, "api") || !strcmp(optarg, "cudaProfilerApi"))
+				o->capture_range = "api";
+			else if (!strncmp(optarg, "nvtx:", 5) && optarg[5] && optarg[5] != '@')
+				o->capture_range = optarg;
+			else
+				return cli_usage_error("--capture-range %s: expected api, cudaProfilerApi "
+						   "or nvtx:NAME[@DOMAIN]", optarg);
+			break;
+		case OPT_TOGGLE_SIGNAL: {
+			int sig = cbn_signal_parse(optarg);
+
+			if (!sig)
+				return cli_usage_error("--toggle-signal %s: not a signal that can toggle "
+						   "recording (SIGUSR2, SIGUSR1, a real-time one)",
+						   optarg);
+			o->toggle_signal = optarg;
+			break;
+		}
+		case OPT_STEP: {
+			regex_t re;
+
+			if (regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB) != 0)
+				return cli_usage_error("--step %s: not a valid regular expression (POSIX "
+						   "extended)", optarg);
+			regfree(&re);
+			o->step_regex = optarg;
+			break;
+		}
+		case OPT_STEP_FUNC:
+			if (!*optarg)
+				return cli_usage_error("--step-func needs a function name");
+			o->step_func = optarg;
 			break;
 		case OPT_INLINE:
 			if (!strcmp(optarg, "expand"))

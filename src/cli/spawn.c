@@ -58,6 +58,34 @@ static void child_env(const struct spawn_env *e)
 	} else {
 		unsetenv(CBN_ENV_MEMORY_RATE);
 	}
+	/* Capture controls: set as asked, and never inherited from the
+	 * launcher's own environment. */
+	if (e->schedule)
+		setenv(CBN_ENV_SCHEDULE, e->schedule, 1);
+	else
+		unsetenv(CBN_ENV_SCHEDULE);
+	if (e->capture_range)
+		setenv(CBN_ENV_CAPTURE_RANGE, e->capture_range, 1);
+	else
+		unsetenv(CBN_ENV_CAPTURE_RANGE);
+	if (e->toggle_signal)
+		setenv(CBN_ENV_TOGGLE_SIGNAL, e->toggle_signal, 1);
+	else
+		unsetenv(CBN_ENV_TOGGLE_SIGNAL);
+	if (e->step_regex)
+		setenv(CBN_ENV_STEP, e->step_regex, 1);
+	else
+		unsetenv(CBN_ENV_STEP);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)e->delay_ns);
+	if (e->delay_ns)
+		setenv(CBN_ENV_DELAY, num, 1);
+	else
+		unsetenv(CBN_ENV_DELAY);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)e->duration_ns);
+	if (e->duration_ns)
+		setenv(CBN_ENV_DURATION, num, 1);
+	else
+		unsetenv(CBN_ENV_DURATION);
 	setenv(CBN_ENV_SESSION, e->session, 1);
 	snprintf(num, sizeof(num), "%ld", e->freq);
 	setenv(CBN_ENV_FREQ, num, 1);

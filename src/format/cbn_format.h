@@ -134,6 +134,32 @@ struct cbn_mem_state {
 	char reason[124];                /* why REFUSED ("" otherwise) */
 };
 
+/*
+ * What the capture controls let through (--schedule, --delay, --duration,
+ * --capture-range, cbn_start/cbn_stop, `cbottleneck ctl`, the toggle signal).
+ * mode CBN_CAPTURE_ALL: no control was asked for, everything from start to
+ * exit is recorded (and the rest of this block stays zero).  Otherwise the
+ * agent records only inside windows: each opening and closing is a CAPTURE
+ * record (cbn_rec_capture), and outside them the samplers are parked, ranges
+ * and steps are not written and the CUDA layer's activities are disabled.
+ */
+enum cbn_capture_mode {
+	CBN_CAPTURE_ALL = 0,             /* no controls: everything (older files too) */
+	CBN_CAPTURE_CONTROLLED = 1,      /* only inside windows */
+};
+
+struct cbn_capture_state {
+	_Atomic uint32_t mode;           /* enum cbn_capture_mode */
+	_Atomic uint32_t active;         /* 1 while a window is open */
+	_Atomic uint32_t windows;        /* windows opened so far */
+	_Atomic uint32_t reserved;
+	_Atomic uint64_t steps;          /* cbn_step() calls (and matching step ranges), all */
+	_Atomic uint64_t active_ns;      /* time inside closed windows */
+	uint32_t spec_len;
+	char spec[156];                  /* the controls, as the launcher passed them
+					  * ("schedule=wait=1,warmup=1,active=3 delay=5s") */
+};
+
 struct cbn_file_header {
 	char magic[8];                   /* CBN_MAGIC */
 	uint32_t version;                /* CBN_FORMAT_VERSION */
@@ -198,6 +224,9 @@ struct cbn_file_header {
 
 	/* Host memory (--memory: libcbottleneck_mem.so; all zero without it). */
 	struct cbn_mem_state mem;
+
+	/* Capture controls (all zero without them, and in older files). */
+	struct cbn_capture_state capture;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -234,6 +263,7 @@ enum cbn_rec_type {
 	CBN_REC_MODULE_UNLOAD = 6,
 	CBN_REC_PROCESS_EXIT = 7,
 	CBN_REC_RANGE = 8,               /* annotation / NVTX range or mark */
+	CBN_REC_CAPTURE = 9,             /* a capture window opened or closed (cbn_rec_capture) */
 	CBN_REC_CUDA_API = 20,
 	CBN_REC_CUDA_STACK = 21,         /* host stack captured at an API enter */
 	CBN_REC_CUDA_KERNEL = 22,
@@ -385,6 +415,42 @@ struct cbn_rec_range {
 	uint16_t domain_len;             /* strlen(domain) */
 	uint16_t name_len;               /* strlen(name) */
 	char strings[];
+};
+
+/* What opened or closed a capture window (cbn_rec_capture.cause). */
+enum cbn_capture_cause {
+	CBN_CAUSE_START = 1,             /* the process started recording (controls that start
+					  * active: --duration alone, a schedule's skip_first=0 ...) */
+	CBN_CAUSE_API = 2,               /* cbn_start() / cbn_stop() */
+	CBN_CAUSE_SCHEDULE = 3,          /* --schedule, at a cbn_step() */
+	CBN_CAUSE_DELAY = 4,             /* --delay elapsed */
+	CBN_CAUSE_DURATION = 5,          /* --duration elapsed */
+	CBN_CAUSE_NVTX = 6,              /* --capture-range nvtx:NAME: the range opened/closed */
+	CBN_CAUSE_CUDA_PROFILER = 7,     /* --capture-range cudaProfilerApi: cudaProfilerStart/Stop */
+	CBN_CAUSE_CTL = 8,               /* cbottleneck ctl PID start|stop */
+	CBN_CAUSE_SIGNAL = 9,            /* the toggle signal (--toggle-signal SIGUSR2) */
+	CBN_CAUSE_EXIT = 10,             /* the process ended inside a window */
+};
+
+enum cbn_capture_event {
+	CBN_CAPTURE_OPEN = 1,
+	CBN_CAPTURE_CLOSE = 2,
+	CBN_CAPTURE_MARK = 3,            /* cbottleneck ctl PID mark NAME: an instant, name follows */
+};
+
+/* CAPTURE: written by the thread that changed the state.  step: cbn_step()
+ * calls before this instant (so steps recorded in a window opened here are
+ * numbered step, step+1, ...).  A MARK carries its name (NUL-terminated). */
+struct cbn_rec_capture {
+	struct cbn_rec h;
+	uint64_t ts;
+	uint64_t step;
+	uint32_t tid;
+	uint16_t event;                  /* enum cbn_capture_event */
+	uint16_t cause;                  /* enum cbn_capture_cause */
+	uint32_t name_len;               /* MARK: strlen(name), else 0 */
+	uint32_t reserved;
+	char name[];
 };
 
 /* --- CUDA (written by libcbottleneck_cuda.so through the agent) ----------- */
@@ -679,6 +745,18 @@ struct cbn_rec_mem_counters {
 #define CBN_ENV_KSTACKS "CBN_KERNEL_STACKS" /* 0: no kernel stacks */
 #define CBN_ENV_MEMORY "CBN_MEMORY"       /* "host,cuda", "host", "cuda": --memory */
 #define CBN_ENV_MEMORY_RATE "CBN_MEMORY_RATE" /* mean bytes between sampled allocations */
+/* Capture controls (docs/steps.md); any of them set: header.capture.mode CONTROLLED. */
+#define CBN_ENV_SCHEDULE "CBN_SCHEDULE"   /* "wait=1,warmup=1,active=3,repeat=2,skip_first=0" */
+#define CBN_ENV_DELAY "CBN_DELAY_NS"      /* recording starts this long after start */
+#define CBN_ENV_DURATION "CBN_DURATION_NS" /* and stops this long after it started */
+#define CBN_ENV_CAPTURE_RANGE "CBN_CAPTURE_RANGE" /* "api" (cbn_start/stop, cudaProfilerStart/
+					  * Stop) or "nvtx:NAME[@DOMAIN]" */
+#define CBN_ENV_TOGGLE_SIGNAL "CBN_TOGGLE_SIGNAL" /* a signal that toggles recording */
+#define CBN_ENV_STEP "CBN_STEP"           /* NVTX/annotation ranges or marks whose name
+					  * matches this POSIX ERE count as steps too */
+#define CBN_ENV_CTL "CBN_CTL"             /* 0: no control socket */
+/* Each process's control socket: SESSION/ctl/<pid>.sock (dir 0700). */
+#define CBN_CTL_DIR "ctl"
 
 /* In the session directory, written by the launcher after the run: the kernel
  * functions that kernel stacks hit, one "START END NAME" line each (hex). */

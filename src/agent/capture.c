@@ -1,0 +1,379 @@
+/*
+ * capture.c — what the agent records when: the capture windows (docs/steps.md).
+ *
+ * Without controls the one window is the whole run and nothing here costs
+ * anything.  With them, recording is on only while every gate that was asked
+ * for is open:
+ *
+ *   time      --delay (opens at start + delay) and --duration (closes at
+ *             first open + duration); the background thread turns it
+ *   schedule  --schedule, decided at each cbn_step() (cbn_schedule.h)
+ *   range     --capture-range api (cbn_start/cbn_stop, cudaProfilerStart/
+ *             Stop) or nvtx:NAME (while such a range is open)
+ *   manual    `cbottleneck ctl PID start|stop`, the toggle signal; and
+ *             cbn_start/cbn_stop when the range gate is not theirs
+ *
+ * Each change of the combined state writes a CAPTURE record naming its cause,
+ * updates header.capture and tells the samplers and the listener (the CUDA
+ * layer).  Normal context only: the toggle signal's handler only raises a
+ * flag that the background thread acts on.
+ */
+#include <pthread.h>
+#include <regex.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent.h"
+#include "agent_api.h"
+#include "cbn_schedule.h"
+#include "cbn_signal.h"
+
+enum { GATE_TIME, GATE_SCHED, GATE_RANGE, GATE_MANUAL, NGATES };
+
+static struct {
+	int controlled;                  /* any control asked for */
+	int gate[NGATES];                /* 1 open */
+	int on;                          /* all open: recording */
+	int have_sched;
+	struct cbn_schedule sched;
+	uint64_t delay_ns, duration_ns;
+	uint64_t first_open;             /* when the first window opened (duration), 0 */
+	uint64_t opened;                 /* when the current window opened */
+	int range_api;                   /* --capture-range api */
+	char nvtx_name[128], nvtx_domain[64];
+	int nvtx;                        /* --capture-range nvtx:... */
+	int nvtx_depth;                  /* such ranges open now (any thread) */
+	int step_regex_ok;
+	regex_t step_regex;
+	void (*listener)(int);
+	char spec[sizeof(((struct cbn_file_header *)0)->capture.spec)];
+	pthread_mutex_t lock;
+} cap = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* Read by every recorder (relaxed: a hint that flips at window edges). */
+_Atomic int capture_on = 1;
+_Atomic uint64_t capture_steps;
+
+static void capture_record_at(uint64_t ts, int event, int cause, const char *name)
+{
+	struct {
+		struct cbn_rec_capture r;
+		char name[128];
+	} rec;
+	size_t n = name ? strnlen(name, sizeof(rec.name) - 1) : 0;
+
+	memset(&rec, 0, sizeof(rec));
+	rec.r.h.type = CBN_REC_CAPTURE;
+	rec.r.ts = ts;
+	rec.r.step = atomic_load(&capture_steps);
+	rec.r.tid = agent_tls.tid ? agent_tls.tid : agent_gettid();
+	rec.r.event = (uint16_t)event;
+	rec.r.cause = (uint16_t)cause;
+	rec.r.name_len = (uint32_t)n;
+	if (n)
+		memcpy(rec.name, name, n);
+	rec.r.h.size = (uint32_t)CBN_REC_ALIGN(sizeof(rec.r) + n + 1);
+	agent_event(&rec, rec.r.h.size);
+}
+
+static void capture_record(int event, int cause, const char *name)
+{
+	capture_record_at(agent_now(), event, cause, name);
+}
+
+/* Under cap.lock: recompute; returns 1 when the state changed. */
+static int capture_update(int cause)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	int on = 1, i;
+	uint64_t now;
+
+	for (i = 0; i < NGATES; i++)
+		on &= cap.gate[i];
+	if (on == cap.on)
+		return 0;
+	cap.on = on;
+	now = agent_now();
+	atomic_store(&capture_on, on);
+	capture_record(on ? CBN_CAPTURE_OPEN : CBN_CAPTURE_CLOSE, cause, NULL);
+	if (on) {
+		cap.opened = now;
+		if (!cap.first_open)
+			cap.first_open = now;
+		if (h)
+			atomic_fetch_add(&h->capture.windows, 1);
+	} else if (h && now > cap.opened) {
+		atomic_fetch_add(&h->capture.active_ns, now - cap.opened);
+	}
+	if (h)
+		atomic_store(&h->capture.active, (uint32_t)on);
+	return 1;
+}
+
+/* Set one gate; tells the samplers and the listener when the state changed. */
+static int capture_gate(int gate, int open, int cause)
+{
+	void (*fn)(int);
+	int changed, on;
+
+	if (!cap.controlled || !atomic_load(&agent.active))
+		return atomic_load(&capture_on);
+	pthread_mutex_lock(&cap.lock);
+	cap.gate[gate] = open;
+	changed = capture_update(cause);
+	on = cap.on;
+	fn = cap.listener;
+	pthread_mutex_unlock(&cap.lock);
+	if (changed) {
+		sampler_capture_changed(on);
+		if (fn)
+			fn(on);
+	}
+	return on;
+}
+
+static void capture_spec_add(char *spec, size_t len, const char *key, const char *v)
+{
+	size_t n = strlen(spec);
+
+	if (n < len)
+		snprintf(spec + n, len - n, "%s%s=%s", n ? " " : "", key, v);
+}
+
+/* Constructor, before the first sampler is armed. */
+void capture_init(void)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	const char *sched = getenv(CBN_ENV_SCHEDULE), *range = getenv(CBN_ENV_CAPTURE_RANGE);
+	const char *delay = getenv(CBN_ENV_DELAY), *dur = getenv(CBN_ENV_DURATION);
+	const char *toggle = getenv(CBN_ENV_TOGGLE_SIGNAL), *step = getenv(CBN_ENV_STEP);
+	char spec[sizeof(h->capture.spec)] = "";
+	int i;
+
+	for (i = 0; i < NGATES; i++)
+		cap.gate[i] = 1;
+	if (step && *step && regcomp(&cap.step_regex, step, REG_EXTENDED | REG_NOSUB) == 0)
+		cap.step_regex_ok = 1;
+	if (sched && *sched && cbn_schedule_parse(sched, &cap.sched) == 0) {
+		cap.have_sched = 1;
+		cap.gate[GATE_SCHED] = 0; /* no step yet */
+		capture_spec_add(spec, sizeof(spec), "schedule", sched);
+	}
+	if (delay && *delay && (cap.delay_ns = strtoull(delay, NULL, 10)) > 0) {
+		cap.gate[GATE_TIME] = 0;
+		capture_spec_add(spec, sizeof(spec), "delay_ns", delay);
+	}
+	if (dur && *dur && (cap.duration_ns = strtoull(dur, NULL, 10)) > 0)
+		capture_spec_add(spec, sizeof(spec), "duration_ns", dur);
+	if (range && !strcmp(range, "api")) {
+		cap.range_api = 1;
+		cap.gate[GATE_RANGE] = 0;
+		capture_spec_add(spec, sizeof(spec), "capture_range", range);
+	} else if (range && !strncmp(range, "nvtx:", 5) && range[5]) {
+		const char *at = strchr(range + 5, '@');
+		size_t n = at ? (size_t)(at - range - 5) : strlen(range + 5);
+
+		if (n >= sizeof(cap.nvtx_name))
+			n = sizeof(cap.nvtx_name) - 1;
+		memcpy(cap.nvtx_name, range + 5, n);
+		if (at)
+			snprintf(cap.nvtx_domain, sizeof(cap.nvtx_domain), "%s", at + 1);
+		cap.nvtx = 1;
+		cap.gate[GATE_RANGE] = 0;
+		capture_spec_add(spec, sizeof(spec), "capture_range", range);
+	}
+	if (toggle && *toggle && cbn_signal_parse(toggle))
+		capture_spec_add(spec, sizeof(spec), "toggle_signal", toggle);
+	cap.controlled = spec[0] != 0;
+	memcpy(cap.spec, spec, sizeof(spec));
+	if (!cap.controlled || !h)
+		return;
+	atomic_store(&h->capture.mode, CBN_CAPTURE_CONTROLLED);
+	h->capture.spec_len = (uint32_t)strlen(spec);
+	memcpy(h->capture.spec, spec, h->capture.spec_len);
+	/* Open at start unless a gate is closed; the START record says so. */
+	cap.on = 0;
+	atomic_store(&capture_on, 0);
+	capture_update(CBN_CAUSE_START);
+}
+
+/* A fork child inherits the state; its new file gets the header block. */
+void capture_after_fork_child(void)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+
+	pthread_mutex_init(&cap.lock, NULL);
+	if (!cap.controlled || !h)
+		return;
+	h->capture.spec_len = (uint32_t)strnlen(cap.spec, sizeof(cap.spec) - 1);
+	memcpy(h->capture.spec, cap.spec, h->capture.spec_len);
+	atomic_store(&h->capture.mode, CBN_CAPTURE_CONTROLLED);
+	atomic_store(&h->capture.active, (uint32_t)cap.on);
+	if (cap.on) {
+		atomic_store(&h->capture.windows, 1);
+		cap.opened = agent_now();
+		capture_record(CBN_CAPTURE_OPEN, CBN_CAUSE_START, NULL);
+	}
+}
+
+/* At exit (normal context): close the window that is open. */
+void capture_exit(void)
+{
+	if (!cap.controlled)
+		return;
+	pthread_mutex_lock(&cap.lock);
+	if (cap.on) {
+		cap.gate[GATE_MANUAL] = 0;
+		capture_update(CBN_CAUSE_EXIT);
+	}
+	pthread_mutex_unlock(&cap.lock);
+}
+
+/*
+ * The background thread's turn (every few ms): --delay and --duration.
+ * Returns 1 while the thread must keep running for them.
+ */
+int capture_tick(void)
+{
+	uint64_t now, start;
+
+	if (!cap.controlled || (!cap.delay_ns && !cap.duration_ns))
+		return 0;
+	now = agent_now();
+	start = agent.w.hdr ? agent.w.hdr->start_mono_ns : 0;
+	if (cap.delay_ns && !cap.gate[GATE_TIME] && !cap.first_open && now >= start + cap.delay_ns)
+		capture_gate(GATE_TIME, 1, CBN_CAUSE_DELAY);
+	if (cap.duration_ns && cap.first_open && cap.gate[GATE_TIME] &&
+	    now >= cap.first_open + cap.duration_ns) {
+		capture_gate(GATE_TIME, 0, CBN_CAUSE_DURATION);
+		return 0; /* over for good */
+	}
+	return !(cap.duration_ns && cap.first_open && !cap.gate[GATE_TIME]);
+}
+
+/* cbn_step() (and a step range or mark, --step): count it and let the
+ * schedule decide.  Returns 1 when the marker is to be recorded (recording
+ * before or after it: the marker that ends the last active step is kept). */
+int capture_step(void)
+{
+	uint64_t n = atomic_fetch_add(&capture_steps, 1);
+	int was = atomic_load(&capture_on), now = was;
+
+	if (agent.w.hdr)
+		atomic_store(&agent.w.hdr->capture.steps, n + 1);
+	if (cap.have_sched)
+		now = capture_gate(GATE_SCHED, cbn_schedule_active(&cap.sched, n), CBN_CAUSE_SCHEDULE);
+	return was || now;
+}
+
+/* A range or mark name: 1 when --step makes it a step. */
+int capture_is_step_name(const char *name)
+{
+	return cap.step_regex_ok && name && regexec(&cap.step_regex, name, 0, NULL, 0) == 0;
+}
+
+/* An NVTX range opened (open = 1) or closed: --capture-range nvtx:NAME. */
+void capture_nvtx_range(const char *domain, const char *name, int open)
+{
+	int depth;
+
+	if (!cap.nvtx || !name || strcmp(name, cap.nvtx_name) != 0)
+		return;
+	if (cap.nvtx_domain[0] && (!domain || strcmp(domain, cap.nvtx_domain) != 0))
+		return;
+	pthread_mutex_lock(&cap.lock);
+	cap.nvtx_depth += open ? 1 : -1;
+	if (cap.nvtx_depth < 0)
+		cap.nvtx_depth = 0;
+	depth = cap.nvtx_depth;
+	pthread_mutex_unlock(&cap.lock);
+	capture_gate(GATE_RANGE, depth > 0, CBN_CAUSE_NVTX);
+}
+
+/* `cbottleneck ctl PID start|stop` and the toggle signal. */
+int capture_manual(int on, int cause)
+{
+	return capture_gate(GATE_MANUAL, on, cause);
+}
+
+/* `cbottleneck ctl PID mark NAME`. */
+void capture_mark(const char *name)
+{
+	if (atomic_load(&agent.active))
+		capture_record(CBN_CAPTURE_MARK, CBN_CAUSE_CTL, name);
+}
+
+int capture_controlled(void)
+{
+	return cap.controlled;
+}
+
+/* --- the program's API (include/cbottleneck.h) and agent_api.h ------------ */
+
+#define CAPTURE_API __attribute__((visibility("default")))
+
+CAPTURE_API int cbn_start(void)
+{
+	if (!atomic_load(&agent.active))
+		return -1;
+	if (cap.range_api)
+		return capture_gate(GATE_RANGE, 1, CBN_CAUSE_API);
+	return capture_gate(GATE_MANUAL, 1, CBN_CAUSE_API);
+}
+
+CAPTURE_API int cbn_stop(void)
+{
+	if (!atomic_load(&agent.active))
+		return -1;
+	if (!cap.controlled) {
+		/* The first stop makes a run without controls a controlled one. */
+		struct cbn_file_header *h = agent.w.hdr;
+
+		pthread_mutex_lock(&cap.lock);
+		if (!cap.controlled && h) {
+			int i;
+
+			for (i = 0; i < NGATES; i++)
+				cap.gate[i] = 1;
+			cap.on = 1;
+			cap.opened = cap.first_open = h->start_mono_ns;
+			atomic_store(&h->capture.mode, CBN_CAPTURE_CONTROLLED);
+			atomic_store(&h->capture.windows, 1);
+			atomic_store(&h->capture.active, 1);
+			snprintf(cap.spec, sizeof(cap.spec), "api");
+			h->capture.spec_len = (uint32_t)strlen(cap.spec);
+			memcpy(h->capture.spec, cap.spec, h->capture.spec_len);
+			capture_record_at(cap.opened, CBN_CAPTURE_OPEN, CBN_CAUSE_START, NULL);
+			cap.controlled = 1;
+		}
+		pthread_mutex_unlock(&cap.lock);
+	}
+	if (cap.range_api)
+		return capture_gate(GATE_RANGE, 0, CBN_CAUSE_API);
+	return capture_gate(GATE_MANUAL, 0, CBN_CAUSE_API);
+}
+
+CAPTURE_API int cbn_agent_capture_active(void)
+{
+	return atomic_load(&capture_on);
+}
+
+CAPTURE_API int cbn_agent_capture_set(int on, int cause)
+{
+	if (cause == CBN_CAUSE_CUDA_PROFILER || cause == CBN_CAUSE_API)
+		return cap.range_api ? capture_gate(GATE_RANGE, on != 0, cause) : atomic_load(&capture_on);
+	return capture_gate(GATE_MANUAL, on != 0, cause);
+}
+
+CAPTURE_API void cbn_agent_capture_listen(void (*fn)(int active))
+{
+	pthread_mutex_lock(&cap.lock);
+	cap.listener = fn;
+	pthread_mutex_unlock(&cap.lock);
+}
+
+CAPTURE_API int cbn_agent_capture_api(void)
+{
+	return cap.range_api;
+}
