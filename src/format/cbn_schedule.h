@@ -50,7 +50,7 @@ static inline int cbn_schedule_parse(const char *text, struct cbn_schedule *s)
 		if (i == 5 || eq[1] < '0' || eq[1] > '9')
 			return -1;
 		v = strtoull(eq + 1, &end, 10);
-		if (*end != ',' && *end != 0)
+		if ((*end != ',' && *end != 0) || (*end == ',' && !end[1]))
 			return -1;
 		*slots[i] = v;
 		p = *end ? end + 1 : end;
