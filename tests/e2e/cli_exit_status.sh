@@ -53,9 +53,14 @@ run_cbn -q --report "$T/r.txt" sh -c 'echo plain'
 expect_rc 0
 grep -qx 'plain' "$OUTF" || fail "options stop at the first operand"
 
-# Usage errors: exit 2, one line, and the program never runs.
+# Usage errors: exit 2, one line, and the program never runs (the capture
+# controls' values are checked here, not by the agent).
 for args in "--no-such-option" "-F" "-F 0" "-F 10001" "-F abc" "--limit 0" "--sort bogus" \
-	"--depth 0" "--buffer-mb x" "--trace-window 1s:2s" "--fail wall:+10%" "-q --report $T/r.txt"; do
+	"--depth 0" "--buffer-mb x" "--trace-window 1s:2s" "--fail wall:+10%" \
+	"--schedule active=0" "--schedule wait=1" "--schedule active=1,speed=2" "--schedule active=1," \
+	"--delay 0" "--delay -1s" "--delay 5parsecs" "--duration x" "--capture-range nvtx:" \
+	"--capture-range hotkey" "--toggle-signal SIGKILL" "--toggle-signal SIGSEGV" "--step (" \
+	"-q --report $T/r.txt"; do
 	# shellcheck disable=SC2086
 	run_cbn $args -- sh -c "touch $T/ran"
 	if [ "$args" = "-q --report $T/r.txt" ]; then
