@@ -178,7 +178,8 @@ int main(void)
 	REQUIRE(b != NULL);
 
 	t0 = now();
-	while (now() - t0 < FUZZ_SECONDS) {
+	/* At least a dozen variants, however slow the machine (sanitizers, load). */
+	while (now() - t0 < FUZZ_SECONDS || iters < 12) {
 		struct profile *p = NULL;
 		char err[256];
 		unsigned k, nmut = 1 + (unsigned)(rnd() % 6);
