@@ -139,7 +139,7 @@ int main(void)
 		iters++;
 	}
 
-	while (now() - t0 < FUZZ_SECONDS) {
+	while (now() - t0 < FUZZ_SECONDS || iters < 1001) {
 		unsigned mode = (unsigned)(rnd() % 6), k, nmut = 1 + (unsigned)(rnd() % 4);
 		size_t cut = size;
 
