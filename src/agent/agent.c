@@ -25,6 +25,7 @@
 #define AGENT_DEFAULT_FREQ 99
 #define AGENT_DEFAULT_DEPTH 128
 #define AGENT_DEFAULT_FILE_MB 1024
+#define AGENT_RING_FILE_MB 64
 #define AGENT_INITIAL_FILE (CBN_HEADER_SIZE + 2 * CBN_CHUNK_SIZE)
 
 struct agent agent;
@@ -213,6 +214,10 @@ static int agent_open_file(int64_t parent_pid_file)
 	if (ret)
 		return ret;
 	h = agent.w.hdr;
+	if (agent.ring_ns) {
+		agent.w.ring = 1;
+		h->ring_ns = agent.ring_ns;
+	}
 	h->pid = agent.pid;
 	h->ppid = (uint32_t)getppid();
 	h->exec_seq = agent.exec_seq;
@@ -502,8 +507,13 @@ __attribute__((constructor)) static void agent_init(void)
 	if (agent.period_ns < 10000)
 		agent.period_ns = 10000;
 	agent.depth = (int)agent_env_long(CBN_ENV_DEPTH, AGENT_DEFAULT_DEPTH, 1, CBN_MAX_FRAMES);
-	agent.file_max = (uint64_t)agent_env_long(CBN_ENV_FILE_MB, AGENT_DEFAULT_FILE_MB, 1,
-						  1 << 20) << 20;
+	q = getenv(CBN_ENV_RING);
+	agent.ring_ns = q && *q ? strtoull(q, NULL, 10) : 0;
+	/* A ring reuses its file: bounded by default to AGENT_RING_FILE_MB. */
+	agent.file_max = (uint64_t)agent_env_long(CBN_ENV_FILE_MB,
+						  agent.ring_ns ? AGENT_RING_FILE_MB :
+								  AGENT_DEFAULT_FILE_MB,
+						  1, 1 << 20) << 20;
 	q = getenv(CBN_ENV_PERF);
 	agent.want_perf = !(q && strcmp(q, "0") == 0);
 	kernel_config();
@@ -647,6 +657,7 @@ AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
 		struct timespec pause = {0, 50000};
 		int tries;
 
+		writer_chunk_retire(w, c);
 		c = writer_chunk_new(w, CBN_CHUNK_MEMORY, tid);
 		for (tries = 0; !c && tries < 500; tries++) {
 			int ret = writer_grow_signal(w, 16 * CBN_CHUNK_SIZE);

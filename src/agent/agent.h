@@ -43,6 +43,7 @@ struct agent {
 	uint32_t exec_seq;
 	uint64_t period_ns;
 	uint64_t file_max;               /* bytes */
+	uint64_t ring_ns;                /* --ring: keep the last this-many ns (0: off) */
 	int forked_child;                /* see cbn_agent_forked_child() */
 	int not_preloaded;               /* loaded by dlopen: stays inert */
 	pthread_t main_thread;

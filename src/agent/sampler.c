@@ -155,6 +155,7 @@ static struct cbn_rec_sample *sample_reserve(struct agent_thread *t, uint32_t ma
 
 	if (r)
 		return r;
+	writer_chunk_retire(w, t->chunk);
 	t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
 	if (!t->chunk) {
 		/* Out of allocated space: grow here (no descriptor, try-lock). */

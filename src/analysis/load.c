@@ -717,6 +717,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	struct load_file F;
 	struct prof_process *pr;
 	char path[PATH_MAX], num[32];
+	uint64_t ring_cut = 0, dropped = 0;
 	size_t i;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -744,11 +745,23 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	reader_walk(&rf, rec_cb, L, &res);
 	modmap_finish(&F);
 
+	/* Ring mode: only the last ring_ns before the process's end. */
+	if (rf.hdr.ring_ns) {
+		uint64_t pe = p->processes[F.proc].end, end = F.last_ts > pe ? F.last_ts : pe;
+
+		ring_cut = end > rf.hdr.ring_ns ? end - rf.hdr.ring_ns : 0;
+	}
 	load_grow((void **)&p->samples, &L->capsamples, p->nsamples + F.nraw, sizeof(*p->samples));
 	for (i = 0; i < F.nraw; i++) {
 		const struct load_raw *w = &F.raw[i];
-		struct prof_sample *s = &p->samples[p->nsamples++];
+		struct prof_sample *s;
 		uint32_t n = w->nframes;
+
+		if (w->ts < ring_cut) {
+			dropped++;
+			continue;
+		}
+		s = &p->samples[p->nsamples++];
 
 		if ((w->flags & CBN_SAMPLE_PC_ONLY) && n > 1)
 			n = 1;
@@ -787,7 +800,10 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	push_modules(L);
 
 	pr = &p->processes[F.proc];
-	pr->samples = F.nraw;
+	pr->samples = F.nraw - dropped;
+	pr->ring_ns = rf.hdr.ring_ns;
+	pr->ring_recycled = rf.hdr.ring_recycled;
+	pr->ring_dropped = dropped;
 	if (F.exited) {
 		pr->clean_exit = 1;
 		pr->exit_code = F.exit_status;
@@ -799,7 +815,8 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		*damaged = 1;
 		load_warn(L, "%s: %s; kept %s samples", name, res.reason,
 			  thousands(num, sizeof(num), res.samples));
-	} else if (rf.hdr.samples > res.samples) {
+	} else if (rf.hdr.samples > res.samples && !(rf.hdr.ring_ns && rf.hdr.ring_recycled)) {
+		/* (a ring reuses its chunks: what they held is gone by design) */
 		/* The agent counts a sample after committing it, so fewer readable
 		 * samples than counted means chunks were zeroed or overwritten
 		 * (an all-zero chunk alone is not proof: see reader.h). */

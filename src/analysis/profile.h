@@ -115,6 +115,11 @@ struct prof_process {
 		const char *reason;      /* why REFUSED, "" */
 	} mem;
 
+	/* ring mode (--ring; 0 without it): samples older than ring_ns before the
+	 * end are dropped (ring_dropped of them), and ring_recycled chunks were
+	 * reused by the agent (what they held is gone) */
+	uint64_t ring_ns, ring_recycled, ring_dropped;
+
 	/* capture controls (header.capture; mode CBN_CAPTURE_ALL without them) */
 	struct prof_capture_proc {
 		uint32_t mode;           /* enum cbn_capture_mode */

@@ -39,6 +39,7 @@ struct cli_opts {
 	const char *schedule;       /* --schedule "wait=1,warmup=1,active=3,..." (checked) */
 	uint64_t delay_ns;          /* --delay, 0 = none */
 	uint64_t duration_ns;       /* --duration, 0 = none */
+	uint64_t ring_ns;           /* --ring, 0 = none */
 	const char *capture_range;  /* --capture-range: "api" or "nvtx:NAME[@DOMAIN]" (checked;
 	                             * cudaProfilerApi is stored as "api") */
 	const char *toggle_signal;  /* --toggle-signal SIG, NULL = none */
@@ -110,6 +111,7 @@ struct spawn_env {
 	 * CBN_CAPTURE_RANGE, CBN_TOGGLE_SIGNAL, CBN_STEP (NULL / 0: unset) */
 	const char *schedule, *capture_range, *toggle_signal, *step_regex;
 	uint64_t delay_ns, duration_ns;
+	uint64_t ring_ns;           /* CBN_RING_NS, 0: unset */
 };
 
 /* Run argv[0] (already resolved to path) with the agent, forward signals,

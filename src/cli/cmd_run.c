@@ -126,6 +126,7 @@ int cmd_run(int argc, char **argv)
 	env.step_regex = o.step_regex;
 	env.delay_ns = o.delay_ns;
 	env.duration_ns = o.duration_ns;
+	env.ring_ns = o.ring_ns;
 	memset(&meta, 0, sizeof(meta));
 	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);

@@ -29,7 +29,7 @@ enum {
 	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
-	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC,
+	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING,
 };
 
 static const struct option long_opts[] = {
@@ -55,6 +55,7 @@ static const struct option long_opts[] = {
 	{"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
 	{"step", required_argument, NULL, OPT_STEP},
 	{"step-func", required_argument, NULL, OPT_STEP_FUNC},
+	{"ring", required_argument, NULL, OPT_RING},
 	{"inline", required_argument, NULL, OPT_INLINE},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"trace", required_argument, NULL, OPT_TRACE},
@@ -109,6 +110,8 @@ static void usage(FILE *f)
 	      "                       nvtx:NAME[@DOMAIN] (each NVTX range so named)\n"
 	      "      --toggle-signal SIG  SIG (e.g. SIGUSR2) turns recording off and on; only for\n"
 	      "                       programs that do not use SIG themselves\n"
+	      "      --ring TIME      keep only the last TIME of the run (e.g. 30s) in a bounded\n"
+	      "                       file (--buffer-mb, default 64 MiB per process)\n"
 	      "Report:\n"
 	      "      --sort KEY       CPU table order: tottime (default), cumtime, ncalls, name,\n"
 	      "                       filename; CUDA tables: cuda_time_total, cpu_time_total,\n"
@@ -264,7 +267,8 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 		int run_only = c == 'F' || c == 'o' || c == OPT_DEPTH || c == OPT_BUFFER ||
 			       c == OPT_NO_CUDA || c == OPT_SIGNAL || c == OPT_MEMORY ||
 			       c == OPT_MEMORY_RATE || c == OPT_SCHEDULE || c == OPT_DELAY ||
-			       c == OPT_DURATION || c == OPT_CAPTURE_RANGE || c == OPT_TOGGLE_SIGNAL;
+			       c == OPT_DURATION || c == OPT_CAPTURE_RANGE || c == OPT_TOGGLE_SIGNAL ||
+			       c == OPT_RING;
 		if (mode == CLI_MODE_REPORT && run_only)
 			return cli_usage_error("%s only applies when running a program, not to report",
 					   c == 'F' ? "-F/--frequency" : c == 'o' ? "-o/--output" :
@@ -274,7 +278,8 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 					   c == OPT_SCHEDULE ? "--schedule" : c == OPT_DELAY ? "--delay" :
 					   c == OPT_DURATION ? "--duration" :
 					   c == OPT_CAPTURE_RANGE ? "--capture-range" :
-					   c == OPT_TOGGLE_SIGNAL ? "--toggle-signal" : "--no-cuda");
+					   c == OPT_TOGGLE_SIGNAL ? "--toggle-signal" :
+					   c == OPT_RING ? "--ring" : "--no-cuda");
 		switch (c) {
 		case 'F':
 			if (parse_long(optarg, 1, 10000, &v) < 0)
@@ -356,10 +361,13 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 		}
 		case OPT_DELAY:
 		case OPT_DURATION:
-			if (parse_duration(optarg, c == OPT_DELAY ? &o->delay_ns : &o->duration_ns) < 0)
+		case OPT_RING:
+			if (parse_duration(optarg, c == OPT_DELAY ? &o->delay_ns :
+						   c == OPT_RING ? &o->ring_ns : &o->duration_ns) < 0)
 				return cli_usage_error("%s %s: expected a time > 0 with an optional unit "
 						   "(s, ms, us, ns, min; default s)",
-						   c == OPT_DELAY ? "--delay" : "--duration", optarg);
+						   c == OPT_DELAY ? "--delay" : c == OPT_RING ? "--ring" :
+						   "--duration", optarg);
 			break;
 		case OPT_CAPTURE_RANGE:
 			if (!strcmp(optarg, "api") || !strcmp(optarg, "cudaProfilerApi"))

@@ -86,6 +86,11 @@ static void child_env(const struct spawn_env *e)
 		setenv(CBN_ENV_DURATION, num, 1);
 	else
 		unsetenv(CBN_ENV_DURATION);
+	snprintf(num, sizeof(num), "%llu", (unsigned long long)e->ring_ns);
+	if (e->ring_ns)
+		setenv(CBN_ENV_RING, num, 1);
+	else
+		unsetenv(CBN_ENV_RING);
 	setenv(CBN_ENV_SESSION, e->session, 1);
 	snprintf(num, sizeof(num), "%ld", e->freq);
 	setenv(CBN_ENV_FREQ, num, 1);

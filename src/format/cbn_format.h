@@ -227,6 +227,17 @@ struct cbn_file_header {
 
 	/* Capture controls (all zero without them, and in older files). */
 	struct cbn_capture_state capture;
+
+	/* Ring mode (--ring TIME; zero without it).  The file's size is bounded
+	 * (max_size): once full, a new SAMPLES or MEMORY chunk reuses the oldest
+	 * one its thread has left (cbn_chunk_header.reserved RETIRED), so the
+	 * file holds the last stretch of the run; the reader keeps what lies in
+	 * the last ring_ns before the process's end.  EVENTS chunks are never
+	 * reused.  chunk_seq orders chunks in ring mode (seq: allocation order). */
+	uint64_t ring_ns;
+	_Atomic uint64_t ring_recycled;  /* chunks reused */
+	_Atomic uint32_t chunk_seq;      /* next cbn_chunk_header.seq in ring mode */
+	uint32_t ring_reserved;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -242,10 +253,16 @@ enum cbn_chunk_kind {
 
 #define CBN_CHUNK_MAGIC 0x4b4e4843u  /* "CHNK" */
 
+/* cbn_chunk_header.reserved (ring mode): 0 in use, RETIRED once its thread
+ * has moved to a new chunk (the chunk may be reused), CLAIMED while a writer
+ * reinitialises it. */
+#define CBN_CHUNK_RETIRED 1
+#define CBN_CHUNK_CLAIMED 2
+
 struct cbn_chunk_header {
 	uint32_t magic;                  /* CBN_CHUNK_MAGIC */
 	uint16_t kind;                   /* enum cbn_chunk_kind */
-	uint16_t reserved;
+	uint16_t reserved;               /* ring mode: CBN_CHUNK_RETIRED/CLAIMED, else 0 */
 	uint32_t tid;                    /* owner thread for SAMPLES, 0 for EVENTS */
 	uint32_t seq;                    /* per-file allocation sequence */
 	_Atomic uint64_t used;           /* bytes of committed records after this header */
@@ -754,6 +771,7 @@ struct cbn_rec_mem_counters {
 #define CBN_ENV_TOGGLE_SIGNAL "CBN_TOGGLE_SIGNAL" /* a signal that toggles recording */
 #define CBN_ENV_STEP "CBN_STEP"           /* NVTX/annotation ranges or marks whose name
 					  * matches this POSIX ERE count as steps too */
+#define CBN_ENV_RING "CBN_RING_NS"      /* ring mode: keep the last this-many ns */
 #define CBN_ENV_CTL "CBN_CTL"             /* 0: no control socket */
 /* Each process's control socket: SESSION/ctl/<pid>.sock (dir 0700). */
 #define CBN_CTL_DIR "ctl"

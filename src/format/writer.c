@@ -192,6 +192,60 @@ int writer_grow_signal(struct writer *w, uint64_t min_free)
 	return writer_do_grow(w, min_free, 1);
 }
 
+/*
+ * Ring mode, the file full: the retired SAMPLES or MEMORY chunk with the
+ * lowest seq, claimed by a CAS on its reserved field (another thread may be
+ * claiming the same one: then the next candidate).  Reinitialised as a new
+ * chunk would be, magic last, so a reader (or a crash) never sees old records
+ * under the new header.  A scan of the chunk headers: a few thousand reads
+ * per 64 KiB of records.  SIGNAL-SAFE.
+ */
+static struct cbn_chunk_header *writer_recycle(struct writer *w, uint16_t kind, uint32_t tid)
+{
+	struct cbn_file_header *h = w->hdr;
+	uint64_t end = atomic_load_explicit(&h->next_chunk, memory_order_acquire), off;
+	int attempt;
+
+	if (end > w->max_size)
+		end = w->max_size;
+	for (attempt = 0; attempt < 8; attempt++) {
+		struct cbn_chunk_header *best = NULL, *c;
+		uint16_t want = CBN_CHUNK_RETIRED;
+
+		for (off = h->data_offset; off + CBN_CHUNK_SIZE <= end; off += CBN_CHUNK_SIZE) {
+			c = (struct cbn_chunk_header *)((char *)h + off);
+			if (c->magic != CBN_CHUNK_MAGIC || c->kind == CBN_CHUNK_EVENTS ||
+			    __atomic_load_n(&c->reserved, __ATOMIC_ACQUIRE) != CBN_CHUNK_RETIRED)
+				continue;
+			if (!best || (int32_t)(c->seq - best->seq) < 0)
+				best = c;
+		}
+		if (!best)
+			return NULL;
+		if (!__atomic_compare_exchange_n(&best->reserved, &want, CBN_CHUNK_CLAIMED, 0,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			continue;
+		best->magic = 0;
+		atomic_thread_fence(memory_order_release);
+		atomic_store_explicit(&best->used, 0, memory_order_relaxed);
+		best->kind = kind;
+		best->tid = tid;
+		best->seq = atomic_fetch_add_explicit(&h->chunk_seq, 1, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->ring_recycled, 1, memory_order_relaxed);
+		atomic_thread_fence(memory_order_release);
+		__atomic_store_n(&best->reserved, 0, __ATOMIC_RELAXED);
+		best->magic = CBN_CHUNK_MAGIC;
+		return best;
+	}
+	return NULL;
+}
+
+void writer_chunk_retire(struct writer *w, struct cbn_chunk_header *c)
+{
+	if (w->ring && c)
+		__atomic_store_n(&c->reserved, CBN_CHUNK_RETIRED, __ATOMIC_RELEASE);
+}
+
 struct cbn_chunk_header *writer_chunk_new(struct writer *w, uint16_t kind, uint32_t tid)
 {
 	struct cbn_file_header *h = w->hdr;
@@ -208,6 +262,8 @@ struct cbn_chunk_header *writer_chunk_new(struct writer *w, uint16_t kind, uint3
 	off = atomic_load_explicit(&h->next_chunk, memory_order_relaxed);
 	do {
 		size = atomic_load_explicit(&h->file_size, memory_order_acquire);
+		if (off + CBN_CHUNK_SIZE > w->max_size && w->ring && kind != CBN_CHUNK_EVENTS)
+			return writer_recycle(w, kind, tid);
 		if (off + CBN_CHUNK_SIZE > size || off + CBN_CHUNK_SIZE > w->max_size)
 			return NULL;
 	} while (!atomic_compare_exchange_weak_explicit(&h->next_chunk, &off, off + CBN_CHUNK_SIZE,
@@ -217,7 +273,8 @@ struct cbn_chunk_header *writer_chunk_new(struct writer *w, uint16_t kind, uint3
 	c->kind = kind;
 	c->reserved = 0;
 	c->tid = tid;
-	c->seq = (uint32_t)((off - h->data_offset) / CBN_CHUNK_SIZE);
+	c->seq = w->ring ? atomic_fetch_add_explicit(&h->chunk_seq, 1, memory_order_relaxed) :
+			   (uint32_t)((off - h->data_offset) / CBN_CHUNK_SIZE);
 	atomic_store_explicit(&c->used, 0, memory_order_relaxed);
 	/* The magic last: a reader seeing it sees a consistent chunk header. */
 	atomic_thread_fence(memory_order_release);

@@ -30,6 +30,7 @@ struct writer {
 	_Atomic int growing;             /* try-lock of writer_grow (signal-safe) */
 	int no_fallocate;                /* fs lacks fallocate(2): grow only outside handlers */
 	int populate;                    /* grows with MADV_POPULATE_WRITE, no descriptor */
+	int ring;                        /* ring mode: a full file reuses retired chunks */
 	pthread_mutex_t ev_lock;         /* protects ev_chunk */
 	struct cbn_chunk_header *ev_chunk; /* current EVENTS chunk */
 	uint64_t dev, ino;               /* identity of the file, checked on reopen */
@@ -72,6 +73,10 @@ struct cbn_chunk_header *writer_chunk_new(struct writer *w, uint16_t kind, uint3
  * chunk has one writer at a time.
  */
 void *writer_reserve(struct cbn_chunk_header *c, uint32_t size);
+
+/* The caller's thread is done with c (it takes a new chunk): in ring mode c
+ * may now be reused.  SIGNAL-SAFE. */
+void writer_chunk_retire(struct writer *w, struct cbn_chunk_header *c);
 
 /* Publish the record reserved last (release store of used).  SIGNAL-SAFE. */
 void writer_commit(struct cbn_chunk_header *c, uint32_t size);

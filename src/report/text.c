@@ -139,6 +139,26 @@ static size_t text_distinct_tids(const struct profile *p)
 }
 
 /* How the kernel's time is shown: named kernel stacks, or why not. */
+/* --ring: what the ring kept, and what it let go. */
+static void text_ring(FILE *out, const struct profile *p)
+{
+	uint64_t ring = 0, recycled = 0, dropped = 0;
+	size_t i;
+	char b[32];
+
+	for (i = 0; i < p->nprocesses; i++) {
+		if (p->processes[i].ring_ns > ring)
+			ring = p->processes[i].ring_ns;
+		recycled += p->processes[i].ring_recycled;
+		dropped += p->processes[i].ring_dropped;
+	}
+	if (!ring)
+		return;
+	fprintf(out, "  Ring:       the last %s of each process kept; %llu older chunks reused, "
+		"%llu older samples left out\n", fmt_time(b, sizeof(b), ring),
+		(unsigned long long)recycled, (unsigned long long)dropped);
+}
+
 static void text_kernel_stacks(FILE *out, const struct cpu_sampler *sm)
 {
 	if (sm->kstack_state == CBN_KSTACK_TAKEN) {
@@ -215,6 +235,7 @@ static void text_header(struct text_ctx *t)
 			(unsigned long long)c->weight,
 			(unsigned long long)(c->weight > c->samples ? c->weight - c->samples : 0));
 	fputc('\n', out);
+	text_ring(out, p);
 	fprintf(out, "  Lost:       ");
 	if (!c->lost_total) {
 		fprintf(out, "0 lost\n");

@@ -231,6 +231,55 @@ static void test_handout(void)
 	writer_close(&w);
 }
 
+/* Ring mode: a full file reuses the oldest retired SAMPLES/MEMORY chunk,
+ * never an EVENTS chunk nor one still in use, and the reused chunk is empty
+ * and newer than every other. */
+static void test_ring(void)
+{
+	char path[256];
+	struct cbn_chunk_header *c[4], *ev, *r, *r2;
+	struct test_rec *rec;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/ring.cbp", dir);
+	REQUIRE(writer_open(&w, path, CBN_HEADER_SIZE + 5 * CBN_CHUNK_SIZE,
+			    CBN_HEADER_SIZE + 5 * CBN_CHUNK_SIZE) == 0);
+	w.ring = 1;
+	for (i = 0; i < 4; i++) {
+		c[i] = writer_chunk_new(&w, i == 1 ? CBN_CHUNK_EVENTS : CBN_CHUNK_SAMPLES, 7);
+		REQUIRE(c[i] != NULL);
+	}
+	ev = c[1];
+	REQUIRE((rec = writer_reserve(c[0], sizeof(*rec))) != NULL);
+	fill(rec, 7, 1);
+	writer_commit(c[0], sizeof(*rec));
+	CHECK(writer_chunk_new(&w, CBN_CHUNK_SAMPLES, 7) != NULL); /* the fifth, last */
+	/* Full, nothing retired: no chunk. */
+	CHECK(writer_chunk_new(&w, CBN_CHUNK_SAMPLES, 8) == NULL);
+	writer_chunk_retire(&w, ev); /* an EVENTS chunk is never reused */
+	CHECK(writer_chunk_new(&w, CBN_CHUNK_SAMPLES, 8) == NULL);
+	writer_chunk_retire(&w, c[3]);
+	writer_chunk_retire(&w, c[0]);
+	r = writer_chunk_new(&w, CBN_CHUNK_MEMORY, 9);
+	CHECK(r == c[0]); /* the oldest retired one */
+	CHECK_EQ_INT(r->used, 0);
+	CHECK_EQ_INT(r->kind, CBN_CHUNK_MEMORY);
+	CHECK_EQ_INT(r->tid, 9);
+	CHECK_EQ_INT(r->reserved, 0);
+	CHECK_EQ_INT(r->magic, CBN_CHUNK_MAGIC);
+	CHECK(r->seq > c[2]->seq && r->seq > c[3]->seq);
+	r2 = writer_chunk_new(&w, CBN_CHUNK_SAMPLES, 9);
+	CHECK(r2 == c[3]);
+	CHECK(writer_chunk_new(&w, CBN_CHUNK_SAMPLES, 9) == NULL); /* r, r2 in use */
+	CHECK_EQ_INT(w.hdr->ring_recycled, 2);
+	/* Without ring mode, retiring changes nothing. */
+	w.ring = 0;
+	writer_chunk_retire(&w, c[2]);
+	CHECK_EQ_INT(c[2]->reserved, 0);
+	CHECK(writer_chunk_new(&w, CBN_CHUNK_SAMPLES, 9) == NULL);
+	writer_close(&w);
+}
+
 static void test_concurrent(void)
 {
 	char path[256];
@@ -273,6 +322,7 @@ int main(void)
 
 	REQUIRE(mkdtemp(dir) != NULL);
 	test_handout();
+	test_ring();
 	test_concurrent();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
