@@ -4,7 +4,8 @@
  * stdio, no dlsym, no lock the program or another handler can hold while
  * waiting for us, no descriptor kept; errno is saved by the handler's entry.
  * The writer's signal-safe half is in src/format/writer.h (writer_chunk_new,
- * writer_reserve, writer_commit, writer_lost, writer_grow_signal).  A function
+ * writer_chunk_retire, writer_reserve, writer_commit, writer_lost,
+ * writer_grow_signal).  A function
  * that is not declared here or there, or listed below, must not be called from
  * the handler; a function declared elsewhere does not claim signal-safety.
  *
@@ -32,7 +33,8 @@
  *              unwind_tls_get_addr, unwind_getspecific, unwind_setspecific,
  *              and the refusals unwind_malloc, unwind_free, unwind_open,
  *              unwind_stat, unwind_fstat, unwind_pipe2
- *   writer.c   writer_do_grow (its in_signal path), round_chunks
+ *   writer.c   writer_do_grow (its in_signal path), round_chunks,
+ *              writer_recycle (ring mode)
  *
  * Outside our code the handler calls only: system calls (syscall(),
  * clock_gettime through the vDSO, sigaction, fcntl, madvise; open, fstat and
