@@ -1,7 +1,8 @@
 /*
- * json.c — the --json report (schema_version 2, docs/report.schema.json): run
+ * json.c — the --json report (schema_version 3, docs/report.schema.json): run
  * totals, every function, hot lines, processes, threads, the CUDA object from
- * cuda_report.c, the memory object from mem_json.c, and warnings.  Keys are public API: add, never rename.
+ * cuda_report.c, the memory object from mem_json.c, the steps object from
+ * steps_json.c, and warnings.  Keys are public API: add, never rename.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "json_keys.h"
 #include "mem_json.h"
 #include "report.h"
+#include "steps_json.h"
 
 #ifndef CBN_VERSION
 #define CBN_VERSION "0.1.0"
@@ -430,6 +432,8 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 	if (cuda)
 		cJSON_AddItemToObject(root, JK_CUDA, cuda);
 	if (report_mem_json(a, root) < 0)
+		goto fail;
+	if (report_steps_json(a, root) < 0)
 		goto fail;
 	if (json_attach(root, "warnings", json_warnings(a)) < 0)
 		goto fail;

@@ -8,8 +8,9 @@
 #define CBN_JSON_KEYS_H
 
 #define JK_SCHEMA_VERSION "schema_version"
-#define JK_SCHEMA_VERSION_VALUE 2
-/* the oldest schema the gate still reads: 2 only added "memory" */
+#define JK_SCHEMA_VERSION_VALUE 3
+/* the oldest schema the gate still reads: 2 only added "memory", 3 only
+ * added "steps" */
 #define JK_SCHEMA_VERSION_OLDEST 1
 
 /* top level */
@@ -18,6 +19,7 @@
 #define JK_LINES "lines"
 #define JK_CUDA "cuda"
 #define JK_MEMORY "memory"
+#define JK_STEPS "steps"
 
 /* run */
 #define JK_COMMAND "command"
@@ -83,5 +85,10 @@
 #define JK_MEM_BYTES "bytes"
 #define JK_MEM_SITE "site"
 #define JK_MEM_FUNCTION "function"
+
+/* steps (steps_json.c): count, median_ns, p90_ns, total_ns; steps[] */
+#define JK_STEP_COUNT "count"
+#define JK_STEP_MEDIAN_NS "median_ns"
+#define JK_STEP_P90_NS "p90_ns"
 
 #endif

@@ -150,12 +150,12 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s", ex_tmpdir());
 	mf_profile(&p);
 
-	/* no memory data: no memory key, schema 2 */
+	/* no memory data: no memory key, schema 3 */
 	a = mf_analysis(&p, -1);
 	root = write_read(&a, "none", paths[0], sizeof(paths[0]));
 	REQUIRE(root != NULL);
 	CHECK(get(root, "memory") == NULL);
-	CHECK_EQ_INT(num(root, "schema_version"), 2);
+	CHECK_EQ_INT(num(root, "schema_version"), 3);
 	cJSON_Delete(root);
 
 	/* memory asked for, nothing recorded: the object with empty arrays */
