@@ -3,12 +3,16 @@
  * chrome://tracing open.  CPU lanes are rebuilt from samples; CUDA API calls,
  * annotations and GPU work get lanes of their own; every lane strictly nests.
  * Memory spaces (host per process, GPU per device) become counter tracks.
+ * Steps become ProfilerStep#N slices on a "Steps" lane of their process, and
+ * capture windows slices on a "Capture" lane, when the run used controls.
  * Layout, flows and the size cap are documented in docs/outputs.md.
  */
 #include "analysis.h"
 #include "export.h"
 #include "gz.h"
 #include "memory.h"
+#include "steps.h"
+#include "steps_json.h"
 #include "util.h"
 
 #include <errno.h>
@@ -26,8 +30,12 @@
  * their process in viewers; the tid only keeps them off the thread lanes) */
 #define TRACE_COUNTER_TID (48u << TRACE_SLOT_SHIFT)
 
-enum tev_type { TEV_SAMPLE, TEV_API, TEV_RANGE, TEV_MARK, TEV_GPU, TEV_FLOW_S, TEV_FLOW_F };
-enum tev_lane { LANE_CPU, LANE_API, LANE_RANGE, LANE_GPU };
+/* flows last: cmp_emit_order() tells them by type >= TEV_FLOW_S */
+enum tev_type {
+	TEV_SAMPLE, TEV_API, TEV_RANGE, TEV_MARK, TEV_GPU, TEV_STEP, TEV_CAPTURE,
+	TEV_FLOW_S, TEV_FLOW_F
+};
+enum tev_lane { LANE_CPU, LANE_API, LANE_RANGE, LANE_GPU, LANE_STEP, LANE_CAPTURE };
 
 /* One event before it is written; times are ns relative to the profile start,
  * already clipped to the window. */
@@ -63,6 +71,7 @@ struct lane {
 struct tctx {
 	const struct profile *p;
 	const struct mem_analysis *mem; /* NULL: no memory data */
+	const struct step_analysis *steps; /* NULL: no steps */
 	int64_t ws, we;         /* window, relative ns */
 	uint32_t *gpu_pid_proc; /* synthetic GPU pid k -> process index */
 	uint32_t *gpu_pid_dev;  /* ... and device */
@@ -305,7 +314,8 @@ static void trace_thread_id(const struct tctx *c, uint32_t thr, uint32_t proc, u
 /* JSON tid of a lane: the base tid plus the lane kind and overflow slot in the
  * high bits, so a thread's CPU, CUDA API and annotation lanes are separate
  * tracks that never collide with a real tid.  GPU pids are synthetic, so their
- * stream lanes keep the stream id as tid. */
+ * stream lanes keep the stream id as tid.  The Steps and Capture lanes of a
+ * process sit past the memory counters' index (TRACE_COUNTER_TID). */
 static uint32_t lane_index(uint8_t kind, uint8_t slot)
 {
 	switch (kind) {
@@ -313,6 +323,10 @@ static uint32_t lane_index(uint8_t kind, uint8_t slot)
 		return TRACE_MAX_SLOTS + slot;
 	case LANE_RANGE:
 		return 2 * TRACE_MAX_SLOTS + slot;
+	case LANE_STEP:
+		return 4 * TRACE_MAX_SLOTS + slot;
+	case LANE_CAPTURE:
+		return 5 * TRACE_MAX_SLOTS + slot;
 	default:
 		return slot;
 	}
@@ -416,6 +430,63 @@ static int trace_collect_cuda(struct tctx *c, struct tvec *out)
 		e.ref = (uint32_t)i;
 		e.type = TEV_GPU;
 		e.kind = LANE_GPU;
+		if (tvec_push(out, &e))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/*
+ * Steps as Kineto draws them: one "ProfilerStep#N" slice each (cat
+ * user_annotation), on a lane of its own in the step's process, its base tid
+ * the main thread's (tid == pid), so Perfetto shows it with the process.
+ * Capture windows go on a "Capture" lane, only when the process used capture
+ * controls (without them the one window is the whole process: noise).
+ */
+static int trace_collect_steps(struct tctx *c, struct tvec *out)
+{
+	const struct profile *p = c->p;
+	const struct step_analysis *s = c->steps;
+	struct tev e;
+
+	for (size_t i = 0; s && i < s->nsteps; i++) {
+		const struct step *st = &s->steps[i];
+
+		memset(&e, 0, sizeof(e));
+		e.ts = trace_rel(c, st->start);
+		int64_t end = trace_rel(c, st->end);
+
+		if (!trace_clip(c, &e.ts, &end) || st->process >= p->nprocesses)
+			continue;
+		e.dur = end - e.ts;
+		e.pid = p->processes[st->process].pid;
+		e.tid = e.pid & ((1u << TRACE_SLOT_SHIFT) - 1);
+		e.thr = PROF_NONE;
+		e.ref = (uint32_t)i;
+		e.type = TEV_STEP;
+		e.kind = LANE_STEP;
+		if (tvec_push(out, &e))
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nwindows; i++) {
+		const struct prof_window *w = &p->windows[i];
+
+		if (w->process >= p->nprocesses ||
+		    p->processes[w->process].capture.mode == CBN_CAPTURE_ALL)
+			continue;
+		memset(&e, 0, sizeof(e));
+		e.ts = trace_rel(c, w->start);
+		int64_t end = trace_rel(c, w->end);
+
+		if (!trace_clip(c, &e.ts, &end))
+			continue;
+		e.dur = end - e.ts;
+		e.pid = p->processes[w->process].pid;
+		e.tid = e.pid & ((1u << TRACE_SLOT_SHIFT) - 1);
+		e.thr = PROF_NONE;
+		e.ref = (uint32_t)i;
+		e.type = TEV_CAPTURE;
+		e.kind = LANE_CAPTURE;
 		if (tvec_push(out, &e))
 			return -ENOMEM;
 	}
@@ -960,6 +1031,17 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 		sb_json_str(b, g->name);
 		break;
 	}
+	case TEV_STEP: {
+		char name[48];
+
+		snprintf(name, sizeof(name), "ProfilerStep#%" PRIu64, c->steps->steps[e->ref].number);
+		sb_puts(b, "{\"ph\":\"X\",\"cat\":\"user_annotation\",\"name\":");
+		sb_json_str(b, name);
+		break;
+	}
+	case TEV_CAPTURE:
+		sb_puts(b, "{\"ph\":\"X\",\"cat\":\"capture\",\"name\":\"Capture\"");
+		break;
 	case TEV_FLOW_S:
 	case TEV_FLOW_F:
 		sb_printf(b, "{\"ph\":\"%s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%" PRIu64,
@@ -1005,6 +1087,25 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 	case TEV_GPU:
 		trace_gpu_args(p, b, &p->gpu_ops[e->ref]);
 		break;
+	case TEV_STEP: {
+		const struct step *st = &c->steps->steps[e->ref];
+
+		sb_printf(b, ",\"args\":{\"step\":%" PRIu64 ",\"cpu_ns\":%" PRIu64
+		          ",\"gpu_busy_ns\":%" PRIu64 ",\"sync_ns\":%" PRIu64 ",\"kernels\":%" PRIu32
+		          ",\"copies\":%" PRIu32 "}",
+		          st->number, st->cpu_ns, st->gpu_busy_ns, st->sync_ns, st->kernels,
+		          st->copies);
+		break;
+	}
+	case TEV_CAPTURE: {
+		const struct prof_window *w = &p->windows[e->ref];
+
+		sb_printf(b, ",\"args\":{\"open_cause\":\"%s\",\"close_cause\":\"%s\""
+		          ",\"first_step\":%" PRIu64 "}",
+		          steps_cause_name(w->open_cause), steps_cause_name(w->close_cause),
+		          w->first_step);
+		break;
+	}
 	default:
 		break;
 	}
@@ -1115,11 +1216,20 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 		case LANE_RANGE:
 			snprintf(name, sizeof(name), "%s annotations", tname);
 			break;
+		case LANE_STEP:
+			snprintf(name, sizeof(name), "Steps");
+			break;
+		case LANE_CAPTURE:
+			snprintf(name, sizeof(name), "Capture");
+			break;
 		default:
 			snprintf(name, sizeof(name), "%s", tname);
 			break;
 		}
-		if (l->kind != LANE_GPU) {
+		if (l->kind == LANE_STEP || l->kind == LANE_CAPTURE) {
+			/* above every thread of the process, Steps first */
+			sort = (l->kind == LANE_STEP ? -2 : -1) * (int64_t)TRACE_MAX_SLOTS + l->slot;
+		} else if (l->kind != LANE_GPU) {
 			/* a thread's lanes sit together; the main thread (tid == pid) first */
 			int64_t rank = l->thr < p->nthreads ? (int64_t)l->thr + 1 : 0;
 
@@ -1324,7 +1434,7 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
                  char *err, size_t errlen)
 {
 	const struct profile *p = a->profile;
-	struct tctx c = {.p = p, .mem = a->memory};
+	struct tctx c = {.p = p, .mem = a->memory, .steps = a->steps};
 	struct tvec cuda = {0}, cpu = {0};
 	uint64_t cap = o && o->max_bytes ? o->max_bytes : TRACE_DEFAULT_CAP;
 	int rc;
@@ -1342,6 +1452,8 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
 	rc = trace_gpu_pids(&c);
 	if (!rc)
 		rc = trace_collect_cuda(&c, &cuda);
+	if (!rc)
+		rc = trace_collect_steps(&c, &cuda);
 	if (!rc)
 		rc = trace_plan_cpu(&c);
 	if (!rc)
