@@ -249,6 +249,25 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 		e->unit = CMP_U_BYTES;
 		return 0;
 	}
+	if (len == 11 && strncmp(s, "step.median", 11) == 0) {
+		e->metric = CMP_M_STEP_MEDIAN;
+		e->unit = CMP_U_NS;
+		return 0;
+	}
+	if (len == 8 && strncmp(s, "step.p90", 8) == 0) {
+		e->metric = CMP_M_STEP_P90;
+		e->unit = CMP_U_NS;
+		return 0;
+	}
+	if (len == 10 && strncmp(s, "step.count", 10) == 0) {
+		e->metric = CMP_M_STEP_COUNT;
+		e->unit = CMP_U_COUNT;
+		return 0;
+	}
+	if (len > 5 && strncmp(s, "step.", 5) == 0)
+		return expr_error(err, errlen, e->text,
+				  "unknown step metric '%.*s': expected step.median, step.p90 or "
+				  "step.count", (int)len, s);
 	if (len > 4 && strncmp(s, "mem.", 4) == 0)
 		return expr_error(err, errlen, e->text,
 				  "unknown memory metric '%.*s': expected mem.peak, mem.leaked, "
@@ -271,8 +290,8 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 	return expr_error(err, errlen, e->text,
 			  "unknown metric '%.*s': expected wall, cpu, samples, "
 			  "func[PATTERN].self|total, line[FILE:LINE].self, "
-			  "kernel[PATTERN].total|calls|avg, api[PATTERN].calls|total|avg, gpu.* "
-			  "or mem.*",
+			  "kernel[PATTERN].total|calls|avg, api[PATTERN].calls|total|avg, gpu.*, "
+			  "mem.* or step.*",
 			  (int)len, s);
 }
 

@@ -33,6 +33,9 @@ enum cmp_metric {
 	CMP_M_MEM_LEAKED,        /* memory: host sites' live_end_bytes, summed */
 	CMP_M_MEM_GPU,           /* memory.spaces[gpu, device N].peak_bytes */
 	CMP_M_MEM_SITE,          /* memory.sites[function or file:line ~ pattern].bytes|allocs, summed */
+	CMP_M_STEP_MEDIAN,       /* steps.median_ns: one measurement per step, the median */
+	CMP_M_STEP_P90,          /* steps.p90_ns */
+	CMP_M_STEP_COUNT,        /* steps.count */
 };
 
 enum cmp_field {

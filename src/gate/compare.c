@@ -724,6 +724,74 @@ static void eval_mem(struct cmp_result *r, const struct cmp_side *b, const struc
 	row_judge(r, row);
 }
 
+/* --- step metrics: step.median, step.p90, step.count ----------------------- */
+
+static int is_step_metric(const struct cmp_expr *e)
+{
+	return e->metric == CMP_M_STEP_MEDIAN || e->metric == CMP_M_STEP_P90 ||
+	       e->metric == CMP_M_STEP_COUNT;
+}
+
+static const char *step_key(const struct cmp_expr *e)
+{
+	return e->metric == CMP_M_STEP_MEDIAN ? "steps.median_ns"
+	       : e->metric == CMP_M_STEP_P90 ? "steps.p90_ns" : "steps.count";
+}
+
+static double step_value(const struct gate_run *run, const struct cmp_expr *e)
+{
+	return e->metric == CMP_M_STEP_MEDIAN ? run->step_median
+	       : e->metric == CMP_M_STEP_P90 ? run->step_p90 : run->step_count;
+}
+
+/*
+ * Steps exist only when the program marks them (cbn_step(), --step,
+ * --step-func): a baseline without them cannot be gated on (config error), a
+ * current run without them could not be measured (n/a: exit 3 for --fail).
+ * The median and p90 summarize many steps of one run but are still one run's
+ * measurement: no sampling error is claimed for them (as wall); the count is
+ * exact.
+ */
+static void eval_steps(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
+		       const struct cmp_expr *e)
+{
+	struct cmp_row *row;
+	double vb, vc;
+
+	if (!b->run->has_steps) {
+		config_error(r, "'%s': no steps in the baseline %s; mark the steps when recording "
+			     "it (cbn_step(), --step or --step-func)", e->text, b->path);
+		return;
+	}
+	vb = step_value(b->run, e);
+	if (!gate_has(vb)) {
+		config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
+			     "report?", e->text, b->path, step_key(e));
+		return;
+	}
+	row = row_add(r, e, e->text);
+	if (!row)
+		return;
+	expr_metric_name(e, row->name);
+	row->noise = e->metric == CMP_M_STEP_COUNT ? CMP_N_EXACT : CMP_N_SINGLE;
+	row->has_base = 1;
+	row->base = vb;
+	vc = c->run->has_steps ? step_value(c->run, e) : NAN;
+	if (!c->run->has_steps) {
+		row->status = CMP_S_NA;
+		snprintf(row->note, sizeof(row->note), "could not measure: no steps in the current "
+			 "run; mark them with cbn_step(), --step or --step-func");
+	} else if (!gate_has(vc)) {
+		row->status = CMP_S_NA;
+		snprintf(row->note, sizeof(row->note), "the current report has no %s",
+			 step_key(e));
+	} else {
+		row->has_cur = 1;
+		row->cur = vc;
+	}
+	row_judge(r, row);
+}
+
 static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
 		      const struct cmp_expr *e)
 {
@@ -748,6 +816,8 @@ static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const stru
 	}
 	if (is_mem_metric(e))
 		eval_mem(r, b, c, e);
+	else if (is_step_metric(e))
+		eval_steps(r, b, c, e);
 	else if (e->metric == CMP_M_FUNC || e->metric == CMP_M_LINE || e->metric == CMP_M_KERNEL ||
 	    e->metric == CMP_M_API)
 		eval_pattern(r, b, c, e);
@@ -782,7 +852,8 @@ static int top_cmp(const void *a, const void *b)
 
 /* With no expressions: warn at +10% on wall, cpu, the baseline's hottest
  * functions (by self time; names taken literally) and, when the baseline has
- * host memory data, its peak.  Warnings never fail.
+ * host memory data, its peak, and when it has steps, their median.  Warnings
+ * never fail.
  * Returns the number of expressions, or -1 out of memory. */
 static long default_exprs(const struct cmp_side *b, struct cmp_expr **out)
 {
@@ -818,7 +889,7 @@ static long default_exprs(const struct cmp_side *b, struct cmp_expr **out)
 		qsort(tops, ntops, sizeof(*tops), top_cmp);
 	if (ntops > CMP_DEFAULT_TOP)
 		ntops = CMP_DEFAULT_TOP;
-	if (!(e = malloc((3 + ntops) * sizeof(*e)))) {
+	if (!(e = malloc((4 + ntops) * sizeof(*e)))) {
 		free(tops);
 		return -1;
 	}
@@ -828,6 +899,9 @@ static long default_exprs(const struct cmp_side *b, struct cmp_expr **out)
 		n++;
 	if (run->has_memory && gate_has(run->mem_peak) &&
 	    cmp_expr_parse("mem.peak:+10%", CMP_LEVEL_WARN, &e[n], err, sizeof(err)) == 0)
+		n++;
+	if (run->has_steps && gate_has(run->step_median) &&
+	    cmp_expr_parse("step.median:+10%", CMP_LEVEL_WARN, &e[n], err, sizeof(err)) == 0)
 		n++;
 	for (i = 0; i < ntops; i++) {
 		if (cmp_expr_parse("func[x].self:+10%", CMP_LEVEL_WARN, &e[n], err,

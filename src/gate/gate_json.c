@@ -1,8 +1,8 @@
 /*
- * gate_json.c — a JSON report (report/json.c's shape, schema_version 1 or 2:
- * 2 only added "memory") as a struct gate_run: the side of a comparison that
- * was profiled earlier.  Key names come from report/json_keys.h, the header
- * the writers use.
+ * gate_json.c — a JSON report (report/json.c's shape, schema_version 1 to 3:
+ * 2 only added "memory", 3 only "steps") as a struct gate_run: the side of a
+ * comparison that was profiled earlier.  Key names come from
+ * report/json_keys.h, the header the writers use.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -258,6 +258,20 @@ static int read_memory(const cJSON *root, struct gate_run *r)
 	return 0;
 }
 
+/* The steps object (schema 3), when there is one. */
+static void read_steps(const cJSON *root, struct gate_run *r)
+{
+	const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, JK_STEPS);
+
+	r->step_count = r->step_median = r->step_p90 = NAN;
+	if (!cJSON_IsObject(s))
+		return;
+	r->has_steps = 1;
+	r->step_count = num(s, JK_STEP_COUNT);
+	r->step_median = num(s, JK_STEP_MEDIAN_NS);
+	r->step_p90 = num(s, JK_STEP_P90_NS);
+}
+
 int gate_run_from_json(const char *path, const char *role, struct gate_run *r, char *err,
 		       size_t errlen)
 {
@@ -325,6 +339,7 @@ int gate_run_from_json(const char *path, const char *role, struct gate_run *r, c
 		ret = -ENOMEM;
 		goto out;
 	}
+	read_steps(root, r);
 	ret = 0;
 out:
 	free(buf);

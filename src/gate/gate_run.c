@@ -14,6 +14,7 @@
 #include "cpu.h"
 #include "memory.h"
 #include "gate_run.h"
+#include "steps.h"
 
 /* A figure the JSON report writes as null when negative (or not finite). */
 static double or_nan(double v)
@@ -128,6 +129,18 @@ static int from_memory(const struct profile *p, const struct mem_analysis *m, st
 	return 0;
 }
 
+/* What gate_json.c's read_steps takes from the steps object. */
+static void from_steps(const struct step_analysis *s, struct gate_run *r)
+{
+	r->step_count = r->step_median = r->step_p90 = NAN;
+	if (!s)
+		return;
+	r->has_steps = 1;
+	r->step_count = (double)s->nsteps;
+	r->step_median = (double)s->median_ns;
+	r->step_p90 = (double)s->p90_ns;
+}
+
 int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 {
 	const struct profile *p = a->profile;
@@ -167,6 +180,7 @@ int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 	}
 	if (from_cuda(a->cuda, r) < 0 || from_memory(p, a->memory, r) < 0)
 		goto nomem;
+	from_steps(a->steps, r);
 	return 0;
 nomem:
 	gate_run_free(r);

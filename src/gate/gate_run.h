@@ -80,6 +80,11 @@ struct gate_run {
 	double mem_rate, mem_peak, mem_leaked;
 	struct gate_mem_gpu *mem_gpus;    size_t nmem_gpus;
 	struct gate_mem_site *mem_sites;  size_t nmem_sites;
+	/* Steps (schema 3): has_steps when the run has a steps object; then
+	 * their count and the median and 90th percentile of their durations
+	 * (NAN when a key is missing). */
+	int has_steps;
+	double step_count, step_median, step_p90;
 	void *owner;             /* the parsed JSON the strings point into, or NULL */
 };
 
