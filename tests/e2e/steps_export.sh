@@ -5,9 +5,10 @@
 # the slowest, the cold-start rule, the schema), one ProfilerStep#N slice per
 # step on the process's Steps lane; under --schedule wait=1,warmup=1,active=3,
 # repeat=2 only steps 2-4 and 7-9, in two windows the schedule opened, with a
-# Capture lane; and the step.* gates: pass on the same report, fail on fewer
+# Capture lane, gated in the same run (--baseline) against the first: fewer
+# steps fail step.count; and compare: pass on the same report, fail on fewer
 # steps, exit 2 on a baseline without steps and 3 ("could not measure") on a
-# current run without them, and the one-step --baseline form.
+# current run without them.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 [ -x "$EXAMPLES/step_cold" ] ||
@@ -59,10 +60,14 @@ for e in ps:
 assert not [e for e in t if e.get("cat") == "capture"]
 PY
 
-# a schedule: 2 windows of 3 active steps (2-4, 7-9)
+# a schedule: 2 windows of 3 active steps (2-4, 7-9); gated in the same run
+# against the first (--baseline): fewer steps fail step.count
 run_cbn -q --schedule wait=1,warmup=1,active=3,repeat=2 --json "$T/sched.json" \
-	--trace "$T/sched.trace.json" -- "$EXAMPLES/step_cold"
-expect_rc 0
+	--trace "$T/sched.trace.json" --baseline "$T/all.json" --fail 'step.count:-0' \
+	--warn 'step.median:+400%' -- "$EXAMPLES/step_cold"
+expect_rc 1
+grep_out '^step\.count .*FAIL'
+grep_out '^step\.median '
 validate_schema "$T/sched.json"
 $CHECK trace "$T/sched.trace.json" >"$T/chk" || fail "trace check: $(cat "$T/chk")"
 python3 - "$T/sched.json" "$T/sched.trace.json" <<'PY' || fail "step_cold --schedule: steps"
@@ -108,8 +113,4 @@ grep -q 'no steps in the baseline' "$ERRF" || fail "no 'no steps in the baseline
 run_cbn compare --fail 'step.median:+10%' "$T/all.json" "$T/nosteps.json"
 expect_rc 3
 grep_out 'could not measure: no steps in the current run'
-# one step: profile and gate against the baseline in memory
-run_cbn -q --baseline "$T/all.json" --fail 'step.count:-0' --fail 'step.median:+400%' \
-	-- "$EXAMPLES/step_cold"
-expect_rc 0
 exit 0
