@@ -473,6 +473,7 @@ static void agent_fork_child(void)
 		atomic_store(&loader_ok, 0);
 		agent_bg_ensure();
 	}
+	ctl_start();
 }
 
 __attribute__((constructor)) static void agent_init(void)
@@ -564,6 +565,7 @@ __attribute__((constructor)) static void agent_init(void)
 		agent_disable("cannot sample the main thread (no stack or timer for the handler)");
 	if (capture_tick())
 		agent_bg_ensure(); /* --delay, --duration */
+	ctl_start();
 }
 
 /* --- agent_api.h ----------------------------------------------------------- */

@@ -196,6 +196,8 @@ void capture_nvtx_range(const char *domain, const char *name, int open) AGENT_HI
 int capture_manual(int on, int cause) AGENT_HIDDEN;
 void capture_mark(const char *name) AGENT_HIDDEN;
 int capture_controlled(void) AGENT_HIDDEN;
+/* ctl.c: the control socket (`cbottleneck ctl`); constructor and fork child. */
+void ctl_start(void) AGENT_HIDDEN;
 /* sampler.c: recording turned on or off (normal context, any thread): park
  * or wake every thread's sampler. */
 void sampler_capture_changed(int on) AGENT_HIDDEN;
