@@ -126,6 +126,7 @@ uint64_t cli_now_ns(void);
 int cmd_run(int argc, char **argv);          /* cbottleneck [OPTIONS] PROGRAM [ARGS...] */
 int cmd_report(int argc, char **argv);       /* cbottleneck report [OPTIONS] DIR */
 int cmd_compare(int argc, char **argv);      /* cbottleneck compare ...: CMP_* (compare.h) */
+int cmd_ctl(int argc, char **argv);          /* cbottleneck ctl PID COMMAND: 0-3 (cmd_ctl.c) */
 
 /* options.c */
 enum cli_mode { CLI_MODE_RUN, CLI_MODE_REPORT };

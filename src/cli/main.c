@@ -1,7 +1,8 @@
 /*
  * main.c — the cbottleneck command: dispatch to one command per file, as
  * perf's builtin-*.c: cmd_run.c (profile a program), cmd_report.c (report a
- * kept session), cmd_compare.c (compare two JSON reports).
+ * kept session), cmd_compare.c (compare two JSON reports), cmd_ctl.c (control
+ * a running profiled process).
  */
 #include <string.h>
 
@@ -15,5 +16,7 @@ int main(int argc, char **argv)
 		return cmd_report(argc - 1, argv + 1);
 	if (argc >= 2 && strcmp(argv[1], "compare") == 0)
 		return cmd_compare(argc - 1, argv + 1);
+	if (argc >= 2 && strcmp(argv[1], "ctl") == 0)
+		return cmd_ctl(argc - 1, argv + 1);
 	return cmd_run(argc, argv);
 }
