@@ -1,0 +1,44 @@
+/*
+ * ctl_loop — a step loop to control from outside (`cbottleneck ctl`): prints
+ * "ctl_loop: pid N" first, then runs steps of STEP_MS of CPU each, marked by
+ * CBN_STEP(), until SECONDS have passed or the file STOPFILE exists.
+ * Usage: ctl_loop [SECONDS [STOPFILE [STEP_MS]]] (default 3 s, none, 10 ms).
+ * Runs the same without cbottleneck.
+ */
+#include <stdio.h>
+#include <unistd.h>
+
+#include "burn.h"
+#include "cbottleneck.h"
+
+__attribute__((noinline)) static void ctl_step(uint64_t ns)
+{
+	BURN_CPU(ns);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+	double secs = burn_arg(argc, argv, 1, 3.0);
+	const char *stop = argc > 2 && argv[2][0] ? argv[2] : NULL;
+	uint64_t step = (uint64_t)(burn_arg(argc, argv, 3, 10.0) * 1e6);
+	uint64_t end = mono_ns() + (uint64_t)(secs * 1e9);
+	long steps = 0;
+
+	printf("ctl_loop: pid %d\n", (int)getpid());
+	fflush(stdout);
+	while (mono_ns() < end && !(stop && access(stop, F_OK) == 0)) {
+		ctl_step(step);
+		CBN_STEP();
+		steps++;
+	}
+	printf("ctl_loop: done (%s)\n", steps > 0 ? "stepped" : "no step");
+	return 0;
+}

@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+# ctl_records.py FILE.cbp... — print the CAPTURE records (cbn_format.h,
+# struct cbn_rec_capture) of each session file: "= FILE", then in time order
+# one a line "EVENT CAUSE STEP NAME" (names of enum cbn_capture_event /
+# _cause).  A minimal reader of its own, for tests/e2e/ctl_*.sh.
+import struct, sys
+
+EVENTS = {1: "open", 2: "close", 3: "mark"}
+CAUSES = {1: "start", 2: "api", 3: "schedule", 4: "delay", 5: "duration", 6: "nvtx",
+          7: "cuda_profiler", 8: "ctl", 9: "signal", 10: "exit"}
+CHUNK = 64 * 1024
+CHUNK_MAGIC = 0x4B4E4843
+CHUNK_EVENTS = 2
+REC_CAPTURE = 9
+
+for path in sys.argv[1:]:
+    print("=", path)
+    data = open(path, "rb").read()
+    if data[:8] != b"CBNPROF\0":
+        sys.exit("%s: not a session file" % path)
+    data_offset, file_size, next_chunk = struct.unpack_from("<QQQ", data, 24)
+    end = min(len(data), file_size, next_chunk)
+    recs = []
+    off = data_offset
+    while off + CHUNK <= end:
+        magic, kind, _, tid, seq, used = struct.unpack_from("<IHHIIQ", data, off)
+        off += CHUNK
+        if magic != CHUNK_MAGIC or kind != CHUNK_EVENTS or used > CHUNK - 24:
+            continue
+        p = off - CHUNK + 24
+        stop = p + used
+        while p + 8 <= stop:
+            rtype, _, size = struct.unpack_from("<HHI", data, p)
+            if size < 8 or size % 8 or p + size > stop:
+                break
+            if rtype == REC_CAPTURE:
+                ts, step, rtid, ev, cause, nlen = struct.unpack_from("<QQIHHI", data, p + 8)
+                name = data[p + 40:p + 40 + nlen].decode("utf-8", "replace")
+                recs.append((ts, EVENTS.get(ev, str(ev)), CAUSES.get(cause, str(cause)), step,
+                             name))
+            p += size
+    for ts, ev, cause, step, name in sorted(recs):
+        print(ev, cause, step, name or "-")
