@@ -12,6 +12,7 @@
  * not sampled), detached, and leaves when it is the last thread of a program
  * whose main thread called pthread_exit.  Normal context only.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -53,12 +55,58 @@ static int ctl_fd_ours(int fd)
 	       st.st_ino == ctl.ino;
 }
 
+/* Live threads of the program among the few in /proc/self/task: not ours
+ * (named "cbn-...") and not a zombie (a main thread that called pthread_exit
+ * stays listed until the process ends).  -1 if unknown.  Raw getdents64:
+ * opendir would malloc under the memory hooks. */
+static int ctl_program_threads(void)
+{
+	char buf[2048], path[300], st[128], *p;
+	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), live = 0;
+	long n, off;
+
+	if (fd < 0)
+		return -1;
+	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (off = 0; off < n;) {
+			struct dirent64 *e = (struct dirent64 *)(buf + off);
+			ssize_t r;
+			int sfd;
+
+			off += e->d_reclen;
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
+			sfd = open(path, O_RDONLY | O_CLOEXEC);
+			if (sfd < 0)
+				continue;
+			r = read(sfd, st, sizeof(st) - 1);
+			close(sfd);
+			if (r <= 0)
+				continue;
+			st[r] = 0;
+			/* "TID (COMM) STATE ..." */
+			p = strrchr(st, ')');
+			if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
+				continue;
+			p = strchr(st, '(');
+			if (p && !strncmp(p + 1, "cbn-", 4))
+				continue;
+			live++;
+		}
+	}
+	close(fd);
+	return live;
+}
+
 /*
  * 1 when only agent threads are left: the program's main thread called
  * pthread_exit and its other threads have ended.  A detached thread still
  * keeps a process alive, so ours must go (its return is then the process's
- * exit(0), as the program's last thread's would have been).  /proc/self/stat
- * is read with a descriptor held for a few microseconds, every CTL_POLL_MS.
+ * exit(0), as the program's last thread's would have been; the background
+ * thread, when it runs, leaves on its own terms).  /proc/self/stat is read
+ * with a descriptor held for a few microseconds, every CTL_POLL_MS; the
+ * thread names only when there are few threads.
  */
 static int ctl_alone(void)
 {
@@ -80,7 +128,9 @@ static int ctl_alone(void)
 		p = strchr(p + 1, ' ');
 	if (p)
 		threads = strtol(p + 1, NULL, 10);
-	return threads == 1;
+	if (threads == 1)
+		return 1;
+	return threads > 1 && threads <= 4 && ctl_program_threads() == 0;
 }
 
 static void ctl_answer(int c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
