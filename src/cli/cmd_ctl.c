@@ -56,6 +56,40 @@ static int ctl_usage(const char *fmt, ...)
 	return CTL_EXIT_USAGE;
 }
 
+/* /proc/PID/environ, else a thread's (/proc/PID/task/TID/environ): an fd
+ * that reads, or -errno. */
+static int ctl_open_environ(long pid)
+{
+	char path[300], probe;
+	struct dirent *e;
+	int fd, err;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && pread(fd, &probe, 1, 0) == 1)
+		return fd;
+	err = fd < 0 ? errno : ESRCH;
+	if (fd >= 0)
+		close(fd);
+	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
+	d = opendir(path);
+	while (d && (e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%ld/task/%s/environ", pid, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0 && pread(fd, &probe, 1, 0) == 1)
+			break;
+		if (fd >= 0)
+			close(fd);
+		fd = -1;
+	}
+	if (d)
+		closedir(d);
+	return fd >= 0 ? fd : -err;
+}
+
 /* CBN_SESSION (and CBN_CTL) from /proc/PID/environ: the environment the
  * process was started with, which is where the launcher put them.  Same user
  * only.  Returns 0 or CTL_EXIT_NOPROC after one line. */
@@ -77,11 +111,12 @@ static int ctl_find_session(long pid, char *session, size_t len, int *ctl_off)
 			"controls your own processes\n", pid);
 		return CTL_EXIT_NOPROC;
 	}
-	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* A main thread that called pthread_exit has no memory to read the
+	 * environment from: any live thread's view is the same. */
+	fd = ctl_open_environ(pid);
 	if (fd < 0) {
 		fprintf(stderr, "cbottleneck: ctl: cannot read the environment of process %ld: %s\n",
-			pid, strerror(errno));
+			pid, strerror(-fd));
 		return CTL_EXIT_NOPROC;
 	}
 	for (;;) {
