@@ -7,14 +7,14 @@ command -v python3 >/dev/null || skip "python3 not installed"
 RECORDS=$CBN_SOURCE_DIR/tests/e2e/lib/ctl_records.py
 
 # start_loop NAME ARGS...: run ctl_loop (up to 20 s, until $T/NAME.stop
-# exists) under the launcher in the background; sets PID (the program's)
-# and BG (the launcher's).
+# exists; LOOP_MODE=thread: in a thread, main calls pthread_exit) under the
+# launcher in the background; sets PID (the program's) and BG (the launcher's).
 start_loop()
 {
 	local name=$1 i
 	shift
-	"$CBN" -q -o "$T/$name" "$@" -- "$EXAMPLES/ctl_loop" 20 "$T/$name.stop" \
-		>"$T/$name.out" 2>"$T/$name.err" &
+	"$CBN" -q -o "$T/$name" "$@" -- "$EXAMPLES/ctl_loop" 20 "$T/$name.stop" 10 \
+		${LOOP_MODE:-} >"$T/$name.out" 2>"$T/$name.err" &
 	BG=$!
 	PID=
 	for i in $(seq 100); do
@@ -28,7 +28,17 @@ start_loop()
 # stop_loop NAME: let it finish; its launcher must exit 0.
 stop_loop()
 {
+	local i
 	touch "$T/$1.stop"
+	# A process that outlives its program's threads is a failure, not a hang.
+	for i in $(seq 100); do
+		kill -0 "$BG" 2>/dev/null || break
+		sleep 0.05
+	done
+	if kill -0 "$BG" 2>/dev/null; then
+		kill -KILL "$PID"
+		fail "$1: the process did not end within 5 s of its last thread"
+	fi
 	wait "$BG" || fail "$1: the launcher exited $? (stderr: $(cat "$T/$1.err"))"
 	grep -q '^ctl_loop: done (stepped)' "$T/$1.out" || fail "$1: ctl_loop did not finish"
 }
