@@ -4,12 +4,14 @@
  * CBN_STEP(), until SECONDS have passed or the file STOPFILE exists.
  * Usage: ctl_loop [SECONDS [STOPFILE [STEP_MS [thread]]]] (default 3 s, none,
  * 10 ms); "thread": the loop runs in a second thread and main calls
- * pthread_exit (the process ends with that thread).  Runs the same without
- * cbottleneck.
+ * pthread_exit (the process ends with that thread); "fork": a forked child
+ * runs the loop too, after printing "ctl_loop: child pid N", and the parent
+ * waits for it.  Runs the same without cbottleneck.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "burn.h"
@@ -61,6 +63,20 @@ int main(int argc, char **argv)
 		if (pthread_create(&th, NULL, loop, NULL) != 0)
 			return 1;
 		pthread_exit(NULL);
+	}
+	if (argc > 4 && !strcmp(argv[4], "fork")) {
+		pid_t child = fork();
+
+		if (child == 0) {
+			printf("ctl_loop: child pid %d\n", (int)getpid());
+			fflush(stdout);
+			loop(NULL);
+			return 0;
+		}
+		loop(NULL);
+		if (child > 0)
+			waitpid(child, NULL, 0);
+		return 0;
 	}
 	loop(NULL);
 	return 0;
