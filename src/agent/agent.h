@@ -83,6 +83,15 @@ struct agent_thread {
 	volatile sig_atomic_t no_unwind; /* fork or exit in progress: PC-only samples */
 	volatile sig_atomic_t paused;    /* sampler stopped around an exec */
 	volatile sig_atomic_t ended;     /* THREAD_END written */
+	/* Outside capture windows (capture.c) the sampler is parked: disarmed
+	 * by the handler at the first sample after the window closed (or not
+	 * armed at thread begin), re-armed by the handler when a wake signal
+	 * comes (sampler_capture_changed).  Handler and normal code with every
+	 * signal blocked only. */
+	volatile sig_atomic_t parked;
+	int park_perf;                   /* re-arm on a perf event at once */
+	_Atomic int wake_sent;           /* a wake signal is queued for it: set by the
+					  * waker (any thread), cleared by its handler */
 	int fresh;                       /* a new thread: CPU clock and rusage start at 0 */
 	int sampled;                     /* has had a sample (counted by backend) */
 	char name[CBN_NAME_MAX];         /* the thread's name as last set (inherited at create) */
@@ -172,7 +181,10 @@ void sampler_resume(void) AGENT_HIDDEN;
 
 /* threads.c: pthread interposers and the live-thread table. */
 int threads_init(void) AGENT_HIDDEN;
-void threads_register(pthread_t th, uint32_t tid, uint64_t cpu0) AGENT_HIDDEN;
+void threads_register(pthread_t th, uint32_t tid, uint64_t cpu0, struct agent_thread *t)
+	AGENT_HIDDEN;
+int threads_each(void (*fn)(struct agent_thread *t, uint32_t tid, void *arg), void *arg)
+	AGENT_HIDDEN;
 void threads_unregister(pthread_t th) AGENT_HIDDEN;
 void threads_end_all(void) AGENT_HIDDEN;
 void threads_after_fork_child(void) AGENT_HIDDEN;

@@ -51,6 +51,51 @@ static struct {
 	pthread_mutex_t lock;
 } cap = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+/*
+ * The toggle signal (--toggle-signal): installed at start through the real
+ * sigaction unless the signal already has a handler.  It is not one of the
+ * signals sigwrap owns, so a program that installs its own handler later
+ * simply replaces ours (the program wins; capture_exit notes it in the
+ * header's spec).  The handler only counts; the background thread flips the
+ * manual gate (capture_tick).
+ */
+static int toggle_sig;
+static _Atomic unsigned toggle_pending;
+
+static void capture_toggle_handler(int sig)
+{
+	(void)sig;
+	atomic_fetch_add_explicit(&toggle_pending, 1, memory_order_relaxed);
+}
+
+/* Returns 1 when the signal is ours now. */
+static int capture_toggle_install(int sig)
+{
+	struct sigaction sa, cur;
+
+	if (sig <= 0 || sig == atomic_load(&agent.signo) ||
+	    sigwrap_real_sigaction(sig, NULL, &cur) != 0)
+		return 0;
+	if (!(cur.sa_flags & SA_SIGINFO) && cur.sa_handler != SIG_DFL && cur.sa_handler != SIG_IGN)
+		return 0; /* the program's (a constructor ran before ours) */
+	if ((cur.sa_flags & SA_SIGINFO) && cur.sa_sigaction)
+		return 0;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = capture_toggle_handler;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	return sigwrap_real_sigaction(sig, &sa, NULL) == 0;
+}
+
+/* 1 while the toggle signal still reaches our handler. */
+static int capture_toggle_held(void)
+{
+	struct sigaction cur;
+
+	return toggle_sig && sigwrap_real_sigaction(toggle_sig, NULL, &cur) == 0 &&
+	       !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == capture_toggle_handler;
+}
+
 /* Read by every recorder (relaxed: a hint that flips at window edges). */
 _Atomic int capture_on = 1;
 _Atomic uint64_t capture_steps;
@@ -183,8 +228,15 @@ void capture_init(void)
 		cap.gate[GATE_RANGE] = 0;
 		capture_spec_add(spec, sizeof(spec), "capture_range", range);
 	}
-	if (toggle && *toggle && cbn_signal_parse(toggle))
-		capture_spec_add(spec, sizeof(spec), "toggle_signal", toggle);
+	if (toggle && *toggle && cbn_signal_parse(toggle)) {
+		if (capture_toggle_install(cbn_signal_parse(toggle))) {
+			toggle_sig = cbn_signal_parse(toggle);
+			capture_spec_add(spec, sizeof(spec), "toggle_signal", toggle);
+		} else {
+			/* The program handles it (or it is our sampling signal). */
+			capture_spec_add(spec, sizeof(spec), "toggle_signal_refused", toggle);
+		}
+	}
 	cap.controlled = spec[0] != 0;
 	memcpy(cap.spec, spec, sizeof(spec));
 	if (!cap.controlled || !h)
@@ -220,8 +272,20 @@ void capture_after_fork_child(void)
 /* At exit (normal context): close the window that is open. */
 void capture_exit(void)
 {
+	struct cbn_file_header *h = agent.w.hdr;
+
 	if (!cap.controlled)
 		return;
+	if (toggle_sig && !capture_toggle_held() && h) {
+		/* The program installed its own handler: it won. */
+		const char *note = " toggle_signal_taken_by_program";
+		size_t n = h->capture.spec_len, k = strlen(note);
+
+		if (n + k < sizeof(h->capture.spec)) {
+			memcpy(h->capture.spec + n, note, k);
+			h->capture.spec_len = (uint32_t)(n + k);
+		}
+	}
 	pthread_mutex_lock(&cap.lock);
 	if (cap.on) {
 		cap.gate[GATE_MANUAL] = 0;
@@ -237,9 +301,17 @@ void capture_exit(void)
 int capture_tick(void)
 {
 	uint64_t now, start;
+	unsigned n;
+	int keep = toggle_sig != 0;
 
-	if (!cap.controlled || (!cap.delay_ns && !cap.duration_ns))
+	if (!cap.controlled)
 		return 0;
+	/* Each toggle signal flips the manual gate (two before a tick: none). */
+	n = keep ? atomic_exchange(&toggle_pending, 0) : 0;
+	if (n & 1)
+		capture_gate(GATE_MANUAL, !cap.gate[GATE_MANUAL], CBN_CAUSE_SIGNAL);
+	if (!cap.delay_ns && !cap.duration_ns)
+		return keep;
 	now = agent_now();
 	start = agent.w.hdr ? agent.w.hdr->start_mono_ns : 0;
 	if (cap.delay_ns && !cap.gate[GATE_TIME] && !cap.first_open && now >= start + cap.delay_ns)
@@ -247,9 +319,9 @@ int capture_tick(void)
 	if (cap.duration_ns && cap.first_open && cap.gate[GATE_TIME] &&
 	    now >= cap.first_open + cap.duration_ns) {
 		capture_gate(GATE_TIME, 0, CBN_CAUSE_DURATION);
-		return 0; /* over for good */
+		return keep; /* over for good */
 	}
-	return !(cap.duration_ns && cap.first_open && !cap.gate[GATE_TIME]);
+	return keep || !(cap.duration_ns && cap.first_open && !cap.gate[GATE_TIME]);
 }
 
 /* cbn_step() (and a step range or mark, --step): count it and let the

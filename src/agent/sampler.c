@@ -278,6 +278,14 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	r->h.flags = (uint16_t)flags;
 	r->h.size = size;
 	r->ts = sample_now();
+	/*
+	 * A window that closed while the sample was taken (the thread may have
+	 * been preempted in the unwind): dropped.  The clock is read before
+	 * this load and capture.c stamps the CLOSE record after its store, so
+	 * a sample kept here lies before the close.
+	 */
+	if (!atomic_load(&capture_on))
+		goto out;
 	atomic_store_explicit(&h->end_mono_ns, r->ts, memory_order_relaxed);
 	r->weight = weight;
 	r->nframes = (uint16_t)nf;
@@ -293,6 +301,63 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	}
 out:
 	t->in_handler = 0;
+}
+
+/*
+ * Capture windows (capture.c).  Outside them a thread's next sample parks its
+ * sampler: disarmed, so a parked thread takes no signal and costs nothing.
+ * When a window opens, sampler_capture_changed queues one wake signal to each
+ * live thread (our sampling signal, SI_QUEUE, the cookie below) and the
+ * thread's handler re-arms its own sampler: timers are per-thread state that
+ * only the thread itself may change outside a blocked-signal section.
+ */
+static char sampler_wake_cookie;
+
+/* SIGNAL-SAFE.  One of our wake signals (from this process, with our cookie). */
+static int sampler_is_wake(const siginfo_t *si)
+{
+	return si->si_code == SI_QUEUE && si->si_value.sival_ptr == &sampler_wake_cookie &&
+	       (uint32_t)si->si_pid == agent.pid;
+}
+
+/* SIGNAL-SAFE.  Re-arm a parked sampler if recording is on. */
+static void sampler_unpark(struct agent_thread *t)
+{
+	if (!t->parked || t->ended || !t->tid || t->pid != agent.pid ||
+	    !atomic_load_explicit(&capture_on, memory_order_relaxed) ||
+	    !atomic_load_explicit(&agent.active, memory_order_relaxed))
+		return;
+	t->parked = 0;
+	if (timer_resume(t, atomic_load(&agent.signo), t->park_perf) != 0 && agent.w.hdr)
+		atomic_fetch_add(&agent.w.hdr->unsampled_why[CBN_UNSAMPLED_NO_TIMER], 1);
+}
+
+/* SIGNAL-SAFE.  The wake signal: another may be queued from now on. */
+static void sampler_wake(struct agent_thread *t)
+{
+	atomic_store(&t->wake_sent, 0);
+	sampler_unpark(t);
+}
+
+/*
+ * SIGNAL-SAFE.  A sample outside a window: not recorded, its CPU consumed
+ * (the clocks restart when the sampler is re-armed anyway), and the sampler
+ * disarmed.  A perf event's last signal may still come after (timer_disarm):
+ * it finds the thread parked and only counts.
+ */
+static void sampler_park(struct agent_thread *t)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	uint32_t w, k;
+
+	timer_weigh(t, &w, &k);
+	if (h)
+		atomic_fetch_add_explicit(&h->capture.parks, 1, memory_order_relaxed);
+	if (t->parked || t->backend == AGENT_BACKEND_NONE)
+		return;
+	t->park_perf = t->backend == AGENT_BACKEND_PERF;
+	timer_disarm(t);
+	t->parked = 1;
 }
 
 /*
@@ -317,7 +382,9 @@ static void sampler_drain(int sig, void *uc)
 	for (i = 0; i < 64; i++) {
 		if (syscall(SYS_rt_sigtimedwait, &set, &si, &zero, _NSIG / 8) != sig)
 			break;
-		if (!timer_is_ours(&si))
+		if (sampler_is_wake(&si))
+			sampler_wake(&agent_tls);
+		else if (!timer_is_ours(&si))
 			sigwrap_chain(sig, &si, uc);
 	}
 }
@@ -330,12 +397,16 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 	sig_atomic_t in_sigpath = agent_tls.in_sigpath;
 
 	agent_tls.in_sigpath = 1;
-	if (!timer_is_ours(si)) {
+	if (sampler_is_wake(si)) {
+		sampler_wake(&agent_tls);
+	} else if (!timer_is_ours(si)) {
 		sigwrap_chain(sig, si, uc);
 	} else if (!atomic_load_explicit(&capture_on, memory_order_relaxed)) {
-		uint32_t w, k;
-
-		timer_weigh(&agent_tls, &w, &k); /* outside a window: not recorded */
+		sampler_park(&agent_tls); /* outside a window: not recorded */
+	} else if (agent_tls.parked) {
+		/* A parked sampler's last signal, late, after a window opened:
+		 * not a sample of the window; re-arm now (the wake finds it so). */
+		sampler_unpark(&agent_tls);
 	} else {
 		sample_take(&agent_tls, uc);
 		if (agent_tls.backend == AGENT_BACKEND_PERF)
@@ -371,6 +442,7 @@ int sampler_thread_begin(int fresh, const char *name)
 {
 	struct agent_thread *t = &agent_tls;
 	int ret, signo = atomic_load(&agent.signo);
+	sigset_t old;
 
 	if (!atomic_load(&agent.active))
 		return -1;
@@ -379,6 +451,8 @@ int sampler_thread_begin(int fresh, const char *name)
 	t->chunk = NULL;
 	t->ended = 0;
 	t->sampled = 0;
+	t->parked = 0;
+	atomic_store(&t->wake_sent, 0);
 	t->fresh = fresh;
 	t->backend = AGENT_BACKEND_NONE;
 	if (name)
@@ -394,13 +468,30 @@ int sampler_thread_begin(int fresh, const char *name)
 	t->cpu0 = 0;
 	if (agent.exec_seq > 0 && t->tid == agent.pid)
 		t->cpu0 = agent_thread_cpu();
-	threads_register(pthread_self(), t->tid, t->cpu0);
+	threads_register(pthread_self(), t->tid, t->cpu0, t);
 	kernel_thread_begin(t);
 	sampler_thread_event(CBN_REC_THREAD_START, t, 0);
 	if (stacks_thread_begin(fresh) != 0)
 		return -ENOMEM;
 	sigwrap_unblock(signo);
-	ret = timer_arm(t, signo, !fresh);
+	/*
+	 * Outside a capture window the thread starts parked.  Decided with our
+	 * signal blocked: a wake sent since the thread registered is taken
+	 * after, and finds it parked or armed, never half-way.
+	 */
+	sampler_block(&old);
+	if (atomic_load(&capture_on)) {
+		ret = timer_arm(t, signo, !fresh);
+	} else {
+		t->signo = signo;
+		t->perf_fd = -1;
+		if (fresh)
+			t->perf_fd_prev = -1;
+		t->park_perf = !fresh;
+		t->parked = 1;
+		ret = 0;
+	}
+	sampler_unblock(&old);
 	if (ret && agent.w.hdr)
 		atomic_fetch_add(&agent.w.hdr->unsampled_why[CBN_UNSAMPLED_NO_TIMER], 1);
 	return ret;
@@ -480,10 +571,38 @@ void sampler_resume(void)
 	sampler_unblock(&old);
 }
 
-/* Recording turned on or off (capture.c).  The handler drops samples while
- * capture_on is 0 (their CPU time is consumed, so the first sample after a
- * window opens stands for its own period only). */
+static void sampler_wake_one(struct agent_thread *t, uint32_t tid, void *arg)
+{
+	int signo = *(int *)arg;
+	siginfo_t si;
+
+	/* At most one wake queued per thread: one that blocks our signal for
+	 * good (rare: the agent keeps it open) holds one queue slot, not one
+	 * per window. */
+	if (!t || !tid || atomic_exchange(&t->wake_sent, 1))
+		return;
+	memset(&si, 0, sizeof(si));
+	si.si_signo = signo;
+	si.si_code = SI_QUEUE;
+	si.si_pid = (pid_t)agent.pid;
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = &sampler_wake_cookie;
+	if (syscall(SYS_rt_tgsigqueueinfo, (pid_t)agent.pid, (pid_t)tid, signo, &si) != 0)
+		atomic_store(&t->wake_sent, 0); /* gone, or the queue is full: next window */
+}
+
+/*
+ * Recording turned on or off (capture.c; normal context, any thread).  Off:
+ * nothing to do, each thread parks at its next sample (one signal per thread,
+ * then none).  On: wake every live thread, parked or about to park (a handler
+ * that read capture_on before it turned 1 parks before its wake is taken: the
+ * signal is blocked while the handler runs).
+ */
 void sampler_capture_changed(int on)
 {
-	(void)on;
+	int signo = atomic_load(&agent.signo);
+
+	if (!on || !signo || !atomic_load(&agent.active))
+		return;
+	threads_each(sampler_wake_one, &signo);
 }

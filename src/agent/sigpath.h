@@ -13,8 +13,10 @@
  * file-local helpers it reaches, which no header can declare):
  *
  *   sampler.c  sample_take, sample_reserve, sample_frames, sample_now,
- *              sampler_drain
- *   timer.c    timer_posix, timer_perf, timer_perf_failed, timer_perf_why,
+ *              sampler_drain, sampler_is_wake, sampler_wake, sampler_park,
+ *              sampler_unpark
+ *   timer.c    timer_arm (from timer_resume), timer_posix, timer_perf,
+ *              timer_perf_failed, timer_perf_why,
  *              timer_refusal_final, timer_thread_sys, ts_ns
  *   kernel.c   kernel_thread_arm, kernel_off, kernel_why
  *   kstacks.c  kstacks_open, kstacks_drain, kstacks_pending, kstacks_parse,
@@ -117,8 +119,12 @@ void timer_upgrade(struct agent_thread *t) AGENT_HIDDEN;
  * moved (raw syscalls only). */
 void timer_rearm_signal(struct agent_thread *t, const ucontext_t *uc) AGENT_HIDDEN;
 
+/* Re-arm a sampler the handler parked outside a capture window (raw
+ * syscalls; the CPU clocks restart at the call).  Returns 0 or -errno. */
+int timer_resume(struct agent_thread *t, int signo, int perf_now) AGENT_HIDDEN;
+
 /* Stop the thread's sampler (raw syscalls; the handler calls it when the
- * sampling signal moved). */
+ * sampling signal moved, and to park it outside a capture window). */
 void timer_disarm(struct agent_thread *t) AGENT_HIDDEN;
 
 /* The program's disposition for a signal we own that is not one of our samples. */

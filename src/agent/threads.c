@@ -23,6 +23,7 @@ struct thread_slot {
 	pthread_t th;
 	uint32_t tid;
 	uint64_t cpu0;                   /* CPU time before this image (see sampler.c) */
+	struct agent_thread *t;          /* its agent_tls: valid until it unregisters */
 };
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -55,7 +56,7 @@ int threads_init(void)
 	return real_pthread_create ? 0 : -1;
 }
 
-void threads_register(pthread_t th, uint32_t tid, uint64_t cpu0)
+void threads_register(pthread_t th, uint32_t tid, uint64_t cpu0, struct agent_thread *t)
 {
 	int i;
 
@@ -69,6 +70,7 @@ void threads_register(pthread_t th, uint32_t tid, uint64_t cpu0)
 		threads_tab[i].th = th;
 		threads_tab[i].tid = tid;
 		threads_tab[i].cpu0 = cpu0;
+		threads_tab[i].t = t;
 	}
 	pthread_mutex_unlock(&threads_lock);
 }
@@ -129,6 +131,23 @@ void threads_end_all(void)
 	threads_n = 0;
 	pthread_mutex_unlock(&threads_lock);
 	agent_tls.ended = 1;
+}
+
+/*
+ * fn on every live thread, under the table's lock: a thread unregisters (at its
+ * end, under the lock) before its TLS goes away, so fn may touch t's atomics.
+ * fn must not call back into this file.  Returns the threads visited.
+ */
+int threads_each(void (*fn)(struct agent_thread *t, uint32_t tid, void *arg), void *arg)
+{
+	int i, n;
+
+	pthread_mutex_lock(&threads_lock);
+	for (i = 0; i < threads_n; i++)
+		fn(threads_tab[i].t, threads_tab[i].tid, arg);
+	n = threads_n;
+	pthread_mutex_unlock(&threads_lock);
+	return n;
 }
 
 /* Live threads we know of (the caller included when it is registered). */

@@ -212,6 +212,18 @@ int timer_arm(struct agent_thread *t, int signo, int perf_now)
 	return timer_posix(t, signo);
 }
 
+/*
+ * SIGNAL-SAFE (timer_arm's calls are raw system calls and timer_perf_failed).
+ * Re-arm a parked thread's sampler: the handler, at the wake signal of a
+ * capture window that opened.  Its clocks restart now, so the first sample
+ * does not carry the time the thread spent parked.
+ */
+int timer_resume(struct agent_thread *t, int signo, int perf_now)
+{
+	t->fresh = 0;
+	return timer_arm(t, signo, perf_now);
+}
+
 /* SIGNAL-SAFE.  From the thread's POSIX timer to a perf event. */
 void timer_upgrade(struct agent_thread *t)
 {

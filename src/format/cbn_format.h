@@ -152,7 +152,8 @@ struct cbn_capture_state {
 	_Atomic uint32_t mode;           /* enum cbn_capture_mode */
 	_Atomic uint32_t active;         /* 1 while a window is open */
 	_Atomic uint32_t windows;        /* windows opened so far */
-	_Atomic uint32_t reserved;
+	_Atomic uint32_t parks;          /* sampling signals taken outside windows: each
+					  * parks its thread's sampler (was reserved) */
 	_Atomic uint64_t steps;          /* cbn_step() calls (and matching step ranges), all */
 	_Atomic uint64_t active_ns;      /* time inside closed windows */
 	uint32_t spec_len;

@@ -334,6 +334,83 @@ annotate)
 	[ "$(grep -c '^range kind=4 source=1 ' "$T/dump")" = 3 ] || fail "steps"
 	grep -q '^range kind=3 source=1 .*name=done' "$T/dump" || fail "mark"
 	;;
+capture_api)
+	# --capture-range api: recording only between cbn_start and cbn_stop.
+	# Threads created before the window start parked and are woken by it;
+	# after it each thread parks at its next sample and takes no more
+	# signals (parks counts the signals taken outside windows).
+	export CBN_FREQ=1000 CBN_CAPTURE_RANGE=api
+	run_both "$P/capture_app" api 2 200
+	dump "$(files)"
+	grep -E "^(capture|samples)" "$T/dump"
+	[ "$(val capture mode)" = 1 ] || fail "header.capture.mode not CONTROLLED"
+	[ "$(val capture windows)" = 1 ] || fail "expected one window"
+	[ "$(val capture spec)" = capture_range=api ] || fail "spec: $(val capture spec)"
+	grep -q '^capture_rec event=1 cause=2 ' "$T/dump" || fail "no OPEN record from cbn_start"
+	grep -q '^capture_rec event=2 cause=2 ' "$T/dump" || fail "no CLOSE record from cbn_stop"
+	[ "$(val capture samples_outside)" = 0 ] || fail "samples outside the window"
+	[ "$(val samples records)" -ge 20 ] || fail "too few samples in the window"
+	# 3 busy threads x 400 ms outside the window at 1 kHz: ~1000 signals
+	# if the samplers kept running; parked, one per thread.
+	[ "$(val capture parks)" -le 20 ] || fail "$(val capture parks) signals outside the window: samplers not parked"
+	# Every thread resumed in the window (woken by its signal).
+	[ "$(grep -c '^thread .*name=cap-worker samples=[1-9]' "$T/dump")" = 2 ] ||
+		fail "a worker thread took no sample in the window"
+	;;
+capture_schedule)
+	# torch's schedule on cbn_step(): steps 2,3 and 6,7 of 10 recorded.
+	export CBN_FREQ=1000 CBN_SCHEDULE=wait=1,warmup=1,active=2,repeat=2
+	run_both "$P/capture_app" steps 1 10 30
+	dump "$(files)"
+	grep -E "^(capture|samples)" "$T/dump"
+	[ "$(val capture windows)" = 2 ] || fail "expected two windows"
+	[ "$(val capture steps)" = 10 ] || fail "steps counted: $(val capture steps)"
+	[ "$(grep -c '^capture_rec event=1 cause=3 ' "$T/dump")" = 2 ] || fail "OPEN records"
+	[ "$(grep -c '^capture_rec event=2 cause=3 ' "$T/dump")" = 2 ] || fail "CLOSE records"
+	[ "$(val capture samples_outside)" = 0 ] || fail "samples outside the windows"
+	# Step markers: the ones inside the windows and the ones that close them.
+	[ "$(grep -c '^range kind=4 ' "$T/dump")" -le 6 ] || fail "step markers outside windows"
+	[ "$(val samples records)" -ge 10 ] || fail "too few samples in the windows"
+	[ "$(val capture parks)" -le 20 ] || fail "samplers not parked between windows"
+	;;
+capture_time)
+	# --delay 200ms --duration 200ms on a 600 ms run.
+	export CBN_FREQ=1000 CBN_DELAY_NS=200000000 CBN_DURATION_NS=200000000
+	run_both "$P/capture_app" idle 1 600
+	dump "$(files)"
+	grep -E "^(capture|samples)" "$T/dump"
+	[ "$(val capture windows)" = 1 ] || fail "expected one window"
+	o=$(val capture_rec ts 'event=1 cause=4')
+	c=$(val capture_rec ts 'event=2 cause=5')
+	[ -n "$o" ] && [ -n "$c" ] || fail "no DELAY open / DURATION close"
+	ratio_ok $((c - o)) 200000000 0.95 1.25 || fail "window of $(((c - o) / 1000000)) ms, expected 200"
+	[ "$(val capture samples_outside)" = 0 ] || fail "samples outside the window"
+	[ "$(val samples records)" -ge 10 ] || fail "too few samples in the window"
+	[ "$(val capture parks)" -le 10 ] || fail "samplers not parked"
+	;;
+capture_toggle)
+	# The toggle signal: recording from start, off at the first SIGUSR2, on at
+	# the second (the program raises it only with the agent present).
+	export CBN_FREQ=1000 CBN_TOGGLE_SIGNAL=SIGUSR2
+	LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/capture_app" toggle 1 200 >"$T/agent.out" 2>&1 ||
+		fail "capture_app died: $(cat "$T/agent.out")"
+	dump "$(files)"
+	grep -E "^(capture|samples)" "$T/dump"
+	[ "$(val capture spec)" = toggle_signal=SIGUSR2 ] || fail "spec: $(val capture spec)"
+	[ "$(val capture windows)" = 2 ] || fail "expected two windows"
+	grep -q '^capture_rec event=2 cause=9 ' "$T/dump" || fail "no CLOSE by the signal"
+	grep -q '^capture_rec event=1 cause=9 ' "$T/dump" || fail "no OPEN by the signal"
+	[ "$(val capture samples_outside)" = 0 ] || fail "samples outside the windows"
+	# A program that installs its own handler later wins the signal, and
+	# the header says so.
+	rm -f "$S"/*.cbp
+	run_both "$P/capture_app" ownsig 1 100
+	grep -q "ownsig: 1 hit" "$T/agent.out" || fail "the program's handler did not get SIGUSR2"
+	dump "$(files)"
+	grep -q '^capture .*spec=toggle_signal=SIGUSR2 toggle_signal_taken_by_program' "$T/dump" ||
+		fail "the header does not say the program took the signal: $(grep '^capture ' "$T/dump")"
+	[ "$(val capture windows)" = 1 ] || fail "the program's signal toggled recording"
+	;;
 nvtx)
 	[ "${CBN_AGENT_NVTX:-ON}" = ON ] || skip "agent built without the nvtx3 headers (no CUDA toolkit)"
 	need_built "$P/nvtx_app"

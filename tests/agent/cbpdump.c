@@ -117,6 +117,44 @@ static struct sym *sym_find(uint64_t pc)
 	return NULL;
 }
 
+/*
+ * Capture windows (CAPTURE records), collected by a first pass over the event
+ * chunks, so that samples and ranges can be checked against them: "outside"
+ * counts those more than WIN_SLACK_NS from every window (a sample that began
+ * in a window is stamped when its unwind ends, a few microseconds later).
+ */
+#define MAXW 4096
+#define WIN_SLACK_NS 1000000ull
+static struct {
+	uint64_t open, close;            /* close: UINT64_MAX while open */
+} win[MAXW];
+static int nwin, capture_seen;
+static uint64_t samples_outside, ranges_outside, steps_outside;
+
+static void win_add(const struct cbn_rec_capture *c)
+{
+	if (c->event == CBN_CAPTURE_OPEN && nwin < MAXW) {
+		win[nwin].open = c->ts;
+		win[nwin++].close = UINT64_MAX;
+	} else if (c->event == CBN_CAPTURE_CLOSE && nwin && win[nwin - 1].close == UINT64_MAX) {
+		win[nwin - 1].close = c->ts;
+	}
+}
+
+/* 1 when ts lies in a window (or the file has no CAPTURE record). */
+static int win_inside(uint64_t ts)
+{
+	int i;
+
+	if (!capture_seen)
+		return 1;
+	for (i = 0; i < nwin; i++)
+		if (ts + WIN_SLACK_NS >= win[i].open &&
+		    (win[i].close == UINT64_MAX || ts <= win[i].close + WIN_SLACK_NS))
+			return 1;
+	return 0;
+}
+
 static void on_sample(const struct cbn_rec_sample *s, uint32_t tid, uint64_t *frames)
 {
 	struct thr *t = thr_get(tid);
@@ -125,6 +163,9 @@ static void on_sample(const struct cbn_rec_sample *s, uint32_t tid, uint64_t *fr
 
 	t->samples++;
 	t->weight += s->weight;
+	if (!win_inside(s->ts) && samples_outside++ < 5)
+		printf("sample_outside tid=%u ts=%llu weight=%u\n", tid, (unsigned long long)s->ts,
+		       s->weight);
 	*frames += s->nframes;
 	if (s->nframes > frames_max)
 		frames_max = s->nframes;
@@ -215,10 +256,24 @@ static void on_event(const struct cbn_rec *r, size_t avail)
 			damaged = 1;
 			return;
 		}
+		if (!win_inside(g->end))
+			(*(g->kind == CBN_RANGE_STEP ? &steps_outside : &ranges_outside))++;
 		printf("range kind=%u source=%u depth=%u tid=%u dur_ns=%llu domain=%.*s name=%.*s\n",
 		       g->kind, g->source, g->depth, g->tid,
 		       (unsigned long long)(g->end - g->start), (int)g->domain_len, g->strings,
 		       (int)g->name_len, g->strings + g->domain_len + 1);
+		break;
+	}
+	case CBN_REC_CAPTURE: {
+		const struct cbn_rec_capture *c = (const void *)r;
+
+		if (avail < sizeof(*c) || sizeof(*c) + (size_t)c->name_len + 1 > avail) {
+			damaged = 1;
+			return;
+		}
+		printf("capture_rec event=%u cause=%u ts=%llu step=%llu tid=%u name=%.*s\n",
+		       c->event, c->cause, (unsigned long long)c->ts, (unsigned long long)c->step,
+		       c->tid, (int)c->name_len, c->name);
 		break;
 	}
 	default:
@@ -287,6 +342,27 @@ int main(int argc, char **argv)
 	printf("exe path=%s\n", h->exe);
 	if (h->disabled)
 		printf("disabled reason=%s\n", h->disabled_reason);
+	/* First pass: the capture windows (records in file order, one writer
+	 * lock: opens and closes alternate). */
+	for (off = h->data_offset; off + CBN_CHUNK_SIZE <= end; off += CBN_CHUNK_SIZE) {
+		const struct cbn_chunk_header *c = (const void *)((const char *)map + off);
+		uint64_t used = c->used, p = 0;
+
+		if (c->magic != CBN_CHUNK_MAGIC || c->kind != CBN_CHUNK_EVENTS ||
+		    used > CBN_CHUNK_SIZE - sizeof(*c))
+			continue;
+		while (p + sizeof(struct cbn_rec) <= used) {
+			const struct cbn_rec *r = (const void *)((const char *)(c + 1) + p);
+
+			if (r->size < sizeof(*r) || r->size % 8 || r->size > used - p)
+				break;
+			if (r->type == CBN_REC_CAPTURE && r->size >= sizeof(struct cbn_rec_capture)) {
+				capture_seen = 1;
+				win_add((const void *)r);
+			}
+			p += r->size;
+		}
+	}
 	for (off = h->data_offset; off + CBN_CHUNK_SIZE <= end; off += CBN_CHUNK_SIZE) {
 		const struct cbn_chunk_header *c = (const void *)((const char *)map + off);
 		uint64_t used = c->used, p = 0;
@@ -328,6 +404,15 @@ int main(int argc, char **argv)
 	       nsamples ? (double)frames / (double)nsamples : 0.0, frames_max,
 	       (unsigned long long)h->pc_only, (unsigned long long)h->truncated,
 	       (unsigned long long)chunks);
+	printf("capture mode=%u active=%u windows=%u parks=%u steps=%llu active_ns=%llu "
+	       "windows_seen=%d samples_outside=%llu ranges_outside=%llu steps_outside=%llu "
+	       "spec=%.*s\n",
+	       h->capture.mode, h->capture.active, h->capture.windows, h->capture.parks,
+	       (unsigned long long)h->capture.steps, (unsigned long long)h->capture.active_ns, nwin,
+	       (unsigned long long)samples_outside, (unsigned long long)ranges_outside,
+	       (unsigned long long)steps_outside,
+	       (int)(h->capture.spec_len < sizeof(h->capture.spec) ? h->capture.spec_len : 0),
+	       h->capture.spec);
 	printf("lost reentrant=%llu buffer_full=%llu no_thread=%llu foreign_pid=%llu "
 	       "disabled=%llu\n",
 	       (unsigned long long)h->lost[0], (unsigned long long)h->lost[1],
