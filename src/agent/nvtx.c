@@ -130,6 +130,20 @@ static int nvtx_on(void)
 	return atomic_load_explicit(&agent.active, memory_order_relaxed);
 }
 
+/*
+ * Capture control (capture.c) at a range's open: --capture-range nvtx:NAME
+ * opens a window, a name matching --step counts a step (at the open, so that
+ * a schedule can follow NVTX steps).  The range is recorded at its close
+ * when a window is open then; a --capture-range range's own close comes
+ * after its record.
+ */
+static void nvtx_opened(const struct nvtxDomainRegistration_st *d, const char *name)
+{
+	if (capture_is_step_name(name))
+		capture_step();
+	capture_nvtx_range(nvtx_domain_name(d), name, 1);
+}
+
 /* --- push/pop ------------------------------------------------------------- */
 
 static int nvtx_push(const struct nvtxDomainRegistration_st *d, const char *name)
@@ -151,6 +165,7 @@ static int nvtx_push(const struct nvtxDomainRegistration_st *d, const char *name
 	s->f[s->n].start = agent_now();
 	nvtx_copy(s->f[s->n].name, name);
 	s->n++;
+	nvtx_opened(d, s->f[s->n - 1].name);
 	return depth;
 }
 
@@ -175,8 +190,10 @@ static int nvtx_pop(const struct nvtxDomainRegistration_st *d)
 		depth += s->f[j].domain == d;
 	memmove(&s->f[i], &s->f[i + 1], (size_t)(s->n - i - 1) * sizeof(s->f[0]));
 	s->n--;
-	ranges_write(CBN_RANGE_PUSHPOP, CBN_SRC_NVTX, f.start, agent_now(), nvtx_tid(),
-		     (uint32_t)depth, nvtx_domain_name(d), f.name);
+	if (atomic_load_explicit(&capture_on, memory_order_relaxed))
+		ranges_write(CBN_RANGE_PUSHPOP, CBN_SRC_NVTX, f.start, agent_now(), nvtx_tid(),
+			     (uint32_t)depth, nvtx_domain_name(d), f.name);
+	capture_nvtx_range(nvtx_domain_name(d), f.name, 0);
 	return depth;
 }
 
@@ -202,6 +219,8 @@ static nvtxRangeId_t nvtx_start(const struct nvtxDomainRegistration_st *d, const
 		}
 	}
 	pthread_mutex_unlock(&nvtx_lock);
+	if (i < NVTX_OPEN_MAX)
+		nvtx_opened(d, nvtx_open_tab[i].name);
 	return id;
 }
 
@@ -222,9 +241,12 @@ static void nvtx_end(nvtxRangeId_t id)
 		}
 	}
 	pthread_mutex_unlock(&nvtx_lock);
-	if (o.id)
+	if (!o.id)
+		return;
+	if (atomic_load_explicit(&capture_on, memory_order_relaxed))
 		ranges_write(CBN_RANGE_STARTEND, CBN_SRC_NVTX, o.start, agent_now(), o.tid, 0,
 			     nvtx_domain_name(o.domain), o.name);
+	capture_nvtx_range(nvtx_domain_name(o.domain), o.name, 0);
 }
 
 static void nvtx_mark(const struct nvtxDomainRegistration_st *d, const char *name)
@@ -234,8 +256,11 @@ static void nvtx_mark(const struct nvtxDomainRegistration_st *d, const char *nam
 	if (!nvtx_on())
 		return;
 	now = agent_now();
-	ranges_write(CBN_RANGE_MARK, CBN_SRC_NVTX, now, now, nvtx_tid(), 0, nvtx_domain_name(d),
-		     name);
+	/* A step mark (--step) is kept when it opens or closes a window. */
+	if (capture_is_step_name(name) ? capture_step()
+				       : atomic_load_explicit(&capture_on, memory_order_relaxed))
+		ranges_write(CBN_RANGE_MARK, CBN_SRC_NVTX, now, now, nvtx_tid(), 0,
+			     nvtx_domain_name(d), name);
 }
 
 /* --- CORE callbacks --------------------------------------------------------- */

@@ -85,6 +85,9 @@ __attribute__((visibility("default"))) int cbn_range_push(const char *name)
 	s->start[d] = agent_now();
 	strncpy(s->name[d], name ? name : "", RANGES_NAME - 1);
 	s->name[d][RANGES_NAME - 1] = 0;
+	/* A range named as a step (--step) counts one at its push. */
+	if (capture_is_step_name(s->name[d]))
+		capture_step();
 	return d;
 }
 

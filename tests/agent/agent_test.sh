@@ -411,6 +411,26 @@ capture_toggle)
 		fail "the header does not say the program took the signal: $(grep '^capture ' "$T/dump")"
 	[ "$(val capture windows)" = 1 ] || fail "the program's signal toggled recording"
 	;;
+capture_nvtx)
+	# --capture-range nvtx:inner: only what happens while "inner" is open
+	# is recorded (inner itself, the mark inside it); NVTX ranges and marks
+	# named by --step count steps.
+	[ "${CBN_AGENT_NVTX:-ON}" = ON ] || skip "agent built without the nvtx3 headers (no CUDA toolkit)"
+	need_built "$P/nvtx_app"
+	export NVTX_INJECTION64_PATH=$AGENT CBN_CAPTURE_RANGE=nvtx:inner CBN_STEP='^(outer|dom-mark)$'
+	LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/nvtx_app" >"$T/agent.out" || fail "nvtx_app failed"
+	grep -q "depths 0 1" "$T/agent.out" || fail "NVTX push did not reach the agent: $(cat "$T/agent.out")"
+	dump "$(files)"
+	grep -E "^(capture|range)" "$T/dump"
+	[ "$(val capture windows)" = 1 ] || fail "expected one window"
+	grep -q '^capture_rec event=1 cause=6 ' "$T/dump" || fail "no OPEN by the NVTX range"
+	grep -q '^capture_rec event=2 cause=6 ' "$T/dump" || fail "no CLOSE by the NVTX range"
+	grep -q '^range kind=1 source=2 .*name=inner' "$T/dump" || fail "inner not recorded"
+	grep -q '^range kind=3 source=2 .*name=hello-mark' "$T/dump" || fail "the mark inside inner not recorded"
+	grep -q 'name=outer' "$T/dump" && fail "outer (closed outside the window) recorded"
+	grep -q 'name=cross-thread' "$T/dump" && fail "a range outside the window recorded"
+	[ "$(val capture steps)" = 2 ] || fail "NVTX step range and mark: $(val capture steps) steps, expected 2"
+	;;
 nvtx)
 	[ "${CBN_AGENT_NVTX:-ON}" = ON ] || skip "agent built without the nvtx3 headers (no CUDA toolkit)"
 	need_built "$P/nvtx_app"
