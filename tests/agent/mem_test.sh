@@ -122,6 +122,14 @@ exact)
 	between "$(val top_live_site_share)" 0.95 1 "LEAK-SITE's share of the live bytes"
 	between "$(val mem.allocs)" 3000 3100 "header.mem.allocs"
 	;;
+capture)
+	# Outside capture windows no allocation is recorded, the counters run
+	# on: --capture-range api with no cbn_start() at rate 1 (every
+	# allocation would have a record) gives none of mem_leak's 3000.
+	profile --memory --memory-rate 1 --capture-range api -- "$EX/mem_leak" 1000
+	[ "$(val heap)" -le 5 ] || fail "$(val heap) allocation records outside any window"
+	between "$(val mem.allocs)" 3000 3100 "header.mem.allocs (counters run outside windows)"
+	;;
 sampling)
 	# Poisson byte sampling: 2 million blocks of 16..481 bytes (mean 248.5,
 	# 497 MB in all) at rate 512 KiB give about 948 samples; 30 % either

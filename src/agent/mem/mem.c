@@ -454,6 +454,11 @@ __attribute__((noinline)) void mem_alloc_done(void *p, size_t size, int kind, in
 	t->allocs++;
 	t->bytes += counted;
 	sampled = mem_sample(t, size);
+	/* Outside capture windows (docs/steps.md) no allocation is recorded:
+	 * the counters run on, the sample point is spent.  Frees of blocks
+	 * recorded inside a window are still written (live bytes stay right). */
+	if (sampled && !cbn_agent_capture_active())
+		sampled = 0;
 	if (kind == CBN_ALLOC_HEAP) {
 		if (mem_usable_ok)
 			t->delta += (int64_t)counted;
