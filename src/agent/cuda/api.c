@@ -19,6 +19,8 @@ enum {
 	API_ON = 1,      /* write a CUDA_API record */
 	API_STACK = 2,   /* capture the host stack at ENTER */
 	API_RESET = 4,   /* cudaDeviceReset: flush while the driver is healthy */
+	API_PROF_START = 8, /* cudaProfilerStart: opens a window (--capture-range api) */
+	API_PROF_STOP = 16, /* cudaProfilerStop: closes it */
 };
 
 struct api_table {
@@ -42,6 +44,10 @@ struct api_rule {
 
 static const struct api_rule api_rules[] = {
 	/* runtime: launches (incl. nvcc 13's __cudaLaunchKernel, shown without "__") */
+	{ "cudaProfilerStart", API_ON | API_PROF_START },
+	{ "cudaProfilerStop", API_ON | API_PROF_STOP },
+	{ "cuProfilerStart", API_ON | API_PROF_START },
+	{ "cuProfilerStop", API_ON | API_PROF_STOP },
 	{ "cudaLaunch", API_ON | API_STACK },
 	{ "cudaGraphLaunch", API_ON | API_STACK },
 	{ "cudaMemcpy", API_ON | API_STACK },
@@ -246,7 +252,7 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 			layer_flush_soft();
 		/* correlationData is CUPTI's per-call slot shared by ENTER and EXIT. */
 		*cd->correlationData = layer_agent.now();
-		if ((cls & API_STACK) && api_stacks)
+		if ((cls & API_STACK) && api_stacks && layer_agent.capture_active())
 			api_write_stack(cd->correlationId);
 		return;
 	}
@@ -263,8 +269,18 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 	/* cudaError_t and CUresult are both int-sized enums. */
 	if (cd->functionReturnValue)
 		memcpy(&ret, cd->functionReturnValue, sizeof(ret));
-	layer_write(buf, convert_api(buf, start, end, layer_tid(), cd->correlationId, cbid, domain,
-				     ret, t->name[cbid]));
+	/*
+	 * --capture-range cudaProfilerApi: cudaProfilerStart opens a window
+	 * (its own record is the first in it), cudaProfilerStop closes it (its
+	 * record the last).  Outside windows no API record is written.
+	 */
+	if ((cls & API_PROF_START) && ret == 0 && layer_agent.capture_api())
+		layer_agent.capture_set(1, CBN_CAUSE_CUDA_PROFILER);
+	if (layer_agent.capture_active())
+		layer_write(buf, convert_api(buf, start, end, layer_tid(), cd->correlationId, cbid,
+					     domain, ret, t->name[cbid]));
+	if ((cls & API_PROF_STOP) && layer_agent.capture_api())
+		layer_agent.capture_set(0, CBN_CAUSE_CUDA_PROFILER);
 }
 
 void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,

@@ -66,6 +66,18 @@ static int layer_zero(void)
 	return 0;
 }
 
+static int layer_one(void)
+{
+	return 1;
+}
+
+static int layer_set_none(int on, int cause)
+{
+	(void)on;
+	(void)cause;
+	return 1;
+}
+
 static void layer_link_agent(void)
 {
 	layer_agent.write = (int (*)(const void *, size_t))dlsym(RTLD_DEFAULT, "cbn_agent_write");
@@ -83,6 +95,43 @@ static void layer_link_agent(void)
 	}
 	if (!layer_agent.forked_child)
 		layer_agent.forked_child = layer_zero;
+	layer_agent.capture_active = (int (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_capture_active");
+	layer_agent.capture_set = (int (*)(int, int))dlsym(RTLD_DEFAULT, "cbn_agent_capture_set");
+	layer_agent.capture_listen =
+		(void (*)(void (*)(int)))dlsym(RTLD_DEFAULT, "cbn_agent_capture_listen");
+	layer_agent.capture_api = (int (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_capture_api");
+	if (!layer_agent.capture_active || !layer_agent.capture_set || !layer_agent.capture_api) {
+		/* An agent without capture control: everything is recorded. */
+		layer_agent.capture_active = layer_one;
+		layer_agent.capture_set = layer_set_none;
+		layer_agent.capture_api = layer_zero;
+		layer_agent.capture_listen = NULL;
+	}
+}
+
+/*
+ * The agent's capture listener (normal context, the thread that changed the
+ * state, possibly inside one of our API callbacks: cudaProfilerStop).
+ * Outside windows the activity kinds are disabled, so the GPU work there
+ * costs CUPTI nothing and writes nothing; what completed inside a window is
+ * flushed at its close.
+ */
+static void layer_capture_changed(int on)
+{
+	size_t k;
+
+	if (atomic_load_explicit(&layer.off, memory_order_relaxed))
+		return;
+	for (k = 0; k < LAYER_NKINDS; k++) {
+		if (!layer_enabled[k])
+			continue;
+		if (on)
+			cuptiActivityEnable(layer_kinds[k]);
+		else
+			cuptiActivityDisable(layer_kinds[k]);
+	}
+	if (!on)
+		layer_flush_soft();
 }
 
 uint32_t layer_tid(void)
@@ -476,6 +525,12 @@ static int layer_start(void)
 	if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT) != CUPTI_SUCCESS)
 		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
 	layer_find_device_attr();
+	/* Listen first, then look: a window that closes in between is seen. */
+	if (layer_agent.capture_listen) {
+		layer_agent.capture_listen(layer_capture_changed);
+		if (!layer_agent.capture_active())
+			layer_capture_changed(0);
+	}
 
 	atexit(layer_atexit);
 	layer_status(CBN_CUDA_STARTED, 0, 0, note);

@@ -22,6 +22,11 @@ struct layer_agent {
 	void (*enter)(void);
 	void (*leave)(void);
 	int (*forked_child)(void);
+	/* Capture windows (agent_api.h): 1 without the agent or controls. */
+	int (*capture_active)(void);
+	int (*capture_set)(int on, int cause);
+	void (*capture_listen)(void (*fn)(int active));
+	int (*capture_api)(void);
 };
 
 struct layer_state {
