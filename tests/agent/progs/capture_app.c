@@ -10,7 +10,9 @@
  *   capture_app toggle THREADS MS   MS, raise the toggle signal, MS, raise it
  *                                   again, MS (only with the agent: SIGUSR2
  *                                   would kill the program otherwise)
- *   capture_app idle THREADS MS     MS busy, nothing else (the bench)
+ *   capture_app idle THREADS MS     MS busy, nothing else
+ *   capture_app work THREADS N      N million iterations on each thread, the
+ *                                   main one included (fixed work: bench/steps.sh)
  *   capture_app ownsig THREADS MS   installs its own SIGUSR2 handler, raises
  *                                   SIGUSR2, MS busy: the handler must run
  */
@@ -26,6 +28,7 @@
 #include "cbottleneck.h"
 
 static _Atomic int running = 1;
+static unsigned long fixed_iters;        /* work: per thread, else 0 */
 static volatile sig_atomic_t hits;
 
 static void on_usr2(int sig)
@@ -54,10 +57,23 @@ static __attribute__((noinline)) void spin(double ms)
 	sink = x;
 }
 
+static __attribute__((noinline)) void work(unsigned long n)
+{
+	unsigned long i, x = sink;
+
+	for (i = 0; i < n; i++)
+		x = x * 6364136223846793005ul + 1442695040888963407ul;
+	sink = x;
+}
+
 static void *worker(void *arg)
 {
 	(void)arg;
 	pthread_setname_np(pthread_self(), "cap-worker");
+	if (fixed_iters) {
+		work(fixed_iters);
+		return NULL;
+	}
 	while (atomic_load(&running))
 		spin(1);
 	return NULL;
@@ -74,9 +90,13 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: capture_app api|steps|toggle|idle THREADS [N] MS\n");
 		return 2;
 	}
+	if (!strcmp(mode, "work"))
+		fixed_iters = strtoul(argv[3], NULL, 10) * 1000000ul;
 	for (i = 0; i < nth; i++)
 		pthread_create(&th[i], NULL, worker, NULL);
-	if (!strcmp(mode, "api")) {
+	if (!strcmp(mode, "work")) {
+		work(fixed_iters);
+	} else if (!strcmp(mode, "api")) {
 		ms = atof(argv[3]);
 		spin(ms);
 		CBN_START();
