@@ -472,6 +472,8 @@ static void agent_fork_child(void)
 	if (fork_multi) {
 		atomic_store(&loader_ok, 0);
 		agent_bg_ensure();
+	} else if (capture_tick()) {
+		agent_bg_ensure(); /* --delay, --duration, the toggle signal */
 	}
 	ctl_start();
 }
