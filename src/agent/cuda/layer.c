@@ -120,7 +120,10 @@ static void layer_capture_changed(int on)
 {
 	size_t k;
 
-	if (atomic_load_explicit(&layer.off, memory_order_relaxed))
+	/* Not after the exit flush (the agent closes its window at exit, after
+	 * our atexit handler ran), nor in a fork child. */
+	if (atomic_load_explicit(&layer.off, memory_order_relaxed) ||
+	    atomic_load(&layer.state) != CBN_CUDA_STARTED || getpid() != layer.pid)
 		return;
 	for (k = 0; k < LAYER_NKINDS; k++) {
 		if (!layer_enabled[k])
@@ -525,15 +528,16 @@ static int layer_start(void)
 	if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT) != CUPTI_SUCCESS)
 		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
 	layer_find_device_attr();
-	/* Listen first, then look: a window that closes in between is seen. */
+
+	atexit(layer_atexit);
+	layer_status(CBN_CUDA_STARTED, 0, 0, note);
+	/* Listen first, then look: a window that closes in between is seen.
+	 * (After STARTED: the listener acts only on a started layer.) */
 	if (layer_agent.capture_listen) {
 		layer_agent.capture_listen(layer_capture_changed);
 		if (!layer_agent.capture_active())
 			layer_capture_changed(0);
 	}
-
-	atexit(layer_atexit);
-	layer_status(CBN_CUDA_STARTED, 0, 0, note);
 	layer_start_flusher();
 	return 0;
 }
