@@ -125,8 +125,12 @@ static struct sym *sym_find(uint64_t pc)
  */
 #define MAXW 4096
 #define WIN_SLACK_NS 1000000ull
+#define WIN_TIDS 16
 static struct {
 	uint64_t open, close;            /* close: UINT64_MAX while open */
+	uint64_t samples;
+	uint32_t tid[WIN_TIDS];          /* threads sampled in it (the first WIN_TIDS) */
+	int ntid;
 } win[MAXW];
 static int nwin, capture_seen;
 static uint64_t samples_outside, ranges_outside, steps_outside;
@@ -141,18 +145,38 @@ static void win_add(const struct cbn_rec_capture *c)
 	}
 }
 
-/* 1 when ts lies in a window (or the file has no CAPTURE record). */
-static int win_inside(uint64_t ts)
+/* The window ts lies in, or -1 (or -2 when the file has no CAPTURE record). */
+static int win_find(uint64_t ts)
 {
 	int i;
 
 	if (!capture_seen)
-		return 1;
+		return -2;
 	for (i = 0; i < nwin; i++)
 		if (ts + WIN_SLACK_NS >= win[i].open &&
 		    (win[i].close == UINT64_MAX || ts <= win[i].close + WIN_SLACK_NS))
-			return 1;
-	return 0;
+			return i;
+	return -1;
+}
+
+static int win_inside(uint64_t ts)
+{
+	return win_find(ts) != -1;
+}
+
+/* A sample in window i from thread tid: per-window counts. */
+static void win_sample(int i, uint32_t tid)
+{
+	int j;
+
+	if (i < 0)
+		return;
+	win[i].samples++;
+	for (j = 0; j < win[i].ntid; j++)
+		if (win[i].tid[j] == tid)
+			return;
+	if (win[i].ntid < WIN_TIDS)
+		win[i].tid[win[i].ntid++] = tid;
 }
 
 static void on_sample(const struct cbn_rec_sample *s, uint32_t tid, uint64_t *frames)
@@ -163,6 +187,7 @@ static void on_sample(const struct cbn_rec_sample *s, uint32_t tid, uint64_t *fr
 
 	t->samples++;
 	t->weight += s->weight;
+	win_sample(win_find(s->ts), tid);
 	if (!win_inside(s->ts) && samples_outside++ < 5)
 		printf("sample_outside tid=%u ts=%llu weight=%u\n", tid, (unsigned long long)s->ts,
 		       s->weight);
@@ -413,6 +438,10 @@ int main(int argc, char **argv)
 	       (unsigned long long)steps_outside,
 	       (int)(h->capture.spec_len < sizeof(h->capture.spec) ? h->capture.spec_len : 0),
 	       h->capture.spec);
+	for (i = 0; i < nwin; i++)
+		printf("window idx=%d dur_ns=%lld samples=%llu threads=%d\n", i,
+		       win[i].close == UINT64_MAX ? -1ll : (long long)(win[i].close - win[i].open),
+		       (unsigned long long)win[i].samples, win[i].ntid);
 	printf("lost reentrant=%llu buffer_full=%llu no_thread=%llu foreign_pid=%llu "
 	       "disabled=%llu\n",
 	       (unsigned long long)h->lost[0], (unsigned long long)h->lost[1],
