@@ -593,6 +593,9 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	case CBN_REC_MEM_COUNTERS:
 		load_mem_rec(L, r);
 		break;
+	case CBN_REC_CAPTURE:
+		load_capture_rec(L, r);
+		break;
 	case CBN_REC_PROCESS_EXIT: {
 		const struct cbn_rec_exit *e = (const void *)r->raw;
 		F->exited = 1;
@@ -668,6 +671,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	memcpy(pr->pc_only_why, (const void *)h->pc_only_why, sizeof(pr->pc_only_why));
 	memcpy(pr->unsampled_why, (const void *)h->unsampled_why, sizeof(pr->unsampled_why));
 	load_mem_header(L, pr, h);
+	load_capture_header(L, pr, h);
 }
 
 /* The current file's modules into p->modules (has_debuginfo: modules_finish). */
@@ -705,6 +709,7 @@ static void file_free(struct load_file *F)
 	free(F->raw);
 	free(F->cstacks);
 	free(F->mstacks);
+	free(F->capevs);
 }
 
 /* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
@@ -810,6 +815,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	}
 	if (F.last_ts > pr->end)
 		pr->end = F.last_ts;
+	load_capture_finish(L);
 	if (res.damaged) {
 		pr->damaged = 1;
 		*damaged = 1;
@@ -1246,6 +1252,8 @@ void prof_free(struct profile *p)
 	free(p->processes);
 	free(p->modules);
 	free(p->ranges);
+	free(p->windows);
+	free(p->ctl_marks);
 	free(p->cuda_api);
 	free(p->gpu_ops);
 	free(p->syncs);

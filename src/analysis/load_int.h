@@ -96,6 +96,12 @@ struct load_raw {
 	const struct cbn_kplace *kplace;   /* where each came from (reader_rec.kplace), or NULL */
 };
 
+struct load_capev {          /* a CAPTURE record, paired into windows at the file's end */
+	uint64_t ts, step;
+	uint32_t seq, event, cause;
+	const char *name;        /* MARK: interned, else NULL */
+};
+
 struct load_cstack {         /* CUDA_STACK, joined to its API call by correlation */
 	uint32_t correlation;
 	uint32_t nframes;
@@ -116,6 +122,7 @@ struct load_file {
 	struct load_cstack *mstacks;     size_t nmstacks, capmstacks;
 	size_t malloc_first, mfree_first, mctr_first;
 	size_t api_first, gpu_first;     /* this file's first cuda_api / gpu_op */
+	struct load_capev *capevs;       size_t ncapevs, capcapevs; /* load_capture.c */
 	int exited;                      /* PROCESS_EXIT seen */
 	int32_t exit_status;
 	uint64_t last_ts;                /* latest timestamp seen */
@@ -166,6 +173,7 @@ struct load {
 	size_t capmempool;
 	size_t capmodules;
 	size_t capmemallocs, capmemfrees, capmemctrs;
+	size_t capwindows, capctlmarks;
 	struct sym_module **modsyms;     /* parallel to p->modules, until sym_free */
 
 	struct util_map funcmap;         /* prof_func by content */
@@ -221,5 +229,13 @@ void load_cuda_finish(struct load *L);
 void load_mem_header(struct load *L, struct prof_process *pr, const struct cbn_file_header *h);
 void load_mem_rec(struct load *L, const struct reader_rec *r);
 void load_mem_finish(struct load *L);
+
+/* load_capture.c: capture controls.  header.capture into pr->capture; one
+ * CAPTURE record of the current file; its windows and marks once the file has
+ * been read and its process's end is known. */
+void load_capture_header(struct load *L, struct prof_process *pr,
+			 const struct cbn_file_header *h);
+void load_capture_rec(struct load *L, const struct reader_rec *r);
+void load_capture_finish(struct load *L);
 
 #endif

@@ -50,6 +50,7 @@ const char *reader_type_name(unsigned type)
 	case CBN_REC_MODULE_UNLOAD: return "module_unload";
 	case CBN_REC_PROCESS_EXIT: return "process_exit";
 	case CBN_REC_RANGE: return "range";
+	case CBN_REC_CAPTURE: return "capture";
 	case CBN_REC_CUDA_API: return "cuda_api";
 	case CBN_REC_CUDA_STACK: return "cuda_stack";
 	case CBN_REC_CUDA_KERNEL: return "cuda_kernel";
@@ -213,6 +214,12 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		r->str2_len = g->domain_len;
 		r->str = (const char *)p + off + g->domain_len + 1;
 		r->str_len = g->name_len;
+		return 0;
+	}
+	case CBN_REC_CAPTURE: {
+		const struct cbn_rec_capture *c = (const void *)p;
+		NEED(struct cbn_rec_capture);
+		STR(offsetof(struct cbn_rec_capture, name), c->name_len, "capture mark name");
 		return 0;
 	}
 	case CBN_REC_CUDA_API: {
