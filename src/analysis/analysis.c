@@ -1,6 +1,6 @@
 /*
  * analysis.c — run every analysis of a profile once (CPU aggregation, CUDA,
- * data-quality warnings) into one struct analysis.
+ * memory, steps, data-quality warnings) into one struct analysis.
  */
 #include <errno.h>
 #include <string.h>
@@ -9,6 +9,7 @@
 #include "cpu.h"
 #include "cuda_analysis.h"
 #include "memory.h"
+#include "steps.h"
 
 int analysis_run(const struct profile *p, const struct analysis_opts *opts, struct analysis *a)
 {
@@ -21,6 +22,9 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	if (!(opts && opts->cpu_only) && (ret = cuda_analyze(p, &a->cuda)) < 0)
 		goto out;
 	if ((ret = mem_analyze(a)) < 0)
+		goto out;
+	if ((ret = steps_analyze(p, opts ? opts->step_regex : NULL, opts ? opts->step_func : NULL,
+				 &a->steps)) < 0)
 		goto out;
 	ret = cpu_warnings(p, a->cpu, &a->warnings, &a->nwarnings);
 out:
@@ -36,6 +40,7 @@ void analysis_free(struct analysis *a)
 	cpu_warnings_free(a->warnings, a->nwarnings);
 	cuda_analysis_free(a->cuda);
 	mem_free(a->memory);
+	steps_free(a->steps);
 	cpu_free(a->cpu);
 	memset(a, 0, sizeof(*a));
 }

@@ -144,8 +144,9 @@ struct analysis;
  * (one line) when returned: the command exits CLI_EXIT_NOMEM. */
 int cli_load(const char *dir, const struct cli_opts *o, struct profile **p, char *err,
 	     size_t errlen);
-/* analysis_run once; 0, or CLI_EXIT_NOMEM after saying so. */
-int cli_analyse(const struct profile *p, struct analysis *a);
+/* analysis_run once, with o's --step/--step-func; 0, or CLI_EXIT_NOMEM after
+ * saying so. */
+int cli_analyse(const struct profile *p, const struct cli_opts *o, struct analysis *a);
 
 /* outputs.c */
 /* The text report and the files asked for; 1 if any failed (said on stderr),

@@ -58,7 +58,7 @@ int cmd_report(int argc, char **argv)
 	if (lr == PROF_LOAD_PARTIAL)
 		for (i = 0; i < p->nwarnings; i++)
 			fprintf(stderr, "cbottleneck: warning: %s\n", p->warnings[i]);
-	if ((ret = cli_analyse(p, &an)) != 0)
+	if ((ret = cli_analyse(p, &o, &an)) != 0)
 		goto out;
 	if ((ret = cli_write_outputs(&an, &o, o.json)) != 0) {
 		ret = ret == CLI_EXIT_USAGE ? CLI_EXIT_USAGE : CLI_EXIT_REFUSED;

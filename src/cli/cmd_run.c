@@ -172,7 +172,7 @@ int cmd_run(int argc, char **argv)
 		}
 		goto out;
 	}
-	if (cli_analyse(p, &an) != 0) {
+	if (cli_analyse(p, &o, &an) != 0) {
 		ret = CLI_EXIT_NOMEM;
 		goto out;
 	}

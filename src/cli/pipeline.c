@@ -22,9 +22,13 @@ int cli_load(const char *dir, const struct cli_opts *o, struct profile **p, char
 	return lr;
 }
 
-int cli_analyse(const struct profile *p, struct analysis *a)
+int cli_analyse(const struct profile *p, const struct cli_opts *o, struct analysis *a)
 {
-	if (analysis_run(p, NULL, a) < 0) {
+	struct analysis_opts ao = {0};
+
+	ao.step_regex = o ? o->step_regex : NULL;
+	ao.step_func = o ? o->step_func : NULL;
+	if (analysis_run(p, &ao, a) < 0) {
 		fprintf(stderr, "cbottleneck: out of memory while analysing the profile; free "
 			"some memory or raise the limit (ulimit -v) and try again\n");
 		return CLI_EXIT_NOMEM;

@@ -1,0 +1,422 @@
+/*
+ * test_steps.c — steps_analyze() on hand-built profiles: cbn_step() markers
+ * (durations, distribution, slowest step and what grew, cold start), capture
+ * windows (steps outside dropped, numbered from the window's first step, the
+ * opening marker just before the window kept), ranges matching --step (nested
+ * ones folded), --step-func on the samples, GPU and memory figures, and the
+ * text view's section.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "analysis/steps.h"
+#include "report/steps_report.h"
+#include "test_cpu_builder.h"
+#include "testlib.h"
+
+#define MS 1000000ull
+
+struct fixture {
+	struct pb b;
+	size_t cap_ranges, cap_windows, cap_gpu, cap_ctr;
+	uint32_t proc, thread, f_main, f_work, f_cold, f_idle;
+	uint32_t st_work, st_cold, st_idle;
+};
+
+static void fx_init(struct fixture *x)
+{
+	uint32_t fr[2];
+
+	memset(x, 0, sizeof(*x));
+	pb_init(&x->b, MS, "./loop");
+	x->proc = pb_process(&x->b, 100, 1, "./loop", "./loop", MS);
+	x->b.p.processes[x->proc].start = 0;
+	x->b.p.processes[x->proc].end = 100 * MS;
+	x->thread = pb_thread(&x->b, 100, x->proc, "loop");
+	x->f_main = pb_func(&x->b, "main", "loop.c", 1, "loop");
+	x->f_work = pb_func(&x->b, "work", "loop.c", 10, "loop");
+	x->f_cold = pb_func(&x->b, "cold_fn", "loop.c", 20, "loop");
+	x->f_idle = pb_func(&x->b, "idle_fn", "loop.c", 30, "loop");
+	fr[1] = x->f_main;
+	fr[0] = x->f_work;
+	x->st_work = pb_stack(&x->b, 2, fr);
+	fr[0] = x->f_cold;
+	x->st_cold = pb_stack(&x->b, 2, fr);
+	fr[0] = x->f_idle;
+	x->st_idle = pb_stack(&x->b, 2, fr);
+}
+
+static void fx_sample(struct fixture *x, uint64_t ts, uint32_t stack)
+{
+	struct prof_sample *s = PB_PUSH(&x->b, samples, nsamples, cap_samples);
+
+	s->ts = ts;
+	s->stack = stack;
+	s->thread = x->thread;
+	s->weight = 1;
+	s->flags = 0;
+	x->b.p.threads[x->thread].weight++;
+	x->b.p.processes[x->proc].samples++;
+	x->b.p.processes[x->proc].weight++;
+}
+
+static void fx_range(struct fixture *x, uint32_t kind, const char *name, uint64_t s, uint64_t e)
+{
+	struct prof_range *r;
+
+	x->b.p.ranges = pb_grow(x->b.p.ranges, &x->cap_ranges, x->b.p.nranges, sizeof(*r));
+	r = &x->b.p.ranges[x->b.p.nranges++];
+	memset(r, 0, sizeof(*r));
+	r->start = s;
+	r->end = e;
+	r->thread = x->thread;
+	r->process = x->proc;
+	r->kind = kind;
+	r->source = CBN_SRC_ANNOTATION;
+	r->domain = "";
+	r->name = name;
+}
+
+static void fx_window(struct fixture *x, uint64_t s, uint64_t e, uint64_t first)
+{
+	struct prof_window *w;
+
+	x->b.p.windows = pb_grow(x->b.p.windows, &x->cap_windows, x->b.p.nwindows, sizeof(*w));
+	w = &x->b.p.windows[x->b.p.nwindows++];
+	memset(w, 0, sizeof(*w));
+	w->start = s;
+	w->end = e;
+	w->process = x->proc;
+	w->open_cause = CBN_CAUSE_SCHEDULE;
+	w->close_cause = CBN_CAUSE_SCHEDULE;
+	w->first_step = first;
+}
+
+static void fx_free(struct fixture *x)
+{
+	free(x->b.p.ranges);
+	free(x->b.p.windows);
+	free(x->b.p.gpu_ops);
+	free(x->b.p.mem_counters);
+	pb_free(&x->b);
+}
+
+/* Markers at 0, 50, 60, 70, 80, 90 ms; a sample every ms up to 99.5 ms: cold_fn
+ * for the first 40 ms, work for the rest. */
+static void fx_loop(struct fixture *x)
+{
+	static const uint64_t at[] = {0, 50, 60, 70, 80, 90};
+	size_t i;
+
+	for (i = 0; i < 6; i++)
+		fx_range(x, CBN_RANGE_STEP, "step", at[i] * MS, at[i] * MS);
+	for (i = 0; i < 100; i++)
+		fx_sample(x, i * MS + MS / 2, i < 40 ? x->st_cold : x->st_work);
+}
+
+static void test_markers(void)
+{
+	struct fixture x;
+	struct step_analysis *s = NULL;
+	size_t i;
+
+	fx_init(&x);
+	fx_loop(&x);
+	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(s->source, STEP_SRC_MARKER);
+	CHECK_STR(s->what, "cbn_step()");
+	CHECK(s->precision == NULL);
+	/* the last marker runs to the process's end: it has samples */
+	REQUIRE(s->nsteps == 6);
+	for (i = 0; i < 6; i++)
+		CHECK_EQ_INT(s->steps[i].number, i);
+	CHECK_EQ_INT(s->steps[0].end - s->steps[0].start, 50 * MS);
+	CHECK_EQ_INT(s->steps[5].end, 100 * MS);
+	CHECK_EQ_INT(s->steps[0].cpu_ns, 50 * MS);
+	CHECK_EQ_INT(s->steps[1].cpu_ns, 10 * MS);
+	CHECK_EQ_INT(s->steps[0].gpu_busy_ns, 0);
+	CHECK_EQ_INT(s->steps[0].mem_peak, 0);
+	/* durations 50, 10 x 5 */
+	CHECK_EQ_INT(s->min_ns, 10 * MS);
+	CHECK_EQ_INT(s->median_ns, 10 * MS);
+	CHECK_EQ_INT(s->p90_ns, 50 * MS); /* nearest rank: the 6th of 6 */
+	CHECK_EQ_INT(s->max_ns, 50 * MS);
+	CHECK_EQ_INT(s->total_ns, 100 * MS);
+	CHECK_EQ_INT(s->mean_ns, 100 * MS / 6);
+	/* the slow one and what grew */
+	REQUIRE(s->nslow == 1);
+	CHECK_EQ_INT(s->slow[0].step, 0);
+	CHECK(s->slow[0].ratio > 4.9 && s->slow[0].ratio < 5.1);
+	REQUIRE(s->slow[0].ngrew >= 1);
+	CHECK_STR(s->slow[0].grew[0].name, "cold_fn");
+	CHECK_EQ_INT(s->slow[0].grew[0].gpu, 0);
+	CHECK_EQ_INT(s->slow[0].grew[0].step_ns, 40 * MS);
+	CHECK_EQ_INT(s->slow[0].grew[0].median_ns, 0);
+	/* cold start, through the rules */
+	CHECK_EQ_INT(s->cold, 1);
+	CHECK(s->cold_ratio > 4.9 && s->cold_ratio < 5.1);
+	REQUIRE(s->nfindings == 1);
+	CHECK_STR(s->findings[0].id, "cold-start");
+	CHECK(strstr(s->findings[0].evidence, "step 0 took 50.000 ms") != NULL);
+	CHECK_EQ_INT(s->controlled, 0);
+	steps_free(s);
+
+	/* one marker is not two steps' worth */
+	x.b.p.nranges = 1;
+	x.b.p.nsamples = 0;
+	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
+	CHECK(s == NULL);
+	fx_free(&x);
+}
+
+static void test_no_cold(void)
+{
+	struct fixture x;
+	struct step_analysis *s = NULL;
+	size_t i;
+
+	fx_init(&x);
+	for (i = 0; i < 5; i++)
+		fx_range(&x, CBN_RANGE_STEP, "step", i * 10 * MS, i * 10 * MS);
+	for (i = 0; i < 40; i++)
+		fx_sample(&x, i * MS + MS / 2, x.st_work);
+	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
+	REQUIRE(s != NULL);
+	/* 4 steps of 10 ms; the last marker has no samples after it */
+	CHECK_EQ_INT(s->nsteps, 4);
+	CHECK_EQ_INT(s->cold, 0);
+	CHECK_EQ_INT(s->nfindings, 0);
+	CHECK_EQ_INT(s->nslow, 0);
+	steps_free(s);
+	fx_free(&x);
+}
+
+static void test_windows(void)
+{
+	struct fixture x;
+	struct step_analysis *s = NULL;
+
+	fx_init(&x);
+	fx_loop(&x);
+	x.b.p.processes[x.proc].capture.mode = CBN_CAPTURE_CONTROLLED;
+	x.b.p.processes[x.proc].capture.spec = "schedule=wait=1,warmup=1,active=3";
+	x.b.p.processes[x.proc].capture.steps = 6;
+	/* the schedule opened at the marker of 60 ms (a little after it) and
+	 * closed at the one of 90 ms */
+	fx_window(&x, 60 * MS + MS / 5, 90 * MS + MS / 100, 2);
+	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
+	REQUIRE(s != NULL);
+	REQUIRE(s->nsteps == 3);
+	CHECK_EQ_INT(s->steps[0].number, 2);
+	CHECK_EQ_INT(s->steps[1].number, 3);
+	CHECK_EQ_INT(s->steps[2].number, 4);
+	CHECK_EQ_INT(s->steps[0].start, 60 * MS);
+	CHECK_EQ_INT(s->steps[2].end, 90 * MS);
+	CHECK_EQ_INT(s->controlled, 1);
+	CHECK_EQ_INT(s->window_ns, 30 * MS - MS / 5 + MS / 100);
+	CHECK_EQ_INT(s->cold, 0);
+	steps_free(s);
+
+	/* a controlled run without a window recorded nothing */
+	x.b.p.nwindows = 0;
+	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
+	CHECK(s == NULL);
+	fx_free(&x);
+}
+
+static void test_ranges(void)
+{
+	struct fixture x;
+	struct step_analysis *s = NULL;
+
+	fx_init(&x);
+	fx_loop(&x);
+	fx_range(&x, CBN_RANGE_PUSHPOP, "train_step", 0, 40 * MS);
+	fx_range(&x, CBN_RANGE_PUSHPOP, "train_step", 1 * MS, 2 * MS); /* nested */
+	fx_range(&x, CBN_RANGE_PUSHPOP, "load", 41 * MS, 49 * MS);
+	fx_range(&x, CBN_RANGE_PUSHPOP, "train_step", 60 * MS, 68 * MS);
+	fx_range(&x, CBN_RANGE_PUSHPOP, "train_step", 50 * MS, 58 * MS);
+	/* --step names them: they win over the cbn_step() markers */
+	REQUIRE(steps_analyze(&x.b.p, "^train", NULL, &s) == 0);
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(s->source, STEP_SRC_RANGE);
+	CHECK_STR(s->what, "ranges matching '^train'");
+	REQUIRE(s->nsteps == 3);
+	CHECK_EQ_INT(s->steps[0].number, 0);
+	CHECK_EQ_INT(s->steps[1].start, 50 * MS);
+	CHECK_EQ_INT(s->steps[2].number, 2);
+	CHECK_EQ_INT(s->steps[0].cpu_ns, 40 * MS);
+	CHECK_EQ_INT(s->cold, 1);
+	steps_free(s);
+
+	/* a regex nothing matches: back to the markers */
+	REQUIRE(steps_analyze(&x.b.p, "^nothing$", NULL, &s) == 0);
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(s->source, STEP_SRC_MARKER);
+	CHECK_EQ_INT(s->nsteps, 6);
+	steps_free(s);
+
+	/* marks matching --step are markers */
+	fx_range(&x, CBN_RANGE_MARK, "iter", 10 * MS, 10 * MS);
+	fx_range(&x, CBN_RANGE_MARK, "iter", 30 * MS, 30 * MS);
+	fx_range(&x, CBN_RANGE_MARK, "iter", 40 * MS, 40 * MS);
+	REQUIRE(steps_analyze(&x.b.p, "iter", NULL, &s) == 0);
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(s->source, STEP_SRC_MARKER);
+	CHECK_STR(s->what, "marks matching 'iter'");
+	CHECK_EQ_INT(s->nsteps, 3); /* 10-30, 30-40, 40-end */
+	steps_free(s);
+	fx_free(&x);
+}
+
+static void test_func(void)
+{
+	struct fixture x;
+	struct step_analysis *s = NULL;
+	size_t i, k, t = 0;
+
+	fx_init(&x);
+	/* 3 runs in work: 5, 15, 5 samples, 2 samples of idle_fn between */
+	for (k = 0; k < 3; k++) {
+		for (i = 0; i < (k == 1 ? 15u : 5u); i++)
+			fx_sample(&x, (t++) * MS, x.st_work);
+		if (k < 2)
+			for (i = 0; i < 2; i++)
+				fx_sample(&x, (t++) * MS, x.st_idle);
+	}
+	REQUIRE(steps_analyze(&x.b.p, NULL, "work", &s) == 0);
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(s->source, STEP_SRC_FUNC);
+	CHECK_STR(s->what, "function work");
+	CHECK(s->precision != NULL && strstr(s->precision, "one sampling period") != NULL);
+	REQUIRE(s->nsteps == 3);
+	CHECK_EQ_INT(s->steps[0].start, 0);
+	CHECK_EQ_INT(s->steps[0].end, 5 * MS);
+	CHECK_EQ_INT(s->steps[1].start, 7 * MS);
+	CHECK_EQ_INT(s->steps[1].end, 22 * MS);
+	CHECK_EQ_INT(s->steps[2].start, 24 * MS);
+	CHECK_EQ_INT(s->steps[2].end, 28 * MS); /* the thread's last sample */
+	CHECK_EQ_INT(s->steps[1].cpu_ns, 15 * MS);
+	REQUIRE(s->nslow == 1);
+	CHECK_EQ_INT(s->slow[0].step, 1);
+	steps_free(s);
+
+	/* a function nobody runs: no steps */
+	REQUIRE(steps_analyze(&x.b.p, NULL, "nowhere", &s) == 0);
+	CHECK(s == NULL);
+	fx_free(&x);
+}
+
+static void test_gpu_mem(void)
+{
+	struct fixture x;
+	struct step_analysis *s = NULL;
+	struct prof_gpu_op *g;
+	struct prof_mem_counter *c;
+	size_t i;
+
+	fx_init(&x);
+	fx_loop(&x);
+	/* two overlapping kernels and a copy in step 1 (50-60 ms), one kernel
+	 * straddling steps 2 and 3 */
+	x.b.p.gpu_ops = calloc(4, sizeof(*g));
+	x.b.p.ngpu_ops = 4;
+	g = x.b.p.gpu_ops;
+	g[0] = (struct prof_gpu_op){.kind = PROF_GPU_KERNEL, .process = x.proc, .start = 51 * MS,
+				    .end = 54 * MS, .name = "k1"};
+	g[1] = (struct prof_gpu_op){.kind = PROF_GPU_KERNEL, .process = x.proc, .start = 53 * MS,
+				    .end = 55 * MS, .name = "k2"};
+	g[2] = (struct prof_gpu_op){.kind = PROF_GPU_MEMCPY, .process = x.proc, .start = 56 * MS,
+				    .end = 57 * MS, .name = "[CUDA memcpy HtoD]"};
+	g[3] = (struct prof_gpu_op){.kind = PROF_GPU_KERNEL, .process = x.proc, .start = 68 * MS,
+				    .end = 72 * MS, .name = "k1"};
+	x.b.p.mem_counters = calloc(3, sizeof(*c));
+	x.b.p.nmem_counters = 3;
+	for (i = 0; i < 3; i++)
+		x.b.p.mem_counters[i] = (struct prof_mem_counter){.ts = (52 + 2 * i) * MS,
+								  .host_live = (int64_t)(i + 1) << 20,
+								  .process = x.proc};
+	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
+	REQUIRE(s != NULL && s->nsteps == 6);
+	CHECK_EQ_INT(s->steps[1].gpu_busy_ns, 5 * MS);
+	CHECK_EQ_INT(s->steps[1].kernels, 2);
+	CHECK_EQ_INT(s->steps[1].copies, 1);
+	CHECK_EQ_INT(s->steps[1].mem_peak, 3u << 20);
+	CHECK_EQ_INT(s->steps[2].gpu_busy_ns, 2 * MS);
+	CHECK_EQ_INT(s->steps[2].kernels, 1);
+	CHECK_EQ_INT(s->steps[3].gpu_busy_ns, 2 * MS);
+	CHECK_EQ_INT(s->steps[3].kernels, 0);
+	CHECK_EQ_INT(s->steps[0].mem_peak, 0);
+	steps_free(s);
+	fx_free(&x);
+}
+
+static void test_text(void)
+{
+	struct fixture x;
+	struct analysis an;
+	struct analysis_opts ao = {0};
+	struct report_opts ro = {NULL, 3, 0};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	fx_init(&x);
+	fx_loop(&x);
+	REQUIRE(analysis_run(&x.b.p, &ao, &an) == 0);
+	REQUIRE(an.steps != NULL);
+	f = open_memstream(&buf, &len);
+	REQUIRE(f != NULL);
+	CHECK(report_steps_text(f, &an, &ro) == 0);
+	fclose(f);
+	CHECK(strstr(buf, "Steps: 6 from cbn_step()") != NULL);
+	CHECK(strstr(buf, "(3 more steps; use --limit)") != NULL);
+	CHECK(strstr(buf, "Step time: min 10.000ms, median 10.000ms, p90 50.000ms, max 50.000ms") !=
+	      NULL);
+	CHECK(strstr(buf, "step 0: 50.000ms, 5.0x the median") != NULL);
+	CHECK(strstr(buf, "cold_fn") != NULL);
+	CHECK(strstr(buf, "[cold-start]") != NULL);
+	CHECK(strstr(buf, "GPU busy") == NULL);
+	CHECK(strstr(buf, "Captured:") == NULL);
+	if (test_failures)
+		fputs(buf, stderr);
+	free(buf);
+	analysis_free(&an);
+
+	/* with controls: what was captured */
+	x.b.p.processes[x.proc].capture.mode = CBN_CAPTURE_CONTROLLED;
+	x.b.p.processes[x.proc].capture.spec = "schedule=wait=1,warmup=1,active=3";
+	x.b.p.processes[x.proc].capture.steps = 8;
+	x.b.p.wall_ns = 100 * MS;
+	fx_window(&x, 60 * MS, 90 * MS + 1000, 2);
+	REQUIRE(analysis_run(&x.b.p, &ao, &an) == 0);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	REQUIRE(f != NULL);
+	CHECK(report_steps_text(f, &an, &ro) == 0);
+	fclose(f);
+	CHECK(strstr(buf, "Captured: 1 window, 30.001ms of the 100.000ms run (schedule "
+			  "wait=1,warmup=1,active=3)") != NULL);
+	CHECK(strstr(buf, "Steps: 8 from cbn_step(), 3 recorded (schedule wait=1,warmup=1,active=3)") !=
+	      NULL);
+	if (test_failures)
+		fputs(buf, stderr);
+	free(buf);
+	analysis_free(&an);
+	fx_free(&x);
+}
+
+int main(void)
+{
+	test_markers();
+	test_no_cold();
+	test_windows();
+	test_ranges();
+	test_func();
+	test_gpu_mem();
+	test_text();
+	return test_result();
+}
