@@ -1,7 +1,8 @@
 /*
  * text.c — the text report on stdout: run header, cProfile-style CPU table,
- * hottest source lines, per-process and per-thread tables, the memory view
- * (mem_text.c), the CUDA tables (cuda_text.c), and the data-quality footer.
+ * hottest source lines, per-process and per-thread tables, the steps view
+ * (steps_text.c), the memory view (mem_text.c), the CUDA tables (cuda_text.c),
+ * and the data-quality footer.
  * Also owns the --sort keys.
  * Formats the analysis result only; sorts copies, never the result itself.
  */
@@ -17,6 +18,7 @@
 #include "cuda_report.h"
 #include "fmt.h"
 #include "mem_report.h"
+#include "steps_report.h"
 #include "memory.h"
 #include "report.h"
 #include "util.h"
@@ -674,6 +676,8 @@ int report_text(FILE *out, const struct analysis *a, const struct report_opts *o
 	text_hot_lines(&t);
 	text_processes(&t);
 	text_threads(&t);
+	if ((ret = report_steps_text(out, a, o)) < 0)
+		return ret;
 	if ((ret = report_mem_text(out, a, o)) < 0)
 		return ret;
 	ret = report_cuda_text(out, a, o);
