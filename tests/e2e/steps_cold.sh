@@ -1,0 +1,59 @@
+#!/bin/bash
+# steps_cold — the steps view end to end on examples/step_cold.c (12 steps,
+# steps 0-1 about 10x the others because of warm_caches()): under cbn_step()
+# markers (12 steps, the cold start found, warm_caches named as what grew),
+# the same session re-read with --step train_step (its ranges) and with
+# --step-func train_step (found on the samples: the precision said), and a
+# --schedule run (3 steps recorded, numbered 2..4, and what was captured).
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+need_example step_cold
+
+# markers: every step, the cold start
+run_cbn -o "$T/s" -- "$EXAMPLES/step_cold"
+expect_rc 0
+grep_out '^Steps: 12 from cbn_step\(\)$'
+grep_out '^Step time: min '
+grep_out '^  \[cold-start\] '
+grep_out 'evidence: step 0 took '
+python3 - "$OUTF" <<'PY' || fail "step_cold: slowest steps"
+import re, sys
+text = open(sys.argv[1]).read()
+slow = text.split("Slowest steps", 1)[1].split("\n\n", 1)[0]
+blocks = re.split(r"\n  step ", "\n" + slow.split("\n", 1)[1])
+steps = {}
+for b in blocks:
+    if not b.strip():
+        continue
+    m = re.match(r"(\d+): .*?, ([\d.]+)x the median", b)
+    steps[int(m.group(1))] = (float(m.group(2)), b)
+print("slow steps:", {k: v[0] for k, v in steps.items()}, file=sys.stderr)
+for n in (0, 1):
+    assert n in steps, "step %d is not among the slowest" % n
+    assert steps[n][0] >= 4, steps[n]
+    assert "warm_caches" in steps[n][1].split("\n")[1], steps[n][1]
+PY
+
+# the same session, steps from the ranges named train_step
+run_cbn report --step train_step "$T/s"
+expect_rc 0
+grep_out "^Steps: 12 from ranges matching 'train_step'$"
+grep_out '^  \[cold-start\] '
+
+# and from the function, on the samples: how precise that is
+run_cbn report --step-func train_step "$T/s"
+expect_rc 0
+grep_out '^Steps: 1[12] from function train_step \(found on the samples\)$'
+grep_out '^  precision: found on the samples of thread [0-9]+: .*one sampling period'
+grep_out '^  \[cold-start\] '
+
+# a schedule: wait 1, warm up 1, record 3, once
+run_cbn --schedule wait=1,warmup=1,active=3,repeat=1 -- "$EXAMPLES/step_cold" 0.5
+expect_rc 0
+grep_out '^Captured: 1 window, .* run \(schedule wait=1,warmup=1,active=3,repeat=1\)$'
+grep_out '^Steps: 12 from cbn_step\(\), 3 recorded \(schedule wait=1,warmup=1,active=3,repeat=1\)$'
+nums=$(sed -n '/^Steps: /,/^Step time/p' "$OUTF" | awk '$1 ~ /^[0-9]+$/ { printf "%s ", $1 }')
+[ "$nums" = "2 3 4 " ] || fail "scheduled steps numbered '$nums', expected '2 3 4 '"
+# steps 0-1 were not recorded: no cold start among 2..4
+if grep -q '\[cold-start\]' "$OUTF"; then fail "cold start found in the scheduled steps"; fi
+exit 0
