@@ -35,17 +35,29 @@
  * whose run had no controls (profiles built by hand) is one window. */
 static long window_at(const struct profile *p, uint32_t proc, uint64_t ts)
 {
-	size_t i;
+	size_t lo = 0, hi = p->nwindows, c;
 	int any = 0;
 
-	for (i = 0; i < p->nwindows; i++) {
-		const struct prof_window *w = &p->windows[i];
+	/* p->windows is by (process, start): the last one starting by ts + slack */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct prof_window *w = &p->windows[mid];
 
-		if (w->process != proc)
-			continue;
+		if (w->process < proc || (w->process == proc && w->start <= ts + STEP_EDGE_SLACK_NS))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	any = lo < p->nwindows && p->windows[lo].process == proc;
+	if (lo > 0 && p->windows[lo - 1].process == proc) {
+		c = lo - 1;
+		/* inside the one before, the slack reaching the next one's start */
+		if (ts < p->windows[c].start && c > 0 && p->windows[c - 1].process == proc &&
+		    ts <= p->windows[c - 1].end)
+			return (long)(c - 1);
+		if (ts <= p->windows[c].end)
+			return (long)c;
 		any = 1;
-		if (ts + STEP_EDGE_SLACK_NS >= w->start && ts <= w->end)
-			return (long)i;
 	}
 	if (any || (proc < p->nprocesses && p->processes[proc].capture.mode != CBN_CAPTURE_ALL))
 		return WIN_NONE;
@@ -449,18 +461,134 @@ static int is_sync_api(const char *name)
 	return n >= 11 && !strcmp(name + n - 11, "Synchronize");
 }
 
-static int steps_figures(const struct profile *p, const struct sample_index *x, struct step *v,
-			 size_t nsteps)
-{
-	struct ival *iv = NULL;
-	size_t cap = 0, i, k;
-	unsigned char *proc_syncs = NULL;
+/* Intervals of one kind (GPU ops, syncs, counters) by (process, start), so a
+ * step finds its own with a binary search: those starting up to the longest
+ * interval before it. */
+struct tindex {
+	struct tent {
+		uint32_t process;
+		uint32_t i;              /* index into the profile's array */
+		uint64_t s, e;
+	} *v;
+	size_t n, cap;
+	uint64_t maxlen;
+};
 
+static int tindex_add(struct tindex *t, uint32_t process, size_t i, uint64_t s, uint64_t e)
+{
+	if (util_grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)) < 0)
+		return -ENOMEM;
+	if (e < s)
+		e = s;
+	t->v[t->n++] = (struct tent){process, (uint32_t)i, s, e};
+	if (e - s > t->maxlen)
+		t->maxlen = e - s;
+	return 0;
+}
+
+static int tent_cmp(const void *a, const void *b)
+{
+	const struct tent *x = a, *y = b;
+
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
+	if (x->s != y->s)
+		return x->s < y->s ? -1 : 1;
+	return x->i < y->i ? -1 : x->i > y->i;
+}
+
+static void tindex_sort(struct tindex *t)
+{
+	if (t->n > 1)
+		qsort(t->v, t->n, sizeof(*t->v), tent_cmp);
+}
+
+/* First entry of process proc that may overlap [start, ...). */
+static size_t tindex_first(const struct tindex *t, uint32_t proc, uint64_t start)
+{
+	uint64_t from = start > t->maxlen ? start - t->maxlen : 0;
+	size_t lo = 0, hi = t->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (t->v[mid].process < proc || (t->v[mid].process == proc && t->v[mid].s < from))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* for each entry e of t overlapping step s (or starting in it): */
+#define TINDEX_EACH(t, st, k)                                                      \
+	for (size_t k = tindex_first((t), (st)->process, (st)->start);                \
+	     k < (t)->n && (t)->v[k].process == (st)->process && (t)->v[k].s < (st)->end; \
+	     k++)
+
+struct step_ix {
+	struct tindex gpu;       /* gpu_ops */
+	struct tindex sync;      /* syncs, or the *Synchronize API calls of processes without */
+	struct tindex mem;       /* mem_counters, s = e = ts */
+};
+
+static void step_ix_free(struct step_ix *ix)
+{
+	free(ix->gpu.v);
+	free(ix->sync.v);
+	free(ix->mem.v);
+	memset(ix, 0, sizeof(*ix));
+}
+
+static int step_ix_build(const struct profile *p, struct step_ix *ix)
+{
+	unsigned char *proc_syncs = NULL;
+	size_t i;
+	int ret = -ENOMEM;
+
+	memset(ix, 0, sizeof(*ix));
 	if (p->nprocesses && !(proc_syncs = calloc(p->nprocesses, 1)))
 		return -ENOMEM;
-	for (i = 0; i < p->nsyncs; i++)
+	for (i = 0; i < p->ngpu_ops; i++)
+		if (tindex_add(&ix->gpu, p->gpu_ops[i].process, i, p->gpu_ops[i].start,
+			       p->gpu_ops[i].end) < 0)
+			goto out;
+	for (i = 0; i < p->nsyncs; i++) {
 		if (p->syncs[i].process < p->nprocesses)
 			proc_syncs[p->syncs[i].process] = 1;
+		if (tindex_add(&ix->sync, p->syncs[i].process, i, p->syncs[i].start,
+			       p->syncs[i].end) < 0)
+			goto out;
+	}
+	/* without CUPTI's sync records, the API calls that synchronize */
+	for (i = 0; i < p->ncuda_api; i++) {
+		const struct prof_cuda_api *c = &p->cuda_api[i];
+
+		if (c->process < p->nprocesses && !proc_syncs[c->process] && is_sync_api(c->name) &&
+		    tindex_add(&ix->sync, c->process, i, c->start, c->end) < 0)
+			goto out;
+	}
+	for (i = 0; i < p->nmem_counters; i++)
+		if (tindex_add(&ix->mem, p->mem_counters[i].process, i, p->mem_counters[i].ts,
+			       p->mem_counters[i].ts) < 0)
+			goto out;
+	tindex_sort(&ix->gpu);
+	tindex_sort(&ix->sync);
+	tindex_sort(&ix->mem);
+	ret = 0;
+out:
+	free(proc_syncs);
+	if (ret < 0)
+		step_ix_free(ix);
+	return ret;
+}
+
+static int steps_figures(const struct profile *p, const struct sample_index *x,
+			 const struct step_ix *ix, struct step *v, size_t nsteps)
+{
+	struct ival *iv = NULL;
+	size_t cap = 0, k;
+
 	for (k = 0; k < nsteps; k++) {
 		struct step *s = &v[k];
 		size_t j = sidx_lower(x, s->process, s->start), n = 0;
@@ -472,10 +600,10 @@ static int steps_figures(const struct profile *p, const struct sample_index *x, 
 				break;
 			s->cpu_ns += (uint64_t)sm->weight * prof_period_of_thread(p, sm->thread);
 		}
-		for (i = 0; i < p->ngpu_ops; i++) {
-			const struct prof_gpu_op *g = &p->gpu_ops[i];
+		TINDEX_EACH(&ix->gpu, s, e) {
+			const struct prof_gpu_op *g = &p->gpu_ops[ix->gpu.v[e].i];
 
-			if (g->process != s->process || g->end <= s->start || g->start >= s->end)
+			if (g->end <= s->start)
 				continue;
 			if (g->start >= s->start) {
 				s->kernels += g->kind == PROF_GPU_KERNEL;
@@ -483,35 +611,22 @@ static int steps_figures(const struct profile *p, const struct sample_index *x, 
 			}
 			if (util_grow((void **)&iv, &cap, n, sizeof(*iv)) < 0) {
 				free(iv);
-				free(proc_syncs);
 				return -ENOMEM;
 			}
 			iv[n].s = g->start > s->start ? g->start : s->start;
 			iv[n++].e = g->end < s->end ? g->end : s->end;
 		}
 		s->gpu_busy_ns = ival_union(iv, n);
-		if (s->process < p->nprocesses && proc_syncs[s->process]) {
-			for (i = 0; i < p->nsyncs; i++)
-				if (p->syncs[i].process == s->process)
-					s->sync_ns += clip(p->syncs[i].start, p->syncs[i].end, s->start,
-							   s->end);
-		} else {
-			for (i = 0; i < p->ncuda_api; i++)
-				if (p->cuda_api[i].process == s->process &&
-				    is_sync_api(p->cuda_api[i].name))
-					s->sync_ns += clip(p->cuda_api[i].start, p->cuda_api[i].end,
-							   s->start, s->end);
-		}
-		for (i = 0; i < p->nmem_counters; i++) {
-			const struct prof_mem_counter *c = &p->mem_counters[i];
+		TINDEX_EACH(&ix->sync, s, e)
+			s->sync_ns += clip(ix->sync.v[e].s, ix->sync.v[e].e, s->start, s->end);
+		TINDEX_EACH(&ix->mem, s, e) {
+			const struct prof_mem_counter *c = &p->mem_counters[ix->mem.v[e].i];
 
-			if (c->process == s->process && c->ts >= s->start && c->ts < s->end &&
-			    c->host_live > 0 && (uint64_t)c->host_live > s->mem_peak)
+			if (c->ts >= s->start && c->host_live > 0 && (uint64_t)c->host_live > s->mem_peak)
 				s->mem_peak = (uint64_t)c->host_live;
 		}
 	}
 	free(iv);
-	free(proc_syncs);
 	return 0;
 }
 
@@ -602,16 +717,15 @@ static int cand_grow_cmp(const void *a, const void *b)
 }
 
 /* Kernel time by name in step s, for the candidates' names. */
-static void kernel_time(const struct profile *p, const struct step *s, struct cand *c, size_t nc,
-			uint64_t *out)
+static void kernel_time(const struct profile *p, const struct step_ix *ix, const struct step *s,
+			struct cand *c, size_t nc, uint64_t *out)
 {
-	size_t i, k;
+	size_t k;
 
-	for (i = 0; i < p->ngpu_ops; i++) {
-		const struct prof_gpu_op *g = &p->gpu_ops[i];
+	TINDEX_EACH(&ix->gpu, s, e) {
+		const struct prof_gpu_op *g = &p->gpu_ops[ix->gpu.v[e].i];
 
-		if (g->kind != PROF_GPU_KERNEL || g->process != s->process || g->start < s->start ||
-		    g->start >= s->end || !g->name)
+		if (g->kind != PROF_GPU_KERNEL || g->start < s->start || !g->name)
 			continue;
 		for (k = 0; k < nc; k++)
 			if (c[k].func == UINT32_MAX && !strcmp(c[k].name, g->name)) {
@@ -624,7 +738,7 @@ static void kernel_time(const struct profile *p, const struct step *s, struct ca
 /* What grew in slow step sl: its top functions (self) and kernels, each
  * against its median per step over all steps; the largest growths kept. */
 static int slow_growth(const struct profile *p, const struct sample_index *x,
-		       const struct step_analysis *a, struct step_slow *sl)
+		       const struct step_ix *ix, const struct step_analysis *a, struct step_slow *sl)
 {
 	const struct step *s = &a->steps[sl->step];
 	struct cand *c = NULL;
@@ -655,12 +769,11 @@ static int slow_growth(const struct profile *p, const struct sample_index *x,
 	}
 	nfc = nc;
 	/* its kernels, by name */
-	for (i = 0; i < p->ngpu_ops; i++) {
-		const struct prof_gpu_op *g = &p->gpu_ops[i];
+	TINDEX_EACH(&ix->gpu, s, e) {
+		const struct prof_gpu_op *g = &p->gpu_ops[ix->gpu.v[e].i];
 		size_t j;
 
-		if (g->kind != PROF_GPU_KERNEL || g->process != s->process || g->start < s->start ||
-		    g->start >= s->end || !g->name)
+		if (g->kind != PROF_GPU_KERNEL || g->start < s->start || !g->name)
 			continue;
 		for (j = nfc; j < nc && strcmp(c[j].name, g->name); j++)
 			;
@@ -681,7 +794,7 @@ static int slow_growth(const struct profile *p, const struct sample_index *x,
 		slot[c[k].func] = (uint32_t)k;
 	for (i = 0; i < a->nsteps; i++) {
 		func_self(p, x, &a->steps[i], slot, col + i * nc);
-		kernel_time(p, &a->steps[i], c, nc, col + i * nc);
+		kernel_time(p, ix, &a->steps[i], c, nc, col + i * nc);
 	}
 	for (k = 0; k < nc; k++) {
 		for (i = 0; i < a->nsteps; i++)
@@ -721,7 +834,7 @@ static int slow_cmp(const void *a, const void *b)
 }
 
 static int slow_steps(const struct profile *p, const struct sample_index *x,
-		      struct step_analysis *a)
+		      const struct step_ix *ix, struct step_analysis *a)
 {
 	size_t i, n = 0;
 
@@ -738,7 +851,7 @@ static int slow_steps(const struct profile *p, const struct sample_index *x,
 	qsort(a->slow, n, sizeof(*a->slow), slow_cmp);
 	a->nslow = n < STEP_SLOW_MAX ? n : STEP_SLOW_MAX;
 	for (i = 0; i < a->nslow; i++)
-		if (slow_growth(p, x, a, &a->slow[i]) < 0)
+		if (slow_growth(p, x, ix, a, &a->slow[i]) < 0)
 			return -ENOMEM;
 	return 0;
 }
@@ -829,6 +942,7 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 	struct step_analysis *a = NULL;
 	struct sample_index x = {0};
 	struct step_list l = {0};
+	struct step_ix ix = {0};
 	regex_t re;
 	int have_re = 0, ret, source = 0, pass;
 	uint32_t thread = UINT32_MAX;
@@ -894,8 +1008,10 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 	if (a->controlled)
 		for (i = 0; i < p->nwindows; i++)
 			a->window_ns += p->windows[i].end - p->windows[i].start;
-	if ((ret = steps_figures(p, &x, a->steps, a->nsteps)) < 0 ||
-	    (ret = distribution(a)) < 0 || (ret = slow_steps(p, &x, a)) < 0 ||
+	if ((ret = step_ix_build(p, &ix)) < 0)
+		goto out;
+	if ((ret = steps_figures(p, &x, &ix, a->steps, a->nsteps)) < 0 ||
+	    (ret = distribution(a)) < 0 || (ret = slow_steps(p, &x, &ix, a)) < 0 ||
 	    (ret = cold_start(a)) < 0)
 		goto out;
 	*out = a;
@@ -907,6 +1023,7 @@ out:
 	free(x.idx);
 	free(l.v);
 	free(what);
+	step_ix_free(&ix);
 	steps_free(a);
 	return ret;
 }

@@ -100,6 +100,8 @@ static void fx_free(struct fixture *x)
 	free(x->b.p.windows);
 	free(x->b.p.gpu_ops);
 	free(x->b.p.mem_counters);
+	free(x->b.p.cuda_api);
+	free(x->b.p.syncs);
 	pb_free(&x->b);
 }
 
@@ -339,8 +341,26 @@ static void test_gpu_mem(void)
 		x.b.p.mem_counters[i] = (struct prof_mem_counter){.ts = (52 + 2 * i) * MS,
 								  .host_live = (int64_t)(i + 1) << 20,
 								  .process = x.proc};
+	/* without CUPTI sync records: the API calls that synchronize */
+	x.b.p.cuda_api = calloc(2, sizeof(*x.b.p.cuda_api));
+	x.b.p.ncuda_api = 2;
+	x.b.p.cuda_api[0] = (struct prof_cuda_api){.start = 52 * MS, .end = 58 * MS,
+						   .process = x.proc, .name = "cudaDeviceSynchronize"};
+	x.b.p.cuda_api[1] = (struct prof_cuda_api){.start = 51 * MS, .end = 52 * MS,
+						   .process = x.proc, .name = "cudaLaunchKernel"};
 	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
 	REQUIRE(s != NULL && s->nsteps == 6);
+	CHECK_EQ_INT(s->steps[1].sync_ns, 6 * MS);
+	CHECK_EQ_INT(s->steps[2].sync_ns, 0);
+	steps_free(s);
+	/* with them, they are the sync wait */
+	x.b.p.syncs = calloc(1, sizeof(*x.b.p.syncs));
+	x.b.p.nsyncs = 1;
+	x.b.p.syncs[0] = (struct prof_cuda_sync){.start = 59 * MS, .end = 62 * MS, .process = x.proc};
+	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
+	REQUIRE(s != NULL && s->nsteps == 6);
+	CHECK_EQ_INT(s->steps[1].sync_ns, 1 * MS);
+	CHECK_EQ_INT(s->steps[2].sync_ns, 2 * MS);
 	CHECK_EQ_INT(s->steps[1].gpu_busy_ns, 5 * MS);
 	CHECK_EQ_INT(s->steps[1].kernels, 2);
 	CHECK_EQ_INT(s->steps[1].copies, 1);
