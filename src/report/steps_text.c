@@ -59,7 +59,8 @@ static const char *controls_of(const struct profile *p)
 	return NULL;
 }
 
-static void print_captured(FILE *out, const struct profile *p, const char *spec)
+static void print_captured(FILE *out, const struct profile *p, const char *spec,
+			   const char *prefix)
 {
 	char words[256], t1[32], t2[32];
 	uint64_t inside = 0;
@@ -68,10 +69,18 @@ static void print_captured(FILE *out, const struct profile *p, const char *spec)
 	for (i = 0; i < p->nwindows; i++)
 		inside += p->windows[i].end - p->windows[i].start;
 	spec_words(words, sizeof(words), spec);
-	fprintf(out, "Captured: %zu window%s, %s of the %s run (%s)%s\n", p->nwindows,
+	fprintf(out, "%s%zu window%s, %s of the %s run (%s)%s\n", prefix, p->nwindows,
 		p->nwindows == 1 ? "" : "s", fmt_time(t1, sizeof(t1), inside),
 		fmt_time(t2, sizeof(t2), p->wall_ns), *words ? words : "capture controls",
 		p->nwindows ? "" : ": nothing was recorded");
+}
+
+void report_steps_captured(FILE *out, const struct profile *p, const char *prefix)
+{
+	const char *spec = controls_of(p);
+
+	if (spec)
+		print_captured(out, p, spec, prefix);
 }
 
 static void print_source(FILE *out, const struct profile *p, const struct step_analysis *s,
@@ -199,12 +208,12 @@ int report_steps_text(FILE *out, const struct analysis *an, const struct report_
 	int l = o ? o->limit : 0;
 	size_t i, limit = l == 0 ? STEPS_TEXT_DEFAULT_LIMIT : l > 0 ? (size_t)l : SIZE_MAX;
 
-	if (!s && !spec)
-		return 0;
-	if (spec)
-		print_captured(out, p, spec);
+	/* the header says what was captured; without it (-q), this section */
+	if (spec && o && o->quiet)
+		print_captured(out, p, spec, "Captured: ");
 	if (!s) {
-		fputc('\n', out);
+		if (spec && o && o->quiet)
+			fputc('\n', out);
 		return 0;
 	}
 	print_source(out, p, s, spec);

@@ -197,6 +197,7 @@ static void text_header(struct text_ctx *t)
 	text_exit_desc(a, sizeof(a), p->exit_status, p->exit_signal);
 	fprintf(out, "  Exit:       %s\n", a);
 	fprintf(out, "  Wall time:  %s\n", fmt_time(a, sizeof(a), p->wall_ns));
+	report_steps_captured(out, p, "  Captured:   ");
 	fprintf(out, "  CPU time:   %s", fmt_time(a, sizeof(a), c->cpu_ns));
 	if (p->wall_ns)
 		fprintf(out, " (%.2f%% of wall, sampled", 100.0 * (double)c->cpu_ns / (double)p->wall_ns);

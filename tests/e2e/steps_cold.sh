@@ -50,7 +50,7 @@ grep_out '^  \[cold-start\] '
 # a schedule: wait 1, warm up 1, record 3, once
 run_cbn --schedule wait=1,warmup=1,active=3,repeat=1 -- "$EXAMPLES/step_cold" 0.5
 expect_rc 0
-grep_out '^Captured: 1 window, .* run \(schedule wait=1,warmup=1,active=3,repeat=1\)$'
+grep_out '^  Captured: +1 window, .* run \(schedule wait=1,warmup=1,active=3,repeat=1\)$'
 grep_out '^Steps: 12 from cbn_step\(\), 3 recorded \(schedule wait=1,warmup=1,active=3,repeat=1\)$'
 nums=$(sed -n '/^Steps: /,/^Step time/p' "$OUTF" | awk '$1 ~ /^[0-9]+$/ { printf "%s ", $1 }')
 [ "$nums" = "2 3 4 " ] || fail "scheduled steps numbered '$nums', expected '2 3 4 '"

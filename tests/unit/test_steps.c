@@ -413,6 +413,7 @@ static void test_text(void)
 	x.b.p.wall_ns = 100 * MS;
 	fx_window(&x, 60 * MS, 90 * MS + 1000, 2);
 	REQUIRE(analysis_run(&x.b.p, &ao, &an) == 0);
+	ro.quiet = 1; /* no header: the section says it */
 	buf = NULL;
 	f = open_memstream(&buf, &len);
 	REQUIRE(f != NULL);
