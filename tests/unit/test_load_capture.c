@@ -5,7 +5,8 @@
  * from the step that opened it, one left open closed at the process's end),
  * MARK into prof.ctl_marks, a record of an unknown event skipped with a
  * warning, a mark name running past its record cut by the reader (never a
- * crash); a run without controls is one window.
+ * crash, nor do random bytes over the records); a run without controls is
+ * one window.
  */
 #include <stddef.h>
 #include <stdio.h>
@@ -166,9 +167,61 @@ static void test_no_controls(void)
 	synth_free(&s);
 }
 
+/* Random bytes over the capture records: the loader warns or cuts, never
+ * crashes, and every window it keeps is well formed. */
+static void test_mutated(void)
+{
+	char dir[] = "/tmp/cbn-test-load-capture-fuzz-XXXXXX", path[256], err[256];
+	uint64_t x = 0x9e3779b97f4a7c15ull;
+	struct synth s;
+	size_t base, len, i, k;
+	unsigned char *orig;
+
+	synth_init(&s, 77, 1, 0, 0, "/nonexistent/prog");
+	synth_hdr(&s)->capture.mode = CBN_CAPTURE_CONTROLLED;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	base = (size_t)s.cur;
+	for (i = 0; i < 8; i++) {
+		capture_rec(&s, 1100000000ull + i * 100000000ull,
+			    i % 2 ? CBN_CAPTURE_CLOSE : CBN_CAPTURE_OPEN, CBN_CAUSE_SCHEDULE, i, NULL);
+		capture_rec(&s, 1150000000ull + i * 100000000ull, CBN_CAPTURE_MARK, CBN_CAUSE_CTL,
+			    i, "mark");
+	}
+	len = sizeof(struct cbn_chunk_header) +
+	      ((struct cbn_chunk_header *)(s.buf + base))->used;
+	REQUIRE((orig = malloc(len)) != NULL);
+	memcpy(orig, s.buf + base, len);
+	REQUIRE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/77.0.cbp", dir);
+	for (i = 0; i < 300; i++) {
+		struct profile *p = NULL;
+
+		memcpy(s.buf + base, orig, len);
+		for (k = 0; k < 1 + i % 8; k++) {
+			x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+			/* past the chunk header: the records */
+			s.buf[base + sizeof(struct cbn_chunk_header) +
+			      (x >> 8) % (len - sizeof(struct cbn_chunk_header))] = (unsigned char)x;
+		}
+		REQUIRE(synth_write(&s, path) == 0);
+		if (prof_load(dir, &p, err, sizeof(err)) >= 0 && p) {
+			for (k = 0; k < p->nwindows; k++)
+				CHECK(p->windows[k].end >= p->windows[k].start);
+			for (k = 0; k < p->nctl_marks; k++)
+				CHECK(p->ctl_marks[k].name != NULL);
+			prof_free(p);
+		}
+	}
+	unlink(path);
+	rmdir(dir);
+	free(orig);
+	synth_free(&s);
+}
+
 int main(void)
 {
 	test_controlled();
+	test_mutated();
 	test_corrupt_name();
 	test_no_controls();
 	return test_result();
