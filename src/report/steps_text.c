@@ -180,7 +180,7 @@ static void print_slow(FILE *out, const struct step_analysis *s)
 	for (i = 0; i < s->nslow; i++) {
 		const struct step_slow *sl = &s->slow[i];
 		const struct step *st = &s->steps[sl->step];
-		char t[32], h[32], m[32], name[STEPS_TEXT_NAME_MAX * 4 + 8];
+		char t[32], h[32], m[48], name[STEPS_TEXT_NAME_MAX * 4 + 8];
 
 		fprintf(out, "  step %" PRIu64 ": %s, %.1fx the median\n", st->number,
 			fmt_time(t, sizeof(t), st->end - st->start), sl->ratio);
@@ -188,11 +188,14 @@ static void print_slow(FILE *out, const struct step_analysis *s)
 			const struct step_growth *g = &sl->grew[k];
 
 			fmt_trunc(name, sizeof(name), g->name ? g->name : "?", STEPS_TEXT_NAME_MAX, 0);
+			if (g->median_ns)
+				fmt_time(m, sizeof(m), g->median_ns);
+			else
+				snprintf(m, sizeof(m), "0: absent from most steps");
 			fprintf(out, "      %s%-*s  +%s (%s here, median %s)\n", g->gpu ? "kernel " : "",
 				g->gpu ? 0 : STEPS_TEXT_NAME_MAX / 2, name,
 				fmt_time(t, sizeof(t), g->step_ns - g->median_ns),
-				fmt_time(h, sizeof(h), g->step_ns),
-				fmt_time(m, sizeof(m), g->median_ns));
+				fmt_time(h, sizeof(h), g->step_ns), m);
 		}
 		if (!sl->ngrew)
 			fprintf(out, "      (no function or kernel took more than its median: the time "
