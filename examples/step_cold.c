@@ -3,7 +3,7 @@
  * CBN_STEP() and wrapped in a "train_step" range, running train_step(); steps
  * 0 and 1 also run warm_caches(), so they take about 10x the others.  Between
  * steps load_batch() works outside train_step(), so --step-func train_step
- * sees a gap.  ≈ 0.85 s of CPU at SCALE 1.  Usage: step_cold [SCALE].
+ * sees a gap.  ≈ 0.9 s of CPU at SCALE 1.  Usage: step_cold [SCALE].
  * Runs the same without cbottleneck.
  */
 #include <stdio.h>
@@ -46,7 +46,7 @@ int main(int argc, char **argv)
 		CBN_RANGE_PUSH("train_step");
 		train_step(i, unit);
 		CBN_RANGE_POP();
-		load_batch(unit / 6);
+		load_batch(unit / 4);
 	}
 	printf("step_cold: done (%d steps)\n", STEPS);
 	return 0;

@@ -10,7 +10,7 @@ need_cbn
 need_example step_cold
 
 # markers: every step, the cold start
-run_cbn -o "$T/s" -- "$EXAMPLES/step_cold"
+run_cbn -o "$T/s" -- "$EXAMPLES/step_cold" 0.6
 expect_rc 0
 grep_out '^Steps: 12 from cbn_step\(\)$'
 grep_out '^Step time: min '
