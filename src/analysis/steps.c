@@ -236,6 +236,10 @@ static int steps_from_markers(const struct profile *p, const regex_t *re,
 		if (m[i].process < p->nprocesses && p->processes[m[i].process].end &&
 		    p->processes[m[i].process].end < end)
 			end = p->processes[m[i].process].end;
+		/* A window the schedule closed ends at the marker of a step it does
+		 * not record: nothing after that marker is a step. */
+		if (w >= 0 && p->windows[w].close_cause == CBN_CAUSE_SCHEDULE)
+			continue;
 		if (end != UINT64_MAX && end > m[j - 1].ts &&
 		    has_samples(x, m[i].process, m[j - 1].ts, end) &&
 		    (ret = step_add(l, m[i].process, window_first(p, w) + k, m[j - 1].ts, end)) < 0)

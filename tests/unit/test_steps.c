@@ -222,6 +222,21 @@ static void test_windows(void)
 	CHECK_EQ_INT(s->cold, 0);
 	steps_free(s);
 
+	/* a sample between the closing marker and the window's end is no step
+	 * when the schedule closed it; it is one when something else did */
+	x.b.p.windows[0].end = 91 * MS;
+	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(s->nsteps, 3);
+	steps_free(s);
+	x.b.p.windows[0].close_cause = CBN_CAUSE_API;
+	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(s->nsteps, 4);
+	CHECK_EQ_INT(s->steps[3].number, 5);
+	CHECK_EQ_INT(s->steps[3].end, 91 * MS);
+	steps_free(s);
+
 	/* a controlled run without a window recorded nothing */
 	x.b.p.nwindows = 0;
 	REQUIRE(steps_analyze(&x.b.p, NULL, NULL, &s) == 0);
