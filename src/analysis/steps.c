@@ -344,7 +344,7 @@ static int steps_from_func(const struct profile *p, const char *name, struct ste
 	}
 	for (i = 0; i < p->nfuncs; i++)
 		if (p->funcs[i].name && !strcmp(p->funcs[i].name, name))
-			fmatch[i] = 1, any = 1;
+			fmatch[i] = any = 1;
 	if (!any)
 		goto out;
 	for (i = 0; i < p->nstacks; i++) {
@@ -959,38 +959,45 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 		have_re = 1;
 	if ((ret = sidx_build(p, &x)) < 0)
 		goto out;
-	/* What the user named first (marks, then ranges, then the function),
-	 * then cbn_step(): the first that gives two steps. */
+	/*
+	 * What the user named first (marks, then ranges, then the function),
+	 * then cbn_step(): the first that gives two steps.  steps.h lists
+	 * cbn_step() first, but a program annotated with both would then never
+	 * show the steps asked for by --step or --step-func.
+	 */
 	for (pass = 0; pass < 4 && l.n < 2; pass++) {
+		static const int sources[] = {STEP_SRC_MARKER, STEP_SRC_RANGE, STEP_SRC_FUNC,
+					      STEP_SRC_MARKER};
+		int n;
+
 		l.n = 0;
-		if (pass == 0 && have_re)
-			ret = steps_from_markers(p, &re, &x, &l), source = STEP_SRC_MARKER;
-		else if (pass == 1 && have_re)
-			ret = steps_from_ranges(p, &re, &l), source = STEP_SRC_RANGE;
-		else if (pass == 2 && step_func && *step_func)
-			ret = steps_from_func(p, step_func, &l, &thread), source = STEP_SRC_FUNC;
-		else if (pass == 3)
-			ret = steps_from_markers(p, NULL, &x, &l), source = STEP_SRC_MARKER;
-		else
+		if ((pass < 2 && !have_re) || (pass == 2 && !(step_func && *step_func)))
 			continue;
+		if (pass == 0)
+			ret = steps_from_markers(p, &re, &x, &l);
+		else if (pass == 1)
+			ret = steps_from_ranges(p, &re, &l);
+		else if (pass == 2)
+			ret = steps_from_func(p, step_func, &l, &thread);
+		else
+			ret = steps_from_markers(p, NULL, &x, &l);
 		if (ret < 0)
 			goto out;
-		if (l.n >= 2) {
-			int n;
-
-			if (pass == 0)
-				n = asprintf(&what, "marks matching '%s'", step_regex);
-			else if (pass == 1)
-				n = asprintf(&what, "ranges matching '%s'", step_regex);
-			else if (pass == 2)
-				n = asprintf(&what, "function %s", step_func);
-			else
-				n = asprintf(&what, "cbn_step()");
-			if (n < 0) {
-				what = NULL;
-				ret = -ENOMEM;
-				goto out;
-			}
+		if (l.n < 2)
+			continue;
+		source = sources[pass];
+		if (pass == 0)
+			n = asprintf(&what, "marks matching '%s'", step_regex);
+		else if (pass == 1)
+			n = asprintf(&what, "ranges matching '%s'", step_regex);
+		else if (pass == 2)
+			n = asprintf(&what, "function %s", step_func);
+		else
+			n = asprintf(&what, "cbn_step()");
+		if (n < 0) {
+			what = NULL;
+			ret = -ENOMEM;
+			goto out;
 		}
 	}
 	if (l.n < 2)
