@@ -175,14 +175,14 @@ static int range_is_step(const struct prof_range *r, int kind_mark)
 	return r->kind == CBN_RANGE_PUSHPOP || r->kind == CBN_RANGE_STARTEND;
 }
 
-struct u64_pair {
+struct marker {               /* a step marker: cbn_step(), or a mark matching --step */
 	uint64_t ts;
 	uint32_t process;
 };
 
-static int pair_cmp(const void *a, const void *b)
+static int marker_cmp(const void *a, const void *b)
 {
-	const struct u64_pair *x = a, *y = b;
+	const struct marker *x = a, *y = b;
 
 	if (x->process != y->process)
 		return x->process < y->process ? -1 : 1;
@@ -198,14 +198,14 @@ static int pair_cmp(const void *a, const void *b)
 static int steps_from_markers(const struct profile *p, const regex_t *re,
 			      const struct sample_index *x, struct step_list *l)
 {
-	struct u64_pair *m = NULL;
+	struct marker *m = NULL;
 	size_t n = 0, cap = 0, i, j;
 	int ret = 0;
 
 	for (i = 0; i < p->nranges; i++) {
 		const struct prof_range *r = &p->ranges[i];
 
-		if (re ? !range_is_step(r, 1) || regexec(re, r->name, 0, NULL, 0) != 0 :
+		if (re ? !range_is_step(r, 1) || !r->name || regexec(re, r->name, 0, NULL, 0) :
 			 r->kind != CBN_RANGE_STEP)
 			continue;
 		if (util_grow((void **)&m, &cap, n, sizeof(*m)) < 0) {
@@ -216,7 +216,7 @@ static int steps_from_markers(const struct profile *p, const regex_t *re,
 		m[n++].process = r->process;
 	}
 	if (n > 1)
-		qsort(m, n, sizeof(*m), pair_cmp);
+		qsort(m, n, sizeof(*m), marker_cmp);
 	for (i = 0; i < n; i = j) {
 		long w = window_at(p, m[i].process, m[i].ts);
 		uint64_t k, end;
@@ -275,7 +275,8 @@ static int steps_from_ranges(const struct profile *p, const regex_t *re, struct 
 	for (i = 0; i < p->nranges; i++) {
 		const struct prof_range *r = &p->ranges[i];
 
-		if (!range_is_step(r, 0) || r->end < r->start || regexec(re, r->name, 0, NULL, 0))
+		if (!range_is_step(r, 0) || r->end < r->start || !r->name ||
+		    regexec(re, r->name, 0, NULL, 0))
 			continue;
 		if (util_grow((void **)&m, &cap, n, sizeof(*m)) < 0) {
 			ret = -ENOMEM;
