@@ -993,6 +993,13 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 			n = asprintf(&what, "ranges matching '%s'", step_regex);
 		else if (pass == 2)
 			n = asprintf(&what, "function %s", step_func);
+		else if (have_re || (step_func && *step_func))
+			/* say that what was asked for gave nothing */
+			n = asprintf(&what, "cbn_step() (%s%s%s%s%s gave fewer than two steps)",
+				     have_re ? "--step " : "", have_re ? step_regex : "",
+				     have_re && step_func && *step_func ? ", " : "",
+				     step_func && *step_func ? "--step-func " : "",
+				     step_func && *step_func ? step_func : "");
 		else
 			n = asprintf(&what, "cbn_step()");
 		if (n < 0) {

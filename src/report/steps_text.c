@@ -94,8 +94,8 @@ static void print_source(FILE *out, const struct profile *p, const struct step_a
 		calls += p->processes[i].capture.steps;
 	if (spec)
 		spec_words(words, sizeof(words), spec);
-	if (s->source == STEP_SRC_MARKER && !strcmp(s->what, "cbn_step()") && calls > s->nsteps)
-		fprintf(out, "Steps: %" PRIu64 " from cbn_step(), %zu recorded", calls, s->nsteps);
+	if (s->source == STEP_SRC_MARKER && !strncmp(s->what, "cbn_step()", 10) && calls > s->nsteps)
+		fprintf(out, "Steps: %" PRIu64 " from %s, %zu recorded", calls, s->what, s->nsteps);
 	else if (s->source == STEP_SRC_FUNC)
 		fprintf(out, "Steps: %zu from %s (found on the samples)", s->nsteps, s->what);
 	else

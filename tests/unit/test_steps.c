@@ -273,6 +273,7 @@ static void test_ranges(void)
 	REQUIRE(steps_analyze(&x.b.p, "^nothing$", NULL, &s) == 0);
 	REQUIRE(s != NULL);
 	CHECK_EQ_INT(s->source, STEP_SRC_MARKER);
+	CHECK_STR(s->what, "cbn_step() (--step ^nothing$ gave fewer than two steps)");
 	CHECK_EQ_INT(s->nsteps, 6);
 	steps_free(s);
 
