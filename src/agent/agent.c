@@ -640,7 +640,17 @@ AGENT_API struct cbn_mem_state *cbn_agent_mem_state(void)
 AGENT_API void cbn_agent_mem_started(void)
 {
 	atomic_store(&mem_started, 1);
+	/* The timeline's first point, now: a process (a fork child) that ends
+	 * by _exit before the background thread's first turn still has one. */
+	agent_mem_counters();
 	agent_bg_ensure();
+}
+
+/* Before an exec replaces this image: its last point of the timeline. */
+void agent_mem_counters_now(void)
+{
+	if (atomic_load(&mem_started))
+		agent_mem_counters();
 }
 
 AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)

@@ -146,6 +146,7 @@ void agent_note(uint32_t flag) AGENT_HIDDEN;
 uint32_t agent_gettid(void) AGENT_HIDDEN;
 void agent_bg_ensure(void) AGENT_HIDDEN;
 int agent_loader_ok(void) AGENT_HIDDEN;
+void agent_mem_counters_now(void) AGENT_HIDDEN;
 
 /* unwind.c: the agent's private libunwind (its handler half: sigpath.h). */
 int unwind_init(char *why, size_t len) AGENT_HIDDEN;
