@@ -309,7 +309,7 @@ int capture_tick(void)
 	/* Each toggle signal flips the manual gate (two before a tick: none). */
 	n = keep ? atomic_exchange(&toggle_pending, 0) : 0;
 	if (n & 1)
-		capture_gate(GATE_MANUAL, !cap.gate[GATE_MANUAL], CBN_CAUSE_SIGNAL);
+		capture_manual(!cap.gate[cap.range_api ? GATE_RANGE : GATE_MANUAL], CBN_CAUSE_SIGNAL);
 	if (!cap.delay_ns && !cap.duration_ns)
 		return keep;
 	now = agent_now();
@@ -366,7 +366,9 @@ void capture_nvtx_range(const char *domain, const char *name, int open)
 /* `cbottleneck ctl PID start|stop` and the toggle signal. */
 int capture_manual(int on, int cause)
 {
-	return capture_gate(GATE_MANUAL, on, cause);
+	/* Under --capture-range api they do what cbn_start/cbn_stop do: a run
+	 * that starts paused is started from outside. */
+	return capture_gate(cap.range_api ? GATE_RANGE : GATE_MANUAL, on, cause);
 }
 
 /* `cbottleneck ctl PID mark NAME`. */

@@ -265,6 +265,12 @@ void session_trim(const char *dir)
 
 void session_remove(const char *dir)
 {
+	char ctl[PATH_MAX];
+
 	session_clear(dir, 1);
+	/* Control sockets a killed process could not remove. */
+	snprintf(ctl, sizeof(ctl), "%s/%s", dir, CBN_CTL_DIR);
+	session_clear(ctl, 1);
+	rmdir(ctl);
 	rmdir(dir);
 }

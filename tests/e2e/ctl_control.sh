@@ -37,4 +37,14 @@ expect_ctl 3 'no process' "$PID" status
 got=$(capture_of "$T/a/$PID.0.cbp")
 want='open start -;close ctl -;mark ctl x;open ctl -;mark ctl y;mark ctl dump;close exit -;'
 [ "$got" = "$want" ] || fail "CAPTURE records: got '$got', expected '$want'"
+
+# Started paused (--capture-range api, the program never calls cbn_start):
+# ctl start opens the window, stop closes it.
+start_loop p --capture-range api
+expect_ctl 0 '^ok paused controlled=1 ' "$PID" status
+expect_ctl 0 '^ok recording$' "$PID" start
+expect_ctl 0 '^ok paused$' "$PID" stop
+stop_loop p
+got=$(capture_of "$T/p/$PID.0.cbp")
+[ "$got" = 'open ctl -;close ctl -;' ] || fail "paused start: CAPTURE records '$got'"
 echo "ok"
