@@ -4,15 +4,18 @@
  * ones and what grew in them.  Filled by steps_analyze() from analysis_run;
  * NULL in struct analysis when the run has no steps.  Launcher side only.
  *
- * Where steps come from, in this order (the first that gives at least two):
- *   1. cbn_step() markers (and NVTX/annotation marks matching --step): step k
- *      runs from marker k to marker k+1 (the last one to its window's end or
- *      the process's end when it has work: samples);
+ * Where steps come from: what the user named first, in this order, then
+ * cbn_step() (the first source that gives at least two steps; the source
+ * line says when a named one gave fewer):
+ *   1. NVTX/annotation marks matching --step: step k runs from mark k to
+ *      mark k+1;
  *   2. NVTX/annotation ranges whose name matches --step: each range is a step;
  *   3. --step-func NAME: each maximal run of samples whose stack holds NAME,
  *      separated by at least one sample without it, on the thread that runs it
  *      most; a step starts at the first such sample and ends at the first that
- *      lacks it — precise to one sampling period at each end.
+ *      lacks it — precise to one sampling period at each end;
+ *   4. cbn_step() markers: step k runs from marker k to marker k+1 (the last
+ *      one to its window's end or the process's end when it has work).
  * With capture windows (--schedule ...), only steps inside a window are kept,
  * numbered absolutely (window.first_step + k): ProfilerStep#N as torch.
  */
