@@ -457,8 +457,11 @@ enum cbn_capture_event {
 };
 
 /* CAPTURE: written by the thread that changed the state.  step: cbn_step()
- * calls before this instant (so steps recorded in a window opened here are
- * numbered step, step+1, ...).  A MARK carries its name (NUL-terminated). */
+ * calls so far.  A window the schedule opens is opened by a cbn_step() call,
+ * counted in step: its first step is number step - 1 (0-based, as torch's
+ * ProfilerStep#N); a window opened otherwise (ctl, delay, ...) opens inside
+ * step step - 1, and the next marker starts step number step.  A MARK carries
+ * its name (NUL-terminated). */
 struct cbn_rec_capture {
 	struct cbn_rec h;
 	uint64_t ts;
