@@ -691,7 +691,8 @@ static void func_self(const struct profile *p, const struct sample_index *x, con
 
 		if (sm->ts >= s->end)
 			break;
-		if (sm->stack >= p->nstacks || !p->stacks[sm->stack].nframes)
+		if (sm->stack >= p->nstacks || !p->stacks[sm->stack].nframes ||
+		    p->stacks[sm->stack].first >= p->nframes)
 			continue;
 		f = p->frames[p->stacks[sm->stack].first].func;
 		if (f < p->nfuncs && slot[f] != UINT32_MAX)
