@@ -15,6 +15,7 @@ struct cpu_profile;
 struct cuda_analysis;
 struct mem_analysis;
 struct step_analysis;
+struct wait_analysis;
 
 struct analysis_opts {
 	int cpu_only;            /* skip the CUDA analysis (cuda stays NULL) */
@@ -28,6 +29,9 @@ struct analysis {
 	struct cuda_analysis *cuda;      /* cuda_analysis.h; NULL when the run has no CUDA part */
 	struct mem_analysis *memory;     /* memory.h; NULL when the run has no memory data */
 	struct step_analysis *steps;     /* steps.h; NULL when the run has no steps */
+	struct wait_analysis *wait;      /* wait.h: on-CPU activities, off-CPU waits, locks,
+					  * efficiency, the CPU verdict; NULL when the run
+					  * has neither samples nor off-CPU stretches */
 	char **warnings;                 /* data-quality lines (cpu_warnings), one each */
 	size_t nwarnings;
 	/*

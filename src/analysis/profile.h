@@ -58,6 +58,9 @@ struct prof_sample {
  * frames ("[kernel] vfs_read", module "kernel") of one of the kernel stacks
  * the agent sampled meanwhile.  Not a record of its own. */
 #define PROF_SAMPLE_KERNEL 0x100
+#define PROF_SAMPLE_SPIN 0x200   /* the leaf pc lies in a spin loop (a PAUSE instruction
+				  * shortly before it in the same code): set by the
+				  * loader from the module's bytes (docs/waiting.md) */
 
 struct prof_thread {
 	uint32_t tid;
@@ -119,6 +122,14 @@ struct prof_process {
 	 * end are dropped (ring_dropped of them), and ring_recycled chunks were
 	 * reused by the agent (what they held is gone) */
 	uint64_t ring_ns, ring_recycled, ring_dropped;
+
+	/* the off-CPU sampler (header.offcpu; state CBN_OFFCPU_OFF without it) */
+	struct prof_offcpu_proc {
+		uint32_t state;          /* enum cbn_offcpu_state_kind */
+		uint32_t rate_hz;
+		uint64_t ticks, looks, records, unconfirmed, no_stack, lost, late_ns;
+		const char *reason;      /* why REFUSED, "" */
+	} offcpu;
 
 	/* capture controls (header.capture; mode CBN_CAPTURE_ALL without them) */
 	struct prof_capture_proc {
@@ -277,6 +288,24 @@ struct prof_mem_counter {
 	uint32_t process;
 };
 
+/* A stretch of off-CPU time of one thread (cbn_rec_offcpu). */
+struct prof_offcpu {
+	uint64_t start, end;      /* CLOCK_MONOTONIC ns */
+	uint64_t weight_ns;       /* off-CPU (or, RUNQ, runnable) time it stands for */
+	uint64_t addr;            /* futex word / fd argument, 0 */
+	uint32_t process;
+	uint32_t thread;          /* index into prof.threads */
+	uint32_t stack;           /* prof.stacks index (pc[0] symbolized as is, the others
+				   * at pc-1, as a sample's), PROF_NONE without one */
+	uint32_t kind;            /* enum cbn_offcpu_kind */
+	int32_t syscall;          /* number, -1 outside one, -2 RUNQ */
+	uint32_t owner_thread;    /* index into prof.threads of the tid read at addr + 8
+				   * when that tid is a thread of the same process,
+				   * PROF_NONE otherwise (the report uses it only for
+				   * waits in a mutex lock) */
+	uint32_t flags;           /* CBN_OFFCPU_* */
+};
+
 struct prof_cuda_status {     /* one per process that loaded the CUDA layer */
 	uint32_t process;
 	uint32_t state;           /* enum cbn_cuda_state */
@@ -326,6 +355,8 @@ struct profile {
 	struct prof_mem_free *mem_frees;   size_t nmem_frees;
 	struct prof_mem_counter *mem_counters; size_t nmem_counters;
 	struct prof_cuda_status *cuda_status; size_t ncuda_status;
+	/* off-CPU stretches (--off-cpu), sorted by (process, start) */
+	struct prof_offcpu *offcpu;        size_t noffcpu;
 
 	/* what went wrong while reading (one line each), for the report footer */
 	char **warnings;                   size_t nwarnings;

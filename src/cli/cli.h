@@ -23,6 +23,7 @@
 
 #define CLI_DEFAULT_FREQ 999
 #define CLI_DEFAULT_LIMIT 15
+#define CLI_DEFAULT_OFFCPU_HZ 100 /* --off-cpu without a rate */
 
 struct cli_opts {
 	/* run only */
@@ -40,6 +41,7 @@ struct cli_opts {
 	uint64_t delay_ns;          /* --delay, 0 = none */
 	uint64_t duration_ns;       /* --duration, 0 = none */
 	uint64_t ring_ns;           /* --ring, 0 = none */
+	long offcpu_hz;             /* --off-cpu[=HZ]: wall sampler rate, 0 = off */
 	const char *capture_range;  /* --capture-range: "api" or "nvtx:NAME[@DOMAIN]" (checked;
 	                             * cudaProfilerApi is stored as "api") */
 	const char *toggle_signal;  /* --toggle-signal SIG, NULL = none */
@@ -112,6 +114,7 @@ struct spawn_env {
 	const char *schedule, *capture_range, *toggle_signal, *step_regex;
 	uint64_t delay_ns, duration_ns;
 	uint64_t ring_ns;           /* CBN_RING_NS, 0: unset */
+	long offcpu_hz;             /* CBN_OFFCPU, 0: unset */
 };
 
 /* Run argv[0] (already resolved to path) with the agent, forward signals,

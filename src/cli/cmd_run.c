@@ -127,6 +127,7 @@ int cmd_run(int argc, char **argv)
 	env.delay_ns = o.delay_ns;
 	env.duration_ns = o.duration_ns;
 	env.ring_ns = o.ring_ns;
+	env.offcpu_hz = o.offcpu_hz;
 	memset(&meta, 0, sizeof(meta));
 	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);

@@ -29,7 +29,7 @@ enum {
 	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
-	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING,
+	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING, OPT_OFFCPU,
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +56,8 @@ static const struct option long_opts[] = {
 	{"step", required_argument, NULL, OPT_STEP},
 	{"step-func", required_argument, NULL, OPT_STEP_FUNC},
 	{"ring", required_argument, NULL, OPT_RING},
+	{"off-cpu", optional_argument, NULL, OPT_OFFCPU},
+	{"wall", optional_argument, NULL, OPT_OFFCPU},
 	{"inline", required_argument, NULL, OPT_INLINE},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"trace", required_argument, NULL, OPT_TRACE},
@@ -112,6 +114,9 @@ static void usage(FILE *f)
 	      "                       programs that do not use SIG themselves\n"
 	      "      --ring TIME      keep only the last TIME of the run (e.g. 30s) in a bounded\n"
 	      "                       file (--buffer-mb, default 64 MiB per process)\n"
+	      "      --off-cpu[=HZ]   also sample where threads wait off the CPU (futex, I/O,\n"
+	      "                       poll, sleep), HZ times a second (default 100), without\n"
+	      "                       interrupting them; --wall is the same\n"
 	      "Report:\n"
 	      "      --sort KEY       CPU table order: tottime (default), cumtime, ncalls, name,\n"
 	      "                       filename; CUDA tables: cuda_time_total, cpu_time_total,\n"
@@ -268,7 +273,7 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 			       c == OPT_NO_CUDA || c == OPT_SIGNAL || c == OPT_MEMORY ||
 			       c == OPT_MEMORY_RATE || c == OPT_SCHEDULE || c == OPT_DELAY ||
 			       c == OPT_DURATION || c == OPT_CAPTURE_RANGE || c == OPT_TOGGLE_SIGNAL ||
-			       c == OPT_RING;
+			       c == OPT_RING || c == OPT_OFFCPU;
 		if (mode == CLI_MODE_REPORT && run_only)
 			return cli_usage_error("%s only applies when running a program, not to report",
 					   c == 'F' ? "-F/--frequency" : c == 'o' ? "-o/--output" :
@@ -279,7 +284,8 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 					   c == OPT_DURATION ? "--duration" :
 					   c == OPT_CAPTURE_RANGE ? "--capture-range" :
 					   c == OPT_TOGGLE_SIGNAL ? "--toggle-signal" :
-					   c == OPT_RING ? "--ring" : "--no-cuda");
+					   c == OPT_RING ? "--ring" :
+					   c == OPT_OFFCPU ? "--off-cpu" : "--no-cuda");
 		switch (c) {
 		case 'F':
 			if (parse_long(optarg, 1, 10000, &v) < 0)
@@ -368,6 +374,15 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 						   "(s, ms, us, ns, min; default s)",
 						   c == OPT_DELAY ? "--delay" : c == OPT_RING ? "--ring" :
 						   "--duration", optarg);
+			break;
+		case OPT_OFFCPU:
+			if (!optarg)
+				o->offcpu_hz = CLI_DEFAULT_OFFCPU_HZ;
+			else if (parse_long(optarg, 1, 1000, &v) < 0)
+				return cli_usage_error("--off-cpu=%s: the off-CPU sampling rate must be a "
+						   "whole number of Hz from 1 to 1000", optarg);
+			else
+				o->offcpu_hz = v;
 			break;
 		case OPT_CAPTURE_RANGE:
 			if (!strcmp(optarg, "api") || !strcmp(optarg, "cudaProfilerApi"))

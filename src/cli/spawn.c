@@ -91,6 +91,11 @@ static void child_env(const struct spawn_env *e)
 		setenv(CBN_ENV_RING, num, 1);
 	else
 		unsetenv(CBN_ENV_RING);
+	snprintf(num, sizeof(num), "%ld", e->offcpu_hz);
+	if (e->offcpu_hz > 0)
+		setenv(CBN_ENV_OFFCPU, num, 1);
+	else
+		unsetenv(CBN_ENV_OFFCPU);
 	setenv(CBN_ENV_SESSION, e->session, 1);
 	snprintf(num, sizeof(num), "%ld", e->freq);
 	setenv(CBN_ENV_FREQ, num, 1);

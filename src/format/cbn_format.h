@@ -134,6 +134,33 @@ struct cbn_mem_state {
 	char reason[124];                /* why REFUSED ("" otherwise) */
 };
 
+/* header.offcpu.state */
+enum cbn_offcpu_state_kind {
+	CBN_OFFCPU_OFF = 0,              /* not asked for (or an older file) */
+	CBN_OFFCPU_ON = 1,               /* the wall sampler is recording */
+	CBN_OFFCPU_REFUSED = 2,          /* asked for but not recording: reason says why */
+};
+
+/*
+ * The off-CPU (wall-clock) sampler (--off-cpu, docs/waiting.md): a thread of
+ * the agent that, rate_hz times a second, looks at every thread of the
+ * process without interrupting it (its CPU clock, /proc/self/task/TID/syscall)
+ * and records the blocked ones (cbn_rec_offcpu).
+ */
+struct cbn_offcpu_state {
+	_Atomic uint32_t state;          /* enum cbn_offcpu_state_kind */
+	uint32_t rate_hz;                /* ticks per second */
+	_Atomic uint64_t ticks;          /* ticks taken */
+	_Atomic uint64_t looks;          /* thread looks (ticks x threads) */
+	_Atomic uint64_t records;        /* OFFCPU records written */
+	_Atomic uint64_t unconfirmed;    /* stacks dropped: the thread moved while being read */
+	_Atomic uint64_t no_stack;       /* blocked looks recorded without a stack */
+	_Atomic uint64_t lost;           /* blocked looks not recorded (file full) */
+	_Atomic uint64_t late_ns;        /* ticks' lateness summed (the sampler's own delay) */
+	uint32_t reason_len;
+	char reason[92];                 /* why REFUSED ("" otherwise) */
+};
+
 /*
  * What the capture controls let through (--schedule, --delay, --duration,
  * --capture-range, cbn_start/cbn_stop, `cbottleneck ctl`, the toggle signal).
@@ -239,6 +266,9 @@ struct cbn_file_header {
 	_Atomic uint64_t ring_recycled;  /* chunks reused */
 	_Atomic uint32_t chunk_seq;      /* next cbn_chunk_header.seq in ring mode */
 	uint32_t ring_reserved;
+
+	/* Off-CPU sampler (--off-cpu; all zero without it). */
+	struct cbn_offcpu_state offcpu;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -282,6 +312,8 @@ enum cbn_rec_type {
 	CBN_REC_PROCESS_EXIT = 7,
 	CBN_REC_RANGE = 8,               /* annotation / NVTX range or mark */
 	CBN_REC_CAPTURE = 9,             /* a capture window opened or closed (cbn_rec_capture) */
+	CBN_REC_OFFCPU = 10,             /* a thread off the CPU: a stretch of wall-sampler ticks
+					  * (cbn_rec_offcpu, --off-cpu) */
 	CBN_REC_CUDA_API = 20,
 	CBN_REC_CUDA_STACK = 21,         /* host stack captured at an API enter */
 	CBN_REC_CUDA_KERNEL = 22,
@@ -472,6 +504,58 @@ struct cbn_rec_capture {
 	uint32_t name_len;               /* MARK: strlen(name), else 0 */
 	uint32_t reserved;
 	char name[];
+};
+
+/* --- off-CPU (--off-cpu) ---------------------------------------------------- */
+
+/* What a blocked thread was waiting in, from its system call number. */
+enum cbn_offcpu_kind {
+	CBN_OFF_OTHER = 0,               /* another system call */
+	CBN_OFF_FUTEX = 1,               /* futex: mutex, condition variable, join, barrier,
+					  * semaphore, an OpenMP/TBB wait once it sleeps */
+	CBN_OFF_IO = 2,                  /* read/write/recv/send families, fsync, open, ... */
+	CBN_OFF_POLL = 3,                /* poll, ppoll, select, pselect6, epoll_wait/pwait */
+	CBN_OFF_SLEEP = 4,               /* nanosleep, clock_nanosleep, pause, sigsuspend,
+					  * rt_sigtimedwait */
+	CBN_OFF_CHILD = 5,               /* wait4, waitid: a child process */
+	CBN_OFF_FAULT = 6,               /* blocked outside a system call: a page fault, a
+					  * stop ("-1 sp pc" in /proc/.../syscall) */
+	CBN_OFF_RUNQ = 7,                /* runnable but not running (schedstat's run delay);
+					  * no stack, syscall -2 */
+	CBN_OFF_NKINDS = 8
+};
+
+#define CBN_OFFCPU_TRUNCATED 0x1     /* the stack was cut at the depth cap */
+#define CBN_OFFCPU_NO_STACK 0x2      /* no stack (could not be read or confirmed) */
+
+/*
+ * OFFCPU, in the EVENTS chunks, written by the wall sampler.  One record is a
+ * stretch of consecutive ticks at which thread tid was seen blocked at the
+ * same place (same system call, stack pointer and pc): start is the first such
+ * tick, end the last one plus one tick, weight_ns the ticks' share of wall
+ * time (ticks x tick period; a RUNQ record: schedstat's run-delay increase).
+ * While the stretch lasts the agent updates end and weight_ns in place (8-byte
+ * stores), so a process killed mid-wait keeps what was seen.  A long stretch
+ * is cut every 100 ms of wall (same stack, a new record).
+ *   addr:  futex: the futex word (argument 0); IO/POLL: argument 0 (the fd or
+ *          the pollfd array); else 0.
+ *   owner: futex: the 32-bit word at addr + 8, read when the stretch began
+ *          (a glibc pthread_mutex_t's owner tid; meaningful only when the
+ *          stack is in a mutex lock, which the report decides); else 0.
+ * pc[0] is where the system call returns to (symbolize it as is), pc[1..]
+ * return addresses, as in a sample.
+ */
+struct cbn_rec_offcpu {
+	struct cbn_rec h;                /* h.flags: CBN_OFFCPU_* */
+	uint64_t start, end;             /* CLOCK_MONOTONIC ns */
+	uint64_t weight_ns;
+	uint64_t addr;
+	uint32_t tid;
+	int32_t syscall;                 /* number; -1 outside a system call; -2 RUNQ */
+	uint32_t owner;
+	uint16_t kind;                   /* enum cbn_offcpu_kind */
+	uint16_t nframes;
+	uint64_t pc[];                   /* nframes entries */
 };
 
 /* --- CUDA (written by libcbottleneck_cuda.so through the agent) ----------- */
@@ -776,6 +860,7 @@ struct cbn_rec_mem_counters {
 #define CBN_ENV_STEP "CBN_STEP"           /* NVTX/annotation ranges or marks whose name
 					  * matches this POSIX ERE count as steps too */
 #define CBN_ENV_RING "CBN_RING_NS"      /* ring mode: keep the last this-many ns */
+#define CBN_ENV_OFFCPU "CBN_OFFCPU"     /* off-CPU sampler rate in Hz (--off-cpu); unset: off */
 #define CBN_ENV_CTL "CBN_CTL"             /* 0: no control socket */
 /* Each process's control socket: SESSION/ctl/<pid>.sock (dir 0700). */
 #define CBN_CTL_DIR "ctl"
