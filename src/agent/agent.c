@@ -383,6 +383,7 @@ static void agent_on_exit(int status, void *arg)
 	if (!h || agent.pid != (uint32_t)syscall(SYS_getpid))
 		return;
 	agent_tls.no_unwind++;
+	offcpu_exit();
 	capture_exit();
 	modules_scan(0);
 	threads_end_all();
@@ -476,6 +477,7 @@ static void agent_fork_child(void)
 		agent_bg_ensure(); /* --delay, --duration, the toggle signal */
 	}
 	ctl_start();
+	offcpu_after_fork_child();
 }
 
 __attribute__((constructor)) static void agent_init(void)
@@ -568,6 +570,7 @@ __attribute__((constructor)) static void agent_init(void)
 	if (capture_tick())
 		agent_bg_ensure(); /* --delay, --duration */
 	ctl_start();
+	offcpu_start();
 }
 
 /* --- agent_api.h ----------------------------------------------------------- */

@@ -157,6 +157,13 @@ void unwind_thread_end(void) AGENT_HIDDEN;
 void unwind_invalidate(void) AGENT_HIDDEN;
 int unwind_idle(void) AGENT_HIDDEN;
 int unwind_in_copy(uintptr_t pc) AGENT_HIDDEN;
+int unwind_blocked(uint64_t pc, uint64_t sp, const void *stack, size_t n, uint64_t *out, int max)
+	AGENT_HIDDEN;
+
+/* offcpu.c: the off-CPU sampler thread (--off-cpu, docs/waiting.md). */
+void offcpu_start(void) AGENT_HIDDEN;
+void offcpu_after_fork_child(void) AGENT_HIDDEN;
+void offcpu_exit(void) AGENT_HIDDEN;
 
 /* stacks.c: the handler's per-thread stack and the sigaltstack interposer. */
 int stacks_thread_begin(int fresh) AGENT_HIDDEN;

@@ -594,6 +594,48 @@ void unwind_thread_end(void)
 	unwind_flush_thread();
 }
 
+/*
+ * The user stack of another thread of the process, blocked in the kernel at
+ * pc with stack pointer sp (/proc/self/task/TID/syscall): the off-CPU
+ * sampler's (offcpu.c), in its own thread, never in a handler.  stack holds n
+ * bytes copied from sp (process_vm_readv) and is read instead of the live
+ * stack; deeper reads go to the live memory, validated page by page as every
+ * read is.  The frame pointer is unknown (0): the walk stops at a frame whose
+ * CFA needs it.  out[0] = pc, then return addresses.  Returns the frames.
+ */
+int unwind_blocked(uint64_t pc, uint64_t sp, const void *stack, size_t n, uint64_t *out, int max)
+{
+	unw_cursor_t cur;
+	ucontext_t fake;
+	unw_word_t v, s, prev = (unw_word_t)sp;
+	int i = 0;
+
+	if (!unw_init2 || max <= 0 || !unwind_begin())
+		return 0;
+	memset(&fake, 0, sizeof(fake));
+	fake.uc_mcontext.fpregs = &fake.__fpregs_mem;
+	fake.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	fake.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	ovl_data = (const unsigned char *)stack;
+	ovl_lo = (uintptr_t)sp;
+	ovl_hi = (uintptr_t)sp + (uintptr_t)n;
+	/* pc is where the system call returns to: not a return address */
+	if (unw_init2(&cur, (unw_context_t *)&fake, UNW_INIT_SIGNAL_FRAME) < 0)
+		goto out;
+	out[i++] = pc;
+	while (i < max && unw_stp(&cur) > 0) {
+		if (unw_greg(&cur, UNW_REG_IP, &v) < 0 || !v ||
+		    unw_greg(&cur, UNW_REG_SP, &s) < 0 || s <= prev)
+			break; /* the stack grows down: a caller is above */
+		prev = s;
+		out[i++] = v;
+	}
+out:
+	ovl_data = NULL;
+	unwind_end();
+	return i;
+}
+
 _Static_assert(sizeof(unw_cursor_t) <= sizeof(((struct unwind_place_ctx *)0)->cursor),
 	       "unwind_place_ctx.cursor too small for libunwind's cursor");
 

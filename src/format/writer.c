@@ -306,10 +306,17 @@ void writer_lost(struct writer *w, enum cbn_lost_reason r)
 
 int writer_append_event(struct writer *w, const void *rec, size_t size)
 {
+	return writer_append_event_at(w, rec, size, NULL);
+}
+
+int writer_append_event_at(struct writer *w, const void *rec, size_t size, void **where)
+{
 	const struct cbn_rec *r = rec;
 	void *dst;
 	int ret = 0;
 
+	if (where)
+		*where = NULL;
 	if (!w->hdr)
 		return -EBADF;
 	if (size < sizeof(*r) || size % 8 || r->size != size ||
@@ -331,6 +338,8 @@ int writer_append_event(struct writer *w, const void *rec, size_t size)
 	}
 	memcpy(dst, rec, size);
 	writer_commit(w->ev_chunk, (uint32_t)size);
+	if (where)
+		*where = dst;
 out:
 	pthread_mutex_unlock(&w->ev_lock);
 	return ret;

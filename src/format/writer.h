@@ -91,6 +91,13 @@ void writer_lost(struct writer *w, enum cbn_lost_reason r);
  */
 int writer_append_event(struct writer *w, const void *rec, size_t size);
 
+/* The same, and *where (when not NULL) = the committed record in the mapping,
+ * NULL on error.  The mapping never moves (writer_open maps max_size up
+ * front) and EVENTS chunks are never reused, so the writer may update fields
+ * of its own record in place later (whole aligned 8-byte stores): a reader
+ * sees the old or the new value of each. */
+int writer_append_event_at(struct writer *w, const void *rec, size_t size, void **where);
+
 /* Unmap.  The file keeps everything committed.  Not signal-safe. */
 void writer_close(struct writer *w);
 
