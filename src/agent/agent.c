@@ -297,7 +297,7 @@ static void *agent_bg_main(void *arg)
 {
 	struct timespec ts = {0, 2000000};
 	uint64_t next_counters = 0, now;
-	int idle = 0;
+	int idle = 0, alive_check = 0;
 
 	(void)arg;
 	syscall(SYS_prctl, PR_SET_NAME, "cbn-agent", 0, 0, 0);
@@ -311,6 +311,11 @@ static void *agent_bg_main(void *arg)
 		nanosleep(&ts, NULL);
 		if (!agent.w.hdr || !atomic_load(&agent.active))
 			break;
+		if (++alive_check >= 50) {
+			alive_check = 0;
+			if (!threads_app_alive())
+				break; /* only the agent's threads are left */
+		}
 		idle = modules_pending() ? 0 : idle + 1;
 		modules_scan(0);
 		if (capture_tick())

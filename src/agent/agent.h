@@ -197,6 +197,7 @@ void threads_unregister(pthread_t th) AGENT_HIDDEN;
 void threads_end_all(void) AGENT_HIDDEN;
 void threads_after_fork_child(void) AGENT_HIDDEN;
 int threads_count(void) AGENT_HIDDEN;
+int threads_app_alive(void) AGENT_HIDDEN;
 extern int threads_self_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
 	AGENT_HIDDEN;
 int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDDEN;

@@ -446,7 +446,7 @@ static void offcpu_tick(uint64_t now, uint64_t period)
 static void *offcpu_main(void *arg)
 {
 	struct cbn_file_header *h = agent.w.hdr;
-	uint64_t period = 1000000000ull / (uint64_t)offcpu_hz, next, now;
+	uint64_t period = 1000000000ull / (uint64_t)offcpu_hz, next, now, next_alive = 0;
 	struct timespec ts;
 	int was_on = 1, i;
 
@@ -479,6 +479,11 @@ static void *offcpu_main(void *arg)
 				}
 			was_on = 0;
 			continue;
+		}
+		if (now >= next_alive) {
+			next_alive = now + 100000000ull;
+			if (!threads_app_alive())
+				break; /* only the agent's threads are left (threads.c) */
 		}
 		was_on = 1;
 		atomic_fetch_add_explicit(&h->offcpu.ticks, 1, memory_order_relaxed);
