@@ -48,6 +48,7 @@
 #define OFFCPU_STACK_COPY (32 * 1024)    /* bytes of stack copied from sp */
 #define OFFCPU_CUT_NS 1000000000ull      /* a stretch is cut every second */
 #define OFFCPU_SCHED_NS 200000000ull     /* schedstat read per thread every 200 ms */
+#define OFFCPU_MAX_DT_NS 1000000000ull /* a look stands for at most this */
 #define OFFCPU_RUNNING 0.9               /* on the CPU this share of the interval: running */
 
 struct offcpu_rec {
@@ -249,7 +250,6 @@ static void offcpu_open(struct offcpu_slot *s, const struct offcpu_where *w, uin
 	if (!same_place) {
 		s->npcs = 0;
 		s->flags = 0;
-		s->owner = 0;
 		copied = offcpu_copy(st->stack, w->sp, sizeof(st->stack));
 		if (copied >= 8)
 			s->npcs = unwind_blocked(w->pc, w->sp, st->stack, copied, s->pcs, agent.depth);
@@ -266,9 +266,6 @@ static void offcpu_open(struct offcpu_slot *s, const struct offcpu_where *w, uin
 		} else if (s->npcs >= agent.depth) {
 			s->flags |= CBN_OFFCPU_TRUNCATED;
 		}
-		if (w->nr == SYS_futex && w->a0 &&
-		    offcpu_copy(&s->owner, w->a0 + 8, sizeof(s->owner)) != sizeof(s->owner))
-			s->owner = 0;
 	}
 	n = s->npcs;
 	memset(&r->r, 0, sizeof(r->r));
@@ -343,6 +340,7 @@ static void offcpu_look(struct offcpu_slot *s, uint64_t now, uint64_t period)
 	struct offcpu_where w;
 	struct timespec ts;
 	uint64_t cpu, dt;
+	uint32_t owner;
 	int same;
 
 	if (clock_gettime(cid, &ts) < 0) {
@@ -351,8 +349,12 @@ static void offcpu_look(struct offcpu_slot *s, uint64_t now, uint64_t period)
 	}
 	cpu = cbn_ts_ns(&ts);
 	dt = s->last_look ? now - s->last_look : period;
-	if (dt > 4 * period)
-		dt = 4 * period;            /* we were late (stopped, overloaded): do not inflate */
+	/* A look stands for the whole interval since the last one, also when
+	 * this thread was late (a loaded machine): capping it at a few periods
+	 * made a 300 ms poll read 76 ms.  Only a gap over a second (the process
+	 * stopped, or suspended) is capped. */
+	if (dt > OFFCPU_MAX_DT_NS && dt > period)
+		dt = period > OFFCPU_MAX_DT_NS ? period : OFFCPU_MAX_DT_NS;
 	atomic_fetch_add_explicit(&h->offcpu.looks, 1, memory_order_relaxed);
 	if (s->last_look && cpu - s->last_cpu >= (uint64_t)(OFFCPU_RUNNING * (double)(now - s->last_look))) {
 		offcpu_close(s);
@@ -362,8 +364,14 @@ static void offcpu_look(struct offcpu_slot *s, uint64_t now, uint64_t period)
 		offcpu_close(s);
 		goto done;
 	}
+	/* A futex wait: the word 8 bytes past the futex, a glibc mutex's owner,
+	 * read at every look so that a change of holder starts a new stretch. */
+	owner = 0;
+	if (w.nr == SYS_futex && w.a0 &&
+	    offcpu_copy(&owner, w.a0 + 8, sizeof(owner)) != sizeof(owner))
+		owner = 0;
 	if (s->rec && w.nr == s->nr && w.sp == s->sp && w.pc == s->pc && w.a0 == s->addr &&
-	    now - s->rec_start < OFFCPU_CUT_NS) {
+	    (owner == s->owner || !owner) && now - s->rec_start < OFFCPU_CUT_NS) {
 		/* Still there: extend in place (readers see old or new values). */
 		__atomic_store_n(&s->rec->end, now + dt, __ATOMIC_RELAXED);
 		__atomic_store_n(&s->rec->weight_ns, s->rec->weight_ns + dt, __ATOMIC_RELAXED);
@@ -371,6 +379,7 @@ static void offcpu_look(struct offcpu_slot *s, uint64_t now, uint64_t period)
 	}
 	same = s->rec && w.nr == s->nr && w.sp == s->sp && w.pc == s->pc && w.a0 == s->addr;
 	offcpu_close(s);
+	s->owner = owner;
 	offcpu_open(s, &w, now, dt, same);
 done:
 	s->last_look = now;

@@ -536,12 +536,13 @@ enum cbn_offcpu_kind {
  * time (ticks x tick period; a RUNQ record: schedstat's run-delay increase).
  * While the stretch lasts the agent updates end and weight_ns in place (8-byte
  * stores), so a process killed mid-wait keeps what was seen.  A long stretch
- * is cut every 100 ms of wall (same stack, a new record).
+ * is cut every second of wall (same stack, a new record).
  *   addr:  futex: the futex word (argument 0); IO/POLL: argument 0 (the fd or
  *          the pollfd array); else 0.
- *   owner: futex: the 32-bit word at addr + 8, read when the stretch began
- *          (a glibc pthread_mutex_t's owner tid; meaningful only when the
- *          stack is in a mutex lock, which the report decides); else 0.
+ *   owner: futex: the 32-bit word at addr + 8, read at every look (a new
+ *          value starts a new record): a glibc pthread_mutex_t's owner tid,
+ *          meaningful only when the stack is in a mutex lock, which the
+ *          report decides; else 0.
  * pc[0] is where the system call returns to (symbolize it as is), pc[1..]
  * return addresses, as in a sample.
  */
