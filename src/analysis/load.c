@@ -88,6 +88,15 @@ uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid)
 	return v;
 }
 
+uint32_t load_thread_find(struct load *L, uint32_t proc, uint32_t tid)
+{
+	struct thread_probe probe = {L->p, proc, tid};
+	uint32_t v = util_map_find(&L->threadmap, util_mix64(((uint64_t)proc << 32) | tid),
+				   thread_eq, &probe);
+
+	return v == UINT32_MAX ? PROF_NONE : v;
+}
+
 /* --- functions and symbols ------------------------------------------------- */
 
 struct func_probe {
@@ -170,6 +179,7 @@ static const struct load_symkey *sym_lookup(struct load *L, struct sym_module *m
 	k->mod = mod;
 	k->vaddr = vaddr;
 	k->first = (uint32_t)L->nrframes;
+	k->spin = 0;
 	for (i = 0; i < n && fr; i++) {
 		struct load_frame *lf = LOAD_PUSH(L->rframes, L->nrframes, L->caprframes);
 		lf->func = intern_func(L, fr[i].func, fr[i].func_file, fr[i].func_line, modname);
@@ -482,11 +492,55 @@ static void push_unknown(struct load *L, uint64_t addr)
 	push_frame(L, &lf, addr);
 }
 
+/*
+ * Spin loops.  A thread that waits by spinning (an OpenMP barrier, a
+ * pthread spinlock, a hand-written test-and-test-and-set) runs a short loop
+ * around PAUSE (F3 90), which Intel and AMD ask every spin-wait loop to
+ * execute and which compilers never emit for ordinary code.  So a sample
+ * whose interrupted pc has PAUSE in the module's bytes shortly before it
+ * (the loop's body: the pc usually sits on or just after the PAUSE, whose
+ * long latency is where the timer finds the thread) or just after it is
+ * spinning.  The window stops at the function's start (docs/waiting.md).
+ */
+#define SPIN_BEFORE 32 /* bytes looked at before the pc */
+#define SPIN_AFTER 8   /* and from the pc on */
+
+static int has_pause(const unsigned char *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i++)
+		if (b[i] == 0xf3 && b[i + 1] == 0x90)
+			return 1;
+	return 0;
+}
+
+/* 2 when the interrupted pc lies in a spin loop, 1 when not; from the
+ * (module, address) cache, each looked at once. */
+static uint32_t spin_at(struct load *L, uint64_t pc, uint64_t ts)
+{
+	struct load_mod *m;
+	struct load_symkey *k;
+	const unsigned char *b;
+	uint64_t start;
+	size_t n;
+
+	if (pc == 0 || !(m = mod_at(L->f, pc, ts)))
+		return 1;
+	k = (struct load_symkey *)sym_lookup(L, m->sym, pc - m->base);
+	if (k->spin)
+		return k->spin;
+	n = sym_code_bytes(L->sym, m->sym, pc - m->base, SPIN_BEFORE, SPIN_AFTER, &b, &start);
+	k->spin = n && has_pause(b, n) ? 2 : 1;
+	return k->spin;
+}
+
 /* The profile stack for raw pcs of the current file at time ts (leaf first).
  * pcs[0] is the interrupted pc unless ret_all; the others are return addresses
  * and are looked up at pc-1 so the call's line, not the next one, is shown.
  * Identical raw stacks (same process, same module epoch) are built once. */
-uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all)
+static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts,
+			    int ret_all, int *spin)
 {
 	struct profile *p = L->p;
 	struct load_file *F = L->f;
@@ -502,8 +556,15 @@ uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts
 	h = hh[0];
 	probe.hash2 = hh[1];
 	v = util_map_find(&L->stackmap, h, stack_eq, &probe);
-	if (v != UINT32_MAX)
-		return L->stackkeys[v].stack;
+	if (v != UINT32_MAX) {
+		k = &L->stackkeys[v];
+		if (spin) {
+			if (!k->spin)
+				k->spin = n ? spin_at(L, pcs[0], ts) : 1;
+			*spin = k->spin == 2;
+		}
+		return k->stack;
+	}
 	for (i = 0; i < n; i++) {
 		uint64_t addr = (i == 0 && !ret_all) ? pcs[i] : pcs[i] - 1;
 		const struct load_symkey *sk;
@@ -535,8 +596,27 @@ uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts
 	k->hash = h;
 	k->hash2 = hh[1];
 	k->stack = sidx;
+	k->spin = 0;
 	load_map_put(&L->stackmap, h, (uint32_t)(L->nstackkeys - 1));
+	if (spin) {
+		/* (spin_at may grow the stack keys: k is not used past here) */
+		uint32_t sp = n ? spin_at(L, pcs[0], ts) : 1;
+
+		L->stackkeys[L->nstackkeys - 1].spin = sp;
+		*spin = sp == 2;
+	}
 	return sidx;
+}
+
+uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all)
+{
+	return stack_build(L, pcs, n, ts, ret_all, NULL);
+}
+
+uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin)
+{
+	*spin = 0;
+	return stack_build(L, pcs, n, ts, 0, spin);
 }
 
 /* --- one file -------------------------------------------------------------- */
@@ -595,6 +675,9 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 		break;
 	case CBN_REC_CAPTURE:
 		load_capture_rec(L, r);
+		break;
+	case CBN_REC_OFFCPU:
+		load_offcpu_rec(L, r);
 		break;
 	case CBN_REC_PROCESS_EXIT: {
 		const struct cbn_rec_exit *e = (const void *)r->raw;
@@ -672,6 +755,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	memcpy(pr->unsampled_why, (const void *)h->unsampled_why, sizeof(pr->unsampled_why));
 	load_mem_header(L, pr, h);
 	load_capture_header(L, pr, h);
+	load_offcpu_header(L, pr, h);
 }
 
 /* The current file's modules into p->modules (has_debuginfo: modules_finish). */
@@ -710,6 +794,7 @@ static void file_free(struct load_file *F)
 	free(F->cstacks);
 	free(F->mstacks);
 	free(F->capevs);
+	free(F->ostacks);
 }
 
 /* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
@@ -739,6 +824,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	F.malloc_first = p->nmem_allocs;
 	F.mfree_first = p->nmem_frees;
 	F.mctr_first = p->nmem_counters;
+	F.offcpu_first = p->noffcpu;
 	pr = LOAD_PUSH(p->processes, p->nprocesses, L->capprocs);
 	process_from_header(L, pr, &rf.hdr, name);
 	L->f = &F;
@@ -760,7 +846,9 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	for (i = 0; i < F.nraw; i++) {
 		const struct load_raw *w = &F.raw[i];
 		struct prof_sample *s;
-		uint32_t n = w->nframes;
+		uint32_t n = w->nframes, ustack;
+		size_t si;
+		int spin;
 
 		if (w->ts < ring_cut) {
 			dropped++;
@@ -771,10 +859,12 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		if ((w->flags & CBN_SAMPLE_PC_ONLY) && n > 1)
 			n = 1;
 		s->ts = w->ts;
-		s->stack = load_stack(L, w->pcs, n, w->ts, 0);
+		s->stack = ustack = load_stack_spin(L, w->pcs, n, w->ts, &spin);
+		si = p->nsamples - 1;
 		s->thread = w->thread;
 		s->weight = w->weight - w->kweight;
-		s->flags = w->flags;
+		/* the loader's own flags are not the file's to set */
+		s->flags = w->flags & ~(uint32_t)(PROF_SAMPLE_KERNEL | PROF_SAMPLE_SPIN);
 		p->threads[w->thread].weight += w->weight;
 		p->processes[F.proc].weight += w->weight;
 		if (w->kweight && w->kstacks &&
@@ -799,9 +889,14 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 			k->weight = w->kweight;
 			k->flags |= PROF_SAMPLE_KERNEL;
 		}
+		/* the sample's own time in user code, not its kernel shares */
+		s = &p->samples[si];
+		if (spin && s->stack == ustack && !(s->flags & PROF_SAMPLE_KERNEL))
+			s->flags |= PROF_SAMPLE_SPIN;
 	}
 	load_cuda_finish(L);
 	load_mem_finish(L);
+	load_offcpu_finish(L, ring_cut);
 	push_modules(L);
 
 	pr = &p->processes[F.proc];
@@ -1266,6 +1361,7 @@ void prof_free(struct profile *p)
 	free(p->mem_frees);
 	free(p->mem_counters);
 	free(p->cuda_status);
+	free(p->offcpu);
 	free(p->warnings);
 	free(p->nodebug_modules);
 	free(p->hitmods);

@@ -123,6 +123,12 @@ struct load_file {
 	size_t malloc_first, mfree_first, mctr_first;
 	size_t api_first, gpu_first;     /* this file's first cuda_api / gpu_op */
 	struct load_capev *capevs;       size_t ncapevs, capcapevs; /* load_capture.c */
+	/* off-CPU (load_offcpu.c): stacks, correlation = the record's index
+	 * from offcpu_first; records skipped as damaged, weights cut to the
+	 * stretch they stand for */
+	struct load_cstack *ostacks;     size_t nostacks, capostacks;
+	size_t offcpu_first;
+	uint64_t off_bad, off_cut;
 	int exited;                      /* PROCESS_EXIT seen */
 	int32_t exit_status;
 	uint64_t last_ts;                /* latest timestamp seen */
@@ -138,12 +144,14 @@ struct load_symkey {         /* (module, vaddr) resolved once */
 	struct sym_module *mod;
 	uint64_t vaddr;
 	uint32_t first, n;       /* into load.rframes */
+	uint32_t spin;           /* 0 not looked at, 1 no spin loop, 2 in one (spin_at) */
 };
 
 struct load_stackkey {       /* a unique raw stack of one process and module epoch */
 	uint32_t proc, epoch, nframes, stack;
 	uint64_t hash, hash2;    /* two independent 64-bit hashes of the pcs: the key */
 	uint32_t ret_all;        /* 1: every pc is a return address (CUDA stacks) */
+	uint32_t spin;           /* its leaf: 0 not looked at, 1 no spin loop, 2 in one */
 };
 
 struct load_symmod {         /* a module that had samples */
@@ -174,6 +182,7 @@ struct load {
 	size_t capmodules;
 	size_t capmemallocs, capmemfrees, capmemctrs;
 	size_t capwindows, capctlmarks;
+	size_t capoffcpu;
 	struct sym_module **modsyms;     /* parallel to p->modules, until sym_free */
 
 	struct util_map funcmap;         /* prof_func by content */
@@ -201,6 +210,8 @@ struct load {
 };
 
 uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid);
+/* The thread (proc, tid) if one was seen, else PROF_NONE (none is made). */
+uint32_t load_thread_find(struct load *L, uint32_t proc, uint32_t tid);
 /* load.c: the function (name, file, line, module), made once; frames
  * [first, nframes) as a stack, an identical existing one reused. */
 uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_t line,
@@ -217,6 +228,9 @@ void load_kernel_open(struct load *L, const char *session_dir);
 void load_kernel_free(struct load *L);
 int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, size_t left);
 uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all);
+/* load_stack() of a sample's pcs (pcs[0] the interrupted pc), and in *spin
+ * whether that pc lies in a spin loop (load.c, spin_at). */
+uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin);
 void load_warn(struct load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* load_cuda.c: one CUDA or range record of the current file; and the joins
@@ -237,5 +251,14 @@ void load_capture_header(struct load *L, struct prof_process *pr,
 			 const struct cbn_file_header *h);
 void load_capture_rec(struct load *L, const struct reader_rec *r);
 void load_capture_finish(struct load *L);
+
+/* load_offcpu.c: the wall sampler.  header.offcpu into pr->offcpu; one
+ * OFFCPU record of the current file; once the file has been read (threads
+ * known, module map complete), its stacks, owners, ring cut (records ending
+ * before ring_cut dropped, ones across it cut to it) and (process, start)
+ * order, and the data-quality warnings. */
+void load_offcpu_header(struct load *L, struct prof_process *pr, const struct cbn_file_header *h);
+void load_offcpu_rec(struct load *L, const struct reader_rec *r);
+void load_offcpu_finish(struct load *L, uint64_t ring_cut);
 
 #endif

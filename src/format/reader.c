@@ -51,6 +51,7 @@ const char *reader_type_name(unsigned type)
 	case CBN_REC_PROCESS_EXIT: return "process_exit";
 	case CBN_REC_RANGE: return "range";
 	case CBN_REC_CAPTURE: return "capture";
+	case CBN_REC_OFFCPU: return "offcpu";
 	case CBN_REC_CUDA_API: return "cuda_api";
 	case CBN_REC_CUDA_STACK: return "cuda_stack";
 	case CBN_REC_CUDA_KERNEL: return "cuda_kernel";
@@ -220,6 +221,18 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		const struct cbn_rec_capture *c = (const void *)p;
 		NEED(struct cbn_rec_capture);
 		STR(offsetof(struct cbn_rec_capture, name), c->name_len, "capture mark name");
+		return 0;
+	}
+	case CBN_REC_OFFCPU: {
+		const struct cbn_rec_offcpu *o = (const void *)p;
+		NEED(struct cbn_rec_offcpu);
+		if (o->nframes > CBN_MAX_FRAMES ||
+		    offsetof(struct cbn_rec_offcpu, pc) + (uint64_t)o->nframes * 8 > size) {
+			*why = "off-CPU stack frame count does not fit";
+			return -1;
+		}
+		r->pcs = o->pc;
+		r->nframes = o->nframes;
 		return 0;
 	}
 	case CBN_REC_CUDA_API: {

@@ -57,7 +57,7 @@ struct reader_rec {
 	uint32_t str_len;
 	const char *str2;         /* range domain ("" when none) */
 	uint32_t str2_len;
-	const uint64_t *pcs;      /* SAMPLE, CUDA_STACK, MEM_ALLOC */
+	const uint64_t *pcs;      /* SAMPLE, CUDA_STACK, MEM_ALLOC, OFFCPU */
 	uint32_t nframes;
 	const struct cbn_kstacks *kstacks; /* SAMPLE with CBN_SAMPLE_KSTACKS, else NULL:
 	                          * its nstacks stacks have been checked to fit */

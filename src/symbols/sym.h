@@ -62,6 +62,15 @@ int sym_module_changed(struct sym_ctx *ctx, struct sym_module *mod);
  * under <debug dir>/.build-id/, so names and lines are still right. */
 int sym_module_exact(struct sym_ctx *ctx, struct sym_module *mod);
 
+/* The module's code bytes in [vaddr - before, vaddr + after) (ELF vaddrs, as
+ * for sym_resolve), cut to the executable section holding vaddr and to the
+ * start of vaddr's function where the unwind tables give it.  Sets *bytes
+ * (owned by ctx, valid until sym_free) and *start, the vaddr of (*bytes)[0];
+ * returns how many there are, 0 when none can be had (no file, a changed or
+ * debug-only file, vaddr outside the code). */
+size_t sym_code_bytes(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
+		      uint64_t before, uint64_t after, const unsigned char **bytes, uint64_t *start);
+
 /* Demangle a C++/Itanium name; returns name itself when it is not mangled.
  * The result is owned by ctx. */
 const char *sym_demangle(struct sym_ctx *ctx, const char *name);
