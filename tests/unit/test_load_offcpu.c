@@ -111,7 +111,8 @@ static void offcpu_rec(struct synth *s, uint64_t start, uint64_t end, uint64_t w
 	r->owner = owner;
 	r->kind = kind;
 	r->nframes = n;
-	memcpy(r->pc, pcs, n * 8u);
+	if (n)
+		memcpy(r->pc, pcs, n * 8u);
 	synth_rec(s, r, size);
 }
 
@@ -447,6 +448,58 @@ static void test_spin(const struct synth_self *self)
 	prof_free(p);
 }
 
+/* Random bytes over the records of a file full of OFFCPU records, with
+ * samples in the test's own code: whatever the loader keeps must be in
+ * range, and nothing may crash (ASan/UBSan in CI). */
+static void test_mutated(const struct synth_self *self)
+{
+	uint64_t st[3] = {(uint64_t)(uintptr_t)&offcpu_test_spin,
+			  (uint64_t)(uintptr_t)&offcpu_test_plain + 5, 0x1234};
+	unsigned seed = 12;
+	int v, k;
+
+	for (v = 0; v < 60; v++) {
+		struct synth s;
+		struct profile *p;
+		size_t i, from;
+
+		synth_init(&s, 100, 1, 0, 0, "/nonexistent/prog");
+		header_on(&s);
+		synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+		self_module(&s, self, 1000);
+		from = s.next_chunk;
+		synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+		for (k = 0; k < 40; k++)
+			offcpu_rec(&s, 1100000000ull + (uint64_t)k * 1000000, 1100500000ull +
+				   (uint64_t)k * 1000000, 500000, 100 + (uint32_t)(k % 3),
+				   (uint16_t)(k % 9), k, (uint64_t)k, 100 + (uint32_t)(k % 5), 0, st,
+				   (uint16_t)(k % 4));
+		synth_chunk(&s, CBN_CHUNK_SAMPLES, 100);
+		for (k = 0; k < 20; k++)
+			sample(&s, 1200000000ull + (uint64_t)k, 2, (uint16_t)(k % 3), st[k % 3],
+			       (uint16_t)k);
+		for (k = 0; k < 1 + v * 3; k++) {
+			size_t at = from + rand_r(&seed) % (synth_size(&s) - from);
+			s.buf[at] = (unsigned char)rand_r(&seed);
+		}
+		p = load_file(&s);
+		for (i = 0; i < p->noffcpu; i++) {
+			const struct prof_offcpu *o = &p->offcpu[i];
+
+			CHECK(o->thread < p->nthreads);
+			CHECK(o->stack == PROF_NONE || o->stack < p->nstacks);
+			CHECK(o->owner_thread == PROF_NONE || o->owner_thread < p->nthreads);
+			CHECK(o->kind < CBN_OFF_NKINDS);
+			CHECK(o->end >= o->start && o->weight_ns <= o->end - o->start);
+			CHECK(i == 0 || o->start >= p->offcpu[i - 1].start);
+		}
+		for (i = 0; i < p->nsamples; i++)
+			CHECK(!(p->samples[i].flags & PROF_SAMPLE_SPIN) ||
+			      !(p->samples[i].flags & PROF_SAMPLE_KERNEL));
+		prof_free(p);
+	}
+}
+
 int main(void)
 {
 	struct synth_self self;
@@ -460,5 +513,6 @@ int main(void)
 	test_corrupt();
 	test_ring();
 	test_spin(&self);
+	test_mutated(&self);
 	return test_result();
 }
