@@ -43,7 +43,8 @@ struct reader_file {
 /* One validated record, as seen by the callback.  Every variable part has been
  * checked to lie inside the record.  str/str2 are NUL-terminated at
  * str[str_len] (thread names, module paths, range names, CUDA names and
- * messages); pcs points at nframes entries (samples, CUDA stacks). */
+ * messages); pcs points at nframes entries (samples, CUDA and allocation
+ * stacks, off-CPU stretches). */
 struct reader_rec {
 	uint16_t type;            /* enum cbn_rec_type */
 	uint16_t flags;
