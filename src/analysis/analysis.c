@@ -10,6 +10,7 @@
 #include "cuda_analysis.h"
 #include "memory.h"
 #include "steps.h"
+#include "wait.h"
 
 int analysis_run(const struct profile *p, const struct analysis_opts *opts, struct analysis *a)
 {
@@ -26,6 +27,8 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	if ((ret = steps_analyze(p, opts ? opts->step_regex : NULL, opts ? opts->step_func : NULL,
 				 &a->steps)) < 0)
 		goto out;
+	if ((ret = wait_analyze(p, &a->wait)) < 0)
+		goto out;
 	ret = cpu_warnings(p, a->cpu, &a->warnings, &a->nwarnings);
 out:
 	if (ret < 0)
@@ -41,6 +44,7 @@ void analysis_free(struct analysis *a)
 	cuda_analysis_free(a->cuda);
 	mem_free(a->memory);
 	steps_free(a->steps);
+	wait_free(a->wait);
 	cpu_free(a->cpu);
 	memset(a, 0, sizeof(*a));
 }
