@@ -279,8 +279,10 @@ static uint8_t stack_act(const struct profile *p, const uint16_t *cls, uint32_t 
 }
 
 /* One sample's activity (wait.h's order): the kernel's share, PAUSE-loop
- * leaves, the stack's own activity, and before main in a process whose main
- * was seen (first_main[process]), a stack without main is start-up. */
+ * leaves, the stack's own activity, and on the main thread (tid = pid) of a
+ * process whose main was seen, before main first ran (first_main[process]),
+ * a stack without main is start-up (other threads never have main on their
+ * stacks; a truncated stack may have lost it). */
 static int sample_act(const struct profile *p, const struct prof_sample *s, const uint8_t *sact,
 		      const uint64_t *first_main)
 {
@@ -295,7 +297,8 @@ static int sample_act(const struct profile *p, const struct prof_sample *s, cons
 		return WAIT_ACT_STARTUP;
 	pi = s->thread < p->nthreads ? p->threads[s->thread].process : PROF_NONE;
 	if (!(a & ACT_HAS_MAIN) && !(s->flags & CBN_SAMPLE_TRUNCATED) && s->stack < p->nstacks &&
-	    pi < p->nprocesses && s->ts < first_main[pi])
+	    pi < p->nprocesses && s->ts < first_main[pi] &&
+	    p->threads[s->thread].tid == p->processes[pi].pid)
 		return WAIT_ACT_STARTUP;
 	return a & 0x7f;
 }

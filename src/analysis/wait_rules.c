@@ -25,7 +25,8 @@
 			  * critical thread alone computed */
 
 /* The rules (shares of the same denominators). */
-#define R_SERIAL 0.25
+#define R_SERIAL V_SERIAL /* with the verdict: less is an imbalance that the
+				  * spin and lock rules name better */
 #define R_LOCK_RUN 0.10  /* a lock contended this share of the wall ... */
 #define R_LOCK_WAIT 0.10 /* ... or waited for this share of the busy threads' time */
 #define R_OMP_SPIN 0.10
