@@ -1,12 +1,14 @@
 /*
- * test_cuda_robust.c — the CUDA analysis and both reports on random profiles
- * with odd data a damaged session could produce: indices out of range or
- * PROF_NONE, end before start, zero-length and overlapping intervals, missing
- * names, empty stacks.  Nothing may crash (run it under ASan/UBSan with
- * CBN_SANITIZE=ON), and a few invariants must hold whatever the input.
+ * test_cuda_robust.c — the CUDA analysis and both reports, and the wait
+ * analysis (off-CPU stretches, spin flags), on random profiles with odd data
+ * a damaged session could produce: indices out of range or PROF_NONE, end
+ * before start, zero-length and overlapping intervals, missing names, empty
+ * stacks.  Nothing may crash (run it under ASan/UBSan with CBN_SANITIZE=ON),
+ * and a few invariants must hold whatever the input.
  */
 #include <cjson/cJSON.h>
 
+#include "analysis/wait.h"
 #include "report/cuda_report.h"
 #include "test_cuda_build.h"
 #include "analysed.h"
@@ -40,6 +42,15 @@ static const char *const names[] = { "cudaLaunchKernel", "cudaMemcpy", "cuLaunch
 				     "cudaDeviceSynchronize", "cudaStreamSynchronize_v3020", "",
 				     NULL, "k", "[CUDA memcpy DtoD]" };
 
+static const char *const wait_modules[] = {
+	"/usr/lib/libgomp.so.1", "/lib/libc.so.6", "/lib64/ld-linux-x86-64.so.2", "libiomp5.so",
+	"", "/bin/app", "kernel"
+};
+
+static const char *const wait_names[] = { "pthread_mutex_lock", "__lll_lock_wait", "main",
+					  "malloc", "__memmove_avx_unaligned_erms", "sched_yield",
+					  "void std::mutex::lock()", "(" };
+
 static void random_profile(struct profile *p)
 {
 	int i, n;
@@ -58,8 +69,8 @@ static void random_profile(struct profile *p)
 	for (i = 0, n = (int)rnd(4); i < n; i++)
 		cb_thread(p, 200 + i);
 	for (i = 0, n = (int)rnd(4); i < n; i++)
-		cb_func(p, names[rnd(9)] ? names[rnd(6)] : "f", rnd(2) ? "a.c" : "",
-			rnd(100), rnd(2) ? "libcudart.so.13" : "app");
+		cb_func(p, rnd(3) == 0 ? wait_names[rnd(8)] : names[rnd(9)] ? names[rnd(6)] : "f",
+			rnd(2) ? "a.c" : "", rnd(100), rnd(2) ? "libcudart.so.13" : "app");
 	for (i = 0, n = (int)rnd(4); i < n; i++) {
 		struct prof_stack s = { .first = rnd(10), .nframes = rnd(5) };
 		struct prof_frame f = { .func = idx(p->nfuncs), .line = rnd(50), .file = "x.c" };
@@ -106,12 +117,74 @@ static void random_profile(struct profile *p)
 
 		CB_PUSH(p->cuda_status, p->ncuda_status, s);
 	}
-	for (i = 0, n = (int)rnd(5); i < n; i++) {
+	for (i = 0, n = (int)rnd(30); i < n; i++) {
 		struct prof_sample s = { .stack = idx(p->nstacks), .thread = idx(p->nthreads), .weight = 1 };
 
 		CB_PUSH(p->samples, p->nsamples, s);
 	}
 	p->wall_ns = rnd(2) ? 0 : 10 * MS;
+	/* the wait analysis: modules it recognises, spin flags, off-CPU stretches
+	 * with any kind, owner, stack and interval */
+	for (i = 0; i < (int)p->nfuncs; i++)
+		if (rnd(2))
+			p->funcs[i].module = wait_modules[rnd(7)];
+	for (i = 0; i < (int)p->nsamples; i++) {
+		p->samples[i].ts = ts();
+		p->samples[i].weight = rnd(3);
+		p->samples[i].flags = rnd(2) * PROF_SAMPLE_SPIN | rnd(2) * PROF_SAMPLE_KERNEL |
+				      rnd(2) * CBN_SAMPLE_TRUNCATED;
+	}
+	for (i = 0, n = (int)rnd(12); i < n; i++) {
+		struct prof_offcpu r = { .start = ts(), .end = ts(), .weight_ns = rnd(4) * MS,
+					 .addr = rnd(3) * 0x1000, .process = idx(p->nprocesses),
+					 .thread = idx(p->nthreads), .stack = idx(p->nstacks),
+					 .kind = rnd(CBN_OFF_NKINDS + 2), .syscall = (int32_t)rnd(300) - 2,
+					 .owner_thread = idx(p->nthreads), .flags = rnd(4) };
+
+		CB_PUSH(p->offcpu, p->noffcpu, r);
+	}
+	if (rnd(3) == 0)
+		p->processes[0].offcpu.state = rnd(3);
+	if (rnd(4) == 0) {     /* a process span that excludes everything, or none */
+		p->processes[0].start = ts();
+		p->processes[0].end = ts();
+	}
+	if (p->nthreads > 1 && rnd(3) == 0) {
+		p->threads[1].start = ts();
+		p->threads[1].end = ts();
+	}
+	if (p->nthreads > 1 && rnd(6) == 0)
+		p->threads[1].process = rnd(3);   /* maybe out of range */
+}
+
+/* What must hold of any wait analysis. */
+static int wait_ok(const struct profile *p)
+{
+	struct wait_analysis *w = NULL;
+	uint64_t cpu = 0, act = 0;
+	size_t i;
+	int ok = 1;
+
+	if (wait_analyze(p, &w) != 0)
+		return 0;
+	if (!w)
+		return !p->nsamples && !p->noffcpu;
+	for (i = 0; i < w->nthreads_v; i++)
+		cpu += w->threads_v[i].cpu_ns;
+	for (i = 0; i < WAIT_ACT_N; i++)
+		act += w->act_ns[i];
+	ok &= cpu == w->cpu_ns && act == w->cpu_ns;
+	ok &= w->efficiency >= 0 && w->efficiency <= 1.0;
+	ok &= w->critical_share >= 0 && w->critical_share <= 1.0;
+	ok &= w->critical == PROF_NONE || w->critical < p->nthreads;
+	ok &= w->busy_threads >= 1;
+	ok &= (w->verdict == WAIT_V_NONE) == (w->verdict_text == NULL);
+	for (i = 0; i < w->nlocks; i++)
+		ok &= w->locks[i].holder_share <= 1.0 + 1e-9 && w->locks[i].waiters >= 1;
+	for (i = 0; i < w->nfindings; i++)
+		ok &= w->findings[i].message && w->findings[i].evidence;
+	wait_free(w);
+	return ok;
 }
 
 int main(void)
@@ -155,6 +228,9 @@ int main(void)
 		free(buf);
 		j = report_cuda_json(analysed(&p), &o);
 		cJSON_Delete(j);
+		if (!wait_ok(&p))
+			ok = 0;
+		free(p.offcpu);
 		cb_free(&p);
 		if (!ok) {
 			fprintf(stderr, "invariant broken at iteration %d\n", iter);
