@@ -69,7 +69,7 @@ static void random_profile(struct profile *p)
 	for (i = 0, n = (int)rnd(4); i < n; i++)
 		cb_thread(p, 200 + i);
 	for (i = 0, n = (int)rnd(4); i < n; i++)
-		cb_func(p, rnd(3) == 0 ? wait_names[rnd(8)] : names[rnd(9)] ? names[rnd(6)] : "f",
+		cb_func(p, rnd(2) ? wait_names[rnd(8)] : names[rnd(9)] ? names[rnd(6)] : "f",
 			rnd(2) ? "a.c" : "", rnd(100), rnd(2) ? "libcudart.so.13" : "app");
 	for (i = 0, n = (int)rnd(4); i < n; i++) {
 		struct prof_stack s = { .first = rnd(10), .nframes = rnd(5) };
@@ -128,6 +128,12 @@ static void random_profile(struct profile *p)
 	for (i = 0; i < (int)p->nfuncs; i++)
 		if (rnd(2))
 			p->funcs[i].module = wait_modules[rnd(7)];
+	for (i = 0, n = (int)rnd(12); i < n; i++) {   /* more of the stacks above valid */
+		struct prof_frame f = { .func = idx(p->nfuncs), .line = rnd(50),
+					.file = rnd(2) ? "x.c" : "", .inlined = rnd(2) };
+
+		CB_PUSH(p->frames, p->nframes, f);
+	}
 	for (i = 0; i < (int)p->nsamples; i++) {
 		p->samples[i].ts = ts();
 		p->samples[i].weight = rnd(3);
@@ -138,7 +144,8 @@ static void random_profile(struct profile *p)
 		struct prof_offcpu r = { .start = ts(), .end = ts(), .weight_ns = rnd(4) * MS,
 					 .addr = rnd(3) * 0x1000, .process = idx(p->nprocesses),
 					 .thread = idx(p->nthreads), .stack = idx(p->nstacks),
-					 .kind = rnd(CBN_OFF_NKINDS + 2), .syscall = (int32_t)rnd(300) - 2,
+					 .kind = rnd(2) ? CBN_OFF_FUTEX : rnd(CBN_OFF_NKINDS + 2),
+					 .syscall = (int32_t)rnd(300) - 2,
 					 .owner_thread = idx(p->nthreads), .flags = rnd(4) };
 
 		CB_PUSH(p->offcpu, p->noffcpu, r);
@@ -156,6 +163,9 @@ static void random_profile(struct profile *p)
 	if (p->nthreads > 1 && rnd(6) == 0)
 		p->threads[1].process = rnd(3);   /* maybe out of range */
 }
+
+/* How often the random profiles reached the wait analysis's parts. */
+static unsigned wait_seen, wait_sites, wait_locks, wait_critical, wait_findings;
 
 /* What must hold of any wait analysis. */
 static int wait_ok(const struct profile *p)
@@ -183,6 +193,11 @@ static int wait_ok(const struct profile *p)
 		ok &= w->locks[i].holder_share <= 1.0 + 1e-9 && w->locks[i].waiters >= 1;
 	for (i = 0; i < w->nfindings; i++)
 		ok &= w->findings[i].message && w->findings[i].evidence;
+	wait_seen++;
+	wait_sites += w->nsites > 0;
+	wait_locks += w->nlocks > 0;
+	wait_critical += w->critical != PROF_NONE;
+	wait_findings += w->nfindings > 0;
 	wait_free(w);
 	return ok;
 }
@@ -238,5 +253,9 @@ int main(void)
 		}
 	}
 	CHECK(ok);
+	fprintf(stderr, "wait analysis: %u runs, %u with sites, %u with locks, %u with a critical "
+		"thread, %u with findings\n", wait_seen, wait_sites, wait_locks, wait_critical,
+		wait_findings);
+	CHECK(rounds < 1000 || (wait_sites && wait_locks && wait_findings));
 	return test_result();
 }
