@@ -14,7 +14,8 @@
 
 #define WAIT_BUSY_SHARE 0.05         /* a busy thread is on the CPU this share of the wall */
 #define WAIT_BUCKET_NS 10000000ull   /* critical thread: 10 ms buckets ... */
-#define WAIT_BUCKET_CELLS (1u << 22) /* ... at most this many (threads x buckets) a process */
+#define WAIT_BUCKET_CELLS (1u << 20) /* ... at most this many (threads x buckets) a process:
+				     * 16 MiB of grid */
 #define WAIT_CRIT_MIN 0.2            /* critical: its credit, of all waiting, at least */
 
 /* --- what a function is ------------------------------------------------------ */
