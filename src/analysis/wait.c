@@ -654,7 +654,7 @@ struct crit {
 
 /*
  * One process: per thread and bucket, compute (on-CPU but not spinning) and
- * wait (off-CPU stretches spread over the buckets they overlap, plus spin;
+ * wait (futex stretches spread over the buckets they overlap, plus spin;
  * without --off-cpu, the time alive and not on the CPU).  A bucket in which
  * exactly one thread computes half the bucket or more credits it with the
  * others' waiting there.
@@ -713,8 +713,10 @@ static int crit_process(const struct profile *p, const struct wait_analysis *w, 
 			uint64_t s = r->start, e = r->end;
 			double *row;
 
+			/* only futex waits wait on another thread: a sleep, I/O or
+			 * a child is no wait on the critical thread */
 			if (r->thread >= p->nthreads || p->threads[r->thread].process != pi ||
-			    r->kind == CBN_OFF_RUNQ || !r->weight_ns)
+			    r->kind != CBN_OFF_FUTEX || !r->weight_ns)
 				continue;
 			row = &wait[(size_t)c->pos[r->thread] * nb];
 			if (e <= s || e <= ps || s >= pe) {

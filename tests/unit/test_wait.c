@@ -429,6 +429,102 @@ static void test_activities(void)
 	run_free(&b);
 }
 
+/* One thread of a 1 s run; leaf function leaf (module mod) for leaf_ms of it,
+ * work for the rest of work_ms; kernel_ms more of kernel share. */
+static struct wait_analysis *one_thread(struct pb *b, uint64_t wall_ms, const char *leaf,
+					const char *mod, uint64_t leaf_ms, uint64_t work_ms,
+					uint64_t kernel_ms)
+{
+	uint32_t mainf, work, lf, t, s_work, s_leaf;
+
+	run_init(b, wall_ms);
+	mainf = pb_func(b, "main", "o.c", 1, "/bin/prog");
+	work = pb_func(b, "work", "o.c", 10, "/bin/prog");
+	lf = pb_func(b, leaf, "", 0, mod);
+	t = pb_thread(b, 100, 0, "main");
+	b->p.processes[0].pid = 100;
+	s_work = pb_stack(b, 2, (uint32_t[]){ work, mainf });
+	s_leaf = pb_stack(b, 3, (uint32_t[]){ lf, work, mainf });
+	if (!strncmp(mod, "/lib64/ld", 9))
+		s_leaf = pb_stack(b, 1, &lf);
+	samples_at(b, t, s_leaf, 0, leaf_ms, 0);
+	samples_at(b, t, s_work, leaf_ms, work_ms, 0);
+	samples_at(b, t, s_work, 0, kernel_ms, PROF_SAMPLE_KERNEL);
+	return analyze(b);
+}
+
+/* The other verdicts and rules, each at a share past its threshold. */
+static void test_verdicts(void)
+{
+	struct pb b;
+	struct wait_analysis *w;
+	const struct rule_finding *f;
+	uint32_t mainf, nano, t, t2, s_cpu, s_sleep;
+
+	/* allocator-bound: 400 of 1000 ms in malloc */
+	w = one_thread(&b, 1000, "malloc", "/lib/libc.so.6", 400, 1000, 0);
+	CHECK_EQ_INT(w->verdict, WAIT_V_ALLOC);
+	CHECK((f = finding(w, "alloc-heavy")) && strstr(f->evidence, "40 % of CPU"));
+	wait_free(w);
+	run_free(&b);
+	/* memcpy-heavy at 20 %, still compute-bound */
+	w = one_thread(&b, 1000, "__memset_avx2_unaligned", "/lib/libc.so.6", 200, 1000, 0);
+	CHECK_EQ_INT(w->verdict, WAIT_V_COMPUTE);
+	CHECK((f = finding(w, "memcpy-heavy")) && strstr(f->evidence, "20 % of CPU"));
+	CHECK(!finding(w, "alloc-heavy"));
+	wait_free(w);
+	run_free(&b);
+	/* system-bound: 600 ms of kernel share over 400 ms of user time */
+	w = one_thread(&b, 1000, "work2", "/bin/prog", 0, 400, 600);
+	CHECK_EQ_INT(w->verdict, WAIT_V_KERNEL);
+	CHECK((f = finding(w, "kernel-heavy")) && strstr(f->evidence, "60 % of CPU"));
+	wait_free(w);
+	run_free(&b);
+	/* start-up-bound: 60 of 100 ms in the loader */
+	w = one_thread(&b, 100, "_dl_lookup_symbol_x", "/lib64/ld-linux-x86-64.so.2", 60, 100, 0);
+	CHECK_EQ_INT(w->verdict, WAIT_V_STARTUP);
+	CHECK((f = finding(w, "startup-heavy")) && strstr(f->evidence, "60 % of CPU"));
+	wait_free(w);
+	run_free(&b);
+	/* ... but 40 ms of loader time is no finding, whatever its share */
+	w = one_thread(&b, 100, "_dl_lookup_symbol_x", "/lib64/ld-linux-x86-64.so.2", 40, 100, 0);
+	CHECK(!finding(w, "startup-heavy"));
+	wait_free(w);
+	run_free(&b);
+
+	/* idle: 200 ms computing, 800 ms in nanosleep; a second thread waits
+	 * 300 ms for a core (runnable) while computing the whole second */
+	run_init(&b, 1000);
+	mainf = pb_func(&b, "main", "i.c", 1, "/bin/prog");
+	nano = pb_func(&b, "clock_nanosleep", "", 0, "/lib/libc.so.6");
+	t = pb_thread(&b, 100, 0, "main");
+	t2 = pb_thread(&b, 101, 0, "busy");
+	s_cpu = pb_stack(&b, 1, &mainf);
+	s_sleep = pb_stack(&b, 2, (uint32_t[]){ nano, mainf });
+	samples_at(&b, t, s_cpu, 0, 200, 0);
+	off_at(&b, t, s_sleep, CBN_OFF_SLEEP, 200, 1000, 0, PROF_NONE);
+	samples_at(&b, t2, s_cpu, 0, 1000, 0);
+	off_at(&b, t2, PROF_NONE, CBN_OFF_RUNQ, 0, 300, 0, PROF_NONE);
+	w = analyze(&b);
+	CHECK_EQ_INT(w->off_ns, 800 * MS);   /* runnable is not off-CPU */
+	CHECK_EQ_INT(w->kind_ns[CBN_OFF_RUNQ], 300 * MS);
+	CHECK_EQ_INT(w->verdict, WAIT_V_COMPUTE);   /* sleep is 40 % of the busy threads' time */
+	CHECK((f = finding(w, "sleep")) && strstr(f->evidence, "40 %") &&
+	      strstr(f->evidence, "i.c:2 (main)"));
+	CHECK((f = finding(w, "runnable")) && strstr(f->evidence, "15 %"));
+	CHECK(!finding(w, "blocked-unknown"));
+	wait_free(w);
+	/* the busy thread gone: the sleeper alone is idle */
+	b.p.nthreads = 1;
+	b.p.nsamples = 200;
+	b.p.noffcpu = 1;
+	w = analyze(&b);
+	CHECK_EQ_INT(w->verdict, WAIT_V_SLEEP);
+	CHECK(w->verdict_text && strstr(w->verdict_text, "idle: 80 %"));
+	wait_free(w);
+	run_free(&b);
+}
+
 static void test_little(void)
 {
 	struct pb b;
@@ -470,6 +566,7 @@ int main(void)
 	test_lock();
 	test_serial();
 	test_io();
+	test_verdicts();
 	test_activities();
 	test_little();
 	test_names();
