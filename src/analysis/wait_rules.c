@@ -156,7 +156,7 @@ static char *verdict_text(const struct wait_ctx *c, int v)
 {
 	const struct wait_analysis *w = c->w;
 	const struct profile *p = c->p;
-	char ev[512], b1[64], tail[160] = "";
+	char ev[1200], b1[64], tail[160] = "";
 	char *s = NULL;
 
 	switch (v) {
@@ -167,15 +167,23 @@ static char *verdict_text(const struct wait_ctx *c, int v)
 			 thread_str(b1, sizeof(b1), p, w->critical), w->critical_waiters,
 			 100 * serial_share(c), 100 * w->efficiency, w->busy_threads);
 		break;
-	case WAIT_V_SYNC:
+	case WAIT_V_SYNC: {
+		char b2[512], lock[600] = "";
+
+		if (w->nlocks)
+			snprintf(lock, sizeof(lock), "; most contended lock at %s",
+				 site_str(b2, sizeof(b2), p, w->locks[0].func, w->locks[0].file,
+					  w->locks[0].line));
 		snprintf(ev, sizeof(ev),
 			 "%.0f %% of the busy threads' time waiting on each other (spinning %.0f %%, "
-			 "in futex waits %.0f %%)%s%s%s",
+			 "in futex waits %.0f %%)%s%s%s%s",
 			 100 * v_sync(c), 100 * share(c->v_act_ns[WAIT_ACT_SPIN], c->v_thread_ns),
 			 100 * share(c->v_kind_ns[CBN_OFF_FUTEX], c->v_thread_ns),
 			 c->omp_spin_ns ? "; " : "", c->omp_spin_ns ? "spinning in " : "",
-			 c->omp_spin_ns ? (c->omp_module ? c->omp_module : "the OpenMP runtime") : "");
+			 c->omp_spin_ns ? (c->omp_module ? c->omp_module : "the OpenMP runtime") : "",
+			 lock);
 		break;
+	}
 	case WAIT_V_IO:
 		snprintf(ev, sizeof(ev),
 			 "%.0f %% of the busy threads' time blocked in I/O (read/write %.0f %%, "

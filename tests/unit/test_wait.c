@@ -237,6 +237,8 @@ static void test_lock(void)
 	CHECK_EQ_INT(w->sites[1].ns, 550 * MS);
 	CHECK_EQ_INT(w->sites[1].call, condw);
 	CHECK_EQ_INT(w->sites[1].nthreads, 1);
+	CHECK_EQ_INT(w->verdict, WAIT_V_SYNC);   /* 1150 ms of futex waits in 3000 */
+	CHECK(w->verdict_text && strstr(w->verdict_text, "most contended lock at app.c:42"));
 	f = finding(w, "lock-contention");
 	CHECK(f && strstr(f->evidence, "app.c:42") && strstr(f->evidence, "contended 50 %") &&
 	      strstr(f->evidence, "holder thread main (tid 100)") && strstr(f->evidence, "83 %"));
