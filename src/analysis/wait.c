@@ -55,8 +55,8 @@ static const char *bare_name(const char *name, char *buf, size_t len)
 			depth++;
 		else if (*q == '>' && depth > 0)
 			depth--;
-		else if (depth == 0 && *q == '(' && q != name)
-			break;
+		else if (depth == 0 && ((*q == '(' && q != name) || *q == '@'))
+			break;   /* the parameters, or a symbol version (pthread_mutex_lock@@GLIBC_2.2.5) */
 		else if (depth == 0 && *q == ' ' && !pre(q + 1, "operator") && !pre(s, "operator"))
 			s = q + 1;
 	}
@@ -121,7 +121,9 @@ static const char *const mutex_names[] = {
 };
 static const char *const mutex_prefixes[] = {
 	"__pthread_mutex_lock", "__pthread_mutex_timedlock", "__pthread_mutex_clocklock",
-	"__pthread_mutex_cond_lock", "__lll_lock_wait", NULL
+	"__pthread_mutex_cond_lock", "__lll_lock_wait",
+	/* glibc 2.34+ names the implementations with three underscores */
+	"___pthread_mutex_lock", "___pthread_mutex_timedlock", "___pthread_mutex_clocklock", NULL
 };
 
 static uint16_t classify(const struct prof_func *f)

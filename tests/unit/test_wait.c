@@ -200,12 +200,18 @@ static void test_lock(void)
 	off_at(&b, t2, s_lock, CBN_OFF_FUTEX, 100, 400, 0x1000, t1);
 	off_at(&b, t3, s_lock, CBN_OFF_FUTEX, 300, 500, 0x1000, t1);
 	off_at(&b, t3, s_lock, CBN_OFF_FUTEX, 500, 600, 0x1000, t2);
+	/* a mutex known by its versioned name alone (no __lll_lock_wait frame) */
+	off_at(&b, t1, pb_stack(&b, 3, (uint32_t[]){ lock, upd, worker }), CBN_OFF_FUTEX, 990,
+	       1000, 0x5000, PROF_NONE);
 	/* a condition variable: a futex wait, not a lock */
 	off_at(&b, t2, s_cond, CBN_OFF_FUTEX, 450, 1000, 0x2000, t1);
 	w = analyze(&b);
 
 	CHECK_EQ_INT(w->offcpu, 1);
-	REQUIRE(w->nlocks == 1);
+	REQUIRE(w->nlocks == 2);
+	CHECK_EQ_INT(w->locks[1].addr, 0x5000);
+	CHECK_EQ_INT(w->locks[1].holder, PROF_NONE);
+	CHECK(thread_of(w, t1) && thread_of(w, t1)->lock_wait_ns == 10 * MS);
 	l = &w->locks[0];
 	CHECK_EQ_INT(l->addr, 0x1000);
 	CHECK_EQ_INT(l->wait_ns, 600 * MS);
@@ -222,11 +228,14 @@ static void test_lock(void)
 	CHECK(thread_of(w, t2) && thread_of(w, t2)->lock_wait_ns == 300 * MS);
 	CHECK(thread_of(w, t2) && thread_of(w, t2)->off_ns == 850 * MS);
 	CHECK(thread_of(w, t3) && thread_of(w, t3)->lock_wait_ns == 300 * MS);
-	CHECK_EQ_INT(w->kind_ns[CBN_OFF_FUTEX], 1150 * MS);
-	CHECK_EQ_INT(w->off_ns, 1150 * MS);
-	CHECK_EQ_INT(w->blocked_est_ns, 1150 * MS);
-	/* sites: the lock site (call pthread_mutex_lock), the condition variable */
-	REQUIRE(w->nsites == 2);
+	CHECK_EQ_INT(w->kind_ns[CBN_OFF_FUTEX], 1160 * MS);
+	CHECK_EQ_INT(w->off_ns, 1160 * MS);
+	CHECK_EQ_INT(w->blocked_est_ns, 1160 * MS);
+	/* sites: the lock site (call pthread_mutex_lock), the condition variable,
+	 * the other lock's site (another line) */
+	REQUIRE(w->nsites == 3);
+	CHECK_EQ_INT(w->sites[2].ns, 10 * MS);
+	CHECK_EQ_INT(w->sites[2].call, lock);
 	CHECK_EQ_INT(w->sites[0].func, upd);
 	CHECK_EQ_INT(w->sites[0].line, 42);
 	CHECK_EQ_INT(w->sites[0].ns, 600 * MS);
@@ -237,7 +246,7 @@ static void test_lock(void)
 	CHECK_EQ_INT(w->sites[1].ns, 550 * MS);
 	CHECK_EQ_INT(w->sites[1].call, condw);
 	CHECK_EQ_INT(w->sites[1].nthreads, 1);
-	CHECK_EQ_INT(w->verdict, WAIT_V_SYNC);   /* 1150 ms of futex waits in 3000 */
+	CHECK_EQ_INT(w->verdict, WAIT_V_SYNC);   /* 1160 ms of futex waits in 3000 */
 	CHECK(w->verdict_text && strstr(w->verdict_text, "most contended lock at app.c:42"));
 	f = finding(w, "lock-contention");
 	CHECK(f && strstr(f->evidence, "app.c:42") && strstr(f->evidence, "contended 50 %") &&
