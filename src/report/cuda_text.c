@@ -476,19 +476,6 @@ static void print_overview(FILE *out, const struct cuda_analysis *a, const struc
 	fputc('\n', out);
 }
 
-static void print_recos(FILE *out, const struct cuda_analysis *a)
-{
-	size_t i;
-
-	if (!a->nrecos)
-		return;
-	fprintf(out, "CUDA recommendations\n");
-	for (i = 0; i < a->nrecos; i++)
-		fprintf(out, "  [%s] %s\n      evidence: %s\n", a->recos[i].id, a->recos[i].message,
-			a->recos[i].evidence);
-	fputc('\n', out);
-}
-
 int report_cuda_text(FILE *out, const struct analysis *an, const struct report_opts *o)
 {
 	const struct cuda_analysis *a = an->cuda;
@@ -504,7 +491,9 @@ int report_cuda_text(FILE *out, const struct analysis *an, const struct report_o
 		    (ret = print_sites(out, a, o)))
 			goto out;
 		print_overview(out, a, p, o);
-		print_recos(out, a);
+		fmt_recos(out, "CUDA recommendations", a->recos, a->nrecos);
+		if (a->nrecos)
+			fputc('\n', out);
 	}
 out:
 	return ret;

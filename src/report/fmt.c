@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "fmt.h"
+#include "rules.h"
 #include "util.h"
 
 char *fmt_time_d(char *buf, size_t len, double ns)
@@ -389,4 +390,16 @@ const char *fmt_signal(char *buf, size_t len, int sig)
 	else
 		snprintf(buf, len, "%d", sig);
 	return buf;
+}
+
+void fmt_recos(FILE *out, const char *title, const struct rule_finding *f, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	fprintf(out, "%s\n", title);
+	for (i = 0; i < n; i++)
+		fprintf(out, "  [%s] %s\n      evidence: %s\n", f[i].id ? f[i].id : "?",
+			f[i].message ? f[i].message : "", f[i].evidence ? f[i].evidence : "");
 }

@@ -81,4 +81,11 @@ void fmt_table_print(const struct fmt_table *t, FILE *out, int style, int indent
 char *fmt_func(char *buf, size_t len, const char *name, const char *file, uint32_t line,
 	       const char *module);
 
+/* Recommendations as every view prints them: title on a line of its own,
+ * then "  [id] message" and "      evidence: ..." per finding.  Nothing at
+ * all when n is 0, so callers print their own blank lines around it.  One
+ * function for the CUDA, memory, steps and CPU views so they read alike. */
+struct rule_finding;
+void fmt_recos(FILE *out, const char *title, const struct rule_finding *f, size_t n);
+
 #endif

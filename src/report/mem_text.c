@@ -284,18 +284,6 @@ static int print_leaks(FILE *out, const struct analysis *an, uint32_t kind, uint
 	return 0;
 }
 
-static void print_recos(FILE *out, const struct mem_analysis *m)
-{
-	size_t i;
-
-	if (!m->nrecos)
-		return;
-	fprintf(out, "\nMemory recommendations\n");
-	for (i = 0; i < m->nrecos; i++)
-		fprintf(out, "  [%s] %s\n      evidence: %s\n", m->recos[i].id, m->recos[i].message,
-			m->recos[i].evidence);
-}
-
 int report_mem_text(FILE *out, const struct analysis *an, const struct report_opts *o)
 {
 	const struct mem_analysis *m = an->memory;
@@ -328,7 +316,9 @@ int report_mem_text(FILE *out, const struct analysis *an, const struct report_op
 		    (ret = print_leaks(out, an, MEM_SPACE_GPU, sp->device, sp->name, o)) < 0)
 			return ret;
 	}
-	print_recos(out, m);
+	if (m->nrecos)
+		fputc('\n', out);
+	fmt_recos(out, "Memory recommendations", m->recos, m->nrecos);
 	fputc('\n', out);
 	return 0;
 }

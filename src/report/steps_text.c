@@ -209,7 +209,7 @@ int report_steps_text(FILE *out, const struct analysis *an, const struct report_
 	const struct profile *p = an->profile;
 	const char *spec = controls_of(p);
 	int l = o ? o->limit : 0;
-	size_t i, limit = l == 0 ? STEPS_TEXT_DEFAULT_LIMIT : l > 0 ? (size_t)l : SIZE_MAX;
+	size_t limit = l == 0 ? STEPS_TEXT_DEFAULT_LIMIT : l > 0 ? (size_t)l : SIZE_MAX;
 
 	/* the header says what was captured; without it (-q), this section */
 	if (spec && o && o->quiet)
@@ -223,12 +223,9 @@ int report_steps_text(FILE *out, const struct analysis *an, const struct report_
 	print_table(out, an, s, limit);
 	print_distribution(out, s);
 	print_slow(out, s);
-	if (s->nfindings) {
-		fprintf(out, "\nStep recommendations\n");
-		for (i = 0; i < s->nfindings; i++)
-			fprintf(out, "  [%s] %s\n      evidence: %s\n", s->findings[i].id,
-				s->findings[i].message, s->findings[i].evidence);
-	}
+	if (s->nfindings)
+		fputc('\n', out);
+	fmt_recos(out, "Step recommendations", s->findings, s->nfindings);
 	fputc('\n', out);
 	return 0;
 }
