@@ -1,8 +1,9 @@
 /*
- * json.c — the --json report (schema_version 3, docs/report.schema.json): run
+ * json.c — the --json report (schema_version 4, docs/report.schema.json): run
  * totals, every function, hot lines, processes, threads, the CUDA object from
  * cuda_report.c, the memory object from mem_json.c, the steps object from
- * steps_json.c, and warnings.  Keys are public API: add, never rename.
+ * steps_json.c, the waiting object from wait_json.c, and warnings.  Keys are
+ * public API: add, never rename.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "mem_json.h"
 #include "report.h"
 #include "steps_json.h"
+#include "wait_report.h"
 
 #ifndef CBN_VERSION
 #define CBN_VERSION "0.1.0"
@@ -434,6 +436,8 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 	if (report_mem_json(a, root) < 0)
 		goto fail;
 	if (report_steps_json(a, root) < 0)
+		goto fail;
+	if (report_wait_json(a, root) < 0)
 		goto fail;
 	if (json_attach(root, "warnings", json_warnings(a)) < 0)
 		goto fail;

@@ -8,9 +8,9 @@
 #define CBN_JSON_KEYS_H
 
 #define JK_SCHEMA_VERSION "schema_version"
-#define JK_SCHEMA_VERSION_VALUE 3
+#define JK_SCHEMA_VERSION_VALUE 4
 /* the oldest schema the gate still reads: 2 only added "memory", 3 only
- * added "steps" */
+ * added "steps", 4 only "waiting" */
 #define JK_SCHEMA_VERSION_OLDEST 1
 
 /* top level */
@@ -20,6 +20,7 @@
 #define JK_CUDA "cuda"
 #define JK_MEMORY "memory"
 #define JK_STEPS "steps"
+#define JK_WAITING "waiting"
 
 /* run */
 #define JK_COMMAND "command"
@@ -90,5 +91,15 @@
 #define JK_STEP_COUNT "count"
 #define JK_STEP_MEDIAN_NS "median_ns"
 #define JK_STEP_P90_NS "p90_ns"
+
+/* waiting (wait_json.c): offcpu, off_ns (all threads), efficiency; locks[]
+ * (function, wait_ns): what wait.total, cpu.efficiency and lock[SITE].wait
+ * read */
+#define JK_WAIT_OFFCPU "offcpu"
+#define JK_WAIT_OFF_NS "off_ns"
+#define JK_WAIT_EFFICIENCY "efficiency"
+#define JK_WAIT_LOCKS "locks"
+#define JK_WAIT_FUNCTION "function"
+#define JK_WAIT_WAIT_NS "wait_ns"
 
 #endif

@@ -22,6 +22,7 @@
 #include "memory.h"
 #include "report.h"
 #include "util.h"
+#include "wait_report.h"
 
 #define TEXT_DEFAULT_LIMIT 15
 #define TEXT_NAME_MAX 80       /* columns of a function name in the CPU table */
@@ -239,6 +240,7 @@ static void text_header(struct text_ctx *t)
 			(unsigned long long)(c->weight > c->samples ? c->weight - c->samples : 0));
 	fputc('\n', out);
 	text_ring(out, p);
+	report_wait_header(out, p, "  Off-CPU:    ");
 	fprintf(out, "  Lost:       ");
 	if (!c->lost_total) {
 		fprintf(out, "0 lost\n");
@@ -683,6 +685,8 @@ int report_text(FILE *out, const struct analysis *a, const struct report_opts *o
 		return ret;
 	ret = report_cuda_text(out, a, o);
 	if (ret < 0)
+		return ret;
+	if ((ret = report_wait_text(out, a, o)) < 0)
 		return ret;
 	text_quality(&t);
 	return fflush(out) || ferror(out) ? -EIO : 0;

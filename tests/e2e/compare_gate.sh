@@ -77,14 +77,15 @@ head -c 200 "$T/base.json" >"$T/cut.json"
 run_cbn compare --fail 'wall:+10%' "$T/cut.json" "$T/same.json"
 expect_rc 2
 grep -q 'not valid JSON' "$ERRF" || fail "no 'not valid JSON' message"
-sed 's/"schema_version":[[:space:]]*3/"schema_version":4/' "$T/base.json" >"$T/v4.json"
-grep -q '"schema_version":4' "$T/v4.json" || fail "could not rewrite schema_version"
-run_cbn compare --fail 'wall:+10%' "$T/v4.json" "$T/same.json"
+sed 's/"schema_version":[[:space:]]*4/"schema_version":5/' "$T/base.json" >"$T/v5.json"
+grep -q '"schema_version":5' "$T/v5.json" || fail "could not rewrite schema_version"
+run_cbn compare --fail 'wall:+10%' "$T/v5.json" "$T/same.json"
 expect_rc 2
-grep -q 'baseline was written by schema 4; this cbottleneck reads 1 to 3' "$ERRF" ||
+grep -q 'baseline was written by schema 5; this cbottleneck reads 1 to 4' "$ERRF" ||
 	fail "no schema mismatch message"
-# schema 2 only added "memory", 3 only "steps": a version 1 baseline is still read
-sed 's/"schema_version":[[:space:]]*3/"schema_version":1/' "$T/base.json" >"$T/v1.json"
+# schema 2 only added "memory", 3 only "steps", 4 only "waiting": a version 1
+# baseline is still read
+sed 's/"schema_version":[[:space:]]*4/"schema_version":1/' "$T/base.json" >"$T/v1.json"
 run_cbn compare --fail 'wall:+1000%' "$T/v1.json" "$T/same.json"
 expect_rc 0
 run_cbn compare "$T/base.json"

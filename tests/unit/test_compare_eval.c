@@ -335,16 +335,19 @@ static void test_bad_files(void)
 	const char *bad_expr[] = {"wall:+10"};
 	const char *p;
 
-	p = raw("v4.json", "{\"schema_version\":4,\"run\":{\"wall_ns\":1}}");
+	p = raw("v5.json", "{\"schema_version\":5,\"run\":{\"wall_ns\":1}}");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "baseline was written by schema 4; this cbottleneck reads 1 to 3"));
+	CHECK(strstr(last_err, "baseline was written by schema 5; this cbottleneck reads 1 to 4"));
 	CHECK_EQ_INT(run(good, p, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "current was written by schema 4"));
+	CHECK(strstr(last_err, "current was written by schema 5"));
 	/* version 2 only added "memory": a version 2 report is read like 1 */
 	p = raw("v2.json", "{\"schema_version\":2,\"run\":{\"wall_ns\":1000}}");
 	CHECK_EQ_INT(run(p, p, fail, 1, NULL, 0, NULL, NULL), CMP_PASS);
 	/* nor version 3, which only added "steps" */
 	p = raw("v3.json", "{\"schema_version\":3,\"run\":{\"wall_ns\":1000}}");
+	CHECK_EQ_INT(run(p, p, fail, 1, NULL, 0, NULL, NULL), CMP_PASS);
+	/* nor version 4, which only added "waiting" */
+	p = raw("v4.json", "{\"schema_version\":4,\"run\":{\"wall_ns\":1000}}");
 	CHECK_EQ_INT(run(p, p, fail, 1, NULL, 0, NULL, NULL), CMP_PASS);
 
 	p = raw("broken.json", "{\"schema_version\":1,\n\"run\":{\"wall_ns\":1,,}}");

@@ -155,7 +155,7 @@ int main(void)
 	root = write_read(&a, "none", paths[0], sizeof(paths[0]));
 	REQUIRE(root != NULL);
 	CHECK(get(root, "memory") == NULL);
-	CHECK_EQ_INT(num(root, "schema_version"), 3);
+	CHECK_EQ_INT(num(root, "schema_version"), 4);
 	cJSON_Delete(root);
 
 	/* memory asked for, nothing recorded: the object with empty arrays */

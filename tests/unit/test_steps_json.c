@@ -189,7 +189,7 @@ int main(void)
 	root = write_read(&a, "none", paths[0], sizeof(paths[0]));
 	REQUIRE(root != NULL);
 	CHECK(get(root, "steps") == NULL);
-	CHECK_EQ_INT(num(root, "schema_version"), 3);
+	CHECK_EQ_INT(num(root, "schema_version"), 4);
 	cJSON_Delete(root);
 
 	/* steps without capture controls */
