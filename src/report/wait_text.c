@@ -223,11 +223,11 @@ static void print_overview(struct wt *t)
 	ov_line(out, "Parallel efficiency", v);
 	fprintf(out, "  Share of thread time:\n");
 	for (a = 0; a < WAIT_ACT_N; a++) {
-		snprintf(v, sizeof(v), "%6.1f%%  %s", 100.0 * w->cpu_share[a],
+		snprintf(v, sizeof(v), "%6.1f%%  %10s", 100.0 * w->cpu_share[a],
 			 fmt_time(b1, sizeof(b1), w->act_ns[a]));
 		fprintf(out, "    %-24s %s\n", act_label[a], v);
 	}
-	snprintf(v, sizeof(v), "%6.1f%%  %s%s", 100.0 * w->blocked_share,
+	snprintf(v, sizeof(v), "%6.1f%%  %10s%s", 100.0 * w->blocked_share,
 		 fmt_time(b1, sizeof(b1), w->blocked_est_ns),
 		 w->offcpu ? "" : "  (estimated: no --off-cpu)");
 	fprintf(out, "    %-24s %s\n", "Blocked (off the CPU)", v);

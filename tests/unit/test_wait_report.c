@@ -1,0 +1,306 @@
+/*
+ * test_wait_report.c — the writers of the CPU waiting view on a hand-filled
+ * struct wait_analysis (test_wait_fixture.h): the text report's CPU overview
+ * (efficiency, shares, "(estimated: no --off-cpu)" without off-CPU data, the
+ * critical thread, the Verdict line, the recommendations), the off-CPU
+ * tables and their --limit, the header's Off-CPU line (recording and
+ * refused); the JSON "waiting" object with the contract's keys, absent
+ * without a waiting view; the reports validate against
+ * docs/report.schema.json (python3 jsonschema; skipped, said so, without it).
+ */
+#include <sys/wait.h>
+
+#include <cjson/cJSON.h>
+
+#include "report/report.h"
+#include "report/wait_report.h"
+#include "testlib.h"
+#include "unit/test_wait_fixture.h"
+
+static char dir[64];
+
+static char *text_of(const struct analysis *a, int limit)
+{
+	struct report_opts o = {.limit = limit};
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		abort();
+	if (report_text(f, a, &o) < 0)
+		fprintf(stderr, "report_text failed\n");
+	fclose(f);
+	return buf;
+}
+
+static cJSON *write_read(const struct analysis *a, const char *name, char *path, size_t len)
+{
+	struct report_opts o = {.limit = 15};
+	char err[256] = "";
+	char *text;
+	cJSON *root;
+
+	snprintf(path, len, "%s/%s.json", dir, name);
+	if (report_json_write(a, &o, path, err, sizeof(err)) < 0) {
+		fprintf(stderr, "report_json_write: %s\n", err);
+		return NULL;
+	}
+	text = ex_slurp(path, NULL);
+	root = text ? cJSON_Parse(text) : NULL;
+	free(text);
+	return root;
+}
+
+static const cJSON *get(const cJSON *o, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(o, key);
+}
+
+static double num(const cJSON *o, const char *key)
+{
+	const cJSON *v = get(o, key);
+
+	return cJSON_IsNumber(v) ? v->valuedouble : -12345;
+}
+
+static const char *str(const cJSON *o, const char *key)
+{
+	const cJSON *v = get(o, key);
+
+	return cJSON_IsString(v) ? v->valuestring : "(not a string)";
+}
+
+static int validate(const char *const *paths, int n)
+{
+	const char *src = getenv("CBN_SOURCE_DIR");
+	char cmd[4096];
+	size_t len;
+	int st;
+
+	if (!src || system("python3 -c 'import jsonschema' 2>/dev/null") != 0) {
+		fprintf(stderr, "note: schema validation skipped (no CBN_SOURCE_DIR or no python3 "
+				"jsonschema)\n");
+		return 0;
+	}
+	len = (size_t)snprintf(cmd, sizeof(cmd), "python3 - '%s/docs/report.schema.json'", src);
+	for (int i = 0; i < n; i++)
+		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", paths[i]);
+	snprintf(cmd + len, sizeof(cmd) - len,
+		 " <<'EOF'\n"
+		 "import json, sys, jsonschema\n"
+		 "schema = json.load(open(sys.argv[1]))\n"
+		 "cls = jsonschema.validators.validator_for(schema)\n"
+		 "bad = 0\n"
+		 "for p in sys.argv[2:]:\n"
+		 "    d = json.load(open(p))\n"
+		 "    for e in cls(schema).iter_errors(d):\n"
+		 "        bad += 1; print('%%s: /%%s: %%s' %% (p, '/'.join(map(str, e.path)), e.message), file=sys.stderr)\n"
+		 "    if 'waiting' in d:\n"
+		 "        # the schema must reject a waiting object without its verdict\n"
+		 "        del d['waiting']['verdict']\n"
+		 "        bad += not list(cls(schema).iter_errors(d))\n"
+		 "sys.exit(1 if bad else 0)\n"
+		 "EOF");
+	st = system(cmd);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+static void test_text(void)
+{
+	struct profile p;
+	struct analysis a;
+	char *t;
+
+	wf_profile(&p);
+	a = wf_analysis(&p, 1);
+	t = text_of(&a, 15);
+	REQUIRE(t != NULL);
+	CHECK(strstr(t, "  Off-CPU:    100 Hz wall sampler; 10 ticks, 30 thread looks, 3 stretches "
+			"recorded, 2 stacks unconfirmed") != NULL);
+	CHECK(strstr(t, "\nCPU overview\n") != NULL);
+	CHECK(strstr(t, "Parallel efficiency        60.0%") != NULL);
+	CHECK(strstr(t, "Spinning (busy-wait)       10.0%    30.000ms") != NULL);
+	CHECK(strstr(t, "Blocked (off the CPU)      36.7%   110.000ms") != NULL);
+	CHECK(strstr(t, "estimated: no --off-cpu") == NULL);
+	CHECK(strstr(t, "Critical thread            app (tid 4242)") != NULL);
+	CHECK(strstr(t, "\nVerdict: synchronization-bound — 37 % of thread time waiting on one "
+			"lock\n") != NULL);
+	CHECK(strstr(t, "CPU recommendations\n  [cpu-lock] shorten the critical section\n"
+			"      evidence: one lock held 61 % of the run\n") != NULL);
+	CHECK(strstr(t, "Off-CPU: where threads waited") != NULL);
+	CHECK(strstr(t, "pthread_mutex_lock") != NULL);
+	CHECK(strstr(t, "/src/app.c:55(worker)") != NULL);
+	CHECK(strstr(t, "/src/app.c:80(load_item)") != NULL);
+	CHECK(strstr(t, "Lock contention") != NULL);
+	CHECK(strstr(t, "0x7ffd1000") != NULL);
+	CHECK(strstr(t, "app (4242)") != NULL);
+	CHECK(strstr(t, "90.0%") != NULL);
+	CHECK(strstr(t, "Threads on and off the CPU") != NULL);
+	CHECK(strstr(t, "worker-2") != NULL);
+	CHECK(strstr(t, "Wall clock") != NULL);
+	/* the overview ends the CPU part, before the footer */
+	CHECK(strstr(t, "Wall clock") < strstr(t, "CPU overview"));
+	CHECK(strstr(t, "CPU overview") < strstr(t, "Data quality"));
+	free(t);
+
+	/* --limit 1: one row each, the rest counted */
+	t = text_of(&a, 1);
+	REQUIRE(t != NULL);
+	CHECK(strstr(t, "/src/app.c:80(load_item)") == NULL);
+	CHECK(strstr(t, "(1 more sites; use --limit)") != NULL);
+	CHECK(strstr(t, "(2 more threads; use --limit)") != NULL);
+	free(t);
+
+	/* without --off-cpu: the overview only, blocked time estimated */
+	p.processes[0].offcpu.state = CBN_OFFCPU_REFUSED;
+	p.processes[0].offcpu.reason = "cannot read /proc/self/task";
+	a = wf_analysis(&p, 0);
+	t = text_of(&a, 15);
+	REQUIRE(t != NULL);
+	CHECK(strstr(t, "  Off-CPU:    not recorded: cannot read /proc/self/task\n") != NULL);
+	CHECK(strstr(t, "50.0%   150.000ms  (estimated: no --off-cpu)") != NULL);
+	CHECK(strstr(t, "Off-CPU: where threads waited") == NULL);
+	CHECK(strstr(t, "Lock contention") == NULL);
+	CHECK(strstr(t, "\nVerdict: synchronization-bound") != NULL);
+	free(t);
+
+	/* no verdict, no critical thread, no sampler asked for */
+	p.processes[0].offcpu.state = CBN_OFFCPU_OFF;
+	wf_w.verdict = WAIT_V_NONE;
+	wf_w.verdict_text = NULL;
+	wf_w.critical = PROF_NONE;
+	wf_w.nfindings = 0;
+	t = text_of(&a, 15);
+	REQUIRE(t != NULL);
+	CHECK(strstr(t, "Off-CPU:    ") == NULL);
+	CHECK(strstr(t, "\nVerdict: (none: too little data)\n") != NULL);
+	CHECK(strstr(t, "Critical thread            none stands out") != NULL);
+	CHECK(strstr(t, "CPU recommendations") == NULL);
+	free(t);
+
+	/* no waiting view: no overview */
+	a.wait = NULL;
+	t = text_of(&a, 15);
+	REQUIRE(t != NULL);
+	CHECK(strstr(t, "CPU overview") == NULL);
+	free(t);
+	wf_free(&p);
+}
+
+static void test_json(void)
+{
+	struct profile p;
+	struct analysis a;
+	char paths[3][256];
+	const char *pp[3] = {paths[0], paths[1], paths[2]};
+	const cJSON *w, *o, *e;
+	cJSON *root;
+
+	wf_profile(&p);
+	a = wf_analysis(&p, 1);
+	root = write_read(&a, "offcpu", paths[0], sizeof(paths[0]));
+	REQUIRE(root != NULL);
+	CHECK_EQ_INT(num(root, "schema_version"), 4);
+	w = get(root, "waiting");
+	REQUIRE(cJSON_IsObject(w));
+	CHECK(cJSON_IsTrue(get(w, "offcpu")));
+	CHECK_EQ_INT(num(w, "rate_hz"), 100);
+	CHECK_EQ_INT(num(w, "wall_ns"), 100 * EX_MS);
+	CHECK_EQ_INT(num(w, "thread_ns"), 300 * EX_MS);
+	CHECK_EQ_INT(num(w, "off_ns"), 110 * EX_MS);
+	CHECK_EQ_INT(num(w, "busy_threads"), 2);
+	CHECK(num(w, "efficiency") > 0.599 && num(w, "efficiency") < 0.601);
+	CHECK_EQ_INT(num(get(w, "activities"), "spin"), 30 * EX_MS);
+	CHECK_EQ_INT(num(get(w, "activities"), "memcpy/memset"), 5 * EX_MS);
+	CHECK(num(get(w, "shares"), "spin") > 0.099 && num(get(w, "shares"), "spin") < 0.101);
+	CHECK(num(get(w, "shares"), "blocked") > 0.36 && num(get(w, "shares"), "blocked") < 0.37);
+	CHECK_EQ_INT(num(get(w, "off_cpu"), "futex"), 80 * EX_MS);
+	CHECK_EQ_INT(num(get(w, "off_cpu"), "runnable"), 5 * EX_MS);
+	CHECK_STR(str(w, "verdict"), "synchronization-bound");
+	CHECK_STR(str(w, "verdict_text"),
+		  "synchronization-bound: 37 % of thread time waiting on one lock");
+	o = get(w, "critical");
+	CHECK_EQ_INT(num(o, "tid"), WF_PID);
+	CHECK_STR(str(o, "name"), "app");
+	CHECK_EQ_INT(num(o, "waiters"), 2);
+	CHECK_EQ_INT(cJSON_GetArraySize(get(w, "per_thread")), 3);
+	e = cJSON_GetArrayItem(get(w, "per_thread"), 2);
+	CHECK_EQ_INT(num(e, "tid"), WF_PID + 2);
+	CHECK_EQ_INT(num(e, "spin_ns"), 10 * EX_MS);
+	CHECK_EQ_INT(num(e, "lock_wait_ns"), 40 * EX_MS);
+	CHECK_EQ_INT(num(get(e, "off_cpu"), "io"), 30 * EX_MS);
+	e = cJSON_GetArrayItem(get(w, "sites"), 0);
+	CHECK_STR(str(e, "function"), "worker");
+	CHECK_STR(str(e, "call"), "pthread_mutex_lock");
+	CHECK_STR(str(e, "kind"), "futex");
+	CHECK_EQ_INT(num(e, "line"), 55);
+	CHECK_EQ_INT(num(e, "threads"), 2);
+	e = cJSON_GetArrayItem(get(w, "locks"), 0);
+	CHECK_STR(str(e, "addr"), "0x7ffd1000");
+	CHECK_STR(str(e, "function"), "worker");
+	CHECK_EQ_INT(num(e, "wait_ns"), 80 * EX_MS);
+	CHECK_EQ_INT(num(e, "holder_tid"), WF_PID);
+	CHECK_STR(str(e, "holder_name"), "app");
+	e = cJSON_GetArrayItem(get(w, "wall_functions"), 1);
+	CHECK_STR(str(e, "function"), "pthread_mutex_lock");
+	CHECK_EQ_INT(num(e, "self_off_ns"), 80 * EX_MS);
+	e = cJSON_GetArrayItem(get(w, "recommendations"), 0);
+	CHECK_STR(str(e, "id"), "cpu-lock");
+	CHECK_STR(str(e, "evidence"), "one lock held 61 % of the run");
+	cJSON_Delete(root);
+
+	/* without --off-cpu: empty tables, no critical thread, holder unknown */
+	a = wf_analysis(&p, 0);
+	wf_w.critical = PROF_NONE;
+	wf_w.verdict = WAIT_V_NONE;
+	wf_w.verdict_text = NULL;
+	root = write_read(&a, "plain", paths[1], sizeof(paths[1]));
+	REQUIRE(root != NULL);
+	w = get(root, "waiting");
+	REQUIRE(cJSON_IsObject(w));
+	CHECK(cJSON_IsFalse(get(w, "offcpu")));
+	CHECK(cJSON_IsNull(get(w, "critical")));
+	CHECK(cJSON_IsNull(get(w, "verdict_text")));
+	CHECK_STR(str(w, "verdict"), "");
+	CHECK_EQ_INT(cJSON_GetArraySize(get(w, "sites")), 0);
+	CHECK_EQ_INT(num(w, "blocked_est_ns"), 150 * EX_MS);
+	cJSON_Delete(root);
+
+	/* no waiting view: no key */
+	a.wait = NULL;
+	root = write_read(&a, "none", paths[2], sizeof(paths[2]));
+	REQUIRE(root != NULL);
+	CHECK(get(root, "waiting") == NULL);
+	cJSON_Delete(root);
+	wf_free(&p);
+	CHECK(validate(pp, 3) == 0);
+}
+
+static void test_labels(void)
+{
+	struct profile p;
+	char b[128];
+
+	wf_profile(&p);
+	/* the blocking call is the outermost system-library frame at the leaf */
+	CHECK_STR(wait_stack_call(&p, 1), "pthread_mutex_lock");
+	CHECK_STR(wait_stack_call(&p, 2), "read");
+	CHECK_STR(wait_stack_call(&p, 0), "main");
+	CHECK(wait_stack_call(&p, 99) == NULL);
+	CHECK_STR(wait_offcpu_label(b, sizeof(b), CBN_OFF_FUTEX, "pthread_mutex_lock"),
+		  "off-CPU futex: pthread_mutex_lock");
+	CHECK_STR(wait_offcpu_label(b, sizeof(b), CBN_OFF_RUNQ, NULL), "off-CPU runnable");
+	CHECK_STR(wait_offcpu_label(b, sizeof(b), 99, ""), "off-CPU other");
+	wf_free(&p);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "%s", ex_tmpdir());
+	test_text();
+	test_json();
+	test_labels();
+	ex_rmdir(dir);
+	return test_result();
+}
