@@ -177,11 +177,13 @@ static int parse_field(const char *name, size_t len, enum cmp_metric m, struct c
 	static const struct field_name mgpu_f[] = {{"peak", CMP_F_PEAK}, {0}};
 	static const struct field_name msite_f[] = {
 		{"bytes", CMP_F_BYTES}, {"allocs", CMP_F_ALLOCS}, {0}};
+	static const struct field_name lock_f[] = {{"wait", CMP_F_WAIT}, {0}};
 	const struct field_name *f = m == CMP_M_FUNC ? func_f
 				     : m == CMP_M_LINE ? line_f
 				     : m == CMP_M_KERNEL ? kern_f
 				     : m == CMP_M_MEM_GPU ? mgpu_f
-				     : m == CMP_M_MEM_SITE ? msite_f : api_f;
+				     : m == CMP_M_MEM_SITE ? msite_f
+				     : m == CMP_M_LOCK ? lock_f : api_f;
 	const struct field_name *i;
 	char list[64] = "";
 
@@ -264,6 +266,20 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 		e->unit = CMP_U_COUNT;
 		return 0;
 	}
+	if (len == 10 && strncmp(s, "wait.total", 10) == 0) {
+		e->metric = CMP_M_WAIT_TOTAL;
+		e->unit = CMP_U_NS;
+		return 0;
+	}
+	if (len == 14 && strncmp(s, "cpu.efficiency", 14) == 0) {
+		e->metric = CMP_M_CPU_EFFICIENCY;
+		e->unit = CMP_U_RATIO;
+		return 0;
+	}
+	if (len > 5 && strncmp(s, "wait.", 5) == 0)
+		return expr_error(err, errlen, e->text,
+				  "unknown waiting metric '%.*s': expected wait.total, "
+				  "cpu.efficiency or lock[SITE].wait", (int)len, s);
 	if (len > 5 && strncmp(s, "step.", 5) == 0)
 		return expr_error(err, errlen, e->text,
 				  "unknown step metric '%.*s': expected step.median, step.p90 or "
@@ -291,7 +307,7 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 			  "unknown metric '%.*s': expected wall, cpu, samples, "
 			  "func[PATTERN].self|total, line[FILE:LINE].self, "
 			  "kernel[PATTERN].total|calls|avg, api[PATTERN].calls|total|avg, gpu.*, "
-			  "mem.* or step.*",
+			  "mem.*, step.*, wait.total, cpu.efficiency or lock[SITE].wait",
 			  (int)len, s);
 }
 
@@ -387,10 +403,13 @@ int cmp_expr_parse(const char *text, enum cmp_level level, struct cmp_expr *e, c
 			e->metric = CMP_M_MEM_GPU;
 		else if (n == 8 && strncmp(text, "mem.site", 8) == 0)
 			e->metric = CMP_M_MEM_SITE;
+		else if (n == 4 && strncmp(text, "lock", 4) == 0)
+			e->metric = CMP_M_LOCK;
 		else
 			return expr_error(err, errlen, text,
 					  "'%.*s[' is not a metric: expected func[...], line[...], "
-					  "kernel[...], api[...], mem.gpu[...] or mem.site[...]",
+					  "kernel[...], api[...], mem.gpu[...], mem.site[...] or "
+					  "lock[...]",
 					  (int)n, text);
 		if (close < 0)
 			return expr_error(err, errlen, text, "unclosed '[' (%s)", CMP_EXAMPLE);
@@ -415,7 +434,8 @@ int cmp_expr_parse(const char *text, enum cmp_level level, struct cmp_expr *e, c
 					  e->metric == CMP_M_API ? "calls"
 					  : e->metric == CMP_M_KERNEL ? "total"
 					  : e->metric == CMP_M_MEM_GPU ? "peak"
-					  : e->metric == CMP_M_MEM_SITE ? "bytes" : "self");
+					  : e->metric == CMP_M_MEM_SITE ? "bytes"
+					  : e->metric == CMP_M_LOCK ? "wait" : "self");
 		dot = ++p;
 		while (isalnum((unsigned char)*p) || *p == '_')
 			p++;

@@ -36,11 +36,15 @@ enum cmp_metric {
 	CMP_M_STEP_MEDIAN,       /* steps.median_ns: one measurement per step, the median */
 	CMP_M_STEP_P90,          /* steps.p90_ns */
 	CMP_M_STEP_COUNT,        /* steps.count */
+	CMP_M_WAIT_TOTAL,        /* waiting.off_ns: off-CPU time, all threads (--off-cpu) */
+	CMP_M_CPU_EFFICIENCY,    /* waiting.efficiency: parallel efficiency, a fraction */
+	CMP_M_LOCK,              /* waiting.locks[function ~ pattern].wait_ns, summed */
 };
 
 enum cmp_field {
 	CMP_F_NONE = 0, CMP_F_SELF, CMP_F_TOTAL, CMP_F_CALLS, CMP_F_AVG,
 	CMP_F_PEAK, CMP_F_BYTES, CMP_F_ALLOCS,   /* memory metrics */
+	CMP_F_WAIT,                              /* lock[].wait */
 };
 
 enum cmp_gpu {

@@ -1,6 +1,7 @@
 /*
- * gate_json.c — a JSON report (report/json.c's shape, schema_version 1 to 3:
- * 2 only added "memory", 3 only "steps") as a struct gate_run: the side of a
+ * gate_json.c — a JSON report (report/json.c's shape, schema_version 1 to 4:
+ * 2 only added "memory", 3 only "steps", 4 only "waiting") as a struct
+ * gate_run: the side of a
  * comparison that was profiled earlier.  Key names come from
  * report/json_keys.h, the header the writers use.
  */
@@ -272,6 +273,35 @@ static void read_steps(const cJSON *root, struct gate_run *r)
 	r->step_p90 = num(s, JK_STEP_P90_NS);
 }
 
+/* The waiting object (schema 4), when there is one. */
+static int read_waiting(const cJSON *root, struct gate_run *r)
+{
+	const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, JK_WAITING), *arr, *it;
+
+	r->wait_off_ns = r->wait_efficiency = NAN;
+	if (!cJSON_IsObject(w))
+		return 0;
+	r->has_waiting = 1;
+	r->wait_offcpu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, JK_WAIT_OFFCPU));
+	r->wait_off_ns = num(w, JK_WAIT_OFF_NS);
+	r->wait_efficiency = num(w, JK_WAIT_EFFICIENCY);
+	arr = cJSON_GetObjectItemCaseSensitive(w, JK_WAIT_LOCKS);
+	r->locks = array_of(arr, sizeof(*r->locks), &r->nlocks);
+	if (!r->locks)
+		return -ENOMEM;
+	cJSON_ArrayForEach(it, arr) {
+		struct gate_lock *l = &r->locks[r->nlocks];
+
+		if (!(l->function = str(it, JK_WAIT_FUNCTION)))
+			continue;
+		l->wait_ns = num(it, JK_WAIT_WAIT_NS);
+		if (!gate_has(l->wait_ns))
+			continue;
+		r->nlocks++;
+	}
+	return 0;
+}
+
 int gate_run_from_json(const char *path, const char *role, struct gate_run *r, char *err,
 		       size_t errlen)
 {
@@ -340,6 +370,10 @@ int gate_run_from_json(const char *path, const char *role, struct gate_run *r, c
 		goto out;
 	}
 	read_steps(root, r);
+	if (read_waiting(root, r) < 0) {
+		ret = -ENOMEM;
+		goto out;
+	}
 	ret = 0;
 out:
 	free(buf);

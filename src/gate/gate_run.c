@@ -15,6 +15,7 @@
 #include "memory.h"
 #include "gate_run.h"
 #include "steps.h"
+#include "wait.h"
 
 /* A figure the JSON report writes as null when negative (or not finite). */
 static double or_nan(double v)
@@ -141,6 +142,31 @@ static void from_steps(const struct step_analysis *s, struct gate_run *r)
 	r->step_p90 = (double)s->p90_ns;
 }
 
+/* What gate_json.c's read_waiting takes from the waiting object. */
+static int from_wait(const struct profile *p, const struct wait_analysis *w, struct gate_run *r)
+{
+	size_t i;
+
+	r->wait_off_ns = r->wait_efficiency = NAN;
+	if (!w)
+		return 0;
+	r->has_waiting = 1;
+	r->wait_offcpu = w->offcpu != 0;
+	r->wait_off_ns = (double)w->off_ns;
+	r->wait_efficiency = isfinite(w->efficiency) ? w->efficiency : 0;
+	r->locks = calloc(w->nlocks ? w->nlocks : 1, sizeof(*r->locks));
+	if (!r->locks)
+		return -ENOMEM;
+	for (i = 0; i < w->nlocks; i++) {
+		uint32_t f = w->locks[i].func;
+
+		r->locks[r->nlocks++] = (struct gate_lock){
+			f < p->nfuncs && p->funcs[f].name ? p->funcs[f].name : "",
+			(double)w->locks[i].wait_ns};
+	}
+	return 0;
+}
+
 int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 {
 	const struct profile *p = a->profile;
@@ -181,6 +207,8 @@ int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 	if (from_cuda(a->cuda, r) < 0 || from_memory(p, a->memory, r) < 0)
 		goto nomem;
 	from_steps(a->steps, r);
+	if (from_wait(p, a->wait, r) < 0)
+		goto nomem;
 	return 0;
 nomem:
 	gate_run_free(r);
@@ -198,6 +226,7 @@ void gate_run_free(struct gate_run *r)
 	free(r->api);
 	free(r->mem_gpus);
 	free(r->mem_sites);
+	free(r->locks);
 	cJSON_Delete(r->owner);
 	memset(r, 0, sizeof(*r));
 }

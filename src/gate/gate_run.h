@@ -51,6 +51,12 @@ struct gate_mem_site {
 	int gpu;
 };
 
+/* waiting.locks[]: what lock[SITE].wait sums. */
+struct gate_lock {
+	const char *function;
+	double wait_ns;
+};
+
 /* memory.spaces[] of kind gpu: what mem.gpu[N].peak reads. */
 struct gate_mem_gpu {
 	double device, peak;
@@ -85,6 +91,13 @@ struct gate_run {
 	 * (NAN when a key is missing). */
 	int has_steps;
 	double step_count, step_median, step_p90;
+	/* Waiting (schema 4): has_waiting when the run has a waiting object;
+	 * wait_offcpu when it was recorded with --off-cpu (wait_off_ns and the
+	 * locks mean something only then); wait_efficiency the parallel
+	 * efficiency (NAN when a key is missing). */
+	int has_waiting, wait_offcpu;
+	double wait_off_ns, wait_efficiency;
+	struct gate_lock *locks;     size_t nlocks;
 	void *owner;             /* the parsed JSON the strings point into, or NULL */
 };
 
