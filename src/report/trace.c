@@ -14,6 +14,8 @@
 #include "steps.h"
 #include "steps_json.h"
 #include "util.h"
+#include "wait.h"
+#include "wait_report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -32,8 +34,8 @@
 
 /* flows last: cmp_emit_order() tells them by type >= TEV_FLOW_S */
 enum tev_type {
-	TEV_SAMPLE, TEV_API, TEV_RANGE, TEV_MARK, TEV_GPU, TEV_STEP, TEV_CAPTURE,
-	TEV_FLOW_S, TEV_FLOW_F
+	TEV_SAMPLE, TEV_API, TEV_RANGE, TEV_MARK, TEV_GPU, TEV_STEP, TEV_CAPTURE, TEV_OFFCPU,
+	TEV_FLOW_S, TEV_FLOW_F, TEV_LOCK_S, TEV_LOCK_F
 };
 enum tev_lane { LANE_CPU, LANE_API, LANE_RANGE, LANE_GPU, LANE_STEP, LANE_CAPTURE };
 
@@ -443,51 +445,130 @@ static int trace_collect_cuda(struct tctx *c, struct tvec *out)
  * Capture windows go on a "Capture" lane, only when the process used capture
  * controls (without them the one window is the whole process: noise).
  */
+/* One slice of [start, end) (absolute ns) on a lane, clipped to the window;
+ * nothing when it falls outside.  The one emitter of the steps, capture and
+ * off-CPU slices. */
+static int trace_push_slice(struct tctx *c, struct tvec *out, uint64_t start, uint64_t end,
+                            uint32_t pid, uint32_t tid, uint32_t thr, uint32_t ref, uint8_t type,
+                            uint8_t kind)
+{
+	struct tev e;
+	int64_t rs = trace_rel(c, start), re = trace_rel(c, end);
+
+	if (!trace_clip(c, &rs, &re))
+		return 0;
+	memset(&e, 0, sizeof(e));
+	e.ts = rs;
+	e.dur = re - rs;
+	e.pid = pid;
+	e.tid = tid & ((1u << TRACE_SLOT_SHIFT) - 1);
+	e.thr = thr;
+	e.ref = ref;
+	e.type = type;
+	e.kind = kind;
+	return tvec_push(out, &e) ? -ENOMEM : 0;
+}
+
 static int trace_collect_steps(struct tctx *c, struct tvec *out)
 {
 	const struct profile *p = c->p;
 	const struct step_analysis *s = c->steps;
-	struct tev e;
 
 	for (size_t i = 0; s && i < s->nsteps; i++) {
 		const struct step *st = &s->steps[i];
+		uint32_t pid;
 
-		memset(&e, 0, sizeof(e));
-		e.ts = trace_rel(c, st->start);
-		int64_t end = trace_rel(c, st->end);
-
-		if (!trace_clip(c, &e.ts, &end) || st->process >= p->nprocesses)
+		if (st->process >= p->nprocesses)
 			continue;
-		e.dur = end - e.ts;
-		e.pid = p->processes[st->process].pid;
-		e.tid = e.pid & ((1u << TRACE_SLOT_SHIFT) - 1);
-		e.thr = PROF_NONE;
-		e.ref = (uint32_t)i;
-		e.type = TEV_STEP;
-		e.kind = LANE_STEP;
-		if (tvec_push(out, &e))
+		pid = p->processes[st->process].pid;
+		if (trace_push_slice(c, out, st->start, st->end, pid, pid, PROF_NONE, (uint32_t)i,
+		                     TEV_STEP, LANE_STEP))
 			return -ENOMEM;
 	}
 	for (size_t i = 0; i < p->nwindows; i++) {
 		const struct prof_window *w = &p->windows[i];
+		uint32_t pid;
 
 		if (w->process >= p->nprocesses ||
 		    p->processes[w->process].capture.mode == CBN_CAPTURE_ALL)
 			continue;
-		memset(&e, 0, sizeof(e));
-		e.ts = trace_rel(c, w->start);
-		int64_t end = trace_rel(c, w->end);
+		pid = p->processes[w->process].pid;
+		if (trace_push_slice(c, out, w->start, w->end, pid, pid, PROF_NONE, (uint32_t)i,
+		                     TEV_CAPTURE, LANE_CAPTURE))
+			return -ENOMEM;
+	}
+	return 0;
+}
 
-		if (!trace_clip(c, &e.ts, &end))
+/* Off-CPU stretches (--off-cpu) as slices on their thread's CPU lane, where
+ * the samples leave a gap: the slot assignment moves one that overlaps a
+ * sample slice to an overflow lane. */
+static int trace_collect_offcpu(struct tctx *c, struct tvec *out)
+{
+	const struct profile *p = c->p;
+
+	for (size_t i = 0; i < p->noffcpu; i++) {
+		const struct prof_offcpu *o = &p->offcpu[i];
+		uint32_t pid, tid;
+
+		if (o->thread >= p->nthreads || o->end <= o->start)
 			continue;
-		e.dur = end - e.ts;
-		e.pid = p->processes[w->process].pid;
-		e.tid = e.pid & ((1u << TRACE_SLOT_SHIFT) - 1);
-		e.thr = PROF_NONE;
-		e.ref = (uint32_t)i;
-		e.type = TEV_CAPTURE;
-		e.kind = LANE_CAPTURE;
-		if (tvec_push(out, &e))
+		trace_thread_id(c, o->thread, o->process, &pid, &tid);
+		if (trace_push_slice(c, out, o->start, o->end, pid, tid, o->thread, (uint32_t)i,
+		                     TEV_OFFCPU, LANE_CPU))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* A wait in a mutex lock whose owner is known: the blocking call names a lock
+ * (pthread_mutex_lock, __lll_lock_wait, std::mutex::lock). */
+static int trace_is_lock_wait(const struct profile *p, const struct prof_offcpu *o)
+{
+	const char *call;
+
+	if (o->kind != CBN_OFF_FUTEX || o->owner_thread == PROF_NONE ||
+	    o->owner_thread >= p->nthreads || o->owner_thread == o->thread)
+		return 0;
+	call = wait_stack_call(p, o->stack);
+	return call && strstr(call, "lock") != NULL;
+}
+
+/* Lock waits as flows from the waiter's off-CPU slice to the holder's CPU
+ * lane at the wait's end ("f" binds to the holder's enclosing slice there,
+ * "bp":"e"); ids 2^51 + the stretch's index, apart from the CUDA flows' (exact
+ * in a double, as JSON readers hold them). */
+static int trace_add_lock_flows(struct tctx *c, struct tvec *t)
+{
+	const struct profile *p = c->p;
+	size_t n = t->n;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct prof_offcpu *o;
+		struct tev s, f;
+		uint32_t pid, tid;
+
+		if (t->v[i].type != TEV_OFFCPU || t->v[i].ref >= p->noffcpu)
+			continue;
+		o = &p->offcpu[t->v[i].ref];
+		if (!trace_is_lock_wait(p, o) || t->v[i].dur <= 0)
+			continue;
+		s = t->v[i];
+		s.type = TEV_LOCK_S;
+		s.ts = t->v[i].ts + t->v[i].dur - 1;
+		s.dur = 0;
+		s.flow = (1ull << 51) | t->v[i].ref;
+		trace_thread_id(c, o->owner_thread, o->process, &pid, &tid);
+		memset(&f, 0, sizeof(f));
+		f.type = TEV_LOCK_F;
+		f.pid = pid;
+		f.tid = tid;
+		f.thr = o->owner_thread;
+		f.kind = LANE_CPU;
+		f.ts = s.ts;
+		f.flow = s.flow;
+		f.ref = t->v[i].ref;
+		if (tvec_push(t, &s) || tvec_push(t, &f))
 			return -ENOMEM;
 	}
 	return 0;
@@ -1047,6 +1128,20 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 		sb_printf(b, "{\"ph\":\"%s\",\"cat\":\"ac2g\",\"name\":\"ac2g\",\"id\":%" PRIu64,
 		          e->type == TEV_FLOW_S ? "s" : "f\",\"bp\":\"e", e->flow);
 		break;
+	case TEV_OFFCPU: {
+		const struct prof_offcpu *o = &p->offcpu[e->ref];
+		char name[1024];
+
+		wait_offcpu_label(name, sizeof(name), o->kind, wait_stack_call(p, o->stack));
+		sb_puts(b, "{\"ph\":\"X\",\"cat\":\"off_cpu\",\"name\":");
+		sb_json_str(b, name);
+		break;
+	}
+	case TEV_LOCK_S:
+	case TEV_LOCK_F:
+		sb_printf(b, "{\"ph\":\"%s\",\"cat\":\"lock\",\"name\":\"lock wait\",\"id\":%" PRIu64,
+		          e->type == TEV_LOCK_S ? "s" : "f\",\"bp\":\"e", e->flow);
+		break;
 	}
 	sb_puts(b, ",\"pid\":");
 	sb_u64(b, e->pid);
@@ -1095,6 +1190,24 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 		          ",\"copies\":%" PRIu32 "}",
 		          st->number, st->cpu_ns, st->gpu_busy_ns, st->sync_ns, st->kernels,
 		          st->copies);
+		break;
+	}
+	case TEV_OFFCPU: {
+		const struct prof_offcpu *o = &p->offcpu[e->ref];
+		uint32_t site = wait_stack_site(p, o->stack);
+
+		sb_printf(b, ",\"args\":{\"kind\":\"%s\",\"syscall\":%" PRId32
+		          ",\"weight_ns\":%" PRIu64, wait_kind_name((int)o->kind), o->syscall,
+		          o->weight_ns);
+		if (site < p->nfuncs) {
+			sb_puts(b, ",\"site\":");
+			sb_json_str(b, p->funcs[site].name ? p->funcs[site].name : "");
+		}
+		if (o->addr)
+			sb_printf(b, ",\"addr\":\"0x%" PRIx64 "\"", o->addr);
+		if (trace_is_lock_wait(p, o))
+			sb_printf(b, ",\"holder_tid\":%" PRIu32, p->threads[o->owner_thread].tid);
+		sb_puts(b, "}");
 		break;
 	}
 	case TEV_CAPTURE: {
@@ -1459,11 +1572,15 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
 	if (!rc)
 		rc = trace_collect_cpu(&c, &cpu);
 	if (!rc)
+		rc = trace_collect_offcpu(&c, &cpu);
+	if (!rc)
 		rc = trace_assign_slots(&c, &cuda);
 	if (!rc)
 		rc = trace_assign_slots(&c, &cpu);
 	if (!rc)
 		rc = trace_add_flows(&c, &cuda);
+	if (!rc)
+		rc = trace_add_lock_flows(&c, &cpu);
 	if (!rc) {
 		if (cuda.n)
 			qsort(cuda.v, cuda.n, sizeof(*cuda.v), cmp_emit_order);

@@ -40,5 +40,8 @@ char *wait_offcpu_label(char *buf, size_t len, uint32_t kind, const char *call);
  * libraries' run at its leaf (libc, libpthread, ld-linux, libgomp, ...), the
  * leaf itself when it lies outside them; NULL without a usable stack. */
 const char *wait_stack_call(const struct profile *p, uint32_t stack);
+/* Its call site: the innermost frame outside the system libraries (the leaf
+ * when all are); PROF_NONE without a usable stack. */
+uint32_t wait_stack_site(const struct profile *p, uint32_t stack);
 
 #endif

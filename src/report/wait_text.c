@@ -74,6 +74,27 @@ const char *wait_stack_call(const struct profile *p, uint32_t stack)
 	return call;
 }
 
+uint32_t wait_stack_site(const struct profile *p, uint32_t stack)
+{
+	const struct prof_stack *s;
+	uint32_t i, leaf = PROF_NONE;
+
+	if (stack >= p->nstacks)
+		return PROF_NONE;
+	s = &p->stacks[stack];
+	for (i = 0; i < s->nframes && (size_t)s->first + i < p->nframes; i++) {
+		uint32_t f = p->frames[s->first + i].func;
+
+		if (f >= p->nfuncs)
+			break;
+		if (leaf == PROF_NONE)
+			leaf = f;
+		if (!is_sys_module(p->funcs[f].module))
+			return f;
+	}
+	return leaf;
+}
+
 char *wait_offcpu_label(char *buf, size_t len, uint32_t kind, const char *call)
 {
 	if (call && *call)

@@ -96,7 +96,8 @@ def check_trace(a):
                 if s < lo or t > hi:
                     bad("%s [%d,%d] outside the window" % (e.get("name"), s, t))
                     break
-    # flows: one s and one f per id, s inside a CUDA API slice, f on a GPU op
+    # flows: one s and one f per id, s inside a CUDA API slice, f on a GPU op;
+    # lock flows start inside an off-CPU slice
     def enclosing(key, ts, cats):
         for s, t, e in lanes.get(key, []):
             if s <= ts <= t and t > s and any(e.get("cat", "").startswith(c) for c in cats):
@@ -113,6 +114,13 @@ def check_trace(a):
             bad("flow %r has %d ends" % (s["id"], len(fs)))
             continue
         f = fs[0]
+        if s.get("cat") == "lock":
+            # a lock wait: from the waiter's off-CPU slice to the holder's lane
+            if f.get("bp") != "e" or f.get("cat") != "lock":
+                bad("lock flow %r is malformed" % s["id"])
+            if not enclosing((s["pid"], s["tid"]), round(s["ts"] * 1000), ("off_cpu",)):
+                bad("lock flow start %r is not inside an off-CPU slice" % s["id"])
+            continue
         if f.get("bp") != "e" or s.get("cat") != "ac2g" or f.get("cat") != "ac2g":
             bad("flow %r is not kineto's ac2g form" % s["id"])
         if not enclosing((s["pid"], s["tid"]), round(s["ts"] * 1000), ("cuda_",)):
