@@ -461,8 +461,9 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 			enum export_sample t;
 
 			if (export_sample_parse(optarg, &t) < 0)
-				return cli_usage_error("--sample-type %s: expected cpu, alloc_space, "
-						   "alloc_objects, inuse_space or inuse_objects", optarg);
+				return cli_usage_error("--sample-type %s: expected cpu, wall, offcpu, "
+						   "alloc_space, alloc_objects, inuse_space or "
+						   "inuse_objects", optarg);
 			o->sample_type = (int)t;
 			break;
 		}

@@ -29,6 +29,8 @@ enum export_sample {
 	EXPORT_ALLOC_OBJECTS,    /* allocations */
 	EXPORT_INUSE_SPACE,      /* bytes never freed */
 	EXPORT_INUSE_OBJECTS,    /* blocks never freed */
+	EXPORT_WALL,             /* ns on and off the CPU per stack (--off-cpu) */
+	EXPORT_OFFCPU,           /* ns off the CPU per stack (--off-cpu) */
 };
 
 /* "cpu", "alloc_space", ...: 0 with *t set, -1 when s names none. */
@@ -36,6 +38,10 @@ int export_sample_parse(const char *s, enum export_sample *t);
 const char *export_sample_name(enum export_sample t);
 /* 1 when host allocations were recorded (some process's hooks were on). */
 int export_has_memory(const struct profile *p);
+/* 1 for the wall-clock types (wall, offcpu), which need --off-cpu data. */
+int export_sample_is_wall(enum export_sample t);
+/* 1 when the off-CPU sampler recorded in some process. */
+int export_has_offcpu(const struct profile *p);
 
 int export_trace(const struct analysis *a, const char *path, const struct trace_opts *o,
 		 char *err, size_t errlen);

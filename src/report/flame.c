@@ -3,7 +3,9 @@
  * (root at the bottom, width proportional to samples, click to zoom, search,
  * hover details).  The merged call tree is built here; the script is flame_js.h.
  * Width is CPU samples, or with --sample-type the host allocations' bytes or
- * objects (estimates, rounded per stack).
+ * objects (estimates, rounded per stack), or wall-clock ns (wall, offcpu),
+ * where off-CPU stacks end in a "[off-CPU: KIND]" frame and frames that are
+ * mostly off-CPU time are drawn blue.
  */
 #include "util.h"
 #include "analysis.h"
@@ -11,6 +13,7 @@
 #include "flame_js.h"
 #include "gz.h"
 #include "mem_samples.h"
+#include "wait_report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -34,6 +37,7 @@ struct fnode {
 	uint32_t parent, child, next; /* first child, next sibling; 0 = none */
 	uint32_t depth;
 	uint64_t total;
+	uint64_t off;                 /* of total, off-CPU time (wall types) */
 };
 
 struct ftree {
@@ -109,12 +113,26 @@ static int flame_mem_weights(const struct profile *p, enum export_sample type, u
 
 static int flame_build(const struct profile *p, enum export_sample type, struct ftree *t)
 {
-	/* weights per (stack, truncated); slot 2 * nstacks: no valid stack */
-	uint64_t *w = calloc(2 * (p->nstacks + 1), sizeof(*w));
+	/* weights per (stack, truncated); slot 2 * nstacks: no valid stack; wall
+	 * types: WAIT_WALL_SLOTS per stack, the off-CPU kinds after those two */
+	int wall = export_sample_is_wall(type);
+	size_t per = wall ? WAIT_WALL_SLOTS : 2;
+	uint64_t *w = calloc(per * (p->nstacks + 1), sizeof(*w));
 
 	if (!w)
 		return -ENOMEM;
-	if (type != EXPORT_CPU && flame_mem_weights(p, type, w) < 0) {
+	if (wall) {
+		double *d = calloc(per * (p->nstacks + 1), sizeof(*d));
+
+		if (!d) {
+			free(w);
+			return -ENOMEM;
+		}
+		wait_wall_weights(p, type == EXPORT_WALL, d);
+		for (size_t i = 0; i < per * (p->nstacks + 1); i++)
+			w[i] = d[i] > 0 ? (uint64_t)llround(d[i]) : 0;
+		free(d);
+	} else if (type != EXPORT_CPU && flame_mem_weights(p, type, w) < 0) {
 		free(w);
 		return -ENOMEM;
 	}
@@ -132,16 +150,18 @@ static int flame_build(const struct profile *p, enum export_sample type, struct 
 
 		w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] += s->weight ? s->weight : 1;
 	}
-	for (size_t i = 0; i < 2 * (p->nstacks + 1); i++) {
-		const struct prof_stack *sk = i / 2 < p->nstacks ? &p->stacks[i / 2] : NULL;
+	for (size_t i = 0; i < per * (p->nstacks + 1); i++) {
+		const struct prof_stack *sk = i / per < p->nstacks ? &p->stacks[i / per] : NULL;
+		uint64_t off = i % per >= 2 ? w[i] : 0;
 		uint32_t cur = 0;
 
 		if (!w[i])
 			continue;
 		t->n[0].total += w[i];
+		t->n[0].off += off;
 		/* a stack cut at max depth lacks its root: keep it under one
 		 * "[truncated]" frame rather than as towers of their own */
-		if (i % 2 && sk && sk->nframes) {
+		if (i % per == 1 && sk && sk->nframes) {
 			cur = flame_child(t, 0, "[truncated]", 0);
 			if (!cur) {
 				free(w);
@@ -161,6 +181,18 @@ static int flame_build(const struct profile *p, enum export_sample type, struct 
 				return -ENOMEM;
 			}
 			t->n[cur].total += w[i];
+			t->n[cur].off += off;
+		}
+		/* the off-CPU kind as a leaf frame of its own, as perf's off-CPU
+		 * flame graphs end a blocked stack */
+		if (off) {
+			cur = flame_child(t, cur, wait_offcpu_frame((uint32_t)(i % per - 2)), 0);
+			if (!cur) {
+				free(w);
+				return -ENOMEM;
+			}
+			t->n[cur].total += w[i];
+			t->n[cur].off += off;
 		}
 	}
 	free(w);
@@ -239,6 +271,16 @@ static void flame_colour(const char *name, unsigned rgb[3])
 	rgb[2] = (h >> 20) % 56;
 }
 
+/* Cold colours for off-CPU frames, from the name as the warm ones. */
+static void flame_blue(const char *name, unsigned rgb[3])
+{
+	uint32_t h = util_fnv1a32_str(name);
+
+	rgb[0] = 40 + (h % 60);
+	rgb[1] = 90 + ((h >> 8) % 90);
+	rgb[2] = 200 + ((h >> 20) % 56);
+}
+
 static int cmp_child_name(const void *a, const void *b)
 {
 	const struct fnode *const *x = a, *const *y = b;
@@ -268,6 +310,9 @@ static int flame_emit(struct flame_out *o, uint32_t i, uint64_t off)
 	const struct fnode **kids = NULL;
 
 	flame_colour(n->name, rgb);
+	/* mostly off-CPU: blue, as off-CPU flame graphs draw waiting */
+	if (2 * n->off > n->total)
+		flame_blue(n->name, rgb);
 	gz_puts(o->f, "<g class=\"f\"><title>");
 	flame_xml(o->f, n->name, SIZE_MAX);
 	if (n->inlined)
@@ -348,6 +393,8 @@ int export_flamegraph_as(const struct analysis *a, const char *path, enum export
 		[EXPORT_ALLOC_OBJECTS] = "allocations",
 		[EXPORT_INUSE_SPACE] = "bytes in use at exit",
 		[EXPORT_INUSE_OBJECTS] = "blocks in use at exit",
+		[EXPORT_WALL] = "ns on and off CPU",
+		[EXPORT_OFFCPU] = "ns off CPU",
 	};
 	const struct profile *p = a->profile;
 	struct ftree t = {0};
@@ -358,7 +405,12 @@ int export_flamegraph_as(const struct analysis *a, const char *path, enum export
 	size_t cl = 0;
 	int rc;
 
-	if (type != EXPORT_CPU && !export_has_memory(p)) {
+	if (export_sample_is_wall(type) && !export_has_offcpu(p)) {
+		snprintf(err, errlen, "cannot weigh %s by %s: the run has no off-CPU data; "
+			 "profile with --off-cpu", path, export_sample_name(type));
+		return -1;
+	}
+	if (!export_sample_is_wall(type) && type != EXPORT_CPU && !export_has_memory(p)) {
 		snprintf(err, errlen, "cannot weigh %s by %s: the run has no memory data; "
 			 "profile with --memory", path, export_sample_name(type));
 		return -1;

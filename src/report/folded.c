@@ -2,12 +2,15 @@
  * folded.c — --folded FILE: folded stacks ("main;work;leaf 42"), one line per
  * distinct stack, root first, counts in timer periods (sum of sample weights),
  * or with --sample-type the host allocations' bytes or objects (estimates,
- * rounded).  What flamegraph.pl, inferno, speedscope and difffolded.pl read.
+ * rounded), or wall-clock ns (wall: on and off the CPU; offcpu: off only), an
+ * off-CPU stack ending in a "[off-CPU: KIND]" frame.  What flamegraph.pl,
+ * inferno, speedscope and difffolded.pl read.
  */
 #include "analysis.h"
 #include "export.h"
 #include "gz.h"
 #include "mem_samples.h"
+#include "wait_report.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -116,27 +119,46 @@ int export_folded_as(const struct analysis *a, const char *path, enum export_sam
 	struct folded_line *lines = NULL;
 	size_t nlines = 0;
 	struct gz_file *f = NULL;
-	int rc = 0;
+	int rc = 0, wall = export_sample_is_wall(t);
+	/* slots per stack: (on-CPU, truncated), and with wall types one per
+	 * off-CPU kind (wait_wall_weights) */
+	size_t per = wall ? WAIT_WALL_SLOTS : 2;
 
-	if (t != EXPORT_CPU && !export_has_memory(p)) {
+	if (wall && !export_has_offcpu(p)) {
+		snprintf(err, errlen, "cannot weigh %s by %s: the run has no off-CPU data; "
+			 "profile with --off-cpu", path, export_sample_name(t));
+		return -1;
+	}
+	if (!wall && t != EXPORT_CPU && !export_has_memory(p)) {
 		snprintf(err, errlen, "cannot weigh %s by %s: the run has no memory data; "
 			 "profile with --memory", path, export_sample_name(t));
 		return -1;
 	}
-	w = calloc(2 * (p->nstacks + 1), sizeof(*w));
-	lines = calloc(2 * (p->nstacks + 1), sizeof(*lines));
-	if (!w || !lines || folded_weights(p, t, w) < 0) {
+	w = calloc(per * (p->nstacks + 1), sizeof(*w));
+	lines = calloc(per * (p->nstacks + 1), sizeof(*lines));
+	if (!w || !lines || (!wall && folded_weights(p, t, w) < 0)) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	for (size_t i = 0; i < 2 * (p->nstacks + 1); i++) {
-		size_t k = i / 2;
+	if (wall)
+		wait_wall_weights(p, t == EXPORT_WALL, w);
+	for (size_t i = 0; i < per * (p->nstacks + 1); i++) {
+		size_t k = i / per, j = i % per;
+		char *text;
 
 		if (!w[i])
 			continue;
-		lines[nlines].text =
-		    folded_stack_text(p, k < p->nstacks ? &p->stacks[k] : NULL, i % 2);
-		if (!lines[nlines].text) {
+		text = folded_stack_text(p, k < p->nstacks ? &p->stacks[k] : NULL, j == 1);
+		if (text && j >= 2) {
+			const char *leaf = wait_offcpu_frame((uint32_t)(j - 2));
+			char *both = malloc(strlen(text) + strlen(leaf) + 2);
+
+			if (both)
+				sprintf(both, "%s;%s", text, leaf);
+			free(text);
+			text = both;
+		}
+		if (!(lines[nlines].text = text)) {
 			rc = -ENOMEM;
 			goto out;
 		}

@@ -121,6 +121,8 @@ static const char *const sample_names[] = {
 	[EXPORT_ALLOC_OBJECTS] = "alloc_objects",
 	[EXPORT_INUSE_SPACE] = "inuse_space",
 	[EXPORT_INUSE_OBJECTS] = "inuse_objects",
+	[EXPORT_WALL] = "wall",
+	[EXPORT_OFFCPU] = "offcpu",
 };
 
 int export_sample_parse(const char *s, enum export_sample *t)
