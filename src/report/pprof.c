@@ -4,7 +4,9 @@
  * length-delimited fields only.  `go tool pprof -top FILE` and speedscope read it.
  * With host memory data the profile also carries pprof's heap sample types
  * (alloc_objects, alloc_space, inuse_objects, inuse_space): CPU samples have 0
- * there and allocation samples 0 for CPU; the default stays cpu.
+ * there and allocation samples 0 for CPU; the default stays cpu.  With
+ * off-CPU data (--off-cpu) two more, offcpu and wall (nanoseconds): a CPU
+ * sample's wall is its CPU time, an off-CPU stretch's both its weight.
  */
 #include "util.h"
 #include "analysis.h"
@@ -267,6 +269,7 @@ struct pprof_ctx {
 	struct pb *sub, *sub2, *ids;
 	uint8_t *func_used;
 	int64_t s_thread, s_tid, s_pid;
+	size_t nvalues;          /* values per Sample: 2, + 4 heap, + 2 off-CPU */
 };
 
 /* Append one Sample of stack and thread with values[0..n) to out; 0 or
@@ -348,7 +351,7 @@ static int pprof_mem_samples(struct pprof_ctx *x, struct pb *out)
 		qsort(ms, n, sizeof(*ms), cmp_mem_sample);
 	for (size_t i = 0; i < n && !rc;) {
 		double v[4] = {0};
-		uint64_t values[6] = {0};
+		uint64_t values[8] = {0};
 		size_t j = i;
 
 		for (; j < n && ms[j].stack == ms[i].stack && ms[j].thread == ms[i].thread; j++) {
@@ -359,11 +362,28 @@ static int pprof_mem_samples(struct pprof_ctx *x, struct pb *out)
 		}
 		for (int k = 0; k < 4; k++)
 			values[2 + k] = (uint64_t)llround(v[k]);
-		rc = pprof_sample(x, out, ms[i].stack, ms[i].thread, values, 6);
+		rc = pprof_sample(x, out, ms[i].stack, ms[i].thread, values, x->nvalues);
 		i = j;
 	}
 	free(ms);
 	return rc;
+}
+
+/* The off-CPU stretches (--off-cpu), one Sample each: offcpu and wall
+ * nanoseconds, the last two values (the others 0). */
+static int pprof_offcpu_samples(struct pprof_ctx *x, struct pb *out)
+{
+	const struct profile *p = x->p;
+
+	for (size_t i = 0; i < p->noffcpu; i++) {
+		const struct prof_offcpu *o = &p->offcpu[i];
+		uint64_t values[8] = {0};
+
+		values[x->nvalues - 2] = values[x->nvalues - 1] = o->weight_ns;
+		if (pprof_sample(x, out, o->stack, o->thread, values, x->nvalues) < 0)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int pprof_encode(const struct profile *p, struct pb *out)
@@ -375,7 +395,7 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 	uint8_t *func_used = NULL;
 	const char **modules = NULL;
 	size_t nmodules = 0;
-	int memory = export_has_memory(p);
+	int memory = export_has_memory(p), offcpu = export_has_offcpu(p);
 	struct pprof_ctx x;
 	int rc = -ENOMEM;
 
@@ -394,7 +414,8 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 || s_thread < 0 || s_tid < 0 ||
 	    s_pid < 0)
 		goto out;
-	x = (struct pprof_ctx){p, &st, &lt, &sub, &sub2, &ids, NULL, s_thread, s_tid, s_pid};
+	x = (struct pprof_ctx){p, &st, &lt, &sub, &sub2, &ids, NULL, s_thread, s_tid, s_pid,
+			       2 + (memory ? 4 : 0) + (offcpu ? 2 : 0)};
 
 	/* sample_type [samples count] [cpu nanoseconds], period_type cpu ns;
 	 * with memory data, Go's heap types after them */
@@ -420,6 +441,20 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 			pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
 		}
 	}
+	/* with off-CPU data, time off the CPU and wall time (on + off), as
+	 * async-profiler's wall mode: a CPU sample's wall is its CPU time */
+	if (offcpu) {
+		int64_t off = strtab_id(&st, "offcpu"), wall = strtab_id(&st, "wall");
+
+		if (off < 0 || wall < 0)
+			goto out;
+		pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)off);
+		pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);
+		pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
+		pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)wall);
+		pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);
+		pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
+	}
 
 	/* samples, merged per (stack, thread) */
 	idx = util_reallocarray(NULL, p->nsamples + 1, sizeof(*idx));
@@ -432,7 +467,7 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 	qsort_r(idx, p->nsamples, sizeof(*idx), cmp_sample, (void *)p);
 	for (size_t i = 0; i < p->nsamples;) {
 		const struct prof_sample *s = &p->samples[idx[i]];
-		uint64_t values[6] = {0};
+		uint64_t values[8] = {0};
 		size_t j = i;
 
 		for (; j < p->nsamples && p->samples[idx[j]].stack == s->stack &&
@@ -444,10 +479,14 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 			values[1] += w * prof_period_of_thread(p, s->thread);
 		}
 		i = j;
-		if (pprof_sample(&x, out, s->stack, s->thread, values, memory ? 6 : 2) < 0)
+		if (offcpu)
+			values[x.nvalues - 1] = values[1];
+		if (pprof_sample(&x, out, s->stack, s->thread, values, x.nvalues) < 0)
 			goto out;
 	}
 	if (memory && pprof_mem_samples(&x, out) < 0)
+		goto out;
+	if (offcpu && pprof_offcpu_samples(&x, out) < 0)
 		goto out;
 
 	/* mappings: one per module (we have names, not address ranges); the
