@@ -19,7 +19,7 @@ CHECK="python3 $CBN_SOURCE_DIR/tests/e2e/export_check.py"
 run_cbn --sample-type bogus --folded "$T/x.folded" -- "$EXAMPLES/split" 0.05
 expect_rc 2
 [ "$(wc -l <"$ERRF")" = 1 ] || fail "not a one-line error: $(cat "$ERRF")"
-grep -q 'expected cpu, alloc_space' "$ERRF" || fail "bad --sample-type not explained"
+grep -q 'expected cpu, wall, offcpu, alloc_space' "$ERRF" || fail "bad --sample-type not explained"
 run_cbn --sample-type alloc_space -- "$EXAMPLES/split" 0.05
 expect_rc 2
 grep -q -- '--sample-type needs --folded FILE or --flamegraph FILE' "$ERRF" ||
