@@ -239,8 +239,9 @@ static void print_overview(struct wt *t)
 	snprintf(v, sizeof(v), "%u seen, %u busy (on the CPU >= 5%% of the wall)", w->threads,
 		 w->busy_threads);
 	ov_line(out, "Threads", v);
-	snprintf(v, sizeof(v), "%.1f%%   = (CPU - spin) / (wall x busy threads)",
-		 100.0 * w->efficiency);
+	/* -q: tables only, no formula hints */
+	snprintf(v, sizeof(v), "%.1f%%%s", 100.0 * w->efficiency,
+		 t->o && t->o->quiet ? "" : "   = (CPU - spin) / (wall x busy threads)");
 	ov_line(out, "Parallel efficiency", v);
 	fprintf(out, "  Share of thread time:\n");
 	for (a = 0; a < WAIT_ACT_N; a++) {

@@ -142,8 +142,24 @@ static void test_text(void)
 	/* the overview ends the CPU part, before the footer */
 	CHECK(strstr(t, "Wall clock") < strstr(t, "CPU overview"));
 	CHECK(strstr(t, "CPU overview") < strstr(t, "Data quality"));
+	CHECK(strstr(t, "= (CPU - spin) / (wall x busy threads)") != NULL);
 	free(t);
 
+	/* -q: no header, no formula hint; the overview stays */
+	{
+		struct report_opts q = {.limit = 15, .quiet = 1};
+		size_t len = 0;
+		FILE *f;
+
+		t = NULL;
+		f = open_memstream(&t, &len);
+		REQUIRE(f != NULL);
+		CHECK(report_text(f, &a, &q) == 0);
+		fclose(f);
+		CHECK(strstr(t, "Parallel efficiency        60.0%\n") != NULL);
+		CHECK(strstr(t, "Off-CPU:    ") == NULL);
+		free(t);
+	}
 	/* --limit 1: one row each, the rest counted */
 	t = text_of(&a, 1);
 	REQUIRE(t != NULL);
