@@ -1,0 +1,48 @@
+#!/bin/bash
+# wait_omp — spin-waits named (examples/wait_omp.c: a team of 2 threads where
+# thread 0 does 3 units of work and thread 1 one unit per round, so thread 1
+# waits at libgomp's barrier for 2 units of every 4: a third of the team's
+# time).  With libgomp's default wait policy the wait is first spent spinning
+# in libgomp: the spin share of thread time is over 0.12 (expected about 0.3;
+# lower bound for a loaded machine where the spin gives up sooner), the spin
+# is counted as waiting (the efficiency is below 0.9), the recommendation
+# omp-spin fires and names OMP_WAIT_POLICY or libgomp, and the text report
+# names the spin.  Skipped when the compiler has no OpenMP or the machine has
+# one CPU (libgomp then throttles the spin to almost nothing).
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+PY=/usr/bin/python3
+if ! grep -q '^OpenMP_C_FLAGS:.*openmp' "$CBN_BUILD_DIR/CMakeCache.txt" 2>/dev/null; then
+	skip "the C compiler has no OpenMP (CMake's find_package(OpenMP) found none): wait_omp not built"
+fi
+need_example wait_omp
+[ "$(nproc)" -ge 2 ] || skip "one CPU: libgomp throttles its barrier spin (GOMP_SPINCOUNT) to 1000 polls"
+# libgomp's defaults, whatever the caller's environment says
+unset OMP_WAIT_POLICY GOMP_SPINCOUNT OMP_NUM_THREADS OMP_DYNAMIC OMP_PROC_BIND
+
+run_cbn --off-cpu --json "$T/r.json" -- "$EXAMPLES/wait_omp"
+expect_rc 0
+grep_out '^wait_omp: 100 rounds, checksum '
+grep_out '^Verdict: '
+grep -qi 'spin' "$OUTF" || fail "the text report never says spin"
+grep -q 'libgomp' "$OUTF" || fail "the text report never names libgomp"
+$PY - "$T/r.json" <<'PYEOF' || fail "wait_omp: the barrier spin"
+import json, sys
+w = json.load(open(sys.argv[1]))["waiting"]
+sh = w["shares"]
+print("# shares: %s" % ", ".join("%s %.2f" % kv for kv in sh.items()), file=sys.stderr)
+print("# efficiency %.2f, busy threads %d, verdict %s: %s" % (w["efficiency"], w["busy_threads"],
+      w["verdict"], w["verdict_text"]), file=sys.stderr)
+assert sh["spin"] > 0.12, sh
+assert w["activities"]["spin"] > 0.12 * w["thread_ns"], w["activities"]
+assert w["efficiency"] < 0.9, w["efficiency"]
+assert w["busy_threads"] == 2, w["busy_threads"]
+spin = [t for t in w["per_thread"] if t["spin_ns"] > 0.2 * t["cpu_ns"]]
+assert spin, [(t["name"], t["cpu_ns"], t["spin_ns"]) for t in w["per_thread"]]
+recs = [r for r in w["recommendations"] if r["id"] == "omp-spin"]
+print("# recommendations: %s" % [r["id"] for r in w["recommendations"]], file=sys.stderr)
+assert recs, w["recommendations"]
+text = recs[0]["message"] + " " + json.dumps(recs[0]["evidence"])
+assert "OMP_WAIT_POLICY" in text or "libgomp" in text, recs[0]
+PYEOF
+exit 0

@@ -1,0 +1,70 @@
+#!/bin/bash
+# wait_prodcons — off-CPU time by stack on a known wait (examples/wait_prodcons.c:
+# the consumer blocks in pthread_cond_wait at WAIT-SITE while the producer
+# sleeps 20 ms before each of 15 items).  Under --off-cpu (100 Hz): the
+# consumer's futex time and the producer's sleep are each 300 ms ± 30 % (a
+# 20 ms wait is seen by 2 ticks ± 1: the sum of 15 is within a few ticks),
+# the site is take_item at WAIT-SITE, futex, one thread; the text report has
+# the off-CPU section; the program's output is unchanged.  Without --off-cpu:
+# waiting of unknown cause estimated from thread lifetimes (most of the
+# threads' time: they mostly wait).  The program hardly uses the CPU, so no
+# verdict is asserted here (wait_lock.sh and wait_poll.sh do).
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+need_example wait_prodcons
+PY=/usr/bin/python3
+SITE_LINE=$(grep -n '/\* WAIT-SITE \*/' "$CBN_SOURCE_DIR/examples/wait_prodcons.c" | cut -d: -f1)
+
+plain=$("$EXAMPLES/wait_prodcons") || fail "the example failed without the profiler"
+
+run_cbn --off-cpu --json "$T/r.json" -- "$EXAMPLES/wait_prodcons"
+expect_rc 0
+[ "$(grep '^wait_prodcons:' "$OUTF")" = "$plain" ] || fail "the program's output changed under --off-cpu"
+grep_out 'Off-CPU: where threads waited'
+$PY - "$T/r.json" "$SITE_LINE" <<'PYEOF' || fail "wait_prodcons --off-cpu: the consumer's wait"
+import json, sys
+w = json.load(open(sys.argv[1]))["waiting"]
+ms = 1e6
+assert w["offcpu"] is True and w["rate_hz"] == 100, (w["offcpu"], w["rate_hz"])
+th = {t["name"]: t for t in w["per_thread"]}
+assert "consumer" in th and "producer" in th, sorted(th)
+cf = th["consumer"]["off_cpu"].get("futex", 0)
+ps = th["producer"]["off_cpu"].get("sleep", 0)
+print("# consumer futex %.0f ms, producer sleep %.0f ms (expected 300 each)" % (cf / ms, ps / ms),
+      file=sys.stderr)
+assert 210 * ms <= cf <= 390 * ms, cf
+assert 210 * ms <= ps <= 390 * ms, ps
+sites = [s for s in w["sites"] if s["function"] == "take_item"]
+assert sites, [(s["function"], s["kind"], s["ns"]) for s in w["sites"]]
+s = sites[0]
+print("# site %s %s:%s call %s kind %s %.0f ms, %d thread(s)" % (s["function"], s["file"],
+      s["line"], s["call"], s["kind"], s["ns"] / ms, s["threads"]), file=sys.stderr)
+assert s["kind"] == "futex", s
+assert s["file"].endswith("wait_prodcons.c") and s["line"] == int(sys.argv[2]), s
+assert s["threads"] == 1, s
+assert 210 * ms <= s["ns"] <= 390 * ms, s
+assert w["off_cpu"]["futex"] >= cf and w["off_cpu"]["sleep"] >= ps, w["off_cpu"]
+assert w["off_ns"] >= cf + ps, (w["off_ns"], cf, ps)
+# no lock: the consumer waits in a condition variable, not in a mutex lock
+assert not any(l["function"] == "take_item" for l in w["locks"]), w["locks"]
+PYEOF
+
+# The CPU verdict alone: no off-CPU stretches, waiting estimated.
+run_cbn --json "$T/c.json" -- "$EXAMPLES/wait_prodcons"
+expect_rc 0
+if grep -q 'Off-CPU: where threads waited' "$OUTF"; then
+	fail "an off-CPU section without --off-cpu"
+fi
+$PY - "$T/c.json" <<'PYEOF' || fail "wait_prodcons without --off-cpu: the estimate"
+import json, sys
+w = json.load(open(sys.argv[1]))["waiting"]
+assert w["offcpu"] is False, w["offcpu"]
+assert not w["sites"] and not w["locks"], (w["sites"], w["locks"])
+print("# threads %d, thread time %.0f ms, cpu %.0f ms, blocked (est.) %.0f ms, verdict %s" % (
+      w["threads"], w["thread_ns"] / 1e6, w["cpu_ns"] / 1e6, w["blocked_est_ns"] / 1e6,
+      w["verdict"]), file=sys.stderr)
+assert w["threads"] >= 3, w["threads"]
+assert w["blocked_est_ns"] >= 0.5 * w["thread_ns"], (w["blocked_est_ns"], w["thread_ns"])
+assert abs(w["shares"]["blocked"] - w["blocked_est_ns"] / w["thread_ns"]) < 0.01, w["shares"]
+PYEOF
+exit 0
