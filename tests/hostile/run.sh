@@ -12,7 +12,9 @@
 # skip with that reason), HOSTILE_CBN_ARGS (more launcher options, e.g.
 # --memory), HOSTILE_PRELOAD (a library the user preloads, in both runs:
 # jemalloc, tcmalloc; skip when it is not installed), HOSTILE_EXTRA_THREAD=1
-# (the profiled run has the agent's background thread: --memory).
+# (the profiled run has the agent's background thread: --memory) or =NAME
+# (it has one named NAME, left out of the thread-name lists too: --off-cpu's
+# cbn-offcpu).
 # Exit 0 pass, 1 fail, 77 skip.
 set -u
 
@@ -141,12 +143,18 @@ fi
 
 # --- stdout and stderr ---------------------------------------------------------
 # --memory keeps the agent's background thread for the whole run (it writes
-# the memory counters every 10 ms: docs/agent.md), the one thread the program
-# can see: counted out of the profiled run's thread views.
-if [ "${HOSTILE_EXTRA_THREAD:-0}" = 1 ]; then
-	awk '/^threads\[[^]]*\]: tasks=[0-9]+ Threads=[0-9]+$/ {
+# the memory counters every 10 ms: docs/agent.md), --off-cpu its sampler
+# thread cbn-offcpu (docs/waiting.md): the one thread the program can see,
+# counted out of the profiled run's thread views, and its name out of the
+# thread-name lists ("comm[tag]: name name ...").
+if [ "${HOSTILE_EXTRA_THREAD:-0}" != 0 ]; then
+	awk -v name="$HOSTILE_EXTRA_THREAD" '/^threads\[[^]]*\]: tasks=[0-9]+ Threads=[0-9]+$/ {
 		split($2, a, "="); split($3, b, "=");
-		print $1 " tasks=" a[2] - 1 " Threads=" b[2] - 1; next } { print }' \
+		print $1 " tasks=" a[2] - 1 " Threads=" b[2] - 1; next }
+		name != "1" && /^comm\[[^]]*\]:/ {
+			line = $1; for (i = 2; i <= NF; i++) if ($i != name) line = line " " $i
+			print line; next }
+		{ print }' \
 		"$T/prof.out" >"$T/prof.out.adj" && mv "$T/prof.out.adj" "$T/prof.out"
 fi
 if ! cmp -s "$T/plain.out" "$T/prof.out"; then
