@@ -1,8 +1,9 @@
 /*
  * wait_io — I/O wait with a known length: a child process writes one record
- * to a pipe every 20 ms (feed, in nanosleep), ITEMS times; the parent reads
+ * to a pipe every 17 ms (feed, in nanosleep), ITEMS times; the parent reads
  * them in read_slowly() (the line marked IO-SITE), blocked in read about
- * ITEMS x 20 ms (300 ms by default).  Usage: wait_io [ITEMS] (default 15).
+ * ITEMS x 17 ms (306 ms by default; 17 ms, not a multiple of the off-CPU
+ * sampler's period).  Usage: wait_io [ITEMS] (default 18).
  * Prints a checksum of what was read, exits 0.
  */
 #include <stdio.h>
@@ -14,9 +15,9 @@
 __attribute__((noinline)) static void feed(int fd, long items)
 {
 	for (long i = 1; i <= items; i++) {
-		struct timespec ms20 = {0, 20 * 1000000L};
+		struct timespec ms17 = {0, 17 * 1000000L};
 
-		while (nanosleep(&ms20, &ms20) != 0)
+		while (nanosleep(&ms17, &ms17) != 0)
 			;
 		if (write(fd, &i, sizeof(i)) != (ssize_t)sizeof(i))
 			_exit(1);
@@ -34,7 +35,7 @@ __attribute__((noinline)) static long read_slowly(int fd)
 
 int main(int argc, char **argv)
 {
-	long items = argc > 1 && atol(argv[1]) > 0 ? atol(argv[1]) : 15;
+	long items = argc > 1 && atol(argv[1]) > 0 ? atol(argv[1]) : 18;
 	unsigned long sum = 0;
 	int pfd[2], status = 0;
 	pid_t pid;

@@ -1,12 +1,13 @@
 /*
  * wait_prodcons — a producer and a consumer over a pthread condition
- * variable with a known blocking time: the producer sleeps 20 ms before each
+ * variable with a known blocking time: the producer sleeps 17 ms before each
  * of ITEMS items (produce_item, in nanosleep), the consumer waits for each one
  * in take_item (pthread_cond_wait, the line marked WAIT-SITE), so the
- * consumer is blocked in a futex about ITEMS x 20 ms (300 ms by default) and
- * the producer sleeps as long.  Threads are named "producer" and
- * "consumer".  Usage: wait_prodcons [ITEMS] (default 15).  Prints a
- * checksum of the items, exits 0.
+ * consumer is blocked in a futex about ITEMS x 17 ms (306 ms by default) and
+ * the producer sleeps as long (17 ms, not a multiple of the off-CPU
+ * sampler's period, so the waits do not keep one phase against its looks).
+ * Threads are named "producer" and "consumer".  Usage: wait_prodcons [ITEMS]
+ * (default 18).  Prints a checksum of the items, exits 0.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,14 +17,14 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t ready = PTHREAD_COND_INITIALIZER;
 static pthread_cond_t taken = PTHREAD_COND_INITIALIZER; /* the slot is free again */
-static long slot, have, items = 15;
+static long slot, have, items = 18;
 static unsigned long sum;
 
 __attribute__((noinline)) static void produce_item(long i)
 {
-	struct timespec ms20 = {0, 20 * 1000000L};
+	struct timespec ms17 = {0, 17 * 1000000L};
 
-	while (nanosleep(&ms20, &ms20) != 0)
+	while (nanosleep(&ms17, &ms17) != 0)
 		; /* EINTR: sleep the rest (never expected) */
 	pthread_mutex_lock(&lock);
 	while (have) /* one slot: never overwrite an item not taken yet */
