@@ -9,6 +9,7 @@
 #     at least 215 ms;
 #   - the site is take_item at WAIT-SITE, futex, one thread, and holds the
 #     consumer's futex time ± 15 %; it is not a lock (a condition variable);
+#     in the wall-clock view take_item is off the CPU for as long (± 15 %);
 #   - the text report has the off-CPU section; the program's output is the
 #     same as without the profiler.
 # Without --off-cpu: waiting of unknown cause estimated from thread lifetimes
@@ -54,6 +55,12 @@ assert w["off_cpu"]["futex"] >= cf and w["off_cpu"]["sleep"] >= ps, w["off_cpu"]
 assert w["off_ns"] >= cf + ps, (w["off_ns"], cf, ps)
 # a condition variable, not a mutex lock
 assert not any(l["function"] == "take_item" for l in w["locks"]), w["locks"]
+# the wall-clock view: take_item's stacks are off the CPU, by as much as the site
+wf = [f for f in w["wall_functions"] if f["function"] == "take_item"]
+assert wf, [f["function"] for f in w["wall_functions"]][:20]
+print("# wall view take_item: %s" % wf[0], file=sys.stderr)
+assert 0.85 * s["ns"] <= wf[0]["total_off_ns"] <= 1.15 * s["ns"], (wf[0], s)
+assert wf[0]["total_on_ns"] <= 0.1 * wf[0]["total_off_ns"], wf[0]
 PYEOF
 
 # Without --off-cpu: no off-CPU stretches, waiting estimated.
