@@ -2,13 +2,16 @@
 # wait_omp — spin-waits named (examples/wait_omp.c: a team of 2 threads where
 # thread 0 does 3 units of work and thread 1 one unit per round, so thread 1
 # waits at libgomp's barrier for 2 units of every 4: a third of the team's
-# time).  With libgomp's default wait policy the wait is first spent spinning
-# in libgomp: the spin share of thread time is over 0.12 (expected about 0.3;
-# lower bound for a loaded machine where the spin gives up sooner), the spin
-# is counted as waiting (the efficiency is below 0.9), the recommendation
-# omp-spin fires and names OMP_WAIT_POLICY or libgomp, and the text report
-# says spin and gives that recommendation.  Skipped when the compiler has no OpenMP or the machine has
-# one CPU (libgomp then throttles the spin to almost nothing).
+# CPU).  With libgomp's default wait policy that wait is spent spinning in
+# libgomp:
+#   - spin is over 20 % of the CPU time (expected a third; 0.33-0.35 measured
+#     here) -- a share of CPU, not of thread time: on a loaded machine the
+#     threads also wait runnable, and thread time holds that;
+#   - the spin counts as waiting: the efficiency is below 0.9;
+#   - the recommendation omp-spin fires, names OMP_WAIT_POLICY or libgomp,
+#     and the text report says spin and gives that recommendation.
+# Skipped when the compiler has no OpenMP or the machine has one CPU
+# (libgomp then throttles its spin to almost nothing).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 PY=/usr/bin/python3
@@ -30,10 +33,12 @@ import json, sys
 w = json.load(open(sys.argv[1]))["waiting"]
 sh = w["shares"]
 print("# shares: %s" % ", ".join("%s %.2f" % kv for kv in sh.items()), file=sys.stderr)
+print("# spin %.0f ms of %.0f ms CPU (%.2f)" % (w["activities"]["spin"] / 1e6, w["cpu_ns"] / 1e6,
+      w["activities"]["spin"] / w["cpu_ns"]), file=sys.stderr)
 print("# efficiency %.2f, busy threads %d, verdict %s: %s" % (w["efficiency"], w["busy_threads"],
       w["verdict"], w["verdict_text"]), file=sys.stderr)
-assert sh["spin"] > 0.12, sh
-assert w["activities"]["spin"] > 0.12 * w["thread_ns"], w["activities"]
+assert w["activities"]["spin"] > 0.2 * w["cpu_ns"], (w["activities"], w["cpu_ns"])
+assert abs(sh["spin"] - w["activities"]["spin"] / w["thread_ns"]) < 0.01, sh
 assert w["efficiency"] < 0.9, w["efficiency"]
 assert w["busy_threads"] == 2, w["busy_threads"]
 spin = [t for t in w["per_thread"] if t["spin_ns"] > 0.2 * t["cpu_ns"]]
