@@ -15,24 +15,30 @@
 #   - each waiter waited in the lock 0.6..1.4 x contended, and the waits on
 #     other locks (the waiters' brief turns) are under 10 % of it;
 #   - the holder's held_for_ns covers most of the wait it caused, and it
-#     hardly waited itself; the critical thread is the holder.
+#     hardly waited itself; the critical thread is the holder (or none, when
+#     load kept the holder waiting for a CPU most of its life).
 # The shares are measured against the holder's own lifetime, not fixed
 # milliseconds: on a loaded machine the holder is preempted while holding
 # and both stretch alike.  The text report has the verdict and the lock
 # section.  Without --off-cpu: the verdict too, an efficiency, no lock.
+# On a loaded machine the agent's sampler thread can be starved for a while,
+# and the agent counts a late look as at most four periods, so the waits come
+# out short (seen: a 300 ms poll as 76 ms, once in a dozen runs beside other
+# tests): the off-CPU run is tried twice, and fails only when both miss.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example wait_lock
 PY=/usr/bin/python3
 LOCK_LINE=$(grep -n '/\* LOCK-SITE \*/' "$CBN_SOURCE_DIR/examples/wait_lock.c" | cut -d: -f1)
 
-run_cbn --off-cpu --json "$T/r.json" -- "$EXAMPLES/wait_lock"
-expect_rc 0
-grep_out '^wait_lock: 40 periods, done'
-grep_out '^Verdict: '
-grep_out 'Lock contention'
-grep_out 'Off-CPU: where threads waited'
-$PY - "$T/r.json" "$LOCK_LINE" <<'PYEOF' || fail "wait_lock --off-cpu: the lock"
+for attempt in 1 2; do
+	run_cbn --off-cpu --json "$T/r.json" -- "$EXAMPLES/wait_lock"
+	expect_rc 0
+	grep_out '^wait_lock: 40 periods, done'
+	grep_out '^Verdict: '
+	grep_out 'Lock contention'
+	grep_out 'Off-CPU: where threads waited'
+	if $PY - "$T/r.json" "$LOCK_LINE" <<'PYEOF'
 import json, sys
 w = json.load(open(sys.argv[1]))["waiting"]
 ms = 1e6
@@ -65,8 +71,17 @@ assert h["held_for_ns"] >= 0.8 * l["wait_ns"] * l["holder_share"], (h, l)
 assert h["lock_wait_ns"] <= 0.1 * l["wait_ns"], h
 c = w["critical"]
 print("# critical: %s" % c, file=sys.stderr)
-assert c is not None and c["name"] == "holder", c
+# the holder, or none when load kept the holder runnable-but-not-running for
+# most of its life (busy < 0.35: the analysis counts only running threads as
+# the ones others wait for); never another thread
+assert (c is not None and c["name"] == "holder") or (c is None and h["busy"] < 0.35), (c, h)
 PYEOF
+	then
+		break
+	fi
+	[ "$attempt" = 2 ] && fail "wait_lock --off-cpu: the lock (in both tries)"
+	note "wait_lock --off-cpu: the lock: missed in the first try; once more"
+done
 
 # The verdict without --off-cpu: no stacks off the CPU, so no lock.
 run_cbn --json "$T/c.json" -- "$EXAMPLES/wait_lock"
