@@ -83,6 +83,12 @@ PYEOF
 	note "wait_lock --off-cpu: the lock: missed in the first try; once more"
 done
 
+# The waiting object with locks, sites and a critical thread, against the
+# schema (when python3 has jsonschema: json_schema.sh says when it is missing)
+if python3 -c 'import jsonschema' 2>/dev/null; then
+	validate_schema "$T/r.json"
+fi
+
 # The verdict without --off-cpu: no stacks off the CPU, so no lock.
 run_cbn --json "$T/c.json" -- "$EXAMPLES/wait_lock"
 expect_rc 0
