@@ -1,11 +1,11 @@
 #!/bin/bash
 # wait_io — I/O wait with a known length (examples/wait_io.c: the parent reads
 # 18 records at IO-SITE in read_slowly from a pipe a child fills every
-# 17 ms: 306 ms).  Under --off-cpu: the site read_slowly (IO-SITE), kind io,
-# one thread, at least 215 ms (306 - 30 %) and the child's lifetime ± 30 %
-# (the parent waits for the child from start to end, however long load makes
-# that); the child's sleeps in feed: 215..400 ms, kind sleep; the program's
-# output is unchanged.
+# 17 ms: 306 ms).  Under --wall (--off-cpu's other name): the site
+# read_slowly (IO-SITE), kind io, one thread, at least 215 ms (306 - 30 %)
+# and the child's lifetime ± 30 % (the parent waits for the child from start
+# to end, however long load makes that); the child's sleeps in feed:
+# 215..400 ms, kind sleep; the program's output is unchanged.
 # On a loaded machine the agent's sampler thread can be starved for a while,
 # and the agent counts a late look as at most four periods, so the waits come
 # out short (seen: a 300 ms poll as 76 ms, once in a dozen runs beside other
@@ -18,7 +18,7 @@ IO_LINE=$(grep -n '/\* IO-SITE \*/' "$CBN_SOURCE_DIR/examples/wait_io.c" | cut -
 
 plain=$("$EXAMPLES/wait_io") || fail "the example failed without the profiler"
 for attempt in 1 2; do
-	run_cbn --off-cpu --json "$T/r.json" -- "$EXAMPLES/wait_io"
+	run_cbn --wall --json "$T/r.json" -- "$EXAMPLES/wait_io"
 	expect_rc 0
 	[ "$(grep '^wait_io:' "$OUTF")" = "$plain" ] || fail "the program's output changed under --off-cpu"
 	grep_out 'Off-CPU: where threads waited'
@@ -46,7 +46,7 @@ PYEOF
 	then
 		break
 	fi
-	[ "$attempt" = 2 ] && fail "wait_io --off-cpu: the read wait (in both tries)"
-	note "wait_io --off-cpu: the read wait: missed in the first try; once more"
+	[ "$attempt" = 2 ] && fail "wait_io --wall: the read wait (in both tries)"
+	note "wait_io --wall: the read wait: missed in the first try; once more"
 done
 exit 0
