@@ -97,6 +97,8 @@ uint32_t wait_stack_site(const struct profile *p, uint32_t stack)
 
 char *wait_offcpu_label(char *buf, size_t len, uint32_t kind, const char *call)
 {
+	if (kind >= CBN_OFF_NKINDS)
+		kind = CBN_OFF_OTHER; /* as the loader reads an unknown kind */
 	if (call && *call)
 		snprintf(buf, len, "off-CPU %s: %s", wait_kind_name((int)kind), call);
 	else
