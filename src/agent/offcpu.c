@@ -34,7 +34,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <time.h>
@@ -452,6 +454,31 @@ static void offcpu_tick(uint64_t now, uint64_t period)
 			st->slot[i].tid = 0; /* ended: its last stretch stays as written */
 }
 
+static void offcpu_refuse(const char *why);
+
+/* unshare(CLONE_FILES), then close every copied descriptor.  0 or -1. */
+static int offcpu_private_fds(void)
+{
+	struct rlimit rl;
+	long fd, max;
+
+	if (syscall(SYS_unshare, CLONE_FILES) < 0)
+		return -1;
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, 0U, ~0U, 0U) == 0)
+		return 0;
+#endif
+	/* Linux before 5.9: every number up to the limit (the soft one bounds
+	 * what the program could open; capped for the hard-unlimited case). */
+	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur
+										  : 65536;
+	if (max > 1 << 20)
+		max = 1 << 20;
+	for (fd = 0; fd < max; fd++)
+		close((int)fd);
+	return 0;
+}
+
 static void *offcpu_main(void *arg)
 {
 	struct cbn_file_header *h = agent.w.hdr;
@@ -462,6 +489,18 @@ static void *offcpu_main(void *arg)
 	(void)arg;
 	syscall(SYS_prctl, PR_SET_NAME, "cbn-offcpu", 0, 0, 0);
 	offcpu_self = agent_gettid();
+	/*
+	 * Our own descriptor table: the /proc files this thread opens at every
+	 * look must not take numbers from the program's table (its next open
+	 * would get another number, or EMFILE under a tight RLIMIT_NOFILE).
+	 * The copy unshare makes holds every file the program has open: close
+	 * them all at once, or a pipe the program closes would stay open.
+	 */
+	if (offcpu_private_fds() < 0) {
+		offcpu_refuse("cannot give the off-CPU sampler a descriptor table of its own");
+		atomic_store(&offcpu_running, 0);
+		return NULL;
+	}
 	next = agent_now() + period;
 	for (;;) {
 		ts.tv_sec = (time_t)(next / 1000000000ull);

@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -150,23 +151,26 @@ int threads_each(void (*fn)(struct agent_thread *t, uint32_t tid, void *arg), vo
 	return n;
 }
 
+/* The main thread called pthread_exit (the interposer below). */
+static _Atomic int main_exited;
+
 /*
  * Is a thread of the program still alive?  The agent's own threads (the
  * background thread, the off-CPU sampler) block every signal and never end
  * by themselves: once main has called pthread_exit and the last program
  * thread has returned, they alone would keep the process from exiting, and
  * a SIGTERM could not even be delivered.  They ask this every 100 ms and
- * leave when it says 0.  A thread of the table is alive if its CPU clock
- * can be read; the main thread (tid == pid) stays a zombie after
- * pthread_exit until the process ends, so its state is read from /proc.
+ * leave when it says 0.  A thread of the table is alive if its CPU clock can
+ * be read; the main thread stays a zombie after pthread_exit until the
+ * process ends (its clock still reads), so the interposer tells.  No
+ * descriptor is used: this runs often, and a descriptor held even briefly
+ * shifts the numbers the program's next open gets.
  */
 int threads_app_alive(void)
 {
 	uint32_t tids[64];
 	struct timespec ts;
-	char path[64], buf[256], *p;
-	int i, n, fd;
-	ssize_t r;
+	int i, n;
 
 	pthread_mutex_lock(&threads_lock);
 	n = threads_n < 64 ? threads_n : 64;
@@ -177,25 +181,26 @@ int threads_app_alive(void)
 	if (i > 64 || n == 0)
 		return 1; /* many threads: surely someone is alive; none known: cannot tell */
 	for (i = 0; i < n; i++) {
-		if (tids[i] != agent.pid) {
-			if (clock_gettime((clockid_t)((~(unsigned)tids[i] << 3) | 6), &ts) == 0)
-				return 1;
+		if (tids[i] == agent.pid && atomic_load(&main_exited))
 			continue;
-		}
-		snprintf(path, sizeof(path), "/proc/self/task/%u/stat", tids[i]);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		r = read(fd, buf, sizeof(buf) - 1);
-		close(fd);
-		if (r <= 0)
-			return 1; /* cannot tell: assume alive */
-		buf[r] = 0;
-		p = strrchr(buf, ')');
-		if (!p || p[1] != ' ' || (p[2] != 'Z' && p[2] != 'X'))
+		if (clock_gettime((clockid_t)((~(unsigned)tids[i] << 3) | 6), &ts) == 0)
 			return 1;
 	}
 	return 0;
+}
+
+__attribute__((visibility("default"), noreturn)) void pthread_exit(void *ret)
+{
+	static void (*real)(void *) __attribute__((noreturn));
+
+	if (!real)
+		*(void **)&real = agent_real("pthread_exit");
+	if (agent.pid && agent_gettid() == agent.pid)
+		atomic_store(&main_exited, 1);
+	if (real)
+		real(ret);
+	syscall(SYS_exit, 0); /* unreachable in practice: glibc always has it */
+	__builtin_unreachable();
 }
 
 /* Live threads we know of (the caller included when it is registered). */
