@@ -30,7 +30,7 @@
  *              unwind_place_match (the
  *              cursor API: unw_init_local2, unw_step, unw_get_reg), and
  *              the copy's redirected imports and accessors it calls back:
- *              unwind_access_mem, unwind_page_ok, unwind_probe,
+ *              unwind_access_mem, unwind_page_ok, unwind_probe, unwind_read,
  *              unwind_dl_iterate_phdr, unwind_mmap, unwind_munmap,
  *              unwind_tls_get_addr, unwind_getspecific, unwind_setspecific,
  *              and the refusals unwind_malloc, unwind_free, unwind_open,

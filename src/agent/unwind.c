@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <libunwind.h>
@@ -219,6 +220,14 @@ static int unwind_probe(uintptr_t page)
 	return !(r < 0 && errno == EFAULT);
 }
 
+/*
+ * 2: page lies in memory nobody unmaps under us (the handler's own stack,
+ * a module of the snapshot: dlclose waits for unwinding to end), read it
+ * directly; 1: some other mapped page (the program's stacks, heap, an
+ * anonymous mapping), which another thread may munmap between this check and
+ * the read, so it is read with process_vm_readv (unwind_read); 0: unmapped.
+ * Only direct pages are cached.
+ */
 static int unwind_page_ok(uintptr_t page)
 {
 	struct agent_thread *t = &agent_tls;
@@ -228,18 +237,48 @@ static int unwind_page_ok(uintptr_t page)
 		return 0;
 	for (i = 0; i < t->nvalid; i++)
 		if (t->valid_page[i] == page)
-			return 1;
-	if ((uintptr_t)t->stack_lo <= page && page < (uintptr_t)t->stack_hi)
-		return 1;
-	if (!modules_snap_readable(page, 4096)) {
+			return 2;
+	if (!((uintptr_t)t->stack_lo <= page && page < (uintptr_t)t->stack_hi) &&
+	    !modules_snap_readable(page, 4096)) {
 		e = errno;
 		i = unwind_probe(page);
 		errno = e;
-		if (!i)
-			return 0;
+		return i ? 1 : 0;
 	}
 	t->valid_page[t->nvalid < 4 ? t->nvalid++ : 3] = page;
-	return 1;
+	return 2;
+}
+
+/* process_vm_readv refused (seccomp, an old kernel): probe and read. */
+static _Atomic int unwind_no_vmread;
+
+/*
+ * Read 8 bytes that may be unmapped at any moment (a checked page of kind 1):
+ * process_vm_readv on our own pid fails with EFAULT instead of faulting.
+ * Seen without it: a kernel-stack placement read a page a thread of
+ * tests/hostile's mem_forkexec had just munmapped (SIGSEGV, 1 run in 5).
+ * SIGNAL-SAFE (one system call, errno saved).
+ */
+static int unwind_read(uintptr_t addr, unw_word_t *val)
+{
+	struct iovec local = {val, 8}, remote = {(void *)addr, 8};
+	uint32_t pid = agent_tls.pid ? agent_tls.pid : agent.pid;
+	int e = errno;
+	long r;
+
+	if (atomic_load_explicit(&unwind_no_vmread, memory_order_relaxed) || !pid) {
+		*val = *(unw_word_t *)addr;
+		return 0;
+	}
+	r = syscall(SYS_process_vm_readv, (long)pid, &local, 1UL, &remote, 1UL, 0UL);
+	if (r < 0 && (errno == ENOSYS || errno == EPERM)) {
+		atomic_store_explicit(&unwind_no_vmread, 1, memory_order_relaxed);
+		errno = e;
+		*val = *(unw_word_t *)addr;
+		return 0;
+	}
+	errno = e;
+	return r == 8 ? 0 : -1;
 }
 
 /*
@@ -269,13 +308,20 @@ static int unwind_access_mem(unw_addr_space_t as, unw_word_t addr, unw_word_t *v
 		memcpy(val, ovl_data + (addr - ovl_lo), 8);
 		return 0;
 	}
-	if (!unwind_page_ok(p0) || (p1 != p0 && !unwind_page_ok(p1)))
+	int k0 = unwind_page_ok(p0), k1 = p1 != p0 ? unwind_page_ok(p1) : k0;
+
+	if (!k0 || !k1)
 		return -1;
+	if (k0 == 2 && k1 == 2) {
+		if (write)
+			*(unw_word_t *)addr = *val;
+		else
+			*val = *(unw_word_t *)addr;
+		return 0;
+	}
 	if (write)
-		*(unw_word_t *)addr = *val;
-	else
-		*val = *(unw_word_t *)addr;
-	return 0;
+		return -1; /* libunwind writes only into its own frames' memory */
+	return unwind_read((uintptr_t)addr, val);
 }
 
 /* --- GOT redirection ------------------------------------------------------ */
