@@ -14,6 +14,7 @@
 #include "analysis.h"
 #include "cpu.h"
 #include "cuda_report.h"
+#include "html.h"
 #include "json_keys.h"
 #include "mem_json.h"
 #include "report.h"
@@ -483,4 +484,10 @@ out:
 	free(text);
 	cJSON_Delete(root);
 	return ret;
+}
+
+/* The document itself, for the writers that embed it (html.c). */
+cJSON *report_json_build(const struct analysis *a, const struct report_opts *o)
+{
+	return json_build(a, o);
 }

@@ -1,0 +1,290 @@
+/*
+ * html.c — --html FILE: the self-contained page.  Writes the embedded style
+ * and scripts (html_assets.c, generated from src/report/html/ by
+ * tools/html_embed.c) around one data element: the --json document and
+ * html_data.c's aggregates, gzip-compressed and base64-encoded when large
+ * (the page inflates it with the browser's DecompressionStream).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#ifdef CBN_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+#include "analysis.h"
+#include "html.h"
+#include "report.h"
+
+#ifndef CBN_VERSION
+#define CBN_VERSION "0.1.0"
+#endif
+
+/* Data larger than this is compressed: below it, the page stays greppable. */
+#define HTML_GZIP_MIN (16 << 10)
+
+extern const char html_asset_css[];
+extern const char html_asset_js[];
+
+/* Text for an HTML element or attribute: the five specials escaped. */
+static void html_text(FILE *f, const char *s)
+{
+	for (; s && *s; s++) {
+		switch (*s) {
+		case '&': fputs("&amp;", f); break;
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '"': fputs("&quot;", f); break;
+		case '\'': fputs("&#39;", f); break;
+		default: fputc(*s, f);
+		}
+	}
+}
+
+#ifdef CBN_HAVE_ZLIB
+/* gzip of s[0..n) into a malloc'd buffer; NULL when memory is short. */
+static unsigned char *html_gzip(const char *s, size_t n, size_t *outlen)
+{
+	z_stream z;
+	unsigned char *out;
+	size_t cap;
+
+	memset(&z, 0, sizeof(z));
+	if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+		return NULL;
+	cap = deflateBound(&z, (uLong)n) + 64;
+	out = malloc(cap);
+	if (!out) {
+		deflateEnd(&z);
+		return NULL;
+	}
+	z.next_in = (Bytef *)s;
+	z.avail_in = (uInt)n;
+	z.next_out = out;
+	z.avail_out = (uInt)cap;
+	if (deflate(&z, Z_FINISH) != Z_STREAM_END) {
+		deflateEnd(&z);
+		free(out);
+		return NULL;
+	}
+	*outlen = z.total_out;
+	deflateEnd(&z);
+	return out;
+}
+#endif
+
+static void html_base64(FILE *f, const unsigned char *b, size_t n)
+{
+	static const char tab[] =
+		"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	size_t i;
+
+	for (i = 0; i + 2 < n; i += 3) {
+		fputc(tab[b[i] >> 2], f);
+		fputc(tab[(b[i] & 3) << 4 | b[i + 1] >> 4], f);
+		fputc(tab[(b[i + 1] & 15) << 2 | b[i + 2] >> 6], f);
+		fputc(tab[b[i + 2] & 63], f);
+	}
+	if (i + 1 == n) {
+		fputc(tab[b[i] >> 2], f);
+		fputc(tab[(b[i] & 3) << 4], f);
+		fputs("==", f);
+	} else if (i + 2 == n) {
+		fputc(tab[b[i] >> 2], f);
+		fputc(tab[(b[i] & 3) << 4 | b[i + 1] >> 4], f);
+		fputc(tab[(b[i + 1] & 15) << 2], f);
+		fputc('=', f);
+	}
+}
+
+/*
+ * The data element.  Plain JSON has every '<' written as \u003c (only strings
+ * can hold one), so no name or source line can close the element.  The
+ * environment variable CBN_HTML_GZIP=0/1 forces either form (tests, bench).
+ */
+static void html_data(FILE *f, const char *json)
+{
+	size_t n = strlen(json);
+	const char *force = getenv("CBN_HTML_GZIP");
+	int gz = force && *force ? *force == '1' : n >= HTML_GZIP_MIN;
+
+#ifdef CBN_HAVE_ZLIB
+	if (gz) {
+		size_t zn;
+		unsigned char *z = html_gzip(json, n, &zn);
+
+		if (z) {
+			fputs("<script id=\"cbn-data\" type=\"application/octet-stream\" "
+			      "data-encoding=\"gzip+base64\">", f);
+			html_base64(f, z, zn);
+			fputs("</script>\n", f);
+			free(z);
+			return;
+		}
+	}
+#else
+	(void)gz;
+#endif
+	fputs("<script id=\"cbn-data\" type=\"application/json\" data-encoding=\"json\">", f);
+	for (; *json; json++) {
+		if (*json == '<')
+			fputs("\\u003c", f);
+		else
+			fputc(*json, f);
+	}
+	fputs("</script>\n", f);
+}
+
+static int html_page(const char *path, const char *title, cJSON *doc, char *err, size_t errlen)
+{
+	char *json = cJSON_PrintUnformatted(doc);
+	FILE *f = NULL;
+	int ret = -1;
+
+	if (!json) {
+		snprintf(err, errlen, "cannot format the page's data: out of memory");
+		goto out;
+	}
+	f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
+	if (!f) {
+		snprintf(err, errlen, "cannot write %s: %s; pick a writable --html path", path,
+			 strerror(errno));
+		goto out;
+	}
+	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+	      "<meta name=\"generator\" content=\"cbottleneck " CBN_VERSION "\">\n<title>", f);
+	html_text(f, title);
+	fputs("</title>\n<style>\n", f);
+	fputs(html_asset_css, f);
+	fputs("</style>\n</head>\n<body>\n"
+	      "<header id=\"top\"><span class=\"brand\">cbottleneck</span>"
+	      "<span id=\"cmd\"></span><nav id=\"tabs\"></nav></header>\n"
+	      "<main id=\"view\"><p class=\"loading\">Loading the report&hellip; "
+	      "(this page needs JavaScript)</p></main>\n"
+	      "<div id=\"cbn-status\" hidden></div>\n", f);
+	html_data(f, json);
+	fputs("<script>\n", f);
+	fputs(html_asset_js, f);
+	fputs("</script>\n</body>\n</html>\n", f);
+	if (fflush(f) != 0 || ferror(f)) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		goto out;
+	}
+	ret = 0;
+out:
+	if (f && f != stdout && fclose(f) != 0 && ret == 0) {
+		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+		ret = -1;
+	}
+	cJSON_free(json);
+	return ret;
+}
+
+int report_html_write(const struct analysis *a, const struct report_opts *o,
+		      const struct html_opts *ho, const char *path, char *err, size_t errlen)
+{
+	const struct profile *p = a->profile;
+	cJSON *doc = cJSON_CreateObject(), *rep = NULL, *views = NULL;
+	char title[256];
+	int ret;
+
+	if (doc) {
+		rep = report_json_build(a, o);
+		views = html_data_build(a, ho);
+	}
+	if (!doc || !rep || !views) {
+		cJSON_Delete(doc);
+		cJSON_Delete(rep);
+		cJSON_Delete(views);
+		snprintf(err, errlen, "cannot build the page's data: out of memory");
+		return -1;
+	}
+	cJSON_AddStringToObject(doc, "kind", "run");
+	cJSON_AddItemToObject(doc, "report", rep);
+	cJSON_AddItemToObject(doc, "html", views);
+	snprintf(title, sizeof(title), "cbottleneck: %s",
+		 p->argv && p->argv[0] ? p->argv[0] : "profile");
+	ret = html_page(path, title, doc, err, errlen);
+	cJSON_Delete(doc);
+	return ret;
+}
+
+/* A --json report read back: parsed, so a broken file fails here and not
+ * in the browser.  NULL with err set. */
+static cJSON *html_read_json(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t n = 0, cap = 0, r;
+	cJSON *j = NULL;
+
+	if (!f) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	do {
+		if (n + 65536 + 1 > cap) {
+			char *nb = realloc(buf, cap = 2 * cap + 65536 + 1);
+
+			if (!nb) {
+				snprintf(err, errlen, "cannot read %s: out of memory", path);
+				goto out;
+			}
+			buf = nb;
+		}
+		r = fread(buf + n, 1, 65536, f);
+		n += r;
+	} while (r == 65536);
+	buf[n] = '\0';
+	j = cJSON_Parse(buf);
+	if (!j || !cJSON_IsObject(j))
+		snprintf(err, errlen, "%s is not a JSON report (write it with --json FILE)", path);
+out:
+	fclose(f);
+	free(buf);
+	if (j && !cJSON_IsObject(j)) {
+		cJSON_Delete(j);
+		j = NULL;
+	}
+	return j;
+}
+
+int report_html_compare(const char *base_json, const char *new_json, const char *gate_table,
+			int gate_status, const char *path, char *err, size_t errlen)
+{
+	cJSON *doc = NULL, *base = NULL, *cur = NULL, *gate;
+	char title[256];
+	int ret = -1;
+
+	if (!(base = html_read_json(base_json, err, errlen)) ||
+	    !(cur = html_read_json(new_json, err, errlen)))
+		goto out;
+	doc = cJSON_CreateObject();
+	if (!doc)
+		goto nomem;
+	cJSON_AddStringToObject(doc, "kind", "compare");
+	cJSON_AddStringToObject(doc, "base_file", base_json);
+	cJSON_AddStringToObject(doc, "new_file", new_json);
+	cJSON_AddItemToObject(doc, "base", base);
+	base = NULL;
+	cJSON_AddItemToObject(doc, "report", cur);
+	cur = NULL;
+	gate = cJSON_AddObjectToObject(doc, "gate");
+	if (!gate || !cJSON_AddNumberToObject(gate, "status", gate_status) ||
+	    !cJSON_AddStringToObject(gate, "table", gate_table ? gate_table : ""))
+		goto nomem;
+	snprintf(title, sizeof(title), "cbottleneck compare: %s vs %s", base_json, new_json);
+	ret = html_page(path, title, doc, err, errlen);
+	goto out;
+nomem:
+	snprintf(err, errlen, "cannot build the page's data: out of memory");
+out:
+	cJSON_Delete(doc);
+	cJSON_Delete(base);
+	cJSON_Delete(cur);
+	return ret;
+}

@@ -1,0 +1,799 @@
+/*
+ * html_data.c — the aggregates the HTML page draws that the JSON report does
+ * not hold: the merged call tree (flame graph, callers/callees), binned
+ * timeline slices per thread and per GPU stream, and the hottest source files
+ * with per-line self and total.  Every part is bounded (HTML_* below) so the
+ * page's size follows the program's shape, never its number of samples.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "analysis.h"
+#include "cpu.h"
+#include "html.h"
+#include "util.h"
+
+#define HTML_TREE_NODES 4000     /* call tree nodes kept; the rest is "(other)" */
+#define HTML_CPU_LANES 32        /* threads with most samples get a lane */
+#define HTML_GPU_LANES 32        /* (device, stream) lanes */
+#define HTML_BINS 4000           /* time bins per lane: slices per lane at most */
+#define HTML_SOURCES 6           /* hottest files read */
+#define HTML_SRC_BYTES (256 << 10)
+#define HTML_SRC_LINES 8000
+
+/* Pseudo functions of the tree, above any real index. */
+#define HT_TRUNC (UINT32_MAX - 1)    /* stacks cut at max depth */
+#define HT_UNKNOWN (UINT32_MAX - 2)  /* a frame without a valid function */
+#define HT_OTHER (UINT32_MAX - 3)    /* the nodes left out, per parent */
+
+/* The "names" table: functions (by profile index) and plain strings (GPU
+ * operations), each once; the tree and the timeline index it. */
+struct names {
+	cJSON *arr;
+	uint32_t *of_func;               /* profile func -> names index, UINT32_MAX */
+	uint32_t n;
+	struct util_map strs;            /* string content -> names index */
+	const char **str;                /* names index -> string (strings only) */
+	size_t nstr, capstr;
+	const struct profile *p;
+};
+
+static uint32_t names_add(struct names *nm, const char *name, const char *file, uint32_t line)
+{
+	cJSON *e = cJSON_CreateArray();
+
+	if (!e)
+		return UINT32_MAX;
+	cJSON_AddItemToArray(nm->arr, e);
+	cJSON_AddItemToArray(e, cJSON_CreateString(name ? name : ""));
+	cJSON_AddItemToArray(e, cJSON_CreateString(file ? file : ""));
+	cJSON_AddItemToArray(e, cJSON_CreateNumber(line));
+	return nm->n++;
+}
+
+static uint32_t names_func(struct names *nm, uint32_t func)
+{
+	const struct profile *p = nm->p;
+	uint32_t *slot;
+
+	switch (func) {
+	case HT_TRUNC:
+		return names_add(nm, "[truncated]", "", 0);
+	case HT_UNKNOWN:
+		return names_add(nm, "[unknown]", "", 0);
+	case HT_OTHER:
+		return names_add(nm, "(other)", "", 0);
+	}
+	if (func >= p->nfuncs)
+		return names_add(nm, "[unknown]", "", 0);
+	slot = &nm->of_func[func];
+	if (*slot == UINT32_MAX)
+		*slot = names_add(nm, p->funcs[func].name && *p->funcs[func].name
+				      ? p->funcs[func].name : "[unknown]",
+				  p->funcs[func].file, p->funcs[func].line);
+	return *slot;
+}
+
+struct str_probe {
+	const struct names *nm;
+	const char *s;
+};
+
+static int str_eq(const void *ctx, uint32_t v)
+{
+	const struct str_probe *k = ctx;
+
+	return v < k->nm->nstr && k->nm->str[v] && !strcmp(k->nm->str[v], k->s);
+}
+
+static uint32_t names_str(struct names *nm, const char *s)
+{
+	struct str_probe k = {nm, s ? s : ""};
+	uint64_t h = util_fnv1a_str(k.s, UTIL_FNV_INIT);
+	uint32_t v = util_map_find(&nm->strs, h, str_eq, &k);
+
+	if (v != UINT32_MAX)
+		return v;
+	v = names_add(nm, k.s, "", 0);
+	if (v == UINT32_MAX)
+		return v;
+	while (nm->nstr <= v) {
+		if (util_grow((void **)&nm->str, &nm->capstr, nm->nstr, sizeof(*nm->str)) < 0)
+			return UINT32_MAX;
+		nm->str[nm->nstr++] = NULL;
+	}
+	nm->str[v] = k.s;
+	if (util_map_put(&nm->strs, h, v) < 0)
+		return UINT32_MAX;
+	return v;
+}
+
+/* ---- call tree ---------------------------------------------------------- */
+
+struct tnode {
+	uint32_t func, parent, inlined;
+	uint64_t total, self;            /* ns */
+};
+
+struct tree {
+	struct tnode *n;
+	size_t len, cap;
+	struct util_map index;           /* (parent, func, inlined) -> node */
+};
+
+struct tnode_probe {
+	const struct tree *t;
+	uint32_t parent, func, inlined;
+};
+
+static int tnode_eq(const void *ctx, uint32_t v)
+{
+	const struct tnode_probe *k = ctx;
+	const struct tnode *c = &k->t->n[v];
+
+	return c->parent == k->parent && c->func == k->func && c->inlined == k->inlined;
+}
+
+/* The child of parent for func, created when missing; 0 on OOM. */
+static uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t func, uint32_t inlined)
+{
+	struct tnode_probe k = {t, parent, func, inlined};
+	uint64_t h = util_mix64(((uint64_t)parent << 32 | func) ^ ((uint64_t)inlined << 63));
+	uint32_t v = util_map_find(&t->index, h, tnode_eq, &k);
+	struct tnode *c;
+
+	if (v != UINT32_MAX)
+		return v;
+	if (t->len >= UINT32_MAX - 1 || util_grow((void **)&t->n, &t->cap, t->len, sizeof(*t->n)) < 0 ||
+	    util_map_put(&t->index, h, (uint32_t)t->len) < 0)
+		return 0;
+	c = &t->n[t->len];
+	memset(c, 0, sizeof(*c));
+	c->func = func;
+	c->parent = parent;
+	c->inlined = inlined;
+	return (uint32_t)t->len++;
+}
+
+/* ns of every (stack, truncated) pair: slot 2 * nstacks holds samples
+ * without a valid stack.  NULL on OOM. */
+static uint64_t *stack_weights(const struct profile *p)
+{
+	uint64_t *w = calloc(2 * (p->nstacks + 1), sizeof(*w));
+
+	for (size_t i = 0; w && i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		size_t k = s->stack < p->nstacks ? s->stack : p->nstacks;
+		uint64_t ns = (uint64_t)(s->weight ? s->weight : 1) *
+			      prof_period_of_thread(p, s->thread);
+
+		w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] += ns;
+	}
+	return w;
+}
+
+static int tree_build(const struct profile *p, const uint64_t *w, struct tree *t)
+{
+	t->cap = 1024;
+	t->n = calloc(t->cap, sizeof(*t->n));
+	if (!t->n)
+		return -ENOMEM;
+	t->len = 1;
+	t->n[0].func = UINT32_MAX;
+	t->n[0].parent = UINT32_MAX;
+	for (size_t i = 0; i < 2 * (p->nstacks + 1); i++) {
+		const struct prof_stack *sk = i / 2 < p->nstacks ? &p->stacks[i / 2] : NULL;
+		uint32_t cur = 0;
+
+		if (!w[i])
+			continue;
+		/* a stack the loader gave frames beyond the array has none here */
+		if (sk && (sk->first > p->nframes || sk->nframes > p->nframes - sk->first))
+			sk = NULL;
+		t->n[0].total += w[i];
+		if (i % 2 && sk && sk->nframes) {
+			if (!(cur = tree_child(t, 0, HT_TRUNC, 0)))
+				return -ENOMEM;
+			t->n[cur].total += w[i];
+		}
+		for (size_t d = sk ? sk->nframes : 0; d-- > 0;) {
+			const struct prof_frame *f = &p->frames[sk->first + d];
+
+			cur = tree_child(t, cur, f->func < p->nfuncs ? f->func : HT_UNKNOWN,
+					 f->inlined != 0);
+			if (!cur)
+				return -ENOMEM;
+			t->n[cur].total += w[i];
+		}
+		t->n[cur].self += w[i];
+	}
+	return 0;
+}
+
+static int by_total_desc(const void *a, const void *b, void *ctx)
+{
+	const struct tnode *n = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (n[x].total != n[y].total)
+		return n[x].total < n[y].total ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * "tree": {"nodes": [parent, name, total_ns, self_ns, inlined, ...]} in
+ * parent-before-child order, root first (parent -1).  The heaviest
+ * HTML_TREE_NODES nodes: a child never outweighs its parent and ties go to
+ * the older (lower) index, so the set is closed under parents.  What a kept
+ * node's dropped children weighed becomes one "(other)" child.
+ */
+static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names *nm)
+{
+	struct tree t = {0};
+	uint32_t *order = NULL, *newid = NULL;
+	uint64_t *kept_children = NULL;
+	cJSON *o = NULL, *arr;
+	size_t nkeep, i;
+
+	if (tree_build(p, w, &t) < 0)
+		goto fail;
+	order = malloc(t.len * sizeof(*order));
+	newid = malloc(t.len * sizeof(*newid));
+	kept_children = calloc(t.len, sizeof(*kept_children));
+	if (!order || !newid || !kept_children)
+		goto fail;
+	for (i = 0; i < t.len; i++) {
+		order[i] = (uint32_t)i;
+		newid[i] = UINT32_MAX;
+	}
+	qsort_r(order, t.len, sizeof(*order), by_total_desc, t.n);
+	nkeep = t.len < HTML_TREE_NODES ? t.len : HTML_TREE_NODES;
+	for (i = 0; i < nkeep; i++)
+		newid[order[i]] = 0;
+	o = cJSON_CreateObject();
+	arr = o ? cJSON_AddArrayToObject(o, "nodes") : NULL;
+	if (!arr)
+		goto fail;
+	cJSON_AddNumberToObject(o, "total_nodes", (double)t.len);
+	{
+		uint32_t next = 0;
+
+		for (i = 0; i < t.len; i++) {
+			const struct tnode *n = &t.n[i];
+			double par;
+
+			if (newid[i] == UINT32_MAX)
+				continue;
+			newid[i] = next++;
+			par = i ? (double)newid[n->parent] : -1;
+			if (i)
+				kept_children[n->parent] += n->total;
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber(par));
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber(i ? names_func(nm, n->func)
+								      : names_str(nm, "all")));
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)n->total));
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)n->self));
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber(n->inlined));
+		}
+		/* nodes are in parent-first order, so all kept children of a
+		 * node are counted once the loop is done: add the remainders */
+		for (i = 0; i < t.len; i++) {
+			const struct tnode *n = &t.n[i];
+			uint64_t rest;
+
+			if (newid[i] == UINT32_MAX || n->total < n->self + kept_children[i])
+				continue;
+			rest = n->total - n->self - kept_children[i];
+			if (!rest)
+				continue;
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber(newid[i]));
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber(names_func(nm, HT_OTHER)));
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)rest));
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)rest));
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber(0));
+		}
+	}
+	free(order);
+	free(newid);
+	free(kept_children);
+	free(t.n);
+	util_map_free(&t.index);
+	return o;
+fail:
+	cJSON_Delete(o);
+	free(order);
+	free(newid);
+	free(kept_children);
+	free(t.n);
+	util_map_free(&t.index);
+	return NULL;
+}
+
+/* ---- timeline ------------------------------------------------------------ */
+
+struct tl_sample {
+	uint64_t ts;
+	uint32_t func;
+};
+
+static int by_ts(const void *a, const void *b)
+{
+	const struct tl_sample *x = a, *y = b;
+
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/* Slices [start_rel, dur, name] of one lane: bins of binw ns, each named by
+ * the majority leaf function of its samples (Boyer-Moore vote: exact when one
+ * has more than half), runs of adjacent bins with the same name merged. */
+static void tl_cpu_lane(cJSON *sl, struct tl_sample *s, size_t n, uint64_t t0, uint64_t binw,
+			struct names *nm)
+{
+	uint64_t cur_bin = UINT64_MAX, run_start = 0, run_end = 0;
+	uint32_t cand = 0, votes = 0, run_func = UINT32_MAX;
+	size_t i = 0;
+
+	qsort(s, n, sizeof(*s), by_ts);
+	for (;;) {
+		uint64_t bin = i < n ? (s[i].ts > t0 ? s[i].ts - t0 : 0) / binw : UINT64_MAX;
+
+		if (bin != cur_bin && cur_bin != UINT64_MAX) {
+			/* close cur_bin: extend the run or start another */
+			if (run_func == cand && run_end == cur_bin * binw) {
+				run_end += binw;
+			} else {
+				if (run_func != UINT32_MAX) {
+					cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)run_start));
+					cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)(run_end -
+											run_start)));
+					cJSON_AddItemToArray(sl, cJSON_CreateNumber(names_func(nm, run_func)));
+				}
+				run_func = cand;
+				run_start = cur_bin * binw;
+				run_end = run_start + binw;
+			}
+			votes = 0;
+		}
+		if (i >= n)
+			break;
+		cur_bin = bin;
+		if (!votes) {
+			cand = s[i].func;
+			votes = 1;
+		} else {
+			votes += cand == s[i].func ? 1 : -1;
+		}
+		i++;
+	}
+	if (run_func != UINT32_MAX) {
+		cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)run_start));
+		cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)(run_end - run_start)));
+		cJSON_AddItemToArray(sl, cJSON_CreateNumber(names_func(nm, run_func)));
+	}
+}
+
+static uint32_t leaf_func(const struct profile *p, uint32_t stack)
+{
+	const struct prof_stack *sk;
+
+	if (stack >= p->nstacks)
+		return HT_UNKNOWN;
+	sk = &p->stacks[stack];
+	if (!sk->nframes || sk->first >= p->nframes)
+		return HT_UNKNOWN;
+	return p->frames[sk->first].func < p->nfuncs ? p->frames[sk->first].func : HT_UNKNOWN;
+}
+
+static cJSON *tl_lane(cJSON *lanes, const char *kind, const char *name)
+{
+	cJSON *l = cJSON_CreateObject();
+
+	if (!l)
+		return NULL;
+	cJSON_AddItemToArray(lanes, l);
+	cJSON_AddStringToObject(l, "kind", kind);
+	cJSON_AddStringToObject(l, "name", name);
+	return cJSON_AddArrayToObject(l, "slices");
+}
+
+static int by_samples_desc(const void *a, const void *b, void *ctx)
+{
+	const uint64_t *cnt = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (cnt[x] != cnt[y])
+		return cnt[x] < cnt[y] ? 1 : -1;
+	return x < y ? -1 : x > y;
+}
+
+static int by_stream(const void *a, const void *b, void *ctx)
+{
+	const struct prof_gpu_op *g = ctx;
+	const struct prof_gpu_op *x = &g[*(const uint32_t *)a], *y = &g[*(const uint32_t *)b];
+
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	if (x->stream != y->stream)
+		return x->stream < y->stream ? -1 : 1;
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* GPU lanes, one per (process, device, stream): operations of one name that
+ * follow within a bin merge, so a lane has at most about 2 * HTML_BINS slices. */
+static int tl_gpu(cJSON *lanes, const struct profile *p, uint64_t t0, uint64_t binw,
+		  struct names *nm)
+{
+	uint32_t *ord;
+	size_t i, nl = 0;
+	cJSON *sl = NULL;
+	uint64_t s0 = 0, e0 = 0;
+	uint32_t name = UINT32_MAX, nsl = 0;
+	const struct prof_gpu_op *prev = NULL;
+
+	if (!p->ngpu_ops)
+		return 0;
+	ord = malloc(p->ngpu_ops * sizeof(*ord));
+	if (!ord)
+		return -ENOMEM;
+	for (i = 0; i < p->ngpu_ops; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, p->ngpu_ops, sizeof(*ord), by_stream, (void *)p->gpu_ops);
+#define FLUSH()                                                                     \
+	do {                                                                        \
+		if (sl && name != UINT32_MAX) {                                     \
+			cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)s0));   \
+			cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)(e0 - s0))); \
+			cJSON_AddItemToArray(sl, cJSON_CreateNumber(name));         \
+			nsl++;                                                      \
+		}                                                                   \
+		name = UINT32_MAX;                                                  \
+	} while (0)
+	for (i = 0; i < p->ngpu_ops; i++) {
+		const struct prof_gpu_op *g = &p->gpu_ops[ord[i]];
+		uint64_t s = g->start > t0 ? g->start - t0 : 0;
+		uint64_t e = g->end > t0 ? g->end - t0 : 0;
+		uint32_t nmi;
+
+		if (e < s)
+			e = s;
+		if (!prev || prev->process != g->process || prev->device != g->device ||
+		    prev->stream != g->stream) {
+			char lname[96];
+
+			FLUSH();
+			if (nl >= HTML_GPU_LANES)
+				break;
+			snprintf(lname, sizeof(lname), "GPU %u stream %u", g->device, g->stream);
+			sl = tl_lane(lanes, "gpu", lname);
+			if (!sl)
+				goto oom;
+			nl++;
+			nsl = 0;
+		}
+		prev = g;
+		/* a full lane: the rest of its operations are left out */
+		if (nsl >= 2 * HTML_BINS)
+			continue;
+		nmi = names_str(nm, g->name);
+		if (nmi == UINT32_MAX)
+			goto oom;
+		if (name == nmi && s <= e0 + binw) {
+			if (e > e0)
+				e0 = e;
+			continue;
+		}
+		FLUSH();
+		name = nmi;
+		s0 = s;
+		e0 = e;
+	}
+	FLUSH();
+#undef FLUSH
+	free(ord);
+	return 0;
+oom:
+	free(ord);
+	return -ENOMEM;
+}
+
+static cJSON *timeline_json(const struct analysis *a, struct names *nm)
+{
+	const struct profile *p = a->profile;
+	cJSON *o = cJSON_CreateObject(), *lanes;
+	uint64_t t0 = p->start_ns, t1 = t0, binw, *cnt = NULL;
+	uint32_t *ord = NULL;
+	size_t *off = NULL, i, nl;
+	struct tl_sample *s = NULL;
+
+	if (!o)
+		return NULL;
+	for (i = 0; i < p->nprocesses; i++) {
+		if (p->processes[i].start && (!t0 || p->processes[i].start < t0))
+			t0 = p->processes[i].start;
+		if (p->processes[i].end > t1)
+			t1 = p->processes[i].end;
+	}
+	for (i = 0; i < p->nsamples; i++)
+		if (p->samples[i].ts > t1)
+			t1 = p->samples[i].ts;
+	for (i = 0; i < p->ngpu_ops; i++)
+		if (p->gpu_ops[i].end > t1 && p->gpu_ops[i].end - t1 < (uint64_t)1e12)
+			t1 = p->gpu_ops[i].end;
+	binw = (t1 - t0) / HTML_BINS + 1;
+	cJSON_AddNumberToObject(o, "span_ns", (double)(t1 - t0));
+	cJSON_AddNumberToObject(o, "bin_ns", (double)binw);
+	lanes = cJSON_AddArrayToObject(o, "lanes");
+	if (!lanes)
+		goto fail;
+
+	/* samples bucketed by thread (counting sort), the busiest threads first */
+	cnt = calloc(p->nthreads + 1, sizeof(*cnt));
+	off = calloc(p->nthreads + 2, sizeof(*off));
+	ord = malloc((p->nthreads + 1) * sizeof(*ord));
+	s = malloc((p->nsamples + 1) * sizeof(*s));
+	if (!cnt || !off || !ord || !s)
+		goto fail;
+	for (i = 0; i < p->nsamples; i++)
+		if (p->samples[i].thread < p->nthreads)
+			cnt[p->samples[i].thread]++;
+	for (i = 0; i < p->nthreads; i++)
+		off[i + 1] = off[i] + cnt[i];
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *ps = &p->samples[i];
+
+		if (ps->thread >= p->nthreads)
+			continue;
+		s[off[ps->thread]].ts = ps->ts;
+		s[off[ps->thread]++].func = leaf_func(p, ps->stack);
+	}
+	for (i = 0; i < p->nthreads; i++) {
+		off[i] -= cnt[i];
+		ord[i] = (uint32_t)i;
+	}
+	qsort_r(ord, p->nthreads, sizeof(*ord), by_samples_desc, cnt);
+	for (nl = 0; nl < p->nthreads && nl < HTML_CPU_LANES && cnt[ord[nl]]; nl++) {
+		const struct prof_thread *th = &p->threads[ord[nl]];
+		char name[160];
+		cJSON *sl;
+
+		snprintf(name, sizeof(name), "%s (tid %u)", th->name && *th->name ? th->name
+										  : "thread", th->tid);
+		sl = tl_lane(lanes, "cpu", name);
+		if (!sl)
+			goto fail;
+		tl_cpu_lane(sl, s + off[ord[nl]], cnt[ord[nl]], t0, binw, nm);
+	}
+	cJSON_AddNumberToObject(o, "threads_left_out",
+				(double)(p->nthreads > nl ? p->nthreads - nl : 0));
+	if (tl_gpu(lanes, p, t0, binw, nm) < 0)
+		goto fail;
+	free(cnt);
+	free(off);
+	free(ord);
+	free(s);
+	return o;
+fail:
+	free(cnt);
+	free(off);
+	free(ord);
+	free(s);
+	cJSON_Delete(o);
+	return NULL;
+}
+
+/* ---- sources ------------------------------------------------------------ */
+
+/* Open file as recorded, or under root: root/file for a relative one, then
+ * root/ + each tail of the path (/build/x/src/a.c -> root/x/src/a.c,
+ * root/src/a.c, root/a.c), the first that opens. */
+static FILE *src_open(const char *file, const char *root, char *used, size_t ulen)
+{
+	const char *tail = file;
+	FILE *f;
+
+	if (!root || !*root) {
+		snprintf(used, ulen, "%s", file);
+		return fopen(file, "r");
+	}
+	for (;;) {
+		while (*tail == '/')
+			tail++;
+		if (!*tail)
+			break;
+		snprintf(used, ulen, "%s/%s", root, tail);
+		if ((f = fopen(used, "r")))
+			return f;
+		tail = strchr(tail, '/');
+		if (!tail)
+			break;
+	}
+	snprintf(used, ulen, "%s", file);
+	return fopen(file, "r");
+}
+
+struct src_file {
+	const char *file;
+	uint64_t *self, *total;          /* per line, [0..nlines] */
+	uint32_t *stamp;                 /* last stack counted for the line + 1 */
+	size_t nlines;
+};
+
+/* "sources": [{"file", "path", "lines": [text...], "heat": [line, self_ns,
+ * total_ns, ...]} or {"file", "error"}] for the HTML_SOURCES files with most
+ * self time.  Total counts a line once per stack (recursion). */
+static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho,
+			   const uint64_t *w)
+{
+	const struct profile *p = a->profile;
+	const struct cpu_profile *c = a->cpu;
+	struct src_file sf[HTML_SOURCES];
+	size_t nf = 0, i, k;
+	cJSON *arr = cJSON_CreateArray();
+
+	if (!arr)
+		return NULL;
+	memset(sf, 0, sizeof(sf));
+	for (i = 0; c && i < c->nlines && nf < HTML_SOURCES; i++) {
+		const char *f = c->lines[i].file;
+
+		if (!f || !*f)
+			continue;
+		for (k = 0; k < nf && strcmp(sf[k].file, f); k++)
+			;
+		if (k == nf)
+			sf[nf++].file = f;
+	}
+	for (k = 0; k < nf; k++) {
+		char used[4096], *buf = NULL;
+		cJSON *o = cJSON_CreateObject(), *lines;
+		FILE *f = src_open(sf[k].file, ho ? ho->source_root : NULL, used, sizeof(used));
+		size_t n = 0, nl = 0, pos;
+
+		if (!o)
+			goto fail;
+		cJSON_AddItemToArray(arr, o);
+		cJSON_AddStringToObject(o, "file", sf[k].file);
+		if (!f) {
+			cJSON_AddStringToObject(o, "error", strerror(errno));
+			continue;
+		}
+		buf = malloc(HTML_SRC_BYTES + 1);
+		if (buf)
+			n = fread(buf, 1, HTML_SRC_BYTES, f);
+		fclose(f);
+		if (!buf)
+			goto fail;
+		buf[n] = '\0';
+		cJSON_AddStringToObject(o, "path", used);
+		if (n == HTML_SRC_BYTES)
+			cJSON_AddTrueToObject(o, "cut");
+		lines = cJSON_AddArrayToObject(o, "lines");
+		for (pos = 0; lines && pos < n && nl < HTML_SRC_LINES; nl++) {
+			char *e = memchr(buf + pos, '\n', n - pos);
+			size_t len = e ? (size_t)(e - (buf + pos)) : n - pos;
+			cJSON *s;
+
+			buf[pos + len] = '\0';
+			/* cJSON escapes control bytes; invalid UTF-8 stays the browser's
+			 * problem, shown as replacement characters */
+			s = cJSON_CreateString(buf + pos);
+			if (!s) {
+				free(buf);
+				goto fail;
+			}
+			cJSON_AddItemToArray(lines, s);
+			pos += len + 1;
+		}
+		free(buf);
+		sf[k].nlines = nl;
+		sf[k].self = calloc(nl + 1, sizeof(uint64_t));
+		sf[k].total = calloc(nl + 1, sizeof(uint64_t));
+		sf[k].stamp = calloc(nl + 1, sizeof(uint32_t));
+		if (!sf[k].self || !sf[k].total || !sf[k].stamp)
+			goto fail;
+	}
+	/* self from the hot lines, total from every frame of every stack */
+	for (i = 0; c && i < c->nlines; i++)
+		for (k = 0; k < nf; k++)
+			if (sf[k].self && c->lines[i].file && !strcmp(c->lines[i].file, sf[k].file) &&
+			    c->lines[i].line <= sf[k].nlines)
+				sf[k].self[c->lines[i].line] += c->lines[i].self_ns;
+	for (i = 0; i < p->nstacks; i++) {
+		const struct prof_stack *sk = &p->stacks[i];
+		uint64_t wi = w[2 * i] + w[2 * i + 1];
+
+		if (!wi || sk->first > p->nframes || sk->nframes > p->nframes - sk->first)
+			continue;
+		for (size_t d = 0; d < sk->nframes; d++) {
+			const struct prof_frame *fr = &p->frames[sk->first + d];
+
+			if (!fr->file || !*fr->file || !fr->line)
+				continue;
+			for (k = 0; k < nf; k++) {
+				if (!sf[k].total || fr->line > sf[k].nlines ||
+				    (fr->file != sf[k].file && strcmp(fr->file, sf[k].file)))
+					continue;
+				if (sf[k].stamp[fr->line] == i + 1)
+					break;
+				sf[k].stamp[fr->line] = (uint32_t)(i + 1);
+				sf[k].total[fr->line] += wi;
+				break;
+			}
+		}
+	}
+	for (k = 0; k < nf; k++) {
+		cJSON *o = cJSON_GetArrayItem(arr, (int)k), *h;
+
+		if (!sf[k].total)
+			continue;
+		h = cJSON_AddArrayToObject(o, "heat");
+		for (size_t l = 1; h && l <= sf[k].nlines; l++) {
+			if (!sf[k].self[l] && !sf[k].total[l])
+				continue;
+			cJSON_AddItemToArray(h, cJSON_CreateNumber((double)l));
+			cJSON_AddItemToArray(h, cJSON_CreateNumber((double)sf[k].self[l]));
+			cJSON_AddItemToArray(h, cJSON_CreateNumber((double)sf[k].total[l]));
+		}
+	}
+	for (k = 0; k < nf; k++) {
+		free(sf[k].self);
+		free(sf[k].total);
+		free(sf[k].stamp);
+	}
+	return arr;
+fail:
+	for (k = 0; k < nf; k++) {
+		free(sf[k].self);
+		free(sf[k].total);
+		free(sf[k].stamp);
+	}
+	cJSON_Delete(arr);
+	return NULL;
+}
+
+cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
+{
+	const struct profile *p = a->profile;
+	struct names nm = {0};
+	uint64_t *w = NULL;
+	cJSON *o = cJSON_CreateObject(), *item;
+
+	if (!o)
+		return NULL;
+	nm.p = p;
+	nm.arr = cJSON_AddArrayToObject(o, "names");
+	nm.of_func = malloc((p->nfuncs + 1) * sizeof(*nm.of_func));
+	w = stack_weights(p);
+	if (!nm.arr || !nm.of_func || !w)
+		goto fail;
+	memset(nm.of_func, 0xff, (p->nfuncs + 1) * sizeof(*nm.of_func));
+	if (!(item = tree_json(p, w, &nm)))
+		goto fail;
+	cJSON_AddItemToObject(o, "tree", item);
+	if (!(item = timeline_json(a, &nm)))
+		goto fail;
+	cJSON_AddItemToObject(o, "timeline", item);
+	if (!(item = sources_json(a, ho, w)))
+		goto fail;
+	cJSON_AddItemToObject(o, "sources", item);
+	if (ho && ho->source_root)
+		cJSON_AddStringToObject(o, "source_root", ho->source_root);
+	free(w);
+	free(nm.of_func);
+	free(nm.str);
+	util_map_free(&nm.strs);
+	return o;
+fail:
+	free(w);
+	free(nm.of_func);
+	free(nm.str);
+	util_map_free(&nm.strs);
+	cJSON_Delete(o);
+	return NULL;
+}
