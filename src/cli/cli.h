@@ -59,6 +59,7 @@ struct cli_opts {
 	int sample_type;            /* --sample-type: enum export_sample, what --folded and
 	                             * --flamegraph weigh (0 = cpu) */
 	uint64_t window_start, window_end;
+	const char *html, *source_root;   /* --html FILE, --source-root DIR */
 	/* gate */
 	const char *baseline, *markdown, *bench_json;
 	const char **fail, **warn;

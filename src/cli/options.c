@@ -30,6 +30,7 @@ enum {
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
 	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING, OPT_OFFCPU,
+	OPT_HTML, OPT_SOURCE_ROOT,
 };
 
 static const struct option long_opts[] = {
@@ -65,6 +66,8 @@ static const struct option long_opts[] = {
 	{"folded", required_argument, NULL, OPT_FOLDED},
 	{"flamegraph", required_argument, NULL, OPT_FLAME},
 	{"pprof", required_argument, NULL, OPT_PPROF},
+	{"html", required_argument, NULL, OPT_HTML},
+	{"source-root", required_argument, NULL, OPT_SOURCE_ROOT},
 	{"sample-type", required_argument, NULL, OPT_SAMPLE_TYPE},
 	{"baseline", required_argument, NULL, OPT_BASELINE},
 	{"fail", required_argument, NULL, OPT_FAIL},
@@ -135,6 +138,8 @@ static void usage(FILE *f)
 	      "      --folded FILE    folded stacks (flamegraph.pl, speedscope)\n"
 	      "      --flamegraph FILE.svg  interactive flame graph\n"
 	      "      --pprof FILE     pprof profile.proto (gzip)\n"
+	      "      --html FILE      one self-contained HTML page with every view (docs/html.md)\n"
+	      "      --source-root DIR  where --html looks for sources the build recorded elsewhere\n"
 	      "      --sample-type T  what --folded and --flamegraph weigh: cpu (default),\n"
 	      "                       alloc_space, alloc_objects, inuse_space, inuse_objects\n"
 	      "Regression gate (compare this run with a baseline JSON report):\n"
@@ -457,6 +462,12 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 		case OPT_PPROF:
 			o->pprof = optarg;
 			break;
+		case OPT_HTML:
+			o->html = optarg;
+			break;
+		case OPT_SOURCE_ROOT:
+			o->source_root = optarg;
+			break;
 		case OPT_SAMPLE_TYPE: {
 			enum export_sample t;
 
@@ -492,6 +503,8 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
+	if (o->source_root && !o->html)
+		return cli_usage_error("--source-root needs --html FILE");
 	if (o->trace_window && !o->trace)
 		return cli_usage_error("--trace-window needs --trace FILE");
 	if (o->sample_type && !o->folded && !o->flamegraph)

@@ -1,7 +1,8 @@
 /*
  * outputs.c — what a run or `report DIR` writes once the analysis is done:
  * the text report, the files asked for (--json, --trace, --folded,
- * --flamegraph, --pprof) and the regression gate's table after the report.
+ * --flamegraph, --pprof, --html) and the regression gate's table after the
+ * report.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -13,6 +14,7 @@
 #include "compare.h"
 #include "export.h"
 #include "gate_run.h"
+#include "html.h"
 #include "report.h"
 
 /*
@@ -109,6 +111,10 @@ int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
 	OUT(o->flamegraph, export_flamegraph_as(a, o->flamegraph, st, err, sizeof(err)),
 	    "--flamegraph", o->flamegraph);
 	OUT(o->pprof, export_pprof(a, o->pprof, err, sizeof(err)), "--pprof", o->pprof);
+	if (o->html) {
+		struct html_opts ho = {o->source_root};
+		OUT(1, report_html_write(a, &ro, &ho, o->html, err, sizeof(err)), "--html", o->html);
+	}
 #undef OUT
 	return failed;
 }
