@@ -24,6 +24,14 @@ var CBN = (function () {
 	window.addEventListener('error', function (e) {
 		C.error((e.message || 'error') + (e.lineno ? ' (line ' + e.lineno + ')' : ''));
 	});
+	/* console.error too: chromium's log gives every console line the same
+	 * level, so the tests count errors here */
+	var cerr = console.error;
+	console.error = function () {
+		C.errors.push(Array.prototype.join.call(arguments, ' '));
+		if (document.getElementById('cbn-status')) status();
+		cerr.apply(console, arguments);
+	};
 	window.addEventListener('unhandledrejection', function (e) {
 		C.error(e.reason && e.reason.stack ? e.reason.stack : e.reason);
 	});
