@@ -6,7 +6,7 @@
 # table sorts by a clicked column and filters with inline marks, a click on
 # a flame graph frame zooms it to the full width and a search finds it, and
 # the timeline draws one lane per sampled thread (examples/threads: 5) and
-# zooms and pans with the keys.  One browser launch; the screenshot of every
+# zooms and pans with the keys; --source-root finds a moved source file.  One browser launch; the screenshot of every
 # view is kept in the build directory.
 . "$(dirname "$0")/lib/common.bash"
 . "$CBN_SOURCE_DIR/tests/html/browser.bash"
@@ -36,6 +36,14 @@ tl = d["html"]["timeline"]["lanes"]
 assert len(tl) == 5, [l["name"] for l in tl]
 assert d["html"]["tree"]["nodes"][0] == -1
 PY
+
+# --source-root: a source found under DIR by a tail of its recorded path
+mkdir -p "$T/moved/examples"
+cp "$CBN_SOURCE_DIR/examples/threads.c" "$T/moved/examples/"
+"$CBN" report -q --html "$T/moved.html" --source-root "$T/moved" "$T/s" >/dev/null 2>&1 ||
+	fail "report --html --source-root"
+got=$(html_data "$T/moved.html" '[s.get("path", "") for s in d["html"]["sources"] if s["file"].endswith("/threads.c")][0]')
+[ "$got" = "$T/moved/examples/threads.c" ] || fail "--source-root: threads.c read from '$got'"
 
 html_open "$T/run.html" '#all&selftest=all' html_views 5000
 html_expect '^render overview ok' '^render cpu ok' '^render source ok' '^render timeline ok' \
