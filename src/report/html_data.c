@@ -525,7 +525,12 @@ static cJSON *timeline_json(const struct analysis *a, struct names *nm)
 	for (i = 0; i < p->ngpu_ops; i++)
 		if (p->gpu_ops[i].end > t1 && p->gpu_ops[i].end - t1 < (uint64_t)1e12)
 			t1 = p->gpu_ops[i].end;
+	/* a bin no narrower than a sampling period, so that a thread that ran
+	 * throughout draws as one slice and not as a comb */
 	binw = (t1 - t0) / HTML_BINS + 1;
+	for (i = 0; i < p->nprocesses; i++)
+		if (p->processes[i].period_ns > binw && p->processes[i].period_ns < (uint64_t)1e9)
+			binw = p->processes[i].period_ns;
 	cJSON_AddNumberToObject(o, "span_ns", (double)(t1 - t0));
 	cJSON_AddNumberToObject(o, "bin_ns", (double)binw);
 	lanes = cJSON_AddArrayToObject(o, "lanes");

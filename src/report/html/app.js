@@ -213,14 +213,22 @@ var CBN = (function () {
 	};
 	/* The scalar members of obj as cards. */
 	C.cards = function (obj, skip) {
-		var d = C.el('div', { cls: 'cards' });
+		var d = C.el('div', { cls: 'cards' }), notes = [];
 		Object.keys(obj || {}).forEach(function (k) {
 			var v = obj[k];
-			if ((skip || []).indexOf(k) >= 0 || (v !== null && typeof v === 'object')) return;
+			if ((skip || []).indexOf(k) >= 0 || v === null || typeof v === 'object') return;
+			/* a sentence is no card: under them, as text */
+			if (typeof v === 'string' && v.length > 40) {
+				notes.push(C.el('p', { cls: 'muted' }, k.replace(/_/g, ' ') + ': ' + v));
+				return;
+			}
 			d.appendChild(C.el('div', { cls: 'card' }, C.el('b', {}, typeof v === 'number'
 				? C.fmtFor(k)(v) : String(v)), C.el('span', {}, k.replace(/_/g, ' '))));
 		});
-		return d;
+		if (!notes.length) return d;
+		var w = C.el('div', {}, d);
+		notes.forEach(function (n) { w.appendChild(n); });
+		return w;
 	};
 	C.recos = function (list, view) {
 		var d = C.el('div', {});

@@ -11,6 +11,6 @@ CBN.view({
 		el.appendChild(C.el('h2', {}, 'Steps' + (s.what ? ': ' + s.what : '')));
 		el.appendChild(C.cards(s));
 		el.appendChild(C.recos(s.recommendations));
-		C.tables(el, s);
+		C.tables(el, s, ['recommendations']);
 	}
 });
