@@ -410,40 +410,40 @@ static int by_samples_desc(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
-static int by_stream(const void *a, const void *b, void *ctx)
-{
-	const struct prof_gpu_op *g = ctx;
-	const struct prof_gpu_op *x = &g[*(const uint32_t *)a], *y = &g[*(const uint32_t *)b];
+/* An interval for the interval lanes: GPU operations and CUDA API calls. */
+struct tl_op {
+	uint64_t key;                    /* the lane: (process, device, stream) or thread */
+	uint64_t start, end;             /* relative to the timeline's start */
+	const char *name;
+};
 
-	if (x->process != y->process)
-		return x->process < y->process ? -1 : 1;
-	if (x->device != y->device)
-		return x->device < y->device ? -1 : 1;
-	if (x->stream != y->stream)
-		return x->stream < y->stream ? -1 : 1;
+static int by_key_start(const void *a, const void *b)
+{
+	const struct tl_op *x = a, *y = b;
+
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-/* GPU lanes, one per (process, device, stream): operations of one name that
- * follow within a bin merge, so a lane has at most about 2 * HTML_BINS slices. */
-static int tl_gpu(cJSON *lanes, const struct profile *p, uint64_t t0, uint64_t binw,
-		  struct names *nm)
+/*
+ * Lanes of intervals, one per key (at most maxlanes, the lowest keys), ops
+ * sorted here.  Intervals of one name that follow within a bin merge, and a
+ * lane stops at 2 * HTML_BINS slices.  keys[] gets each lane's key and
+ * first[] its index in "lanes"; returns the number of lanes, or -ENOMEM.
+ */
+static int tl_intervals(cJSON *lanes, struct tl_op *ops, size_t n, const char *kind,
+			size_t maxlanes, uint64_t binw, struct names *nm,
+			void (*lane_name)(const struct profile *, uint64_t, char *, size_t),
+			const struct profile *p, uint64_t *keys)
 {
-	uint32_t *ord;
-	size_t i, nl = 0;
 	cJSON *sl = NULL;
 	uint64_t s0 = 0, e0 = 0;
 	uint32_t name = UINT32_MAX, nsl = 0;
-	const struct prof_gpu_op *prev = NULL;
+	size_t i, nl = 0;
+	int newlane;
 
-	if (!p->ngpu_ops)
-		return 0;
-	ord = malloc(p->ngpu_ops * sizeof(*ord));
-	if (!ord)
-		return -ENOMEM;
-	for (i = 0; i < p->ngpu_ops; i++)
-		ord[i] = (uint32_t)i;
-	qsort_r(ord, p->ngpu_ops, sizeof(*ord), by_stream, (void *)p->gpu_ops);
+	qsort(ops, n, sizeof(*ops), by_key_start);
 #define FLUSH()                                                                     \
 	do {                                                                        \
 		if (sl && name != UINT32_MAX) {                                     \
@@ -454,51 +454,148 @@ static int tl_gpu(cJSON *lanes, const struct profile *p, uint64_t t0, uint64_t b
 		}                                                                   \
 		name = UINT32_MAX;                                                  \
 	} while (0)
-	for (i = 0; i < p->ngpu_ops; i++) {
-		const struct prof_gpu_op *g = &p->gpu_ops[ord[i]];
-		uint64_t s = g->start > t0 ? g->start - t0 : 0;
-		uint64_t e = g->end > t0 ? g->end - t0 : 0;
+	for (i = 0; i < n; i++) {
+		const struct tl_op *o = &ops[i];
 		uint32_t nmi;
 
-		if (e < s)
-			e = s;
-		if (!prev || prev->process != g->process || prev->device != g->device ||
-		    prev->stream != g->stream) {
-			char lname[96];
+		newlane = !i || o->key != ops[i - 1].key;
+		if (newlane) {
+			char lname[128];
 
 			FLUSH();
-			if (nl >= HTML_GPU_LANES)
+			if (nl >= maxlanes)
 				break;
-			snprintf(lname, sizeof(lname), "GPU %u stream %u", g->device, g->stream);
-			sl = tl_lane(lanes, "gpu", lname);
+			lane_name(p, o->key, lname, sizeof(lname));
+			sl = tl_lane(lanes, kind, lname);
 			if (!sl)
-				goto oom;
-			nl++;
+				return -ENOMEM;
+			keys[nl++] = o->key;
 			nsl = 0;
 		}
-		prev = g;
-		/* a full lane: the rest of its operations are left out */
+		/* a full lane: the rest of its intervals are left out */
 		if (nsl >= 2 * HTML_BINS)
 			continue;
-		nmi = names_str(nm, g->name);
+		nmi = names_str(nm, o->name);
 		if (nmi == UINT32_MAX)
-			goto oom;
-		if (name == nmi && s <= e0 + binw) {
-			if (e > e0)
-				e0 = e;
+			return -ENOMEM;
+		if (name == nmi && o->start <= e0 + binw) {
+			if (o->end > e0)
+				e0 = o->end;
 			continue;
 		}
 		FLUSH();
 		name = nmi;
-		s0 = s;
-		e0 = e;
+		s0 = o->start;
+		e0 = o->end;
 	}
 	FLUSH();
 #undef FLUSH
-	free(ord);
+	return (int)nl;
+}
+
+static uint64_t gpu_key(const struct prof_gpu_op *g)
+{
+	return (uint64_t)(g->process & 0xffffff) << 40 | (uint64_t)(g->device & 0xfff) << 28 |
+	       (g->stream & 0xfffffff);
+}
+
+static void gpu_lane_name(const struct profile *p, uint64_t key, char *buf, size_t len)
+{
+	(void)p;
+	snprintf(buf, len, "GPU %u stream %u", (unsigned)(key >> 28 & 0xfff),
+		 (unsigned)(key & 0xfffffff));
+}
+
+static void api_lane_name(const struct profile *p, uint64_t key, char *buf, size_t len)
+{
+	const struct prof_thread *th = key < p->nthreads ? &p->threads[key] : NULL;
+
+	if (th)
+		snprintf(buf, len, "CUDA API (tid %u)", th->tid);
+	else
+		snprintf(buf, len, "CUDA API");
+}
+
+static uint64_t rel(uint64_t t, uint64_t t0)
+{
+	return t > t0 ? t - t0 : 0;
+}
+
+static int lane_of(const uint64_t *keys, int n, uint64_t key)
+{
+	for (int i = 0; i < n; i++)
+		if (keys[i] == key)
+			return i;
+	return -1;
+}
+
+/*
+ * GPU lanes, one per (process, device, stream), then CUDA API lanes, one per
+ * calling thread, then "flows": [api_start, api_lane, gpu_start, gpu_lane]
+ * from a launch to its kernel (lane numbers count from the first lane these
+ * add, at index base of "lanes"), the first HTML_FLOWS kernels.
+ */
+#define HTML_FLOWS 2000
+static int tl_cuda(cJSON *tl, cJSON *lanes, const struct profile *p, uint64_t t0, uint64_t binw,
+		   struct names *nm)
+{
+	size_t n = p->ngpu_ops > p->ncuda_api ? p->ngpu_ops : p->ncuda_api, i, k, nflows = 0;
+	struct tl_op *ops = NULL;
+	uint64_t gkeys[HTML_GPU_LANES], akeys[HTML_CPU_LANES];
+	int base = cJSON_GetArraySize(lanes), ng = 0, na = 0;
+	cJSON *flows;
+
+	if (!n)
+		return 0;
+	ops = malloc(n * sizeof(*ops));
+	if (!ops)
+		return -ENOMEM;
+	for (i = k = 0; i < p->ngpu_ops; i++) {
+		const struct prof_gpu_op *g = &p->gpu_ops[i];
+
+		ops[k++] = (struct tl_op){gpu_key(g), rel(g->start, t0),
+					  rel(g->end > g->start ? g->end : g->start, t0), g->name};
+	}
+	if (k && (ng = tl_intervals(lanes, ops, k, "gpu", HTML_GPU_LANES, binw, nm, gpu_lane_name,
+				    p, gkeys)) < 0)
+		goto oom;
+	for (i = k = 0; i < p->ncuda_api; i++) {
+		const struct prof_cuda_api *c = &p->cuda_api[i];
+
+		if (c->thread >= p->nthreads)
+			continue;
+		ops[k++] = (struct tl_op){c->thread, rel(c->start, t0),
+					  rel(c->end > c->start ? c->end : c->start, t0), c->name};
+	}
+	if (k && (na = tl_intervals(lanes, ops, k, "api", HTML_CPU_LANES, binw, nm, api_lane_name,
+				    p, akeys)) < 0)
+		goto oom;
+	free(ops);
+	ops = NULL;
+	flows = cJSON_AddArrayToObject(tl, "flows");
+	if (!flows)
+		return -ENOMEM;
+	for (i = 0; i < p->ngpu_ops && nflows < HTML_FLOWS && ng && na; i++) {
+		const struct prof_gpu_op *g = &p->gpu_ops[i];
+		const struct prof_cuda_api *c;
+		int gl, al;
+
+		if (g->kind != PROF_GPU_KERNEL || g->api >= p->ncuda_api)
+			continue;
+		c = &p->cuda_api[g->api];
+		gl = lane_of(gkeys, ng, gpu_key(g));
+		al = lane_of(akeys, na, c->thread);
+		if (gl < 0 || al < 0)
+			continue;
+		cJSON_AddItemToArray(flows, cJSON_CreateNumber((double)rel(c->start, t0)));
+		cJSON_AddItemToArray(flows, cJSON_CreateNumber(base + ng + al));
+		cJSON_AddItemToArray(flows, cJSON_CreateNumber((double)rel(g->start, t0)));
+		cJSON_AddItemToArray(flows, cJSON_CreateNumber(base + gl));
+		nflows++;
+	}
 	return 0;
 oom:
-	free(ord);
+	free(ops);
 	return -ENOMEM;
 }
 
@@ -576,7 +673,7 @@ static cJSON *timeline_json(const struct analysis *a, struct names *nm)
 	}
 	cJSON_AddNumberToObject(o, "threads_left_out",
 				(double)(p->nthreads > nl ? p->nthreads - nl : 0));
-	if (tl_gpu(lanes, p, t0, binw, nm) < 0)
+	if (tl_cuda(o, lanes, p, t0, binw, nm) < 0)
 		goto fail;
 	free(cnt);
 	free(off);

@@ -2,7 +2,8 @@
 # html_cuda — the --html page of a CUDA run on the simulated CUPTI
 # (tests/cuda/workload.c): the Operators/CUDA and Kernels views render with
 # every kernel of the JSON report in the kernel table, the timeline has a
-# lane per GPU stream besides the threads' lanes and draws them all, and the
+# lane per GPU stream and per thread calling the CUDA API besides the
+# threads' lanes, draws them all and lines from launches to kernels, and the
 # page logs no error.  One browser launch, screenshot kept.
 . "$(dirname "$0")/lib/common.bash"
 . "$CBN_SOURCE_DIR/tests/html/browser.bash"
@@ -23,7 +24,7 @@ note "kernels=$kernels lanes=$lanes (gpu $gpu_lanes)"
 
 html_open "$T/c.html" '#all&selftest=all' html_cuda 5000
 html_expect '^render cuda ok' '^render kernels ok' '^render timeline ok' \
-	"^selftest timeline\\.lanes ok lanes=$lanes " '^selftest cpu\.zoom ok'
+	"^selftest timeline\\.lanes ok lanes=$lanes .*flows=[1-9]" '^selftest cpu\.zoom ok'
 rows=$(/usr/bin/python3 - "$DOM" <<'PY'
 import re, sys
 t = open(sys.argv[1], errors="replace").read()

@@ -1,11 +1,12 @@
 /*
  * test_html_robust.c — the HTML page's aggregates (html_data.c) and the page
  * writer on random hostile profiles (stack and frame indices out of range,
- * samples without a thread, GPU operations ending before they start, missing
- * names): nothing may crash under ASan/UBSan, and the tree and timeline keep
- * their shape (parents before children, the root weighing every sample,
- * slices in time order); then on one big profile, the bounds that keep a
- * page's size independent of the number of samples.
+ * samples without a thread, GPU operations ending before they start, CUDA
+ * calls of no thread, launches out of range, missing names): nothing may
+ * crash under ASan/UBSan, and the tree and timeline keep their shape
+ * (parents before children, the root weighing every sample, slices in time
+ * order); then on one big profile, the bounds that keep a page's size
+ * independent of the number of samples.
  */
 #include <unistd.h>
 
@@ -66,10 +67,18 @@ static void random_profile(struct profile *p)
 
 		CB_PUSH(p->samples, p->nsamples, s);
 	}
+	for (i = 0, n = (int)rnd(10); i < n; i++) {
+		const char *nm = names[rnd(6)];
+		uint32_t c = cb_api(p, nm ? nm : "x", idx(p->nthreads), (uint64_t)rnd(100) * MS,
+				    (uint64_t)rnd(100) * MS);
+
+		p->cuda_api[c].name = nm;
+	}
 	for (i = 0, n = (int)rnd(20); i < n; i++) {
 		struct prof_gpu_op op = { .kind = 1 + rnd(3), .start = (uint64_t)rnd(100) * MS,
 					  .end = (uint64_t)rnd(100) * MS, .name = names[rnd(6)],
-					  .stream = rnd(3), .device = rnd(2), .api = PROF_NONE };
+					  .stream = rnd(3), .device = rnd(2), .api = idx(p->ncuda_api),
+					  .process = rnd(4) ? 0 : idx(p->nprocesses) };
 
 		CB_PUSH(p->gpu_ops, p->ngpu_ops, op);
 	}

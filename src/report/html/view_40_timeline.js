@@ -1,6 +1,7 @@
 /*
  * view_40_timeline.js — #timeline: one canvas lane per thread (the leaf
- * function of each time bin) and per GPU stream (its operations), from
+ * function of each time bin), per GPU stream (its operations) and per thread
+ * calling the CUDA API, lines from launches to their kernels, from
  * html_data.c's binned slices.  Wheel or W/S zoom around the pointer, drag or
  * A/D and the arrow keys pan, 0 resets, a click shows the slice.  Drawing
  * skips slices narrower than a pixel after the last drawn one, so a frame
@@ -41,7 +42,8 @@ CBN.view({
 					if (x1 < LABEL || x1 - lastX < 0.5) continue;
 					x0 = Math.max(x0, LABEL);
 					var nm = (names[s[j + 2]] || ['?'])[0];
-					ctx.fillStyle = l.kind === 'gpu' ? '#37b24d' : C.color(nm);
+					ctx.fillStyle = l.kind === 'gpu' ? '#37b24d' : l.kind === 'api' ? '#9775fa'
+						: C.color(nm);
 					ctx.fillRect(x0, y + 2, Math.max(1, x1 - x0), LANE - 4);
 					if (x1 - x0 > 40) {
 						ctx.fillStyle = '#000';
@@ -53,10 +55,24 @@ CBN.view({
 				}
 				ctx.fillStyle = '#fff';
 				ctx.fillRect(0, y, LABEL, LANE);
-				ctx.fillStyle = l.kind === 'gpu' ? '#2b8a3e' : '#1d2330';
+				ctx.fillStyle = l.kind === 'gpu' ? '#2b8a3e' : l.kind === 'api' ? '#6741d9' : '#1d2330';
 				ctx.fillText(l.name.slice(0, 26), 4, y + LANE / 2);
 				v.drawnLanes++;
 			});
+			/* launch -> kernel flows whose launch or kernel is in view */
+			var fl = tl.flows || [], nf = 0;
+			ctx.strokeStyle = 'rgba(103,65,217,0.55)';
+			ctx.beginPath();
+			for (var f = 0; f + 3 < fl.length && nf < 1000; f += 4) {
+				if ((fl[f] < t0 || fl[f] > t1) && (fl[f + 2] < t0 || fl[f + 2] > t1)) continue;
+				var ax = LABEL + (fl[f] - t0) * sc, gx = LABEL + (fl[f + 2] - t0) * sc;
+				var ay = fl[f + 1] * LANE + LANE / 2, gy = fl[f + 3] * LANE + LANE / 2;
+				ctx.moveTo(Math.max(LABEL, ax), ay);
+				ctx.lineTo(Math.max(LABEL, gx), gy);
+				nf++;
+			}
+			ctx.stroke();
+			v.drawnFlows = nf;
 			ctx.fillStyle = '#667085';
 			for (var k = 0; k <= 5; k++) {
 				var tx = LABEL + k * (w - LABEL) / 5;
@@ -138,7 +154,8 @@ CBN.view({
 			for (i = 0; i < 10; i++) v.drawNow();
 			var ms = (performance.now() - t0) / 12;
 			v.keys('0'); v.drawNow();
-			return 'lanes=' + v.drawnLanes + ' rects=' + v.drawnRects + ' frame_ms=' + ms.toFixed(1);
+			return 'lanes=' + v.drawnLanes + ' rects=' + v.drawnRects + ' flows=' + v.drawnFlows +
+				' frame_ms=' + ms.toFixed(1);
 		}
 	}
 });
