@@ -26,7 +26,7 @@ CBN.view({
 				est_sm_efficiency: o.est_sm_efficiency, est_achieved_occupancy: o.est_achieved_occupancy,
 				gpu_ns: o.gpu_ns, sync_blocked_ns: o.sync_blocked_ns, gpu_idle_gaps_ns: o.gpu_idle_gaps_ns }));
 		}
-		breakdown(el, d);
+		overviewBreakdown(el, d);
 		el.appendChild(C.el('h2', {}, 'Recommendations'));
 		var n = 0;
 		[['cuda', cu.recommendations], ['memory', r.memory && r.memory.recommendations],
@@ -53,7 +53,7 @@ CBN.view({
 /* Stacked bars: per step when steps exist (GPU busy, sync wait, CPU, other,
  * from the steps table), else per second of the timeline (CPU lanes' and GPU
  * lanes' busy time). */
-function breakdown(el, d) {
+function overviewBreakdown(el, d) {
 	var C = CBN, st = d.report.steps, bars = [], keys, colors = ['#2f9e44', '#f08c00', '#1c7ed6', '#adb5bd'];
 	if (st && st.steps && st.steps.length) {
 		keys = ['GPU busy', 'sync wait', 'CPU', 'other'];
