@@ -184,6 +184,89 @@ out:
 	return ret;
 }
 
+/* Rows of the report's function and line tables the page keeps. */
+#define HTML_MAX_ROWS 5000
+
+struct html_row {
+	double v;
+	int idx;
+};
+
+static int html_cmp_desc(const void *a, const void *b)
+{
+	const struct html_row *x = a, *y = b;
+
+	if (x->v != y->v)
+		return x->v < y->v ? 1 : -1;
+	return x->idx - y->idx;
+}
+
+/* keep[i] = 1 for the HTML_MAX_ROWS heaviest rows of arr by key (ties: the
+ * earlier row), so that the bound holds when many rows weigh the same. */
+static int html_mark(cJSON *arr, const char *key, int n, char *keep)
+{
+	struct html_row *r = malloc((size_t)n * sizeof(*r));
+	cJSON *it;
+	int i = 0;
+
+	if (!r)
+		return -1;
+	cJSON_ArrayForEach(it, arr) {
+		r[i].v = cJSON_GetNumberValue(cJSON_GetObjectItem(it, key));
+		r[i].idx = i;
+		i++;
+	}
+	qsort(r, (size_t)n, sizeof(*r), html_cmp_desc);
+	for (i = 0; i < HTML_MAX_ROWS && i < n; i++)
+		keep[r[i].idx] = 1;
+	free(r);
+	return 0;
+}
+
+/*
+ * A program with tens of thousands of functions would make a page of many
+ * megabytes: past HTML_MAX_ROWS, the page keeps the HTML_MAX_ROWS heaviest
+ * functions by self time and those by total time, and the heaviest lines,
+ * and says in html.left_out how many rows it left out.  The --json file is
+ * unchanged.
+ */
+static void html_trim(cJSON *rep, cJSON *views)
+{
+	cJSON *fn = cJSON_GetObjectItem(rep, "functions"), *ln = cJSON_GetObjectItem(rep, "lines");
+	cJSON *left = cJSON_AddObjectToObject(views, "left_out");
+	int n = cJSON_GetArraySize(fn), dropped = 0;
+	char *keep = n > HTML_MAX_ROWS ? calloc((size_t)n, 1) : NULL;
+
+	if (keep && html_mark(fn, "self_ns", n, keep) == 0 && html_mark(fn, "total_ns", n, keep) == 0) {
+		int i = 0;
+
+		/* detached by pointer: deleting by index walks the list each time */
+		for (cJSON *it = fn->child, *next; it; it = next, i++) {
+			next = it->next;
+			if (!keep[i]) {
+				cJSON_Delete(cJSON_DetachItemViaPointer(fn, it));
+				dropped++;
+			}
+		}
+	}
+	free(keep);
+	if (left)
+		cJSON_AddNumberToObject(left, "functions", dropped);
+	dropped = 0;
+	/* lines come by self time, heaviest first: keep the head */
+	if (cJSON_GetArraySize(ln) > HTML_MAX_ROWS) {
+		cJSON *it = cJSON_GetArrayItem(ln, HTML_MAX_ROWS), *next;
+
+		for (; it; it = next) {
+			next = it->next;
+			cJSON_Delete(cJSON_DetachItemViaPointer(ln, it));
+			dropped++;
+		}
+	}
+	if (left)
+		cJSON_AddNumberToObject(left, "lines", dropped);
+}
+
 int report_html_write(const struct analysis *a, const struct report_opts *o,
 		      const struct html_opts *ho, const char *path, char *err, size_t errlen)
 {
@@ -203,6 +286,7 @@ int report_html_write(const struct analysis *a, const struct report_opts *o,
 		snprintf(err, errlen, "cannot build the page's data: out of memory");
 		return -1;
 	}
+	html_trim(rep, views);
 	cJSON_AddStringToObject(doc, "kind", "run");
 	cJSON_AddItemToObject(doc, "report", rep);
 	cJSON_AddItemToObject(doc, "html", views);

@@ -5,8 +5,8 @@
  * calls of no thread, launches out of range, missing names): nothing may
  * crash under ASan/UBSan, and the tree and timeline keep their shape
  * (parents before children, the root weighing every sample, slices in time
- * order); then on one big profile, the bounds that keep a page's size
- * independent of the number of samples.
+ * order); then on big profiles, the bounds that keep a page's size
+ * independent of the number of samples and of functions.
  */
 #include <unistd.h>
 
@@ -235,6 +235,62 @@ int main(void)
 		CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(h, "timeline"),
 							     "lanes")) == 8);
 		cJSON_Delete(h);
+		for (size_t i = 0; i < p.nfuncs; i++)
+			free((char *)p.funcs[i].name);
+		cb_free(&p);
+	}
+	{
+		/* 6 000 functions of one sample each: the page keeps 5 000 by
+		 * self and 5 000 by total (the same here), and says so */
+		struct profile p;
+		char *buf = NULL, *d, *e;
+		size_t len = 0;
+		FILE *f;
+		cJSON *doc, *fn;
+
+		cb_init(&p);
+		/* sized once: CB_PUSH's realloc per element is quadratic under ASan */
+		p.funcs = calloc(6000, sizeof(*p.funcs));
+		p.frames = calloc(6000, sizeof(*p.frames));
+		p.stacks = calloc(6000, sizeof(*p.stacks));
+		p.samples = calloc(6000, sizeof(*p.samples));
+		REQUIRE(p.funcs && p.frames && p.stacks && p.samples);
+		for (uint32_t i = 0; i < 6000; i++) {
+			char *name = malloc(16);
+
+			REQUIRE(name);
+			snprintf(name, 16, "g%u", i);
+			p.funcs[i] = (struct prof_func){ .name = name, .file = "g.c", .line = i + 1,
+							 .module = "app" };
+			p.frames[i] = (struct prof_frame){ .func = i, .line = 1, .file = "g.c" };
+			p.stacks[i] = (struct prof_stack){ .first = i, .nframes = 1 };
+			p.samples[i] = (struct prof_sample){ .ts = i * MS, .stack = i, .weight = 1 };
+		}
+		p.nfuncs = p.nframes = p.nstacks = p.nsamples = 6000;
+		setenv("CBN_HTML_GZIP", "0", 1);
+		REQUIRE(report_html_write(analysed(&p), &o, NULL, path, err, sizeof(err)) == 0);
+		unsetenv("CBN_HTML_GZIP");
+		f = fopen(path, "r");
+		REQUIRE(f);
+		buf = malloc(64 << 20);
+		REQUIRE(buf);
+		len = fread(buf, 1, (64 << 20) - 1, f);
+		fclose(f);
+		buf[len] = '\0';
+		d = strstr(buf, "data-encoding=\"json\">");
+		REQUIRE(d);
+		d = strchr(d, '>') + 1;
+		e = strstr(d, "</script>");
+		REQUIRE(e);
+		*e = '\0';
+		doc = cJSON_Parse(d);
+		REQUIRE(doc);
+		fn = cJSON_GetObjectItem(cJSON_GetObjectItem(doc, "report"), "functions");
+		CHECK_EQ_INT(cJSON_GetArraySize(fn), 5000);
+		CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(
+			cJSON_GetObjectItem(doc, "html"), "left_out"), "functions")), 1000);
+		cJSON_Delete(doc);
+		free(buf);
 		for (size_t i = 0; i < p.nfuncs; i++)
 			free((char *)p.funcs[i].name);
 		cb_free(&p);
