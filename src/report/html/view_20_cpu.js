@@ -26,6 +26,10 @@ CBN.view({
 			{ key: 'module', label: 'module' }
 		], { sort: 'self_ns', onrow: function (x) { select(x.name); } });
 		el.appendChild(v.table.el);
+		var lo = d.html && d.html.left_out;
+		if (lo && lo.functions)
+			el.appendChild(C.el('p', { cls: 'muted' }, lo.functions + ' lighter functions are left out ' +
+				'of this page (the --json report has them all).'));
 		if (params.q) v.table.filter(params.q);
 		el.appendChild(C.el('h2', {}, 'Flame graph'));
 		var h = d.html || {};

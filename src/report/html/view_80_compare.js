@@ -1,8 +1,7 @@
 /*
  * view_80_compare.js — #compare (pages of `compare --html`): the gate's table
  * as printed, then the difference per function between the two reports (self
- * time, red = grew, blue = shrank), and the flame graph of the new run
- * coloured by its functions' growth.  The JSON reports hold no call tree, so
+ * time, red = grew, blue = shrank).  The JSON reports hold no call tree, so
  * the differential is per function, not per stack (docs/html.md).
  */
 'use strict';
@@ -24,8 +23,7 @@ CBN.view({
 		});
 		rows = Object.keys(by).map(function (k) { var r = by[k]; r.delta = r.cur - r.base; return r; })
 			.sort(function (x, y) { return Math.abs(y.delta) - Math.abs(x.delta); });
-		var max = Math.max(1, Math.abs((rows[0] || {}).delta || 0)), diff = {};
-		rows.forEach(function (r) { diff[r.name] = r.delta / max; });
+		var max = Math.max(1, Math.abs((rows[0] || {}).delta || 0));
 		el.appendChild(C.el('h2', {}, 'Self time per function: new \u2212 base'));
 		var chart = C.el('div', { id: 'diffbars' });
 		rows.slice(0, 40).forEach(function (r) {
@@ -41,10 +39,8 @@ CBN.view({
 					C.ns(r.cur) + ')')));
 		});
 		el.appendChild(chart);
-		if (d.html && d.html.tree) {
-			el.appendChild(C.el('h2', {}, 'New run, coloured by growth'));
-			C.flame(el.appendChild(C.el('div')), C.flameTree(d.html.tree, d.html.names), { diff: diff });
-		}
+		el.appendChild(C.el('p', { cls: 'muted' }, 'The JSON reports keep functions, not stacks: ' +
+			'the differences are per function, not a differential flame graph.'));
 	},
 	selftests: {
 		bars: function (sec) {
