@@ -14,7 +14,8 @@
 static void cmp_usage(FILE *f)
 {
 	fputs("usage: cbottleneck compare [--fail EXPR]... [--warn EXPR]... [--markdown FILE]\n"
-	      "                           [--bench-json FILE] [--html FILE] [-q] BASE.json NEW.json\n"
+	      "                           [--bench-json FILE] [--html FILE] [-q]\n"
+	      "                           BASE.json NEW.json\n"
 	      "\n"
 	      "Compare two reports written by 'cbottleneck --json FILE'.\n"
 	      "  --fail EXPR        exit 1 when EXPR fires (repeatable)\n"

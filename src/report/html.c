@@ -237,7 +237,8 @@ static void html_trim(cJSON *rep, cJSON *views)
 	int n = cJSON_GetArraySize(fn), dropped = 0;
 	char *keep = n > HTML_MAX_ROWS ? calloc((size_t)n, 1) : NULL;
 
-	if (keep && html_mark(fn, "self_ns", n, keep) == 0 && html_mark(fn, "total_ns", n, keep) == 0) {
+	if (keep && html_mark(fn, "self_ns", n, keep) == 0 &&
+	    html_mark(fn, "total_ns", n, keep) == 0) {
 		int i = 0;
 
 		/* detached by pointer: deleting by index walks the list each time */

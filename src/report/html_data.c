@@ -20,6 +20,7 @@
 #define HTML_TREE_NODES 4000     /* call tree nodes kept; the rest is "(other)" */
 #define HTML_CPU_LANES 32        /* threads with most samples get a lane */
 #define HTML_GPU_LANES 32        /* (device, stream) lanes */
+#define HTML_RANGE_LANES 16      /* (thread, depth) lanes of annotation/NVTX ranges */
 #define HTML_BINS 4000           /* time bins per lane: slices per lane at most */
 #define HTML_SOURCES 6           /* hottest files read */
 #define HTML_SRC_BYTES (256 << 10)
@@ -428,12 +429,13 @@ static int by_key_start(const void *a, const void *b)
 
 /*
  * Lanes of intervals, one per key (at most maxlanes, the lowest keys), ops
- * sorted here.  Intervals of one name that follow within a bin merge, and a
- * lane stops at 2 * HTML_BINS slices.  keys[] gets each lane's key and
+ * sorted here.  Intervals of one name that follow within a bin merge (with
+ * strict, only those that overlap: ranges one after the other, such as
+ * steps, stay apart), and a lane stops at 2 * HTML_BINS slices.  keys[] gets each lane's key and
  * first[] its index in "lanes"; returns the number of lanes, or -ENOMEM.
  */
 static int tl_intervals(cJSON *lanes, struct tl_op *ops, size_t n, const char *kind,
-			size_t maxlanes, uint64_t binw, struct names *nm,
+			size_t maxlanes, uint64_t binw, int strict, struct names *nm,
 			void (*lane_name)(const struct profile *, uint64_t, char *, size_t),
 			const struct profile *p, uint64_t *keys)
 {
@@ -478,7 +480,7 @@ static int tl_intervals(cJSON *lanes, struct tl_op *ops, size_t n, const char *k
 		nmi = names_str(nm, o->name);
 		if (nmi == UINT32_MAX)
 			return -ENOMEM;
-		if (name == nmi && o->start <= e0 + binw) {
+		if (name == nmi && (strict ? o->start < e0 : o->start <= e0 + binw)) {
 			if (o->end > e0)
 				e0 = o->end;
 			continue;
@@ -516,6 +518,14 @@ static void api_lane_name(const struct profile *p, uint64_t key, char *buf, size
 		snprintf(buf, len, "CUDA API");
 }
 
+static void range_lane_name(const struct profile *p, uint64_t key, char *buf, size_t len)
+{
+	uint64_t t = key >> 3;
+
+	snprintf(buf, len, "ranges, tid %u%s", t < p->nthreads ? p->threads[t].tid : 0,
+		 (key & 7) ? ", nested" : "");
+}
+
 static uint64_t rel(uint64_t t, uint64_t t0)
 {
 	return t > t0 ? t - t0 : 0;
@@ -531,20 +541,23 @@ static int lane_of(const uint64_t *keys, int n, uint64_t key)
 
 /*
  * GPU lanes, one per (process, device, stream), then CUDA API lanes, one per
- * calling thread, then "flows": [api_start, api_lane, gpu_start, gpu_lane]
- * from a launch to its kernel (lane numbers count from the first lane these
- * add, at index base of "lanes"), the first HTML_FLOWS kernels.
+ * calling thread, then range lanes, one per (thread, depth), then "flows":
+ * [api_start, api_lane, gpu_start, gpu_lane] from a launch to its kernel
+ * (lanes as indices into "lanes"), for the first HTML_FLOWS kernels.
  */
 #define HTML_FLOWS 2000
 static int tl_cuda(cJSON *tl, cJSON *lanes, const struct profile *p, uint64_t t0, uint64_t binw,
 		   struct names *nm)
 {
 	size_t n = p->ngpu_ops > p->ncuda_api ? p->ngpu_ops : p->ncuda_api, i, k, nflows = 0;
+	uint64_t rkeys[HTML_RANGE_LANES];
 	struct tl_op *ops = NULL;
 	uint64_t gkeys[HTML_GPU_LANES], akeys[HTML_CPU_LANES];
 	int base = cJSON_GetArraySize(lanes), ng = 0, na = 0;
 	cJSON *flows;
 
+	if (p->nranges > n)
+		n = p->nranges;
 	if (!n)
 		return 0;
 	ops = malloc(n * sizeof(*ops));
@@ -556,8 +569,8 @@ static int tl_cuda(cJSON *tl, cJSON *lanes, const struct profile *p, uint64_t t0
 		ops[k++] = (struct tl_op){gpu_key(g), rel(g->start, t0),
 					  rel(g->end > g->start ? g->end : g->start, t0), g->name};
 	}
-	if (k && (ng = tl_intervals(lanes, ops, k, "gpu", HTML_GPU_LANES, binw, nm, gpu_lane_name,
-				    p, gkeys)) < 0)
+	if (k && (ng = tl_intervals(lanes, ops, k, "gpu", HTML_GPU_LANES, binw, 0, nm,
+				    gpu_lane_name, p, gkeys)) < 0)
 		goto oom;
 	for (i = k = 0; i < p->ncuda_api; i++) {
 		const struct prof_cuda_api *c = &p->cuda_api[i];
@@ -567,8 +580,22 @@ static int tl_cuda(cJSON *tl, cJSON *lanes, const struct profile *p, uint64_t t0
 		ops[k++] = (struct tl_op){c->thread, rel(c->start, t0),
 					  rel(c->end > c->start ? c->end : c->start, t0), c->name};
 	}
-	if (k && (na = tl_intervals(lanes, ops, k, "api", HTML_CPU_LANES, binw, nm, api_lane_name,
-				    p, akeys)) < 0)
+	if (k && (na = tl_intervals(lanes, ops, k, "api", HTML_CPU_LANES, binw, 0, nm,
+				    api_lane_name, p, akeys)) < 0)
+		goto oom;
+	/* annotation and NVTX ranges: a lane per (thread, nesting depth), so
+	 * that nested ranges stack instead of hiding each other */
+	for (i = k = 0; i < p->nranges; i++) {
+		const struct prof_range *r = &p->ranges[i];
+
+		if (r->thread >= p->nthreads)
+			continue;
+		ops[k++] = (struct tl_op){(uint64_t)r->thread << 3 | (r->depth < 7 ? r->depth : 7),
+					  rel(r->start, t0),
+					  rel(r->end > r->start ? r->end : r->start, t0), r->name};
+	}
+	if (k && tl_intervals(lanes, ops, k, "range", HTML_RANGE_LANES, binw, 1, nm,
+			      range_lane_name, p, rkeys) < 0)
 		goto oom;
 	free(ops);
 	ops = NULL;

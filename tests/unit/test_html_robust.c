@@ -2,10 +2,10 @@
  * test_html_robust.c — the HTML page's aggregates (html_data.c) and the page
  * writer on random hostile profiles (stack and frame indices out of range,
  * samples without a thread, GPU operations ending before they start, CUDA
- * calls of no thread, launches out of range, missing names): nothing may
- * crash under ASan/UBSan, and the tree and timeline keep their shape
- * (parents before children, the root weighing every sample, slices in time
- * order); then on big profiles, the bounds that keep a page's size
+ * calls and ranges of no thread, launches out of range, missing names):
+ * nothing may crash under ASan/UBSan, and the tree and timeline keep their
+ * shape (parents before children, the root weighing every sample, slices in
+ * time order); then on big profiles, the bounds that keep a page's size
  * independent of the number of samples and of functions.
  */
 #include <unistd.h>
@@ -73,6 +73,12 @@ static void random_profile(struct profile *p)
 				    (uint64_t)rnd(100) * MS);
 
 		p->cuda_api[c].name = nm;
+	}
+	for (i = 0, n = (int)rnd(8); i < n; i++) {
+		cb_range(p, "r", idx(p->nthreads), (uint64_t)rnd(100) * MS, (uint64_t)rnd(100) * MS);
+		p->ranges[p->nranges - 1].depth = rnd(12);
+		if (rnd(4) == 0)
+			p->ranges[p->nranges - 1].name = NULL;
 	}
 	for (i = 0, n = (int)rnd(20); i < n; i++) {
 		struct prof_gpu_op op = { .kind = 1 + rnd(3), .start = (uint64_t)rnd(100) * MS,
