@@ -6,8 +6,10 @@
 # table sorts by a clicked column and filters with inline marks, a click on
 # a flame graph frame zooms it to the full width and a search finds it, and
 # the timeline draws one lane per sampled thread (examples/threads: 5) and
-# zooms and pans with the keys; --source-root finds a moved source file.  One browser launch; the screenshot of every
-# view is kept in the build directory.
+# zooms and pans with the keys, the source view shows threads.c with heat
+# on its hot lines and an editor link; --source-root finds a moved source.
+# One browser launch; the screenshot of every view is kept in the build
+# directory.
 . "$(dirname "$0")/lib/common.bash"
 . "$CBN_SOURCE_DIR/tests/html/browser.bash"
 need_cbn
@@ -48,5 +50,6 @@ got=$(html_data "$T/moved.html" '[s.get("path", "") for s in d["html"]["sources"
 html_open "$T/run.html" '#all&selftest=all' html_views 5000
 html_expect '^render overview ok' '^render cpu ok' '^render source ok' '^render timeline ok' \
 	'^selftest cpu\.sort ok' '^selftest cpu\.filter ok .*marks=[1-9]' \
-	'^selftest cpu\.zoom ok frame=worker_spin' '^selftest timeline\.lanes ok lanes=5 '
+	'^selftest cpu\.zoom ok frame=worker_spin' '^selftest timeline\.lanes ok lanes=5 ' \
+	'^selftest source\.heat ok .*file=threads\.c'
 exit 0

@@ -46,5 +46,17 @@ CBN.view({
 			C.el('th', {}, ''))), tb));
 		el.appendChild(sc);
 		if (here) setTimeout(function () { sc.scrollTop = here.offsetTop - 80; }, 0);
+	},
+	selftests: {
+		/* the hottest file shown, with heat on some lines, and the editor link */
+		heat: function (sec, d) {
+			var rows = sec.querySelectorAll('table.src tbody tr'), hot = 0, i;
+			for (i = 0; i < rows.length; i++) if (rows[i].style.background) hot++;
+			CBN.check(rows.length > 0, 'no source lines');
+			CBN.check(hot > 0, 'no line has heat');
+			CBN.check(sec.querySelector('a[href^="vscode://file/"]'), 'no editor link');
+			return 'lines=' + rows.length + ' hot=' + hot + ' file=' +
+				d.html.sources[0].file.split('/').pop();
+		}
 	}
 });
