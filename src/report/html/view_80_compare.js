@@ -14,14 +14,15 @@ CBN.view({
 		el.appendChild(C.el('h2', {}, 'Regression gate: ' + word));
 		el.appendChild(C.el('p', { cls: 'muted' }, 'base ' + d.base_file + ' \u2192 new ' + d.new_file));
 		el.appendChild(C.el('pre', { cls: 'gate' }, g.table || ''));
-		el.appendChild(C.cards({ wall_ns: (n.run.wall_ns || 0) - (b.run.wall_ns || 0),
-			cpu_ns: (n.run.cpu_ns || 0) - (b.run.cpu_ns || 0) }));
+		el.appendChild(C.cards({ wall_change_ns: (n.run.wall_ns || 0) - (b.run.wall_ns || 0),
+			cpu_change_ns: (n.run.cpu_ns || 0) - (b.run.cpu_ns || 0) }));
 		var by = {}, rows;
 		(b.functions || []).forEach(function (f) { by[f.name] = { name: f.name, base: f.self_ns, cur: 0 }; });
 		(n.functions || []).forEach(function (f) {
 			(by[f.name] = by[f.name] || { name: f.name, base: 0, cur: 0 }).cur = f.self_ns;
 		});
 		rows = Object.keys(by).map(function (k) { var r = by[k]; r.delta = r.cur - r.base; return r; })
+			.filter(function (r) { return r.delta !== 0; })
 			.sort(function (x, y) { return Math.abs(y.delta) - Math.abs(x.delta); });
 		var max = Math.max(1, Math.abs((rows[0] || {}).delta || 0));
 		el.appendChild(C.el('h2', {}, 'Self time per function: new \u2212 base'));
