@@ -110,6 +110,20 @@ static double v_cpu(const struct wait_ctx *c, int act)
 	return share(c->v_act_ns[act], c->v_cpu_ns);
 }
 
+/* Lock waits of every thread, busy or not, over all thread time: threads
+ * that spend their life queued on a lock are not busy, so the busy-only
+ * shares would miss exactly them (examples/wait_lock: two of three workers
+ * queued behind one holder read "compute-bound"). */
+static double lock_share(const struct wait_ctx *c)
+{
+	uint64_t ns = 0;
+	size_t i;
+
+	for (i = 0; i < c->w->nthreads_v; i++)
+		ns += c->w->threads_v[i].lock_wait_ns;
+	return share(ns, c->w->thread_ns);
+}
+
 static double serial_share(const struct wait_ctx *c)
 {
 	if (c->w->critical == PROF_NONE || c->w->busy_threads < 2)
@@ -136,6 +150,8 @@ static int decide(const struct wait_ctx *c)
 		return WAIT_V_NONE;
 	if (serial_share(c) >= V_SERIAL)
 		return WAIT_V_SERIAL;
+	if (c->w->nlocks && lock_share(c) >= V_SYNC)
+		return WAIT_V_SYNC;
 	for (i = 0; i < sizeof(wait) / sizeof(wait[0]); i++)
 		if (wait[i].s >= wait[i].min && wait[i].s > best) {
 			best = wait[i].s;
@@ -176,9 +192,10 @@ static char *verdict_text(const struct wait_ctx *c, int v)
 					  w->locks[0].line));
 		snprintf(ev, sizeof(ev),
 			 "%.0f %% of the busy threads' time waiting on each other (spinning %.0f %%, "
-			 "in futex waits %.0f %%)%s%s%s%s",
+			 "in futex waits %.0f %%), %.0f %% of all threads' time queued on locks"
+			 "%s%s%s%s",
 			 100 * v_sync(c), 100 * share(c->v_act_ns[WAIT_ACT_SPIN], c->v_thread_ns),
-			 100 * share(c->v_kind_ns[CBN_OFF_FUTEX], c->v_thread_ns),
+			 100 * share(c->v_kind_ns[CBN_OFF_FUTEX], c->v_thread_ns), 100 * lock_share(c),
 			 c->omp_spin_ns ? "; " : "", c->omp_spin_ns ? "spinning in " : "",
 			 c->omp_spin_ns ? (c->omp_module ? c->omp_module : "the OpenMP runtime") : "",
 			 lock);
