@@ -31,7 +31,9 @@ print("slow steps:", {k: v[0] for k, v in steps.items()}, file=sys.stderr)
 for n in (0, 1):
     assert n in steps, "step %d is not among the slowest" % n
     assert steps[n][0] >= 4, steps[n]
-    assert "warm_caches" in steps[n][1].split("\n")[1], steps[n][1]
+    # named among what grew (first, unless the VM's kernel stole time in
+    # that step: CI once saw "[kernel] pvm_irq_enable +115 ms" above it)
+    assert "warm_caches" in "\n".join(steps[n][1].split("\n")[1:4]), steps[n][1]
 PY
 
 # the same session, steps from the ranges named train_step

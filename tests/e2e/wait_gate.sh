@@ -20,7 +20,18 @@ profile()
 	[ "$RC" = 0 ] && [ -s "$1" ] ||
 		fail "profiling 'wait_lock $2' with --off-cpu --json failed (exit $RC)"
 }
-profile "$T/base.json" 8
+# The baseline's few contended waits are sampled at 100 Hz: on a loaded
+# machine a run may catch none of them in the lock (CI saw it once), which
+# is a true report of that run, not what this test is about.  Up to 4 tries.
+for try in 1 2 3 4; do
+	profile "$T/base.json" 8
+	/usr/bin/python3 -c '
+import json, sys
+w = json.load(open(sys.argv[1])).get("waiting") or {}
+sys.exit(0 if any("contend" in (l.get("function") or "") for l in w.get("locks", [])) else 1)
+' "$T/base.json" && break
+	[ "$try" = 4 ] && fail "4 baseline runs of wait_lock 8 caught no contended lock in contend()"
+done
 profile "$T/more.json" 64
 
 run_cbn compare --fail 'lock[contend].wait:+100%' --fail 'wait.total:+100%' "$T/base.json" "$T/more.json"
