@@ -14,8 +14,13 @@ expect_rc 0
 
 # heavy() does 2x the work: a regression (+100% > 50%, and ~225 ms against a
 # noise margin of 2*sqrt(22+45) samples ~ 165 ms).
-run_cbn --report "$T/r.txt" --baseline "$T/base.json" --fail 'func[heavy].self:+50%' \
-	--markdown "$T/sum.md" -- "$EXAMPLES/split" 0.6 3
+# One retry: CI once measured heavy() at 274 ms of its 450 on a loaded VM
+# (a pass, exit 0); a real gate bug fails both runs.
+for try in 1 2; do
+	run_cbn --report "$T/r.txt" --baseline "$T/base.json" --fail 'func[heavy].self:+50%' \
+		--markdown "$T/sum.md" -- "$EXAMPLES/split" 0.6 3
+	[ "$RC" = 1 ] && break
+done
 expect_rc 1
 grep_out 'FAIL'
 grep -q 'exit status 1 from the regression gate' "$ERRF" || fail "no line saying the gate decided"
