@@ -122,6 +122,13 @@ struct agent_thread {
 	/* Validated-page cache of unwind_access_mem, reset at each sample. */
 	uintptr_t valid_page[4];
 	int nvalid;
+	/* The thread's own stack (stacks_user_bounds), 0 when unknown: the
+	 * pages from the unwound stack pointer up to ustk_hi are live frames
+	 * of this thread, which nobody unmaps while it runs, and the unwinder
+	 * reads them directly; [live_lo, live_hi) is that span for the unwind
+	 * in progress (unwind_begin), else 0. */
+	uintptr_t ustk_lo, ustk_hi;
+	uintptr_t live_lo, live_hi;
 
 	/* libunwind's thread-local data and key (unwind.c). */
 	unsigned char unw_tls[AGENT_UNW_TLS] __attribute__((aligned(16)));
@@ -167,6 +174,7 @@ void offcpu_exit(void) AGENT_HIDDEN;
 
 /* stacks.c: the handler's per-thread stack and the sigaltstack interposer. */
 int stacks_thread_begin(int fresh) AGENT_HIDDEN;
+void stacks_user_bounds(uintptr_t here, size_t size) AGENT_HIDDEN;
 void stacks_thread_end(void) AGENT_HIDDEN;
 
 /* kernel.c: kernel stacks (their handler half: sigpath.h).  kernel_config

@@ -224,7 +224,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	else if ((uintptr_t)&here < (uintptr_t)t->stack_lo + SAMPLE_HEADROOM ||
 		 (uintptr_t)&here > (uintptr_t)t->stack_hi)
 		why = CBN_PCONLY_LOW_STACK;
-	else if (!unwind_begin())
+	else if (!unwind_begin((uint64_t)uc->uc_mcontext.gregs[REG_RSP]))
 		why = CBN_PCONLY_HELD;
 	if (why >= 0) {
 		r->pc[0] = rip;

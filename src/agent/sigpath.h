@@ -141,9 +141,11 @@ size_t kernel_thread_sample(struct agent_thread *t, struct kstacks_placer *pl,
 
 /* unwind.c: the private libunwind.  unwind_begin returns 1 when the caller may
  * unwind (then it must call unwind_end), 0 while unwinding is held (fork,
- * dlclose); unwind_backtrace only between the two. */
+ * dlclose); unwind_backtrace only between the two.  sp: the stack pointer of
+ * the stack about to be unwound when it is this thread's own (the interrupted
+ * one in a handler, the current one in normal code), else 0. */
 int unwind_available(void) AGENT_HIDDEN;
-int unwind_begin(void) AGENT_HIDDEN;
+int unwind_begin(uint64_t sp) AGENT_HIDDEN;
 void unwind_end(void) AGENT_HIDDEN;
 int unwind_backtrace(void **buf, int size) AGENT_HIDDEN;
 

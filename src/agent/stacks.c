@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -105,6 +106,48 @@ static void stacks_use_ours(struct agent_thread *t)
 		t->kernel_ss_ours = 0;
 		stacks_switch_top((uintptr_t)t->stack_hi);
 	}
+}
+
+/* The main thread's stack: ld.so's record of its top. */
+extern void *__libc_stack_end;
+
+/*
+ * Record the calling thread's own stack for the unwinder (agent_tls.ustk_lo,
+ * ustk_hi; unwind_begin).  here: an address in a frame near the stack's top
+ * (threads_trampoline's) and size the stack's size from the attributes it
+ * was created with; or here == 0 for the main thread, whose top is
+ * __libc_stack_end and whose size is RLIMIT_STACK (the kernel keeps that span
+ * under the stack free of other mappings, and the stack can grow through
+ * it).  hi is at or below the real top (the thread's TLS, the start-up
+ * frames, argv and the environment lie above it), so lo = hi - size may reach
+ * below the real bottom by that much: a margin keeps it inside.  A thread
+ * whose stack pointer is outside [lo, hi) when a sample is taken (a
+ * coroutine's stack, the program's own signal stack) has its stack read
+ * word by word through process_vm_readv instead.  Not signal context.
+ */
+void stacks_user_bounds(uintptr_t here, size_t size)
+{
+	struct agent_thread *t = &agent_tls;
+	size_t margin;
+	uintptr_t hi;
+
+	t->ustk_lo = t->ustk_hi = 0;
+	if (!here) {
+		struct rlimit rl;
+
+		here = (uintptr_t)__libc_stack_end;
+		if (!here || getrlimit(RLIMIT_STACK, &rl) != 0)
+			return;
+		size = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (256u << 20)
+			       ? (256u << 20)
+			       : (size_t)rl.rlim_cur;
+	}
+	margin = size / 4 < (256u << 10) ? size / 4 : (256u << 10);
+	hi = (here + 4095) & ~(uintptr_t)4095;
+	if (size < (64u << 10) || hi < size)
+		return;
+	t->ustk_lo = hi - size + margin;
+	t->ustk_hi = hi;
 }
 
 /*

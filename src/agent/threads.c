@@ -38,6 +38,7 @@ struct thread_start {
 	void *(*fn)(void *);
 	void *arg;
 	uint64_t app_blocked;            /* creator's view of our signals: inherited */
+	size_t stack_size;               /* from its attributes (stacks_user_bounds) */
 	char name[CBN_NAME_MAX];         /* creator's name: the kernel gives it to the thread */
 };
 
@@ -228,6 +229,7 @@ static void *threads_trampoline(void *p)
 
 	free(p);
 	sigwrap_set_app_blocked(s.app_blocked);
+	stacks_user_bounds((uintptr_t)__builtin_frame_address(0), s.stack_size);
 	sampler_thread_begin(1, s.name);
 	pthread_cleanup_push(threads_cleanup, NULL);
 	ret = s.fn(s.arg);
@@ -267,6 +269,17 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 	s->fn = fn;
 	s->arg = arg;
 	s->app_blocked = sigwrap_app_blocked();
+	s->stack_size = 0;
+	if (attr) {
+		pthread_attr_getstacksize(attr, &s->stack_size);
+	} else {
+		pthread_attr_t def;
+
+		if (pthread_getattr_default_np(&def) == 0) {
+			pthread_attr_getstacksize(&def, &s->stack_size);
+			pthread_attr_destroy(&def);
+		}
+	}
 	if (agent_tls.name[0])
 		memcpy(s->name, agent_tls.name, CBN_NAME_MAX);
 	else

@@ -222,7 +222,8 @@ static int unwind_probe(uintptr_t page)
 
 /*
  * 2: page lies in memory nobody unmaps under us (the handler's own stack,
- * a module of the snapshot: dlclose waits for unwinding to end), read it
+ * the live part of the unwound thread's own stack, a module of the
+ * snapshot: dlclose waits for unwinding to end), read it
  * directly; 1: some other mapped page (the program's stacks, heap, an
  * anonymous mapping), which another thread may munmap between this check and
  * the read, so it is read with process_vm_readv (unwind_read); 0: unmapped.
@@ -235,6 +236,8 @@ static int unwind_page_ok(uintptr_t page)
 
 	if (!page)
 		return 0;
+	if (t->live_lo <= page && page < t->live_hi)
+		return 2;
 	for (i = 0; i < t->nvalid; i++)
 		if (t->valid_page[i] == page)
 			return 2;
@@ -581,9 +584,15 @@ int unwind_idle(void)
 	return atomic_load(&unwind_running) == 0;
 }
 
-/* SIGNAL-SAFE.  1: the caller may unwind and must call unwind_end. */
-int unwind_begin(void)
+/* SIGNAL-SAFE.  1: the caller may unwind and must call unwind_end.  sp (or
+ * 0): the stack pointer of this thread's own stack that will be unwound; the
+ * pages from it to the top of the thread's stack are read directly (reading
+ * them through process_vm_readv, one system call per word, made a sample of
+ * a 200-deep stack cost ~1 ms and the program's CPU time with it). */
+int unwind_begin(uint64_t sp)
 {
+	struct agent_thread *t = &agent_tls;
+
 	if (!unw_bt || atomic_load_explicit(&unwind_hold, memory_order_acquire))
 		return 0;
 	atomic_fetch_add(&unwind_running, 1);
@@ -592,6 +601,11 @@ int unwind_begin(void)
 		return 0;
 	}
 	agent_tls.nvalid = 0;
+	t->live_lo = t->live_hi = 0;
+	if (sp && t->ustk_lo <= sp && sp < t->ustk_hi) {
+		t->live_lo = (uintptr_t)sp & ~(uintptr_t)4095;
+		t->live_hi = t->ustk_hi;
+	}
 	if (agent_tls.unw_gen != atomic_load_explicit(&unwind_gen, memory_order_relaxed)) {
 		agent_tls.unw_gen = atomic_load_explicit(&unwind_gen, memory_order_relaxed);
 		unwind_flush_thread();
@@ -601,6 +615,7 @@ int unwind_begin(void)
 
 void unwind_end(void)
 {
+	agent_tls.live_lo = agent_tls.live_hi = 0;
 	atomic_fetch_sub_explicit(&unwind_running, 1, memory_order_release);
 }
 
@@ -656,7 +671,7 @@ int unwind_blocked(uint64_t pc, uint64_t sp, const void *stack, size_t n, uint64
 	unw_word_t v, s, prev = (unw_word_t)sp;
 	int i = 0;
 
-	if (!unw_init2 || max <= 0 || !unwind_begin())
+	if (!unw_init2 || max <= 0 || !unwind_begin(0))
 		return 0;
 	memset(&fake, 0, sizeof(fake));
 	fake.uc_mcontext.fpregs = &fake.__fpregs_mem;
