@@ -13,6 +13,7 @@
 
 struct cpu_profile;
 struct cuda_analysis;
+struct dist_analysis;
 struct mem_analysis;
 struct step_analysis;
 struct wait_analysis;
@@ -32,12 +33,10 @@ struct analysis {
 	struct wait_analysis *wait;      /* wait.h: on-CPU activities, off-CPU waits, locks,
 					  * efficiency, the CPU verdict; NULL when the run
 					  * has neither samples nor off-CPU stretches */
+	struct dist_analysis *dist;      /* dist.h: ranks of a distributed job; NULL when no
+					  * process is a rank */
 	char **warnings;                 /* data-quality lines (cpu_warnings), one each */
 	size_t nwarnings;
-	/*
-	 * Room for the views to come, each computed here once and read by every
-	 * writer: ranks (MPI ranks of the process tree).
-	 */
 };
 
 /* Analyse p into *a.  opts may be NULL.  Returns 0, or -ENOMEM with *a empty. */

@@ -21,6 +21,9 @@ enum prof_inline {
 
 struct prof_load_opts {
 	enum prof_inline inline_view;
+	/* --rank/--ranks ("0-3,7", NULL all): load only the files whose header
+	 * names one of these ranks (processes that are no rank are left out) */
+	const char *ranks;
 };
 
 /* Returns PROF_LOAD_OK, PROF_LOAD_PARTIAL (and *out set), or a negative value

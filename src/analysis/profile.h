@@ -131,6 +131,30 @@ struct prof_process {
 		const char *reason;      /* why REFUSED, "" */
 	} offcpu;
 
+	/* distributed runs (header.rank; rank -1 when the process is not a rank) */
+	struct prof_rank_proc {
+		int32_t rank;            /* world rank, -1 not a rank */
+		int32_t local_rank;      /* -1 unknown */
+		int32_t world_size;      /* 0 unknown */
+		uint32_t source;         /* enum cbn_rank_source */
+		const char *host;        /* "" unknown */
+		uint32_t mpi;            /* enum cbn_mpi_state_kind */
+		uint32_t mpi_impl;       /* enum cbn_mpi_impl */
+		const char *mpi_version; /* "" */
+		uint64_t mpi_calls, mpi_lost;
+		/* Clock alignment (load_mpi.c): this process's CLOCK_MONOTONIC
+		 * time t reads as t + offset(t) on the reference clock (the lowest
+		 * rank's), offset(t) = clock_offset0 at clock_t0 and clock_offset1
+		 * at clock_t1, linear between and constant outside.  The loader
+		 * leaves every timestamp of the profile on the process's own clock;
+		 * views that put ranks on one timeline call prof_rank_time(). */
+		uint32_t clock_source;   /* enum prof_clock_source */
+		uint64_t clock_t0, clock_t1;
+		int64_t clock_offset0, clock_offset1;
+		uint64_t clock_uncertainty; /* ns (the best ping-pong's rtt / 2), 0 when
+					     * exact (same host), UINT64_MAX unknown */
+	} rank;
+
 	/* capture controls (header.capture; mode CBN_CAPTURE_ALL without them) */
 	struct prof_capture_proc {
 		uint32_t mode;           /* enum cbn_capture_mode */
@@ -306,6 +330,30 @@ struct prof_offcpu {
 	uint32_t flags;           /* CBN_OFFCPU_* */
 };
 
+/* How a rank's clock was put on the reference clock (prof_process.rank). */
+enum prof_clock_source {
+	PROF_CLOCK_NONE = 0,      /* not a rank, or the only one */
+	PROF_CLOCK_SAME_HOST = 1, /* same host as the reference: one CLOCK_MONOTONIC, exact */
+	PROF_CLOCK_MPI = 2,       /* ping-pongs at MPI_Init and MPI_Finalize (CLOCK records) */
+	PROF_CLOCK_REALTIME = 3,  /* CLOCK_REALTIME at start on both hosts (NTP's accuracy) */
+};
+
+/* One MPI call (CBN_REC_MPI), sorted by (process, start). */
+struct prof_mpi_call {
+	uint64_t start, end;      /* CLOCK_MONOTONIC ns of its process */
+	uint64_t bytes_sent, bytes_recv;
+	uint32_t process;
+	uint32_t thread;          /* index into prof.threads */
+	uint32_t stack;           /* prof.stacks index of the call site (return addresses,
+				   * symbolized at pc-1), PROF_NONE without one */
+	uint16_t call;            /* enum cbn_mpi_call (cbn_mpi.h) */
+	uint16_t flags;           /* CBN_MPI_F_* */
+	int32_t peer, tag;
+	uint32_t comm;
+	int32_t comm_size;
+	uint32_t seq, count;
+};
+
 struct prof_cuda_status {     /* one per process that loaded the CUDA layer */
 	uint32_t process;
 	uint32_t state;           /* enum cbn_cuda_state */
@@ -357,6 +405,8 @@ struct profile {
 	struct prof_cuda_status *cuda_status; size_t ncuda_status;
 	/* off-CPU stretches (--off-cpu), sorted by (process, start) */
 	struct prof_offcpu *offcpu;        size_t noffcpu;
+	/* MPI calls (libcbottleneck_mpi.so), sorted by (process, start) */
+	struct prof_mpi_call *mpi_calls;   size_t nmpi_calls;
 
 	/* what went wrong while reading (one line each), for the report footer */
 	char **warnings;                   size_t nwarnings;
@@ -401,6 +451,29 @@ static inline uint64_t prof_period_of_thread(const struct profile *p, uint32_t t
 	if (!period && p->frequency_hz > 0)
 		period = (uint64_t)(1e9 / p->frequency_hz + 0.5);
 	return period;
+}
+
+/* A timestamp t of process proc on the reference clock of a distributed run
+ * (prof_process.rank): t itself for a process that is not a rank. */
+static inline uint64_t prof_rank_time(const struct profile *p, uint32_t proc, uint64_t t)
+{
+	const struct prof_rank_proc *r;
+	int64_t off;
+
+	if (proc >= p->nprocesses)
+		return t;
+	r = &p->processes[proc].rank;
+	if (r->clock_source == PROF_CLOCK_NONE || r->clock_source == PROF_CLOCK_SAME_HOST)
+		return t;
+	if (r->clock_t1 <= r->clock_t0 || t <= r->clock_t0)
+		off = r->clock_offset0;
+	else if (t >= r->clock_t1)
+		off = r->clock_offset1;
+	else
+		off = r->clock_offset0 + (int64_t)((double)(r->clock_offset1 - r->clock_offset0) *
+						   (double)(t - r->clock_t0) /
+						   (double)(r->clock_t1 - r->clock_t0));
+	return (uint64_t)((int64_t)t + off);
 }
 
 /* The same rule for a process. */

@@ -60,6 +60,8 @@ struct cli_opts {
 	                             * --flamegraph weigh (0 = cpu) */
 	uint64_t window_start, window_end;
 	const char *html, *source_root;   /* --html FILE, --source-root DIR */
+	const char *ranks;          /* --rank N / --ranks LIST ("0-3,7"): the report covers
+	                             * only these ranks' processes; NULL: all */
 	/* gate */
 	const char *baseline, *markdown, *bench_json;
 	const char **fail, **warn;

@@ -188,6 +188,46 @@ struct cbn_capture_state {
 					  * ("schedule=wait=1,warmup=1,active=3 delay=5s") */
 };
 
+/*
+ * Rank identity of a process of a distributed job (docs/distributed.md).  The
+ * agent fills rank, local_rank, world_size, source and host at start from the
+ * launcher's environment (OMPI_COMM_WORLD_*, PMIX_RANK, PMI_*, SLURM_*,
+ * RANK/LOCAL_RANK/WORLD_SIZE); libcbottleneck_mpi.so sets mpi, mpi_impl and
+ * mpi_version, and rank/world_size from MPI_Comm_rank/size at MPI_Init when
+ * the environment had none (source CBN_RANK_MPI).  rank -1: not a rank.
+ */
+enum cbn_rank_source {
+	CBN_RANK_NONE = 0,
+	CBN_RANK_OMPI = 1,               /* OMPI_COMM_WORLD_RANK */
+	CBN_RANK_PMIX = 2,               /* PMIX_RANK */
+	CBN_RANK_PMI = 3,                /* PMI_RANK (MPICH's Hydra) */
+	CBN_RANK_SLURM = 4,              /* SLURM_PROCID */
+	CBN_RANK_TORCH = 5,              /* RANK (torchrun and its kind) */
+	CBN_RANK_MPI = 6,                /* MPI_Comm_rank(MPI_COMM_WORLD) at MPI_Init */
+};
+
+enum cbn_mpi_state_kind {
+	CBN_MPI_NONE = 0,                /* no MPI wrappers active in this process */
+	CBN_MPI_LOADED = 1,              /* libcbottleneck_mpi.so found libmpi here */
+	CBN_MPI_INITIALIZED = 2,         /* MPI_Init(_thread) returned */
+	CBN_MPI_FINALIZED = 3,           /* MPI_Finalize returned */
+};
+
+enum cbn_mpi_impl { CBN_MPI_IMPL_UNKNOWN = 0, CBN_MPI_IMPL_OPENMPI = 1, CBN_MPI_IMPL_MPICH = 2 };
+
+struct cbn_rank_state {
+	_Atomic int32_t rank;            /* world rank, -1 when not a rank */
+	int32_t local_rank;              /* rank on this host, -1 unknown */
+	_Atomic int32_t world_size;      /* ranks in the job, 0 unknown */
+	_Atomic uint32_t source;         /* enum cbn_rank_source */
+	char host[64];                   /* gethostname(), NUL-terminated */
+	_Atomic uint32_t mpi;            /* enum cbn_mpi_state_kind */
+	uint32_t mpi_impl;               /* enum cbn_mpi_impl */
+	char mpi_version[80];            /* MPI_Get_library_version, first line */
+	_Atomic uint64_t mpi_calls;      /* MPI records written */
+	_Atomic uint64_t mpi_lost;       /* MPI calls not recorded (file full) */
+};
+
 struct cbn_file_header {
 	char magic[8];                   /* CBN_MAGIC */
 	uint32_t version;                /* CBN_FORMAT_VERSION */
@@ -269,6 +309,10 @@ struct cbn_file_header {
 
 	/* Off-CPU sampler (--off-cpu; all zero without it). */
 	struct cbn_offcpu_state offcpu;
+
+	/* Distributed runs (all zero in older files: read rank 0 with source
+	 * NONE as "not a rank"). */
+	struct cbn_rank_state rank;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -314,6 +358,8 @@ enum cbn_rec_type {
 	CBN_REC_CAPTURE = 9,             /* a capture window opened or closed (cbn_rec_capture) */
 	CBN_REC_OFFCPU = 10,             /* a thread off the CPU: a stretch of wall-sampler ticks
 					  * (cbn_rec_offcpu, --off-cpu) */
+	CBN_REC_MPI = 11,                /* one MPI call (cbn_rec_mpi, libcbottleneck_mpi.so) */
+	CBN_REC_CLOCK = 12,              /* a clock offset against rank 0 (cbn_rec_clock) */
 	CBN_REC_CUDA_API = 20,
 	CBN_REC_CUDA_STACK = 21,         /* host stack captured at an API enter */
 	CBN_REC_CUDA_KERNEL = 22,
@@ -557,6 +603,64 @@ struct cbn_rec_offcpu {
 	uint16_t kind;                   /* enum cbn_offcpu_kind */
 	uint16_t nframes;
 	uint64_t pc[];                   /* nframes entries */
+};
+
+/* --- MPI (written by libcbottleneck_mpi.so through the agent) ------------- */
+
+/*
+ * One MPI call, written when it returns.  call: enum cbn_mpi_call
+ * (cbn_mpi.h).  Bytes come from PMPI_Type_size x count (the v-variants summed
+ * over peers; a receive counts what its status says arrived).  peer: the
+ * destination, source or root as a rank of comm; CBN_MPI_PEER_NONE for calls
+ * without one, CBN_MPI_PEER_ANY for MPI_ANY_SOURCE that no status resolved.
+ * comm: an id the same on every rank of the communicator (0 = MPI_COMM_WORLD,
+ * 1 = MPI_COMM_SELF, else a hash of the world ranks of its members, see
+ * docs/distributed.md); seq: this rank's 1-based count of collectives on comm
+ * (blocking and non-blocking together), which matches the same collective
+ * across ranks; 0 for other calls.  pc[]: the host call site (innermost
+ * first, the wrapper's own frames skipped).
+ */
+#define CBN_MPI_PEER_NONE (-1)
+#define CBN_MPI_PEER_ANY (-2)
+#define CBN_MPI_F_INPLACE 0x1            /* MPI_IN_PLACE send buffer */
+#define CBN_MPI_F_ERROR 0x2              /* the call returned an error */
+
+struct cbn_rec_mpi {
+	struct cbn_rec h;                /* h.flags: CBN_MPI_F_* */
+	uint64_t start, end;             /* CLOCK_MONOTONIC ns */
+	uint64_t bytes_sent, bytes_recv;
+	uint32_t tid;
+	uint16_t call;                   /* enum cbn_mpi_call */
+	uint16_t nframes;
+	int32_t peer;
+	int32_t tag;                     /* or 0 */
+	uint32_t comm;
+	int32_t comm_size;
+	uint32_t seq;
+	uint32_t count;                  /* wait/test family: requests completed; else 0 */
+	uint64_t pc[];                   /* nframes entries */
+};
+
+/*
+ * A clock-offset estimate (distributed runs): at MPI_Init (h.flags 0) and at
+ * MPI_Finalize (h.flags 1) every rank other than ref_rank exchanges `rounds`
+ * zero-byte ping-pongs with it through PMPI; the one with the least round
+ * trip gives offset = (ref's time + rtt/2) - local time, with uncertainty
+ * rtt/2.  A timestamp t of this process maps to ref's clock as t + offset,
+ * offsets between the two estimates interpolated linearly (drift).
+ * Rank ref_rank writes one with offset 0, rtt 0.
+ */
+#define CBN_CLOCK_AT_INIT 0
+#define CBN_CLOCK_AT_FINALIZE 1
+
+struct cbn_rec_clock {
+	struct cbn_rec h;                /* h.flags: CBN_CLOCK_AT_* */
+	uint64_t local;                  /* CLOCK_MONOTONIC ns of this process */
+	int64_t offset;                  /* ref's clock - this clock, ns */
+	uint64_t rtt;                    /* best round trip, ns */
+	uint64_t real;                   /* CLOCK_REALTIME ns at local */
+	int32_t ref_rank;
+	uint32_t rounds;
 };
 
 /* --- CUDA (written by libcbottleneck_cuda.so through the agent) ----------- */
