@@ -57,7 +57,8 @@ struct dist_rank {
 	size_t nsteps;
 	uint64_t step_mean_ns, step_max_ns;
 	uint64_t compute_per_step_ns;    /* mean compute per step (compute_ns / steps) */
-	struct dist_split split;
+	struct dist_split split;         /* over the rank's whole run */
+	struct dist_split *step_split;   /* one per step of the rank (nsteps), NULL without */
 	/* clock alignment */
 	uint32_t clock_source;           /* enum prof_clock_source */
 	int64_t clock_offset_ns;
@@ -124,6 +125,18 @@ struct dist_analysis {
 	struct rule_finding *findings;
 	size_t nfindings;
 };
+
+/* The four-way split of the GPU ops of the processes whose proc_mask[i] is
+ * nonzero (NULL: every process) over [t0, t1) on their own clock
+ * (dist_gpu.c).  Returns 1 with *out filled (gpu = 1) when any GPU op of
+ * those processes overlaps the window, 0 when none does (*out has only
+ * wall_ns), -ENOMEM. */
+int dist_gpu_split(const struct profile *p, const uint8_t *proc_mask, uint64_t t0, uint64_t t1,
+		   struct dist_split *out);
+
+/* 1 if a GPU op (kernel) named name is communication: nccl*, ncclDevKernel_*,
+ * ncclKernel_* (dist_gpu.c). */
+int dist_is_comm_kernel(const char *name);
 
 /* Fill *out from the profile (and a->steps, a->cuda when present).
  * Returns 1 when the profile has ranks, 0 when not (out zeroed), -ENOMEM. */
