@@ -1,0 +1,329 @@
+/*
+ * dist_gpu.c — the four-way split of a window's GPU time into computation,
+ * overlapping and communication (the PyTorch Profiler's distributed view),
+ * and which GPU ops are communication: NCCL's kernels by name, and any op
+ * launched inside one of NCCL's own NVTX ranges.  docs/distributed.md
+ * "Computation and communication (NCCL)" states the formula; keep them in step.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "dist.h"
+
+struct dg_iv {
+	uint64_t s, e;
+};
+
+/* An NCCL NVTX range, keyed for the launch lookup: push/pop ranges belong to
+ * their thread; start/end ranges (which may end on another thread) and ranges
+ * of unknown thread to the whole process (thread PROF_NONE). */
+struct dg_range {
+	uint32_t process, thread;
+	uint64_t s, e;
+};
+
+/* Skips an Itanium-mangled length-prefixed identifier's digits: returns its
+ * length and moves *s past the digits, 0 when *s holds no digit. */
+static size_t dg_mangled_len(const char **s)
+{
+	size_t n = 0;
+
+	while (**s >= '0' && **s <= '9') {
+		n = n * 10 + (size_t)(**s - '0');
+		if (n > 4096)
+			return 0;
+		(*s)++;
+	}
+	return n;
+}
+
+static int dg_is_nccl(const char *s, size_t n)
+{
+	return n >= 4 && strncmp(s, "nccl", 4) == 0;
+}
+
+/* A mangled name (when the demangler gave up, or a test built it so):
+ * _Z<len><name>... or _ZN<len><ns>...<len><name>E...; any component that
+ * starts with nccl counts, as in the demangled form. */
+static int dg_comm_mangled(const char *s)
+{
+	size_t n;
+	int nested;
+
+	s += 2;
+	nested = *s == 'N';
+	if (nested)
+		s++;
+	while (*s == 'K' || *s == 'V' || *s == 'r')   /* cv-qualifiers of a member */
+		s++;
+	for (;;) {
+		n = dg_mangled_len(&s);
+		if (!n || strnlen(s, n) < n)
+			return 0;
+		if (dg_is_nccl(s, n))
+			return 1;
+		s += n;
+		if (!nested)
+			return 0;
+	}
+}
+
+int dist_is_comm_kernel(const char *name)
+{
+	const char *s = name, *c;
+
+	if (!s)
+		return 0;
+	if (strncmp(s, "_Z", 2) == 0)
+		return dg_comm_mangled(s);
+	/* Demangled templates may carry their return type ("void ncclKernel<..>(..)"). */
+	while (*s == ' ')
+		s++;
+	if (strncmp(s, "void ", 5) == 0)
+		s += 5;
+	/* The qualified name up to its template or parameter list: any of its
+	 * components ("ns::ncclDevKernel_...") that starts with nccl.  Template
+	 * arguments and parameters are not looked at: a compute kernel that
+	 * takes an ncclComm stays compute. */
+	for (c = s;; s++) {
+		if (*s == ':' || *s == '(' || *s == '<' || *s == ' ' || *s == '\0') {
+			if (dg_is_nccl(c, (size_t)(s - c)))
+				return 1;
+			if (*s != ':')
+				return 0;
+			while (*s == ':')
+				s++;
+			c = s;
+			s--;
+		}
+	}
+}
+
+static int dg_cmp_iv(const void *a, const void *b)
+{
+	const struct dg_iv *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static int dg_cmp_range(const void *a, const void *b)
+{
+	const struct dg_range *x = a, *y = b;
+
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+/* Sorts and merges v[0..n) into disjoint intervals in place; returns their
+ * count, *total their summed length. */
+static size_t dg_union(struct dg_iv *v, size_t n, uint64_t *total)
+{
+	size_t i, m = 0;
+
+	*total = 0;
+	if (!n)
+		return 0;
+	qsort(v, n, sizeof(*v), dg_cmp_iv);
+	for (i = 1; i < n; i++) {
+		if (v[i].s <= v[m].e) {
+			if (v[i].e > v[m].e)
+				v[m].e = v[i].e;
+		} else {
+			v[++m] = v[i];
+		}
+	}
+	m++;
+	for (i = 0; i < m; i++)
+		*total += v[i].e - v[i].s;
+	return m;
+}
+
+/* Length of the intersection of two sorted disjoint interval lists. */
+static uint64_t dg_intersect(const struct dg_iv *a, size_t na, const struct dg_iv *b, size_t nb)
+{
+	size_t i = 0, j = 0;
+	uint64_t sum = 0;
+
+	while (i < na && j < nb) {
+		uint64_t s = a[i].s > b[j].s ? a[i].s : b[j].s;
+		uint64_t e = a[i].e < b[j].e ? a[i].e : b[j].e;
+
+		if (e > s)
+			sum += e - s;
+		if (a[i].e < b[j].e)
+			i++;
+		else
+			j++;
+	}
+	return sum;
+}
+
+/* Merges the ranges of each (process, thread) key into disjoint ones. */
+static size_t dg_range_union(struct dg_range *r, size_t n)
+{
+	size_t i, m = 0;
+
+	if (!n)
+		return 0;
+	qsort(r, n, sizeof(*r), dg_cmp_range);
+	for (i = 1; i < n; i++) {
+		if (r[i].process == r[m].process && r[i].thread == r[m].thread && r[i].s <= r[m].e) {
+			if (r[i].e > r[m].e)
+				r[m].e = r[i].e;
+		} else {
+			r[++m] = r[i];
+		}
+	}
+	return m + 1;
+}
+
+/* 1 when ts lies in a merged range of key (process, thread). */
+static int dg_in_range(const struct dg_range *r, size_t n, uint32_t process, uint32_t thread,
+		       uint64_t ts)
+{
+	size_t lo = 0, hi = n, mid;
+	const struct dg_range *x;
+
+	/* the last range with key <= (process, thread) and start <= ts */
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		x = &r[mid];
+		if (x->process < process || (x->process == process && x->thread < thread) ||
+		    (x->process == process && x->thread == thread && x->s <= ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	x = &r[lo - 1];
+	return x->process == process && x->thread == thread && ts < x->e;
+}
+
+static int dg_masked(const uint8_t *mask, const struct profile *p, uint32_t proc)
+{
+	return proc < p->nprocesses && (!mask || mask[proc]);
+}
+
+/* NCCL's NVTX ranges (domain "NCCL", NCCL >= 2.19 with NVTX on) of the masked
+ * processes, merged per key; *out NULL when there are none. */
+static int dg_nccl_ranges(const struct profile *p, const uint8_t *mask, struct dg_range **out,
+			  size_t *nout)
+{
+	struct dg_range *r;
+	size_t i, n = 0;
+
+	*out = NULL;
+	*nout = 0;
+	for (i = 0; i < p->nranges; i++) {
+		const struct prof_range *g = &p->ranges[i];
+
+		if (g->domain && strcasecmp(g->domain, "NCCL") == 0 && g->end > g->start &&
+		    dg_masked(mask, p, g->process))
+			n++;
+	}
+	if (!n)
+		return 0;
+	r = malloc(n * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	n = 0;
+	for (i = 0; i < p->nranges; i++) {
+		const struct prof_range *g = &p->ranges[i];
+
+		if (!g->domain || strcasecmp(g->domain, "NCCL") != 0 || g->end <= g->start ||
+		    !dg_masked(mask, p, g->process))
+			continue;
+		r[n].process = g->process;
+		r[n].thread = g->kind == CBN_RANGE_PUSHPOP ? g->thread : PROF_NONE;
+		r[n].s = g->start;
+		r[n].e = g->end;
+		n++;
+	}
+	*out = r;
+	*nout = dg_range_union(r, n);
+	return 0;
+}
+
+/* Communication: an NCCL kernel by name, or an op whose launching call
+ * started inside an NCCL range of its thread (or of its process). */
+static int dg_is_comm(const struct profile *p, const struct prof_gpu_op *g,
+		      const struct dg_range *r, size_t nr)
+{
+	const struct prof_cuda_api *a;
+
+	if (g->kind == PROF_GPU_KERNEL && dist_is_comm_kernel(g->name))
+		return 1;
+	if (!nr || g->api == PROF_NONE || g->api >= p->ncuda_api)
+		return 0;
+	a = &p->cuda_api[g->api];
+	return (a->thread != PROF_NONE && dg_in_range(r, nr, a->process, a->thread, a->start)) ||
+	       dg_in_range(r, nr, a->process, PROF_NONE, a->start);
+}
+
+int dist_gpu_split(const struct profile *p, const uint8_t *proc_mask, uint64_t t0, uint64_t t1,
+		   struct dist_split *out)
+{
+	struct dg_iv *iv = NULL;
+	struct dg_range *r = NULL;
+	size_t i, n = 0, ncomm = 0, ncomp, nr = 0, mcomm, mcomp;
+	uint64_t comm, comp, both;
+	int ret = 0;
+
+	memset(out, 0, sizeof(*out));
+	out->wall_ns = t1 > t0 ? t1 - t0 : 0;
+	if (t1 <= t0)
+		return 0;
+	for (i = 0; i < p->ngpu_ops; i++) {
+		const struct prof_gpu_op *g = &p->gpu_ops[i];
+
+		if (g->end > g->start && g->start < t1 && g->end > t0 &&
+		    dg_masked(proc_mask, p, g->process))
+			n++;
+	}
+	if (!n)
+		return 0;
+	ret = dg_nccl_ranges(p, proc_mask, &r, &nr);
+	if (ret)
+		goto out;
+	iv = malloc(n * sizeof(*iv));
+	if (!iv) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	/* communication from the front, computation from the back of iv */
+	ncomp = 0;
+	for (i = 0; i < p->ngpu_ops; i++) {
+		const struct prof_gpu_op *g = &p->gpu_ops[i];
+		struct dg_iv v;
+
+		if (g->end <= g->start || g->start >= t1 || g->end <= t0 ||
+		    !dg_masked(proc_mask, p, g->process))
+			continue;
+		v.s = g->start > t0 ? g->start : t0;
+		v.e = g->end < t1 ? g->end : t1;
+		if (dg_is_comm(p, g, r, nr))
+			iv[ncomm++] = v;
+		else
+			iv[n - ++ncomp] = v;
+	}
+	mcomm = dg_union(iv, ncomm, &comm);
+	mcomp = dg_union(iv + ncomm, ncomp, &comp);
+	both = dg_intersect(iv, mcomm, iv + ncomm, mcomp);
+	out->computation_ns = comp - both;
+	out->overlap_ns = both;
+	out->communication_ns = comm - both;
+	/* comp + comm - both <= wall: both unions lie inside [t0, t1) */
+	out->other_ns = out->wall_ns - (comp + comm - both);
+	out->gpu = 1;
+	ret = 1;
+out:
+	free(iv);
+	free(r);
+	return ret;
+}
