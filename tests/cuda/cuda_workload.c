@@ -11,6 +11,8 @@
  *   exit    10 kernels, synchronize, sleep 0.5 s, then _exit(0): atexit skipped
  *   kill    the same, then SIGKILL itself
  *   memory  the GPU memory workload (wl_memory in workload.h)
+ *   nccl    compute and NCCL-like kernels overlapping by known amounts, per
+ *           cbn_step() (wl_nccl in workload.h)
  */
 #include <signal.h>
 #include <stdio.h>
@@ -74,10 +76,12 @@ int main(int argc, char **argv)
 		rc = wl_nvcc();
 	} else if (strcmp(mode, "memory") == 0) {
 		rc = wl_memory();
+	} else if (strcmp(mode, "nccl") == 0) {
+		rc = wl_nccl();
 	} else if (strcmp(mode, "nocuda") == 0) {
 		host_work(200);
 	} else {
-		fprintf(stderr, "usage: cuda_workload main|nosync|fork|nocuda|exit|kill|nvcc|memory [EXIT]\n");
+		fprintf(stderr, "usage: cuda_workload main|nosync|fork|nocuda|exit|kill|nvcc|memory|nccl [EXIT]\n");
 		return 2;
 	}
 	printf("cuda_workload: %s done\n", mode);

@@ -71,6 +71,16 @@ uint64_t fakecuda_malloc_managed(uint64_t bytes);
 /* cudaDeviceReset. */
 int fakecuda_device_reset(void);
 
+/* Simulation-only control of the GPU timeline (no CUDA call behind them: no
+ * callbacks, no records).  fakecuda_stream_ready: when the work queued so far
+ * on stream completes, what a cudaEventRecord there would mark.
+ * fakecuda_stream_wait: later work on stream starts no earlier than t, as
+ * after cudaStreamWaitEvent on such an event.  Together they place ops on two
+ * streams at exact offsets from each other whatever the host's timing, as
+ * long as the host queues them before the streams run dry. */
+uint64_t fakecuda_stream_ready(unsigned stream);
+void fakecuda_stream_wait(unsigned stream, uint64_t t);
+
 /* Introspection for tests: 1 when the subscriber enabled the callback
  * (domain is a CUpti_CallbackDomain), else 0. */
 int fakecuda_callback_enabled(int domain, unsigned cbid);

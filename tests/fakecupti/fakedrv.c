@@ -118,6 +118,21 @@ static uint64_t fk_ready(int whole_device, unsigned stream)
 	return t;
 }
 
+uint64_t fakecuda_stream_ready(unsigned stream)
+{
+	return fk_ready(0, stream);
+}
+
+void fakecuda_stream_wait(unsigned stream, uint64_t t)
+{
+	unsigned s = stream % FK_STREAMS;
+
+	pthread_mutex_lock(&fk.lock);
+	if (fk.stream_ready[s] < t)
+		fk.stream_ready[s] = t;
+	pthread_mutex_unlock(&fk.lock);
+}
+
 /* --- injection, like cuInit ---------------------------------------------------- */
 
 /* What cudart's exit teardown shows CUPTI: the context being destroyed. */
