@@ -264,9 +264,11 @@ int wl_memory(void)
 	return 0;
 }
 
-/* One step of wl_nccl (timeline in workload.h).  Every op after the first is
- * placed relative to it through the streams' ready times, so its offsets hold
- * as long as the host queues the step within 2U of the first launch. */
+/* One step of wl_nccl (timeline in workload.h).  Every op is placed relative
+ * to the first, which starts WL_NCCL_LEAD_NS from now, through the streams'
+ * ready times: the offsets hold whatever the host's timing, as long as it
+ * queues the step within the lead (a loaded CI machine may stall it for
+ * milliseconds; the ops would then start late and the split move). */
 static void wl_nccl_step(nvtxDomainHandle_t nccl)
 {
 	const uint64_t u = WL_NCCL_UNIT_NS;
@@ -291,6 +293,7 @@ static void wl_nccl_step(nvtxDomainHandle_t nccl)
 		.messageType = NVTX_MESSAGE_TYPE_ASCII, .message.ascii = "ncclAllGather",
 	};
 
+	fakecuda_stream_wait(1, fakecuda_now() + WL_NCCL_LEAD_NS);
 	fakecuda_launch(&gemm1, 1);
 	fakecuda_stream_wait(2, fakecuda_stream_ready(1));   /* the gradients are ready */
 	fakecuda_launch(&gemm2, 1);

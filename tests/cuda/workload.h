@@ -69,20 +69,23 @@ uint64_t alloc_leak(void);
 
 /* The simulated NCCL workload, wl_nccl(): WL_NCCL_STEPS steps, each opened by
  * cbn_step() (one more cbn_step() closes the last), whose GPU ops lie at exact
- * offsets from the step's first kernel (U = WL_NCCL_UNIT_NS):
+ * offsets from the step's first kernel (U = WL_NCCL_UNIT_NS), which starts
+ * WL_NCCL_LEAD_NS after the marker (the host's time to queue the step):
  *   stream 1: compute kernels [0, 2U) and [2U, 6U), then a DtoD copy [8U, 9U)
  *   stream 2: ncclDevKernel_AllReduce_Sum_f32_RING_LL [2U, 5U), then a kernel
  *             with a plain name launched inside NVTX domain "NCCL" range
  *             "ncclAllGather" [5U, 8U) (communication by the range)
  * so computation only [0, 2U) + [8U, 9U), overlapping [2U, 6U), communication
- * only [6U, 8U); the host then waits for the GPU and sleeps WL_NCCL_IDLE_MS,
- * which other (wall - GPU busy) holds with the launch and wake-up latencies. */
+ * only [6U, 8U); the host then waits for the GPU and sleeps WL_NCCL_IDLE_MS.
+ * Other (wall - GPU busy) holds the lead, that sleep and the host's
+ * wake-up latencies. */
 #define WL_NCCL_STEPS 5
 #define WL_NCCL_UNIT_NS 2000000ull
 #define WL_NCCL_COMP_ONLY_NS (3 * WL_NCCL_UNIT_NS)
 #define WL_NCCL_OVERLAP_NS (4 * WL_NCCL_UNIT_NS)
 #define WL_NCCL_COMM_ONLY_NS (2 * WL_NCCL_UNIT_NS)
 #define WL_NCCL_IDLE_MS 3
+#define WL_NCCL_LEAD_NS 20000000ull
 /* as nvcc mangles NCCL 2.19+'s kernels */
 #define WL_NCCL_KERNEL "_Z39ncclDevKernel_AllReduce_Sum_f32_RING_LL24ncclDevKernelArgsStorageILm4096EE"
 #define WL_NCCL_PACK "_Z11pack_bufferPf"   /* pack_buffer(float*), in the NCCL range */

@@ -72,12 +72,14 @@ uint64_t fakecuda_malloc_managed(uint64_t bytes);
 int fakecuda_device_reset(void);
 
 /* Simulation-only control of the GPU timeline (no CUDA call behind them: no
- * callbacks, no records).  fakecuda_stream_ready: when the work queued so far
- * on stream completes, what a cudaEventRecord there would mark.
+ * callbacks, no records).  fakecuda_now: the simulated GPU clock now (the
+ * clock of the records' timestamps).  fakecuda_stream_ready: when the work
+ * queued so far on stream completes, what a cudaEventRecord there would mark.
  * fakecuda_stream_wait: later work on stream starts no earlier than t, as
- * after cudaStreamWaitEvent on such an event.  Together they place ops on two
+ * after cudaStreamWaitEvent on such an event.  Together they place ops on
  * streams at exact offsets from each other whatever the host's timing, as
  * long as the host queues them before the streams run dry. */
+uint64_t fakecuda_now(void);
 uint64_t fakecuda_stream_ready(unsigned stream);
 void fakecuda_stream_wait(unsigned stream, uint64_t t);
 

@@ -118,6 +118,11 @@ static uint64_t fk_ready(int whole_device, unsigned stream)
 	return t;
 }
 
+uint64_t fakecuda_now(void)
+{
+	return fk_now();
+}
+
 uint64_t fakecuda_stream_ready(unsigned stream)
 {
 	return fk_ready(0, stream);
