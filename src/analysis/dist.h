@@ -134,6 +134,13 @@ struct dist_analysis {
 int dist_gpu_split(const struct profile *p, const uint8_t *proc_mask, uint64_t t0, uint64_t t1,
 		   struct dist_split *out);
 
+/* The same for nwin windows [t0[i], t1[i]) at once, into out[0..nwin): the
+ * ops are classified, sorted and merged once, so a rank's steps cost
+ * O(n log n + nwin log n) rather than a pass over every op per step.
+ * Returns how many windows had GPU ops (out[i].gpu = 1), or -ENOMEM. */
+int dist_gpu_split_many(const struct profile *p, const uint8_t *proc_mask, const uint64_t *t0,
+			const uint64_t *t1, size_t nwin, struct dist_split *out);
+
 /* 1 if a GPU op (kernel) named name is communication: nccl*, ncclDevKernel_*,
  * ncclKernel_* (dist_gpu.c). */
 int dist_is_comm_kernel(const char *name);

@@ -143,16 +143,48 @@ static size_t dg_union(struct dg_iv *v, size_t n, uint64_t *total)
 	return m;
 }
 
-/* Length of the intersection of two sorted disjoint interval lists. */
-static uint64_t dg_intersect(const struct dg_iv *a, size_t na, const struct dg_iv *b, size_t nb)
+/* The first of the sorted disjoint intervals v[0..n) that ends after t. */
+static size_t dg_first_after(const struct dg_iv *v, size_t n, uint64_t t)
 {
-	size_t i = 0, j = 0;
+	size_t lo = 0, hi = n, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (v[mid].e <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Length of the sorted disjoint intervals v[0..n) inside [t0, t1). */
+static uint64_t dg_clipped(const struct dg_iv *v, size_t n, uint64_t t0, uint64_t t1)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	for (i = dg_first_after(v, n, t0); i < n && v[i].s < t1; i++)
+		sum += (v[i].e < t1 ? v[i].e : t1) - (v[i].s > t0 ? v[i].s : t0);
+	return sum;
+}
+
+/* Length of the intersection of two sorted disjoint interval lists inside
+ * [t0, t1). */
+static uint64_t dg_intersect(const struct dg_iv *a, size_t na, const struct dg_iv *b, size_t nb,
+			     uint64_t t0, uint64_t t1)
+{
+	size_t i = dg_first_after(a, na, t0), j = dg_first_after(b, nb, t0);
 	uint64_t sum = 0;
 
-	while (i < na && j < nb) {
+	while (i < na && j < nb && a[i].s < t1 && b[j].s < t1) {
 		uint64_t s = a[i].s > b[j].s ? a[i].s : b[j].s;
 		uint64_t e = a[i].e < b[j].e ? a[i].e : b[j].e;
 
+		if (s < t0)
+			s = t0;
+		if (e > t1)
+			e = t1;
 		if (e > s)
 			sum += e - s;
 		if (a[i].e < b[j].e)
@@ -266,28 +298,28 @@ static int dg_is_comm(const struct profile *p, const struct prof_gpu_op *g,
 	       dg_in_range(r, nr, a->process, PROF_NONE, a->start);
 }
 
-int dist_gpu_split(const struct profile *p, const uint8_t *proc_mask, uint64_t t0, uint64_t t1,
-		   struct dist_split *out)
+int dist_gpu_split_many(const struct profile *p, const uint8_t *proc_mask, const uint64_t *t0,
+			const uint64_t *t1, size_t nwin, struct dist_split *out)
 {
 	struct dg_iv *iv = NULL;
 	struct dg_range *r = NULL;
-	size_t i, n = 0, ncomm = 0, ncomp, nr = 0, mcomm, mcomp;
-	uint64_t comm, comp, both;
+	size_t i, n = 0, ncomm = 0, ncomp = 0, nr = 0, mcomm = 0, mcomp = 0;
+	uint64_t total;
 	int ret = 0;
 
-	memset(out, 0, sizeof(*out));
-	out->wall_ns = t1 > t0 ? t1 - t0 : 0;
-	if (t1 <= t0)
-		return 0;
 	for (i = 0; i < p->ngpu_ops; i++) {
 		const struct prof_gpu_op *g = &p->gpu_ops[i];
 
-		if (g->end > g->start && g->start < t1 && g->end > t0 &&
-		    dg_masked(proc_mask, p, g->process))
+		if (g->end > g->start && dg_masked(proc_mask, p, g->process))
 			n++;
 	}
-	if (!n)
+	if (!n) {
+		for (i = 0; i < nwin; i++) {
+			memset(&out[i], 0, sizeof(out[i]));
+			out[i].wall_ns = t1[i] > t0[i] ? t1[i] - t0[i] : 0;
+		}
 		return 0;
+	}
 	ret = dg_nccl_ranges(p, proc_mask, &r, &nr);
 	if (ret)
 		goto out;
@@ -296,34 +328,52 @@ int dist_gpu_split(const struct profile *p, const uint8_t *proc_mask, uint64_t t
 		ret = -ENOMEM;
 		goto out;
 	}
-	/* communication from the front, computation from the back of iv */
-	ncomp = 0;
+	/* communication from the front of iv, computation from the back; each
+	 * class merged once, then every window reads its part of the unions */
 	for (i = 0; i < p->ngpu_ops; i++) {
 		const struct prof_gpu_op *g = &p->gpu_ops[i];
-		struct dg_iv v;
+		struct dg_iv v = { g->start, g->end };
 
-		if (g->end <= g->start || g->start >= t1 || g->end <= t0 ||
-		    !dg_masked(proc_mask, p, g->process))
+		if (g->end <= g->start || !dg_masked(proc_mask, p, g->process))
 			continue;
-		v.s = g->start > t0 ? g->start : t0;
-		v.e = g->end < t1 ? g->end : t1;
 		if (dg_is_comm(p, g, r, nr))
 			iv[ncomm++] = v;
 		else
 			iv[n - ++ncomp] = v;
 	}
-	mcomm = dg_union(iv, ncomm, &comm);
-	mcomp = dg_union(iv + ncomm, ncomp, &comp);
-	both = dg_intersect(iv, mcomm, iv + ncomm, mcomp);
-	out->computation_ns = comp - both;
-	out->overlap_ns = both;
-	out->communication_ns = comm - both;
-	/* comp + comm - both <= wall: both unions lie inside [t0, t1) */
-	out->other_ns = out->wall_ns - (comp + comm - both);
-	out->gpu = 1;
-	ret = 1;
+	mcomm = dg_union(iv, ncomm, &total);
+	mcomp = dg_union(iv + ncomm, ncomp, &total);
+	for (i = 0; i < nwin; i++) {
+		struct dist_split *o = &out[i];
+		uint64_t comm, comp, both;
+
+		memset(o, 0, sizeof(*o));
+		if (t1[i] <= t0[i])
+			continue;
+		o->wall_ns = t1[i] - t0[i];
+		comm = dg_clipped(iv, mcomm, t0[i], t1[i]);
+		comp = dg_clipped(iv + ncomm, mcomp, t0[i], t1[i]);
+		if (!comm && !comp)
+			continue;
+		both = dg_intersect(iv, mcomm, iv + ncomm, mcomp, t0[i], t1[i]);
+		o->computation_ns = comp - both;
+		o->overlap_ns = both;
+		o->communication_ns = comm - both;
+		/* comp + comm - both <= wall: both unions are clipped to the window */
+		o->other_ns = o->wall_ns - (comp + comm - both);
+		o->gpu = 1;
+		ret++;
+	}
 out:
 	free(iv);
 	free(r);
 	return ret;
+}
+
+int dist_gpu_split(const struct profile *p, const uint8_t *proc_mask, uint64_t t0, uint64_t t1,
+		   struct dist_split *out)
+{
+	int ret = dist_gpu_split_many(p, proc_mask, &t0, &t1, 1, out);
+
+	return ret < 0 ? ret : out->gpu;
 }

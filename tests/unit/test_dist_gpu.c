@@ -2,7 +2,8 @@
  * test_dist_gpu.c — dist_gpu_split() and dist_is_comm_kernel() on hand-built
  * profiles: the exact four-way split for disjoint, nested, overlapping,
  * multi-stream and multi-device ops, ops clipped to the window, a process
- * mask, no GPU ops, NCCL's NVTX ranges, and a brute-force check on random ops.
+ * mask, no GPU ops, NCCL's NVTX ranges, and a brute-force check on random ops
+ * (one window at a time and many at once).
  *
  * `test_dist_gpu load DIR` is the end-to-end half (tests/e2e/dist_nccl_sim.sh):
  * it loads a session of `cuda_workload nccl` and checks every step's split
@@ -305,6 +306,42 @@ static void test_nvtx(void)
 	pb_free(&p);
 }
 
+/* dist_gpu_split_many over windows that overlap, nest, touch, lie outside
+ * the ops or are empty, each against the count and against dist_gpu_split. */
+static void check_many(const struct profile *p, const uint8_t *comp, const uint8_t *comm,
+		       uint64_t span)
+{
+	static const uint64_t t0[] = { 0, 0, 100, 150, 400, 400, 999, 500, 1000, 2000, 300 };
+	static const uint64_t t1[] = { 1000, 1, 200, 160, 600, 400, 1000, 300, 1500, 3000, 900 };
+	enum { NW = sizeof(t0) / sizeof(t0[0]) };
+	struct dist_split s[NW], one;
+	int gpu = 0;
+
+	CHECK(dist_gpu_split_many(p, NULL, t0, t1, NW, s) >= 0);
+	for (size_t w = 0; w < NW; w++) {
+		uint64_t c = 0, o = 0, m = 0, x = 0;
+		int any = 0;
+
+		for (uint64_t t = t0[w]; t < t1[w]; t++) {
+			int a = t < span && comp[t], b = t < span && comm[t];
+
+			o += a && b;
+			c += a && !b;
+			m += b && !a;
+			x += !a && !b;
+			any |= a || b;
+		}
+		CHECK_EQ_INT(s[w].wall_ns, t1[w] > t0[w] ? t1[w] - t0[w] : 0);
+		CHECK_EQ_INT(s[w].gpu, any);
+		if (any)
+			CHECK_SPLIT(s[w], c, o, m, x);
+		CHECK_EQ_INT(dist_gpu_split(p, NULL, t0[w], t1[w], &one), any);
+		CHECK(memcmp(&one, &s[w], sizeof(one)) == 0);
+		gpu += any;
+	}
+	CHECK_EQ_INT(dist_gpu_split_many(p, NULL, t0, t1, NW, s), gpu);
+}
+
 /* Random ops against a nanosecond-by-nanosecond count. */
 static void test_random(void)
 {
@@ -354,6 +391,7 @@ static void test_random(void)
 		}
 		CHECK_EQ_INT(dist_gpu_split(&p, NULL, t0, t1, &s), 1);
 		CHECK_SPLIT(s, c, o, m, x);
+		check_many(&p, comp, comm, SPAN);
 		pb_free(&p);
 	}
 }
@@ -431,6 +469,18 @@ static int check_session(const char *dir)
 			     s.wall_ns);
 		CHECK(s.other_ns >= idle);
 		CHECK(s.other_ns <= idle + slack);
+	}
+	/* all steps at once: the same splits */
+	{
+		struct dist_split *many = calloc(n - 1, sizeof(*many));
+
+		REQUIRE(many);
+		CHECK_EQ_INT(dist_gpu_split_many(p, mask, marks, marks + 1, n - 1, many), n - 1);
+		for (i = 0; i + 1 < n; i++) {
+			rc = dist_gpu_split(p, mask, marks[i], marks[i + 1], &s);
+			CHECK(memcmp(&s, &many[i], sizeof(s)) == 0);
+		}
+		free(many);
 	}
 	/* the whole run: every step's GPU time and nothing else */
 	rc = dist_gpu_split(p, mask, marks[0], marks[n - 1], &s);
