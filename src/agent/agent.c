@@ -228,6 +228,7 @@ static int agent_open_file(int64_t parent_pid_file)
 	h->parent_pid_file = parent_pid_file;
 	atomic_store(&h->end_mono_ns, h->start_mono_ns);
 	snprintf(h->exe, sizeof(h->exe), "%s", agent.exe);
+	rank_header(h);
 	agent_read_cmdline(h);
 	agent_set_exec_seq();
 	return 0;
@@ -534,6 +535,7 @@ __attribute__((constructor)) static void agent_init(void)
 	agent.main_thread = pthread_self();
 	n = readlink("/proc/self/exe", agent.exe, sizeof(agent.exe) - 1);
 	agent.exe[n > 0 ? n : 0] = 0;
+	rank_init(); /* a rank's file goes to SESSION/rank-NNNNN */
 
 	ret = agent_open_file(-1);
 	if (ret) {

@@ -168,6 +168,11 @@ int unwind_blocked(uint64_t pc, uint64_t sp, const void *stack, size_t n, uint64
 	AGENT_HIDDEN;
 
 /* offcpu.c: the off-CPU sampler thread (--off-cpu, docs/waiting.md). */
+/* rank.c: the rank from the environment and the session's rank directory
+ * (before the file is opened), and a new file's header.rank. */
+void rank_init(void) AGENT_HIDDEN;
+void rank_header(struct cbn_file_header *h) AGENT_HIDDEN;
+
 void offcpu_start(void) AGENT_HIDDEN;
 void offcpu_after_fork_child(void) AGENT_HIDDEN;
 void offcpu_exit(void) AGENT_HIDDEN;

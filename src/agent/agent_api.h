@@ -89,4 +89,20 @@ void cbn_agent_capture_listen(void (*fn)(int active));
 /* 1 when --capture-range api: cudaProfilerStart/Stop open and close windows. */
 int cbn_agent_capture_api(void);
 
+/* --- For the MPI wrappers (libcbottleneck_mpi.so) --------------------------
+ * Normal context; the wrappers call them from MPI_Init/Finalize and after
+ * each call. */
+
+struct cbn_rank_state;
+
+/* header.rank of this process's session file, or NULL without a session.
+ * The pointer changes in a fork child: call again rather than keep it. */
+struct cbn_rank_state *cbn_agent_rank_state(void);
+
+/* MPI_Comm_rank/size of MPI_COMM_WORLD at MPI_Init: taken (source
+ * CBN_RANK_MPI) only when the environment named no rank.  The file stays
+ * where it is (at the top of the session): the report takes the rank from
+ * the header. */
+void cbn_agent_rank_from_mpi(int rank, int world_size);
+
 #endif

@@ -226,6 +226,11 @@ struct cbn_rank_state {
 	char mpi_version[80];            /* MPI_Get_library_version, first line */
 	_Atomic uint64_t mpi_calls;      /* MPI records written */
 	_Atomic uint64_t mpi_lost;       /* MPI calls not recorded (file full) */
+	/* Polls that completed nothing (MPI_Test* with no request done,
+	 * MPI_Iprobe with no message): counted here, not recorded one by one
+	 * (a polling loop would fill the file); and the time spent in them. */
+	_Atomic uint64_t mpi_polls;
+	_Atomic uint64_t mpi_poll_ns;
 };
 
 struct cbn_file_header {
