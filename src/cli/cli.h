@@ -85,6 +85,9 @@ int session_find_agent(char *agent, size_t alen, char *cuda, size_t clen);
 /* The allocation hooks (libcbottleneck_mem.so) next to the agent found above:
  * 0 with its absolute path in out, or CLI_EXIT_REFUSED after one line. */
 int session_find_mem(const char *agent, char *out, size_t len);
+/* The MPI wrappers (libcbottleneck_mpi.so) next to the agent: 0 with its
+ * absolute path in out, -1 when this build has none (not an error). */
+int session_find_mpi(const char *agent, char *out, size_t len);
 /* Create the session directory: dir given (-o) or a private mkdtemp one.
  * Writes its absolute path to out.  Returns 0 or CLI_EXIT_REFUSED. */
 int session_create(const char *dir, char *out, size_t len);
@@ -110,6 +113,7 @@ struct spawn_env {
 	int depth, buffer_mb, quiet, no_cuda, verbose;
 	const char *signal;
 	const char *mem_lib;        /* libcbottleneck_mem.so, preloaded first; NULL: none */
+	const char *mpi_lib;        /* libcbottleneck_mpi.so, preloaded after the agent; NULL: none */
 	const char *memory;         /* CBN_MEMORY, NULL: unset */
 	uint64_t memory_rate;       /* CBN_MEMORY_RATE, 0: unset */
 	/* capture controls: CBN_SCHEDULE, CBN_DELAY_NS, CBN_DURATION_NS,

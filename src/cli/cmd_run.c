@@ -3,6 +3,11 @@
  * run it under the agent, wait for its whole process tree, record
  * session.json, then load, analyse and report the session (and gate it with
  * --baseline).  Exit statuses: docs/cli.md.
+ *
+ * Rank mode (docs/distributed.md, "Many nodes: one launcher per rank"): a
+ * launcher started with a rank in its environment (`mpirun -np 64
+ * cbottleneck -o DIR -- ./train`) records into DIR/rank-NNNNN and reports
+ * nothing; `cbottleneck report DIR` merges the ranks afterwards.
  */
 #include <errno.h>
 #include <limits.h>
@@ -14,6 +19,7 @@
 #include <unistd.h>
 
 #include "analysis.h"
+#include "cbn_rank_env.h"
 #include "cli.h"
 #include "compare.h"
 #include "load.h"
@@ -60,6 +66,24 @@ static void protect_session(const char *dir)
 	}
 }
 
+/* The variable a rank came from, for messages. */
+static const char *rank_env_name(uint32_t source)
+{
+	switch (source) {
+	case CBN_RANK_OMPI:
+		return "OMPI_COMM_WORLD_RANK";
+	case CBN_RANK_PMIX:
+		return "PMIX_RANK";
+	case CBN_RANK_PMI:
+		return "PMI_RANK";
+	case CBN_RANK_SLURM:
+		return "SLURM_PROCID";
+	case CBN_RANK_TORCH:
+		return "RANK";
+	}
+	return "the environment";
+}
+
 static int run_status(int st)
 {
 	if (WIFSIGNALED(st))
@@ -78,6 +102,8 @@ int cmd_run(int argc, char **argv)
 	struct profile *p = NULL;
 	struct analysis an = {0};
 	char path[PATH_MAX], agent[PATH_MAX], cuda[PATH_MAX], session[PATH_MAX], mem[PATH_MAX];
+	char mpi[PATH_MAX], rank_dir[PATH_MAX];
+	struct cbn_rank_env rank = {-1, -1, 0, CBN_RANK_NONE};
 	char err[1024];
 	char **targv;
 	int ret, status, lr, have_session = 0, failed;
@@ -90,6 +116,15 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	targv = argv + optind;
+	cbn_rank_from_env(getenv, &rank);
+	if (rank.rank >= 0 && !o.output_dir) {
+		/* A private temporary directory per rank could never be merged. */
+		ret = cli_usage_error("this launcher runs as rank %d of a distributed job (from %s), "
+				      "so it needs -o DIR on a filesystem every rank can reach: "
+				      "each rank records into DIR/rank-NNNNN",
+				      (int)rank.rank, rank_env_name(rank.source));
+		goto out;
+	}
 	ret = preflight(targv[0], path, sizeof(path));
 	if (ret)
 		goto out;
@@ -101,7 +136,19 @@ int cmd_run(int argc, char **argv)
 		if (ret)
 			goto out;
 	}
-	ret = session_create(o.output_dir, session, sizeof(session));
+	if (rank.rank >= 0) {
+		/* DIR itself is made on the way (mkdir -p; other ranks may race
+		 * us to it: EEXIST is fine), and only our rank's directory is
+		 * cleared of an older run. */
+		if (snprintf(rank_dir, sizeof(rank_dir), "%s/rank-%05d", o.output_dir,
+			     (int)rank.rank) >= (int)sizeof(rank_dir)) {
+			ret = cli_usage_error("-o %s: path too long", o.output_dir);
+			goto out;
+		}
+		ret = session_create(rank_dir, session, sizeof(session));
+	} else {
+		ret = session_create(o.output_dir, session, sizeof(session));
+	}
 	if (ret)
 		goto out;
 	have_session = 1;
@@ -118,6 +165,7 @@ int cmd_run(int argc, char **argv)
 	env.verbose = o.verbose;
 	env.signal = o.signal;
 	env.mem_lib = o.memory && strstr(o.memory, "host") ? mem : NULL;
+	env.mpi_lib = session_find_mpi(agent, mpi, sizeof(mpi)) == 0 ? mpi : NULL;
 	env.memory = o.memory;
 	env.memory_rate = o.memory_rate;
 	env.schedule = o.schedule;
@@ -159,6 +207,15 @@ int cmd_run(int argc, char **argv)
 	kernel_symbols_write(session, o.verbose);
 
 	ret = status;
+	if (rank.rank >= 0) {
+		/* No report per rank: the program's output stays its own.  One
+		 * line from rank 0 says how to see them all. */
+		if (rank.rank == 0 && !o.quiet)
+			fprintf(stderr, "cbottleneck: each rank's session is in %s/rank-NNNNN; "
+				"merge them with: cbottleneck report %s\n", o.output_dir,
+				o.output_dir);
+		goto out;
+	}
 	lr = cli_load(session, &o, &p, err, sizeof(err));
 	if (lr == PROF_LOAD_NOMEM) {
 		ret = CLI_EXIT_NOMEM;
@@ -199,7 +256,7 @@ out:
 	if (have_session) {
 		if (!o.output_dir)
 			session_remove(session);
-		else if (!o.quiet && ret != CLI_EXIT_USAGE)
+		else if (!o.quiet && ret != CLI_EXIT_USAGE && rank.rank < 0)
 			fprintf(stderr, "cbottleneck: session kept in %s (cbottleneck report %s)\n",
 				o.output_dir, o.output_dir);
 	}

@@ -24,6 +24,7 @@
 #define AGENT_SO "libcbottleneck.so"
 #define CUDA_SO "libcbottleneck_cuda.so"
 #define MEM_SO "libcbottleneck_mem.so"
+#define MPI_SO "libcbottleneck_mpi.so"
 #define META_NAME "session.json"
 
 static int is_file(const char *path)
@@ -103,6 +104,29 @@ int session_find_mem(const char *agent, char *out, size_t len)
 	fprintf(stderr, "cbottleneck: --memory needs %s next to the agent in %s, and it is not "
 		"there; reinstall cbottleneck or run without --memory\n", MEM_SO, dir);
 	return CLI_EXIT_REFUSED;
+}
+
+/*
+ * The MPI wrappers are preloaded into every process of the run when they were
+ * built: they stay inert where no libmpi is, and a preload (unlike an
+ * injection at exec of processes that link libmpi) also catches a libmpi that
+ * comes later by dlopen (mpi4py, a Python training script).
+ */
+int session_find_mpi(const char *agent, char *out, size_t len)
+{
+	char dir[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
+	char *slash;
+
+	snprintf(dir, sizeof(dir), "%s", agent);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	if (snprintf(cand, sizeof(cand), "%s/%s", dir, MPI_SO) < (int)sizeof(cand) &&
+	    is_file(cand) && realpath(cand, real) && strlen(real) < len && !strpbrk(real, " :\t")) {
+		snprintf(out, len, "%s", real);
+		return 0;
+	}
+	return -1;
 }
 
 /* 1 when name is one of the files a session holds. */

@@ -39,13 +39,16 @@ static void child_env(const struct spawn_env *e)
 
 	/* The allocation hooks first, so that their dlsym(RTLD_NEXT) finds the
 	 * user's preloaded allocator (jemalloc, tcmalloc) or else libc; then the
-	 * agent; then the user's own preloads. */
+	 * agent; then the MPI wrappers (they need the agent; before the user's
+	 * own preloads, so a PMPI tool of theirs sees the calls after ours);
+	 * then the user's own preloads. */
 	n = (e->mem_lib ? strlen(e->mem_lib) + 1 : 0) + strlen(e->agent) +
-	    (old && *old ? strlen(old) + 1 : 0) + 1;
+	    (e->mpi_lib ? strlen(e->mpi_lib) + 1 : 0) + (old && *old ? strlen(old) + 1 : 0) + 1;
 	v = malloc(n);
 	if (v) {
-		snprintf(v, n, "%s%s%s%s%s", e->mem_lib ? e->mem_lib : "", e->mem_lib ? ":" : "",
-			 e->agent, old && *old ? ":" : "", old && *old ? old : "");
+		snprintf(v, n, "%s%s%s%s%s%s%s", e->mem_lib ? e->mem_lib : "",
+			 e->mem_lib ? ":" : "", e->agent, e->mpi_lib ? ":" : "",
+			 e->mpi_lib ? e->mpi_lib : "", old && *old ? ":" : "", old && *old ? old : "");
 		setenv("LD_PRELOAD", v, 1);
 	}
 	if (e->memory)
@@ -133,6 +136,8 @@ static void say_env(const struct spawn_env *e)
 	if (e->mem_lib)
 		fprintf(stderr, "cbottleneck: --memory=%s, allocation hooks %s\n", e->memory,
 			e->mem_lib);
+	if (e->mpi_lib)
+		fprintf(stderr, "cbottleneck: MPI wrappers %s\n", e->mpi_lib);
 	if (e->no_cuda)
 		fprintf(stderr, "cbottleneck: --no-cuda: CUDA and NVTX are not traced\n");
 	if (!e->no_cuda && c && *c)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cbn_format.h"
+#include "cbn_mpi.h"
 
 #define MAXT 1024
 #define MAXM 512
@@ -47,6 +48,9 @@ static int nmods;
 static struct sym syms[MAXS];
 static int nsyms;
 static int damaged;
+/* MPI records per call: count and bytes (distributed runs). */
+static uint64_t mpi_n[CBN_MPI_CALL_MAX], mpi_sent[CBN_MPI_CALL_MAX], mpi_recv[CBN_MPI_CALL_MAX];
+static uint64_t mpi_records, clock_records;
 static unsigned frames_max;
 
 static struct thr *thr_get(uint32_t tid)
@@ -301,6 +305,43 @@ static void on_event(const struct cbn_rec *r, size_t avail)
 		       c->tid, (int)c->name_len, c->name);
 		break;
 	}
+	case CBN_REC_MPI: {
+		const struct cbn_rec_mpi *m = (const void *)r;
+		const char *name;
+
+		if (avail < sizeof(*m) || sizeof(*m) + (size_t)m->nframes * 8 > avail ||
+		    m->end < m->start) {
+			damaged = 1;
+			return;
+		}
+		name = cbn_mpi_call_name(m->call);
+		mpi_records++;
+		if (m->call < CBN_MPI_CALL_MAX) {
+			mpi_n[m->call]++;
+			mpi_sent[m->call] += m->bytes_sent;
+			mpi_recv[m->call] += m->bytes_recv;
+		}
+		printf("mpi call=%s peer=%d tag=%d sent=%llu recv=%llu comm=%u comm_size=%d seq=%u "
+		       "count=%u flags=%u tid=%u nframes=%u dur_ns=%llu pc0=0x%llx\n",
+		       name ? name : "?", m->peer, m->tag, (unsigned long long)m->bytes_sent,
+		       (unsigned long long)m->bytes_recv, m->comm, m->comm_size, m->seq, m->count,
+		       r->flags, m->tid, m->nframes, (unsigned long long)(m->end - m->start),
+		       (unsigned long long)(m->nframes ? m->pc[0] : 0));
+		break;
+	}
+	case CBN_REC_CLOCK: {
+		const struct cbn_rec_clock *k = (const void *)r;
+
+		if (avail < sizeof(*k)) {
+			damaged = 1;
+			return;
+		}
+		clock_records++;
+		printf("clock at=%u ref=%d offset=%lld rtt=%llu rounds=%u local=%llu real=%llu\n",
+		       r->flags, k->ref_rank, (long long)k->offset, (unsigned long long)k->rtt,
+		       k->rounds, (unsigned long long)k->local, (unsigned long long)k->real);
+		break;
+	}
 	default:
 		printf("record type=%u size=%u\n", r->type, r->size);
 	}
@@ -365,6 +406,13 @@ int main(int argc, char **argv)
 	       h->unsampled_why[CBN_UNSAMPLED_NO_STACK], h->unsampled_why[CBN_UNSAMPLED_NO_TIMER],
 	       h->timer_reason_len ? h->timer_reason : "-");
 	printf("exe path=%s\n", h->exe);
+	printf("rank rank=%d local_rank=%d world_size=%d source=%u host=%.*s mpi=%u impl=%u "
+	       "mpi_calls=%llu mpi_lost=%llu polls=%llu poll_ns=%llu version=%.*s\n",
+	       h->rank.rank, h->rank.local_rank, h->rank.world_size, h->rank.source,
+	       (int)sizeof(h->rank.host), h->rank.host, h->rank.mpi, h->rank.mpi_impl,
+	       (unsigned long long)h->rank.mpi_calls, (unsigned long long)h->rank.mpi_lost,
+	       (unsigned long long)h->rank.mpi_polls, (unsigned long long)h->rank.mpi_poll_ns,
+	       (int)sizeof(h->rank.mpi_version), h->rank.mpi_version);
 	if (h->disabled)
 		printf("disabled reason=%s\n", h->disabled_reason);
 	/* First pass: the capture windows (records in file order, one writer
@@ -458,6 +506,14 @@ int main(int argc, char **argv)
 			printf("func name=%s module=%s self=%llu total=%llu\n", syms[i].name,
 			       syms[i].mod, (unsigned long long)syms[i].self,
 			       (unsigned long long)syms[i].total);
+	printf("mpi_summary records=%llu clocks=%llu\n", (unsigned long long)mpi_records,
+	       (unsigned long long)clock_records);
+	for (i = 0; i < CBN_MPI_CALL_MAX; i++)
+		if (mpi_n[i])
+			printf("mpi_total call=%s calls=%llu sent=%llu recv=%llu\n",
+			       cbn_mpi_call_name((unsigned)i) ? cbn_mpi_call_name((unsigned)i) : "?",
+			       (unsigned long long)mpi_n[i], (unsigned long long)mpi_sent[i],
+			       (unsigned long long)mpi_recv[i]);
 	if (damaged)
 		printf("damaged=1\n");
 	return damaged ? 1 : 0;
