@@ -1,0 +1,117 @@
+#!/bin/bash
+# mpi_ranks — one node, the launcher following every rank (docs/distributed.md):
+#   cbottleneck -o DIR -- mpirun -np 4 examples/mpi_straggler 10 3
+# Checks what the agent and libcbottleneck_mpi.so record (the merged report is
+# tested elsewhere):
+#   - DIR/rank-00000..00003, one file each, its header: rank, local rank,
+#     world size 4, source OMPI, this host, MPI finalized, Open MPI's version;
+#   - per rank, exact MPI records: 10 MPI_Send of 4000 bytes to rank+1 (tag 7),
+#     10 MPI_Irecv of 4000 bytes from rank-1, 10 MPI_Wait completing 1 request
+#     each, 10 MPI_Allreduce of 8192 bytes each way on MPI_COMM_WORLD (comm 0,
+#     size 4) with seq 1..10, one MPI_Init and one MPI_Finalize; every record
+#     has a call site;
+#   - two CLOCK records (MPI_Init, MPI_Finalize) against rank 0: rank 0's
+#     offset 0; the others' round trip under 50 ms (4 ranks on 2 cores) and
+#     |offset| <= rtt/2 + 1 us (one host: the true offset is 0);
+#   - mpirun's own file at the top of DIR, not a rank.
+# Then the killed rank: rank 1 of 2 SIGKILLs itself at step 3: its file is
+# intact (cbpdump exit 0) and holds its 3 complete steps.
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+command -v mpirun >/dev/null 2>&1 || skip "mpirun not installed (apt-get install openmpi-bin)"
+[ -e "$CBN_BUILD_DIR/lib/libcbottleneck_mpi.so" ] ||
+	skip "built without Open MPI's mpi.h (apt-get install libopenmpi-dev, then cmake again)"
+need_example mpi_straggler
+DUMP="$CBN_BUILD_DIR/tests/agent/cbpdump"
+need_built "$DUMP"
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
+HOST=$(hostname)
+
+run_cbn -o "$T/prof" -- "${MPIRUN[@]}" -np 4 "$EXAMPLES/mpi_straggler" 10 3
+expect_rc 0
+grep_out '^mpi_straggler: 4 ranks, 10 steps, check [0-9]+, done$'
+
+for r in 0 1 2 3; do
+	d="$T/prof/rank-0000$r"
+	[ -d "$d" ] || fail "no $d: $(ls "$T/prof")"
+	files=("$d"/*.cbp)
+	[ "${#files[@]}" = 1 ] || fail "rank $r: ${#files[@]} files in $d, expected 1"
+	"$DUMP" "${files[0]}" >"$T/dump.$r" || fail "rank $r: cbpdump says the file is damaged"
+done
+
+/usr/bin/python3 - "$T" "$HOST" <<'PY' || fail "the rank files do not hold what the ranks did"
+import re, sys
+T, host = sys.argv[1], sys.argv[2]
+def kv(line):
+    return dict(re.findall(r'(\w+)=(\S*)', line))
+for r in range(4):
+    lines = open("%s/dump.%d" % (T, r)).read().splitlines()
+    hdr = kv(next(l for l in lines if l.startswith("rank ")))
+    want = {"rank": str(r), "local_rank": str(r), "world_size": "4", "source": "1",
+            "host": host, "mpi": "3", "impl": "1"}
+    for k, v in want.items():
+        assert hdr[k] == v, "rank %d: header %s=%s, expected %s" % (r, k, hdr[k], v)
+    ver = next(l for l in lines if l.startswith("rank ")).split("version=", 1)[1]
+    assert ver.startswith("Open MPI v"), ver
+    calls = [kv(l) for l in lines if l.startswith("mpi call=")]
+    by = {}
+    for c in calls:
+        by.setdefault(c["call"], []).append(c)
+        assert int(c["nframes"]) > 0, "rank %d: %s without a call site" % (r, c["call"])
+    assert int(hdr["mpi_calls"]) == len(calls), (hdr["mpi_calls"], len(calls))
+    n = {k: len(v) for k, v in by.items()}
+    assert n == {"MPI_Init": 1, "MPI_Finalize": 1, "MPI_Send": 10, "MPI_Irecv": 10,
+                 "MPI_Wait": 10, "MPI_Allreduce": 10}, "rank %d: calls %s" % (r, n)
+    for c in by["MPI_Send"]:
+        assert (c["sent"], c["recv"], c["peer"], c["tag"], c["comm"], c["comm_size"]) == \
+            ("4000", "0", str((r + 1) % 4), "7", "0", "4"), ("rank %d" % r, c)
+    for c in by["MPI_Irecv"]:
+        assert (c["sent"], c["recv"], c["peer"], c["tag"]) == \
+            ("0", "4000", str((r + 3) % 4), "7"), ("rank %d" % r, c)
+    for c in by["MPI_Wait"]:
+        assert c["count"] == "1", ("rank %d" % r, c)
+    seqs = [int(c["seq"]) for c in by["MPI_Allreduce"]]
+    assert seqs == list(range(1, 11)), ("rank %d seqs" % r, seqs)
+    for c in by["MPI_Allreduce"]:
+        assert (c["sent"], c["recv"], c["comm"], c["comm_size"], c["peer"]) == \
+            ("8192", "8192", "0", "4", "-1"), ("rank %d" % r, c)
+    clocks = [kv(l) for l in lines if l.startswith("clock ")]
+    assert [c["at"] for c in clocks] == ["0", "1"], ("rank %d clocks" % r, clocks)
+    for c in clocks:
+        off, rtt = int(c["offset"]), int(c["rtt"])
+        assert c["ref"] == "0"
+        if r == 0:
+            assert off == 0 and rtt == 0, c
+        else:
+            assert c["rounds"] == "10" and 0 < rtt < 50000000, ("rank %d" % r, c)
+            assert abs(off) <= rtt // 2 + 1000, ("rank %d: offset beyond rtt/2" % r, c)
+    print("# rank %d: %d MPI records, Send %s B, Allreduce %s B, clock rtt %s/%s ns, "
+          "offsets %s/%s ns" % (r, len(calls), sum(int(c["sent"]) for c in by["MPI_Send"]),
+          sum(int(c["sent"]) for c in by["MPI_Allreduce"]), clocks[0]["rtt"],
+          clocks[1]["rtt"], clocks[0]["offset"], clocks[1]["offset"]), file=sys.stderr)
+PY
+
+# mpirun itself: at the top, not a rank.
+top=0
+for f in "$T/prof"/*.cbp; do
+	"$DUMP" "$f" >"$T/top.dump" || true
+	if grep -Eq '^exe path=.*/(orterun|mpirun|mpiexec)$' "$T/top.dump"; then
+		grep -q '^rank rank=-1 ' "$T/top.dump" || fail "mpirun's file says it is a rank"
+		top=1
+	fi
+done
+[ "$top" = 1 ] || fail "no file of mpirun at the top of the session"
+
+# The killed rank keeps what it recorded.
+run_cbn -o "$T/kill" -- "${MPIRUN[@]}" -np 2 "$EXAMPLES/mpi_straggler" 6 2 1 3
+[ "$RC" != 0 ] || fail "mpirun exited 0 although rank 1 was killed"
+files=("$T/kill/rank-00001"/*.cbp)
+[ "${#files[@]}" = 1 ] || fail "killed rank: ${#files[@]} files"
+"$DUMP" "${files[0]}" >"$T/kill.dump" || fail "the killed rank's file is damaged"
+grep -Eq '^rank rank=1 .* world_size=2 ' "$T/kill.dump" || fail "killed rank: header $(grep '^rank ' "$T/kill.dump")"
+grep -Eq '^mpi_total call=MPI_Allreduce calls=3 sent=24576 ' "$T/kill.dump" ||
+	fail "killed rank: $(grep '^mpi_total' "$T/kill.dump" | tr '\n' ';')"
+grep -Eq '^capture .* steps=3 ' "$T/kill.dump" || fail "killed rank: $(grep '^capture ' "$T/kill.dump")"
+grep -Eq '^file .*clean_exit=0 ' "$T/kill.dump" || fail "killed rank: the file says it exited cleanly"
+note "killed rank 1: 3 steps and 3 Allreduce kept, mpirun exit $RC"
+exit 0
