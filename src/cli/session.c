@@ -138,6 +138,18 @@ static int session_file(const char *name)
 	       (len > ext && strcmp(name + len - ext, CBN_FILE_EXT) == 0);
 }
 
+/* 1 when name is a rank's directory, "rank-" and five or more digits
+ * (docs/distributed.md). */
+static int session_rank_dir(const char *name)
+{
+	size_t n;
+
+	if (strncmp(name, "rank-", 5))
+		return 0;
+	n = strspn(name + 5, "0123456789");
+	return n >= 5 && name[5 + n] == '\0';
+}
+
 int session_is_session(const char *dir)
 {
 	DIR *d = opendir(dir);
@@ -146,8 +158,17 @@ int session_is_session(const char *dir)
 
 	if (!d)
 		return 0;
-	while (!found && (e = readdir(d)) != NULL)
+	while (!found && (e = readdir(d)) != NULL) {
 		found = session_file(e->d_name);
+		/* A distributed run's DIR may hold nothing but rank directories
+		 * (one launcher per rank). */
+		if (!found && session_rank_dir(e->d_name)) {
+			char sub[PATH_MAX + 256];
+
+			snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+			found = session_is_session(sub);
+		}
+	}
 	closedir(d);
 	return found;
 }
@@ -193,10 +214,27 @@ static void session_unlink(const char *path)
 	unlink(path);
 }
 
-/* Remove the session files (and the loader's temporaries) in dir. */
+/* Remove the session files (and the loader's temporaries) in dir, and those
+ * of its rank directories (a previous distributed run's ranks must not merge
+ * with this run's): a rank directory left empty goes too. */
 static void session_clear(const char *dir, int everything)
 {
+	DIR *d;
+	struct dirent *e;
+	char sub[PATH_MAX + 256];
+
 	session_each(dir, everything, session_unlink);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (!session_rank_dir(e->d_name))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		session_each(sub, everything, session_unlink);
+		rmdir(sub);
+	}
+	closedir(d);
 }
 
 static int mkdir_p(const char *dir)
@@ -284,7 +322,21 @@ static void session_trim_file(const char *path)
 
 void session_trim(const char *dir)
 {
+	DIR *d;
+	struct dirent *e;
+	char sub[PATH_MAX + 256];
+
 	session_each(dir, 0, session_trim_file);
+	d = opendir(dir);
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (!session_rank_dir(e->d_name))
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", dir, e->d_name);
+		session_each(sub, 0, session_trim_file);
+	}
+	closedir(d);
 }
 
 void session_remove(const char *dir)
