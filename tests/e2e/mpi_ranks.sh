@@ -13,6 +13,9 @@
 #   - two CLOCK records (MPI_Init, MPI_Finalize) against rank 0: rank 0's
 #     offset 0; the others' round trip under 50 ms (4 ranks on 2 cores) and
 #     |offset| <= rtt/2 + 1 us (one host: the true offset is 0);
+#   - call sites: the first pc of every Send/Irecv/Wait lies in
+#     ring_exchange(), of every Allreduce in reduce_step() (nm -S of the
+#     example, against the module's load base): the wrapper's frames skipped;
 #   - mpirun's own file at the top of DIR, not a rank.
 # Then the killed rank: rank 1 of 2 SIGKILLs itself at step 3: its file is
 # intact (cbpdump exit 0) and holds its 3 complete steps.
@@ -39,9 +42,22 @@ for r in 0 1 2 3; do
 	"$DUMP" "${files[0]}" >"$T/dump.$r" || fail "rank $r: cbpdump says the file is damaged"
 done
 
+nm -S "$EXAMPLES/mpi_straggler" >"$T/nm" || fail "nm failed on the example"
 /usr/bin/python3 - "$T" "$HOST" <<'PY' || fail "the rank files do not hold what the ranks did"
 import re, sys
 T, host = sys.argv[1], sys.argv[2]
+funcs = {}
+for l in open(T + "/nm"):
+    p = l.split()
+    if len(p) == 4 and p[3] in ("ring_exchange", "reduce_step"):
+        funcs[p[3]] = (int(p[0], 16), int(p[0], 16) + int(p[1], 16))
+assert len(funcs) == 2, funcs
+def site(c, base):
+    pc = int(c["pc0"], 16) - base - 1   # a return address: the call is just before
+    for name, (lo, hi) in funcs.items():
+        if lo <= pc < hi:
+            return name
+    return hex(pc)
 def kv(line):
     return dict(re.findall(r'(\w+)=(\S*)', line))
 for r in range(4):
@@ -53,7 +69,15 @@ for r in range(4):
         assert hdr[k] == v, "rank %d: header %s=%s, expected %s" % (r, k, hdr[k], v)
     ver = next(l for l in lines if l.startswith("rank ")).split("version=", 1)[1]
     assert ver.startswith("Open MPI v"), ver
+    base = int(next(kv(l)["base"] for l in lines
+                    if l.startswith("module ") and l.split()[1].endswith("/mpi_straggler")), 16)
     calls = [kv(l) for l in lines if l.startswith("mpi call=")]
+    for c in calls:
+        want = {"MPI_Send": "ring_exchange", "MPI_Irecv": "ring_exchange",
+                "MPI_Wait": "ring_exchange", "MPI_Allreduce": "reduce_step"}.get(c["call"])
+        if want:
+            assert site(c, base) == want, ("rank %d: %s called from %s" %
+                                           (r, c["call"], site(c, base)), c)
     by = {}
     for c in calls:
         by.setdefault(c["call"], []).append(c)
