@@ -17,8 +17,11 @@
 #     ring_exchange(), of every Allreduce in reduce_step() (nm -S of the
 #     example, against the module's load base): the wrapper's frames skipped;
 #   - mpirun's own file at the top of DIR, not a rank.
-# Then the killed rank: rank 1 of 2 SIGKILLs itself at step 3: its file is
-# intact (cbpdump exit 0) and holds its 3 complete steps.
+# Then the many-node form, one launcher per rank (`mpirun -np 2 cbottleneck
+# -o DIR -- mpi_straggler`), with a killed rank: rank 1 SIGKILLs itself at
+# step 3: DIR/rank-00000 and rank-00001 (nothing at the top); the killed
+# rank's file is intact (cbpdump exit 0) and holds its 3 complete steps; no
+# report on stdout; rank 0's launcher prints the line that says how to merge.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 command -v mpirun >/dev/null 2>&1 || skip "mpirun not installed (apt-get install openmpi-bin)"
@@ -127,8 +130,16 @@ done
 [ "$top" = 1 ] || fail "no file of mpirun at the top of the session"
 
 # The killed rank keeps what it recorded.
-run_cbn -o "$T/kill" -- "${MPIRUN[@]}" -np 2 "$EXAMPLES/mpi_straggler" 6 2 1 3
+OUTF="$T/kill.out" ERRF="$T/kill.err"
+set +e
+"${MPIRUN[@]}" -np 2 "$CBN" -o "$T/kill" -- "$EXAMPLES/mpi_straggler" 6 2 1 3 >"$OUTF" 2>"$ERRF"
+RC=$?
+set -e
 [ "$RC" != 0 ] || fail "mpirun exited 0 although rank 1 was killed"
+[ -s "$OUTF" ] && fail "a report on stdout in rank mode: $(head -c 300 "$OUTF")"
+grep -q "merge them with: cbottleneck report $T/kill" "$ERRF" || fail "no line from rank 0 on how to merge"
+ls "$T/kill"/*.cbp >/dev/null 2>&1 && fail "files at the top in rank mode: $(ls "$T/kill")"
+[ -d "$T/kill/rank-00000" ] || fail "no rank-00000 in rank mode"
 files=("$T/kill/rank-00001"/*.cbp)
 [ "${#files[@]}" = 1 ] || fail "killed rank: ${#files[@]} files"
 "$DUMP" "${files[0]}" >"$T/kill.dump" || fail "the killed rank's file is damaged"
