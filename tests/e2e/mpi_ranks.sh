@@ -17,6 +17,12 @@
 #     ring_exchange(), of every Allreduce in reduce_step() (nm -S of the
 #     example, against the module's load base): the wrapper's frames skipped;
 #   - mpirun's own file at the top of DIR, not a rank.
+# Then every kind of call with known sizes (examples/mpi_calls on 3 ranks, the
+# agent and the wrappers preloaded by hand: no report to wait for): per rank,
+# the exact sequence of calls with their peer, bytes both ways, collective
+# seq, INPLACE flag and requests completed; one id for the sub-communicator
+# {0, 2}, another for {1}, 1 for MPI_COMM_SELF; rank 0's empty MPI_Test and
+# MPI_Iprobe polls counted in the header, not recorded.
 # Then the many-node form, one launcher per rank (`mpirun -np 2 cbottleneck
 # -o DIR -- mpi_straggler`), with a killed rank: rank 1 SIGKILLs itself at
 # step 3: DIR/rank-00000 and rank-00001 (nothing at the top); the killed
@@ -128,6 +134,80 @@ for f in "$T/prof"/*.cbp; do
 	fi
 done
 [ "$top" = 1 ] || fail "no file of mpirun at the top of the session"
+
+# Every kind of call.
+need_example mpi_calls
+mkdir "$T/calls"
+set +e
+CBN_SESSION="$T/calls" CBN_QUIET=1 \
+	LD_PRELOAD="$CBN_BUILD_DIR/lib/libcbottleneck.so:$CBN_BUILD_DIR/lib/libcbottleneck_mpi.so" \
+	"${MPIRUN[@]}" -np 3 "$EXAMPLES/mpi_calls" >"$T/calls.out" 2>"$T/calls.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || fail "mpi_calls: exit status $rc: $(tail -5 "$T/calls.err")"
+grep -q '^mpi_calls: done$' "$T/calls.out" || fail "mpi_calls: $(cat "$T/calls.out")"
+for r in 0 1 2; do
+	"$DUMP" "$T/calls/rank-0000$r"/*.cbp >"$T/calls.$r" || fail "mpi_calls rank $r: damaged file"
+done
+/usr/bin/python3 - "$T" <<'PY' || fail "mpi_calls: the records do not say what the ranks did"
+import re, sys
+T = sys.argv[1]
+def kv(line):
+    return dict(re.findall(r'(\w+)=(\S*)', line))
+ids, ncalls = {}, []
+for r in range(3):
+    lines = open("%s/calls.%d" % (T, r)).read().splitlines()
+    hdr = kv(next(l for l in lines if l.startswith("rank ")))
+    got = [kv(l) for l in lines if l.startswith("mpi call=")]
+    got = [c for c in got if c["call"] not in ("MPI_Init", "MPI_Finalize")]
+    root = lambda q: r == q
+    # (call, peer, sent, recv, seq, flags, count)
+    want = [("MPI_Bcast", 0, 256 if root(0) else 0, 0 if root(0) else 256, 1, 0, 0),
+            ("MPI_Reduce", 1, 400, 400 if root(1) else 0, 2, 0, 0),
+            ("MPI_Reduce", 1, 0 if root(1) else 400, 400 if root(1) else 0, 3, 1 if root(1) else 0, 0),
+            ("MPI_Gather", 0, 40, 120 if root(0) else 0, 4, 0, 0),
+            ("MPI_Gatherv", 0, 4 * (r + 1), 24 if root(0) else 0, 5, 0, 0),
+            ("MPI_Scatter", 2, 60 if root(2) else 0, 20, 6, 0, 0),
+            ("MPI_Allgather", -1, 28, 84, 7, 0, 0),
+            ("MPI_Alltoall", -1, 24, 24, 8, 0, 0),
+            ("MPI_Alltoallv", -1, 24, 12 * (r + 1), 9, 0, 0),
+            ("MPI_Reduce_scatter", -1, 24, 4 * (r + 1), 10, 0, 0),
+            ("MPI_Reduce_scatter_block", -1, 24, 8, 11, 0, 0),
+            ("MPI_Scan", -1, 12, 12, 12, 0, 0),
+            ("MPI_Exscan", -1, 12, 12, 13, 0, 0),
+            ("MPI_Barrier", -1, 0, 0, 14, 0, 0),
+            ("MPI_Ibarrier", -1, 0, 0, 15, 0, 0),
+            ("MPI_Wait", -1, 0, 0, 0, 0, 1),
+            ("MPI_Iallreduce", -1, 32, 32, 16, 0, 0),
+            ("MPI_Waitall", -1, 0, 0, 0, 0, 1),
+            ("MPI_Sendrecv", (r + 1) % 3, 24, 24, 0, 0, 0)]
+    if r == 0:
+        want += [("MPI_Recv", 1, 0, 36, 0, 0, 0), ("MPI_Irecv", 2, 0, 32, 0, 0, 0),
+                 ("MPI_Test", -1, 0, 0, 0, 0, 1),
+                 ("MPI_Win_fence", -1, 0, 0, 0, 0, 0), ("MPI_Put", 1, 12, 0, 0, 0, 0),
+                 ("MPI_Get", 2, 0, 8, 0, 0, 0), ("MPI_Accumulate", 1, 16, 0, 0, 0, 0),
+                 ("MPI_Win_fence", -1, 0, 0, 0, 0, 0)]
+    else:
+        want += [("MPI_Ssend", 0, 36, 0, 0, 0, 0)] if r == 1 else [("MPI_Send", 0, 32, 0, 0, 0, 0)]
+        want += [("MPI_Win_fence", -1, 0, 0, 0, 0, 0)] * 2
+    want += [("MPI_Allreduce", -1, 8, 8, 1, 0, 0), ("MPI_Barrier", -1, 0, 0, 1, 0, 0)]
+    g = [(c["call"], int(c["peer"]), int(c["sent"]), int(c["recv"]), int(c["seq"]),
+          int(c["flags"]), int(c["count"])) for c in got]
+    for i, (a, b) in enumerate(zip(g, want)):
+        assert a == b, "rank %d, call %d: recorded %s, expected %s" % (r, i, a, b)
+    assert len(g) == len(want), "rank %d: %d calls recorded, %d made" % (r, len(g), len(want))
+    ncalls.append(len(g))
+    sub, me = got[-2], got[-1]
+    assert me["comm"] == "1" and me["comm_size"] == "1", me
+    ids[r] = (sub["comm"], sub["comm_size"])
+    assert all(c["comm"] == "0" for c in got[:15]), "rank %d: world is not comm 0" % r
+    polls = int(hdr["polls"])
+    assert (polls >= 2) if r == 0 else (polls == 0), ("rank %d polls" % r, hdr)
+print("# mpi_calls: %d/%d/%d calls exact on ranks 0/1/2, sub-communicator ids %s, rank 0 polls counted"
+      % (ncalls[0], ncalls[1], ncalls[2], ids), file=sys.stderr)
+assert ids[0] == ids[2] and ids[0][1] == "2" and ids[1][1] == "1" and ids[1][0] != ids[0][0], ids
+assert ids[0][0] not in ("0", "1"), ids
+PY
 
 # The killed rank keeps what it recorded.
 OUTF="$T/kill.out" ERRF="$T/kill.err"
