@@ -10,11 +10,14 @@
 #   - garbage in RANK ("1x") is no rank: a normal run with its report;
 #   - a rank named only inside the run (`env RANK=1 ... split`, the exec'd
 #     image reads it): the agent puts that image's file in DIR/rank-00001;
+#   - a rank's children: examples/forkexec as rank 1 in rank mode: the
+#     parent, its fork child and the child's exec of split all write into
+#     rank-00001, each header saying rank 1 (a fork child inherits the rank);
 #   - libcbottleneck_mpi.so preloaded into programs without libmpi (true,
 #     sh -c 'exit 3', split): same output, same status.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
-need_example split
+need_example split forkexec
 DUMP="$CBN_BUILD_DIR/tests/agent/cbpdump"
 need_built "$DUMP"
 PROG=("$EXAMPLES/split" 0.05)
@@ -77,6 +80,27 @@ files=("$T/inner/rank-00001"/*.cbp)
 grep -Eq '^rank rank=1 local_rank=-1 world_size=3 source=5 ' "$T/inner.d" ||
 	fail "inner rank: $(grep '^rank ' "$T/inner.d")"
 grep -Eq '^exe path=.*/split$' "$T/inner.d" || fail "inner rank: $(grep '^exe' "$T/inner.d")"
+
+# A rank's process tree stays in its directory.
+set +e
+"${CLEAN[@]}" RANK=1 WORLD_SIZE=2 "$CBN" -o "$T/tree" -- "$EXAMPLES/forkexec" 0.05 \
+	>"$T/tree.out" 2>"$T/tree.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || fail "forkexec as rank 1: exit status $rc: $(cat "$T/tree.err")"
+ls "$T/tree"/*.cbp >/dev/null 2>&1 && fail "forkexec as rank 1: files at the top: $(ls "$T/tree")"
+n=0
+exes=""
+for f in "$T/tree/rank-00001"/*.cbp; do
+	"$DUMP" "$f" >"$T/tree.d" || fail "forkexec as rank 1: damaged $f"
+	grep -Eq '^rank rank=1 local_rank=-1 world_size=2 source=5 ' "$T/tree.d" ||
+		fail "forkexec as rank 1: $f says $(grep '^rank ' "$T/tree.d")"
+	exes="$exes $(sed -n 's|^exe path=.*/||p' "$T/tree.d")"
+	n=$((n + 1))
+done
+[ "$n" -ge 3 ] || fail "forkexec as rank 1: $n files ($exes), expected the parent, its fork child and split"
+case "$exes" in *split*) ;; *) fail "forkexec as rank 1: no file of split ($exes)" ;; esac
+note "forkexec as rank 1: $n files in rank-00001 ($exes), all rank 1"
 
 # The MPI wrappers where there is no libmpi: inert.
 MPILIB="$CBN_BUILD_DIR/lib/libcbottleneck_mpi.so"
