@@ -18,8 +18,10 @@
 #define MPI_HIDDEN __attribute__((visibility("hidden")))
 #define MPI_EXPORT __attribute__((visibility("default")))
 
-/* Frames of the host call site kept per record. */
+/* Frames of the host call site kept per record, and the duration from which
+ * a call's whole stack is unwound even at a known site (mpi.c). */
 #define MPI_FRAMES 24
+#define MPI_STACK_NS 1000000ull
 
 /* Every PMPI function the library calls: one cached pointer each. */
 #define MPI_PMPI_NAMES(X)                                                           \
@@ -59,6 +61,7 @@ MPI_Request mpi_request_null(void) MPI_HIDDEN;
 /* One call being recorded. */
 struct mpi_call {
 	uint64_t t0, sent, recv;
+	uint64_t site;                   /* the wrapper's return address: the call site */
 	int32_t peer, tag;
 	uint32_t comm, seq, count;
 	int32_t comm_size, me;           /* me: our rank in comm, -1 unknown */

@@ -36,6 +36,7 @@
 	int ret;                                                                    \
 	if (!mpi_begin(&m))                                                         \
 		return f(__VA_ARGS__);                                              \
+	m.site = (uint64_t)(uintptr_t)__builtin_return_address(0);                  \
 	CALL(f(__VA_ARGS__))
 
 static int32_t status_source(const MPI_Status *st, int posted)
@@ -79,6 +80,7 @@ MPI_EXPORT int MPI_Finalize(void)
 
 	if (!mpi_begin(&m))
 		return f();
+	m.site = (uint64_t)(uintptr_t)__builtin_return_address(0);
 	/* Before PMPI_Finalize, while the ranks can still talk; not part of
 	 * the call's time. */
 	mpi_clock_align(CBN_CLOCK_AT_FINALIZE);
