@@ -44,6 +44,12 @@ void rank_init(void)
 	size_t len = strlen(agent.session);
 
 	cbn_rank_from_env(getenv, &rank_env);
+	if (cbn_rank_is_job_launcher(agent.exe)) {
+		rank_env.rank = -1; /* stays at the top (cbn_rank_env.h says why) */
+		rank_env.local_rank = -1;
+		rank_env.world_size = 0;
+		rank_env.source = CBN_RANK_NONE;
+	}
 	if (gethostname(rank_host, sizeof(rank_host) - 1) < 0)
 		rank_host[0] = '\0';
 	rank_host[sizeof(rank_host) - 1] = '\0';

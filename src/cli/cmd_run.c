@@ -117,6 +117,8 @@ int cmd_run(int argc, char **argv)
 	}
 	targv = argv + optind;
 	cbn_rank_from_env(getenv, &rank);
+	if (cbn_rank_is_job_launcher(targv[0]))
+		rank.rank = -1; /* `cbottleneck -- mpirun ...`: follow every rank */
 	if (rank.rank >= 0 && !o.output_dir) {
 		/* A private temporary directory per rank could never be merged. */
 		ret = cli_usage_error("this launcher runs as rank %d of a distributed job (from %s), "

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cbn_format.h"
 
@@ -75,6 +76,30 @@ static inline void cbn_rank_from_env(char *(*get)(const char *), struct cbn_rank
 		e->world_size = sz > r ? sz : 0;
 		return;
 	}
+}
+
+/*
+ * 1 when path names a job launcher or an MPI daemon (mpirun, srun, torchrun,
+ * orted, ...): never a rank itself, whatever its environment says.  A batch
+ * script under Slurm carries SLURM_PROCID=0, and `cbottleneck -o DIR --
+ * mpirun ...` run from it must follow every rank, not act as rank 0.
+ */
+static inline int cbn_rank_is_job_launcher(const char *path)
+{
+	static const char *const names[] = {
+		"mpirun", "mpiexec", "orterun", "prterun", "prun", "mpiexec.hydra", "orted",
+		"prted", "hydra_pmi_proxy", "srun", "torchrun", "deepspeed", "accelerate",
+	};
+	const char *b = path ? strrchr(path, '/') : NULL;
+	unsigned i;
+
+	b = b ? b + 1 : path;
+	if (!b)
+		return 0;
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(b, names[i]))
+			return 1;
+	return 0;
 }
 
 #endif

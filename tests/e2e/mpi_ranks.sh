@@ -16,7 +16,9 @@
 #   - call sites: the first pc of every Send/Irecv/Wait lies in
 #     ring_exchange(), of every Allreduce in reduce_step() (nm -S of the
 #     example, against the module's load base): the wrapper's frames skipped;
-#   - mpirun's own file at the top of DIR, not a rank.
+#   - mpirun's own file at the top of DIR, not a rank, and the launcher not in
+#     rank mode (a report printed), although the run has SLURM_PROCID=0 in its
+#     environment, as a Slurm batch script does: job launchers are no ranks.
 # Then every kind of call with known sizes (examples/mpi_calls on 3 ranks, the
 # agent and the wrappers preloaded by hand: no report to wait for): per rank,
 # the exact sequence of calls with their peer, bytes both ways, collective
@@ -39,9 +41,10 @@ need_built "$DUMP"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 HOST=$(hostname)
 
-run_cbn -o "$T/prof" -- "${MPIRUN[@]}" -np 4 "$EXAMPLES/mpi_straggler" 10 3
+SLURM_PROCID=0 SLURM_NTASKS=1 run_cbn -o "$T/prof" -- "${MPIRUN[@]}" -np 4 "$EXAMPLES/mpi_straggler" 10 3
 expect_rc 0
 grep_out '^mpi_straggler: 4 ranks, 10 steps, check [0-9]+, done$'
+grep_out '^Verdict: '
 
 for r in 0 1 2 3; do
 	d="$T/prof/rank-0000$r"

@@ -71,5 +71,14 @@ int main(void)
 	CHECK(e.rank == 3 && e.local_rank == -1 && e.world_size == 0);
 	e = from((const char *[]){"RANK=3", "WORLD_SIZE=4.0", NULL});
 	CHECK(e.rank == 3 && e.world_size == 0);
+
+	/* Job launchers are never ranks. */
+	CHECK(cbn_rank_is_job_launcher("mpirun"));
+	CHECK(cbn_rank_is_job_launcher("/usr/bin/orterun"));
+	CHECK(cbn_rank_is_job_launcher("/opt/slurm/bin/srun"));
+	CHECK(cbn_rank_is_job_launcher("torchrun"));
+	CHECK(!cbn_rank_is_job_launcher("./train"));
+	CHECK(!cbn_rank_is_job_launcher("/usr/bin/mpirun-wrapper"));
+	CHECK(!cbn_rank_is_job_launcher(NULL));
 	return test_result();
 }
