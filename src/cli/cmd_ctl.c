@@ -156,6 +156,34 @@ out:
 	return ret;
 }
 
+/* A rank of a distributed run keeps its files, control socket included, in
+ * SESSION/rank-NNNNN (docs/distributed.md): make session that directory when
+ * the pid's socket is there.  It wins over one at the top, which is a stale
+ * socket of the image before an exec that made the process a rank. */
+static void ctl_rank_session(char *session, size_t len, long pid)
+{
+	char path[PATH_MAX + 300];
+	struct dirent *e;
+	struct stat st;
+	DIR *d;
+
+	d = opendir(session);
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		if (strncmp(e->d_name, "rank-", 5))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/%s/%ld.sock", session, e->d_name, CBN_CTL_DIR,
+			 pid);
+		if (stat(path, &st) == 0 && strlen(session) + 1 + strlen(e->d_name) < len) {
+			strcat(session, "/");
+			strcat(session, e->d_name);
+			break;
+		}
+	}
+	closedir(d);
+}
+
 /* Connect to SESSION/ctl/PID.sock; through the directory's descriptor when
  * the path is longer than sun_path.  Returns the socket or -errno. */
 static int ctl_connect(const char *session, long pid)
@@ -371,6 +399,7 @@ int cmd_ctl(int argc, char **argv)
 	ret = ctl_find_session(pid, session, sizeof(session), &ctl_off);
 	if (ret)
 		return ret;
+	ctl_rank_session(session, sizeof(session), pid);
 	fd = ctl_connect(session, pid);
 	if (fd == -ENOENT) {
 		fprintf(stderr, "cbottleneck: ctl: process %ld has no control socket%s; it has one "

@@ -13,11 +13,13 @@
 #   - a rank's children: examples/forkexec as rank 1 in rank mode: the
 #     parent, its fork child and the child's exec of split all write into
 #     rank-00001, each header saying rank 1 (a fork child inherits the rank);
+#   - `cbottleneck ctl PID` reaches a rank whose socket is in its rank
+#     directory (ctl_loop made rank 1 by `env RANK=1` inside the run);
 #   - libcbottleneck_mpi.so preloaded into programs without libmpi (true,
 #     sh -c 'exit 3', split): same output, same status.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
-need_example split forkexec
+need_example split forkexec ctl_loop
 DUMP="$CBN_BUILD_DIR/tests/agent/cbpdump"
 need_built "$DUMP"
 PROG=("$EXAMPLES/split" 0.05)
@@ -101,6 +103,29 @@ done
 [ "$n" -ge 3 ] || fail "forkexec as rank 1: $n files ($exes), expected the parent, its fork child and split"
 case "$exes" in *split*) ;; *) fail "forkexec as rank 1: no file of split ($exes)" ;; esac
 note "forkexec as rank 1: $n files in rank-00001 ($exes), all rank 1"
+
+# ctl finds a rank's control socket in its rank directory.
+CBN_CTL=1 "$CBN" -q -o "$T/ctl" -- "${CLEAN[@]}" RANK=1 WORLD_SIZE=2 "$EXAMPLES/ctl_loop" 3 \
+	>"$T/ctl.out" 2>"$T/ctl.err" &
+bg=$!
+ok=
+for _ in $(seq 1 60); do
+	pid=$(pgrep -n -f "$EXAMPLES/ctl_loop 3" || true)
+	if [ -n "$pid" ] && [ -S "$T/ctl/rank-00001/ctl/$pid.sock" ]; then
+		set +e
+		"$CBN" ctl "$pid" status >"$T/ctl.status" 2>&1
+		rc=$?
+		set -e
+		ok=$rc
+		break
+	fi
+	sleep 0.05
+done
+kill "$bg" 2>/dev/null || true
+wait "$bg" 2>/dev/null || true
+[ "$ok" = 0 ] || fail "ctl status of a rank: exit ${ok:-none (no socket in rank-00001/ctl)}: $(cat "$T/ctl.status" 2>/dev/null)"
+grep -q "file=$T/ctl/rank-00001/" "$T/ctl.status" || fail "ctl status of a rank: $(cat "$T/ctl.status")"
+note "ctl reached rank 1: $(cat "$T/ctl.status")"
 
 # The MPI wrappers where there is no libmpi: inert.
 MPILIB="$CBN_BUILD_DIR/lib/libcbottleneck_mpi.so"
