@@ -42,6 +42,7 @@ static int rank_is_rank_dir(const char *dir)
 void rank_init(void)
 {
 	size_t len = strlen(agent.session);
+	int tries;
 
 	cbn_rank_from_env(getenv, &rank_env);
 	if (cbn_rank_is_job_launcher(agent.exe)) {
@@ -55,6 +56,22 @@ void rank_init(void)
 	rank_host[sizeof(rank_host) - 1] = '\0';
 	if (rank_env.rank < 0 || rank_is_rank_dir(agent.session))
 		return;
+	/*
+	 * The image this one replaced may have left its file at the top, under
+	 * the same pid (mpirun forks, the child execs the rank with an
+	 * environment that lost our exec counter): number this image after it,
+	 * so pid.seq stays unique across the session's directories.
+	 */
+	for (tries = 0; tries < 64; tries++) {
+		char top[sizeof(agent.session) + 64];
+		struct stat st;
+
+		snprintf(top, sizeof(top), "%s/%u.%u%s", agent.session, agent.pid, agent.exec_seq,
+			 CBN_FILE_EXT);
+		if (stat(top, &st) < 0)
+			break;
+		agent.exec_seq++;
+	}
 	/* agent.session has room for 64 more bytes (agent_init checked). */
 	snprintf(agent.session + len, sizeof(agent.session) - len, "/rank-%05d",
 		 (int)rank_env.rank);
