@@ -16,6 +16,8 @@
 #   - call sites: the first pc of every Send/Irecv/Wait lies in
 #     ring_exchange(), of every Allreduce in reduce_step() (nm -S of the
 #     example, against the module's load base): the wrapper's frames skipped;
+#   - each rank's file numbered <pid>.1, after <pid>.0 at the top (mpirun's
+#     fork child before it exec'd the rank);
 #   - mpirun's own file at the top of DIR, not a rank, and the launcher not in
 #     rank mode (a report printed), although the run has SLURM_PROCID=0 in its
 #     environment, as a Slurm batch script does: job launchers are no ranks.
@@ -52,6 +54,10 @@ for r in 0 1 2 3; do
 	files=("$d"/*.cbp)
 	[ "${#files[@]}" = 1 ] || fail "rank $r: ${#files[@]} files in $d, expected 1"
 	"$DUMP" "${files[0]}" >"$T/dump.$r" || fail "rank $r: cbpdump says the file is damaged"
+	# mpirun's fork child left pid.0 at the top; the exec'd rank is pid.1.
+	f=$(basename "${files[0]}")
+	[ "${f#*.}" = "1.cbp" ] && [ -e "$T/prof/${f%%.*}.0.cbp" ] ||
+		fail "rank $r: $f is not numbered after its pid's file at the top ($(ls "$T/prof"))"
 done
 
 nm -S "$EXAMPLES/mpi_straggler" >"$T/nm" || fail "nm failed on the example"
