@@ -27,6 +27,9 @@
 # seq, INPLACE flag and requests completed; one id for the sub-communicator
 # {0, 2}, another for {1}, 1 for MPI_COMM_SELF; rank 0's empty MPI_Test and
 # MPI_Iprobe polls counted in the header, not recorded.
+# Then a singleton (mpi_straggler started without mpirun: no rank in its
+# environment): the rank comes from MPI_Comm_rank at MPI_Init (source 6, world
+# size 1), and its file stays at the top.
 # Then the many-node form, one launcher per rank (`mpirun -np 2 cbottleneck
 # -o DIR -- mpi_straggler`), with a killed rank: rank 1 SIGKILLs itself at
 # step 3: DIR/rank-00000 and rank-00001 (nothing at the top); the killed
@@ -217,6 +220,28 @@ print("# mpi_calls: %d/%d/%d calls exact on ranks 0/1/2, sub-communicator ids %s
 assert ids[0] == ids[2] and ids[0][1] == "2" and ids[1][1] == "1" and ids[1][0] != ids[0][0], ids
 assert ids[0][0] not in ("0", "1"), ids
 PY
+
+# A singleton: the rank from MPI_Init.
+mkdir "$T/single"
+set +e
+env -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK -u SLURM_PROCID -u RANK \
+	CBN_SESSION="$T/single" CBN_QUIET=1 \
+	LD_PRELOAD="$CBN_BUILD_DIR/lib/libcbottleneck.so:$CBN_BUILD_DIR/lib/libcbottleneck_mpi.so" \
+	"$EXAMPLES/mpi_straggler" 2 1 >"$T/single.out" 2>"$T/single.err"
+rc=$?
+set -e
+[ "$rc" = 0 ] || fail "singleton: exit status $rc: $(tail -3 "$T/single.err")"
+ls -d "$T/single"/rank-* >/dev/null 2>&1 && fail "singleton: a rank directory: $(ls "$T/single")"
+found=0
+for f in "$T/single"/*.cbp; do
+	"$DUMP" "$f" >"$T/single.d" || fail "singleton: damaged $f"
+	if grep -Eq '^exe path=.*/mpi_straggler$' "$T/single.d" && grep -q '^mpi call=MPI_Init ' "$T/single.d"; then
+		grep -Eq '^rank rank=0 local_rank=-1 world_size=1 source=6 .* mpi=3 impl=1 ' "$T/single.d" ||
+			fail "singleton: $(grep '^rank ' "$T/single.d")"
+		found=1
+	fi
+done
+[ "$found" = 1 ] || fail "singleton: no file of mpi_straggler with its MPI calls"
 
 # The killed rank keeps what it recorded.
 OUTF="$T/kill.out" ERRF="$T/kill.err"
