@@ -3,11 +3,13 @@
  * memory, steps, data-quality warnings) into one struct analysis.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
 #include "cpu.h"
 #include "cuda_analysis.h"
+#include "dist.h"
 #include "memory.h"
 #include "steps.h"
 #include "wait.h"
@@ -29,6 +31,18 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 		goto out;
 	if ((ret = wait_analyze(p, &a->wait)) < 0)
 		goto out;
+	/* after steps and CUDA: the ranks' steps and GPU split come from them */
+	a->dist = calloc(1, sizeof(*a->dist));
+	if (!a->dist) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if ((ret = dist_analyze(p, a, a->dist)) <= 0) {
+		free(a->dist);
+		a->dist = NULL;
+		if (ret < 0)
+			goto out;
+	}
 	ret = cpu_warnings(p, a->cpu, &a->warnings, &a->nwarnings);
 out:
 	if (ret < 0)
@@ -45,6 +59,10 @@ void analysis_free(struct analysis *a)
 	mem_free(a->memory);
 	steps_free(a->steps);
 	wait_free(a->wait);
+	if (a->dist) {
+		dist_free(a->dist);
+		free(a->dist);
+	}
 	cpu_free(a->cpu);
 	memset(a, 0, sizeof(*a));
 }

@@ -686,6 +686,10 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	case CBN_REC_OFFCPU:
 		load_offcpu_rec(L, r);
 		break;
+	case CBN_REC_MPI:
+	case CBN_REC_CLOCK:
+		load_mpi_rec(L, r);
+		break;
 	case CBN_REC_PROCESS_EXIT: {
 		const struct cbn_rec_exit *e = (const void *)r->raw;
 		F->exited = 1;
@@ -763,6 +767,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	load_mem_header(L, pr, h);
 	load_capture_header(L, pr, h);
 	load_offcpu_header(L, pr, h);
+	load_mpi_header(L, pr, h);
 }
 
 /* The current file's modules into p->modules (has_debuginfo: modules_finish). */
@@ -802,6 +807,7 @@ static void file_free(struct load_file *F)
 	free(F->mstacks);
 	free(F->capevs);
 	free(F->ostacks);
+	free(F->pstacks);
 }
 
 /* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
@@ -832,6 +838,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	F.mfree_first = p->nmem_frees;
 	F.mctr_first = p->nmem_counters;
 	F.offcpu_first = p->noffcpu;
+	F.mpi_first = p->nmpi_calls;
 	pr = LOAD_PUSH(p->processes, p->nprocesses, L->capprocs);
 	process_from_header(L, pr, &rf.hdr, name);
 	L->f = &F;
@@ -904,6 +911,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	load_cuda_finish(L);
 	load_mem_finish(L);
 	load_offcpu_finish(L, ring_cut);
+	load_mpi_finish(L);
 	push_modules(L);
 
 	pr = &p->processes[F.proc];
@@ -957,6 +965,7 @@ struct cbp_name {
 	char *name;
 	uint64_t start;
 	uint32_t pid, seq;
+	int32_t rank;            /* header.rank, -1 not a rank */
 };
 
 static int cbp_cmp(const void *a, const void *b)
@@ -980,47 +989,79 @@ static void cbp_peek(const char *dir, struct cbp_name *c)
 	char path[PATH_MAX];
 	int fd;
 
+	const char *base = strrchr(c->name, '/');
+
 	c->start = 0;
-	sscanf(c->name, "%" SCNu32 ".%" SCNu32, &c->pid, &c->seq);
+	c->rank = -1;
+	sscanf(base ? base + 1 : c->name, "%" SCNu32 ".%" SCNu32, &c->pid, &c->seq);
 	snprintf(path, sizeof(path), "%s/%s", dir, c->name);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
 	if (pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-	    memcmp(h.magic, CBN_MAGIC, sizeof(h.magic)) == 0)
+	    memcmp(h.magic, CBN_MAGIC, sizeof(h.magic)) == 0) {
 		c->start = h.start_mono_ns;
+		if (h.rank.source != CBN_RANK_NONE && h.rank.rank >= 0)
+			c->rank = h.rank.rank;
+	}
 	close(fd);
 }
 
-static int list_cbp(const char *dir, struct cbp_name **out, size_t *n, char *err, size_t errlen)
+/* The *.cbp of dir/sub (sub "" the top) into *out, names relative to dir;
+ * with ranks, only files whose header names one of them. */
+static int list_dir(const char *dir, const char *sub, const char *ranks, struct cbp_name **out,
+		    size_t *n, size_t *cap)
 {
-	DIR *d = opendir(dir);
+	char path[PATH_MAX];
+	DIR *d;
 	struct dirent *e;
-	size_t cap = 0;
 
-	*out = NULL;
-	*n = 0;
-	if (!d) {
-		snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
+	snprintf(path, sizeof(path), "%s%s%s", dir, sub[0] ? "/" : "", sub);
+	d = opendir(path);
+	if (!d)
 		return -1;
-	}
 	while ((e = readdir(d)) != NULL) {
 		size_t len = strlen(e->d_name);
 		struct cbp_name *c;
+		char name[PATH_MAX];
 
+		/* a rank's session lives in OUT/rank-NNNNN/ (docs/distributed.md) */
+		if (!sub[0] && strncmp(e->d_name, "rank-", 5) == 0) {
+			list_dir(dir, e->d_name, ranks, out, n, cap);
+			continue;
+		}
 		if (len <= strlen(CBN_FILE_EXT) ||
 		    strcmp(e->d_name + len - strlen(CBN_FILE_EXT), CBN_FILE_EXT) != 0)
 			continue;
-		c = LOAD_PUSH(*out, *n, cap);
+		snprintf(name, sizeof(name), "%s%s%s", sub, sub[0] ? "/" : "", e->d_name);
+		c = LOAD_PUSH(*out, *n, *cap);
 		memset(c, 0, sizeof(*c));
-		c->name = strdup(e->d_name);
+		c->name = strdup(name);
 		if (!c->name) {
 			(*n)--;
 			continue;
 		}
 		cbp_peek(dir, c);
+		if (ranks && (c->rank < 0 || prof_ranks_match(ranks, c->rank, NULL, 0) != 1)) {
+			free(c->name);
+			(*n)--;
+		}
 	}
 	closedir(d);
+	return 0;
+}
+
+static int list_cbp(const char *dir, const char *ranks, struct cbp_name **out, size_t *n,
+		    char *err, size_t errlen)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (list_dir(dir, "", ranks, out, n, &cap) < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
+		return -1;
+	}
 	if (*n)
 		qsort(*out, *n, sizeof(**out), cbp_cmp);
 	return 0;
@@ -1170,12 +1211,16 @@ static void run_totals(struct load *L, const struct load_meta *meta)
 	size_t i;
 
 	for (i = 0; i < p->nprocesses; i++) {
-		if (p->processes[i].start && p->processes[i].start < start) {
-			start = p->processes[i].start;
+		/* ranks on other hosts: on the reference clock (load_mpi_align) */
+		uint64_t ps = prof_rank_time(p, (uint32_t)i, p->processes[i].start);
+		uint64_t pe = prof_rank_time(p, (uint32_t)i, p->processes[i].end);
+
+		if (p->processes[i].start && ps < start) {
+			start = ps;
 			p->start_real_ns = p->processes[i].start_real_ns;
 		}
-		if (p->processes[i].end > end)
-			end = p->processes[i].end;
+		if (pe > end)
+			end = pe;
 	}
 	if (start == UINT64_MAX)
 		start = 0;
@@ -1264,6 +1309,7 @@ static int load_files(struct load *L, const char *session_dir, const struct cbp_
 	abnormal_warnings(L, &meta);
 	module_checks(L);
 	modules_finish(L);
+	load_mpi_align(L);
 	run_totals(L, &meta);
 	/* the profile owns the strings from here on */
 	L->p->arena = load_xrealloc(NULL, sizeof(struct util_arena));
@@ -1307,8 +1353,15 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 		snprintf(err, errlen, "%s is not a session directory", session_dir);
 		return PROF_LOAD_EMPTY;
 	}
-	if (list_cbp(session_dir, &names, &nnames, err, errlen) < 0)
+	if (o && o->ranks && prof_ranks_match(o->ranks, -1, err, errlen) < 0)
 		return PROF_LOAD_EMPTY;
+	if (list_cbp(session_dir, o ? o->ranks : NULL, &names, &nnames, err, errlen) < 0)
+		return PROF_LOAD_EMPTY;
+	if (nnames == 0 && o && o->ranks) {
+		snprintf(err, errlen, "no session file of ranks %s in %s", o->ranks, session_dir);
+		free(names);
+		return PROF_LOAD_EMPTY;
+	}
 	if (nnames == 0) {
 		snprintf(err, errlen, "no session files (*%s) in %s: not a cbottleneck session, or "
 			 "the program never started", CBN_FILE_EXT, session_dir);
@@ -1369,6 +1422,7 @@ void prof_free(struct profile *p)
 	free(p->mem_counters);
 	free(p->cuda_status);
 	free(p->offcpu);
+	free(p->mpi_calls);
 	free(p->warnings);
 	free(p->nodebug_modules);
 	free(p->hitmods);

@@ -33,6 +33,10 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 		   char *err, size_t errlen);
 void prof_free(struct profile *p);
 
+/* --ranks LIST ("0-3,7"): 1 when rank is in list, 0 when not, -1 with a
+ * one-line message in err when list is not such a list (load_mpi.c). */
+int prof_ranks_match(const char *list, int32_t rank, char *err, size_t errlen);
+
 /* The machine and tools of the run, as the launcher saw them at its start
  * (torch.utils.bottleneck's environment summary).  "" / 0 when unknown. */
 struct session_env {

@@ -129,6 +129,12 @@ struct load_file {
 	struct load_cstack *ostacks;     size_t nostacks, capostacks;
 	size_t offcpu_first;
 	uint64_t off_bad, off_cut;
+	/* MPI (load_mpi.c): call-site stacks, correlation = the call's index
+	 * from mpi_first; records skipped as damaged; which CLOCK records came */
+	struct load_cstack *pstacks;     size_t npstacks, cappstacks;
+	size_t mpi_first;
+	uint64_t mpi_bad;
+	int clock_init, clock_fin;
 	int exited;                      /* PROCESS_EXIT seen */
 	int32_t exit_status;
 	uint64_t last_ts;                /* latest timestamp seen */
@@ -183,6 +189,7 @@ struct load {
 	size_t capmemallocs, capmemfrees, capmemctrs;
 	size_t capwindows, capctlmarks;
 	size_t capoffcpu;
+	size_t capmpi;
 	struct sym_module **modsyms;     /* parallel to p->modules, until sym_free */
 
 	struct util_map funcmap;         /* prof_func by content */
@@ -260,5 +267,14 @@ void load_capture_finish(struct load *L);
 void load_offcpu_header(struct load *L, struct prof_process *pr, const struct cbn_file_header *h);
 void load_offcpu_rec(struct load *L, const struct reader_rec *r);
 void load_offcpu_finish(struct load *L, uint64_t ring_cut);
+
+/* load_mpi.c: distributed runs.  header.rank into pr->rank; one MPI or CLOCK
+ * record of the current file; its call-site stacks and (process, start) order
+ * once the file has been read; after every file, the clock alignment of the
+ * ranks (prof_process.rank.clock_*). */
+void load_mpi_header(struct load *L, struct prof_process *pr, const struct cbn_file_header *h);
+void load_mpi_rec(struct load *L, const struct reader_rec *r);
+void load_mpi_finish(struct load *L);
+void load_mpi_align(struct load *L);
 
 #endif

@@ -52,6 +52,8 @@ const char *reader_type_name(unsigned type)
 	case CBN_REC_RANGE: return "range";
 	case CBN_REC_CAPTURE: return "capture";
 	case CBN_REC_OFFCPU: return "offcpu";
+	case CBN_REC_MPI: return "mpi";
+	case CBN_REC_CLOCK: return "clock";
 	case CBN_REC_CUDA_API: return "cuda_api";
 	case CBN_REC_CUDA_STACK: return "cuda_stack";
 	case CBN_REC_CUDA_KERNEL: return "cuda_kernel";
@@ -235,6 +237,21 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		r->nframes = o->nframes;
 		return 0;
 	}
+	case CBN_REC_MPI: {
+		const struct cbn_rec_mpi *m = (const void *)p;
+		NEED(struct cbn_rec_mpi);
+		if (m->nframes > CBN_MAX_FRAMES ||
+		    offsetof(struct cbn_rec_mpi, pc) + (uint64_t)m->nframes * 8 > size) {
+			*why = "MPI call-site frame count does not fit";
+			return -1;
+		}
+		r->pcs = m->pc;
+		r->nframes = m->nframes;
+		return 0;
+	}
+	case CBN_REC_CLOCK:
+		NEED(struct cbn_rec_clock);
+		return 0;
 	case CBN_REC_CUDA_API: {
 		const struct cbn_rec_cuda_api *a = (const void *)p;
 		NEED(struct cbn_rec_cuda_api);

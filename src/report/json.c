@@ -14,6 +14,7 @@
 #include "analysis.h"
 #include "cpu.h"
 #include "cuda_report.h"
+#include "dist_report.h"
 #include "html.h"
 #include "json_keys.h"
 #include "mem_json.h"
@@ -439,6 +440,8 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 	if (report_steps_json(a, root) < 0)
 		goto fail;
 	if (report_wait_json(a, root) < 0)
+		goto fail;
+	if (report_dist_json(a, root) < 0)
 		goto fail;
 	if (json_attach(root, "warnings", json_warnings(a)) < 0)
 		goto fail;

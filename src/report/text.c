@@ -16,6 +16,7 @@
 #include "cpu.h"
 #include "cuda_analysis.h"
 #include "cuda_report.h"
+#include "dist_report.h"
 #include "fmt.h"
 #include "mem_report.h"
 #include "steps_report.h"
@@ -687,6 +688,8 @@ int report_text(FILE *out, const struct analysis *a, const struct report_opts *o
 	if (ret < 0)
 		return ret;
 	if ((ret = report_wait_text(out, a, o)) < 0)
+		return ret;
+	if ((ret = report_dist_text(out, a, o)) < 0)
 		return ret;
 	text_quality(&t);
 	return fflush(out) || ferror(out) ? -EIO : 0;
