@@ -30,7 +30,7 @@ enum {
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
 	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING, OPT_OFFCPU,
-	OPT_HTML, OPT_SOURCE_ROOT,
+	OPT_HTML, OPT_SOURCE_ROOT, OPT_RANK, OPT_RANKS,
 };
 
 static const struct option long_opts[] = {
@@ -68,6 +68,8 @@ static const struct option long_opts[] = {
 	{"pprof", required_argument, NULL, OPT_PPROF},
 	{"html", required_argument, NULL, OPT_HTML},
 	{"source-root", required_argument, NULL, OPT_SOURCE_ROOT},
+	{"rank", required_argument, NULL, OPT_RANK},
+	{"ranks", required_argument, NULL, OPT_RANKS},
 	{"sample-type", required_argument, NULL, OPT_SAMPLE_TYPE},
 	{"baseline", required_argument, NULL, OPT_BASELINE},
 	{"fail", required_argument, NULL, OPT_FAIL},
@@ -130,6 +132,8 @@ static void usage(FILE *f)
 	      "      --inline VIEW    expand (default: inlined functions are rows, marked) or\n"
 	      "                       fold (their time stays with the function they were inlined into)\n"
 	      "      --report FILE    write the text report to FILE instead of stdout\n"
+	      "      --rank N, --ranks LIST  a distributed run: only these ranks (0-3,7)\n"
+	      "                       (docs/distributed.md)\n"
 	      "  -q, --quiet          tables only: no banner or hints; the agent stays silent\n"
 	      "Output files:\n"
 	      "      --json FILE      the JSON report (input of `compare`)\n"
@@ -468,6 +472,20 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 		case OPT_SOURCE_ROOT:
 			o->source_root = optarg;
 			break;
+		case OPT_RANK:
+		case OPT_RANKS: {
+			/* --rank N is the one-rank list N */
+			char err[160];
+
+			if (c == OPT_RANK && !(optarg[0] >= '0' && optarg[0] <= '9' &&
+						 strspn(optarg, "0123456789") == strlen(optarg)))
+				return cli_usage_error("--rank %s: expected a rank number (0, 1, ...)",
+						       optarg);
+			if (prof_ranks_match(optarg, -1, err, sizeof(err)) < 0)
+				return cli_usage_error("%s", err);
+			o->ranks = optarg;
+			break;
+		}
 		case OPT_SAMPLE_TYPE: {
 			enum export_sample t;
 
