@@ -276,6 +276,21 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 		e->unit = CMP_U_RATIO;
 		return 0;
 	}
+	if (len == 13 && strncmp(s, "rank.max.wall", 13) == 0) {
+		e->metric = CMP_M_RANK_MAX_WALL;
+		e->unit = CMP_U_NS;
+		return 0;
+	}
+	if (len == 8 && strncmp(s, "mpi.time", 8) == 0) {
+		e->metric = CMP_M_MPI_TIME;
+		e->unit = CMP_U_NS;
+		return 0;
+	}
+	if (len == 9 && strncmp(s, "imbalance", 9) == 0) {
+		e->metric = CMP_M_IMBALANCE;
+		e->unit = CMP_U_RATIO;
+		return 0;
+	}
 	if (len > 5 && strncmp(s, "wait.", 5) == 0)
 		return expr_error(err, errlen, e->text,
 				  "unknown waiting metric '%.*s': expected wait.total, "
@@ -307,8 +322,8 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 			  "unknown metric '%.*s': expected wall, cpu, samples, "
 			  "func[PATTERN].self|total, line[FILE:LINE].self, "
 			  "kernel[PATTERN].total|calls|avg, api[PATTERN].calls|total|avg, gpu.*, "
-			  "mem.*, step.*, wait.total, cpu.efficiency or lock[SITE].wait",
-			  (int)len, s);
+			  "mem.*, step.*, wait.total, cpu.efficiency, lock[SITE].wait, "
+			  "rank.max.wall, mpi.time or imbalance", (int)len, s);
 }
 
 /* Index of the ']' closing the '[' at s[0], honouring nested glob classes and

@@ -39,6 +39,9 @@ enum cmp_metric {
 	CMP_M_WAIT_TOTAL,        /* waiting.off_ns: off-CPU time, all threads (--off-cpu) */
 	CMP_M_CPU_EFFICIENCY,    /* waiting.efficiency: parallel efficiency, a fraction */
 	CMP_M_LOCK,              /* waiting.locks[function ~ pattern].wait_ns, summed */
+	CMP_M_RANK_MAX_WALL,     /* distributed.ranks[].wall_ns, the largest */
+	CMP_M_MPI_TIME,          /* distributed.mpi_ns: MPI time summed over ranks */
+	CMP_M_IMBALANCE,         /* distributed.imbalance: max / mean compute per step */
 };
 
 enum cmp_field {

@@ -792,6 +792,70 @@ static void eval_steps(struct cmp_result *r, const struct cmp_side *b, const str
 	row_judge(r, row);
 }
 
+/* --- distributed metrics: rank.max.wall, mpi.time, imbalance ---------------- */
+
+static int is_dist_metric(const struct cmp_expr *e)
+{
+	return e->metric == CMP_M_RANK_MAX_WALL || e->metric == CMP_M_MPI_TIME ||
+	       e->metric == CMP_M_IMBALANCE;
+}
+
+static const char *dist_key(const struct cmp_expr *e)
+{
+	return e->metric == CMP_M_RANK_MAX_WALL ? "distributed.ranks[].wall_ns"
+	       : e->metric == CMP_M_MPI_TIME ? "distributed.mpi_ns" : "distributed.imbalance";
+}
+
+static double dist_value(const struct gate_run *run, const struct cmp_expr *e)
+{
+	return e->metric == CMP_M_RANK_MAX_WALL ? run->dist_max_wall
+	       : e->metric == CMP_M_MPI_TIME ? run->dist_mpi_ns : run->dist_imbalance;
+}
+
+/*
+ * Only a distributed run (a process that is a rank) has these: a baseline
+ * without them is a configuration error, a current run without them could
+ * not be measured (n/a).  Each is one run's measurement (as wall).
+ */
+static void eval_dist(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
+		      const struct cmp_expr *e)
+{
+	struct cmp_row *row;
+	double vb, vc;
+
+	if (!b->run->has_dist) {
+		config_error(r, "'%s': the baseline %s is not a distributed run (no rank); profile "
+			     "the job's ranks (docs/distributed.md)", e->text, b->path);
+		return;
+	}
+	vb = dist_value(b->run, e);
+	if (!gate_has(vb)) {
+		config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
+			     "report?", e->text, b->path, dist_key(e));
+		return;
+	}
+	row = row_add(r, e, e->text);
+	if (!row)
+		return;
+	expr_metric_name(e, row->name);
+	row->noise = CMP_N_SINGLE;
+	row->has_base = 1;
+	row->base = vb;
+	vc = c->run->has_dist ? dist_value(c->run, e) : NAN;
+	if (!c->run->has_dist) {
+		row->status = CMP_S_NA;
+		snprintf(row->note, sizeof(row->note), "could not measure: the current run is not "
+			 "a distributed run (no rank)");
+	} else if (!gate_has(vc)) {
+		row->status = CMP_S_NA;
+		snprintf(row->note, sizeof(row->note), "the current report has no %s", dist_key(e));
+	} else {
+		row->has_cur = 1;
+		row->cur = vc;
+	}
+	row_judge(r, row);
+}
+
 /* --- waiting metrics: wait.total, cpu.efficiency, lock[SITE].wait ---------- */
 
 static int is_wait_metric(const struct cmp_expr *e)
@@ -915,6 +979,8 @@ static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const stru
 		eval_steps(r, b, c, e);
 	else if (is_wait_metric(e))
 		eval_wait(r, b, c, e);
+	else if (is_dist_metric(e))
+		eval_dist(r, b, c, e);
 	else if (e->metric == CMP_M_FUNC || e->metric == CMP_M_LINE || e->metric == CMP_M_KERNEL ||
 	    e->metric == CMP_M_API)
 		eval_pattern(r, b, c, e);

@@ -273,6 +273,25 @@ static void read_steps(const cJSON *root, struct gate_run *r)
 	r->step_p90 = num(s, JK_STEP_P90_NS);
 }
 
+/* The distributed object, when there is one (docs/distributed.md). */
+static void read_dist(const cJSON *root, struct gate_run *r)
+{
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "distributed"), *it;
+
+	r->dist_max_wall = r->dist_mpi_ns = r->dist_imbalance = NAN;
+	if (!cJSON_IsObject(d))
+		return;
+	r->has_dist = 1;
+	r->dist_mpi_ns = num(d, "mpi_ns");
+	r->dist_imbalance = num(d, "imbalance");
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(d, "ranks")) {
+		double w = num(it, "wall_ns");
+
+		if (gate_has(w) && (!gate_has(r->dist_max_wall) || w > r->dist_max_wall))
+			r->dist_max_wall = w;
+	}
+}
+
 /* The waiting object (schema 4), when there is one. */
 static int read_waiting(const cJSON *root, struct gate_run *r)
 {
@@ -370,6 +389,7 @@ int gate_run_from_json(const char *path, const char *role, struct gate_run *r, c
 		goto out;
 	}
 	read_steps(root, r);
+	read_dist(root, r);
 	if (read_waiting(root, r) < 0) {
 		ret = -ENOMEM;
 		goto out;

@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "cuda_analysis.h"
 #include "cpu.h"
+#include "dist.h"
 #include "memory.h"
 #include "gate_run.h"
 #include "steps.h"
@@ -142,6 +143,23 @@ static void from_steps(const struct step_analysis *s, struct gate_run *r)
 	r->step_p90 = (double)s->p90_ns;
 }
 
+/* What gate_json.c's read_dist takes from the distributed object. */
+static void from_dist(const struct dist_analysis *d, struct gate_run *r)
+{
+	size_t i;
+
+	r->dist_max_wall = r->dist_mpi_ns = r->dist_imbalance = NAN;
+	if (!d || !d->nranks)
+		return;
+	r->has_dist = 1;
+	r->dist_mpi_ns = (double)d->mpi_ns;
+	r->dist_imbalance = d->imbalance;
+	r->dist_max_wall = 0;
+	for (i = 0; i < d->nranks; i++)
+		if ((double)d->ranks[i].wall_ns > r->dist_max_wall)
+			r->dist_max_wall = (double)d->ranks[i].wall_ns;
+}
+
 /* What gate_json.c's read_waiting takes from the waiting object. */
 static int from_wait(const struct profile *p, const struct wait_analysis *w, struct gate_run *r)
 {
@@ -207,6 +225,7 @@ int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 	if (from_cuda(a->cuda, r) < 0 || from_memory(p, a->memory, r) < 0)
 		goto nomem;
 	from_steps(a->steps, r);
+	from_dist(a->dist, r);
 	if (from_wait(p, a->wait, r) < 0)
 		goto nomem;
 	return 0;

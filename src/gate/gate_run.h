@@ -98,6 +98,11 @@ struct gate_run {
 	int has_waiting, wait_offcpu;
 	double wait_off_ns, wait_efficiency;
 	struct gate_lock *locks;     size_t nlocks;
+	/* Distributed runs: has_dist when the run has a distributed object;
+	 * the longest rank wall, MPI time over the ranks, imbalance (NAN when
+	 * a key is missing). */
+	int has_dist;
+	double dist_max_wall, dist_mpi_ns, dist_imbalance;
 	void *owner;             /* the parsed JSON the strings point into, or NULL */
 };
 
