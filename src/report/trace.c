@@ -86,6 +86,7 @@ struct tctx {
 	int64_t hist_lo, hist_width;
 	struct lane *lanes; /* every (lane, slot) that has events */
 	size_t nlanes, cap_lanes;
+	int has_ranks;      /* a process is a rank: groups named and sorted by rank */
 };
 
 static int tvec_push(struct tvec *t, const struct tev *e)
@@ -272,9 +273,12 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : (path ? path : "");
 }
 
-static int64_t trace_rel(const struct tctx *c, uint64_t ts)
+/* ts of process proc (PROF_NONE: none known) relative to the run's start;
+ * the ranks of a distributed run through their clock alignment, so every
+ * rank is on one timeline (docs/distributed.md). */
+static int64_t trace_rel(const struct tctx *c, uint32_t proc, uint64_t ts)
 {
-	return (int64_t)(ts - c->p->start_ns);
+	return (int64_t)(prof_rank_time(c->p, proc, ts) - c->p->start_ns);
 }
 
 /* Clip [*s, *e] to the window.  0 when nothing of it is left; instants
@@ -383,8 +387,8 @@ static int trace_collect_cuda(struct tctx *c, struct tvec *out)
 		const struct prof_cuda_api *a = &p->cuda_api[i];
 
 		memset(&e, 0, sizeof(e));
-		e.ts = trace_rel(c, a->start);
-		int64_t end = trace_rel(c, a->end);
+		e.ts = trace_rel(c, a->process, a->start);
+		int64_t end = trace_rel(c, a->process, a->end);
 
 		if (!trace_clip(c, &e.ts, &end))
 			continue;
@@ -402,8 +406,8 @@ static int trace_collect_cuda(struct tctx *c, struct tvec *out)
 		int instant = r->kind == CBN_RANGE_MARK || r->kind == CBN_RANGE_STEP;
 
 		memset(&e, 0, sizeof(e));
-		e.ts = trace_rel(c, r->start);
-		int64_t end = instant ? e.ts : trace_rel(c, r->end);
+		e.ts = trace_rel(c, r->process, r->start);
+		int64_t end = instant ? e.ts : trace_rel(c, r->process, r->end);
 
 		if (!trace_clip(c, &e.ts, &end))
 			continue;
@@ -420,8 +424,8 @@ static int trace_collect_cuda(struct tctx *c, struct tvec *out)
 		const struct prof_gpu_op *g = &p->gpu_ops[i];
 
 		memset(&e, 0, sizeof(e));
-		e.ts = trace_rel(c, g->start);
-		int64_t end = trace_rel(c, g->end);
+		e.ts = trace_rel(c, g->process, g->start);
+		int64_t end = trace_rel(c, g->process, g->end);
 
 		if (!trace_clip(c, &e.ts, &end))
 			continue;
@@ -448,12 +452,12 @@ static int trace_collect_cuda(struct tctx *c, struct tvec *out)
 /* One slice of [start, end) (absolute ns) on a lane, clipped to the window;
  * nothing when it falls outside.  The one emitter of the steps, capture and
  * off-CPU slices. */
-static int trace_push_slice(struct tctx *c, struct tvec *out, uint64_t start, uint64_t end,
-                            uint32_t pid, uint32_t tid, uint32_t thr, uint32_t ref, uint8_t type,
-                            uint8_t kind)
+static int trace_push_slice(struct tctx *c, struct tvec *out, uint32_t proc, uint64_t start,
+                            uint64_t end, uint32_t pid, uint32_t tid, uint32_t thr, uint32_t ref,
+                            uint8_t type, uint8_t kind)
 {
 	struct tev e;
-	int64_t rs = trace_rel(c, start), re = trace_rel(c, end);
+	int64_t rs = trace_rel(c, proc, start), re = trace_rel(c, proc, end);
 
 	if (!trace_clip(c, &rs, &re))
 		return 0;
@@ -481,7 +485,7 @@ static int trace_collect_steps(struct tctx *c, struct tvec *out)
 		if (st->process >= p->nprocesses)
 			continue;
 		pid = p->processes[st->process].pid;
-		if (trace_push_slice(c, out, st->start, st->end, pid, pid, PROF_NONE, (uint32_t)i,
+		if (trace_push_slice(c, out, st->process, st->start, st->end, pid, pid, PROF_NONE, (uint32_t)i,
 		                     TEV_STEP, LANE_STEP))
 			return -ENOMEM;
 	}
@@ -493,7 +497,7 @@ static int trace_collect_steps(struct tctx *c, struct tvec *out)
 		    p->processes[w->process].capture.mode == CBN_CAPTURE_ALL)
 			continue;
 		pid = p->processes[w->process].pid;
-		if (trace_push_slice(c, out, w->start, w->end, pid, pid, PROF_NONE, (uint32_t)i,
+		if (trace_push_slice(c, out, w->process, w->start, w->end, pid, pid, PROF_NONE, (uint32_t)i,
 		                     TEV_CAPTURE, LANE_CAPTURE))
 			return -ENOMEM;
 	}
@@ -514,7 +518,7 @@ static int trace_collect_offcpu(struct tctx *c, struct tvec *out)
 		if (o->thread >= p->nthreads || o->end <= o->start)
 			continue;
 		trace_thread_id(c, o->thread, o->process, &pid, &tid);
-		if (trace_push_slice(c, out, o->start, o->end, pid, tid, o->thread, (uint32_t)i,
+		if (trace_push_slice(c, out, o->process, o->start, o->end, pid, tid, o->thread, (uint32_t)i,
 		                     TEV_OFFCPU, LANE_CPU))
 			return -ENOMEM;
 	}
@@ -699,7 +703,8 @@ static int trace_collect_cpu(struct tctx *c, struct tvec *out)
 
 		for (; i < p->nsamples && p->samples[idx[i]].thread == thr; i++) {
 			const struct prof_sample *s = &p->samples[idx[i]];
-			int64_t end = trace_rel(c, s->ts);
+			int64_t end = trace_rel(c, thr < p->nthreads ? p->threads[thr].process
+								   : PROF_NONE, s->ts);
 			int64_t start =
 			    end - (int64_t)(s->weight ? s->weight : 1) * (int64_t)period;
 			const struct prof_stack *sk =
@@ -771,7 +776,8 @@ static int trace_plan_cpu(struct tctx *c)
 	c->cpu_cut = INT64_MAX;
 	for (size_t i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
-		int64_t t = trace_rel(c, s->ts);
+		int64_t t = trace_rel(c, s->thread < p->nthreads ? p->threads[s->thread].process
+								 : PROF_NONE, s->ts);
 
 		if (s->stack < p->nstacks)
 			bound += p->stacks[s->stack].nframes + 1; /* + "[truncated]" */
@@ -1297,6 +1303,17 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 				}
 				if (!name[0])
 					snprintf(name, sizeof(name), "process %" PRIu32, l->pid);
+				/* a rank of a distributed run: its group is named and
+				 * sorted by rank, ahead of the processes that are none */
+				if (order >= 0 && p->processes[order].rank.rank >= 0) {
+					const struct prof_rank_proc *rk = &p->processes[order].rank;
+
+					snprintf(name, sizeof(name), "rank %" PRId32 " (%s, pid %" PRIu32 ")",
+					         rk->rank, rk->host && *rk->host ? rk->host : "?", l->pid);
+					order = rk->rank;
+				} else if (order >= 0 && c->has_ranks) {
+					order += (int64_t)1 << 19;
+				}
 				rc = trace_meta(f, b, "process_name", l->pid, 0, 0, name, 0);
 				if (!rc)
 					rc = trace_meta(f, b, "process_sort_index", l->pid, 0, 0,
@@ -1418,12 +1435,12 @@ static int trace_write_counters(const struct tctx *c, struct gz_file *f, struct 
 			snprintf(name, sizeof(name), "GPU %" PRIu32 " memory", s->device);
 		else
 			snprintf(name, sizeof(name), "Host memory");
-		while (i < s->ntimeline && trace_rel(c, s->timeline[i].ts) < c->ws)
+		while (i < s->ntimeline && trace_rel(c, PROF_NONE, s->timeline[i].ts) < c->ws)
 			i++;
-		if (i > 0 && (i == s->ntimeline || trace_rel(c, s->timeline[i].ts) > c->ws))
+		if (i > 0 && (i == s->ntimeline || trace_rel(c, PROF_NONE, s->timeline[i].ts) > c->ws))
 			i--; /* the last point before the window, drawn at its start */
 		for (; i < s->ntimeline; i++) {
-			int64_t rel = trace_rel(c, s->timeline[i].ts);
+			int64_t rel = trace_rel(c, PROF_NONE, s->timeline[i].ts);
 			int rc;
 
 			if (rel > c->we)
@@ -1552,6 +1569,8 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
 	uint64_t cap = o && o->max_bytes ? o->max_bytes : TRACE_DEFAULT_CAP;
 	int rc;
 
+	for (size_t q = 0; q < p->nprocesses && !c.has_ranks; q++)
+		c.has_ranks = p->processes[q].rank.rank >= 0;
 	c.ws = o ? (int64_t)o->window_start_ns : 0;
 	c.we = o && o->window_end_ns ? (int64_t)o->window_end_ns : INT64_MAX;
 	/* a CPU slice takes at least 79 bytes of JSON, so no more than cap/79
