@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -107,7 +108,7 @@ static int ranks_build(struct dist_work *w)
 			r->host = pk->host ? pk->host : "";
 			r->process = v[i].proc;
 			r->pid = pr->pid;
-			r->device = "";
+			r->device = NULL; /* devices() */
 			r->crashed = !pr->clean_exit;
 			r->start = s;
 			r->end = e;
@@ -751,6 +752,43 @@ static int balance(struct dist_work *w, const uint64_t *win_start, const uint64_
 	return 0;
 }
 
+/* --- devices --------------------------------------------------------------------- */
+
+/* "0", "0,1": the CUDA devices the rank's GPU ops ran on (ids below 64),
+ * "" none.  Owned by the rank (dist_free). */
+static int devices(struct dist_work *w)
+{
+	const struct profile *p = w->p;
+	struct dist_analysis *d = w->d;
+	uint64_t *used = calloc(d->nranks, sizeof(*used));
+	size_t i;
+
+	if (!used)
+		return -ENOMEM;
+	for (i = 0; i < p->ngpu_ops; i++) {
+		const struct prof_gpu_op *g = &p->gpu_ops[i];
+		int32_t ri = g->process < p->nprocesses ? w->procrank[g->process] : -1;
+
+		if (ri >= 0 && g->device < 64)
+			used[ri] |= 1ull << g->device;
+	}
+	for (i = 0; i < d->nranks; i++) {
+		char buf[64 * 3 + 1] = "";
+		size_t off = 0;
+
+		for (unsigned k = 0; k < 64; k++)
+			if (used[i] >> k & 1)
+				off += (size_t)snprintf(buf + off, sizeof(buf) - off, "%s%u",
+							off ? "," : "", k);
+		if (!(d->ranks[i].device = strdup(buf))) {
+			free(used);
+			return -ENOMEM;
+		}
+	}
+	free(used);
+	return 0;
+}
+
 /* --- the split -------------------------------------------------------------------- */
 
 static void host_split(struct dist_split *s, uint64_t wall, uint64_t mpi, uint64_t cpu)
@@ -936,7 +974,8 @@ int dist_analyze(const struct profile *p, const struct analysis *a, struct dist_
 	    (ret = colls_keep(&w, percall)) < 0)
 		goto out;
 	steps_of_ranks(&w, win_start);
-	if ((ret = balance(&w, win_start, win_end)) < 0 || (ret = splits(&w)) < 0)
+	if ((ret = balance(&w, win_start, win_end)) < 0 || (ret = splits(&w)) < 0 ||
+	    (ret = devices(&w)) < 0)
 		goto out;
 	if ((ret = dist_rules_run(out, w.late_sender_ns)) < 0)
 		goto out;
@@ -964,8 +1003,11 @@ void dist_free(struct dist_analysis *d)
 
 	if (!d)
 		return;
-	for (i = 0; i < d->nranks; i++)
+	for (i = 0; i < d->nranks; i++) {
 		free(d->ranks[i].step_split);
+		/* NULL until devices() ran, then owned */
+		free((char *)d->ranks[i].device);
+	}
 	free(d->ranks);
 	free(d->sites);
 	free(d->colls);

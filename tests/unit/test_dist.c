@@ -175,6 +175,7 @@ static void test_straggler(void)
 		const struct dist_rank *k = &d.ranks[r];
 
 		CHECK_EQ_INT(k->rank, r);
+		CHECK_STR(k->device, ""); /* no GPU op */
 		CHECK_EQ_INT(k->nsteps, STEPS);
 		CHECK_EQ_INT(k->step_mean_ns, L);
 		/* late arrival: exactly C per step for the others, none for 2 */
