@@ -7,6 +7,7 @@
  * capture windows slices on a "Capture" lane, when the run used controls.
  * Layout, flows and the size cap are documented in docs/outputs.md.
  */
+#include "../format/cbn_mpi.h"
 #include "analysis.h"
 #include "export.h"
 #include "gz.h"
@@ -35,6 +36,7 @@
 /* flows last: cmp_emit_order() tells them by type >= TEV_FLOW_S */
 enum tev_type {
 	TEV_SAMPLE, TEV_API, TEV_RANGE, TEV_MARK, TEV_GPU, TEV_STEP, TEV_CAPTURE, TEV_OFFCPU,
+	TEV_MPI,
 	TEV_FLOW_S, TEV_FLOW_F, TEV_LOCK_S, TEV_LOCK_F
 };
 enum tev_lane { LANE_CPU, LANE_API, LANE_RANGE, LANE_GPU, LANE_STEP, LANE_CAPTURE };
@@ -520,6 +522,26 @@ static int trace_collect_offcpu(struct tctx *c, struct tvec *out)
 		trace_thread_id(c, o->thread, o->process, &pid, &tid);
 		if (trace_push_slice(c, out, o->process, o->start, o->end, pid, tid, o->thread, (uint32_t)i,
 		                     TEV_OFFCPU, LANE_CPU))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* MPI calls (libcbottleneck_mpi.so) as slices on their thread's API lane,
+ * cat "mpi", so a rank's waits in collectives line up across the ranks. */
+static int trace_collect_mpi(struct tctx *c, struct tvec *out)
+{
+	const struct profile *p = c->p;
+
+	for (size_t i = 0; i < p->nmpi_calls; i++) {
+		const struct prof_mpi_call *m = &p->mpi_calls[i];
+		uint32_t pid, tid;
+
+		if (!cbn_mpi_call_name(m->call))
+			continue;
+		trace_thread_id(c, m->thread, m->process, &pid, &tid);
+		if (trace_push_slice(c, out, m->process, m->start, m->end, pid, tid, m->thread,
+		                     (uint32_t)i, TEV_MPI, LANE_API))
 			return -ENOMEM;
 	}
 	return 0;
@@ -1143,6 +1165,10 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 		sb_json_str(b, name);
 		break;
 	}
+	case TEV_MPI:
+		sb_puts(b, "{\"ph\":\"X\",\"cat\":\"mpi\",\"name\":");
+		sb_json_str(b, cbn_mpi_call_name(p->mpi_calls[e->ref].call));
+		break;
 	case TEV_LOCK_S:
 	case TEV_LOCK_F:
 		sb_printf(b, "{\"ph\":\"%s\",\"cat\":\"lock\",\"name\":\"lock wait\",\"id\":%" PRIu64,
@@ -1188,6 +1214,14 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 	case TEV_GPU:
 		trace_gpu_args(p, b, &p->gpu_ops[e->ref]);
 		break;
+	case TEV_MPI: {
+		const struct prof_mpi_call *m = &p->mpi_calls[e->ref];
+
+		sb_printf(b, ",\"args\":{\"bytes_sent\":%" PRIu64 ",\"bytes_recv\":%" PRIu64
+		          ",\"peer\":%" PRId32 ",\"comm\":%" PRIu32 ",\"seq\":%" PRIu32 "}",
+		          m->bytes_sent, m->bytes_recv, m->peer, m->comm, m->seq);
+		break;
+	}
 	case TEV_STEP: {
 		const struct step *st = &c->steps->steps[e->ref];
 
@@ -1586,6 +1620,8 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
 		rc = trace_collect_cuda(&c, &cuda);
 	if (!rc)
 		rc = trace_collect_steps(&c, &cuda);
+	if (!rc)
+		rc = trace_collect_mpi(&c, &cuda);
 	if (!rc)
 		rc = trace_plan_cpu(&c);
 	if (!rc)

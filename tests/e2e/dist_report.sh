@@ -15,7 +15,8 @@
 #   - compare gates imbalance and mpi.time fire on the straggler run against
 #     a balanced one, and pass on itself;
 #   - the trace has one process group per rank, "rank N (host, pid P)",
-#     sorted by rank.
+#     sorted by rank, and the MPI calls as slices (cat mpi) that line up
+#     across hosts.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 command -v cc >/dev/null 2>&1 || skip "no C compiler to build bench/gen_session.c"
@@ -89,6 +90,12 @@ for e in ev:
     if e.get("ph") == "X":
         first[e["pid"]] = min(first.get(e["pid"], 1e18), e["ts"])
 assert max(first.values()) - min(first.values()) < 1000, first
+# the MPI calls, one slice each (Init, 10 x Allreduce + Send + Recv, Finalize per rank), and
+# the allreduce of one step ends at once on every rank (the clocks aligned: within 5 us)
+mpi = [e for e in ev if e.get("cat") == "mpi"]
+assert len(mpi) == 8 * 32, len(mpi)
+ends = [e["ts"] + e["dur"] for e in mpi if e["name"] == "MPI_Allreduce" and e["args"]["seq"] == 5]
+assert len(ends) == 8 and max(ends) - min(ends) < 5, ends
 PY
 
 # --ranks / --rank
