@@ -652,6 +652,11 @@ struct crit {
 	double *waited;          /* per thread: its waiting, in the buckets */
 	uint32_t *most;          /* per thread: most threads waiting at once while it computed */
 	uint32_t *pos;           /* thread -> row in the process's grid */
+	/* samples by process (a counting sort): those of process q are
+	 * byproc[pfirst[q] .. pfirst[q + 1]); a scan of every sample per
+	 * process was quadratic in a run of many processes (1024 MPI ranks) */
+	uint32_t *byproc;
+	size_t *pfirst;
 };
 
 /*
@@ -694,12 +699,11 @@ static int crit_process(const struct profile *p, const struct wait_analysis *w, 
 	for (i = 0, t = 0; i < p->nthreads; i++)
 		if (p->threads[i].process == pi)
 			rows[t++] = (uint32_t)i;
-	for (i = 0; i < p->nsamples; i++) {
-		const struct prof_sample *s = &p->samples[i];
+	for (size_t k = c->pfirst[pi]; k < c->pfirst[pi + 1]; k++) {
+		const struct prof_sample *s = &p->samples[c->byproc[k]];
 		uint64_t ns;
 
-		if (s->thread >= p->nthreads || p->threads[s->thread].process != pi)
-			continue;
+		i = c->byproc[k];
 		ns = (uint64_t)s->weight * prof_period_of_thread(p, s->thread);
 		b = s->ts <= ps ? 0 : (size_t)((s->ts - ps) / width);
 		if (b >= nb)
@@ -798,8 +802,24 @@ static int critical_thread(const struct profile *p, struct wait_analysis *w, con
 	c.waited = calloc(n, sizeof(*c.waited));
 	c.most = calloc(n, sizeof(*c.most));
 	c.pos = calloc(n, sizeof(*c.pos));
-	if (!c.credit || !c.waited || !c.most || !c.pos)
+	c.byproc = calloc(p->nsamples ? p->nsamples : 1, sizeof(*c.byproc));
+	c.pfirst = calloc(p->nprocesses + 2, sizeof(*c.pfirst));
+	if (!c.credit || !c.waited || !c.most || !c.pos || !c.byproc || !c.pfirst)
 		goto out;
+	for (i = 0; i < p->nsamples; i++) {
+		uint32_t t = p->samples[i].thread;
+
+		if (t < p->nthreads && p->threads[t].process < p->nprocesses)
+			c.pfirst[p->threads[t].process + 2]++;
+	}
+	for (i = 0; i < p->nprocesses; i++)
+		c.pfirst[i + 2] += c.pfirst[i + 1];
+	for (i = 0; i < p->nsamples; i++) {
+		uint32_t t = p->samples[i].thread;
+
+		if (t < p->nthreads && p->threads[t].process < p->nprocesses)
+			c.byproc[c.pfirst[p->threads[t].process + 1]++] = (uint32_t)i;
+	}
 	for (i = 0; i < p->nprocesses; i++)
 		if ((ret = crit_process(p, w, (uint32_t)i, act, &c)) < 0)
 			goto out;
@@ -830,6 +850,8 @@ out:
 	free(c.waited);
 	free(c.most);
 	free(c.pos);
+	free(c.byproc);
+	free(c.pfirst);
 	return ret;
 }
 
