@@ -13,7 +13,8 @@
 #   - --ranks 0-1,5 keeps those three; --rank with a list is a usage error;
 #   - a rank file cut in half still merges (exit 1, a warning, 8 ranks);
 #   - compare gates imbalance and mpi.time fire on the straggler run against
-#     a balanced one, and pass on itself;
+#     a balanced one (which says "Balanced"), and pass on itself;
+#   - a session of no rank has no distributed section;
 #   - the trace has one process group per rank, "rank N (host, pid P)",
 #     sorted by rank, and the MPI calls as slices (cat mpi) that line up
 #     across hosts.
@@ -118,9 +119,18 @@ expect_rc 1
 grep -q "rank-00003/.*truncated" "$ERRF" || fail "no warning about the cut rank file"
 [ "$(json_get "$T/t.json" 'distributed.ranks_found')" = 8 ] || fail "the cut rank did not merge"
 
-# the gates
-run_cbn report -q --json "$T/b.json" "$T/b"
+# the gates (and the balanced run says so)
+run_cbn report --json "$T/b.json" "$T/b"
 expect_rc 0
+grep_out '^  Balanced: compute per step max / mean = 1\.00'
+[ "$(json_get "$T/b.json" 'distributed.straggler')" = None ] || fail "a straggler in the balanced run"
+
+# a session of no rank (older files: rank state all zero) has no distributed section
+"$gen" "$T/plain" 400 8 >/dev/null || fail "gen_session (plain) failed"
+run_cbn report -q --json "$T/plain.json" "$T/plain"
+expect_rc 0
+[ "$(json_py "$T/plain.json" '"distributed" in d')" = False ] || fail "distributed section without ranks"
+grep -q '^Distributed run' "$OUTF" && fail "Distributed run section without ranks"
 run_cbn compare --fail 'imbalance:+10%' --fail 'mpi.time:+20%' --fail 'rank.max.wall:+5%' \
 	"$T/b.json" "$T/s.json"
 expect_rc 1
