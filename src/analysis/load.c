@@ -1283,7 +1283,7 @@ static void load_state_free(struct load *L)
 
 int prof_load(const char *session_dir, struct profile **out, char *err, size_t errlen)
 {
-	struct prof_load_opts o = {PROF_INLINE_EXPAND};
+	struct prof_load_opts o = {PROF_INLINE_EXPAND, NULL};
 
 	return prof_load_with(session_dir, &o, out, err, errlen);
 }
