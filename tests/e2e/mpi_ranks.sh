@@ -46,8 +46,41 @@ need_built "$DUMP"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 HOST=$(hostname)
 
-SLURM_PROCID=0 SLURM_NTASKS=1 run_cbn -o "$T/prof" -- "${MPIRUN[@]}" -np 4 "$EXAMPLES/mpi_straggler" 10 3
+SLURM_PROCID=0 SLURM_NTASKS=1 OMPI_MCA_mpi_yield_when_idle=1 run_cbn -o "$T/prof" --json "$T/prof.json" -- "${MPIRUN[@]}" -np 4 "$EXAMPLES/mpi_straggler" 10 20
 expect_rc 0
+# The merged report of the real job: rank 2 (twice the work) is the
+# straggler, the others wait for it in MPI_Allreduce (it arrives last in most
+# of the 10 instances, and their mean wait exceeds its own), and the byte
+# counts are exact: 40 Allreduce of 1024 doubles each way, 40 Sends of 1000
+# ints.  Its compute per step against the median: 2.0x of CPU work, but 4
+# ranks share 2 cores here, so in wall time it reads ~1.5x (while the others
+# compute, it gets half a core); tolerance 1.15-3.0.  A loaded machine can
+# blur one run: the job runs once more before failing.
+dist_check() {
+	/usr/bin/python3 - "$1" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))["distributed"]
+print("# dist: %d ranks, imbalance %.2f, straggler %s" % (len(d["ranks"]), d["imbalance"], d["straggler"]),
+      file=sys.stderr)
+assert [r["rank"] for r in d["ranks"]] == [0, 1, 2, 3] and d["world_size"] == 4, d["ranks"]
+st = d["straggler"]
+assert st and st["rank"] == 2 and 1.15 <= st["ratio"] <= 3.0 and st["call"] == "MPI_Allreduce", st
+co = [c for c in d["collectives"] if c["call"] == "MPI_Allreduce"]
+assert co and co[0]["instances"] == 10 and co[0]["unmatched"] == 0, co
+assert co[0]["latest_rank"] == 2 and co[0]["latest_count"] >= 6, co
+assert co[0]["bytes"] == 40 * 2 * 8192, co
+sites = {s["call"]: s for s in d["sites"]}
+assert sites["MPI_Send"]["bytes"] == 40 * 4000 and sites["MPI_Send"]["calls"] == 40, sites["MPI_Send"]
+assert sites["MPI_Allreduce"]["function"] == "reduce_step", sites["MPI_Allreduce"]
+w = {r["rank"]: r["mpi_wait_ns"] for r in d["ranks"]}
+assert (w[0] + w[1] + w[3]) / 3 > w[2], w
+PYEOF
+}
+if ! dist_check "$T/prof.json"; then
+	OMPI_MCA_mpi_yield_when_idle=1 "$CBN" -o "$T/prof2" --json "$T/prof2.json" -- "${MPIRUN[@]}" -np 4 \
+		"$EXAMPLES/mpi_straggler" 10 20 >"$T/prof2.out" 2>&1 || fail "second mpirun job: $(tail -3 "$T/prof2.out")"
+	dist_check "$T/prof2.json" || fail "the merged report of the mpirun job (twice)"
+fi
 grep_out '^mpi_straggler: 4 ranks, 10 steps, check [0-9]+, done$'
 grep_out '^Verdict: '
 
@@ -262,5 +295,18 @@ grep -Eq '^mpi_total call=MPI_Allreduce calls=3 sent=24576 ' "$T/kill.dump" ||
 	fail "killed rank: $(grep '^mpi_total' "$T/kill.dump" | tr '\n' ';')"
 grep -Eq '^capture .* steps=3 ' "$T/kill.dump" || fail "killed rank: $(grep '^capture ' "$T/kill.dump")"
 grep -Eq '^file .*clean_exit=0 ' "$T/kill.dump" || fail "killed rank: the file says it exited cleanly"
-note "killed rank 1: 3 steps and 3 Allreduce kept, mpirun exit $RC"
+# ... and still merges: both ranks in the report, rank 1 marked crashed.
+set +e
+"$CBN" report --json "$T/kill.json" "$T/kill" >"$T/kill.rep" 2>&1
+RC2=$?
+set -e
+[ "$RC2" = 0 ] || [ "$RC2" = 1 ] || fail "report of the job with a killed rank: exit $RC2: $(tail -3 "$T/kill.rep")"
+/usr/bin/python3 - "$T/kill.json" <<'PYEOF' || fail "the killed rank does not merge"
+import json, sys
+d = json.load(open(sys.argv[1]))["distributed"]
+r = {x["rank"]: x for x in d["ranks"]}
+assert sorted(r) == [0, 1], r.keys()
+assert r[1]["crashed"], r[1]  # (rank 0 too: mpirun ends the job when a rank dies)
+PYEOF
+note "killed rank 1: 3 steps and 3 Allreduce kept, mpirun exit $RC, merged"
 exit 0
