@@ -30,19 +30,41 @@ static int unc(cJSON *o, const char *key, uint64_t v)
 	return num(o, key, (double)v);
 }
 
-static int split_json(cJSON *o, const struct dist_split *s)
+static int split_fill(cJSON *e, const struct dist_split *s)
 {
-	cJSON *e = cJSON_AddObjectToObject(o, "split");
 	int err = 0;
 
-	if (!e)
-		return -ENOMEM;
 	err |= str(e, "source", s->gpu ? "gpu" : "host");
 	err |= num(e, "computation_ns", (double)s->computation_ns);
 	err |= num(e, "overlap_ns", (double)s->overlap_ns);
 	err |= num(e, "communication_ns", (double)s->communication_ns);
 	err |= num(e, "other_ns", (double)s->other_ns);
 	return err;
+}
+
+/* "split": the rank's whole run; "step_splits": one per step, in order */
+static int split_json(cJSON *o, const struct dist_rank *r)
+{
+	cJSON *e = cJSON_AddObjectToObject(o, "split"), *arr;
+	size_t k;
+
+	if (!e || split_fill(e, &r->split))
+		return -ENOMEM;
+	if (!r->step_split)
+		return 0;
+	if (!(arr = cJSON_AddArrayToObject(o, "step_splits")))
+		return -ENOMEM;
+	for (k = 0; k < r->nsteps; k++) {
+		cJSON *x = cJSON_CreateObject();
+
+		if (!x || !cJSON_AddItemToArray(arr, x)) {
+			cJSON_Delete(x);
+			return -ENOMEM;
+		}
+		if (split_fill(x, &r->step_split[k]))
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 static int ranks_json(cJSON *o, const struct analysis *a, const struct dist_analysis *d)
@@ -82,7 +104,7 @@ static int ranks_json(cJSON *o, const struct analysis *a, const struct dist_anal
 		err |= num(e, "step_mean_ns", (double)r->step_mean_ns);
 		err |= num(e, "step_max_ns", (double)r->step_max_ns);
 		err |= num(e, "compute_per_step_ns", (double)r->compute_per_step_ns);
-		err |= split_json(e, &r->split);
+		err |= split_json(e, r);
 		if (!(c = cJSON_AddObjectToObject(e, "clock")))
 			return -ENOMEM;
 		err |= str(c, "source", dist_clock_name(r->clock_source));

@@ -21,4 +21,21 @@ grep -q "cuda_workload: nccl done" "$OUTF" || fail "the workload did not finish"
 grep -q "CUDA tracing unavailable" "$ERRF" && fail "CUDA tracing reported unavailable"
 "$C" load "$T/prof" >"$T/check" 2>&1 || { cat "$T/check" >&2; fail "the split does not match the simulated truth"; }
 cat "$T/check" >&2
+
+# The same split in the merged report: the rank's whole run and each step,
+# exact on the simulation (5 steps of 6 ms computation only, 8 ms overlap,
+# 4 ms communication only).
+run_cbn report --json "$T/r.json" "$T/prof"
+expect_rc 0
+/usr/bin/python3 - "$T/r.json" <<'PYEOF' || fail "the distributed section's split"
+import json, sys
+r = json.load(open(sys.argv[1]))["distributed"]["ranks"]
+assert len(r) == 1 and r[0]["rank"] == 0, r
+s = r[0]["split"]
+assert s["source"] == "gpu" and (s["computation_ns"], s["overlap_ns"], s["communication_ns"]) == \
+    (30000000, 40000000, 20000000), s
+st = r[0]["step_splits"]
+assert len(st) == 5 and all((x["computation_ns"], x["overlap_ns"], x["communication_ns"]) ==
+                            (6000000, 8000000, 4000000) for x in st), st
+PYEOF
 exit 0
