@@ -191,8 +191,13 @@ static void site_table(FILE *out, const struct dist_analysis *d, int limit)
 
 		fmt_table_row(t);
 		fmt_table_cell(t, "%s", s->call);
-		if (s->file[0])
-			fmt_table_cell(t, "%s (%s:%u)", s->function, s->file, s->line);
+		if (s->file[0]) {
+			/* the file's last component: the line must survive the column */
+			const char *base = strrchr(s->file, '/');
+
+			fmt_table_cell(t, "%s (%s:%u)", s->function, base ? base + 1 : s->file,
+				       s->line);
+		}
 		else
 			fmt_table_cell(t, "%s", s->function);
 		fmt_table_cell(t, "%" PRIu64, s->calls);
