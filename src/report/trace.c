@@ -1321,7 +1321,7 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 			} else {
 				/* exec chains share a pid: "forkexec -> split" */
 				size_t len = 0;
-				int64_t order = -1;
+				int64_t order = -1, rq = -1;
 
 				name[0] = '\0';
 				for (size_t q = 0; q < p->nprocesses; q++) {
@@ -1329,6 +1329,10 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 						continue;
 					if (order < 0)
 						order = (int64_t)q;
+					/* under mpirun a rank is the exec'd image of a
+					 * launcher's fork child: any image may be it */
+					if (p->processes[q].rank.rank >= 0)
+						rq = (int64_t)q;
 					len += (size_t)snprintf(name + len, sizeof(name) - len,
 					                        "%s%s", len ? " -> " : "",
 					                        base_name(p->processes[q].exe));
@@ -1339,8 +1343,8 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 					snprintf(name, sizeof(name), "process %" PRIu32, l->pid);
 				/* a rank of a distributed run: its group is named and
 				 * sorted by rank, ahead of the processes that are none */
-				if (order >= 0 && p->processes[order].rank.rank >= 0) {
-					const struct prof_rank_proc *rk = &p->processes[order].rank;
+				if (rq >= 0) {
+					const struct prof_rank_proc *rk = &p->processes[rq].rank;
 
 					snprintf(name, sizeof(name), "rank %" PRId32 " (%s, pid %" PRIu32 ")",
 					         rk->rank, rk->host && *rk->host ? rk->host : "?", l->pid);

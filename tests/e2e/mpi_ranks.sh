@@ -46,7 +46,7 @@ need_built "$DUMP"
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe)
 HOST=$(hostname)
 
-SLURM_PROCID=0 SLURM_NTASKS=1 OMPI_MCA_mpi_yield_when_idle=1 run_cbn -o "$T/prof" --json "$T/prof.json" -- "${MPIRUN[@]}" -np 4 "$EXAMPLES/mpi_straggler" 10 20
+SLURM_PROCID=0 SLURM_NTASKS=1 OMPI_MCA_mpi_yield_when_idle=1 run_cbn -o "$T/prof" --json "$T/prof.json" --trace "$T/prof.trace" -- "${MPIRUN[@]}" -np 4 "$EXAMPLES/mpi_straggler" 10 20
 expect_rc 0
 # The merged report of the real job: rank 2 (twice the work) is the
 # straggler, the others wait for it in MPI_Allreduce (it arrives last in most
@@ -76,6 +76,16 @@ w = {r["rank"]: r["mpi_wait_ns"] for r in d["ranks"]}
 assert (w[0] + w[1] + w[3]) / 3 > w[2], w
 PYEOF
 }
+# The trace: one process group per rank, named by rank (each rank is the
+# exec'd image of an orterun fork child: same pid, two images).
+/usr/bin/python3 - "$T/prof.trace" <<'PYEOF' || fail "the trace's rank groups"
+import json, re, sys
+d = json.load(open(sys.argv[1]))
+ev = d["traceEvents"] if isinstance(d, dict) else d
+names = sorted(e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name")
+ranks = sorted(int(m.group(1)) for m in (re.match(r"rank (\d+) \(", n) for n in names) if m)
+assert ranks == [0, 1, 2, 3], names
+PYEOF
 if ! dist_check "$T/prof.json"; then
 	OMPI_MCA_mpi_yield_when_idle=1 "$CBN" -o "$T/prof2" --json "$T/prof2.json" -- "${MPIRUN[@]}" -np 4 \
 		"$EXAMPLES/mpi_straggler" 10 20 >"$T/prof2.out" 2>&1 || fail "second mpirun job: $(tail -3 "$T/prof2.out")"
