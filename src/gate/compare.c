@@ -745,51 +745,75 @@ static double step_value(const struct gate_run *run, const struct cmp_expr *e)
 }
 
 /*
- * Steps exist only when the program marks them (cbn_step(), --step,
- * --step-func): a baseline without them cannot be gated on (config error), a
- * current run without them could not be measured (n/a: exit 3 for --fail).
- * The median and p90 summarize many steps of one run but are still one run's
- * measurement: no sampling error is claimed for them (as wall); the count is
- * exact.
+ * A figure of a section only some reports have (steps, distributed): a
+ * baseline without the section cannot be gated on (config error: "'EXPR':
+ * <base_pre> BASE<base_post>"), a current run without it could not be
+ * measured (n/a, exit 3 for --fail: cur_note).
  */
-static void eval_steps(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
-		       const struct cmp_expr *e)
+struct section_gate {
+	int base_has, cur_has;        /* the section is in the baseline / current run */
+	double base, cur;             /* the figure (gate_has() says present) */
+	const char *key;              /* its JSON key, for "has no KEY" */
+	const char *base_pre, *base_post, *cur_note;
+	int noise;                    /* CMP_N_* */
+};
+
+static void eval_section(struct cmp_result *r, const struct cmp_side *b, const struct cmp_expr *e,
+			 const struct section_gate *g)
 {
 	struct cmp_row *row;
-	double vb, vc;
 
-	if (!b->run->has_steps) {
-		config_error(r, "'%s': no steps in the baseline %s; mark the steps when recording "
-			     "it (cbn_step(), --step or --step-func)", e->text, b->path);
+	if (!g->base_has) {
+		config_error(r, "'%s': %s %s%s", e->text, g->base_pre, b->path, g->base_post);
 		return;
 	}
-	vb = step_value(b->run, e);
-	if (!gate_has(vb)) {
+	if (!gate_has(g->base)) {
 		config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
-			     "report?", e->text, b->path, step_key(e));
+			     "report?", e->text, b->path, g->key);
 		return;
 	}
 	row = row_add(r, e, e->text);
 	if (!row)
 		return;
 	expr_metric_name(e, row->name);
-	row->noise = e->metric == CMP_M_STEP_COUNT ? CMP_N_EXACT : CMP_N_SINGLE;
+	row->noise = g->noise;
 	row->has_base = 1;
-	row->base = vb;
-	vc = c->run->has_steps ? step_value(c->run, e) : NAN;
-	if (!c->run->has_steps) {
+	row->base = g->base;
+	if (!g->cur_has) {
 		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "could not measure: no steps in the current "
-			 "run; mark them with cbn_step(), --step or --step-func");
-	} else if (!gate_has(vc)) {
+		snprintf(row->note, sizeof(row->note), "%s", g->cur_note);
+	} else if (!gate_has(g->cur)) {
 		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "the current report has no %s",
-			 step_key(e));
+		snprintf(row->note, sizeof(row->note), "the current report has no %s", g->key);
 	} else {
 		row->has_cur = 1;
-		row->cur = vc;
+		row->cur = g->cur;
 	}
 	row_judge(r, row);
+}
+
+/*
+ * Steps exist only when the program marks them (cbn_step(), --step,
+ * --step-func).  The median and p90 summarize many steps of one run but are
+ * still one run's measurement: no sampling error is claimed for them (as
+ * wall); the count is exact.
+ */
+static void eval_steps(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
+		       const struct cmp_expr *e)
+{
+	struct section_gate g = {
+		b->run->has_steps, c->run->has_steps,
+		b->run->has_steps ? step_value(b->run, e) : NAN,
+		c->run->has_steps ? step_value(c->run, e) : NAN,
+		step_key(e),
+		"no steps in the baseline",
+		"; mark the steps when recording it (cbn_step(), --step or --step-func)",
+		"could not measure: no steps in the current run; mark them with cbn_step(), "
+		"--step or --step-func",
+		e->metric == CMP_M_STEP_COUNT ? CMP_N_EXACT : CMP_N_SINGLE,
+	};
+
+	eval_section(r, b, e, &g);
 }
 
 /* --- distributed metrics: rank.max.wall, mpi.time, imbalance ---------------- */
@@ -812,48 +836,24 @@ static double dist_value(const struct gate_run *run, const struct cmp_expr *e)
 	       : e->metric == CMP_M_MPI_TIME ? run->dist_mpi_ns : run->dist_imbalance;
 }
 
-/*
- * Only a distributed run (a process that is a rank) has these: a baseline
- * without them is a configuration error, a current run without them could
- * not be measured (n/a).  Each is one run's measurement (as wall).
- */
+/* Only a distributed run (a process that is a rank) has these; each is one
+ * run's measurement (as wall). */
 static void eval_dist(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
 		      const struct cmp_expr *e)
 {
-	struct cmp_row *row;
-	double vb, vc;
+	struct section_gate g = {
+		b->run->has_dist, c->run->has_dist,
+		b->run->has_dist ? dist_value(b->run, e) : NAN,
+		c->run->has_dist ? dist_value(c->run, e) : NAN,
+		dist_key(e),
+		"the baseline",
+		" is not a distributed run (no rank); profile the job's ranks "
+		"(docs/distributed.md)",
+		"could not measure: the current run is not a distributed run (no rank)",
+		CMP_N_SINGLE,
+	};
 
-	if (!b->run->has_dist) {
-		config_error(r, "'%s': the baseline %s is not a distributed run (no rank); profile "
-			     "the job's ranks (docs/distributed.md)", e->text, b->path);
-		return;
-	}
-	vb = dist_value(b->run, e);
-	if (!gate_has(vb)) {
-		config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
-			     "report?", e->text, b->path, dist_key(e));
-		return;
-	}
-	row = row_add(r, e, e->text);
-	if (!row)
-		return;
-	expr_metric_name(e, row->name);
-	row->noise = CMP_N_SINGLE;
-	row->has_base = 1;
-	row->base = vb;
-	vc = c->run->has_dist ? dist_value(c->run, e) : NAN;
-	if (!c->run->has_dist) {
-		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "could not measure: the current run is not "
-			 "a distributed run (no rank)");
-	} else if (!gate_has(vc)) {
-		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "the current report has no %s", dist_key(e));
-	} else {
-		row->has_cur = 1;
-		row->cur = vc;
-	}
-	row_judge(r, row);
+	eval_section(r, b, e, &g);
 }
 
 /* --- waiting metrics: wait.total, cpu.efficiency, lock[SITE].wait ---------- */
