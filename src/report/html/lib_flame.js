@@ -47,7 +47,7 @@
 		opts = opts || {};
 		var canvas = C.el('canvas'), info = C.el('div', { cls: 'flame-info' }, '\u00a0');
 		var search = C.el('input', { type: 'search', placeholder: 'search functions (regexp)\u2026' });
-		var icicle = false, zoom = nodes[0], match = null, rects = [], maxd = 0, self = {};
+		var icicle = false, zoom = nodes[0], match = null, rects = [], maxd = 0, self = {}, drawnW = 0;
 		var btnReset = C.el('button', { onclick: function () { self.zoomTo(nodes[0]); } }, 'Reset zoom');
 		var btnFlip = C.el('button', { onclick: function () { icicle = !icicle; draw(); } }, 'Flame / icicle');
 		var found = C.el('span', { cls: 'muted' });
@@ -58,7 +58,7 @@
 
 		function width() { return Math.max(300, el.clientWidth || 1200); }
 		function draw() {
-			var w = width(), h = (maxd + 1) * ROW, dpr = window.devicePixelRatio || 1, ctx;
+			var w = drawnW = width(), h = (maxd + 1) * ROW, dpr = window.devicePixelRatio || 1, ctx;
 			canvas.width = w * dpr; canvas.height = h * dpr;
 			canvas.style.height = h + 'px';
 			ctx = canvas.getContext('2d');
@@ -112,7 +112,9 @@
 			return d > 0 ? 'hsl(0,75%,' + l + '%)' : 'hsl(220,75%,' + l + '%)';
 		}
 		function at(ev) {
-			var r = canvas.getBoundingClientRect(), x = ev.clientX - r.left, y = ev.clientY - r.top, i;
+			/* the CSS may stretch the canvas until the redraw: back to drawn pixels */
+			var r = canvas.getBoundingClientRect(), i, y = ev.clientY - r.top,
+				x = (ev.clientX - r.left) * (r.width ? drawnW / r.width : 1);
 			for (i = rects.length - 1; i >= 0; i--) {
 				var b = rects[i];
 				if (x >= b.x && x < b.x + b.w && y >= b.y && y < b.y + ROW) return b.node;
@@ -148,11 +150,18 @@
 			return null;
 		};
 		self.canvas = canvas;
-		self.width = width;
+		/* the width the frames were last drawn at: the page's width may
+		 * change at any time (a scrollbar shows up when a click fills the
+		 * callers/callees below), the redraw follows */
+		self.width = function () { return drawnW; };
 		self.zoomed = function () { return zoom; };
 		self.searchBox = search;
 		draw();
-		window.addEventListener('resize', draw);
+		/* a vertical scrollbar appearing narrows the box without resizing the
+		 * window: redraw at the new width, or the canvas is stretched */
+		if (typeof ResizeObserver !== 'undefined')
+			new ResizeObserver(function () { if (width() !== drawnW) draw(); }).observe(el);
+		else window.addEventListener('resize', draw);
 		return self;
 	};
 })(CBN);
