@@ -13,6 +13,7 @@
 #include <cjson/cJSON.h>
 
 #include "analysis.h"
+#include "calltree.h"
 #include "cpu.h"
 #include "html.h"
 #include "util.h"
@@ -27,8 +28,8 @@
 #define HTML_SRC_LINES 8000
 
 /* Pseudo functions of the tree, above any real index. */
-#define HT_TRUNC (UINT32_MAX - 1)    /* stacks cut at max depth */
-#define HT_UNKNOWN (UINT32_MAX - 2)  /* a frame without a valid function */
+#define HT_TRUNC CT_TRUNC
+#define HT_UNKNOWN CT_UNKNOWN
 #define HT_OTHER (UINT32_MAX - 3)    /* the nodes left out, per parent */
 
 /* The "names" table: functions (by profile index) and plain strings (GPU
@@ -113,111 +114,11 @@ static uint32_t names_str(struct names *nm, const char *s)
 	return v;
 }
 
-/* ---- call tree ---------------------------------------------------------- */
-
-struct tnode {
-	uint32_t func, parent, inlined;
-	uint64_t total, self;            /* ns */
-};
-
-struct tree {
-	struct tnode *n;
-	size_t len, cap;
-	struct util_map index;           /* (parent, func, inlined) -> node */
-};
-
-struct tnode_probe {
-	const struct tree *t;
-	uint32_t parent, func, inlined;
-};
-
-static int tnode_eq(const void *ctx, uint32_t v)
-{
-	const struct tnode_probe *k = ctx;
-	const struct tnode *c = &k->t->n[v];
-
-	return c->parent == k->parent && c->func == k->func && c->inlined == k->inlined;
-}
-
-/* The child of parent for func, created when missing; 0 on OOM. */
-static uint32_t tree_child(struct tree *t, uint32_t parent, uint32_t func, uint32_t inlined)
-{
-	struct tnode_probe k = {t, parent, func, inlined};
-	uint64_t h = util_mix64(((uint64_t)parent << 32 | func) ^ ((uint64_t)inlined << 63));
-	uint32_t v = util_map_find(&t->index, h, tnode_eq, &k);
-	struct tnode *c;
-
-	if (v != UINT32_MAX)
-		return v;
-	if (t->len >= UINT32_MAX - 1 || util_grow((void **)&t->n, &t->cap, t->len, sizeof(*t->n)) < 0 ||
-	    util_map_put(&t->index, h, (uint32_t)t->len) < 0)
-		return 0;
-	c = &t->n[t->len];
-	memset(c, 0, sizeof(*c));
-	c->func = func;
-	c->parent = parent;
-	c->inlined = inlined;
-	return (uint32_t)t->len++;
-}
-
-/* ns of every (stack, truncated) pair: slot 2 * nstacks holds samples
- * without a valid stack.  NULL on OOM. */
-static uint64_t *stack_weights(const struct profile *p)
-{
-	uint64_t *w = calloc(2 * (p->nstacks + 1), sizeof(*w));
-
-	for (size_t i = 0; w && i < p->nsamples; i++) {
-		const struct prof_sample *s = &p->samples[i];
-		size_t k = s->stack < p->nstacks ? s->stack : p->nstacks;
-		uint64_t ns = (uint64_t)(s->weight ? s->weight : 1) *
-			      prof_period_of_thread(p, s->thread);
-
-		w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] += ns;
-	}
-	return w;
-}
-
-static int tree_build(const struct profile *p, const uint64_t *w, struct tree *t)
-{
-	t->cap = 1024;
-	t->n = calloc(t->cap, sizeof(*t->n));
-	if (!t->n)
-		return -ENOMEM;
-	t->len = 1;
-	t->n[0].func = UINT32_MAX;
-	t->n[0].parent = UINT32_MAX;
-	for (size_t i = 0; i < 2 * (p->nstacks + 1); i++) {
-		const struct prof_stack *sk = i / 2 < p->nstacks ? &p->stacks[i / 2] : NULL;
-		uint32_t cur = 0;
-
-		if (!w[i])
-			continue;
-		/* a stack the loader gave frames beyond the array has none here */
-		if (sk && (sk->first > p->nframes || sk->nframes > p->nframes - sk->first))
-			sk = NULL;
-		t->n[0].total += w[i];
-		if (i % 2 && sk && sk->nframes) {
-			if (!(cur = tree_child(t, 0, HT_TRUNC, 0)))
-				return -ENOMEM;
-			t->n[cur].total += w[i];
-		}
-		for (size_t d = sk ? sk->nframes : 0; d-- > 0;) {
-			const struct prof_frame *f = &p->frames[sk->first + d];
-
-			cur = tree_child(t, cur, f->func < p->nfuncs ? f->func : HT_UNKNOWN,
-					 f->inlined != 0);
-			if (!cur)
-				return -ENOMEM;
-			t->n[cur].total += w[i];
-		}
-		t->n[cur].self += w[i];
-	}
-	return 0;
-}
+/* ---- call tree (calltree.c builds it) ----------------------------------- */
 
 static int by_total_desc(const void *a, const void *b, void *ctx)
 {
-	const struct tnode *n = ctx;
+	const struct ct_node *n = ctx;
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 
 	if (n[x].total != n[y].total)
@@ -234,13 +135,13 @@ static int by_total_desc(const void *a, const void *b, void *ctx)
  */
 static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names *nm)
 {
-	struct tree t = {0};
+	struct ct_tree t = {0};
 	uint32_t *order = NULL, *newid = NULL;
 	uint64_t *kept_children = NULL;
 	cJSON *o = NULL, *arr;
 	size_t nkeep, i;
 
-	if (tree_build(p, w, &t) < 0)
+	if (ct_build(p, w, &t) < 0)
 		goto fail;
 	order = malloc(t.len * sizeof(*order));
 	newid = malloc(t.len * sizeof(*newid));
@@ -264,7 +165,7 @@ static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names
 		uint32_t next = 0;
 
 		for (i = 0; i < t.len; i++) {
-			const struct tnode *n = &t.n[i];
+			const struct ct_node *n = &t.n[i];
 			double par;
 
 			if (newid[i] == UINT32_MAX)
@@ -283,7 +184,7 @@ static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names
 		/* nodes are in parent-first order, so all kept children of a
 		 * node are counted once the loop is done: add the remainders */
 		for (i = 0; i < t.len; i++) {
-			const struct tnode *n = &t.n[i];
+			const struct ct_node *n = &t.n[i];
 			uint64_t rest;
 
 			if (newid[i] == UINT32_MAX || n->total < n->self + kept_children[i])
@@ -301,16 +202,14 @@ static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names
 	free(order);
 	free(newid);
 	free(kept_children);
-	free(t.n);
-	util_map_free(&t.index);
+	ct_free(&t);
 	return o;
 fail:
 	cJSON_Delete(o);
 	free(order);
 	free(newid);
 	free(kept_children);
-	free(t.n);
-	util_map_free(&t.index);
+	ct_free(&t);
 	return NULL;
 }
 
@@ -898,7 +797,7 @@ cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
 	nm.p = p;
 	nm.arr = cJSON_AddArrayToObject(o, "names");
 	nm.of_func = malloc((p->nfuncs + 1) * sizeof(*nm.of_func));
-	w = stack_weights(p);
+	w = ct_stack_weights(p);
 	if (!nm.arr || !nm.of_func || !w)
 		goto fail;
 	memset(nm.of_func, 0xff, (p->nfuncs + 1) * sizeof(*nm.of_func));

@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "analysis.h"
+#include "calltree.h"
 #include "cpu.h"
 #include "cuda_report.h"
 #include "dist_report.h"
@@ -430,6 +431,8 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 	err |= json_attach(root, "threads", json_threads(p, c));
 	err |= json_attach(root, "modules", json_modules(p));
 	err |= json_attach(root, "environment", json_environment(p));
+	/* bounded (calltree.h): compare --html draws two runs' differential flame graph */
+	err |= json_attach(root, "call_tree", report_calltree_json(a));
 	if (err)
 		goto fail;
 	cuda = report_cuda_json(a, o);
