@@ -206,9 +206,11 @@ var CBN = (function () {
 				return v[0][c] === null || typeof v[0][c] !== 'object';
 			});
 			el.appendChild(C.el('h3', {}, k.replace(/_/g, ' ')));
-			el.appendChild(C.table(v, keys.map(function (c) {
+			var t = C.table(v, keys.map(function (c) {
 				return { key: c, num: typeof v[0][c] === 'number', fmt: C.fmtFor(c) };
-			})).el);
+			}));
+			t.el.setAttribute('data-table', k);
+			el.appendChild(t.el);
 		});
 	};
 	/* The scalar members of obj as cards. */
@@ -255,20 +257,24 @@ var CBN = (function () {
 		var avail = C.views.filter(function (v) { return !v.has || v.has(C.data); });
 		tabs.textContent = '';
 		avail.forEach(function (v) {
-			if (!v.hidden) tabs.appendChild(C.el('a', { href: '#' + v.id, cls: v.id === h.id ? 'on' : '' },
+			if (!v.hidden) tabs.appendChild(C.el('a', { href: '#' + v.id,
+				cls: h.id.split(',').indexOf(v.id) >= 0 ? 'on' : '' },
 				v.title));
 		});
 		main.textContent = '';
 		C.results = [];
-		var list = h.id === 'all' ? avail : C.views.filter(function (v) { return v.id === h.id; });
+		/* "#a,b": those views one after the other (one page load checks
+		 * several in the tests) */
+		var ids = h.id.split(','), several = h.id === 'all' || ids.length > 1;
+		var list = h.id === 'all' ? avail : C.views.filter(function (v) { return ids.indexOf(v.id) >= 0; });
 		if (!list.length) {
 			main.appendChild(C.el('p', {}, 'No view named "' + h.id + '".'));
 			list = [];
 		}
 		list.forEach(function (v) {
-			var sec = C.el('section', { id: 'view-' + v.id, cls: h.id === 'all' ? 'view-all' : '' });
+			var sec = C.el('section', { id: 'view-' + v.id, cls: several ? 'view-all' : '' });
 			main.appendChild(sec);
-			if (h.id === 'all') sec.appendChild(C.el('h2', {}, v.title));
+			if (several) sec.appendChild(C.el('h2', {}, v.title));
 			try {
 				if (v.has && !v.has(C.data))
 					sec.appendChild(C.el('p', { cls: 'muted' }, v.empty ||

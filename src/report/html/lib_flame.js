@@ -24,6 +24,52 @@
 		return n;
 	};
 
+	/* The --json report's "call_tree" (flat objects, parents first) as the
+	 * same node objects; [] when the report has none (older reports). */
+	C.flameFromCallTree = function (ct) {
+		var a = (ct && ct.nodes) || [], n = [];
+		a.forEach(function (x, i) {
+			var nm = x['function'] || '?';
+			n.push({ id: i, parent: x.parent, name: nm + (x.inlined ? ' [inlined]' : ''),
+				fname: nm, file: x.file, line: x.line, total: x.total_ns || 0,
+				self: x.self_ns || 0, kids: [], depth: 0, inlined: !!x.inlined });
+		});
+		n.forEach(function (x) {
+			if (x.parent >= 0 && x.parent < x.id) {
+				n[x.parent].kids.push(x);
+				x.depth = n[x.parent].depth + 1;
+			}
+		});
+		n.forEach(function (x) { x.kids.sort(function (p, q) { return q.total - p.total; }); });
+		return n;
+	};
+
+	/*
+	 * Two trees matched by path (the names from the root down): every node
+	 * of cur gets base (the matching base node's total, 0 when the path is
+	 * new) and delta; returns the base nodes whose path cur lacks (their
+	 * time vanished or moved), heaviest first, outermost only.
+	 */
+	C.diffTrees = function (base, cur) {
+		var key = {}, seen = {}, gone = [];
+		function path(nodes, x) {
+			return x.path || (x.path = (x.parent >= 0 && nodes[x.parent]
+				? path(nodes, nodes[x.parent]) + '\u0001' : '') + x.name);
+		}
+		base.forEach(function (x) { key[path(base, x)] = x; });
+		cur.forEach(function (x) {
+			var b = key[path(cur, x)];
+			x.base = b ? b.total : 0;
+			x.delta = x.total - x.base;
+			if (b) seen[b.path] = 1;
+		});
+		base.forEach(function (x) {
+			var p = x.parent >= 0 ? base[x.parent] : null;
+			if (!seen[x.path] && (!p || seen[p.path])) gone.push(x);
+		});
+		return gone.sort(function (x, y) { return y.total - x.total; });
+	};
+
 	/* Callers and callees of function name: from every node of that name,
 	 * its parent and its children, summed by name (a recursive function's
 	 * nodes inside each other count more than once; the text says so). */
@@ -42,7 +88,9 @@
 		return { callers: list(up), callees: list(down) };
 	};
 
-	/* opts: {onselect(node), diff: {name: -1..1} for red/blue colouring} */
+	/* opts: {onselect(node), diff: {name: -1..1} or function (node) -> -1..1
+	 * (null: no data) for red/blue colouring, describe(node): more text for
+	 * the frame under the pointer} */
 	C.flame = function (el, nodes, opts) {
 		opts = opts || {};
 		var canvas = C.el('canvas'), info = C.el('div', { cls: 'flame-info' }, '\u00a0');
@@ -93,7 +141,8 @@
 		}
 		function box(ctx, x, x0, wd, h) {
 			var y = icicle ? x.depth * ROW : h - (x.depth + 1) * ROW;
-			var col = x.name === '(other)' ? '#ccc' : opts.diff ? diffColor(opts.diff[x.fname])
+			var col = x.name === '(other)' ? '#ccc' : typeof opts.diff === 'function'
+				? diffColor(opts.diff(x)) : opts.diff ? diffColor(opts.diff[x.fname])
 				: C.color(x.fname);
 			if (match && match.test(x.name)) col = '#e64980';
 			ctx.fillStyle = col;
@@ -123,11 +172,13 @@
 		}
 		function describe(x) {
 			return x.name + '  total ' + C.ns(x.total) + ' (' + C.pct(x.total / nodes[0].total) +
-				')  self ' + C.ns(x.self) + (x.file ? '  ' + x.file.split('/').pop() + ':' + x.line : '');
+				')  self ' + C.ns(x.self) + (x.file ? '  ' + x.file.split('/').pop() + ':' + x.line : '') +
+				(opts.describe ? '  ' + opts.describe(x) : '');
 		}
 		canvas.addEventListener('mousemove', function (ev) {
 			var x = at(ev);
 			info.textContent = x ? describe(x) : '\u00a0';
+			canvas.title = x ? describe(x) : '';
 			canvas.style.cursor = x ? 'pointer' : '';
 		});
 		canvas.addEventListener('click', function (ev) {
@@ -155,6 +206,9 @@
 		 * callers/callees below), the redraw follows */
 		self.width = function () { return drawnW; };
 		self.zoomed = function () { return zoom; };
+		self.describe = describe;
+		self.colorOf = function (x) { return opts.diff ? (typeof opts.diff === 'function'
+			? diffColor(opts.diff(x)) : diffColor(opts.diff[x.fname])) : C.color(x.fname); };
 		self.searchBox = search;
 		draw();
 		/* a vertical scrollbar appearing narrows the box without resizing the

@@ -33,5 +33,21 @@ CBN.view({
 			w.critical.tid + '), ' + C.pct(w.critical.share)));
 		el.appendChild(C.recos(w.recommendations));
 		C.tables(el, w, ['recommendations']);
+	},
+	selftests: {
+		/* the verdict, and the lock and per-thread tables with a row per
+		 * entry of the report (the first 500) */
+		tables: function (sec, d) {
+			var C = CBN, w = d.report.waiting, out = [];
+			C.check(sec.querySelector('.verdict').textContent.indexOf(w.verdict) >= 0, 'no verdict');
+			['per_thread', 'locks', 'sites'].forEach(function (k) {
+				var t = sec.querySelector('[data-table="' + k + '"] tbody');
+				var want = Math.min(500, (w[k] || []).length);
+				C.check(want ? t && t.children.length === want : !t, k + ': ' +
+					(t ? t.children.length : 'no') + ' rows for ' + want);
+				out.push(k + '=' + want);
+			});
+			return 'verdict=' + w.verdict + ' ' + out.join(' ');
+		}
 	}
 });

@@ -1,8 +1,10 @@
 /*
  * view_80_compare.js — #compare (pages of `compare --html`): the gate's table
- * as printed, then the difference per function between the two reports (self
- * time, red = grew, blue = shrank).  The JSON reports hold no call tree, so
- * the differential is per function, not per stack (docs/html.md).
+ * as printed, the differential flame graph of the two reports' call trees
+ * ("call_tree": widths are the new run's, red grew, blue shrank, the
+ * deeper the colour the larger the change against the frame's size), then
+ * the difference per function (self time) as bars.  Reports written before
+ * "call_tree" existed get the bars only (docs/html.md).
  */
 'use strict';
 CBN.view({
@@ -25,6 +27,8 @@ CBN.view({
 			.filter(function (r) { return r.delta !== 0; })
 			.sort(function (x, y) { return Math.abs(y.delta) - Math.abs(x.delta); });
 		var max = Math.max(1, Math.abs((rows[0] || {}).delta || 0));
+		var slot = C.el('div', { id: 'diffflame' });
+		el.appendChild(slot);
 		el.appendChild(C.el('h2', {}, 'Self time per function: new \u2212 base'));
 		var chart = C.el('div', { id: 'diffbars' });
 		rows.slice(0, 40).forEach(function (r) {
@@ -40,10 +44,34 @@ CBN.view({
 					C.ns(r.cur) + ')')));
 		});
 		el.appendChild(chart);
-		el.appendChild(C.el('p', { cls: 'muted' }, 'The JSON reports keep functions, not stacks: ' +
-			'the differences are per function, not a differential flame graph.'));
+		cmpDiffFlame(slot, b, n, this);
 	},
 	selftests: {
+		/* the differential flame graph: frames coloured by their change,
+		 * a frame's text gives base, new and delta; a path on one side
+		 * only is drawn (new only: all red) or listed (base only) */
+		flame: function (sec) {
+			var C = CBN, v = CBN.views.filter(function (x) { return x.id === 'compare'; })[0];
+			if (!v.diff) return 'skipped: a report without call_tree';
+			var grew = 0, shrank = 0, onlyNew = 0, drawn = 0, f = v.diff.flame, red = null;
+			v.diff.nodes.forEach(function (x) {
+				if (x.parent < 0) return;
+				if (f.rectOf(x)) drawn++;
+				if (x.delta > 0) grew++;
+				if (x.delta < 0) shrank++;
+				if (!x.base && x.total) { onlyNew++; red = red || x; }
+			});
+			C.check(drawn > 0, 'no frame drawn');
+			C.check(grew + shrank > 0, 'no frame changed');
+			var t = f.describe(v.diff.nodes[1] || v.diff.nodes[0]);
+			C.check(/base .* new .* delta /.test(t), 'the frame text lacks base/new/delta: ' + t);
+			if (red) {
+				var col = f.colorOf(red);
+				C.check(/^hsl\(0,/.test(col), 'a frame of the new run only is ' + col);
+			}
+			return 'frames=' + drawn + ' grew=' + grew + ' shrank=' + shrank + ' only_new=' + onlyNew +
+				' only_base=' + v.diff.gone.length;
+		},
 		bars: function (sec) {
 			var g = sec.querySelectorAll('#diffbars .grew').length, s = sec.querySelectorAll('#diffbars .shrank').length;
 			CBN.check(g + s > 0, 'no bars');
@@ -51,3 +79,41 @@ CBN.view({
 		}
 	}
 });
+
+/* The differential flame graph of base and new's call trees, into el. */
+function cmpDiffFlame(el, b, n, view) {
+	var C = CBN;
+	view.diff = null;
+	el.appendChild(C.el('h2', {}, 'Differential flame graph'));
+	if (!b.call_tree || !n.call_tree) {
+		el.appendChild(C.el('p', { cls: 'muted' }, 'One of the reports has no call tree (written ' +
+			'before --json kept "call_tree"): the differences are per function only, below.'));
+		return;
+	}
+	var bn = C.flameFromCallTree(b.call_tree), nn = C.flameFromCallTree(n.call_tree);
+	var gone = C.diffTrees(bn, nn);
+	el.appendChild(C.el('p', { cls: 'muted' }, 'Widths are the new run\'s time; red grew, blue ' +
+		'shrank against the base run, the deeper the colour the larger the change against the ' +
+		'frame\'s own size (a frame of the new run only is full red). Point at a frame for its ' +
+		'base, new and delta; click zooms.'));
+	var box = C.el('div', {});
+	el.appendChild(box);
+	var fl = C.flame(box, nn, {
+		diff: function (x) {
+			var m = Math.max(x.total, x.base);
+			return m ? x.delta / m : null;
+		},
+		describe: function (x) {
+			return 'base ' + C.ns(x.base) + '  new ' + C.ns(x.total) + '  delta ' +
+				(x.delta > 0 ? '+' : '') + C.ns(x.delta) + (x.base ? '' : ' (new run only)');
+		}
+	});
+	if (gone.length) {
+		el.appendChild(C.el('h3', {}, 'Only in the base run (not drawn: no width in the new run)'));
+		el.appendChild(C.table(gone.slice(0, 50).map(function (x) {
+			return { path: x.path.split('\u0001').slice(1).join(' \u2192 '), base_ns: x.total };
+		}), [{ key: 'path', name: 1 }, { key: 'base_ns', label: 'base total', num: 1, fmt: C.ns }],
+		{ sort: 'base_ns', filter: false }).el);
+	}
+	view.diff = { nodes: nn, flame: fl, gone: gone };
+}
