@@ -297,6 +297,7 @@ var CBN = (function () {
 		list.forEach(function (v) {
 			Object.keys(v.selftests || {}).forEach(function (name) {
 				if (which !== 'all' && which !== name) return;
+				if (which === 'all' && (v.manual || []).indexOf(name) >= 0) return;
 				var sec = document.getElementById('view-' + v.id);
 				try {
 					C.note('selftest ' + v.id + '.' + name + ' ok ' + v.selftests[name](sec, C.data));

@@ -4,18 +4,21 @@
  * calling the CUDA API, lines from launches to their kernels, from
  * html_data.c's binned slices.  Wheel or W/S zoom around the pointer, drag or
  * A/D and the arrow keys pan, 0 resets, a click shows the slice.  Drawing
- * skips slices narrower than a pixel after the last drawn one, so a frame
- * costs about lanes x width rectangles whatever the slice count.
+ * merges runs of slices narrower than a pixel into one rectangle and sets a
+ * colour only when it changes, so a frame costs one rectangle per visible
+ * slice wider than a pixel plus one per dense run, whatever the slice count
+ * (bench/html.sh measures the frame rate on 100 000 slices).
  */
 'use strict';
 CBN.view({
 	id: 'timeline', title: 'Timeline',
 	has: function (d) { return d.html && d.html.timeline && d.html.timeline.lanes.length; },
-	render: function (el, d) {
+	render: function (el, d, params) {
 		var C = CBN, tl = d.html.timeline, names = d.html.names || [], lanes = tl.lanes, v = this;
 		var LANE = 22, LABEL = 180, canvas = C.el('canvas', { tabindex: '0' });
 		var info = C.el('div', { cls: 'tl-info' }, 'wheel or W/S: zoom \u2014 drag or A/D: pan \u2014 0: reset');
 		var t0 = 0, t1 = tl.span_ns || 1, drag = null, pending = false;
+		v.params = params;
 		el.appendChild(C.el('h2', {}, 'Timeline'));
 		el.appendChild(C.el('p', { cls: 'muted' }, lanes.length + ' lanes; CPU lanes show the function ' +
 			'most samples of each ' + C.ns(tl.bin_ns) + ' bin were in' + (tl.threads_left_out
@@ -23,36 +26,97 @@ CBN.view({
 		el.appendChild(canvas);
 		el.appendChild(info);
 		function W() { return Math.max(400, el.clientWidth || 1200); }
+		/* a name's colour, once: parsing a CSS colour per rectangle was most
+		 * of a frame's time */
+		var colors = [];
+		function colorOf(l, idx) {
+			if (l.kind === 'gpu') return '#37b24d';
+			if (l.kind === 'api') return '#9775fa';
+			return colors[idx] || (colors[idx] = C.color((names[idx] || ['?'])[0]));
+		}
 		function draw() {
 			pending = false;
 			var w = W(), h = lanes.length * LANE + 20, dpr = window.devicePixelRatio || 1;
-			canvas.width = w * dpr; canvas.height = h * dpr; canvas.style.height = h + 'px';
+			/* resizing the canvas reallocates it: only when the size changed */
+			if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
+				canvas.width = Math.round(w * dpr); canvas.height = Math.round(h * dpr);
+				canvas.style.height = h + 'px';
+			}
 			var ctx = canvas.getContext('2d'), sc = (w - LABEL) / (t1 - t0);
 			ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+			ctx.clearRect(0, 0, w, h);
 			ctx.font = '11px ui-monospace, monospace';
 			ctx.textBaseline = 'middle';
+			var cw = ctx.measureText('0').width || 7;
 			v.drawnLanes = 0;
 			v.drawnRects = 0;
+			/* rectangles are bucketed by colour and each bucket filled as
+			 * one path: one colour change per colour a frame, not per slice */
+			var buckets = {}, order = [], labels = [];
+			function rect(x0, x1, y, col) {
+				var b = buckets[col], n;
+				if (!b) { b = buckets[col] = []; order.push(col); }
+				/* whole pixels: no anti-aliased edges to raster, and a
+				 * rectangle that touches the previous one of its colour in
+				 * the lane extends it */
+				x0 = Math.round(x0);
+				x1 = Math.max(x0 + 1, Math.round(x1));
+				n = b.length;
+				if (n && b[n - 2] === y + 2 && b[n - 3] + b[n - 1] >= x0) {
+					b[n - 1] = Math.max(b[n - 1], x1 - b[n - 3]);
+					return;
+				}
+				b.push(x0, y + 2, x1 - x0);
+				v.drawnRects++;
+			}
 			lanes.forEach(function (l, li) {
-				var y = li * LANE, s = l.slices, lastX = -1, j = firstAt(s, t0);
+				var y = li * LANE, s = l.slices, j = firstAt(s, t0), run = null;
 				ctx.fillStyle = li % 2 ? '#f8f9fa' : '#fff';
 				ctx.fillRect(0, y, w, LANE);
+				/*
+				 * Level of detail: slices narrower than a pixel that follow
+				 * each other within a pixel merge into one rectangle (a dense
+				 * run) coloured as its longest slice, so a frame draws about
+				 * one rectangle per visible slice wider than a pixel plus one
+				 * per dense run, whatever the number of slices.
+				 */
 				for (; j + 2 < s.length && s[j] < t1; j += 3) {
 					var x0 = LABEL + (s[j] - t0) * sc, x1 = LABEL + (s[j] + s[j + 1] - t0) * sc;
-					if (x1 < LABEL || x1 - lastX < 0.5) continue;
+					if (x1 < LABEL) continue;
 					x0 = Math.max(x0, LABEL);
-					var nm = (names[s[j + 2]] || ['?'])[0];
-					ctx.fillStyle = l.kind === 'gpu' ? '#37b24d' : l.kind === 'api' ? '#9775fa'
-						: C.color(nm);
-					ctx.fillRect(x0, y + 2, Math.max(1, x1 - x0), LANE - 4);
-					if (x1 - x0 > 40) {
-						ctx.fillStyle = '#000';
-						ctx.save(); ctx.beginPath(); ctx.rect(x0, y, x1 - x0 - 2, LANE); ctx.clip();
-						ctx.fillText(nm, x0 + 2, y + LANE / 2); ctx.restore();
+					if (x1 - x0 < 1) {
+						if (run && x0 - run.x1 < 1) {
+							if (x1 > run.x1) run.x1 = x1;
+							if (s[j + 1] > run.dur) { run.dur = s[j + 1]; run.nm = s[j + 2]; }
+						} else {
+							if (run) rect(run.x0, run.x1, y, colorOf(l, run.nm));
+							run = { x0: x0, x1: x1, dur: s[j + 1], nm: s[j + 2] };
+						}
+						continue;
 					}
-					lastX = x1;
-					v.drawnRects++;
+					if (run) { rect(run.x0, run.x1, y, colorOf(l, run.nm)); run = null; }
+					rect(x0, x1, y, colorOf(l, s[j + 2]));
+					if (x1 - x0 > 40) {
+						/* cut to the characters that fit (monospace): a clip
+						 * region per label cost more than the rectangles */
+						var nm = (names[s[j + 2]] || ['?'])[0], fit = Math.floor((Math.min(x1, w) - x0 - 4) / cw);
+						labels.push(nm.length > fit ? nm.slice(0, Math.max(0, fit - 1)) + '\u2026' : nm,
+							x0 + 2, y + LANE / 2);
+					}
 				}
+				if (run) rect(run.x0, run.x1, y, colorOf(l, run.nm));
+			});
+			order.forEach(function (col) {
+				var b = buckets[col], i;
+				ctx.fillStyle = col;
+				ctx.beginPath();
+				for (i = 0; i < b.length; i += 3) ctx.rect(b[i], b[i + 1], b[i + 2], LANE - 4);
+				ctx.fill();
+			});
+			ctx.fillStyle = '#000';
+			for (var q = 0; q < labels.length; q += 3) ctx.fillText(labels[q], labels[q + 1], labels[q + 2]);
+			lanes.forEach(function (l, li) {
+				var y = li * LANE;
 				ctx.fillStyle = '#fff';
 				ctx.fillRect(0, y, LABEL, LANE);
 				ctx.fillStyle = l.kind === 'gpu' ? '#2b8a3e' : l.kind === 'api' ? '#6741d9' : '#1d2330';
@@ -138,10 +202,63 @@ CBN.view({
 		v.view = function () { return [t0, t1]; };
 		v.keys = function (k) { canvas.dispatchEvent(new KeyboardEvent('keydown', { key: k })); };
 		v.drawNow = draw;
+		/* bench: swap in n synthetic slices (20 lanes, names of the page),
+		 * then pan and zoom by program every animation frame for ms
+		 * milliseconds, timing each draw; done(result line) at the end */
+		v.bench = function (n, ms, done) {
+			var per = Math.ceil(n / 20), span = 10e9, nn = Math.max(1, names.length), i, k;
+			lanes.length = 0;
+			colors = [];
+			for (k = 0; k < 20; k++) {
+				var sl = [], t = 0, step = span / per;
+				for (i = 0; i < per; i++) {
+					var dur = step * (0.2 + 0.8 * ((i * 7919 + k * 104729) % 97) / 97);
+					sl.push(t, dur, (i * 31 + k) % nn);
+					t += step;
+				}
+				lanes.push({ kind: 'cpu', name: 'synthetic ' + k, slices: sl });
+			}
+			tl.span_ns = span;
+			tl.flows = [];
+			v.keys('0');
+			var frames = 0, times = [], rects = 0, start = performance.now(), f = 0;
+			function frame(now) {
+				/* 60 zoom-ins around moving points, then pans, then back out */
+				var ph = f++ % 120;
+				if (ph < 40) { zoom(0.9, (ph % 10) / 10); } else if (ph < 80) pan(ph % 20 < 10 ? 0.05 : -0.05);
+				else zoom(1 / 0.9, 0.5);
+				pending = false;
+				var a = performance.now();
+				draw();
+				times.push(performance.now() - a);
+				rects += v.drawnRects;
+				frames++;
+				if (now - start < ms) { requestAnimationFrame(frame); return; }
+				times.sort(function (x, y) { return x - y; });
+				var mean = times.reduce(function (x, y) { return x + y; }, 0) / times.length;
+				var fps = 1000 * frames / (performance.now() - start);
+				done('slices=' + lanes.reduce(function (x, l) { return x + l.slices.length / 3; }, 0) +
+					' frames=' + frames + ' fps=' + fps.toFixed(1) + ' ratio=' + (fps / 60).toFixed(2) +
+					' draw_mean_ms=' + mean.toFixed(2) + ' draw_p95_ms=' +
+					times[Math.floor(0.95 * (times.length - 1))].toFixed(2) + ' draw_max_fps=' +
+					(1000 / mean).toFixed(0) + ' rects_per_frame=' + Math.round(rects / frames));
+			}
+			requestAnimationFrame(frame);
+		};
 		draw();
 		window.addEventListener('resize', redraw);
 	},
+	/* not in selftest=all: seconds long, real time (bench/html.sh) */
+	manual: ['fps'],
 	selftests: {
+		/* #timeline&selftest=fps[&slices=N&ms=M]: frames per second while
+		 * panning and zooming over N synthetic slices (default 100 000) */
+		fps: function (sec, d) {
+			var v = CBN.views.filter(function (x) { return x.id === 'timeline'; })[0];
+			var p = v.params || {};
+			v.bench(+p.slices || 100000, +p.ms || 3000, function (r) { CBN.note('bench timeline.fps ok ' + r); });
+			return 'started';
+		},
 		/* lanes drawn, then W zooms in and D pans right (drawn synchronously) */
 		lanes: function () {
 			var C = CBN, v = CBN.views.filter(function (x) { return x.id === 'timeline'; })[0];
