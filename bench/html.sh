@@ -9,8 +9,16 @@
 # and drawing the view.  The page's own clocks are not used: under
 # --virtual-time-budget, which --dump-dom needs to wait for the inflating,
 # performance.now() runs on virtual time.  Also the timeline rectangles one
-# frame draws (its self-test).  docs/html.md gives the figures.  Not part of
-# ctest.  Usage: bench/html.sh [BUILD_DIR]   Env: SIZES ("10000 100000 1000000").
+# frame draws (its self-test).
+# Then the timeline's frame rate on FPS_SLICES synthetic slices (100 000: 20
+# lanes): the page (#timeline&selftest=fps) pans and zooms by program every
+# requestAnimationFrame for 3 s on real time, driven over chromium's
+# --remote-debugging-pipe (no virtual time), and prints the frames per second
+# and their ratio to the 60 fps target, the mean and p95 time of its own
+# drawing, and the same for a 20-slice timeline (the machine's ceiling).
+# docs/html.md gives the figures.  Not part of ctest.
+# Usage: bench/html.sh [BUILD_DIR]   Env: SIZES ("10000 100000 1000000"),
+# FPS_SLICES (100000), FPS_ONLY=1 (the frame rate alone).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -46,7 +54,67 @@ render()   # PAGE FRAGMENT: prints the wall ms of the best of 3
 	echo "$best"
 }
 
+# CDP over --remote-debugging-pipe (fd 3: commands in, fd 4: replies out,
+# NUL-separated JSON): poll the page's status until WANT shows up
+cat >"$TMP/cdp.py" <<'PY'
+import json, os, subprocess, sys, time
+browser, url, want, limit, profile = sys.argv[1:6]
+r_cmd, w_cmd = os.pipe()
+r_ev, w_ev = os.pipe()
+def child():
+	os.dup2(r_cmd, 3); os.dup2(w_ev, 4)
+	os.set_inheritable(3, True); os.set_inheritable(4, True)
+p = subprocess.Popen([browser, "--headless=new", "--no-sandbox", "--no-first-run",
+	"--disable-extensions", "--user-data-dir=" + profile, "--window-size=1400,900",
+	"--remote-debugging-pipe", url], close_fds=False, preexec_fn=child,
+	stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+os.close(r_cmd); os.close(w_ev)
+buf, nid = b"", 0
+def call(method, params=None, sid=None):
+	global buf, nid
+	nid += 1
+	m = {"id": nid, "method": method, "params": params or {}}
+	if sid:
+		m["sessionId"] = sid
+	os.write(w_cmd, json.dumps(m).encode() + b"\0")
+	while True:
+		while b"\0" in buf:
+			msg, buf = buf.split(b"\0", 1)
+			r = json.loads(msg)
+			if r.get("id") == nid:
+				return r
+		c = os.read(r_ev, 1 << 16)
+		if not c:
+			sys.exit("chromium closed the pipe")
+		buf += c
+try:
+	for _ in range(100):
+		t = [x for x in call("Target.getTargets")["result"]["targetInfos"] if x["type"] == "page"]
+		if t:
+			break
+		time.sleep(0.1)
+	sid = call("Target.attachToTarget", {"targetId": t[0]["targetId"], "flatten": True})["result"]["sessionId"]
+	end, out = time.time() + float(limit), ""
+	while time.time() < end and want not in out:
+		time.sleep(0.3)
+		r = call("Runtime.evaluate", {"expression": "(document.getElementById('cbn-status')||{}).textContent||''",
+			"returnByValue": True}, sid)
+		out = r.get("result", {}).get("result", {}).get("value", "") or ""
+	print("\n".join(l for l in out.splitlines() if want in l))
+finally:
+	p.kill()
+	p.wait()
+PY
+
+fps()   # PAGE SLICES: the page's fps line
+{
+	/usr/bin/python3 "$TMP/cdp.py" "$B" "file://$1#timeline&selftest=fps&slices=$2&ms=3000" \
+		'bench timeline.fps' 60 "$TMP/profile-fps" | sed 's/^bench timeline.fps ok //'
+}
+
+if [ -n "${FPS_ONLY:-}" ] || [ -z "$SIZES" ]; then SIZES=""; fi
 echo '<!DOCTYPE html><p>blank' >"$TMP/blank.htm"
+if [ -n "$SIZES" ]; then
 blank=$(render "$TMP/blank.htm" '')
 echo "chromium --dump-dom on a blank page: $blank ms (best of 3)"
 printf '%-9s %9s %10s %9s %14s %14s %9s %9s %7s\n' samples session report_s html_KiB \
@@ -67,4 +135,14 @@ for n in $SIZES; do
 		"$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", (b - a) / 1e9 }')" \
 		"$(( $(stat -c %s "$TMP/p.html") / 1024 ))" "$ow" "$((ow - blank))" "$aw" "$((aw - blank))" \
 		"${rects:-?}"
+done
+fi
+
+# the timeline's frame rate: a small real page (its timeline is replaced)
+rm -rf "$TMP/s"
+"$gen" "$TMP/s" 10000 30 >/dev/null
+"$CBN" report -q --html "$TMP/fps.html" "$TMP/s" >/dev/null 2>&1 || die "report --html failed"
+echo "timeline frame rate (60 fps target; pans and zooms every frame for 3 s; load: $(cut -d' ' -f1-3 /proc/loadavg)):"
+for n in "${FPS_SLICES:-100000}" 20; do
+	echo "  $(fps "$TMP/fps.html" "$n")"
 done
