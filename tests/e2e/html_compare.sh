@@ -27,10 +27,14 @@ run_cbn --json "$T/new.json" -- "$EXAMPLES/split" 0.3 5
 expect_rc 0
 # a real off-CPU run's page: its data holds the waiting section the browser
 # checks below, in the compare page
-run_cbn --off-cpu --json "$T/w.json" --html "$T/w.html" -- "$EXAMPLES/wait_lock" 20
-expect_rc 0
-[ "$(html_data "$T/w.html" 'len(d["report"]["waiting"]["locks"])')" -ge 1 ] ||
-	fail "wait_lock --off-cpu --html: no lock in the page's waiting section"
+# (the lock is missed now and then, as in e2e.wait_lock: once more then)
+for attempt in 1 2; do
+	run_cbn --off-cpu --json "$T/w.json" --html "$T/w.html" -- "$EXAMPLES/wait_lock" 20
+	expect_rc 0
+	[ "$(html_data "$T/w.html" 'len(d["report"]["waiting"]["locks"])')" -ge 1 ] && break
+	[ $attempt = 2 ] && fail "wait_lock --off-cpu --html: no lock in the page's waiting section (2 tries)"
+	note "wait_lock --off-cpu --html: no lock in the first try; once more"
+done
 # NEW: the split run, with the waiting section of the wait_lock run, a
 # distributed section by hand, and its call tree given a path BASE lacks
 # and losing one BASE has

@@ -47,7 +47,7 @@ cp "$CBN_SOURCE_DIR/examples/threads.c" "$T/moved/examples/"
 got=$(html_data "$T/moved.html" '[s.get("path", "") for s in d["html"]["sources"] if s["file"].endswith("/threads.c")][0]')
 [ "$got" = "$T/moved/examples/threads.c" ] || fail "--source-root: threads.c read from '$got'"
 
-html_open "$T/run.html" '#all&selftest=all' html_views 5000
+html_open "$T/run.html" '#all&selftest=all' html_views 5000 shot
 html_expect '^render overview ok' '^render cpu ok' '^render source ok' '^render timeline ok' \
 	'^selftest cpu\.sort ok' '^selftest cpu\.filter ok .*marks=[1-9]' \
 	'^selftest cpu\.zoom ok frame=worker_spin' '^selftest timeline\.lanes ok lanes=5 ' \

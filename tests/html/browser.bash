@@ -4,7 +4,12 @@
 # and self-test results into #cbn-status) and a screenshot for review, kept
 # under the build directory: $CBN_BUILD_DIR/html-screenshots/NAME.png.
 #
-#   html_open PAGE '#all&selftest=all' NAME [HEIGHT]   # sets $DOM, $CLOG, $STATUS
+#   html_open PAGE '#all&selftest=all' NAME [HEIGHT] [shot]   # sets $DOM, $CLOG, $STATUS
+#
+# A screenshot costs about 1 s per 1 000 px of window height (3 s of a 7 s
+# launch at 5 000 px), so it is taken where the test asks for it ("shot":
+# e2e.html_views, every CPU view) unless CBN_HTML_SCREENSHOTS says otherwise:
+# "all" for every test's page, "0" for none.
 #   html_expect 'selftest cpu.sort ok' ...              # lines #cbn-status must hold
 #
 # A browser that is missing or cannot start skips the test (exit 77); a page
@@ -27,7 +32,7 @@ html_find_browser()
 
 html_open()
 {
-	local page=$1 frag=$2 name=$3 height=${4:-3000} b rc
+	local page=$1 frag=$2 name=$3 height=${4:-3000} b rc shot=()
 	b=$(html_find_browser) || skip "no chromium on PATH (tools/deps.sh --test installs it)"
 	SHOTS="${CBN_BUILD_DIR:-$T}/html-screenshots"
 	mkdir -p "$SHOTS"
@@ -36,12 +41,17 @@ html_open()
 	# --virtual-time-budget: the page decodes its data asynchronously
 	# (DecompressionStream); chromium then waits until the tasks settle
 	# instead of dumping the DOM at the load event.
+	case ${CBN_HTML_SCREENSHOTS:-} in
+	0) ;;
+	all) shot=(--screenshot="$SHOTS/$name.png");;
+	*) [ "${5:-}" = shot ] && shot=(--screenshot="$SHOTS/$name.png");;
+	esac
 	rc=0
 	timeout 60 "$b" --headless=new --disable-gpu --no-sandbox --no-first-run \
 		--disable-extensions --disable-background-networking --disable-sync \
 		--disable-dev-shm-usage --user-data-dir="$T/chromium-profile" \
 		--enable-logging=stderr --v=0 --virtual-time-budget=1000 \
-		--window-size=1400,"$height" --screenshot="$SHOTS/$name.png" \
+		--window-size=1400,"$height" "${shot[@]}" \
 		--dump-dom "file://$page$frag" >"$DOM" 2>"$CLOG" || rc=$?
 	if ! grep -q 'id="cbn-status"' "$DOM"; then
 		tail -n 5 "$CLOG" >&2
@@ -54,7 +64,7 @@ import html, re, sys
 m = re.search(r'<div id="cbn-status"[^>]*>(.*?)</div>', open(sys.argv[1], errors="replace").read(), re.S)
 print(html.unescape(m.group(1)) if m else "")
 PY
-	note "screenshot: $SHOTS/$name.png"
+	[ ${#shot[@]} = 0 ] || note "screenshot: $SHOTS/$name.png"
 }
 
 # html_expect REGEX...: each matches a line of #cbn-status; no line of it is
