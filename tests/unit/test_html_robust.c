@@ -6,12 +6,16 @@
  * nothing may crash under ASan/UBSan, and the tree and timeline keep their
  * shape (parents before children, the root weighing every sample, slices in
  * time order); then on big profiles, the bounds that keep a page's size
- * independent of the number of samples and of functions.
+ * independent of the number of samples and of functions.  The --json
+ * report's bounded "call_tree" (calltree.c) too: parents first, the root
+ * weighing every sample, every node over the share bound, no node lighter
+ * than its children together, at most CT_MAX_NODES nodes.
  */
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "report/calltree.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "test_cuda_build.h"
@@ -137,6 +141,43 @@ static int timeline_ok(const cJSON *h, size_t *nslices)
  * sized once (CB_PUSH's realloc per element is quadratic under ASan). */
 #define BIG_STACKS 20000
 #define BIG_DEPTH 8
+/* The JSON call tree's shape and bounds; root weighs want. */
+static int calltree_ok(const struct analysis *a, uint64_t want, size_t *kept)
+{
+	cJSON *ct = report_calltree_json(a), *nodes = cJSON_GetObjectItem(ct, "nodes");
+	int n = cJSON_GetArraySize(nodes), i, ok = ct && n >= 1 && n <= CT_MAX_NODES;
+	double *sum = calloc((size_t)n + 1, sizeof(*sum)), root = 0;
+
+	for (i = 0; ok && sum && i < n; i++) {
+		cJSON *e = cJSON_GetArrayItem(nodes, i);
+		double par = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "parent"));
+		double tot = cJSON_GetNumberValue(cJSON_GetObjectItem(e, "total_ns"));
+
+		if (!i) {
+			root = tot;
+			ok = par == -1 && (uint64_t)tot == want;
+			continue;
+		}
+		ok = par >= 0 && par < i && tot >= (double)(uint64_t)(root * CT_MIN_SHARE) &&
+		     cJSON_IsString(cJSON_GetObjectItem(e, "function"));
+		if (ok)
+			sum[(int)par] += tot;
+	}
+	for (i = 0; ok && sum && i < n; i++) {
+		cJSON *e = cJSON_GetArrayItem(nodes, i);
+
+		ok = sum[i] + cJSON_GetNumberValue(cJSON_GetObjectItem(e, "self_ns")) <=
+		     cJSON_GetNumberValue(cJSON_GetObjectItem(e, "total_ns"));
+	}
+	if (!sum)
+		ok = 0;
+	if (kept)
+		*kept = (size_t)n;
+	free(sum);
+	cJSON_Delete(ct);
+	return ok;
+}
+
 #define BIG_SAMPLES 200000
 
 static void big_profile(struct profile *p)
@@ -203,7 +244,8 @@ int main(void)
 		for (size_t i = 0; i < p.nsamples; i++)
 			want += (uint64_t)(p.samples[i].weight ? p.samples[i].weight : 1) *
 				prof_period_of_thread(&p, p.samples[i].thread);
-		if (!tree_ok(h, &root) || root != want || !timeline_ok(h, &ns)) {
+		if (!tree_ok(h, &root) || root != want || !timeline_ok(h, &ns) ||
+		    !calltree_ok(a, want, NULL)) {
 			fprintf(stderr, "iteration %d: root %llu, samples weigh %llu\n", iter,
 				(unsigned long long)root, (unsigned long long)want);
 			ok = 0;
@@ -238,6 +280,14 @@ int main(void)
 		      4000);
 		CHECK(timeline_ok(h, &ns));
 		CHECK(ns <= 8 * 4000);
+		{
+			size_t kept = 0;
+
+			CHECK(calltree_ok(a, (uint64_t)BIG_SAMPLES * MS, &kept));
+			printf("call_tree: %zu nodes kept of %d\n", kept, (int)cJSON_GetObjectItem(
+				cJSON_GetObjectItem(h, "tree"), "total_nodes")->valuedouble);
+			CHECK(kept >= 2);
+		}
 		CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(cJSON_GetObjectItem(h, "timeline"),
 							     "lanes")) == 8);
 		cJSON_Delete(h);
