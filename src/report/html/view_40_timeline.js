@@ -4,9 +4,9 @@
  * calling the CUDA API, lines from launches to their kernels, from
  * html_data.c's binned slices.  Wheel or W/S zoom around the pointer, drag or
  * A/D and the arrow keys pan, 0 resets, a click shows the slice.  Drawing
- * merges runs of slices narrower than a pixel into one rectangle and sets a
- * colour only when it changes, so a frame costs one rectangle per visible
- * slice wider than a pixel plus one per dense run, whatever the slice count
+ * merges slices narrower than a pixel into one rectangle per pixel and
+ * fills each colour once, so a frame costs at most about one rectangle per
+ * pixel of each lane, whatever the slice count
  * (bench/html.sh measures the frame rate on 100 000 slices).
  */
 'use strict';
@@ -74,18 +74,20 @@ CBN.view({
 				ctx.fillStyle = li % 2 ? '#f8f9fa' : '#fff';
 				ctx.fillRect(0, y, w, LANE);
 				/*
-				 * Level of detail: slices narrower than a pixel that follow
-				 * each other within a pixel merge into one rectangle (a dense
-				 * run) coloured as its longest slice, so a frame draws about
-				 * one rectangle per visible slice wider than a pixel plus one
-				 * per dense run, whatever the number of slices.
+				 * Level of detail: slices narrower than a pixel merge into
+				 * one rectangle per pixel (a dense run) coloured as its
+				 * longest slice, and touching rectangles of one colour merge
+				 * (rect()), so a frame draws at most about one rectangle per
+				 * pixel of each lane whatever the number of slices.
 				 */
 				for (; j + 2 < s.length && s[j] < t1; j += 3) {
 					var x0 = LABEL + (s[j] - t0) * sc, x1 = LABEL + (s[j] + s[j + 1] - t0) * sc;
 					if (x1 < LABEL) continue;
 					x0 = Math.max(x0, LABEL);
 					if (x1 - x0 < 1) {
-						if (run && x0 - run.x1 < 1) {
+						/* a run stops at a pixel: its colour says what
+						 * filled that pixel most, not the whole run's */
+						if (run && x0 - run.x1 < 1 && x1 - run.x0 <= 1) {
 							if (x1 > run.x1) run.x1 = x1;
 							if (s[j + 1] > run.dur) { run.dur = s[j + 1]; run.nm = s[j + 2]; }
 						} else {
@@ -225,9 +227,12 @@ CBN.view({
 			function frame(now) {
 				/* 60 zoom-ins around moving points, then pans, then back out */
 				var ph = f++ % 120;
-				if (ph < 40) { zoom(0.9, (ph % 10) / 10); } else if (ph < 80) pan(ph % 20 < 10 ? 0.05 : -0.05);
+				/* pending: zoom and pan must not queue a draw of their own
+				 * (two draws a frame); this one is timed */
+				pending = true;
+				if (ph < 40) zoom(0.9, (ph % 10) / 10);
+				else if (ph < 80) pan(ph % 20 < 10 ? 0.05 : -0.05);
 				else zoom(1 / 0.9, 0.5);
-				pending = false;
 				var a = performance.now();
 				draw();
 				times.push(performance.now() - a);
