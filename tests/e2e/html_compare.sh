@@ -35,10 +35,18 @@ for attempt in 1 2; do
 	[ $attempt = 2 ] && fail "wait_lock --off-cpu --html: no lock in the page's waiting section (2 tries)"
 	note "wait_lock --off-cpu --html: no lock in the first try; once more"
 done
-# NEW: the split run, with the waiting section of the wait_lock run, a
-# distributed section by hand, and its call tree given a path BASE lacks
-# and losing one BASE has
-/usr/bin/python3 - "$T/new.json" "$T/w.json" <<'PY' || fail "cannot edit new.json"
+# The distributed section of a 4-rank job whose rank 2 straggles, through
+# the whole pipeline (loader, analysis, JSON) from synthetic rank sessions
+# (bench/gen_session.c, as e2e.dist_report).
+gen="$T/gen_session"
+cc -std=c11 -D_GNU_SOURCE -O1 -g -I"$CBN_SOURCE_DIR/src/format" \
+	"$CBN_SOURCE_DIR/bench/gen_session.c" -o "$gen" || fail "cannot build bench/gen_session.c"
+"$gen" "$T/dist" 200 8 4 2 >/dev/null || fail "gen_session failed"
+"$CBN" report --json "$T/dist.json" "$T/dist" >/dev/null 2>&1 || fail "report of the rank sessions failed"
+# NEW: the split run, with the waiting section of the wait_lock run, that
+# distributed section, and its call tree given a path BASE lacks and losing
+# one BASE has
+/usr/bin/python3 - "$T/new.json" "$T/w.json" "$T/dist.json" <<'PY' || fail "cannot edit new.json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["waiting"] = json.load(open(sys.argv[2]))["waiting"]
@@ -50,35 +58,7 @@ ct.append({"parent": 0, "function": "only_in_new", "file": "", "line": 0, "self_
 	   "total_ns": add, "inlined": False})
 gone = next(i for i in range(len(ct) - 1, 0, -1) if ct[i]["function"] != "only_in_new")
 ct[gone]["function"] = "renamed_in_new"
-def rank(r, wall, comp, comm):
-	return {"rank": r, "local_rank": r, "host": "node1", "pid": 100 + r, "processes": 1,
-		"device": "", "crashed": False, "source": "ompi", "wall_ns": wall, "cpu_ns": comp,
-		"gpu_ns": 0, "mpi_ns": comm, "mpi_wait_ns": comm // 2, "compute_ns": comp,
-		"bytes_sent": 4096, "bytes_recv": 4096, "steps": 10, "step_mean_ns": wall // 10,
-		"step_max_ns": wall // 8, "compute_per_step_ns": comp // 10,
-		"split": {"source": "host", "computation_ns": comp, "overlap_ns": 0,
-			  "communication_ns": comm, "other_ns": wall - comp - comm},
-		"clock": {"source": "same-host", "offset_ns": 0, "uncertainty_ns": 0}}
-d["distributed"] = {
-	"world_size": 3, "ranks_found": 3, "missing": 0, "mpi": "Open MPI v4.1.4",
-	"clock": {"uncertainty_ns": 1234}, "imbalance": 1.9,
-	"straggler": {"rank": 2, "ratio": 1.9, "call": "MPI_Allreduce", "wait_pct": 48.0},
-	"app_ns": 3000000000, "mpi_ns": 900000000, "mpi_pct": 30.0,
-	"ranks": [rank(0, 1000000000, 400000000, 500000000), rank(1, 1000000000, 420000000, 480000000),
-		  rank(2, 1000000000, 800000000, 100000000)],
-	"sites": [{"call": "MPI_Allreduce", "function": "main", "file": "train.c", "line": 42,
-		   "calls": 30, "time_ns": 800000000, "max_ns": 90000000, "bytes": 122880,
-		   "app_pct": 26.7, "mpi_pct": 88.9, "cov": 0.8, "wait_ns": 700000000},
-		  {"call": "MPI_Barrier", "function": "main", "file": "train.c", "line": 50,
-		   "calls": 3, "time_ns": 100000000, "max_ns": 40000000, "bytes": 0,
-		   "app_pct": 3.3, "mpi_pct": 11.1, "cov": 0.2, "wait_ns": 90000000}],
-	"collectives": [{"call": "MPI_Allreduce", "instances": 10, "unmatched": 0,
-			 "time_ns": 800000000, "wait_ns": 700000000, "transfer_ns": 100000000,
-			 "bytes": 122880, "latest_rank": 2, "latest_count": 10}],
-	"histograms": [{"call": "MPI_Allreduce", "bins": [{"le": 64, "count": 0},
-		       {"le": 4096, "count": 30}]}],
-	"recommendations": [{"id": "dist-straggler", "message": "rank 2 computes 1.9x the mean",
-			     "evidence": "compute per step"}]}
+d["distributed"] = json.load(open(sys.argv[3]))["distributed"]
 json.dump(d, open(sys.argv[1], "w"))
 PY
 st_plain=0
@@ -104,7 +84,7 @@ html_expect '^render compare ok' '^render waiting ok' '^render distributed ok' \
 	'^selftest compare\.bars ok grew=[1-9][0-9]* shrank=[1-9]' \
 	'^selftest compare\.flame ok frames=[1-9][0-9]* grew=[1-9][0-9]* shrank=[1-9][0-9]* only_new=[1-9][0-9]* only_base=[1-9]' \
 	'^selftest waiting\.tables ok verdict=[a-z-]+ per_thread=[1-9][0-9]* locks=[1-9]' \
-	'^selftest distributed\.ranks ok ranks=3 segments=[1-9][0-9]* sites=2 collectives=1 straggler=2'
+	'^selftest distributed\.ranks ok ranks=4 segments=[1-9][0-9]* sites=[1-9][0-9]* collectives=[1-9][0-9]* straggler=2'
 grep -q 'data-view="compare,waiting,distributed"' "$DOM" || fail "the fragment did not select the views it names"
 grep -q 'id="view-cpu"' "$DOM" && fail "#compare,... rendered a view it does not name"
 exit 0
