@@ -28,7 +28,23 @@ CBN.view({
 		function W() { return Math.max(400, el.clientWidth || 1200); }
 		/* a name's colour, once: parsing a CSS colour per rectangle was most
 		 * of a frame's time */
-		var colors = [];
+		var colors = [], img = null, px = null, rgbaOf = {}, probe = null;
+		/* a CSS colour as a pixel of ImageData (RGBA bytes, little-endian
+		 * words): the browser parses it (fillStyle reads back as #rrggbb) */
+		function rgba(col) {
+			var v = rgbaOf[col];
+			if (v !== undefined) return v;
+			if (!probe) probe = document.createElement('canvas').getContext('2d');
+			probe.fillStyle = '#000';
+			probe.fillStyle = col;
+			var h = String(probe.fillStyle), r = 0, g = 0, b = 0, m;
+			if (h[0] === '#' && h.length === 7) {
+				r = parseInt(h.substr(1, 2), 16); g = parseInt(h.substr(3, 2), 16); b = parseInt(h.substr(5, 2), 16);
+			} else if ((m = /rgba?\((\d+),\s*(\d+),\s*(\d+)/.exec(h))) {
+				r = +m[1]; g = +m[2]; b = +m[3];
+			}
+			return (rgbaOf[col] = ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0);
+		}
 		function colorOf(l, idx) {
 			if (l.kind === 'gpu') return '#37b24d';
 			if (l.kind === 'api') return '#9775fa';
@@ -70,9 +86,8 @@ CBN.view({
 				v.drawnRects++;
 			}
 			lanes.forEach(function (l, li) {
-				var y = li * LANE, s = l.slices, j = firstAt(s, t0), run = null;
-				ctx.fillStyle = li % 2 ? '#f8f9fa' : '#fff';
-				ctx.fillRect(0, y, w, LANE);
+				var y = li * LANE, s = l.slices, j = firstAt(s, t0), run = false;
+				var rx0 = 0, rx1 = 0, rdur = 0, rnm = 0;
 				/*
 				 * Level of detail: slices narrower than a pixel merge into
 				 * one rectangle per pixel (a dense run) coloured as its
@@ -87,16 +102,16 @@ CBN.view({
 					if (x1 - x0 < 1) {
 						/* a run stops at a pixel: its colour says what
 						 * filled that pixel most, not the whole run's */
-						if (run && x0 - run.x1 < 1 && x1 - run.x0 <= 1) {
-							if (x1 > run.x1) run.x1 = x1;
-							if (s[j + 1] > run.dur) { run.dur = s[j + 1]; run.nm = s[j + 2]; }
+						if (run && x0 - rx1 < 1 && x1 - rx0 <= 1) {
+							if (x1 > rx1) rx1 = x1;
+							if (s[j + 1] > rdur) { rdur = s[j + 1]; rnm = s[j + 2]; }
 						} else {
-							if (run) rect(run.x0, run.x1, y, colorOf(l, run.nm));
-							run = { x0: x0, x1: x1, dur: s[j + 1], nm: s[j + 2] };
+							if (run) rect(rx0, rx1, y, colorOf(l, rnm));
+							run = true; rx0 = x0; rx1 = x1; rdur = s[j + 1]; rnm = s[j + 2];
 						}
 						continue;
 					}
-					if (run) { rect(run.x0, run.x1, y, colorOf(l, run.nm)); run = null; }
+					if (run) { rect(rx0, rx1, y, colorOf(l, rnm)); run = false; }
 					rect(x0, x1, y, colorOf(l, s[j + 2]));
 					if (x1 - x0 > 40) {
 						/* cut to the characters that fit (monospace): a clip
@@ -106,15 +121,33 @@ CBN.view({
 							x0 + 2, y + LANE / 2);
 					}
 				}
-				if (run) rect(run.x0, run.x1, y, colorOf(l, run.nm));
+				if (run) rect(rx0, rx1, y, colorOf(l, rnm));
 			});
+			/*
+			 * The lanes' stripes and rectangles are written as pixels into
+			 * one image, put on the canvas at once: thousands of fillRect or
+			 * path rectangles cost most of a frame in the browser's
+			 * rasterizer (41 fps on 100 k slices without a GPU), the pixels
+			 * a few milliseconds of script.
+			 */
+			var pw = canvas.width, ph = canvas.height;
+			if (!img || img.width !== pw || img.height !== ph) {
+				img = ctx.createImageData(pw, ph);
+				px = new Uint32Array(img.data.buffer);
+			}
+			function box(x0, y0, ww, hh, c) {
+				var X0 = Math.max(0, Math.round(x0 * dpr)), X1 = Math.min(pw, Math.round((x0 + ww) * dpr));
+				var Y0 = Math.max(0, Math.round(y0 * dpr)), Y1 = Math.min(ph, Math.round((y0 + hh) * dpr));
+				if (X1 <= X0) X1 = Math.min(pw, X0 + 1);
+				for (var yy = Y0; yy < Y1; yy++) px.fill(c, yy * pw + X0, yy * pw + X1);
+			}
+			lanes.forEach(function (l, li) { box(0, li * LANE, w, LANE, rgba(li % 2 ? '#f8f9fa' : '#fff')); });
+			px.fill(0, Math.min(px.length, Math.round(lanes.length * LANE * dpr) * pw));
 			order.forEach(function (col) {
-				var b = buckets[col], i;
-				ctx.fillStyle = col;
-				ctx.beginPath();
-				for (i = 0; i < b.length; i += 3) ctx.rect(b[i], b[i + 1], b[i + 2], LANE - 4);
-				ctx.fill();
+				var b = buckets[col], i, c = rgba(col);
+				for (i = 0; i < b.length; i += 3) box(b[i], b[i + 1], b[i + 2], LANE - 4, c);
 			});
+			ctx.putImageData(img, 0, 0);
 			ctx.fillStyle = '#000';
 			for (var q = 0; q < labels.length; q += 3) ctx.fillText(labels[q], labels[q + 1], labels[q + 2]);
 			lanes.forEach(function (l, li) {
