@@ -35,7 +35,11 @@ assert "<" not in m.group(1), "a raw '<' in the data"
 d = json.loads(m.group(1))
 assert d["kind"] == "run" and d["report"]["functions"], d.keys()
 tl = d["html"]["timeline"]["lanes"]
-assert len(tl) == 5, [l["name"] for l in tl]
+# one lane per thread with samples (5 here; on a loaded CI machine a worker
+# of 27 ms once had none, as the report's own thread table said)
+sampled = [t for t in d["report"]["threads"] if t.get("samples", 0) > 0]
+assert len(tl) == len(sampled) >= 4, ([l["name"] for l in tl], len(sampled))
+print(len(tl), file=open(sys.argv[1] + ".lanes", "w"))
 assert d["html"]["tree"]["nodes"][0] == -1
 PY
 
@@ -50,6 +54,6 @@ got=$(html_data "$T/moved.html" '[s.get("path", "") for s in d["html"]["sources"
 html_open "$T/run.html" '#all&selftest=all' html_views 5000 shot
 html_expect '^render overview ok' '^render cpu ok' '^render source ok' '^render timeline ok' \
 	'^selftest cpu\.sort ok' '^selftest cpu\.filter ok .*marks=[1-9]' \
-	'^selftest cpu\.zoom ok frame=worker_spin' '^selftest timeline\.lanes ok lanes=5 ' \
+	'^selftest cpu\.zoom ok frame=worker_spin' "^selftest timeline\\.lanes ok lanes=$(cat "$T/plain.html.lanes") " \
 	'^selftest source\.heat ok .*file=threads\.c'
 exit 0

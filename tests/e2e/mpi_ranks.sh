@@ -49,8 +49,10 @@ HOST=$(hostname)
 SLURM_PROCID=0 SLURM_NTASKS=1 OMPI_MCA_mpi_yield_when_idle=1 run_cbn -o "$T/prof" --json "$T/prof.json" --trace "$T/prof.trace" -- "${MPIRUN[@]}" -np 4 "$EXAMPLES/mpi_straggler" 10 20
 expect_rc 0
 # The merged report of the real job: rank 2 (twice the work) is the
-# straggler, the others wait for it in MPI_Allreduce (it arrives last in most
-# of the 10 instances, and their mean wait exceeds its own), and the byte
+# straggler, the others wait for it in MPI_Allreduce (their mean wait there
+# exceeds its own; which rank arrives last at each instance is left out: on 2
+# cores shared by 4 ranks a descheduled rank 3 was last in 6 of 10 in one CI
+# run), and the byte
 # counts are exact: 40 Allreduce of 1024 doubles each way, 40 Sends of 1000
 # ints.  Its compute per step against the median: 2.0x of CPU work, but 4
 # ranks share 2 cores here, so in wall time it reads ~1.5x (while the others
@@ -67,7 +69,7 @@ st = d["straggler"]
 assert st and st["rank"] == 2 and 1.15 <= st["ratio"] <= 3.0 and st["call"] == "MPI_Allreduce", st
 co = [c for c in d["collectives"] if c["call"] == "MPI_Allreduce"]
 assert co and co[0]["instances"] == 10 and co[0]["unmatched"] == 0, co
-assert co[0]["latest_rank"] == 2 and co[0]["latest_count"] >= 6, co
+assert co[0]["latest_rank"] >= 0 and co[0]["wait_ns"] > 0, co
 assert co[0]["bytes"] == 40 * 2 * 8192, co
 sites = {s["call"]: s for s in d["sites"]}
 assert sites["MPI_Send"]["bytes"] == 40 * 4000 and sites["MPI_Send"]["calls"] == 40, sites["MPI_Send"]
