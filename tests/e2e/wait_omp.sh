@@ -4,9 +4,11 @@
 # waits at libgomp's barrier for 2 units of every 4: a third of the team's
 # CPU).  With libgomp's default wait policy that wait is spent spinning in
 # libgomp:
-#   - spin is over 20 % of the CPU time (expected a third; 0.33-0.35 measured
-#     here) -- a share of CPU, not of thread time: on a loaded machine the
-#     threads also wait runnable, and thread time holds that;
+#   - spin is over 12 % of the CPU time (expected a third; 0.33-0.35 measured
+#     here quiet, 0.18 in one CI run at load 2.9: a spinning thread that
+#     loses its core spins less) -- a share of CPU, not of thread time: on a
+#     loaded machine the threads also wait runnable, and thread time holds
+#     that;
 #   - the spin counts as waiting: the efficiency is below 0.9;
 #   - the recommendation omp-spin fires, names OMP_WAIT_POLICY or libgomp,
 #     and the text report says spin and gives that recommendation.
@@ -37,7 +39,7 @@ print("# spin %.0f ms of %.0f ms CPU (%.2f)" % (w["activities"]["spin"] / 1e6, w
       w["activities"]["spin"] / w["cpu_ns"]), file=sys.stderr)
 print("# efficiency %.2f, busy threads %d, verdict %s: %s" % (w["efficiency"], w["busy_threads"],
       w["verdict"], w["verdict_text"]), file=sys.stderr)
-assert w["activities"]["spin"] > 0.2 * w["cpu_ns"], (w["activities"], w["cpu_ns"])
+assert w["activities"]["spin"] > 0.12 * w["cpu_ns"], (w["activities"], w["cpu_ns"])
 assert abs(sh["spin"] - w["activities"]["spin"] / w["thread_ns"]) < 0.01, sh
 assert w["efficiency"] < 0.9, w["efficiency"]
 assert w["busy_threads"] == 2, w["busy_threads"]
