@@ -541,7 +541,8 @@ __attribute__((constructor)) static void agent_init(void)
 	if (ret) {
 		char why[256];
 
-		snprintf(why, sizeof(why), "cannot create the session file in %s (%s)",
+		/* cut to fit: a message, not a path to open */
+		snprintf(why, sizeof(why), "cannot create the session file in %.150s (%.60s)",
 			 agent.session, strerror(-ret));
 		agent_disable(why);
 		return;
