@@ -15,7 +15,9 @@
 # requestAnimationFrame for 3 s on real time, driven over chromium's
 # --remote-debugging-pipe (no virtual time), and prints the frames per second
 # and their ratio to the 60 fps target, the mean and p95 time of its own
-# drawing, and the same for a 20-slice timeline (the machine's ceiling).
+# drawing, and the same for a 20-slice timeline (the machine's ceiling);
+# then again with chromium's frame-rate limit off, where frames/s is the
+# inverse of a whole frame's cost, at 1 and 2 device pixels per CSS pixel.
 # docs/html.md gives the figures.  Not part of ctest.
 # Usage: bench/html.sh [BUILD_DIR]   Env: SIZES ("10000 100000 1000000"),
 # FPS_SLICES (100000), FPS_ONLY=1 (the frame rate alone).
@@ -66,7 +68,8 @@ def child():
 	os.set_inheritable(3, True); os.set_inheritable(4, True)
 p = subprocess.Popen([browser, "--headless=new", "--no-sandbox", "--no-first-run",
 	"--disable-extensions", "--user-data-dir=" + profile, "--window-size=1400,900",
-	"--remote-debugging-pipe", url], close_fds=False, preexec_fn=child,
+	"--remote-debugging-pipe"] + os.environ.get("CBN_CHROMIUM_FLAGS", "").split() + [url],
+	close_fds=False, preexec_fn=child,
 	stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 os.close(r_cmd); os.close(w_ev)
 buf, nid = b"", 0
@@ -106,9 +109,10 @@ finally:
 	p.wait()
 PY
 
-fps()   # PAGE SLICES: the page's fps line
+fps()   # PAGE SLICES [CHROMIUM FLAGS]: the page's fps line
 {
-	/usr/bin/python3 "$TMP/cdp.py" "$B" "file://$1#timeline&selftest=fps&slices=$2&ms=3000" \
+	CBN_CHROMIUM_FLAGS="${*:3}" /usr/bin/python3 "$TMP/cdp.py" "$B" \
+		"file://$1#timeline&selftest=fps&slices=$2&ms=3000" \
 		'bench timeline.fps' 60 "$TMP/profile-fps" | sed 's/^bench timeline.fps ok //'
 }
 
@@ -143,6 +147,17 @@ rm -rf "$TMP/s"
 "$gen" "$TMP/s" 10000 30 >/dev/null
 "$CBN" report -q --html "$TMP/fps.html" "$TMP/s" >/dev/null 2>&1 || die "report --html failed"
 echo "timeline frame rate (60 fps target; pans and zooms every frame for 3 s; load: $(cut -d' ' -f1-3 /proc/loadavg)):"
+echo " at the display's rate (headless: 60 Hz begin-frames):"
 for n in "${FPS_SLICES:-100000}" 20; do
 	echo "  $(fps "$TMP/fps.html" "$n")"
 done
+# the same with the frame-rate limit off: a frame starts as soon as the last
+# one is on screen, so frames/s is 1 / the whole frame's cost (script,
+# raster, composite) and says how far above 60 the page could go
+unlocked="--disable-frame-rate-limit --disable-gpu-vsync"
+echo " frame-rate limit off ($unlocked):"
+for n in "${FPS_SLICES:-100000}" 20; do
+	echo "  $(fps "$TMP/fps.html" "$n" $unlocked)"
+done
+echo " frame-rate limit off, 2 device pixels per CSS pixel (a HiDPI screen: 4 times the pixels):"
+echo "  $(fps "$TMP/fps.html" "${FPS_SLICES:-100000}" $unlocked --force-device-scale-factor=2)"

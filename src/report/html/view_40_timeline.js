@@ -5,8 +5,8 @@
  * html_data.c's binned slices.  Wheel or W/S zoom around the pointer, drag or
  * A/D and the arrow keys pan, 0 resets, a click shows the slice.  Drawing
  * merges slices narrower than a pixel into one rectangle per pixel and
- * fills each colour once, so a frame costs at most about one rectangle per
- * pixel of each lane, whatever the slice count
+ * writes each lane's rectangles as pixels, so a frame costs at most about
+ * one rectangle per pixel of each lane, whatever the slice count
  * (bench/html.sh measures the frame rate on 100 000 slices).
  */
 'use strict';
@@ -28,7 +28,7 @@ CBN.view({
 		function W() { return Math.max(400, el.clientWidth || 1200); }
 		/* a name's colour, once: parsing a CSS colour per rectangle was most
 		 * of a frame's time */
-		var colors = [], img = null, px = null, rgbaOf = {}, probe = null;
+		var colors = [], pixels = [], img = null, px = null, row = null, rgbaOf = {}, probe = null;
 		/* a CSS colour as a pixel of ImageData (RGBA bytes, little-endian
 		 * words): the browser parses it (fillStyle reads back as #rrggbb) */
 		function rgba(col) {
@@ -50,6 +50,13 @@ CBN.view({
 			if (l.kind === 'api') return '#9775fa';
 			return colors[idx] || (colors[idx] = C.color((names[idx] || ['?'])[0]));
 		}
+		var PX_GPU = null, PX_API = null;
+		function pixelOf(l, idx) {
+			if (l.kind === 'gpu') return PX_GPU === null ? (PX_GPU = rgba(colorOf(l, idx))) : PX_GPU;
+			if (l.kind === 'api') return PX_API === null ? (PX_API = rgba(colorOf(l, idx))) : PX_API;
+			var p = pixels[idx];
+			return p !== undefined ? p : (pixels[idx] = rgba(colorOf(l, idx)));
+		}
 		function draw() {
 			pending = false;
 			var w = W(), h = lanes.length * LANE + 20, dpr = window.devicePixelRatio || 1;
@@ -66,28 +73,44 @@ CBN.view({
 			var cw = ctx.measureText('0').width || 7;
 			v.drawnLanes = 0;
 			v.drawnRects = 0;
-			/* rectangles are bucketed by colour and each bucket filled as
-			 * one path: one colour change per colour a frame, not per slice */
-			var buckets = {}, order = [], labels = [];
-			function rect(x0, x1, y, col) {
-				var b = buckets[col], n;
-				if (!b) { b = buckets[col] = []; order.push(col); }
-				/* whole pixels: no anti-aliased edges to raster, and a
-				 * rectangle that touches the previous one of its colour in
-				 * the lane extends it */
-				x0 = Math.round(x0);
-				x1 = Math.max(x0 + 1, Math.round(x1));
-				n = b.length;
-				if (n && b[n - 2] === y + 2 && b[n - 3] + b[n - 1] >= x0) {
-					b[n - 1] = Math.max(b[n - 1], x1 - b[n - 3]);
-					return;
-				}
-				b.push(x0, y + 2, x1 - x0);
+			var labels = [], T = [performance.now()], pw = canvas.width, ph = canvas.height;
+			/*
+			 * The lanes' stripes and rectangles are written as pixels into
+			 * one image, put on the canvas at once: thousands of fillRect or
+			 * path rectangles cost most of a frame in the browser's
+			 * rasterizer (41 fps on 100 k slices without a GPU).  All the
+			 * rectangles of a lane share its rows, so each is written once
+			 * into one row of pixels, and the row is copied to the lane's
+			 * rows: a fill per rectangle and row cost 4 ms a frame.
+			 */
+			if (!img || img.width !== pw || img.height !== ph) {
+				img = ctx.createImageData(pw, ph);
+				px = new Uint32Array(img.data.buffer);
+				row = new Uint32Array(pw);
+			}
+			/* the lane's last rectangle, in device pixels, not yet written:
+			 * whole pixels (no anti-aliased edges), and the next rectangle
+			 * of its colour that touches it extends it */
+			var lx0 = 0, lx1 = 0, lc = 0, lhas = false;
+			function flush() {
+				if (!lhas) return;
+				if (lx1 - lx0 < 16) for (var x = lx0; x < lx1; x++) row[x] = lc;
+				else row.fill(lc, lx0, lx1);
+				lhas = false;
+			}
+			function rect(x0, x1, c) {
+				var X0 = Math.round(Math.round(x0) * dpr), X1 = Math.min(pw, Math.max(X0 + 1, Math.round(Math.round(x1) * dpr)));
+				if (lhas && c === lc && X0 <= lx1) { if (X1 > lx1) lx1 = X1; return; }
+				flush();
+				lx0 = X0; lx1 = X1; lc = c; lhas = true;
 				v.drawnRects++;
 			}
+			var stripe = [rgba('#fff'), rgba('#f8f9fa')];
 			lanes.forEach(function (l, li) {
 				var y = li * LANE, s = l.slices, j = firstAt(s, t0), run = false;
-				var rx0 = 0, rx1 = 0, rdur = 0, rnm = 0;
+				var rx0 = 0, rx1 = 0, rdur = 0, rnm = 0, bg = stripe[li % 2];
+				row.fill(bg);
+				lhas = false;
 				/*
 				 * Level of detail: slices narrower than a pixel merge into
 				 * one rectangle per pixel (a dense run) coloured as its
@@ -106,13 +129,13 @@ CBN.view({
 							if (x1 > rx1) rx1 = x1;
 							if (s[j + 1] > rdur) { rdur = s[j + 1]; rnm = s[j + 2]; }
 						} else {
-							if (run) rect(rx0, rx1, y, colorOf(l, rnm));
+							if (run) rect(rx0, rx1, pixelOf(l, rnm));
 							run = true; rx0 = x0; rx1 = x1; rdur = s[j + 1]; rnm = s[j + 2];
 						}
 						continue;
 					}
-					if (run) { rect(rx0, rx1, y, colorOf(l, rnm)); run = false; }
-					rect(x0, x1, y, colorOf(l, s[j + 2]));
+					if (run) { rect(rx0, rx1, pixelOf(l, rnm)); run = false; }
+					rect(x0, x1, pixelOf(l, s[j + 2]));
 					if (x1 - x0 > 40) {
 						/* cut to the characters that fit (monospace): a clip
 						 * region per label cost more than the rectangles */
@@ -121,33 +144,20 @@ CBN.view({
 							x0 + 2, y + LANE / 2);
 					}
 				}
-				if (run) rect(rx0, rx1, y, colorOf(l, rnm));
+				if (run) rect(rx0, rx1, pixelOf(l, rnm));
+				flush();
+				/* the stripe above and below the rectangles, the row between */
+				var Y0 = Math.round(y * dpr), Y1 = Math.min(ph, Math.round((y + LANE) * dpr));
+				var R0 = Math.round((y + 2) * dpr), R1 = Math.round((y + LANE - 2) * dpr);
+				for (var yy = Y0; yy < Y1; yy++) {
+					if (yy >= R0 && yy < R1) px.set(row, yy * pw);
+					else px.fill(bg, yy * pw, (yy + 1) * pw);
+				}
 			});
-			/*
-			 * The lanes' stripes and rectangles are written as pixels into
-			 * one image, put on the canvas at once: thousands of fillRect or
-			 * path rectangles cost most of a frame in the browser's
-			 * rasterizer (41 fps on 100 k slices without a GPU), the pixels
-			 * a few milliseconds of script.
-			 */
-			var pw = canvas.width, ph = canvas.height;
-			if (!img || img.width !== pw || img.height !== ph) {
-				img = ctx.createImageData(pw, ph);
-				px = new Uint32Array(img.data.buffer);
-			}
-			function box(x0, y0, ww, hh, c) {
-				var X0 = Math.max(0, Math.round(x0 * dpr)), X1 = Math.min(pw, Math.round((x0 + ww) * dpr));
-				var Y0 = Math.max(0, Math.round(y0 * dpr)), Y1 = Math.min(ph, Math.round((y0 + hh) * dpr));
-				if (X1 <= X0) X1 = Math.min(pw, X0 + 1);
-				for (var yy = Y0; yy < Y1; yy++) px.fill(c, yy * pw + X0, yy * pw + X1);
-			}
-			lanes.forEach(function (l, li) { box(0, li * LANE, w, LANE, rgba(li % 2 ? '#f8f9fa' : '#fff')); });
 			px.fill(0, Math.min(px.length, Math.round(lanes.length * LANE * dpr) * pw));
-			order.forEach(function (col) {
-				var b = buckets[col], i, c = rgba(col);
-				for (i = 0; i < b.length; i += 3) box(b[i], b[i + 1], b[i + 2], LANE - 4, c);
-			});
+			T.push(performance.now());
 			ctx.putImageData(img, 0, 0);
+			T.push(performance.now());
 			ctx.fillStyle = '#000';
 			for (var q = 0; q < labels.length; q += 3) ctx.fillText(labels[q], labels[q + 1], labels[q + 2]);
 			lanes.forEach(function (l, li) {
@@ -177,6 +187,8 @@ CBN.view({
 				var tx = LABEL + k * (w - LABEL) / 5;
 				ctx.fillText(C.ns(t0 + k * (t1 - t0) / 5), Math.min(tx, w - 60), lanes.length * LANE + 10);
 			}
+			T.push(performance.now());
+			v.parts = T;
 		}
 		/* index of the first slice that may reach t (slices sorted by start;
 		 * a slice is never longer than the lane's span, so step back one) */
@@ -244,6 +256,7 @@ CBN.view({
 			var per = Math.ceil(n / 20), span = 10e9, nn = Math.max(1, names.length), i, k;
 			lanes.length = 0;
 			colors = [];
+			pixels = [];
 			for (k = 0; k < 20; k++) {
 				var sl = [], t = 0, step = span / per;
 				for (i = 0; i < per; i++) {
@@ -256,7 +269,7 @@ CBN.view({
 			tl.span_ns = span;
 			tl.flows = [];
 			v.keys('0');
-			var frames = 0, times = [], rects = 0, start = performance.now(), f = 0;
+			var parts = [0, 0, 0], frames = 0, times = [], rects = 0, start = performance.now(), f = 0;
 			function frame(now) {
 				/* 60 zoom-ins around moving points, then pans, then back out */
 				var ph = f++ % 120;
@@ -269,6 +282,7 @@ CBN.view({
 				var a = performance.now();
 				draw();
 				times.push(performance.now() - a);
+				for (var q = 0; q < 3; q++) parts[q] += v.parts[q + 1] - v.parts[q];
 				rects += v.drawnRects;
 				frames++;
 				if (now - start < ms) { requestAnimationFrame(frame); return; }
@@ -279,7 +293,8 @@ CBN.view({
 					' frames=' + frames + ' fps=' + fps.toFixed(1) + ' ratio=' + (fps / 60).toFixed(2) +
 					' draw_mean_ms=' + mean.toFixed(2) + ' draw_p95_ms=' +
 					times[Math.floor(0.95 * (times.length - 1))].toFixed(2) + ' draw_max_fps=' +
-					(1000 / mean).toFixed(0) + ' rects_per_frame=' + Math.round(rects / frames));
+					(1000 / mean).toFixed(0) + ' rects_per_frame=' + Math.round(rects / frames) + ' pixels/put/text_ms=' +
+					parts.map(function (x) { return (x / frames).toFixed(2); }).join('/'));
 			}
 			requestAnimationFrame(frame);
 		};
