@@ -111,6 +111,9 @@ struct agent_thread {
 	 * sample, closed at thread end and exec. */
 	struct kstacks_ring kring;
 	int ktried;                      /* kernel.c tried to open it */
+	int kparked;                     /* closed while the thread stays in user mode */
+	uint64_t kwin, kwin_k;           /* periods of CPU since the window began, of them kernel */
+	uint64_t kcarry;                 /* kernel ns sampled, not yet in a sample's split */
 
 	/* The handler's own stack (stacks.c). */
 	char *stack_lo, *stack_hi;       /* usable range of the agent's stack, or NULL */
@@ -184,7 +187,8 @@ void stacks_thread_end(void) AGENT_HIDDEN;
 
 /* kernel.c: kernel stacks (their handler half: sigpath.h).  kernel_config
  * reads CBN_KERNEL_STACKS (constructor); thread begin forgets a ring a fork
- * child does not have; thread end (and exec) drains and closes it. */
+ * child does not have (and a parked state); thread end (and exec) drains
+ * and closes it. */
 void kernel_config(void) AGENT_HIDDEN;
 void kernel_thread_begin(struct agent_thread *t) AGENT_HIDDEN;
 void kernel_thread_end(struct agent_thread *t) AGENT_HIDDEN;

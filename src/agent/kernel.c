@@ -1,9 +1,19 @@
 /*
  * kernel.c — kernel stacks for each thread sampled with a perf event: whether
  * to take them (CBN_KERNEL_STACKS), opening the thread's kernel-only event at
- * its first sample, draining its ring into every sample (kstacks.c), and the
- * header's account: taken on how many threads, kernel samples kept and lost,
- * or why there are none.
+ * its first sample, draining its ring into every sample (kstacks.c), parking
+ * it while the thread stays in user mode, and the header's account: taken on
+ * how many threads, kernel samples kept and lost, or why there are none.
+ *
+ * Parking: the kernel-only cpu-clock event runs an hrtimer that fires every
+ * period while the thread runs, in user mode too, where it records nothing;
+ * on a virtual machine, where a timer interrupt is dear, that alone cost a
+ * CPU-bound thread 10 % at 1 kHz (docs/performance.md).  So a thread whose
+ * event saw no kernel mode over CBN_KSTACK_PARK_NS of its CPU time closes
+ * it, and its samples split their CPU between user and kernel by rusage
+ * (timer_weigh) until the system time grows, when it opens again.  What is
+ * lost: the kernel stacks of the stretch between the first system time and
+ * the next sample (one [kernel] row on the stack it returned to).
  *
  * SIGNAL-SAFE: kernel_thread_sample and what it calls (sigpath.h); the rest
  * runs in normal context.
@@ -19,8 +29,43 @@
 /* 0: CBN_KERNEL_STACKS=0 (read by the constructor, before any sampler; the
  * header says so at the first sample of each image, fork children too). */
 static int kernel_want = 1;
+/* 0: CBN_KERNEL_STACKS=always, never park a thread's event. */
+static int kernel_park = 1;
 /* A refusal that holds for every thread of the process (errno). */
 static _Atomic int kernel_refused;
+
+/*
+ * The kernel event's period: the sampling period times 1.618.  Both events
+ * run hrtimers on the thread's CPU clock, and one opened at a fixed delay
+ * after the sampler's (as the handler does) fired each time at the same
+ * instant of the sampler's own signal delivery, kernel mode: a thread
+ * spinning in user code read 100 % kernel.  At this ratio its firing
+ * instants walk through every phase of the sampler's period (the golden
+ * ratio's multiples are the most evenly spread), so kernel mode is sampled
+ * in proportion to its time, the signal's own few microseconds included.
+ */
+static uint64_t kernel_period(void)
+{
+	return agent.period_ns + agent.period_ns * 618u / 1000u;
+}
+
+/* SIGNAL-SAFE.  n kernel samples since the last sample, as periods of the
+ * sampler: their time with the remainder of the last ones (so the split is
+ * right on average), at most weight (the excess waits for the next). */
+static uint32_t kernel_periods(struct agent_thread *t, uint32_t n, uint32_t weight)
+{
+	uint64_t ns, k, cap = 4 * agent.period_ns;
+
+	if (!n)
+		return 0; /* the remainder waits for the next kernel samples */
+	ns = (uint64_t)n * kernel_period() + t->kcarry;
+	k = ns / agent.period_ns;
+	if (k > weight)
+		k = weight;
+	ns -= k * agent.period_ns;
+	t->kcarry = ns < cap ? ns : cap;
+	return (uint32_t)k;
+}
 
 /* SIGNAL-SAFE.  No kernel stacks in this image: say why, once (the first
  * thread to fail claims the header's reason; a thread that has them wins). */
@@ -43,6 +88,7 @@ void kernel_config(void)
 	const char *q = getenv(CBN_ENV_KSTACKS);
 
 	kernel_want = !(q && strcmp(q, "0") == 0);
+	kernel_park = !(q && strcmp(q, "always") == 0);
 }
 
 static const char *kernel_why(int err)
@@ -91,7 +137,7 @@ static void kernel_thread_arm(struct agent_thread *t)
 	}
 	if (atomic_load_explicit(&kernel_refused, memory_order_relaxed))
 		return;
-	ret = kstacks_open(&t->kring, agent.period_ns);
+	ret = kstacks_open(&t->kring, kernel_period());
 	if (ret) {
 		if (ret == -EACCES || ret == -EPERM || ret == -ENOSYS || ret == -ENOENT ||
 		    ret == -EOPNOTSUPP)
@@ -103,8 +149,38 @@ static void kernel_thread_arm(struct agent_thread *t)
 	atomic_fetch_add_explicit(&h->threads_kstacks, 1, memory_order_relaxed);
 }
 
+/* SIGNAL-SAFE.  Close the thread's event until its system time grows (its
+ * ring was just drained). */
+static void kernel_thread_park(struct agent_thread *t)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+
+	kstacks_close(&t->kring);
+	t->kparked = 1;
+	if (h)
+		atomic_fetch_add_explicit(&h->kstack_parks, 1, memory_order_relaxed);
+}
+
+void kernel_thread_unpark(struct agent_thread *t)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+
+	t->kparked = 0;
+	t->kwin = t->kwin_k = 0;
+	t->kcarry = 0;
+	/* A failure here (descriptors or locked memory run out) leaves the
+	 * thread without kernel stacks from now on, as at its first sample:
+	 * not tried again at every sample. */
+	if (atomic_load_explicit(&kernel_refused, memory_order_relaxed) ||
+	    kstacks_open(&t->kring, kernel_period()) != 0)
+		return;
+	if (h)
+		atomic_fetch_add_explicit(&h->kstack_unparks, 1, memory_order_relaxed);
+}
+
 size_t kernel_thread_sample(struct agent_thread *t, struct kstacks_placer *pl,
-			    struct cbn_kstacks *out, size_t cap, uint32_t *ksamples)
+			    struct cbn_kstacks *out, size_t cap, uint32_t weight,
+			    uint32_t *ksamples)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 	uint32_t kept = 0, lost = 0;
@@ -118,7 +194,7 @@ size_t kernel_thread_sample(struct agent_thread *t, struct kstacks_placer *pl,
 	if (!t->kring.base)
 		return 0;
 	used = kstacks_drain(&t->kring, pl, out, cap, &kept, &lost);
-	*ksamples = kept + lost;
+	*ksamples = kernel_periods(t, kept + lost, weight);
 	if (h) {
 		atomic_fetch_add_explicit(&h->kstack_samples, kept, memory_order_relaxed);
 		atomic_fetch_add_explicit(&h->kstack_lost, lost, memory_order_relaxed);
@@ -132,6 +208,15 @@ size_t kernel_thread_sample(struct agent_thread *t, struct kstacks_placer *pl,
 			atomic_fetch_add_explicit(&h->kstack_unplaced, kept, memory_order_relaxed);
 		}
 	}
+	/* a window of CBN_KSTACK_PARK_NS of the thread's CPU with kernel mode
+	 * under 1/CBN_KSTACK_PARK_SHARE of it: park */
+	t->kwin += weight;
+	t->kwin_k += *ksamples;
+	if (t->kwin * agent.period_ns >= CBN_KSTACK_PARK_NS) {
+		if (kernel_park && t->kwin_k * CBN_KSTACK_PARK_SHARE < t->kwin)
+			kernel_thread_park(t);
+		t->kwin = t->kwin_k = 0;
+	}
 	return used;
 }
 
@@ -142,6 +227,9 @@ void kernel_thread_begin(struct agent_thread *t)
 	t->kring.base = NULL;
 	t->kring.len = 0;
 	t->ktried = 0;
+	t->kparked = 0;
+	t->kwin = t->kwin_k = 0;
+	t->kcarry = 0;
 }
 
 void kernel_thread_end(struct agent_thread *t)
@@ -159,4 +247,7 @@ void kernel_thread_end(struct agent_thread *t)
 	kstacks_close(&t->kring);
 out:
 	t->ktried = 0;
+	t->kparked = 0;
+	t->kwin = t->kwin_k = 0;
+	t->kcarry = 0;
 }

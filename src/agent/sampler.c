@@ -257,20 +257,26 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 		 * cursor unwind costs more than the cached backtrace).
 		 */
 		kb = kernel_thread_sample(t, why < 0 && kstacks_pending(&t->kring) ? &pl : NULL,
-					  (struct cbn_kstacks *)(r->pc + nf), KSTACKS_MAX_BYTES, &ks);
+					  (struct cbn_kstacks *)(r->pc + nf), KSTACKS_MAX_BYTES,
+					  weight, &ks);
 
 		if (kb) {
 			flags |= CBN_SAMPLE_KSTACKS;
 			size += (uint32_t)kb;
 		}
 		/*
-		 * The kernel event samples kernel mode at the same period on
-		 * hrtimers: its count splits this sample's CPU between user and
-		 * kernel more finely than rusage, whose system time is sampled
-		 * at the tick (and then the stacks and the split agree).
+		 * The kernel event samples kernel mode on hrtimers (at 1.618
+		 * periods, kernel.c): its count splits this sample's CPU
+		 * between user and kernel more finely than rusage, whose system
+		 * time is sampled at the tick (and then the stacks and the
+		 * split agree).
 		 */
 		if (ks != UINT32_MAX)
 			kernel = ks < weight ? ks : weight;
+	} else if (t->kparked && kernel) {
+		/* parked, and the system time grew: kernel stacks from the
+		 * next sample on (this one's split is the rusage one) */
+		kernel_thread_unpark(t);
 	}
 	if (unwinding)
 		unwind_end();

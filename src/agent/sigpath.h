@@ -18,7 +18,7 @@
  *   timer.c    timer_arm (from timer_resume), timer_posix, timer_perf,
  *              timer_perf_failed, timer_perf_why,
  *              timer_refusal_final, timer_thread_sys, ts_ns
- *   kernel.c   kernel_thread_arm, kernel_off, kernel_why
+ *   kernel.c   kernel_thread_arm, kernel_off, kernel_why, kernel_thread_park
  *   kstacks.c  kstacks_open, kstacks_drain, kstacks_pending, kstacks_parse,
  *              kstacks_parse_placed, kstacks_place, kstacks_add, ring_copy
  *              (kstacks.h: all of it is signal-safe)
@@ -133,11 +133,18 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
 /* kernel.c: at the thread's first sample, open its kernel-stack event (when
  * its sampler is a perf event); at the next ones, drain the kernel stacks
  * sampled since into out (at most cap bytes).  Returns the bytes written, 0
- * for none; *ksamples: the kernel samples taken since the last sample (kept or
- * lost), UINT32_MAX when the thread had no kernel event over that time.
- * kstacks.c (kstacks.h) is signal-safe throughout. */
+ * for none; *ksamples: the kernel time those samples (kept or lost) stand for,
+ * in periods of the sampler (at most weight), UINT32_MAX when the thread had
+ * no kernel event over that time.
+ * weight: the sample's periods of CPU; a thread whose event saw no kernel
+ * mode over CBN_KSTACK_PARK_NS of them closes it (parks), and
+ * kernel_thread_unpark opens it again (the sampler calls it when a parked
+ * thread's system time grew).  kstacks.c (kstacks.h) is signal-safe
+ * throughout. */
 size_t kernel_thread_sample(struct agent_thread *t, struct kstacks_placer *pl,
-			    struct cbn_kstacks *out, size_t cap, uint32_t *ksamples) AGENT_HIDDEN;
+			    struct cbn_kstacks *out, size_t cap, uint32_t weight,
+			    uint32_t *ksamples) AGENT_HIDDEN;
+void kernel_thread_unpark(struct agent_thread *t) AGENT_HIDDEN;
 
 /* unwind.c: the private libunwind.  unwind_begin returns 1 when the caller may
  * unwind (then it must call unwind_end), 0 while unwinding is held (fork,

@@ -183,6 +183,8 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 		sm->kstack_lost += pr->kstack_lost;
 		sm->kstack_placed += pr->kstack_placed;
 		sm->kstack_unplaced += pr->kstack_unplaced;
+		sm->kstack_parks += pr->kstack_parks;
+		sm->kstack_unparks += pr->kstack_unparks;
 	}
 
 	/* Pass 1: samples → per stack weight and ns (stacks are shared by many

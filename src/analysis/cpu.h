@@ -76,6 +76,8 @@ struct cpu_profile {
 		uint64_t kstack_lost;      /* kernel samples whose stack was not kept */
 		uint64_t kstack_placed;    /* on the user stack that entered the kernel */
 		uint64_t kstack_unplaced;  /* on the next sample's stack (caller chain gone) */
+		uint64_t kstack_parks;     /* events closed while threads ran in user mode */
+		uint64_t kstack_unparks;   /* ... opened again when system time grew */
 		const char *kstack_reason; /* why none (first process that gave one), or NULL */
 	} sampler;
 };

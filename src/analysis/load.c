@@ -760,6 +760,8 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->kstack_lost = h->kstack_lost;
 	pr->kstack_placed = h->kstack_placed;
 	pr->kstack_unplaced = h->kstack_unplaced;
+	pr->kstack_parks = h->kstack_parks;
+	pr->kstack_unparks = h->kstack_unparks;
 	pr->kstack_reason = load_arena_strndup(&L->arena, h->kstack_reason,
 					       strnlen(h->kstack_reason, sizeof(h->kstack_reason)));
 	memcpy(pr->pc_only_why, (const void *)h->pc_only_why, sizeof(pr->pc_only_why));

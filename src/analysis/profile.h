@@ -102,6 +102,8 @@ struct prof_process {
 	uint64_t kstack_samples, kstack_lost;
 	uint64_t kstack_placed;   /* of kstack_samples: on the user stack that entered the kernel */
 	uint64_t kstack_unplaced; /* of kstack_samples: on the next sample's stack */
+	uint32_t kstack_parks;    /* events closed on threads staying in user mode */
+	uint32_t kstack_unparks;  /* ... and opened again */
 	const char *kstack_reason; /* why there are none, "" */
 	uint64_t pc_only_why[CBN_PCONLY_NREASONS];
 	uint32_t unsampled_why[CBN_UNSAMPLED_NREASONS];

@@ -318,6 +318,14 @@ struct cbn_file_header {
 	/* Distributed runs (all zero in older files: read rank 0 with source
 	 * NONE as "not a rank"). */
 	struct cbn_rank_state rank;
+
+	/* Kernel stacks, continued (zero in older files).  A thread whose
+	 * kernel event saw almost no kernel mode over CBN_KSTACK_PARK_NS of its
+	 * CPU time closes it (the event's hrtimer fires every period in user
+	 * mode too, which costs) and opens it again once the thread's system
+	 * time grows: times closed, times opened again. */
+	_Atomic uint32_t kstack_parks;
+	_Atomic uint32_t kstack_unparks;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -451,6 +459,12 @@ struct cbn_kstack {
 };
 
 #define CBN_KSTACK_MAX_FRAMES 64     /* frames kept per kernel stack */
+/* A thread's kernel event closes after a window of CBN_KSTACK_PARK_NS of its
+ * CPU time in which kernel mode had under 1/CBN_KSTACK_PARK_SHARE of it (the
+ * sampler's own signal delivery is some: 1.2 % at 1 kHz on a virtual
+ * machine). */
+#define CBN_KSTACK_PARK_NS 100000000ull
+#define CBN_KSTACK_PARK_SHARE 32u
 #define CBN_KSTACK_MAX_STACKS 16     /* distinct kernel stacks per sample */
 
 struct cbn_rec_thread {              /* THREAD_START, THREAD_END, THREAD_NAME */
@@ -957,7 +971,8 @@ struct cbn_rec_mem_counters {
 #define CBN_ENV_CUDA "CBN_CUDA"           /* 0: do not trace CUDA */
 #define CBN_ENV_SIGNAL "CBN_SIGNAL"       /* sampling signal (cbn_signal.h), else chosen */
 #define CBN_ENV_PERF "CBN_PERF_EVENTS"    /* 0: POSIX CPU timers, no perf events */
-#define CBN_ENV_KSTACKS "CBN_KERNEL_STACKS" /* 0: no kernel stacks */
+#define CBN_ENV_KSTACKS "CBN_KERNEL_STACKS" /* 0: no kernel stacks; always: never
+					     * park a thread's kernel event */
 #define CBN_ENV_MEMORY "CBN_MEMORY"       /* "host,cuda", "host", "cuda": --memory */
 #define CBN_ENV_MEMORY_RATE "CBN_MEMORY_RATE" /* mean bytes between sampled allocations */
 /* Capture controls (docs/steps.md); any of them set: header.capture.mode CONTROLLED. */

@@ -113,6 +113,8 @@ static int json_sampler(cJSON *run, const struct cpu_profile *c)
 	err |= json_num(r, "lost", (double)sm->kstack_lost);
 	err |= json_num(r, "placed", (double)sm->kstack_placed);
 	err |= json_num(r, "unplaced", (double)sm->kstack_unplaced);
+	err |= json_num(r, "parks", (double)sm->kstack_parks);
+	err |= json_num(r, "unparks", (double)sm->kstack_unparks);
 	err |= json_str(r, "reason", sm->kstack_reason ? sm->kstack_reason : "");
 	return err;
 }

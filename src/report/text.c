@@ -175,6 +175,10 @@ static void text_kernel_stacks(FILE *out, const struct cpu_sampler *sm)
 				(unsigned long long)sm->kstack_unplaced);
 		if (sm->kstack_lost)
 			fprintf(out, ", %llu without a stack", (unsigned long long)sm->kstack_lost);
+		if (sm->kstack_parks)
+			fprintf(out, "; the kernel event paused %llu time%s on threads staying in user "
+				"mode, resumed %llu", (unsigned long long)sm->kstack_parks,
+				sm->kstack_parks == 1 ? "" : "s", (unsigned long long)sm->kstack_unparks);
 		fputc('\n', out);
 	} else if (sm->kstack_state == CBN_KSTACK_OFF) {
 		fprintf(out, "  Kernel:     one [kernel] row, no kernel stacks (%s)\n",
