@@ -16,6 +16,7 @@
 #include "../format/cbn_mpi.h"
 #include "analysis.h"
 #include "dist_int.h"
+#include "load.h"
 #include "steps.h"
 
 /* Working state of one dist_analyze(). */
@@ -144,7 +145,19 @@ static int ranks_build(struct dist_work *w)
 	}
 	if (!d->mpi)
 		d->mpi = "";
-	d->missing = (size_t)d->world_size > d->nranks ? (size_t)d->world_size - d->nranks : 0;
+	/* missing: of the ranks asked for (all, or --ranks), those without a
+	 * session; a rank --ranks left out is not missing */
+	d->selected = d->world_size > 0 ? (size_t)d->world_size : 0;
+	if (p->rank_filter && d->world_size > 0) {
+		char e[8];
+		int32_t r;
+
+		d->selected = 0;
+		for (r = 0; r < d->world_size; r++)
+			if (prof_ranks_match(p->rank_filter, r, e, sizeof(e)) == 1)
+				d->selected++;
+	}
+	d->missing = d->selected > d->nranks ? d->selected - d->nranks : 0;
 	return 1;
 }
 

@@ -102,7 +102,10 @@ struct dist_analysis {
 	struct dist_rank *ranks;         /* by rank */
 	size_t nranks;
 	int32_t world_size;              /* as the ranks said, 0 unknown */
-	size_t missing;                  /* ranks of world_size with no session */
+	size_t missing;                  /* ranks of world_size (that --ranks selects) with no
+					  * session */
+	size_t selected;                 /* ranks of world_size --ranks selects; world_size
+					  * without --ranks, 0 when it is unknown */
 	const char *mpi;                 /* "Open MPI v4.1.4, ..." or "" */
 	/* load balance */
 	double imbalance;                /* max / mean of compute per step over ranks (>= 1) */

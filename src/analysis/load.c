@@ -1381,7 +1381,12 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 		ret = PROF_LOAD_NOMEM;
 	} else {
 		L.p->inline_folded = L.fold_inline;
-		ret = load_guarded(&L, session_dir, names, nnames, err, errlen);
+		if (o && o->ranks && !(L.p->rank_filter = strdup(o->ranks))) {
+			snprintf(err, errlen, "out of memory starting to read %s", session_dir);
+			ret = PROF_LOAD_NOMEM;
+		} else {
+			ret = load_guarded(&L, session_dir, names, nnames, err, errlen);
+		}
 	}
 	for (i = 0; i < nnames; i++)
 		free(names[i].name);
@@ -1401,6 +1406,7 @@ void prof_free(struct profile *p)
 	if (!p)
 		return;
 	free(p->argv);
+	free(p->rank_filter);
 	free(p->funcs);
 	free(p->frames);
 	free(p->stacks);

@@ -437,6 +437,7 @@ struct profile {
 	                                    * containing functions (--inline fold) */
 
 	void *arena;                       /* owner of the strings above */
+	char *rank_filter;                 /* the --ranks LIST it was loaded with, NULL: all */
 };
 
 /* The one rule for a thread's sampling period in ns, used by every figure and

@@ -250,6 +250,7 @@ int report_dist_json(const struct analysis *a, cJSON *root)
 	err |= num(o, "world_size", d->world_size);
 	err |= num(o, "ranks_found", (double)d->nranks);
 	err |= num(o, "missing", (double)d->missing);
+	err |= num(o, "selected", (double)d->selected);
 	err |= str(o, "mpi", d->mpi);
 	if (!(c = cJSON_AddObjectToObject(o, "clock")))
 		return -ENOMEM;

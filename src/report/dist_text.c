@@ -296,8 +296,11 @@ int report_dist_text(FILE *out, const struct analysis *a, const struct report_op
 	fprintf(out, "\nDistributed run: %zu rank%s found", d->nranks, d->nranks == 1 ? "" : "s");
 	if (d->world_size)
 		fprintf(out, " of world size %d", d->world_size);
+	if (d->world_size && d->selected < (size_t)d->world_size)
+		fprintf(out, " (%zu selected by --ranks%s", d->selected, d->missing ? "" : ")");
 	if (d->missing)
-		fprintf(out, " (%zu missing)", d->missing);
+		fprintf(out, "%s%zu missing)",
+			d->world_size && d->selected < (size_t)d->world_size ? ", " : " (", d->missing);
 	fprintf(out, ", MPI: %s, ", d->mpi[0] ? d->mpi : (d->nsites ? "yes" : "none recorded"));
 	clock_line(out, d);
 	fputc('\n', out);

@@ -100,10 +100,23 @@ assert len(ends) == 8 and max(ends) - min(ends) < 5, ends
 PY
 
 # --ranks / --rank
-run_cbn report -q --json "$T/f.json" --ranks 0-1,5 "$T/s"
+run_cbn report --json "$T/f.json" --ranks 0-1,5 "$T/s"
 expect_rc 0
 [ "$(json_py "$T/f.json" '[r["rank"] for r in d["distributed"]["ranks"]]')" = "[0, 1, 5]" ] ||
 	fail "--ranks 0-1,5 kept $(json_py "$T/f.json" '[r["rank"] for r in d["distributed"]["ranks"]]')"
+# the ranks left out are not missing: 3 of 8 selected, none missing
+[ "$(json_py "$T/f.json" '(d["distributed"]["selected"], d["distributed"]["missing"])')" = "(3, 0)" ] ||
+	fail "--ranks 0-1,5: selected/missing $(json_py "$T/f.json" '(d["distributed"]["selected"], d["distributed"]["missing"])'), expected (3, 0)"
+grep_out '^Distributed run: 3 ranks found of world size 8 \(3 selected by --ranks\), MPI'
+# a selected rank without a session is missing (rank 1's directory gone)
+cp -r "$T/s" "$T/m"
+rm -rf "$T/m/rank-00001"
+run_cbn report --json "$T/g.json" --ranks 0-1,6-9 "$T/m"
+expect_rc 0
+[ "$(json_py "$T/g.json" '(d["distributed"]["selected"], d["distributed"]["missing"], d["distributed"]["ranks_found"])')" = "(4, 1, 3)" ] ||
+	fail "--ranks 0-1,6-9 (world 8, rank 1 gone): $(json_py "$T/g.json" '(d["distributed"]["selected"], d["distributed"]["missing"], d["distributed"]["ranks_found"])'), expected (4, 1, 3)"
+grep_out '^Distributed run: 3 ranks found of world size 8 \(4 selected by --ranks, 1 missing\), MPI'
+rm -rf "$T/m"
 run_cbn report -q --rank 1-2 "$T/s"
 expect_rc 2
 grep -q -- "--rank 1-2: expected a rank number" "$ERRF" || fail "no usage error for --rank 1-2"
