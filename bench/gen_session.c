@@ -549,7 +549,9 @@ int main(int argc, char **argv)
 
 	if (nranks > 0) {
 		for (int32_t r = 0; r < nranks; r++) {
-			struct gen_file g = {r, nranks, straggler, 100000u + (uint32_t)r * 8u,
+			/* pids repeat across hosts, as on a real cluster */
+			struct gen_file g = {r, nranks, straggler,
+					     100000u + (uint32_t)(r % GEN_RANKS_PER_HOST) * 8u,
 					     GEN_SKEW_NS * (r / GEN_RANKS_PER_HOST)};
 
 			snprintf(path, sizeof(path), "%s/rank-%05d", argv[1], (int)r);

@@ -89,6 +89,7 @@ struct tctx {
 	struct lane *lanes; /* every (lane, slot) that has events */
 	size_t nlanes, cap_lanes;
 	int has_ranks;      /* a process is a rank: groups named and sorted by rank */
+	uint32_t *pid_of;   /* trace pid per process (trace_pids), NULL: their own */
 };
 
 static int tvec_push(struct tvec *t, const struct tev *e)
@@ -300,6 +301,49 @@ static int trace_clip(const struct tctx *c, int64_t *s, int64_t *e)
 	return 1;
 }
 
+static int same_host(const char *a, const char *b)
+{
+	return strcmp(a ? a : "", b ? b : "") == 0;
+}
+
+/*
+ * The trace pid of each process: its own pid, except in a run over several
+ * hosts, where processes of two hosts may share one (a rank each, in one
+ * group, was what came of it): there each (host, pid) is numbered from 1,
+ * and the group's name still says the real pid.  Exec images of one process
+ * keep one pid, as on one host.
+ */
+static int trace_pids(struct tctx *c)
+{
+	const struct profile *p = c->p;
+	uint32_t next = 1;
+	size_t q, r;
+	int multi = 0;
+
+	for (q = 1; q < p->nprocesses && !multi; q++)
+		multi = !same_host(p->processes[q].rank.host, p->processes[0].rank.host);
+	if (!multi)
+		return 0;
+	c->pid_of = calloc(p->nprocesses, sizeof(*c->pid_of));
+	if (!c->pid_of)
+		return -1;
+	for (q = 0; q < p->nprocesses; q++) {
+		for (r = 0; r < q; r++)
+			if (p->processes[r].pid == p->processes[q].pid &&
+			    same_host(p->processes[r].rank.host, p->processes[q].rank.host))
+				break;
+		c->pid_of[q] = r < q ? c->pid_of[r] : next++;
+	}
+	return 0;
+}
+
+static uint32_t trace_pid(const struct tctx *c, uint32_t proc)
+{
+	if (proc >= c->p->nprocesses)
+		return 0;
+	return c->pid_of ? c->pid_of[proc] : c->p->processes[proc].pid;
+}
+
 /* Lane identity of a thread index (pid, tid); unknown threads of process
  * proc get tid 0, named "unknown thread". */
 static void trace_thread_id(const struct tctx *c, uint32_t thr, uint32_t proc, uint32_t *pid,
@@ -310,10 +354,10 @@ static void trace_thread_id(const struct tctx *c, uint32_t thr, uint32_t proc, u
 	if (thr != PROF_NONE && thr < p->nthreads) {
 		uint32_t tp = p->threads[thr].process;
 
-		*pid = tp < p->nprocesses ? p->processes[tp].pid : 0;
+		*pid = trace_pid(c, tp);
 		*tid = p->threads[thr].tid;
 	} else {
-		*pid = proc < p->nprocesses ? p->processes[proc].pid : 0;
+		*pid = trace_pid(c, proc);
 		*tid = 0;
 	}
 	*tid &= (1u << TRACE_SLOT_SHIFT) - 1;
@@ -486,7 +530,7 @@ static int trace_collect_steps(struct tctx *c, struct tvec *out)
 
 		if (st->process >= p->nprocesses)
 			continue;
-		pid = p->processes[st->process].pid;
+		pid = trace_pid(c, st->process);
 		if (trace_push_slice(c, out, st->process, st->start, st->end, pid, pid, PROF_NONE, (uint32_t)i,
 		                     TEV_STEP, LANE_STEP))
 			return -ENOMEM;
@@ -498,7 +542,7 @@ static int trace_collect_steps(struct tctx *c, struct tvec *out)
 		if (w->process >= p->nprocesses ||
 		    p->processes[w->process].capture.mode == CBN_CAPTURE_ALL)
 			continue;
-		pid = p->processes[w->process].pid;
+		pid = trace_pid(c, w->process);
 		if (trace_push_slice(c, out, w->process, w->start, w->end, pid, pid, PROF_NONE, (uint32_t)i,
 		                     TEV_CAPTURE, LANE_CAPTURE))
 			return -ENOMEM;
@@ -1325,7 +1369,7 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 
 				name[0] = '\0';
 				for (size_t q = 0; q < p->nprocesses; q++) {
-					if (p->processes[q].pid != l->pid)
+					if (trace_pid(c, (uint32_t)q) != l->pid)
 						continue;
 					if (order < 0)
 						order = (int64_t)q;
@@ -1347,7 +1391,8 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 					const struct prof_rank_proc *rk = &p->processes[rq].rank;
 
 					snprintf(name, sizeof(name), "rank %" PRId32 " (%s, pid %" PRIu32 ")",
-					         rk->rank, rk->host && *rk->host ? rk->host : "?", l->pid);
+					         rk->rank, rk->host && *rk->host ? rk->host : "?",
+					         p->processes[rq].pid);
 					order = rk->rank;
 				} else if (order >= 0 && c->has_ranks) {
 					order += (int64_t)1 << 19;
@@ -1421,8 +1466,9 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 
 /* The pid a memory space's counter track goes in: a host space's process;
  * a GPU's first process that allocated on it (the root process otherwise). */
-static uint32_t trace_space_pid(const struct profile *p, const struct mem_space *s)
+static uint32_t trace_space_pid(const struct tctx *c, const struct mem_space *s)
 {
+	const struct profile *p = c->p;
 	uint32_t proc = s->process;
 
 	if (s->kind == MEM_SPACE_GPU) {
@@ -1434,7 +1480,7 @@ static uint32_t trace_space_pid(const struct profile *p, const struct mem_space 
 			}
 		}
 	}
-	return proc < p->nprocesses ? p->processes[proc].pid : 0;
+	return trace_pid(c, proc);
 }
 
 /* One counter event of space s at relative time rel with point pt. */
@@ -1461,11 +1507,9 @@ static void trace_counter(struct sbuf *b, const struct mem_space *s, uint32_t pi
 static int trace_write_counters(const struct tctx *c, struct gz_file *f, struct sbuf *b,
                                 int *first)
 {
-	const struct profile *p = c->p;
-
 	for (size_t k = 0; c->mem && k < c->mem->nspaces; k++) {
 		const struct mem_space *s = &c->mem->spaces[k];
-		uint32_t pid = trace_space_pid(p, s);
+		uint32_t pid = trace_space_pid(c, s);
 		char name[64];
 		size_t i = 0;
 
@@ -1619,7 +1663,9 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
 		snprintf(err, errlen, "trace window is empty: its end must come after its start");
 		return -1;
 	}
-	rc = trace_gpu_pids(&c);
+	rc = trace_pids(&c);
+	if (!rc)
+		rc = trace_gpu_pids(&c);
 	if (!rc)
 		rc = trace_collect_cuda(&c, &cuda);
 	if (!rc)
@@ -1654,6 +1700,7 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
 	free(c.lanes);
 	free(c.gpu_pid_proc);
 	free(c.gpu_pid_dev);
+	free(c.pid_of);
 	return rc ? -1 : 0;
 }
 

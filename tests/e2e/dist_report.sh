@@ -17,7 +17,7 @@
 #   - a session of no rank has no distributed section;
 #   - the trace has one process group per rank, "rank N (host, pid P)",
 #     sorted by rank, and the MPI calls as slices (cat mpi) that line up
-#     across hosts.
+#     across hosts (pids repeat across hosts, each rank keeps its own group);
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 command -v cc >/dev/null 2>&1 || skip "no C compiler to build bench/gen_session.c"
