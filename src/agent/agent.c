@@ -310,7 +310,7 @@ static void *agent_bg_main(void *arg)
 	}
 	while (idle < AGENT_BG_IDLE_EXIT) {
 		nanosleep(&ts, NULL);
-		if (!agent.w.hdr || !atomic_load(&agent.active))
+		if (!agent.w.hdr || !atomic_load(&agent.active) || threads_helpers_held())
 			break;
 		if (++alive_check >= 50) {
 			alive_check = 0;
@@ -333,6 +333,14 @@ static void *agent_bg_main(void *arg)
 	}
 	atomic_store(&bg_running, 0);
 	return NULL;
+}
+
+/* After a hold on the helpers (threads_helpers_resume): the helper thread
+ * again, when memory counters or capture controls need it (it ends by
+ * itself after a while idle otherwise). */
+void agent_bg_resume(void)
+{
+	agent_bg_ensure();
 }
 
 /* Start the helper thread if it is not running (dlopen, a fork child). */

@@ -218,6 +218,17 @@ int threads_app_alive(void) AGENT_HIDDEN;
 extern int threads_self_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
 	AGENT_HIDDEN;
 int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDDEN;
+/* A hold on the helper threads (nsguard.c: a user namespace wants a process
+ * of one thread): stop asks them to end and waits, resume starts again those
+ * the process runs (agent_bg_resume, offcpu_resume, ctl_resume); each helper
+ * loop ends when threads_helpers_held(); live: how many still run. */
+void threads_helpers_stop(void) AGENT_HIDDEN;
+void threads_helpers_resume(void) AGENT_HIDDEN;
+int threads_helpers_held(void) AGENT_HIDDEN;
+int threads_helpers_live(void) AGENT_HIDDEN;
+void agent_bg_resume(void) AGENT_HIDDEN;
+void offcpu_resume(void) AGENT_HIDDEN;
+void ctl_resume(void) AGENT_HIDDEN;
 void threads_name_event(uint32_t tid, const char *name) AGENT_HIDDEN;
 
 /* capture.c: the capture windows (docs/steps.md).  capture_on: 1 while

@@ -45,6 +45,7 @@ static struct {
 	char dir[4200];
 	char path[4300];
 } ctl = {.fd = -1};
+static _Atomic int ctl_held;       /* its thread ended for a hold (ctl_resume) */
 
 /* 1 while fd is still the socket we bound. */
 static int ctl_fd_ours(int fd)
@@ -266,6 +267,10 @@ static void *ctl_main(void *arg)
 		/* Closed or replaced by the program: it is not ours to touch. */
 		if (n < 0 || (p.revents & POLLNVAL) || !ctl_fd_ours(fd))
 			break;
+		if (threads_helpers_held()) {
+			atomic_store(&ctl_held, 1); /* ctl_resume starts it again */
+			break;
+		}
 		if (n == 0) {
 			if (ctl_alone())
 				break;
@@ -394,6 +399,17 @@ out:
  * costs the program nothing: the header's notes do not change, the agent says
  * why on stderr unless quiet, and the run goes on without control.
  */
+/* After a hold on the helpers: the thread again on the same socket. */
+void ctl_resume(void)
+{
+	pthread_t th;
+
+	if (!atomic_exchange(&ctl_held, 0) || ctl.fd < 0 || ctl.pid != (uint32_t)getpid())
+		return;
+	if (threads_create_raw(&th, ctl_main, NULL) == 0)
+		pthread_detach(th);
+}
+
 void ctl_start(void)
 {
 	const char *e = getenv(CBN_ENV_CTL);

@@ -510,7 +510,7 @@ static void *offcpu_main(void *arg)
 		while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
 			;
 		if (atomic_load_explicit(&offcpu_stop, memory_order_acquire) || !agent.w.hdr ||
-		    !atomic_load(&agent.active))
+		    !atomic_load(&agent.active) || threads_helpers_held())
 			break;
 		now = agent_now();
 		if (now > next)
@@ -621,6 +621,14 @@ void offcpu_after_fork_child(void)
 	if (st)
 		memset(st->slot, 0, sizeof(st->slot));
 	offcpu_start();
+}
+
+/* After a hold on the helpers: the sampler thread again, where it ran. */
+void offcpu_resume(void)
+{
+	if (offcpu_hz > 0 && !atomic_load(&offcpu_running) &&
+	    !atomic_load_explicit(&offcpu_stop, memory_order_acquire))
+		offcpu_start();
 }
 
 /* exit(): stop extending stretches; the thread ends at its next tick. */

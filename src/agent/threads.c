@@ -215,11 +215,18 @@ int threads_count(void)
 	return n;
 }
 
-/* In a forked child only the calling thread survives. */
+/* The agent's helper threads running (their function not yet returned), and
+ * the hold that asks them to end (threads_helpers_stop). */
+static _Atomic int helpers_live, helpers_hold;
+
+/* In a forked child only the calling thread survives: no helper runs, and
+ * no hold of the parent's applies. */
 void threads_after_fork_child(void)
 {
 	pthread_mutex_init(&threads_lock, NULL);
 	threads_n = 0;
+	atomic_store(&helpers_live, 0);
+	atomic_store(&helpers_hold, 0);
 }
 
 static void *threads_trampoline(void *p)
@@ -237,20 +244,85 @@ static void *threads_trampoline(void *p)
 	return ret;
 }
 
+struct raw_start {
+	void *(*fn)(void *);
+	void *arg;
+};
+
+static void *threads_raw_trampoline(void *p)
+{
+	struct raw_start s = *(struct raw_start *)p;
+	void *ret;
+
+	free(p);
+	ret = s.fn(s.arg);
+	atomic_fetch_sub(&helpers_live, 1);
+	return ret;
+}
+
 /* Our own helper threads: never sampled, never wrapped, all signals blocked
- * so that process-directed signals go to the target's threads. */
+ * so that process-directed signals go to the target's threads.  While a hold
+ * is on (threads_helpers_held), none starts. */
 int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg)
 {
+	struct raw_start *s;
 	sigset_t all, old;
 	int ret;
 
 	if (threads_init() < 0)
 		return -ENOSYS;
+	if (atomic_load(&helpers_hold))
+		return -EAGAIN;
+	if (!(s = malloc(sizeof(*s))))
+		return -ENOMEM;
+	s->fn = fn;
+	s->arg = arg;
+	atomic_fetch_add(&helpers_live, 1);
 	sigfillset(&all);
 	sigwrap_real_sigmask(SIG_SETMASK, &all, &old);
-	ret = real_pthread_create(th, NULL, fn, arg);
+	ret = real_pthread_create(th, NULL, threads_raw_trampoline, s);
 	sigwrap_real_sigmask(SIG_SETMASK, &old, NULL);
+	if (ret) {
+		atomic_fetch_sub(&helpers_live, 1);
+		free(s);
+	}
 	return ret ? -ret : 0;
+}
+
+int threads_helpers_held(void)
+{
+	return atomic_load_explicit(&helpers_hold, memory_order_relaxed);
+}
+
+/*
+ * Ask the helper threads to end and wait until their functions returned (each
+ * checks the hold at its next wake-up: 2 ms, the off-CPU period, the control
+ * socket's 500 ms poll), 2 s at most.  Nests (one hold for all); each call
+ * is followed by one threads_helpers_resume.
+ */
+void threads_helpers_stop(void)
+{
+	struct timespec ms = {0, 1000000};
+	int i;
+
+	atomic_fetch_add(&helpers_hold, 1);
+	for (i = 0; i < 2000 && atomic_load(&helpers_live) > 0; i++)
+		nanosleep(&ms, NULL);
+}
+
+/* The hold is off: start again what the process runs (threads.h). */
+void threads_helpers_resume(void)
+{
+	if (atomic_fetch_sub(&helpers_hold, 1) != 1)
+		return;
+	agent_bg_resume();
+	offcpu_resume();
+	ctl_resume();
+}
+
+int threads_helpers_live(void)
+{
+	return atomic_load(&helpers_live);
 }
 
 __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const pthread_attr_t *attr,
