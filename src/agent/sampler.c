@@ -487,13 +487,13 @@ int sampler_thread_begin(int fresh, const char *name)
 	 */
 	sampler_block(&old);
 	if (atomic_load(&capture_on)) {
-		ret = timer_arm(t, signo, 1);
+		ret = timer_arm(t, signo, !fresh);
 	} else {
 		t->signo = signo;
 		t->perf_fd = -1;
 		if (fresh)
 			t->perf_fd_prev = -1;
-		t->park_perf = 1;
+		t->park_perf = !fresh;
 		t->parked = 1;
 		ret = 0;
 	}

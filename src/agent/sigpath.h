@@ -111,8 +111,8 @@ int timer_is_ours(const siginfo_t *si) AGENT_HIDDEN;
  * the kernel, from the thread's CPU clock and rusage (raw syscalls). */
 void timer_weigh(struct agent_thread *t, uint32_t *weight, uint32_t *kernel) AGENT_HIDDEN;
 
-/* A thread sampling on a POSIX timer (perf events failed when it started)
- * tries a perf event again at its first sample. */
+/* A thread started on a POSIX timer (cheap to create and delete, for threads
+ * that never run a full period) moves to a perf event at its first sample. */
 void timer_upgrade(struct agent_thread *t) AGENT_HIDDEN;
 
 /* Re-arm this thread's sampler on the current agent.signo after the signal

@@ -178,11 +178,11 @@ void timer_after_fork_child(void)
 
 /*
  * Start sampling the calling thread on signo (normal context: thread begin,
- * exec failure, a fork child).  perf_now: open the perf event at once (every
- * caller now: a new thread's POSIX CPU timer could expire and never fire on
- * a loaded Linux 6.18, docs/agent.md); otherwise start on a POSIX timer and
- * let the first sample move the thread to perf (timer_upgrade).  Returns 0
- * or -errno.
+ * exec failure, a fork child).  perf_now: open the perf event at once (the
+ * main thread); otherwise start on a POSIX timer, which costs a third as much
+ * to create and delete, and let the first sample move the thread to perf
+ * (timer_upgrade): a thread that never runs a full period never pays for it.
+ * Returns 0 or -errno.
  */
 int timer_arm(struct agent_thread *t, int signo, int perf_now)
 {
