@@ -842,6 +842,86 @@ static uint64_t mpi_in(const struct profile *p, uint32_t proc, uint64_t t0, uint
 	return sum;
 }
 
+/*
+ * The split of each step of rank i (r->step_split, in the order of the
+ * steps): the GPU ops of the step's process in its window, one
+ * dist_gpu_split_many per process of the rank (the ops sorted and merged
+ * once, not once per step), else the host's view.  mask: scratch, one byte
+ * per process.
+ */
+static int step_splits(struct dist_work *w, size_t i, uint8_t *mask)
+{
+	const struct profile *p = w->p;
+	const struct step_analysis *sa = w->a->steps;
+	struct dist_rank *r = &w->d->ranks[i];
+	size_t n = 0, a, b, m, j, *idx, *pos;
+	uint64_t *t0, *t1;
+	struct dist_split *tmp;
+	uint8_t *done;
+	int ret = 0;
+
+	r->step_split = calloc(r->nsteps, sizeof(*r->step_split));
+	idx = calloc(r->nsteps, sizeof(*idx));
+	pos = calloc(r->nsteps, sizeof(*pos));
+	t0 = calloc(r->nsteps, sizeof(*t0));
+	t1 = calloc(r->nsteps, sizeof(*t1));
+	tmp = calloc(r->nsteps, sizeof(*tmp));
+	done = calloc(r->nsteps, 1);
+	if (!r->step_split || !idx || !pos || !t0 || !t1 || !tmp || !done) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (j = 0; j < sa->nsteps && n < r->nsteps; j++) {
+		const struct step *s = &sa->steps[j];
+
+		if (s->process < p->nprocesses && w->procrank[s->process] == (int32_t)i)
+			idx[n++] = j;
+	}
+	for (a = 0; a < n; a++) {
+		uint32_t q = sa->steps[idx[a]].process;
+		int g;
+
+		if (done[a])
+			continue;
+		for (b = a, m = 0; b < n; b++) {
+			const struct step *s = &sa->steps[idx[b]];
+
+			if (s->process != q)
+				continue;
+			pos[m] = b;
+			t0[m] = s->start;
+			t1[m] = s->end;
+			done[b] = 1;
+			m++;
+		}
+		memset(mask, 0, p->nprocesses);
+		mask[q] = 1;
+		g = dist_gpu_split_many(p, mask, t0, t1, m, tmp);
+		if (g < 0) {
+			ret = g;
+			goto out;
+		}
+		for (b = 0; b < m; b++)
+			r->step_split[pos[b]] = tmp[b];
+	}
+	for (a = 0; a < n; a++) {
+		const struct step *s = &sa->steps[idx[a]];
+		struct dist_split *ss = &r->step_split[a];
+
+		if (!ss->gpu)
+			host_split(ss, s->end > s->start ? s->end - s->start : 0,
+				   mpi_in(p, s->process, s->start, s->end), s->cpu_ns);
+	}
+out:
+	free(idx);
+	free(pos);
+	free(t0);
+	free(t1);
+	free(tmp);
+	free(done);
+	return ret;
+}
+
 static int splits(struct dist_work *w)
 {
 	const struct profile *p = w->p;
@@ -873,33 +953,10 @@ static int splits(struct dist_work *w)
 		}
 		if (!sa || !r->nsteps)
 			continue;
-		r->step_split = calloc(r->nsteps, sizeof(*r->step_split));
-		if (!r->step_split) {
+		ret = step_splits(w, i, mask);
+		if (ret < 0) {
 			free(mask);
-			return -ENOMEM;
-		}
-		for (j = 0, ret = 0; j < sa->nsteps && (size_t)ret < r->nsteps; j++) {
-			const struct step *s = &sa->steps[j];
-			struct dist_split *ss;
-			int g;
-
-			if (s->process >= p->nprocesses || w->procrank[s->process] != (int32_t)i)
-				continue;
-			ss = &r->step_split[ret++];
-			memset(mask, 0, p->nprocesses);
-			mask[s->process] = 1;
-			g = dist_gpu_split(p, mask, s->start, s->end, ss);
-			if (g < 0) {
-				free(mask);
-				return g;
-			}
-			if (g > 0)
-				ss->gpu = 1;
-			else
-				host_split(ss, s->end > s->start ? s->end - s->start : 0,
-					   mpi_in(p, s->process, s->start, s->end), s->cpu_ns);
-			for (size_t k = 0; k < p->nprocesses; k++)
-				mask[k] = w->procrank[k] == (int32_t)i;
+			return ret;
 		}
 	}
 	free(mask);
