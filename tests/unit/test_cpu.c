@@ -346,6 +346,32 @@ static void test_warnings(void)
 	CHECK_EQ_INT(n, 0);
 	cpu_warnings_free(w, n);
 	cpu_free(c);
+
+	/* a thread that ran 30 ms (THREAD_END) without a sample is named, with
+	 * the CPU the tables miss; under 4 periods, or in a process with capture
+	 * windows (its CPU outside them has no samples by design), it is not */
+	th = pb_thread(&b, 7, pr, "worker-1");
+	b.p.threads[th].cpu_ns = 30000000;
+	REQUIRE(cpu_aggregate(&b.p, &c) == 0);
+	REQUIRE(cpu_warnings(&b.p, c, &w, &n) == 0);
+	CHECK(has_warning(w, n, "1 thread ran without a single sample: worker-1 (tid 7, 30.0 ms); "
+			   "30.0 ms of CPU are missing from the tables"));
+	cpu_warnings_free(w, n);
+	cpu_free(c);
+	b.p.threads[th].cpu_ns = 3000000;
+	REQUIRE(cpu_aggregate(&b.p, &c) == 0);
+	REQUIRE(cpu_warnings(&b.p, c, &w, &n) == 0);
+	CHECK_EQ_INT(n, 0);
+	cpu_warnings_free(w, n);
+	cpu_free(c);
+	b.p.threads[th].cpu_ns = 30000000;
+	b.p.processes[pr].capture.mode = CBN_CAPTURE_ALL + 1;
+	REQUIRE(cpu_aggregate(&b.p, &c) == 0);
+	REQUIRE(cpu_warnings(&b.p, c, &w, &n) == 0);
+	CHECK(!has_warning(w, n, "without a single sample"));
+	cpu_warnings_free(w, n);
+	cpu_free(c);
+	b.p.processes[pr].capture.mode = CBN_CAPTURE_ALL;
 	CHECK_STR(cpu_lost_name(CBN_LOST_FOREIGN_PID), "foreign_pid");
 	CHECK(cpu_lost_name(7) == NULL);
 	pb_free(&b);
