@@ -609,12 +609,15 @@ static void cpu_build_warnings(const struct profile *p, const struct cpu_profile
 }
 
 /*
- * Threads that ran at least 4 periods of CPU (their THREAD_END says so) and
- * have no sample at all, in a process that recorded the whole run (no capture
+ * Threads that ran at least 4 periods and 20 ms of CPU (their THREAD_END says
+ * so: a POSIX timer, checked at the tick, may leave a thread of a few ms
+ * unsampled by design) and have no sample at all, in a process that recorded the whole run (no capture
  * windows, no ring): a new thread's POSIX CPU timer that never fired, which a
  * loaded Linux 6.18 does (docs/agent.md, Known limits).  Named, with the CPU
  * the tables miss.
  */
+#define CPU_UNSAMPLED_MIN_NS 20000000ull
+
 static void cpu_unsampled_threads(const struct profile *p, struct cpu_wlist *l)
 {
 	char names[160];
@@ -631,7 +634,8 @@ static void cpu_unsampled_threads(const struct profile *p, struct cpu_wlist *l)
 			continue;
 		pr = &p->processes[t->process];
 		if (pr->capture.mode != CBN_CAPTURE_ALL || pr->ring_ns ||
-		    t->cpu_ns < 4 * prof_period_of_process(p, t->process))
+		    t->cpu_ns < 4 * prof_period_of_process(p, t->process) ||
+		    t->cpu_ns < CPU_UNSAMPLED_MIN_NS)
 			continue;
 		n++;
 		miss += t->cpu_ns;
@@ -644,8 +648,8 @@ static void cpu_unsampled_threads(const struct profile *p, struct cpu_wlist *l)
 	}
 	if (n)
 		cpu_wadd(l, "%zu thread%s ran without a single sample: %s%s; %.1f ms of CPU are "
-			 "missing from the tables (a new thread's CPU timer that never fired, which "
-			 "a loaded Linux 6.18 does: docs/agent.md, Known limits)", n,
+			 "missing from the tables (most likely a new thread's CPU timer that never "
+			 "fired, which a loaded Linux 6.18 does: docs/agent.md, Known limits)", n,
 			 n == 1 ? "" : "s", names, off >= sizeof(names) - 1 ? "..." : "",
 			 (double)miss / 1e6);
 }
