@@ -8,9 +8,10 @@
  * Parking: the kernel-only cpu-clock event runs an hrtimer that fires every
  * period while the thread runs, in user mode too, where it records nothing;
  * on a virtual machine, where a timer interrupt is dear, that alone cost a
- * CPU-bound thread 10 % at 1 kHz (docs/performance.md).  So a thread whose
- * event saw no kernel mode over CBN_KSTACK_PARK_NS of its CPU time closes
- * it, and its samples split their CPU between user and kernel by rusage
+ * CPU-bound thread 6 to 10 % at 1 kHz (docs/performance.md).  So a thread
+ * whose event saw kernel mode for under 1/CBN_KSTACK_PARK_SHARE of a
+ * CBN_KSTACK_PARK_NS window of its CPU time closes it, and its samples
+ * split their CPU between user and kernel by rusage
  * (timer_weigh) until the system time grows, when it opens again.  What is
  * lost: the kernel stacks of the stretch between the first system time and
  * the next sample (one [kernel] row on the stack it returned to).
@@ -39,7 +40,8 @@ static _Atomic int kernel_refused;
  * run hrtimers on the thread's CPU clock, and one opened at a fixed delay
  * after the sampler's (as the handler does) fired each time at the same
  * instant of the sampler's own signal delivery, kernel mode: a thread
- * spinning in user code read 100 % kernel.  At this ratio its firing
+ * spinning in user code read 60 % kernel (a kernel sample at every sample
+ * once the event had been reopened).  At this ratio its firing
  * instants walk through every phase of the sampler's period (the golden
  * ratio's multiples are the most evenly spread), so kernel mode is sampled
  * in proportion to its time, the signal's own few microseconds included.
