@@ -13,7 +13,7 @@
 #include "rules.h"
 #include "util.h"
 
-#define MEM_CHURN_MIN 10000.0          /* alloc-churn: short-lived allocations at least */
+#define MEM_CHURN_MIN 100000.0         /* alloc-churn: short-lived allocations at least */
 #define MEM_CHURN_SHARE 0.5            /* ... and this share of the site's allocations */
 #define MEM_CHURN_RATE 100000.0        /* ... and this many per second of the run: at
 					* 50-100 ns a malloc/free pair, 0.5-1 % of a core
