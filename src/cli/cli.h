@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* Exit statuses of the launcher itself (docs/cli.md). */
 #define CLI_EXIT_USAGE 2
@@ -54,6 +55,9 @@ struct cli_opts {
 	int limit;
 	const char *report_file;
 	int quiet;
+	int run_mode;               /* parsed for a run (CLI_MODE_RUN): the report then
+	                             * leaves the program's stdout alone unless it is a
+	                             * terminal (cli_term) */
 	/* outputs */
 	const char *json, *trace, *trace_window, *folded, *flamegraph, *pprof;
 	int sample_type;            /* --sample-type: enum export_sample, what --folded and
@@ -166,6 +170,11 @@ int cli_write_outputs(const struct analysis *a, const struct cli_opts *o, const 
 /* The gate's table after the report; label names the current run.  CMP_*. */
 int cli_gate(const struct cli_opts *o, const struct analysis *a, const char *label);
 const char *cli_gate_word(int st);
+/* Where the report goes without --report FILE, and the gate's table: stdout
+ * for `report`, `--report -` and a run whose stdout is a terminal; stderr for
+ * a run whose stdout is a file or pipe (the program's own output: time(1)
+ * writes to stderr for the same reason). */
+FILE *cli_term(const struct cli_opts *o);
 
 /* env.c: the environment summary, collected before the program runs. */
 struct session_env;

@@ -131,7 +131,9 @@ static void usage(FILE *f)
 	      "      --limit N        rows per table (default 15)\n"
 	      "      --inline VIEW    expand (default: inlined functions are rows, marked) or\n"
 	      "                       fold (their time stays with the function they were inlined into)\n"
-	      "      --report FILE    write the text report to FILE instead of stdout\n"
+	      "      --report FILE    write the text report to FILE (- = stdout); by default it goes\n"
+	      "                       to stdout when that is a terminal, else to stderr, so a\n"
+	      "                       program's redirected output holds its own bytes only\n"
 	      "      --rank N, --ranks LIST  a distributed run: only these ranks (0-3,7)\n"
 	      "                       (docs/distributed.md)\n"
 	      "  -q, --quiet          tables only: no banner or hints; the agent stays silent\n"
@@ -275,6 +277,7 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 	memset(o, 0, sizeof(*o));
 	o->freq = CLI_DEFAULT_FREQ;
 	o->limit = CLI_DEFAULT_LIMIT;
+	o->run_mode = mode == CLI_MODE_RUN;
 	optind = 0; /* full GNU re-initialisation */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+:F:o:qvh", long_opts, NULL)) != -1) {

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis.h"
 #include "cli.h"
@@ -42,6 +43,13 @@ static int report_text_trimmed(FILE *out, const struct analysis *a, const struct
 	return ret;
 }
 
+FILE *cli_term(const struct cli_opts *o)
+{
+	if (o->report_file && strcmp(o->report_file, "-") == 0)
+		return stdout;
+	return o->run_mode && !isatty(STDOUT_FILENO) ? stderr : stdout;
+}
+
 int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
 			 const char *json_path)
 {
@@ -49,7 +57,8 @@ int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
 	enum export_sample st = (enum export_sample)o->sample_type;
 	char err[512];
 	int failed = 0;
-	FILE *out = stdout;
+	FILE *term = cli_term(o);
+	FILE *out = term;
 
 	if (export_sample_is_wall(st) && (o->folded || o->flamegraph) &&
 	    !export_has_offcpu(a->profile)) {
@@ -77,17 +86,17 @@ int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
 	if (out) {
 		fflush(stdout);
 		errno = 0;
-		if ((out == stdout && o->baseline ? report_text_trimmed(out, a, &ro)
-						  : report_text(out, a, &ro)) < 0 ||
+		if ((out == term && o->baseline ? report_text_trimmed(out, a, &ro)
+						: report_text(out, a, &ro)) < 0 ||
 		    fflush(out) != 0) {
 			/* A reader that stopped early (| head) is not our failure. */
-			if (!(out == stdout && errno == EPIPE)) {
+			if (!(out == term && errno == EPIPE)) {
 				fprintf(stderr, "cbottleneck: cannot write the report: %s\n",
 					strerror(errno ? errno : EIO));
 				failed = 1;
 			}
 		}
-		if (out != stdout && fclose(out) != 0) {
+		if (out != term && fclose(out) != 0) {
 			fprintf(stderr, "cbottleneck: --report %s: %s\n", o->report_file,
 				strerror(errno));
 			failed = 1;
@@ -119,8 +128,8 @@ int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
 	return failed;
 }
 
-/* 1 if the text report went to stdout (no --report FILE, or --report -). */
-static int report_on_stdout(const struct cli_opts *o)
+/* 1 if the text report went to cli_term (no --report FILE, or --report -). */
+static int report_on_term(const struct cli_opts *o)
 {
 	return !o->report_file || strcmp(o->report_file, "-") == 0;
 }
@@ -141,7 +150,7 @@ static int gate_cmp(const struct analysis *a, const char *label, const char *bas
 }
 
 /*
- * The gate's table follows the report on stdout, after one blank line.  The
+ * The gate's table follows the report on cli_term, after one blank line.  The
  * table is built in memory first so that the blank line is printed only when
  * there is a table (a bad baseline prints nothing on stdout).  label names the
  * current run in the table.
@@ -151,6 +160,7 @@ int cli_gate(const struct cli_opts *o, const struct analysis *a, const char *lab
 	struct cmp_opts co;
 	char *buf = NULL;
 	size_t len = 0;
+	FILE *term = cli_term(o);
 	FILE *mem;
 	int st;
 
@@ -166,17 +176,17 @@ int cli_gate(const struct cli_opts *o, const struct analysis *a, const char *lab
 	mem = open_memstream(&buf, &len);
 	if (!mem) {
 		/* no memory for the buffer: the table straight out, unseparated */
-		st = gate_cmp(a, label, o->baseline, &co, stdout);
+		st = gate_cmp(a, label, o->baseline, &co, term);
 	} else {
 		st = gate_cmp(a, label, o->baseline, &co, mem);
 		if (fclose(mem) == 0 && len) {
-			if (report_on_stdout(o))
-				fputc('\n', stdout);
-			fwrite(buf, 1, len, stdout);
+			if (report_on_term(o))
+				fputc('\n', term);
+			fwrite(buf, 1, len, term);
 		}
 		free(buf);
 	}
-	fflush(stdout);
+	fflush(term);
 	if (st == CMP_NOMEM) {
 		fprintf(stderr, "cbottleneck: out of memory in the regression gate\n");
 		st = CMP_USAGE;

@@ -1,7 +1,8 @@
 #!/bin/bash
 # cli_stdio — the target's stdin, stdout and stderr are inherited untouched:
 # byte-identical output with and without the profiler (the report goes to a
-# file here), and stdin still reaches the program.
+# file, or to stderr when stdout is a file or a pipe), and stdin still
+# reaches the program.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 
@@ -23,18 +24,44 @@ cmp "$T/plain.err" "$T/prof.err" || fail "stderr differs under the profiler"
 grep -q 'from stdin' "$T/prof.out" || fail "stdin did not reach the target"
 [ -s "$T/r.txt" ] || fail "no report written to --report FILE"
 
-# Without --report, the report follows the target's own output on stdout.
+# Without --report: a program that writes binary data to stdout (a file, then
+# a pipe) gets exactly its own bytes there; the report goes to stderr, as
+# time(1) writes there, and only after the program's own stderr.
+cat >"$T/bin.sh" <<'EOS'
+#!/bin/sh
+head -c 65536 /dev/urandom >"$1"
+i=0
+while [ $i -lt 20000 ]; do i=$((i + 1)); done
+cat "$1"
+printf 'program stderr\n' >&2
+EOS
+chmod 755 "$T/bin.sh"
+"$CBN" -- "$T/bin.sh" "$T/data" >"$T/bin.out" 2>"$T/bin.err"
+rc=$?
+[ "$rc" = 0 ] || fail "binary writer: exit status $rc"
+cmp "$T/data" "$T/bin.out" || fail "stdout a file: the program's bytes changed under the profiler"
+[ "$(head -1 "$T/bin.err")" = "program stderr" ] || fail "stderr does not start with the program's own"
+grep -q 'filename:lineno(function)' "$T/bin.err" || fail "no report on stderr with stdout a file"
+"$CBN" -- "$T/bin.sh" "$T/data" 2>"$T/pipe.err" | cat >"$T/pipe.out"
+cmp "$T/data" "$T/pipe.out" || fail "stdout a pipe: the program's bytes changed under the profiler"
+grep -q 'filename:lineno(function)' "$T/pipe.err" || fail "no report on stderr with stdout a pipe"
+# -q too: nothing of ours on stdout.
+"$CBN" -q -- "$T/bin.sh" "$T/data" >"$T/q.out" 2>/dev/null
+cmp "$T/data" "$T/q.out" || fail "-q: the program's bytes changed under the profiler"
+
+# --report - asks for the report on stdout, after the program's output.
 if [ -x "$EXAMPLES/split" ]; then
-	run_cbn -q -- "$EXAMPLES/split" 0.1
+	run_cbn -q --report - -- "$EXAMPLES/split" 0.1
 	expect_rc 0
 	[ "$(head -1 "$OUTF")" = "split: done" ] || fail "the target's output is not first"
 	grep_out 'filename:lineno\(function\)'
+	grep -q 'filename:lineno' "$ERRF" && fail "--report -: the report went to stderr too"
 
 	# A reader that stops early (| head) neither kills the launcher before
 	# its cleanup nor changes the exit status.
 	mkdir -p "$T/tmp"
 	set +e
-	TMPDIR="$T/tmp" "$CBN" -- "$EXAMPLES/split" 0.1 2>/dev/null | head -1 >/dev/null
+	TMPDIR="$T/tmp" "$CBN" --report - -- "$EXAMPLES/split" 0.1 2>/dev/null | head -1 >/dev/null
 	rc=${PIPESTATUS[0]}
 	set -e
 	[ "$rc" = 0 ] || fail "exit status $rc with stdout closed early"

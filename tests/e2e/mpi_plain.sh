@@ -69,8 +69,8 @@ set +e
 rc=$?
 set -e
 [ "$rc" = 0 ] || fail "RANK=1x: exit status $rc"
-grep -q '^split: done' "$T/junk.out" && grep -q 'samples' "$T/junk.out" ||
-	fail "RANK=1x: no normal report: $(head -c 300 "$T/junk.out")"
+grep -q '^split: done' "$T/junk.out" && grep -q 'samples' "$T/junk.err" ||
+	fail "RANK=1x: no normal report (on stderr, stdout being a file): $(head -c 300 "$T/junk.err")"
 ls -d "$T/junk"/rank-* >/dev/null 2>&1 && fail "RANK=1x made a rank directory"
 
 # A rank named inside the run: the exec'd image's agent places its file.

@@ -83,15 +83,28 @@ need_python_jsonschema()
 }
 
 # run_cbn ARGS...: run the launcher, stdout to $OUTF, stderr to $ERRF, exit
-# status in $RC.  Never fails by itself.  Each call uses fresh files.
+# status in $RC.  Never fails by itself.  Each call uses fresh files.  A run
+# (not `report`, `compare` or `ctl`) without --report gets `--report -`: with
+# stdout a file the report would otherwise go to stderr (docs/cli.md), and
+# the tests read it after the program's output in $OUTF, as on a terminal.
 RUN_SEQ=0
 run_cbn()
 {
+	local a extra=(--report -)
 	RUN_SEQ=$((RUN_SEQ + 1))
 	OUTF="$T/out.$RUN_SEQ"
 	ERRF="$T/err.$RUN_SEQ"
+	case "${1:-}" in
+	report | compare | ctl | help | version | --help | -h | --version | "") extra=() ;;
+	esac
+	for a in "$@"; do
+		case "$a" in
+		--report | --report=*) extra=() ;;
+		--) break ;;
+		esac
+	done
 	set +e
-	"$CBN" "$@" >"$OUTF" 2>"$ERRF"
+	"$CBN" "${extra[@]}" "$@" >"$OUTF" 2>"$ERRF"
 	RC=$?
 	set -e
 	return 0
