@@ -233,6 +233,25 @@ struct cbn_rank_state {
 	_Atomic uint64_t mpi_poll_ns;
 };
 
+/* Where the agent spends time on the program's own threads (the CPU of
+ * the agent's helper threads is apart: cbn_overhead.threads_cpu_ns). */
+enum cbn_overhead_site {
+	CBN_OVH_HANDLER = 0,             /* the sampling signal handler */
+	CBN_OVH_CUDA,                    /* CUPTI callbacks and activity buffers */
+	CBN_OVH_MEM,                     /* allocation hooks */
+	CBN_OVH_OTHER,                   /* thread start, fork, exec, module map */
+	CBN_OVH_NSITES = 8,
+};
+
+struct cbn_overhead {
+	_Atomic uint64_t threads_cpu_ns; /* CPU of the agent's own threads */
+	_Atomic uint32_t threads;        /* helper threads started */
+	uint32_t reserved;
+	_Atomic uint64_t site_ns[CBN_OVH_NSITES]; /* enum cbn_overhead_site */
+	_Atomic uint64_t site_calls[CBN_OVH_NSITES];
+	_Atomic uint64_t init_cpu_ns;    /* the agent's start-up in this image (thread CPU) */
+};
+
 struct cbn_file_header {
 	char magic[8];                   /* CBN_MAGIC */
 	uint32_t version;                /* CBN_FORMAT_VERSION */
@@ -326,6 +345,12 @@ struct cbn_file_header {
 	 * time grows: times closed, times opened again. */
 	_Atomic uint32_t kstack_parks;
 	_Atomic uint32_t kstack_unparks;
+
+	/* The profiler's own cost in this process (zero in older files), kept
+	 * apart from the program's: CPU of the agent's helper threads (their
+	 * thread CPU clocks, added as each one runs and when it ends), and time
+	 * spent inside the agent on the program's threads, by where. */
+	struct cbn_overhead overhead;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
