@@ -8,8 +8,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <link.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,17 +88,49 @@ int agent_event(const void *rec, size_t size)
 	return writer_append_event(&agent.w, rec, size);
 }
 
-static void agent_say(const char *what)
+/* The running image, for a note written before agent.exe is read. */
+static const char *agent_exe_name(void)
 {
-	char line[512];
-	int n;
+	static char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 
-	if (agent.quiet)
+	exe[n > 0 ? n : 0] = '\0';
+	return n > 0 ? exe : "?";
+}
+
+/*
+ * One line into <session>/notes (CBN_NOTES_FILE), never on the program's
+ * stdout or stderr: the launcher shows it in the report's Data quality
+ * section (and on its own stderr with -v).  Normal context only: the
+ * constructor, the fork child, the control socket's start.  The descriptor
+ * is open for three system calls.
+ */
+void agent_say(const char *fmt, ...)
+{
+	/* The launcher's directory (a rank's file may live below it). */
+	const char *dir = getenv(CBN_ENV_SESSION);
+	char path[PATH_MAX], line[512];
+	va_list ap;
+	int n, fd, len;
+
+	if (!dir || !*dir)
+		dir = agent.session;
+	if (!*dir)
 		return;
-	n = snprintf(line, sizeof(line), "cbottleneck: pid %d not profiled: %s\n", (int)getpid(),
-		     what);
-	if (n > 0)
-		(void)!write(2, line, (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+	n = snprintf(line, sizeof(line), "pid %d\t", (int)getpid());
+	va_start(ap, fmt);
+	len = n + vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	va_end(ap);
+	if (len > (int)sizeof(line) - 2)
+		len = (int)sizeof(line) - 2;
+	line[len++] = '\n';
+	if (snprintf(path, sizeof(path), "%s/%s", dir, CBN_NOTES_FILE) >= (int)sizeof(path))
+		return;
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return;
+	(void)!write(fd, line, (size_t)len);
+	close(fd);
 }
 
 /* Record in the header something the program did that the report mentions. */
@@ -106,14 +140,14 @@ void agent_note(uint32_t flag)
 		atomic_fetch_or(&agent.w.hdr->notes, flag);
 }
 
-/* Stop sampling and say why, once, in the header and (unless CBN_QUIET) on
- * stderr.  The target runs on untouched. */
+/* Stop sampling and say why, once: in the header, or in the session's notes
+ * when this process has no file.  The target runs on untouched. */
 void agent_disable(const char *why)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 
 	if (!atomic_exchange(&agent.active, 0) && !h) {
-		agent_say(why);
+		agent_say("not profiled: %s", why);
 		return;
 	}
 	if (h && !atomic_load(&h->disabled)) {
@@ -121,7 +155,8 @@ void agent_disable(const char *why)
 		h->disabled_reason_len = (uint32_t)strlen(h->disabled_reason);
 		atomic_store(&h->disabled, 1);
 	}
-	agent_say(why);
+	if (!h)
+		agent_say("not profiled: %s", why);
 }
 
 static void agent_mem_refuse(const char *why)
@@ -472,7 +507,7 @@ static void agent_fork_child(void)
 	atomic_store(&mem_started, 0);
 	ret = agent_open_file((int64_t)parent);
 	if (ret) {
-		agent_say("cannot create the session file for a forked child");
+		agent_say("not profiled: cannot create the session file for a forked child");
 		return;
 	}
 	agent_mem_inherit(&pm);
@@ -513,13 +548,12 @@ __attribute__((constructor)) static void agent_init(void)
 	 */
 	if (dlsym(RTLD_DEFAULT, "pthread_create") != (void *)threads_self_create) {
 		agent.not_preloaded = 1;
-		agent_say("the agent was loaded without LD_PRELOAD");
+		agent_say("not profiled: the agent was loaded without LD_PRELOAD (%s)",
+			  agent_exe_name());
 		return;
 	}
-	if (strlen(s) >= sizeof(agent.session) - 64) {
-		agent_say("CBN_SESSION is too long");
-		return;
-	}
+	if (strlen(s) >= sizeof(agent.session) - 64)
+		return; /* nowhere to write, nor to say so */
 	strcpy(agent.session, s);
 	freq = agent_env_freq();
 	agent.period_ns = (uint64_t)(1e9 / freq);

@@ -152,6 +152,9 @@ uint64_t agent_now(void) AGENT_HIDDEN;
 void *agent_real(const char *name) AGENT_HIDDEN;
 int agent_event(const void *rec, size_t size) AGENT_HIDDEN;
 void agent_disable(const char *why) AGENT_HIDDEN;
+/* One line into the session's notes file (never the program's stderr);
+ * normal context only. */
+void agent_say(const char *fmt, ...) AGENT_HIDDEN __attribute__((format(printf, 1, 2)));
 void agent_note(uint32_t flag) AGENT_HIDDEN;
 uint32_t agent_gettid(void) AGENT_HIDDEN;
 void agent_bg_ensure(void) AGENT_HIDDEN;

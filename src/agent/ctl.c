@@ -397,7 +397,7 @@ out:
  * asked.  A fork child first drops the parent's descriptor (it must not answer
  * for the parent), then makes its own socket under its own pid.  Failure
  * costs the program nothing: the header's notes do not change, the agent says
- * why on stderr unless quiet, and the run goes on without control.
+ * why in the session's notes, and the run goes on without control.
  */
 /* After a hold on the helpers: the thread again on the same socket. */
 void ctl_resume(void)
@@ -415,7 +415,6 @@ void ctl_start(void)
 	const char *e = getenv(CBN_ENV_CTL);
 	uint32_t pid = (uint32_t)getpid();
 	pthread_t th;
-	char why[160];
 	int ret;
 
 	if (ctl.fd >= 0 && ctl.pid != pid) {
@@ -450,13 +449,6 @@ void ctl_start(void)
 			return;
 		}
 	}
-	if (!agent.quiet) {
-		int n = snprintf(why, sizeof(why),
-				 "cbottleneck: pid %u: no control socket in %s/%s: %s\n", pid,
-				 agent.session, CBN_CTL_DIR,
-				 ret == -EPERM ? "not a private directory of ours" : strerror(-ret));
-
-		if (n > 0)
-			(void)!write(2, why, (size_t)n < sizeof(why) ? (size_t)n : sizeof(why) - 1);
-	}
+	agent_say("no control socket in %s/%s: %s", agent.session, CBN_CTL_DIR,
+		  ret == -EPERM ? "not a private directory of ours" : strerror(-ret));
 }

@@ -79,10 +79,8 @@ void rank_init(void)
 	 * launchers, may race here: whoever comes first creates it. */
 	if (mkdir(agent.session, 0755) < 0 && errno != EEXIST) {
 		agent.session[len] = '\0'; /* at the top, the header still says the rank */
-		if (!agent.quiet)
-			fprintf(stderr, "cbottleneck: cannot create %s/rank-%05d: %s; this rank's "
-				"file stays at the top\n", agent.session, (int)rank_env.rank,
-				strerror(errno));
+		agent_say("cannot create %s/rank-%05d: %s; this rank's file stays at the top",
+			  agent.session, (int)rank_env.rank, strerror(errno));
 	}
 }
 

@@ -1299,6 +1299,7 @@ static int load_files(struct load *L, const char *session_dir, const struct cbp_
 	int damaged = 0;
 
 	load_meta_read(L, session_dir, &meta);
+	load_notes_read(L, session_dir);
 	load_kernel_open(L, session_dir);
 	for (i = 0; i < nnames; i++)
 		if (load_one(L, session_dir, names[i].name, &damaged) == 0)

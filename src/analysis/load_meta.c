@@ -3,6 +3,7 @@
  * the target has ended (before the files are read) and read back by
  * prof_load(), so `cbottleneck report DIR` reproduces the report of the run.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,4 +191,100 @@ out:
 	cJSON_Delete(root);
 	free(text);
 	fclose(f);
+}
+
+/* --- the agents' notes (CBN_NOTES_FILE) ------------------------------------ */
+
+#define NOTES_MAX (1u << 20)
+#define NOTES_PIDS 4           /* pids named in a folded line */
+
+struct note {
+	const char *text;
+	unsigned count;
+	unsigned pid[NOTES_PIDS];
+};
+
+/* One line "pid N\tTEXT" (NUL-terminated, without its newline) into the
+ * list, folded with the lines of the same text. */
+static void note_add(struct note **v, size_t *n, size_t *cap, char *line)
+{
+	char *tab = strchr(line, '\t'), *end;
+	unsigned long pid;
+	size_t i;
+
+	if (strncmp(line, "pid ", 4) != 0 || !tab || !tab[1])
+		return;
+	pid = strtoul(line + 4, &end, 10);
+	if (end != tab || pid == 0 || pid > 0xffffffffu)
+		return;
+	for (i = 0; i < *n; i++)
+		if (strcmp((*v)[i].text, tab + 1) == 0)
+			break;
+	if (i == *n) {
+		struct note *x = LOAD_PUSH(*v, *n, *cap);
+
+		memset(x, 0, sizeof(*x));
+		x->text = tab + 1;
+	}
+	if ((*v)[i].count < NOTES_PIDS)
+		(*v)[i].pid[(*v)[i].count] = (unsigned)pid;
+	(*v)[i].count++;
+}
+
+/* DIR/SUB/notes appended to the text buffer (*len bytes used, NOTES_MAX at
+ * most in all). */
+static void notes_file(const char *dir, const char *sub, char *text, size_t *len)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s%s/%s", dir, *sub ? "/" : "", sub, CBN_NOTES_FILE);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	*len += fread(text + *len, 1, NOTES_MAX - *len, f);
+	fclose(f);
+}
+
+void load_notes_read(struct load *L, const char *dir)
+{
+	char pids[96];
+	struct note *v = NULL;
+	size_t n = 0, cap = 0, i, len = 0;
+	char *text, *line, *nl;
+	struct dirent *e;
+	DIR *d;
+
+	text = load_xrealloc(NULL, NOTES_MAX + 1);
+	notes_file(dir, "", text, &len);
+	/* rank mode: each rank's launcher had DIR/rank-NNNNN as its session */
+	d = opendir(dir);
+	while (d && (e = readdir(d)) != NULL)
+		if (strncmp(e->d_name, "rank-", 5) == 0)
+			notes_file(dir, e->d_name, text, &len);
+	if (d)
+		closedir(d);
+	text[len] = '\0';
+	for (line = text; *line; line = nl + 1) {
+		nl = strchr(line, '\n');
+		if (!nl)
+			break; /* a line cut short: an agent killed while writing it */
+		*nl = '\0';
+		note_add(&v, &n, &cap, line);
+	}
+	for (i = 0; i < n; i++) {
+		size_t off = 0, k;
+
+		for (k = 0; k < v[i].count && k < NOTES_PIDS; k++)
+			off += (size_t)snprintf(pids + off, sizeof(pids) - off, "%s%u",
+						k ? ", " : "", v[i].pid[k]);
+		if (v[i].count > NOTES_PIDS)
+			snprintf(pids + off, sizeof(pids) - off, ", ...");
+		if (v[i].count == 1)
+			load_warn(L, "pid %s: %s", pids, v[i].text);
+		else
+			load_warn(L, "%u processes (pids %s): %s", v[i].count, pids, v[i].text);
+	}
+	free(v);
+	free(text);
 }

@@ -20,5 +20,9 @@ struct load_meta {
 
 /* Fill m (found = 0 when absent or unreadable) and L->p->argv when present. */
 void load_meta_read(struct load *L, const char *dir, struct load_meta *m);
+/* The agents' notes (DIR/notes, CBN_NOTES_FILE): one data-quality warning per
+ * distinct text, with the count and first pids of the processes that wrote
+ * it.  Absent file: nothing. */
+void load_notes_read(struct load *L, const char *dir);
 
 #endif

@@ -99,6 +99,8 @@ int session_create(const char *dir, char *out, size_t len);
 void session_remove(const char *dir);
 /* 1 if dir looks like a cbottleneck session (session.json or *.cbp in it). */
 int session_is_session(const char *dir);
+/* -v: the agents' notes (DIR/notes) on stderr, one line each. */
+void session_notes_echo(const char *dir);
 /* Cut each session file of a kept session to what its agent filled (they are
  * created sparse at their full length). */
 void session_trim(const char *dir);
@@ -167,6 +169,10 @@ int cli_analyse(const struct profile *p, const struct cli_opts *o, struct analys
  * CLI_EXIT_USAGE (nothing written) when --sample-type asks for memory data the
  * run does not have. */
 int cli_write_outputs(const struct analysis *a, const struct cli_opts *o, const char *json_path);
+/* Before the program runs (or a session is read): every output file can be
+ * written, no two options write one file, the baseline is a valid report.
+ * 0, or an exit status after one line saying what is wrong. */
+int cli_outputs_preflight(const struct cli_opts *o);
 /* The gate's table after the report; label names the current run.  CMP_*. */
 int cli_gate(const struct cli_opts *o, const struct analysis *a, const char *label);
 const char *cli_gate_word(int st);

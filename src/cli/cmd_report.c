@@ -37,6 +37,9 @@ int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	dir = argv[optind];
+	ret = cli_outputs_preflight(&o);
+	if (ret)
+		goto out;
 	if (stat(dir, &st) < 0) {
 		ret = cli_usage_error("report %s: %s", dir, strerror(errno));
 		goto out;

@@ -106,7 +106,7 @@ int cmd_run(int argc, char **argv)
 	struct cbn_rank_env rank = {-1, -1, 0, CBN_RANK_NONE};
 	char err[1024];
 	char **targv;
-	int ret, status, lr, have_session = 0, failed;
+	int ret, status, lr, have_session = 0, failed, keep = 0;
 
 	ret = cli_parse_opts(argc, argv, CLI_MODE_RUN, &o);
 	if (ret >= 0)
@@ -116,6 +116,9 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	targv = argv + optind;
+	ret = cli_outputs_preflight(&o);
+	if (ret)
+		goto out;
 	cbn_rank_from_env(getenv, &rank);
 	if (cbn_rank_is_job_launcher(targv[0]))
 		rank.rank = -1; /* `cbottleneck -- mpirun ...`: follow every rank */
@@ -207,6 +210,8 @@ int cmd_run(int argc, char **argv)
 	if (session_meta_write(session, &meta) < 0 && o.verbose)
 		fprintf(stderr, "cbottleneck: cannot write %s/session.json\n", session);
 	kernel_symbols_write(session, o.verbose);
+	if (o.verbose)
+		session_notes_echo(session);
 
 	ret = status;
 	if (rank.rank >= 0) {
@@ -241,6 +246,14 @@ int cmd_run(int argc, char **argv)
 		ret = CLI_EXIT_USAGE;
 	else if (failed && ret == 0)
 		ret = CLI_EXIT_REFUSED;
+	/* An output that could not be written after all (a full disk, a
+	 * directory removed meanwhile): the run is not lost. */
+	if (failed && !o.output_dir) {
+		keep = 1;
+		fprintf(stderr, "cbottleneck: the session is kept in %s: write the report and "
+			"files again with 'cbottleneck report [OPTIONS] %s', then remove it\n",
+			session, session);
+	}
 	if (o.baseline && !failed) {
 		if (status != 0) {
 			fprintf(stderr, "cbottleneck: %s failed (exit status %d), so the gate cannot "
@@ -256,7 +269,7 @@ out:
 	analysis_free(&an);
 	prof_free(p);
 	if (have_session) {
-		if (!o.output_dir)
+		if (!o.output_dir && !keep)
 			session_remove(session);
 		else if (!o.quiet && ret != CLI_EXIT_USAGE && rank.rank < 0)
 			fprintf(stderr, "cbottleneck: session kept in %s (cbottleneck report %s)\n",

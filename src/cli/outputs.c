@@ -5,9 +5,12 @@
  * report.
  */
 #include <errno.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "analysis.h"
@@ -41,6 +44,89 @@ static int report_text_trimmed(FILE *out, const struct analysis *a, const struct
 		ret = -EIO;
 	free(buf);
 	return ret;
+}
+
+/* 0 when path can be written (created in an existing, writable directory,
+ * or an existing regular file we may write), else -1 with why. */
+static int writable(const char *path, const char **why)
+{
+	char dir[PATH_MAX];
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			*why = "is a directory";
+			return -1;
+		}
+		if (access(path, W_OK) != 0) {
+			*why = strerror(errno);
+			return -1;
+		}
+		return 0;
+	}
+	if (errno != ENOENT) {
+		*why = strerror(errno);
+		return -1;
+	}
+	if (strlen(path) >= sizeof(dir)) {
+		*why = strerror(ENAMETOOLONG);
+		return -1;
+	}
+	strcpy(dir, path);
+	if (stat(dirname(dir), &st) != 0) {
+		*why = errno == ENOENT ? "no such directory" : strerror(errno);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		*why = "its directory is not a directory";
+		return -1;
+	}
+	if (access(dir, W_OK | X_OK) != 0) {
+		*why = strerror(errno);
+		return -1;
+	}
+	return 0;
+}
+
+int cli_outputs_preflight(const struct cli_opts *o)
+{
+	const struct {
+		const char *opt, *path;
+	} out[] = {
+		{ "--report", o->report_file }, { "--json", o->json }, { "--trace", o->trace },
+		{ "--folded", o->folded }, { "--flamegraph", o->flamegraph }, { "--pprof", o->pprof },
+		{ "--html", o->html }, { "--markdown", o->markdown }, { "--bench-json", o->bench_json },
+	};
+	const char *why;
+	char err[768];
+	size_t i, j;
+
+	for (i = 0; i < sizeof(out) / sizeof(out[0]); i++) {
+		if (!out[i].path || strcmp(out[i].path, "-") == 0)
+			continue;
+		if (writable(out[i].path, &why) < 0)
+			return cli_usage_error("%s %s: cannot write it (%s)", out[i].opt, out[i].path,
+					       why);
+		for (j = 0; j < i; j++)
+			if (out[j].path && strcmp(out[j].path, out[i].path) == 0)
+				return cli_usage_error("%s and %s both write %s", out[j].opt,
+						       out[i].opt, out[i].path);
+	}
+	if (o->baseline) {
+		struct gate_run base;
+		int ret = gate_run_from_json(o->baseline, "baseline", &base, err, sizeof(err));
+
+		if (ret == -ENOMEM) {
+			fprintf(stderr, "cbottleneck: out of memory reading the baseline\n");
+			return CLI_EXIT_NOMEM;
+		}
+		if (ret < 0) {
+			fprintf(stderr, "cbottleneck: %s\n", err);
+			return CLI_EXIT_USAGE;
+		}
+		gate_run_free(&base);
+	}
+	return 0;
 }
 
 FILE *cli_term(const struct cli_opts *o)

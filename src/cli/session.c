@@ -135,6 +135,7 @@ static int session_file(const char *name)
 	size_t len = strlen(name), ext = strlen(CBN_FILE_EXT);
 
 	return strcmp(name, META_NAME) == 0 || strcmp(name, CBN_KSYMS_FILE) == 0 ||
+	       strcmp(name, CBN_NOTES_FILE) == 0 ||
 	       (len > ext && strcmp(name + len - ext, CBN_FILE_EXT) == 0);
 }
 
@@ -349,4 +350,25 @@ void session_remove(const char *dir)
 	session_clear(ctl, 1);
 	rmdir(ctl);
 	rmdir(dir);
+}
+
+void session_notes_echo(const char *dir)
+{
+	char path[PATH_MAX + 16], line[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, CBN_NOTES_FILE);
+	f = fopen(path, "r");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *tab = strchr(line, '\t');
+
+		if (!tab)
+			continue;
+		*tab = '\0';
+		fprintf(stderr, "cbottleneck: agent note: %s: %s%s", line, tab + 1,
+			strchr(tab + 1, '\n') ? "" : "\n");
+	}
+	fclose(f);
 }

@@ -1014,6 +1014,11 @@ struct cbn_rec_mem_counters {
 #define CBN_ENV_CTL "CBN_CTL"             /* 0: no control socket */
 /* Each process's control socket: SESSION/ctl/<pid>.sock (dir 0700). */
 #define CBN_CTL_DIR "ctl"
+/* <session>/notes: what an agent has to say that its file cannot hold (a
+ * process it could not profile, a control socket it could not open), one
+ * line each, "pid N\tTEXT\n", appended with O_APPEND; never the program's
+ * stderr.  The launcher folds them into the report (docs/format.md). */
+#define CBN_NOTES_FILE "notes"
 
 /* In the session directory, written by the launcher after the run: the kernel
  * functions that kernel stacks hit, one "START END NAME" line each (hex). */

@@ -49,6 +49,28 @@ grep -q 'filename:lineno(function)' "$T/pipe.err" || fail "no report on stderr w
 "$CBN" -q -- "$T/bin.sh" "$T/data" >"$T/q.out" 2>/dev/null
 cmp "$T/data" "$T/q.out" || fail "-q: the program's bytes changed under the profiler"
 
+# The agent writes nothing to the program's streams: a process that loads it
+# without LD_PRELOAD (a worker re-executing itself with a scrubbed
+# environment) is named in the report's Data quality, not on its stderr; -v
+# echoes the note on the launcher's stderr.
+AGENT=${CBN_BUILD_DIR:-$(dirname "$CBN")}/lib/libcbottleneck.so
+if [ -e "$AGENT" ] && command -v python3 >/dev/null; then
+	cat >"$T/noload.sh" <<EOS
+#!/bin/sh
+env -u LD_PRELOAD python3 -c 'import ctypes; ctypes.CDLL("$AGENT"); print("loaded")'
+EOS
+	chmod 755 "$T/noload.sh"
+	"$T/noload.sh" >"$T/nl.plain.out" 2>"$T/nl.plain.err"
+	"$CBN" --report "$T/nl.txt" -- "$T/noload.sh" >"$T/nl.out" 2>"$T/nl.err" ||
+		fail "noload: exit status $?"
+	cmp "$T/nl.plain.out" "$T/nl.out" || fail "noload: stdout differs"
+	cmp "$T/nl.plain.err" "$T/nl.err" || fail "noload: the agent wrote on the program's stderr: $(cat "$T/nl.err")"
+	grep -Eq 'pid [0-9]+: not profiled: the agent was loaded without LD_PRELOAD' "$T/nl.txt" ||
+		fail "noload: the report does not name the process it could not profile"
+	"$CBN" -v --report "$T/nl.txt" -- "$T/noload.sh" >/dev/null 2>"$T/nlv.err"
+	grep -q 'agent note: pid [0-9]*: not profiled' "$T/nlv.err" || fail "-v did not echo the agent's note"
+fi
+
 # --report - asks for the report on stdout, after the program's output.
 if [ -x "$EXAMPLES/split" ]; then
 	run_cbn -q --report - -- "$EXAMPLES/split" 0.1
