@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cbn_format.h"
+
 /* Copy one complete record (rec->size == size, a multiple of 8, <= 60 KiB) into
  * this process's session file.  Returns 0, or -1 when there is no session, the
  * file is full (counted) or the process is a forked child whose file is gone. */
@@ -35,6 +37,37 @@ void cbn_agent_leave(void);
 /* 1 when the calling process was forked (without exec) from a profiled parent
  * that had already started the CUDA layer: such a child must not touch CUDA. */
 int cbn_agent_forked_child(void);
+
+/* --- CUPTI shared with the program (cupti_guard.c) ------------------------
+ * The agent interposes libcupti's subscription and activity-registration entry
+ * points.  When the program's own CUDA profiler takes CUPTI, the layer steps
+ * aside (yield) before the program's call goes through, and takes CUPTI back
+ * (resume) once the program lets go.  The hooks run on the program's thread,
+ * under the guard's lock, with the thread marked inside the agent (so the
+ * layer's own CUPTI calls pass straight through); they may call CUPTI. */
+
+/* CBN_CUPTI_API, CBN_CUPTI_ACTIVITY: cbn_format.h. */
+
+struct cbn_cupti_layer {
+	/* The program is about to hold what (CBN_CUPTI_*): flush and give it
+	 * up.  holder names the program's client; req/done are the buffer
+	 * callbacks the program registered earlier (NULL: none yet), to be
+	 * registered again after ours, so that its records reach it. */
+	void (*yield)(int what, const char *holder, void *req, void *done);
+	/* The program let go of what: take it back.  program_subscribed: the
+	 * program still holds a subscription (then only activity comes back). */
+	void (*resume)(int what, int program_subscribed);
+	/* cuptiFinalize went through: CUPTI forgot everything, ours included. */
+	void (*finalized)(void);
+	/* The program registered a timestamp callback (CUPTI's clock from now
+	 * on); also at attach when it did so before.  No lock may be taken. */
+	void (*clock)(void *fn);
+};
+
+/* Register the layer's hooks (once, at its start).  Returns what the program
+ * already holds (CBN_CUPTI_*: the layer starts without it) and its name in
+ * holder. */
+int cbn_agent_cupti_attach(const struct cbn_cupti_layer *layer, char *holder, size_t len);
 
 /* --- For the allocation hooks (libcbottleneck_mem.so) ----------------------
  * The hooks run inside any malloc of the program, the agent's own included

@@ -39,6 +39,8 @@ void cuda_analysis_free(struct cuda_analysis *a)
 	free(a->sites);
 	rules_findings_free(a->recos, a->nrecos);
 	free(a->status);
+	free(a->shares);
+	free(a->gpus);
 	free(a->status_lines);
 	free(a->devices);
 	free(pv);

@@ -141,6 +141,30 @@ struct cuda_status_row {
 	uint64_t dropped, zero_ts, buffers, records;
 	int inferred;                /* no status record: CUDA runtime loaded, never initialized */
 	const char *text;            /* inferred: the status line (owned by the analysis) */
+	const char *note;            /* what the layer noted at its start, "" */
+};
+
+/* A span in which the program's own CUPTI client held part of CUPTI (its own
+ * profiler got those records; this report has none of that part there). */
+struct cuda_share_row {
+	uint32_t pid;
+	const char *exe;             /* basename */
+	const char *what;            /* "api" (callbacks: API calls, launch stacks) or
+	                              * "activity" (kernels, copies, memory) */
+	const char *holder;          /* the client: subscriber name or module */
+	uint64_t start_ns, end_ns;   /* since the run's start; end_ns 0: to the process's end */
+	const char *note;            /* what the layer said when it took over again */
+};
+
+/* A GPU of the run, once however many processes used it: the same UUID (or,
+ * in files without one, the same device id and name on the same host). */
+struct cuda_gpu {
+	const char *name;            /* "NVIDIA H100 80GB HBM3" */
+	char uuid[48];               /* "GPU-8e2a3f1c-...", "" unknown */
+	uint32_t id;                 /* device id in the first process that used it */
+	uint64_t global_mem;         /* bytes */
+	uint32_t sm_count, cc_major, cc_minor;
+	uint32_t processes;          /* processes that used it */
 };
 
 /* Per device (CUDA device id as the records give it), same window. */
@@ -159,6 +183,8 @@ struct cuda_analysis {
 	struct cuda_site *sites;          size_t nsites;     /* by gpu_ns desc */
 	struct rule_finding *recos;       size_t nrecos;     /* rules.h */
 	struct cuda_status_row *status;   size_t nstatus;
+	struct cuda_share_row *shares;    size_t nshares;
+	struct cuda_gpu *gpus;            size_t ngpus;      /* each GPU once */
 	struct cuda_device_ov *devices;   size_t ndevices;   /* devices with GPU activity */
 	char **status_lines;              size_t nstatus_lines;   /* "CUDA: ..." */
 	struct cuda_totals totals;

@@ -60,6 +60,124 @@ static int add_line(struct cuda_analysis *a, size_t *cap, char *line)
 	return 0;
 }
 
+/* "3.201 s" since the run's start. */
+static void share_at(char *buf, size_t len, uint64_t ns)
+{
+	snprintf(buf, len, "%.3f s", (double)ns / 1e9);
+}
+
+/* One row and one line per span the program's own CUPTI client held. */
+static int cuda_shares_build(struct cuda_analysis *a, const struct profile *p, size_t *cap)
+{
+	size_t i;
+
+	if (!p->ncuda_shares)
+		return 0;
+	a->shares = calloc(p->ncuda_shares, sizeof(*a->shares));
+	if (!a->shares)
+		return -ENOMEM;
+	for (i = 0; i < p->ncuda_shares; i++) {
+		const struct prof_cuda_share *s = &p->cuda_shares[i];
+		const struct prof_process *pr =
+			s->process < p->nprocesses ? &p->processes[s->process] : NULL;
+		struct cuda_share_row *r = &a->shares[a->nshares++];
+		char from[32], to[32];
+		int api = s->what == CBN_CUPTI_API;
+
+		*r = (struct cuda_share_row){
+			.pid = pr ? pr->pid : 0, .exe = pr ? base(pr->exe) : "?",
+			.what = api ? "api" : "activity", .holder = nz(s->holder),
+			.start_ns = s->start > p->start_ns ? s->start - p->start_ns : 0,
+			.end_ns = s->end > p->start_ns ? s->end - p->start_ns : 0, .note = nz(s->note),
+		};
+		share_at(from, sizeof(from), r->start_ns);
+		if (r->end_ns)
+			share_at(to, sizeof(to), r->end_ns);
+		if (add_line(a, cap,
+			     xasprintf("CUDA: pid %u (%s): the program's own CUPTI client (%s) held %s "
+				       "from %s to %s%s: its own profiler got them, this report has "
+				       "none of them there%s%s",
+				       r->pid, r->exe, *r->holder ? r->holder : "unnamed",
+				       api ? "the CUDA API callbacks (API calls, launch stacks)"
+					   : "the GPU activity records (kernels, copies, memory)",
+				       from, r->end_ns ? to : "the end",
+				       r->end_ns ? "" : " of the process", *r->note ? "; then " : "",
+				       r->note)))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static const char *proc_host(const struct profile *p, uint32_t proc)
+{
+	return proc < p->nprocesses && p->processes[proc].rank.host
+		       ? p->processes[proc].rank.host
+		       : "";
+}
+
+/* One GPU seen by two processes: the same UUID; without UUIDs (older files),
+ * the same id and name on the same host. */
+static int same_gpu(const struct profile *p, const struct prof_cuda_device *x,
+		    const struct prof_cuda_device *y)
+{
+	if (x->has_uuid && y->has_uuid)
+		return memcmp(x->uuid, y->uuid, sizeof(x->uuid)) == 0;
+	return x->id == y->id && !strcmp(nz(x->name), nz(y->name)) &&
+	       !strcmp(proc_host(p, x->process), proc_host(p, y->process));
+}
+
+/* The GPUs of the run, each once (the header's and JSON's list), with the
+ * number of processes that used each. */
+static int cuda_gpus_build(struct cuda_analysis *a, const struct profile *p)
+{
+	size_t *gpu = calloc(p->ndevices + 1, sizeof(*gpu)), *rep = calloc(p->ndevices + 1,
+									    sizeof(*rep));
+	size_t i, j;
+	int ret = -ENOMEM;
+
+	a->gpus = calloc(p->ndevices + 1, sizeof(*a->gpus));
+	if (!gpu || !rep || !a->gpus)
+		goto out;
+	for (i = 0; i < p->ndevices; i++) {
+		const struct prof_cuda_device *d = &p->devices[i];
+		const uint8_t *u = d->uuid;
+		struct cuda_gpu *g;
+
+		for (j = 0; j < a->ngpus && !same_gpu(p, &p->devices[rep[j]], d); j++)
+			;
+		gpu[i] = j;
+		if (j < a->ngpus) {
+			size_t m;
+
+			/* a process that recorded the GPU twice counts once */
+			for (m = 0; m < i && !(gpu[m] == j && p->devices[m].process == d->process);
+			     m++)
+				;
+			a->gpus[j].processes += m == i;
+			continue;
+		}
+		rep[a->ngpus] = i;
+		g = &a->gpus[a->ngpus++];
+		g->name = nz(d->name);
+		g->id = d->id;
+		g->global_mem = d->global_mem;
+		g->sm_count = d->sm_count;
+		g->cc_major = d->cc_major;
+		g->cc_minor = d->cc_minor;
+		g->processes = 1;
+		if (d->has_uuid)
+			snprintf(g->uuid, sizeof(g->uuid),
+				 "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+				 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10],
+				 u[11], u[12], u[13], u[14], u[15]);
+	}
+	ret = 0;
+out:
+	free(gpu);
+	free(rep);
+	return ret;
+}
+
 int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
 {
 	static const char *const states[] = { "unavailable", "started", "unavailable", "finished",
@@ -111,7 +229,7 @@ int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
 			.state = s->state < 5 ? states[s->state] : "unavailable", .message = nz(s->message),
 			.cupti_error = s->cupti_error, .cupti_version = s->cupti_version,
 			.flush_timed_out = s->flush_timed_out, .dropped = s->dropped, .zero_ts = s->zero_ts,
-			.buffers = s->buffers, .records = s->records,
+			.buffers = s->buffers, .records = s->records, .note = nz(s->note),
 		};
 		if (s->cupti_version)
 			snprintf(ver, sizeof(ver), " with CUPTI %u.%u", s->cupti_version / 10000,
@@ -119,8 +237,9 @@ int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
 		snprintf(who, sizeof(who), "CUDA: pid %u (%s)", r->pid, r->exe);
 		switch (s->state) {
 		case CBN_CUDA_FINISHED:
-			line = xasprintf("%s: traced%s, %llu activity records in %llu buffers", who, ver,
-					 (unsigned long long)r->records, (unsigned long long)r->buffers);
+			line = xasprintf("%s: traced%s, %llu activity records in %llu buffers%s%s", who,
+					 ver, (unsigned long long)r->records,
+					 (unsigned long long)r->buffers, *r->note ? "; " : "", r->note);
 			break;
 		case CBN_CUDA_STARTED:
 			line = xasprintf("%s: tracing started%s but the final flush never ran (crash, kill "
@@ -133,8 +252,13 @@ int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
 					 who);
 			break;
 		default:
-			line = xasprintf("%s: CUDA tracing unavailable: %s (CUPTI error %d); CPU profile only",
-					 who, *r->message ? r->message : "no reason given", r->cupti_error);
+			/* The layer's message names the CUPTI error itself. */
+			line = *r->message
+				       ? xasprintf("%s: CUDA tracing unavailable: %s; CPU profile only",
+						   who, r->message)
+				       : xasprintf("%s: CUDA tracing unavailable (CUPTI error %d); CPU "
+						   "profile only",
+						   who, r->cupti_error);
 			break;
 		}
 		if (add_line(a, &cap, line))
@@ -154,6 +278,8 @@ int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
 						who)))
 			goto out;
 	}
+	if (cuda_shares_build(a, p, &cap) || cuda_gpus_build(a, p))
+		goto out;
 	for (i = 0; i < p->nprocesses; i++) {
 		struct cuda_status_row *r;
 

@@ -1430,6 +1430,7 @@ void prof_free(struct profile *p)
 	free(p->mem_frees);
 	free(p->mem_counters);
 	free(p->cuda_status);
+	free(p->cuda_shares);
 	free(p->offcpu);
 	free(p->mpi_calls);
 	free(p->warnings);

@@ -76,6 +76,9 @@ static void note_ts(struct load *L, uint64_t ts)
 		L->f->last_ts = ts;
 }
 
+static void load_cuda_share(struct load *L, uint32_t proc, uint32_t state, uint32_t what,
+			    uint64_t ts, const char *msg);
+
 void load_cuda_rec(struct load *L, const struct reader_rec *r)
 {
 	struct profile *p = L->p;
@@ -218,6 +221,12 @@ void load_cuda_rec(struct load *L, const struct reader_rec *r)
 		d->smem_per_block = s->smem_per_block;
 		d->smem_per_block_optin = s->smem_per_block_optin;
 		d->reserved_smem_per_block = s->reserved_smem_per_block;
+		if ((s->flags & CBN_DEVICE_UUID) &&
+		    (uint64_t)CBN_DEVICE_UUID_OFF(s->name_len) + sizeof(d->uuid) <= r->size) {
+			memcpy(d->uuid, (const char *)s + CBN_DEVICE_UUID_OFF(s->name_len),
+			       sizeof(d->uuid));
+			d->has_uuid = 1;
+		}
 		break;
 	}
 	case CBN_REC_CUDA_CONTEXT: {
@@ -281,8 +290,15 @@ void load_cuda_rec(struct load *L, const struct reader_rec *r)
 	case CBN_REC_CUDA_STATUS: {
 		const struct cbn_rec_cuda_status *s = (const void *)r->raw;
 		struct prof_cuda_status *st;
+
+		if (s->state == CBN_CUDA_YIELDED || s->state == CBN_CUDA_RESUMED) {
+			load_cuda_share(L, proc, s->state, r->raw->flags, s->ts, str(L, r->str));
+			note_ts(L, s->ts);
+			break;
+		}
 		if (F->status_idx == PROF_NONE) {
-			LOAD_PUSH(p->cuda_status, p->ncuda_status, L->capstatus);
+			memset(LOAD_PUSH(p->cuda_status, p->ncuda_status, L->capstatus), 0,
+			       sizeof(*p->cuda_status));
 			F->status_idx = (uint32_t)(p->ncuda_status - 1);
 		}
 		/* The last one written wins: counters only grow, FINISHED comes last. */
@@ -298,10 +314,46 @@ void load_cuda_rec(struct load *L, const struct reader_rec *r)
 		st->buffers = s->buffers;
 		st->records = s->records;
 		st->message = str(L, r->str);
+		if (s->state == CBN_CUDA_STARTED)
+			st->note = st->message;
+		else if (!st->note)
+			st->note = "";
 		break;
 	}
 	default:
 		break;
+	}
+}
+
+/* YIELDED opens a span per part the program's client took (flags:
+ * CBN_CUPTI_*); RESUMED closes the process's open span of each part. */
+static void load_cuda_share(struct load *L, uint32_t proc, uint32_t state, uint32_t what,
+			    uint64_t ts, const char *msg)
+{
+	struct profile *p = L->p;
+	uint32_t bit;
+	size_t i;
+
+	for (bit = CBN_CUPTI_API; bit <= CBN_CUPTI_ACTIVITY; bit <<= 1) {
+		if (!(what & bit))
+			continue;
+		if (state == CBN_CUDA_YIELDED) {
+			struct prof_cuda_share *sh =
+				LOAD_PUSH(p->cuda_shares, p->ncuda_shares, L->capshares);
+
+			*sh = (struct prof_cuda_share){ .process = proc, .what = bit, .start = ts,
+							.holder = msg, .note = "" };
+			continue;
+		}
+		for (i = p->ncuda_shares; i-- > 0;) {
+			struct prof_cuda_share *sh = &p->cuda_shares[i];
+
+			if (sh->process == proc && sh->what == bit && !sh->end) {
+				sh->end = ts > sh->start ? ts : sh->start + 1;
+				sh->note = msg;
+				break;
+			}
+		}
 	}
 }
 

@@ -184,6 +184,7 @@ struct load {
 
 	size_t capfuncs, capframes, capstacks, capsamples, capthreads, capprocs, capwarn, capnd;
 	size_t capranges, capapi, capgpu, capsyncs, capover, capdev, capctx, capmem, capstatus;
+	size_t capshares;
 	size_t capmempool;
 	size_t capmodules;
 	size_t capmemallocs, capmemfrees, capmemctrs;

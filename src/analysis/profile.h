@@ -268,6 +268,8 @@ struct prof_cuda_device {
 	uint32_t max_threads_per_block, max_warps_per_sm, threads_per_warp, max_blocks_per_sm;
 	uint32_t regs_per_sm, regs_per_block, smem_per_sm, smem_per_block;
 	uint32_t smem_per_block_optin, reserved_smem_per_block;
+	int has_uuid;              /* uuid holds the device's UUID (0 in older files) */
+	uint8_t uuid[16];
 };
 
 struct prof_cuda_context {
@@ -365,6 +367,18 @@ struct prof_cuda_status {     /* one per process that loaded the CUDA layer */
 	uint32_t flush_timed_out;
 	uint64_t dropped, zero_ts, buffers, records;
 	const char *message;
+	const char *note;          /* what the layer noted when it started, "" */
+};
+
+/* A span of a process's run in which the program's own CUPTI client (its own
+ * profiler: torch.profiler, a linked tool) held part of CUPTI and the CUDA
+ * layer had stepped aside (CUDA_STATUS YIELDED .. RESUMED). */
+struct prof_cuda_share {
+	uint32_t process;
+	uint32_t what;             /* CBN_CUPTI_API (callbacks) or CBN_CUPTI_ACTIVITY */
+	uint64_t start, end;       /* end 0: until the process ended */
+	const char *holder;        /* the client: its subscriber name or its module */
+	const char *note;          /* what the layer said when it took over again, "" */
 };
 
 struct profile {
@@ -396,7 +410,7 @@ struct profile {
 	struct prof_gpu_op *gpu_ops;       size_t ngpu_ops;
 	struct prof_cuda_sync *syncs;      size_t nsyncs;
 	struct prof_cuda_overhead *overheads; size_t noverheads;
-	struct prof_cuda_device *devices;  size_t ndevices;
+	struct prof_cuda_device *devices;  size_t ndevices;   /* per process that saw them */
 	struct prof_cuda_context *contexts; size_t ncontexts;
 	struct prof_cuda_memory *memory;   size_t nmemory;
 	struct prof_cuda_mempool *mempools; size_t nmempools;
@@ -405,6 +419,7 @@ struct profile {
 	struct prof_mem_free *mem_frees;   size_t nmem_frees;
 	struct prof_mem_counter *mem_counters; size_t nmem_counters;
 	struct prof_cuda_status *cuda_status; size_t ncuda_status;
+	struct prof_cuda_share *cuda_shares;  size_t ncuda_shares;
 	/* off-CPU stretches (--off-cpu), sorted by (process, start) */
 	struct prof_offcpu *offcpu;        size_t noffcpu;
 	/* MPI calls (libcbottleneck_mpi.so), sorted by (process, start) */

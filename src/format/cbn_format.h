@@ -841,9 +841,17 @@ struct cbn_rec_cuda_device {
 	uint32_t smem_per_block_optin;   /* 0 when unknown */
 	uint32_t reserved_smem_per_block;/* 0 when unknown */
 	uint32_t name_len;
-	uint32_t reserved;
+	uint32_t flags;                  /* CBN_DEVICE_UUID: the device's UUID follows the name
+					  * (0 in older files) */
 	char name[];
 };
+
+/* cbn_rec_cuda_device.flags: 16 bytes of UUID (CUpti_ActivityDevice5.uuid, as
+ * nvidia-smi's GPU-... id) at the first 8-aligned offset after name's NUL,
+ * inside h.size.  Two processes on one GPU give the same UUID. */
+#define CBN_DEVICE_UUID 0x1u
+#define CBN_DEVICE_UUID_OFF(name_len)                                                         \
+	CBN_REC_ALIGN(offsetof(struct cbn_rec_cuda_device, name) + (name_len) + 1)
 
 struct cbn_rec_cuda_context {
 	struct cbn_rec h;
@@ -905,9 +913,18 @@ enum cbn_cuda_state {
 	CBN_CUDA_UNAVAILABLE = 2,        /* CUPTI could not start: message says why */
 	CBN_CUDA_FINISHED = 3,           /* final flush done: counters are final */
 	CBN_CUDA_FORK_CHILD = 4,         /* forked child: GPU layer off */
+	CBN_CUDA_YIELDED = 5,            /* the program's own CUPTI client took what h.flags
+					  * says (1 callbacks, 2 activity); message: its name */
+	CBN_CUDA_RESUMED = 6,            /* it let go of h.flags: ours again from ts */
 };
 
-/* Status and loss counters; the last one written wins.  message follows. */
+/* The parts of CUPTI a YIELDED/RESUMED status names (h.flags), and that the
+ * agent's guard passes between the program's client and the layer. */
+#define CBN_CUPTI_API 1          /* callbacks: a subscription */
+#define CBN_CUPTI_ACTIVITY 2     /* activity records: buffer callbacks and kinds */
+
+/* Status and loss counters; the last one written wins (YIELDED and RESUMED
+ * mark spans and leave the state alone).  message follows. */
 struct cbn_rec_cuda_status {
 	struct cbn_rec h;
 	uint64_t ts;

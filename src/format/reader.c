@@ -292,6 +292,8 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		const struct cbn_rec_cuda_device *d = (const void *)p;
 		NEED(struct cbn_rec_cuda_device);
 		STR(offsetof(struct cbn_rec_cuda_device, name), d->name_len, "device name");
+		/* A UUID that does not fit is not there (the loader checks the
+		 * flag against the size too): the record stays usable. */
 		return 0;
 	}
 	case CBN_REC_CUDA_CONTEXT:

@@ -84,6 +84,46 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		num(o, "zero_ts", (double)s->zero_ts);
 		num(o, "flush_timed_out", s->flush_timed_out);
 		cJSON_AddStringToObject(o, "exe", s->exe);
+		if (*s->note)
+			cJSON_AddStringToObject(o, "note", s->note);
+	}
+
+	/* The GPUs, each once (by UUID) with how many processes used it. */
+	x = arr(c, "gpus");
+	for (i = 0; i < a->ngpus; i++) {
+		const struct cuda_gpu *g = &a->gpus[i];
+
+		if (!(o = item(x)))
+			continue;
+		cJSON_AddStringToObject(o, "name", g->name);
+		if (*g->uuid)
+			cJSON_AddStringToObject(o, "uuid", g->uuid);
+		else
+			cJSON_AddNullToObject(o, "uuid");
+		num(o, "device", g->id);
+		num(o, "memory_bytes", (double)g->global_mem);
+		num(o, "sm_count", g->sm_count);
+		num(o, "compute_capability", g->cc_major + g->cc_minor / 10.0);
+		num(o, "processes", g->processes);
+	}
+
+	/* Spans the program's own CUPTI client held (docs/cuda.md). */
+	x = arr(c, "shared");
+	for (i = 0; i < a->nshares; i++) {
+		const struct cuda_share_row *s = &a->shares[i];
+
+		if (!(o = item(x)))
+			continue;
+		num(o, "pid", s->pid);
+		cJSON_AddStringToObject(o, "exe", s->exe);
+		cJSON_AddStringToObject(o, "what", s->what);
+		cJSON_AddStringToObject(o, "holder", s->holder);
+		num(o, "start_ns", (double)s->start_ns);
+		if (s->end_ns)
+			num(o, "end_ns", (double)s->end_ns);
+		else
+			cJSON_AddNullToObject(o, "end_ns");
+		cJSON_AddStringToObject(o, "note", s->note);
 	}
 
 	x = arr(c, "notes");

@@ -619,17 +619,19 @@ static void text_env_cuda(struct text_ctx *t)
 	fprintf(t->out, "runtime %s", rt ? rt : "unknown");
 	if (cupti)
 		fprintf(t->out, ", CUPTI API %u", cupti);
-	for (i = 0; i < p->ndevices; i++) {
+	/* Each GPU once, however many processes used it (by UUID). */
+	for (i = 0; t->a->cuda && i < t->a->cuda->ngpus; i++) {
+		const struct cuda_gpu *g = &t->a->cuda->gpus[i];
 		unsigned n = 0;
 
 		for (j = 0; j < i; j++)
-			if (!strcmp(p->devices[j].name, p->devices[i].name))
+			if (!strcmp(t->a->cuda->gpus[j].name, g->name))
 				break;
 		if (j < i)
 			continue;
-		for (j = i; j < p->ndevices; j++)
-			n += !strcmp(p->devices[j].name, p->devices[i].name);
-		fprintf(t->out, "%s%s x%u", first ? "; " : ", ", p->devices[i].name, n);
+		for (j = i; j < t->a->cuda->ngpus; j++)
+			n += !strcmp(t->a->cuda->gpus[j].name, g->name);
+		fprintf(t->out, "%s%s x%u", first ? "; " : ", ", g->name, n);
 		first = 0;
 	}
 	fputc('\n', t->out);

@@ -502,7 +502,9 @@ static void at_exit_check(void)
 		return;
 	pthread_mutex_lock(&col_lock);
 	CHECK_EQ_INT(atomic_load(&bad_writes), 0);
-	CHECK_EQ_INT(atomic_load(&enters), atomic_load(&leaves));
+	/* The flush that never returns (hang) stays inside the layer. */
+	CHECK_EQ_INT(atomic_load(&enters),
+		     atomic_load(&leaves) + (strcmp(mode, "hang") == 0 ? 1 : 0));
 	if (strcmp(mode, "main") == 0) {
 		check_main();
 	} else if (strcmp(mode, "memory") == 0) {
@@ -541,10 +543,10 @@ static void at_exit_check(void)
 		size_t n;
 		uint64_t ns;
 
-		/* CUPTI kept CLOCK_REALTIME: the layer shifted it onto ours. */
+		/* The layer registers no timestamp callback (a program's own
+		 * client may): CUPTI keeps CLOCK_REALTIME, mapped onto ours. */
 		st = last_status();
 		REQUIRE(st);
-		CHECK(strstr(((const struct cbn_rec_cuda_status *)col[0])->message, "REALTIME"));
 		kernel_stats(WL_A_NAME, &n, &ns);
 		CHECK_EQ_INT(n, WL_A_COUNT);
 		for (size_t i = 0; i < ncol; i++) {

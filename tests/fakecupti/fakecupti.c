@@ -138,6 +138,27 @@ CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber,
 	return CUPTI_SUCCESS;
 }
 
+/* The v1 entry point (Kineto's): no name, no parameters. */
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+				    void *userdata)
+{
+	return cuptiSubscribe_v2(subscriber, callback, userdata, NULL);
+}
+
+/* Detach from the process: every subscription, enabled callback and kind,
+ * the buffer callbacks and the timestamp callback are forgotten (buffers
+ * still queued are dropped, as CUPTI drops them). */
+CUptiResult CUPTIAPI cuptiFinalize(void)
+{
+	pthread_mutex_lock(&fk.lock);
+	fk.callback = NULL;
+	memset(fk.enabled, 0, sizeof(fk.enabled));
+	memset((void *)fk.act, 0, sizeof(fk.act));
+	fk.timestamp = NULL;
+	pthread_mutex_unlock(&fk.lock);
+	return CUPTI_SUCCESS;
+}
+
 CUptiResult CUPTIAPI cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
 	if (subscriber != (CUpti_SubscriberHandle)&fk || !fk.callback)
@@ -178,17 +199,45 @@ CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallb
 		if (fk.act[k])
 			return CUPTI_ERROR_INVALID_OPERATION;  /* must precede enables */
 	fk.timestamp = f;
+	fk.ts_m0 = fk_now();
+	fk.ts_f0 = f();
 	return CUPTI_SUCCESS;
 }
 
+/* The simulated GPU's clock: CLOCK_MONOTONIC.  The device timeline (when
+ * work starts and ends, what synchronizing calls wait for) runs on it. */
 uint64_t fk_now(void)
 {
 	struct timespec ts;
 
-	if (fk.timestamp)
-		return fk.timestamp();
-	clock_gettime(CLOCK_REALTIME, &ts);
+	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A device time as the records give it, like CUPTI's own normalization: on
+ * the client's timestamp callback when one is registered (a line through its
+ * first reading and one now, so a clock ticking in other units works), else
+ * on CLOCK_REALTIME, a fixed offset from CLOCK_MONOTONIC for the whole run. */
+uint64_t fk_ts(uint64_t t)
+{
+	uint64_t m = fk_now(), f;
+	double scale = 1.0;
+
+	if (t == 0)
+		return 0;
+	if (fk.timestamp) {
+		f = fk.timestamp();
+		if (m > fk.ts_m0 + 1000000u && f > fk.ts_f0)
+			scale = (double)(f - fk.ts_f0) / (double)(m - fk.ts_m0);
+		return f + (uint64_t)(int64_t)((double)(int64_t)(t - m) * scale);
+	}
+	if (!fk.rt_offset) {
+		struct timespec r;
+
+		clock_gettime(CLOCK_REALTIME, &r);
+		fk.rt_offset = (uint64_t)r.tv_sec * 1000000000u + (uint64_t)r.tv_nsec - m;
+	}
+	return t + fk.rt_offset;
 }
 
 /* --- buffers ------------------------------------------------------------------ */
@@ -251,8 +300,66 @@ static struct fk_thread *fk_thread_self(void)
 /* Append one activity record (already in its real 13.0 layout) to the calling
  * thread's buffer, asking the client for a new one when it is full: CUDA 13's
  * per-thread buffers, so requests come from application threads. */
+/* A copy of rec (in its real layout, device times on fk_now's clock) with its
+ * timestamps as the client's clock gives them (fk_ts). */
+static const void *fk_restamp(const void *rec, size_t size, uint64_t *buf)
+{
+	CUpti_Activity *r = (CUpti_Activity *)buf;
+
+	if (size > 1024)
+		abort();
+	memcpy(buf, rec, size);
+	switch (r->kind) {
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: {
+		CUpti_ActivityKernel10 *k = (void *)r;
+
+		k->start = fk_ts(k->start);
+		k->end = fk_ts(k->end);
+		k->completed = fk_ts(k->completed);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMCPY: {
+		CUpti_ActivityMemcpy6 *c = (void *)r;
+
+		c->start = fk_ts(c->start);
+		c->end = fk_ts(c->end);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMSET: {
+		CUpti_ActivityMemset4 *c = (void *)r;
+
+		c->start = fk_ts(c->start);
+		c->end = fk_ts(c->end);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: {
+		CUpti_ActivitySynchronization2 *c = (void *)r;
+
+		c->start = fk_ts(c->start);
+		c->end = fk_ts(c->end);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMORY2: {
+		CUpti_ActivityMemory4 *c = (void *)r;
+
+		c->timestamp = fk_ts(c->timestamp);
+		break;
+	}
+	case CUPTI_ACTIVITY_KIND_MEMORY_POOL: {
+		CUpti_ActivityMemoryPool3 *c = (void *)r;
+
+		c->timestamp = fk_ts(c->timestamp);
+		break;
+	}
+	default:
+		break;
+	}
+	return buf;
+}
+
 void fk_record(const void *rec, size_t size, uint64_t end)
 {
+	uint64_t stamped[128];
 	struct fk_thread *t;
 	struct fk_buf *nb;
 	uint8_t *p = NULL;
@@ -260,6 +367,7 @@ void fk_record(const void *rec, size_t size, uint64_t end)
 
 	if (!fk.request || !fk.act[((const CUpti_Activity *)rec)->kind])
 		return;
+	rec = fk_restamp(rec, size, stamped);
 	t = fk_thread_self();
 	pthread_mutex_lock(&fk.lock);
 	if (t->cur && t->cur->used + size <= t->cur->size)
@@ -322,7 +430,8 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
 	struct fk_buf *mine = NULL, *keep = NULL, *b, *next;
 	struct fk_thread *t;
-	uint64_t now = fk_now();
+	uint64_t now = fk_now();      /* device clock: b->max_end */
+	uint64_t now_ts = fk_ts(now); /* the records' clock */
 	int forced = (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) != 0;
 
 	if (forced && fk_env("FAKECUPTI_FLUSH_HANG"))
@@ -361,7 +470,7 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 	for (b = mine; b; b = next) {
 		next = b->next;
 		if (forced)
-			fk_zero_unfinished(b, now);
+			fk_zero_unfinished(b, now_ts);
 		fk.complete(NULL, 0, b->p, b->size, b->used);
 		free(b);
 	}

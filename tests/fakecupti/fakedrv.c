@@ -662,6 +662,9 @@ void fk_dump_device(void)
 	r.id = FK_DEVICE;
 	/* "Client is responsible for freeing this memory" (Device5.name). */
 	r.name = strdup("NVIDIA H100 80GB HBM3 (simulated)");
+	/* One simulated GPU: every process sees the same UUID. */
+	memcpy(&r.uuid, "\x8e\x2a\x3f\x1c\x55\x10\x4b\x7d\x9a\x01\xc3\x6e\x2f\x88\x14\x5b",
+	       sizeof(r.uuid));
 	r.isCudaVisible = 1;
 	fk_record(&r, sizeof(r), 0);
 }

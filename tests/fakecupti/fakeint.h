@@ -38,6 +38,8 @@ struct fk {
 	_Atomic uint8_t enabled[FK_DOMAINS][FK_CBIDS];
 	CUpti_ActivityThreadIdType tid_type;
 	CUpti_TimestampCallbackFunc timestamp;
+	uint64_t ts_m0, ts_f0;   /* the timestamp callback's first reading, and fk_now's */
+	uint64_t rt_offset;      /* CLOCK_REALTIME - fk_now(), fixed at the first record */
 	CUpti_BuffersCallbackRequestFunc request;
 	CUpti_BuffersCallbackCompleteFunc complete;
 	volatile uint8_t act[CUPTI_ACTIVITY_KIND_COUNT];
@@ -54,6 +56,7 @@ struct fk {
 extern struct fk fk;
 
 uint64_t fk_now(void);
+uint64_t fk_ts(uint64_t device_ns);
 void fk_record(const void *rec, size_t size, uint64_t end);
 void fk_dump_device(void);
 void fk_dump_context(void);

@@ -167,6 +167,7 @@ static inline void cb_free(struct profile *p)
 	free(p->samples);
 	free(p->syncs);
 	free(p->cuda_status);
+	free(p->cuda_shares);
 	memset(p, 0, sizeof(*p));
 }
 

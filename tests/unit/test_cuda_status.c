@@ -98,7 +98,7 @@ static void test_states(void)
 	CHECK(has_line(a, "CUDA: pid 100 (app): CUPTI dropped 5 activity records"));
 	CHECK(has_line(a, "CUDA: pid 100 (app): 2 GPU records had no timestamps and were excluded"));
 	CHECK(has_line(a, "CUDA: pid 100 (app): the final CUPTI flush timed out"));
-	CHECK(has_line(a, "CUDA: pid 201 (worker): CUDA tracing unavailable: CUPTI_ERROR_UNKNOWN (CUPTI error 999)"));
+	CHECK(has_line(a, "CUDA: pid 201 (worker): CUDA tracing unavailable: CUPTI_ERROR_UNKNOWN; CPU profile only"));
 	CHECK(has_line(a, "CUDA: pid 202 (child): forked from a CUDA process"));
 	CHECK(has_line(a, "CUDA: pid 203 (killed): tracing started"));
 	CHECK(has_line(a, "final flush never ran"));
@@ -129,6 +129,85 @@ static void test_states(void)
 	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 2), "state")), "fork_child");
 	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 3), "state")), "started");
 	cJSON_Delete(j);
+	cb_free(&p);
+}
+
+/* The program's own CUPTI client held the activity API for a span and kept
+ * its subscription to the end: a line and a JSON row each. */
+static void test_shared(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	struct prof_cuda_status st = { .process = 0, .state = CBN_CUDA_FINISHED, .message = "",
+				       .note = "" };
+	struct prof_cuda_share sh[] = {
+		{ .process = 0, .what = CBN_CUPTI_API, .start = 1500 * MS, .end = 0,
+		  .holder = "libtorch_cpu.so", .note = "" },
+		{ .process = 0, .what = CBN_CUPTI_ACTIVITY, .start = 1500 * MS, .end = 2750 * MS,
+		  .holder = "libtorch_cpu.so", .note = "activity records only" },
+	};
+	cJSON *j, *arr, *e;
+
+	cb_init(&p);
+	p.start_ns = 500 * MS;
+	CB_PUSH(p.cuda_status, p.ncuda_status, st);
+	CB_PUSH(p.cuda_shares, p.ncuda_shares, sh[0]);
+	CB_PUSH(p.cuda_shares, p.ncuda_shares, sh[1]);
+	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
+	CHECK_EQ_INT(a->nshares, 2);
+	CHECK(has_line(a, "CUDA: pid 100 (app): the program's own CUPTI client (libtorch_cpu.so) "
+			  "held the CUDA API callbacks (API calls, launch stacks) from 1.000 s to "
+			  "the end of the process"));
+	CHECK(has_line(a, "held the GPU activity records (kernels, copies, memory) from 1.000 s "
+			  "to 2.250 s: its own profiler got them, this report has none of them "
+			  "there; then activity records only"));
+	cuda_analysis_free(a);
+	j = report_cuda_json(analysed(&p), NULL);
+	REQUIRE(j);
+	arr = cJSON_GetObjectItem(j, "shared");
+	REQUIRE(cJSON_IsArray(arr));
+	CHECK_EQ_INT(cJSON_GetArraySize(arr), 2);
+	e = cJSON_GetArrayItem(arr, 0);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "what")), "api");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(e, "end_ns")));
+	e = cJSON_GetArrayItem(arr, 1);
+	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(e, "holder")), "libtorch_cpu.so");
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "start_ns")), 1000 * MS);
+	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "end_ns")), 2250 * MS);
+	cJSON_Delete(j);
+	cb_free(&p);
+}
+
+/* One GPU seen by two processes counts once: by UUID, or without UUIDs
+ * (older files) by id and name on one host; two UUIDs are two GPUs. */
+static void test_gpus(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	struct prof_cuda_status st = { .process = 0, .state = CBN_CUDA_FINISHED, .message = "",
+				       .note = "" };
+	struct prof_cuda_device d[4] = {
+		{ .process = 0, .id = 0, .name = "H100", .has_uuid = 1, .uuid = { 1, 2, 3 } },
+		{ .process = 1, .id = 0, .name = "H100", .has_uuid = 1, .uuid = { 1, 2, 3 } },
+		{ .process = 1, .id = 1, .name = "H100", .has_uuid = 1, .uuid = { 9 } },
+		{ .process = 0, .id = 5, .name = "A100" },
+	};
+	struct prof_cuda_device old = { .process = 1, .id = 5, .name = "A100" };
+
+	cb_init(&p);
+	add_process(&p, 101, "/bin/second");
+	CB_PUSH(p.cuda_status, p.ncuda_status, st);
+	for (int i = 0; i < 4; i++)
+		CB_PUSH(p.devices, p.ndevices, d[i]);
+	CB_PUSH(p.devices, p.ndevices, old);
+	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
+	CHECK_EQ_INT(a->ngpus, 3);
+	CHECK_EQ_INT(a->gpus[0].processes, 2);
+	CHECK_STR(a->gpus[0].uuid, "GPU-01020300-0000-0000-0000-000000000000");
+	CHECK_EQ_INT(a->gpus[1].processes, 1);
+	CHECK_EQ_INT(a->gpus[2].processes, 2);
+	CHECK_STR(a->gpus[2].uuid, "");
+	cuda_analysis_free(a);
 	cb_free(&p);
 }
 
@@ -264,6 +343,8 @@ int main(void)
 {
 	test_nothing();
 	test_states();
+	test_shared();
+	test_gpus();
 	test_inferred();
 	test_inferred_modules();
 	return test_result();

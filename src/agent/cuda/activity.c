@@ -76,15 +76,19 @@ void CUPTIAPI activity_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 	(void)size;
 	if (!buffer)
 		return;
+
 	/* A forked child inherits no CUPTI threads, but a flush racing the fork
 	 * could still land here in the parent only; the child never converts. */
-	if (!atomic_load_explicit(&layer.off, memory_order_relaxed) && valid) {
+	/* Not ours: buffers CUPTI hands us while the program's client holds the
+	 * activity API (it enabled kinds before registering its callbacks). */
+	if (!atomic_load_explicit(&layer.off, memory_order_relaxed) && valid &&
+	    atomic_load(&layer.act_mine)) {
 		layer_agent.enter();
 		/* Raw buffers for replay on machines without a GPU (dump.h). */
 		if (layer.dump_dir)
 			dump_write(layer.dump_dir, layer.version, buffer, valid);
 		c.emit = act_emit;
-		c.ts_offset = layer.ts_offset;
+		share_clock(&c);
 		c.device_attr = layer.device_attr;
 		convert_buffer(&c, buffer, valid);
 		atomic_fetch_add(&layer.buffers, 1);

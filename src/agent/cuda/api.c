@@ -36,6 +36,8 @@ static struct api_table api_rt, api_drv;
  * user call seen twice: skipped.  Driver-only programs (Triton, NVRTC) still get
  * their cuLaunchKernel records. */
 static _Thread_local int api_rt_depth;
+static _Atomic unsigned api_gen;         /* subscriptions so far */
+static _Thread_local unsigned api_tgen;  /* the one api_rt_depth counts under */
 
 struct api_rule {
 	const char *prefix;
@@ -92,36 +94,46 @@ static uint8_t api_classify(const char *name)
 	return 0;
 }
 
+/* Classify the domain's cbids by name (once) and enable the callbacks of the
+ * ones we record for sub (again after the layer took CUPTI back from the
+ * program: cupti_guard.c). */
 static int api_fill(struct api_table *t, CUpti_SubscriberHandle sub, CUpti_CallbackDomain dom,
 		    unsigned size)
 {
 	unsigned cbid;
 	int enabled = 0;
 
-	t->cls = calloc(size, 1);
-	t->name = calloc(size, sizeof(char *));
-	if (!t->cls || !t->name)
-		return CUPTI_ERROR_OUT_OF_MEMORY;
-	t->size = size;
-	for (cbid = 1; cbid < size; cbid++) {
-		const char *raw = NULL;
-		char name[256];
-		uint8_t cls;
+	if (!t->cls) {
+		t->cls = calloc(size, 1);
+		t->name = calloc(size, sizeof(char *));
+		if (!t->cls || !t->name)
+			return CUPTI_ERROR_OUT_OF_MEMORY;
+		t->size = size;
+		for (cbid = 1; cbid < size; cbid++) {
+			const char *raw = NULL;
+			char name[256];
+			uint8_t cls;
+
+			if (cuptiGetCallbackName(dom, cbid, &raw) != CUPTI_SUCCESS || !raw)
+				continue;
+			convert_api_name(name, sizeof(name), raw);
+			cls = api_classify(name);
+			if (!cls)
+				continue;
+			t->name[cbid] = strdup(name);
+			if (!t->name[cbid])
+				return CUPTI_ERROR_OUT_OF_MEMORY;
+			t->cls[cbid] = cls;
+		}
+	}
+	for (cbid = 1; cbid < t->size; cbid++) {
 		CUptiResult st;
 
-		if (cuptiGetCallbackName(dom, cbid, &raw) != CUPTI_SUCCESS || !raw)
+		if (!t->cls[cbid])
 			continue;
-		convert_api_name(name, sizeof(name), raw);
-		cls = api_classify(name);
-		if (!cls)
-			continue;
-		t->name[cbid] = strdup(name);
-		if (!t->name[cbid])
-			return CUPTI_ERROR_OUT_OF_MEMORY;
 		st = cuptiEnableCallback(1, sub, dom, cbid);
 		if (st != CUPTI_SUCCESS)
 			return st;
-		t->cls[cbid] = cls;
 		enabled++;
 	}
 	return enabled ? CUPTI_SUCCESS : CUPTI_ERROR_UNKNOWN;
@@ -145,6 +157,9 @@ int api_setup(CUpti_SubscriberHandle sub)
 	int st;
 
 	api_stacks = !api_env_off("CBN_CUDA_STACKS");
+	/* A call whose ENTER came before an earlier unsubscribe never sees its
+	 * EXIT: each thread's depth starts over with this subscription. */
+	atomic_fetch_add(&api_gen, 1);
 	st = api_fill(&api_rt, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
 	if (st != CUPTI_SUCCESS)
 		return st;
@@ -243,6 +258,10 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 
 	if (cbid >= t->size || !(cls = t->cls[cbid]))
 		return;
+	if (api_tgen != atomic_load_explicit(&api_gen, memory_order_relaxed)) {
+		api_tgen = atomic_load_explicit(&api_gen, memory_order_relaxed);
+		api_rt_depth = 0;
+	}
 	if (cd->callbackSite == CUPTI_API_ENTER) {
 		if (domain == CBN_CUDA_RUNTIME)
 			api_rt_depth++;

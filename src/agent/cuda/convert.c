@@ -58,6 +58,9 @@ static uint64_t conv_ts(const struct convert_ctx *c, uint64_t ts)
 {
 	if (ts == 0)
 		return 0;
+	if (c->ts_scale != 0)
+		return (uint64_t)((int64_t)c->ts_dst +
+				  (int64_t)((double)(int64_t)(ts - c->ts_src) * c->ts_scale));
 	return (uint64_t)((int64_t)ts - c->ts_offset);
 }
 
@@ -278,6 +281,12 @@ static int conv_device(struct convert_ctx *c, const CUpti_ActivityDevice5 *d)
 	o->reserved_smem_per_block = conv_attr(c, ATTR_RESERVED_SMEM_PER_BLOCK, (int)d->id);
 	size = conv_name(buf, sizeof(*o), d->name, &len);
 	o->name_len = (uint32_t)len;
+	/* The UUID after the name: what tells one GPU seen by two processes. */
+	if (size == CBN_DEVICE_UUID_OFF(len) && size + sizeof(d->uuid) <= sizeof(buf)) {
+		memcpy(buf + size, &d->uuid, sizeof(d->uuid));
+		size = CBN_REC_ALIGN(size + sizeof(d->uuid));
+		o->flags |= CBN_DEVICE_UUID;
+	}
 	conv_header(o, CBN_REC_CUDA_DEVICE, 0, size);
 	return conv_emit(c, o, size);
 }

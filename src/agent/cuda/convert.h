@@ -37,9 +37,13 @@ struct convert_ctx {
 	 * A nonzero return is counted in stats.emit_failed, nothing else. */
 	int (*emit)(void *arg, const void *rec, size_t size);
 	void *arg;
-	/* Subtracted from every nonzero GPU/CUPTI timestamp: 0 when CUPTI runs on our
-	 * CLOCK_MONOTONIC callback, REALTIME - MONOTONIC when registration failed. */
+	/* CUPTI's clock to ours (CLOCK_MONOTONIC), for every nonzero timestamp:
+	 * with ts_scale 0, ts - ts_offset (CUPTI's default CLOCK_REALTIME:
+	 * REALTIME - MONOTONIC); else ts_dst + (ts - ts_src) * ts_scale (a
+	 * program's own timestamp callback, in whatever units it ticks). */
 	int64_t ts_offset;
+	double ts_scale;
+	uint64_t ts_src, ts_dst;
 	/* Optional cuDeviceGetAttribute(value, attrib, device) for what Device5
 	 * lacks (opt-in and reserved shared memory per block); NULL: report 0. */
 	int (*device_attr)(int *value, int attrib, int device);

@@ -1,11 +1,18 @@
 /*
  * layer.c — lifecycle of libcbottleneck_cuda.so: InitializeInjection (called
  * by the CUDA driver inside cuInit when CUDA_INJECTION64_PATH names us), the
- * CUPTI setup order of docs/cuda-collection.md, the atexit flush under a
- * watchdog, the fork-child switch-off, and the CUDA_STATUS records.
+ * CUPTI setup order of docs/cuda-collection.md, taking and giving up the
+ * subscription and the activity buffers (share.c decides when: the program's
+ * own CUPTI client comes first), the atexit flush under a watchdog, the
+ * fork-child switch-off, and the CUDA_STATUS records.
  *
- * On any CUPTI failure the layer writes CUDA_STATUS UNAVAILABLE, prints one
- * line, unsubscribes and returns: the program and CPU sampling run on.
+ * Every CUPTI call of the layer's runs with the thread marked inside the agent
+ * (layer_agent.enter), so the agent's guard (src/agent/cupti_guard.c) lets it
+ * through as ours.
+ *
+ * On any CUPTI failure the layer writes CUDA_STATUS UNAVAILABLE (its message
+ * says what to do), unsubscribes and returns: the program and CPU sampling run
+ * on.  Nothing is ever printed on the program's stdout or stderr.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -26,9 +33,10 @@
 #define LAYER_FLUSH_TIMEOUT_MS 4000
 
 struct layer_agent layer_agent;
-struct layer_state layer;
+struct layer_state layer = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
-static CUpti_SubscriberHandle layer_sub;
+CUpti_SubscriberHandle layer_sub;
+static char layer_old_sub[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2]; /* who held CUPTI (39) */
 static _Thread_local uint32_t layer_tid_cache;
 
 static const CUpti_ActivityKind layer_kinds[] = {
@@ -50,11 +58,6 @@ static int layer_enabled[LAYER_NKINDS];
 static uint64_t layer_mono_ns(void)
 {
 	return cbn_clock_ns(CLOCK_MONOTONIC);
-}
-
-static uint64_t layer_real_ns(void)
-{
-	return cbn_clock_ns(CLOCK_REALTIME);
 }
 
 static void layer_nop(void)
@@ -100,6 +103,8 @@ static void layer_link_agent(void)
 	layer_agent.capture_listen =
 		(void (*)(void (*)(int)))dlsym(RTLD_DEFAULT, "cbn_agent_capture_listen");
 	layer_agent.capture_api = (int (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_capture_api");
+	layer_agent.cupti_attach = (int (*)(const struct cbn_cupti_layer *, char *, size_t))dlsym(
+		RTLD_DEFAULT, "cbn_agent_cupti_attach");
 	if (!layer_agent.capture_active || !layer_agent.capture_set || !layer_agent.capture_api) {
 		/* An agent without capture control: everything is recorded. */
 		layer_agent.capture_active = layer_one;
@@ -118,23 +123,23 @@ static void layer_link_agent(void)
  */
 static void layer_capture_changed(int on)
 {
-	size_t k;
-
 	/* Not after the exit flush (the agent closes its window at exit, after
 	 * our atexit handler ran), nor in a fork child. */
 	if (atomic_load_explicit(&layer.off, memory_order_relaxed) ||
 	    atomic_load(&layer.state) != CBN_CUDA_STARTED || getpid() != layer.pid)
 		return;
-	for (k = 0; k < LAYER_NKINDS; k++) {
-		if (!layer_enabled[k])
-			continue;
-		if (on)
-			cuptiActivityEnable(layer_kinds[k]);
-		else
-			cuptiActivityDisable(layer_kinds[k]);
+	layer_agent.enter();
+	pthread_mutex_lock(&layer.lock);
+	layer.capture_on = on;
+	/* While the program holds the activity buffers, the window's state
+	 * waits for them to come back. */
+	if (layer.act_on) {
+		layer_set_kinds(on);
+		if (!on)
+			layer_flush_soft();
 	}
-	if (!on)
-		layer_flush_soft();
+	pthread_mutex_unlock(&layer.lock);
+	layer_agent.leave();
 }
 
 uint32_t layer_tid(void)
@@ -150,7 +155,7 @@ void layer_write(const void *rec, size_t size)
 		atomic_fetch_add(&layer.emit_failed, 1);
 }
 
-static void layer_status(uint32_t state, int32_t err, uint32_t timed_out, const char *msg)
+void layer_status(uint32_t state, int32_t err, uint32_t timed_out, const char *msg)
 {
 	_Alignas(8) unsigned char buf[CONVERT_REC_MAX];
 
@@ -162,13 +167,6 @@ static void layer_status(uint32_t state, int32_t err, uint32_t timed_out, const 
 			      atomic_load(&layer.buffers), atomic_load(&layer.records), msg);
 	((struct cbn_rec_cuda_status *)buf)->driver_version = layer.driver;
 	layer_write(buf, size);
-}
-
-/* The CUPTI clock: CLOCK_MONOTONIC, the session's one clock.  Registered once
- * per process, before any activity is enabled (pytorch#192021). */
-static uint64_t CUPTIAPI layer_timestamp(void)
-{
-	return layer_mono_ns();
 }
 
 /* cuDeviceGetAttribute from the driver the process already loaded; we never
@@ -184,7 +182,7 @@ static void layer_find_device_attr(void)
 
 /* --- failure ---------------------------------------------------------------- */
 
-static const char *layer_result_name(CUptiResult st)
+const char *layer_result_name(CUptiResult st)
 {
 	const char *s = NULL;
 
@@ -198,22 +196,18 @@ static const char *layer_result_name(CUptiResult st)
 static void layer_unavailable(CUptiResult st, const char *why, const char *todo)
 {
 	char msg[512];
-	size_t k;
 
 	snprintf(msg, sizeof(msg), "%s (%s %d)", why, layer_result_name(st), (int)st);
 	atomic_store(&layer.off, 1);
-	for (k = 0; k < LAYER_NKINDS; k++)
-		if (layer_enabled[k])
-			cuptiActivityDisable(layer_kinds[k]);
+	if (layer.kinds_on)
+		layer_set_kinds(0);
 	if (layer_sub) {
 		cuptiUnsubscribe(layer_sub);
 		layer_sub = NULL;
 	}
+	/* What to do goes with it: the report prints the status message. */
+	snprintf(msg + strlen(msg), sizeof(msg) - strlen(msg), "; %s", todo);
 	layer_status(CBN_CUDA_UNAVAILABLE, (int32_t)st, 0, msg);
-	if (!layer.quiet)
-		fprintf(stderr,
-			"cbottleneck: CUDA tracing unavailable: %s; %s; CPU sampling continues\n",
-			msg, todo);
 }
 
 void layer_fatal(const char *why)
@@ -224,51 +218,80 @@ void layer_fatal(const char *why)
 	snprintf(msg, sizeof(msg), "CUPTI fatal error: %s", why);
 	atomic_store(&layer.off, 1);
 	layer_status(CBN_CUDA_UNAVAILABLE, 0, 0, msg);
-	if (!layer.quiet)
-		fprintf(stderr,
-			"cbottleneck: CUDA tracing stopped: %s; GPU records after this point are "
-			"missing; CPU sampling continues\n",
-			msg);
 }
 
 /* --- flushing ---------------------------------------------------------------- */
 
 void layer_flush_soft(void)
 {
-	if (atomic_load(&layer.state) == CBN_CUDA_STARTED && getpid() == layer.pid)
+	/* Not while the program's client holds the buffers: its records are
+	 * its own to flush, when it chooses. */
+	if (atomic_load(&layer.state) == CBN_CUDA_STARTED && getpid() == layer.pid &&
+	    atomic_load(&layer.act_mine))
 		cuptiActivityFlushAll(0);
 }
 
+/* One forced flush handed to a helper thread: shared by the helper and the
+ * waiter, freed by whichever lets go last (a hung helper never does: its
+ * state is leaked, not freed under it). */
 struct layer_flush {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	int done;
+	int refs;
 };
+
+static void layer_flush_put(struct layer_flush *f)
+{
+	int last;
+
+	pthread_mutex_lock(&f->lock);
+	last = --f->refs == 0;
+	pthread_mutex_unlock(&f->lock);
+	if (last) {
+		pthread_mutex_destroy(&f->lock);
+		pthread_cond_destroy(&f->cond);
+		free(f);
+	}
+}
 
 static void *layer_flush_thread(void *arg)
 {
 	struct layer_flush *f = arg;
 
+	layer_agent.enter();
 	cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	layer_agent.leave();
 	pthread_mutex_lock(&f->lock);
 	f->done = 1;
 	pthread_cond_signal(&f->cond);
 	pthread_mutex_unlock(&f->lock);
+	layer_flush_put(f);
 	return NULL;
 }
 
 /* FlushAll(FORCED) on a helper thread while this one waits at most the
  * timeout: a flush that never returns (HPCToolkit's FLUSH_ALARM workaround in
- * cupti-api.c) must not keep the program from exiting.  Returns 1 on timeout.
- * The state lives in static storage because a hung helper may outlive us. */
-static int layer_flush_forced(long timeout_ms)
+ * cupti-api.c) must not keep the program from exiting, nor a program's call
+ * that made us step aside.  Returns 1 on timeout. */
+int layer_flush_forced(long timeout_ms)
 {
-	static struct layer_flush f = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0 };
+	struct layer_flush *f = calloc(1, sizeof(*f));
 	struct timespec until;
 	pthread_t th;
 	int timed_out = 0;
 
-	if (pthread_create(&th, NULL, layer_flush_thread, &f) != 0) {
+	if (f) {
+		pthread_mutex_init(&f->lock, NULL);
+		pthread_cond_init(&f->cond, NULL);
+		f->refs = 2;
+	}
+	if (!f || pthread_create(&th, NULL, layer_flush_thread, f) != 0) {
+		if (f) {
+			pthread_mutex_destroy(&f->lock);
+			pthread_cond_destroy(&f->cond);
+			free(f);
+		}
 		cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 		return 0;
 	}
@@ -280,14 +303,15 @@ static int layer_flush_forced(long timeout_ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&f.lock);
-	while (!f.done) {
-		if (pthread_cond_timedwait(&f.cond, &f.lock, &until) == ETIMEDOUT) {
-			timed_out = !f.done;
+	pthread_mutex_lock(&f->lock);
+	while (!f->done) {
+		if (pthread_cond_timedwait(&f->cond, &f->lock, &until) == ETIMEDOUT) {
+			timed_out = !f->done;
 			break;
 		}
 	}
-	pthread_mutex_unlock(&f.lock);
+	pthread_mutex_unlock(&f->lock);
+	layer_flush_put(f);
 	return timed_out;
 }
 
@@ -299,7 +323,7 @@ static pthread_mutex_t layer_flusher_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t layer_flusher_cond = PTHREAD_COND_INITIALIZER;
 static int layer_flusher_stop;
 
-static long layer_env_ms(const char *name, long dflt)
+long layer_env_ms(const char *name, long dflt)
 {
 	const char *s = getenv(name);
 	char *end;
@@ -317,30 +341,49 @@ static long layer_env_ms(const char *name, long dflt)
  * signal, SIGKILL) loses at most the last period. */
 static void *layer_flusher(void *arg)
 {
-	long period_ms = (long)(intptr_t)arg;
+	long period_ms = (long)(intptr_t)arg, wait_ms;
 	struct timespec until;
 
 	pthread_setname_np(pthread_self(), "cbn-cupti-flush");
+	/* With the periodic flush off (period 0) the thread still takes the
+	 * activity buffers back once the program's client lets go of them. */
+	wait_ms = period_ms > 0 ? period_ms : LAYER_FLUSH_PERIOD_MS;
 	pthread_mutex_lock(&layer_flusher_lock);
 	while (!layer_flusher_stop) {
+		int timed_out;
+
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += period_ms / 1000;
-		until.tv_nsec += (period_ms % 1000) * 1000000L;
+		until.tv_sec += wait_ms / 1000;
+		until.tv_nsec += (wait_ms % 1000) * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
 		}
-		if (pthread_cond_timedwait(&layer_flusher_cond, &layer_flusher_lock, &until) !=
-			    ETIMEDOUT ||
-		    layer_flusher_stop)
-			continue;
+		timed_out = pthread_cond_timedwait(&layer_flusher_cond, &layer_flusher_lock,
+						   &until) == ETIMEDOUT;
+		if (layer_flusher_stop)
+			break;
 		pthread_mutex_unlock(&layer_flusher_lock);
-		if (atomic_load(&layer.state) == CBN_CUDA_STARTED && !atomic_load(&layer.off))
-			cuptiActivityFlushAll(0);
+		if (atomic_load(&layer.state) == CBN_CUDA_STARTED && !atomic_load(&layer.off)) {
+			share_tick();
+			if (timed_out && period_ms > 0 && atomic_load(&layer.act_mine)) {
+				layer_agent.enter();
+				cuptiActivityFlushAll(0);
+				layer_agent.leave();
+			}
+		}
 		pthread_mutex_lock(&layer_flusher_lock);
 	}
 	pthread_mutex_unlock(&layer_flusher_lock);
 	return NULL;
+}
+
+/* Wake the flusher now (share.c: the program let go of the buffers). */
+void layer_wake_flusher(void)
+{
+	pthread_mutex_lock(&layer_flusher_lock);
+	pthread_cond_broadcast(&layer_flusher_cond);
+	pthread_mutex_unlock(&layer_flusher_lock);
 }
 
 static void layer_start_flusher(void)
@@ -348,7 +391,7 @@ static void layer_start_flusher(void)
 	long period_ms = layer_env_ms("CBN_CUDA_FLUSH_PERIOD_MS", LAYER_FLUSH_PERIOD_MS);
 	pthread_t th;
 
-	if (period_ms <= 0)
+	if (period_ms <= 0 && !layer_agent.cupti_attach)
 		return;
 	if (pthread_create(&th, NULL, layer_flusher, (void *)(intptr_t)period_ms) == 0)
 		pthread_detach(th);
@@ -370,21 +413,23 @@ static void layer_atexit(void)
 {
 	char msg[256] = "";
 	long timeout_ms;
-	int timed_out;
+	int timed_out = 0;
 
 	if (atomic_load(&layer.state) != CBN_CUDA_STARTED || getpid() != layer.pid)
 		return;
 	layer_stop_flusher();
+	layer_agent.enter();
+	pthread_mutex_lock(&layer.lock);
 	timeout_ms = layer_env_ms("CBN_CUDA_FLUSH_TIMEOUT_MS", LAYER_FLUSH_TIMEOUT_MS);
 	if (timeout_ms <= 0)
 		timeout_ms = LAYER_FLUSH_TIMEOUT_MS;
-	timed_out = layer_flush_forced(timeout_ms);
+	/* The program's client flushes its own records, at its own exit. */
+	if (atomic_load(&layer.act_mine))
+		timed_out = layer_flush_forced(timeout_ms);
 	if (timed_out) {
 		snprintf(msg, sizeof(msg),
 			 "CUPTI flush did not return in %g s; some GPU records may be lost",
 			 timeout_ms / 1000.0);
-		if (!layer.quiet)
-			fprintf(stderr, "cbottleneck: %s\n", msg);
 	} else {
 		activity_count_dropped();
 	}
@@ -394,6 +439,8 @@ static void layer_atexit(void)
 			 (unsigned long long)atomic_load(&layer.emit_failed));
 	atomic_store(&layer.off, 1);
 	layer_status(CBN_CUDA_FINISHED, 0, (uint32_t)timed_out, msg);
+	pthread_mutex_unlock(&layer.lock);
+	layer_agent.leave();
 }
 
 /* fork without exec: the child has none of CUPTI's threads and may not use
@@ -412,7 +459,7 @@ static void layer_atfork_child(void)
 
 /* --- setup ------------------------------------------------------------------ */
 
-static const char *layer_todo(CUptiResult st, const char *old)
+const char *layer_todo(CUptiResult st, const char *old)
 {
 	static char buf[256];
 
@@ -432,14 +479,133 @@ static const char *layer_todo(CUptiResult st, const char *old)
 	}
 }
 
-static int layer_start(void)
+/* Our subscription and callbacks (at start, and when the program's client
+ * gave up its own).  0, or the CUptiResult with why filled in. */
+int layer_subscribe(char *why, size_t len)
 {
 	CUpti_SubscriberParams params;
 	char old[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN * 2] = "";
-	char note[256] = "";
-	char why[320];
+	CUptiResult st;
+
+	memset(&params, 0, sizeof(params));
+	params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
+	params.subscriberName = "cbottleneck";
+	params.oldSubscriberName = old;
+	params.oldSubscriberSize = sizeof(old);
+	st = cuptiSubscribe_v2(&layer_sub, api_callback, NULL, &params);
+	if (st != CUPTI_SUCCESS) {
+		layer_sub = NULL;
+		old[sizeof(old) - 1] = '\0';
+		snprintf(layer_old_sub, sizeof(layer_old_sub), "%s", old);
+		if (st == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+			snprintf(why, len, "CUPTI is already in use by %s",
+				 *old ? old : "another tool");
+		else
+			snprintf(why, len, "cannot subscribe to CUPTI");
+		return (int)st;
+	}
+	st = cuptiEnableCallback(1, layer_sub, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
+	if (st == CUPTI_SUCCESS)
+		st = api_setup(layer_sub);
+	if (st != CUPTI_SUCCESS) {
+		snprintf(why, len, "cannot enable CUPTI callbacks");
+		cuptiUnsubscribe(layer_sub);
+		layer_sub = NULL;
+		return (int)st;
+	}
+	return 0;
+}
+
+/* Enable (on) or disable our activity kinds, those CUPTI accepted at start. */
+void layer_set_kinds(int on)
+{
+	size_t k;
+
+	for (k = 0; k < LAYER_NKINDS; k++) {
+		if (!layer_enabled[k])
+			continue;
+		if (on)
+			cuptiActivityEnable(layer_kinds[k]);
+		else
+			cuptiActivityDisable(layer_kinds[k]);
+	}
+	layer.kinds_on = on;
+}
+
+/* Our buffer callbacks, and our kinds when the capture window is open (at
+ * start: which kinds CUPTI accepts, noted in note).  0, or the CUptiResult
+ * with why filled in. */
+int layer_activity_take(char *note, size_t nlen, char *why, size_t wlen)
+{
 	CUptiResult st;
 	size_t k;
+
+	st = cuptiActivityRegisterCallbacks(activity_request, activity_complete);
+	if (st != CUPTI_SUCCESS) {
+		snprintf(why, wlen, "cannot register CUPTI activity buffers");
+		return (int)st;
+	}
+	layer.act_on = 1;
+	atomic_store(&layer.act_mine, 1);
+	if (!layer.kinds_known) {
+		for (k = 0; k < LAYER_NKINDS; k++) {
+			st = cuptiActivityEnable(layer_kinds[k]);
+			if (st == CUPTI_SUCCESS) {
+				layer_enabled[k] = 1;
+				continue;
+			}
+			if (k < LAYER_REQUIRED_KINDS) {
+				snprintf(why, wlen, "cannot enable CUPTI activity kind %d",
+					 (int)layer_kinds[k]);
+				return (int)st;
+			}
+			snprintf(note + strlen(note), nlen - strlen(note), "%sactivity kind %d off",
+				 *note ? "; " : "", (int)layer_kinds[k]);
+		}
+		layer.kinds_known = 1;
+		layer.kinds_on = 1;
+		if (!layer.capture_on)
+			layer_set_kinds(0);
+	} else if (layer.capture_on) {
+		layer_set_kinds(1);
+	}
+	if (!layer.dumped) {
+		/* Device and context records exist only for contexts created
+		 * after the enable unless dumped now (llvm-project#85770).  If
+		 * the dump is refused this early inside cuInit, a plain enable
+		 * still yields the records CUPTI writes at driver initialization
+		 * and context creation. */
+		if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE) != CUPTI_SUCCESS)
+			cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+		if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT) != CUPTI_SUCCESS)
+			cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
+		layer.dumped = 1;
+	} else {
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
+		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
+	}
+	return 0;
+}
+
+/* Our records flushed in, our kinds off: the buffers are free for the
+ * program's client (share.c registers its callbacks again). */
+void layer_activity_give(void)
+{
+	if (layer.act_on && !layer_flush_forced(layer_env_ms("CBN_CUDA_FLUSH_TIMEOUT_MS",
+							     LAYER_FLUSH_TIMEOUT_MS)))
+		activity_count_dropped();
+	if (layer.kinds_on)
+		layer_set_kinds(0);
+	cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DEVICE);
+	cuptiActivityDisable(CUPTI_ACTIVITY_KIND_CONTEXT);
+	layer.act_on = 0;
+	atomic_store(&layer.act_mine, 0);
+}
+
+static int layer_start(void)
+{
+	char note[256] = "", why[320];
+	int held, st;
 
 	/* The driver that loaded us (for the report's environment line). */
 	{
@@ -456,81 +622,48 @@ static int layer_start(void)
 	}
 	/* From 13.0 the version reads xxyyzz; the structs we read are 13.0's.  A
 	 * newer 13.x writes longer records with the same prefix: fine. */
-	if (layer.version / 10000 != 13 && !layer.quiet)
-		fprintf(stderr,
-			"cbottleneck: warning: loaded libcupti reports API version %u, built for "
-			"13.x (%u); CUDA records may be incomplete\n",
-			layer.version, (unsigned)CUPTI_API_VERSION);
+	if (layer.version / 10000 != 13)
+		snprintf(note, sizeof(note),
+			 "loaded libcupti reports API version %u, built for 13.x (%u); CUDA records "
+			 "may be incomplete", layer.version, (unsigned)CUPTI_API_VERSION);
+	layer.capture_on = 1;
 
-	memset(&params, 0, sizeof(params));
-	params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-	params.subscriberName = "cbottleneck";
-	params.oldSubscriberName = old;
-	params.oldSubscriberSize = sizeof(old);
-	st = cuptiSubscribe_v2(&layer_sub, api_callback, NULL, &params);
-	if (st != CUPTI_SUCCESS) {
-		layer_sub = NULL;
-		old[sizeof(old) - 1] = '\0';
-		if (st == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-			snprintf(why, sizeof(why), "CUPTI is already in use by %s",
-				 *old ? old : "another tool");
-		else
-			snprintf(why, sizeof(why), "cannot subscribe to CUPTI");
-		layer_unavailable(st, why, layer_todo(st, old));
-		return -1;
-	}
-	st = cuptiEnableCallback(1, layer_sub, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR);
-	if (st == CUPTI_SUCCESS)
-		st = api_setup(layer_sub);
-	if (st != CUPTI_SUCCESS) {
-		layer_unavailable(st, "cannot enable CUPTI callbacks", layer_todo(st, NULL));
-		return -1;
+	/* What the program's own client holds already (it started before
+	 * cuInit) stays its own: share.c takes it over when it lets go. */
+	share_attach();
+	pthread_mutex_lock(&layer.lock);
+	held = share_held();
+	if (!(held & CBN_CUPTI_API)) {
+		st = layer_subscribe(why, sizeof(why));
+		if (st) {
+			pthread_mutex_unlock(&layer.lock);
+			layer_unavailable((CUptiResult)st, why, layer_todo(st, layer_old_sub));
+			return -1;
+		}
 	}
 	api_scan_modules();
 
-	/* Both before any activity is enabled, and never changed afterwards. */
+	/* Before any activity is enabled, and never changed afterwards.  No
+	 * timestamp callback: CUPTI takes one per process, and a program that
+	 * profiles itself registers its own (Kineto does, at profiler start;
+	 * registering twice corrupts timestamps, pytorch#192021).  CUPTI's
+	 * default clock is CLOCK_REALTIME: share_clock() maps it to ours. */
 	cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-	if (cuptiActivityRegisterTimestampCallback(layer_timestamp) != CUPTI_SUCCESS) {
-		/* CUPTI's default clock on Linux is CLOCK_REALTIME: shift it. */
-		uint64_t m0 = layer_mono_ns(), r = layer_real_ns(), m1 = layer_mono_ns();
 
-		layer.ts_offset = (int64_t)(r - (m0 + (m1 - m0) / 2));
-		snprintf(note, sizeof(note),
-			 "timestamp callback refused: GPU times shifted from CLOCK_REALTIME");
-	}
-
-	st = cuptiActivityRegisterCallbacks(activity_request, activity_complete);
-	if (st != CUPTI_SUCCESS) {
-		layer_unavailable(st, "cannot register CUPTI activity buffers", layer_todo(st, NULL));
-		return -1;
-	}
-	for (k = 0; k < LAYER_NKINDS; k++) {
-		st = cuptiActivityEnable(layer_kinds[k]);
-		if (st == CUPTI_SUCCESS) {
-			layer_enabled[k] = 1;
-			continue;
-		}
-		if (k < LAYER_REQUIRED_KINDS) {
-			snprintf(why, sizeof(why), "cannot enable CUPTI activity kind %d",
-				 (int)layer_kinds[k]);
-			layer_unavailable(st, why, layer_todo(st, NULL));
+	if (!(held & CBN_CUPTI_ACTIVITY)) {
+		st = layer_activity_take(note, sizeof(note), why, sizeof(why));
+		if (st) {
+			pthread_mutex_unlock(&layer.lock);
+			layer_unavailable((CUptiResult)st, why, layer_todo(st, NULL));
 			return -1;
 		}
-		snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sactivity kind %d off",
-			 *note ? "; " : "", (int)layer_kinds[k]);
 	}
-	/* Device and context records exist only for contexts created after the
-	 * enable unless dumped now (llvm-project#85770).  If the dump is refused
-	 * this early inside cuInit, a plain enable still yields the records CUPTI
-	 * writes at driver initialization and context creation. */
-	if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_DEVICE) != CUPTI_SUCCESS)
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DEVICE);
-	if (cuptiActivityEnableAndDump(CUPTI_ACTIVITY_KIND_CONTEXT) != CUPTI_SUCCESS)
-		cuptiActivityEnable(CUPTI_ACTIVITY_KIND_CONTEXT);
 	layer_find_device_attr();
 
 	atexit(layer_atexit);
 	layer_status(CBN_CUDA_STARTED, 0, 0, note);
+	share_started();
+	pthread_mutex_unlock(&layer.lock);
 	/* Listen first, then look: a window that closes in between is seen.
 	 * (After STARTED: the listener acts only on a started layer.) */
 	if (layer_agent.capture_listen) {
@@ -553,8 +686,6 @@ CBN_EXPORT int InitializeInjection(void)
 	if (atomic_exchange(&once, 1))
 		return 1;
 	layer_link_agent();
-	s = getenv("CBN_QUIET");
-	layer.quiet = s && strcmp(s, "1") == 0;
 	layer.pid = getpid();
 	/* Without the agent there is nowhere to record to: stay out of the way. */
 	if (!layer_agent.write)
@@ -571,6 +702,8 @@ CBN_EXPORT int InitializeInjection(void)
 			     "forked child without exec: CUDA tracing is off in this process");
 		return 1;
 	}
+	layer_agent.enter();
 	layer_start();
+	layer_agent.leave();
 	return 1;
 }

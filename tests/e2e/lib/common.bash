@@ -76,6 +76,17 @@ need_example()
 	done
 }
 
+# need_fakecupti PROGRAM: skip without CUDA in this build; otherwise the
+# launcher and the test program of tests/cuda must exist, and the simulated
+# libcupti.so.13 of tests/fakecupti goes in front of the real one.
+need_fakecupti()
+{
+	[ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
+	need_cbn
+	need_built "$CBN_BUILD_DIR/tests/cuda/$1"
+	export LD_LIBRARY_PATH="$CBN_BUILD_DIR/tests/fakecupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
 need_python_jsonschema()
 {
 	command -v python3 >/dev/null 2>&1 || skip "python3 not installed"
