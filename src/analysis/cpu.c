@@ -185,7 +185,14 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 		sm->kstack_unplaced += pr->kstack_unplaced;
 		sm->kstack_parks += pr->kstack_parks;
 		sm->kstack_unparks += pr->kstack_unparks;
+		c->overhead.sampled_ns += pr->overhead_weight * prof_period_of_process(p, (uint32_t)i);
+		c->overhead.samples += pr->overhead_samples;
+		c->overhead.threads_ns += pr->overhead_threads_ns;
+		c->overhead.handler_ns += pr->overhead_site_ns[CBN_OVH_HANDLER];
+		c->overhead.startup_ns += pr->overhead_init_ns;
 	}
+	c->overhead.total_ns = c->overhead.sampled_ns + c->overhead.threads_ns +
+			       c->overhead.handler_ns + c->overhead.startup_ns;
 
 	/* Pass 1: samples → per stack weight and ns (stacks are shared by many
 	 * samples, so the frame walk below runs once per distinct stack). */

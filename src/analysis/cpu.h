@@ -60,6 +60,18 @@ struct cpu_profile {
 	uint64_t lost_total;
 	uint64_t truncated, pc_only;   /* sample records with those flags */
 	size_t nthreads_seen;          /* threads with at least one sample */
+	/* The profiler's own CPU, never in the tables (the program's cpu_ns
+	 * excludes it; measured_ns, the kernel's count, includes it). */
+	struct cpu_overhead {
+		uint64_t total_ns;         /* the sum of the four below */
+		uint64_t sampled_ns;       /* samples in its code on the program's threads
+		                            * (allocation hooks, CUDA callbacks, thread
+		                            * start, its own pthreads) */
+		uint64_t samples;
+		uint64_t threads_ns;       /* the agent's helper threads (their CPU clocks) */
+		uint64_t handler_ns;       /* inside the sampling handler (measured) */
+		uint64_t startup_ns;       /* the agent's start-up in each image */
+	} overhead;
 	struct cpu_sampler {           /* how the agent sampled, all processes together */
 		uint64_t threads_perf;     /* threads sampled with perf events */
 		uint64_t threads_timer;    /* threads sampled with POSIX CPU timers */

@@ -312,6 +312,40 @@ static struct load_mod *mod_at(struct load_file *F, uint64_t addr, uint64_t ts)
 	return best;
 }
 
+static const char *mod_base(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* cbottleneck's own libraries, loaded into the program. */
+static int mod_ours(const char *path)
+{
+	const char *b = mod_base(path);
+
+	return !strncmp(b, "libcbottleneck", 14) || !strncmp(b, "libcbn_", 7);
+}
+
+/* Libraries whose time is their caller's: the C library, the loader and the
+ * vDSO, the C++ and unwinding runtimes, and CUDA's driver, runtime and CUPTI
+ * (which run the layer's callbacks inside the program's CUDA calls). */
+static int mod_neutral(const char *path)
+{
+	static const char *const prefixes[] = {
+		"libc.so", "libc-", "ld-linux", "ld64.so", "linux-vdso", "linux-gate",
+		"libpthread", "libdl.so", "libdl-", "librt.so", "librt-", "libm.so",
+		"libm-", "libgcc_s", "libstdc++", "libcupti", "libcuda.so", "libcudart",
+	};
+	const char *b = mod_base(path);
+	size_t i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(b, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
 static void mod_event(struct load *L, const struct reader_rec *r)
 {
 	struct load_file *F = L->f;
@@ -340,6 +374,8 @@ static void mod_event(struct load *L, const struct reader_rec *r)
 	mod->path = load_intern(&L->arena, &L->strings, r->str);
 	mod->sym = sym_module_get(L->sym, mod->path, m->build_id_len ? m->build_id : NULL,
 				  m->build_id_len);
+	mod->ours = mod_ours(mod->path);
+	mod->neutral = mod_neutral(mod->path);
 	for (i = 0; i < m->nseg; i++)
 		nx += (m->seg[i].flags & 1) != 0; /* PF_X */
 	for (i = 0; i < m->nseg; i++) {
@@ -546,8 +582,75 @@ static uint32_t spin_at(struct load *L, uint64_t pc, uint64_t ts)
  * pcs[0] is the interrupted pc unless ret_all; the others are return addresses
  * and are looked up at pc-1 so the call's line, not the next one, is shown.
  * Identical raw stacks (same process, same module epoch) are built once. */
+/* A libc-style name without its decorations: "__GI___libc_malloc" and
+ * "malloc" both give "malloc"; "__pthread_create_2_1" gives
+ * "pthread_create_2_1". */
+static const char *plain_name(const char *n)
+{
+	while (*n == '_')
+		n++;
+	if (!strncmp(n, "GI_", 3))
+		for (n += 3; *n == '_'; n++)
+			;
+	if (!strncmp(n, "libc_", 5))
+		n += 5;
+	return n;
+}
+
+/* 1 when callee is the function an interposer named name stands for: the
+ * same name, one a prefix of the other (versioned entry points). */
+static int same_function(const char *name, const char *callee)
+{
+	size_t a, b;
+
+	name = plain_name(name);
+	callee = plain_name(callee);
+	a = strlen(name);
+	b = strlen(callee);
+	return a && b && !strncmp(name, callee, a < b ? a : b);
+}
+
+/* Whose frame pc i is, for the profiler's own work: 0 the program's (this
+ * decides), 1 a system library's or an interposer passing the call on (look
+ * further out), 2 cbottleneck's own (this decides: overhead).  callee is the
+ * function pc i called (the outermost frame of pc i-1), NULL at the leaf, and
+ * callee_neutral says whether it lies in a system library. */
+static int frame_owner(struct load *L, const struct load_mod *m, const struct load_symkey *sk,
+		       uint64_t addr, int leaf, const char *callee, int callee_neutral)
+{
+	const char *name;
+
+	if (!m)
+		return 0;
+	if (m->neutral)
+		return 1;
+	if (!m->ours)
+		return 0;
+	/* Our code itself running (the leaf), work inlined into an interposer,
+	 * or any of our functions that is not an interposer: ours.  An exported
+	 * function of ours that is not the agent's own API (cbn_*, the CUDA and
+	 * NVTX injection entry points) stands in for a libc, pthread, CUPTI or
+	 * MPI function the program called: when what it called is that function
+	 * (or the program's own code, a handler it chains to), the time is the
+	 * program's; its own bookkeeping calls into libc (errno, clocks) are
+	 * ours. */
+	if (leaf || sk->n != 1 || !sym_is_exported(m->sym, addr - m->base))
+		return 2;
+	name = L->p->funcs[L->rframes[sk->first].func].name;
+	if (!name || !strncmp(name, "cbn_", 4) || !strncmp(name, "InitializeInjection", 19))
+		return 2;
+	if (callee && callee_neutral && !same_function(name, callee))
+		return 2;
+	return 1;
+}
+
+/* The profile stack for raw pcs of the current file at time ts (leaf first).
+ * pcs[0] is the interrupted pc unless ret_all; the others are return addresses
+ * and are looked up at pc-1 so the call's line, not the next one, is shown.
+ * Identical raw stacks (same process, same module epoch) are built once.
+ * Frames in cbottleneck's own libraries are left out (load_stack_ours). */
 static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts,
-			    int ret_all, int *spin)
+			    int ret_all, int *spin, int *ours)
 {
 	struct profile *p = L->p;
 	struct load_file *F = L->f;
@@ -556,6 +659,9 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 	uint32_t v, i, sidx;
 	struct load_stackkey *k;
 	size_t first = p->nframes;
+	int owner = 1; /* nobody's yet */
+	const char *callee = NULL;
+	int callee_neutral = 0;
 
 	util_hash_words2(pcs, n,
 			 ((uint64_t)probe.proc << 32) ^ ((uint64_t)probe.epoch << 1) ^ probe.ret_all,
@@ -570,6 +676,8 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 				k->spin = n ? spin_at(L, pcs[0], ts) : 1;
 			*spin = k->spin == 2;
 		}
+		if (ours)
+			*ours = (int)k->ours;
 		return k->stack;
 	}
 	for (i = 0; i < n; i++) {
@@ -579,11 +687,21 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 		uint32_t j;
 
 		if (pcs[i] == 0 || !(m = mod_at(F, addr, ts))) {
+			if (owner == 1)
+				owner = 0;
 			push_unknown(L, pcs[i]);
+			callee = NULL;
 			continue;
 		}
-		note_symmod(L, m);
 		sk = sym_lookup(L, m->sym, addr - m->base);
+		if (owner == 1)
+			owner = frame_owner(L, m, sk, addr, i == 0 && !ret_all, callee,
+					    callee_neutral);
+		callee = L->p->funcs[L->rframes[sk->first + sk->n - 1].func].name;
+		callee_neutral = m->neutral;
+		if (m->ours)
+			continue; /* never a frame of the program's stack */
+		note_symmod(L, m);
 		for (j = 0; j < sk->n; j++) {
 			/* fold: the containing function's frame, whose line is the
 			 * inlined call's site, stands for the whole chain */
@@ -592,8 +710,8 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 			push_frame(L, &L->rframes[sk->first + j], pcs[i]);
 		}
 	}
-	if (n == 0)
-		push_unknown(L, 0);
+	if (p->nframes == first)
+		push_unknown(L, n ? pcs[0] : 0);
 	sidx = stack_commit(L, first);
 	k = LOAD_PUSH(L->stackkeys, L->nstackkeys, L->capstackkeys);
 	k->proc = probe.proc;
@@ -604,7 +722,10 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 	k->hash2 = hh[1];
 	k->stack = sidx;
 	k->spin = 0;
+	k->ours = owner == 2;
 	load_map_put(&L->stackmap, h, (uint32_t)(L->nstackkeys - 1));
+	if (ours)
+		*ours = owner == 2;
 	if (spin) {
 		/* (spin_at may grow the stack keys: k is not used past here) */
 		uint32_t sp = n ? spin_at(L, pcs[0], ts) : 1;
@@ -617,13 +738,21 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 
 uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all)
 {
-	return stack_build(L, pcs, n, ts, ret_all, NULL);
+	return stack_build(L, pcs, n, ts, ret_all, NULL, NULL);
 }
 
 uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin)
 {
 	*spin = 0;
-	return stack_build(L, pcs, n, ts, 0, spin);
+	return stack_build(L, pcs, n, ts, 0, spin, NULL);
+}
+
+uint32_t load_stack_ours(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin,
+			 int *ours)
+{
+	*spin = 0;
+	*ours = 0;
+	return stack_build(L, pcs, n, ts, 0, spin, ours);
 }
 
 /* --- one file -------------------------------------------------------------- */
@@ -766,6 +895,10 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 					       strnlen(h->kstack_reason, sizeof(h->kstack_reason)));
 	memcpy(pr->pc_only_why, (const void *)h->pc_only_why, sizeof(pr->pc_only_why));
 	memcpy(pr->unsampled_why, (const void *)h->unsampled_why, sizeof(pr->unsampled_why));
+	pr->overhead_threads_ns = h->overhead.threads_cpu_ns;
+	for (int k = 0; k < CBN_OVH_NSITES; k++)
+		pr->overhead_site_ns[k] = h->overhead.site_ns[k];
+	pr->overhead_init_ns = h->overhead.init_cpu_ns;
 	load_mem_header(L, pr, h);
 	load_capture_header(L, pr, h);
 	load_offcpu_header(L, pr, h);
@@ -864,18 +997,24 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		struct prof_sample *s;
 		uint32_t n = w->nframes, ustack;
 		size_t si;
-		int spin;
+		int spin, ours;
 
 		if (w->ts < ring_cut) {
 			dropped++;
 			continue;
 		}
-		s = &p->samples[p->nsamples++];
-
 		if ((w->flags & CBN_SAMPLE_PC_ONLY) && n > 1)
 			n = 1;
+		ustack = load_stack_ours(L, w->pcs, n, w->ts, &spin, &ours);
+		if (ours) {
+			/* the profiler's own CPU: counted apart, in no table */
+			p->processes[F.proc].overhead_weight += w->weight;
+			p->processes[F.proc].overhead_samples++;
+			continue;
+		}
+		s = &p->samples[p->nsamples++];
 		s->ts = w->ts;
-		s->stack = ustack = load_stack_spin(L, w->pcs, n, w->ts, &spin);
+		s->stack = ustack;
 		si = p->nsamples - 1;
 		s->thread = w->thread;
 		s->weight = w->weight - w->kweight;

@@ -78,6 +78,9 @@ struct load_mod {
 	uint32_t seq;
 	const char *path;
 	struct sym_module *sym;
+	uint8_t ours;            /* cbottleneck's own (agent, hooks, CUDA layer, unwinder) */
+	uint8_t neutral;         /* libc, the loader, CUDA's driver and CUPTI: time there
+	                          * belongs to whoever called in (load_stack) */
 };
 
 /* A runtime address range [start, end) of module mod. */
@@ -158,6 +161,7 @@ struct load_stackkey {       /* a unique raw stack of one process and module epo
 	uint64_t hash, hash2;    /* two independent 64-bit hashes of the pcs: the key */
 	uint32_t ret_all;        /* 1: every pc is a return address (CUDA stacks) */
 	uint32_t spin;           /* its leaf: 0 not looked at, 1 no spin loop, 2 in one */
+	uint32_t ours;           /* 1: the profiler's own work (load_stack_ours) */
 };
 
 struct load_symmod {         /* a module that had samples */
@@ -239,6 +243,14 @@ uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts
 /* load_stack() of a sample's pcs (pcs[0] the interrupted pc), and in *spin
  * whether that pc lies in a spin loop (load.c, spin_at). */
 uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin);
+/* load_stack_spin() that also says in *ours whether the sample is the
+ * profiler's own work: the innermost frame that is neither a system library
+ * (libc, the loader, CUDA's driver, CUPTI) nor one of our interposers passing
+ * a call through is in cbottleneck's own code (allocation hooks' bookkeeping,
+ * CUDA callbacks, the unwinder, a helper thread).  Every stack leaves out
+ * cbottleneck's frames (the thread-start trampoline, interposers). */
+uint32_t load_stack_ours(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin,
+			 int *ours);
 void load_warn(struct load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* load_cuda.c: one CUDA or range record of the current file; and the joins

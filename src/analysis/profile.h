@@ -83,7 +83,15 @@ struct prof_process {
 	int exit_code;           /* valid when clean_exit */
 	const char *disabled;    /* NULL, or why the agent disabled itself */
 	uint64_t samples;        /* sample records */
-	uint64_t weight;         /* sum of sample weights */
+	uint64_t weight;         /* sum of sample weights (the program's: not overhead) */
+	/* The profiler's own cost in this process, apart from the program's:
+	 * samples whose innermost attributable frame is cbottleneck's (hooks,
+	 * CUDA callbacks, helper threads; load_stack_ours), in no table; and the
+	 * header's cbn_overhead (0 in older files). */
+	uint64_t overhead_weight, overhead_samples;
+	uint64_t overhead_threads_ns;  /* CPU of the agent's helper threads */
+	uint64_t overhead_site_ns[CBN_OVH_NSITES];
+	uint64_t overhead_init_ns;     /* the agent's start-up */
 	uint64_t lost[CBN_LOST_NREASONS];
 	uint64_t truncated, pc_only;
 	int damaged;             /* the file was truncated or corrupt; see prof.warnings */

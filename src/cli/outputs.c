@@ -50,7 +50,8 @@ static int report_text_trimmed(FILE *out, const struct analysis *a, const struct
  * or an existing regular file we may write), else -1 with why. */
 static int writable(const char *path, const char **why)
 {
-	char dir[PATH_MAX];
+	char buf[PATH_MAX];
+	const char *dir;
 	struct stat st;
 
 	if (stat(path, &st) == 0) {
@@ -68,12 +69,13 @@ static int writable(const char *path, const char **why)
 		*why = strerror(errno);
 		return -1;
 	}
-	if (strlen(path) >= sizeof(dir)) {
+	if (strlen(path) >= sizeof(buf)) {
 		*why = strerror(ENAMETOOLONG);
 		return -1;
 	}
-	strcpy(dir, path);
-	if (stat(dirname(dir), &st) != 0) {
+	strcpy(buf, path);
+	dir = dirname(buf); /* "." for a bare name */
+	if (stat(dir, &st) != 0) {
 		*why = errno == ENOENT ? "no such directory" : strerror(errno);
 		return -1;
 	}

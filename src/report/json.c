@@ -119,6 +119,39 @@ static int json_sampler(cJSON *run, const struct cpu_profile *c)
 	return err;
 }
 
+/* Attach item under key, or fail (item NULL means it could not be built). */
+static int json_attach(cJSON *root, const char *key, cJSON *item)
+{
+	if (!item)
+		return -ENOMEM;
+	cJSON_AddItemToObject(root, key, item);
+	return 0;
+}
+
+/* The profiler's own CPU, apart from the program's (cpu_ns excludes it). */
+static cJSON *json_overhead(const struct cpu_profile *c)
+{
+	const struct cpu_overhead *o = &c->overhead;
+	cJSON *x = cJSON_CreateObject();
+	int err = 0;
+
+	if (!x)
+		return NULL;
+	err |= json_num(x, "cpu_ns", (double)o->total_ns);
+	err |= json_num(x, "share_of_program_cpu",
+			c->cpu_ns ? (double)o->total_ns / (double)c->cpu_ns : 0);
+	err |= json_num(x, "program_threads_ns", (double)o->sampled_ns);
+	err |= json_num(x, "program_threads_samples", (double)o->samples);
+	err |= json_num(x, "helper_threads_ns", (double)o->threads_ns);
+	err |= json_num(x, "handler_ns", (double)o->handler_ns);
+	err |= json_num(x, "startup_ns", (double)o->startup_ns);
+	if (err) {
+		cJSON_Delete(x);
+		return NULL;
+	}
+	return x;
+}
+
 static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 {
 	cJSON *run = cJSON_CreateObject(), *cmd, *lost;
@@ -146,6 +179,7 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 	err |= json_num(run, JK_WALL_NS, (double)p->wall_ns);
 	err |= json_num(run, JK_CPU_NS, (double)c->cpu_ns);
 	err |= json_measured(run, c->measured_ns);
+	err |= json_attach(run, "profiler_overhead", json_overhead(c));
 	if (p->user_ns || p->sys_ns) {
 		err |= json_num(run, "user_ns", (double)p->user_ns);
 		err |= json_num(run, "kernel_ns", (double)p->sys_ns);
@@ -398,15 +432,6 @@ static cJSON *json_environment(const struct profile *p)
 		return NULL;
 	}
 	return o;
-}
-
-/* Attach item under key, or fail (item NULL means it could not be built). */
-static int json_attach(cJSON *root, const char *key, cJSON *item)
-{
-	if (!item)
-		return -ENOMEM;
-	cJSON_AddItemToObject(root, key, item);
-	return 0;
 }
 
 /* Build the whole report.  Returns NULL on allocation failure. */

@@ -186,6 +186,41 @@ static void text_kernel_stacks(FILE *out, const struct cpu_sampler *sm)
 	}
 }
 
+/* The profiler's own CPU on one line, kept out of every table. */
+static void text_overhead(FILE *out, const struct cpu_profile *c)
+{
+	const struct cpu_overhead *o = &c->overhead;
+	const struct {
+		uint64_t ns;
+		const char *what;
+	} part[] = {
+		{ o->sampled_ns, "in its hooks and callbacks on the program's threads" },
+		{ o->threads_ns, "in its helper threads" },
+		{ o->handler_ns, "in the sampling handler" },
+		{ o->startup_ns, "starting up" },
+	};
+	char a[32];
+	size_t i;
+	int first = 1;
+
+	if (!o->total_ns)
+		return;
+	fprintf(out, "  Profiler overhead: %s", fmt_time(a, sizeof(a), o->total_ns));
+	if (c->cpu_ns)
+		fprintf(out, " (%.1f%% of the program's CPU", 100.0 * (double)o->total_ns /
+			(double)c->cpu_ns);
+	else
+		fprintf(out, " (");
+	for (i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
+		if (!part[i].ns)
+			continue;
+		fprintf(out, "%s%s %s", first ? (c->cpu_ns ? ": " : "") : ", ",
+			fmt_time(a, sizeof(a), part[i].ns), part[i].what);
+		first = 0;
+	}
+	fprintf(out, "; in no table)\n");
+}
+
 static void text_header(struct text_ctx *t)
 {
 	const struct profile *p = t->p;
@@ -213,6 +248,7 @@ static void text_header(struct text_ctx *t)
 	if (c->measured_ns)
 		fprintf(out, "; %s measured", fmt_time(b, sizeof(b), c->measured_ns));
 	fprintf(out, ")\n");
+	text_overhead(out, c);
 	if (p->user_ns || p->sys_ns)
 		fprintf(out, "  User/kernel: %.1f%% user, %.1f%% kernel (the kernel's count for "
 			"every process)\n",

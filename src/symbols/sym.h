@@ -43,6 +43,11 @@ struct sym_module *sym_module_get(struct sym_ctx *ctx, const char *path,
 int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		const struct sym_frame **frames);
 
+/* 1 when the function symbol covering vaddr (ELF vaddr, as for sym_resolve)
+ * is exported: global or weak with default visibility, i.e. it can stand in
+ * for another library's function (an interposer). */
+int sym_is_exported(struct sym_module *mod, uint64_t vaddr);
+
 const char *sym_module_basename(const struct sym_module *mod);
 /* The module's file as found on disk (symlinks resolved), e.g. "libbz2.so.1.0.4"
  * for a run that recorded libbz2.so.1.0; its DT_SONAME, "" when none. */

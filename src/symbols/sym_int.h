@@ -58,6 +58,7 @@ struct sym_sym {
 	uint64_t lo, hi;         /* [lo, hi) in ELF vaddr; hi == lo never (see build) */
 	const char *raw;         /* name as in the ELF string table (owned by libelf) */
 	const char *pretty;      /* demangled and interned, computed on first use */
+	int exported;            /* a global or weak default-visibility name is at lo */
 };
 
 /* Subprogram ranges of one compile unit, sorted by lo. */

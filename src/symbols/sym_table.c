@@ -13,6 +13,7 @@ struct sym_cand {
 	uint64_t lo, size, secend;
 	const char *name;
 	int rank;                /* higher wins among aliases at the same address */
+	int exported;            /* global or weak, default visibility */
 };
 
 static int sym_rank(const GElf_Sym *s, const char *name)
@@ -108,6 +109,8 @@ void sym_table_build(struct sym_module *mod)
 		c[n].secend = s.st_size ? UINT64_MAX : sym_section_end(elf, shndx, bias);
 		c[n].name = name;
 		c[n].rank = sym_rank(&s, name);
+		c[n].exported = GELF_ST_BIND(s.st_info) != STB_LOCAL &&
+				GELF_ST_VISIBILITY(s.st_other) == STV_DEFAULT;
 		n++;
 	}
 	if (!n) {
@@ -123,8 +126,11 @@ void sym_table_build(struct sym_module *mod)
 	}
 	size_t m = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (i && c[i].lo == c[i - 1].lo)
-			continue; /* an alias ranked lower */
+		if (i && c[i].lo == c[i - 1].lo) {
+			/* an alias ranked lower: exported if any name is */
+			out[m - 1].exported |= c[i].exported;
+			continue;
+		}
 		uint64_t hi;
 		if (c[i].size) {
 			hi = c[i].lo + c[i].size;
@@ -145,6 +151,7 @@ void sym_table_build(struct sym_module *mod)
 		out[m].lo = c[i].lo;
 		out[m].hi = hi;
 		out[m].raw = c[i].name;
+		out[m].exported = c[i].exported;
 		m++;
 	}
 	free(c);
@@ -173,4 +180,11 @@ const struct sym_sym *sym_table_find(struct sym_module *mod, uint64_t vaddr)
 			return s;
 	}
 	return NULL;
+}
+
+int sym_is_exported(struct sym_module *mod, uint64_t vaddr)
+{
+	const struct sym_sym *s = sym_table_find(mod, vaddr);
+
+	return s && s->exported;
 }

@@ -37,6 +37,10 @@ run_cbn report --json /nonexistent/r.json "$T"
 expect_rc 2
 grep -q -- '--json /nonexistent/r.json' "$ERRF" || fail "report DIR: bad output not refused first"
 
+# A bare file name is written in the current directory.
+(cd "$T" && "$CBN" -q --report /dev/null --json bare.json -- true) || fail "--json bare.json refused"
+[ -s "$T/bare.json" ] || fail "--json bare.json wrote nothing"
+
 # The directory of --json disappears while the program runs.
 mkdir -p "$T/gone" "$T/tmp"
 set +e
