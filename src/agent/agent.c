@@ -645,7 +645,7 @@ AGENT_API __attribute__((noinline)) int cbn_agent_backtrace(uint64_t *pcs, int m
 	if (max <= 0 || skip < 0 || !agent_loader_ok())
 		return 0;
 	modules_refresh();
-	if (!unwind_begin((uintptr_t)__builtin_frame_address(0)))
+	if (!unwind_begin_here((uintptr_t)__builtin_frame_address(0)))
 		return 0;
 	/* Counted as REENTRANT if our signal lands here: libunwind is not
 	 * re-entrant on one thread (libunwind #425). */
@@ -758,7 +758,7 @@ AGENT_API __attribute__((noinline)) int cbn_agent_mem_backtrace(uint64_t *pcs, i
 	if (max <= 0 || skip < 0 || !agent_loader_ok() || agent_tls.in_agent ||
 	    agent_tls.in_handler || agent_tls.in_sigpath || agent_tls.no_unwind)
 		return 0;
-	if (!unwind_begin((uintptr_t)__builtin_frame_address(0)))
+	if (!unwind_begin_here((uintptr_t)__builtin_frame_address(0)))
 		return 0;
 	agent_tls.in_agent++;
 	n = unwind_backtrace(buf, max + skip + 1 < (int)(sizeof(buf) / sizeof(buf[0]))

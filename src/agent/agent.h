@@ -169,6 +169,15 @@ void unwind_after_fork_child(void) AGENT_HIDDEN;
 void unwind_thread_end(void) AGENT_HIDDEN;
 void unwind_invalidate(void) AGENT_HIDDEN;
 int unwind_idle(void) AGENT_HIDDEN;
+/* unwind_begin for a backtrace of this thread in normal code, from an address
+ * in the caller's frame (the unwinder's own frames below it are direct). */
+int unwind_begin_here(uintptr_t frame) AGENT_HIDDEN;
+/* The calling thread's return addresses from its caller on, each with its
+ * frame's stack pointer (the address was pushed at sps[i] - 8).  Normal
+ * context, slower than unwind_backtrace: for a capture to be cached. */
+int unwind_backtrace_sp(uint64_t *ips, uintptr_t *sps, int max) AGENT_HIDDEN;
+/* pathcache.c: drop every thread's cached call paths (a library unloaded). */
+void pathcache_invalidate(void) AGENT_HIDDEN;
 int unwind_in_copy(uintptr_t pc) AGENT_HIDDEN;
 int unwind_blocked(uint64_t pc, uint64_t sp, const void *stack, size_t n, uint64_t *out, int max)
 	AGENT_HIDDEN;

@@ -13,6 +13,9 @@
  * Not signal context.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
@@ -111,25 +114,72 @@ static void stacks_use_ours(struct agent_thread *t)
 /* The main thread's stack: ld.so's record of its top. */
 extern void *__libc_stack_end;
 
+/* The end of the mapping that holds addr (the main thread's stack: its
+ * [stack] line), from /proc/self/maps read with plain system calls; 0 when
+ * not found.  Not signal context (the constructor). */
+static uintptr_t stacks_mapping_end(uintptr_t addr)
+{
+	char buf[4096];
+	size_t have = 0;
+	uintptr_t end = 0;
+	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return 0;
+	for (;;) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		while ((nl = strchr(line, '\n')) != NULL) {
+			char *dash;
+			unsigned long lo = strtoul(line, &dash, 16), hi;
+
+			if (*dash == '-') {
+				hi = strtoul(dash + 1, NULL, 16);
+				if (lo <= addr && addr < hi) {
+					end = hi;
+					goto out;
+				}
+			}
+			line = nl + 1;
+		}
+		have = (size_t)(buf + have - line);
+		memmove(buf, line, have);
+		if (have >= sizeof(buf) - 1)
+			have = 0; /* a line longer than the buffer: skip it */
+	}
+out:
+	close(fd);
+	return end;
+}
+
 /*
  * Record the calling thread's own stack for the unwinder (agent_tls.ustk_lo,
- * ustk_hi; unwind_begin).  here: an address in a frame near the stack's top
- * (threads_trampoline's) and size the stack's size from the attributes it
- * was created with; or here == 0 for the main thread, whose top is
- * __libc_stack_end and whose size is RLIMIT_STACK (the kernel keeps that span
- * under the stack free of other mappings, and the stack can grow through
- * it).  hi is at or below the real top (the thread's TLS, the start-up
- * frames, argv and the environment lie above it), so lo = hi - size may reach
- * below the real bottom by that much: a margin keeps it inside.  A thread
- * whose stack pointer is outside [lo, hi) when a sample is taken (a
- * coroutine's stack, the program's own signal stack) has its stack read
- * word by word through process_vm_readv instead.  Not signal context.
+ * ustk_hi; unwind_begin): reads there are direct, elsewhere each one is a
+ * process_vm_readv.  A thread pthread_create made: its stack as its
+ * attributes give it (pthread_getattr_np), which holds the start-up frames
+ * (start_thread, clone3) above threads_trampoline's; otherwise here (an
+ * address in a frame near the stack's top) and size (from the attributes it
+ * was created with).  The main thread (here == 0): from __libc_stack_end to
+ * the end of its [stack] mapping (argv and the environment lie above it:
+ * the outermost frames' reads land there, two system calls a backtrace
+ * otherwise, a third of a CUDA launch stack's cost), size RLIMIT_STACK (the
+ * kernel keeps that span under the stack free of other mappings, and the
+ * stack can grow through it).  lo = hi - size may reach below the real
+ * bottom: a margin keeps it inside.  A thread whose stack pointer is outside
+ * [lo, hi) when a sample is taken (a coroutine's stack, the program's own
+ * signal stack) has its stack read word by word through process_vm_readv
+ * instead.  Not signal context.
  */
 void stacks_user_bounds(uintptr_t here, size_t size)
 {
 	struct agent_thread *t = &agent_tls;
 	size_t margin;
-	uintptr_t hi;
+	uintptr_t hi, top = 0;
 
 	t->ustk_lo = t->ustk_hi = 0;
 	if (!here) {
@@ -141,13 +191,29 @@ void stacks_user_bounds(uintptr_t here, size_t size)
 		size = rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > (256u << 20)
 			       ? (256u << 20)
 			       : (size_t)rl.rlim_cur;
+		top = stacks_mapping_end(here);
+	} else {
+		pthread_attr_t at;
+		void *addr;
+		size_t sz;
+
+		if (pthread_getattr_np(pthread_self(), &at) == 0) {
+			if (pthread_attr_getstack(&at, &addr, &sz) == 0 && addr && sz >= (64u << 10) &&
+			    (uintptr_t)addr < here && here < (uintptr_t)addr + sz) {
+				pthread_attr_destroy(&at);
+				t->ustk_lo = (uintptr_t)addr;
+				t->ustk_hi = (uintptr_t)addr + sz;
+				return;
+			}
+			pthread_attr_destroy(&at);
+		}
 	}
 	margin = size / 4 < (256u << 10) ? size / 4 : (256u << 10);
 	hi = (here + 4095) & ~(uintptr_t)4095;
 	if (size < (64u << 10) || hi < size)
 		return;
 	t->ustk_lo = hi - size + margin;
-	t->ustk_hi = hi;
+	t->ustk_hi = top > hi && top - hi <= (1u << 20) ? top : hi;
 }
 
 /*
