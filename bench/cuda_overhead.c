@@ -7,7 +7,9 @@
  * libunwind) so it runs without the launcher; built as cuda_overhead_agent
  * (CBN_BENCH_REAL_AGENT) it has no agent of its own and is run under
  * cbottleneck, so the real agent's writer and unwinder are measured.
- * Usage: cuda_overhead N on|off; prints "ns/launch".
+ * Usage: cuda_overhead N on|off [DEPTH]; prints "ns/launch".  DEPTH (default
+ * 0) native frames of recursion stand between main and the launch loop, as
+ * an interpreter's 100-200 stand between a script and its cudaLaunchKernel.
  */
 #include <dlfcn.h>
 #include <execinfo.h>
@@ -74,13 +76,32 @@ EXPORT uint64_t cbn_agent_now(void)
 }
 #endif
 
+static const struct fakecuda_kernel bench_k = { .name = "_Z5benchv", .gpu_ns = 1,
+						.grid = { 1, 1, 1 }, .block = { 32, 1, 1 } };
+
+/* The timed loop, depth frames below the caller (each frame a real call:
+ * noinline, and work after the call so it is not a tail call). */
+__attribute__((noinline)) static uint64_t bench_loop(long n, int depth)
+{
+	volatile uint64_t r;
+	uint64_t t0;
+
+	if (depth > 0) {
+		r = bench_loop(n, depth - 1);
+		return r + 0;
+	}
+	t0 = now_ns();
+	for (long i = 0; i < n; i++)
+		fakecuda_launch(&bench_k, 1);
+	return now_ns() - t0;
+}
+
 int main(int argc, char **argv)
 {
-	const struct fakecuda_kernel k = { .name = "_Z5benchv", .gpu_ns = 1, .grid = { 1, 1, 1 },
-					   .block = { 32, 1, 1 } };
 	long n = argc > 1 ? atol(argv[1]) : 100000;
 	int on = argc > 2 && strcmp(argv[2], "on") == 0;
-	uint64_t t0, t1;
+	int depth = argc > 3 ? atoi(argv[3]) : 0;
+	uint64_t t;
 
 #ifndef CBN_BENCH_REAL_AGENT
 	void *unw = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
@@ -113,17 +134,13 @@ int main(int argc, char **argv)
 	}
 	if (fakecuda_init() != 0)
 		return 1;
-	for (long i = 0; i < 1000; i++)   /* warm up: buffers, tables, TLS */
-		fakecuda_launch(&k, 1);
-	t0 = now_ns();
-	for (long i = 0; i < n; i++)
-		fakecuda_launch(&k, 1);
-	t1 = now_ns();
+	bench_loop(1000, depth);   /* warm up: buffers, tables, TLS, trace cache */
+	t = bench_loop(n, depth);
 	if (on && bench_records == 0) {
 		fprintf(stderr, "cuda_overhead: the layer wrote nothing; is it built and exported?\n");
 		return 1;
 	}
-	printf("cuda_overhead: layer %s: %ld launches, %.0f ns/launch\n", on ? "on" : "off", n,
-	       (double)(t1 - t0) / (double)n);
+	printf("cuda_overhead: layer %s: %ld launches, %d frames deep, %.0f ns/launch\n",
+	       on ? "on" : "off", n, depth, (double)t / (double)n);
 	return 0;
 }

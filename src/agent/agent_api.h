@@ -25,6 +25,16 @@ int cbn_agent_write(const void *rec, size_t size);
  * number of pcs written (0 if unwinding is unavailable). */
 int cbn_agent_backtrace(uint64_t *pcs, int max, int skip);
 
+/* cbn_agent_backtrace for a caller that captures the same call paths again and
+ * again (the CUDA layer's launch stacks): when the calling thread's stack still
+ * holds one of its recent captures' call path (the same frame address, every
+ * return address still in its slot), its frames come back without unwinding
+ * (pathcache.c).  Returns the frames from the caller's own on (*n of them),
+ * valid until this thread's next call, and in *key a 64-bit hash of them
+ * (never 0), the same for the same frames; NULL when it cannot (then
+ * cbn_agent_backtrace). */
+const uint64_t *cbn_agent_backtrace_cached(int *n, uint64_t *key);
+
 /* CLOCK_MONOTONIC in nanoseconds: the session's one clock. */
 uint64_t cbn_agent_now(void);
 

@@ -126,6 +126,7 @@ void load_cuda_rec(struct load *L, const struct reader_rec *r)
 		c->correlation = s->correlation;
 		c->pcs = r->pcs;
 		c->nframes = r->nframes;
+		c->key = r->stack_key;
 		break;
 	}
 	case CBN_REC_CUDA_KERNEL: {
@@ -357,12 +358,52 @@ static void load_cuda_share(struct load *L, uint32_t proc, uint32_t state, uint3
 	}
 }
 
+struct cstack_probe {
+	const struct load_file *F;
+	uint64_t key;
+};
+
+static int cstack_def_eq(const void *ctx, uint32_t v)
+{
+	const struct cstack_probe *pr = ctx;
+
+	return pr->F->cstacks[v].key == pr->key;
+}
+
+/* Keyed CUDA stacks: a record without frames takes the frames of the one of
+ * this file that defined its key (CBN_CSTACK_KEYED).  A key whose definition
+ * was lost (file full) leaves the call without a stack. */
+static void cstacks_resolve(struct load *L)
+{
+	struct load_file *F = L->f;
+	struct util_map m = {0};
+	size_t i;
+
+	for (i = 0; i < F->ncstacks; i++) {
+		struct load_cstack *c = &F->cstacks[i];
+		uint32_t v;
+
+		if (!c->key)
+			continue;
+		v = util_map_find(&m, c->key, cstack_def_eq, &(struct cstack_probe){ F, c->key });
+		if (c->nframes) {
+			if (v == UINT32_MAX && util_map_put(&m, c->key, (uint32_t)i) < 0)
+				load_oom();
+		} else if (v != UINT32_MAX) {
+			c->pcs = F->cstacks[v].pcs;
+			c->nframes = F->cstacks[v].nframes;
+		}
+	}
+	util_map_free(&m);
+}
+
 void load_cuda_finish(struct load *L)
 {
 	struct profile *p = L->p;
 	struct load_file *F = L->f;
 	size_t i;
 
+	cstacks_resolve(L);
 	/* Every pc of a CUDA stack is a return address (captured at API enter). */
 	for (i = 0; i < F->ncstacks; i++) {
 		const struct load_cstack *c = &F->cstacks[i];

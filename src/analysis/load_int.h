@@ -109,6 +109,8 @@ struct load_cstack {         /* CUDA_STACK, joined to its API call by correlatio
 	uint32_t correlation;
 	uint32_t nframes;
 	const uint64_t *pcs;
+	uint64_t key;            /* CBN_CSTACK_KEYED: with frames it defines key, without
+	                          * it stands for the stack defined with key; 0 unkeyed */
 };
 
 /* State of the file being read (one process image). */

@@ -727,8 +727,16 @@ struct cbn_rec_cuda_api {
 };
 
 /* Host stack at the enter of a launch/copy/sync call; joined by correlation. */
+/* With CBN_CSTACK_KEYED in h.flags a 64-bit key (the stack's hash) follows
+ * pc[nframes], inside h.size: a record with frames defines the key for its
+ * process, one with nframes 0 stands for the stack defined earlier with that
+ * key (the layer writes a launch site's stack once per thread, then its key:
+ * 16 bytes instead of 8 a frame).  Readers that predate it see nframes 0: no
+ * stack. */
+#define CBN_CSTACK_KEYED 0x1
+
 struct cbn_rec_cuda_stack {
-	struct cbn_rec h;
+	struct cbn_rec h;                /* h.flags: CBN_CSTACK_KEYED */
 	uint32_t correlation;
 	uint32_t tid;
 	uint16_t nframes;                /* pc[0] is a return address like the others */

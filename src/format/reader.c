@@ -268,6 +268,20 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		}
 		r->pcs = s->pc;
 		r->nframes = s->nframes;
+		r->stack_key = 0;
+		if (s->h.flags & CBN_CSTACK_KEYED) {
+			uint64_t off = offsetof(struct cbn_rec_cuda_stack, pc) + (uint64_t)s->nframes * 8;
+
+			if (off + 8 > size) {
+				*why = "CUDA stack key does not fit";
+				return -1;
+			}
+			memcpy(&r->stack_key, (const char *)p + off, 8);
+			if (!r->stack_key) {
+				*why = "CUDA stack key is 0";
+				return -1;
+			}
+		}
 		return 0;
 	}
 	case CBN_REC_CUDA_KERNEL: {

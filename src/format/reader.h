@@ -57,6 +57,7 @@ struct reader_rec {
 	const char *str;          /* thread name, module path, range/API/kernel/device name, message */
 	uint32_t str_len;
 	const char *str2;         /* range domain ("" when none) */
+	uint64_t stack_key;       /* CUDA_STACK with CBN_CSTACK_KEYED: its key, else 0 */
 	uint32_t str2_len;
 	const uint64_t *pcs;      /* SAMPLE, CUDA_STACK, MEM_ALLOC, OFFCPU */
 	uint32_t nframes;

@@ -722,7 +722,7 @@ static void test_builders(void)
 
 	for (i = 0; i < 300; i++)
 		pcs[i] = 0x400000 + (uint64_t)i;
-	size = convert_stack(b, 77, 1234, pcs, 3);
+	size = convert_stack(b, 77, 1234, pcs, 3, 0);
 	CHECK_EQ_INT(size, sizeof(*s) + 24);
 	CHECK_EQ_INT(s->h.type, CBN_REC_CUDA_STACK);
 	CHECK_EQ_INT(s->h.size, size);
@@ -730,9 +730,17 @@ static void test_builders(void)
 	CHECK_EQ_INT(s->tid, 1234);
 	CHECK_EQ_INT(s->nframes, 3);
 	CHECK_EQ_INT(s->pc[2], 0x400002);
-	size = convert_stack(b, 1, 1, pcs, 300);
+	size = convert_stack(b, 1, 1, pcs, 300, 0);
 	CHECK_EQ_INT(s->nframes, CBN_MAX_FRAMES);
 	CHECK_EQ_INT(size, sizeof(*s) + CBN_MAX_FRAMES * 8);
+	/* keyed: the key after the frames; a reference has no frames */
+	size = convert_stack(b, 9, 2, pcs, 3, 0xfeedULL);
+	CHECK_EQ_INT(s->h.flags, CBN_CSTACK_KEYED);
+	CHECK_EQ_INT(size, sizeof(*s) + 32);
+	CHECK(memcmp(&s->pc[3], &(uint64_t){ 0xfeedULL }, 8) == 0);
+	size = convert_stack(b, 10, 2, NULL, 0, 0xfeedULL);
+	CHECK_EQ_INT(s->nframes, 0);
+	CHECK_EQ_INT(size, sizeof(*s) + 8);
 
 	size = convert_status(b, 5, CBN_CUDA_FINISHED, 0, 130001, 1, 2, 3, 4, 5, "hello");
 	CHECK_EQ_INT(size % 8, 0);

@@ -37,6 +37,35 @@
 static pthread_mutex_t col_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct cbn_rec **col;
 static size_t ncol, capcol;
+
+/* A keyed stack record's key (CBN_CSTACK_KEYED), else 0. */
+static uint64_t stack_key(const struct cbn_rec_cuda_stack *s)
+{
+	uint64_t k = 0;
+
+	if (s->h.flags & CBN_CSTACK_KEYED)
+		memcpy(&k, &s->pc[s->nframes], sizeof(k));
+	return k;
+}
+
+/* The record holding the frames of stack s: s itself, or for a reference
+ * (keyed, no frames) the earlier record of the same thread that defined its
+ * key; NULL when none did. */
+static const struct cbn_rec_cuda_stack *stack_def(const struct cbn_rec_cuda_stack *s)
+{
+	uint64_t k = stack_key(s);
+
+	if (s->nframes || !k)
+		return s;
+	for (size_t i = 0; i < ncol && (const void *)col[i] != (const void *)s; i++) {
+		const struct cbn_rec_cuda_stack *d = (const void *)col[i];
+
+		if (col[i]->type == CBN_REC_CUDA_STACK && d->nframes && d->tid == s->tid &&
+		    stack_key(d) == k)
+			return d;
+	}
+	return NULL;
+}
 static atomic_int bad_writes, enters, leaves;
 static _Thread_local int depth;
 
@@ -234,6 +263,10 @@ static void check_main(void)
 		const struct cbn_rec_cuda_memcpy *m = (const void *)col[i];
 		const struct cbn_rec_cuda_stack *s = (const void *)col[i];
 
+		if (col[i]->type == CBN_REC_CUDA_STACK) {
+			s = stack_def(s); /* a reference: the frames defined earlier */
+			REQUIRE(s);
+		}
 		switch (col[i]->type) {
 		case CBN_REC_CUDA_API:
 			CHECK(a->end >= a->start && a->start > 0);
@@ -365,8 +398,8 @@ static void check_memory(void)
 
 			failed += a->ret != 0;
 		} else if (col[i]->type == CBN_REC_CUDA_STACK) {
-			const struct cbn_rec_cuda_stack *s = (const void *)col[i];
-			const struct cbn_rec_cuda_api *a = api_by_corr(s->correlation);
+			const struct cbn_rec_cuda_stack *s = stack_def((const void *)col[i]);
+			const struct cbn_rec_cuda_api *a = s ? api_by_corr(((const struct cbn_rec_cuda_stack *)col[i])->correlation) : NULL;
 
 			if (a && s->nframes && strncmp(a->name, "cudaMalloc", 10) == 0 &&
 			    strncmp(func_of(s->pc[0]), "alloc_", 6) == 0)

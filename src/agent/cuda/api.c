@@ -230,22 +230,56 @@ static int api_in_cuda(uint64_t pc)
 	return 0;
 }
 
+/* Stacks this thread has written in full, by key (direct-mapped): a launch
+ * from a call path seen before writes its key alone (CBN_CSTACK_KEYED). */
+#define API_SEEN 256
+static _Thread_local uint64_t api_seen[API_SEEN];
+
+/* A stack's key without the agent's (a 64-bit hash of its pcs, never 0). */
+static uint64_t api_stack_key(const uint64_t *pcs, int n)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)n;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		h ^= pcs[i];
+		h *= 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h ? h : 1;
+}
+
 static void api_write_stack(uint32_t correlation)
 {
 	_Alignas(8) unsigned char buf[CONVERT_REC_MAX];
-	uint64_t pcs[CBN_MAX_FRAMES];
-	int n, first = 0;
+	uint64_t own[CBN_MAX_FRAMES], key = 0;
+	const uint64_t *pcs = NULL;
+	int n = 0, first = 0;
+	uint64_t *slot;
 
-	if (!layer_agent.backtrace)
+	/* A call path seen before comes back from the agent's cache with its
+	 * key, without unwinding (pathcache.c); only a thread's first capture
+	 * of a path writes its frames. */
+	if (layer_agent.backtrace_cached)
+		pcs = layer_agent.backtrace_cached(&n, &key);
+	if (!pcs && layer_agent.backtrace) {
+		n = layer_agent.backtrace(own, CBN_MAX_FRAMES, 0);
+		pcs = own;
+		key = n > 0 ? api_stack_key(own, n) : 0;
+	}
+	if (!pcs || n <= 0)
 		return;
-	n = layer_agent.backtrace(pcs, CBN_MAX_FRAMES, 0);
-	if (n <= 0)
+	slot = &api_seen[key % API_SEEN];
+	if (*slot == key) {
+		layer_write(buf, convert_stack(buf, correlation, layer_tid(), NULL, 0, key));
 		return;
+	}
+	*slot = key;
 	while (first < n && api_in_cuda(pcs[first]))
 		first++;
 	if (first == n)
 		first = 0;  /* all inside CUDA libraries: keep everything */
-	layer_write(buf, convert_stack(buf, correlation, layer_tid(), pcs + first, n - first));
+	layer_write(buf, convert_stack(buf, correlation, layer_tid(), pcs + first, n - first, key));
 }
 
 static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_CallbackId cbid,

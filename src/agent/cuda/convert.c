@@ -483,15 +483,16 @@ size_t convert_api(void *buf, uint64_t start, uint64_t end, uint32_t tid, uint32
 	return size;
 }
 
-size_t convert_stack(void *buf, uint32_t correlation, uint32_t tid, const uint64_t *pcs, int npcs)
+size_t convert_stack(void *buf, uint32_t correlation, uint32_t tid, const uint64_t *pcs, int npcs,
+		     uint64_t key)
 {
 	struct cbn_rec_cuda_stack *o = buf;
 	size_t size;
 
 	if (npcs < 0)
 		npcs = 0;
-	if (npcs > CONVERT_STACK_MAX)
-		npcs = CONVERT_STACK_MAX;
+	if (npcs > CONVERT_STACK_MAX - 1)
+		npcs = CONVERT_STACK_MAX - 1; /* room for the key */
 	if (npcs > CBN_MAX_FRAMES)
 		npcs = CBN_MAX_FRAMES;
 	memset(o, 0, sizeof(*o));
@@ -501,7 +502,11 @@ size_t convert_stack(void *buf, uint32_t correlation, uint32_t tid, const uint64
 	if (npcs)
 		memcpy(o->pc, pcs, (size_t)npcs * sizeof(uint64_t));
 	size = sizeof(*o) + (size_t)npcs * sizeof(uint64_t);
-	conv_header(o, CBN_REC_CUDA_STACK, 0, size);
+	if (key) {
+		memcpy((char *)buf + size, &key, sizeof(key));
+		size += sizeof(key);
+	}
+	conv_header(o, CBN_REC_CUDA_STACK, key ? CBN_CSTACK_KEYED : 0, size);
 	return size;
 }
 

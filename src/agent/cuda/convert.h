@@ -67,8 +67,10 @@ size_t convert_api_name(char *out, size_t outsz, const char *cupti_name);
  * returns the record size (multiple of 8). */
 size_t convert_api(void *buf, uint64_t start, uint64_t end, uint32_t tid, uint32_t correlation,
 		   uint32_t cbid, uint16_t domain, int32_t ret, const char *name);
+/* key != 0: a keyed stack (CBN_CSTACK_KEYED): with pcs it defines key, with
+ * npcs 0 it stands for the stack defined earlier with key. */
 size_t convert_stack(void *buf, uint32_t correlation, uint32_t tid, const uint64_t *pcs,
-		     int npcs);
+		     int npcs, uint64_t key);
 /* The message is cut to fit. */
 size_t convert_status(void *buf, uint64_t ts, uint32_t state, int32_t cupti_error,
 		      uint32_t cupti_version, uint32_t flush_timed_out, uint64_t dropped,

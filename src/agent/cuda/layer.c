@@ -86,6 +86,8 @@ static void layer_link_agent(void)
 	layer_agent.write = (int (*)(const void *, size_t))dlsym(RTLD_DEFAULT, "cbn_agent_write");
 	layer_agent.backtrace =
 		(int (*)(uint64_t *, int, int))dlsym(RTLD_DEFAULT, "cbn_agent_backtrace");
+	layer_agent.backtrace_cached = (const uint64_t *(*)(int *, uint64_t *))dlsym(
+		RTLD_DEFAULT, "cbn_agent_backtrace_cached");
 	layer_agent.now = (uint64_t(*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_now");
 	layer_agent.enter = (void (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_enter");
 	layer_agent.leave = (void (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_leave");

@@ -21,6 +21,7 @@
 struct layer_agent {
 	int (*write)(const void *rec, size_t size);
 	int (*backtrace)(uint64_t *pcs, int max, int skip);
+	const uint64_t *(*backtrace_cached)(int *n, uint64_t *key);  /* NULL: none */
 	uint64_t (*now)(void);
 	void (*enter)(void);
 	void (*leave)(void);
