@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "python.h"
 #include "agent_api.h"
 #include "sigpath.h"
 #include "../format/cbn_time.h"
@@ -433,6 +434,7 @@ static void agent_on_exit(int status, void *arg)
 		return;
 	agent_tls.no_unwind++;
 	offcpu_exit();
+	python_exit();
 	capture_exit();
 	modules_scan(0);
 	threads_end_all();
@@ -527,6 +529,7 @@ static void agent_fork_child(void)
 	}
 	ctl_start();
 	offcpu_after_fork_child();
+	python_after_fork_child();
 }
 
 __attribute__((constructor)) static void agent_init(void)
@@ -589,7 +592,9 @@ __attribute__((constructor)) static void agent_init(void)
 		agent_disable(why);
 		return;
 	}
-	/* The module snapshot first: the unwinder's first backtrace walks it. */
+	/* The module snapshot first: the unwinder's first backtrace walks it
+	 * (and the scan finds the Python interpreter: python_find.c). */
+	python_config();
 	modules_init();
 	if (unwind_init(why, sizeof(why)) < 0) {
 		/* Samples still carry the interrupted pc; say so in the header. */
@@ -622,6 +627,7 @@ __attribute__((constructor)) static void agent_init(void)
 		agent_bg_ensure(); /* --delay, --duration */
 	ctl_start();
 	offcpu_start();
+	python_scanned();
 }
 
 /* --- agent_api.h ----------------------------------------------------------- */
@@ -637,28 +643,43 @@ AGENT_API int cbn_agent_write(const void *rec, size_t size)
 	return writer_append_event(&agent.w, rec, size) ? -1 : 0;
 }
 
-AGENT_API __attribute__((noinline)) int cbn_agent_backtrace(uint64_t *pcs, int max, int skip)
+/*
+ * The calling thread's stack for the CUDA layer and the allocation hooks: its
+ * native frames past skip, then its Python frames (CBN_PYW words, which take
+ * at most part of max: python_stack_for).  LOCK-FREE past unwind_begin.
+ */
+static inline __attribute__((always_inline)) int agent_stack(uint64_t *pcs, int max, int skip)
 {
 	void *buf[CBN_MAX_FRAMES + 16];
-	int n, i, m = 0;
+	uint64_t py[CBN_MAX_FRAMES];
+	int n, i, m = 0, npy, nmax = (int)(sizeof(buf) / sizeof(buf[0]));
 
-	if (max <= 0 || skip < 0 || !agent_loader_ok())
-		return 0;
-	modules_refresh();
+	if (max > CBN_MAX_FRAMES)
+		max = CBN_MAX_FRAMES;
+	/* The unwinder's own frames below this one are direct reads too. */
 	if (!unwind_begin_here((uintptr_t)__builtin_frame_address(0)))
 		return 0;
 	/* Counted as REENTRANT if our signal lands here: libunwind is not
 	 * re-entrant on one thread (libunwind #425). */
 	agent_tls.in_agent++;
-	n = unwind_backtrace(buf, max + skip + 1 < (int)(sizeof(buf) / sizeof(buf[0]))
-					  ? max + skip + 1
-					  : (int)(sizeof(buf) / sizeof(buf[0])));
+	npy = python_stack_for(py, max, (uintptr_t)__builtin_frame_address(0));
+	n = unwind_backtrace(buf, max - npy + skip + 1 < nmax ? max - npy + skip + 1 : nmax);
 	agent_tls.in_agent--;
 	unwind_end();
-	/* buf[0] is in this function; then the caller's frames. */
-	for (i = 1 + skip; i < n && m < max; i++)
+	/* buf[0] is in the API function (this one is inlined there); then its
+	 * caller's frames. */
+	for (i = 1 + skip; i < n && m < max - npy; i++)
 		pcs[m++] = (uint64_t)buf[i];
-	return m;
+	memcpy(pcs + m, py, (size_t)npy * sizeof(uint64_t));
+	return m + npy;
+}
+
+AGENT_API __attribute__((noinline)) int cbn_agent_backtrace(uint64_t *pcs, int max, int skip)
+{
+	if (max <= 0 || skip < 0 || !agent_loader_ok())
+		return 0;
+	modules_refresh();
+	return agent_stack(pcs, max, skip);
 }
 
 AGENT_API uint64_t cbn_agent_now(void)
@@ -752,23 +773,10 @@ AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
 
 AGENT_API __attribute__((noinline)) int cbn_agent_mem_backtrace(uint64_t *pcs, int max, int skip)
 {
-	void *buf[CBN_MAX_FRAMES + 16];
-	int n, i, m = 0;
-
 	if (max <= 0 || skip < 0 || !agent_loader_ok() || agent_tls.in_agent ||
 	    agent_tls.in_handler || agent_tls.in_sigpath || agent_tls.no_unwind)
 		return 0;
-	if (!unwind_begin_here((uintptr_t)__builtin_frame_address(0)))
-		return 0;
-	agent_tls.in_agent++;
-	n = unwind_backtrace(buf, max + skip + 1 < (int)(sizeof(buf) / sizeof(buf[0]))
-					  ? max + skip + 1
-					  : (int)(sizeof(buf) / sizeof(buf[0])));
-	agent_tls.in_agent--;
-	unwind_end();
-	for (i = 1 + skip; i < n && m < max; i++)
-		pcs[m++] = (uint64_t)buf[i];
-	return m;
+	return agent_stack(pcs, max, skip);
 }
 
 AGENT_API int cbn_agent_mem_ours(uint64_t pc)

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "python.h"
 #include "sigpath.h"
 
 struct module {
@@ -392,6 +393,7 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	mods[nmods].base = info->dlpi_addr;
 	mods[nmods].seen = 2; /* new */
 	nmods++;
+	python_module(info, path); /* the Python interpreter? (python_find.c) */
 
 	modules_text(info, &lo, &hi);
 	if ((uint64_t)(uintptr_t)&modules_cb >= lo && (uint64_t)(uintptr_t)&modules_cb < hi)
@@ -450,6 +452,7 @@ void modules_scan(int force)
 out:
 	snap_reclaim();
 	pthread_mutex_unlock(&mod_lock);
+	python_scanned();
 }
 
 static int modules_count_cb(struct dl_phdr_info *info, size_t size, void *arg)

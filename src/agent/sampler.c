@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "python.h"
 #include "sigpath.h"
 #include "../format/cbn_time.h"
 
@@ -170,9 +171,10 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	struct writer *w = &agent.w;
 	struct cbn_file_header *h = w->hdr;
 	struct cbn_rec_sample *r;
-	uint64_t rip;
+	uint64_t rip, pyw[CBN_MAX_FRAMES];
 	uint32_t size, max_size, weight, kernel;
-	int n, nf, flags = 0, why = -1, kroom, unwinding = 0;
+	int n, nf, flags = 0, why = -1, kroom, unwinding = 0, npy = 0;
+	int cap = python_depth(agent.depth); /* more frames when Python frames are read */
 	char here;
 
 	if (!h)
@@ -206,7 +208,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	}
 	timer_weigh(t, &weight, &kernel);
 	/* +8 frames: the handler's own and the truncation probe. */
-	max_size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(agent.depth + 8) * sizeof(uint64_t));
+	max_size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(cap + 8) * sizeof(uint64_t));
 	/* and the kernel stacks sampled since the last sample (kernel.c) */
 	kroom = t->backend == AGENT_BACKEND_PERF && (t->kring.base || !t->ktried);
 	if (kroom)
@@ -232,14 +234,17 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 		flags |= CBN_SAMPLE_PC_ONLY;
 	} else {
 		unwinding = 1;
-		n = unwind_backtrace((void **)r->pc, agent.depth + 8);
-		nf = sample_frames(r->pc, n > 0 ? n : 0, rip, agent.depth, &flags);
+		/* the Python frames after the native ones (python_walk.c) */
+		npy = python_stack_for(pyw, cap, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
+		n = unwind_backtrace((void **)r->pc, cap - npy + 8);
+		nf = sample_frames(r->pc, n > 0 ? n : 0, rip, cap - npy, &flags);
 		if (flags & CBN_SAMPLE_PC_ONLY)
-			why = CBN_PCONLY_NO_TRACE;
+			why = CBN_PCONLY_NO_TRACE, npy = 0;
+		memcpy(r->pc + nf, pyw, (size_t)npy * sizeof(uint64_t));
 		/* still unwinding (unwind_begin): the kernel stacks' placement */
 	}
 
-	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)nf * sizeof(uint64_t));
+	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(nf + npy) * sizeof(uint64_t));
 	if (kroom) {
 		uint32_t ks;
 		size_t kb;
@@ -257,7 +262,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 		 * cursor unwind costs more than the cached backtrace).
 		 */
 		kb = kernel_thread_sample(t, why < 0 && kstacks_pending(&t->kring) ? &pl : NULL,
-					  (struct cbn_kstacks *)(r->pc + nf), KSTACKS_MAX_BYTES,
+					  (struct cbn_kstacks *)(r->pc + nf + npy), KSTACKS_MAX_BYTES,
 					  weight, &ks);
 
 		if (kb) {
@@ -294,7 +299,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 		goto out;
 	atomic_store_explicit(&h->end_mono_ns, r->ts, memory_order_relaxed);
 	r->weight = weight;
-	r->nframes = (uint16_t)nf;
+	r->nframes = (uint16_t)(nf + npy);
 	r->kweight = (uint16_t)(kernel < 0xffff ? kernel : 0xffff);
 	writer_commit(t->chunk, size);
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);

@@ -37,12 +37,21 @@
  *              unwind_stat, unwind_fstat, unwind_pipe2
  *   writer.c   writer_do_grow (its in_signal path), round_chunks,
  *              writer_recycle (ring mode)
+ *   python_walk.c  py_lookup, py_kick, py_count, py_page_ok, py_addr_ok,
+ *              py_frame_ok, py_chunks, py_unread, python_code_key (the
+ *              Python frames of the interrupted thread: raw loads of its own
+ *              chain, each pointer checked first; docs/agent.md section 17)
  *
  * Outside our code the handler calls only: system calls (syscall(),
  * clock_gettime through the vDSO, sigaction, fcntl, madvise; open, fstat and
  * close only to grow the file on kernels before 5.14), the pure libc helpers
- * memset, memmove, sig{empty,fill,add,ismember,isempty}set and
- * __errno_location, and the private libunwind's unw_backtrace (and, for samples
+ * memset, memmove, memcpy, sig{empty,fill,add,ismember,isempty}set and
+ * __errno_location, pthread_getspecific (Python's thread-state key: glibc reads
+ * the calling thread's key array, no lock, no allocation; not on POSIX's
+ * async-signal-safe list, so named here), the system calls futex (FUTEX_WAKE
+ * of the Python copier) and rt_sigprocmask with an invalid how (a probe that
+ * a page is mapped: it changes no mask), and the private libunwind's
+ * unw_backtrace (and, for samples
  * that carry kernel stacks, its unw_init_local2, unw_step and unw_get_reg).  The copy binds
  * RTLD_DEEPBIND to libc, so its own calls never reach our interposers; in the
  * unwind path they are memcpy/memset, sigfillset, sigprocmask and
@@ -181,6 +190,16 @@ struct unwind_place_ctx {
 };
 int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t *drop)
 	AGENT_HIDDEN;
+
+/* python_walk.c: the calling thread's Python frames as CBN_PYW words, leaf
+ * first (at most max; python_stack_for: the share of a budget of cap frames
+ * that Python frames may take, docs/agent.md section 17); 0 when the thread
+ * runs no Python or its chain fails a check (counted by reason in
+ * header.python).  sp: the bottom of the live part of this thread's stack.
+ * python_active: an interpreter is read. */
+int python_stack(uint64_t *out, int max, uintptr_t sp) AGENT_HIDDEN;
+int python_stack_for(uint64_t *out, int cap, uintptr_t sp) AGENT_HIDDEN;
+int python_active(void) AGENT_HIDDEN;
 
 /* modules.c: dl_iterate_phdr over the published module snapshot (what our
  * libunwind calls instead of the loader's), and whether a range lies in a

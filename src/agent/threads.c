@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "python.h"
 #include "../format/cbn_time.h"
 
 #define THREADS_MAX 4096
@@ -318,6 +319,7 @@ void threads_helpers_resume(void)
 	agent_bg_resume();
 	offcpu_resume();
 	ctl_resume();
+	python_resume();
 }
 
 int threads_helpers_live(void)

@@ -297,6 +297,8 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	if (c->nlines)  /* qsort's base must not be NULL, even for 0 elements */
 		qsort(c->lines, c->nlines, sizeof(*c->lines), cpu_line_cmp);
 	cpu_sort(c, p, CPU_SORT_TOTTIME);
+	if (cpu_python(p, &c->python) < 0)
+		goto out;
 	*out = c;
 	c = NULL;
 	ret = 0;

@@ -92,6 +92,20 @@ struct cpu_profile {
 		uint64_t kstack_unparks;   /* ... opened again when system time grew */
 		const char *kstack_reason; /* why none (first process that gave one), or NULL */
 	} sampler;
+	struct cpu_python {            /* the Python interpreter, all processes together
+				        * (cpu_python.c) */
+		uint32_t state;            /* CBN_PY_ON if any process's was read, else the
+		                            * first other state a process gave, else NONE */
+		uint32_t version;          /* PY_VERSION_HEX of that process */
+		int mixed;                 /* processes read different versions */
+		const char *reason;        /* why not read (state OFF, REFUSED), or NULL */
+		uint64_t samples;          /* sample records whose stack has a Python frame */
+		uint64_t samples_of;       /* sample records of processes whose interpreter
+		                            * was read */
+		uint64_t truncated;        /* stacks whose Python chain was cut */
+		uint64_t unread[CBN_PYU_NREASONS]; /* stacks kept native, by reason */
+		uint64_t codes, codes_gone, codes_missing, table_full;
+	} python;
 };
 
 /* pstats sort keys (cProfile table), plus "self"/"total" aliases. */
@@ -140,6 +154,10 @@ const char *cpu_unsampled_name(unsigned reason);
 /* Optimization level in a GCC DW_AT_producer string: 0..3, 10 for -Os/-Og/-Oz,
  * -1 when it records no flags. */
 int cpu_producer_opt(const char *producer);
+/* cpu_python.c: c->python from p (0, or -1 out of memory); the JSON key of a
+ * reason a Python stack stayed native, NULL for unused slots. */
+int cpu_python(const struct profile *p, struct cpu_python *py);
+const char *cpu_python_unread_name(unsigned reason);
 /* "perf events", "POSIX CPU timers", "perf events and POSIX CPU timers" or "". */
 const char *cpu_sampler_mode(const struct cpu_profile *c);
 

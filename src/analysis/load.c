@@ -578,6 +578,40 @@ static uint32_t spin_at(struct load *L, uint64_t pc, uint64_t ts)
 	return k->spin;
 }
 
+/* The symbol key (index into L->symkeys) of the code at addr at time ts, and
+ * its module; PROF_NONE (and *mod NULL) for an address in no module. */
+uint32_t load_resolve(struct load *L, uint64_t addr, uint64_t ts, struct load_mod **mod)
+{
+	struct load_mod *m = mod_at(L->f, addr, ts);
+
+	*mod = m;
+	if (!m)
+		return PROF_NONE;
+	if (!m->ours)
+		note_symmod(L, m);
+	return (uint32_t)(sym_lookup(L, m->sym, addr - m->base) - L->symkeys);
+}
+
+/* The frames of symbol key k (innermost first) for pc, or "[unknown]". */
+void load_push_symkey(struct load *L, uint32_t k, uint64_t pc)
+{
+	const struct load_symkey *sk;
+	uint32_t j;
+
+	if (k == PROF_NONE) {
+		push_unknown(L, pc);
+		return;
+	}
+	sk = &L->symkeys[k];
+	for (j = 0; j < sk->n; j++) {
+		/* fold: the containing function's frame, whose line is the
+		 * inlined call's site, stands for the whole chain */
+		if (L->fold_inline && L->rframes[sk->first + j].inlined)
+			continue;
+		push_frame(L, &L->rframes[sk->first + j], pc);
+	}
+}
+
 /* The profile stack for raw pcs of the current file at time ts (leaf first).
  * pcs[0] is the interrupted pc unless ret_all; the others are return addresses
  * and are looked up at pc-1 so the call's line, not the next one, is shown.
@@ -615,8 +649,8 @@ static int same_function(const char *name, const char *callee)
  * further out), 2 cbottleneck's own (this decides: overhead).  callee is the
  * function pc i called (the outermost frame of pc i-1), NULL at the leaf, and
  * callee_neutral says whether it lies in a system library. */
-static int frame_owner(struct load *L, const struct load_mod *m, const struct load_symkey *sk,
-		       uint64_t addr, int leaf, const char *callee, int callee_neutral)
+int load_frame_owner(struct load *L, const struct load_mod *m, const struct load_symkey *sk,
+		     uint64_t addr, int leaf, const char *callee, int callee_neutral)
 {
 	const char *name;
 
@@ -680,34 +714,41 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 			*ours = (int)k->ours;
 		return k->stack;
 	}
-	for (i = 0; i < n; i++) {
-		uint64_t addr = (i == 0 && !ret_all) ? pcs[i] : pcs[i] - 1;
-		const struct load_symkey *sk;
-		struct load_mod *m;
-		uint32_t j;
+	if (load_python_has(L, pcs, n)) {
+		/* Python frames where their evaluation loop ran (load_python.c) */
+		owner = load_python_frames(L, pcs, n, ts, ret_all);
+	} else {
+		for (i = 0; i < n; i++) {
+			uint64_t addr = (i == 0 && !ret_all) ? pcs[i] : pcs[i] - 1;
+			const struct load_symkey *sk;
+			struct load_mod *m;
+			uint32_t j;
 
-		if (pcs[i] == 0 || !(m = mod_at(F, addr, ts))) {
-			if (owner == 1)
-				owner = 0;
-			push_unknown(L, pcs[i]);
-			callee = NULL;
-			continue;
-		}
-		sk = sym_lookup(L, m->sym, addr - m->base);
-		if (owner == 1)
-			owner = frame_owner(L, m, sk, addr, i == 0 && !ret_all, callee,
-					    callee_neutral);
-		callee = L->p->funcs[L->rframes[sk->first + sk->n - 1].func].name;
-		callee_neutral = m->neutral;
-		if (m->ours)
-			continue; /* never a frame of the program's stack */
-		note_symmod(L, m);
-		for (j = 0; j < sk->n; j++) {
-			/* fold: the containing function's frame, whose line is the
-			 * inlined call's site, stands for the whole chain */
-			if (L->fold_inline && L->rframes[sk->first + j].inlined)
+			if (CBN_PYW_IS(pcs[i]))
+				continue; /* --python off, or a file without its interpreter */
+			if (pcs[i] == 0 || !(m = mod_at(F, addr, ts))) {
+				if (owner == 1)
+					owner = 0;
+				push_unknown(L, pcs[i]);
+				callee = NULL;
 				continue;
-			push_frame(L, &L->rframes[sk->first + j], pcs[i]);
+			}
+			sk = sym_lookup(L, m->sym, addr - m->base);
+			if (owner == 1)
+				owner = load_frame_owner(L, m, sk, addr, i == 0 && !ret_all, callee,
+							 callee_neutral);
+			callee = L->p->funcs[L->rframes[sk->first + sk->n - 1].func].name;
+			callee_neutral = m->neutral;
+			if (m->ours)
+				continue; /* never a frame of the program's stack */
+			note_symmod(L, m);
+			for (j = 0; j < sk->n; j++) {
+				/* fold: the containing function's frame, whose line is the
+				 * inlined call's site, stands for the whole chain */
+				if (L->fold_inline && L->rframes[sk->first + j].inlined)
+					continue;
+				push_frame(L, &L->rframes[sk->first + j], pcs[i]);
+			}
 		}
 	}
 	if (p->nframes == first)
@@ -819,6 +860,9 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	case CBN_REC_CLOCK:
 		load_mpi_rec(L, r);
 		break;
+	case CBN_REC_PY_CODE:
+		load_python_rec(L, r);
+		break;
 	case CBN_REC_PROCESS_EXIT: {
 		const struct cbn_rec_exit *e = (const void *)r->raw;
 		F->exited = 1;
@@ -903,6 +947,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	load_capture_header(L, pr, h);
 	load_offcpu_header(L, pr, h);
 	load_mpi_header(L, pr, h);
+	load_python_header(L, pr, h);
 }
 
 /* The current file's modules into p->modules (has_debuginfo: modules_finish). */
@@ -943,6 +988,7 @@ static void file_free(struct load_file *F)
 	free(F->capevs);
 	free(F->ostacks);
 	free(F->pstacks);
+	free(F->pycodes);
 }
 
 /* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
@@ -977,6 +1023,8 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	pr = LOAD_PUSH(p->processes, p->nprocesses, L->capprocs);
 	process_from_header(L, pr, &rf.hdr, name);
 	L->f = &F;
+	F.py_on = rf.hdr.python.state == CBN_PY_ON;
+	F.py_base = rf.hdr.python.module_base;
 	util_map_free(&L->corrmap); /* correlation ids are per process */
 	/* Raw stacks are deduplicated per process (the key holds the process). */
 	util_map_free(&L->stackmap);
@@ -1054,6 +1102,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	load_offcpu_finish(L, ring_cut);
 	load_mpi_finish(L);
 	push_modules(L);
+	load_python_finish(L);
 
 	pr = &p->processes[F.proc];
 	pr->samples = F.nraw - dropped;
@@ -1424,7 +1473,7 @@ static void load_state_free(struct load *L)
 
 int prof_load(const char *session_dir, struct profile **out, char *err, size_t errlen)
 {
-	struct prof_load_opts o = {PROF_INLINE_EXPAND, NULL};
+	struct prof_load_opts o = {PROF_INLINE_EXPAND, NULL, PROF_PYTHON_ON};
 
 	return prof_load_with(session_dir, &o, out, err, errlen);
 }
@@ -1513,7 +1562,10 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 	memset(&L, 0, sizeof(L));
 	L.unknown_func = PROF_NONE;
 	L.kernel_func = PROF_NONE;
+	L.pyunknown_func = PROF_NONE;
 	L.fold_inline = o && o->inline_view == PROF_INLINE_FOLD;
+	L.python_native = o && o->python_view == PROF_PYTHON_NATIVE;
+	L.python_off = o && o->python_view == PROF_PYTHON_OFF;
 	L.p = calloc(1, sizeof(*L.p));
 	L.sym = L.p ? sym_new() : NULL;
 	if (!L.p || !L.sym) {
@@ -1521,6 +1573,7 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 		ret = PROF_LOAD_NOMEM;
 	} else {
 		L.p->inline_folded = L.fold_inline;
+		L.p->python_view = o ? (int)o->python_view : 0;
 		if (o && o->ranks && !(L.p->rank_filter = strdup(o->ranks))) {
 			snprintf(err, errlen, "out of memory starting to read %s", session_dir);
 			ret = PROF_LOAD_NOMEM;

@@ -19,11 +19,20 @@ enum prof_inline {
 	PROF_INLINE_FOLD = 1,    /* their time stays with the function they were inlined into */
 };
 
+/* How stacks with Python frames are shown (--python). */
+enum prof_python {
+	PROF_PYTHON_ON = 0,      /* Python frames where their evaluation loop ran; the
+				  * interpreter's own frames folded into them */
+	PROF_PYTHON_NATIVE = 1,  /* the same, with the interpreter's own frames kept */
+	PROF_PYTHON_OFF = 2,     /* native frames only (the Python words left out) */
+};
+
 struct prof_load_opts {
 	enum prof_inline inline_view;
 	/* --rank/--ranks ("0-3,7", NULL all): load only the files whose header
 	 * names one of these ranks (processes that are no rank are left out) */
 	const char *ranks;
+	enum prof_python python_view;
 };
 
 /* Returns PROF_LOAD_OK, PROF_LOAD_PARTIAL (and *out set), or a negative value

@@ -140,10 +140,24 @@ struct load_file {
 	size_t mpi_first;
 	uint64_t mpi_bad;
 	int clock_init, clock_fin;
+	/* Python (load_python.c): PY_CODE records by id, the interpreter
+	 * module's load bias (header.python.module_base), py_on: its frames
+	 * were read (header.python.state ON) */
+	struct load_pycode *pycodes;     size_t npycodes, cappycodes;
+	uint64_t py_base;
+	int py_on;
 	int exited;                      /* PROCESS_EXIT seen */
 	int32_t exit_status;
 	uint64_t last_ts;                /* latest timestamp seen */
 	uint32_t status_idx;             /* this process's cuda_status entry or PROF_NONE */
+};
+
+struct load_pycode {         /* a PY_CODE record of the current file (in its buffer) */
+	const struct cbn_rec_py_code *rec; /* NULL: no record for this id */
+	const unsigned char *lt;         /* its line table */
+	uint32_t func;                   /* prof_func, PROF_NONE until first used */
+	const char *file;                /* interned filename, with func */
+	int shim;                        /* an interpreter shim frame, never shown */
 };
 
 struct load_frame {          /* a resolved frame, before its runtime address */
@@ -205,6 +219,9 @@ struct load {
 	struct load_symkey *symkeys;     size_t nsymkeys, capsymkeys;
 	struct load_frame *rframes;      size_t nrframes, caprframes;
 	int fold_inline;                 /* --inline fold: inlined frames are left out */
+	int python_native;               /* --python native: the interpreter's frames kept */
+	int python_off;                  /* --python off: native frames only */
+	uint32_t pyunknown_func;         /* "[unknown Python function]" or PROF_NONE */
 	struct util_map stackmap;        /* raw stack -> stackkeys */
 	struct util_map symstackmap;     /* symbolized frames -> prof_stack */
 	struct load_stackkey *stackkeys; size_t nstackkeys, capstackkeys;
@@ -231,6 +248,33 @@ uint32_t load_thread_find(struct load *L, uint32_t proc, uint32_t tid);
 uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_t line,
 		     const char *module);
 uint32_t stack_commit(struct load *L, size_t first);
+/* load.c: the symbol key (index into L->symkeys) of addr at ts and its module,
+ * PROF_NONE outside every module; the frames of a key pushed for pc
+ * (PROF_NONE: "[unknown]"). */
+uint32_t load_resolve(struct load *L, uint64_t addr, uint64_t ts, struct load_mod **mod);
+/* Whose frame the code at addr (module m, symbol key sk) is, for the
+ * profiler's own work (load.c): 0 the program's, 1 look further out, 2
+ * cbottleneck's; callee: the function it called (NULL at the leaf) and
+ * whether that lies in a system library. */
+int load_frame_owner(struct load *L, const struct load_mod *m, const struct load_symkey *sk,
+		     uint64_t addr, int leaf, const char *callee, int callee_neutral);
+void load_push_symkey(struct load *L, uint32_t k, uint64_t pc);
+
+/* load_python.c: Python frames (CBN_PYW words, docs/agent.md section 17).
+ * header.python into pr->python; one PY_CODE record of the current file;
+ * whether raw pcs hold Python words the file can name; their frames pushed
+ * where their evaluation loop ran (into p->frames, leaf first, for
+ * stack_commit; cbottleneck's own frames left out), returning whose stack it
+ * is as load_frame_owner says of its native pcs (2: the profiler's); the
+ * file's counts once its stacks are built. */
+void load_python_header(struct load *L, struct prof_process *pr, const struct cbn_file_header *h);
+void load_python_rec(struct load *L, const struct reader_rec *r);
+int load_python_has(struct load *L, const uint64_t *pcs, uint32_t n);
+int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all);
+void load_python_finish(struct load *L);
+/* The line of code unit u (0-based) in a CPython 3.11+ location table
+ * (PEP 626/657), -1 when the table gives none or is malformed. */
+int load_python_line(const unsigned char *lt, size_t len, int firstlineno, uint32_t u);
 
 /* load_kernel.c: read the session's kernel-symbols file; free what was built.
  * load_kernel_samples: share the kweight of raw sample w (already in

@@ -29,6 +29,8 @@ struct prof_func {
 /* prof_func.flags */
 #define PROF_FUNC_NOSYM 0x1      /* no symbol: grouped by the unwind tables' function start */
 #define PROF_FUNC_INLINED 0x2    /* appears as an inlined frame in some stack */
+#define PROF_FUNC_PYTHON 0x4     /* a Python function: name is its qualified name, file its
+				  * co_filename, line its first line (module "") */
 
 /* One symbolized frame; an inlined call produces several frames for one pc. */
 struct prof_frame {
@@ -164,6 +166,18 @@ struct prof_process {
 		uint64_t clock_uncertainty; /* ns (the best ping-pong's rtt / 2), 0 when
 					     * exact (same host), UINT64_MAX unknown */
 	} rank;
+
+	/* the Python interpreter (header.python; state CBN_PY_NONE without one) */
+	struct prof_python_proc {
+		uint32_t state;          /* enum cbn_python_kind */
+		uint32_t version;        /* PY_VERSION_HEX, 0 unknown */
+		uint64_t module_base;    /* the interpreter module's load bias */
+		uint64_t stacks, frames, truncated;
+		uint64_t unread[CBN_PYU_NREASONS];
+		uint32_t codes, codes_gone, table_full;
+		uint64_t codes_missing;  /* Python frames whose code record is not in the file */
+		const char *reason;      /* why REFUSED or OFF, "" */
+	} python;
 
 	/* capture controls (header.capture; mode CBN_CAPTURE_ALL without them) */
 	struct prof_capture_proc {
@@ -456,6 +470,9 @@ struct profile {
 		int program_debuginfo;          /* the program's executable has DWARF */
 	} env;
 
+	int python_view;                   /* --python: 0 on, 1 native (the interpreter's own
+	                                    * frames kept), 2 off (native frames only):
+	                                    * enum prof_python */
 	int inline_folded;                 /* 1: inlined frames were folded into their
 	                                    * containing functions (--inline fold) */
 

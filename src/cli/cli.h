@@ -51,6 +51,8 @@ struct cli_opts {
 	const char *step_func;      /* --step-func: a function entered once per step */
 	/* report */
 	int inline_view;            /* --inline: enum prof_inline */
+	int python_view;            /* --python: enum prof_python (run and report; off also
+	                             * keeps the agent from reading Python frames) */
 	const char *sort;
 	int limit;
 	const char *report_file;
@@ -128,6 +130,7 @@ struct spawn_env {
 	uint64_t delay_ns, duration_ns;
 	uint64_t ring_ns;           /* CBN_RING_NS, 0: unset */
 	long offcpu_hz;             /* CBN_OFFCPU, 0: unset */
+	int python_off;             /* CBN_PYTHON=0 (--python off) */
 };
 
 /* Run argv[0] (already resolved to path) with the agent, forward signals,

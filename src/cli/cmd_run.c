@@ -181,6 +181,7 @@ int cmd_run(int argc, char **argv)
 	env.duration_ns = o.duration_ns;
 	env.ring_ns = o.ring_ns;
 	env.offcpu_hz = o.offcpu_hz;
+	env.python_off = o.python_view == PROF_PYTHON_OFF;
 	memset(&meta, 0, sizeof(meta));
 	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);

@@ -30,7 +30,7 @@ enum {
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
 	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING, OPT_OFFCPU,
-	OPT_HTML, OPT_SOURCE_ROOT, OPT_RANK, OPT_RANKS,
+	OPT_HTML, OPT_SOURCE_ROOT, OPT_RANK, OPT_RANKS, OPT_PYTHON,
 };
 
 static const struct option long_opts[] = {
@@ -60,6 +60,7 @@ static const struct option long_opts[] = {
 	{"off-cpu", optional_argument, NULL, OPT_OFFCPU},
 	{"wall", optional_argument, NULL, OPT_OFFCPU},
 	{"inline", required_argument, NULL, OPT_INLINE},
+	{"python", required_argument, NULL, OPT_PYTHON},
 	{"json", required_argument, NULL, OPT_JSON},
 	{"trace", required_argument, NULL, OPT_TRACE},
 	{"trace-window", required_argument, NULL, OPT_WINDOW},
@@ -131,6 +132,10 @@ static void usage(FILE *f)
 	      "      --limit N        rows per table (default 15)\n"
 	      "      --inline VIEW    expand (default: inlined functions are rows, marked) or\n"
 	      "                       fold (their time stays with the function they were inlined into)\n"
+	      "      --python MODE    on (default: Python functions where the interpreter ran\n"
+	      "                       them, its own frames folded into them), native (its own\n"
+	      "                       frames kept) or off (native stacks only; in a run, the\n"
+	      "                       agent does not read Python frames)\n"
 	      "      --report FILE    write the text report to FILE (- = stdout); by default it goes\n"
 	      "                       to stdout when that is a terminal, else to stderr, so a\n"
 	      "                       program's redirected output holds its own bytes only\n"
@@ -429,6 +434,18 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 			if (!*optarg)
 				return cli_usage_error("--step-func needs a function name");
 			o->step_func = optarg;
+			break;
+		case OPT_PYTHON:
+			if (!strcmp(optarg, "on"))
+				o->python_view = PROF_PYTHON_ON;
+			else if (!strcmp(optarg, "native"))
+				o->python_view = PROF_PYTHON_NATIVE;
+			else if (!strcmp(optarg, "off"))
+				o->python_view = PROF_PYTHON_OFF;
+			else
+				return cli_usage_error("--python %s: expected on (Python functions in the "
+						   "stacks), native (with the interpreter's own frames) "
+						   "or off (native stacks only)", optarg);
 			break;
 		case OPT_INLINE:
 			if (!strcmp(optarg, "expand"))

@@ -12,7 +12,8 @@
 int cli_load(const char *dir, const struct cli_opts *o, struct profile **p, char *err,
 	     size_t errlen)
 {
-	struct prof_load_opts lo = {(enum prof_inline)o->inline_view, o->ranks};
+	struct prof_load_opts lo = {(enum prof_inline)o->inline_view, o->ranks,
+				    (enum prof_python)o->python_view};
 	int lr = prof_load_with(dir, &lo, p, err, errlen);
 
 	/* err says "out of memory ..." (load.h) */

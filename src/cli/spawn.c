@@ -99,6 +99,10 @@ static void child_env(const struct spawn_env *e)
 		setenv(CBN_ENV_OFFCPU, num, 1);
 	else
 		unsetenv(CBN_ENV_OFFCPU);
+	if (e->python_off)
+		setenv(CBN_ENV_PYTHON, "0", 1);
+	else
+		unsetenv(CBN_ENV_PYTHON);
 	setenv(CBN_ENV_SESSION, e->session, 1);
 	snprintf(num, sizeof(num), "%ld", e->freq);
 	setenv(CBN_ENV_FREQ, num, 1);

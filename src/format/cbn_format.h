@@ -252,6 +252,48 @@ struct cbn_overhead {
 	_Atomic uint64_t init_cpu_ns;    /* the agent's start-up in this image (thread CPU) */
 };
 
+/* header.python.state */
+enum cbn_python_kind {
+	CBN_PY_NONE = 0,                 /* no CPython interpreter in this image (or an older file) */
+	CBN_PY_ON = 1,                   /* its frames are read into every stack */
+	CBN_PY_OFF = 2,                  /* found, but --python off (CBN_PYTHON=0) */
+	CBN_PY_REFUSED = 3,              /* found, not understood: reason says why */
+};
+
+/* Why a stack of a thread that runs Python kept only its native frames
+ * (header.python.unread). */
+enum cbn_py_unread {
+	CBN_PYU_FINALIZING = 0,          /* the interpreter was finalizing */
+	CBN_PYU_BAD_TSTATE = 1,          /* the thread's state failed validation */
+	CBN_PYU_BAD_FRAME = 2,           /* a frame pointer lay outside the thread's data
+					  * stack, C stack and mapped memory, or looped */
+	CBN_PYU_BAD_CODE = 3,            /* a frame's code object failed its type check */
+	CBN_PYU_NREASONS = 8
+};
+
+/*
+ * The Python interpreter of this image (docs/agent.md section 17): which one
+ * the agent understood, or why not, and what reading its frames gave.  A
+ * Python frame is a word of the stack (CBN_PYW_*); its code object's names
+ * and line table are in a PY_CODE record.
+ */
+struct cbn_python_state {
+	_Atomic uint32_t state;          /* enum cbn_python_kind */
+	uint32_t version;                /* PY_VERSION_HEX (0x030c01f0 = 3.12.1), 0 unknown */
+	uint64_t module_base;            /* load bias of the module that holds _PyRuntime
+					  * (libpython or the python executable) */
+	uint64_t runtime;                /* &_PyRuntime */
+	_Atomic uint64_t stacks;         /* stacks that carry Python frames */
+	_Atomic uint64_t frames;         /* Python frames recorded in them */
+	_Atomic uint64_t truncated;      /* of the stacks: Python chain cut (no room left) */
+	_Atomic uint64_t unread[CBN_PYU_NREASONS]; /* enum cbn_py_unread */
+	_Atomic uint32_t codes;          /* PY_CODE records written */
+	_Atomic uint32_t codes_gone;     /* code objects that were gone when copied */
+	_Atomic uint32_t table_full;     /* frames whose code object found no slot */
+	uint32_t reason_len;
+	char reason[120];                /* why REFUSED or OFF; "" when ON */
+};
+
 struct cbn_file_header {
 	char magic[8];                   /* CBN_MAGIC */
 	uint32_t version;                /* CBN_FORMAT_VERSION */
@@ -351,6 +393,9 @@ struct cbn_file_header {
 	 * thread CPU clocks, added as each one runs and when it ends), and time
 	 * spent inside the agent on the program's threads, by where. */
 	struct cbn_overhead overhead;
+
+	/* The Python interpreter (all zero without one, and in older files). */
+	struct cbn_python_state python;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -413,6 +458,7 @@ enum cbn_rec_type {
 	CBN_REC_MEM_ALLOC = 40,          /* a sampled host allocation, with its stack */
 	CBN_REC_MEM_FREE = 41,           /* the release of a block that had a MEM_ALLOC */
 	CBN_REC_MEM_COUNTERS = 42,       /* RSS and live bytes, from the background thread */
+	CBN_REC_PY_CODE = 50,            /* a Python code object's names and line table */
 };
 
 struct cbn_rec {
@@ -491,6 +537,57 @@ struct cbn_kstack {
 #define CBN_KSTACK_PARK_NS 100000000ull
 #define CBN_KSTACK_PARK_SHARE 32u
 #define CBN_KSTACK_MAX_STACKS 16     /* distinct kernel stacks per sample */
+
+/*
+ * Python frames in a stack.  Every stack the agent records (a sample's pcs,
+ * CUDA_STACK, MEM_ALLOC, OFFCPU, MPI) may end with Python frames, one word
+ * each, leaf first, after its native pcs: words no x86-64 pc can be (bits
+ * 63..52 = CBN_PYW_TAG, a non-canonical address).  Each names a PY_CODE record
+ * of the same file (code) and the instruction executing (unit: the index of
+ * the code unit + 1; 0 before the first instruction, the function's first
+ * line; CBN_PYW_UNIT_UNKNOWN when it lay outside the code).  The launcher puts
+ * each run of frames (an activation of the interpreter's evaluation loop, its
+ * root-most frame flagged ENTRY) where its _PyEval_EvalFrameDefault frame
+ * stands in the native stack (docs/agent.md section 17).
+ */
+#define CBN_PYW_TAG 0xcb5ull
+#define CBN_PYW_IS(w) (((uint64_t)(w) >> 52) == CBN_PYW_TAG)
+#define CBN_PYW_ENTRY 0x1            /* the root-most frame of an evaluation-loop activation */
+#define CBN_PYW_TRUNC 0x2            /* the root-most word kept: the chain went on */
+#define CBN_PYW_FLAGS(w) ((uint32_t)((w) >> 48) & 0xf)
+#define CBN_PYW_CODE(w) ((uint32_t)((w) >> 24) & 0xffffff) /* PY_CODE id, 0 unknown */
+#define CBN_PYW_UNIT(w) ((uint32_t)(w) & 0xffffff)
+#define CBN_PYW_UNIT_UNKNOWN 0xffffffu
+#define CBN_PYW_MAKE(flags, code, unit)                                                       \
+	((CBN_PYW_TAG << 52) | ((uint64_t)((flags) & 0xf) << 48) |                            \
+	 ((uint64_t)((code) & 0xffffff) << 24) | (uint64_t)((unit) & 0xffffff))
+#define CBN_PY_CODES_MAX 0xfffffeu   /* ids 1 .. this */
+
+/*
+ * PY_CODE, in the EVENTS chunks: what the agent copied of a code object the
+ * first time a stack held it (outside the signal handler, soon after).  id is
+ * the CBN_PYW_CODE of its frames.  data: qualname, NUL, filename, NUL, then
+ * linetable_len bytes of co_linetable (the PEP 626/657 location table of
+ * CPython 3.11+).  With CBN_PYC_GONE the object had died or changed before it
+ * could be copied: only id and addr are meaningful.
+ */
+#define CBN_PYC_GONE 0x1             /* names unknown */
+#define CBN_PYC_LINES_CUT 0x2        /* the line table was longer than kept */
+#define CBN_PY_NAME_MAX 1024         /* bytes kept of a qualname or filename */
+#define CBN_PY_LINETABLE_MAX 16384   /* bytes kept of a line table */
+
+struct cbn_rec_py_code {
+	struct cbn_rec h;                /* h.flags: CBN_PYC_* */
+	uint32_t id;
+	int32_t firstlineno;
+	uint64_t addr;                   /* where the code object was */
+	uint32_t units;                  /* code units of its bytecode */
+	uint32_t co_flags;
+	uint16_t qualname_len;           /* strlen of each string */
+	uint16_t filename_len;
+	uint32_t linetable_len;
+	char data[];
+};
 
 struct cbn_rec_thread {              /* THREAD_START, THREAD_END, THREAD_NAME */
 	struct cbn_rec h;
@@ -1037,6 +1134,7 @@ struct cbn_rec_mem_counters {
 #define CBN_ENV_RING "CBN_RING_NS"      /* ring mode: keep the last this-many ns */
 #define CBN_ENV_OFFCPU "CBN_OFFCPU"     /* off-CPU sampler rate in Hz (--off-cpu); unset: off */
 #define CBN_ENV_CTL "CBN_CTL"             /* 0: no control socket */
+#define CBN_ENV_PYTHON "CBN_PYTHON"       /* 0: do not read Python frames (--python off) */
 /* Each process's control socket: SESSION/ctl/<pid>.sock (dir 0700). */
 #define CBN_CTL_DIR "ctl"
 /* <session>/notes: what an agent has to say that its file cannot hold (a

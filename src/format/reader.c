@@ -66,6 +66,7 @@ const char *reader_type_name(unsigned type)
 	case CBN_REC_CUDA_MEMORY: return "cuda_memory";
 	case CBN_REC_CUDA_MEMPOOL: return "cuda_mempool";
 	case CBN_REC_CUDA_STATUS: return "cuda_status";
+	case CBN_REC_PY_CODE: return "py_code";
 	}
 	return "unknown";
 }
@@ -351,6 +352,26 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 	case CBN_REC_MEM_COUNTERS:
 		NEED(struct cbn_rec_mem_counters);
 		return 0;
+	case CBN_REC_PY_CODE: {
+		/* qualname (str), filename (str2), then the line table after
+		 * filename's NUL: the loader finds it at str2 + str2_len + 1 */
+		const struct cbn_rec_py_code *c = (const void *)p;
+		uint64_t off = offsetof(struct cbn_rec_py_code, data);
+		NEED(struct cbn_rec_py_code);
+		if (c->qualname_len > CBN_PY_NAME_MAX || c->filename_len > CBN_PY_NAME_MAX ||
+		    c->linetable_len > CBN_PY_LINETABLE_MAX ||
+		    off + c->qualname_len + 1 + c->filename_len + 1 + c->linetable_len > size ||
+		    c->data[c->qualname_len] != '\0' ||
+		    c->data[c->qualname_len + 1 + c->filename_len] != '\0') {
+			*why = "Python code record does not fit";
+			return -1;
+		}
+		r->str = c->data;
+		r->str_len = c->qualname_len;
+		r->str2 = c->data + c->qualname_len + 1;
+		r->str2_len = c->filename_len;
+		return 0;
+	}
 	}
 #undef NEED
 #undef STR

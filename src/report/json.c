@@ -152,6 +152,43 @@ static cJSON *json_overhead(const struct cpu_profile *c)
 	return x;
 }
 
+/* run.python: the interpreter read, or why not (docs/agent.md section 17). */
+static int json_python(cJSON *run, const struct cpu_profile *c)
+{
+	const struct cpu_python *py = &c->python;
+	cJSON *o = cJSON_AddObjectToObject(run, "python"), *u;
+	char v[32];
+	unsigned k;
+	int err = 0;
+
+	if (!o)
+		return 1;
+	err |= json_str(o, "state", py->state == CBN_PY_ON ? "on" : py->state == CBN_PY_OFF ? "off"
+				    : py->state == CBN_PY_REFUSED ? "refused" : "");
+	if (py->version)
+		snprintf(v, sizeof(v), "%u.%u.%u", py->version >> 24, (py->version >> 16) & 0xff,
+			 (py->version >> 8) & 0xff);
+	else
+		v[0] = '\0';
+	err |= json_str(o, "version", v);
+	err |= json_num(o, "version_hex", (double)py->version);
+	err |= json_str(o, "reason", py->reason ? py->reason : "");
+	err |= json_num(o, "samples", (double)py->samples);
+	err |= json_num(o, "samples_of", (double)py->samples_of);
+	err |= json_num(o, "truncated", (double)py->truncated);
+	u = cJSON_AddObjectToObject(o, "unread");
+	if (!u)
+		return 1;
+	for (k = 0; k < CBN_PYU_NREASONS; k++)
+		if (cpu_python_unread_name(k))
+			err |= json_num(u, cpu_python_unread_name(k), (double)py->unread[k]);
+	err |= json_num(o, "codes", (double)py->codes);
+	err |= json_num(o, "codes_gone", (double)py->codes_gone);
+	err |= json_num(o, "codes_missing", (double)py->codes_missing);
+	err |= json_num(o, "table_full", (double)py->table_full);
+	return err;
+}
+
 static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 {
 	cJSON *run = cJSON_CreateObject(), *cmd, *lost;
@@ -204,6 +241,9 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 	err |= json_num(run, "truncated", (double)c->truncated);
 	err |= json_num(run, "pc_only", (double)c->pc_only);
 	err |= json_sampler(run, c);
+	err |= json_python(run, c);
+	err |= json_str(run, "python_view", p->python_view == 1 ? "native"
+					    : p->python_view == 2 ? "off" : "on");
 	err |= json_num(run, "processes", (double)p->nprocesses);
 	err |= json_num(run, "threads", (double)p->nthreads);
 	if (err)
@@ -240,6 +280,7 @@ static cJSON *json_functions(const struct profile *p, const struct cpu_profile *
 		err |= json_num(o, JK_SELF_SAMPLES, (double)f->self_w);
 		err |= json_num(o, JK_TOTAL_SAMPLES, (double)f->total_w);
 		err |= json_bool(o, "nosym", (pf->flags & PROF_FUNC_NOSYM) != 0);
+		err |= json_bool(o, "python", (pf->flags & PROF_FUNC_PYTHON) != 0);
 		err |= json_bool(o, "inlined", f->inlined_into < p->nfuncs);
 		err |= json_str(o, "inlined_into", f->inlined_into < p->nfuncs
 							   ? p->funcs[f->inlined_into].name

@@ -221,6 +221,48 @@ static void text_overhead(FILE *out, const struct cpu_profile *c)
 	fprintf(out, "; in no table)\n");
 }
 
+/* "3.12.1", "3.13.0rc2" from PY_VERSION_HEX. */
+static const char *text_py_version(char *buf, size_t len, uint32_t v)
+{
+	static const char *const level[16] = {[0xa] = "a", [0xb] = "b", [0xc] = "rc"};
+	unsigned lv = (v >> 4) & 0xf;
+
+	if (lv != 0xf && level[lv])
+		snprintf(buf, len, "%u.%u.%u%s%u", v >> 24, (v >> 16) & 0xff, (v >> 8) & 0xff,
+			 level[lv], v & 0xf);
+	else
+		snprintf(buf, len, "%u.%u.%u", v >> 24, (v >> 16) & 0xff, (v >> 8) & 0xff);
+	return buf;
+}
+
+/* Which interpreter was read, or why not (docs/agent.md section 17). */
+static void text_python(FILE *out, const struct cpu_python *py)
+{
+	uint64_t unread = 0;
+	char v[32];
+	unsigned k;
+
+	for (k = 0; k < CBN_PYU_NREASONS; k++)
+		unread += py->unread[k];
+	if (py->state == CBN_PY_ON) {
+		fprintf(out, "  Python:     CPython %s%s: Python frames in %.1f%% of its samples",
+			text_py_version(v, sizeof(v), py->version), py->mixed ? " (and others)" : "",
+			py->samples_of ? 100.0 * (double)py->samples / (double)py->samples_of : 0.0);
+		if (py->truncated)
+			fprintf(out, ", %llu stacks with their Python frames cut at the depth cap",
+				(unsigned long long)py->truncated);
+		if (unread)
+			fprintf(out, ", %llu stacks kept native (their frames could not be read)",
+				(unsigned long long)unread);
+		fputc('\n', out);
+	} else if (py->state == CBN_PY_OFF) {
+		fprintf(out, "  Python:     CPython %s, frames not read (--python off)\n",
+			text_py_version(v, sizeof(v), py->version));
+	} else if (py->state == CBN_PY_REFUSED) {
+		fprintf(out, "  Python:     frames not read: %s\n", py->reason ? py->reason : "?");
+	}
+}
+
 static void text_header(struct text_ctx *t)
 {
 	const struct profile *p = t->p;
@@ -271,6 +313,7 @@ static void text_header(struct text_ctx *t)
 		fputc('\n', out);
 	}
 	text_kernel_stacks(out, &c->sampler);
+	text_python(out, &c->python);
 	fprintf(out, "  Samples:    %llu", (unsigned long long)c->samples);
 	if (c->weight != c->samples && (c->sampler.threads_perf || c->sampler.threads_timer))
 		fprintf(out, " (weight %llu: the periods of CPU they stand for)",

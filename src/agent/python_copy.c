@@ -1,0 +1,320 @@
+/*
+ * python_copy.c — the copier thread (cbn-python): for every code object a
+ * stack held (an id of python_walk.c's table), one PY_CODE record with its
+ * qualified name, file name, first line and line table, written soon after
+ * the first sight (the walker wakes it with a futex), so that the launcher can
+ * name frames whose objects are long gone.  Normal context only.
+ *
+ * Every read goes through process_vm_readv on our own pid, which fails on an
+ * unmapped page instead of faulting: a code object may have died since it was
+ * seen.  Its fingerprint (python_code_key) is checked before and after the
+ * copy; one that changed is recorded as gone (CBN_PYC_GONE), never misnamed.
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "python.h"
+
+#define PY_CODES_CAP ((1u << 16) / 4 * 3) /* python_walk.c */
+#define PY_COPY_IDLE_NS 100000000L        /* futex wait: the helper hold is seen within this */
+
+static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER; /* one sweep at a time */
+static _Atomic int copier_running;       /* the thread exists */
+static _Atomic int copier_stop;          /* exit: no thread from now on */
+static int copy_novm;                    /* process_vm_readv refused: probe, then read */
+
+static struct {
+	struct cbn_rec_py_code r;
+	char data[2 * (CBN_PY_NAME_MAX + 1) + CBN_PY_LINETABLE_MAX + 8];
+} copy_buf;                               /* under copy_lock */
+
+/* n bytes at src, or -1 when any of them is not mapped. */
+static int py_read(void *dst, uintptr_t src, size_t n)
+{
+	struct iovec local = {dst, n}, remote = {(void *)src, n};
+	ssize_t r;
+
+	if (!n)
+		return 0;
+	if (!copy_novm) {
+		r = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote, 1UL, 0UL);
+		if (r == (ssize_t)n)
+			return 0;
+		if (r >= 0 || (errno != ENOSYS && errno != EPERM))
+			return -1;
+		copy_novm = 1; /* a seccomp filter: fall back */
+	}
+	/* Probe each page (rt_sigprocmask copies its set in first: EFAULT on an
+	 * unmapped page, no mask changed), then read. */
+	for (uintptr_t p = src & ~(uintptr_t)4095; p < src + n; p += 4096)
+		if (syscall(SYS_rt_sigprocmask, ~0, (void *)p, NULL, 8) < 0 && errno == EFAULT)
+			return -1;
+	memcpy(dst, (const void *)src, n);
+	return 0;
+}
+
+static uint64_t rd64(const unsigned char *b, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, 8);
+	return v;
+}
+
+/* UTF-8 of one code point. */
+static size_t utf8_put(char *o, uint32_t c)
+{
+	if (c < 0x80) {
+		o[0] = (char)c;
+		return 1;
+	}
+	if (c < 0x800) {
+		o[0] = (char)(0xc0 | (c >> 6));
+		o[1] = (char)(0x80 | (c & 0x3f));
+		return 2;
+	}
+	if (c < 0x10000) {
+		o[0] = (char)(0xe0 | (c >> 12));
+		o[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		o[2] = (char)(0x80 | (c & 0x3f));
+		return 3;
+	}
+	o[0] = (char)(0xf0 | (c >> 18));
+	o[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+	o[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+	o[3] = (char)(0x80 | (c & 0x3f));
+	return 4;
+}
+
+/* A str object's text as UTF-8 into out (at most cap - 1 bytes, whole code
+ * points), NUL-terminated; its length, or -1. */
+static int py_str(const struct py_info *pi, uintptr_t obj, char *out, size_t cap)
+{
+	const struct py_layout *L = &pi->L;
+	unsigned char hdr[128], raw[CBN_PY_NAME_MAX * 4];
+	uint32_t state, kind;
+	int64_t length;
+	size_t n = 0, i, chars;
+
+	if (!obj || (obj & 7) || L->uni_compact_size > sizeof(hdr) ||
+	    py_read(hdr, obj, L->uni_compact_size) < 0 || rd64(hdr, L->ob_type) != pi->unicode_type)
+		return -1;
+	memcpy(&state, hdr + L->uni_state, 4);
+	memcpy(&length, hdr + L->uni_length, 8);
+	kind = (state >> 2) & 7;
+	if (length < 0 || !(state & 0x20) || (kind != 1 && kind != 2 && kind != 4))
+		return -1; /* not compact (a legacy string): not copied */
+	chars = (size_t)length < cap / 4 ? (size_t)length : cap / 4;
+	if (state & 0x40) { /* ASCII: bytes right after PyASCIIObject */
+		chars = (size_t)length < cap - 1 ? (size_t)length : cap - 1;
+		if (py_read(out, obj + L->uni_ascii_size, chars) < 0)
+			return -1;
+		n = chars;
+	} else {
+		if (chars * kind > sizeof(raw) || py_read(raw, obj + L->uni_compact_size, chars * kind) < 0)
+			return -1;
+		for (i = 0; i < chars; i++) {
+			uint32_t c = kind == 1 ? raw[i]
+				     : kind == 2 ? (uint32_t)(raw[2 * i] | raw[2 * i + 1] << 8)
+						 : (uint32_t)(raw[4 * i] | raw[4 * i + 1] << 8 |
+							      raw[4 * i + 2] << 16 |
+							      (uint32_t)raw[4 * i + 3] << 24);
+			char u[4];
+			size_t k = utf8_put(u, c > 0x10ffff ? 0xfffd : c);
+
+			if (n + k >= cap)
+				break;
+			memcpy(out + n, u, k);
+			n += k;
+		}
+	}
+	out[n] = '\0';
+	return (int)n;
+}
+
+/* The code object's header and its fingerprint now, or -1. */
+static int py_code_now(const struct py_info *pi, uintptr_t code, unsigned char *hdr,
+		       uint64_t *key)
+{
+	const struct py_layout *L = &pi->L;
+	int32_t firstlineno;
+
+	if (py_read(hdr, code, L->co_header) < 0 || rd64(hdr, L->ob_type) != pi->code_type)
+		return -1;
+	memcpy(&firstlineno, hdr + L->co_firstlineno, 4);
+	*key = python_code_key(code, rd64(hdr, L->co_filename), rd64(hdr, L->co_name), firstlineno,
+			       rd64(hdr, L->ob_size));
+	return 0;
+}
+
+/* One PY_CODE record for id (under copy_lock). */
+static void py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, uint64_t key)
+{
+	const struct py_layout *L = &pi->L;
+	struct cbn_file_header *h = agent.w.hdr;
+	struct cbn_rec_py_code *r = &copy_buf.r;
+	unsigned char hdr[512], bh[64];
+	uint64_t now_key, lt, ltlen = 0;
+	int qn = -1, fn = -1;
+	size_t size;
+
+	memset(r, 0, sizeof(*r));
+	r->h.type = CBN_REC_PY_CODE;
+	r->id = id;
+	r->addr = code;
+	if (L->co_header <= sizeof(hdr) && py_code_now(pi, code, hdr, &now_key) == 0 &&
+	    now_key == key) {
+		char *d = copy_buf.data;
+
+		memcpy(&r->firstlineno, hdr + L->co_firstlineno, 4);
+		memcpy(&r->co_flags, hdr + L->co_flags, 4);
+		r->units = (uint32_t)rd64(hdr, L->ob_size);
+		qn = py_str(pi, rd64(hdr, L->co_qualname), d, CBN_PY_NAME_MAX);
+		if (qn < 0)
+			qn = py_str(pi, rd64(hdr, L->co_name), d, CBN_PY_NAME_MAX);
+		if (qn >= 0)
+			fn = py_str(pi, rd64(hdr, L->co_filename), d + qn + 1, CBN_PY_NAME_MAX);
+		lt = rd64(hdr, L->co_linetable);
+		if (fn >= 0 && lt && !(lt & 7) && py_read(bh, lt, L->bytes_sval) == 0 &&
+		    rd64(bh, L->ob_type) == pi->bytes_type) {
+			ltlen = rd64(bh, L->bytes_size);
+			if (ltlen > CBN_PY_LINETABLE_MAX) {
+				ltlen = CBN_PY_LINETABLE_MAX;
+				r->h.flags |= CBN_PYC_LINES_CUT;
+			}
+			if (py_read(d + qn + 1 + fn + 1, lt + L->bytes_sval, (size_t)ltlen) < 0)
+				fn = -1;
+		}
+		/* Still the same object after the copy? */
+		if (fn >= 0 && (py_code_now(pi, code, hdr, &now_key) < 0 || now_key != key))
+			fn = -1;
+	}
+	if (qn < 0 || fn < 0) {
+		memset(r, 0, sizeof(*r));
+		r->h.type = CBN_REC_PY_CODE;
+		r->h.flags = CBN_PYC_GONE;
+		r->id = id;
+		r->addr = code;
+		qn = fn = 0;
+		ltlen = 0;
+		copy_buf.data[0] = copy_buf.data[1] = '\0';
+		if (h)
+			atomic_fetch_add_explicit(&h->python.codes_gone, 1, memory_order_relaxed);
+	}
+	r->qualname_len = (uint16_t)qn;
+	r->filename_len = (uint16_t)fn;
+	r->linetable_len = (uint32_t)ltlen;
+	size = CBN_REC_ALIGN(sizeof(*r) + (size_t)qn + 1 + (size_t)fn + 1 + (size_t)ltlen);
+	memset((char *)r + sizeof(*r) + qn + 1 + fn + 1 + ltlen, 0,
+	       size - (sizeof(*r) + qn + 1 + fn + 1 + ltlen));
+	r->h.size = (uint32_t)size;
+	if (agent_event(r, size) == 0 && h)
+		atomic_fetch_add_explicit(&h->python.codes, 1, memory_order_relaxed);
+}
+
+/* Every id the current file needs and does not have yet. */
+static void py_sweep(void)
+{
+	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
+	uint32_t n, id, gen;
+
+	if (!pi || !python_codes)
+		return;
+	pthread_mutex_lock(&copy_lock);
+	gen = atomic_load(&python_gen);
+	n = atomic_load(&python_ncodes);
+	if (n > PY_CODES_CAP)
+		n = PY_CODES_CAP;
+	for (id = 1; id <= n && agent.w.hdr; id++) {
+		struct py_code *c = &python_codes[id];
+		uintptr_t addr = atomic_load_explicit(&c->addr, memory_order_acquire);
+
+		if (!addr || c->done == gen ||
+		    atomic_load_explicit(&c->want, memory_order_relaxed) != gen)
+			continue;
+		py_copy_one(pi, id, addr, c->key);
+		c->done = gen;
+	}
+	pthread_mutex_unlock(&copy_lock);
+}
+
+static void *py_copier_main(void *arg)
+{
+	struct timespec idle = {0, PY_COPY_IDLE_NS};
+	uint64_t next_alive = 0;
+
+	(void)arg;
+	syscall(SYS_prctl, PR_SET_NAME, "cbn-python", 0, 0, 0);
+	for (;;) {
+		if (atomic_load(&copier_stop) || !agent.w.hdr || !atomic_load(&agent.active) ||
+		    threads_helpers_held())
+			break;
+		if (!atomic_exchange(&python_wake, 0)) {
+			uint64_t now = agent_now();
+
+			if (now >= next_alive) {
+				next_alive = now + 100000000ull;
+				if (!threads_app_alive())
+					break; /* only the agent's threads are left */
+			}
+			syscall(SYS_futex, &python_wake, FUTEX_WAIT_PRIVATE, 0, &idle, NULL, 0);
+			continue;
+		}
+		/* at once: a module's code object dies when its body has run */
+		py_sweep();
+	}
+	atomic_store(&copier_running, 0);
+	return NULL;
+}
+
+void python_copier_start(void)
+{
+	pthread_t th;
+	int zero = 0;
+
+	if (atomic_load(&copier_stop) || !agent.w.hdr || !atomic_load(&agent.active) ||
+	    !atomic_compare_exchange_strong(&copier_running, &zero, 1))
+		return;
+	if (threads_create_raw(&th, py_copier_main, NULL) < 0) {
+		atomic_store(&copier_running, 0);
+		return; /* the exit sweep still copies what it can */
+	}
+	pthread_detach(th);
+}
+
+/* A fork child: its own file, which holds no PY_CODE yet; the copier did not
+ * survive.  Ids stay (the child has the parent's objects); the generation
+ * moves, so each is copied again once the child's stacks hold it. */
+void python_after_fork_child(void)
+{
+	if (!atomic_load(&python_info) && !agent.w.hdr)
+		return;
+	pthread_mutex_init(&copy_lock, NULL);
+	atomic_store(&copier_running, 0);
+	atomic_store(&python_wake, 0);
+	atomic_fetch_add(&python_gen, 1);
+	python_header_write();
+	if (atomic_load(&python_info))
+		python_copier_start();
+}
+
+void python_resume(void)
+{
+	if (atomic_load(&python_info) && !atomic_load(&copier_stop))
+		python_copier_start();
+}
+
+/* exit(): copy what is pending now (the objects may be gone after the
+ * interpreter's finalization: those are recorded as gone), then no copier. */
+void python_exit(void)
+{
+	atomic_store(&copier_stop, 1);
+	py_sweep();
+}

@@ -1,0 +1,367 @@
+/*
+ * python_walk.c — the calling thread's Python frames, read where the thread
+ * stands: in the sampling signal handler, and in normal code for the CUDA
+ * layer's and the allocation hooks' stacks (docs/agent.md section 17).  Each
+ * frame becomes one CBN_PYW word, (code object's id, instruction index); the
+ * code object's names and line table are copied later, once, by the copier
+ * thread (python_copy.c), found through the lock-free table kept here.
+ *
+ * SIGNAL-SAFE throughout (sigpath.h): no lock, no allocation, no call into
+ * CPython.  Only this thread's own chain is read, which no other thread
+ * changes; every pointer is checked before it is followed (python_stack).
+ */
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "python.h"
+#include "sigpath.h"
+
+/*
+ * The code-object table: open addressing over 2^16 slots keyed by the
+ * fingerprint (python_code_key: address and header fields, so a code object
+ * that died and whose address another one took gets a slot of its own), each
+ * giving an id; ids index python_codes.  A slot is claimed by CAS on its key,
+ * then its id is published (release); a reader that finds the key before the
+ * id records id 0 (unknown) for that one frame.  Never shrinks; full at 3/4.
+ */
+#define PY_TABLE_SIZE (1u << 16)
+#define PY_CODES_CAP (PY_TABLE_SIZE / 4 * 3)
+#define PY_PROBES 64
+#define PY_USER_MAX 0x00007fffffffe000ull  /* highest user address on x86-64, page-aligned */
+
+struct py_slot {
+	_Atomic uint64_t key;            /* 0: free */
+	_Atomic uint32_t id;             /* 0: being published; UINT32_MAX: no id left */
+	uint32_t pad;
+};
+
+static struct py_slot *py_slots;
+struct py_code *python_codes;
+_Atomic uint32_t python_ncodes;
+_Atomic uint32_t python_gen = 1;
+_Atomic uint32_t python_wake;
+
+/* Normal context, once (python_find.c): the table, mapped NORESERVE so that
+ * only the pages touched cost memory (2.5 MiB of address space). */
+int python_table_init(void)
+{
+	size_t size = PY_TABLE_SIZE * sizeof(struct py_slot) +
+		      (PY_CODES_CAP + 1) * sizeof(struct py_code);
+	void *m;
+
+	if (py_slots)
+		return 0;
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	python_codes = (struct py_code *)((char *)m + PY_TABLE_SIZE * sizeof(struct py_slot));
+	py_slots = m;
+	return 0;
+}
+
+uint64_t python_code_key(uintptr_t code, uint64_t filename, uint64_t name, int32_t firstlineno,
+			 uint64_t units)
+{
+	uint64_t x = code ^ (filename * 0x9e3779b97f4a7c15ull) ^ (name * 0xc2b2ae3d27d4eb4full) ^
+		     ((uint64_t)(uint32_t)firstlineno << 40) ^ (units * 0x165667b19e3779f9ull);
+
+	x ^= x >> 31;
+	x *= 0x7fb5d329728ea185ull;
+	x ^= x >> 27;
+	x *= 0x81dadef4bc2dd44dull;
+	x ^= x >> 33;
+	return x | 1;
+}
+
+/* SIGNAL-SAFE: tell the copier there is work (one futex wake per burst). */
+static void py_kick(void)
+{
+	int e;
+
+	if (atomic_exchange_explicit(&python_wake, 1, memory_order_release))
+		return;
+	e = errno;
+	syscall(SYS_futex, &python_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	errno = e;
+}
+
+static void py_count(_Atomic uint64_t *c, uint64_t n)
+{
+	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
+}
+
+/* SIGNAL-SAFE: the id of (code, key), made on first sight; 0 when the table
+ * is full or the slot is being published by another thread this instant. */
+static uint32_t py_lookup(uintptr_t code, uint64_t key)
+{
+	uint32_t i = (uint32_t)(key >> 17) & (PY_TABLE_SIZE - 1), n, id;
+	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed);
+	struct cbn_file_header *h = agent.w.hdr;
+
+	for (n = 0; n < PY_PROBES; n++, i = (i + 1) & (PY_TABLE_SIZE - 1)) {
+		struct py_slot *s = &py_slots[i];
+		uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+
+		if (k == 0) {
+			if (!atomic_compare_exchange_strong(&s->key, &k, key) && k != key)
+				continue; /* another key took it */
+			if (k == 0) {
+				/* ours: a new id */
+				id = atomic_fetch_add(&python_ncodes, 1) + 1;
+				if (id > PY_CODES_CAP) {
+					atomic_store_explicit(&s->id, UINT32_MAX, memory_order_release);
+					break;
+				}
+				python_codes[id].key = key;
+				atomic_store_explicit(&python_codes[id].want, gen, memory_order_relaxed);
+				atomic_store_explicit(&python_codes[id].addr, code, memory_order_release);
+				atomic_store_explicit(&s->id, id, memory_order_release);
+				py_kick();
+				return id;
+			}
+		} else if (k != key) {
+			continue;
+		}
+		id = atomic_load_explicit(&s->id, memory_order_acquire);
+		if (id == 0)
+			return 0;
+		if (id == UINT32_MAX)
+			break;
+		if (atomic_load_explicit(&python_codes[id].want, memory_order_relaxed) != gen) {
+			/* a fork child's file does not have it yet */
+			atomic_store_explicit(&python_codes[id].want, gen, memory_order_relaxed);
+			py_kick();
+		}
+		return id;
+	}
+	if (h)
+		atomic_fetch_add_explicit(&h->python.table_full, 1, memory_order_relaxed);
+	return 0;
+}
+
+/* --- the walk ---------------------------------------------------------------- */
+
+#define PY_CHUNKS 16
+
+struct py_walk {
+	const struct py_layout *L;
+	uintptr_t sp, stk_hi;            /* the live part of this thread's C stack, hi 0: unknown */
+	uintptr_t lo[PY_CHUNKS], hi[PY_CHUNKS]; /* the thread's data-stack chunks */
+	int nchunks;
+	uintptr_t page[4];               /* pages checked mapped during this walk */
+	int npages;
+};
+
+/* SIGNAL-SAFE: the page is mapped (an rt_sigprocmask with an invalid how
+ * copies the set in first, so it fails with EFAULT on an unmapped page and
+ * changes no mask otherwise). */
+static int py_page_ok(struct py_walk *w, uintptr_t page)
+{
+	int i, e;
+	long r;
+
+	for (i = 0; i < w->npages; i++)
+		if (w->page[i] == page)
+			return 1;
+	e = errno;
+	r = syscall(SYS_rt_sigprocmask, ~0, (void *)page, NULL, 8);
+	r = !(r < 0 && errno == EFAULT);
+	errno = e;
+	if (r)
+		w->page[w->npages < 4 ? w->npages++ : 3] = page;
+	return (int)r;
+}
+
+/* An address a user object may have. */
+static int py_addr_ok(uintptr_t a)
+{
+	return a >= 4096 && a < PY_USER_MAX && !(a & 7);
+}
+
+/*
+ * SIGNAL-SAFE.  A frame pointer is followed only where a frame of this thread
+ * can live: one of its data-stack chunks (frames of functions), the live part
+ * of its C stack (3.12+'s entry frames), or a mapped heap object (the frame of
+ * a generator or coroutine, inside the object that holds it).  Chunks are
+ * unlinked from the thread state before they are freed, and a frame is
+ * unlinked from the chain before it is cleared (CPython gh-99729), so a
+ * pointer that passes lies in memory that stays while the thread is stopped
+ * here.
+ */
+static int py_frame_ok(struct py_walk *w, uintptr_t f)
+{
+	uintptr_t end;
+	int i;
+
+	if (!py_addr_ok(f))
+		return 0;
+	end = f + w->L->fr_size;
+	for (i = 0; i < w->nchunks; i++)
+		if (f >= w->lo[i] && end <= w->hi[i])
+			return 1;
+	if (w->stk_hi && f >= w->sp && end <= w->stk_hi)
+		return 1;
+	return py_page_ok(w, f & ~(uintptr_t)4095) && py_page_ok(w, (end - 1) & ~(uintptr_t)4095);
+}
+
+/* SIGNAL-SAFE: the thread state's data-stack chunks, newest first. */
+static void py_chunks(struct py_walk *w, uintptr_t tstate)
+{
+	uintptr_t c = *(const uintptr_t *)(tstate + w->L->ts_datastack);
+
+	w->nchunks = 0;
+	while (c && py_addr_ok(c) && w->nchunks < PY_CHUNKS) {
+		uint64_t size = *(const uint64_t *)(c + 8);
+
+		if (size < 64 || size > (1ull << 32))
+			break;
+		w->lo[w->nchunks] = c + 24;  /* _PyStackChunk: previous, size, top, data[] */
+		w->hi[w->nchunks] = c + size;
+		w->nchunks++;
+		c = *(const uintptr_t *)c;
+	}
+}
+
+static int py_unread(int why)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+
+	if (h)
+		py_count(&h->python.unread[why], 1);
+	return 0;
+}
+
+/*
+ * SIGNAL-SAFE.  The calling thread's Python frames as CBN_PYW words, leaf
+ * first, at most max: 0 for a thread that runs no Python (no thread state, or
+ * an interpreter not initialized yet), and 0, counted by reason, for a chain
+ * that fails a check (the stack then stays native).  sp: the stack pointer of
+ * this thread's stack at the point unwound (the interrupted one in the
+ * handler), the bottom of the live C stack.
+ */
+int python_stack(uint64_t *out, int max, uintptr_t sp)
+{
+	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
+	struct cbn_file_header *h = agent.w.hdr;
+	const struct py_layout *L;
+	struct py_walk w;
+	const int *tss;
+	uintptr_t tstate, f, code, next, fin;
+	int n = 0, steps = 0;
+
+	if (!pi || max <= 0 || !py_slots)
+		return 0;
+	L = &pi->L;
+	tss = (const int *)(pi->runtime + L->rt_tss);
+	if (!tss[0]) /* Py_tss_t._is_initialized: the runtime is not up yet */
+		return 0;
+	tstate = (uintptr_t)pthread_getspecific((pthread_key_t)tss[1]);
+	if (!tstate)
+		return 0; /* a thread Python never ran on */
+	if (!py_addr_ok(tstate) ||
+	    (agent_tls.tid && *(const uint64_t *)(tstate + L->ts_native_tid) != agent_tls.tid))
+		return py_unread(CBN_PYU_BAD_TSTATE);
+	/* _PyRuntime._finalizing names the thread state that finalizes: the
+	 * others may be freed under their threads (daemon threads), its own
+	 * chain stays as safe to read as before */
+	fin = *(const uintptr_t *)(pi->runtime + L->rt_finalizing);
+	if (fin && fin != tstate)
+		return py_unread(CBN_PYU_FINALIZING);
+	memset(&w, 0, sizeof(w));
+	w.L = L;
+	w.sp = sp;
+	w.stk_hi = agent_tls.ustk_hi;
+	if (L->ts_cframe >= 0) {
+		/* 3.11, 3.12: tstate->cframe, on the C stack or inside the state */
+		uintptr_t cf = *(const uintptr_t *)(tstate + (uint32_t)L->ts_cframe);
+
+		if (!py_addr_ok(cf) ||
+		    !((cf >= tstate && cf < tstate + 4096) || (w.stk_hi && cf >= sp && cf < w.stk_hi) ||
+		      py_page_ok(&w, cf & ~(uintptr_t)4095)))
+			return py_unread(CBN_PYU_BAD_TSTATE);
+		f = *(const uintptr_t *)(cf + L->cf_current);
+	} else {
+		f = *(const uintptr_t *)(tstate + L->cf_current);
+	}
+	if (!f)
+		return 0;
+	py_chunks(&w, tstate);
+	/* max + 8: past the last word kept, look whether real frames follow */
+	for (; f && steps < max + 8; f = next, steps++) {
+		uint64_t units, filename, name, key;
+		uintptr_t instr, type;
+		int32_t firstlineno;
+		int64_t u;
+		uint32_t flags = 0, unit;
+
+		if (!py_frame_ok(&w, f))
+			return py_unread(CBN_PYU_BAD_FRAME);
+		next = *(const uintptr_t *)(f + L->fr_previous);
+		if (next == f)
+			return py_unread(CBN_PYU_BAD_FRAME);
+		if (*(const uint8_t *)(f + L->fr_owner) >= L->owner_marker) {
+			/* 3.12+: the C entry frame below an activation's first frame */
+			if (n)
+				out[n - 1] |= (uint64_t)CBN_PYW_ENTRY << 48;
+			continue;
+		}
+		if (n == max) {
+			out[n - 1] |= (uint64_t)CBN_PYW_TRUNC << 48;
+			break;
+		}
+		code = *(const uintptr_t *)(f + L->fr_code);
+		if (!py_addr_ok(code))
+			return py_unread(CBN_PYU_BAD_CODE);
+		/* The frame holds a strong reference: a live object. */
+		type = *(const uintptr_t *)(code + L->ob_type);
+		if (type != pi->code_type)
+			return py_unread(CBN_PYU_BAD_CODE);
+		units = *(const uint64_t *)(code + L->ob_size);
+		filename = *(const uint64_t *)(code + L->co_filename);
+		name = *(const uint64_t *)(code + L->co_name);
+		firstlineno = *(const int32_t *)(code + L->co_firstlineno);
+		instr = *(const uintptr_t *)(f + L->fr_instr);
+		u = ((int64_t)instr - (int64_t)(code + L->co_code)) / 2;
+		/* prev_instr (3.11, 3.12) is one unit before the first instruction
+		 * in a new frame: u == -1, the function's first line */
+		unit = u >= -1 && u < (int64_t)units && u + 1 < CBN_PYW_UNIT_UNKNOWN
+			       ? (uint32_t)(u + 1)
+			       : CBN_PYW_UNIT_UNKNOWN;
+		if (L->fr_is_entry >= 0 && *(const uint8_t *)(f + (uint32_t)L->fr_is_entry))
+			flags |= CBN_PYW_ENTRY;
+		key = python_code_key(code, filename, name, firstlineno, units);
+		out[n++] = CBN_PYW_MAKE(flags, py_lookup(code, key), unit);
+	}
+	if (n && h) {
+		py_count(&h->python.stacks, 1);
+		py_count(&h->python.frames, (uint64_t)n);
+		if (CBN_PYW_FLAGS(out[n - 1]) & CBN_PYW_TRUNC)
+			py_count(&h->python.truncated, 1);
+	}
+	return n;
+}
+
+/* SIGNAL-SAFE: 1 when an interpreter is read (a stack may get Python words). */
+int python_active(void)
+{
+	return atomic_load_explicit(&python_info, memory_order_relaxed) != NULL;
+}
+
+/*
+ * SIGNAL-SAFE.  python_stack for a stack of at most cap words in all: the
+ * Python frames take at most cap - min(cap / 2, 64), so that the native
+ * frames keep at least half of a small budget and 64 of a large one; the
+ * caller unwinds the native frames into cap minus what this returns.
+ */
+int python_stack_for(uint64_t *out, int cap, uintptr_t sp)
+{
+	if (!atomic_load_explicit(&python_info, memory_order_relaxed) || cap < 2)
+		return 0;
+	return python_stack(out, cap - (cap / 2 < 64 ? cap / 2 : 64), sp);
+}

@@ -1,0 +1,347 @@
+/*
+ * load_python.c — Python frames in the profile (docs/agent.md section 17):
+ * the PY_CODE records of a file (names and line tables of code objects), and
+ * stacks whose pcs end with CBN_PYW words turned into ordinary frames, each
+ * Python function a prof_func "file.py:FIRSTLINE(qualname)" with the line
+ * executing, standing where the _PyEval_EvalFrameDefault activation that ran
+ * it stands in the native stack.  With --python on (the default) the
+ * interpreter's own frames (the evaluation loop, call glue, code without a
+ * symbol in the interpreter's module) are folded into the Python frame that
+ * was running; --python native keeps them.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "load_int.h"
+
+void load_python_header(struct load *L, struct prof_process *pr, const struct cbn_file_header *h)
+{
+	struct prof_python_proc *py = &pr->python;
+
+	py->state = h->python.state;
+	py->version = h->python.version;
+	py->module_base = h->python.module_base;
+	py->stacks = h->python.stacks;
+	py->frames = h->python.frames;
+	py->truncated = h->python.truncated;
+	memcpy(py->unread, (const void *)h->python.unread, sizeof(py->unread));
+	py->codes = h->python.codes;
+	py->codes_gone = h->python.codes_gone;
+	py->table_full = h->python.table_full;
+	py->reason = load_arena_strndup(&L->arena, h->python.reason,
+					strnlen(h->python.reason, sizeof(h->python.reason)));
+}
+
+void load_python_rec(struct load *L, const struct reader_rec *r)
+{
+	const struct cbn_rec_py_code *c = (const void *)r->raw;
+	struct load_file *F = L->f;
+	struct load_pycode *pc;
+
+	if (!c->id || c->id > CBN_PY_CODES_MAX)
+		return;
+	if (c->id >= F->npycodes) {
+		size_t old = F->npycodes;
+
+		load_grow((void **)&F->pycodes, &F->cappycodes, c->id, sizeof(*F->pycodes));
+		memset(F->pycodes + old, 0, (F->cappycodes - old) * sizeof(*F->pycodes));
+		F->npycodes = c->id + 1;
+	}
+	pc = &F->pycodes[c->id];
+	pc->rec = c;
+	pc->lt = (const unsigned char *)r->str2 + r->str2_len + 1;
+	pc->func = PROF_NONE;
+	/* 3.12's trampoline code object (file "<shim>") and 3.13's
+	 * _Py_InitCleanup (name and file "__init__") run between a call and
+	 * the frame it makes: interpreter glue, not the program's */
+	pc->shim = !(c->h.flags & CBN_PYC_GONE) &&
+		   (!strcmp(r->str2, "<shim>") ||
+		    (!strcmp(r->str, "__init__") && !strcmp(r->str2, "__init__")));
+}
+
+int load_python_has(struct load *L, const uint64_t *pcs, uint32_t n)
+{
+	uint32_t i;
+
+	if (!L->f->py_on || L->python_off)
+		return 0;
+	for (i = n; i-- > 0;)
+		if (CBN_PYW_IS(pcs[i]))
+			return 1;
+	return 0;
+}
+
+/* --- line tables ------------------------------------------------------------ */
+
+static int lt_varint(const unsigned char *lt, size_t len, size_t *i, uint32_t *out)
+{
+	uint32_t v, shift = 0;
+	unsigned char b;
+
+	if (*i >= len)
+		return -1;
+	b = lt[(*i)++];
+	v = b & 63;
+	while (b & 64) {
+		if (*i >= len || shift > 24)
+			return -1;
+		b = lt[(*i)++];
+		shift += 6;
+		v |= (uint32_t)(b & 63) << shift;
+	}
+	*out = v;
+	return 0;
+}
+
+static int lt_svarint(const unsigned char *lt, size_t len, size_t *i, int *out)
+{
+	uint32_t v;
+
+	if (lt_varint(lt, len, i, &v) < 0)
+		return -1;
+	*out = (v & 1) ? -(int)(v >> 1) : (int)(v >> 1);
+	return 0;
+}
+
+/* CPython's Objects/locations.md (3.11 to 3.13): entries of 1 to 8 code
+ * units, the first byte 1CCCCLLL (code, length - 1), the line a running sum of
+ * the entries' deltas from co_firstlineno; code 15 has no location. */
+int load_python_line(const unsigned char *lt, size_t len, int firstlineno, uint32_t u)
+{
+	size_t i = 0;
+	uint32_t at = 0, skip;
+	int line = firstlineno;
+
+	while (i < len) {
+		unsigned char b = lt[i++];
+		uint32_t code = (b >> 3) & 15, n = (b & 7) + 1;
+		int delta = 0, noloc = 0;
+
+		if (!(b & 0x80))
+			return -1;
+		if (code == 15) {
+			noloc = 1;
+		} else if (code == 14) { /* long: line delta, end line, column, end column */
+			if (lt_svarint(lt, len, &i, &delta) < 0 || lt_varint(lt, len, &i, &skip) < 0 ||
+			    lt_varint(lt, len, &i, &skip) < 0 || lt_varint(lt, len, &i, &skip) < 0)
+				return -1;
+		} else if (code == 13) { /* no column */
+			if (lt_svarint(lt, len, &i, &delta) < 0)
+				return -1;
+		} else if (code >= 10) { /* one line: delta 0..2, two column bytes */
+			delta = (int)code - 10;
+			i += 2;
+		} else { /* short: same line, one column byte */
+			i += 1;
+		}
+		line += delta;
+		if (u < at + n)
+			return noloc ? -1 : line;
+		at += n;
+	}
+	return -1;
+}
+
+/* --- frames ------------------------------------------------------------------ */
+
+static size_t py_base_len(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? (size_t)(s + 1 - path) : 0;
+}
+
+struct py_native {
+	uint64_t pc;
+	uint32_t key;                    /* symbol key, PROF_NONE */
+	int eval;                        /* a _PyEval_EvalFrameDefault frame */
+	int internal;                    /* the interpreter's own: folded (-1 while undecided) */
+	int ours;                        /* cbottleneck's own: never shown */
+	int act;                         /* the activation it runs, -1 */
+};
+
+struct py_act {
+	uint32_t first, n;               /* words [first, first + n) of the Python part */
+};
+
+/* The prof_func of a Python frame (interned once per code object). */
+static uint32_t py_func(struct load *L, struct load_pycode *c, const char **file)
+{
+	if (!c || !c->rec || (c->rec->h.flags & CBN_PYC_GONE)) {
+		if (L->pyunknown_func == PROF_NONE) {
+			L->pyunknown_func = intern_func(L, "[unknown Python function]", "", 0, "");
+			L->p->funcs[L->pyunknown_func].flags |= PROF_FUNC_PYTHON;
+		}
+		*file = "";
+		return L->pyunknown_func;
+	}
+	if (c->func == PROF_NONE) {
+		const char *q = c->rec->data, *fn = q + c->rec->qualname_len + 1;
+
+		c->func = intern_func(L, q, fn, (uint32_t)(c->rec->firstlineno > 0 ? c->rec->firstlineno
+										   : 0), "");
+		L->p->funcs[c->func].flags |= PROF_FUNC_PYTHON;
+		c->file = L->p->funcs[c->func].file;
+	}
+	*file = c->file;
+	return c->func;
+}
+
+/* Push the frames of Python words [first, first + n), leaf first. */
+static void py_push(struct load *L, const uint64_t *w, uint32_t first, uint32_t n)
+{
+	struct load_file *F = L->f;
+	struct profile *p = L->p;
+	uint32_t i;
+
+	for (i = first; i < first + n; i++) {
+		uint32_t id = CBN_PYW_CODE(w[i]), unit = CBN_PYW_UNIT(w[i]);
+		struct load_pycode *c = id < F->npycodes && F->pycodes[id].rec ? &F->pycodes[id] : NULL;
+		struct prof_frame *f;
+		const char *file;
+		int line = 0;
+
+		if (c && c->shim)
+			continue;
+		if (!c)
+			p->processes[F->proc].python.codes_missing++;
+		f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+		f->func = py_func(L, c, &file);
+		if (c && !(c->rec->h.flags & CBN_PYC_GONE)) {
+			line = c->rec->firstlineno;
+			if (unit != 0 && unit != CBN_PYW_UNIT_UNKNOWN) {
+				int l = load_python_line(c->lt, c->rec->linetable_len,
+							 c->rec->firstlineno, unit - 1);
+				if (l > 0)
+					line = l;
+			}
+		}
+		f->line = line > 0 ? (uint32_t)line : 0;
+		f->file = file;
+		f->inlined = 0;
+		f->addr = w[i];
+	}
+}
+
+/*
+ * Raw pcs whose last words are Python frames: interleave.  The Python words
+ * split into activations of the evaluation loop (each ends at an ENTRY word);
+ * the native frames in the interpreter's module named
+ * _PyEval_EvalFrameDefault are those activations' C frames.  Paired from the
+ * root (a frame being pushed or popped at the leaf shows an evaluation frame
+ * without its Python frame: it simply gets none), unless the Python chain was
+ * cut or the native stack has fewer evaluation frames than activations (it
+ * was cut at the depth cap, or unwinding stopped early): then from the leaf,
+ * and the activations left over stand at the root end.
+ */
+int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all)
+{
+	struct load_file *F = L->f;
+	struct py_native nat[CBN_MAX_FRAMES];
+	struct py_act acts[CBN_MAX_FRAMES];
+	uint64_t w[CBN_MAX_FRAMES];
+	uint32_t nn = 0, nw = 0, na = 0, ne = 0, i, start = 0;
+	int e, a, leaf_first, any_py = 0, owner = 1, callee_neutral = 0;
+	const char *callee = NULL;
+
+	if (n > CBN_MAX_FRAMES)
+		n = CBN_MAX_FRAMES;
+	for (i = 0; i < n; i++) {
+		struct load_mod *m = NULL;
+		uint64_t addr;
+
+		if (CBN_PYW_IS(pcs[i])) {
+			w[nw++] = pcs[i];
+			continue;
+		}
+		addr = (nn == 0 && !ret_all) ? pcs[i] : pcs[i] - 1;
+		nat[nn].pc = pcs[i];
+		nat[nn].key = pcs[i] ? load_resolve(L, addr, ts, &m) : PROF_NONE;
+		nat[nn].eval = nat[nn].internal = 0;
+		nat[nn].act = -1;
+		nat[nn].ours = m && m->ours;
+		/* whose stack (load.c, load_frame_owner), as for a native one */
+		if (nat[nn].key == PROF_NONE) {
+			if (owner == 1)
+				owner = 0;
+			callee = NULL;
+		} else {
+			const struct load_symkey *sk = &L->symkeys[nat[nn].key];
+
+			if (owner == 1)
+				owner = load_frame_owner(L, m, sk, addr, nn == 0 && !ret_all, callee,
+							 callee_neutral);
+			callee = L->p->funcs[L->rframes[sk->first + sk->n - 1].func].name;
+			callee_neutral = m->neutral;
+		}
+		if (nat[nn].key != PROF_NONE && m && m->base == F->py_base) {
+			const struct load_symkey *sk = &L->symkeys[nat[nn].key];
+			const struct load_frame *outer = &L->rframes[sk->first + sk->n - 1];
+			const char *name = L->p->funcs[outer->func].name;
+
+			nat[nn].eval = !strncmp(name, "_PyEval_EvalFrameDefault", 24);
+			/* the interpreter's own code: all of its module but the
+			 * program's entry point of a python executable */
+			nat[nn].internal = strcmp(name, "_start") != 0;
+			ne += nat[nn].eval;
+		} else if (m && nat[nn].key != PROF_NONE &&
+			   !strncmp(m->path + py_base_len(m->path), "ld-linux", 8)) {
+			nat[nn].internal = -1; /* the loader: the interpreter's if its caller is */
+		}
+		nn++;
+	}
+	/* __tls_get_addr called by the interpreter (its thread state, 3.12+)
+	 * is the interpreter's time too */
+	for (i = nn; i-- > 0;)
+		if (nat[i].internal < 0)
+			nat[i].internal = i + 1 < nn && nat[i + 1].internal > 0;
+	/* activations, leaf first */
+	for (i = 0; i < nw; i++) {
+		uint32_t id = CBN_PYW_CODE(w[i]);
+
+		if (!(id < F->npycodes && F->pycodes[id].rec && F->pycodes[id].shim))
+			any_py = 1;
+		if ((CBN_PYW_FLAGS(w[i]) & CBN_PYW_ENTRY) || i == nw - 1) {
+			acts[na].first = start;
+			acts[na].n = i + 1 - start;
+			na++;
+			start = i + 1;
+		}
+	}
+	leaf_first = (nw && (CBN_PYW_FLAGS(w[nw - 1]) & CBN_PYW_TRUNC)) || na > ne;
+	if (leaf_first) {
+		for (i = 0, a = 0; i < nn && a < (int)na; i++)
+			if (nat[i].eval)
+				nat[i].act = a++;
+		start = (uint32_t)a; /* activations left for the root end */
+	} else {
+		for (e = (int)nn - 1, a = (int)na - 1; e >= 0 && a >= 0; e--)
+			if (nat[e].eval)
+				nat[e].act = a--;
+		start = na;
+	}
+	for (i = 0; i < nn; i++) {
+		if (nat[i].act >= 0)
+			py_push(L, w, acts[nat[i].act].first, acts[nat[i].act].n);
+		if (nat[i].ours)
+			continue; /* never a frame of the program's stack */
+		if (!L->python_native && any_py && (nat[i].eval || nat[i].internal))
+			continue;
+		load_push_symkey(L, nat[i].key, nat[i].pc);
+	}
+	for (i = start; i < na; i++)
+		py_push(L, w, acts[i].first, acts[i].n);
+	return owner;
+}
+
+void load_python_finish(struct load *L)
+{
+	const struct prof_process *pr = &L->p->processes[L->f->proc];
+
+	if (pr->python.codes_missing)
+		load_warn(L, "%s: %llu Python frames (counted once per distinct stack) name code "
+			     "objects the agent had not copied yet when the process ended; they "
+			     "show as [unknown Python function]",
+			  pr->file, (unsigned long long)pr->python.codes_missing);
+}

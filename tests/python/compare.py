@@ -1,0 +1,162 @@
+"""Check a cbottleneck --json report of tests/python/workloads.py against the
+scenario's known split and, where given, against cProfile's numbers for the
+same scenario (python3 -m cProfile -o FILE).  Exits 1 with one line per
+problem; prints what it compared.
+
+    compare.py SCENARIO REPORT.json [FOLDED] [PSTATS]
+"""
+import json
+import os
+import pstats
+import sys
+
+scenario, report = sys.argv[1], sys.argv[2]
+folded = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-" else None
+prof = sys.argv[4] if len(sys.argv) > 4 else None
+d = json.load(open(report))
+problems = []
+
+
+def say(msg):
+    print("# " + msg, file=sys.stderr)
+
+
+def bad(msg):
+    problems.append(msg)
+
+
+py = [f for f in d["functions"] if f.get("python")]
+cpu = d["run"]["cpu_ns"] or 1
+
+
+def ours(name):
+    rows = [f for f in py if f["name"] == name or f["name"].endswith("." + name)]
+    if not rows:
+        bad("no Python function %s in the report (Python functions: %s)"
+            % (name, ", ".join(sorted({f["name"] for f in py})[:20])))
+        return {"self_ns": 0, "total_ns": 0, "file": "", "line": 0}
+    return rows[0]
+
+
+def ratio_ok(what, num, den, want, tol):
+    r = num / den if den else float("inf")
+    say("%s: %.3f (want %.2f +-%d %%)" % (what, r, want, round(tol * 100)))
+    if abs(r - want) > want * tol:
+        bad("%s is %.3f, expected %.2f +-%d %%" % (what, r, want, round(tol * 100)))
+
+
+# cProfile, by (file, first line) as both name functions
+cp = {}
+if prof:
+    st = pstats.Stats(prof)
+    for (fn, line, name), (cc, nc, tt, ct, callers) in st.stats.items():
+        if fn != "~":
+            cp[(fn, line)] = {"name": name, "tottime": tt, "cumtime": ct, "ncalls": nc}
+    cp_total = sum(v["tottime"] for v in cp.values()) + sum(
+        tt for (fn, _, _), (_, _, tt, _, _) in st.stats.items() if fn == "~")
+
+
+def cprof(row):
+    return cp.get((row["file"], row["line"]))
+
+
+def both_ratio(what, a, b, want, tol):
+    ra, rb = ours(a), ours(b)
+    ratio_ok("cbottleneck " + what, ra["total_ns"], rb["total_ns"], want, tol)
+    if prof:
+        ca, cb = cprof(ra), cprof(rb)
+        if not ca or not cb:
+            bad("cProfile has no row for %s or %s at the same file:line" % (a, b))
+        else:
+            ratio_ok("cProfile " + what, ca["cumtime"], cb["cumtime"], want, tol)
+
+
+if d["run"]["python"]["state"] != "on":
+    bad("run.python.state is %r, expected on" % d["run"]["python"]["state"])
+
+if scenario == "split":
+    both_ratio("cumtime three_units/one_unit", "three_units", "one_unit", 3.0, 0.2)
+    # the loop itself is spin's own time: folded interpreter frames included
+    s = ours("spin")
+    say("spin self share of CPU: %.3f" % (s["self_ns"] / cpu))
+    if s["self_ns"] < 0.7 * cpu:
+        bad("spin's tottime is %.2f of the CPU, expected nearly all of it" % (s["self_ns"] / cpu))
+elif scenario == "threads":
+    ratio_ok("cumtime thread_heavy/thread_light", ours("thread_heavy")["total_ns"],
+             ours("thread_light")["total_ns"], 2.0, 0.25)
+elif scenario == "generators":
+    g, c = ours("gen_values"), ours("consume")
+    say("gen_values self %.3f, consume total %.3f of CPU" % (g["self_ns"] / cpu, c["total_ns"] / cpu))
+    if g["total_ns"] > c["total_ns"]:
+        bad("gen_values' cumtime exceeds its consumer's")
+    if g["self_ns"] < 0.2 * cpu or c["total_ns"] < 0.8 * cpu:
+        bad("the generator's work is not under consume")
+    if prof:
+        cg, cc = cprof(g), cprof(c)
+        if not cg or not cc:
+            bad("cProfile has no row for gen_values or consume at the same file:line")
+        else:
+            # cProfile charges its own cost of each resume (a call event)
+            # to the consumer: its share of the generator reads 20-30 % low
+            ratio_ok("cbottleneck/cProfile share of gen_values in consume",
+                     g["total_ns"] / c["total_ns"], cg["cumtime"] / cc["cumtime"], 1.2, 0.3)
+elif scenario == "recursion":
+    f, r = ours("fib"), ours("recurse_root")
+    ratio_ok("cumtime fib/recurse_root", f["total_ns"], r["total_ns"], 1.0, 0.05)
+    if f["total_ns"] > cpu * 1.001:
+        bad("fib's cumtime %d exceeds the run's CPU %d: recursion counted twice"
+            % (f["total_ns"], cpu))
+    if d["run"]["python"]["truncated"]:
+        bad("%d stacks had their Python frames cut" % d["run"]["python"]["truncated"])
+elif scenario == "exceptions":
+    r, c = ours("raise_and_catch"), ours("check")
+    say("raise_and_catch total %.3f, check total %.3f of CPU" % (r["total_ns"] / cpu, c["total_ns"] / cpu))
+    if r["total_ns"] < 0.8 * cpu or c["total_ns"] <= 0 or c["total_ns"] >= r["total_ns"]:
+        bad("check must be inside raise_and_catch, which holds nearly all the CPU")
+elif scenario == "cext":
+    c = ours("cmp_keys")
+    say("cmp_keys total %.3f of CPU" % (c["total_ns"] / cpu))
+    if c["total_ns"] < 0.25 * cpu:
+        bad("the Python callback cmp_keys has only %.2f of the CPU" % (c["total_ns"] / cpu))
+    # interleaved: by_qsort (Python) -> qsort (libc, C) -> cmp_keys (Python)
+    seen = 0
+    for line in open(folded):
+        frames = line.rsplit(" ", 1)[0].split(";")
+        if "cmp_keys" not in frames:
+            continue
+        q = [i for i, f in enumerate(frames) if f.startswith("qsort") or f.startswith("msort")]
+        b = frames.index("by_qsort") if "by_qsort" in frames else -1
+        k = frames.index("cmp_keys")
+        if not q or b < 0 or not (b < q[0] < k):
+            bad("stack not interleaved by_qsort < qsort < cmp_keys: " + line.strip()[:300])
+            break
+        seen += 1
+    say("%d folded stacks through the C sort back into Python" % seen)
+    if not seen:
+        bad("no stack holds cmp_keys")
+elif scenario == "stdlib":
+    # the top Python functions by tottime agree with cProfile's
+    top = sorted(py, key=lambda f: -f["self_ns"])
+    ourkeys = [(f["file"], f["line"]) for f in top[:12]]
+    say("ours: " + ", ".join("%s %.1f%%" % (f["name"], 100.0 * f["self_ns"] / cpu) for f in top[:6]))
+    if prof:
+        cps = sorted(cp.items(), key=lambda kv: -kv[1]["tottime"])
+        say("cProfile: " + ", ".join("%s %.1f%%" % (v["name"], 100.0 * v["tottime"] / cp_total)
+                                    for k, v in cps[:6]))
+        for k, v in cps[:4]:
+            # a function with a few samples may rank anywhere: only the
+            # ones cProfile gives 3 % or more
+            if v["tottime"] >= 0.03 * cp_total and k not in ourkeys:
+                bad("cProfile's top function %s (%s:%d) is not in cbottleneck's top 12"
+                    % (v["name"], os.path.basename(k[0]), k[1]))
+        if cps and (cps[0][0] not in ourkeys[:3]):
+            bad("cProfile's first function %s is not in cbottleneck's top 3" % cps[0][1]["name"])
+elif scenario == "forked":
+    for name in ("parent_work", "child_work"):
+        ours(name)
+else:
+    bad("unknown scenario " + scenario)
+
+for p in problems:
+    print(p)
+sys.exit(1 if problems else 0)
