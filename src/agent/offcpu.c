@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "python.h"
 #include "../format/cbn_time.h"
 
 #define OFFCPU_SLOTS 1024                /* threads followed at once */
@@ -247,14 +248,18 @@ static void offcpu_open(struct offcpu_slot *s, const struct offcpu_where *w, uin
 	struct offcpu_where again;
 	void *where;
 	size_t copied;
-	int n;
+	int n, native = 0;
 
 	if (!same_place) {
 		s->npcs = 0;
 		s->flags = 0;
 		copied = offcpu_copy(st->stack, w->sp, sizeof(st->stack));
 		if (copied >= 8)
-			s->npcs = unwind_blocked(w->pc, w->sp, st->stack, copied, s->pcs, agent.depth);
+			native = s->npcs = unwind_blocked(w->pc, w->sp, st->stack, copied, s->pcs,
+							  agent.depth);
+		/* its Python frames after them (python_walk.c), confirmed below */
+		if (s->npcs)
+			s->npcs += python_stack_of(s->tid, s->pcs + s->npcs, CBN_MAX_FRAMES - s->npcs);
 		/* Did it move while we read?  Then the stack may mix two places. */
 		if (!offcpu_where(s->tid, &again) || again.nr != w->nr || again.sp != w->sp ||
 		    again.pc != w->pc) {
@@ -265,7 +270,7 @@ static void offcpu_open(struct offcpu_slot *s, const struct offcpu_where *w, uin
 		if (!s->npcs) {
 			s->flags |= CBN_OFFCPU_NO_STACK;
 			atomic_fetch_add_explicit(&h->offcpu.no_stack, 1, memory_order_relaxed);
-		} else if (s->npcs >= agent.depth) {
+		} else if (native >= agent.depth) {
 			s->flags |= CBN_OFFCPU_TRUNCATED;
 		}
 	}

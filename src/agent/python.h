@@ -39,6 +39,7 @@ struct py_layout {
 	int instr_prev;              /* 1: fr_instr is prev_instr (3.11, 3.12), 0: instr_ptr */
 	/* PyObject, PyCodeObject */
 	uint32_t ob_type, ob_size;
+	uint32_t co_consts, co_names;    /* in the header's first cache line: the fingerprint */
 	uint32_t co_flags, co_firstlineno, co_filename, co_name, co_qualname, co_linetable, co_code;
 	uint32_t co_header;          /* bytes of the code object's header read by the copier */
 	/* str and bytes (for the copier) */
@@ -88,8 +89,16 @@ extern _Atomic uint32_t python_ncodes AGENT_HIDDEN; /* ids handed out */
 extern _Atomic uint32_t python_gen AGENT_HIDDEN;    /* 1, +1 in each fork child */
 extern _Atomic uint32_t python_wake AGENT_HIDDEN;   /* futex word: 1 when the copier has work */
 int python_table_init(void) AGENT_HIDDEN;
-/* The fingerprint of a code object from its header fields (walker and copier). */
-uint64_t python_code_key(uintptr_t code, uint64_t filename, uint64_t name, int32_t firstlineno,
+/* n bytes at src into dst, or -1 when any is unmapped (process_vm_readv on
+ * our own pid; probe and read where that is refused).  Signal-safe. */
+int python_vmread(void *dst, uintptr_t src, size_t n) AGENT_HIDDEN;
+/* Normal context (the off-CPU sampler): another thread's Python frames, as
+ * python_stack's, read by copies; 0 when it runs none or a read failed. */
+int python_stack_of(uint32_t tid, uint64_t *out, int max) AGENT_HIDDEN;
+/* The fingerprint of a code object (walker and copier): its address and the
+ * fields of its first cache line, co_consts, co_names, co_flags and its size
+ * (another code object at the same address has other tuples). */
+uint64_t python_code_key(uintptr_t code, uint64_t consts, uint64_t names, uint32_t flags,
 			 uint64_t units) AGENT_HIDDEN;
 
 /* python_copy.c: the copier thread (cbn-python).  start: when an interpreter

@@ -28,7 +28,6 @@
 static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER; /* one sweep at a time */
 static _Atomic int copier_running;       /* the thread exists */
 static _Atomic int copier_stop;          /* exit: no thread from now on */
-static int copy_novm;                    /* process_vm_readv refused: probe, then read */
 
 static struct {
 	struct cbn_rec_py_code r;
@@ -38,26 +37,7 @@ static struct {
 /* n bytes at src, or -1 when any of them is not mapped. */
 static int py_read(void *dst, uintptr_t src, size_t n)
 {
-	struct iovec local = {dst, n}, remote = {(void *)src, n};
-	ssize_t r;
-
-	if (!n)
-		return 0;
-	if (!copy_novm) {
-		r = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote, 1UL, 0UL);
-		if (r == (ssize_t)n)
-			return 0;
-		if (r >= 0 || (errno != ENOSYS && errno != EPERM))
-			return -1;
-		copy_novm = 1; /* a seccomp filter: fall back */
-	}
-	/* Probe each page (rt_sigprocmask copies its set in first: EFAULT on an
-	 * unmapped page, no mask changed), then read. */
-	for (uintptr_t p = src & ~(uintptr_t)4095; p < src + n; p += 4096)
-		if (syscall(SYS_rt_sigprocmask, ~0, (void *)p, NULL, 8) < 0 && errno == EFAULT)
-			return -1;
-	memcpy(dst, (const void *)src, n);
-	return 0;
+	return python_vmread(dst, src, n);
 }
 
 static uint64_t rd64(const unsigned char *b, uint32_t off)
@@ -144,12 +124,12 @@ static int py_code_now(const struct py_info *pi, uintptr_t code, unsigned char *
 		       uint64_t *key)
 {
 	const struct py_layout *L = &pi->L;
-	int32_t firstlineno;
+	uint32_t flags;
 
 	if (py_read(hdr, code, L->co_header) < 0 || rd64(hdr, L->ob_type) != pi->code_type)
 		return -1;
-	memcpy(&firstlineno, hdr + L->co_firstlineno, 4);
-	*key = python_code_key(code, rd64(hdr, L->co_filename), rd64(hdr, L->co_name), firstlineno,
+	memcpy(&flags, hdr + L->co_flags, 4);
+	*key = python_code_key(code, rd64(hdr, L->co_consts), rd64(hdr, L->co_names), flags,
 			       rd64(hdr, L->ob_size));
 	return 0;
 }

@@ -160,7 +160,8 @@ static const struct py_layout py_311 = {
 	.ts_next = 8, .ts_native_tid = 160, .ts_datastack = 296, .ts_cframe = 56, .cf_current = 8,
 	.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_owner = 69, .fr_size = 72,
 	.fr_is_entry = 68, .owner_marker = 256, .instr_prev = 1,
-	.ob_type = 8, .ob_size = 16, .co_flags = 48, .co_firstlineno = 72, .co_filename = 112,
+	.ob_type = 8, .ob_size = 16, .co_consts = 24, .co_names = 32, .co_flags = 48,
+	.co_firstlineno = 72, .co_filename = 112,
 	.co_name = 120, .co_qualname = 128, .co_linetable = 136, .co_code = 184, .co_header = 184,
 	.uni_length = 16, .uni_state = 32, .uni_ascii_size = 48, .uni_compact_size = 72,
 	.bytes_size = 16, .bytes_sval = 32,
@@ -171,7 +172,8 @@ static const struct py_layout py_312 = {
 	.ts_next = 8, .ts_native_tid = 144, .ts_datastack = 232, .ts_cframe = 56, .cf_current = 0,
 	.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70, .fr_size = 72,
 	.fr_is_entry = -1, .owner_marker = 3, .instr_prev = 1,
-	.ob_type = 8, .ob_size = 16, .co_flags = 48, .co_firstlineno = 68, .co_filename = 112,
+	.ob_type = 8, .ob_size = 16, .co_consts = 24, .co_names = 32, .co_flags = 48,
+	.co_firstlineno = 68, .co_filename = 112,
 	.co_name = 120, .co_qualname = 128, .co_linetable = 136, .co_code = 192, .co_header = 192,
 	.uni_length = 16, .uni_state = 32, .uni_ascii_size = 40, .uni_compact_size = 56,
 	.bytes_size = 16, .bytes_sval = 32,
@@ -262,6 +264,8 @@ static int py_layout_313(uintptr_t runtime, uint32_t version, struct py_layout *
 	L->owner_marker = 3;       /* FRAME_OWNED_BY_CSTACK */
 	L->instr_prev = 0;         /* instr_ptr: the instruction executing */
 	L->ob_size = 16;
+	L->co_consts = 24;
+	L->co_names = 32;
 	L->co_flags = 48;
 	L->co_header = L->co_code;
 	L->uni_compact_size = L->uni_ascii_size + 16; /* utf8_length, utf8 */

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "python.h"
@@ -23,7 +24,7 @@
 
 /*
  * The code-object table: open addressing over 2^16 slots keyed by the
- * fingerprint (python_code_key: address and header fields, so a code object
+ * fingerprint (python_code_key: address and first header fields, so a code object
  * that died and whose address another one took gets a slot of its own), each
  * giving an id; ids index python_codes.  A slot is claimed by CAS on its key,
  * then its id is published (release); a reader that finds the key before the
@@ -65,17 +66,15 @@ int python_table_init(void)
 	return 0;
 }
 
-uint64_t python_code_key(uintptr_t code, uint64_t filename, uint64_t name, int32_t firstlineno,
+uint64_t python_code_key(uintptr_t code, uint64_t consts, uint64_t names, uint32_t flags,
 			 uint64_t units)
 {
-	uint64_t x = code ^ (filename * 0x9e3779b97f4a7c15ull) ^ (name * 0xc2b2ae3d27d4eb4full) ^
-		     ((uint64_t)(uint32_t)firstlineno << 40) ^ (units * 0x165667b19e3779f9ull);
+	uint64_t x = code ^ (consts * 0x9e3779b97f4a7c15ull) ^ (names * 0xc2b2ae3d27d4eb4full) ^
+		     ((uint64_t)flags << 40) ^ (units * 0x165667b19e3779f9ull);
 
 	x ^= x >> 31;
 	x *= 0x7fb5d329728ea185ull;
 	x ^= x >> 27;
-	x *= 0x81dadef4bc2dd44dull;
-	x ^= x >> 33;
 	return x | 1;
 }
 
@@ -145,18 +144,84 @@ static uint32_t py_lookup(uintptr_t code, uint64_t key)
 	return 0;
 }
 
+/*
+ * Each thread's last ids, direct-mapped by fingerprint: a hot loop's frames
+ * find theirs in this thread's own cache lines instead of two random lines of
+ * the 2.5 MiB table (measured: those two loads were half the walk's time,
+ * bench/python.sh).  gen: the generation the id was confirmed in, so a fork
+ * child (a new generation) goes to the table once per object and marks it
+ * wanted there.  Initial-exec TLS, as agent_tls: the handler reaches it
+ * without __tls_get_addr.
+ */
+#define PY_TCACHE 64
+static __thread struct py_tcache {
+	uint64_t key;
+	uint32_t id, gen;
+} py_tcache[PY_TCACHE] AGENT_TLS;
+
+/* SIGNAL-SAFE: py_lookup through this thread's cache. */
+static uint32_t py_id(uintptr_t code, uint64_t key)
+{
+	struct py_tcache *c = &py_tcache[(key >> 11) & (PY_TCACHE - 1)];
+	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed), id;
+
+	if (c->key == key && c->gen == gen)
+		return c->id;
+	id = py_lookup(code, key);
+	if (id) {
+		c->key = key;
+		c->id = id;
+		c->gen = gen;
+	}
+	return id;
+}
+
 /* --- the walk ---------------------------------------------------------------- */
 
 #define PY_CHUNKS 16
 
 struct py_walk {
+	const struct py_info *pi;
 	const struct py_layout *L;
+	int remote;                      /* another thread's chain: every read a safe copy */
 	uintptr_t sp, stk_hi;            /* the live part of this thread's C stack, hi 0: unknown */
 	uintptr_t lo[PY_CHUNKS], hi[PY_CHUNKS]; /* the thread's data-stack chunks */
 	int nchunks;
 	uintptr_t page[4];               /* pages checked mapped during this walk */
 	int npages;
 };
+
+/* SIGNAL-SAFE (one system call, errno kept).  n bytes at src, or -1 when
+ * any is unmapped: process_vm_readv on our own pid fails instead of faulting.
+ * Where it is refused (seccomp, an old kernel): each page probed, then read. */
+static _Atomic int py_novm;
+
+int python_vmread(void *dst, uintptr_t src, size_t n)
+{
+	struct iovec local = {dst, n}, remote = {(void *)src, n};
+	int e = errno, ret = -1;
+	uintptr_t p;
+	long r;
+
+	if (!n)
+		return 0;
+	if (!atomic_load_explicit(&py_novm, memory_order_relaxed)) {
+		r = syscall(SYS_process_vm_readv, (long)agent.pid, &local, 1UL, &remote, 1UL, 0UL);
+		if (r == (long)n)
+			ret = 0;
+		if (r >= 0 || (errno != ENOSYS && errno != EPERM))
+			goto out;
+		atomic_store_explicit(&py_novm, 1, memory_order_relaxed);
+	}
+	for (p = src & ~(uintptr_t)4095; p < src + n; p += 4096)
+		if (syscall(SYS_rt_sigprocmask, ~0, (void *)p, NULL, 8) < 0 && errno == EFAULT)
+			goto out;
+	memcpy(dst, (const void *)src, n);
+	ret = 0;
+out:
+	errno = e;
+	return ret;
+}
 
 /* SIGNAL-SAFE: the page is mapped (an rt_sigprocmask with an invalid how
  * copies the set in first, so it fails with EFAULT on an unmapped page and
@@ -185,14 +250,14 @@ static int py_addr_ok(uintptr_t a)
 }
 
 /*
- * SIGNAL-SAFE.  A frame pointer is followed only where a frame of this thread
- * can live: one of its data-stack chunks (frames of functions), the live part
- * of its C stack (3.12+'s entry frames), or a mapped heap object (the frame of
- * a generator or coroutine, inside the object that holds it).  Chunks are
- * unlinked from the thread state before they are freed, and a frame is
- * unlinked from the chain before it is cleared (CPython gh-99729), so a
- * pointer that passes lies in memory that stays while the thread is stopped
- * here.
+ * SIGNAL-SAFE.  A frame pointer of this thread's own chain is followed only
+ * where a frame of this thread can live: one of its data-stack chunks (frames
+ * of functions), the live part of its C stack (3.12+'s entry frames), or a
+ * mapped heap object (the frame of a generator or coroutine, inside the
+ * object that holds it).  Chunks are unlinked from the thread state before
+ * they are freed, and a frame is unlinked from the chain before it is cleared
+ * (CPython gh-99729), so a pointer that passes lies in memory that stays while
+ * the thread is stopped here.  Another thread's chain is read by copies.
  */
 static int py_frame_ok(struct py_walk *w, uintptr_t f)
 {
@@ -201,6 +266,8 @@ static int py_frame_ok(struct py_walk *w, uintptr_t f)
 
 	if (!py_addr_ok(f))
 		return 0;
+	if (w->remote)
+		return 1;
 	end = f + w->L->fr_size;
 	for (i = 0; i < w->nchunks; i++)
 		if (f >= w->lo[i] && end <= w->hi[i])
@@ -208,6 +275,25 @@ static int py_frame_ok(struct py_walk *w, uintptr_t f)
 	if (w->stk_hi && f >= w->sp && end <= w->stk_hi)
 		return 1;
 	return py_page_ok(w, f & ~(uintptr_t)4095) && py_page_ok(w, (end - 1) & ~(uintptr_t)4095);
+}
+
+/* SIGNAL-SAFE: n bytes at src, read directly (this thread's chain, checked
+ * first) or copied (another thread's); -1 when the copy failed. */
+static inline int py_rd(const struct py_walk *w, void *dst, uintptr_t src, size_t n)
+{
+	if (!w->remote) {
+		memcpy(dst, (const void *)src, n);
+		return 0;
+	}
+	return python_vmread(dst, src, n);
+}
+
+static inline uint64_t py_u64(const unsigned char *b, uint32_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, b + off, 8);
+	return v;
 }
 
 /* SIGNAL-SAFE: the thread state's data-stack chunks, newest first. */
@@ -238,6 +324,82 @@ static int py_unread(int why)
 }
 
 /*
+ * SIGNAL-SAFE.  The chain from frame f as CBN_PYW words, leaf first, at most
+ * max; 0, counted by reason, when it fails a check.
+ */
+static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
+{
+	const struct py_info *pi = w->pi;
+	const struct py_layout *L = w->L;
+	struct cbn_file_header *h = agent.w.hdr;
+	unsigned char fr[256], co[512];
+	uintptr_t code, next;
+	int n = 0, steps = 0;
+
+	if (L->fr_size > sizeof(fr) || L->co_header > sizeof(co))
+		return 0;
+	/* max + 8: past the last word kept, look whether real frames follow */
+	for (; f && steps < max + 8; f = next, steps++) {
+		uint64_t units, key;
+		int64_t u;
+		uint32_t flags = 0, unit, flags32;
+
+		if (!py_frame_ok(w, f) || py_rd(w, fr, f, L->fr_size) < 0)
+			return py_unread(CBN_PYU_BAD_FRAME);
+		next = py_u64(fr, L->fr_previous);
+		if (next == f)
+			return py_unread(CBN_PYU_BAD_FRAME);
+		if (fr[L->fr_owner] >= L->owner_marker) {
+			/* 3.12+: the C entry frame below an activation's first frame */
+			if (n)
+				out[n - 1] |= (uint64_t)CBN_PYW_ENTRY << 48;
+			continue;
+		}
+		if (n == max) {
+			out[n - 1] |= (uint64_t)CBN_PYW_TRUNC << 48;
+			break;
+		}
+		code = py_u64(fr, L->fr_code);
+		if (!py_addr_ok(code))
+			return py_unread(CBN_PYU_BAD_CODE);
+		/* Its own frame holds a strong reference: a live object (read
+		 * field by field: three cache lines, not the whole header). */
+		if (w->remote) {
+			if (py_rd(w, co, code, L->co_header) < 0 ||
+			    py_u64(co, L->ob_type) != pi->code_type)
+				return py_unread(CBN_PYU_BAD_CODE);
+			units = py_u64(co, L->ob_size);
+			memcpy(&flags32, co + L->co_flags, 4);
+			key = python_code_key(code, py_u64(co, L->co_consts), py_u64(co, L->co_names),
+					      flags32, units);
+		} else {
+			if (*(const uintptr_t *)(code + L->ob_type) != pi->code_type)
+				return py_unread(CBN_PYU_BAD_CODE);
+			units = *(const uint64_t *)(code + L->ob_size);
+			key = python_code_key(code, *(const uint64_t *)(code + L->co_consts),
+					      *(const uint64_t *)(code + L->co_names),
+					      *(const uint32_t *)(code + L->co_flags), units);
+		}
+		u = ((int64_t)py_u64(fr, L->fr_instr) - (int64_t)(code + L->co_code)) / 2;
+		/* prev_instr (3.11, 3.12) is one unit before the first instruction
+		 * in a new frame: u == -1, the function's first line */
+		unit = u >= -1 && u < (int64_t)units && u + 1 < CBN_PYW_UNIT_UNKNOWN
+			       ? (uint32_t)(u + 1)
+			       : CBN_PYW_UNIT_UNKNOWN;
+		if (L->fr_is_entry >= 0 && fr[L->fr_is_entry])
+			flags |= CBN_PYW_ENTRY;
+		out[n++] = CBN_PYW_MAKE(flags, py_id(code, key), unit);
+	}
+	if (n && h) {
+		py_count(&h->python.stacks, 1);
+		py_count(&h->python.frames, (uint64_t)n);
+		if (CBN_PYW_FLAGS(out[n - 1]) & CBN_PYW_TRUNC)
+			py_count(&h->python.truncated, 1);
+	}
+	return n;
+}
+
+/*
  * SIGNAL-SAFE.  The calling thread's Python frames as CBN_PYW words, leaf
  * first, at most max: 0 for a thread that runs no Python (no thread state, or
  * an interpreter not initialized yet), and 0, counted by reason, for a chain
@@ -248,12 +410,10 @@ static int py_unread(int why)
 int python_stack(uint64_t *out, int max, uintptr_t sp)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
-	struct cbn_file_header *h = agent.w.hdr;
 	const struct py_layout *L;
 	struct py_walk w;
 	const int *tss;
-	uintptr_t tstate, f, code, next, fin;
-	int n = 0, steps = 0;
+	uintptr_t tstate, f, fin;
 
 	if (!pi || max <= 0 || !py_slots)
 		return 0;
@@ -274,6 +434,7 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 	if (fin && fin != tstate)
 		return py_unread(CBN_PYU_FINALIZING);
 	memset(&w, 0, sizeof(w));
+	w.pi = pi;
 	w.L = L;
 	w.sp = sp;
 	w.stk_hi = agent_tls.ustk_hi;
@@ -292,59 +453,58 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 	if (!f)
 		return 0;
 	py_chunks(&w, tstate);
-	/* max + 8: past the last word kept, look whether real frames follow */
-	for (; f && steps < max + 8; f = next, steps++) {
-		uint64_t units, filename, name, key;
-		uintptr_t instr, type;
-		int32_t firstlineno;
-		int64_t u;
-		uint32_t flags = 0, unit;
+	return py_chain(&w, f, out, max);
+}
 
-		if (!py_frame_ok(&w, f))
-			return py_unread(CBN_PYU_BAD_FRAME);
-		next = *(const uintptr_t *)(f + L->fr_previous);
-		if (next == f)
-			return py_unread(CBN_PYU_BAD_FRAME);
-		if (*(const uint8_t *)(f + L->fr_owner) >= L->owner_marker) {
-			/* 3.12+: the C entry frame below an activation's first frame */
-			if (n)
-				out[n - 1] |= (uint64_t)CBN_PYW_ENTRY << 48;
-			continue;
-		}
-		if (n == max) {
-			out[n - 1] |= (uint64_t)CBN_PYW_TRUNC << 48;
+/*
+ * Normal context (the off-CPU sampler's thread).  The Python frames of
+ * another thread of this process, tid, as python_stack's: its thread state
+ * from the interpreter's list (each read a copy: the list changes under its
+ * lock, which we cannot take), then its chain, copied frame by frame.  The
+ * thread may run meanwhile: the caller confirms it did not move.
+ */
+int python_stack_of(uint32_t tid, uint64_t *out, int max)
+{
+	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
+	const struct py_layout *L;
+	struct py_walk w;
+	uintptr_t interp, ts, f = 0, fin;
+	uint64_t ntid;
+	int i;
+
+	if (!pi || max <= 0 || !py_slots)
+		return 0;
+	L = &pi->L;
+	if (python_vmread(&fin, pi->runtime + L->rt_finalizing, 8) < 0 || fin ||
+	    python_vmread(&interp, pi->runtime + L->rt_interp_head, 8) < 0 || !py_addr_ok(interp) ||
+	    python_vmread(&ts, interp + L->is_threads_head, 8) < 0)
+		return 0;
+	for (i = 0; i < 4096 && py_addr_ok(ts); i++) {
+		if (python_vmread(&ntid, ts + L->ts_native_tid, 8) < 0)
+			return 0;
+		if (ntid == tid)
 			break;
-		}
-		code = *(const uintptr_t *)(f + L->fr_code);
-		if (!py_addr_ok(code))
-			return py_unread(CBN_PYU_BAD_CODE);
-		/* The frame holds a strong reference: a live object. */
-		type = *(const uintptr_t *)(code + L->ob_type);
-		if (type != pi->code_type)
-			return py_unread(CBN_PYU_BAD_CODE);
-		units = *(const uint64_t *)(code + L->ob_size);
-		filename = *(const uint64_t *)(code + L->co_filename);
-		name = *(const uint64_t *)(code + L->co_name);
-		firstlineno = *(const int32_t *)(code + L->co_firstlineno);
-		instr = *(const uintptr_t *)(f + L->fr_instr);
-		u = ((int64_t)instr - (int64_t)(code + L->co_code)) / 2;
-		/* prev_instr (3.11, 3.12) is one unit before the first instruction
-		 * in a new frame: u == -1, the function's first line */
-		unit = u >= -1 && u < (int64_t)units && u + 1 < CBN_PYW_UNIT_UNKNOWN
-			       ? (uint32_t)(u + 1)
-			       : CBN_PYW_UNIT_UNKNOWN;
-		if (L->fr_is_entry >= 0 && *(const uint8_t *)(f + (uint32_t)L->fr_is_entry))
-			flags |= CBN_PYW_ENTRY;
-		key = python_code_key(code, filename, name, firstlineno, units);
-		out[n++] = CBN_PYW_MAKE(flags, py_lookup(code, key), unit);
+		if (python_vmread(&ts, ts + L->ts_next, 8) < 0)
+			return 0;
 	}
-	if (n && h) {
-		py_count(&h->python.stacks, 1);
-		py_count(&h->python.frames, (uint64_t)n);
-		if (CBN_PYW_FLAGS(out[n - 1]) & CBN_PYW_TRUNC)
-			py_count(&h->python.truncated, 1);
+	if (!py_addr_ok(ts) || ntid != tid)
+		return 0; /* no Python on that thread */
+	if (L->ts_cframe >= 0) {
+		uintptr_t cf;
+
+		if (python_vmread(&cf, ts + (uint32_t)L->ts_cframe, 8) < 0 || !py_addr_ok(cf) ||
+		    python_vmread(&f, cf + L->cf_current, 8) < 0)
+			return 0;
+	} else if (python_vmread(&f, ts + L->cf_current, 8) < 0) {
+		return 0;
 	}
-	return n;
+	if (!f)
+		return 0;
+	memset(&w, 0, sizeof(w));
+	w.pi = pi;
+	w.L = L;
+	w.remote = 1;
+	return py_chain(&w, f, out, max);
 }
 
 /* SIGNAL-SAFE: 1 when an interpreter is read (a stack may get Python words). */

@@ -37,8 +37,9 @@
  *              unwind_stat, unwind_fstat, unwind_pipe2
  *   writer.c   writer_do_grow (its in_signal path), round_chunks,
  *              writer_recycle (ring mode)
- *   python_walk.c  py_lookup, py_kick, py_count, py_page_ok, py_addr_ok,
- *              py_frame_ok, py_chunks, py_unread, python_code_key (the
+ *   python_walk.c  py_chain, py_id, py_rd, py_u64, py_lookup, py_kick, py_count, py_page_ok, py_addr_ok,
+ *              py_frame_ok, py_chunks, py_unread, python_code_key,
+ *              python_vmread (the
  *              Python frames of the interrupted thread: raw loads of its own
  *              chain, each pointer checked first; docs/agent.md section 17)
  *

@@ -82,8 +82,27 @@ if scenario == "split":
     if s["self_ns"] < 0.7 * cpu:
         bad("spin's tottime is %.2f of the CPU, expected nearly all of it" % (s["self_ns"] / cpu))
 elif scenario == "threads":
-    ratio_ok("cumtime thread_heavy/thread_light", ours("thread_heavy")["total_ns"],
-             ours("thread_light")["total_ns"], 2.0, 0.25)
+    # each thread's function holds its thread's CPU (the kernel's count at
+    # thread end): the split is whatever the machine gave each loop, which
+    # load moves (2x the work read 1.35x the CPU in one CI-like run at load 8)
+    th = sorted((t for t in d["threads"] if t.get("measured_cpu_ns")),
+                key=lambda t: t["measured_cpu_ns"])
+    h, l = ours("thread_heavy"), ours("thread_light")
+    if len(th) < 3:
+        bad("expected 3 threads with a measured CPU time, got %d" % len(th))
+    else:
+        # the two workers are the busiest threads; heavy did twice the work
+        light_t, heavy_t = th[-2], th[-1]
+        if heavy_t["measured_cpu_ns"] < light_t["measured_cpu_ns"]:
+            light_t, heavy_t = heavy_t, light_t
+        ratio_ok("thread_heavy cumtime / its thread's measured CPU", h["total_ns"],
+                 heavy_t["measured_cpu_ns"], 1.0, 0.15)
+        ratio_ok("thread_light cumtime / its thread's measured CPU", l["total_ns"],
+                 light_t["measured_cpu_ns"], 1.0, 0.15)
+    say("cumtime thread_heavy/thread_light: %.3f (2x the work)"
+        % (h["total_ns"] / max(l["total_ns"], 1)))
+    if not h["total_ns"] > l["total_ns"]:
+        bad("thread_heavy (2x the work) has less time than thread_light")
 elif scenario == "generators":
     g, c = ours("gen_values"), ours("consume")
     say("gen_values self %.3f, consume total %.3f of CPU" % (g["self_ns"] / cpu, c["total_ns"] / cpu))
