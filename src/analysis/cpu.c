@@ -706,6 +706,13 @@ int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***o
 	if (c->samples < CPU_FEW_SAMPLES)
 		cpu_wadd(&l, "too few samples to trust (%llu); raise -F or run longer",
 			 (unsigned long long)c->samples);
+	{
+		char pw[512];
+		int k = 0;
+
+		while ((k = cpu_python_warning(&c->python, k, pw, sizeof(pw))) > 0)
+			cpu_wadd(&l, "%s", pw);
+	}
 	if (c->truncated)
 		cpu_wadd(&l, "%llu of %llu samples were cut at the maximum stack depth: their "
 			 "outermost callers are missing, so cumtime of those callers is low",

@@ -158,6 +158,9 @@ int cpu_producer_opt(const char *producer);
  * reason a Python stack stayed native, NULL for unused slots. */
 int cpu_python(const struct profile *p, struct cpu_python *py);
 const char *cpu_python_unread_name(unsigned reason);
+/* The k-th data-quality line about Python into buf (k from 0): returns the k
+ * of the next one, 0 when there is none left. */
+int cpu_python_warning(const struct cpu_python *py, int k, char *buf, size_t len);
 /* "perf events", "POSIX CPU timers", "perf events and POSIX CPU timers" or "". */
 const char *cpu_sampler_mode(const struct cpu_profile *c);
 

@@ -4,6 +4,7 @@
  * how many samples carry Python frames; from the processes' headers and the
  * samples' stacks.  Launcher side only.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -95,5 +96,70 @@ const char *cpu_python_unread_name(unsigned reason)
 		return "bad_code";
 	default:
 		return NULL;
+	}
+}
+
+/*
+ * The k-th data-quality line about Python (docs/reading-the-report.md, Data
+ * quality) into buf: returns the k to ask for next, 0 when there is none left.
+ */
+int cpu_python_warning(const struct cpu_python *py, int k, char *buf, size_t len)
+{
+	uint64_t unread = 0;
+	unsigned i;
+
+	for (i = 0; i < CBN_PYU_NREASONS; i++)
+		unread += py->unread[i];
+	switch (k) {
+	case 0:
+		if (py->state == CBN_PY_REFUSED) {
+			snprintf(buf, len, "the Python interpreter was not read (%s): its stacks show "
+				 "the interpreter's C functions only",
+				 py->reason ? py->reason : "?");
+			return 1;
+		}
+		/* fall through */
+	case 1:
+		if (py->state == CBN_PY_ON && unread * 100 > py->samples_of) {
+			snprintf(buf, len, "%llu stacks of threads running Python were kept native "
+				 "(%llu while the interpreter finalized, %llu with a thread state, "
+				 "%llu with a frame, %llu with a code object that failed a check): "
+				 "their Python functions are missing from them",
+				 (unsigned long long)unread,
+				 (unsigned long long)py->unread[CBN_PYU_FINALIZING],
+				 (unsigned long long)py->unread[CBN_PYU_BAD_TSTATE],
+				 (unsigned long long)py->unread[CBN_PYU_BAD_FRAME],
+				 (unsigned long long)py->unread[CBN_PYU_BAD_CODE]);
+			return 2;
+		}
+		/* fall through */
+	case 2:
+		if (py->state == CBN_PY_ON && py->truncated * 100 > py->samples_of) {
+			snprintf(buf, len, "%llu stacks had their Python frames cut at the depth cap "
+				 "(256 frames, native and Python together): their outermost Python "
+				 "callers are missing, so those callers' cumtime is low",
+				 (unsigned long long)py->truncated);
+			return 3;
+		}
+		/* fall through */
+	case 3:
+		if (py->codes_gone * 50 > py->codes) {
+			snprintf(buf, len, "%llu of %llu Python code objects had died before the agent "
+				 "copied their names (code that ran once, as a module's body): their "
+				 "frames read [unknown Python function]",
+				 (unsigned long long)py->codes_gone, (unsigned long long)py->codes);
+			return 4;
+		}
+		/* fall through */
+	case 4:
+		if (py->table_full) {
+			snprintf(buf, len, "%llu Python frames found no room in the agent's table of "
+				 "code objects (49,152 per process): they read [unknown Python function]",
+				 (unsigned long long)py->table_full);
+			return 5;
+		}
+		/* fall through */
+	default:
+		return 0;
 	}
 }

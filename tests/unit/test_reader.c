@@ -584,8 +584,59 @@ static void test_memory_records(void)
 	synth_free(&s);
 }
 
+/* PY_CODE: qualname and filename (str, str2) and the line table inside the
+ * record, each string with its NUL; a damaged one cuts its chunk. */
+static void test_python_records(void)
+{
+	struct synth s;
+	struct tally t;
+	struct reader_result res;
+	unsigned char rec[128], *b;
+	struct cbn_rec_py_code *c = (struct cbn_rec_py_code *)rec;
+	size_t size;
+	int k;
+
+	synth_init(&s, 100, 1, 0, 0, "/usr/bin/python3");
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	memset(rec, 0, sizeof(rec));
+	c->h.type = CBN_REC_PY_CODE;
+	c->id = 1;
+	c->firstlineno = 3;
+	c->qualname_len = 4;
+	c->filename_len = 5;
+	c->linetable_len = 2;
+	memcpy(c->data, "main\0/a.py\0\x80\x01", 14);
+	c->h.size = (uint32_t)CBN_REC_ALIGN(sizeof(*c) + 14);
+	synth_rec(&s, c, c->h.size);
+	size = synth_size(&s);
+	CHECK(run(s.buf, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(t.records, 1);
+	CHECK_EQ_INT(t.last_type, CBN_REC_PY_CODE);
+	b = malloc(size);
+	REQUIRE(b);
+	for (k = 0; k < 4; k++) {
+		c = (struct cbn_rec_py_code *)mutate(b, &s, size, CBN_REC_PY_CODE);
+		if (k == 0)
+			c->linetable_len = 4000;            /* past the record */
+		else if (k == 1)
+			c->data[4] = 'x';                   /* qualname not terminated */
+		else if (k == 2)
+			c->qualname_len = CBN_PY_NAME_MAX + 1;
+		else
+			c->filename_len = 4;                /* its NUL elsewhere */
+		CHECK(run(b, size, &t, &res) == 0);
+		CHECK_EQ_INT(res.chunks_cut, 1);
+		CHECK_EQ_INT(t.records, 0);
+		CHECK(strstr(res.reason, "Python code record does not fit") != NULL);
+	}
+	free(b);
+	synth_free(&s);
+}
+
 int main(void)
 {
+	test_python_records();
 	test_memory_records();
 	test_valid();
 	test_cut_while_mapped();

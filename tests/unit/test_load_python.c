@@ -1,0 +1,416 @@
+/*
+ * test_load_python.c — Python frames in the loader (load_python.c) on
+ * synthetic session files whose "interpreter" is this test executable: it
+ * defines a _PyEval_EvalFrameDefault and some glue, and libc's qsort stands
+ * for a C extension.  Checked: activations paired with their evaluation
+ * frames from the root (a C callback into Python lands under the C that
+ * called it), an extra leaf evaluation frame (a frame being pushed) gets
+ * none, a cut native stack pairs from the leaf and puts what is left at the
+ * root; the interpreter's frames folded (--python on), kept (native), Python
+ * words dropped (off); names, first lines and executing lines from PY_CODE
+ * records, shims skipped, a gone or missing record named
+ * [unknown Python function] and counted; header.python into the profile.
+ * And the location-table decoder against co_positions() of CPython 3.11.2,
+ * 3.12.1 and 3.13.0 for the same function.
+ */
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "analysis/load.h"
+#include "analysis/load_int.h"
+#include "analysis/profile.h"
+#include "test_reader_synth.h"
+#include "testlib.h"
+
+/* This executable is the interpreter module of the synthetic files. */
+__attribute__((noinline, used)) int _PyEval_EvalFrameDefault(int x);
+__attribute__((noinline, used)) int py_glue(int x);
+
+__attribute__((noinline, used)) int _PyEval_EvalFrameDefault(int x)
+{
+	return x * 3 + 1 + (int)getpid() % 3;
+}
+
+__attribute__((noinline, used)) int py_glue(int x)
+{
+	return x * 5 + 2 + (int)getppid() % 5;
+}
+
+/* --- the location table ------------------------------------------------------ */
+
+struct lt_case {
+	const char *version, *hex;
+	int firstlineno, n;
+	int lines[80];
+};
+
+/* tests/python: sample(a, b) (an if, a for, a multi-line expression, a
+ * try/except, a multi-line list), printed by co_linetable.hex() and
+ * [p[0] for p in co_positions()] (-1: no location). */
+static const struct lt_case lt_cases[] = {
+	{"3.11.2",
+	 "8000d80809884189058041d80708883282768076dd1116907191189418f000010913f0000109138841d80c0d"
+	 "9011894688418841f003010913f006000e0fd80d0ef103010e0f8801f00403050ed80c0d9001894588018801"
+	 "f8dd0b1cf00001050ef00001050ef00001050ed80c0d880188018801f00301050ef8f8f8e00c0d8871d80c0d"
+	 "f003010c0ff00001050f",
+	 2, 71,
+	 {2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6,
+	  6, 6, 6, 6, 6, 5, 8, 9, 8, 8, 8, 10, 11, 11, 11, 11, 11, 11, -1, 12, 12, 12, 12, 12, 12,
+	  12, 12, 12, 13, 13, 13, 13, 12, -1, -1, -1, 14, 14, 15, 14, 14}},
+	{"3.12.1",
+	 "8000d80809884189058041d8070888328276dc111690719318f2000109138841d80c0d901189468941f10301"
+	 "0913f006000e0fd80d0ef103010e0f8801f00403050ed80c0d900189458801f006000d0e8871d80c0df00301"
+	 "0c0ff00001050ff8f405000c1df20001050ed80c0d8a01f00301050efa",
+	 2, 66,
+	 {2, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6,
+	  6, 5, 5, 8, 9, 8, 8, 8, 10, 11, 11, 11, 11, 11, 14, 14, 15, 14, 14, -1, 12, 12, 12, 12,
+	  12, 12, 12, 12, 13, 13, 13, 13, 12, -1, -1, -1}},
+	{"3.13.0",
+	 "8000d8080989058041d8070888328376dc1116907196188841d80c0d89468a41f20300121af006000e0fd80d"
+	 "0ef103010e0f8801f00403050ed80c0d900189458801f006000d0ed80c0df003010c0ff00001050ff8f40500"
+	 "0c1df30001050ed80c0d8a01f00301050efa",
+	 2, 67,
+	 {2, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 5, 6, 6, 6, 6, 6,
+	  6, 5, 5, 5, 8, 9, 8, 8, 8, 10, 11, 11, 11, 11, 11, 14, 15, 14, 14, -1, 12, 12, 12, 12, 12,
+	  12, 12, 12, 12, 13, 13, 13, 13, 12, -1, -1, -1}},
+};
+
+static size_t unhex(const char *h, unsigned char *out)
+{
+	size_t n = 0;
+
+	for (; h[0] && h[1]; h += 2) {
+		unsigned v;
+
+		sscanf(h, "%2x", &v);
+		out[n++] = (unsigned char)v;
+	}
+	return n;
+}
+
+static void test_line_table(void)
+{
+	unsigned char lt[256];
+	size_t i, len;
+	int u;
+
+	for (i = 0; i < sizeof(lt_cases) / sizeof(lt_cases[0]); i++) {
+		const struct lt_case *c = &lt_cases[i];
+		int bad = 0;
+
+		len = unhex(c->hex, lt);
+		for (u = 0; u < c->n; u++)
+			if (load_python_line(lt, len, c->firstlineno, (uint32_t)u) != c->lines[u]) {
+				if (!bad++)
+					fprintf(stderr, "%s: unit %d: line %d, co_positions %d\n",
+						c->version, u,
+						load_python_line(lt, len, c->firstlineno, (uint32_t)u),
+						c->lines[u]);
+			}
+		CHECK_EQ_INT(bad, 0);
+		/* past the table, or a table cut short: no line, no crash */
+		CHECK_EQ_INT(load_python_line(lt, len, c->firstlineno, (uint32_t)c->n + 5), -1);
+		for (u = 0; u < (int)len; u++)
+			(void)load_python_line(lt, (size_t)u, c->firstlineno, 60);
+	}
+	/* a byte without its entry bit */
+	lt[0] = 0x10;
+	CHECK_EQ_INT(load_python_line(lt, 1, 7, 0), -1);
+}
+
+/* --- stacks -------------------------------------------------------------------- */
+
+struct libc_mod {
+	char path[4096];
+	uint64_t base;
+	struct cbn_segment seg[CBN_MAX_SEGMENTS];
+	uint16_t nseg;
+};
+
+static int libc_cb(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	struct libc_mod *m = ctx;
+	int i;
+
+	(void)size;
+	if (!info->dlpi_name || !strstr(info->dlpi_name, "libc.so"))
+		return 0;
+	snprintf(m->path, sizeof(m->path), "%s", info->dlpi_name);
+	m->base = info->dlpi_addr;
+	for (i = 0; i < info->dlpi_phnum && m->nseg < CBN_MAX_SEGMENTS; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD)
+			continue;
+		m->seg[m->nseg].vaddr = ph->p_vaddr;
+		m->seg[m->nseg].memsz = ph->p_memsz;
+		m->seg[m->nseg].offset = ph->p_offset;
+		m->seg[m->nseg].flags = ph->p_flags;
+		m->nseg++;
+	}
+	return 1;
+}
+
+static void module_rec(struct synth *s, const char *path, uint64_t base,
+		       const struct cbn_segment *seg, uint16_t nseg, uint32_t seq)
+{
+	unsigned char b[8192];
+	struct cbn_rec_module *r = (struct cbn_rec_module *)b;
+	size_t plen = strlen(path);
+	uint32_t size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + nseg * sizeof(struct cbn_segment) +
+						plen + 1);
+
+	memset(b, 0, sizeof(b));
+	r->h.type = CBN_REC_MODULE_LOAD;
+	r->h.size = size;
+	r->ts = 1000;
+	r->base = base;
+	r->seq = seq;
+	r->nseg = nseg;
+	memcpy(r->seg, seg, nseg * sizeof(struct cbn_segment));
+	r->path_len = (uint32_t)plen;
+	memcpy((char *)&r->seg[nseg], path, plen + 1);
+	synth_rec(s, r, size);
+}
+
+/* A PY_CODE record: id, names, first line, line table (hex), flags. */
+static void py_code(struct synth *s, uint32_t id, const char *qual, const char *file, int first,
+		    const char *lthex, uint16_t flags)
+{
+	unsigned char b[4096];
+	struct cbn_rec_py_code *c = (struct cbn_rec_py_code *)b;
+	size_t q = strlen(qual), f = strlen(file), lt;
+	uint32_t size;
+
+	memset(b, 0, sizeof(b));
+	c->h.type = CBN_REC_PY_CODE;
+	c->h.flags = flags;
+	c->id = id;
+	c->firstlineno = first;
+	c->qualname_len = (uint16_t)q;
+	c->filename_len = (uint16_t)f;
+	memcpy(c->data, qual, q + 1);
+	memcpy(c->data + q + 1, file, f + 1);
+	lt = lthex ? unhex(lthex, (unsigned char *)c->data + q + 1 + f + 1) : 0;
+	c->linetable_len = (uint32_t)lt;
+	size = (uint32_t)CBN_REC_ALIGN(sizeof(*c) + q + 1 + f + 1 + lt);
+	c->h.size = size;
+	synth_rec(s, c, size);
+}
+
+static void sample_pcs(struct synth *s, uint64_t ts, const uint64_t *pcs, uint16_t n)
+{
+	unsigned char b[sizeof(struct cbn_rec_sample) + 64 * 8];
+	struct cbn_rec_sample *r = (struct cbn_rec_sample *)b;
+
+	memset(b, 0, sizeof(b));
+	r->h.type = CBN_REC_SAMPLE;
+	r->h.size = (uint32_t)(sizeof(*r) + n * 8u);
+	r->ts = ts;
+	r->weight = 1;
+	r->nframes = n;
+	memcpy(r->pc, pcs, n * 8u);
+	synth_rec(s, r, r->h.size);
+}
+
+static struct profile *load_with(struct synth *s, enum prof_python view)
+{
+	char dir[64], path[256], err[256];
+	struct prof_load_opts o = {PROF_INLINE_EXPAND, NULL, view};
+	struct profile *p = NULL;
+	int ret;
+
+	snprintf(dir, sizeof(dir), "/tmp/cbn-test-load-python-XXXXXX");
+	REQUIRE(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/100.0.cbp", dir);
+	REQUIRE(synth_write(s, path) == 0);
+	ret = prof_load_with(dir, &o, &p, err, sizeof(err));
+	if (ret < 0)
+		fprintf(stderr, "prof_load: %s\n", err);
+	REQUIRE(ret >= 0 && p != NULL);
+	unlink(path);
+	rmdir(dir);
+	return p;
+}
+
+/* The names of stack st's frames, leaf first, joined with ';'. */
+static const char *names(const struct profile *p, uint32_t st, char *buf, size_t len)
+{
+	size_t off = 0;
+	uint32_t i;
+
+	buf[0] = '\0';
+	for (i = 0; i < p->stacks[st].nframes && off + 1 < len; i++) {
+		const struct prof_frame *f = &p->frames[p->stacks[st].first + i];
+		int w = snprintf(buf + off, len - off, "%s%s", i ? ";" : "", p->funcs[f->func].name);
+
+		if (w < 0)
+			break;
+		off += (size_t)w;
+	}
+	return buf;
+}
+
+/* The frame of stack st named name, or NULL. */
+static const struct prof_frame *frame_named(const struct profile *p, uint32_t st, const char *name)
+{
+	uint32_t i;
+
+	for (i = 0; i < p->stacks[st].nframes; i++) {
+		const struct prof_frame *f = &p->frames[p->stacks[st].first + i];
+
+		if (!strcmp(p->funcs[f->func].name, name))
+			return f;
+	}
+	return NULL;
+}
+
+#define W(flags, id, unit) CBN_PYW_MAKE(flags, id, unit)
+
+static void test_stacks(const struct synth_self *self, const struct libc_mod *libc)
+{
+	uint64_t ev = (uint64_t)(uintptr_t)&_PyEval_EvalFrameDefault + 2;
+	uint64_t gl = (uint64_t)(uintptr_t)&py_glue + 2;
+	uint64_t qs = (uint64_t)(uintptr_t)&qsort + 1;
+	/* 1: a callback from C (qsort) into Python, under the Python that called qsort */
+	uint64_t cb[] = {ev, gl, qs, gl, ev,
+			 W(CBN_PYW_ENTRY, 1, 0),                      /* cmp, new frame */
+			 W(0, 2, 42), W(CBN_PYW_ENTRY, 3, 1)};        /* by_qsort, <module> */
+	/* 2: a leaf evaluation frame without its frame yet (being pushed) */
+	uint64_t race[] = {ev, gl, ev, W(CBN_PYW_ENTRY, 3, 1)};
+	/* 3: the native stack cut (one evaluation frame for two activations) */
+	uint64_t cut[] = {ev, gl, W(CBN_PYW_ENTRY, 1, 0), W(0, 2, 42), W(CBN_PYW_ENTRY, 3, 1)};
+	/* 4: a shim between two frames, an unknown (gone) and a missing record */
+	uint64_t odd[] = {ev, W(0, 5, 0), W(0, 4, 0), W(0, 6, 0), W(CBN_PYW_ENTRY, 3, 1)};
+	static const enum prof_python views[] = {PROF_PYTHON_ON, PROF_PYTHON_NATIVE,
+						 PROF_PYTHON_OFF};
+	size_t v;
+
+	for (v = 0; v < 3; v++) {
+		struct synth s;
+		struct profile *p;
+		const struct prof_frame *f;
+		char buf[2048];
+		uint32_t st[4], i;
+
+		synth_init(&s, 100, 1, 0, 0, self->path);
+		synth_hdr(&s)->python.state = CBN_PY_ON;
+		synth_hdr(&s)->python.version = 0x030b02f0;
+		synth_hdr(&s)->python.module_base = self->base;
+		synth_hdr(&s)->python.stacks = 4;
+		synth_hdr(&s)->python.codes_gone = 1;
+		synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+		module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
+		module_rec(&s, libc->path, libc->base, libc->seg, libc->nseg, 1);
+		synth_thread(&s, CBN_REC_THREAD_START, 1100, 100, "main", 0);
+		py_code(&s, 1, "cmp_keys", "/t/w.py", 80, NULL, 0);
+		py_code(&s, 2, "by_qsort", "/t/w.py", 2, lt_cases[0].hex, 0);
+		py_code(&s, 3, "<module>", "/t/w.py", 1, NULL, 0);
+		py_code(&s, 4, "__init__", "__init__", 0, NULL, 0); /* 3.13's init shim */
+		py_code(&s, 5, "", "", 0, NULL, CBN_PYC_GONE);
+		/* id 6: no record */
+		synth_chunk(&s, CBN_CHUNK_SAMPLES, 100);
+		sample_pcs(&s, 2000, cb, sizeof(cb) / 8);
+		sample_pcs(&s, 2001, race, sizeof(race) / 8);
+		sample_pcs(&s, 2002, cut, sizeof(cut) / 8);
+		sample_pcs(&s, 2003, odd, sizeof(odd) / 8);
+		p = load_with(&s, views[v]);
+		synth_free(&s);
+
+		REQUIRE(p->nsamples == 4);
+		CHECK_EQ_INT(p->processes[0].python.state, CBN_PY_ON);
+		CHECK_EQ_INT(p->processes[0].python.version, 0x030b02f0);
+		CHECK_EQ_INT(p->processes[0].python.codes_gone, 1);
+		for (i = 0; i < 4; i++)
+			st[i] = p->samples[i].stack;
+		if (views[v] == PROF_PYTHON_ON) {
+			/* qsort's frames (libc's own names) between the two Python parts */
+			names(p, st[0], buf, sizeof(buf));
+			CHECK(!strncmp(buf, "cmp_keys;", 9));
+			CHECK(strstr(buf, "qsort") != NULL);
+			CHECK(strstr(buf, "qsort") < strstr(buf, ";by_qsort;<module>"));
+			CHECK(strstr(buf, "py_glue") == NULL && strstr(buf, "_PyEval") == NULL);
+			CHECK_STR(names(p, st[1], buf, sizeof(buf)), "<module>");
+			CHECK_STR(names(p, st[2], buf, sizeof(buf)), "cmp_keys;by_qsort;<module>");
+			CHECK_STR(names(p, st[3], buf, sizeof(buf)),
+				  "[unknown Python function];[unknown Python function];<module>");
+			CHECK_EQ_INT(p->processes[0].python.codes_missing, 1);
+			/* names, first lines, lines executing */
+			f = frame_named(p, st[0], "by_qsort");
+			REQUIRE(f);
+			CHECK_STR(p->funcs[f->func].file, "/t/w.py");
+			CHECK_EQ_INT(p->funcs[f->func].line, 2);
+			CHECK_EQ_INT(f->line, lt_cases[0].lines[41]); /* unit 41: line 10 */
+			CHECK(p->funcs[f->func].flags & PROF_FUNC_PYTHON);
+			CHECK_STR(p->funcs[f->func].module, "");
+			f = frame_named(p, st[0], "cmp_keys");
+			REQUIRE(f);
+			CHECK_EQ_INT(f->line, 80); /* a new frame: its first line */
+			f = frame_named(p, st[0], "<module>");
+			REQUIRE(f);
+			CHECK_EQ_INT(f->line, 1); /* no line table: its first line */
+		} else if (views[v] == PROF_PYTHON_NATIVE) {
+			names(p, st[0], buf, sizeof(buf));
+			CHECK(!strncmp(buf, "cmp_keys;_PyEval_EvalFrameDefault;py_glue;", 42));
+			CHECK(strstr(buf, ";py_glue;by_qsort;<module>;_PyEval_EvalFrameDefault") != NULL);
+			CHECK_STR(names(p, st[1], buf, sizeof(buf)),
+				  "_PyEval_EvalFrameDefault;py_glue;<module>;_PyEval_EvalFrameDefault");
+			CHECK_STR(names(p, st[2], buf, sizeof(buf)),
+				  "cmp_keys;_PyEval_EvalFrameDefault;py_glue;by_qsort;<module>");
+		} else {
+			names(p, st[0], buf, sizeof(buf));
+			CHECK(strstr(buf, "cmp_keys") == NULL && strstr(buf, "[unknown") == NULL);
+			CHECK(!strncmp(buf, "_PyEval_EvalFrameDefault;py_glue;", 33));
+			CHECK_STR(names(p, st[2], buf, sizeof(buf)), "_PyEval_EvalFrameDefault;py_glue");
+			for (i = 0; i < p->nfuncs; i++)
+				CHECK(!(p->funcs[i].flags & PROF_FUNC_PYTHON));
+		}
+		prof_free(p);
+	}
+}
+
+/* Without header.python ON (an older file, --python off at run time),
+ * words are never Python frames: they are dropped, not symbolized. */
+static void test_not_on(const struct synth_self *self)
+{
+	uint64_t ev = (uint64_t)(uintptr_t)&_PyEval_EvalFrameDefault + 2;
+	uint64_t pcs[] = {ev, W(CBN_PYW_ENTRY, 3, 1)};
+	struct synth s;
+	struct profile *p;
+	char buf[512];
+
+	synth_init(&s, 100, 1, 0, 0, self->path);
+	synth_hdr(&s)->python.state = CBN_PY_OFF;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
+	py_code(&s, 3, "<module>", "/t/w.py", 1, NULL, 0);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 100);
+	sample_pcs(&s, 2000, pcs, 2);
+	p = load_with(&s, PROF_PYTHON_ON);
+	synth_free(&s);
+	REQUIRE(p->nsamples == 1);
+	CHECK_EQ_INT(p->processes[0].python.state, CBN_PY_OFF);
+	CHECK_STR(names(p, p->samples[0].stack, buf, sizeof(buf)), "_PyEval_EvalFrameDefault");
+	prof_free(p);
+}
+
+int main(void)
+{
+	struct synth_self self;
+	struct libc_mod libc;
+
+	test_line_table();
+	if (synth_self_find(&self) < 0) {
+		fprintf(stderr, "SKIP: cannot find this executable's own segments\n");
+		return test_result();
+	}
+	memset(&libc, 0, sizeof(libc));
+	dl_iterate_phdr(libc_cb, &libc);
+	REQUIRE(libc.nseg > 0);
+	test_stacks(&self, &libc);
+	test_not_on(&self);
+	return test_result();
+}
