@@ -2,8 +2,9 @@
 # accuracy.sh — how close cbottleneck's CPU profile is to `perf record` on real
 # Debian programs.  For each program the SAME workload runs RUNS times under
 # `perf record -F FREQ -g` (with -N: no copies into ~/.debug) and RUNS times under
-# `cbottleneck -F FREQ --inline fold --json FILE` (separate runs, the two tools
-# interleaved so drift hits them alike).  Then, per program, it prints each
+# `cbottleneck -F FREQ --inline fold --python native --json FILE` (separate
+# runs, the two tools interleaved so drift hits them alike; --python native:
+# the interpreter's own frames stay the leaf, as perf sees them).  Then, per program, it prints each
 # tool's top functions by self share side by side with their sample counts, and
 # three figures per run pair and for all runs pooled:
 #   top-1    the same function is first in both lists (yes/no)
@@ -503,13 +504,13 @@ run_perf() { # PROG I ARGV...
 }
 run_cbn() { # PROG I ARGV...
 	local p=$1 i=$2 d="$TMP/$1"; shift 2
-	CBN_SYMCACHE_DIR="$TMP/symcache" "$CBN" -q -F "$FREQ" --inline fold --json "$d/cbn.$i.json" \
+	CBN_SYMCACHE_DIR="$TMP/symcache" "$CBN" -q -F "$FREQ" --inline fold --python native --json "$d/cbn.$i.json" \
 		-- "$@" <"${STDIN[$p]:-/dev/null}" >/dev/null 2>"$d/cbn.$i.err" ||
 		die "$p: cbottleneck -- $* failed (exit $?): $(tail -n 3 "$d/cbn.$i.err")"
 	[ -s "$d/cbn.$i.json" ] || die "$p: cbottleneck wrote no JSON report"
 }
 
-echo "accuracy: perf record -F $FREQ -g  vs  cbottleneck -F $FREQ --inline fold, $RUNS run(s) each"
+echo "accuracy: perf record -F $FREQ -g  vs  cbottleneck -F $FREQ --inline fold --python native, $RUNS run(s) each"
 echo "machine: $(uname -r), $(nproc) CPUs, $("$PERF" --version), perf_event_paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo ?), uid $(id -u)"
 echo
 summary=()
