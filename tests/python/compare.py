@@ -3,7 +3,10 @@ scenario's known split and, where given, against cProfile's numbers for the
 same scenario (python3 -m cProfile -o FILE).  Exits 1 with one line per
 problem; prints what it compared.
 
-    compare.py SCENARIO REPORT.json [FOLDED] [PSTATS]
+    compare.py SCENARIO REPORT.json [FOLDED|-] [PSTATS|-] [TRUTH]
+
+TRUTH: what the script measured of its own parts (workloads.py writes it
+where WORKLOADS_TRUTH says), the truth of the run profiled.
 """
 import json
 import os
@@ -12,7 +15,8 @@ import sys
 
 scenario, report = sys.argv[1], sys.argv[2]
 folded = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] != "-" else None
-prof = sys.argv[4] if len(sys.argv) > 4 else None
+prof = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] != "-" else None
+truth = sys.argv[5] if len(sys.argv) > 5 else None
 d = json.load(open(report))
 problems = []
 
@@ -60,22 +64,34 @@ def cprof(row):
     return cp.get((row["file"], row["line"]))
 
 
-def both_ratio(what, a, b, want, tol):
-    ra, rb = ours(a), ours(b)
-    ratio_ok("cbottleneck " + what, ra["total_ns"], rb["total_ns"], want, tol)
-    if prof:
-        ca, cb = cprof(ra), cprof(rb)
-        if not ca or not cb:
-            bad("cProfile has no row for %s or %s at the same file:line" % (a, b))
-        else:
-            ratio_ok("cProfile " + what, ca["cumtime"], cb["cumtime"], want, tol)
-
-
 if d["run"]["python"]["state"] != "on":
     bad("run.python.state is %r, expected on" % d["run"]["python"]["state"])
 
 if scenario == "split":
-    both_ratio("cumtime three_units/one_unit", "three_units", "one_unit", 3.0, 0.2)
+    # 3x the work: 3x the CPU +-20 %, or, where the run measured what each
+    # call took (WORKLOADS_TRUTH), that ratio +-15 % (load moves the CPU a
+    # loop takes: 2.4x to 3.6x seen at load 7)
+    ra, rb = ours("three_units"), ours("one_unit")
+    if truth and os.path.exists(truth):
+        t = json.load(open(truth))
+        want = t["three_units"] / t["one_unit"] if t["one_unit"] else 3.0
+        say("measured CPU three_units/one_unit in the profiled run: %.3f" % want)
+        ratio_ok("cbottleneck cumtime three_units/one_unit against it",
+                 ra["total_ns"], rb["total_ns"], want, 0.15)
+        if not 2.4 <= want <= 3.6:
+            bad("the machine gave three_units %.2fx one_unit's CPU: too loaded to judge" % want)
+    else:
+        ratio_ok("cbottleneck cumtime three_units/one_unit", ra["total_ns"], rb["total_ns"],
+                 3.0, 0.2)
+    if prof:
+        ca, cb = cprof(ra), cprof(rb)
+        if not ca or not cb:
+            bad("cProfile has no row for three_units or one_unit at the same file:line")
+        else:
+            # its own run, and its own share of the machine: judged on the
+            # nominal 3x, more loosely (2.38 seen at load 7 on CPU time)
+            ratio_ok("cProfile cumtime three_units/one_unit", ca["cumtime"], cb["cumtime"],
+                     3.0, 0.35)
     # the loop itself is spin's own time: folded interpreter frames included
     s = ours("spin")
     say("spin self share of CPU: %.3f" % (s["self_ns"] / cpu))
@@ -116,7 +132,7 @@ elif scenario == "generators":
             bad("cProfile has no row for gen_values or consume at the same file:line")
         else:
             # cProfile charges its own cost of each resume (a call event)
-            # to the consumer: its share of the generator reads 20-30 % low
+            # to the consumer: its share of the generator reads 20-40 % low
             ratio_ok("cbottleneck/cProfile share of gen_values in consume",
                      g["total_ns"] / c["total_ns"], cg["cumtime"] / cc["cumtime"], 1.2, 0.3)
 elif scenario == "recursion":

@@ -27,27 +27,28 @@ py_need()
 }
 
 # py_scenario NAME [CPROFILE]: run workloads.py NAME under cbottleneck (json,
-# folded) and, with CPROFILE=1, under cProfile on CPU time (cprofile_cpu.py);
-# then compare.py.  A miss is
-# measured again once, longer (a loaded machine samples a short run coarsely).
+# folded; the script writes what CPU its parts took to NAME.truth) and, with
+# CPROFILE=1, under cProfile on CPU time (cprofile_cpu.py); then compare.py.
+# A miss is measured again once, longer (a loaded machine samples a short run
+# coarsely).
 py_scenario()
 {
-	local name=$1 with_cp=${2:-0} scale
+	local name=$1 with_cp=${2:-0} scale prof
 	for scale in "$SCALE" 1.0; do
-		run_cbn -F 999 --json "$T/$name.json" --folded "$T/$name.folded" -- \
-			"$PY" "$WORKLOADS" "$name" "$scale"
+		rm -f "$T/$name.truth"
+		WORKLOADS_TRUTH="$T/$name.truth" run_cbn -F 999 --json "$T/$name.json" \
+			--folded "$T/$name.folded" -- "$PY" "$WORKLOADS" "$name" "$scale"
 		expect_rc 0
 		grep -q "^$name: done$" "$OUTF" || fail "$name: the program's output is missing"
 		[ "$name" != split ] || validate_schema "$T/$name.json"
+		prof=-
 		if [ "$with_cp" = 1 ]; then
-			"$PY" "$CBN_SOURCE_DIR/tests/python/cprofile_cpu.py" "$T/$name.prof" \
+			prof="$T/$name.prof"
+			"$PY" "$CBN_SOURCE_DIR/tests/python/cprofile_cpu.py" "$prof" \
 				"$WORKLOADS" "$name" "$scale" >/dev/null || fail "$name under cProfile failed"
-			python3 "$COMPARE" "$name" "$T/$name.json" "$T/$name.folded" "$T/$name.prof" \
-				>"$T/$name.cmp" && return 0
-		else
-			python3 "$COMPARE" "$name" "$T/$name.json" "$T/$name.folded" >"$T/$name.cmp" &&
-				return 0
 		fi
+		python3 "$COMPARE" "$name" "$T/$name.json" "$T/$name.folded" "$prof" \
+			"$T/$name.truth" >"$T/$name.cmp" && return 0
 		note "$name at SCALE $scale: $(head -c 300 "$T/$name.cmp")"
 	done
 	fail "$name: $(cat "$T/$name.cmp")"
