@@ -9,7 +9,8 @@
  * root; the interpreter's frames folded (--python on), kept (native), Python
  * words dropped (off); names, first lines and executing lines from PY_CODE
  * records, shims skipped, a gone or missing record named
- * [unknown Python function] and counted; header.python into the profile.
+ * [unknown Python function] and counted; header.python into the profile; a
+ * CUDA launch's host stack with its Python frames.
  * And the location-table decoder against co_positions() of CPython 3.11.2,
  * 3.12.1 and 3.13.0 for the same function.
  */
@@ -397,6 +398,56 @@ static void test_not_on(const struct synth_self *self)
 	prof_free(p);
 }
 
+/* A CUDA launch's host stack (CUDA_STACK, every pc a return address) gets
+ * its Python frames too: the launch's call site is a Python line. */
+static void test_cuda_stack(const struct synth_self *self)
+{
+	uint64_t gl = (uint64_t)(uintptr_t)&py_glue + 2;
+	uint64_t ev = (uint64_t)(uintptr_t)&_PyEval_EvalFrameDefault + 2;
+	unsigned char b[256];
+	struct cbn_rec_cuda_api *a = (struct cbn_rec_cuda_api *)b;
+	struct cbn_rec_cuda_stack *st = (struct cbn_rec_cuda_stack *)b;
+	struct synth s;
+	struct profile *p;
+	char buf[512];
+
+	synth_init(&s, 100, 1, 0, 0, self->path);
+	synth_hdr(&s)->python.state = CBN_PY_ON;
+	synth_hdr(&s)->python.module_base = self->base;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
+	synth_thread(&s, CBN_REC_THREAD_START, 1100, 100, "main", 0);
+	py_code(&s, 2, "launch_step", "/t/train.py", 7, NULL, 0);
+	py_code(&s, 3, "<module>", "/t/train.py", 1, NULL, 0);
+	memset(b, 0, sizeof(b));
+	a->h.type = CBN_REC_CUDA_API;
+	a->start = 2000;
+	a->end = 2100;
+	a->tid = 100;
+	a->correlation = 7;
+	a->cbid = 211;
+	a->domain = CBN_CUDA_RUNTIME;
+	a->name_len = 16;
+	synth_var(&s, a, sizeof(*a), "cudaLaunchKernel", NULL);
+	memset(b, 0, sizeof(b));
+	st->h.type = CBN_REC_CUDA_STACK;
+	st->correlation = 7;
+	st->tid = 100;
+	st->nframes = 4;
+	st->pc[0] = gl;
+	st->pc[1] = ev;
+	st->pc[2] = W(0, 2, 0);
+	st->pc[3] = W(CBN_PYW_ENTRY, 3, 0);
+	st->h.size = (uint32_t)(sizeof(*st) + 4 * 8);
+	synth_rec(&s, st, st->h.size);
+	p = load_with(&s, PROF_PYTHON_ON);
+	synth_free(&s);
+	REQUIRE(p->ncuda_api == 1);
+	REQUIRE(p->cuda_api[0].stack != PROF_NONE);
+	CHECK_STR(names(p, p->cuda_api[0].stack, buf, sizeof(buf)), "launch_step;<module>");
+	prof_free(p);
+}
+
 int main(void)
 {
 	struct synth_self self;
@@ -412,5 +463,6 @@ int main(void)
 	REQUIRE(libc.nseg > 0);
 	test_stacks(&self, &libc);
 	test_not_on(&self);
+	test_cuda_stack(&self);
 	return test_result();
 }
