@@ -14,6 +14,7 @@
  * And the location-table decoder against co_positions() of CPython 3.11.2,
  * 3.12.1 and 3.13.0 for the same function.
  */
+#include <dlfcn.h>
 #include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -275,7 +276,9 @@ static void test_stacks(const struct synth_self *self, const struct libc_mod *li
 {
 	uint64_t ev = (uint64_t)(uintptr_t)&_PyEval_EvalFrameDefault + 2;
 	uint64_t gl = (uint64_t)(uintptr_t)&py_glue + 2;
-	uint64_t qs = (uint64_t)(uintptr_t)&qsort + 1;
+	/* libc's own qsort (a sanitizer's runtime interposes its own) */
+	void *libc_h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	uint64_t qs = (uint64_t)(uintptr_t)(libc_h ? dlsym(libc_h, "qsort") : NULL) + 1;
 	/* 1: a callback from C (qsort) into Python, under the Python that called qsort */
 	uint64_t cb[] = {ev, gl, qs, gl, ev,
 			 W(CBN_PYW_ENTRY, 1, 0),                      /* cmp, new frame */
@@ -290,6 +293,7 @@ static void test_stacks(const struct synth_self *self, const struct libc_mod *li
 						 PROF_PYTHON_OFF};
 	size_t v;
 
+	REQUIRE(qs > 1);
 	for (v = 0; v < 3; v++) {
 		struct synth s;
 		struct profile *p;
