@@ -11,6 +11,10 @@
  * caller's slot): its frames are returned again, at the cost of one load and
  * compare a frame.
  *
+ * Python frames are not in the native call path (the interpreter's frames
+ * live on the heap): they are read afresh at every capture (python_walk.c)
+ * and appended, and the key covers them too.
+ *
  * Normal context only (CUDA callbacks on the program's threads): the slots lie
  * in this thread's live stack between the capture's frame and its top, read
  * directly.  A capture whose slots cannot all be found (a frame outside the
@@ -43,6 +47,7 @@ struct path_cache {
 	unsigned gen;              /* unwind_gen the entries were made under */
 	unsigned clock;
 	struct path_entry e[PATH_ENTRIES];
+	uint64_t out[CBN_MAX_FRAMES]; /* native frames + Python words, returned */
 };
 
 static __thread struct path_cache *path_tls AGENT_TLS;
@@ -93,6 +98,28 @@ static int path_same(const struct path_entry *e, uintptr_t frame)
 	return 1;
 }
 
+/* The entry's native frames with this thread's Python frames after them (as
+ * cbn_agent_backtrace gives them: native first, Python words last), in
+ * c->out; or the entry's own frames when there is no Python. */
+static const uint64_t *path_with_python(struct path_cache *c, const struct path_entry *e,
+					 uintptr_t frame, int *n, uint64_t *key)
+{
+	uint64_t py[CBN_MAX_FRAMES];
+	int npy = python_active() ? python_stack_for(py, CBN_MAX_FRAMES, frame) : 0, nn;
+
+	if (npy <= 0) {
+		*n = (int)e->n;
+		*key = e->key;
+		return e->pc;
+	}
+	nn = (int)e->n < CBN_MAX_FRAMES - npy ? (int)e->n : CBN_MAX_FRAMES - npy;
+	memcpy(c->out, e->pc, (size_t)nn * sizeof(c->out[0]));
+	memcpy(c->out + nn, py, (size_t)npy * sizeof(c->out[0]));
+	*n = nn + npy;
+	*key = path_key(c->out, *n);
+	return c->out;
+}
+
 AGENT_API __attribute__((noinline)) const uint64_t *cbn_agent_backtrace_cached(int *n,
 									    uint64_t *key)
 {
@@ -117,9 +144,7 @@ AGENT_API __attribute__((noinline)) const uint64_t *cbn_agent_backtrace_cached(i
 		e = &c->e[i];
 		if (e->frame && path_same(e, frame)) {
 			e->stamp = ++c->clock;
-			*n = (int)e->n;
-			*key = e->key;
-			return e->pc;
+			return path_with_python(c, e, frame, n, key);
 		}
 	}
 	if (!agent_loader_ok())
@@ -144,7 +169,5 @@ AGENT_API __attribute__((noinline)) const uint64_t *cbn_agent_backtrace_cached(i
 	old->key = path_key(old->pc, k);
 	old->frame = path_slots_ok(old, frame) ? frame : 0;
 	old->stamp = ++c->clock;
-	*n = k;
-	*key = old->key;
-	return old->pc;
+	return path_with_python(c, old, frame, n, key);
 }
