@@ -1,7 +1,8 @@
 /*
  * cuda_analysis.c — the entry points of the CUDA analysis: runs the passes
- * (status, nesting, occupancy, tables, sites, timeline, rules) in order over
- * one profile, and owns the analysis object and the strings it keeps.
+ * (status, nesting, occupancy, tables, display names, sites, timeline, rules)
+ * in order over one profile, and owns the analysis object and the strings it
+ * keeps.
  * Formulas and thresholds are documented in docs/cuda.md; keep them in step.
  */
 #include <string.h>
@@ -32,6 +33,7 @@ void cuda_analysis_free(struct cuda_analysis *a)
 	for (i = 0; i < pv->nstrs; i++)
 		free(pv->strs[i]);
 	free(pv->strs);
+	cuda_smap_free(&pv->kdisp);
 	free(a->ops);
 	free(a->kernels);
 	free(a->memops);
@@ -85,7 +87,7 @@ int cuda_analyze(const struct profile *p, struct cuda_analysis **out)
 		goto out;
 	cuda_kernel_occupancy(p, bps, occ);
 	if ((ret = cuda_tables_build(pv, p, &ns, range_names, bps, occ, scratch)) ||
-	    (ret = cuda_sites_build(pv, p, &ns)) ||
+	    (ret = cuda_display_build(pv)) || (ret = cuda_sites_build(pv, p, &ns)) ||
 	    (ret = cuda_timeline_build(a, p, &ns, bps, occ)))
 		goto out;
 	if (a->has_data && (ret = cuda_rules_build(a, p, range_names, scratch)))

@@ -43,6 +43,10 @@
 #define CUDA_PINNED_HOST_SHARE 0.25         /* rule pinned-memory: pinned peak / host RAM */
 #define CUDA_GPU_MEM_NEAR 0.90              /* rule gpu-memory-full: peak / device memory */
 
+/* Kernel names in tables: at most this many columns (torch's name column),
+ * two different kernels never printing the same text (names.h). */
+#define CUDA_NAME_WIDTH 55
+
 enum cuda_row_kind {
 	CUDA_ROW_RANGE = 0,
 	CUDA_ROW_API = 1,
@@ -62,6 +66,8 @@ struct cuda_stats {
 /* One row of the autograd-style table. */
 struct cuda_op_row {
 	const char *name;
+	const char *display;     /* name as tables print it: kernels shortened and told apart
+				  * (CUDA_NAME_WIDTH), other rows the name itself */
 	uint32_t kind;           /* enum cuda_row_kind */
 	uint64_t self_cpu_ns, cpu_total_ns, self_cuda_ns, cuda_total_ns, calls;
 	/* Net bytes allocated inside the range / call on its own thread (torch's
@@ -74,6 +80,7 @@ struct cuda_op_row {
 
 struct cuda_kernel_row {
 	const char *name;
+	const char *display;     /* shortened for tables, unique among kernels */
 	struct cuda_stats t;
 	double time_pct;         /* of all kernel time, 0..100 */
 	int32_t grid[3], block[3];   /* of the first instance */

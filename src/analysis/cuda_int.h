@@ -20,6 +20,27 @@
 
 #define CUDA_NO_IDX UINT32_MAX
 
+/* --- cuda_smap.c: a small string → index map (names are few, ops many) ---- */
+
+struct cuda_smap_ent {
+	const char *key;
+	uint32_t val;
+};
+
+struct cuda_smap {
+	struct util_map map;         /* FNV-1a of the key -> index into ent */
+	struct cuda_smap_ent *ent;   /* in insertion order */
+	size_t n, cap;
+};
+
+/* Look key up; when absent insert it with value val.  Returns the value
+ * stored, or CUDA_NO_IDX on allocation failure.  *added tells which happened.
+ * The map keeps the key pointer, not a copy. */
+uint32_t cuda_smap_get(struct cuda_smap *m, const char *key, uint32_t val, int *added);
+/* The value stored for key, CUDA_NO_IDX when absent. */
+uint32_t cuda_smap_find(const struct cuda_smap *m, const char *key);
+void cuda_smap_free(struct cuda_smap *m);
+
 /* Generated strings owned by the analysis (range "domain:name" keys,
  * launch-site keys; recommendation text and status lines are kept in their
  * own arrays). */
@@ -27,6 +48,7 @@ struct cuda_priv {
 	struct cuda_analysis pub;   /* first: the public pointer is this one */
 	char **strs;
 	size_t nstrs, capstrs;
+	struct cuda_smap kdisp;     /* kernel name -> kernel row (cuda_display.c) */
 };
 
 static inline uint64_t dur(uint64_t start, uint64_t end)
@@ -69,24 +91,6 @@ static inline int range_is_span(const struct prof_range *r)
  * freed.  Returns s, or NULL (s freed) when out of memory. */
 char *cuda_keep_str(struct cuda_priv *pv, char *s);
 
-/* --- cuda_smap.c: a small string → index map (names are few, ops many) ---- */
-
-struct cuda_smap_ent {
-	const char *key;
-	uint32_t val;
-};
-
-struct cuda_smap {
-	struct util_map map;         /* FNV-1a of the key -> index into ent */
-	struct cuda_smap_ent *ent;   /* in insertion order */
-	size_t n, cap;
-};
-
-/* Look key up; when absent insert it with value val.  Returns the value
- * stored, or CUDA_NO_IDX on allocation failure.  *added tells which happened.
- * The map keeps the key pointer, not a copy. */
-uint32_t cuda_smap_get(struct cuda_smap *m, const char *key, uint32_t val, int *added);
-void cuda_smap_free(struct cuda_smap *m);
 
 /* --- cuda_names.c: display names of records --------------------------------- */
 
@@ -141,6 +145,11 @@ int cuda_status_build(struct cuda_analysis *a, const struct profile *p);
 int cuda_tables_build(struct cuda_priv *pv, const struct profile *p, const struct cuda_nest *ns,
 		      const char **range_names, const double *bps, const double *occ,
 		      uint64_t *scratch);
+/* cuda_display.c: display names of kernel rows and op rows (before the
+ * sites and the rules, which print them). */
+int cuda_display_build(struct cuda_priv *pv);
+/* The display name of a GPU op's name (a kernel row's), or name itself. */
+const char *cuda_display_of(const struct cuda_analysis *a, const char *name);
 /* cuda_sites.c: launch sites. */
 int cuda_sites_build(struct cuda_priv *pv, const struct profile *p, const struct cuda_nest *ns);
 /* The frame (profile.frames index) of stack s that stands for the user's call:

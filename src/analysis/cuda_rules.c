@@ -135,7 +135,7 @@ static int small_grid(const void *ctx, struct rules_pass *pass)
 			continue;
 		ret = rules_fire(pass,
 				 "%s: %.2f blocks per SM (grid %dx%dx%d) and %.1f%% of kernel time",
-				 k->name, k->blocks_per_sm, k->grid[0], k->grid[1], k->grid[2],
+				 k->display, k->blocks_per_sm, k->grid[0], k->grid[1], k->grid[2],
 				 k->time_pct);
 		if (ret)
 			return ret;
@@ -158,7 +158,7 @@ static int cold_kernel(const void *ctx, struct rules_pass *pass)
 			continue;
 		ret = rules_fire(pass,
 				 "%s: first instance %s vs median %s of the other %llu (%.1fx)",
-				 k->name, tstr(b1, sizeof(b1), (double)k->first_ns),
+				 k->display, tstr(b1, sizeof(b1), (double)k->first_ns),
 				 tstr(b2, sizeof(b2), k->rest_med_ns),
 				 (unsigned long long)(k->t.count - 1),
 				 k->rest_med_ns > 0 ? k->first_ns / k->rest_med_ns : 0.0);
@@ -323,7 +323,7 @@ static int variable_kernel(const void *ctx, struct rules_pass *pass)
 			continue;
 		ret = rules_fire(pass,
 				 "%s: %llu instances, mean %s, stddev %s (CV %.2f), min %s, max %s",
-				 k->name, (unsigned long long)k->t.count,
+				 k->display, (unsigned long long)k->t.count,
 				 tstr(b1, sizeof(b1), k->t.avg), tstr(b2, sizeof(b2), k->t.stddev),
 				 cv,
 				 tstr(b3, sizeof(b3), (double)k->t.min),

@@ -38,6 +38,14 @@ uint32_t cuda_smap_get(struct cuda_smap *m, const char *key, uint32_t val, int *
 	return val;
 }
 
+uint32_t cuda_smap_find(const struct cuda_smap *m, const char *key)
+{
+	struct smap_probe pr = { m, key };
+	uint32_t e = util_map_find(&m->map, util_fnv1a_str(key, UTIL_FNV_INIT), smap_eq, &pr);
+
+	return e != UINT32_MAX ? m->ent[e].val : CUDA_NO_IDX;
+}
+
 void cuda_smap_free(struct cuda_smap *m)
 {
 	util_map_free(&m->map);

@@ -135,6 +135,7 @@ static int add_op(struct cuda_analysis *a, size_t *cap, struct cuda_smap *m, con
 			return -ENOMEM;
 		memset(&a->ops[a->nops], 0, sizeof(*a->ops));
 		a->ops[a->nops].name = name;
+		a->ops[a->nops].display = name;   /* kernels: cuda_display.c */
 		a->ops[a->nops].kind = kind;
 		a->nops++;
 	}
@@ -500,7 +501,7 @@ static int build_kernels(struct cuda_analysis *a, const struct profile *p, const
 		double wb = 0, wbd = 0, wo = 0, wod = 0;
 		size_t n = off[g + 1] - off[g], ne = 0;
 
-		k->name = cuda_op_name(f);
+		k->name = k->display = cuda_op_name(f);
 		memcpy(k->grid, f->grid, sizeof(k->grid));
 		memcpy(k->block, f->block, sizeof(k->block));
 		k->registers = f->registers;

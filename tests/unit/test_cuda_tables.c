@@ -371,6 +371,57 @@ static void test_text(void)
 	cb_free(&p);
 }
 
+/* Kernel names as tables print them: at most CUDA_NAME_WIDTH columns, two
+ * different kernels never alike, the kernel rows of the autograd-style table
+ * the same text as the kernel summary, and a mangled name the demangler
+ * refused (cut at the agent's limit) shown by its readable prefix. */
+static void test_display_names(void)
+{
+	static const char *const k[] = {
+		"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, "
+		"at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "
+		"at::detail::Array<char*, 3>)",
+		"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::Half>, "
+		"at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::Half>, "
+		"at::detail::Array<char*, 3>)",
+		"_ZN17cutlass__5x_cudnn6KernelINS_4gemm6kernel13GemmUniversalINS1_10threadblock",
+		"_ZN17cutlass__5x_cudnn6KernelINS_4gemm6kernel13GemmUniversalINS1_10threadblock2",
+		"kernelA(float*, int)",
+	};
+	struct profile p;
+	struct cuda_analysis *a;
+	size_t i, j, n = sizeof(k) / sizeof(k[0]);
+	uint32_t c;
+
+	cb_init(&p);
+	cb_h100(&p, 0);
+	for (i = 0; i < n; i++) {
+		c = cb_api(&p, "cudaLaunchKernel", 0, i * MS, i * MS + 5 * US);
+		cb_kernel(&p, k[i], i * MS + 10 * US, i * MS + 110 * US, c, 132, 256, 32);
+	}
+	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
+	REQUIRE(a->nkernels == n);
+	for (i = 0; i < a->nkernels; i++) {
+		const struct cuda_op_row *r = cb_op(a, a->kernels[i].name, CUDA_ROW_KERNEL);
+
+		fprintf(stderr, "# %s\n", a->kernels[i].display);
+		CHECK(strlen(a->kernels[i].display) <= CUDA_NAME_WIDTH + 2);   /* "…" is 3 bytes */
+		CHECK(r && r->display == a->kernels[i].display);
+		for (j = 0; j < i; j++)
+			CHECK(strcmp(a->kernels[i].display, a->kernels[j].display) != 0);
+		if (!strcmp(a->kernels[i].name, "kernelA(float*, int)"))
+			CHECK_STR(a->kernels[i].display, "kernelA(float*, int)");
+		if (!strncmp(a->kernels[i].name, "_ZN17", 5))
+			CHECK(!strncmp(a->kernels[i].display, "Kernel<GemmUniversal<", 21) ||
+			      !strncmp(a->kernels[i].display, "cutlass__5x_cudnn::Kernel<", 26));
+	}
+	/* other rows keep their names */
+	CHECK(cb_op(a, "cudaLaunchKernel", CUDA_ROW_API) &&
+	      !strcmp(cb_op(a, "cudaLaunchKernel", CUDA_ROW_API)->display, "cudaLaunchKernel"));
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1) {
@@ -389,5 +440,6 @@ int main(int argc, char **argv)
 	test_attribution();
 	test_launch_sites();
 	test_text();
+	test_display_names();
 	return test_result();
 }
