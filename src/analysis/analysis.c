@@ -1,6 +1,7 @@
 /*
- * analysis.c — run every analysis of a profile once (CPU aggregation, CUDA,
- * memory, steps, data-quality warnings) into one struct analysis.
+ * analysis.c — run every analysis of a profile once (CPU aggregation,
+ * operators, CUDA, memory, steps, data-quality warnings) into one struct
+ * analysis.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,6 +12,7 @@
 #include "cuda_analysis.h"
 #include "dist.h"
 #include "memory.h"
+#include "ops.h"
 #include "steps.h"
 #include "wait.h"
 
@@ -22,7 +24,11 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	a->profile = p;
 	if ((ret = cpu_aggregate(p, &a->cpu)) < 0)
 		goto out;
-	if (!(opts && opts->cpu_only) && (ret = cuda_analyze(p, &a->cuda)) < 0)
+	/* before CUDA: launch sites and rules name the operators */
+	if ((ret = ops_analyze(p, opts ? opts->op_patterns : NULL, opts ? opts->nop_patterns : 0,
+			       &a->ops)) < 0)
+		goto out;
+	if (!(opts && opts->cpu_only) && (ret = cuda_analyze_ops(p, a->ops, &a->cuda)) < 0)
 		goto out;
 	if ((ret = mem_analyze(a)) < 0)
 		goto out;
@@ -56,6 +62,7 @@ void analysis_free(struct analysis *a)
 		return;
 	cpu_warnings_free(a->warnings, a->nwarnings);
 	cuda_analysis_free(a->cuda);
+	ops_free(a->ops);
 	mem_free(a->memory);
 	steps_free(a->steps);
 	wait_free(a->wait);

@@ -15,6 +15,8 @@ struct cpu_profile;
 struct cuda_analysis;
 struct dist_analysis;
 struct mem_analysis;
+struct op_analysis;
+struct op_pattern;
 struct step_analysis;
 struct wait_analysis;
 
@@ -22,11 +24,16 @@ struct analysis_opts {
 	int cpu_only;            /* skip the CUDA analysis (cuda stays NULL) */
 	const char *step_regex;  /* --step: ranges/marks so named are steps (POSIX ERE) */
 	const char *step_func;   /* --step-func: a function entered once per step */
+	const struct op_pattern *op_patterns;   /* --op-pattern rules (ops.h), before the
+						 * built-in ones */
+	size_t nop_patterns;
 };
 
 struct analysis {
 	const struct profile *profile;   /* not owned: outlives the analysis */
 	struct cpu_profile *cpu;         /* cpu.h: functions, lines, threads, processes */
+	struct op_analysis *ops;         /* ops.h: framework operators; NULL when no frame
+					  * entered one */
 	struct cuda_analysis *cuda;      /* cuda_analysis.h; NULL when the run has no CUDA part */
 	struct mem_analysis *memory;     /* memory.h; NULL when the run has no memory data */
 	struct step_analysis *steps;     /* steps.h; NULL when the run has no steps */

@@ -50,6 +50,12 @@ void cuda_analysis_free(struct cuda_analysis *a)
 
 int cuda_analyze(const struct profile *p, struct cuda_analysis **out)
 {
+	return cuda_analyze_ops(p, NULL, out);
+}
+
+int cuda_analyze_ops(const struct profile *p, const struct op_analysis *ops,
+		     struct cuda_analysis **out)
+{
 	struct cuda_priv *pv = calloc(1, sizeof(*pv));
 	struct cuda_analysis *a;
 	struct cuda_nest ns = { 0 };
@@ -87,7 +93,7 @@ int cuda_analyze(const struct profile *p, struct cuda_analysis **out)
 		goto out;
 	cuda_kernel_occupancy(p, bps, occ);
 	if ((ret = cuda_tables_build(pv, p, &ns, range_names, bps, occ, scratch)) ||
-	    (ret = cuda_display_build(pv)) || (ret = cuda_sites_build(pv, p, &ns)) ||
+	    (ret = cuda_display_build(pv)) || (ret = cuda_sites_build(pv, p, &ns, ops)) ||
 	    (ret = cuda_timeline_build(a, p, &ns, bps, occ)))
 		goto out;
 	if (a->has_data && (ret = cuda_rules_build(a, p, range_names, scratch)))

@@ -110,9 +110,17 @@ struct cuda_api_row {
 	double time_pct;         /* of all API time */
 };
 
+/* One launch site: the first frame of the user's code on the launching
+ * call's stack (docs/cuda.md, "Launch sites") and the innermost operator
+ * there; so "train.py:17(step) -> aten::addmm -> kernel". */
 struct cuda_site {
 	const char *function, *file, *module;
 	uint32_t line;
+	const char *op;          /* innermost operator on the launch stack, "" none */
+	const char *kernel;      /* the kernel (copy, set) with the most GPU time from here */
+	const char *kernel_display;   /* ... as tables print it */
+	uint64_t kernel_ns;      /* ... and its GPU time from here */
+	uint64_t kernels;        /* distinct kernels, copies and sets launched from here */
 	uint64_t launches;       /* API calls from here that launched GPU work */
 	uint64_t gpu_ns;         /* GPU time of that work */
 };
@@ -208,6 +216,11 @@ struct cuda_analysis {
  * no CUDA status at all), or the negative errno of the pass that failed
  * (-ENOMEM when memory is short). */
 int cuda_analyze(const struct profile *p, struct cuda_analysis **out);
+/* The same with the operators of p (ops.h; may be NULL): launch sites name
+ * the innermost operator and pass over operator frames. */
+struct op_analysis;
+int cuda_analyze_ops(const struct profile *p, const struct op_analysis *ops,
+		     struct cuda_analysis **out);
 void cuda_analysis_free(struct cuda_analysis *a);
 
 /* 1 if key is a key_averages sort key (cuda_time_total, cpu_time_total,
@@ -227,6 +240,21 @@ int cuda_api_is_sync(const char *name);
 /* 1 if a module basename belongs to the CUDA runtime/driver/CUPTI or to us:
  * frames there are skipped when looking for a launch site. */
 int cuda_module_is_runtime(const char *module);
+
+/* What a frame is to the launch-site search (the list is in cuda_names.c and
+ * docs/cuda.md, "Launch sites"). */
+enum cuda_frame_class {
+	CUDA_FRAME_USER = 0,     /* the user's code: a launch site */
+	CUDA_FRAME_VENDOR,       /* a vendor library or framework: cuBLAS, cuDNN, NCCL,
+				  * CUTLASS, libtorch, ggml, ONNX Runtime, TensorFlow, and
+				  * the framework's own Python files */
+	CUDA_FRAME_INTERP,       /* the Python interpreter's C code */
+	CUDA_FRAME_SYSTEM,       /* libc, libstdc++, the dynamic loader, libgomp */
+};
+/* The class of a frame: module basename, demangled function, source file of
+ * the executing line (each may be NULL or ""). */
+enum cuda_frame_class cuda_frame_class(const char *module, const char *function,
+				       const char *file);
 /* 1 if a source file is nvcc's generated code or runtime header: a .cudafe1.*
  * temporary (*.cudafe1.stub.c, *.cudafe1.cpp), crt/host_runtime.h, cuda_runtime.h. */
 int cuda_file_is_generated(const char *file);

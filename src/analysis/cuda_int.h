@@ -150,11 +150,19 @@ int cuda_tables_build(struct cuda_priv *pv, const struct profile *p, const struc
 int cuda_display_build(struct cuda_priv *pv);
 /* The display name of a GPU op's name (a kernel row's), or name itself. */
 const char *cuda_display_of(const struct cuda_analysis *a, const char *name);
-/* cuda_sites.c: launch sites. */
-int cuda_sites_build(struct cuda_priv *pv, const struct profile *p, const struct cuda_nest *ns);
+/* cuda_sites.c: launch sites; ops may be NULL. */
+int cuda_sites_build(struct cuda_priv *pv, const struct profile *p, const struct cuda_nest *ns,
+		     const struct op_analysis *ops);
 /* The frame (profile.frames index) of stack s that stands for the user's call:
- * past the CUDA runtime/driver, cbottleneck, a static cudart and nvcc's glue;
- * kernel names the launched kernel (NULL for other calls).  CUDA_NO_IDX. */
+ * past the CUDA runtime/driver, cbottleneck, a static cudart and nvcc's glue,
+ * vendor libraries, frameworks, the interpreter and system libraries (the
+ * first frame of the user's code); kernel names the launched kernel (NULL for
+ * other calls).  Without one: the framework function the interpreter called,
+ * else the outermost frame that enters an operator (func_op: ops.h's, may be
+ * NULL), else the first frame past the runtime.  CUDA_NO_IDX when none. */
+uint32_t cuda_site_frame_ops(const struct profile *p, uint32_t s, const char *kernel,
+			     const uint32_t *func_op);
+/* cuda_site_frame_ops() without operators. */
 uint32_t cuda_site_frame(const struct profile *p, uint32_t s, const char *kernel);
 /* cuda_tables.c: 1 when the run recorded memory (host hooks on, host
  * allocation records or CUDA MEMORY2 records). */

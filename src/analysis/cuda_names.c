@@ -269,3 +269,83 @@ int cuda_frame_is_host_wrapper(const char *function, const char *kernel, const c
 	}
 	return 0;
 }
+
+/* --- vendor libraries, frameworks, the interpreter ------------------------------ */
+
+/* Module basenames (prefixes) of libraries that are not the user's code: the
+ * CUDA math and communication libraries, CUTLASS-based kernel libraries, and
+ * the frameworks (their launch glue, dispatchers and bindings).  docs/cuda.md
+ * ("Launch sites") lists them; keep it in step. */
+static const char *const vendor_modules[] = {
+	"libcublas", "libcudnn", "libcufft", "libcurand", "libcusparse", "libcusolver",
+	"libcutensor", "libcudss", "libnccl", "libnvrtc", "libnvJitLink", "libnvToolsExt",
+	"libnvtx", "libnvblas", "libnpp", "libnvinfer", "libcutlass", "flash_attn",
+	"libflashattention", "libtransformer_engine",
+	"libtorch", "libc10", "libshm", "libggml", "libonnxruntime",
+	"libtensorflow", "_pywrap_tensorflow", "libxla", "libjax",
+};
+
+static const char *const system_modules[] = {
+	"libc.so", "libc-", "libstdc++", "libgcc_s", "ld-linux", "libpthread", "libm.so",
+	"libdl", "libgomp", "libiomp", "libomp",
+};
+
+static int has_any_prefix(const char *s, const char *const *pre, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strncmp(s, pre[i], strlen(pre[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* "python3", "python3.12", "python3.12d": the interpreter's executable. */
+static int is_python_exe(const char *m)
+{
+	if (strncmp(m, "python", 6) != 0)
+		return 0;
+	for (m += 6; *m; m++)
+		if (!((*m >= '0' && *m <= '9') || *m == '.' || *m == 'd' || *m == 'm' || *m == 't'))
+			return 0;
+	return 1;
+}
+
+static int ends_in(const char *s, const char *suf)
+{
+	size_t n = strlen(s), k = strlen(suf);
+
+	return n >= k && strcmp(s + n - k, suf) == 0;
+}
+
+enum cuda_frame_class cuda_frame_class(const char *module, const char *function,
+				       const char *file)
+{
+	const char *bare;
+	size_t blen;
+
+	/* A Python function (its line is in a .py file): the user's, unless it
+	 * is the framework's own Python code. */
+	if (file && ends_in(file, ".py"))
+		return (strstr(file, "-packages/torch/") || strstr(file, "-packages/tensorflow/") ||
+			strstr(file, "-packages/onnxruntime/"))
+			? CUDA_FRAME_VENDOR : CUDA_FRAME_USER;
+	if (module && *module) {
+		if (has_any_prefix(module, vendor_modules,
+				   sizeof(vendor_modules) / sizeof(vendor_modules[0])))
+			return CUDA_FRAME_VENDOR;
+		if (strncmp(module, "libpython", 9) == 0 || is_python_exe(module))
+			return CUDA_FRAME_INTERP;
+		if (has_any_prefix(module, system_modules,
+				   sizeof(system_modules) / sizeof(system_modules[0])))
+			return CUDA_FRAME_SYSTEM;
+	}
+	/* CUTLASS linked into the user's own binary */
+	if (function && *function) {
+		bare = fn_bare(function, &blen);
+		if (has_prefix(bare, blen, "cutlass::") || has_prefix(bare, blen, "cutlass_") ||
+		    has_prefix(bare, blen, "cute::"))
+			return CUDA_FRAME_VENDOR;
+	}
+	return CUDA_FRAME_USER;
+}

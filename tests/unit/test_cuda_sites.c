@@ -317,6 +317,123 @@ static void test_predicates(void)
 	CHECK(!cuda_frame_is_host_wrapper(NULL, "kernelE(float*)", NULL));
 }
 
+/* llm.c's matmul_forward calls cuBLAS, which calls cuBLASLt, which
+ * launches: the site is the user's line, past both libraries. */
+static void test_past_cublas(void)
+{
+	static const struct fr chain[] = {
+		{ "cudaLaunchKernel", "", 0, "libcudart.so.13" },
+		{ "libcublasLt.so.13.1.0.3+0x30a4405", "", 0, "libcublasLt.so.13.1.0.3" },
+		{ "cublasLtMatmul", "", 0, "libcublasLt.so.13.1.0.3" },
+		{ "cublasSgemm_v2", "", 0, "libcublas.so.13.1.0.3" },
+		{ "matmul_forward(float*, float const*, float const*, float const*, int, int, int, "
+		  "int)", "/src/llm.c/train_gpt2_fp32.cu", 734, "train_gpt2fp32cu" },
+		{ "main", "/src/llm.c/train_gpt2_fp32.cu", 1600, "train_gpt2fp32cu" },
+	};
+
+	EXPECT_SITE(chain, "sm90_xmma_gemm_f32f32_f32f32_f32_nn_n",
+		    "matmul_forward(float*, float const*, float const*, float const*, int, int, "
+		    "int, int)", 734);
+}
+
+/* cuDNN, NCCL, CUTLASS compiled into the user's binary, and the C++
+ * library's thread start: none is the user's code. */
+static void test_past_vendors(void)
+{
+	static const struct fr cudnn[] = {
+		{ "cudaLaunchKernel", "", 0, "libcudart.so.13" },
+		{ "libcudnn_engines_precompiled.so.9+0x363a72c", "", 0,
+		  "libcudnn_engines_precompiled.so.9.10.2" },
+		{ "cudnnConvolutionForward", "", 0, "libcudnn_cnn.so.9" },
+		{ "conv_layer(Tensor&)", "/src/net.cc", 88, "net" },
+	};
+	static const struct fr nccl[] = {
+		{ "cudaLaunchKernelExC", "", 0, "libcudart.so.13" },
+		{ "ncclLaunchKernel", "", 0, "libnccl.so.2" },
+		{ "ncclAllReduce", "", 0, "libnccl.so.2" },
+		{ "allreduce_grads()", "/src/dist.cc", 41, "net" },
+	};
+	static const struct fr cutlass[] = {
+		{ "cudaLaunchKernel", "", 0, "libcudart.so.13" },
+		{ "cutlass::device_kernel_launch<GemmKernel>(GemmKernel::Params)",
+		  "/opt/cutlass/include/cutlass/device_kernel.h", 100, "gemm" },
+		{ "cutlass::gemm::device::GemmUniversalAdapter<GemmKernel>::run(CUstream_st*)",
+		  "/opt/cutlass/include/cutlass/gemm/device/gemm_universal_adapter.h", 300, "gemm" },
+		{ "run_gemm(int)", "/src/gemm.cu", 52, "gemm" },
+		{ "main", "/src/gemm.cu", 80, "gemm" },
+	};
+	static const struct fr thread[] = {
+		{ "cudaLaunchKernel", "", 0, "libcudart.so.13" },
+		{ "worker(int)", "/src/pool.cc", 17, "pool" },
+		{ "std::thread::_State_impl<...>::_M_run()", "", 0, "libstdc++.so.6.0.30" },
+		{ "start_thread", "", 0, "libc.so.6" },
+	};
+
+	EXPECT_SITE(cudnn, "cudnn_kernel", "conv_layer(Tensor&)", 88);
+	EXPECT_SITE(nccl, "ncclDevKernel_AllReduce_Sum_f32_RING_LL", "allreduce_grads()", 41);
+	EXPECT_SITE(cutlass, "cutlass_kernel", "run_gemm(int)", 52);
+	EXPECT_SITE(thread, "k", "worker(int)", 17);
+}
+
+/* Nothing of the user's: without an interpreter, the first frame past the
+ * runtime (the library that launched); under Python, the framework
+ * function the interpreter called; a Python line in the user's file wins. */
+static void test_no_user_frame(void)
+{
+	static const struct fr lib_only[] = {
+		{ "cudaLaunchKernel", "", 0, "libcudart.so.13" },
+		{ "cublasSgemm_v2", "", 0, "libcublas.so.13" },
+		{ "start_thread", "", 0, "libc.so.6" },
+	};
+	static const struct fr python[] = {
+		{ "cudaLaunchKernel", "", 0, "libcudart.so.13" },
+		{ "at::native::gemm", "", 0, "libtorch_cuda.so" },
+		{ "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", "", 0, "libtorch_cpu.so" },
+		{ "torch::autograd::THPVariable_mm(_object*, _object*, _object*)", "", 0,
+		  "libtorch_python.so" },
+		{ "cfunction_call", "", 0, "python3.12" },
+		{ "_PyEval_EvalFrameDefault", "", 0, "python3.12" },
+		{ "Py_RunMain", "", 0, "python3.12" },
+	};
+	static const struct fr python_frames[] = {
+		{ "cudaLaunchKernel", "", 0, "libcudart.so.13" },
+		{ "at::_ops::mm::call(at::Tensor const&, at::Tensor const&)", "", 0, "libtorch_cpu.so" },
+		{ "torch::autograd::THPVariable_mm(_object*, _object*, _object*)", "", 0,
+		  "libtorch_python.so" },
+		{ "cfunction_call", "", 0, "libpython3.12.so.1.0" },
+		{ "forward", "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py", 125, "" },
+		{ "_PyEval_EvalFrameDefault", "", 0, "libpython3.12.so.1.0" },
+		{ "step", "/home/u/train.py", 17, "" },
+		{ "_PyEval_EvalFrameDefault", "", 0, "libpython3.12.so.1.0" },
+	};
+
+	EXPECT_SITE(lib_only, "k", "cublasSgemm_v2", 0);
+	EXPECT_SITE(python, "k", "torch::autograd::THPVariable_mm(_object*, _object*, _object*)", 0);
+	EXPECT_SITE(python_frames, "k", "step", 17);
+}
+
+static void test_frame_class(void)
+{
+	CHECK_EQ_INT(cuda_frame_class("libcublasLt.so.13", "x", ""), CUDA_FRAME_VENDOR);
+	CHECK_EQ_INT(cuda_frame_class("libtorch_cuda.so", "x", ""), CUDA_FRAME_VENDOR);
+	CHECK_EQ_INT(cuda_frame_class("libggml-cuda.so", "x", ""), CUDA_FRAME_VENDOR);
+	CHECK_EQ_INT(cuda_frame_class("libonnxruntime_providers_cuda.so", "x", ""),
+		     CUDA_FRAME_VENDOR);
+	CHECK_EQ_INT(cuda_frame_class("python3.12", "x", ""), CUDA_FRAME_INTERP);
+	CHECK_EQ_INT(cuda_frame_class("python3", "x", ""), CUDA_FRAME_INTERP);
+	CHECK_EQ_INT(cuda_frame_class("libpython3.11.so.1.0", "x", ""), CUDA_FRAME_INTERP);
+	CHECK_EQ_INT(cuda_frame_class("python_tool", "x", ""), CUDA_FRAME_USER);
+	CHECK_EQ_INT(cuda_frame_class("libc.so.6", "x", ""), CUDA_FRAME_SYSTEM);
+	CHECK_EQ_INT(cuda_frame_class("prog", "cutlass::gemm::device::Gemm<float>::run()", ""),
+		     CUDA_FRAME_VENDOR);
+	CHECK_EQ_INT(cuda_frame_class("prog", "cutlassish_helper()", ""), CUDA_FRAME_USER);
+	CHECK_EQ_INT(cuda_frame_class("", "step", "/home/u/train.py"), CUDA_FRAME_USER);
+	CHECK_EQ_INT(cuda_frame_class("python3.12", "step", "/home/u/train.py"), CUDA_FRAME_USER);
+	CHECK_EQ_INT(cuda_frame_class("", "forward",
+				      "/venv/lib/python3.12/site-packages/torch/nn/modules/conv.py"),
+		     CUDA_FRAME_VENDOR);
+}
+
 int main(void)
 {
 	test_dynamic_cudart();
@@ -331,5 +448,9 @@ int main(void)
 	test_cudafe_cpp_frame();
 	test_only_generated();
 	test_predicates();
+	test_past_cublas();
+	test_past_vendors();
+	test_no_user_frame();
+	test_frame_class();
 	return test_result();
 }
