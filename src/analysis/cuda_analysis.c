@@ -96,7 +96,7 @@ int cuda_analyze_ops(const struct profile *p, const struct op_analysis *ops,
 	    (ret = cuda_display_build(pv)) || (ret = cuda_sites_build(pv, p, &ns, ops)) ||
 	    (ret = cuda_timeline_build(a, p, &ns, bps, occ)))
 		goto out;
-	if (a->has_data && (ret = cuda_rules_build(a, p, range_names, scratch)))
+	if (a->has_data && (ret = cuda_rules_build(a, p, range_names, scratch, ops)))
 		goto out;
 	cuda_sort_ops(a, NULL);
 	ret = 0;

@@ -42,6 +42,13 @@
 #define CUDA_MALLOC_CHURN_REPEAT 3          /* ... or inside a range name seen this many times */
 #define CUDA_PINNED_HOST_SHARE 0.25         /* rule pinned-memory: pinned peak / host RAM */
 #define CUDA_GPU_MEM_NEAR 0.90              /* rule gpu-memory-full: peak / device memory */
+#define CUDA_LAYOUT_SHARE 0.05              /* rule channels-last: NCHW<->NHWC transposes,
+					     * their share of kernel time */
+#define CUDA_FP32_MATH_SHARE 0.10           /* rule fp32-math: fp32 GEMM/conv kernels' share */
+#define CUDA_FUSE_KERNEL_NS 10000           /* rule fuse-elementwise: elementwise kernels
+					     * shorter than 10 us ... */
+#define CUDA_FUSE_MIN_PER_STEP 50           /* ... at least this many per step ... */
+#define CUDA_FUSE_MIN_TOTAL 200             /* ... and in the whole run */
 
 /* Kernel names in tables: at most this many columns (torch's name column),
  * two different kernels never printing the same text (names.h). */
@@ -217,7 +224,8 @@ struct cuda_analysis {
  * (-ENOMEM when memory is short). */
 int cuda_analyze(const struct profile *p, struct cuda_analysis **out);
 /* The same with the operators of p (ops.h; may be NULL): launch sites name
- * the innermost operator and pass over operator frames. */
+ * the innermost operator and pass over operator frames, and the rules can
+ * say which operators launched what they found. */
 struct op_analysis;
 int cuda_analyze_ops(const struct profile *p, const struct op_analysis *ops,
 		     struct cuda_analysis **out);

@@ -170,8 +170,9 @@ int cuda_has_mem(const struct profile *p);
 /* cuda_timeline.c: the overview, per-device rows and the verdict. */
 int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 			const struct cuda_nest *ns, const double *bps, const double *occ);
-/* cuda_rules.c: recommendations, from the tables and the overview. */
+/* cuda_rules.c: recommendations, from the tables and the overview; ops
+ * (may be NULL) names the operators that launched what a rule found. */
 int cuda_rules_build(struct cuda_analysis *a, const struct profile *p, const char **range_names,
-		     uint64_t *scratch);
+		     uint64_t *scratch, const struct op_analysis *ops);
 
 #endif

@@ -3,6 +3,7 @@
  * show its problem, carries the numbers that fired it, and none fires on a
  * clean, compute-bound profile.
  */
+#include "analysis/ops.h"
 #include "test_cuda_build.h"
 #include "testlib.h"
 
@@ -229,6 +230,169 @@ static void test_copy_bound(void)
 	cb_free(&p);
 }
 
+#define NCHW2NHWC                                                                      \
+	"void cudnn::ops::nchwToNhwcKernel<float, float, float, false, true, "           \
+	"(cudnnKernelDataType_t)2>(cudnn::ops::nchw2nhwc_params_t<float>, float const*, " \
+	"float*)"
+#define NHWC2NCHW                                                                      \
+	"void cudnn::ops::nhwcToNchwKernel<float, float, float, true, false, "           \
+	"(cudnnKernelDataType_t)0>(cudnn::ops::nhwc2nchw_params_t<float>, float const*, " \
+	"float*)"
+#define ADD_KERNEL                                                                     \
+	"void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>, " \
+	"at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<float>, "         \
+	"at::detail::Array<char*, 3>)"
+
+/* Layout transposes: 2 x 2 ms of the 20 ms + 4 ms of kernel time (16.7 %)
+ * fire channels-last, with their names and the operator that launched them;
+ * 2 x 100 us (1 %) do not. */
+static void test_channels_last(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	struct op_analysis *o;
+	uint32_t f[3], l[3] = { 0 }, s, c;
+	uint64_t t = 40 * MS;
+
+	clean(&p);
+	f[0] = cb_func(&p, "cudaLaunchKernel", "", 0, "libcudart.so.13");
+	f[1] = cb_func(&p, "at::_ops::cudnn_convolution::call(at::Tensor const&)", "", 0,
+		       "libtorch_cpu.so");
+	f[2] = cb_func(&p, "main", "m.cc", 1, "prog");
+	s = cb_stack(&p, 3, f, l);
+	c = cb_api(&p, "cudaLaunchKernel", 0, t, t + 5 * US);
+	p.cuda_api[c].stack = s;
+	cb_kernel(&p, NCHW2NHWC, t, t + 2 * MS, c, 264, 256, 32);
+	c = cb_api(&p, "cudaLaunchKernel", 0, t + 2 * MS, t + 2 * MS + 5 * US);
+	p.cuda_api[c].stack = s;
+	cb_kernel(&p, NHWC2NCHW, t + 2 * MS, t + 4 * MS, c, 264, 256, 32);
+	REQUIRE(ops_analyze(&p, NULL, 0, &o) == 0 && o);
+	REQUIRE(cuda_analyze_ops(&p, o, &a) == 0 && a);
+	CHECK(cb_reco(a, "channels-last") != NULL);
+	CHECK(strstr(evidence(a, "channels-last"), "2 NCHW<->NHWC layout transposes took 4.000 ms = "
+						   "16.7% of kernel time") != NULL);
+	CHECK(strstr(evidence(a, "channels-last"), "nchwToNhwcKernel<float, float, float") != NULL);
+	CHECK(strstr(evidence(a, "channels-last"), "launched from aten::cudnn_convolution (100%)") !=
+	      NULL);
+	CHECK(strstr(cb_reco(a, "channels-last")->message, "channels_last") != NULL);
+	cuda_analysis_free(a);
+	ops_free(o);
+	cb_free(&p);
+
+	clean(&p);
+	c = cb_api(&p, "cudaLaunchKernel", 0, t, t + 5 * US);
+	cb_kernel(&p, NCHW2NHWC, t, t + 100 * US, c, 264, 256, 32);
+	c = cb_api(&p, "cudaLaunchKernel", 0, t, t + 5 * US);
+	cb_kernel(&p, NHWC2NCHW, t + 100 * US, t + 200 * US, c, 264, 256, 32);
+	a = analyze(&p);
+	CHECK(cb_reco(a, "channels-last") == NULL);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
+/* fp32 GEMMs on CUDA cores: fire on a GPU with tensor cores, not on one
+ * without (compute capability 6.1), not for TF32 tensor-core kernels, not
+ * when they are a small share. */
+static void test_fp32_math(void)
+{
+	static const char *const k[] = {
+		"ampere_sgemm_128x64_nn",                                   /* fp32 SIMT: fires */
+		"sm80_xmma_gemm_f32f32_tf32f32_f32_nn_n_tilesize128x128x16", /* TF32: no */
+		"void cutlass::Kernel2<cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_align4>("
+		"cutlass_80_tensorop_s1688gemm_128x128_16x4_nn_align4::Params)",   /* TF32: no */
+	};
+	struct profile p;
+	struct cuda_analysis *a;
+	uint64_t t = 40 * MS;
+	uint32_t c;
+	int i;
+
+	for (i = 0; i < 3; i++) {
+		clean(&p);
+		c = cb_api(&p, "cudaLaunchKernel", 0, t, t + 5 * US);
+		cb_kernel(&p, k[i], t, t + 10 * MS, c, 264, 256, 32);
+		a = analyze(&p);
+		if (i == 0) {
+			CHECK(cb_reco(a, "fp32-math") != NULL);
+			CHECK(strstr(evidence(a, "fp32-math"), "took 10.000 ms = 33.3% of kernel time "
+							       "on H100 (compute capability 9.0: "
+							       "tensor cores, TF32): "
+							       "ampere_sgemm_128x64_nn") != NULL);
+			CHECK(strstr(cb_reco(a, "fp32-math")->message, "allow_tf32") != NULL);
+		} else {
+			CHECK(cb_reco(a, "fp32-math") == NULL);
+		}
+		cuda_analysis_free(a);
+		/* a Pascal part has no tensor cores */
+		if (i == 0) {
+			p.devices[0].cc_major = 6;
+			p.devices[0].cc_minor = 1;
+			a = analyze(&p);
+			CHECK(cb_reco(a, "fp32-math") == NULL);
+			cuda_analysis_free(a);
+		}
+		cb_free(&p);
+	}
+	/* 1 ms of 21 ms: under 10 % */
+	clean(&p);
+	c = cb_api(&p, "cudaLaunchKernel", 0, t, t + 5 * US);
+	cb_kernel(&p, k[0], t, t + 1 * MS, c, 264, 256, 32);
+	a = analyze(&p);
+	CHECK(cb_reco(a, "fp32-math") == NULL);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
+/* 300 elementwise kernels of 3 us in one run fire fuse-elementwise; spread
+ * over 10 steps (30 per step) they do not; nor do long ones. */
+static void test_fuse_elementwise(void)
+{
+	struct profile p;
+	struct cuda_analysis *a;
+	uint64_t t;
+	uint32_t c;
+	int i, steps;
+
+	for (steps = 0; steps <= 10; steps += 10) {
+		clean(&p);
+		t = 40 * MS;
+		for (i = 0; i < 300; i++, t += 10 * US) {
+			c = cb_api(&p, "cudaLaunchKernel", 0, t, t + 5 * US);
+			cb_kernel(&p, ADD_KERNEL, t + 5 * US, t + 8 * US, c, 264, 256, 32);
+		}
+		for (i = 0; i <= steps && steps; i++) {
+			cb_range(&p, "step", 0, 0, 0);
+			p.ranges[p.nranges - 1].kind = CBN_RANGE_STEP;
+			p.ranges[p.nranges - 1].start = p.ranges[p.nranges - 1].end =
+				40 * MS + (uint64_t)i * 300 * US;
+		}
+		a = analyze(&p);
+		if (!steps) {
+			CHECK(cb_reco(a, "fuse-elementwise") != NULL);
+			CHECK(strstr(evidence(a, "fuse-elementwise"),
+				     "300 elementwise kernels under 10.000 us (300 per step over 1 "
+				     "step, the whole run) took 900.000 us of GPU time "
+				     "(vectorized_elementwise_kernel<4, CUDAFunctor_add<float") != NULL);
+			CHECK(strstr(cb_reco(a, "fuse-elementwise")->message, "torch.compile") != NULL);
+		} else {
+			CHECK(cb_reco(a, "fuse-elementwise") == NULL);
+		}
+		cuda_analysis_free(a);
+		cb_free(&p);
+	}
+	/* 300 long ones */
+	clean(&p);
+	t = 40 * MS;
+	for (i = 0; i < 300; i++, t += 100 * US) {
+		c = cb_api(&p, "cudaLaunchKernel", 0, t, t + 5 * US);
+		cb_kernel(&p, ADD_KERNEL, t + 5 * US, t + 50 * US, c, 264, 256, 32);
+	}
+	a = analyze(&p);
+	CHECK(cb_reco(a, "fuse-elementwise") == NULL);
+	cuda_analysis_free(a);
+	cb_free(&p);
+}
+
 int main(void)
 {
 	test_clean();
@@ -237,5 +401,8 @@ int main(void)
 	test_sync_and_pageable();
 	test_kernel_rules();
 	test_implicit_dtod();
+	test_channels_last();
+	test_fp32_math();
+	test_fuse_elementwise();
 	return test_result();
 }
