@@ -151,6 +151,7 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		if (!(o = item(x)))
 			continue;
 		cJSON_AddStringToObject(o, "name", r->name);
+		cJSON_AddStringToObject(o, "short_name", r->display ? r->display : r->name);
 		cJSON_AddStringToObject(o, "kind", r->kind < 5 ? row_kind[r->kind] : "api");
 		num(o, "self_cpu_ns", (double)r->self_cpu_ns);
 		num(o, "cpu_total_ns", (double)r->cpu_total_ns);
@@ -172,6 +173,7 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		if (!(o = item(x)))
 			continue;
 		cJSON_AddStringToObject(o, JK_NAME, k->name);
+		cJSON_AddStringToObject(o, "short_name", k->display ? k->display : k->name);
 		num(o, JK_INSTANCES, (double)k->t.count);
 		num(o, JK_TOTAL_NS, (double)k->t.total);
 		stats(o, &k->t);
@@ -233,6 +235,12 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		cJSON_AddStringToObject(o, "module", s->module);
 		num(o, "launches", (double)s->launches);
 		num(o, "gpu_ns", (double)s->gpu_ns);
+		cJSON_AddStringToObject(o, "op", s->op ? s->op : "");
+		cJSON_AddStringToObject(o, "kernel", s->kernel ? s->kernel : "");
+		cJSON_AddStringToObject(o, "kernel_short_name",
+					s->kernel_display ? s->kernel_display : "");
+		num(o, "kernel_ns", (double)s->kernel_ns);
+		num(o, "kernels", (double)s->kernels);
 	}
 
 	o = cJSON_AddObjectToObject(c, JK_OVERVIEW);

@@ -13,6 +13,7 @@
 #include "analysis.h"
 #include "cuda_report.h"
 #include "fmt.h"
+#include "names.h"
 #include "../analysis/occupancy.h"
 
 #define CUDA_TEXT_DEFAULT_LIMIT 15
@@ -125,7 +126,7 @@ static int print_ops(FILE *out, const struct cuda_analysis *a, const struct repo
 		double calls = r->calls ? (double)r->calls : 1;
 
 		fmt_table_row(t);
-		fmt_table_cell(t, "%s", r->name);
+		fmt_table_cell(t, "%s", r->display ? r->display : r->name);
 		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->self_cpu_ns, self_cpu));
 		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->self_cpu_ns));
 		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->cpu_total_ns, self_cpu));
@@ -218,7 +219,7 @@ static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct 
 			fmt_table_cell(t, "%.1f%%", 100 * k->est_occupancy);
 		else
 			fmt_table_cell(t, "-");
-		fmt_table_cell(t, "%s", k->name);
+		fmt_table_cell(t, "%s", k->display ? k->display : k->name);
 	}
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
@@ -360,7 +361,8 @@ static int print_sites(FILE *out, const struct cuda_analysis *a, const struct re
 	struct fmt_table *t;
 	size_t i, n = limit_of(o, a->nsites);
 	uint64_t all = a->ov.gpu_ns;
-	char b[64], f[512], cwd[4096];
+	char b[64], f[512], name[512], cwd[4096];
+	int has_op = 0;
 
 	/* nothing to say when no launch had a host stack */
 	if (!a->nsites || (a->nsites == 1 && !strcmp(a->sites[0].function, "[no stack captured]")))
@@ -370,12 +372,18 @@ static int print_sites(FILE *out, const struct cuda_analysis *a, const struct re
 	t = fmt_table_new();
 	if (!t)
 		return -ENOMEM;
-	fprintf(out, "CUDA launch sites (first caller outside the CUDA libraries)\n");
+	for (i = 0; i < n; i++)
+		has_op |= a->sites[i].op && *a->sites[i].op;
+	fprintf(out, "CUDA launch sites (first frame of the user's code: past the CUDA runtime, "
+		     "vendor libraries and frameworks)\n");
 	fmt_table_col(t, "Launches", FMT_RIGHT, 0, 0);
 	fmt_table_col(t, "GPU time", FMT_RIGHT, 0, 0);
 	fmt_table_col(t, "GPU %", FMT_RIGHT, 0, 0);
 	fmt_table_col(t, "Avg/launch", FMT_RIGHT, 0, 0);
-	fmt_table_col(t, "filename:lineno(function)", FMT_LEFT | FMT_CUT_LEFT, 0, 100);
+	fmt_table_col(t, "filename:lineno(function)", FMT_LEFT | FMT_CUT_LEFT, 0, 72);
+	if (has_op)
+		fmt_table_col(t, "Operator", FMT_LEFT, 0, 40);
+	fmt_table_col(t, "Kernel (most GPU time)", FMT_LEFT, 0, CUDA_NAME_WIDTH + 12);
 	for (i = 0; i < n; i++) {
 		const struct cuda_site *s = &a->sites[i];
 
@@ -387,8 +395,17 @@ static int print_sites(FILE *out, const struct cuda_analysis *a, const struct re
 		if (s->function[0] == '[')
 			fmt_table_cell(t, "%s", s->function);
 		else
-			fmt_table_cell(t, "%s", fmt_func(f, sizeof(f), s->function, short_path(s->file, cwd),
-							 s->line, s->module));
+			fmt_table_cell(t, "%s", fmt_func(f, sizeof(f),
+							 names_bare_copy(name, sizeof(name), s->function),
+							 short_path(s->file, cwd), s->line, s->module));
+		if (has_op)
+			fmt_table_cell(t, "%s", s->op && *s->op ? s->op : "-");
+		if (!s->kernel_display)
+			fmt_table_cell(t, "-");
+		else if (s->kernels > 1)
+			fmt_table_cell(t, "%s (+%" PRIu64 " more)", s->kernel_display, s->kernels - 1);
+		else
+			fmt_table_cell(t, "%s", s->kernel_display);
 	}
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);

@@ -14,6 +14,7 @@
 #include "fmt.h"
 #include "mem_report.h"
 #include "memory.h"
+#include "names.h"
 
 #define MEM_TEXT_DEFAULT_LIMIT 15
 #define MEM_TEXT_SITE_MAX 100    /* columns of a site */
@@ -60,7 +61,8 @@ static char *site_label(char *buf, size_t len, const struct profile *p, const st
 		return buf;
 	}
 	f = &p->funcs[s->func];
-	fmt_trunc(name, sizeof(name), f->name ? f->name : "?", MEM_TEXT_SITE_MAX / 2, 0);
+	names_bare_copy(path, sizeof(path), f->name ? f->name : "?");   /* no parameters */
+	fmt_trunc(name, sizeof(name), path, MEM_TEXT_SITE_MAX / 2, 0);
 	if (s->inlined)
 		strcat(name, " [inlined]");
 	fmt_trunc(path, sizeof(path), s->file && *s->file ? s->file : f->file ? f->file : "",

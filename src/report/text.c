@@ -21,6 +21,7 @@
 #include "mem_report.h"
 #include "steps_report.h"
 #include "memory.h"
+#include "names.h"
 #include "report.h"
 #include "util.h"
 #include "wait_report.h"
@@ -361,12 +362,18 @@ static void text_func_name(struct text_ctx *t, char *buf, size_t len, const stru
 {
 	char name[TEXT_NAME_MAX * 8 + 32], path[TEXT_PATH_MAX * 4 + 8], cont[TEXT_NAME_MAX * 4 + 8];
 
-	fmt_trunc(name, sizeof(name), f->name ? f->name : "?", TEXT_NAME_MAX, 0);
+	char bare[TEXT_NAME_MAX * 8 + 32];
+
+	/* rows show C++ functions without their parameter lists, as cProfile
+	 * shows file:line(function); JSON keeps the signature */
+	names_bare_copy(bare, sizeof(bare), f->name ? f->name : "?");
+	fmt_trunc(name, sizeof(name), bare, TEXT_NAME_MAX, 0);
 	if (f->flags & PROF_FUNC_NOSYM) {
 		strcat(name, " [no symbol]");
 	} else if (into < t->p->nfuncs) {
-		fmt_trunc(cont, sizeof(cont), t->p->funcs[into].name ? t->p->funcs[into].name : "?",
-			  TEXT_NAME_MAX / 2, 0);
+		names_bare_copy(bare, sizeof(bare),
+				t->p->funcs[into].name ? t->p->funcs[into].name : "?");
+		fmt_trunc(cont, sizeof(cont), bare, TEXT_NAME_MAX / 2, 0);
 		strcat(name, " [inlined in ");
 		strcat(name, cont);
 		strcat(name, "]");
@@ -482,7 +489,7 @@ static void text_hot_lines(struct text_ctx *t)
 		fmt_table_cell(tb, "%s", loc);
 		fmt_table_cell(tb, "%s", fmt_pct(a, sizeof(a), (double)l->self_ns, (double)c->cpu_ns));
 		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), l->self_ns));
-		fmt_table_cell(tb, "%s", f->name ? f->name : "?");
+		fmt_table_cell(tb, "%s", names_bare_copy(loc, sizeof(loc), f->name ? f->name : "?"));
 	}
 	fprintf(t->out, "Hottest source lines (self time of the innermost frame)\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);

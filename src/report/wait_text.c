@@ -15,6 +15,7 @@
 
 #include "analysis.h"
 #include "fmt.h"
+#include "names.h"
 #include "wait.h"
 #include "wait_report.h"
 
@@ -185,7 +186,8 @@ static char *func_label(char *buf, size_t len, const struct profile *p, uint32_t
 		file = f->file;
 		line = f->line;
 	}
-	fmt_trunc(name, sizeof(name), f->name ? f->name : "?", WAIT_TEXT_NAME_MAX, 0);
+	names_bare_copy(path, sizeof(path), f->name ? f->name : "?");   /* no parameters */
+	fmt_trunc(name, sizeof(name), path, WAIT_TEXT_NAME_MAX, 0);
 	fmt_trunc(path, sizeof(path), file ? file : "", WAIT_TEXT_PATH_MAX, 1);
 	return fmt_func(buf, len, name, path, line, f->module);
 }

@@ -419,6 +419,18 @@ static void test_display_names(void)
 	CHECK(cb_op(a, "cudaLaunchKernel", CUDA_ROW_API) &&
 	      !strcmp(cb_op(a, "cudaLaunchKernel", CUDA_ROW_API)->display, "cudaLaunchKernel"));
 	cuda_analysis_free(a);
+	/* the text prints the display names, never a name cut at the front */
+	{
+		char *t = render(&p, NULL, 15);
+
+		REQUIRE(t);
+		CHECK(strstr(t, "vectorized_elementwise_kernel<4, CUDAFunctor_add<Half>") != NULL);
+		CHECK(strstr(t, "vectorized_elementwise_kernel<4, CUDAFunctor_add<float") != NULL);
+		CHECK(strstr(t, "cutlass__5x_cudnn::Kernel<GemmUniversal<…>> #2") != NULL);
+		CHECK(strstr(t, "at::native::vectorized") == NULL);
+		CHECK(strstr(t, "…ous namespace") == NULL);
+		free(t);
+	}
 	cb_free(&p);
 }
 

@@ -235,6 +235,24 @@ static void test_limit_and_names(void)
 	CHECK(!strstr(out, longname));
 	free(out);
 	pb_free(&b);
+
+	/* C++ functions without return type and parameters, as cProfile shows
+	 * file:line(function); JSON keeps the signature */
+	pb_init(&b, 1000000, "./cxx");
+	funcs[0] = pb_func(&b, "matmul_forward(float*, float const*, float const*, int, int)",
+			   "/src/train_gpt2.cu", 734, "cxx");
+	funcs[1] = pb_func(&b, "void ns::run<int>(std::vector<int, std::allocator<int> > const&) "
+			       "const", "/src/run.cc", 12, "cxx");
+	pr = pb_process(&b, 1, 0, "cxx", "./cxx", 1000000);
+	th = pb_thread(&b, 1, pr, "");
+	for (i = 0; i < 2; i++)
+		pb_samples(&b, th, pb_stack(&b, 1, &funcs[i]), 30 + i, 1, 0);
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, " /src/train_gpt2.cu:734(matmul_forward)\n"));
+	CHECK(strstr(out, " /src/run.cc:12(ns::run<int>)\n"));
+	CHECK(!strstr(out, "float const*"));
+	free(out);
+	pb_free(&b);
 }
 
 static void test_processes_threads(void)
