@@ -26,6 +26,8 @@
 #define CLI_DEFAULT_LIMIT 15
 #define CLI_DEFAULT_OFFCPU_HZ 100 /* --off-cpu without a rate */
 
+struct op_pattern;
+
 struct cli_opts {
 	/* run only */
 	long freq;                  /* -F */
@@ -49,6 +51,9 @@ struct cli_opts {
 	/* steps (run and report) */
 	const char *step_regex;     /* --step: ranges/marks whose name matches (POSIX ERE) */
 	const char *step_func;      /* --step-func: a function entered once per step */
+	/* operators (run and report) */
+	struct op_pattern *op_patterns;   /* --op-pattern REGEX=NAME, in order (ops.h) */
+	size_t nop_patterns;
 	/* report */
 	int inline_view;            /* --inline: enum prof_inline */
 	int python_view;            /* --python: enum prof_python (run and report; off also

@@ -18,6 +18,7 @@
 #include "compare.h"
 #include "export.h"
 #include "load.h"
+#include "ops.h"
 #include "report.h"
 
 #ifndef CBN_VERSION
@@ -30,7 +31,7 @@ enum {
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
 	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING, OPT_OFFCPU,
-	OPT_HTML, OPT_SOURCE_ROOT, OPT_RANK, OPT_RANKS, OPT_PYTHON,
+	OPT_HTML, OPT_SOURCE_ROOT, OPT_RANK, OPT_RANKS, OPT_PYTHON, OPT_OP_PATTERN,
 };
 
 static const struct option long_opts[] = {
@@ -56,6 +57,7 @@ static const struct option long_opts[] = {
 	{"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
 	{"step", required_argument, NULL, OPT_STEP},
 	{"step-func", required_argument, NULL, OPT_STEP_FUNC},
+	{"op-pattern", required_argument, NULL, OPT_OP_PATTERN},
 	{"ring", required_argument, NULL, OPT_RING},
 	{"off-cpu", optional_argument, NULL, OPT_OFFCPU},
 	{"wall", optional_argument, NULL, OPT_OFFCPU},
@@ -139,6 +141,10 @@ static void usage(FILE *f)
 	      "      --report FILE    write the text report to FILE (- = stdout); by default it goes\n"
 	      "                       to stdout when that is a terminal, else to stderr, so a\n"
 	      "                       program's redirected output holds its own bytes only\n"
+	      "      --op-pattern REGEX=NAME  frames whose function (without parameters) matches\n"
+	      "                       REGEX are operator NAME (\\1 inserts a group, \\u1 in upper\n"
+	      "                       case), before the built-in PyTorch/ggml/ONNX Runtime/\n"
+	      "                       TensorFlow rules; repeatable\n"
 	      "      --rank N, --ranks LIST  a distributed run: only these ranks (0-3,7)\n"
 	      "                       (docs/distributed.md)\n"
 	      "  -q, --quiet          tables only: no banner or hints; the agent stays silent\n"
@@ -430,6 +436,20 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 			o->step_regex = optarg;
 			break;
 		}
+		case OPT_OP_PATTERN: {
+			struct op_pattern pat, *np;
+
+			if (ops_pattern_parse(optarg, &pat, err, sizeof(err)) < 0)
+				return cli_usage_error("%s", err);
+			np = realloc(o->op_patterns, (o->nop_patterns + 1) * sizeof(*np));
+			if (!np) {
+				fprintf(stderr, "cbottleneck: out of memory\n");
+				return CLI_EXIT_NOMEM;
+			}
+			o->op_patterns = np;
+			np[o->nop_patterns++] = pat;
+			break;
+		}
 		case OPT_STEP_FUNC:
 			if (!*optarg)
 				return cli_usage_error("--step-func needs a function name");
@@ -566,6 +586,9 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 
 void cli_opts_free(struct cli_opts *o)
 {
+	free(o->op_patterns);
+	o->op_patterns = NULL;
+	o->nop_patterns = 0;
 	free(o->fail);
 	free(o->warn);
 	o->fail = o->warn = NULL;

@@ -19,6 +19,7 @@
 #include "html.h"
 #include "json_keys.h"
 #include "mem_json.h"
+#include "ops_report.h"
 #include "report.h"
 #include "steps_json.h"
 #include "wait_report.h"
@@ -506,6 +507,8 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 	cuda = report_cuda_json(a, o);
 	if (cuda)
 		cJSON_AddItemToObject(root, JK_CUDA, cuda);
+	if (report_ops_json(a, o, root) < 0)
+		goto fail;
 	if (report_mem_json(a, root) < 0)
 		goto fail;
 	if (report_steps_json(a, root) < 0)

@@ -21,6 +21,7 @@
 #define JK_MEMORY "memory"
 #define JK_STEPS "steps"
 #define JK_WAITING "waiting"
+#define JK_OPERATORS "operators"
 
 /* run */
 #define JK_COMMAND "command"
@@ -38,6 +39,14 @@
 #define JK_TOTAL_NS "total_ns"
 #define JK_SELF_SAMPLES "self_samples"
 #define JK_TOTAL_SAMPLES "total_samples"
+
+/* operators.rows[] (name, self_samples, total_samples as in functions[]) */
+#define JK_OP_ROWS "rows"
+#define JK_OP_SELF_CPU_NS "self_cpu_ns"
+#define JK_OP_CPU_TOTAL_NS "cpu_total_ns"
+#define JK_OP_SELF_CUDA_NS "self_cuda_ns"
+#define JK_OP_CUDA_TOTAL_NS "cuda_total_ns"
+#define JK_OP_LAUNCHES "launches"
 
 /* cuda.ops[] memory columns (present when memory was recorded): net bytes */
 #define JK_CPU_MEM "cpu_mem"

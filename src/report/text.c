@@ -22,6 +22,7 @@
 #include "steps_report.h"
 #include "memory.h"
 #include "names.h"
+#include "ops_report.h"
 #include "report.h"
 #include "util.h"
 #include "wait_report.h"
@@ -775,6 +776,8 @@ int report_text(FILE *out, const struct analysis *a, const struct report_opts *o
 	if ((ret = report_steps_text(out, a, o)) < 0)
 		return ret;
 	if ((ret = report_mem_text(out, a, o)) < 0)
+		return ret;
+	if ((ret = report_ops_text(out, a, o)) < 0)
 		return ret;
 	ret = report_cuda_text(out, a, o);
 	if (ret < 0)

@@ -10,8 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "analysis/analysis.h"
 #include "analysis/ops.h"
+#include "report/ops_report.h"
 #include "test_cuda_build.h"
 #include "testlib.h"
 
@@ -196,6 +199,66 @@ static void launch(struct profile *p, uint32_t s, uint32_t thread, uint64_t t, c
 	cb_kernel(p, kernel, t + 20 * US, t + 20 * US + gpu_ns, c, 132, 256, 32);
 }
 
+/* The writers: the text table (torch's columns, honest CPU labels, rows by
+ * --sort) and the JSON object (every row, the signature, the parents). */
+static void test_report(const struct analysis *an)
+{
+	struct report_opts o = { .limit = 3 };
+	char *buf = NULL, *out;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	cJSON *root, *ops, *rows, *r;
+	int i, n;
+
+	REQUIRE(f);
+	CHECK_EQ_INT(report_ops_text(f, an, &o), 0);
+	fclose(f);
+	CHECK(strstr(buf, "Operators, autograd-style (sorted by cuda_time_total; CPU: sampled "
+			  "on-CPU time, CUDA: exact GPU time)\n"));
+	CHECK(strstr(buf, "Self CPU %  Sampled self CPU   CPU total %  Sampled CPU total     "
+			  "Self CUDA   Self CUDA %    CUDA total      Launches\n"));
+	CHECK(strstr(buf, "aten::addmm        52.63%          10.000ms        52.63%"));
+	CHECK(strstr(buf, "   (4 more operators; use --limit)\n"));
+	CHECK(strstr(buf, "Self CPU time total: 19.000ms (sampled; 100.00% of the run's "
+			  "19.000ms of sampled CPU)\n"));
+	free(buf);
+	/* --sort self_cpu_time_total: addmm, linear, then GGML MUL_MAT */
+	o.sort = "self_cpu_time_total";
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	REQUIRE(f);
+	CHECK_EQ_INT(report_ops_text(f, an, &o), 0);
+	fclose(f);
+	out = strstr(buf, "aten::addmm");
+	CHECK(out && strstr(out, "aten::linear") && strstr(strstr(out, "aten::linear"),
+							     "GGML MUL_MAT"));
+	free(buf);
+
+	root = cJSON_CreateObject();
+	REQUIRE(root);
+	CHECK_EQ_INT(report_ops_json(an, NULL, root), 0);
+	ops = cJSON_GetObjectItem(root, "operators");
+	REQUIRE(ops);
+	CHECK_STR(cJSON_GetObjectItem(ops, "sort")->valuestring, "cuda_time_total");
+	CHECK_EQ_INT(cJSON_GetObjectItem(ops, "gpu_ns")->valuedouble, 396 * US);
+	rows = cJSON_GetObjectItem(ops, "rows");
+	n = cJSON_GetArraySize(rows);
+	CHECK_EQ_INT(n, (int)an->ops->nrows);
+	for (i = 0; i < n; i++) {
+		r = cJSON_GetArrayItem(rows, i);
+		if (strcmp(cJSON_GetObjectItem(r, "name")->valuestring, "aten::addmm"))
+			continue;
+		CHECK_STR(cJSON_GetObjectItem(r, "framework")->valuestring, "pytorch");
+		CHECK(strstr(cJSON_GetObjectItem(r, "entry")->valuestring,
+			     "at::_ops::addmm::call(at::Tensor const&"));
+		CHECK_EQ_INT(cJSON_GetObjectItem(r, "self_cuda_ns")->valuedouble, 316 * US);
+		CHECK_EQ_INT(cJSON_GetObjectItem(r, "self_samples")->valuedouble, 10);
+		CHECK_STR(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "parents"), 0)->valuestring,
+			  "aten::linear");
+	}
+	cJSON_Delete(root);
+}
+
 static void test_table(void)
 {
 	struct profile p;
@@ -376,6 +439,7 @@ static void test_table(void)
 		   "aten::addmm") != NULL);
 	st = site(an.cuda, "step", "aten::addmm");
 	CHECK(st && st->line == 33 && st->gpu_ns == 9 * US);
+	test_report(&an);
 	analysis_free(&an);
 
 	/* --sort keys */
