@@ -12,6 +12,7 @@
 #include "analysis.h"
 #include "cuda_report.h"
 #include "json_keys.h"
+#include "names.h"
 
 static const char *const row_kind[] = { "range", "api", "kernel", "memcpy", "memset" };
 
@@ -226,10 +227,12 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 	x = arr(c, "launch_sites");
 	for (i = 0; i < a->nsites; i++) {
 		const struct cuda_site *s = &a->sites[i];
+		char bare[1024];
 
 		if (!(o = item(x)))
 			continue;
 		cJSON_AddStringToObject(o, "function", s->function);
+		cJSON_AddStringToObject(o, "short_name", names_bare_copy(bare, sizeof(bare), s->function));
 		cJSON_AddStringToObject(o, "file", s->file);
 		num(o, "line", s->line);
 		cJSON_AddStringToObject(o, "module", s->module);

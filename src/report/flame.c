@@ -13,6 +13,7 @@
 #include "flame_js.h"
 #include "gz.h"
 #include "mem_samples.h"
+#include "ops_report.h"
 #include "wait_report.h"
 
 #include <errno.h>
@@ -111,8 +112,9 @@ static int flame_mem_weights(const struct profile *p, enum export_sample type, u
 	return 0;
 }
 
-static int flame_build(const struct profile *p, enum export_sample type, struct ftree *t)
+static int flame_build(const struct analysis *a, enum export_sample type, struct ftree *t)
 {
+	const struct profile *p = a->profile;
 	/* weights per (stack, truncated); slot 2 * nstacks: no valid stack; wall
 	 * types: WAIT_WALL_SLOTS per stack, the off-CPU kinds after those two */
 	int wall = export_sample_is_wall(type);
@@ -171,7 +173,9 @@ static int flame_build(const struct profile *p, enum export_sample type, struct 
 		}
 		for (size_t d = sk ? sk->nframes : 0; d-- > 0;) {
 			uint32_t fn = p->frames[sk->first + d].func;
-			const char *name = fn < p->nfuncs ? p->funcs[fn].name : NULL;
+			/* a frame entering an operator shows the operator */
+			const char *name = fn < p->nfuncs
+				? report_frame_name(a->ops, fn, p->funcs[fn].name) : NULL;
 
 			/* an inlined frame: its own box, named so (flamegraph.pl's "_[i]") */
 			cur = flame_child(t, cur, name && *name ? name : "[unknown]",
@@ -416,7 +420,7 @@ int export_flamegraph_as(const struct analysis *a, const char *path, enum export
 		return -1;
 	}
 	o.unit = (unsigned)type < sizeof(units) / sizeof(units[0]) ? units[type] : "samples";
-	rc = flame_build(p, type, &t);
+	rc = flame_build(a, type, &t);
 	if (rc) {
 		snprintf(err, errlen, "cannot build flame graph %s: out of memory", path);
 		goto out;

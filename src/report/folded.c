@@ -10,6 +10,7 @@
 #include "export.h"
 #include "gz.h"
 #include "mem_samples.h"
+#include "ops_report.h"
 #include "wait_report.h"
 
 #include <errno.h>
@@ -41,8 +42,10 @@ static size_t folded_put_name(char *dst, const char *name)
  * agent's max depth lacks its root frames; it gets a "[truncated]" root so
  * it does not pose as a call tree of its own.  An inlined frame gets the
  * "_[i]" suffix flamegraph.pl colours as inlined. */
-static char *folded_stack_text(const struct profile *p, const struct prof_stack *sk, int truncated)
+static char *folded_stack_text(const struct analysis *a, const struct prof_stack *sk,
+			       int truncated)
 {
+	const struct profile *p = a->profile;
 	static const char trunc[] = "[truncated];";
 	size_t len = sizeof(trunc), n = sk ? sk->nframes : 0;
 	char *s, *d;
@@ -51,7 +54,8 @@ static char *folded_stack_text(const struct profile *p, const struct prof_stack 
 		return strdup("[no-stack]");
 	for (size_t i = 0; i < n; i++) {
 		uint32_t fn = p->frames[sk->first + i].func;
-		const char *name = fn < p->nfuncs ? p->funcs[fn].name : NULL;
+		const char *name = fn < p->nfuncs
+			? report_frame_name(a->ops, fn, p->funcs[fn].name) : NULL;
 
 		len += (name && *name ? strlen(name) : 9) + 1 + 4;
 	}
@@ -63,7 +67,9 @@ static char *folded_stack_text(const struct profile *p, const struct prof_stack 
 	for (size_t i = n; i-- > 0;) {
 		uint32_t fn = p->frames[sk->first + i].func;
 
-		d += folded_put_name(d, fn < p->nfuncs ? p->funcs[fn].name : NULL);
+		/* a frame entering an operator shows the operator */
+		d += folded_put_name(d, fn < p->nfuncs
+					 ? report_frame_name(a->ops, fn, p->funcs[fn].name) : NULL);
 		if (p->frames[sk->first + i].inlined)
 			d += sprintf(d, "_[i]");
 		if (i)
@@ -148,7 +154,7 @@ int export_folded_as(const struct analysis *a, const char *path, enum export_sam
 
 		if (!w[i])
 			continue;
-		text = folded_stack_text(p, k < p->nstacks ? &p->stacks[k] : NULL, j == 1);
+		text = folded_stack_text(a, k < p->nstacks ? &p->stacks[k] : NULL, j == 1);
 		if (text && j >= 2) {
 			const char *leaf = wait_offcpu_frame((uint32_t)(j - 2));
 			char *both = malloc(strlen(text) + strlen(leaf) + 2);

@@ -16,6 +16,8 @@
 #include "calltree.h"
 #include "cpu.h"
 #include "html.h"
+#include "names.h"
+#include "ops_report.h"
 #include "util.h"
 
 #define HTML_TREE_NODES 4000     /* call tree nodes kept; the rest is "(other)" */
@@ -42,9 +44,13 @@ struct names {
 	const char **str;                /* names index -> string (strings only) */
 	size_t nstr, capstr;
 	const struct profile *p;
+	const struct op_analysis *ops;   /* NULL: no operators */
 };
 
-static uint32_t names_add(struct names *nm, const char *name, const char *file, uint32_t line)
+/* [name, file, line] or, with a label (what a box shows when it is not the
+ * whole name), [name, file, line, label]. */
+static uint32_t names_add_label(struct names *nm, const char *name, const char *file,
+				uint32_t line, const char *label)
 {
 	cJSON *e = cJSON_CreateArray();
 
@@ -54,7 +60,14 @@ static uint32_t names_add(struct names *nm, const char *name, const char *file, 
 	cJSON_AddItemToArray(e, cJSON_CreateString(name ? name : ""));
 	cJSON_AddItemToArray(e, cJSON_CreateString(file ? file : ""));
 	cJSON_AddItemToArray(e, cJSON_CreateNumber(line));
+	if (label)
+		cJSON_AddItemToArray(e, cJSON_CreateString(label));
 	return nm->n++;
+}
+
+static uint32_t names_add(struct names *nm, const char *name, const char *file, uint32_t line)
+{
+	return names_add_label(nm, name, file, line, NULL);
 }
 
 static uint32_t names_func(struct names *nm, uint32_t func)
@@ -73,10 +86,19 @@ static uint32_t names_func(struct names *nm, uint32_t func)
 	if (func >= p->nfuncs)
 		return names_add(nm, "[unknown]", "", 0);
 	slot = &nm->of_func[func];
-	if (*slot == UINT32_MAX)
-		*slot = names_add(nm, p->funcs[func].name && *p->funcs[func].name
-				      ? p->funcs[func].name : "[unknown]",
-				  p->funcs[func].file, p->funcs[func].line);
+	if (*slot == UINT32_MAX) {
+		const char *name = p->funcs[func].name && *p->funcs[func].name
+			? p->funcs[func].name : "[unknown]";
+		const char *label = report_frame_name(nm->ops, func, NULL);
+		char bare[1024];
+
+		/* what a box shows, when not the whole name: the operator it
+		 * enters, or the function without its parameters; the page
+		 * shows the whole signature on hover */
+		if (!label && strcmp(names_bare_copy(bare, sizeof(bare), name), name))
+			label = bare;
+		*slot = names_add_label(nm, name, p->funcs[func].file, p->funcs[func].line, label);
+	}
 	return *slot;
 }
 
@@ -795,6 +817,7 @@ cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
 	if (!o)
 		return NULL;
 	nm.p = p;
+	nm.ops = a->ops;
 	nm.arr = cJSON_AddArrayToObject(o, "names");
 	nm.of_func = malloc((p->nfuncs + 1) * sizeof(*nm.of_func));
 	w = ct_stack_weights(p);

@@ -19,6 +19,7 @@
 #include "html.h"
 #include "json_keys.h"
 #include "mem_json.h"
+#include "names.h"
 #include "ops_report.h"
 #include "report.h"
 #include "steps_json.h"
@@ -267,12 +268,15 @@ static cJSON *json_functions(const struct profile *p, const struct cpu_profile *
 		const struct cpu_func *f = &c->funcs[i];
 		const struct prof_func *pf = &p->funcs[f->func];
 		cJSON *o = cJSON_CreateObject();
+		char bare[4096];
 		int err = 0;
 
 		if (!o)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
 		err |= json_str(o, JK_NAME, pf->name);
+		/* as table rows print it: C++ without return type and parameters */
+		err |= json_str(o, "short_name", names_bare_copy(bare, sizeof(bare), pf->name));
 		err |= json_str(o, JK_FILE, pf->file);
 		err |= json_num(o, JK_LINE, pf->line);
 		err |= json_str(o, "module", pf->module);

@@ -32,6 +32,13 @@ const char *report_ops_sorted(const struct op_analysis *ops, const char *key,
 	return ops_sort(*rows, ops->nrows, key, has_gpu);
 }
 
+const char *report_frame_name(const struct op_analysis *ops, uint32_t func, const char *name)
+{
+	if (ops && ops->func_op[func] != OPS_NONE)
+		return ops->rows[ops->func_op[func]].name;
+	return name;
+}
+
 int report_ops_text(FILE *out, const struct analysis *a, const struct report_opts *o)
 {
 	const struct op_analysis *ops = a->ops;

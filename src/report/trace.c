@@ -12,6 +12,7 @@
 #include "export.h"
 #include "gz.h"
 #include "memory.h"
+#include "ops.h"
 #include "steps.h"
 #include "steps_json.h"
 #include "util.h"
@@ -76,6 +77,7 @@ struct tctx {
 	const struct profile *p;
 	const struct mem_analysis *mem; /* NULL: no memory data */
 	const struct step_analysis *steps; /* NULL: no steps */
+	const struct op_analysis *ops;     /* NULL: no operators */
 	int64_t ws, we;         /* window, relative ns */
 	uint32_t *gpu_pid_proc; /* synthetic GPU pid k -> process index */
 	uint32_t *gpu_pid_dev;  /* ... and device */
@@ -1105,8 +1107,20 @@ static const struct prof_cuda_device *trace_device(const struct profile *p, uint
 	return NULL;
 }
 
-static void trace_gpu_args(const struct profile *p, struct sbuf *b, const struct prof_gpu_op *g)
+/* ,"op":"aten::addmm": the operator innermost on API call api's launch
+ * stack (ops.h), nothing when there is none. */
+static void trace_op_arg(const struct tctx *c, struct sbuf *b, uint32_t api)
 {
+	if (!c->ops || api >= c->p->ncuda_api || c->ops->api_op[api] == OPS_NONE)
+		return;
+	sb_puts(b, ",\"op\":");
+	sb_json_str(b, c->ops->rows[c->ops->api_op[api]].name);
+}
+
+static void trace_gpu_args(const struct tctx *c, struct sbuf *b, const struct prof_gpu_op *g)
+{
+	const struct profile *p = c->p;
+
 	sb_printf(b,
 	          ",\"args\":{\"device\":%" PRIu32 ",\"context\":%" PRIu32 ",\"stream\":%" PRIu32
 	          ",\"correlation\":%" PRIu32,
@@ -1141,6 +1155,7 @@ static void trace_gpu_args(const struct profile *p, struct sbuf *b, const struct
 		if (g->kind == PROF_GPU_MEMSET)
 			sb_printf(b, ",\"value\":%" PRIu32, g->value);
 	}
+	trace_op_arg(c, b, g->api);
 	sb_puts(b, "}");
 }
 
@@ -1237,6 +1252,7 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 		          a->correlation);
 		if (a->ret)
 			sb_printf(b, ",\"return\":%" PRId32, a->ret);
+		trace_op_arg(c, b, e->ref);
 		sb_puts(b, "}");
 		break;
 	}
@@ -1256,7 +1272,7 @@ static void trace_format(const struct tctx *c, struct sbuf *b, const struct tev 
 		break;
 	}
 	case TEV_GPU:
-		trace_gpu_args(p, b, &p->gpu_ops[e->ref]);
+		trace_gpu_args(c, b, &p->gpu_ops[e->ref]);
 		break;
 	case TEV_MPI: {
 		const struct prof_mpi_call *m = &p->mpi_calls[e->ref];
@@ -1646,7 +1662,7 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
                  char *err, size_t errlen)
 {
 	const struct profile *p = a->profile;
-	struct tctx c = {.p = p, .mem = a->memory, .steps = a->steps};
+	struct tctx c = {.p = p, .mem = a->memory, .steps = a->steps, .ops = a->ops};
 	struct tvec cuda = {0}, cpu = {0};
 	uint64_t cap = o && o->max_bytes ? o->max_bytes : TRACE_DEFAULT_CAP;
 	int rc;

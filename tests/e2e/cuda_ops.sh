@@ -162,3 +162,45 @@ rc=0
 "$CBN" report --op-pattern 'a(b=x' "$T/session" >/dev/null 2>"$T/bad.err" || rc=$?
 [ "$rc" = 2 ] || fail "a bad --op-pattern is not a usage error (exit 2), got $rc"
 grep -q "not a valid regular expression" "$T/bad.err" || fail "a bad --op-pattern does not say why: $(cat "$T/bad.err")"
+
+# The other outputs carry the operators: folded stacks and the flame graph
+# name a frame that enters one by it, the trace gives each launch and GPU
+# op its operator, the HTML page has the operator table
+"$CBN" report --report /dev/null --folded "$T/o.folded" --flamegraph "$T/o.svg" \
+	--trace "$T/o.trace.json" --html "$T/o.html" "$T/session" 2>"$T/exp.err" ||
+	fail "report with the exports failed: $(tail -3 "$T/exp.err")"
+grep -q 'train_step;aten::linear;aten::addmm;' "$T/o.folded" ||
+	fail "folded stacks do not read train_step;aten::linear;aten::addmm"
+grep -q 'at::_ops::' "$T/o.folded" && fail "a folded frame still shows at::_ops:: instead of its operator"
+grep -q '>aten::addmm' "$T/o.svg" || fail "the flame graph has no aten::addmm frame"
+python3 - "$T/o.trace.json" <<'PY' || fail "trace events do not carry their operators"
+import json, sys
+ev = json.load(open(sys.argv[1]))
+ev = ev["traceEvents"] if isinstance(ev, dict) else ev
+k = [e for e in ev if e.get("name") == "ampere_sgemm_128x64_nn"]
+api = [e for e in ev if e.get("cat") == "cuda_runtime" and e.get("name") == "cudaLaunchKernel"]
+ops = sorted({e["args"].get("op") for e in k})
+print("# sgemm kernels' operators %s, launches with one %d of %d" %
+      (ops, sum(1 for e in api if e["args"].get("op")), len(api)), file=sys.stderr)
+sys.exit(0 if k and ops == ["aten::addmm", "aten::mm"] and all(e["args"].get("op") for e in api) else 1)
+PY
+. "$CBN_SOURCE_DIR/tests/html/browser.bash"
+ops=$(html_data "$T/o.html" 'len(d["report"]["operators"]["rows"])')
+labels=$(html_data "$T/o.html" 'sum(1 for n in d["html"]["names"] if len(n) > 3 and n[3] == "aten::addmm")')
+[ "$labels" = 1 ] || fail "the page's flame graph does not label addmm's frame aten::addmm ($labels)"
+if html_find_browser >/dev/null; then
+	html_open "$T/o.html" '#cuda' cuda_ops 4000
+	html_expect '^render cuda ok'
+	rows=$(python3 - "$DOM" <<'PY'
+import sys
+t = open(sys.argv[1], errors="replace").read()
+sec = t[t.index('id="view-cuda"'):]
+sec = sec[sec.index('<table'):]
+sec = sec[:sec.index('</table>')]
+print(sec.count("<tr") - 1)
+PY
+)
+	[ "$rows" = "$ops" ] || fail "the page's operator table has $rows rows, the report $ops"
+else
+	note "no headless browser: the page's operator table is not rendered"
+fi

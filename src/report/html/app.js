@@ -150,7 +150,11 @@ var CBN = (function () {
 					td.setAttribute('data-v', v == null ? '' : String(v));
 					if (c.cell) td.appendChild(c.cell(r));
 					else {
-						var t = (c.fmt || C.num)(v);
+						/* a name column shows the short name when the row has
+						 * one (C++ without parameters); the title keeps the
+						 * whole signature */
+						var t = (c.fmt || C.num)(c.name && c.key === 'name' && r.short_name
+							? r.short_name : v);
 						if (q && typeof v === 'string' && !c.num) mark(td, t, q);
 						else td.textContent = t;
 						if (typeof v === 'string') td.title = v;

@@ -12,8 +12,10 @@
 	C.flameTree = function (tree, names) {
 		var a = (tree && tree.nodes) || [], n = [], i;
 		for (i = 0; i + 4 < a.length; i += 5) {
+			/* nm[3]: what the box shows when it is not the whole name (the
+			 * operator a frame enters, a function without its parameters) */
 			var nm = names[a[i + 1]] || ['?', '', 0];
-			n.push({ id: n.length, parent: a[i], name: nm[0] + (a[i + 4] ? ' [inlined]' : ''),
+			n.push({ id: n.length, parent: a[i], name: (nm[3] || nm[0]) + (a[i + 4] ? ' [inlined]' : ''),
 				fname: nm[0], file: nm[1], line: nm[2], total: a[i + 2], self: a[i + 3],
 				kids: [], depth: 0 });
 		}
@@ -171,7 +173,8 @@
 			return null;
 		}
 		function describe(x) {
-			return x.name + '  total ' + C.ns(x.total) + ' (' + C.pct(x.total / nodes[0].total) +
+			return x.name + (x.fname && x.name.indexOf(x.fname) !== 0 ? '  [' + x.fname + ']' : '') +
+				'  total ' + C.ns(x.total) + ' (' + C.pct(x.total / nodes[0].total) +
 				')  self ' + C.ns(x.self) + (x.file ? '  ' + x.file.split('/').pop() + ':' + x.line : '') +
 				(opts.describe ? '  ' + opts.describe(x) : '');
 		}
