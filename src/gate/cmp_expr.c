@@ -20,7 +20,7 @@ static int expr_error(char *err, size_t errlen, const char *text, const char *fm
 
 static int expr_error(char *err, size_t errlen, const char *text, const char *fmt, ...)
 {
-	char why[256];
+	char why[512];   /* the longest, "unknown metric", lists them all */
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -178,19 +178,24 @@ static int parse_field(const char *name, size_t len, enum cmp_metric m, struct c
 	static const struct field_name msite_f[] = {
 		{"bytes", CMP_F_BYTES}, {"allocs", CMP_F_ALLOCS}, {0}};
 	static const struct field_name lock_f[] = {{"wait", CMP_F_WAIT}, {0}};
+	static const struct field_name op_f[] = {
+		{"cuda", CMP_F_CUDA}, {"self_cuda", CMP_F_SELF_CUDA}, {"cpu", CMP_F_CPU},
+		{"self_cpu", CMP_F_SELF_CPU}, {"launches", CMP_F_LAUNCHES}, {0}};
 	const struct field_name *f = m == CMP_M_FUNC ? func_f
 				     : m == CMP_M_LINE ? line_f
 				     : m == CMP_M_KERNEL ? kern_f
 				     : m == CMP_M_MEM_GPU ? mgpu_f
 				     : m == CMP_M_MEM_SITE ? msite_f
-				     : m == CMP_M_LOCK ? lock_f : api_f;
+				     : m == CMP_M_LOCK ? lock_f
+				     : m == CMP_M_OP ? op_f : api_f;
 	const struct field_name *i;
-	char list[64] = "";
+	char list[96] = "";
 
 	for (i = f; i->name; i++) {
 		if (strlen(i->name) == len && strncmp(i->name, name, len) == 0) {
 			e->field = i->field;
-			e->unit = i->field == CMP_F_CALLS || i->field == CMP_F_ALLOCS ? CMP_U_COUNT
+			e->unit = i->field == CMP_F_CALLS || i->field == CMP_F_ALLOCS ||
+					  i->field == CMP_F_LAUNCHES ? CMP_U_COUNT
 				  : i->field == CMP_F_PEAK || i->field == CMP_F_BYTES ? CMP_U_BYTES
 				  : CMP_U_NS;
 			return 0;
@@ -321,7 +326,8 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 	return expr_error(err, errlen, e->text,
 			  "unknown metric '%.*s': expected wall, cpu, samples, "
 			  "func[PATTERN].self|total, line[FILE:LINE].self, "
-			  "kernel[PATTERN].total|calls|avg, api[PATTERN].calls|total|avg, gpu.*, "
+			  "kernel[PATTERN].total|calls|avg, api[PATTERN].calls|total|avg, "
+			  "op[NAME].FIELD, gpu.*, "
 			  "mem.*, step.*, wait.total, cpu.efficiency, lock[SITE].wait, "
 			  "rank.max.wall, mpi.time or imbalance", (int)len, s);
 }
@@ -420,11 +426,13 @@ int cmp_expr_parse(const char *text, enum cmp_level level, struct cmp_expr *e, c
 			e->metric = CMP_M_MEM_SITE;
 		else if (n == 4 && strncmp(text, "lock", 4) == 0)
 			e->metric = CMP_M_LOCK;
+		else if (n == 2 && strncmp(text, "op", 2) == 0)
+			e->metric = CMP_M_OP;
 		else
 			return expr_error(err, errlen, text,
 					  "'%.*s[' is not a metric: expected func[...], line[...], "
-					  "kernel[...], api[...], mem.gpu[...], mem.site[...] or "
-					  "lock[...]",
+					  "kernel[...], api[...], op[...], mem.gpu[...], mem.site[...] "
+					  "or lock[...]",
 					  (int)n, text);
 		if (close < 0)
 			return expr_error(err, errlen, text, "unclosed '[' (%s)", CMP_EXAMPLE);
@@ -450,7 +458,8 @@ int cmp_expr_parse(const char *text, enum cmp_level level, struct cmp_expr *e, c
 					  : e->metric == CMP_M_KERNEL ? "total"
 					  : e->metric == CMP_M_MEM_GPU ? "peak"
 					  : e->metric == CMP_M_MEM_SITE ? "bytes"
-					  : e->metric == CMP_M_LOCK ? "wait" : "self");
+					  : e->metric == CMP_M_LOCK ? "wait"
+					  : e->metric == CMP_M_OP ? "cuda" : "self");
 		dot = ++p;
 		while (isalnum((unsigned char)*p) || *p == '_')
 			p++;

@@ -42,12 +42,15 @@ enum cmp_metric {
 	CMP_M_RANK_MAX_WALL,     /* distributed.ranks[].wall_ns, the largest */
 	CMP_M_MPI_TIME,          /* distributed.mpi_ns: MPI time summed over ranks */
 	CMP_M_IMBALANCE,         /* distributed.imbalance: max / mean compute per step */
+	CMP_M_OP,                /* operators.rows[name ~ pattern]: cuda_total_ns|self_cuda_ns
+				  * (exact), cpu_total_ns|self_cpu_ns (sampled), launches */
 };
 
 enum cmp_field {
 	CMP_F_NONE = 0, CMP_F_SELF, CMP_F_TOTAL, CMP_F_CALLS, CMP_F_AVG,
 	CMP_F_PEAK, CMP_F_BYTES, CMP_F_ALLOCS,   /* memory metrics */
 	CMP_F_WAIT,                              /* lock[].wait */
+	CMP_F_CUDA, CMP_F_SELF_CUDA, CMP_F_CPU, CMP_F_SELF_CPU, CMP_F_LAUNCHES,   /* op[] */
 };
 
 enum cmp_gpu {

@@ -279,6 +279,11 @@ static enum cmp_noise metric_noise(const struct cmp_expr *e)
 		return CMP_N_SAMPLED;
 	case CMP_M_WALL:
 		return CMP_N_SINGLE;
+	case CMP_M_OP:
+		/* sampled CPU; exact GPU times are one measurement per run,
+		 * launches exact counts */
+		return e->field == CMP_F_CPU || e->field == CMP_F_SELF_CPU ? CMP_N_SAMPLED
+		       : e->field == CMP_F_LAUNCHES ? CMP_N_EXACT : CMP_N_SINGLE;
 	default:
 		return e->unit == CMP_U_NS || e->unit == CMP_U_RATIO ? CMP_N_SINGLE : CMP_N_EXACT;
 	}
@@ -428,6 +433,35 @@ static void collect(struct cmp_result *r, const struct cmp_side *s, const struct
 		}
 		break;
 	}
+	case CMP_M_OP:
+		/* operators: CUDA and launches exact, CPU sampled */
+		for (i = 0; i < run->nops; i++) {
+			const struct gate_op *o = &run->ops[i];
+			struct cmp_match m = {0};
+			double v;
+
+			if (!name_matches(e, o->name))
+				continue;
+			if (e->field == CMP_F_CPU || e->field == CMP_F_SELF_CPU) {
+				int self = e->field == CMP_F_SELF_CPU;
+				struct cmp_val x;
+
+				if (need(self ? o->self_cpu_ns : o->cpu_total_ns, &v) < 0)
+					continue;
+				x = sampled(v, or_zero(self ? o->self_samples : o->total_samples),
+					    run->period_ns);
+				m.a = x.v;
+				m.var = x.var;
+			} else if (need(e->field == CMP_F_CUDA ? o->cuda_total_ns
+					: e->field == CMP_F_SELF_CUDA ? o->self_cuda_ns : o->launches,
+					&m.a) < 0) {
+				continue;
+			}
+			snprintf(key, sizeof(key), "%s", o->name);
+			if (match_add(r, out, m, key) < 0)
+				return;
+		}
+		break;
 	default: {
 		/* kernel[]: count is instances; api[]: count is calls */
 		const struct gate_count *v = e->metric == CMP_M_KERNEL ? run->kernels : run->api;
@@ -507,6 +541,11 @@ static const char *field_name(enum cmp_field f)
 	case CMP_F_TOTAL: return "total";
 	case CMP_F_CALLS: return "calls";
 	case CMP_F_AVG: return "avg";
+	case CMP_F_CUDA: return "cuda";
+	case CMP_F_SELF_CUDA: return "self_cuda";
+	case CMP_F_CPU: return "cpu";
+	case CMP_F_SELF_CPU: return "self_cpu";
+	case CMP_F_LAUNCHES: return "launches";
 	default: return "?";
 	}
 }
@@ -517,7 +556,8 @@ static void eval_pattern(struct cmp_result *r, const struct cmp_side *b, const s
 	struct cmp_matches mb = {0}, mc = {0};
 	const char *prefix = e->metric == CMP_M_FUNC ? "func"
 			     : e->metric == CMP_M_LINE ? "line"
-			     : e->metric == CMP_M_KERNEL ? "kernel" : "api";
+			     : e->metric == CMP_M_KERNEL ? "kernel"
+			     : e->metric == CMP_M_OP ? "op" : "api";
 	size_t i = 0, j = 0;
 	char *name = NULL;
 
@@ -532,9 +572,12 @@ static void eval_pattern(struct cmp_result *r, const struct cmp_side *b, const s
 			     "(see the baseline's report)", e->text,
 			     e->metric == CMP_M_FUNC ? "function"
 			     : e->metric == CMP_M_LINE ? "source line"
-			     : e->metric == CMP_M_KERNEL ? "kernel" : "CUDA API function",
+			     : e->metric == CMP_M_KERNEL ? "kernel"
+			     : e->metric == CMP_M_OP ? "operator" : "CUDA API function",
 			     b->path, e->pattern,
-			     e->metric == CMP_M_LINE ? " at that line" : "");
+			     e->metric == CMP_M_LINE ? " at that line"
+			     : e->metric == CMP_M_OP && !b->run->has_ops
+			     ? " (it has no operators: no frame entered one)" : "");
 		goto out;
 	}
 	while (i < mb.n || j < mc.n) {
@@ -951,20 +994,32 @@ static void eval_wait(struct cmp_result *r, const struct cmp_side *b, const stru
 	row_judge(r, row);
 }
 
+/* A row that could not be measured in the current run, saying why. */
+static void row_na(struct cmp_result *r, const struct cmp_expr *e, const char *why)
+{
+	struct cmp_row *row = row_add(r, e, e->text);
+
+	if (!row)
+		return;
+	expr_metric_name(e, row->name);
+	row->noise = metric_noise(e);
+	row->status = CMP_S_NA;
+	snprintf(row->note, sizeof(row->note), "%s", why);
+	row_judge(r, row);
+}
+
 static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
 		      const struct cmp_expr *e)
 {
+	/* operators in the baseline, none at all now (not one that went):
+	 * nothing to compare with */
+	if (e->metric == CMP_M_OP && b->run->has_ops && !c->run->has_ops) {
+		row_na(r, e, "the current report has no operators (no frame entered one)");
+		return;
+	}
 	if (is_gpu_metric(e)) {
 		if (!c->cuda_ok) {
-			struct cmp_row *row = row_add(r, e, e->text);
-
-			if (!row)
-				return;
-			expr_metric_name(e, row->name);
-			row->noise = metric_noise(e);
-			row->status = CMP_S_NA;
-			snprintf(row->note, sizeof(row->note), "%s", c->cuda_why);
-			row_judge(r, row);
+			row_na(r, e, c->cuda_why);
 			return;
 		}
 		if (!b->cuda_ok) {
@@ -982,7 +1037,7 @@ static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const stru
 	else if (is_dist_metric(e))
 		eval_dist(r, b, c, e);
 	else if (e->metric == CMP_M_FUNC || e->metric == CMP_M_LINE || e->metric == CMP_M_KERNEL ||
-	    e->metric == CMP_M_API)
+		 e->metric == CMP_M_API || e->metric == CMP_M_OP)
 		eval_pattern(r, b, c, e);
 	else
 		eval_scalar(r, b, c, e);

@@ -186,6 +186,35 @@ static int read_cuda(const cJSON *root, struct gate_run *r)
 	return 0;
 }
 
+/* The operators object, when there is one. */
+static int read_ops(const cJSON *root, struct gate_run *r)
+{
+	const cJSON *o = cJSON_GetObjectItemCaseSensitive(root, JK_OPERATORS), *arr, *it;
+
+	if (!cJSON_IsObject(o))
+		return 0;
+	r->has_ops = 1;
+	arr = cJSON_GetObjectItemCaseSensitive(o, JK_OP_ROWS);
+	r->ops = array_of(arr, sizeof(*r->ops), &r->nops);
+	if (!r->ops)
+		return -ENOMEM;
+	cJSON_ArrayForEach(it, arr) {
+		struct gate_op *g = &r->ops[r->nops];
+
+		if (!(g->name = str(it, JK_NAME)))
+			continue;
+		g->self_cpu_ns = num(it, JK_OP_SELF_CPU_NS);
+		g->cpu_total_ns = num(it, JK_OP_CPU_TOTAL_NS);
+		g->self_samples = num(it, JK_SELF_SAMPLES);
+		g->total_samples = num(it, JK_TOTAL_SAMPLES);
+		g->self_cuda_ns = num(it, JK_OP_SELF_CUDA_NS);
+		g->cuda_total_ns = num(it, JK_OP_CUDA_TOTAL_NS);
+		g->launches = num(it, JK_OP_LAUNCHES);
+		r->nops++;
+	}
+	return 0;
+}
+
 /* The memory object (schema 2), when there is one. */
 static int read_memory(const cJSON *root, struct gate_run *r)
 {
@@ -384,7 +413,8 @@ int gate_run_from_json(const char *path, const char *role, struct gate_run *r, c
 	r->period_ns = num(run, JK_PERIOD_NS);
 	if (!gate_has(r->period_ns) || r->period_ns < 0)
 		r->period_ns = 0;
-	if (read_cpu(root, r) < 0 || read_cuda(root, r) < 0 || read_memory(root, r) < 0) {
+	if (read_cpu(root, r) < 0 || read_cuda(root, r) < 0 || read_ops(root, r) < 0 ||
+	    read_memory(root, r) < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}

@@ -15,6 +15,7 @@
 #include "dist.h"
 #include "memory.h"
 #include "gate_run.h"
+#include "ops.h"
 #include "steps.h"
 #include "wait.h"
 
@@ -222,6 +223,20 @@ int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 			l->file ? l->file : "", (double)l->line, (double)l->self_ns,
 			(double)l->self_w};
 	}
+	if (a->ops) {
+		r->has_ops = 1;
+		r->ops = calloc(a->ops->nrows + 1, sizeof(*r->ops));
+		if (!r->ops)
+			goto nomem;
+		for (i = 0; i < a->ops->nrows; i++) {
+			const struct op_row *o = &a->ops->rows[i];
+
+			r->ops[r->nops++] = (struct gate_op){
+				o->name, (double)o->self_cpu_ns, (double)o->cpu_total_ns,
+				(double)o->self_weight, (double)o->total_weight,
+				(double)o->self_cuda_ns, (double)o->cuda_total_ns, (double)o->launches};
+		}
+	}
 	if (from_cuda(a->cuda, r) < 0 || from_memory(p, a->memory, r) < 0)
 		goto nomem;
 	from_steps(a->steps, r);
@@ -243,6 +258,7 @@ void gate_run_free(struct gate_run *r)
 	free(r->lines);
 	free(r->kernels);
 	free(r->api);
+	free(r->ops);
 	free(r->mem_gpus);
 	free(r->mem_sites);
 	free(r->locks);

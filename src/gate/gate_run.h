@@ -44,6 +44,14 @@ struct gate_gpu {
 		gpu_busy_ns, gpu_utilization;
 };
 
+/* operators.rows[]: what op[PATTERN].FIELD reads; CPU fields are sampled
+ * (with the sample weights behind them), CUDA fields and launches exact. */
+struct gate_op {
+	const char *name;
+	double self_cpu_ns, cpu_total_ns, self_samples, total_samples;
+	double self_cuda_ns, cuda_total_ns, launches;
+};
+
 /* memory.sites[]: what mem.site[PATTERN] sums. */
 struct gate_mem_site {
 	const char *function, *file;
@@ -78,6 +86,10 @@ struct gate_run {
 	struct gate_gpu gpu;
 	struct gate_count *kernels;  size_t nkernels;
 	struct gate_count *api;      size_t napi;
+	/* Operators: has_ops when the run has an operators object (a report
+	 * of a run without operator frames, or one older than them, has none). */
+	int has_ops;
+	struct gate_op *ops;         size_t nops;
 	/* Memory (schema 2): has_memory when the run has a memory object.
 	 * mem_peak: the root process's host peak (NAN without host data);
 	 * mem_leaked: bytes of the host leaks, all processes; mem_rate: the

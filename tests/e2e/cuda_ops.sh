@@ -204,3 +204,25 @@ PY
 else
 	note "no headless browser: the page's operator table is not rendered"
 fi
+
+# The gate: op[...] from a JSON report (compare) and from the analysis of a
+# session (report --baseline); a baseline whose addmm took half the GPU time
+# makes +10 % fail
+rc=0
+"$CBN" compare --fail 'op[aten::addmm].cuda:+10%' --fail 'op[aten::*].launches:+0' \
+	"$T/r.json" "$T/r.json" >"$T/g.out" 2>&1 || rc=$?
+[ "$rc" = 0 ] || fail "op[] gates fail a report against itself (exit $rc): $(cat "$T/g.out")"
+grep -Eq '^op\[aten::addmm\]\.cuda .* ok$' "$T/g.out" || fail "no ok row for op[aten::addmm].cuda: $(cat "$T/g.out")"
+python3 - "$T/r.json" "$T/half.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["operators"]["rows"]:
+    if r["name"] == "aten::addmm":
+        r["cuda_total_ns"] //= 2
+json.dump(d, open(sys.argv[2], "w"))
+PY
+rc=0
+"$CBN" report --report /dev/null --baseline "$T/half.json" --fail 'op[aten::addmm].cuda:+10%' \
+	"$T/session" >"$T/g2.out" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "op[aten::addmm].cuda:+10% against a baseline with half of it: exit $rc, not 1"
+grep -Eq 'op\[aten::addmm\]\.cuda .*FAIL' "$T/g2.out" || fail "no FAIL row: $(cat "$T/g2.out")"

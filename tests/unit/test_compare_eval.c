@@ -625,6 +625,84 @@ static void test_defaults_and_quiet(void)
 	CHECK(strstr(last_out, "\n\nFAIL: 1 regression, 0 warnings, 0 ok\n") != NULL);
 }
 
+/* The cuda object "{}" followed by an operators object with one row for
+ * each of aten::addmm (CUDA total cuda_ns, launches, CPU self/total from
+ * self/total samples at 1 ms) and aten::linear around it. */
+static const char *ops_json(double cuda_ns, double launches, double self_smp, double total_smp)
+{
+	static char buf[4][1024];
+	static int k;
+	char *b = buf[k++ % 4];
+
+	snprintf(b, 1024,
+		 "{},\"operators\":{\"sort\":\"cuda_time_total\",\"self_cpu_total_ns\":0,"
+		 "\"cpu_ns\":0,\"self_cuda_total_ns\":0,\"gpu_ns\":0,\"launches\":0,\"rows\":["
+		 "{\"name\":\"aten::addmm\",\"framework\":\"pytorch\",\"entry\":\"\","
+		 "\"self_cpu_ns\":%.0f,\"cpu_total_ns\":%.0f,\"self_samples\":%.0f,"
+		 "\"total_samples\":%.0f,\"self_cuda_ns\":%.0f,\"cuda_total_ns\":%.0f,"
+		 "\"self_gpu_ops\":0,\"gpu_ops\":0,\"self_launches\":%.0f,\"launches\":%.0f,"
+		 "\"parents\":[\"aten::linear\"]},"
+		 "{\"name\":\"aten::linear\",\"framework\":\"pytorch\",\"entry\":\"\","
+		 "\"self_cpu_ns\":0,\"cpu_total_ns\":%.0f,\"self_samples\":0,\"total_samples\":%.0f,"
+		 "\"self_cuda_ns\":0,\"cuda_total_ns\":%.0f,\"self_gpu_ops\":0,\"gpu_ops\":0,"
+		 "\"self_launches\":0,\"launches\":%.0f,\"parents\":[]}]}",
+		 self_smp * 1e6, total_smp * 1e6, self_smp, total_smp, cuda_ns, cuda_ns, launches,
+		 launches, total_smp * 1e6, total_smp, cuda_ns, launches);
+	return b;
+}
+
+/* op[NAME].cuda|self_cuda|cpu|self_cpu|launches: exact CUDA times and
+ * launches, sampled CPU with its noise; globs; an operator the baseline
+ * lacks is a configuration error that says whether it has operators. */
+static void test_ops(void)
+{
+	struct fn fns[] = {{"main", 1000, 1000}};
+	const char *b = report("ob.json", 1e9, 1e6, fns, 1, ops_json(10e6, 100, 500, 500));
+	const char *same = report("os.json", 1e9, 1e6, fns, 1, ops_json(10.5e6, 100, 510, 510));
+	const char *more = report("om.json", 1e9, 1e6, fns, 1, ops_json(12e6, 120, 700, 700));
+	const char *none = report("on.json", 1e9, 1e6, fns, 1, NULL);
+	const char *gates[] = {"op[aten::addmm].cuda:+10%", "op[aten::addmm].launches:+0",
+			       "op[aten::addmm].self_cpu:+10%", "op[aten::linear].cpu:+10%",
+			       "op[aten::*].self_cuda:+10%"};
+	const char *missing[] = {"op[aten::conv2d].cuda:+10%"};
+	char err[256];
+	struct cmp_expr e;
+
+	CHECK_EQ_INT(cmp_expr_parse("op[aten::addmm].cuda:+10%", CMP_LEVEL_FAIL, &e, err,
+				    sizeof(err)), 0);
+	CHECK_EQ_INT(e.metric, CMP_M_OP);
+	CHECK_EQ_INT(e.field, CMP_F_CUDA);
+	CHECK_EQ_INT(e.unit, CMP_U_NS);
+	CHECK_STR(e.pattern, "aten::addmm");
+	CHECK_EQ_INT(cmp_expr_parse("op[aten::addmm].launches:+0", CMP_LEVEL_FAIL, &e, err,
+				    sizeof(err)), 0);
+	CHECK_EQ_INT(e.unit, CMP_U_COUNT);
+	CHECK(cmp_expr_parse("op[aten::addmm].calls:+0", CMP_LEVEL_FAIL, &e, err, sizeof(err)) < 0);
+	CHECK(strstr(err, ".cuda, .self_cuda, .cpu, .self_cpu, .launches") != NULL);
+	CHECK(cmp_expr_parse("op[aten::addmm]:+0", CMP_LEVEL_FAIL, &e, err, sizeof(err)) < 0);
+	CHECK(strstr(err, "op[...].cuda") != NULL);
+
+	CHECK_EQ_INT(run(b, same, gates, 5, NULL, 0, NULL, NULL), CMP_PASS);
+	CHECK_STR(status_of("op[aten::addmm].cuda"), "ok");
+	CHECK_STR(status_of("op[aten::addmm].launches"), "ok");
+	CHECK_STR(status_of("op[aten::addmm].self_cpu"), "ok");
+	CHECK_STR(status_of("op[aten::linear].self_cuda"), "ok");
+	CHECK_EQ_INT(run(b, more, gates, 5, NULL, 0, NULL, NULL), CMP_REGRESSION);
+	CHECK_STR(status_of("op[aten::addmm].cuda"), "FAIL");          /* +20 % */
+	CHECK_STR(status_of("op[aten::addmm].launches"), "FAIL");      /* 100 -> 120 */
+	CHECK_STR(status_of("op[aten::addmm].self_cpu"), "FAIL");      /* 500 -> 700 samples */
+	CHECK_STR(status_of("op[aten::linear].cpu"), "FAIL");
+	/* the current run has no operators at all: could not measure (3) */
+	CHECK_EQ_INT(run(b, none, gates, 1, NULL, 0, NULL, NULL), CMP_UNMEASURABLE);
+	CHECK_STR(status_of("op[aten::addmm].cuda"), "n/a");
+	CHECK(strstr(last_out, "no operators") != NULL);
+	/* an operator the baseline does not have */
+	CHECK_EQ_INT(run(b, same, missing, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "no operator in the baseline") != NULL);
+	CHECK_EQ_INT(run(none, same, missing, 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "it has no operators") != NULL);
+}
+
 int main(void)
 {
 	char cmd[128];
@@ -635,6 +713,7 @@ int main(void)
 	test_noise();
 	test_missing_and_patterns();
 	test_gpu();
+	test_ops();
 	test_bad_files();
 	test_hostile_shapes();
 	test_mutations();
