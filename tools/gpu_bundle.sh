@@ -22,7 +22,7 @@ cp "$build"/lib/*.so "$out/lib/"
 for e in tiny_kernels vecadd_matmul copies sync_heavy; do
 	[ -x "$build/examples/$e" ] && cp "$build/examples/$e" "$out/examples/"
 done
-cp bench/gpu_step.py bench/gpu_step.sh "$out/bench/"
+cp bench/gpu_step.py bench/gpu_step.sh bench/gpu_ops.py bench/gpu_ops.sh "$out/bench/"
 # The launcher's libraries, but the C library and the loader themselves.
 ldd "$build/cbottleneck" | awk '$3 ~ /^\// { print $3 }' | while read -r lib; do
 	case $(basename "$lib") in
@@ -39,5 +39,5 @@ CBN_AGENT_DIR="\$here/lib" exec $loader --library-path "\$here/deps" "\$here/cbo
 EOF
 chmod 755 "$out/cbottleneck"
 # The benches look for the launcher beside them.
-sed -i "s#^cbn=.*#cbn=\${CBN:-\$here/../cbottleneck}#" "$out/bench/gpu_step.sh"
+sed -i "s#^cbn=.*#cbn=\${CBN:-\$here/../cbottleneck}#" "$out/bench/gpu_step.sh" "$out/bench/gpu_ops.sh"
 du -sh "$out" | awk -v o="$out" '{ print "gpu_bundle: " o " (" $1 ")" }'
