@@ -15,6 +15,10 @@
 # cbottleneck; on a machine without the project's build dependencies use the
 # bundle of tools/gpu_bundle.sh (CBN=DIR/cbottleneck).  Exits 77 without a GPU.
 #
+# GPU_STEP_EXTRA=1 adds variants that split the cost: --no-cuda without kernel
+# stacks (CBN_KERNEL_STACKS=0), --no-cuda at 99 Hz, and CUDA tracing without
+# launch stacks (CBN_CUDA_STACKS=0).
+#
 # Usage: bench/gpu_step.sh [ROUNDS] [MODEL]    (CBN=path/to/cbottleneck, PYTHON=python3)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -35,6 +39,9 @@ median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? 
 
 declare -A ms
 variants=(plain profiler cbottleneck no-cuda memory)
+[ "${GPU_STEP_EXTRA:-0}" = 1 ] && variants+=(no-cuda-no-kstacks no-cuda-99hz no-launch-stacks)
+# GPU_STEP_VARIANTS="plain cbottleneck ...": only these (plain first)
+[ -n "${GPU_STEP_VARIANTS:-}" ] && read -r -a variants <<<"$GPU_STEP_VARIANTS"
 for ((r = 0; r < rounds; r++)); do
 	for v in "${variants[@]}"; do
 		case $v in
@@ -43,6 +50,11 @@ for ((r = 0; r < rounds; r++)); do
 		cbottleneck) out=$("$cbn" -q --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
 		no-cuda) out=$("$cbn" -q --no-cuda --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
 		memory) out=$("$cbn" -q --memory --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
+		no-cuda-no-kstacks) out=$(CBN_KERNEL_STACKS=0 "$cbn" -q --no-cuda --report /dev/null -- \
+			"${step[@]}" 2>"$T/err") ;;
+		no-cuda-99hz) out=$("$cbn" -q --no-cuda -F 99 --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
+		no-launch-stacks) out=$(CBN_CUDA_STACKS=0 "$cbn" -q --report /dev/null -- \
+			"${step[@]}" 2>"$T/err") ;;
 		esac
 		m=$(printf '%s\n' "$out" | field median_ms)
 		[ -n "$m" ] || { echo "gpu_step: $v failed: $(tail -n 3 "$T/err")" >&2; m=nan; }

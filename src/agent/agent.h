@@ -178,6 +178,8 @@ int unwind_begin_here(uintptr_t frame) AGENT_HIDDEN;
 int unwind_backtrace_sp(uint64_t *ips, uintptr_t *sps, int max) AGENT_HIDDEN;
 /* pathcache.c: drop every thread's cached call paths (a library unloaded). */
 void pathcache_invalidate(void) AGENT_HIDDEN;
+/* pathcache.c: the calling thread ends; its cached paths go. */
+void pathcache_thread_end(void) AGENT_HIDDEN;
 int unwind_in_copy(uintptr_t pc) AGENT_HIDDEN;
 int unwind_blocked(uint64_t pc, uint64_t sp, const void *stack, size_t n, uint64_t *out, int max)
 	AGENT_HIDDEN;

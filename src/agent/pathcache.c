@@ -3,27 +3,32 @@
  * CUDA layer captures the host stack at every launch, copy and sync; a
  * training loop makes the same few hundred calls from the same call paths
  * every step, 100-200 native frames deep under an interpreter, and unwinding
- * them each time cost 3-10 us a call.  So each thread keeps its last few
- * captures: where its own frame was, the frames' return addresses, and the
- * stack slot each return address was found in.  A capture from the same frame
- * address whose every slot still holds its return address is the same call
- * path (a different caller anywhere out puts another return address in that
- * caller's slot): its frames are returned again, at the cost of one load and
- * compare a frame.
+ * them each time cost 3-10 us a call (30-60 us on PyTorch's deep C++ stacks).
+ * So each thread keeps the call paths it captured: where its own frame was,
+ * the frames' return addresses, and the stack slot each return address was
+ * found in.  A capture from the same frame address whose every slot still
+ * holds its return address is the same call path (a different caller anywhere
+ * out puts another return address in that caller's slot): its frames are
+ * returned again, at the cost of one load and compare a frame.
  *
  * Python frames are not in the native call path (the interpreter's frames
  * live on the heap): they are read afresh at every capture (python_walk.c)
  * and appended, and the key covers them too.
  *
+ * Each thread keeps up to PATH_MAX_PATHS paths, found by their frame address
+ * (a hash index), in memory of its own mapped outside the program's heap;
+ * when they are all taken the table starts over (a training step of ResNet-18
+ * has a few dozen launch paths a thread).
+ *
  * Normal context only (CUDA callbacks on the program's threads): the slots lie
  * in this thread's live stack between the capture's frame and its top, read
- * directly.  A capture whose slots cannot all be found (a frame outside the
- * known stack, a signal frame) is not cached.  Dropped when a library is
- * unloaded (unwind_gen) and in a fork child (new TLS is not made; the child
- * keeps the parent thread's stack, so the entries stay true).
+ * directly.  A capture whose slots are not all there (a frame outside the
+ * known stack) is not cached.  Dropped when a library is unloaded
+ * (pathcache_invalidate).
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "agent.h"
 #include "agent_api.h"
@@ -31,23 +36,28 @@
 
 #define AGENT_API __attribute__((visibility("default")))
 
-#define PATH_ENTRIES 8        /* call paths kept per thread */
-#define PATH_SCAN (64u << 10) /* bytes searched above a slot for the next one */
+#define PATH_MAX_PATHS 1024        /* call paths kept per thread */
+#define PATH_BUCKETS 256           /* hash index on the frame address */
+#define PATH_ARENA (4u << 20)      /* bytes of entries per thread, at most */
 
 struct path_entry {
-	uintptr_t frame;           /* the capturing function's frame address; 0: empty */
-	unsigned n;
-	unsigned stamp;            /* last use, for replacement */
+	struct path_entry *next;   /* in its bucket */
+	uintptr_t frame;           /* the capturing function's frame address */
 	uint64_t key;              /* path_key of pc[0..n) */
-	uint64_t pc[CBN_MAX_FRAMES];
-	uintptr_t slot[CBN_MAX_FRAMES];
+	uint32_t n;
+	uint32_t pad;
+	uint64_t pc[];             /* n return addresses, then n slots */
 };
 
 struct path_cache {
-	unsigned gen;              /* unwind_gen the entries were made under */
-	unsigned clock;
-	struct path_entry e[PATH_ENTRIES];
-	uint64_t out[CBN_MAX_FRAMES]; /* native frames + Python words, returned */
+	unsigned gen;              /* path_gen the entries were made under */
+	unsigned npaths;
+	char *arena;               /* PATH_ARENA bytes, mapped on first use */
+	size_t used;
+	struct path_entry *bucket[PATH_BUCKETS];
+	uint64_t out[CBN_MAX_FRAMES];  /* native frames + Python words, returned */
+	uint64_t pc[CBN_MAX_FRAMES + 1];  /* a capture, before it is an entry */
+	uintptr_t sp[CBN_MAX_FRAMES + 1];
 };
 
 static __thread struct path_cache *path_tls AGENT_TLS;
@@ -59,17 +69,19 @@ void pathcache_invalidate(void)
 	atomic_fetch_add(&path_gen, 1);
 }
 
-/* The slots hold their return addresses still, and lie in this thread's
- * stack above frame (what a hit reads). */
-static int path_slots_ok(const struct path_entry *e, uintptr_t frame)
+/* The thread ends (threads.c): its table goes. */
+void pathcache_thread_end(void)
 {
-	const struct agent_thread *t = &agent_tls;
-	unsigned i;
+	struct path_cache *c = path_tls;
 
-	for (i = 0; i < e->n; i++)
-		if (e->slot[i] <= frame || e->slot[i] + 8 > t->ustk_hi || e->slot[i] % 8)
-			return 0;
-	return 1;
+	path_tls = NULL;
+	if (c)
+		munmap(c, sizeof(*c) + PATH_ARENA);
+}
+
+static uintptr_t *path_slot(struct path_entry *e)
+{
+	return (uintptr_t *)(e->pc + e->n);
 }
 
 /* A stack's key: a 64-bit hash of its pcs, never 0. */
@@ -86,37 +98,90 @@ static uint64_t path_key(const uint64_t *pcs, int n)
 	return h ? h : 1;
 }
 
-static int path_same(const struct path_entry *e, uintptr_t frame)
+static unsigned path_bucket(uintptr_t frame)
 {
-	unsigned i;
+	return (unsigned)((frame >> 4) * 0x9e3779b1u >> 24) % PATH_BUCKETS;
+}
+
+static int path_same(struct path_entry *e, uintptr_t frame)
+{
+	const uintptr_t *slot = path_slot(e);
+	uint32_t i;
 
 	if (e->frame != frame)
 		return 0;
 	for (i = 0; i < e->n; i++)
-		if (*(const uint64_t *)e->slot[i] != e->pc[i])
+		if (*(const uint64_t *)slot[i] != e->pc[i])
 			return 0;
 	return 1;
+}
+
+/* The per-thread table, emptied when a library was unloaded; NULL when its
+ * memory cannot be had. */
+static struct path_cache *path_cache_get(void)
+{
+	struct path_cache *c = path_tls;
+	unsigned gen = atomic_load_explicit(&path_gen, memory_order_relaxed);
+
+	if (!c) {
+		/* Outside the program's heap: the allocation hooks would count it. */
+		void *m = mmap(NULL, sizeof(*c) + PATH_ARENA, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+
+		if (m == MAP_FAILED)
+			return NULL;
+		c = m;
+		c->arena = (char *)m + sizeof(*c);
+		c->gen = gen;
+		path_tls = c;
+	}
+	if (c->gen != gen) {
+		memset(c->bucket, 0, sizeof(c->bucket));
+		c->used = 0;
+		c->npaths = 0;
+		c->gen = gen;
+	}
+	return c;
+}
+
+/* A new entry for n frames (the table starts over when full). */
+static struct path_entry *path_new(struct path_cache *c, uint32_t n)
+{
+	size_t size = sizeof(struct path_entry) + (size_t)n * 16;
+	struct path_entry *e;
+
+	size = (size + 15) & ~(size_t)15;
+	if (c->npaths >= PATH_MAX_PATHS || c->used + size > PATH_ARENA) {
+		memset(c->bucket, 0, sizeof(c->bucket));
+		c->used = 0;
+		c->npaths = 0;
+	}
+	e = (struct path_entry *)(c->arena + c->used);
+	c->used += size;
+	c->npaths++;
+	e->n = n;
+	return e;
 }
 
 /* The entry's native frames with this thread's Python frames after them (as
  * cbn_agent_backtrace gives them: native first, Python words last), in
  * c->out; or the entry's own frames when there is no Python. */
-static const uint64_t *path_with_python(struct path_cache *c, const struct path_entry *e,
-					 uintptr_t frame, int *n, uint64_t *key)
+static const uint64_t *path_with_python(struct path_cache *c, const uint64_t *pc, int np,
+					 uint64_t key, uintptr_t frame, int *n, uint64_t *okey)
 {
 	uint64_t py[CBN_MAX_FRAMES];
 	int npy = python_active() ? python_stack_for(py, CBN_MAX_FRAMES, frame) : 0, nn;
 
 	if (npy <= 0) {
-		*n = (int)e->n;
-		*key = e->key;
-		return e->pc;
+		*n = np;
+		*okey = key;
+		return pc;
 	}
-	nn = (int)e->n < CBN_MAX_FRAMES - npy ? (int)e->n : CBN_MAX_FRAMES - npy;
-	memcpy(c->out, e->pc, (size_t)nn * sizeof(c->out[0]));
+	nn = np < CBN_MAX_FRAMES - npy ? np : CBN_MAX_FRAMES - npy;
+	memcpy(c->out, pc, (size_t)nn * sizeof(c->out[0]));
 	memcpy(c->out + nn, py, (size_t)npy * sizeof(c->out[0]));
 	*n = nn + npy;
-	*key = path_key(c->out, *n);
+	*okey = path_key(c->out, *n);
 	return c->out;
 }
 
@@ -124,50 +189,44 @@ AGENT_API __attribute__((noinline)) const uint64_t *cbn_agent_backtrace_cached(i
 									    uint64_t *key)
 {
 	uintptr_t frame = (uintptr_t)__builtin_frame_address(0);
-	struct path_cache *c = path_tls;
-	struct path_entry *e, *old;
-	int k, i;
+	const struct agent_thread *t = &agent_tls;
+	struct path_cache *c;
+	struct path_entry *e;
+	uintptr_t *slot;
+	unsigned b;
+	int k, i, ok;
 
 	*n = 0;
 	*key = 0;
-	if (!c) {
-		c = calloc(1, sizeof(*c));
-		path_tls = c;
-		if (!c)
-			return NULL;
-	}
-	if (c->gen != atomic_load_explicit(&path_gen, memory_order_relaxed)) {
-		memset(c->e, 0, sizeof(c->e));
-		c->gen = atomic_load_explicit(&path_gen, memory_order_relaxed);
-	}
-	for (i = 0; i < PATH_ENTRIES; i++) {
-		e = &c->e[i];
-		if (e->frame && path_same(e, frame)) {
-			e->stamp = ++c->clock;
-			return path_with_python(c, e, frame, n, key);
-		}
-	}
+	c = path_cache_get();
+	if (!c)
+		return NULL;
+	b = path_bucket(frame);
+	for (e = c->bucket[b]; e; e = e->next)
+		if (path_same(e, frame))
+			return path_with_python(c, e->pc, (int)e->n, e->key, frame, n, key);
 	if (!agent_loader_ok())
 		return NULL;
-	old = &c->e[0];
-	for (i = 1; i < PATH_ENTRIES; i++)
-		if (c->e[i].stamp < old->stamp)
-			old = &c->e[i];
 	/* Frame by frame, with each frame's stack pointer: the slot of a
 	 * return address is that stack pointer - 8.  [0] returns here. */
 	modules_refresh();
-	k = unwind_backtrace_sp(old->pc, old->slot, CBN_MAX_FRAMES);
-	if (k <= 1) {
-		old->frame = 0;
+	k = unwind_backtrace_sp(c->pc, c->sp, CBN_MAX_FRAMES + 1);
+	if (k <= 1)
 		return NULL;
-	}
 	k--;
-	memmove(old->pc, old->pc + 1, (size_t)k * sizeof(old->pc[0]));
+	ok = t->ustk_hi && frame >= t->ustk_lo;
+	for (i = 1; i <= k && ok; i++)
+		ok = c->sp[i] - 8 > frame && c->sp[i] <= t->ustk_hi && c->sp[i] % 8 == 0;
+	if (!ok) /* not in this thread's known stack: returned, not cached */
+		return path_with_python(c, c->pc + 1, k, path_key(c->pc + 1, k), frame, n, key);
+	e = path_new(c, (uint32_t)k);
+	e->frame = frame;
+	memcpy(e->pc, c->pc + 1, (size_t)k * sizeof(e->pc[0]));
+	slot = path_slot(e);
 	for (i = 0; i < k; i++)
-		old->slot[i] = old->slot[i + 1] - 8;
-	old->n = (unsigned)k;
-	old->key = path_key(old->pc, k);
-	old->frame = path_slots_ok(old, frame) ? frame : 0;
-	old->stamp = ++c->clock;
-	return path_with_python(c, old, frame, n, key);
+		slot[i] = c->sp[i + 1] - 8;
+	e->key = path_key(e->pc, k);
+	e->next = c->bucket[b];
+	c->bucket[b] = e;
+	return path_with_python(c, e->pc, k, e->key, frame, n, key);
 }

@@ -50,6 +50,7 @@ static void threads_cleanup(void *v)
 {
 	(void)v;
 	sampler_thread_end();
+	pathcache_thread_end();
 }
 
 int threads_init(void)
