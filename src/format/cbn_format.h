@@ -46,6 +46,10 @@ enum cbn_lost_reason {
 	CBN_LOST_NO_THREAD = 2,   /* thread had no per-thread state (raw clone, exiting) */
 	CBN_LOST_FOREIGN_PID = 3, /* signal in a child that skipped atfork (raw fork) */
 	CBN_LOST_DISABLED = 4,    /* the agent had disabled itself (see header.disabled_reason) */
+	CBN_LOST_SANDBOXED = 5,   /* the thread was under a seccomp mode or filter of the
+				   * program's (header.guard.seccomp): nothing was taken */
+	CBN_LOST_SIGQUEUE = 6,    /* the kernel could not queue the perf event's signal
+				   * (RLIMIT_SIGPENDING) and sent SIGIO instead, taken by the agent */
 	CBN_LOST_NREASONS = 8     /* slots reserved in the header */
 };
 
@@ -294,6 +298,38 @@ struct cbn_python_state {
 	char reason[120];                /* why REFUSED or OFF; "" when ON */
 };
 
+/* header.guard.seccomp */
+enum cbn_seccomp_kind {
+	CBN_SECCOMP_NONE = 0,
+	CBN_SECCOMP_STRICT = 1,          /* prctl/seccomp strict mode on one thread */
+	CBN_SECCOMP_FILTER = 2,          /* a filter on one thread (and the threads it creates) */
+	CBN_SECCOMP_FILTER_ALL = 3,      /* a filter with SECCOMP_FILTER_FLAG_TSYNC: every thread */
+};
+
+/*
+ * What the agent stopped, or left out, because of the program's own limits
+ * and sandboxes (zero in older files; docs/agent.md section 12).
+ */
+struct cbn_guard_state {
+	_Atomic uint32_t seccomp;        /* enum cbn_seccomp_kind: the widest seen */
+	_Atomic uint32_t seccomp_tid;    /* the first thread that entered one */
+	_Atomic uint64_t seccomp_ns;     /* when (CLOCK_MONOTONIC); samples, helper
+					  * threads and allocation counts stop there
+					  * (for that thread, or all of them) */
+	_Atomic uint32_t seccomp_threads; /* threads whose sampling stopped for it */
+	_Atomic uint32_t sigqueue_full;  /* threads moved off their perf event because its
+					  * signal could not be queued (RLIMIT_SIGPENDING) */
+	_Atomic uint64_t ring_lost_until_ns; /* ring mode: newest record of any chunk reused;
+					  * what lies before it may be incomplete */
+	uint64_t as_limit;               /* RLIMIT_AS (soft) at start, 0: unlimited */
+	_Atomic uint64_t map_bytes;      /* the session file's address space now (it grows
+					  * on demand) */
+	_Atomic uint32_t exec_unprofiled; /* execs whose new image cannot be profiled
+					  * (CBN_REC_UNPROFILED records say which) */
+	_Atomic uint32_t end_samples;    /* samples written at a thread's end for the CPU
+					  * it used since its last sample (CBN_SAMPLE_AT_END) */
+};
+
 struct cbn_file_header {
 	char magic[8];                   /* CBN_MAGIC */
 	uint32_t version;                /* CBN_FORMAT_VERSION */
@@ -396,6 +432,9 @@ struct cbn_file_header {
 
 	/* The Python interpreter (all zero without one, and in older files). */
 	struct cbn_python_state python;
+
+	/* Limits and sandboxes of the program's (zero in older files). */
+	struct cbn_guard_state guard;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -416,6 +455,8 @@ enum cbn_chunk_kind {
  * reinitialises it. */
 #define CBN_CHUNK_RETIRED 1
 #define CBN_CHUNK_CLAIMED 2
+#define CBN_CHUNK_FINAL 3           /* retired, and its thread's last: reused only
+				     * when no RETIRED one is left */
 
 struct cbn_chunk_header {
 	uint32_t magic;                  /* CBN_CHUNK_MAGIC */
@@ -474,6 +515,11 @@ struct cbn_rec {
 #define CBN_SAMPLE_TRUNCATED 0x1     /* stack was cut at max_depth */
 #define CBN_SAMPLE_PC_ONLY 0x2       /* only the interrupted pc (thread not warmed up, ...) */
 #define CBN_SAMPLE_KSTACKS 0x4       /* struct cbn_kstacks follows pc[nframes] */
+#define CBN_SAMPLE_AT_END 0x8        /* written at the thread's end for the CPU it used
+				      * since its last sample, with the probability that
+				      * CPU gave a sample (so short threads count in
+				      * proportion); its stack is the thread's last
+				      * sample's, or its start routine alone */
 
 /* In a SAMPLES chunk; the thread is chunk.tid.  pc[0] is the interrupted pc,
  * pc[1..] are return addresses (the reader symbolizes pc[i]-1 for i >= 1). */
@@ -1135,6 +1181,8 @@ struct cbn_rec_mem_counters {
 #define CBN_ENV_OFFCPU "CBN_OFFCPU"     /* off-CPU sampler rate in Hz (--off-cpu); unset: off */
 #define CBN_ENV_CTL "CBN_CTL"             /* 0: no control socket */
 #define CBN_ENV_PYTHON "CBN_PYTHON"       /* 0: do not read Python frames (--python off) */
+#define CBN_ENV_SANDBOXED "CBN_SANDBOXED" /* internal: set by the agent for an image
+					  * exec'd under a seccomp filter: stay inert */
 /* Each process's control socket: SESSION/ctl/<pid>.sock (dir 0700). */
 #define CBN_CTL_DIR "ctl"
 /* <session>/notes: what an agent has to say that its file cannot hold (a

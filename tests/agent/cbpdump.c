@@ -413,6 +413,22 @@ int main(int argc, char **argv)
 	       (unsigned long long)h->rank.mpi_calls, (unsigned long long)h->rank.mpi_lost,
 	       (unsigned long long)h->rank.mpi_polls, (unsigned long long)h->rank.mpi_poll_ns,
 	       (int)sizeof(h->rank.mpi_version), h->rank.mpi_version);
+	printf("overhead threads_cpu_ns=%llu threads=%u init_cpu_ns=%llu other_ns=%llu "
+	       "other_calls=%llu\n",
+	       (unsigned long long)h->overhead.threads_cpu_ns, h->overhead.threads,
+	       (unsigned long long)h->overhead.init_cpu_ns,
+	       (unsigned long long)h->overhead.site_ns[CBN_OVH_OTHER],
+	       (unsigned long long)h->overhead.site_calls[CBN_OVH_OTHER]);
+	printf("guard seccomp=%u seccomp_tid=%u seccomp_threads=%u sigqueue_full=%u "
+	       "ring_lost_until_ns=%llu as_limit=%llu map_bytes=%llu exec_unprofiled=%u "
+	       "end_samples=%u lost_sandboxed=%llu lost_sigqueue=%llu lost_buffer_full=%llu\n",
+	       h->guard.seccomp, h->guard.seccomp_tid, h->guard.seccomp_threads,
+	       h->guard.sigqueue_full, (unsigned long long)h->guard.ring_lost_until_ns,
+	       (unsigned long long)h->guard.as_limit, (unsigned long long)h->guard.map_bytes,
+	       h->guard.exec_unprofiled, h->guard.end_samples,
+	       (unsigned long long)h->lost[CBN_LOST_SANDBOXED],
+	       (unsigned long long)h->lost[CBN_LOST_SIGQUEUE],
+	       (unsigned long long)h->lost[CBN_LOST_BUFFER_FULL]);
 	if (h->disabled)
 		printf("disabled reason=%s\n", h->disabled_reason);
 	/* First pass: the capture windows (records in file order, one writer
