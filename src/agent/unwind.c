@@ -50,7 +50,8 @@ static int (*unw_init2)(unw_cursor_t *c, unw_context_t *uc, int flag);
 static int (*unw_stp)(unw_cursor_t *c);
 static int (*unw_greg)(unw_cursor_t *c, unw_regnum_t r, unw_word_t *v);
 static uintptr_t copy_lo, copy_hi;        /* text of our copy */
-static unsigned long unw_modid;           /* its TLS module id (0: none) */
+static unsigned long unw_modid;           /* its TLS module id (0: the copy has no PT_TLS,
+					  * unwind_copy.c) */
 static void (*unw_key_dtor)(void *);
 static int unw_key_taken;
 static void *(*real_tls_get_addr)(struct unwind_tls_index *);

@@ -3,7 +3,12 @@
  * libcbn_unwind.so with its DT_SONAME renamed (same length), so that the agent's
  * libunwind is an instance of its own: the program's libunwind (linked, or
  * dlopened later by name) never shares its locks, caches or state with ours
- * (sampler-safety.md §2).  Only the SONAME string changes; code is untouched.
+ * (sampler-safety.md §2).  Its PT_TLS header also becomes PT_NULL: the
+ * loader then gives the copy no TLS module id, a slot of the dynamic thread
+ * vector a program could count (dl_iterate_phdr's dlpi_tls_modid); its
+ * 16 bytes of TLS (general dynamic, reached through __tls_get_addr with
+ * module 0 now) are served from the agent's own TLS (unwind.c).  Code is
+ * untouched.
  *
  *   unwind_copy SRC DST
  */
@@ -105,6 +110,12 @@ int main(int argc, char **argv)
 		    dyn[i].d_un.d_val > soname && dyn[i].d_un.d_val < soname + sizeof(OLD_SONAME))
 			die("DT_SONAME string is shared", argv[1]);
 	memcpy(s, NEW_SONAME, sizeof(NEW_SONAME));
+	for (i = 0; i < eh->e_phnum; i++)
+		if (ph[i].p_type == PT_TLS) {
+			if (ph[i].p_filesz != 0)
+				die("PT_TLS has an initialisation image", argv[1]);
+			((Elf64_Phdr *)ph)[i].p_type = PT_NULL;
+		}
 
 	out = fopen(argv[2], "wb");
 	if (!out || fwrite(img, 1, len, out) != len || fclose(out) != 0)
