@@ -279,19 +279,33 @@ static int agent_open_file(int64_t parent_pid_file)
  */
 #define AGENT_BG_IDLE_EXIT 50
 
-/* Resident bytes from /proc/self/statm, opened and closed each time: the
- * agent keeps no descriptor the program could trip over. */
-static uint64_t agent_rss(void)
+/*
+ * Resident bytes from /proc/self/statm.  The session file's pages are the
+ * profiler's: the writer drops them from the mapping as chunks fill
+ * (writer.c), so what it adds here is a few pages per thread.  Read by the background thread in its own descriptor table (helpers.c),
+ * where the file stays open; at exit, on a thread of the program, opened and
+ * closed at once (nothing else of the program's runs then).  0 when it cannot
+ * be read without a descriptor of the program's.
+ */
+static __thread int statm_fd AGENT_TLS;
+
+static uint64_t agent_rss(int private_table)
 {
 	char buf[128];
 	unsigned long size, res;
 	ssize_t n;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+	int fd = private_table ? statm_fd - 1 : -1;
 
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	if (fd < 0) {
+		fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			return 0;
+		if (private_table)
+			statm_fd = fd + 1;
+	}
+	n = pread(fd, buf, sizeof(buf) - 1, 0);
+	if (!private_table)
+		close(fd);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -300,8 +314,9 @@ static uint64_t agent_rss(void)
 	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* One MEM_COUNTERS record (background thread, exit) while header.mem is ON. */
-static void agent_mem_counters(void)
+/* One MEM_COUNTERS record (background thread, exit) while header.mem is ON.
+ * rss: read it (helper: in its own descriptor table), or leave it 0. */
+static void agent_mem_counters(int rss)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 	struct cbn_rec_mem_counters r;
@@ -314,7 +329,7 @@ static void agent_mem_counters(void)
 	r.h.type = CBN_REC_MEM_COUNTERS;
 	r.h.size = sizeof(r);
 	r.ts = agent_now();
-	r.rss = agent_rss();
+	r.rss = rss ? agent_rss(rss > 1) : 0;
 	r.host_live = atomic_load_explicit(&h->mem.host_live, memory_order_relaxed);
 	r.mmap_live = atomic_load_explicit(&h->mem.mmap_live, memory_order_relaxed);
 	/* The raw system call: sbrk would go through the hooks. */
@@ -334,10 +349,11 @@ static void *agent_bg_main(void *arg)
 {
 	struct timespec ts = {0, 2000000};
 	uint64_t next_counters = 0, now;
-	int idle = 0, alive_check = 0;
+	int idle = 0;
 
 	(void)arg;
 	syscall(SYS_prctl, PR_SET_NAME, "cbn-agent", 0, 0, 0);
+	statm_fd = 0;
 	if (!agent_loader_ok()) {
 		/* Blocks forever if the loader lock is orphaned; then the
 		 * process stays without module scans, all it can have. */
@@ -348,11 +364,7 @@ static void *agent_bg_main(void *arg)
 		nanosleep(&ts, NULL);
 		if (!agent.w.hdr || !atomic_load(&agent.active) || threads_helpers_held())
 			break;
-		if (++alive_check >= 50) {
-			alive_check = 0;
-			if (!threads_app_alive())
-				break; /* only the agent's threads are left */
-		}
+		helpers_tick(); /* ends the process once only we are left */
 		idle = modules_pending() ? 0 : idle + 1;
 		modules_scan(0);
 		if (capture_tick())
@@ -362,11 +374,15 @@ static void *agent_bg_main(void *arg)
 			idle = 0;
 			now = agent_now();
 			if (now >= next_counters) {
-				agent_mem_counters();
+				/* RSS only where a descriptor is ours alone */
+				agent_mem_counters(helpers_private() ? 2 : 0);
 				next_counters = now + CBN_MEM_COUNTER_NS;
 			}
 		}
 	}
+	if (statm_fd > 0)
+		close(statm_fd - 1);
+	statm_fd = 0;
 	atomic_store(&bg_running, 0);
 	return NULL;
 }
@@ -423,22 +439,27 @@ static void agent_header_sampling(void)
 	h->timer_kind = agent.want_perf ? CBN_TIMER_PERF_CPU_CLOCK : CBN_TIMER_POSIX_CPU;
 }
 
-/* exit() and return from main: on_exit hands us the status. */
+/* exit() and return from main: on_exit hands us the status.  On a thread
+ * under a seccomp filter (sandbox.c) only memory is written: the record, the
+ * header, no system call beyond the vDSO's clock. */
 static void agent_on_exit(int status, void *arg)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 	struct cbn_rec_exit r;
+	int quiet = sandbox_thread_filtered();
 
 	(void)arg;
-	if (!h || agent.pid != (uint32_t)syscall(SYS_getpid))
+	if (!h || agent.pid != (uint32_t)(quiet ? agent.pid : syscall(SYS_getpid)))
 		return;
 	agent_tls.no_unwind++;
 	offcpu_exit();
-	python_exit();
-	capture_exit();
-	modules_scan(0);
-	threads_end_all();
-	agent_mem_counters();
+	if (!quiet) {
+		python_exit();
+		capture_exit();
+		modules_scan(0);
+		threads_end_all();
+		agent_mem_counters(1);
+	}
 	memset(&r, 0, sizeof(r));
 	r.h.type = CBN_REC_PROCESS_EXIT;
 	r.h.size = sizeof(r);
@@ -452,10 +473,13 @@ static void agent_on_exit(int status, void *arg)
 }
 
 /* fork: hold our locks across it so the child finds them consistent. */
+static int fork_quiet; /* the forking thread is under a seccomp filter */
+
 static void agent_fork_prepare(void)
 {
 	agent_tls.no_unwind++;
-	if (!agent.w.hdr)
+	fork_quiet = sandbox_thread_filtered();
+	if (!agent.w.hdr || fork_quiet)
 		return;
 	fork_multi = atomic_load(&bg_running) || threads_count() > 1;
 	modules_lock();
@@ -465,7 +489,7 @@ static void agent_fork_prepare(void)
 
 static void agent_fork_parent(void)
 {
-	if (agent.w.hdr) {
+	if (agent.w.hdr && !fork_quiet) {
 		unwind_release();
 		pthread_mutex_unlock(&agent.w.ev_lock);
 		modules_unlock();
@@ -486,6 +510,13 @@ static void agent_fork_child(void)
 	int ret;
 
 	agent_tls.no_unwind--;
+	if (fork_quiet) {
+		/* The child has the filter too: the agent stays out of it (the
+		 * parent's file stays mapped, unused: unmapping is a system call). */
+		atomic_store(&agent.active, 0);
+		writer_forget(&agent.w);
+		return;
+	}
 	sigwrap_after_fork_child();
 	nvtx_after_fork_child();
 	unwind_after_fork_child();
@@ -532,6 +563,19 @@ static void agent_fork_child(void)
 	python_after_fork_child();
 }
 
+/* The constructor's own CPU: header.overhead.init_cpu_ns (the loader's work
+ * for our libraries before it, and the file's creation, are in the
+ * process's CPU, not here: bench/startup.sh measures the whole). */
+static uint64_t init_cpu0;
+
+static void agent_init_done(void)
+{
+	uint64_t cpu = agent_thread_cpu();
+
+	if (agent.w.hdr && cpu > init_cpu0)
+		atomic_store(&agent.w.hdr->overhead.init_cpu_ns, cpu - init_cpu0);
+}
+
 __attribute__((constructor)) static void agent_init(void)
 {
 	const char *s = getenv(CBN_ENV_SESSION), *q;
@@ -542,6 +586,13 @@ __attribute__((constructor)) static void agent_init(void)
 
 	if (!s || !*s)
 		return; /* not under cbottleneck: stay inert */
+	/* An image exec'd under a seccomp filter of the program's (sandbox.c):
+	 * it has the filter too, so stay out, without a system call. */
+	if (getenv(CBN_ENV_SANDBOXED))
+		return;
+	init_cpu0 = agent_thread_cpu();
+	agent_alloc_init();
+	helpers_init();
 	q = getenv(CBN_ENV_QUIET);
 	agent.quiet = q && strcmp(q, "1") == 0;
 	/*
@@ -628,6 +679,7 @@ __attribute__((constructor)) static void agent_init(void)
 	ctl_start();
 	offcpu_start();
 	python_scanned();
+	agent_init_done();
 }
 
 /* --- agent_api.h ----------------------------------------------------------- */
@@ -717,7 +769,7 @@ AGENT_API void cbn_agent_mem_started(void)
 	atomic_store(&mem_started, 1);
 	/* The timeline's first point, now: a process (a fork child) that ends
 	 * by _exit before the background thread's first turn still has one. */
-	agent_mem_counters();
+	agent_mem_counters(1);
 	agent_bg_ensure();
 }
 
@@ -725,7 +777,7 @@ AGENT_API void cbn_agent_mem_started(void)
 void agent_mem_counters_now(void)
 {
 	if (atomic_load(&mem_started))
-		agent_mem_counters();
+		agent_mem_counters(1);
 }
 
 AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)

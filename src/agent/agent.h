@@ -83,6 +83,9 @@ struct agent_thread {
 	volatile sig_atomic_t no_unwind; /* fork or exit in progress: PC-only samples */
 	volatile sig_atomic_t paused;    /* sampler stopped around an exec */
 	volatile sig_atomic_t ended;     /* THREAD_END written */
+	/* Under a seccomp mode or filter the program installed on this thread
+	 * (sandbox.c): the agent makes no system call on it any more. */
+	volatile sig_atomic_t sandboxed;
 	/* Outside capture windows (capture.c) the sampler is parked: disarmed
 	 * by the handler at the first sample after the window closed (or not
 	 * armed at thread begin), re-armed by the handler when a wake signal
@@ -137,6 +140,11 @@ struct agent_thread {
 	unsigned char unw_tls[AGENT_UNW_TLS] __attribute__((aligned(16)));
 	void *unw_key_val;
 	unsigned unw_gen;                /* unwind_gen this thread's cache was built in */
+
+	/* For the sample at the thread's end (sampler_end_sample): its start
+	 * routine (threads.c) and its last committed sample. */
+	uint64_t start_fn;
+	struct cbn_rec_sample *last_sample;
 
 	struct range_stack *ranges;      /* annotation ranges (ranges.c), heap */
 
@@ -228,14 +236,24 @@ void threads_unregister(pthread_t th) AGENT_HIDDEN;
 void threads_end_all(void) AGENT_HIDDEN;
 void threads_after_fork_child(void) AGENT_HIDDEN;
 int threads_count(void) AGENT_HIDDEN;
-int threads_app_alive(void) AGENT_HIDDEN;
 extern int threads_self_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
 	AGENT_HIDDEN;
+int threads_real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
+	AGENT_HIDDEN;
+
+/* helpers.c: the agent's own threads.  threads_create_raw starts one (own
+ * descriptor table, all signals blocked, not counted by glibc); each helper
+ * loop calls helpers_tick() (CPU accounting; ends the process once no thread
+ * of the program is left).  A hold (nsguard.c, sandbox.c): stop asks them to
+ * end and waits, resume starts again those the process runs
+ * (agent_bg_resume, offcpu_resume, ctl_resume); each helper loop ends when
+ * threads_helpers_held(); live: how many still run. */
+void helpers_init(void) AGENT_HIDDEN;
 int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDDEN;
-/* A hold on the helper threads (nsguard.c: a user namespace wants a process
- * of one thread): stop asks them to end and waits, resume starts again those
- * the process runs (agent_bg_resume, offcpu_resume, ctl_resume); each helper
- * loop ends when threads_helpers_held(); live: how many still run. */
+void helpers_tick(void) AGENT_HIDDEN;
+int helpers_private(void) AGENT_HIDDEN;
+void helpers_note_exit(int code) AGENT_HIDDEN;
+void helpers_after_fork_child(void) AGENT_HIDDEN;
 void threads_helpers_stop(void) AGENT_HIDDEN;
 void threads_helpers_resume(void) AGENT_HIDDEN;
 int threads_helpers_held(void) AGENT_HIDDEN;
@@ -243,6 +261,22 @@ int threads_helpers_live(void) AGENT_HIDDEN;
 void agent_bg_resume(void) AGENT_HIDDEN;
 void offcpu_resume(void) AGENT_HIDDEN;
 void ctl_resume(void) AGENT_HIDDEN;
+
+/* alloc.c: the agent's own heap (glibc's malloc by its internal names). */
+void agent_alloc_init(void) AGENT_HIDDEN;
+void *agent_alloc(size_t n) AGENT_HIDDEN;
+void *agent_calloc(size_t n, size_t size) AGENT_HIDDEN;
+void *agent_realloc(void *p, size_t n) AGENT_HIDDEN;
+void agent_free(void *p) AGENT_HIDDEN;
+char *agent_strdup(const char *s) AGENT_HIDDEN;
+
+/* sandbox.c: seccomp.  filtered: the calling thread is under a seccomp
+ * mode or filter the program installed (the agent then makes no system
+ * call on it); inherit: a new thread of such a thread. */
+int sandbox_thread_filtered(void) AGENT_HIDDEN;
+void sandbox_thread_inherit(void) AGENT_HIDDEN;
+void sandbox_mem_thread_end(void) AGENT_HIDDEN;
+int sandbox_prctl(int (*real)(int, ...), unsigned long a[4]) AGENT_HIDDEN;
 void threads_name_event(uint32_t tid, const char *name) AGENT_HIDDEN;
 
 /* capture.c: the capture windows (docs/steps.md).  capture_on: 1 while

@@ -112,6 +112,15 @@ int cbn_agent_mem_backtrace(uint64_t *pcs, int max, int skip);
  * makes for itself is not the program's memory. */
 int cbn_agent_mem_ours(uint64_t pc);
 
+/* The hooks' callbacks (no pthread key of the program's is taken for them):
+ * thread_end() on a thread of the program that ends (returns, pthread_exit,
+ * cancellation, the raw exit system call through syscall()) or execs, and
+ * sandbox(all) on a thread that comes under a seccomp mode or filter of the
+ * program's (all: every thread, a filter with TSYNC), after which the hooks
+ * must make no system call on it.  Both called in normal context on that
+ * thread.  From the hooks' constructor. */
+void cbn_agent_mem_callbacks(void (*thread_end)(void), void (*sandbox)(int all));
+
 /* --- Capture control (docs/steps.md) -------------------------------------
  * With capture controls (--schedule, --delay, --duration, --capture-range,
  * --toggle-signal, cbn_start/cbn_stop, `cbottleneck ctl`) the agent records

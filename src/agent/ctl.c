@@ -4,13 +4,12 @@
  * one agent thread.  Off unless capture controls were asked for or CBN_CTL=1
  * (CBN_CTL=0: never), so that a default run has no extra thread or descriptor.
  *
- * Never harm the target: the socket and every connection are CLOEXEC; the
- * listening descriptor sits high (not where the program's next open lands)
- * and its identity is checked before each use, so a program that closes it
- * (closefrom) or reuses its number ends the service instead of having its own
- * descriptor read; the thread is raw (threads_create_raw: all signals blocked,
- * not sampled), detached, and leaves when it is the last thread of a program
- * whose main thread called pthread_exit.  Normal context only.
+ * Never harm the target: the socket and every connection live in the helper
+ * thread's own descriptor table (helpers.c): the program's open, socket and
+ * accept get the numbers they would without us, and its close_range or
+ * closefrom cannot touch ours.  The thread is raw (threads_create_raw: all
+ * signals blocked, not sampled), detached, and ends the process once the
+ * program has no thread left (helpers_tick).  Normal context only.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -32,107 +31,20 @@
 
 #include "agent.h"
 
-#define CTL_POLL_MS 500     /* how often the thread checks it is not alone */
+#define CTL_POLL_MS 20      /* how often the thread looks at the process (helpers_tick) */
 #define CTL_IO_MS 2000      /* a client has this long to send its line */
 #define CTL_LINE 256
+#define CTL_BIND_WAIT_MS 1000 /* ctl_start waits this long for the thread's socket */
 
 static struct {
-	int fd;                  /* listening socket, -1: none */
-	dev_t dev;               /* its identity (fstat): a number the program */
-	ino_t ino;               /* reused is not ours */
 	uint32_t pid;            /* the process that bound path */
 	int exit_hook;           /* on_exit handler registered (inherited by forks) */
 	char dir[4200];
 	char path[4300];
-} ctl = {.fd = -1};
+} ctl;
 static _Atomic int ctl_held;       /* its thread ended for a hold (ctl_resume) */
-
-/* 1 while fd is still the socket we bound. */
-static int ctl_fd_ours(int fd)
-{
-	struct stat st;
-
-	return fd >= 0 && fstat(fd, &st) == 0 && S_ISSOCK(st.st_mode) && st.st_dev == ctl.dev &&
-	       st.st_ino == ctl.ino;
-}
-
-/* Live threads of the program among the few in /proc/self/task: not ours
- * (named "cbn-...") and not a zombie (a main thread that called pthread_exit
- * stays listed until the process ends).  -1 if unknown.  Raw getdents64:
- * opendir would malloc under the memory hooks. */
-static int ctl_program_threads(void)
-{
-	char buf[2048], path[300], st[128], *p;
-	int fd = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC), live = 0;
-	long n, off;
-
-	if (fd < 0)
-		return -1;
-	while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
-		for (off = 0; off < n;) {
-			struct dirent64 *e = (struct dirent64 *)(buf + off);
-			ssize_t r;
-			int sfd;
-
-			off += e->d_reclen;
-			if (e->d_name[0] == '.')
-				continue;
-			snprintf(path, sizeof(path), "/proc/self/task/%s/stat", e->d_name);
-			sfd = open(path, O_RDONLY | O_CLOEXEC);
-			if (sfd < 0)
-				continue;
-			r = read(sfd, st, sizeof(st) - 1);
-			close(sfd);
-			if (r <= 0)
-				continue;
-			st[r] = 0;
-			/* "TID (COMM) STATE ..." */
-			p = strrchr(st, ')');
-			if (!p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X')
-				continue;
-			p = strchr(st, '(');
-			if (p && !strncmp(p + 1, "cbn-", 4))
-				continue;
-			live++;
-		}
-	}
-	close(fd);
-	return live;
-}
-
-/*
- * 1 when only agent threads are left: the program's main thread called
- * pthread_exit and its other threads have ended.  A detached thread still
- * keeps a process alive, so ours must go (its return is then the process's
- * exit(0), as the program's last thread's would have been; the background
- * thread, when it runs, leaves on its own terms).  /proc/self/stat is read
- * with a descriptor held for a few microseconds, every CTL_POLL_MS; the
- * thread names only when there are few threads.
- */
-static int ctl_alone(void)
-{
-	char buf[1024], *p;
-	ssize_t n;
-	long threads = 0;
-	int i, fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return 0;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
-	/* Field 20 (num_threads); the command name (field 2) may hold spaces. */
-	p = strrchr(buf, ')');
-	for (i = 2; p && i < 20; i++)
-		p = strchr(p + 1, ' ');
-	if (p)
-		threads = strtol(p + 1, NULL, 10);
-	if (threads == 1)
-		return 1;
-	return threads > 1 && threads <= 4 && ctl_program_threads() == 0;
-}
+static _Atomic int ctl_bound;      /* the thread's bind: 0 waiting, 1 bound, -errno */
+static _Atomic int ctl_running;    /* the thread exists */
 
 static void ctl_answer(int c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -186,11 +98,8 @@ static int ctl_read_line(int c, char *line)
  * dies next.  In our thread: the program does not wait for it. */
 static void ctl_dump(void)
 {
-	struct cbn_file_header *h = agent.w.hdr;
-
 	capture_mark("dump");
-	if (h)
-		msync(h, (size_t)atomic_load(&h->file_size), MS_SYNC);
+	writer_sync(&agent.w);
 }
 
 static void ctl_serve(int c)
@@ -252,36 +161,43 @@ static void ctl_serve(int c)
 	}
 }
 
+static int ctl_bind(void);
+
 static void *ctl_main(void *arg)
 {
-	int fd = ctl.fd;
+	int fd, ret;
 
 	(void)arg;
 	prctl(PR_SET_NAME, "cbn-ctl", 0, 0, 0);
-	for (;;) {
+	/* Our own table, or no socket: a descriptor in the program's would
+	 * shift the numbers its next open and accept get. */
+	ret = helpers_private() ? ctl_bind() : -ENOTSUP;
+	fd = ret >= 0 ? ret : -1;
+	atomic_store(&ctl_bound, ret >= 0 ? 1 : ret);
+	while (fd >= 0) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
 		int n = poll(&p, 1, CTL_POLL_MS), c;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		/* Closed or replaced by the program: it is not ours to touch. */
-		if (n < 0 || (p.revents & POLLNVAL) || !ctl_fd_ours(fd))
+		if (n < 0 && errno != EINTR)
 			break;
 		if (threads_helpers_held()) {
 			atomic_store(&ctl_held, 1); /* ctl_resume starts it again */
 			break;
 		}
-		if (n == 0) {
-			if (ctl_alone())
-				break;
+		if (!atomic_load(&agent.active))
+			break;
+		helpers_tick(); /* ends the process once only we are left */
+		if (n <= 0)
 			continue;
-		}
 		c = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0)
 			continue; /* the client left (EAGAIN), or ECONNABORTED */
 		ctl_serve(c);
 		close(c);
 	}
+	if (fd >= 0)
+		close(fd);
+	atomic_store(&ctl_running, 0);
 	return NULL;
 }
 
@@ -315,34 +231,14 @@ static int ctl_dir(void)
 	return 0;
 }
 
-/* Move fd high, out of the way of the program's next open (most programs
- * expect the lowest free number); keeps it where it is if that fails. */
-static int ctl_fd_high(int fd)
-{
-	struct rlimit rl;
-	rlim_t lim = 1024;
-	int hi;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < lim)
-		lim = rl.rlim_cur;
-	if (lim <= 16)
-		return fd;
-	hi = fcntl(fd, F_DUPFD_CLOEXEC, (int)(lim - 8));
-	if (hi < 0)
-		return fd;
-	close(fd);
-	return hi;
-}
-
+/* In the helper thread, in its own table: the listening socket, or -errno. */
 static int ctl_bind(void)
 {
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	char via[64];
-	struct stat st;
-	int fd, dfd = -1, ret = 0;
+	int fd, dfd = -1, ret;
 	const char *name;
 
-	snprintf(ctl.path, sizeof(ctl.path), "%s/%u.sock", ctl.dir, ctl.pid);
 	name = ctl.path;
 	/* A long session path does not fit sun_path (108 bytes): bind through
 	 * the directory's descriptor instead, /proc/self/fd/N/PID.sock. */
@@ -374,22 +270,32 @@ static int ctl_bind(void)
 		unlink(ctl.path);
 		goto out;
 	}
-	fd = ctl_fd_high(fd);
-	if (fstat(fd, &st) < 0) {
-		ret = -errno;
-		close(fd);
-		unlink(ctl.path);
-		goto out;
-	}
-	ctl.dev = st.st_dev;
-	ctl.ino = st.st_ino;
-	ctl.fd = fd;
+	ret = fd;
 out:
 	if (dfd >= 0)
 		close(dfd);
-	if (ret)
-		ctl.path[0] = 0;
 	return ret;
+}
+
+/* Start the thread and wait (at most CTL_BIND_WAIT_MS) for its bind.
+ * 0 or -errno. */
+static int ctl_thread(void)
+{
+	struct timespec ms = {0, 1000000};
+	pthread_t th;
+	int i, ret;
+
+	atomic_store(&ctl_bound, 0);
+	atomic_store(&ctl_running, 1);
+	ret = threads_create_raw(&th, ctl_main, NULL);
+	if (ret < 0) {
+		atomic_store(&ctl_running, 0);
+		return ret;
+	}
+	pthread_detach(th);
+	for (i = 0; i < CTL_BIND_WAIT_MS && !(ret = atomic_load(&ctl_bound)); i++)
+		nanosleep(&ms, NULL);
+	return ret > 0 ? 0 : ret ? ret : -ETIMEDOUT;
 }
 
 /*
@@ -399,33 +305,31 @@ out:
  * costs the program nothing: the header's notes do not change, the agent says
  * why in the session's notes, and the run goes on without control.
  */
-/* After a hold on the helpers: the thread again on the same socket. */
+/* After a hold on the helpers: the thread again, on a new socket at the
+ * same path. */
 void ctl_resume(void)
 {
-	pthread_t th;
-
-	if (!atomic_exchange(&ctl_held, 0) || ctl.fd < 0 || ctl.pid != (uint32_t)getpid())
+	if (!atomic_exchange(&ctl_held, 0) || !ctl.path[0] || ctl.pid != (uint32_t)getpid() ||
+	    atomic_load(&ctl_running))
 		return;
-	if (threads_create_raw(&th, ctl_main, NULL) == 0)
-		pthread_detach(th);
+	ctl_thread();
 }
 
 void ctl_start(void)
 {
 	const char *e = getenv(CBN_ENV_CTL);
 	uint32_t pid = (uint32_t)getpid();
-	pthread_t th;
 	int ret;
 
-	if (ctl.fd >= 0 && ctl.pid != pid) {
-		/* The fork copy of the parent's socket; the parent's thread
-		 * did not follow us and its file is not ours to unlink. */
-		if (ctl_fd_ours(ctl.fd))
-			close(ctl.fd);
-		ctl.fd = -1;
+	if (ctl.pid != pid) {
+		/* A fork child: the parent's thread did not follow us (its
+		 * socket was in that thread's table), and the parent's file is
+		 * not ours to unlink. */
 		ctl.path[0] = 0;
+		atomic_store(&ctl_running, 0);
+		atomic_store(&ctl_held, 0);
 	}
-	if (ctl.fd >= 0 || !agent.w.hdr || !atomic_load(&agent.active))
+	if (ctl.path[0] || !agent.w.hdr || !atomic_load(&agent.active))
 		return;
 	if (e && !strcmp(e, "0"))
 		return;
@@ -433,22 +337,19 @@ void ctl_start(void)
 		return;
 	ctl.pid = pid;
 	ret = ctl_dir();
-	if (ret == 0)
-		ret = ctl_bind();
+	if (ret == 0 &&
+	    snprintf(ctl.path, sizeof(ctl.path), "%s/%u.sock", ctl.dir, ctl.pid) >= (int)sizeof(ctl.path))
+		ret = -ENAMETOOLONG;
 	if (ret == 0) {
 		if (!ctl.exit_hook && on_exit(ctl_on_exit, NULL) == 0)
 			ctl.exit_hook = 1;
-		if (threads_create_raw(&th, ctl_main, NULL) < 0) {
-			ret = -EAGAIN;
-			close(ctl.fd);
-			ctl.fd = -1;
-			unlink(ctl.path);
-			ctl.path[0] = 0;
-		} else {
-			pthread_detach(th);
+		ret = ctl_thread();
+		if (ret == 0)
 			return;
-		}
 	}
+	ctl.path[0] = 0;
 	agent_say("no control socket in %s/%s: %s", agent.session, CBN_CTL_DIR,
-		  ret == -EPERM ? "not a private directory of ours" : strerror(-ret));
+		  ret == -EPERM     ? "not a private directory of ours"
+		  : ret == -ENOTSUP ? "no descriptor table of its own for its thread"
+				    : strerror(-ret));
 }

@@ -25,6 +25,7 @@ static void exec_before(void)
 	if ((uint32_t)syscall(SYS_getpid) != agent.pid)
 		return;
 	sampler_pause();
+	sandbox_mem_thread_end(); /* this thread's allocation counts */
 	agent_mem_counters_now();
 	exec_restored_ign = sigwrap_before_exec();
 }

@@ -114,6 +114,29 @@ static const char *kernel_why(int err)
 	}
 }
 
+/* SIGNAL-SAFE.  kstacks_open for thread t, aside (aside.c): the event's
+ * descriptor never exists in the program's table while another thread of
+ * the program could open a file. */
+struct kernel_open_req {
+	struct kstacks_ring *ring;
+	uint64_t period;
+	uint32_t tid;
+};
+
+static int kernel_open_aside(void *p)
+{
+	struct kernel_open_req *q = p;
+
+	return kstacks_open(q->ring, q->period, q->tid);
+}
+
+static int kernel_open(struct agent_thread *t)
+{
+	struct kernel_open_req q = {&t->kring, kernel_period(), t->tid};
+
+	return aside_run(kernel_open_aside, &q);
+}
+
 /* SIGNAL-SAFE.  At a thread's first sample: open its kernel event when its
  * sampler is a perf event (a POSIX timer means perf events were refused,
  * and the kernel event would be too). */
@@ -139,7 +162,7 @@ static void kernel_thread_arm(struct agent_thread *t)
 	}
 	if (atomic_load_explicit(&kernel_refused, memory_order_relaxed))
 		return;
-	ret = kstacks_open(&t->kring, kernel_period());
+	ret = kernel_open(t);
 	if (ret) {
 		if (ret == -EACCES || ret == -EPERM || ret == -ENOSYS || ret == -ENOENT ||
 		    ret == -EOPNOTSUPP)
@@ -174,7 +197,7 @@ void kernel_thread_unpark(struct agent_thread *t)
 	 * thread without kernel stacks from now on, as at its first sample:
 	 * not tried again at every sample. */
 	if (atomic_load_explicit(&kernel_refused, memory_order_relaxed) ||
-	    kstacks_open(&t->kring, kernel_period()) != 0)
+	    kernel_open(t) != 0)
 		return;
 	if (h)
 		atomic_fetch_add_explicit(&h->kstack_unparks, 1, memory_order_relaxed);

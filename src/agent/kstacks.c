@@ -25,7 +25,7 @@
 #define KSTACKS_REG_IP 8
 #define KSTACKS_REGS_MASK (1ull << KSTACKS_REG_BP | 1ull << KSTACKS_REG_SP | 1ull << KSTACKS_REG_IP)
 
-int kstacks_open(struct kstacks_ring *r, uint64_t period_ns)
+int kstacks_open(struct kstacks_ring *r, uint64_t period_ns, uint32_t tid)
 {
 	struct perf_event_attr a;
 	size_t len = (1 + KSTACKS_DATA_PAGES) * KSTACKS_PAGE;
@@ -51,10 +51,10 @@ int kstacks_open(struct kstacks_ring *r, uint64_t period_ns)
 	a.sample_stack_user = KSTACKS_USER_STACK;
 	/* No O_ASYNC, no F_SETSIG: this event never signals, so a system call
 	 * is never interrupted by it (sampler-safety.md §4, EINTR). */
-	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && (errno == EINVAL || errno == E2BIG)) {
 		a.remove_on_exec = 0; /* before Linux 5.13 */
-		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0 && errno == EINVAL) {
 		/* No user registers or stack with this event here: kernel
@@ -62,7 +62,7 @@ int kstacks_open(struct kstacks_ring *r, uint64_t period_ns)
 		a.sample_type = PERF_SAMPLE_CALLCHAIN;
 		a.sample_regs_user = 0;
 		a.sample_stack_user = 0;
-		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0)
 		return -errno;

@@ -59,11 +59,12 @@ struct kstacks_placer {
 	uint32_t placed, unplaced;
 };
 
-/* Open the calling thread's kernel event (period ns), map its ring and close
- * the fd.  Returns 0 or -errno (EACCES: perf_event_paranoid, EPERM: seccomp
+/* Open the kernel event of thread tid (0: the calling one; any thread of the
+ * process may open it for another), period ns, map its ring and close the
+ * fd.  Returns 0 or -errno (EACCES: perf_event_paranoid, EPERM: seccomp
  * or no CAP_PERFMON, ...; ENOMEM when the ring cannot be mapped, which is
  * mostly the user's perf_event_mlock_kb). */
-int kstacks_open(struct kstacks_ring *r, uint64_t period_ns);
+int kstacks_open(struct kstacks_ring *r, uint64_t period_ns, uint32_t tid);
 void kstacks_close(struct kstacks_ring *r);
 
 /*

@@ -119,7 +119,7 @@ static struct cbn_rec_module *modules_record(struct dl_phdr_info *info, const ch
 	if (nseg > CBN_MAX_SEGMENTS)
 		nseg = CBN_MAX_SEGMENTS;
 	size = CBN_REC_ALIGN(sizeof(*r) + (size_t)nseg * sizeof(struct cbn_segment) + plen + 1);
-	r = calloc(1, size);
+	r = agent_calloc(1, size);
 	if (!r)
 		return NULL;
 	r->h.type = CBN_REC_MODULE_LOAD;
@@ -200,8 +200,8 @@ static void snap_build_free(struct snap_build *b)
 	int i;
 
 	for (i = 0; i < b->n; i++)
-		free((void *)b->info[i].dlpi_phdr);
-	free(b->info);
+		agent_free((void *)b->info[i].dlpi_phdr);
+	agent_free(b->info);
 	memset(b, 0, sizeof(*b));
 }
 
@@ -217,7 +217,7 @@ static void snap_add(struct snap_build *b, const struct dl_phdr_info *info)
 		return;
 	if (b->n == b->cap) {
 		int ncap = b->cap ? b->cap * 2 : 64;
-		struct dl_phdr_info *n = realloc(b->info, (size_t)ncap * sizeof(*n));
+		struct dl_phdr_info *n = agent_realloc(b->info, (size_t)ncap * sizeof(*n));
 
 		if (!n) {
 			b->failed = 1;
@@ -226,7 +226,7 @@ static void snap_add(struct snap_build *b, const struct dl_phdr_info *info)
 		b->info = n;
 		b->cap = ncap;
 	}
-	copy = malloc(ph + nl);
+	copy = agent_alloc(ph + nl);
 	if (!copy) {
 		b->failed = 1;
 		return;
@@ -249,7 +249,7 @@ static void snap_publish(struct snap_build *b)
 
 	if (b->failed || !b->n)
 		goto out;
-	s = malloc(sizeof(*s) + (size_t)b->n * sizeof(s->m[0]) + b->extra);
+	s = agent_alloc(sizeof(*s) + (size_t)b->n * sizeof(s->m[0]) + b->extra);
 	if (!s)
 		goto out;
 	s->retired_next = NULL;
@@ -287,7 +287,7 @@ static void snap_reclaim(void)
 	while (snap_retired) {
 		struct snap *n = snap_retired->retired_next;
 
-		free(snap_retired);
+		agent_free(snap_retired);
 		snap_retired = n;
 	}
 }
@@ -375,7 +375,7 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (nmods == capmods) {
 		int ncap = capmods ? capmods * 2 : 64;
-		struct module *n = realloc(mods, (size_t)ncap * sizeof(*n));
+		struct module *n = agent_realloc(mods, (size_t)ncap * sizeof(*n));
 
 		if (!n)
 			return 0;
@@ -385,9 +385,9 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	mods[nmods].rec = modules_record(info, path);
 	if (!mods[nmods].rec)
 		return 0;
-	mods[nmods].name = strdup(name);
+	mods[nmods].name = agent_strdup(name);
 	if (!mods[nmods].name) {
-		free(mods[nmods].rec);
+		agent_free(mods[nmods].rec);
 		return 0;
 	}
 	mods[nmods].base = info->dlpi_addr;
@@ -444,8 +444,8 @@ void modules_scan(int force)
 		mods[i].rec->h.type = CBN_REC_MODULE_UNLOAD;
 		mods[i].rec->ts = now;
 		agent_event(mods[i].rec, mods[i].rec->h.size);
-		free(mods[i].rec);
-		free(mods[i].name);
+		agent_free(mods[i].rec);
+		agent_free(mods[i].name);
 		mods[i] = mods[--nmods];
 	}
 	mod_scanned = 1;
@@ -575,7 +575,9 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 	unwind_quiesce();
 	ret = real(handle);
 	unwind_invalidate();
-	if (atomic_load(&agent.active))
+	/* Under a seccomp filter: no scan here (its system calls), the next
+	 * one elsewhere sees the unload. */
+	if (atomic_load(&agent.active) && !sandbox_thread_filtered())
 		modules_scan(0);
 	unwind_release();
 	return ret;

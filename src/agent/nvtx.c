@@ -69,7 +69,7 @@ static _Atomic uint64_t nvtx_next_id = 1;
 
 void nvtx_thread_end(void)
 {
-	free(nvtx_tls);
+	agent_free(nvtx_tls);
 	nvtx_tls = NULL;
 }
 
@@ -153,7 +153,7 @@ static int nvtx_push(const struct nvtxDomainRegistration_st *d, const char *name
 
 	if (!nvtx_on())
 		return -1;
-	if (!s && !(s = nvtx_tls = calloc(1, sizeof(*s))))
+	if (!s && !(s = nvtx_tls = agent_calloc(1, sizeof(*s))))
 		return -1;
 	for (i = 0; i < s->n; i++)
 		depth += s->f[i].domain == d;
@@ -393,7 +393,7 @@ static int NVTX_API nvtx_DomainRangePop(nvtxDomainHandle_t d)
 
 static nvtxDomainHandle_t NVTX_API nvtx_DomainCreateA(const char *name)
 {
-	struct nvtxDomainRegistration_st *d = calloc(1, sizeof(*d));
+	struct nvtxDomainRegistration_st *d = agent_calloc(1, sizeof(*d));
 
 	if (d)
 		nvtx_copy(d->name, name);
@@ -402,7 +402,7 @@ static nvtxDomainHandle_t NVTX_API nvtx_DomainCreateA(const char *name)
 
 static nvtxDomainHandle_t NVTX_API nvtx_DomainCreateW(const wchar_t *name)
 {
-	struct nvtxDomainRegistration_st *d = calloc(1, sizeof(*d));
+	struct nvtxDomainRegistration_st *d = agent_calloc(1, sizeof(*d));
 
 	if (d)
 		nvtx_copy_w(d->name, name);
@@ -419,7 +419,7 @@ static void NVTX_API nvtx_DomainDestroy(nvtxDomainHandle_t d)
 static nvtxStringHandle_t NVTX_API nvtx_DomainRegisterStringA(nvtxDomainHandle_t d, const char *s)
 {
 	size_t n = s ? strlen(s) : 0;
-	struct nvtxStringRegistration_st *r = malloc(sizeof(*r) + n);
+	struct nvtxStringRegistration_st *r = agent_alloc(sizeof(*r) + n);
 
 	(void)d;
 	if (r) {
@@ -432,7 +432,7 @@ static nvtxStringHandle_t NVTX_API nvtx_DomainRegisterStringA(nvtxDomainHandle_t
 static nvtxStringHandle_t NVTX_API nvtx_DomainRegisterStringW(nvtxDomainHandle_t d,
 							       const wchar_t *s)
 {
-	struct nvtxStringRegistration_st *r = malloc(sizeof(*r) + NVTX_NAME);
+	struct nvtxStringRegistration_st *r = agent_alloc(sizeof(*r) + NVTX_NAME);
 
 	(void)d;
 	if (r)

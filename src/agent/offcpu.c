@@ -461,33 +461,10 @@ static void offcpu_tick(uint64_t now, uint64_t period)
 
 static void offcpu_refuse(const char *why);
 
-/* unshare(CLONE_FILES), then close every copied descriptor.  0 or -1. */
-static int offcpu_private_fds(void)
-{
-	struct rlimit rl;
-	long fd, max;
-
-	if (syscall(SYS_unshare, CLONE_FILES) < 0)
-		return -1;
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, 0U, ~0U, 0U) == 0)
-		return 0;
-#endif
-	/* Linux before 5.9: every number up to the limit (the soft one bounds
-	 * what the program could open; capped for the hard-unlimited case). */
-	max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY ? (long)rl.rlim_cur
-										  : 65536;
-	if (max > 1 << 20)
-		max = 1 << 20;
-	for (fd = 0; fd < max; fd++)
-		close((int)fd);
-	return 0;
-}
-
 static void *offcpu_main(void *arg)
 {
 	struct cbn_file_header *h = agent.w.hdr;
-	uint64_t period = 1000000000ull / (uint64_t)offcpu_hz, next, now, next_alive = 0;
+	uint64_t period = 1000000000ull / (uint64_t)offcpu_hz, next, now;
 	uint64_t rnd;
 	struct timespec ts;
 	int was_on = 1, i;
@@ -496,13 +473,12 @@ static void *offcpu_main(void *arg)
 	syscall(SYS_prctl, PR_SET_NAME, "cbn-offcpu", 0, 0, 0);
 	offcpu_self = agent_gettid();
 	/*
-	 * Our own descriptor table: the /proc files this thread opens at every
-	 * look must not take numbers from the program's table (its next open
-	 * would get another number, or EMFILE under a tight RLIMIT_NOFILE).
-	 * The copy unshare makes holds every file the program has open: close
-	 * them all at once, or a pipe the program closes would stay open.
+	 * The /proc files this thread opens at every look must not take
+	 * numbers from the program's table (its next open would get another
+	 * number, or EMFILE under a tight RLIMIT_NOFILE): helpers have a table
+	 * of their own (helpers.c), unless the kernel refused it.
 	 */
-	if (offcpu_private_fds() < 0) {
+	if (!helpers_private()) {
 		offcpu_refuse("cannot give the off-CPU sampler a descriptor table of its own");
 		atomic_store(&offcpu_running, 0);
 		return NULL;
@@ -517,6 +493,7 @@ static void *offcpu_main(void *arg)
 		if (atomic_load_explicit(&offcpu_stop, memory_order_acquire) || !agent.w.hdr ||
 		    !atomic_load(&agent.active) || threads_helpers_held())
 			break;
+		helpers_tick(); /* ends the process once only we are left */
 		now = agent_now();
 		if (now > next)
 			atomic_fetch_add_explicit(&h->offcpu.late_ns, now - next, memory_order_relaxed);
@@ -545,11 +522,6 @@ static void *offcpu_main(void *arg)
 				}
 			was_on = 0;
 			continue;
-		}
-		if (now >= next_alive) {
-			next_alive = now + 100000000ull;
-			if (!threads_app_alive())
-				break; /* only the agent's threads are left (threads.c) */
 		}
 		was_on = 1;
 		atomic_fetch_add_explicit(&h->offcpu.ticks, 1, memory_order_relaxed);

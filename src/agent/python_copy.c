@@ -228,7 +228,6 @@ static void py_sweep(void)
 static void *py_copier_main(void *arg)
 {
 	struct timespec idle = {0, PY_COPY_IDLE_NS};
-	uint64_t next_alive = 0;
 
 	(void)arg;
 	syscall(SYS_prctl, PR_SET_NAME, "cbn-python", 0, 0, 0);
@@ -237,13 +236,7 @@ static void *py_copier_main(void *arg)
 		    threads_helpers_held())
 			break;
 		if (!atomic_exchange(&python_wake, 0)) {
-			uint64_t now = agent_now();
-
-			if (now >= next_alive) {
-				next_alive = now + 100000000ull;
-				if (!threads_app_alive())
-					break; /* only the agent's threads are left */
-			}
+			helpers_tick(); /* ends the process once only we are left */
 			syscall(SYS_futex, &python_wake, FUTEX_WAIT_PRIVATE, 0, &idle, NULL, 0);
 			continue;
 		}
@@ -262,11 +255,8 @@ void python_copier_start(void)
 	if (atomic_load(&copier_stop) || !agent.w.hdr || !atomic_load(&agent.active) ||
 	    !atomic_compare_exchange_strong(&copier_running, &zero, 1))
 		return;
-	if (threads_create_raw(&th, py_copier_main, NULL) < 0) {
-		atomic_store(&copier_running, 0);
-		return; /* the exit sweep still copies what it can */
-	}
-	pthread_detach(th);
+	if (threads_create_raw(&th, py_copier_main, NULL) < 0)
+		atomic_store(&copier_running, 0); /* the exit sweep still copies what it can */
 }
 
 /* A fork child: its own file, which holds no PY_CODE yet; the copier did not

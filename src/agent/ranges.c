@@ -53,13 +53,13 @@ static struct range_stack *ranges_get(void)
 	struct agent_thread *t = &agent_tls;
 
 	if (!t->ranges)
-		t->ranges = calloc(1, sizeof(*t->ranges));
+		t->ranges = agent_calloc(1, sizeof(*t->ranges));
 	return t->ranges;
 }
 
 void ranges_thread_end(void)
 {
-	free(agent_tls.ranges);
+	agent_free(agent_tls.ranges);
 	agent_tls.ranges = NULL;
 }
 

@@ -153,14 +153,17 @@ static struct cbn_rec_sample *sample_reserve(struct agent_thread *t, uint32_t ma
 {
 	struct writer *w = &agent.w;
 	struct cbn_rec_sample *r = t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
+	int i;
 
 	if (r)
 		return r;
 	writer_chunk_retire(w, t->chunk);
 	t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
-	if (!t->chunk) {
-		/* Out of allocated space: grow here (no descriptor, try-lock). */
-		writer_grow_signal(w, 4 * CBN_CHUNK_SIZE);
+	/* Out of allocated space: grow here (no descriptor, try-lock); other
+	 * threads may take what one growth added, so a few times. */
+	for (i = 0; !t->chunk && i < 4; i++) {
+		if (writer_grow_signal(w, 4 * CBN_CHUNK_SIZE) != 0 && i)
+			break;
 		t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
 	}
 	return t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
@@ -193,6 +196,11 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	}
 	if (t->in_handler || t->in_agent) {
 		writer_lost(w, CBN_LOST_REENTRANT);
+		return;
+	}
+	if (t->ended) {
+		/* its sampler's last signal, after THREAD_END */
+		writer_lost(w, CBN_LOST_NO_THREAD);
 		return;
 	}
 	t->in_handler = 1;
@@ -302,6 +310,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 	r->nframes = (uint16_t)(nf + npy);
 	r->kweight = (uint16_t)(kernel < 0xffff ? kernel : 0xffff);
 	writer_commit(t->chunk, size);
+	t->last_sample = r;
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
 	if (flags & CBN_SAMPLE_TRUNCATED)
 		atomic_fetch_add_explicit(&h->truncated, 1, memory_order_relaxed);
@@ -347,7 +356,8 @@ static void sampler_unpark(struct agent_thread *t)
 static void sampler_wake(struct agent_thread *t)
 {
 	atomic_store(&t->wake_sent, 0);
-	sampler_unpark(t);
+	if (!sandbox_thread_filtered())
+		sampler_unpark(t);
 }
 
 /*
@@ -408,10 +418,18 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 	sig_atomic_t in_sigpath = agent_tls.in_sigpath;
 
 	agent_tls.in_sigpath = 1;
-	if (sampler_is_wake(si)) {
+	if (sig == SIGIO && timer_sigqueue_full(&agent_tls, si)) {
+		/* our perf event's signal, which the kernel could not queue */
+	} else if (timer_is_probe(si)) {
+		/* its probe, which could be queued after all */
+	} else if (sampler_is_wake(si)) {
 		sampler_wake(&agent_tls);
 	} else if (!timer_is_ours(si)) {
 		sigwrap_chain(sig, si, uc);
+	} else if (sandbox_thread_filtered()) {
+		/* Under a seccomp mode or filter of the program's: no system
+		 * call of ours (sandbox.c); the sample is counted, not taken. */
+		writer_lost(&agent.w, CBN_LOST_SANDBOXED);
 	} else if (!atomic_load_explicit(&capture_on, memory_order_relaxed)) {
 		sampler_park(&agent_tls); /* outside a window: not recorded */
 	} else if (agent_tls.parked) {
@@ -477,6 +495,7 @@ int sampler_thread_begin(int fresh, const char *name)
 	t->parked = 0;
 	atomic_store(&t->wake_sent, 0);
 	t->fresh = fresh;
+	t->last_sample = NULL;
 	t->backend = AGENT_BACKEND_NONE;
 	if (name)
 		memcpy(t->name, name, CBN_NAME_MAX);
@@ -520,7 +539,57 @@ int sampler_thread_begin(int fresh, const char *name)
 	return ret;
 }
 
-/* On the thread itself, at its end (pthread key destructor or exit). */
+/*
+ * On the thread itself at its end, every signal blocked: the CPU it used
+ * since its last sample (timer_remainder), as a sample flagged
+ * CBN_SAMPLE_AT_END with the stack of its last sample when that is still in
+ * its current chunk (a ring may have reused an older one), else its start
+ * routine alone.
+ */
+static void sampler_end_sample(struct agent_thread *t)
+{
+	struct writer *w = &agent.w;
+	struct cbn_file_header *h = w->hdr;
+	struct cbn_rec_sample *r, *last = t->last_sample;
+	uint32_t weight, kernel, size;
+	int nf = 0;
+
+	if (!h || t->backend == AGENT_BACKEND_NONE || t->parked || t->pid != agent.pid ||
+	    !atomic_load(&agent.active) || !atomic_load_explicit(&capture_on, memory_order_relaxed))
+		return;
+	weight = timer_remainder(t, &kernel);
+	if (!weight)
+		return;
+	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)agent.depth * sizeof(uint64_t));
+	if (last && (!t->chunk || (char *)last < (char *)t->chunk ||
+		     (char *)last >= (char *)t->chunk + CBN_CHUNK_SIZE))
+		last = NULL;
+	r = sample_reserve(t, size);
+	if (!r) {
+		writer_lost(w, CBN_LOST_BUFFER_FULL);
+		return;
+	}
+	if (last && last != r) {
+		nf = last->nframes < agent.depth ? last->nframes : agent.depth;
+		memmove(r->pc, last->pc, (size_t)nf * sizeof(uint64_t));
+	} else if (t->start_fn) {
+		r->pc[nf++] = t->start_fn;
+	}
+	if (!nf)
+		return;
+	r->h.type = CBN_REC_SAMPLE;
+	r->h.flags = CBN_SAMPLE_AT_END;
+	r->h.size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)nf * sizeof(uint64_t));
+	r->ts = sample_now();
+	r->weight = weight;
+	r->nframes = (uint16_t)nf;
+	r->kweight = (uint16_t)(kernel < 0xffff ? kernel : 0xffff);
+	writer_commit(t->chunk, r->h.size);
+	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->guard.end_samples, 1, memory_order_relaxed);
+}
+
+/* On the thread itself, at its end (pthread cleanup, raw exit, exit). */
 void sampler_thread_end(void)
 {
 	struct agent_thread *t = &agent_tls;
@@ -530,6 +599,12 @@ void sampler_thread_end(void)
 	if (!t->tid || t->ended)
 		return;
 	sampler_block(&old);
+	sampler_end_sample(t);
+	/* Its chunks are done: in ring mode they are the thread's last stretch. */
+	writer_chunk_final(&agent.w, t->chunk);
+	t->chunk = NULL;
+	writer_chunk_final(&agent.w, t->mem_chunk);
+	t->mem_chunk = NULL;
 	timer_disarm(t);
 	kernel_thread_end(t);
 	sampler_unblock(&old);

@@ -16,9 +16,11 @@
  *              sampler_drain, sampler_is_wake, sampler_wake, sampler_park,
  *              sampler_unpark
  *   timer.c    timer_arm (from timer_resume), timer_posix, timer_perf,
- *              timer_perf_failed, timer_perf_why,
+ *              timer_perf_open, timer_perf_failed, timer_perf_why,
  *              timer_refusal_final, timer_thread_sys, ts_ns
- *   kernel.c   kernel_thread_arm, kernel_off, kernel_why, kernel_thread_park
+ *   kernel.c   kernel_thread_arm, kernel_off, kernel_why, kernel_thread_park,
+ *              kernel_open, kernel_open_aside
+ *   aside.c    aside_thread (in the transient thread)
  *   kstacks.c  kstacks_open, kstacks_drain, kstacks_pending, kstacks_parse,
  *              kstacks_parse_placed, kstacks_place, kstacks_add, ring_copy
  *              (kstacks.h: all of it is signal-safe)
@@ -43,7 +45,8 @@
  *              Python frames of the interrupted thread: raw loads of its own
  *              chain, each pointer checked first; docs/agent.md section 17)
  *
- * Outside our code the handler calls only: system calls (syscall(),
+ * Outside our code the handler calls only: system calls (the agent's own
+ * syscall(), sandbox.c; glibc's clone() wrapper, aside.c;
  * clock_gettime through the vDSO, sigaction, fcntl, madvise; open, fstat and
  * close only to grow the file on kernels before 5.14), the pure libc helpers
  * memset, memmove, memcpy, sig{empty,fill,add,ismember,isempty}set and
@@ -110,12 +113,37 @@ extern __thread _Atomic uintptr_t agent_switch_top AGENT_TLS AGENT_HIDDEN;
  * build; agent_tls.in_sigpath, written by the handler only). */
 int sigpath_active(void) AGENT_HIDDEN;
 
+/* sandbox.c: 1 when the calling thread is under a seccomp mode or filter of
+ * the program's: the handler then makes no system call (a thread flag and
+ * an atomic).  The agent's syscall() itself (raw, errno set as glibc's) is
+ * signal-safe too. */
+int sandbox_thread_filtered(void) AGENT_HIDDEN;
+
+/* aside.c: fn(arg) in a transient thread with a descriptor table of its own
+ * (clone without CLONE_FILES, vfork-style), unless the process has no other
+ * thread of the program's (threads_program_alone, an atomic count kept by
+ * threads.c).  Returns fn's result, or -errno when the thread could not be
+ * made. */
+int aside_run(int (*fn)(void *), void *arg) AGENT_HIDDEN;
+int threads_program_alone(void) AGENT_HIDDEN;
+
 /* timer.c: the calling thread's CPU time, ns (a plain system call). */
 uint64_t agent_thread_cpu(void) AGENT_HIDDEN;
 
 /* Is this signal one of our samples: our timer's cookie, or the si_fd of the
  * thread's perf event? */
 int timer_is_ours(const siginfo_t *si) AGENT_HIDDEN;
+
+/* A kernel SIGIO on a perf-sampled thread: the event's signal could not be
+ * queued (RLIMIT_SIGPENDING); the thread moves to a POSIX timer.  1 when
+ * the signal was this (taken), 0 when it is the program's. */
+int timer_sigqueue_full(struct agent_thread *t, const siginfo_t *si) AGENT_HIDDEN;
+/* The probe timer_sigqueue_full queues to tell (one of ours: ignored). */
+int timer_is_probe(const siginfo_t *si) AGENT_HIDDEN;
+
+/* Normal context, signals blocked: the CPU since the thread's last sample at
+ * its end, in periods, the fraction drawn (sampler.c's end sample). */
+uint32_t timer_remainder(struct agent_thread *t, uint32_t *kernel) AGENT_HIDDEN;
 
 /* Weight of this sample in periods, and how many of them the thread spent in
  * the kernel, from the thread's CPU clock and rusage (raw syscalls). */

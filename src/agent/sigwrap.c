@@ -253,6 +253,16 @@ int sigwrap_install(char *why, size_t len)
 		return ret;
 	}
 	atomic_store(&agent.signo, sig);
+	/*
+	 * SIGIO, while the program leaves it at its default: the kernel sends it
+	 * instead of a perf event's real-time signal that cannot be queued
+	 * (RLIMIT_SIGPENDING), and its default kills.  The handler takes that
+	 * one (timer_sigqueue_full); any other SIGIO goes to the program's
+	 * disposition as for every owned signal.
+	 */
+	if (agent.want_perf && sig != SIGIO && real_sigaction(SIGIO, NULL, &old) == 0 &&
+	    !(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_DFL)
+		sigwrap_own(SIGIO, &old);
 	return 0;
 }
 
@@ -561,7 +571,7 @@ static void sigwrap_app_set(struct owned *o, const struct sigaction *act, struct
 		act = &view;
 	}
 	sigwrap_app(o, act, old);
-	if (act && sigwrap_is_function(act) && !atomic_load(&o->oneshot)) {
+	if (act && sigwrap_is_function(act) && !atomic_load(&o->oneshot) && sig != SIGIO) {
 		agent_note(CBN_NOTE_SIG_HANDLER);
 		if (sig == atomic_load(&agent.signo))
 			sigwrap_move();

@@ -18,6 +18,7 @@
 #include "agent.h"
 #include "python.h"
 #include "../format/cbn_time.h"
+#include "sigpath.h"
 
 #define THREADS_MAX 4096
 
@@ -29,6 +30,10 @@ struct thread_slot {
 };
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Threads of the program: the main thread, and each one created through our
+ * pthread_create from before its creation until it unregisters (aside.c
+ * needs it in signal context: an atomic, not the table).  Too high is safe. */
+static _Atomic int threads_program_n = 1;
 static struct thread_slot threads_tab[THREADS_MAX];
 static int threads_n;
 
@@ -41,16 +46,38 @@ struct thread_start {
 	uint64_t app_blocked;            /* creator's view of our signals: inherited */
 	size_t stack_size;               /* from its attributes (stacks_user_bounds) */
 	char name[CBN_NAME_MAX];         /* creator's name: the kernel gives it to the thread */
+	int filtered;                    /* the creator is under a seccomp filter (sandbox.c) */
 };
+
+/* The agent's own CPU on the program's threads, at their start and end
+ * (header.overhead.site_ns[CBN_OVH_OTHER]): it is in their CPU clocks (the
+ * Measured column), and the report keeps it apart. */
+static void threads_overhead(uint64_t cpu0)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	uint64_t cpu = agent_thread_cpu();
+
+	if (h && cpu > cpu0) {
+		atomic_fetch_add_explicit(&h->overhead.site_ns[CBN_OVH_OTHER], cpu - cpu0,
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->overhead.site_calls[CBN_OVH_OTHER], 1,
+					  memory_order_relaxed);
+	}
+}
 
 /* Runs at the end of every thread we armed: return, pthread_exit, cancel
  * (a cleanup handler, not a thread-specific key: the program keeps all
  * PTHREAD_KEYS_MAX keys). */
 static void threads_cleanup(void *v)
 {
+	uint64_t cpu0 = agent_thread_cpu();
+
 	(void)v;
+	helpers_note_exit(0);
+	sandbox_mem_thread_end();
 	sampler_thread_end();
 	pathcache_thread_end();
+	threads_overhead(cpu0);
 }
 
 int threads_init(void)
@@ -87,10 +114,18 @@ void threads_unregister(pthread_t th)
 	for (i = 0; i < threads_n; i++) {
 		if (pthread_equal(threads_tab[i].th, th)) {
 			threads_tab[i] = threads_tab[--threads_n];
+			if (!pthread_equal(th, agent.main_thread))
+				atomic_fetch_sub(&threads_program_n, 1);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&threads_lock);
+}
+
+/* SIGNAL-SAFE.  No other thread of the program's could open a file now. */
+int threads_program_alone(void)
+{
+	return atomic_load_explicit(&threads_program_n, memory_order_acquire) <= 1;
 }
 
 static uint32_t threads_lookup(pthread_t th)
@@ -154,44 +189,8 @@ int threads_each(void (*fn)(struct agent_thread *t, uint32_t tid, void *arg), vo
 	return n;
 }
 
-/* The main thread called pthread_exit (the interposer below). */
-static _Atomic int main_exited;
-
-/*
- * Is a thread of the program still alive?  The agent's own threads (the
- * background thread, the off-CPU sampler) block every signal and never end
- * by themselves: once main has called pthread_exit and the last program
- * thread has returned, they alone would keep the process from exiting, and
- * a SIGTERM could not even be delivered.  They ask this every 100 ms and
- * leave when it says 0.  A thread of the table is alive if its CPU clock can
- * be read; the main thread stays a zombie after pthread_exit until the
- * process ends (its clock still reads), so the interposer tells.  No
- * descriptor is used: this runs often, and a descriptor held even briefly
- * shifts the numbers the program's next open gets.
- */
-int threads_app_alive(void)
-{
-	uint32_t tids[64];
-	struct timespec ts;
-	int i, n;
-
-	pthread_mutex_lock(&threads_lock);
-	n = threads_n < 64 ? threads_n : 64;
-	for (i = 0; i < n; i++)
-		tids[i] = threads_tab[i].tid;
-	i = threads_n;
-	pthread_mutex_unlock(&threads_lock);
-	if (i > 64 || n == 0)
-		return 1; /* many threads: surely someone is alive; none known: cannot tell */
-	for (i = 0; i < n; i++) {
-		if (tids[i] == agent.pid && atomic_load(&main_exited))
-			continue;
-		if (clock_gettime((clockid_t)((~(unsigned)tids[i] << 3) | 6), &ts) == 0)
-			return 1;
-	}
-	return 0;
-}
-
+/* The main thread calls pthread_exit: glibc's thread exit, code 0 if it was
+ * the last (helpers.c). */
 __attribute__((visibility("default"), noreturn)) void pthread_exit(void *ret)
 {
 	static void (*real)(void *) __attribute__((noreturn));
@@ -199,7 +198,7 @@ __attribute__((visibility("default"), noreturn)) void pthread_exit(void *ret)
 	if (!real)
 		*(void **)&real = agent_real("pthread_exit");
 	if (agent.pid && agent_gettid() == agent.pid)
-		atomic_store(&main_exited, 1);
+		helpers_note_exit(0);
 	if (real)
 		real(ret);
 	syscall(SYS_exit, 0); /* unreachable in practice: glibc always has it */
@@ -217,115 +216,42 @@ int threads_count(void)
 	return n;
 }
 
-/* The agent's helper threads running (their function not yet returned), and
- * the hold that asks them to end (threads_helpers_stop). */
-static _Atomic int helpers_live, helpers_hold;
-
-/* In a forked child only the calling thread survives: no helper runs, and
- * no hold of the parent's applies. */
+/* In a forked child only the calling thread survives. */
 void threads_after_fork_child(void)
 {
 	pthread_mutex_init(&threads_lock, NULL);
 	threads_n = 0;
-	atomic_store(&helpers_live, 0);
-	atomic_store(&helpers_hold, 0);
+	atomic_store(&threads_program_n, 1);
+	helpers_after_fork_child();
 }
 
 static void *threads_trampoline(void *p)
 {
 	struct thread_start s = *(struct thread_start *)p;
+	uint64_t cpu0 = agent_thread_cpu();
 	void *ret;
 
-	free(p);
+	agent_free(p);
+	/* Created by a thread under a seccomp filter of the program's: it has
+	 * the filter too, and the agent's system calls are not ours to risk. */
+	if (s.filtered) {
+		sandbox_thread_inherit();
+		return s.fn(s.arg);
+	}
 	sigwrap_set_app_blocked(s.app_blocked);
 	stacks_user_bounds((uintptr_t)__builtin_frame_address(0), s.stack_size);
 	sampler_thread_begin(1, s.name);
+	agent_tls.start_fn = (uint64_t)(uintptr_t)s.fn;
+	threads_overhead(cpu0);
 	pthread_cleanup_push(threads_cleanup, NULL);
 	ret = s.fn(s.arg);
 	pthread_cleanup_pop(1);
 	return ret;
 }
 
-struct raw_start {
-	void *(*fn)(void *);
-	void *arg;
-};
-
-static void *threads_raw_trampoline(void *p)
+int threads_real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 {
-	struct raw_start s = *(struct raw_start *)p;
-	void *ret;
-
-	free(p);
-	ret = s.fn(s.arg);
-	atomic_fetch_sub(&helpers_live, 1);
-	return ret;
-}
-
-/* Our own helper threads: never sampled, never wrapped, all signals blocked
- * so that process-directed signals go to the target's threads.  While a hold
- * is on (threads_helpers_held), none starts. */
-int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg)
-{
-	struct raw_start *s;
-	sigset_t all, old;
-	int ret;
-
-	if (threads_init() < 0)
-		return -ENOSYS;
-	if (atomic_load(&helpers_hold))
-		return -EAGAIN;
-	if (!(s = malloc(sizeof(*s))))
-		return -ENOMEM;
-	s->fn = fn;
-	s->arg = arg;
-	atomic_fetch_add(&helpers_live, 1);
-	sigfillset(&all);
-	sigwrap_real_sigmask(SIG_SETMASK, &all, &old);
-	ret = real_pthread_create(th, NULL, threads_raw_trampoline, s);
-	sigwrap_real_sigmask(SIG_SETMASK, &old, NULL);
-	if (ret) {
-		atomic_fetch_sub(&helpers_live, 1);
-		free(s);
-	}
-	return ret ? -ret : 0;
-}
-
-int threads_helpers_held(void)
-{
-	return atomic_load_explicit(&helpers_hold, memory_order_relaxed);
-}
-
-/*
- * Ask the helper threads to end and wait until their functions returned (each
- * checks the hold at its next wake-up: 2 ms, the off-CPU period, the control
- * socket's 500 ms poll), 2 s at most.  Nests (one hold for all); each call
- * is followed by one threads_helpers_resume.
- */
-void threads_helpers_stop(void)
-{
-	struct timespec ms = {0, 1000000};
-	int i;
-
-	atomic_fetch_add(&helpers_hold, 1);
-	for (i = 0; i < 2000 && atomic_load(&helpers_live) > 0; i++)
-		nanosleep(&ms, NULL);
-}
-
-/* The hold is off: start again what the process runs (threads.h). */
-void threads_helpers_resume(void)
-{
-	if (atomic_fetch_sub(&helpers_hold, 1) != 1)
-		return;
-	agent_bg_resume();
-	offcpu_resume();
-	ctl_resume();
-	python_resume();
-}
-
-int threads_helpers_live(void)
-{
-	return atomic_load(&helpers_live);
+	return real_pthread_create(th, attr, fn, arg);
 }
 
 __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const pthread_attr_t *attr,
@@ -338,9 +264,10 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 		return EAGAIN;
 	if (!atomic_load(&agent.active))
 		return real_pthread_create(th, attr, fn, arg);
-	s = malloc(sizeof(*s));
+	s = agent_alloc(sizeof(*s));
 	if (!s)
 		return real_pthread_create(th, attr, fn, arg);
+	s->filtered = sandbox_thread_filtered();
 	s->fn = fn;
 	s->arg = arg;
 	s->app_blocked = sigwrap_app_blocked();
@@ -359,9 +286,13 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 		memcpy(s->name, agent_tls.name, CBN_NAME_MAX);
 	else
 		prctl(PR_GET_NAME, s->name, 0, 0, 0);
+	/* Counted from before it exists (it unregisters at its end). */
+	atomic_fetch_add(&threads_program_n, 1);
 	ret = real_pthread_create(th, attr, threads_trampoline, s);
-	if (ret)
-		free(s);
+	if (ret) {
+		atomic_fetch_sub(&threads_program_n, 1);
+		agent_free(s);
+	}
 	return ret;
 }
 
@@ -416,6 +347,8 @@ __attribute__((visibility("default"))) int prctl(int option, ...)
 		errno = ENOSYS;
 		return -1;
 	}
+	if (option == PR_SET_SECCOMP)
+		return sandbox_prctl(real, a);
 	ret = real(option, a[0], a[1], a[2], a[3]);
 	if (ret == 0 && option == PR_SET_NAME && a[0]) {
 		char name[CBN_NAME_MAX];

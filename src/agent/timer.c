@@ -74,15 +74,24 @@ static int timer_posix(struct agent_thread *t, int signo)
 	return 0;
 }
 
-/*
- * A CPU-clock event for this thread, signalling it.  The fd exists for a few
- * system calls: set up, mapped (the mapping keeps the event; perf_mmap marks it
- * VM_DONTCOPY, so a fork child does not inherit it), closed.
- */
-static int timer_perf(struct agent_thread *t, int signo)
+/* What the event is opened for, and what comes back (timer_perf_open may
+ * run in a transient thread of aside.c: everything through this struct). */
+struct timer_perf_req {
+	uint32_t tid;
+	int signo;
+	int fd;                          /* the number it had (si_fd), closed */
+	void *page;
+};
+
+/* SIGNAL-SAFE.  Opened for thread tid from any thread of the process (the
+ * kernel allows it within a thread group), set up to signal tid, mapped (the
+ * mapping keeps the event; perf_mmap marks it VM_DONTCOPY, so a fork child
+ * does not inherit it), closed.  0 or -errno. */
+static int timer_perf_open(void *p)
 {
+	struct timer_perf_req *q = p;
 	struct perf_event_attr a;
-	struct f_owner_ex own = {F_OWNER_TID, (pid_t)t->tid};
+	struct f_owner_ex own = {F_OWNER_TID, (pid_t)q->tid};
 	void *page;
 	int fd, fl;
 
@@ -94,16 +103,17 @@ static int timer_perf(struct agent_thread *t, int signo)
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.remove_on_exec = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)q->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && (errno == EINVAL || errno == E2BIG)) {
 		a.remove_on_exec = 0; /* before Linux 5.13 */
-		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)q->tid, -1, -1,
+				  PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0)
 		return -errno;
 	/* Counting from the open: an overflow before F_SETFL finds no owner
 	 * and raises nothing. */
-	if (fcntl(fd, F_SETOWN_EX, &own) != 0 || fcntl(fd, F_SETSIG, signo) != 0 ||
+	if (fcntl(fd, F_SETOWN_EX, &own) != 0 || fcntl(fd, F_SETSIG, q->signo) != 0 ||
 	    fcntl(fd, F_SETFL, O_RDWR | O_ASYNC) != 0)
 		goto fail;
 	page = (void *)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
@@ -111,15 +121,32 @@ static int timer_perf(struct agent_thread *t, int signo)
 		errno = -(int)(long)page;
 		goto fail;
 	}
-	t->perf_fd = fd;
-	t->perf_page = page;
-	t->backend = AGENT_BACKEND_PERF;
+	q->fd = fd;
+	q->page = page;
 	syscall(SYS_close, fd);
 	return 0;
 fail:
 	fl = -errno;
 	syscall(SYS_close, fd);
 	return fl ? fl : -EIO;
+}
+
+/*
+ * A CPU-clock event for this thread, signalling it, opened aside (aside.c):
+ * its descriptor never exists in the program's table while another thread
+ * of the program could open a file.
+ */
+static int timer_perf(struct agent_thread *t, int signo)
+{
+	struct timer_perf_req q = {t->tid, signo, -1, NULL};
+	int ret = aside_run(timer_perf_open, &q);
+
+	if (ret)
+		return ret;
+	t->perf_fd = q.fd;
+	t->perf_page = q.page;
+	t->backend = AGENT_BACKEND_PERF;
+	return 0;
 }
 
 static const char *timer_perf_why(int err)
@@ -262,6 +289,78 @@ void timer_disarm(struct agent_thread *t)
 	t->backend = AGENT_BACKEND_NONE;
 }
 
+/*
+ * SIGNAL-SAFE.  A SIGIO from the kernel (SI_KERNEL) on a thread sampled by a
+ * perf event: the event's real-time signal could not be queued (the user's
+ * RLIMIT_SIGPENDING is used up, or set to 0) and the kernel sent plain SIGIO
+ * instead (fs/fcntl.c, send_sigio_to_task), which would kill the program.
+ * The agent owns SIGIO while the program leaves it at its default
+ * (sigwrap.c) and takes it here: the thread moves to a POSIX CPU timer,
+ * whose one signal is preallocated when it is made (it never needs a queue
+ * slot later; timer_create fails instead when none is free, and the thread
+ * is then left unsampled, counted), and no thread of the process opens a
+ * perf event any more.  Returns 1 when the signal was this.
+ */
+static char timer_probe_cookie;
+
+/* SIGNAL-SAFE.  One of our queue probes (below), arriving: nothing to do. */
+int timer_is_probe(const siginfo_t *si)
+{
+	return si->si_code == SI_QUEUE && si->si_value.sival_ptr == &timer_probe_cookie &&
+	       (uint32_t)si->si_pid == agent.pid;
+}
+
+/* SIGNAL-SAFE.  1 when a real-time signal to this thread cannot be queued
+ * now (EAGAIN): the probe, when it can, arrives later and is ignored. */
+static int timer_queue_full(struct agent_thread *t)
+{
+	siginfo_t si;
+
+	memset(&si, 0, sizeof(si));
+	si.si_signo = t->signo;
+	si.si_code = SI_QUEUE;
+	si.si_pid = (pid_t)agent.pid;
+	si.si_uid = getuid();
+	si.si_value.sival_ptr = &timer_probe_cookie;
+	return syscall(SYS_rt_tgsigqueueinfo, (pid_t)agent.pid, (pid_t)t->tid, t->signo, &si) != 0 &&
+	       errno == EAGAIN;
+}
+
+int timer_sigqueue_full(struct agent_thread *t, const siginfo_t *si)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	const char *why = "perf event signals could not be queued (RLIMIT_SIGPENDING): POSIX timers";
+	size_t i;
+
+	if (si->si_code != SI_KERNEL || (t->backend != AGENT_BACKEND_PERF && t->perf_fd_prev < 0) ||
+	    t->signo < SIGRTMIN)
+		return 0;
+	/* The program's own O_ASYNC descriptor without F_SETSIG sends the same
+	 * SIGIO: ours only if a real-time signal cannot be queued now. */
+	if (!timer_queue_full(t))
+		return 0;
+	atomic_store_explicit(&agent.perf_refused, EAGAIN, memory_order_relaxed);
+	writer_lost(&agent.w, CBN_LOST_SIGQUEUE);
+	if (t->backend != AGENT_BACKEND_PERF)
+		return 1; /* a late one: the thread has moved already */
+	timer_disarm(t);
+	t->perf_fd_prev = -1;
+	if (h) {
+		atomic_fetch_add_explicit(&h->guard.sigqueue_full, 1, memory_order_relaxed);
+		/* This reason outranks any other: written over it (the same
+		 * bytes if two threads write at once). */
+		atomic_store(&timer_reason_taken, 1);
+		h->perf_errno = EAGAIN;
+		for (i = 0; why[i] && i < sizeof(h->timer_reason) - 1; i++)
+			h->timer_reason[i] = why[i];
+		h->timer_reason[i] = 0;
+		h->timer_reason_len = (uint32_t)i;
+	}
+	if (timer_posix(t, t->signo) != 0 && h)
+		atomic_fetch_add(&h->unsampled_why[CBN_UNSAMPLED_NO_TIMER], 1);
+	return 1;
+}
+
 /* SIGNAL-SAFE. */
 int timer_is_ours(const siginfo_t *si)
 {
@@ -296,6 +395,36 @@ void timer_weigh(struct agent_thread *t, uint32_t *weight, uint32_t *kernel)
 	*weight = (uint32_t)w;
 	ds = (ds + agent.period_ns / 2) / agent.period_ns;
 	*kernel = (uint32_t)(ds < w ? ds : w);
+}
+
+/*
+ * Normal context, every signal blocked: the CPU the thread used since its
+ * last sample, at its end, as whole periods with the remainder drawn: one
+ * more period with probability remainder/period.  A thread shorter than a
+ * period, which its sampler never reached (or a POSIX timer the tick never
+ * checked), is so counted in proportion to its CPU on average.
+ */
+uint32_t timer_remainder(struct agent_thread *t, uint32_t *kernel)
+{
+	uint64_t cpu = agent_thread_cpu(), sys = timer_thread_sys(), d, ds, w, x;
+
+	d = (cpu > t->cpu_last ? cpu - t->cpu_last : 0) + t->carry;
+	ds = sys > t->sys_last ? sys - t->sys_last : 0;
+	t->cpu_last = cpu;
+	t->sys_last = sys;
+	t->carry = 0;
+	w = d / agent.period_ns;
+	/* splitmix64 of the clock and the thread: a draw per thread end */
+	x = cpu ^ ((uint64_t)t->tid << 32) ^ agent_now();
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	if (x % agent.period_ns < d % agent.period_ns)
+		w++;
+	if (w > UINT32_MAX)
+		w = UINT32_MAX;
+	*kernel = d ? (uint32_t)(w * (ds < d ? ds : d) / d) : 0;
+	return (uint32_t)w;
 }
 
 /*

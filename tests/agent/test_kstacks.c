@@ -339,7 +339,7 @@ static void test_real(void)
 	struct cbn_kstacks *out = (void *)buf;
 	uint32_t kept = 0, nlost = 0;
 	static char big[1 << 20];
-	int ret = kstacks_open(&kr, 100000), fd, i, round;
+	int ret = kstacks_open(&kr, 100000, 0), fd, i, round;
 	struct real_place rp = {0, 0, (uintptr_t)&kept};
 	struct kstacks_placer pl = {real_place, &rp, 0, 0};
 
