@@ -101,7 +101,12 @@ peak)
 	[ $((flags & 1)) = 0 ] || fail "EXACT at the default rate"
 	[ "$(val mem.rate)" = 524288 ] || fail "rate $(val mem.rate), not the default 524288"
 	between "$(val mem.host_peak)" 60397978 73819750 "host_peak vs 64 MiB (±10 %)"
-	[ "$(val mem.rss_peak)" -ge 67108864 ] || fail "rss_peak $(val mem.rss_peak) below 64 MiB"
+	# RSS is read every 10 ms and the 64 blocks (mmapped by glibc: 1 MiB is
+	# over its mmap threshold, which the hooks leave alone) are live for a
+	# millisecond or two: any reading between the process's base and the
+	# peak, but never the session file's pages on top (they are dropped
+	# from the mapping as they fill).
+	between "$(val mem.rss_peak)" 1048576 92274688 "rss_peak (a reading, at most peak + 24 MiB)"
 	# Sampled: each 1 MiB block is sampled with probability 1-e^-2 = 86 %.
 	between "$(val heap)" 40 400 "sampled heap records"
 	[ "$(val with_stack)" = "$(val allocs)" ] || fail "records without a stack"

@@ -238,6 +238,34 @@ MEM_API void *aligned_alloc(size_t align, size_t size)
 	return p;
 }
 
+/* The real allocator's own valloc/pvalloc/memalign when it has them (its
+ * results exactly: glibc's pvalloc(0) is a 24-byte block, not a page), else
+ * its aligned allocation of the rounded size. */
+MEM_INLINE void *mem_memalign_real(size_t align, size_t size)
+{
+	return mem_real.memalign ? mem_real.memalign(align, size) : mem_aligned(align, size);
+}
+
+MEM_INLINE void *mem_valloc_real(size_t size)
+{
+	return mem_real.valloc ? mem_real.valloc(size)
+			       : mem_aligned((size_t)sysconf(_SC_PAGESIZE), size);
+}
+
+MEM_INLINE void *mem_pvalloc_real(size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), rounded;
+
+	if (mem_real.pvalloc)
+		return mem_real.pvalloc(size);
+	rounded = size ? (size + page - 1) & ~(page - 1) : page;
+	if (rounded < size) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mem_aligned(page, rounded);
+}
+
 MEM_API void *memalign(size_t align, size_t size)
 {
 	void *p;
@@ -246,9 +274,9 @@ MEM_API void *memalign(size_t align, size_t size)
 	if (!mem_ready())
 		return mem_arena_alloc(size, align);
 	if (mem_tls.in_hook)
-		return mem_aligned(align, size);
+		return mem_memalign_real(align, size);
 	mem_tls.in_hook = 1;
-	p = mem_aligned(align, size);
+	p = mem_memalign_real(align, size);
 	e = errno;
 	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_MEMALIGN);
 	mem_tls.in_hook = 0;
@@ -264,9 +292,9 @@ MEM_API void *valloc(size_t size)
 	if (!mem_ready())
 		return mem_arena_alloc(size, mem_page());
 	if (mem_tls.in_hook)
-		return mem_aligned((size_t)sysconf(_SC_PAGESIZE), size);
+		return mem_valloc_real(size);
 	mem_tls.in_hook = 1;
-	p = mem_aligned((size_t)sysconf(_SC_PAGESIZE), size);
+	p = mem_valloc_real(size);
 	e = errno;
 	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_VALLOC);
 	mem_tls.in_hook = 0;
@@ -276,24 +304,21 @@ MEM_API void *valloc(size_t size)
 
 MEM_API void *pvalloc(size_t size)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), rounded;
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	void *p;
 	int e;
 
-	/* glibc: the size rounded up to whole pages, one page for 0. */
-	rounded = size ? (size + page - 1) & ~(page - 1) : page;
-	if (rounded < size) {
-		errno = ENOMEM;
-		return NULL;
+	if (!mem_ready()) {
+		size_t rounded = size ? (size + page - 1) & ~(page - 1) : page;
+
+		return rounded < size ? NULL : mem_arena_alloc(rounded, mem_page());
 	}
-	if (!mem_ready())
-		return mem_arena_alloc(rounded, mem_page());
 	if (mem_tls.in_hook)
-		return mem_aligned(page, rounded);
+		return mem_pvalloc_real(size);
 	mem_tls.in_hook = 1;
-	p = mem_aligned(page, rounded);
+	p = mem_pvalloc_real(size);
 	e = errno;
-	mem_alloc_done(p, rounded, CBN_ALLOC_HEAP, CBN_AFN_PVALLOC);
+	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_PVALLOC);
 	mem_tls.in_hook = 0;
 	errno = e;
 	return p;
@@ -478,14 +503,22 @@ MEM_API int munmap(void *addr, size_t len)
 	return ret;
 }
 
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+
+/* The new address is an argument with MREMAP_FIXED and with
+ * MREMAP_DONTUNMAP (a hint there), as glibc's mremap reads it; every flag
+ * goes to the real call as given.  With MREMAP_DONTUNMAP the old range stays
+ * mapped (empty): it stays live. */
 MEM_API void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 {
 	void *want = NULL, *p;
-	uint64_t val;
+	uint64_t val = 0;
 	va_list ap;
 	int e;
 
-	if (flags & MREMAP_FIXED) {
+	if (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)) {
 		va_start(ap, flags);
 		want = va_arg(ap, void *);
 		va_end(ap);
@@ -495,7 +528,8 @@ MEM_API void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	if (mem_tls.in_hook)
 		return mem_real.mremap(old, old_len, new_len, flags, want);
 	mem_tls.in_hook = 1;
-	val = mem_free_begin(old, CBN_AFN_MREMAP);
+	if (!(flags & MREMAP_DONTUNMAP))
+		val = mem_free_begin(old, CBN_AFN_MREMAP);
 	p = mem_real.mremap(old, old_len, new_len, flags, want);
 	e = errno;
 	if (p == MAP_FAILED) {
@@ -503,6 +537,10 @@ MEM_API void *mremap(void *old, size_t old_len, size_t new_len, int flags, ...)
 	} else if (val) {
 		/* What old_len did not cover stays where it was. */
 		mem_unmap_done(old, old_len, val);
+		mem_alloc_done(p, mem_pages(new_len), CBN_ALLOC_MMAP, CBN_AFN_MREMAP);
+	} else if ((flags & MREMAP_DONTUNMAP) &&
+		   memtable_maybe(&mem_table, (uint64_t)(uintptr_t)old)) {
+		/* A tracked mapping's pages moved to a new one. */
 		mem_alloc_done(p, mem_pages(new_len), CBN_ALLOC_MMAP, CBN_AFN_MREMAP);
 	}
 	mem_tls.in_hook = 0;

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,11 +48,17 @@ static _Atomic uint32_t mem_pid;          /* the process mem_st belongs to */
 static uint64_t mem_rate = MEM_DEFAULT_RATE;
 static int mem_depth = MEM_DEFAULT_DEPTH;
 static int mem_usable_ok;                 /* mem_usable() may be called */
-static int mem_usable_glibc;              /* ... and reads glibc's chunk header itself */
+static _Atomic int mem_usable_glibc;      /* ... and reads glibc's chunk header itself */
 static uint32_t mem_flags;
-static pthread_key_t mem_key;
-static int mem_key_ok;
 static char mem_refused[124];
+
+/* The threads' pending counts (struct mem_counts), one cache line each,
+ * mapped at the first need; a thread takes a slot at its first counted call
+ * and gives it back at its end.  MEM_SLOTS threads at once; more keep their
+ * counts in TLS (flushed at the thresholds, at their end and at exit()). */
+#define MEM_SLOTS 4096
+static struct mem_counts *mem_slots;
+static _Atomic int mem_collected;         /* exit collected every slot: flush no more */
 
 /* Counts made before the session was open (the agent's own start-up, the
  * loader): folded into header.mem when recording starts. */
@@ -133,6 +140,8 @@ static void mem_resolve(void)
 	r.posix_memalign = (int (*)(void **, size_t, size_t))dlsym(RTLD_NEXT, "posix_memalign");
 	r.aligned_alloc = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "aligned_alloc");
 	r.memalign = (void *(*)(size_t, size_t))dlsym(RTLD_NEXT, "memalign");
+	r.valloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "valloc");
+	r.pvalloc = (void *(*)(size_t))dlsym(RTLD_NEXT, "pvalloc");
 	r.mmap = (void *(*)(void *, size_t, int, int, int, off_t))dlsym(RTLD_NEXT, "mmap");
 	r.munmap = (int (*)(void *, size_t))dlsym(RTLD_NEXT, "munmap");
 	r.mremap = (void *(*)(void *, size_t, size_t, int, ...))dlsym(RTLD_NEXT, "mremap");
@@ -154,6 +163,10 @@ static void mem_resolve(void)
 		r.aligned_alloc = NULL;
 	if (r.posix_memalign && !mem_same_object((void *)r.posix_memalign, (void *)r.malloc))
 		r.posix_memalign = NULL;
+	if (r.valloc && !mem_same_object((void *)r.valloc, (void *)r.malloc))
+		r.valloc = NULL;
+	if (r.pvalloc && !mem_same_object((void *)r.pvalloc, (void *)r.malloc))
+		r.pvalloc = NULL;
 	if (r.malloc && !mem_from_libc((void *)r.malloc))
 		mem_flags |= CBN_MEMF_FOREIGN;
 	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)mem_malloc_self)
@@ -176,31 +189,35 @@ static size_t mem_usable_chunk(void *p)
 	return (head & ~(size_t)7) - ((head & 2) ? 16 : 8);
 }
 
-static void mem_usable_probe(void)
-{
-	static const size_t sizes[] = {1, 24, 100, 1000, 5000, 70000, 200000, 1 << 20, 8 << 20};
-	size_t i;
-	int ok = 1;
-
-	if (!mem_usable_ok || (mem_flags & CBN_MEMF_FOREIGN))
-		return;
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]) && ok; i++) {
-		void *p = mem_real.malloc(sizes[i]);
-		void *q = mem_real.memalign ? mem_real.memalign(64, sizes[i]) : NULL;
-
-		if (p && mem_usable_chunk(p) != mem_real.usable(p))
-			ok = 0;
-		if (q && mem_usable_chunk(q) != mem_real.usable(q))
-			ok = 0;
-		mem_real.free(p);
-		mem_real.free(q);
-	}
-	mem_usable_glibc = ok;
-}
+/*
+ * No probe at start: allocating and freeing blocks of every size would move
+ * glibc's dynamic mmap and trim thresholds (freeing an mmapped chunk raises
+ * them to its size) for the whole run.  Instead the first MEM_USABLE_CHECKS
+ * blocks of each kind (mmapped or not) that reach mem_usable are read both
+ * ways; one disagreement and the real function is used from then on.
+ */
+#define MEM_USABLE_CHECKS 16
+static _Atomic int mem_usable_left[2] = {MEM_USABLE_CHECKS, MEM_USABLE_CHECKS};
 
 size_t mem_usable(void *p)
 {
-	return mem_usable_glibc ? mem_usable_chunk(p) : mem_real.usable(p);
+	size_t u;
+	int kind;
+
+	if (!atomic_load_explicit(&mem_usable_glibc, memory_order_relaxed))
+		return mem_real.usable(p);
+	u = mem_usable_chunk(p);
+	kind = (((const size_t *)p)[-1] & 2) != 0;
+	if (atomic_load_explicit(&mem_usable_left[kind], memory_order_relaxed) > 0) {
+		size_t real = mem_real.usable(p);
+
+		atomic_fetch_sub_explicit(&mem_usable_left[kind], 1, memory_order_relaxed);
+		if (real != u) {
+			atomic_store(&mem_usable_glibc, 0);
+			return real;
+		}
+	}
+	return u;
 }
 
 int mem_ready(void)
@@ -260,55 +277,142 @@ static void mem_peak(struct cbn_mem_state *st, int64_t live)
 	}
 }
 
-static void mem_thread_exit(void *arg);
-
-/* Publish this thread's deltas. */
-static void mem_flush(struct mem_thread *t)
+/* Add counts c to the header (or, before the session, to the early ones). */
+static int mem_publish(const struct mem_counts *c)
 {
 	int mode = atomic_load_explicit(&mem_mode, memory_order_relaxed);
 	struct cbn_mem_state *st = NULL;
-	int64_t d = t->delta;
+	int64_t d = c->delta;
 
 	if (mode == MEM_RECORDING) {
 		st = mem_header();
 		if (!st)
-			return; /* a fork child not re-attached yet: keep the counts */
+			return -1; /* a fork child not re-attached yet: keep the counts */
 	}
-	t->delta = 0;
 	if (st) {
 		if (d)
 			mem_peak(st, atomic_fetch_add(&st->host_live, d) + d);
-		atomic_fetch_add_explicit(&st->allocs, t->allocs, memory_order_relaxed);
-		atomic_fetch_add_explicit(&st->frees, t->frees, memory_order_relaxed);
-		atomic_fetch_add_explicit(&st->alloc_bytes, t->bytes, memory_order_relaxed);
+		atomic_fetch_add_explicit(&st->allocs, c->allocs, memory_order_relaxed);
+		atomic_fetch_add_explicit(&st->frees, c->frees, memory_order_relaxed);
+		atomic_fetch_add_explicit(&st->alloc_bytes, c->bytes, memory_order_relaxed);
 	} else if (mode == MEM_EARLY) {
 		atomic_fetch_add(&early_live, d);
-		atomic_fetch_add(&early_allocs, t->allocs);
-		atomic_fetch_add(&early_frees, t->frees);
-		atomic_fetch_add(&early_bytes, t->bytes);
+		atomic_fetch_add(&early_allocs, c->allocs);
+		atomic_fetch_add(&early_frees, c->frees);
+		atomic_fetch_add(&early_bytes, c->bytes);
 	}
-	t->allocs = t->frees = t->bytes = 0;
-	/* Arm the thread-exit flush (pthread_setspecific of an early key does
-	 * not allocate). */
-	if (!t->keyed && mem_key_ok) {
-		t->keyed = 1;
-		pthread_setspecific(mem_key, (void *)1);
+	return 0;
+}
+
+/* Publish this thread's deltas. */
+static void mem_flush(struct mem_thread *t)
+{
+	struct mem_counts *c = t->c;
+
+	if (atomic_load_explicit(&mem_collected, memory_order_relaxed) || mem_publish(c) < 0)
+		return;
+	c->delta = 0;
+	c->allocs = c->frees = c->bytes = 0;
+}
+
+/* The thread's counts: its slot, taken at its first counted call (lock-free:
+ * a CAS on a free slot's flag), else its TLS. */
+static struct mem_counts *mem_counts_take(struct mem_thread *t)
+{
+	unsigned i, start;
+	uint32_t zero;
+
+	t->c = &t->own;
+	if (!mem_slots) {
+		void *m = mem_real.mmap ? mem_real.mmap(NULL, MEM_SLOTS * sizeof(struct mem_counts),
+							PROT_READ | PROT_WRITE,
+							MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0)
+					: MAP_FAILED;
+		struct mem_counts *none = NULL;
+
+		if (m == MAP_FAILED)
+			return t->c;
+		if (!atomic_compare_exchange_strong((struct mem_counts *_Atomic *)&mem_slots, &none,
+						    (struct mem_counts *)m))
+			mem_real.munmap(m, MEM_SLOTS * sizeof(struct mem_counts));
 	}
+	start = (unsigned)((uintptr_t)t >> 6) % MEM_SLOTS;
+	for (i = 0; i < MEM_SLOTS; i++) {
+		struct mem_counts *c = &mem_slots[(start + i) % MEM_SLOTS];
+
+		zero = 0;
+		if (!atomic_load_explicit(&c->used, memory_order_relaxed) &&
+		    atomic_compare_exchange_strong(&c->used, &zero, 1)) {
+			c->allocs = c->frees = c->bytes = 0;
+			c->delta = 0;
+			t->c = c;
+			break;
+		}
+	}
+	return t->c;
+}
+
+static inline struct mem_counts *mem_counts(struct mem_thread *t)
+{
+	return __builtin_expect(t->c != NULL, 1) ? t->c : mem_counts_take(t);
 }
 
 static inline void mem_maybe_flush(struct mem_thread *t)
 {
-	if (t->delta >= (int64_t)CBN_MEM_FLUSH || t->delta <= -(int64_t)CBN_MEM_FLUSH ||
-	    t->allocs + t->frees >= MEM_FLUSH_CALLS)
+	struct mem_counts *c = t->c;
+
+	/* Exact mode: every call at once (whatever ends the process, nothing
+	 * is left behind in a thread); else at the thresholds. */
+	if (mem_rate <= 1 || c->delta >= (int64_t)CBN_MEM_FLUSH ||
+	    c->delta <= -(int64_t)CBN_MEM_FLUSH || c->allocs + c->frees >= MEM_FLUSH_CALLS)
 		mem_flush(t);
 }
 
-static void mem_thread_exit(void *arg)
+/* The agent's callback at a thread's end (threads.c, the raw exit system
+ * call): its counts into the header, its slot free again. */
+static void mem_thread_end(void)
 {
-	(void)arg;
+	struct mem_thread *t = &mem_tls;
+
+	if (!t->c)
+		return;
+	t->in_hook++;
+	mem_flush(t);
+	if (t->c != &t->own)
+		atomic_store(&t->c->used, 0);
+	t->c = NULL;
+	t->in_hook--;
+}
+
+/*
+ * The process ends (exit, _exit): every thread's pending counts into the
+ * header, read from their slots (the other threads may still run: what
+ * they count from now on is not published), then no flush any more.
+ */
+static void mem_collect_all(void)
+{
+	unsigned i;
+
 	mem_tls.in_hook++;
-	mem_flush(&mem_tls);
+	if (mem_tls.c)
+		mem_flush(&mem_tls);
+	if (mem_slots && !atomic_exchange(&mem_collected, 1))
+		for (i = 0; i < MEM_SLOTS; i++)
+			if (atomic_load(&mem_slots[i].used) && &mem_slots[i] != mem_tls.c)
+				mem_publish(&mem_slots[i]);
 	mem_tls.in_hook--;
+}
+
+/* The agent's callback when the calling thread (all: every thread) comes
+ * under a seccomp filter of the program's: pass straight through from now
+ * on, after publishing what is pending (sandbox.c). */
+static void mem_sandbox(int all)
+{
+	if (mem_tls.c)
+		mem_thread_end();
+	mem_tls.in_hook = 1 << 20; /* for good */
+	if (all)
+		atomic_store(&mem_mode, MEM_OFF);
 }
 
 /* Mappings change host_live at once (they are few and large). */
@@ -446,13 +550,15 @@ __attribute__((noinline)) void mem_alloc_done(void *p, size_t size, int kind, in
 	int mode = atomic_load_explicit(&mem_mode, memory_order_relaxed);
 	int sampled, tracked = 1;
 	size_t counted = size;
+	struct mem_counts *c;
 
 	if (mode == MEM_OFF || !p)
 		return;
+	c = mem_counts(t);
 	if (kind == CBN_ALLOC_HEAP && mem_usable_ok)
 		counted = mem_usable(p);
-	t->allocs++;
-	t->bytes += counted;
+	c->allocs++;
+	c->bytes += counted;
 	sampled = mem_sample(t, size);
 	/* Outside capture windows (docs/steps.md) no allocation is recorded:
 	 * the counters run on, the sample point is spent.  Frees of blocks
@@ -461,9 +567,9 @@ __attribute__((noinline)) void mem_alloc_done(void *p, size_t size, int kind, in
 		sampled = 0;
 	if (kind == CBN_ALLOC_HEAP) {
 		if (mem_usable_ok)
-			t->delta += (int64_t)counted;
+			c->delta += (int64_t)counted;
 		else if (sampled && mode == MEM_RECORDING)
-			t->delta += (int64_t)mem_weight(size);
+			c->delta += (int64_t)mem_weight(size);
 	} else if (kind == CBN_ALLOC_MMAP) {
 		mem_map_live((int64_t)size);
 	}
@@ -487,7 +593,7 @@ __attribute__((noinline)) void mem_alloc_done(void *p, size_t size, int kind, in
 
 		if (memtable_remove(&mem_table, (uint64_t)(uintptr_t)p, &v)) {
 			if (!mem_usable_ok && kind == CBN_ALLOC_HEAP)
-				t->delta -= (int64_t)mem_weight(size);
+				c->delta -= (int64_t)mem_weight(size);
 			if (kind == CBN_ALLOC_MMAP)
 				memtable_insert(&mem_table, (uint64_t)(uintptr_t)p,
 						mem_val(size, kind, 0));
@@ -502,21 +608,23 @@ uint64_t mem_free_begin(void *p, int fn)
 	int mode = atomic_load_explicit(&mem_mode, memory_order_relaxed);
 	int mapping = fn == CBN_AFN_MUNMAP || fn == CBN_AFN_MREMAP;
 	uint64_t val = 0;
+	struct mem_counts *c;
 
 	if (mode == MEM_OFF || !p)
 		return 0;
+	c = mem_counts(t);
 	if (!mapping) {
-		t->frees++;
+		c->frees++;
 		if (mem_usable_ok)
-			t->delta -= (int64_t)mem_usable(p);
+			c->delta -= (int64_t)mem_usable(p);
 	}
 	if (memtable_maybe(&mem_table, (uint64_t)(uintptr_t)p) &&
 	    memtable_remove(&mem_table, (uint64_t)(uintptr_t)p, &val)) {
 		if (mem_val_kind(val) == CBN_ALLOC_MMAP) {
-			t->frees++;
+			c->frees++;
 			mem_map_live(-(int64_t)mem_val_size(val));
 		} else if (!mem_usable_ok && mem_val_sampled(val)) {
-			t->delta -= (int64_t)mem_weight(mem_val_size(val));
+			c->delta -= (int64_t)mem_weight(mem_val_size(val));
 		}
 		if (mem_val_sampled(val))
 			mem_record_free(p, val, fn);
@@ -527,21 +635,22 @@ uint64_t mem_free_begin(void *p, int fn)
 
 void mem_free_undo(void *p, uint64_t val, int fn)
 {
-	struct mem_thread *t = &mem_tls;
+	struct mem_counts *c;
 
 	if (!p || atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_OFF)
 		return;
+	c = mem_counts(&mem_tls);
 	if (fn != CBN_AFN_MUNMAP && fn != CBN_AFN_MREMAP) {
 		/* A heap block a failed realloc left in place: live again, and
 		 * no longer sampled (its MEM_FREE is written). */
-		t->frees--;
+		c->frees--;
 		if (mem_usable_ok)
-			t->delta += (int64_t)mem_usable(p);
+			c->delta += (int64_t)mem_usable(p);
 		return;
 	}
 	if (!val)
 		return;
-	t->frees--;
+	c->frees--;
 	mem_map_live((int64_t)mem_val_size(val));
 	memtable_insert(&mem_table, (uint64_t)(uintptr_t)p,
 			mem_val(mem_val_size(val), CBN_ALLOC_MMAP, 0));
@@ -572,6 +681,17 @@ static void mem_refuse(struct cbn_mem_state *st, const char *why)
 	atomic_store(&st->state, CBN_MEM_REFUSED);
 }
 
+/* The live table's size: 2^MEM_TABLE_BITS slots, an eighth of that under a
+ * finite RLIMIT_AS (its address space counts there, touched or not). */
+static unsigned mem_table_bits(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+		return MEM_TABLE_BITS - 3;
+	return MEM_TABLE_BITS;
+}
+
 /* Start recording into the session the agent has open (constructor, fork
  * child).  Returns 1 when recording. */
 static int mem_start(int child)
@@ -598,10 +718,11 @@ static int mem_start(int child)
 		atomic_store(&mem_mode, MEM_OFF);
 		return 0;
 	}
-	mem_tls.in_hook++;
-	mem_usable_probe();
-	mem_tls.in_hook--;
-	if (memtable_init(&mem_table, MEM_TABLE_BITS, MEM_FILTER_BITS,
+	/* glibc's own malloc: its chunk headers are read directly, checked
+	 * against malloc_usable_size on the first blocks (mem_usable). */
+	if (mem_usable_ok && !(mem_flags & CBN_MEMF_FOREIGN))
+		atomic_store(&mem_usable_glibc, 1);
+	if (memtable_init(&mem_table, mem_table_bits(), MEM_FILTER_BITS,
 			  (void *(*)(void *, size_t, int, int, int, long))mem_real.mmap) < 0) {
 		mem_refuse(st, "cannot map the live-block table");
 		atomic_store(&mem_mode, MEM_OFF);
@@ -628,6 +749,17 @@ static int mem_start(int child)
 static void mem_fork_child(void)
 {
 	mem_tls.tid = 0;
+	/* Only this thread is left: its counts carry over (the agent copied
+	 * the parent's header counters, which they are not in yet); every
+	 * other slot's owner is gone. */
+	if (mem_slots) {
+		unsigned i;
+
+		for (i = 0; i < MEM_SLOTS; i++)
+			if (&mem_slots[i] != mem_tls.c)
+				atomic_store(&mem_slots[i].used, 0);
+	}
+	atomic_store(&mem_collected, 0);
 	mem_tls.in_hook++;
 	/* The child's file has none of the parent's MEM_ALLOC records: forget
 	 * the blocks (the counters carry over, the agent copied them). */
@@ -643,7 +775,28 @@ static void mem_on_exit(int status, void *arg)
 	(void)arg;
 	/* Before the agent's own exit handler (registered earlier, runs later)
 	 * writes the last MEM_COUNTERS. */
-	mem_thread_exit(NULL);
+	mem_collect_all();
+}
+
+/* _exit and _Exit run no exit handler: the counts of every thread go into
+ * the header first (memory only, then the real call). */
+MEM_API __attribute__((noreturn)) void _exit(int status)
+{
+	static void (*real)(int) __attribute__((noreturn));
+
+	if (!real)
+		*(void **)&real = dlsym(RTLD_NEXT, "_exit");
+	if (atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_RECORDING)
+		mem_collect_all();
+	if (real)
+		real(status);
+	syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+MEM_API __attribute__((noreturn)) void _Exit(int status)
+{
+	_exit(status);
 }
 
 __attribute__((constructor)) static void mem_init(void)
@@ -665,7 +818,9 @@ __attribute__((constructor)) static void mem_init(void)
 		if (!*end && v >= 1 && v <= CBN_MAX_FRAMES)
 			mem_depth = (int)v;
 	}
-	mem_key_ok = pthread_key_create(&mem_key, mem_thread_exit) == 0;
+	/* No pthread key (the program keeps all PTHREAD_KEYS_MAX): the agent
+	 * tells us when a thread ends, or comes under a seccomp filter. */
+	cbn_agent_mem_callbacks(mem_thread_end, mem_sandbox);
 	if (mem_start(0)) {
 		pthread_atfork(NULL, NULL, mem_fork_child);
 		on_exit(mem_on_exit, NULL);

@@ -33,6 +33,8 @@ struct mem_real {
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*aligned_alloc)(size_t, size_t);
 	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
 	size_t (*usable)(void *);        /* NULL unless from the same object as malloc */
 	size_t (*usable_next)(void *);   /* the next malloc_usable_size, whoever's */
 	void *(*mmap)(void *, size_t, int, int, int, off_t);
@@ -49,16 +51,28 @@ extern struct memtable mem_table MEM_HIDDEN;
  * arena), 2 resolved. */
 extern _Atomic int mem_resolved MEM_HIDDEN;
 
+/*
+ * A thread's counts not yet in header.mem.  They live in a slot of a shared
+ * array (mem.c), not in TLS, so that an exit of the process however it
+ * happens (exit, _exit, the raw exit_group) can add every thread's to the
+ * header; only the owner thread writes its slot.
+ */
+struct mem_counts {
+	uint64_t allocs, frees, bytes;
+	int64_t delta;                   /* live bytes not yet in header.mem.host_live */
+	_Atomic uint32_t used;           /* slot taken by a thread */
+	uint32_t pad[7];                 /* one cache line per slot */
+};
+
 /* Per thread, initial-exec TLS (no __tls_get_addr, which may malloc). */
 struct mem_thread {
 	int in_hook;                     /* nested calls pass straight through */
 	int seeded;
-	int keyed;                       /* thread-exit destructor armed */
 	uint32_t tid;
 	int64_t left;                    /* bytes until the next sampled allocation */
 	uint64_t rng;
-	int64_t delta;                   /* live bytes not yet in header.mem.host_live */
-	uint64_t allocs, frees, bytes;   /* not yet in header.mem */
+	struct mem_counts *c;            /* its slot, or &own when none is free */
+	struct mem_counts own;
 };
 
 extern __thread struct mem_thread mem_tls MEM_TLS MEM_HIDDEN;
