@@ -328,6 +328,11 @@ void session_trim(const char *dir)
 	char sub[PATH_MAX + 256];
 
 	session_each(dir, 0, session_trim_file);
+	/* The run is over: control sockets that a process could not remove
+	 * (it ended with _exit, or its new credentials cannot write here). */
+	snprintf(sub, sizeof(sub), "%s/%s", dir, CBN_CTL_DIR);
+	session_clear(sub, 1);
+	rmdir(sub);
 	d = opendir(dir);
 	if (!d)
 		return;

@@ -484,6 +484,8 @@ enum cbn_rec_type {
 					  * (cbn_rec_offcpu, --off-cpu) */
 	CBN_REC_MPI = 11,                /* one MPI call (cbn_rec_mpi, libcbottleneck_mpi.so) */
 	CBN_REC_CLOCK = 12,              /* a clock offset against rank 0 (cbn_rec_clock) */
+	CBN_REC_UNPROFILED = 16,         /* an exec whose new image cannot be profiled
+					  * (cbn_rec_unprofiled) */
 	CBN_REC_CUDA_API = 20,
 	CBN_REC_CUDA_STACK = 21,         /* host stack captured at an API enter */
 	CBN_REC_CUDA_KERNEL = 22,
@@ -1152,6 +1154,31 @@ struct cbn_rec_mem_counters {
 	int64_t mmap_live;
 	uint64_t brk;                    /* program break above mem.brk_start */
 	uint64_t allocs, frees, alloc_bytes;
+};
+
+/*
+ * CBN_REC_UNPROFILED: written by the image that execs, when the image it
+ * starts will not be able to write a session file of its own, so that the
+ * report can name it instead of leaving its CPU silently out.
+ */
+enum cbn_unprofiled_reason {
+	CBN_UNPROF_NO_ACCESS = 1,        /* its credentials cannot write the session
+					  * directory (setuid/setgid before the exec) */
+	CBN_UNPROF_SECCOMP = 2,          /* it inherits a seccomp filter of the program's:
+					  * the agent stays inert in it (CBN_SANDBOXED) */
+	CBN_UNPROF_SECURE = 3,           /* a set-user-ID or set-group-ID program: the
+					  * loader ignores LD_PRELOAD for it */
+};
+
+struct cbn_rec_unprofiled {
+	struct cbn_rec h;
+	uint64_t ts;
+	uint32_t pid;                    /* the process (an exec keeps it) */
+	uint32_t reason;                 /* enum cbn_unprofiled_reason */
+	uint32_t uid, euid;              /* credentials at the exec */
+	uint32_t path_len;               /* bytes of path, without its NUL */
+	uint32_t reserved;
+	char path[];                     /* the program exec'd, NUL-terminated, padded to 8 */
 };
 
 /* Environment contract between launcher and agent (all optional except SESSION). */

@@ -342,6 +342,17 @@ static void on_event(const struct cbn_rec *r, size_t avail)
 		       k->rounds, (unsigned long long)k->local, (unsigned long long)k->real);
 		break;
 	}
+	case CBN_REC_UNPROFILED: {
+		const struct cbn_rec_unprofiled *u = (const void *)r;
+
+		if (avail < sizeof(*u) || sizeof(*u) + (size_t)u->path_len + 1 > avail) {
+			damaged = 1;
+			return;
+		}
+		printf("unprofiled pid=%u reason=%u uid=%u euid=%u path=%.*s\n", u->pid, u->reason,
+		       u->uid, u->euid, (int)u->path_len, u->path);
+		break;
+	}
 	default:
 		printf("record type=%u size=%u\n", r->type, r->size);
 	}
