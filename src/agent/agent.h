@@ -224,6 +224,7 @@ void timer_move_self(void) AGENT_HIDDEN;
 int sampler_thread_begin(int fresh, const char *name) AGENT_HIDDEN;
 void sampler_thread_end(void) AGENT_HIDDEN;
 void sampler_pause(void) AGENT_HIDDEN;
+void sampler_quiesce(void) AGENT_HIDDEN;
 void sampler_resume(void) AGENT_HIDDEN;
 
 /* threads.c: pthread interposers and the live-thread table. */
@@ -269,6 +270,10 @@ void *agent_calloc(size_t n, size_t size) AGENT_HIDDEN;
 void *agent_realloc(void *p, size_t n) AGENT_HIDDEN;
 void agent_free(void *p) AGENT_HIDDEN;
 char *agent_strdup(const char *s) AGENT_HIDDEN;
+/* A block (up to 64 bytes from a pool) one thread gives to a new one: freed
+ * there without a malloc arena for it (alloc.c). */
+void *agent_handoff_alloc(size_t n) AGENT_HIDDEN;
+void agent_handoff_free(void *p) AGENT_HIDDEN;
 
 /* sandbox.c: seccomp.  filtered: the calling thread is under a seccomp
  * mode or filter the program installed (the agent then makes no system

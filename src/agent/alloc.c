@@ -7,6 +7,8 @@
  * context only, never the signal handler.
  */
 #include <dlfcn.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,4 +82,46 @@ char *agent_strdup(const char *s)
 	if (d)
 		memcpy(d, s, n);
 	return d;
+}
+
+/*
+ * Small blocks handed from one thread to a new one (pthread_create's start
+ * arguments): from a static pool, never the heap, because glibc's free() in
+ * a thread that has not allocated yet sets up that thread's malloc cache in
+ * an arena of its own, which reserves 64 MiB of address space (a program
+ * under RLIMIT_AS 512 MiB then failed a malloc of 128 MiB with four threads
+ * that never allocate).  The heap serves only when the pool is empty.
+ */
+#define HANDOFF_SLOTS 256
+#define HANDOFF_SIZE 64
+
+static struct {
+	_Alignas(16) unsigned char b[HANDOFF_SIZE];
+} handoff[HANDOFF_SLOTS];
+static _Atomic unsigned char handoff_used[HANDOFF_SLOTS];
+
+void *agent_handoff_alloc(size_t n)
+{
+	int i;
+
+	if (n <= HANDOFF_SIZE)
+		for (i = 0; i < HANDOFF_SLOTS; i++) {
+			unsigned char zero = 0;
+
+			if (!atomic_load_explicit(&handoff_used[i], memory_order_relaxed) &&
+			    atomic_compare_exchange_strong(&handoff_used[i], &zero, 1))
+				return handoff[i].b;
+		}
+	return agent_alloc(n);
+}
+
+void agent_handoff_free(void *p)
+{
+	uintptr_t a = (uintptr_t)p, lo = (uintptr_t)handoff, hi = lo + sizeof(handoff);
+
+	if (a >= lo && a < hi)
+		atomic_store_explicit(&handoff_used[(a - lo) / sizeof(handoff[0])], 0,
+				      memory_order_release);
+	else
+		agent_free(p);
 }

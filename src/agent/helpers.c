@@ -242,7 +242,7 @@ static void *helpers_trampoline(void *p)
 	struct raw_start s = *(struct raw_start *)p;
 	void *ret;
 
-	agent_free(p);
+	agent_handoff_free(p);
 	helpers_enter();
 	ret = s.fn(s.arg);
 	helpers_leave();
@@ -264,7 +264,7 @@ int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg)
 		return -ENOSYS;
 	if (atomic_load(&helpers_hold) || sandbox_thread_filtered())
 		return -EAGAIN;
-	if (!(s = agent_alloc(sizeof(*s))))
+	if (!(s = agent_handoff_alloc(sizeof(*s))))
 		return -ENOMEM;
 	s->fn = fn;
 	s->arg = arg;
@@ -275,7 +275,7 @@ int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg)
 	sigwrap_real_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		atomic_fetch_sub(&helpers_live, 1);
-		agent_free(s);
+		agent_handoff_free(s);
 	}
 	return ret ? -ret : 0;
 }

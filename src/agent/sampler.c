@@ -410,6 +410,24 @@ static void sampler_drain(int sig, void *uc)
 	}
 }
 
+/* Handlers running now, any thread (sampler_quiesce). */
+static _Atomic int handlers_running;
+
+/*
+ * Normal context: every thread is about to come under a seccomp filter
+ * (TSYNC; sandbox.c has just marked them all): wait until no handler that
+ * started before the mark is still running (one past its check would make
+ * its system calls under the filter), 100 ms at most.
+ */
+void sampler_quiesce(void)
+{
+	struct timespec ts = {0, 50000};
+	int i;
+
+	for (i = 0; i < 2000 && atomic_load(&handlers_running) > 0; i++)
+		nanosleep(&ts, NULL);
+}
+
 void sampler_handler(int sig, siginfo_t *si, void *uc)
 {
 	int saved_errno = errno;
@@ -417,9 +435,15 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 	 * that sigwrap_chain runs (a signal we moved away from). */
 	sig_atomic_t in_sigpath = agent_tls.in_sigpath;
 
+	atomic_fetch_add_explicit(&handlers_running, 1, memory_order_acq_rel);
 	agent_tls.in_sigpath = 1;
-	if (sig == SIGIO && timer_sigqueue_full(&agent_tls, si)) {
-		/* our perf event's signal, which the kernel could not queue */
+	if (sig == SIGIO) {
+		/* The program's, unless it stands for our perf event's signal
+		 * that the kernel could not queue (never a sample: our events
+		 * signal with the sampling signal; a program's F_SETSIG SIGIO
+		 * may carry the number our event had as its si_fd). */
+		if (!timer_sigqueue_full(&agent_tls, si))
+			sigwrap_chain(sig, si, uc);
 	} else if (timer_is_probe(si)) {
 		/* its probe, which could be queued after all */
 	} else if (sampler_is_wake(si)) {
@@ -443,7 +467,7 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 		struct cbn_file_header *h = agent.w.hdr;
 
 		sample_take(&agent_tls, uc);
-		if (agent_tls.backend == AGENT_BACKEND_PERF)
+		if (agent_tls.backend == AGENT_BACKEND_PERF && !sandbox_thread_filtered())
 			sampler_drain(sig, uc);
 		if (h) {
 			atomic_fetch_add_explicit(&h->overhead.site_ns[CBN_OVH_HANDLER],
@@ -454,6 +478,7 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 		}
 	}
 	agent_tls.in_sigpath = in_sigpath;
+	atomic_fetch_sub_explicit(&handlers_running, 1, memory_order_acq_rel);
 	errno = saved_errno;
 }
 
@@ -598,6 +623,15 @@ void sampler_thread_end(void)
 
 	if (!t->tid || t->ended)
 		return;
+	if (sandbox_thread_filtered()) {
+		/* Under a seccomp filter: no system call (sandbox.c); its
+		 * sampler stays as it was, its stack mapped.  It leaves the
+		 * table (a lock the program's threads never wait on long). */
+		t->ended = 1;
+		if (t->pid == agent.pid)
+			threads_unregister(pthread_self());
+		return;
+	}
 	sampler_block(&old);
 	sampler_end_sample(t);
 	/* Its chunks are done: in ring mode they are the thread's last stretch. */

@@ -132,6 +132,8 @@ static void sandbox_enter(int kind, struct sandbox_undo *u)
 		threads_helpers_stop();
 		u->stopped_helpers = 1;
 		atomic_store(&sandbox_all, 1);
+		/* A handler already past its check on another thread. */
+		sampler_quiesce();
 		if (mem_sandbox_fn)
 			mem_sandbox_fn(1);
 	}

@@ -48,6 +48,7 @@ struct thread_start {
 	char name[CBN_NAME_MAX];         /* creator's name: the kernel gives it to the thread */
 	int filtered;                    /* the creator is under a seccomp filter (sandbox.c) */
 };
+_Static_assert(sizeof(struct thread_start) <= 64, "a handoff block (alloc.c)");
 
 /* The agent's own CPU on the program's threads, at their start and end
  * (header.overhead.site_ns[CBN_OVH_OTHER]): it is in their CPU clocks (the
@@ -231,7 +232,7 @@ static void *threads_trampoline(void *p)
 	uint64_t cpu0 = agent_thread_cpu();
 	void *ret;
 
-	agent_free(p);
+	agent_handoff_free(p);
 	/* Created by a thread under a seccomp filter of the program's: it has
 	 * the filter too, and the agent's system calls are not ours to risk. */
 	if (s.filtered) {
@@ -264,7 +265,7 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 		return EAGAIN;
 	if (!atomic_load(&agent.active))
 		return real_pthread_create(th, attr, fn, arg);
-	s = agent_alloc(sizeof(*s));
+	s = agent_handoff_alloc(sizeof(*s));
 	if (!s)
 		return real_pthread_create(th, attr, fn, arg);
 	s->filtered = sandbox_thread_filtered();
@@ -291,7 +292,7 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 	ret = real_pthread_create(th, attr, threads_trampoline, s);
 	if (ret) {
 		atomic_fetch_sub(&threads_program_n, 1);
-		agent_free(s);
+		agent_handoff_free(s);
 	}
 	return ret;
 }
