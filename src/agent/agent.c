@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -282,33 +283,52 @@ static int agent_open_file(int64_t parent_pid_file)
 /*
  * Resident bytes from /proc/self/statm.  The session file's pages are the
  * profiler's: the writer drops them from the mapping as chunks fill
- * (writer.c), so what it adds here is a few pages per thread.  Read by the background thread in its own descriptor table (helpers.c),
- * where the file stays open; at exit, on a thread of the program, opened and
- * closed at once (nothing else of the program's runs then).  0 when it cannot
- * be read without a descriptor of the program's.
+ * (writer.c), so what it adds here is a few pages per thread.  Read by the
+ * background thread in its own descriptor table (helpers.c), where the file
+ * stays open; on a thread of the program (exit, exec, the hooks' start),
+ * aside (aside.c), so that no number of the program's table is taken even
+ * for a moment.  0 when it cannot be read.
  */
 static __thread int statm_fd AGENT_TLS;
+
+static int agent_statm_read(void *p)
+{
+	char *buf = p;
+	ssize_t n;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, 127);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	return 0;
+}
 
 static uint64_t agent_rss(int private_table)
 {
 	char buf[128];
 	unsigned long size, res;
 	ssize_t n;
-	int fd = private_table ? statm_fd - 1 : -1;
+	int fd = statm_fd - 1;
 
-	if (fd < 0) {
-		fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
+	if (!private_table) {
+		if (aside_run(agent_statm_read, buf) != 0)
 			return 0;
-		if (private_table)
+	} else {
+		if (fd < 0) {
+			fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return 0;
 			statm_fd = fd + 1;
+		}
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			return 0;
+		buf[n] = 0;
 	}
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	if (!private_table)
-		close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = 0;
 	if (sscanf(buf, "%lu %lu", &size, &res) != 2)
 		return 0;
 	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
@@ -636,10 +656,17 @@ __attribute__((constructor)) static void agent_init(void)
 	ret = agent_open_file(-1);
 	if (ret) {
 		char why[256];
+		struct rlimit rl;
 
 		/* cut to fit: a message, not a path to open */
-		snprintf(why, sizeof(why), "cannot create the session file in %.150s (%.60s)",
-			 agent.session, strerror(-ret));
+		if (ret == -ENOMEM && getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+			snprintf(why, sizeof(why),
+				 "RLIMIT_AS (%llu KiB) leaves no room for the session file: its first "
+				 "MiB may take at most an eighth of the limit; raise ulimit -v",
+				 (unsigned long long)(rl.rlim_cur >> 10));
+		else
+			snprintf(why, sizeof(why), "cannot create the session file in %.150s (%.60s)",
+				 agent.session, strerror(-ret));
 		agent_disable(why);
 		return;
 	}

@@ -500,7 +500,7 @@ int unwind_init(char *why, size_t len)
 	unw_accessors_t *(*get_acc)(unw_addr_space_t);
 	unw_addr_space_t *as;
 	unw_accessors_t *acc;
-	void *h, *buf[8];
+	void *h;
 	struct redirect rd[] = {
 		{"dl_iterate_phdr", (void *)unwind_dl_iterate_phdr},
 		{"pipe2", (void *)unwind_pipe2},
@@ -556,10 +556,13 @@ int unwind_init(char *why, size_t len)
 		return -1;
 	}
 	acc->access_mem = unwind_access_mem;
-	/* First backtrace in normal context: pthread_once, mempools, caches. */
-	agent_tls.in_agent++;
-	unw_bt(buf, 8);
-	agent_tls.in_agent--;
+	/*
+	 * No warm-up backtrace here: the first one sets up libunwind's trace
+	 * cache (pthread_once, a pthread_key_create and mmaps, all redirected
+	 * to signal-safe code above) and its mempools (mmap), and took 180 us
+	 * of every process's start, most of which never takes a sample (a
+	 * shell's children: bench/startup.sh).  The first sample pays it.
+	 */
 	return 0;
 }
 

@@ -7,8 +7,13 @@
  * loader then gives the copy no TLS module id, a slot of the dynamic thread
  * vector a program could count (dl_iterate_phdr's dlpi_tls_modid); its
  * 16 bytes of TLS (general dynamic, reached through __tls_get_addr with
- * module 0 now) are served from the agent's own TLS (unwind.c).  Code is
- * untouched.
+ * module 0 now) are served from the agent's own TLS (unwind.c).  And the copy
+ * no longer needs liblzma.so.5: its DT_NEEDED and version need name libc.so.6
+ * instead (the XZ_5.0 version made weak) and its lzma_* imports become weak
+ * undefined symbols.  libunwind calls them only to read an ELF file's
+ * MiniDebugInfo (unw_get_proc_name's fallback), which the agent never does
+ * and could not (its open() is refused: unwind.c); loading liblzma cost
+ * every process about 120 us (bench/startup.sh).  Code is untouched.
  *
  *   unwind_copy SRC DST
  */
@@ -56,6 +61,86 @@ static long va_to_off(const unsigned char *img, const Elf64_Ehdr *eh, uint64_t v
 		    va < ph[i].p_vaddr + ph[i].p_filesz)
 			return (long)(va - ph[i].p_vaddr + ph[i].p_offset);
 	return -1;
+}
+
+#define LZMA_SONAME "liblzma.so.5"
+#define LIBC_SONAME "libc.so.6"
+
+/* The section of type type, or NULL. */
+static Elf64_Shdr *section(unsigned char *img, size_t len, const Elf64_Ehdr *eh, uint32_t type)
+{
+	Elf64_Shdr *sh = (Elf64_Shdr *)(img + eh->e_shoff);
+	int i;
+
+	if (!eh->e_shoff || eh->e_shoff + (uint64_t)eh->e_shnum * sizeof(*sh) > len)
+		return NULL;
+	for (i = 0; i < eh->e_shnum; i++)
+		if (sh[i].sh_type == type && sh[i].sh_offset + sh[i].sh_size <= len)
+			return &sh[i];
+	return NULL;
+}
+
+/* liblzma out of the copy's dependencies (see the top of the file).  A
+ * library without it (another build of libunwind) is left as it is. */
+static void drop_lzma(unsigned char *img, size_t len, const Elf64_Ehdr *eh, const Elf64_Dyn *dyn,
+		      size_t ndyn, const char *strtab, uint64_t strsz)
+{
+	Elf64_Dyn *d = (Elf64_Dyn *)dyn;
+	Elf64_Shdr *vn_sh = section(img, len, eh, SHT_GNU_verneed),
+		   *vs_sh = section(img, len, eh, SHT_GNU_versym),
+		   *sym_sh = section(img, len, eh, SHT_DYNSYM);
+	uint64_t lzma = (uint64_t)-1, libc = (uint64_t)-1, off;
+	uint16_t weak_idx[16];
+	int nweak = 0, k;
+	size_t i;
+
+	for (i = 0; i < ndyn && d[i].d_tag != DT_NULL; i++) {
+		if (d[i].d_tag != DT_NEEDED || d[i].d_un.d_val >= strsz)
+			continue;
+		if (!strcmp(strtab + d[i].d_un.d_val, LZMA_SONAME))
+			lzma = i;
+		else if (!strcmp(strtab + d[i].d_un.d_val, LIBC_SONAME))
+			libc = d[i].d_un.d_val;
+	}
+	if (lzma == (uint64_t)-1)
+		return;
+	if (libc == (uint64_t)-1 || !vn_sh || !vs_sh || !sym_sh)
+		die("liblzma needed but libc.so.6 or the version sections not found", "copy");
+	d[lzma].d_un.d_val = libc;
+	/* Its version need: libc's file, every version weak. */
+	for (off = vn_sh->sh_offset; off + sizeof(Elf64_Verneed) <= vn_sh->sh_offset + vn_sh->sh_size;) {
+		Elf64_Verneed *vn = (Elf64_Verneed *)(img + off);
+		uint64_t aoff = off + vn->vn_aux;
+
+		if (vn->vn_file < strsz && !strcmp(strtab + vn->vn_file, LZMA_SONAME)) {
+			vn->vn_file = (Elf64_Word)libc;
+			for (k = 0; k < vn->vn_cnt && aoff + sizeof(Elf64_Vernaux) <= len; k++) {
+				Elf64_Vernaux *a = (Elf64_Vernaux *)(img + aoff);
+
+				a->vna_flags |= VER_FLG_WEAK;
+				if (nweak < 16)
+					weak_idx[nweak++] = a->vna_other;
+				if (!a->vna_next)
+					break;
+				aoff += a->vna_next;
+			}
+		}
+		if (!vn->vn_next)
+			break;
+		off += vn->vn_next;
+	}
+	/* Its symbols: weak, so that they resolve to nothing without error. */
+	for (i = 0; i < sym_sh->sh_size / sizeof(Elf64_Sym); i++) {
+		Elf64_Sym *sy = (Elf64_Sym *)(img + sym_sh->sh_offset) + i;
+		uint16_t v;
+
+		if (vs_sh->sh_offset + (i + 1) * sizeof(uint16_t) > len || sy->st_shndx != SHN_UNDEF)
+			continue;
+		v = ((uint16_t *)(img + vs_sh->sh_offset))[i] & 0x7fff;
+		for (k = 0; k < nweak; k++)
+			if (v == weak_idx[k])
+				sy->st_info = ELF64_ST_INFO(STB_WEAK, ELF64_ST_TYPE(sy->st_info));
+	}
 }
 
 int main(int argc, char **argv)
@@ -110,6 +195,7 @@ int main(int argc, char **argv)
 		    dyn[i].d_un.d_val > soname && dyn[i].d_un.d_val < soname + sizeof(OLD_SONAME))
 			die("DT_SONAME string is shared", argv[1]);
 	memcpy(s, NEW_SONAME, sizeof(NEW_SONAME));
+	drop_lzma(img, len, eh, dyn, ndyn, (const char *)img + stroff, strsz);
 	for (i = 0; i < eh->e_phnum; i++)
 		if (ph[i].p_type == PT_TLS) {
 			if (ph[i].p_filesz != 0)
