@@ -488,6 +488,10 @@ const char *cpu_lost_name(unsigned reason)
 		return "foreign_pid";
 	case CBN_LOST_DISABLED:
 		return "disabled";
+	case CBN_LOST_SANDBOXED:
+		return "sandboxed";
+	case CBN_LOST_SIGQUEUE:
+		return "sigqueue";
 	default:
 		return NULL;
 	}
