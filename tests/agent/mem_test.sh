@@ -149,6 +149,23 @@ sampling)
 		fail "top site $(site_line top_site), not CHURN-SITE"
 	between "$(val mem.host_peak)" 1 4194304 "host_peak of a loop that keeps 8 blocks"
 	;;
+counts_threads | counts_exit)
+	# Every call counted in header.mem, at the default rate and at rate 1:
+	# 1000 threads of 100 malloc/free pairs each end below every flush
+	# threshold (their counts arrive at their end), or four threads'
+	# counts are pending when main ends the process with _exit(3)
+	# (issue 22: 101,066 calls of 200,000 were reported).  libc adds a few
+	# of its own per thread (thread start) and at start.
+	mode=${CASE#counts_}
+	for rate in "" "--memory-rate 1"; do
+		# shellcheck disable=SC2086
+		profile --memory $rate -- "$B/tests/agent/progs/mem_counts" "$mode"
+		n=$(sed -n 's/^pairs //p' "$T/plain.out")
+		[ -n "$n" ] || fail "the program printed no count"
+		between "$(val mem.allocs)" "$n" $((n + n / 20 + 200)) "header.mem.allocs ($mode${rate:+, $rate})"
+		between "$(val mem.frees)" "$n" $((n + n / 20 + 200)) "header.mem.frees ($mode${rate:+, $rate})"
+	done
+	;;
 threads)
 	# Two producers, one consumer: every block is freed by another thread
 	# than the one that allocated it (exact mode, 2 x 5000 blocks).
