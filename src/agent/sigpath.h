@@ -67,7 +67,8 @@
  *     blocked first (libunwind's lock_acquire), and never held while waiting
  *     for anything else (docs/agent.md section 5);
  *   - sigwrap's app_spin, for a struct copy, held with every signal blocked;
- *   - writer.growing, a try-lock that is never waited for.
+ *   - writer.growing, a try-lock: waited for (yielding, about a millisecond
+ *     at most) only while another thread holds it, never its own thread.
  *
  * The agent is linked with -z now, so no lazy PLT resolution (ld.so's
  * _dl_fixup) happens in the handler either.
