@@ -160,11 +160,11 @@ out:
 /*
  * Record the calling thread's own stack for the unwinder (agent_tls.ustk_lo,
  * ustk_hi; unwind_begin): reads there are direct, elsewhere each one is a
- * process_vm_readv.  A thread pthread_create made: its stack as its
- * attributes give it (pthread_getattr_np), which holds the start-up frames
- * (start_thread, clone3) above threads_trampoline's; otherwise here (an
- * address in a frame near the stack's top) and size (from the attributes it
- * was created with).  The main thread (here == 0): from __libc_stack_end to
+ * process_vm_readv.  A thread pthread_create made: from here (an address
+ * in threads_trampoline's frame) and size (from the attributes it was
+ * created with), up to its thread descriptor, which glibc puts at the top
+ * of the stack block, so the start-up frames (start_thread, clone3) above
+ * the trampoline's are in.  The main thread (here == 0): from __libc_stack_end to
  * the end of its [stack] mapping (argv and the environment lie above it:
  * the outermost frames' reads land there, two system calls a backtrace
  * otherwise, a third of a CUDA launch stack's cost), size RLIMIT_STACK (the
@@ -193,20 +193,20 @@ void stacks_user_bounds(uintptr_t here, size_t size)
 			       : (size_t)rl.rlim_cur;
 		top = stacks_mapping_end(here);
 	} else {
-		pthread_attr_t at;
-		void *addr;
-		size_t sz;
+		/*
+		 * Not pthread_getattr_np: it mallocs (the affinity set), and
+		 * glibc's first malloc or free in a new thread sets up a
+		 * malloc arena for it, 64 MiB of address space (a program
+		 * under RLIMIT_AS failed its own malloc: tests/hostile
+		 * rlimit_as).  glibc puts the thread's descriptor
+		 * (pthread_self(), with the static TLS below it) at the top of
+		 * its stack block, ours or the program's: the start-up frames
+		 * lie just under it.
+		 */
+		uintptr_t tcb = (uintptr_t)pthread_self();
 
-		if (pthread_getattr_np(pthread_self(), &at) == 0) {
-			if (pthread_attr_getstack(&at, &addr, &sz) == 0 && addr && sz >= (64u << 10) &&
-			    (uintptr_t)addr < here && here < (uintptr_t)addr + sz) {
-				pthread_attr_destroy(&at);
-				t->ustk_lo = (uintptr_t)addr;
-				t->ustk_hi = (uintptr_t)addr + sz;
-				return;
-			}
-			pthread_attr_destroy(&at);
-		}
+		if (tcb > here && tcb - here < size)
+			top = tcb;
 	}
 	margin = size / 4 < (256u << 10) ? size / 4 : (256u << 10);
 	hi = (here + 4095) & ~(uintptr_t)4095;
