@@ -427,8 +427,6 @@ void agent_bg_ensure(void)
 		return;
 	if (threads_create_raw(&th, agent_bg_main, NULL) < 0)
 		atomic_store(&bg_running, 0);
-	else
-		pthread_detach(th);
 }
 
 /* A fork child's header.mem: what the parent's said about the heap it

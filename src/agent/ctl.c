@@ -294,7 +294,6 @@ static int ctl_thread(void)
 		atomic_store(&ctl_running, 0);
 		return ret;
 	}
-	pthread_detach(th);
 	for (i = 0; i < CTL_BIND_WAIT_MS && !(ret = atomic_load(&ctl_bound)); i++)
 		nanosleep(&ms, NULL);
 	return ret > 0 ? 0 : ret ? ret : -ETIMEDOUT;

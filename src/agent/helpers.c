@@ -14,15 +14,20 @@
  *     program's threads;
  *   - it is not counted in glibc's count of live threads (__nptl_nthreads):
  *     the program's last thread, leaving through glibc, still ends the
- *     process with exit(0) (atexit handlers, stdio flushed) as without us;
+ *     process with exit(0) (atexit handlers, stdio flushed) as without us.
+ *     It leaves with the raw exit system call, never through glibc's
+ *     thread exit (whose decrement could reach zero and call exit(0) on a
+ *     thread whose descriptor table is not the program's); the next helper
+ *     started joins it, which frees its stack;
  *   - it never keeps the process alive: every helper loop calls
  *     helpers_tick(), which every HELPERS_CHECK_NS reads /proc/self/stat (in
  *     the helper's own table) and, once no thread of the program is left
  *     (the main thread that left with a raw exit system call stays a zombie
- *     until the process ends), ends the process as its last thread would
- *     have: exit(0) if glibc would have called it, else the exit system call
- *     with the code of the program's last thread (the kernel gives the
- *     process the code of its last thread);
+ *     until the process ends), leaves with the exit system call and the
+ *     code of the program's thread that ended last (the kernel gives the
+ *     process the code of its last thread; glibc's exit(0) cannot be what
+ *     the program missed there: a helper that starts while the program's
+ *     last glibc-counted thread leaves calls it itself, helpers_enter);
  *   - its CPU time goes to header.overhead.threads_cpu_ns as it runs and when
  *     it ends, never to the program.
  */
@@ -50,8 +55,13 @@ static _Atomic int helpers_live, helpers_hold;
  * helper counted here is surely a task of the process (the liveness check
  * must never count a program thread as ours). */
 static _Atomic int helpers_running;
-/* One helper ends the process; the others only leave. */
-static _Atomic int helpers_ending;
+/* Helpers that left (raw exit), to join: their stacks go back to glibc. */
+#define HELPERS_MAX 16
+static struct {
+	pthread_t th;
+	_Atomic int state;               /* 0 free, 1 running, 2 left (join it) */
+} helpers_tab[HELPERS_MAX];
+static __thread int helper_slot AGENT_TLS;
 
 /* glibc's count of live threads (GLIBC_PRIVATE; NULL with another libc):
  * start_thread calls exit(0) when its decrement reaches zero. */
@@ -132,8 +142,12 @@ static void helpers_enter(void)
 	struct cbn_file_header *h = agent.w.hdr;
 
 	atomic_fetch_add(&helpers_running, 1);
-	if (nptl_nthreads)
-		__atomic_fetch_sub(nptl_nthreads, 1, __ATOMIC_SEQ_CST);
+	/* Out of glibc's count, while still on the program's descriptor
+	 * table: if that makes it zero, the program's last thread left through
+	 * glibc while we were being created (so it did not call exit(0)): do
+	 * what it would have, here, where its stdout still is. */
+	if (nptl_nthreads && __atomic_sub_fetch(nptl_nthreads, 1, __ATOMIC_SEQ_CST) == 0)
+		exit(0);
 	helper_cpu_told = 0;
 	helper_next_check = 0;
 	helper_stat_fd = -1;
@@ -150,17 +164,19 @@ static void helpers_enter(void)
 	}
 }
 
-/* Last thing in every helper that returns. */
-static void helpers_leave(void)
+/* Last thing in every helper: it leaves with the raw exit system call (the
+ * code, if it was the last thread, is the program's last thread's). */
+static __attribute__((noreturn)) void helpers_leave(void)
 {
 	helpers_account();
 	if (helper_stat_fd >= 0)
 		close(helper_stat_fd);
 	helper_stat_fd = -1;
-	/* glibc's start_thread decrements it again when we return. */
-	if (nptl_nthreads)
-		__atomic_fetch_add(nptl_nthreads, 1, __ATOMIC_SEQ_CST);
+	atomic_store(&helpers_tab[helper_slot].state, 2);
 	atomic_fetch_sub(&helpers_running, 1);
+	atomic_fetch_sub(&helpers_live, 1);
+	for (;;)
+		syscall(SYS_exit, atomic_load(&last_exit_code));
 }
 
 /*
@@ -202,22 +218,15 @@ static int helpers_program_gone(void)
 
 /*
  * The program has no thread left: end the process as its last thread would
- * have.  glibc calls exit(0) when the last thread it counts leaves through it;
- * that thread saw our helpers counted only if it left between a helper's
- * creation and its first instruction: then glibc's count is zero now, and
- * exit(0) is what the program missed.  Otherwise a thread of the program left
- * with the raw exit system call (glibc's count never reaches zero): the
- * process ends with the code of its last thread.
+ * have.  glibc calls exit(0) when the last thread it counts leaves through
+ * it; helpers are not counted (and one that starts just as that happens
+ * calls exit(0) itself: helpers_enter), so here a thread of the program left
+ * with the raw exit system call, and the process ends with the code of its
+ * last thread: every helper leaves the same way.
  */
 static __attribute__((noreturn)) void helpers_end_process(void)
 {
-	helpers_account();
-	if (!atomic_exchange(&helpers_ending, 1) && nptl_nthreads &&
-	    __atomic_load_n(nptl_nthreads, __ATOMIC_SEQ_CST) == 0)
-		exit(0);
-	atomic_fetch_sub(&helpers_running, 1);
-	for (;;)
-		syscall(SYS_exit, atomic_load(&last_exit_code));
+	helpers_leave();
 }
 
 void helpers_tick(void)
@@ -235,19 +244,33 @@ void helpers_tick(void)
 struct raw_start {
 	void *(*fn)(void *);
 	void *arg;
+	int slot;
 };
 
 static void *helpers_trampoline(void *p)
 {
 	struct raw_start s = *(struct raw_start *)p;
-	void *ret;
 
 	agent_handoff_free(p);
+	helper_slot = s.slot;
 	helpers_enter();
-	ret = s.fn(s.arg);
+	s.fn(s.arg);
 	helpers_leave();
-	atomic_fetch_sub(&helpers_live, 1);
-	return ret;
+}
+
+/* Join the helpers that left (their tids are cleared by the kernel: the join
+ * returns at once and frees their stacks).  Under helpers_tab's slots. */
+static void helpers_reap(void)
+{
+	int i, two;
+
+	for (i = 0; i < HELPERS_MAX; i++) {
+		two = 2;
+		if (atomic_compare_exchange_strong(&helpers_tab[i].state, &two, 3)) {
+			pthread_join(helpers_tab[i].th, NULL);
+			atomic_store(&helpers_tab[i].state, 0);
+		}
+	}
 }
 
 /* Our own helper threads: never sampled, never wrapped, all signals blocked
@@ -258,24 +281,38 @@ int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg)
 {
 	struct raw_start *s;
 	sigset_t all, old;
-	int ret;
+	int ret, i, zero;
 
 	if (threads_init() < 0)
 		return -ENOSYS;
 	if (atomic_load(&helpers_hold) || sandbox_thread_filtered())
 		return -EAGAIN;
-	if (!(s = agent_handoff_alloc(sizeof(*s))))
+	helpers_reap();
+	for (i = 0; i < HELPERS_MAX; i++) {
+		zero = 0;
+		if (atomic_compare_exchange_strong(&helpers_tab[i].state, &zero, 1))
+			break;
+	}
+	if (i == HELPERS_MAX)
+		return -EAGAIN;
+	if (!(s = agent_handoff_alloc(sizeof(*s)))) {
+		atomic_store(&helpers_tab[i].state, 0);
 		return -ENOMEM;
+	}
 	s->fn = fn;
 	s->arg = arg;
+	s->slot = i;
 	atomic_fetch_add(&helpers_live, 1);
 	sigfillset(&all);
 	sigwrap_real_sigmask(SIG_SETMASK, &all, &old);
-	ret = threads_real_create(th, NULL, helpers_trampoline, s);
+	ret = threads_real_create(&helpers_tab[i].th, NULL, helpers_trampoline, s);
 	sigwrap_real_sigmask(SIG_SETMASK, &old, NULL);
 	if (ret) {
 		atomic_fetch_sub(&helpers_live, 1);
+		atomic_store(&helpers_tab[i].state, 0);
 		agent_handoff_free(s);
+	} else if (th) {
+		*th = helpers_tab[i].th;
 	}
 	return ret ? -ret : 0;
 }
@@ -322,8 +359,12 @@ int threads_helpers_live(void)
  * no hold of the parent's applies (glibc set its thread count to 1). */
 void helpers_after_fork_child(void)
 {
+	int i;
+
 	atomic_store(&helpers_live, 0);
 	atomic_store(&helpers_hold, 0);
 	atomic_store(&helpers_running, 0);
-	atomic_store(&helpers_ending, 0);
+	/* glibc reclaimed the stacks of the parent's other threads itself. */
+	for (i = 0; i < HELPERS_MAX; i++)
+		atomic_store(&helpers_tab[i].state, 0);
 }

@@ -587,7 +587,6 @@ void offcpu_start(void)
 		offcpu_refuse(why);
 		return;
 	}
-	pthread_detach(th);
 }
 
 /* A fork child: the sampler thread did not survive, and the stretches it was
