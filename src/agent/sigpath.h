@@ -139,6 +139,9 @@ int timer_is_ours(const siginfo_t *si) AGENT_HIDDEN;
  * queued (RLIMIT_SIGPENDING); the thread moves to a POSIX timer.  1 when
  * the signal was this (taken), 0 when it is the program's. */
 int timer_sigqueue_full(struct agent_thread *t, const siginfo_t *si) AGENT_HIDDEN;
+/* sigwrap.c: the program asked for SIGIO of its own (O_ASYNC, F_SETSIG). */
+int sigwrap_app_async(void) AGENT_HIDDEN;
+
 /* The probe timer_sigqueue_full queues to tell (one of ours: ignored). */
 int timer_is_probe(const siginfo_t *si) AGENT_HIDDEN;
 

@@ -15,7 +15,10 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/ioctl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -939,3 +942,66 @@ static int sigwrap_bsd_bits(void)
 
 SIGWRAP_BSDMASK(sigblock, 0)
 SIGWRAP_BSDMASK(sigsetmask, 1)
+
+/*
+ * Whether the program ever asked for SIGIO of its own: an O_ASYNC
+ * descriptor (fcntl F_SETFL, ioctl FIOASYNC) or F_SETSIG.  Until it does,
+ * every kernel SIGIO on a perf-sampled thread stands for our perf event's
+ * signal that could not be queued (timer_sigqueue_full).  A descriptor set
+ * so by a raw system call, or inherited across exec, is not seen.
+ */
+static _Atomic int app_async;
+
+/* SIGNAL-SAFE. */
+int sigwrap_app_async(void)
+{
+	return atomic_load_explicit(&app_async, memory_order_relaxed);
+}
+
+__attribute__((visibility("default"))) int fcntl(int fd, int cmd, ...)
+{
+	static int (*real)(int, int, ...);
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if ((cmd == F_SETFL && ((long)(intptr_t)arg & O_ASYNC)) || cmd == F_SETSIG)
+		atomic_store(&app_async, 1);
+	if (!real)
+		*(void **)&real = agent_real("fcntl");
+	if (!real)
+		return (int)syscall(SYS_fcntl, fd, cmd, arg);
+	return real(fd, cmd, arg);
+}
+
+/* glibc's other name for it (large-file builds call it). */
+__attribute__((visibility("default"))) int fcntl64(int fd, int cmd, ...)
+{
+	va_list ap;
+	void *arg;
+
+	va_start(ap, cmd);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	return fcntl(fd, cmd, arg);
+}
+
+__attribute__((visibility("default"))) int ioctl(int fd, unsigned long req, ...)
+{
+	static int (*real)(int, unsigned long, ...);
+	va_list ap;
+	void *arg;
+
+	va_start(ap, req);
+	arg = va_arg(ap, void *);
+	va_end(ap);
+	if (req == FIOASYNC && arg && *(const int *)arg)
+		atomic_store(&app_async, 1);
+	if (!real)
+		*(void **)&real = agent_real("ioctl");
+	if (!real)
+		return (int)syscall(SYS_ioctl, fd, req, arg);
+	return real(fd, req, arg);
+}

@@ -113,8 +113,11 @@ static int timer_perf_open(void *p)
 		return -errno;
 	/* Counting from the open: an overflow before F_SETFL finds no owner
 	 * and raises nothing. */
-	if (fcntl(fd, F_SETOWN_EX, &own) != 0 || fcntl(fd, F_SETSIG, q->signo) != 0 ||
-	    fcntl(fd, F_SETFL, O_RDWR | O_ASYNC) != 0)
+	/* Raw: the program's fcntl is interposed (sigwrap.c) to see its own
+	 * O_ASYNC descriptors, and these are not the program's. */
+	if (syscall(SYS_fcntl, fd, F_SETOWN_EX, &own) != 0 ||
+	    syscall(SYS_fcntl, fd, F_SETSIG, q->signo) != 0 ||
+	    syscall(SYS_fcntl, fd, F_SETFL, O_RDWR | O_ASYNC) != 0)
 		goto fail;
 	page = (void *)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
 	if ((long)page < 0 && (long)page > -4096) {
@@ -335,9 +338,15 @@ int timer_sigqueue_full(struct agent_thread *t, const siginfo_t *si)
 	if (si->si_code != SI_KERNEL || (t->backend != AGENT_BACKEND_PERF && t->perf_fd_prev < 0) ||
 	    t->signo < SIGRTMIN)
 		return 0;
-	/* The program's own O_ASYNC descriptor without F_SETSIG sends the same
-	 * SIGIO: ours only if a real-time signal cannot be queued now. */
-	if (!timer_queue_full(t))
+	/*
+	 * The program's own O_ASYNC descriptor without F_SETSIG sends the same
+	 * SIGIO.  A program that never asked for one (its fcntl and ioctl are
+	 * interposed: sigwrap_app_async) gets none: ours.  Otherwise ours only
+	 * if a real-time signal cannot be queued now (the user's queue is
+	 * shared by all their processes and may have a free slot again by the
+	 * time this runs: such a program may then die of a SIGIO of ours).
+	 */
+	if (sigwrap_app_async() && !timer_queue_full(t))
 		return 0;
 	atomic_store_explicit(&agent.perf_refused, EAGAIN, memory_order_relaxed);
 	writer_lost(&agent.w, CBN_LOST_SIGQUEUE);
