@@ -159,6 +159,33 @@ EOC
 	grep -rq "RLIMIT_AS (8192 KiB) leaves no room" "$T/err" "$T/report.txt" "$T/s" ||
 		fail "no message about RLIMIT_AS"
 	;;
+no_tls_slot)
+	# The private libunwind takes no TLS module id (its PT_TLS is removed
+	# when it is copied): dl_iterate_phdr shows it with dlpi_tls_modid 0.
+	cat >"$T/tls.c" <<'EOC'
+#define _GNU_SOURCE
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+static int cb(struct dl_phdr_info *i, size_t n, void *d)
+{
+	(void)n;
+	(void)d;
+	if (strstr(i->dlpi_name, "libcbn_unwind"))
+		printf("libcbn_unwind modid %zu\n", i->dlpi_tls_modid);
+	return 0;
+}
+int main(void)
+{
+	dl_iterate_phdr(cb, NULL);
+	return 0;
+}
+EOC
+	cc -O2 -o "$T/tls" "$T/tls.c" || skip "no C compiler"
+	run -- "$T/tls"
+	grep -q '^libcbn_unwind modid 0$' "$T/out" "$T/err" ||
+		fail "libcbn_unwind.so has a TLS module id: $(cat "$T/out")"
+	;;
 ctl_leftover)
 	# A child with a control socket ends with _exit (its exit handler that
 	# removes the socket does not run): nothing left in the kept session.
