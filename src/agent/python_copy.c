@@ -23,7 +23,7 @@
 #include "python.h"
 
 #define PY_CODES_CAP ((1u << 16) / 4 * 3) /* python_walk.c */
-#define PY_COPY_IDLE_NS 100000000L        /* futex wait: the helper hold is seen within this */
+#define PY_COPY_IDLE_NS 20000000L         /* futex wait: the hold and the program's end are seen within this */
 
 static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER; /* one sweep at a time */
 static _Atomic int copier_running;       /* the thread exists */

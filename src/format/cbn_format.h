@@ -308,7 +308,7 @@ enum cbn_seccomp_kind {
 
 /*
  * What the agent stopped, or left out, because of the program's own limits
- * and sandboxes (zero in older files; docs/agent.md section 12).
+ * and sandboxes (zero in older files; docs/agent.md section 18).
  */
 struct cbn_guard_state {
 	_Atomic uint32_t seccomp;        /* enum cbn_seccomp_kind: the widest seen */
