@@ -1,12 +1,16 @@
 /*
- * step_cold — a step loop with a cold start: 12 steps, each marked with
- * CBN_STEP() and wrapped in a "train_step" range, running train_step(); steps
- * 0 and 1 also run warm_caches(), so they take about 10x the others.  Between
- * steps load_batch() works outside train_step(), so --step-func train_step
- * sees a gap.  ≈ 0.9 s of CPU at SCALE 1.  Usage: step_cold [SCALE].
- * Runs the same without cbottleneck.
+ * step_cold — a step loop with a cold start: 12 iterations, each marked with
+ * CBN_STEP() and wrapped in a "train_step" range, running train_step();
+ * iterations 0 and 1 also run warm_caches(), so they take about 10x the
+ * others.  Between them load_batch() works outside train_step(), so
+ * --step-func train_step sees a gap.  CBN_STEP() starts each iteration (so
+ * iteration i is step i + 1, as torch numbers them), or with END ends it, as
+ * torch's prof.step() does (iteration i is step i).  ≈ 0.9 s of CPU at
+ * SCALE 1.  Usage: step_cold [SCALE [end]].  Runs the same without
+ * cbottleneck.
  */
 #include <stdio.h>
+#include <string.h>
 
 #include "burn.h"
 #include "cbottleneck.h"
@@ -41,12 +45,17 @@ int main(int argc, char **argv)
 	double scale = burn_arg(argc, argv, 1, 1.0);
 	uint64_t unit = (uint64_t)(scale * 25e6); /* 25 ms a warm step */
 
+	int at_end = argc > 2 && strcmp(argv[2], "end") == 0;
+
 	for (int i = 0; i < STEPS; i++) {
-		CBN_STEP();
+		if (!at_end)
+			CBN_STEP();
 		CBN_RANGE_PUSH("train_step");
 		train_step(i, unit);
 		CBN_RANGE_POP();
 		load_batch(unit / 4);
+		if (at_end)
+			CBN_STEP();
 	}
 	printf("step_cold: done (%d steps)\n", STEPS);
 	return 0;

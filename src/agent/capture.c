@@ -202,7 +202,8 @@ void capture_init(void)
 		cap.step_regex_ok = 1;
 	if (sched && *sched && cbn_schedule_parse(sched, &cap.sched) == 0) {
 		cap.have_sched = 1;
-		cap.gate[GATE_SCHED] = 0; /* no step yet */
+		/* step 0: from the start to the first cbn_step(), as torch's */
+		cap.gate[GATE_SCHED] = cbn_schedule_active(&cap.sched, 0);
 		capture_spec_add(spec, sizeof(spec), "schedule", sched);
 	}
 	if (delay && *delay && (cap.delay_ns = strtoull(delay, NULL, 10)) > 0) {
@@ -325,15 +326,16 @@ int capture_tick(void)
 }
 
 /* cbn_step() (and a step range or mark, --step): count it and let the
- * schedule decide.  Returns 1 when the marker is to be recorded (recording
+ * schedule decide about the step it starts (the n-th call starts step n,
+ * cbn_schedule.h).  Returns 1 when the marker is to be recorded (recording
  * before or after it: the marker that ends the last active step is kept). */
 int capture_step(void)
 {
-	uint64_t n = atomic_fetch_add(&capture_steps, 1);
+	uint64_t n = atomic_fetch_add(&capture_steps, 1) + 1;
 	int was = atomic_load(&capture_on), now = was;
 
 	if (agent.w.hdr)
-		atomic_store(&agent.w.hdr->capture.steps, n + 1);
+		atomic_store(&agent.w.hdr->capture.steps, n);
 	if (cap.have_sched)
 		now = capture_gate(GATE_SCHED, cbn_schedule_active(&cap.sched, n), CBN_CAUSE_SCHEDULE);
 	return was || now;

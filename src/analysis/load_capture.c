@@ -110,11 +110,10 @@ void load_capture_finish(struct load *L)
 		if (pr->capture.mode == CBN_CAPTURE_ALL)
 			continue;
 		if (e->event == CBN_CAPTURE_OPEN && open == SIZE_MAX) {
-			/* A window the schedule opens opens at the cbn_step() that starts
-			 * its first step, already counted in e->step. */
-			uint64_t first = e->cause == CBN_CAUSE_SCHEDULE && e->step ? e->step - 1 : e->step;
-
-			window_open(L, e->ts, e->cause, first);
+			/* e->step: the cbn_step() calls before it, the number of the
+			 * step in progress (a window the schedule opens opens at the
+			 * call that starts its first step, already counted) */
+			window_open(L, e->ts, e->cause, e->step);
 			open = p->nwindows - 1;
 		} else if (e->event == CBN_CAPTURE_CLOSE && open != SIZE_MAX) {
 			p->windows[open].end = e->ts;

@@ -225,8 +225,9 @@ struct prof_window {
 	uint64_t start, end;
 	uint32_t process;
 	uint32_t open_cause, close_cause; /* enum cbn_capture_cause */
-	uint64_t first_step;      /* cbn_step() calls before start: the absolute number
-				   * of the first step recorded in the window */
+	uint64_t first_step;      /* the step in progress when it opened: cbn_step()
+				   * calls by then (the one that opened it included),
+				   * torch's ProfilerStep#N (cbn_schedule.h) */
 };
 
 /* A `cbottleneck ctl PID mark NAME` instant. */

@@ -64,9 +64,15 @@ static long window_at(const struct profile *p, uint32_t proc, uint64_t ts)
 	return WIN_WHOLE;
 }
 
+/* The number of the step that window w's first marker starts: the n-th
+ * cbn_step() call starts step n (ProfilerStep#n, cbn_schedule.h).  A window
+ * the schedule opened opens at that marker, already counted in first_step;
+ * any other window opened in the step before its first marker. */
 static uint64_t window_first(const struct profile *p, long w)
 {
-	return w >= 0 ? p->windows[w].first_step : 0;
+	if (w < 0)
+		return 1;
+	return p->windows[w].first_step + (p->windows[w].open_cause != CBN_CAUSE_SCHEDULE);
 }
 
 static uint64_t window_end(const struct profile *p, long w)
@@ -190,7 +196,8 @@ static int marker_cmp(const void *a, const void *b)
 }
 
 /*
- * Marker steps: step k from marker k to marker k + 1 inside one window; the
+ * Marker steps: from each marker to the next inside one window, numbered by
+ * the markers before them (window_first); the
  * last marker of a window to the window's end (at most its process's end)
  * when that stretch has samples.  re NULL: cbn_step() markers; else the marks
  * whose name matches re.
@@ -889,7 +896,7 @@ static int rule_cold_start(const void *ctx, struct rules_pass *pass)
 static const struct rule step_rules[] = {
 	{"cold-start", rule_cold_start,
 	 "the first step is much slower than the others (allocation, lazy loading, JIT, cold "
-	 "caches): leave it out of measurements (--schedule wait=1,warmup=1,active=N) or warm up "
+	 "caches): leave it out of measurements (--schedule wait=2,warmup=1,active=N) or warm up "
 	 "before the loop; optimize it only if start-up time matters",
 	 1},
 };

@@ -14,10 +14,13 @@
  *      separated by at least one sample without it, on the thread that runs it
  *      most; a step starts at the first such sample and ends at the first that
  *      lacks it — precise to one sampling period at each end;
- *   4. cbn_step() markers: step k runs from marker k to marker k+1 (the last
- *      one to its window's end or the process's end when it has work).
+ *   4. cbn_step() markers: a step runs from one marker to the next (the last
+ *      one to its window's end or the process's end when it has work), and
+ *      the n-th marker starts step n, as torch's n-th prof.step() starts
+ *      ProfilerStep#n (the time before the first marker is step 0, not
+ *      listed: it holds the program's start-up).
  * With capture windows (--schedule ...), only steps inside a window are kept,
- * numbered absolutely (window.first_step + k): ProfilerStep#N as torch.
+ * numbered absolutely (from window.first_step).
  */
 #ifndef CBN_STEPS_H
 #define CBN_STEPS_H

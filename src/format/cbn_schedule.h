@@ -5,13 +5,17 @@
  *
  *   "wait=1,warmup=1,active=3,repeat=2,skip_first=0"   (any order; active > 0)
  *
- * Steps below skip_first are not recorded.  After them the steps go in cycles
- * of wait + warmup + active: the first `wait` are not recorded, the next
+ * Steps are numbered as torch numbers ProfilerStep#N: step 0 runs from the
+ * start of the process to the first cbn_step() call, step n from the n-th
+ * call to the next (so a loop that calls cbn_step() at the end of each
+ * iteration, as torch's prof.step(), has iteration n as step n).  Steps below
+ * skip_first are not recorded.  After them the steps go in cycles of
+ * wait + warmup + active: the first `wait` are not recorded, the next
  * `warmup` neither (torch records them and throws them away; we have nothing
  * to warm up, but count them so that step numbers match), the last `active`
- * are.  After `repeat` cycles (0: no limit) nothing more is.  Step n (0-based,
- * counted by cbn_step()) is the one that starts at the n-th cbn_step() call;
- * the time before the first call is not a step and is not recorded.
+ * are.  The cycle repeats; after `repeat` cycles (0: no limit) nothing more
+ * is.  A run that ends inside an active step keeps what it recorded, as
+ * torch's profiler keeps its last trace at exit.
  * No state, no allocation.
  */
 #ifndef CBN_SCHEDULE_H
@@ -58,7 +62,7 @@ static inline int cbn_schedule_parse(const char *text, struct cbn_schedule *s)
 	return s->active ? 0 : -1;
 }
 
-/* 1 when step n (0-based) is recorded. */
+/* 1 when step n (ProfilerStep#n) is recorded. */
 static inline int cbn_schedule_active(const struct cbn_schedule *s, uint64_t n)
 {
 	uint64_t cycle = s->wait + s->warmup + s->active, k;

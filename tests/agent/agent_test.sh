@@ -358,7 +358,8 @@ capture_api)
 		fail "a worker thread took no sample in the window"
 	;;
 capture_schedule)
-	# torch's schedule on cbn_step(): steps 2,3 and 6,7 of 10 recorded.
+	# torch's schedule on cbn_step(): steps 2,3 and 6,7 of 10 recorded (step n
+	# starts at the n-th call; step 0 is the time before the first).
 	export CBN_FREQ=1000 CBN_SCHEDULE=wait=1,warmup=1,active=2,repeat=2
 	run_both "$P/capture_app" steps 1 10 40
 	dump "$(files)"

@@ -97,7 +97,7 @@ static void test_controlled(void)
 	REQUIRE(p->nwindows == 2);
 	CHECK_EQ_INT(p->windows[0].start, 1100000000ull);
 	CHECK_EQ_INT(p->windows[0].end, 1200000000ull);
-	CHECK_EQ_INT(p->windows[0].first_step, 2); /* the cbn_step() that opened it */
+	CHECK_EQ_INT(p->windows[0].first_step, 3); /* the step the 3rd cbn_step() started */
 	CHECK_EQ_INT(p->windows[0].open_cause, CBN_CAUSE_SCHEDULE);
 	CHECK_EQ_INT(p->windows[0].close_cause, CBN_CAUSE_SCHEDULE);
 	/* left open: closed at the process's end */

@@ -38,6 +38,26 @@ static void test_torch_semantics(void)
 	CHECK_STR(p, "0010010000");
 }
 
+/* The issue's case: 12 steps under wait=2,warmup=1,active=4 record 3-6 and,
+ * the cycle repeating, 10-11 (the run ends inside that active window, which
+ * the agent keeps: its window closes at exit); repeat=1 stops after 3-6;
+ * skip_first moves every cycle. */
+static void test_torch_twelve(void)
+{
+	char p[64];
+
+	pattern("wait=2,warmup=1,active=4", 12, p);
+	CHECK_STR(p, "000111100011");
+	pattern("wait=2,warmup=1,active=4,repeat=1", 12, p);
+	CHECK_STR(p, "000111100000");
+	pattern("wait=2,warmup=1,active=4,repeat=2", 16, p);
+	CHECK_STR(p, "0001111000111100");
+	pattern("skip_first=2,wait=2,warmup=1,active=4", 12, p);
+	CHECK_STR(p, "000001111000");
+	pattern("skip_first=2,wait=2,warmup=1,active=4,repeat=1", 20, p);
+	CHECK_STR(p, "00000111100000000000");
+}
+
 static void test_done(void)
 {
 	struct cbn_schedule s;
@@ -68,6 +88,7 @@ static void test_refused(void)
 int main(void)
 {
 	test_torch_semantics();
+	test_torch_twelve();
 	test_done();
 	test_refused();
 	return test_result();

@@ -133,8 +133,9 @@ static void test_markers(void)
 	CHECK(s->precision == NULL);
 	/* the last marker runs to the process's end: it has samples */
 	REQUIRE(s->nsteps == 6);
+	/* the n-th marker starts step n (ProfilerStep#n) */
 	for (i = 0; i < 6; i++)
-		CHECK_EQ_INT(s->steps[i].number, i);
+		CHECK_EQ_INT(s->steps[i].number, i + 1);
 	CHECK_EQ_INT(s->steps[0].end - s->steps[0].start, 50 * MS);
 	CHECK_EQ_INT(s->steps[5].end, 100 * MS);
 	CHECK_EQ_INT(s->steps[0].cpu_ns, 50 * MS);
@@ -162,7 +163,7 @@ static void test_markers(void)
 	CHECK(s->cold_ratio > 4.9 && s->cold_ratio < 5.1);
 	REQUIRE(s->nfindings == 1);
 	CHECK_STR(s->findings[0].id, "cold-start");
-	CHECK(strstr(s->findings[0].evidence, "step 0 took 50.000 ms") != NULL);
+	CHECK(strstr(s->findings[0].evidence, "step 1 took 50.000 ms") != NULL);
 	CHECK_EQ_INT(s->controlled, 0);
 	steps_free(s);
 
@@ -412,7 +413,7 @@ static void test_text(void)
 	CHECK(strstr(buf, "(3 more steps; use --limit)") != NULL);
 	CHECK(strstr(buf, "Step time: min 10.000ms, median 10.000ms, p90 50.000ms, max 50.000ms") !=
 	      NULL);
-	CHECK(strstr(buf, "step 0: 50.000ms, 5.0x the median") != NULL);
+	CHECK(strstr(buf, "step 1: 50.000ms, 5.0x the median") != NULL);
 	CHECK(strstr(buf, "cold_fn") != NULL);
 	CHECK(strstr(buf, "[cold-start]") != NULL);
 	CHECK(strstr(buf, "GPU busy") == NULL);
