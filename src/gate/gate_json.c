@@ -17,19 +17,97 @@
 
 #define GATE_MAX_REPORT_BYTES (1ull << 30)
 
-/* The number under key, or NAN when it is absent or not a number. */
+/*
+ * A key whose value has the wrong type ("self_ns": "abc") is an error of the
+ * whole report, not a missing figure: the first one seen is kept here and
+ * gate_run_from_json names it (one report is read at a time; the launcher is
+ * single-threaded there).  An absent key or null is "not known", as the
+ * writer means it.
+ */
+static const cJSON *bad_item;
+static const char *bad_want;
+
+static void bad_type(const cJSON *v, const char *want)
+{
+	if (!bad_item) {
+		bad_item = v;
+		bad_want = want;
+	}
+}
+
+/* The number under key, NAN when it is absent or null (a wrong type is
+ * noted). */
 static double num(const cJSON *obj, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+	if (cJSON_IsNumber(v))
+		return v->valuedouble;
+	if (v && !cJSON_IsNull(v))
+		bad_type(v, "a number");
+	return NAN;
 }
 
 static const char *str(const cJSON *obj, const char *key)
 {
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
 
-	return cJSON_IsString(v) && v->valuestring ? v->valuestring : NULL;
+	if (cJSON_IsString(v) && v->valuestring)
+		return v->valuestring;
+	if (v && !cJSON_IsNull(v))
+		bad_type(v, "a string");
+	return NULL;
+}
+
+/* The value under key when is() says it has the type wanted, NULL when it is
+ * absent or null; another type is noted (cJSON would iterate an object's
+ * members as if they were an array's elements). */
+static const cJSON *typed(const cJSON *obj, const char *key, cJSON_bool (*is)(const cJSON *),
+			  const char *want)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+
+	if (is(v))
+		return v;
+	if (v && !cJSON_IsNull(v))
+		bad_type(v, want);
+	return NULL;
+}
+
+static const cJSON *arr_of(const cJSON *obj, const char *key)
+{
+	return typed(obj, key, cJSON_IsArray, "an array");
+}
+
+static const cJSON *obj_of(const cJSON *obj, const char *key)
+{
+	return typed(obj, key, cJSON_IsObject, "an object");
+}
+
+/* The path of item under node ("functions[3].self_ns") into buf; 1 found. */
+static int json_path(const cJSON *node, const cJSON *item, char *buf, size_t len)
+{
+	const cJSON *c;
+	size_t n = strlen(buf);
+	int i = 0;
+
+	for (c = node ? node->child : NULL; c; c = c->next, i++) {
+		if (cJSON_IsArray(node))
+			snprintf(buf + n, len - n, "[%d]", i);
+		else
+			snprintf(buf + n, len - n, "%s%s", n ? "." : "", c->string ? c->string : "?");
+		if (c == item || json_path(c, item, buf, len))
+			return 1;
+		buf[n] = '\0';
+	}
+	return 0;
+}
+
+static const char *json_type(const cJSON *v)
+{
+	return cJSON_IsString(v) ? "a string" : cJSON_IsNumber(v) ? "a number" :
+	       cJSON_IsBool(v) ? "a boolean" : cJSON_IsArray(v) ? "an array" :
+	       cJSON_IsObject(v) ? "an object" : "something else";
 }
 
 /* Read the whole file; NUL-terminated.  0, -1 with a message in err, or
@@ -93,7 +171,7 @@ static int read_cpu(const cJSON *root, struct gate_run *r)
 {
 	const cJSON *arr, *it;
 
-	arr = cJSON_GetObjectItemCaseSensitive(root, JK_FUNCTIONS);
+	arr = arr_of(root, JK_FUNCTIONS);
 	r->funcs = array_of(arr, sizeof(*r->funcs), &r->nfuncs);
 	if (!r->funcs)
 		return -ENOMEM;
@@ -108,7 +186,7 @@ static int read_cpu(const cJSON *root, struct gate_run *r)
 		f->total_samples = num(it, JK_TOTAL_SAMPLES);
 		r->nfuncs++;
 	}
-	arr = cJSON_GetObjectItemCaseSensitive(root, JK_LINES);
+	arr = arr_of(root, JK_LINES);
 	r->lines = array_of(arr, sizeof(*r->lines), &r->nlines);
 	if (!r->lines)
 		return -ENOMEM;
@@ -128,7 +206,7 @@ static int read_cpu(const cJSON *root, struct gate_run *r)
 static int read_counts(const cJSON *cuda, const char *key, const char *count_key,
 		       struct gate_count **out, size_t *n)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(cuda, key), *it;
+	const cJSON *arr = arr_of(cuda, key), *it;
 	struct gate_count *v = array_of(arr, sizeof(*v), n);
 
 	if (!v)
@@ -148,7 +226,7 @@ static int read_counts(const cJSON *cuda, const char *key, const char *count_key
 
 static int read_cuda(const cJSON *root, struct gate_run *r)
 {
-	const cJSON *cuda = cJSON_GetObjectItemCaseSensitive(root, JK_CUDA), *st, *totals, *ov;
+	const cJSON *cuda = obj_of(root, JK_CUDA), *st, *totals, *ov;
 	struct gate_gpu *g = &r->gpu;
 
 	g->kernels = g->kernel_ns = g->memcpy_bytes = g->memcpy_ns = g->memcpy = NAN;
@@ -156,7 +234,7 @@ static int read_cuda(const cJSON *root, struct gate_run *r)
 	if (!cJSON_IsObject(cuda))
 		return 0;
 	r->has_cuda = 1;
-	cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(cuda, JK_STATUS)) {
+	cJSON_ArrayForEach(st, arr_of(cuda, JK_STATUS)) {
 		const char *state = str(st, JK_STATE);
 
 		if (state && strcmp(state, "unavailable") == 0) {
@@ -168,7 +246,7 @@ static int read_cuda(const cJSON *root, struct gate_run *r)
 			r->cuda_started++;
 		}
 	}
-	totals = cJSON_GetObjectItemCaseSensitive(cuda, JK_TOTALS);
+	totals = obj_of(cuda, JK_TOTALS);
 	r->has_totals = cJSON_IsObject(totals);
 	g->kernels = num(totals, JK_KERNELS);
 	g->kernel_ns = num(totals, JK_KERNEL_NS);
@@ -178,7 +256,7 @@ static int read_cuda(const cJSON *root, struct gate_run *r)
 	g->api_calls = num(totals, JK_API_CALLS);
 	g->sync_ns = num(totals, JK_SYNC_NS);
 	g->gpu_busy_ns = num(totals, JK_GPU_BUSY_NS);
-	ov = cJSON_GetObjectItemCaseSensitive(cuda, JK_OVERVIEW);
+	ov = obj_of(cuda, JK_OVERVIEW);
 	g->gpu_utilization = num(ov, JK_GPU_UTILIZATION);
 	if (read_counts(cuda, JK_KERNELS, JK_INSTANCES, &r->kernels, &r->nkernels) < 0 ||
 	    read_counts(cuda, JK_API, JK_CALLS, &r->api, &r->napi) < 0)
@@ -218,8 +296,8 @@ static int read_ops(const cJSON *root, struct gate_run *r)
 /* The memory object (schema 2), when there is one. */
 static int read_memory(const cJSON *root, struct gate_run *r)
 {
-	const cJSON *m = cJSON_GetObjectItemCaseSensitive(root, JK_MEMORY), *arr, *it;
-	const cJSON *procs = cJSON_GetObjectItemCaseSensitive(root, "processes");
+	const cJSON *m = obj_of(root, JK_MEMORY), *arr, *it;
+	const cJSON *procs = arr_of(root, "processes");
 	double root_pid = num(cJSON_GetArrayItem(procs, 0), "pid");
 	int root_seen = 0;
 
@@ -228,7 +306,7 @@ static int read_memory(const cJSON *root, struct gate_run *r)
 		return 0;
 	r->has_memory = 1;
 	r->mem_rate = num(m, JK_MEM_RATE);
-	arr = cJSON_GetObjectItemCaseSensitive(m, JK_MEM_SPACES);
+	arr = arr_of(m, JK_MEM_SPACES);
 	r->mem_gpus = array_of(arr, sizeof(*r->mem_gpus), &r->nmem_gpus);
 	if (!r->mem_gpus)
 		return -ENOMEM;
@@ -259,7 +337,7 @@ static int read_memory(const cJSON *root, struct gate_run *r)
 			}
 		}
 	}
-	arr = cJSON_GetObjectItemCaseSensitive(m, JK_MEM_SITES);
+	arr = arr_of(m, JK_MEM_SITES);
 	r->mem_sites = array_of(arr, sizeof(*r->mem_sites), &r->nmem_sites);
 	if (!r->mem_sites)
 		return -ENOMEM;
@@ -291,7 +369,7 @@ static int read_memory(const cJSON *root, struct gate_run *r)
 /* The steps object (schema 3), when there is one. */
 static void read_steps(const cJSON *root, struct gate_run *r)
 {
-	const cJSON *s = cJSON_GetObjectItemCaseSensitive(root, JK_STEPS);
+	const cJSON *s = obj_of(root, JK_STEPS);
 
 	r->step_count = r->step_median = r->step_p90 = NAN;
 	if (!cJSON_IsObject(s))
@@ -305,7 +383,7 @@ static void read_steps(const cJSON *root, struct gate_run *r)
 /* The distributed object, when there is one (docs/distributed.md). */
 static void read_dist(const cJSON *root, struct gate_run *r)
 {
-	const cJSON *d = cJSON_GetObjectItemCaseSensitive(root, "distributed"), *it;
+	const cJSON *d = obj_of(root, "distributed"), *it;
 
 	r->dist_max_wall = r->dist_mpi_ns = r->dist_imbalance = NAN;
 	if (!cJSON_IsObject(d))
@@ -313,7 +391,7 @@ static void read_dist(const cJSON *root, struct gate_run *r)
 	r->has_dist = 1;
 	r->dist_mpi_ns = num(d, "mpi_ns");
 	r->dist_imbalance = num(d, "imbalance");
-	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(d, "ranks")) {
+	cJSON_ArrayForEach(it, arr_of(d, "ranks")) {
 		double w = num(it, "wall_ns");
 
 		if (gate_has(w) && (!gate_has(r->dist_max_wall) || w > r->dist_max_wall))
@@ -324,7 +402,7 @@ static void read_dist(const cJSON *root, struct gate_run *r)
 /* The waiting object (schema 4), when there is one. */
 static int read_waiting(const cJSON *root, struct gate_run *r)
 {
-	const cJSON *w = cJSON_GetObjectItemCaseSensitive(root, JK_WAITING), *arr, *it;
+	const cJSON *w = obj_of(root, JK_WAITING), *arr, *it;
 
 	r->wait_off_ns = r->wait_efficiency = NAN;
 	if (!cJSON_IsObject(w))
@@ -333,7 +411,7 @@ static int read_waiting(const cJSON *root, struct gate_run *r)
 	r->wait_offcpu = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(w, JK_WAIT_OFFCPU));
 	r->wait_off_ns = num(w, JK_WAIT_OFF_NS);
 	r->wait_efficiency = num(w, JK_WAIT_EFFICIENCY);
-	arr = cJSON_GetObjectItemCaseSensitive(w, JK_WAIT_LOCKS);
+	arr = arr_of(w, JK_WAIT_LOCKS);
 	r->locks = array_of(arr, sizeof(*r->locks), &r->nlocks);
 	if (!r->locks)
 		return -ENOMEM;
@@ -362,6 +440,7 @@ int gate_run_from_json(const char *path, const char *role, struct gate_run *r, c
 	int ret;
 
 	memset(r, 0, sizeof(*r));
+	bad_item = NULL;
 	ret = read_file(path, role, &buf, &len, err, errlen);
 	if (ret < 0)
 		return ret;
@@ -397,7 +476,7 @@ int gate_run_from_json(const char *path, const char *role, struct gate_run *r, c
 			 path);
 		goto out;
 	}
-	cmd = cJSON_GetObjectItemCaseSensitive(run, JK_COMMAND);
+	cmd = arr_of(run, JK_COMMAND);
 	r->command = calloc((size_t)cJSON_GetArraySize(cmd) + 1, sizeof(*r->command));
 	if (!r->command) {
 		ret = -ENOMEM;
@@ -422,6 +501,16 @@ int gate_run_from_json(const char *path, const char *role, struct gate_run *r, c
 	read_dist(root, r);
 	if (read_waiting(root, r) < 0) {
 		ret = -ENOMEM;
+		goto out;
+	}
+	if (bad_item) {
+		char where[256] = "";
+
+		json_path(root, bad_item, where, sizeof(where));
+		snprintf(err, errlen, "%s report %s: \"%s\" is %s, expected %s; regenerate it "
+			 "with 'cbottleneck --json FILE'", role, path, *where ? where : "?",
+			 json_type(bad_item), bad_want);
+		ret = -1;
 		goto out;
 	}
 	ret = 0;

@@ -386,39 +386,58 @@ static void test_bad_files(void)
 	CHECK(strstr(last_err, "/nonexistent") == NULL);
 }
 
-/* Reports of the right version but the wrong shapes: never a crash, and a
- * gate on something that is not there is a usage error. */
+/* Reports of the right version but the wrong shapes: never a crash; a key
+ * whose value has the wrong type is a usage error that names it (exit 2),
+ * while absent keys and nulls are figures not known. */
 static void test_hostile_shapes(void)
 {
-	static const char *bodies[] = {
-		"\"functions\":{\"heavy\":1}",
-		"\"functions\":[1,\"x\",null,{\"name\":5},{\"name\":\"heavy\",\"self_ns\":\"9\"}]",
-		"\"functions\":\"heavy\",\"cuda\":[]",
-		"\"cuda\":{\"status\":\"started\",\"totals\":[],\"kernels\":7}",
-		"\"cuda\":{\"status\":[null,{\"state\":3}],\"totals\":{\"kernels\":\"2\"}}",
-		"\"lines\":[{\"file\":\"a.c\",\"line\":\"42\"}]",
+	static const struct {
+		const char *body, *key;
+	} bad[] = {
+		{"\"functions\":{\"heavy\":1}", "\"functions\" is an object, expected an array"},
+		{"\"functions\":[1,\"x\",null,{\"name\":5},{\"name\":\"heavy\",\"self_ns\":\"9\"}]",
+		 "\"functions[3].name\" is a number, expected a string"},
+		{"\"functions\":\"heavy\",\"cuda\":[]", "\"functions\" is a string"},
+		{"\"cuda\":{\"status\":\"started\",\"totals\":[],\"kernels\":7}",
+		 "\"cuda.status\" is a string, expected an array"},
+		{"\"cuda\":{\"status\":[null,{\"state\":3}],\"totals\":{\"kernels\":\"2\"}}",
+		 "\"cuda.status[1].state\" is a number, expected a string"},
+		{"\"lines\":[{\"file\":\"a.c\",\"line\":\"42\"}]",
+		 "\"lines[0].line\" is a string, expected a number"},
+		{"\"functions\":[{\"name\":\"heavy\",\"self_ns\":\"abc\"}]",
+		 "\"functions[0].self_ns\" is a string, expected a number"},
 	};
 	const char *fail[] = {"func[heavy].self:+10%", "gpu.kernels:+0", "kernel[*].calls:+0",
 			      "line[a.c:42].self:+1%", "wall:+10%"};
 	char text[1024];
+	const char *p;
 	size_t i, k;
+	int rc;
 
-	for (i = 0; i < sizeof(bodies) / sizeof(bodies[0]); i++) {
-		const char *p;
-		int rc;
-
-		snprintf(text, sizeof(text), "{\"schema_version\":1,\"run\":{\"command\":\"x\","
-			 "\"wall_ns\":1e9,\"cpu_ns\":\"no\",\"period_ns\":-5},%s}", bodies[i]);
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(text, sizeof(text), "{\"schema_version\":1,\"run\":{\"command\":[\"x\"],"
+			 "\"wall_ns\":1e9,\"cpu_ns\":null,\"period_ns\":-5},%s}", bad[i].body);
 		p = raw("hostile.json", text);
 		for (k = 0; k < sizeof(fail) / sizeof(fail[0]); k++) {
 			rc = run(p, p, &fail[k], 1, NULL, 0, NULL, NULL);
-			CHECK(rc == CMP_USAGE || rc == CMP_UNMEASURABLE || rc == CMP_PASS);
+			CHECK_EQ_INT(rc, CMP_USAGE);
+			CHECK(strstr(last_err, bad[i].key) != NULL);
+			CHECK(strchr(last_err, '\n') == strrchr(last_err, '\n')); /* one line */
 		}
-		rc = run(p, p, &fail[4], 1, NULL, 0, NULL, NULL); /* wall is there */
-		CHECK_EQ_INT(rc, CMP_PASS);
 		rc = run(p, p, NULL, 0, NULL, 0, NULL, NULL); /* the default report */
-		CHECK(rc == CMP_USAGE || rc == CMP_PASS);
+		CHECK_EQ_INT(rc, CMP_USAGE);
 	}
+	/* the run object's own keys too */
+	p = raw("hostile.json", "{\"schema_version\":1,\"run\":{\"command\":\"x\",\"wall_ns\":1e9}}");
+	CHECK_EQ_INT(run(p, p, &fail[4], 1, NULL, 0, NULL, NULL), CMP_USAGE);
+	CHECK(strstr(last_err, "\"run.command\" is a string, expected an array") != NULL);
+	/* nulls and absent keys: not known, not wrong */
+	p = raw("hostile.json", "{\"schema_version\":1,\"run\":{\"command\":[\"x\"],\"wall_ns\":1e9,"
+		"\"cpu_ns\":null},\"functions\":[null,{\"name\":\"heavy\",\"self_ns\":null}],"
+		"\"cuda\":null}");
+	CHECK_EQ_INT(run(p, p, &fail[4], 1, NULL, 0, NULL, NULL), CMP_PASS);
+	rc = run(p, p, &fail[0], 1, NULL, 0, NULL, NULL);
+	CHECK(rc == CMP_USAGE || rc == CMP_UNMEASURABLE);
 }
 
 /* Mutation fuzzing of the report reader: flips, deletions and duplications of
