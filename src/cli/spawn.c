@@ -187,9 +187,23 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	struct sigaction dfl, old_chld;
 	sigset_t mask, old;
 	int sfd = -1, cork[2] = {-1, -1}, ret = 0, child_done = 0, late_signals = 0;
+	char **sh_argv = NULL;
+	size_t argc = 0;
 	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
+	/* A file without "#!" that exec refuses (ENOEXEC) runs as execvp and the
+	 * shell run it: /bin/sh FILE ARGS.  Built before the fork: the child
+	 * only execs. */
+	while (argv[argc])
+		argc++;
+	sh_argv = calloc(argc + 2, sizeof(*sh_argv));
+	if (sh_argv) {
+		sh_argv[0] = "/bin/sh";
+		sh_argv[1] = (char *)path;
+		for (size_t i = 1; i < argc; i++)
+			sh_argv[i + 1] = argv[i];
+	}
 	if (env->verbose)
 		say_env(env);
 	/* An inherited SIG_IGN for SIGCHLD would make the kernel reap our
@@ -231,6 +245,8 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		child_env(env);
 		execv(path, argv);
+		if (errno == ENOEXEC && sh_argv)
+			execv(sh_argv[0], sh_argv);
 		e = errno;
 		if (write(cork[1], &e, sizeof(e)) < 0)
 			_exit(127);
@@ -292,6 +308,7 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	if (!child_done)
 		res->status = 127 << 8; /* cannot happen: the child was ours */
 out:
+	free(sh_argv);
 	if (sfd >= 0)
 		close(sfd);
 	if (cork[0] >= 0)

@@ -1,7 +1,8 @@
 #!/bin/bash
 # cli_exit_status — the launcher's exit statuses: the target's own code, 128+N
 # with a stderr line when it dies of signal N, 127 missing, 126 not executable
-# or a directory, 2 for usage errors (found before anything runs).
+# or a directory, 2 for usage errors (found before anything runs); a script
+# without #! runs through /bin/sh as execvp runs it.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 
@@ -24,6 +25,16 @@ if [ -x "$EXAMPLES/crash" ]; then
 else
 	note "crash example not built: signal 11 case skipped"
 fi
+
+# A script without "#!" runs as the shell (and execvp) would run it: /bin/sh
+# FILE ARGS, profiled, with its own output and exit status.
+printf 'echo "no-shebang $1"\nexit 5\n' >"$T/noshebang"
+chmod 755 "$T/noshebang"
+run_cbn -- "$T/noshebang" arg1
+expect_rc 5
+grep_out '^no-shebang arg1$'
+grep_out '^  Processes: '
+if grep -q 'Exec format error' "$ERRF"; then fail "a script without #! was refused"; fi
 
 # Missing, not executable, directory.
 run_cbn -- "$T/no-such-prog"
