@@ -1135,8 +1135,9 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 			  thousands(num2, sizeof(num2), (uint64_t)rf.hdr.samples));
 	}
 	if (res.unknown)
-		load_warn(L, "%s: skipped %" PRIu64 " records of a type this cbottleneck does not "
-			     "know (recorded by a newer version?)", name, res.unknown);
+		load_warn(L, "%s: skipped %" PRIu64 " records of types added after this "
+			     "cbottleneck (written by a newer version: report it with that one to "
+			     "see them)", name, res.unknown);
 	if (reader_changed(&rf)) {
 		pr->damaged = 1;
 		*damaged = 1;

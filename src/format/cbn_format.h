@@ -435,6 +435,12 @@ struct cbn_file_header {
 
 	/* Limits and sandboxes of the program's (zero in older files). */
 	struct cbn_guard_state guard;
+
+	/* CBN_REC_TYPE_MAX of the writer (0 in older files): a record of a type
+	 * the reader does not know is a newer writer's when the writer knew
+	 * more types than the reader, and corruption otherwise. */
+	uint32_t rec_type_max;
+	uint32_t rec_type_pad;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -467,6 +473,10 @@ struct cbn_chunk_header {
 	_Atomic uint64_t used;           /* bytes of committed records after this header */
 };
 _Static_assert(sizeof(struct cbn_chunk_header) == 24, "chunk header layout");
+
+/* The highest record type below: raise it with each new CBN_REC_* (the
+ * reader's unit test fails when the reader knows a type above it). */
+#define CBN_REC_TYPE_MAX 50
 
 /* Record types.  Never renumber; retired values stay reserved. */
 enum cbn_rec_type {

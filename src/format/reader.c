@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -407,27 +408,38 @@ static int header_check(const unsigned char *buf, size_t avail, uint64_t file_by
 			damage(res, "written on a machine of the other byte order; "
 				    "read it where it was recorded");
 		else
-			damage(res, "corrupt header (endianness check 0x%08x)", h->endian);
+			damage(res, "corrupted header (endianness check 0x%08x at offset 0x%zx)", h->endian,
+			       offsetof(struct cbn_file_header, endian));
+		return -1;
+	}
+	if (h->version > CBN_FORMAT_VERSION) {
+		damage(res, "written by a newer cbottleneck (format version %u; this one reads "
+			    "version %u): read it with the cbottleneck that recorded it",
+		       h->version, CBN_FORMAT_VERSION);
 		return -1;
 	}
 	if (h->version != CBN_FORMAT_VERSION) {
-		damage(res, "format version %u, this cbottleneck reads version %u; "
-			    "use the cbottleneck that recorded it", h->version, CBN_FORMAT_VERSION);
+		damage(res, "written by an older cbottleneck (format version %u; this one reads "
+			    "version %u): read it with the cbottleneck that recorded it",
+		       h->version, CBN_FORMAT_VERSION);
 		return -1;
 	}
 	if (h->header_size < sizeof(*h) || h->header_size > READER_MAX_HEADER ||
 	    h->header_size % 8 != 0) {
-		damage(res, "corrupt header (header_size %u)", h->header_size);
+		damage(res, "corrupted header (header_size %u at offset 0x%zx)", h->header_size,
+		       offsetof(struct cbn_file_header, header_size));
 		return -1;
 	}
 	if (h->chunk_size < CHUNK_HDR + 8 || h->chunk_size > READER_MAX_CHUNK ||
 	    h->chunk_size % 8 != 0) {
-		damage(res, "corrupt header (chunk_size %u)", h->chunk_size);
+		damage(res, "corrupted header (chunk_size %u at offset 0x%zx)", h->chunk_size,
+		       offsetof(struct cbn_file_header, chunk_size));
 		return -1;
 	}
 	if (h->data_offset < h->header_size || h->data_offset % 8 != 0 ||
 	    h->data_offset > (1ull << 40)) {
-		damage(res, "corrupt header (data_offset %" PRIu64 ")", (uint64_t)h->data_offset);
+		damage(res, "corrupted header (data_offset %" PRIu64 " at offset 0x%zx)",
+		       (uint64_t)h->data_offset, offsetof(struct cbn_file_header, data_offset));
 		return -1;
 	}
 
@@ -442,7 +454,8 @@ static int header_check(const unsigned char *buf, size_t avail, uint64_t file_by
 	fs = h->file_size;
 	nc = h->next_chunk;
 	if (nc < h->data_offset) {
-		damage(res, "corrupt header (next_chunk %" PRIu64 " before the data)", nc);
+		damage(res, "corrupted header (next_chunk %" PRIu64 " before the data, at offset "
+		       "0x%zx)", nc, offsetof(struct cbn_file_header, next_chunk));
 		nc = h->data_offset;
 	}
 	end = nc < fs ? nc : fs; /* next_chunk >= file_size: the file filled up */
@@ -727,7 +740,16 @@ static int chunk_walk(const struct reader_file *f, uint64_t base, uint64_t used,
 			goto bad;
 		pos += h.size;
 		if (st > 0) {
-			res->unknown++;
+			/* Types are only ever added: one this reader does not know
+			 * comes from a writer that knew more, or from damage. */
+			if (f->hdr.rec_type_max > CBN_REC_TYPE_MAX && h.type <= f->hdr.rec_type_max) {
+				res->unknown++;
+			} else {
+				res->corrupt++;
+				damage(res, "corrupted at offset 0x%" PRIx64 ": chunk %u holds a record "
+				       "of type %u, which its writer does not know", r.offset, idx,
+				       (unsigned)h.type);
+			}
 			continue;
 		}
 		if (h.type == CBN_REC_PAD)
@@ -741,8 +763,8 @@ static int chunk_walk(const struct reader_file *f, uint64_t base, uint64_t used,
 		continue;
 bad:
 		res->chunks_cut++;
-		damage(res, "chunk %u cut (%s, type %u, at offset 0x%" PRIx64 ")", idx, why,
-		       (unsigned)h.type, base + pos);
+		damage(res, "corrupted at offset 0x%" PRIx64 ": chunk %u cut (%s, type %u)",
+		       base + pos, idx, why, (unsigned)h.type);
 		return 0;
 	}
 	return 0;
@@ -787,21 +809,21 @@ int reader_walk(const struct reader_file *f, reader_cb cb, void *ctx, struct rea
 		}
 		if (ch.magic != CBN_CHUNK_MAGIC) {
 			res->chunks_damaged++;
-			damage(res, "chunk %u skipped (bad magic 0x%08x at offset 0x%" PRIx64 ")", idx,
-			       ch.magic, off);
+			damage(res, "corrupted at offset 0x%" PRIx64 ": chunk %u skipped (bad magic "
+			       "0x%08x)", off, idx, ch.magic);
 			continue;
 		}
 		if (ch.kind != CBN_CHUNK_SAMPLES && ch.kind != CBN_CHUNK_EVENTS &&
 		    ch.kind != CBN_CHUNK_MEMORY) {
 			res->chunks_damaged++;
-			damage(res, "chunk %u skipped (unknown kind %u at offset 0x%" PRIx64 ")", idx,
-			       (unsigned)ch.kind, off);
+			damage(res, "corrupted at offset 0x%" PRIx64 ": chunk %u skipped (unknown "
+			       "kind %u)", off, idx, (unsigned)ch.kind);
 			continue;
 		}
 		if (used > h->chunk_size - CHUNK_HDR || used % 8 != 0) {
 			res->chunks_damaged++;
-			damage(res, "chunk %u skipped (used %" PRIu64 " does not fit, at offset 0x%"
-			       PRIx64 ")", idx, used, off);
+			damage(res, "corrupted at offset 0x%" PRIx64 ": chunk %u skipped (used %"
+			       PRIu64 " does not fit)", off, idx, used);
 			continue;
 		}
 		if (used > avail - CHUNK_HDR) {

@@ -22,7 +22,10 @@ struct reader_result {
 	uint64_t chunks_unused;   /* allocated but never written (all-zero header) */
 	uint64_t records;         /* validated records delivered to the callback */
 	uint64_t samples;         /* of which SAMPLE records */
-	uint64_t unknown;         /* valid-sized records of unknown type, skipped */
+	uint64_t unknown;         /* valid-sized records of a type a newer writer knows
+				   * (hdr.rec_type_max above CBN_REC_TYPE_MAX), skipped */
+	uint64_t corrupt;         /* valid-sized records of a type no writer of this file
+				   * knows, skipped: the file is corrupted (damaged) */
 	uint64_t file_bytes;      /* actual size of the file */
 	int header_ok;            /* header passed validation */
 	int truncated;            /* the file is shorter than the header says */

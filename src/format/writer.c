@@ -200,6 +200,7 @@ int writer_open(struct writer *w, const char *path, uint64_t initial_size, uint6
 	h = map;
 	memcpy(h->magic, CBN_MAGIC, sizeof(h->magic));
 	h->version = CBN_FORMAT_VERSION;
+	h->rec_type_max = CBN_REC_TYPE_MAX;
 	h->endian = CBN_ENDIAN_CHECK;
 	h->header_size = CBN_HEADER_SIZE;
 	h->chunk_size = CBN_CHUNK_SIZE;

@@ -138,11 +138,16 @@ static void test_header_rules(void)
 	CHECK(run(b, size, &t, &res) < 0);
 	CHECK(strstr(res.reason, "byte order") != NULL);
 
-	/* wrong version */
+	/* wrong version: older, or newer (said so) */
 	memcpy(b, s.buf, size);
-	((struct cbn_file_header *)b)->version = 2;
+	((struct cbn_file_header *)b)->version = 0;
 	CHECK(run(b, size, &t, &res) < 0);
-	CHECK(strstr(res.reason, "version 2") != NULL);
+	CHECK(strstr(res.reason, "format version 0") != NULL);
+	CHECK(strstr(res.reason, "older cbottleneck") != NULL);
+	memcpy(b, s.buf, size);
+	((struct cbn_file_header *)b)->version = CBN_FORMAT_VERSION + 1;
+	CHECK(run(b, size, &t, &res) < 0);
+	CHECK(strstr(res.reason, "written by a newer cbottleneck") != NULL);
 
 	/* silly chunk size */
 	memcpy(b, s.buf, size);
@@ -346,14 +351,41 @@ static void test_record_rules(void)
 	CHECK_EQ_INT(res.chunks_cut, 1);
 	CHECK(strstr(res.reason, "outside") != NULL);
 
-	/* unknown types are skipped and counted, the chunk goes on */
+	/* a type its writer did not know: corruption, named with its offset;
+	 * the record is skipped and the chunk goes on */
 	MUTATE(CBN_REC_CUDA_OVERHEAD);
 	r->type = 99;
 	CHECK(run(b, size, &t, &res) == 0);
-	CHECK_EQ_INT(res.unknown, 1);
-	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(res.corrupt, 1);
+	CHECK_EQ_INT(res.unknown, 0);
+	CHECK_EQ_INT(res.damaged, 1);
+	CHECK(strstr(res.reason, "corrupted at offset 0x") != NULL);
+	CHECK(strstr(res.reason, "type 99") != NULL);
 	CHECK_EQ_INT(t.records, n - 1);
 	CHECK_EQ_INT(t.by_type[CBN_REC_CUDA_DEVICE], 1);
+	/* the same record from a newer writer, which knew types up to 120:
+	 * skipped and counted as newer, no damage */
+	MUTATE(CBN_REC_CUDA_OVERHEAD);
+	r->type = 99;
+	((struct cbn_file_header *)b)->rec_type_max = 120;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.unknown, 1);
+	CHECK_EQ_INT(res.corrupt, 0);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(t.records, n - 1);
+	((struct cbn_file_header *)b)->rec_type_max = CBN_REC_TYPE_MAX;
+	/* CBN_REC_TYPE_MAX is the reader's highest type: it knows that one and
+	 * none above (a new type must raise it, or old readers call the new
+	 * writer's records corruption) */
+	for (unsigned ty = CBN_REC_TYPE_MAX; ty < 256; ty++) {
+		MUTATE(CBN_REC_CUDA_OVERHEAD);
+		r->type = (uint16_t)ty;
+		run(b, size, &t, &res);
+		if (ty == CBN_REC_TYPE_MAX)
+			CHECK_EQ_INT(res.corrupt, 0);
+		else if (res.corrupt != 1)
+			CHECK_EQ_INT(ty, 0); /* names the type the reader knows */
+	}
 #undef MUTATE
 	free(b);
 	synth_free(&s);
