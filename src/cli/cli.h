@@ -75,6 +75,10 @@ struct cli_opts {
 	                             * only these ranks' processes; NULL: all */
 	/* gate */
 	const char *baseline, *markdown, *bench_json;
+	/* report: its operands wherever they stood among the options (users type
+	 * `report DIR --html x.html`); the first two kept, all counted */
+	const char *operand[2];
+	int noperands;
 	const char **fail, **warn;
 	size_t nfail, nwarn;
 };
@@ -156,6 +160,10 @@ int cmd_ctl(int argc, char **argv);          /* cbottleneck ctl PID COMMAND: 0-3
 enum cli_mode { CLI_MODE_RUN, CLI_MODE_REPORT };
 /* Parse options up to the first non-option.  Returns -1 to go on (optind is
  * the first operand), or an exit status (0 after --help/--version). */
+/* CBN_ARGS_ONLY=1: each command checks its arguments as it would and exits
+ * 0 (or its usage status) before it reads, writes or runs anything: the doc
+ * test runs every example command of the docs through it. */
+int cli_args_only(void);
 int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o);
 void cli_opts_free(struct cli_opts *o);
 /* "cbottleneck: MESSAGE; see cbottleneck --help" on stderr; returns CLI_EXIT_USAGE. */

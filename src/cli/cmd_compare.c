@@ -143,6 +143,10 @@ int cmd_compare(int argc, char **argv)
 			argc - optind == 1 ? "" : "s");
 		goto out;
 	}
+	if (cli_args_only()) {
+		ret = CMP_PASS;
+		goto out;
+	}
 	ret = html ? compare_html(argv[optind], argv[optind + 1], &o, html)
 		   : cmp_run(argv[optind], argv[optind + 1], &o, stdout);
 out:

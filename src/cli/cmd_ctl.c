@@ -398,6 +398,8 @@ int cmd_ctl(int argc, char **argv)
 		return ctl_usage("unknown command '%s': expected start, stop, mark NAME, dump or "
 				 "status", cmd);
 	}
+	if (cli_args_only())
+		return 0;
 	ret = ctl_find_session(pid, session, sizeof(session), &ctl_off);
 	if (ret)
 		return ret;

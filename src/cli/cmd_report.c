@@ -28,15 +28,25 @@ int cmd_report(int argc, char **argv)
 	ret = cli_parse_opts(argc, argv, CLI_MODE_REPORT, &o);
 	if (ret >= 0)
 		goto out;
-	if (optind >= argc) {
+	/* operands after "--" */
+	for (; optind < argc; optind++) {
+		if (o.noperands < 2)
+			o.operand[o.noperands] = argv[optind];
+		o.noperands++;
+	}
+	if (!o.noperands) {
 		ret = cli_usage_error("report needs a session directory: cbottleneck report DIR");
 		goto out;
 	}
-	if (optind + 1 < argc) {
-		ret = cli_usage_error("report takes one directory, got extra '%s'", argv[optind + 1]);
+	if (o.noperands > 1) {
+		ret = cli_usage_error("report takes one directory, got extra '%s'", o.operand[1]);
 		goto out;
 	}
-	dir = argv[optind];
+	dir = o.operand[0];
+	if (cli_args_only()) {
+		ret = 0;
+		goto out;
+	}
 	ret = cli_outputs_preflight(&o);
 	if (ret)
 		goto out;

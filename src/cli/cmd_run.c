@@ -116,6 +116,10 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	targv = argv + optind;
+	if (cli_args_only()) {
+		ret = 0;
+		goto out;
+	}
 	ret = cli_outputs_preflight(&o);
 	if (ret)
 		goto out;

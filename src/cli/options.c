@@ -113,7 +113,7 @@ static void usage(FILE *f)
 	      "                       precise to a sampling period); report as well as run\n"
 	      "      --schedule SPEC  wait=N,warmup=N,active=N,repeat=N,skip_first=N over the\n"
 	      "                       steps, as torch.profiler.schedule: record only active steps\n"
-	      "      --delay TIME     record from TIME after start (s, ms, us, min; e.g. 5s)\n"
+	      "      --delay TIME     record from TIME after start (s, ms, us, min, h; e.g. 5s)\n"
 	      "      --duration TIME  record for TIME, then stop recording (the program goes on)\n"
 	      "      --capture-range R  record only inside: api (cbn_start()..cbn_stop(), also\n"
 	      "                       cudaProfilerStart/Stop; cudaProfilerApi is the same) or\n"
@@ -157,8 +157,10 @@ static void usage(FILE *f)
 	      "      --pprof FILE     pprof profile.proto (gzip)\n"
 	      "      --html FILE      one self-contained HTML page with every view (docs/html.md)\n"
 	      "      --source-root DIR  where --html looks for sources the build recorded elsewhere\n"
-	      "      --sample-type T  what --folded and --flamegraph weigh: cpu (default),\n"
-	      "                       alloc_space, alloc_objects, inuse_space, inuse_objects\n"
+	      "      --sample-type T  what --folded and --flamegraph weigh: cpu (default);\n"
+	      "                       with --off-cpu wall (on and off the CPU) or offcpu;\n"
+	      "                       with --memory alloc_space, alloc_objects, inuse_space,\n"
+	      "                       inuse_objects\n"
 	      "Regression gate (compare this run with a baseline JSON report):\n"
 	      "      --baseline BASE.json   baseline to compare with\n"
 	      "      --fail EXPR      fail (exit 1) when EXPR regresses, e.g. 'func[heavy].self:+10%'\n"
@@ -212,13 +214,14 @@ static int parse_long(const char *s, long lo, long hi, long *out)
 }
 
 /* "524288", "512K", "512KiB", "1M", "1MiB" (K and M are 1024-based): 1 to 1 TiB. */
-/* "5", "5s", "250ms", "1.5s", "2min", "100us", "10ns": > 0, in ns. */
+/* "5", "5s", "250ms", "1.5s", "2min", "1h", "100us", "10ns": > 0, in ns. */
 static int parse_duration(const char *s, uint64_t *out)
 {
 	static const struct {
 		const char *unit;
 		double ns;
-	} units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"min", 60e9}};
+	} units[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"min", 60e9},
+		     {"h", 3600e9}};
 	char *end;
 	double v;
 	size_t i;
@@ -276,8 +279,10 @@ static int push_expr(const char ***arr, size_t *n, const char *e)
 	return 0;
 }
 
-/* Parse options up to the first non-option.  Returns -1 to go on (optind is
- * the first operand), or an exit status. */
+/* Parse options up to the first non-option (run: what follows is the
+ * program's), or, for report, options and operands in any order (the
+ * operands into o->operand).  Returns -1 to go on (optind is the first
+ * operand not yet taken), or an exit status. */
 int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o)
 {
 	char err[512];
@@ -291,7 +296,10 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 	o->run_mode = mode == CLI_MODE_RUN;
 	optind = 0; /* full GNU re-initialisation */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:F:o:qvh", long_opts, NULL)) != -1) {
+	/* "-": each operand comes back as option 1, so report's options may
+	 * follow its directory */
+	while ((c = getopt_long(argc, argv, mode == CLI_MODE_REPORT ? "-:F:o:qvh" : "+:F:o:qvh",
+				long_opts, NULL)) != -1) {
 		int run_only = c == 'F' || c == 'o' || c == OPT_DEPTH || c == OPT_BUFFER ||
 			       c == OPT_NO_CUDA || c == OPT_SIGNAL || c == OPT_MEMORY ||
 			       c == OPT_MEMORY_RATE || c == OPT_SCHEDULE || c == OPT_DELAY ||
@@ -394,7 +402,7 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 			if (parse_duration(optarg, c == OPT_DELAY ? &o->delay_ns :
 						   c == OPT_RING ? &o->ring_ns : &o->duration_ns) < 0)
 				return cli_usage_error("%s %s: expected a time > 0 with an optional unit "
-						   "(s, ms, us, ns, min; default s)",
+						   "(s, ms, us, ns, min, h; default s)",
 						   c == OPT_DELAY ? "--delay" : c == OPT_RING ? "--ring" :
 						   "--duration", optarg);
 			break;
@@ -553,6 +561,11 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 		case OPT_BENCH:
 			o->bench_json = optarg;
 			break;
+		case 1:
+			if (o->noperands < 2)
+				o->operand[o->noperands] = optarg;
+			o->noperands++;
+			break;
 		case ':':
 			return cli_usage_error("%s needs a value", argv[optind - 1]);
 		default:
@@ -576,12 +589,19 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 		if (cmp_expr_check(e, err, sizeof(err)) < 0)
 			return cli_usage_error("--%s '%s': %s", i < o->nfail ? "fail" : "warn", e, err);
 	}
-	if (o->baseline && access(o->baseline, R_OK) != 0)
+	if (o->baseline && !cli_args_only() && access(o->baseline, R_OK) != 0)
 		return cli_usage_error("--baseline %s: %s", o->baseline, strerror(errno));
 	if (mode == CLI_MODE_RUN && o->freq > 1000 && !o->quiet)
 		fprintf(stderr, "cbottleneck: warning: -F %ld is high: every sample interrupts the "
 			"program, so overhead grows with the rate (99-1000 Hz is usual)\n", o->freq);
 	return -1;
+}
+
+int cli_args_only(void)
+{
+	const char *v = getenv("CBN_ARGS_ONLY");
+
+	return v && strcmp(v, "1") == 0;
 }
 
 void cli_opts_free(struct cli_opts *o)
