@@ -1,7 +1,8 @@
 /*
  * step_spiky — a step loop with a slow step every 10th: 30 steps, each marked
  * with CBN_STEP() and wrapped in a "train_step" range, running train_step();
- * steps 0, 10 and 20 also run slow_path(), so they take about 5x the others.
+ * iterations 0, 10 and 20 (steps 1, 11 and 21, as torch numbers them) also
+ * run slow_path(), so they take about 5x the others.
  * ≈ 0.45 s of CPU at SCALE 1.  Usage: step_spiky [SCALE].  Runs the same
  * without cbottleneck.
  */

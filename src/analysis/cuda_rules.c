@@ -6,6 +6,8 @@
  * should appear.
  */
 #include <string.h>
+
+#include "util.h"
 #include <unistd.h>
 
 #include "cuda_int.h"
@@ -22,18 +24,6 @@ struct cuda_rule_ctx {
 	const struct op_analysis *ops;   /* operators (ops.h), NULL when none */
 };
 
-static char *tstr(char *buf, size_t len, double ns)
-{
-	if (ns >= 1e9)
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, len, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, len, "%.3f us", ns / 1e3);
-	else
-		snprintf(buf, len, "%.0f ns", ns);
-	return buf;
-}
 
 static int overhead_bound(const void *ctx, struct rules_pass *pass)
 {
@@ -46,11 +36,11 @@ static int overhead_bound(const void *ctx, struct rules_pass *pass)
 	return rules_fire(pass,
 			  "GPU utilization %.1f%% over a %s window; non-synchronizing CUDA API "
 			  "time %s (%.1f%% of the window); %llu kernels, median %s",
-			  100 * ov->gpu_utilization, tstr(b1, sizeof(b1), (double)ov->window_ns),
-			  tstr(b2, sizeof(b2), (double)ov->launch_api_ns),
+			  100 * ov->gpu_utilization, util_fmt_dur(b1, sizeof(b1), (double)ov->window_ns),
+			  util_fmt_dur(b2, sizeof(b2), (double)ov->launch_api_ns),
 			  ov->window_ns ? 100.0 * ov->launch_api_ns / ov->window_ns : 0.0,
 			  (unsigned long long)a->totals.kernels,
-			  tstr(b3, sizeof(b3), ov->median_kernel_ns));
+			  util_fmt_dur(b3, sizeof(b3), ov->median_kernel_ns));
 }
 
 static int sync_dominated(const void *ctx, struct rules_pass *pass)
@@ -72,10 +62,10 @@ static int sync_dominated(const void *ctx, struct rules_pass *pass)
 		}
 	return rules_fire(pass,
 			  "CPU blocked %s in synchronizing calls = %.1f%% of the %s run%s%s%s",
-			  tstr(b1, sizeof(b1), (double)ov->sync_blocked_ns),
-			  100.0 * ov->sync_blocked_ns / wall, tstr(b2, sizeof(b2), (double)wall),
+			  util_fmt_dur(b1, sizeof(b1), (double)ov->sync_blocked_ns),
+			  100.0 * ov->sync_blocked_ns / wall, util_fmt_dur(b2, sizeof(b2), (double)wall),
 			  top ? "; largest: " : "", top ? top->name : "",
-			  top ? tstr(b3, sizeof(b3), (double)top->t.total) : "");
+			  top ? util_fmt_dur(b3, sizeof(b3), (double)top->t.total) : "");
 }
 
 static int pageable_copies(const void *ctx, struct rules_pass *pass)
@@ -107,7 +97,7 @@ static int pageable_copies(const void *ctx, struct rules_pass *pass)
 			  "%llu copies from/to pageable host memory (HtoD %llu, DtoH %llu): "
 			  "%s of GPU time, %llu bytes",
 			  (unsigned long long)n, (unsigned long long)htod, (unsigned long long)dtoh,
-			  tstr(b1, sizeof(b1), (double)ns), (unsigned long long)bytes);
+			  util_fmt_dur(b1, sizeof(b1), (double)ns), (unsigned long long)bytes);
 }
 
 static int tiny_kernels(const void *ctx, struct rules_pass *pass)
@@ -120,7 +110,7 @@ static int tiny_kernels(const void *ctx, struct rules_pass *pass)
 		return 0;
 	return rules_fire(pass, "%llu kernel launches with a median duration of %s",
 			  (unsigned long long)a->totals.kernels,
-			  tstr(b1, sizeof(b1), a->ov.median_kernel_ns));
+			  util_fmt_dur(b1, sizeof(b1), a->ov.median_kernel_ns));
 }
 
 static int small_grid(const void *ctx, struct rules_pass *pass)
@@ -160,8 +150,8 @@ static int cold_kernel(const void *ctx, struct rules_pass *pass)
 			continue;
 		ret = rules_fire(pass,
 				 "%s: first instance %s vs median %s of the other %llu (%.1fx)",
-				 k->display, tstr(b1, sizeof(b1), (double)k->first_ns),
-				 tstr(b2, sizeof(b2), k->rest_med_ns),
+				 k->display, util_fmt_dur(b1, sizeof(b1), (double)k->first_ns),
+				 util_fmt_dur(b2, sizeof(b2), k->rest_med_ns),
 				 (unsigned long long)(k->t.count - 1),
 				 k->rest_med_ns > 0 ? k->first_ns / k->rest_med_ns : 0.0);
 		if (ret)
@@ -239,8 +229,8 @@ static int cold_range(const void *ctx, struct rules_pass *pass)
 		ret = rules_fire(pass,
 				 "range \"%s\": first instance %s vs median %s of the other %llu "
 				 "(%.1fx)",
-				 range_names[first[j]], tstr(b1, sizeof(b1), (double)d0),
-				 tstr(b2, sizeof(b2), med), (unsigned long long)n,
+				 range_names[first[j]], util_fmt_dur(b1, sizeof(b1), (double)d0),
+				 util_fmt_dur(b2, sizeof(b2), med), (unsigned long long)n,
 				 med > 0 ? d0 / med : 0.0);
 	}
 out:
@@ -302,7 +292,7 @@ static int cold_iteration(const void *ctx, struct rules_pass *pass)
 				 "iterations between step markers on thread %u: first %s vs median "
 				 "%s of the other %llu (%.1fx)",
 				 th < p->nthreads ? p->threads[th].tid : 0,
-				 tstr(b1, sizeof(b1), (double)first), tstr(b2, sizeof(b2), med),
+				 util_fmt_dur(b1, sizeof(b1), (double)first), util_fmt_dur(b2, sizeof(b2), med),
 				 (unsigned long long)m, med > 0 ? first / med : 0.0);
 	}
 	free(st);
@@ -326,10 +316,10 @@ static int variable_kernel(const void *ctx, struct rules_pass *pass)
 		ret = rules_fire(pass,
 				 "%s: %llu instances, mean %s, stddev %s (CV %.2f), min %s, max %s",
 				 k->display, (unsigned long long)k->t.count,
-				 tstr(b1, sizeof(b1), k->t.avg), tstr(b2, sizeof(b2), k->t.stddev),
+				 util_fmt_dur(b1, sizeof(b1), k->t.avg), util_fmt_dur(b2, sizeof(b2), k->t.stddev),
 				 cv,
-				 tstr(b3, sizeof(b3), (double)k->t.min),
-				 tstr(b4, sizeof(b4), (double)k->t.max));
+				 util_fmt_dur(b3, sizeof(b3), (double)k->t.min),
+				 util_fmt_dur(b4, sizeof(b4), (double)k->t.max));
 		if (ret)
 			return ret;
 	}
@@ -370,7 +360,7 @@ static int implicit_dtod(const void *ctx, struct rules_pass *pass)
 	return rules_fire(pass,
 			  "%llu device-to-device/peer copies (%s, %llu bytes) launched by calls "
 			  "that are not explicit device copies, e.g. %s",
-			  (unsigned long long)n, tstr(b1, sizeof(b1), (double)ns),
+			  (unsigned long long)n, util_fmt_dur(b1, sizeof(b1), (double)ns),
 			  (unsigned long long)bytes, via);
 }
 
@@ -387,11 +377,11 @@ static int low_utilization(const void *ctx, struct rules_pass *pass)
 	return rules_fire(pass,
 			  "GPU utilization %.1f%%: kernels ran %s of a %s window; %llu idle gaps "
 			  "totalling %s, largest %s",
-			  100 * ov->gpu_utilization, tstr(b1, sizeof(b1), (double)ov->gpu_busy_ns),
-			  tstr(b2, sizeof(b2), (double)ov->window_ns),
+			  100 * ov->gpu_utilization, util_fmt_dur(b1, sizeof(b1), (double)ov->gpu_busy_ns),
+			  util_fmt_dur(b2, sizeof(b2), (double)ov->window_ns),
 			  (unsigned long long)ov->ngaps,
-			  tstr(b3, sizeof(b3), (double)ov->idle_gaps_ns),
-			  tstr(b4, sizeof(b4), (double)ov->largest_gap_ns));
+			  util_fmt_dur(b3, sizeof(b3), (double)ov->idle_gaps_ns),
+			  util_fmt_dur(b4, sizeof(b4), (double)ov->largest_gap_ns));
 }
 
 /* --- memory rules -------------------------------------------------------- */
@@ -628,7 +618,7 @@ static int malloc_churn(const void *ctx, struct rules_pass *pass)
 		ret = rules_fire(pass,
 				 "%zu synchronous allocation calls (%zu allocations, %zu frees) took %s "
 				 "of CPU time, in %zu of 10 slices of the run%s%s",
-				 n, nalloc, n - nalloc, tstr(b1, sizeof(b1), (double)ns), nslices, where,
+				 n, nalloc, n - nalloc, util_fmt_dur(b1, sizeof(b1), (double)ns), nslices, where,
 				 site);
 	}
 	free(calls);
@@ -730,7 +720,7 @@ static int gpu_memory_full(const void *ctx, struct rules_pass *pass)
 				 "the start%s",
 				 s->name, mib(s->peak), 100.0 * (double)s->peak / (double)s->total,
 				 mib(s->total),
-				 tstr(b1, sizeof(b1), (double)(s->peak_ts > p->start_ns
+				 util_fmt_dur(b1, sizeof(b1), (double)(s->peak_ts > p->start_ns
 								      ? s->peak_ts - p->start_ns
 								      : 0)),
 				 where);
@@ -911,7 +901,7 @@ static int channels_last(const void *ctx, struct rules_pass *pass)
 		ret = rules_fire(pass,
 				 "%ld NCHW<->NHWC layout transposes took %s = %.1f%% of kernel time "
 				 "(%s)%s",
-				 n, tstr(b1, sizeof(b1), (double)ns),
+				 n, util_fmt_dur(b1, sizeof(b1), (double)ns),
 				 100.0 * (double)ns / (double)a->totals.kernel_ns, names, ops);
 	}
 	free(sel);
@@ -962,7 +952,7 @@ static int fp32_math(const void *ctx, struct rules_pass *pass)
 				 "fp32 GEMM/convolution kernels on CUDA cores took %s = %.1f%% of "
 				 "kernel time on %s (compute capability %u.%u: tensor cores%s): "
 				 "%s%s",
-				 tstr(b1, sizeof(b1), (double)on_tc),
+				 util_fmt_dur(b1, sizeof(b1), (double)on_tc),
 				 100.0 * (double)on_tc / (double)a->totals.kernel_ns,
 				 dev->name && *dev->name ? dev->name : "the GPU", dev->cc_major,
 				 dev->cc_minor, dev->cc_major >= 8 ? ", TF32" : ", no TF32", names,
@@ -1007,9 +997,9 @@ static int fuse_elementwise(const void *ctx, struct rules_pass *pass)
 		ret = rules_fire(pass,
 				 "%ld elementwise kernels under %s (%.0f per step over %llu "
 				 "step%s) took %s of GPU time (%s)%s",
-				 n, tstr(b2, sizeof(b2), CUDA_FUSE_KERNEL_NS), (double)n / steps,
+				 n, util_fmt_dur(b2, sizeof(b2), CUDA_FUSE_KERNEL_NS), (double)n / steps,
 				 (unsigned long long)steps, steps == 1 ? ", the whole run" : "s",
-				 tstr(b1, sizeof(b1), (double)ns), names, ops);
+				 util_fmt_dur(b1, sizeof(b1), (double)ns), names, ops);
 	}
 	free(sel);
 	return ret;

@@ -31,31 +31,7 @@ struct mem_rule_ctx {
 	uint64_t run_ns;                 /* the host processes' run, for rates */
 };
 
-static char *bstr(char *buf, size_t len, double b)
-{
-	if (b >= 1024.0 * 1024 * 1024)
-		snprintf(buf, len, "%.2f GiB", b / (1024.0 * 1024 * 1024));
-	else if (b >= 1024.0 * 1024)
-		snprintf(buf, len, "%.2f MiB", b / (1024.0 * 1024));
-	else if (b >= 1024.0)
-		snprintf(buf, len, "%.2f KiB", b / 1024.0);
-	else
-		snprintf(buf, len, "%.0f B", b);
-	return buf;
-}
 
-static char *tstr(char *buf, size_t len, double ns)
-{
-	if (ns >= 1e9)
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, len, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, len, "%.3f us", ns / 1e3);
-	else
-		snprintf(buf, len, "%.0f ns", ns);
-	return buf;
-}
 
 /* ns from the start of the run to ts (0 before it). */
 static double since(const struct profile *p, uint64_t ts)
@@ -119,8 +95,8 @@ static int churn(const void *ctx, struct rules_pass *pass)
 				 est(m), s->allocs, est(m),
 				 c->run_ns ? s->allocs * 1e9 / (double)c->run_ns : 0.0,
 				 s->allocs > 0 ? 100.0 * s->short_lived / s->allocs : 0.0,
-				 tstr(b1, sizeof(b1), (double)s->median_life_ns),
-				 bstr(b2, 64, s->bytes), site_str(b2 + 64, sizeof(b2) - 64, c->p, s));
+				 util_fmt_dur(b1, sizeof(b1), (double)s->median_life_ns),
+				 util_fmt_bytes(b2, 64, s->bytes), site_str(b2 + 64, sizeof(b2) - 64, c->p, s));
 	}
 	free(order);
 	return ret;
@@ -144,10 +120,10 @@ static int peak_one_site(const void *ctx, struct rules_pass *pass)
 			continue;
 		s = &m->sites[sp->at_peak[0].site];
 		ret = rules_fire(pass, "%s: %s%s of the %s peak (%.0f%%) at %s since start held by %s",
-				 sp->name, est(m), bstr(b1, sizeof(b1), sp->at_peak[0].bytes),
-				 bstr(b2, sizeof(b2), (double)sp->peak),
+				 sp->name, est(m), util_fmt_bytes(b1, sizeof(b1), sp->at_peak[0].bytes),
+				 util_fmt_bytes(b2, sizeof(b2), (double)sp->peak),
 				 100.0 * sp->at_peak[0].bytes / (double)sp->peak,
-				 tstr(b3, sizeof(b3), since(c->p, sp->peak_ts)),
+				 util_fmt_dur(b3, sizeof(b3), since(c->p, sp->peak_ts)),
 				 site_str(b4, sizeof(b4), c->p, s));
 	}
 	return ret;
@@ -179,19 +155,19 @@ static int leak_growing(const void *ctx, struct rules_pass *pass)
 		if (s->steps >= MEM_GROW_STEPS)
 			ret = rules_fire(pass, "%s%s never freed, born in %u of %u steps (%s%s per "
 					       "step), at %s",
-					 est(m), bstr(b1, sizeof(b1), s->live_end_bytes), s->leak_steps,
+					 est(m), util_fmt_bytes(b1, sizeof(b1), s->live_end_bytes), s->leak_steps,
 					 s->steps, est(m),
-					 bstr(b2, sizeof(b2), s->live_end_bytes / s->steps),
+					 util_fmt_bytes(b2, sizeof(b2), s->live_end_bytes / s->steps),
 					 site_str(b4, sizeof(b4), c->p, s));
 		else
 			ret = rules_fire(pass, "%s%s in %s%.0f blocks never freed, allocated from %s "
 					       "to %s of a %s run (%s%s/s), at %s",
-					 est(m), bstr(b1, sizeof(b1), s->live_end_bytes), est(m),
+					 est(m), util_fmt_bytes(b1, sizeof(b1), s->live_end_bytes), est(m),
 					 s->live_end_blocks,
-					 tstr(b2, sizeof(b2), since(c->p, s->leak_first_ts)),
-					 tstr(b3, sizeof(b3), since(c->p, s->leak_last_ts)),
-					 tstr(b4, 64, (double)s->leak_span_ns), est(m),
-					 bstr(b4 + 64, 64, s->live_end_bytes * 1e9 / (double)s->leak_span_ns),
+					 util_fmt_dur(b2, sizeof(b2), since(c->p, s->leak_first_ts)),
+					 util_fmt_dur(b3, sizeof(b3), since(c->p, s->leak_last_ts)),
+					 util_fmt_dur(b4, 64, (double)s->leak_span_ns), est(m),
+					 util_fmt_bytes(b4 + 64, 64, s->live_end_bytes * 1e9 / (double)s->leak_span_ns),
 					 site_str(b4 + 128, sizeof(b4) - 128, c->p, s));
 	}
 	return ret;
@@ -211,7 +187,7 @@ static int leak(const void *ctx, struct rules_pass *pass)
 		if (s->kind != MEM_SPACE_HOST || s->live_end_bytes < MEM_LEAK_MIN || grows(s))
 			continue;
 		ret = rules_fire(pass, "%s%s in %s%.0f blocks still allocated at exit, at %s", est(m),
-				 bstr(b1, sizeof(b1), s->live_end_bytes), est(m), s->live_end_blocks,
+				 util_fmt_bytes(b1, sizeof(b1), s->live_end_bytes), est(m), s->live_end_blocks,
 				 site_str(b4, sizeof(b4), c->p, s));
 	}
 	return ret;
@@ -255,10 +231,10 @@ static int rss_retained(const void *ctx, struct rules_pass *pass)
 			continue;
 		ret = rules_fire(pass, "%s: RSS %s at %s since start while the live heap was %s%s: "
 				       "%s more than at start (RSS includes profiler overhead)",
-				 sp->name, bstr(b1, sizeof(b1), (double)worst->rss),
-				 tstr(b2, sizeof(b2), since(c->p, worst->ts)),
-				 sp->peak_exact ? "" : "~", bstr(b3, sizeof(b3), (double)worst->live),
-				 bstr(b4, sizeof(b4), worst_extra));
+				 sp->name, util_fmt_bytes(b1, sizeof(b1), (double)worst->rss),
+				 util_fmt_dur(b2, sizeof(b2), since(c->p, worst->ts)),
+				 sp->peak_exact ? "" : "~", util_fmt_bytes(b3, sizeof(b3), (double)worst->live),
+				 util_fmt_bytes(b4, sizeof(b4), worst_extra));
 	}
 	return ret;
 }

@@ -869,16 +869,6 @@ static int slow_steps(const struct profile *p, const struct sample_index *x,
 	return 0;
 }
 
-static char *tstr(char *buf, size_t len, double ns)
-{
-	if (ns >= 1e9)
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, len, "%.3f ms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3f us", ns / 1e3);
-	return buf;
-}
 
 static int rule_cold_start(const void *ctx, struct rules_pass *pass)
 {
@@ -888,9 +878,9 @@ static int rule_cold_start(const void *ctx, struct rules_pass *pass)
 	if (!a->cold)
 		return 0;
 	return rules_fire(pass, "step %" PRIu64 " took %s, %.1fx the median of the other %zu steps (%s)",
-			  a->steps[0].number, tstr(t1, sizeof(t1), (double)dur(&a->steps[0])),
+			  a->steps[0].number, util_fmt_dur(t1, sizeof(t1), (double)dur(&a->steps[0])),
 			  a->cold_ratio, a->nsteps - 1,
-			  tstr(t2, sizeof(t2), (double)dur(&a->steps[0]) / a->cold_ratio));
+			  util_fmt_dur(t2, sizeof(t2), (double)dur(&a->steps[0]) / a->cold_ratio));
 }
 
 static const struct rule step_rules[] = {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
+
 #include "wait_int.h"
 
 /* The verdict: a waiting category wins when it takes this share of the busy
@@ -41,18 +43,6 @@
 #define R_STARTUP_NS 50000000ull /* ... and at least 50 ms: every program has some */
 #define R_UNKNOWN 0.25   /* without --off-cpu: off the CPU, cause unknown */
 
-static char *tstr(char *buf, size_t len, double ns)
-{
-	if (ns >= 1e9)
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, len, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3)
-		snprintf(buf, len, "%.3f us", ns / 1e3);
-	else
-		snprintf(buf, len, "%.0f ns", ns);
-	return buf;
-}
 
 static double share(uint64_t part, uint64_t whole)
 {
@@ -257,7 +247,7 @@ static int serial(const void *ctx, struct rules_pass *pass)
 			  "its process waited %s, %.0f %% of their lifetime (%.0f %% of all their "
 			  "waiting); parallel efficiency %.0f %% on %u busy threads",
 			  c->w->critical_waiters, thread_str(b1, sizeof(b1), c->p, c->w->critical),
-			  tstr(b2, sizeof(b2), (double)c->critical_credit), 100 * serial_share(c),
+			  util_fmt_dur(b2, sizeof(b2), (double)c->critical_credit), 100 * serial_share(c),
 			  100 * c->w->critical_share, 100 * c->w->efficiency, c->w->busy_threads);
 }
 
@@ -285,8 +275,8 @@ static int lock_contention(const void *ctx, struct rules_pass *pass)
 				 (unsigned long long)l->addr,
 				 site_str(b4, sizeof(b4), c->p, l->func, l->file, l->line),
 				 100 * share(l->contended_ns, w->wall_ns),
-				 tstr(b1, sizeof(b1), (double)l->contended_ns), l->waiters,
-				 l->waiters == 1 ? "" : "s", tstr(b2, sizeof(b2), (double)l->wait_ns),
+				 util_fmt_dur(b1, sizeof(b1), (double)l->contended_ns), l->waiters,
+				 l->waiters == 1 ? "" : "s", util_fmt_dur(b2, sizeof(b2), (double)l->wait_ns),
 				 holder);
 	}
 	return ret;
@@ -305,8 +295,8 @@ static int omp_spin(const void *ctx, struct rules_pass *pass)
 			 site_str(b3, sizeof(b3), c->p, c->omp_func, c->omp_file, c->omp_line));
 	return rules_fire(pass, "%.0f %% of CPU (%s of %s) in %s barrier spin%s",
 			  100 * share(c->omp_spin_ns, w->cpu_ns),
-			  tstr(b1, sizeof(b1), (double)c->omp_spin_ns),
-			  tstr(b2, sizeof(b2), (double)w->cpu_ns),
+			  util_fmt_dur(b1, sizeof(b1), (double)c->omp_spin_ns),
+			  util_fmt_dur(b2, sizeof(b2), (double)w->cpu_ns),
 			  c->omp_module ? c->omp_module : "the OpenMP runtime's", at);
 }
 
@@ -321,7 +311,7 @@ static int spin_wait(const void *ctx, struct rules_pass *pass)
 	if (share(other, w->cpu_ns) < R_SPIN)
 		return 0;
 	return rules_fire(pass, "%.0f %% of CPU (%s) busy-waiting outside an OpenMP runtime%s%s",
-			  100 * share(other, w->cpu_ns), tstr(b1, sizeof(b1), (double)other),
+			  100 * share(other, w->cpu_ns), util_fmt_dur(b1, sizeof(b1), (double)other),
 			  c->spin_leaf != PROF_NONE ? ", most in " : "",
 			  c->spin_leaf != PROF_NONE ? func_name(c->p, c->spin_leaf) : "");
 }
@@ -350,7 +340,7 @@ static int io_wait(const void *ctx, struct rules_pass *pass)
 			 site_str(b2, sizeof(b2), c->p, s->func, s->file, s->line),
 			 s->call != PROF_NONE ? " in " : "",
 			 s->call != PROF_NONE ? func_name(c->p, s->call) : "",
-			 tstr(b1, sizeof(b1), (double)s->ns));
+			 util_fmt_dur(b1, sizeof(b1), (double)s->ns));
 	return rules_fire(pass,
 			  "%.0f %% of the busy threads' time blocked in I/O (read/write %.0f %%, "
 			  "poll/select %.0f %%)%s",
@@ -389,7 +379,7 @@ static int runnable(const void *ctx, struct rules_pass *pass)
 			  "threads were runnable but not running %.0f %% of their time (%s): %u busy "
 			  "threads%s",
 			  100 * share(c->v_kind_ns[CBN_OFF_RUNQ], c->v_thread_ns),
-			  tstr(b1, sizeof(b1), (double)c->v_kind_ns[CBN_OFF_RUNQ]),
+			  util_fmt_dur(b1, sizeof(b1), (double)c->v_kind_ns[CBN_OFF_RUNQ]),
 			  c->w->busy_threads, cpus);
 }
 
@@ -402,8 +392,8 @@ static int cpu_share_rule(const struct wait_ctx *c, struct rules_pass *pass, int
 		return 0;
 	return rules_fire(pass, "%.0f %% of CPU (%s of %s) %s",
 			  100 * share(c->w->act_ns[act], c->w->cpu_ns),
-			  tstr(b1, sizeof(b1), (double)c->w->act_ns[act]),
-			  tstr(b2, sizeof(b2), (double)c->w->cpu_ns), what);
+			  util_fmt_dur(b1, sizeof(b1), (double)c->w->act_ns[act]),
+			  util_fmt_dur(b2, sizeof(b2), (double)c->w->cpu_ns), what);
 }
 
 static int alloc_heavy(const void *ctx, struct rules_pass *pass)
@@ -443,7 +433,7 @@ static int blocked_unknown(const void *ctx, struct rules_pass *pass)
 			  "the busy threads were off the CPU %.0f %% of their lifetime (%s), and "
 			  "without --off-cpu nothing says where",
 			  100 * share(c->v_blocked_ns, c->v_thread_ns),
-			  tstr(b1, sizeof(b1), (double)c->v_blocked_ns));
+			  util_fmt_dur(b1, sizeof(b1), (double)c->v_blocked_ns));
 }
 
 static const struct rule wait_rules[] = {

@@ -13,6 +13,7 @@
 #include "analysis.h"
 #include "cuda_report.h"
 #include "fmt.h"
+#include "util.h"
 #include "names.h"
 #include "../analysis/occupancy.h"
 
@@ -248,7 +249,7 @@ static void memop_sub(struct fmt_table *t, const char *what, uint64_t n, uint64_
 	fmt_table_cell(t, "-");
 	fmt_table_cell(t, "%s", fmt_bytes(b, sizeof(b), bytes));
 	if (ns)
-		fmt_table_cell(t, "%.2f GB/s", (double)bytes / (double)ns);
+		fmt_table_cell(t, "%s", util_fmt_rate(b, sizeof(b), (double)bytes * 1e9 / (double)ns));
 	else
 		fmt_table_cell(t, "-");
 	fmt_table_cell(t, "  %s", what);
@@ -288,7 +289,8 @@ static int print_memops(FILE *out, const struct cuda_analysis *a, const struct r
 		fmt_table_cell(t, "%s", tm(b, sizeof(b), (double)r->t.max));
 		fmt_table_cell(t, "%s", fmt_bytes(b, sizeof(b), r->bytes));
 		if (r->t.total)
-			fmt_table_cell(t, "%.2f GB/s", (double)r->bytes / (double)r->t.total);
+			fmt_table_cell(t, "%s", util_fmt_rate(b, sizeof(b), (double)r->bytes * 1e9 /
+									(double)r->t.total));
 		else
 			fmt_table_cell(t, "-");
 		fmt_table_cell(t, "%s", r->name);
@@ -303,7 +305,7 @@ static int print_memops(FILE *out, const struct cuda_analysis *a, const struct r
 	fmt_table_free(t);
 	more_rows(out, n, a->nmemops, "operations");
 	if (!quiet(o))
-		fprintf(out, "  Throughput = bytes / GPU time (GB/s = 1e9 bytes/s)\n");
+		fprintf(out, "  Throughput = bytes / GPU time (GiB/s = 2^30 bytes/s)\n");
 	fputc('\n', out);
 	return 0;
 }

@@ -14,18 +14,12 @@
 
 char *fmt_time_d(char *buf, size_t len, double ns)
 {
-	if (ns >= 1e9)
-		snprintf(buf, len, "%.3fs", ns / 1e9);
-	else if (ns >= 1e6)
-		snprintf(buf, len, "%.3fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3fus", ns / 1e3);
-	return buf;
+	return util_fmt_time(buf, len, ns);
 }
 
 char *fmt_time(char *buf, size_t len, uint64_t ns)
 {
-	return fmt_time_d(buf, len, (double)ns);
+	return util_fmt_time(buf, len, (double)ns);
 }
 
 char *fmt_pct(char *buf, size_t len, double part, double whole)
@@ -36,17 +30,7 @@ char *fmt_pct(char *buf, size_t len, double part, double whole)
 
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 {
-	double b = (double)bytes;
-
-	if (b >= 1024.0 * 1024 * 1024)
-		snprintf(buf, len, "%.2f GB", b / (1024.0 * 1024 * 1024));
-	else if (b >= 1024.0 * 1024)
-		snprintf(buf, len, "%.2f MB", b / (1024.0 * 1024));
-	else if (b >= 1024.0)
-		snprintf(buf, len, "%.2f KB", b / 1024.0);
-	else
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-	return buf;
+	return util_fmt_bytes(buf, len, (double)bytes);
 }
 
 char *fmt_hz(char *buf, size_t len, double hz)

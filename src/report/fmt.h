@@ -13,13 +13,14 @@
 #include <stdio.h>
 
 /* Like torch's _format_time: "1.234s" when >= 1 s, "12.345ms" when >= 1 ms,
- * else "123.456us".  Returns buf. */
+ * else "123.456us" (util_fmt_time).  Returns buf. */
 char *fmt_time(char *buf, size_t len, uint64_t ns);
 /* The same for a double number of nanoseconds (averages, medians). */
 char *fmt_time_d(char *buf, size_t len, double ns);
 /* "12.34%" of part/whole; "0.00%" when whole is 0. */
 char *fmt_pct(char *buf, size_t len, double part, double whole);
-/* torch's memory format: "512 B", "1.50 KB", "3.20 MB", "1.02 GB" (1024-based). */
+/* "512 B", "1.50 KiB", "3.20 MiB", "1.02 GiB": util_fmt_bytes (1024-based, IEC
+ * names, the same in every output). */
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 /* Rate in Hz: "997 Hz", "10 kHz", "1.5 kHz". */
 /* "SIGPROF", "SIGRTMAX-3", "SIGRTMIN+2", or the number when unnamed. */

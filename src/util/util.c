@@ -2,6 +2,7 @@
  * util.c — see util.h.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -260,4 +261,58 @@ void util_strings_free(struct util_strings *t)
 uint64_t util_clock_ns(clockid_t clk)
 {
 	return cbn_clock_ns(clk);
+}
+
+/* --- units ------------------------------------------------------------------- */
+
+char *util_fmt_bytes(char *buf, size_t len, double b)
+{
+	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+	double v = b < 0 ? -b : b;
+	int u = -1;
+
+	while (v >= 1024.0 && u + 1 < (int)(sizeof(unit) / sizeof(unit[0]))) {
+		v /= 1024.0;
+		u++;
+	}
+	if (u < 0)
+		snprintf(buf, len, "%.0f B", b);
+	else
+		snprintf(buf, len, "%s%.2f %s", b < 0 ? "-" : "", v, unit[u]);
+	return buf;
+}
+
+char *util_fmt_rate(char *buf, size_t len, double bytes_per_s)
+{
+	size_t n;
+
+	util_fmt_bytes(buf, len, bytes_per_s);
+	n = strlen(buf);
+	if (n + 2 < len)
+		memcpy(buf + n, "/s", 3);
+	return buf;
+}
+
+char *util_fmt_time(char *buf, size_t len, double ns)
+{
+	if (ns >= 1e9)
+		snprintf(buf, len, "%.3fs", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, len, "%.3fms", ns / 1e6);
+	else
+		snprintf(buf, len, "%.3fus", ns / 1e3);
+	return buf;
+}
+
+char *util_fmt_dur(char *buf, size_t len, double ns)
+{
+	if (ns >= 1e9)
+		snprintf(buf, len, "%.3f s", ns / 1e9);
+	else if (ns >= 1e6)
+		snprintf(buf, len, "%.3f ms", ns / 1e6);
+	else if (ns >= 1e3)
+		snprintf(buf, len, "%.3f us", ns / 1e3);
+	else
+		snprintf(buf, len, "%.0f ns", ns);
+	return buf;
 }

@@ -99,4 +99,21 @@ static inline uint64_t util_ts_ns(const struct timespec *ts)
 /* clock_gettime(clk) in ns; 0 when the clock cannot be read. */
 uint64_t util_clock_ns(clockid_t clk);
 
+/* --- units: the one home of how sizes and times are written ------------------
+ *
+ * Bytes are 1024-based everywhere, with IEC names (docs/reading-the-report.md,
+ * "Units"): text, JSON labels and the HTML page.  Every time carries its
+ * unit.  Locale-independent as long as nobody calls setlocale().  Each
+ * returns buf. */
+
+/* "512 B", "1.50 KiB", "3.20 MiB", "1.02 GiB", "2.00 TiB" */
+char *util_fmt_bytes(char *buf, size_t len, double bytes);
+/* "812.00 MiB/s", "11.52 GiB/s": bytes per second, 1024-based */
+char *util_fmt_rate(char *buf, size_t len, double bytes_per_s);
+/* Table style, as torch's _format_time: "1.234s", "12.345ms", "123.456us". */
+char *util_fmt_time(char *buf, size_t len, double ns);
+/* Prose style, for findings and evidence: "1.234 s", "12.345 ms",
+ * "123.456 us", "850 ns". */
+char *util_fmt_dur(char *buf, size_t len, double ns);
+
 #endif

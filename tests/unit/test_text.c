@@ -414,7 +414,7 @@ static void test_fmt(void)
 	CHECK_STR(fmt_pct(buf, sizeof(buf), 1, 3), "33.33%");
 	CHECK_STR(fmt_pct(buf, sizeof(buf), 1, 0), "0.00%");
 	CHECK_STR(fmt_bytes(buf, sizeof(buf), 512), "512 B");
-	CHECK_STR(fmt_bytes(buf, sizeof(buf), 1536), "1.50 KB");
+	CHECK_STR(fmt_bytes(buf, sizeof(buf), 1536), "1.50 KiB");
 	CHECK_STR(fmt_hz(buf, sizeof(buf), 997), "997 Hz");
 	CHECK_STR(fmt_hz(buf, sizeof(buf), 1000), "1 kHz");
 	CHECK_STR(fmt_hz(buf, sizeof(buf), 1e9 / 10101010.0), "99 Hz");
@@ -565,27 +565,27 @@ static void test_memory(void)
 	if (getenv("CBN_TEST_DUMP"))
 		fputs(s, stderr);
 	CHECK(strstr(s, "Memory: host (every allocation recorded)\n") != NULL);
-	CHECK(strstr(s, "  Peak:            6.01 MB (exact) at 400.990us since start, during range "
+	CHECK(strstr(s, "  Peak:            6.01 MiB (exact) at 400.990us since start, during range "
 			"\"load\"\n") != NULL);
-	CHECK(strstr(s, "  RSS peak:        40.00 MB (includes profiler overhead)\n") != NULL);
-	CHECK(strstr(s, "  Allocations:     103 calls, 6.01 MB allocated, 101 frees\n") != NULL);
-	CHECK(strstr(s, "  Live at exit:    2.00 MB\n") != NULL);
+	CHECK(strstr(s, "  RSS peak:        40.00 MiB (includes profiler overhead)\n") != NULL);
+	CHECK(strstr(s, "  Allocations:     103 calls, 6.01 MiB allocated, 101 frees\n") != NULL);
+	CHECK(strstr(s, "  Live at exit:    2.00 MiB\n") != NULL);
 	/* peak view: bytes, % of peak, file:line(function), inlined marked */
 	CHECK_EQ_INT(mem_rows(s, "Live at the peak (host), by site", rows, 16), 2);
-	CHECK(strstr(rows[0], "6.00 MB") && strstr(rows[0], "99.90%") &&
+	CHECK(strstr(rows[0], "6.00 MiB") && strstr(rows[0], "99.90%") &&
 	      strstr(rows[0], "/src/table.c:33(load_table)"));
-	CHECK(strstr(rows[1], "6.25 KB") && strstr(rows[1], "/src/parse.c:84(parse_line [inlined])"));
+	CHECK(strstr(rows[1], "6.25 KiB") && strstr(rows[1], "/src/parse.c:84(parse_line [inlined])"));
 	/* sites table, default order: bytes allocated */
 	CHECK(strstr(s, "Allocation sites, host (sorted by bytes allocated (mem))") != NULL);
 	CHECK_EQ_INT(mem_rows(s, "Allocation sites, host", rows, 16), 2);
-	CHECK(strstr(rows[0], "load_table") && strstr(rows[0], "6.00 MB") &&
-	      strstr(rows[0], "3.00 MB") && strstr(rows[0], "2.00 MB"));
+	CHECK(strstr(rows[0], "load_table") && strstr(rows[0], "6.00 MiB") &&
+	      strstr(rows[0], "3.00 MiB") && strstr(rows[0], "2.00 MiB"));
 	CHECK(strstr(rows[1], "parse_line") && strstr(rows[1], "100") && strstr(rows[1], "64 B"));
 	CHECK(strstr(s, "~") == NULL);
 	/* leaks: one site, not labelled as an estimate in exact mode */
-	CHECK(strstr(s, "Leaks, host: still allocated at exit 2.00 MB, by site\n") != NULL);
+	CHECK(strstr(s, "Leaks, host: still allocated at exit 2.00 MiB, by site\n") != NULL);
 	CHECK_EQ_INT(mem_rows(s, "Leaks, host", rows, 16), 1);
-	CHECK(strstr(rows[0], "2.00 MB") && strstr(rows[0], "load_table"));
+	CHECK(strstr(rows[0], "2.00 MiB") && strstr(rows[0], "load_table"));
 	/* the memory rules reach the report: one site holds the peak, one leaks */
 	CHECK(strstr(s, "Memory recommendations\n") != NULL);
 	CHECK(strstr(s, "[peak-one-site]") != NULL);
@@ -608,7 +608,7 @@ static void test_memory(void)
 	b.p.processes[0].mem.rate = 524288;
 	b.p.processes[0].mem.flags = 0;
 	s = render(&b.p, "leaked", 0, 1);
-	CHECK(strstr(s, "Memory: host (allocations sampled every 512.00 KB on average: site "
+	CHECK(strstr(s, "Memory: host (allocations sampled every 512.00 KiB on average: site "
 			"figures marked ~ are sampled estimates)\n") != NULL);
 	CHECK(strstr(s, "(estimated from sampled allocations)") != NULL);
 	CHECK(strstr(s, "  Peak:            ~") != NULL);
@@ -690,17 +690,17 @@ static void test_memory_gpu(void)
 	REQUIRE(f);
 	CHECK_EQ_INT(report_mem_text(f, &an, &o), 0);
 	fclose(f);
-	CHECK(strstr(s, "Memory: GPU 0 (80.00 GB of device memory)\n") != NULL);
-	CHECK(strstr(s, "  Peak:            3.00 GB (exact) at 2.000s since start\n") != NULL);
-	CHECK(strstr(s, "  Reserved peak:   4.00 GB") != NULL);
+	CHECK(strstr(s, "Memory: GPU 0 (80.00 GiB of device memory)\n") != NULL);
+	CHECK(strstr(s, "  Peak:            3.00 GiB (exact) at 2.000s since start\n") != NULL);
+	CHECK(strstr(s, "  Reserved peak:   4.00 GiB") != NULL);
 	CHECK(strstr(s, "RSS peak") == NULL);
 	CHECK(strstr(s, "Sampled:") == NULL);
 	CHECK(strstr(s, "~") == NULL);
 	CHECK_EQ_INT(mem_rows(s, "Live at the peak (GPU 0)", rows, 16), 1);
 	CHECK(strstr(rows[0], "100.00%") && strstr(rows[0], "/src/model.cu:40(alloc_weights)"));
 	CHECK_EQ_INT(mem_rows(s, "Allocation sites, GPU 0", rows, 16), 1);
-	CHECK(strstr(rows[0], "5.00 GB") && strstr(rows[0], "12") && strstr(rows[0], ":40("));
-	CHECK(strstr(s, "Leaks, GPU 0: not freed by the end 1.00 MB, by site\n") != NULL);
+	CHECK(strstr(rows[0], "5.00 GiB") && strstr(rows[0], "12") && strstr(rows[0], ":40("));
+	CHECK(strstr(s, "Leaks, GPU 0: not freed by the end 1.00 MiB, by site\n") != NULL);
 	CHECK(strstr(s, "Allocation sites, host") == NULL);
 	free(s);
 	pb_free(&b);
