@@ -201,22 +201,22 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 		uint64_t ns = (uint64_t)s->weight * prof_period_of_thread(p, s->thread);
 
 		/* the kernel share of a record is not a record of its own */
-		c->samples += !(s->flags & PROF_SAMPLE_KERNEL);
+		c->samples += !(s->flags & PROF_SAMPLE_SPLIT);
 		c->weight += s->weight;
 		c->cpu_ns += ns;
-		if ((s->flags & CBN_SAMPLE_TRUNCATED) && !(s->flags & PROF_SAMPLE_KERNEL))
+		if ((s->flags & CBN_SAMPLE_TRUNCATED) && !(s->flags & PROF_SAMPLE_SPLIT))
 			c->truncated++;
-		if ((s->flags & CBN_SAMPLE_PC_ONLY) && !(s->flags & PROF_SAMPLE_KERNEL))
+		if ((s->flags & CBN_SAMPLE_PC_ONLY) && !(s->flags & PROF_SAMPLE_SPLIT))
 			c->pc_only++;
 		if (s->thread < p->nthreads) {
 			struct cpu_thread *t = &c->threads[s->thread];
 			uint32_t pi = p->threads[s->thread].process;
 
-			t->samples += !(s->flags & PROF_SAMPLE_KERNEL);
+			t->samples += !(s->flags & PROF_SAMPLE_SPLIT);
 			t->weight += s->weight;
 			t->ns += ns;
 			if (pi < p->nprocesses) {
-				c->procs[pi].samples += !(s->flags & PROF_SAMPLE_KERNEL);
+				c->procs[pi].samples += !(s->flags & PROF_SAMPLE_SPLIT);
 				c->procs[pi].weight += s->weight;
 				c->procs[pi].ns += ns;
 			}

@@ -70,7 +70,7 @@ int cpu_python(const struct profile *p, struct cpu_python *py)
 
 		/* a sample record of a process whose interpreter was read; the
 		 * kernel share of a record is not a record of its own */
-		if ((s->flags & PROF_SAMPLE_KERNEL) || pi >= p->nprocesses ||
+		if ((s->flags & PROF_SAMPLE_SPLIT) || pi >= p->nprocesses ||
 		    p->processes[pi].python.state != CBN_PY_ON)
 			continue;
 		py->samples_of++;

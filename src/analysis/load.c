@@ -1067,7 +1067,8 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		s->thread = w->thread;
 		s->weight = w->weight - w->kweight;
 		/* the loader's own flags are not the file's to set */
-		s->flags = w->flags & ~(uint32_t)(PROF_SAMPLE_KERNEL | PROF_SAMPLE_SPIN);
+		s->flags = w->flags & ~(uint32_t)(PROF_SAMPLE_KERNEL | PROF_SAMPLE_SPIN |
+						  PROF_SAMPLE_SPLIT);
 		p->threads[w->thread].weight += w->weight;
 		p->processes[F.proc].weight += w->weight;
 		if (w->kweight && w->kstacks &&
@@ -1077,6 +1078,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 			/* all of it the kernel's: the record itself gets the leaf */
 			s->stack = kernel_stack(L, s->stack);
 			s->weight = w->weight;
+			s->flags |= PROF_SAMPLE_KERNEL;
 		} else if (w->kweight) {
 			/* The CPU the kernel spent for the thread since its last sample
 			 * (system calls, page faults: perf events do not fire there) is
@@ -1090,7 +1092,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 			*k = *s;
 			k->stack = kernel_stack(L, s->stack);
 			k->weight = w->kweight;
-			k->flags |= PROF_SAMPLE_KERNEL;
+			k->flags |= PROF_SAMPLE_KERNEL | PROF_SAMPLE_SPLIT;
 		}
 		/* the sample's own time in user code, not its kernel shares */
 		s = &p->samples[si];

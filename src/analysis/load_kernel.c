@@ -177,9 +177,11 @@ int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, siz
 			continue;
 		st = kernel_user_stack(L, k, kernel_place(L, w, kp, base.stack));
 		if (reuse) {
+			/* the record itself: the kernel's time, still a record */
 			s = &p->samples[si];
 			s->stack = st;
 			s->weight = (uint32_t)share;
+			s->flags |= PROF_SAMPLE_KERNEL;
 			reuse = 0;
 			continue;
 		}
@@ -189,7 +191,7 @@ int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, siz
 		*s = base;
 		s->stack = st;
 		s->weight = (uint32_t)share;
-		s->flags |= PROF_SAMPLE_KERNEL;
+		s->flags |= PROF_SAMPLE_KERNEL | PROF_SAMPLE_SPLIT;
 	}
 	return 1;
 }

@@ -59,7 +59,11 @@ struct prof_sample {
  * kweight): the same stack under a "[kernel]" leaf, or under the named kernel
  * frames ("[kernel] vfs_read", module "kernel") of one of the kernel stacks
  * the agent sampled meanwhile.  Not a record of its own. */
-#define PROF_SAMPLE_KERNEL 0x100
+#define PROF_SAMPLE_KERNEL 0x100 /* the kernel's time: split off a record, or a whole
+				  * record whose time was all the kernel's */
+#define PROF_SAMPLE_SPLIT 0x400  /* a share split off a record (its kernel part, set
+				  * with PROF_SAMPLE_KERNEL): not a record of its own,
+				  * so record counts skip it */
 #define PROF_SAMPLE_SPIN 0x200   /* the leaf pc lies in a spin loop (a PAUSE instruction
 				  * shortly before it in the same code): set by the
 				  * loader from the module's bytes (docs/waiting.md) */

@@ -383,7 +383,7 @@ static int steps_from_func(const struct profile *p, const char *name, struct ste
 		goto out;
 	}
 	for (i = 0; i < p->nsamples; i++)
-		if (p->samples[i].thread == best && !(p->samples[i].flags & PROF_SAMPLE_KERNEL))
+		if (p->samples[i].thread == best && !(p->samples[i].flags & PROF_SAMPLE_SPLIT))
 			ts[n++] = (uint32_t)i;
 	qsort_r(ts, n, sizeof(*ts), ts_cmp, (void *)p);
 	{

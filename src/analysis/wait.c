@@ -1013,7 +1013,7 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 		act[i] = (uint8_t)sample_act(p, s, sact, first_main);
 		if (s->thread >= p->nthreads)
 			continue;
-		ctx.samples += !(s->flags & PROF_SAMPLE_KERNEL);
+		ctx.samples += !(s->flags & PROF_SAMPLE_SPLIT);
 		ns = (uint64_t)s->weight * prof_period_of_thread(p, s->thread);
 		th[s->thread].cpu_ns += ns;
 		th[s->thread].act_ns[act[i]] += ns;

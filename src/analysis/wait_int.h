@@ -12,7 +12,7 @@
 struct wait_ctx {
 	const struct profile *p;
 	const struct wait_analysis *w;
-	uint64_t samples;                /* sample records (kernel shares not counted) */
+	uint64_t samples;                /* sample records (split kernel shares not counted) */
 
 	/*
 	 * The verdict's population: the busy threads (wait.h's busy_threads
