@@ -411,14 +411,21 @@ static int text_cpu_table(struct text_ctx *t)
 		n = (size_t)t->limit;
 
 	fprintf(out, "CPU profile (cProfile-style, from samples)\n\n");
-	fprintf(out, "         %llu samples in %.3f CPU seconds\n\n", (unsigned long long)c->weight,
-		(double)c->cpu_ns / 1e9);
+	/* the header's sample count (records), and the periods they weigh */
+	if (c->weight != c->samples)
+		fprintf(out, "         %llu samples (%llu periods of CPU) in %.3f CPU seconds\n\n",
+			(unsigned long long)c->samples, (unsigned long long)c->weight,
+			(double)c->cpu_ns / 1e9);
+	else
+		fprintf(out, "         %llu samples in %.3f CPU seconds\n\n",
+			(unsigned long long)c->samples, (double)c->cpu_ns / 1e9);
 	fprintf(out, "   Ordered by: %s\n", cpu_sort_desc(key));
 	if (!t->o || !t->o->quiet) {
-		fprintf(out, "   Note: sampling mode: ncalls is the number of samples with the "
-			"function on the stack, not calls;\n");
-		fprintf(out, "         tottime = its own samples x period, cumtime = samples "
-			"with it anywhere on the stack x period.\n");
+		fprintf(out, "   Note: sampling mode: ncalls is the number of samples (periods) with "
+			"the function on the stack, not calls,\n");
+		fprintf(out, "         so there is no time per call (percall: -); tottime = its own "
+			"samples x period,\n         cumtime = samples with it anywhere on the stack "
+			"x period.\n");
 		if (p->inline_folded)
 			fprintf(out, "         Inline view: fold: time in code the compiler inlined stays "
 				"with the function it was inlined into\n"
@@ -434,19 +441,14 @@ static int text_cpu_table(struct text_ctx *t)
 	fprintf(out, "   ncalls  tottime  percall  cumtime  percall filename:lineno(function)\n");
 	for (i = 0; i < n; i++) {
 		const struct cpu_func *f = &c->funcs[i];
-		double nc = (double)f->total_w;
 
+		/* pstats' columns; ncalls counts samples, so per call is no
+		 * figure of this table: "-" keeps the layout */
 		fprintf(out, "%9llu", (unsigned long long)f->total_w);
 		text_sec(out, (double)f->self_ns);
-		if (nc > 0)
-			text_sec(out, (double)f->self_ns / nc);
-		else
-			fprintf(out, "         ");
+		fprintf(out, "        -");
 		text_sec(out, (double)f->total_ns);
-		if (nc > 0)
-			text_sec(out, (double)f->total_ns / nc);
-		else
-			fprintf(out, "         ");
+		fprintf(out, "        -");
 		text_func_name(t, buf, sizeof(buf), &p->funcs[f->func], f->inlined_into);
 		fprintf(out, " %s\n", buf);
 	}

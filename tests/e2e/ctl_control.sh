@@ -20,7 +20,7 @@ expect_ctl 0 '^ok paused$' "$PID" mark x
 expect_ctl 0 '^ok recording$' "$PID" start
 expect_ctl 0 '^ok recording$' "$PID" mark y
 expect_ctl 0 '^ok recording ' "$PID" dump
-[[ $CTL_OUT =~ [0-9]+\ samples\ in\  ]] || fail "dump printed no report: $CTL_OUT"
+[[ $CTL_OUT =~ [0-9]+\ samples\ (\([0-9]+\ periods\ of\ CPU\)\ )?in\  ]] || fail "dump printed no report: $CTL_OUT"
 [[ $CTL_OUT == *ctl_step* ]] || fail "dump's report does not show ctl_step: $CTL_OUT"
 # bad input: usage (2)
 expect_ctl 2 "unknown command 'bogus'" "$PID" bogus

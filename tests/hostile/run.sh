@@ -205,8 +205,9 @@ if ! hung $PROF_RC $PROF_MS; then
 		fail "no report: report.txt is missing or empty"
 	else
 		# -q leaves out the header (Samples:); the CPU table's first line
-		# is "         N samples in S CPU seconds".
-		SAMPLES=$(sed -n 's/^ *\([0-9][0-9]*\) samples in .*/\1/p' "$T/report.txt" | head -1)
+		# is "         N samples in S CPU seconds", or "N samples (W periods
+		# of CPU) in S CPU seconds".
+		SAMPLES=$(sed -n 's/^ *\([0-9][0-9]*\) samples \((.*) \)\{0,1\}in .*/\1/p' "$T/report.txt" | head -1)
 		SAMPLES=${SAMPLES:-0}
 		if [ "${HOSTILE_EXPECT_SAMPLES:-1}" = 1 ] &&
 			awk -v c="$PLAIN_CPU" -v m="$MIN_CPU" 'BEGIN { exit !(c >= m) }' &&

@@ -1,6 +1,6 @@
 /*
  * test_text.c — the text report on hand-built profiles: header, the
- * cProfile-style table (columns, percall math, limit and "more" line, sort
+ * cProfile-style table (columns, percall left out in sampling mode, limit and "more" line, sort
  * order, function naming), hot lines, the process/thread sections only when
  * there is more than one, the Measured columns, exit by signal, lost samples,
  * the footer, and the --sort keys (the union of the CPU and CUDA tables' keys).
@@ -114,15 +114,15 @@ static void test_basic(void)
 	/* the cProfile table */
 	CHECK(strstr(out, "         60 samples in 6.000 CPU seconds\n"));
 	CHECK(strstr(out, "   Ordered by: internal time (tottime)\n"));
-	CHECK(strstr(out, "ncalls is the number of samples with the"));
+	CHECK(strstr(out, "ncalls is the number of samples (periods) with the"));
 	CHECK(strstr(out, "\n   ncalls  tottime  percall  cumtime  percall "
 			  "filename:lineno(function)\n"));
-	/* tottime 0.6 s over ncalls 8 samples → 0.075; cumtime 0.8 / 8 → 0.100 */
-	CHECK(strstr(out, "\n        8    0.600    0.075    0.800    0.100 "
+	/* ncalls counts samples: no time per call, "-" in both percall columns */
+	CHECK(strstr(out, "\n        8    0.600        -    0.800        - "
 			  "/src/basic.c:10(compute)\n"));
-	CHECK(strstr(out, "\n       60    5.200    0.087    6.000    0.100 "
+	CHECK(strstr(out, "\n       60    5.200        -    6.000        - "
 			  "/src/basic.c:30(main)\n"));
-	CHECK(strstr(out, "\n        2    0.200    0.100    0.200    0.100 "
+	CHECK(strstr(out, "\n        2    0.200        -    0.200        - "
 			  "/src/util.c:5(helper)\n"));
 	CHECK_EQ_INT(table_rows(out), 3);
 	CHECK(!strstr(out, "more functions"));
@@ -144,6 +144,14 @@ static void test_basic(void)
 	out = render(&b.p, NULL, 0, 0);
 	CHECK(strstr(out, "CPU time:   6.000s (600.00% of wall, sampled; 6.200s measured)\n"));
 	free(out);
+	/* a sample that stands for two periods: the header's count and the
+	 * table's are the same records, the periods said apart */
+	b.p.samples[0].weight = 2;
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "Samples:    60 (weight 61"));
+	CHECK(strstr(out, "         60 samples (61 periods of CPU) in 6.100 CPU seconds\n"));
+	free(out);
+	b.p.samples[0].weight = 1;
 
 	/* --sort cumulative */
 	out = render(&b.p, "cumulative", 0, 0);
