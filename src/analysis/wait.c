@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "span.h"
 #include "util.h"
 #include "wait_int.h"
 
@@ -743,6 +744,15 @@ static int crit_process(const struct profile *p, const struct wait_analysis *w, 
 			}
 		}
 	} else {
+		/* time alive and not on the CPU, inside what was recorded: a
+		 * bucket only partly inside the capture windows counts that part */
+		double *cov = calloc(nb, sizeof(*cov));
+
+		if (!cov)
+			goto out;
+		for (b = 0; b < nb; b++)
+			cov[b] = (double)span_in_process(p, pi, ps + b * width, ps + (b + 1) * width) /
+				 (double)width;
 		for (t = 0; t < nt; t++) {
 			uint64_t ts, te;
 
@@ -750,13 +760,14 @@ static int crit_process(const struct profile *p, const struct wait_analysis *w, 
 			for (b = 0; b < nb; b++) {
 				uint64_t bs = ps + b * width, be = bs + width;
 				uint64_t lo = ts > bs ? ts : bs, hi = te < be ? te : be;
-				double idle = hi > lo ? (double)(hi - lo) - comp[t * nb + b] -
+				double idle = hi > lo ? (double)(hi - lo) * cov[b] - comp[t * nb + b] -
 							      wait[t * nb + b] : 0.0;
 
 				if (idle > 0)
 					wait[t * nb + b] += idle;
 			}
 		}
+		free(cov);
 	}
 	for (b = 0; b < nb; b++) {
 		uint32_t busy = PROF_NONE, nbusy = 0, waiting = 0;
@@ -837,7 +848,7 @@ static int critical_thread(const struct profile *p, struct wait_analysis *w, con
 
 			others += c.waited[i];
 			thread_span(p, (uint32_t)i, &s, &e);
-			ctx->critical_others_wall += e - s;
+			ctx->critical_others_wall += span_in_process(p, p->threads[i].process, s, e);
 		}
 	w->critical = best;
 	w->critical_share = others > 0 ? c.credit[best] / others : 0.0;
@@ -982,6 +993,13 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 			w->rate_hz = o->rate_hz;   /* the first process is the root */
 	}
 	w->wall_ns = p->wall_ns;
+	{
+		struct run_span sp;
+
+		span_of_run(p, &sp);
+		w->span_ns = sp.ns;
+		w->windowed = sp.windowed;
+	}
 
 	for (i = 0; i < p->nfuncs; i++)
 		cls[i] = classify(&p->funcs[i]);
@@ -1004,7 +1022,7 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 
 		thread_span(p, (uint32_t)i, &s, &e);
 		th[i].thread = (uint32_t)i;
-		th[i].wall_ns = e - s;
+		th[i].wall_ns = span_in_process(p, p->threads[i].process, s, e);
 	}
 	for (i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
@@ -1057,7 +1075,7 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 			w->act_ns[k] += t->act_ns[k];
 		for (k = 0; k < CBN_OFF_NKINDS; k++)
 			w->kind_ns[k] += t->kind_ns[k];
-		if (t->cpu_ns && (double)t->cpu_ns >= WAIT_BUSY_SHARE * (double)w->wall_ns)
+		if (t->cpu_ns && (double)t->cpu_ns >= WAIT_BUSY_SHARE * (double)w->span_ns)
 			w->busy_threads++;
 	}
 	w->threads = (uint32_t)p->nthreads;
@@ -1065,18 +1083,34 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 		w->busy_threads = 1;
 	w->blocked_est_ns = w->offcpu ? w->off_ns
 				      : (w->thread_ns > w->cpu_ns ? w->thread_ns - w->cpu_ns : 0);
-	if (w->wall_ns) {
+	if (w->offcpu) {
+		uint64_t seen = w->cpu_ns + w->off_ns + w->kind_ns[CBN_OFF_RUNQ];
+
+		w->runq_ns = w->kind_ns[CBN_OFF_RUNQ];
+		w->other_ns = w->thread_ns > seen ? w->thread_ns - seen : 0;
+	}
+	if (w->span_ns) {
 		/* sampling noise may put a fully parallel run a little over 1 */
 		w->efficiency = (double)(w->cpu_ns - w->act_ns[WAIT_ACT_SPIN]) /
-				((double)w->wall_ns * w->busy_threads);
+				((double)w->span_ns * w->busy_threads);
 		if (w->efficiency > 1.0)
 			w->efficiency = 1.0;
 	}
-	if (w->thread_ns) {
+	/* shares of thread time that add up to 1 (wait.h) */
+	w->share_ns = w->cpu_ns + w->blocked_est_ns + w->runq_ns + w->other_ns;
+	if (w->thread_ns > w->share_ns)
+		w->share_ns = w->thread_ns;
+	if (w->share_ns) {
+		double d = (double)w->share_ns;
+
 		for (k = 0; k < WAIT_ACT_N; k++)
-			w->cpu_share[k] = (double)w->act_ns[k] / (double)w->thread_ns;
-		w->blocked_share = (double)w->blocked_est_ns / (double)w->thread_ns;
+			w->cpu_share[k] = (double)w->act_ns[k] / d;
+		w->blocked_share = (double)w->blocked_est_ns / d;
+		w->runq_share = (double)w->runq_ns / d;
+		w->other_share = (double)w->other_ns / d;
 	}
+	for (k = 0; k < WAIT_ACT_N && w->cpu_ns; k++)
+		w->of_cpu[k] = (double)w->act_ns[k] / (double)w->cpu_ns;
 
 	/* the verdict's population: busy threads, all when none is */
 	for (k = 0; k < 2 && !ctx.v_threads; k++)
@@ -1085,7 +1119,7 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 			size_t j;
 
 			if (!k && (!t->cpu_ns ||
-				   (double)t->cpu_ns < WAIT_BUSY_SHARE * (double)w->wall_ns))
+				   (double)t->cpu_ns < WAIT_BUSY_SHARE * (double)w->span_ns))
 				continue;
 			ctx.v_threads++;
 			ctx.v_thread_ns += t->wall_ns;

@@ -112,22 +112,40 @@ struct wait_analysis {
 	int offcpu;                      /* 1: off-CPU stretches were recorded (--off-cpu) */
 	uint32_t rate_hz;                /* the wall sampler's rate (the root process's) */
 
-	/* overview */
+	/* overview: every figure covers the span (span.h): the capture windows
+	 * when there were any, else the run */
 	uint64_t wall_ns;                /* the run's wall (prof.wall_ns) */
+	uint64_t span_ns;                /* what the figures cover: the capture windows'
+					  * union, else wall_ns */
+	int windowed;                    /* 1: only capture windows were recorded */
 	uint64_t thread_ns;              /* sum of wait_thread.wall_ns */
 	uint64_t cpu_ns;                 /* sum of wait_thread.cpu_ns */
 	uint64_t act_ns[WAIT_ACT_N];     /* cpu_ns by activity */
 	uint64_t off_ns;                 /* off-CPU seen, all threads (RUNQ excluded) */
 	uint64_t kind_ns[CBN_OFF_NKINDS];
 	uint64_t blocked_est_ns;         /* without --off-cpu: thread_ns - cpu_ns, clipped
-					  * at 0 (waiting of unknown cause); else off_ns */
+					  * at 0 (waiting of unknown cause, runnable time
+					  * included); else off_ns */
+	uint64_t runq_ns;                /* with --off-cpu: runnable, waiting for a core
+					  * (kind_ns[CBN_OFF_RUNQ]); 0 without */
+	uint64_t other_ns;               /* with --off-cpu: thread time that neither the
+					  * samples nor the wall sampler saw (between its
+					  * looks), so that the shares add up */
 	uint32_t threads;                /* threads seen */
 	uint32_t busy_threads;           /* threads on the CPU (spin included) for at least
-					  * 5 % of the wall, at least 1 */
+					  * 5 % of the span, at least 1 */
 	double efficiency;               /* parallel efficiency:
-					  * (cpu_ns - act_ns[SPIN]) / (wall_ns x busy_threads) */
-	double cpu_share[WAIT_ACT_N];    /* act_ns / thread_ns */
-	double blocked_share;            /* blocked_est_ns / thread_ns */
+					  * (cpu_ns - act_ns[SPIN]) / (span_ns x busy_threads) */
+	/* Shares of thread time; they add up to 1: the activities, blocked,
+	 * runnable and other, over share_ns = the larger of thread_ns and their
+	 * sum (samples and looks may see a little more than the clocks). */
+	uint64_t share_ns;
+	double cpu_share[WAIT_ACT_N];    /* act_ns / share_ns */
+	double blocked_share;            /* blocked_est_ns / share_ns */
+	double runq_share;               /* runq_ns / share_ns */
+	double other_share;              /* other_ns / share_ns */
+	double of_cpu[WAIT_ACT_N];       /* act_ns / cpu_ns: the same figure as the
+					  * header's kernel share (of CPU) */
 
 	struct wait_thread *threads_v;   /* by cpu_ns, most first */
 	size_t nthreads_v;

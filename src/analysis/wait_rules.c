@@ -262,7 +262,7 @@ static int lock_contention(const void *ctx, struct rules_pass *pass)
 		const struct wait_lock *l = &w->locks[i];
 		char b1[64], b2[64], b3[64], b4[512], holder[160] = "";
 
-		if (share(l->contended_ns, w->wall_ns) < R_LOCK_RUN &&
+		if (share(l->contended_ns, w->span_ns) < R_LOCK_RUN &&
 		    share(l->wait_ns, c->v_thread_ns) < R_LOCK_WAIT)
 			continue;
 		if (l->holder != PROF_NONE)
@@ -274,7 +274,7 @@ static int lock_contention(const void *ctx, struct rules_pass *pass)
 				 "thread%s waited %s for it in all%s",
 				 (unsigned long long)l->addr,
 				 site_str(b4, sizeof(b4), c->p, l->func, l->file, l->line),
-				 100 * share(l->contended_ns, w->wall_ns),
+				 100 * share(l->contended_ns, w->span_ns),
 				 util_fmt_dur(b1, sizeof(b1), (double)l->contended_ns), l->waiters,
 				 l->waiters == 1 ? "" : "s", util_fmt_dur(b2, sizeof(b2), (double)l->wait_ns),
 				 holder);

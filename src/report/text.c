@@ -25,6 +25,7 @@
 #include "ops_report.h"
 #include "report.h"
 #include "util.h"
+#include "wait.h"
 #include "wait_report.h"
 
 #define TEXT_DEFAULT_LIMIT 15
@@ -283,8 +284,18 @@ static void text_header(struct text_ctx *t)
 	fprintf(out, "  Exit:       %s\n", a);
 	fprintf(out, "  Wall time:  %s\n", fmt_time(a, sizeof(a), p->wall_ns));
 	report_steps_captured(out, p, "  Captured:   ");
+	/* what every figure below covers (span.h) */
+	if (t->a->wait && t->a->wait->windowed)
+		fprintf(out, "  Span:       every figure below covers the capture windows (%s), "
+			"not the whole run\n", fmt_time(a, sizeof(a), t->a->wait->span_ns));
+	if (p->rank_filter)
+		fprintf(out, "  Ranks:      %s (--ranks): every figure below covers these ranks' "
+			"processes only\n", p->rank_filter);
 	fprintf(out, "  CPU time:   %s", fmt_time(a, sizeof(a), c->cpu_ns));
-	if (p->wall_ns)
+	if (t->a->wait && t->a->wait->windowed && t->a->wait->span_ns)
+		fprintf(out, " (%.2f%% of the captured time, sampled",
+			100.0 * (double)c->cpu_ns / (double)t->a->wait->span_ns);
+	else if (p->wall_ns)
 		fprintf(out, " (%.2f%% of wall, sampled", 100.0 * (double)c->cpu_ns / (double)p->wall_ns);
 	else
 		fprintf(out, " (sampled");
@@ -293,11 +304,11 @@ static void text_header(struct text_ctx *t)
 		fprintf(out, "; %s measured", fmt_time(b, sizeof(b), c->measured_ns));
 	fprintf(out, ")\n");
 	text_overhead(out, c);
-	if (p->user_ns || p->sys_ns)
-		fprintf(out, "  User/kernel: %.1f%% user, %.1f%% kernel (the kernel's count for "
-			"every process)\n",
-			100.0 * (double)p->user_ns / (double)(p->user_ns + p->sys_ns),
-			100.0 * (double)p->sys_ns / (double)(p->user_ns + p->sys_ns));
+	/* the overview's own figure (wait.h of_cpu), so the two cannot differ */
+	if (t->a->wait && t->a->wait->cpu_ns)
+		fprintf(out, "  User/kernel: %.1f%% user, %.1f%% kernel (of the sampled CPU)\n",
+			100.0 * (1.0 - t->a->wait->of_cpu[WAIT_ACT_KERNEL]),
+			100.0 * t->a->wait->of_cpu[WAIT_ACT_KERNEL]);
 	/* the period the agent actually used is the truth; the frequency asked
 	 * for may have been rounded to a whole timer period */
 	if (p->period_ns)

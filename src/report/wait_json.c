@@ -92,12 +92,14 @@ static cJSON *add_obj(cJSON *arr)
 
 static int overview(cJSON *o, const struct wait_analysis *w)
 {
-	cJSON *act, *sh;
+	cJSON *act, *sh, *cpu;
 	int a, err = 0;
 
 	err |= cJSON_AddBoolToObject(o, JK_WAIT_OFFCPU, w->offcpu != 0) ? 0 : -ENOMEM;
 	err |= num(o, "rate_hz", w->rate_hz);
 	err |= num(o, JK_WALL_NS, (double)w->wall_ns);
+	err |= num(o, "span_ns", (double)w->span_ns);
+	err |= cJSON_AddBoolToObject(o, "windowed", w->windowed != 0) ? 0 : -ENOMEM;
 	err |= num(o, "thread_ns", (double)w->thread_ns);
 	err |= num(o, JK_CPU_NS, (double)w->cpu_ns);
 	err |= num(o, JK_WAIT_OFF_NS, (double)w->off_ns);
@@ -106,13 +108,17 @@ static int overview(cJSON *o, const struct wait_analysis *w)
 	err |= num(o, "busy_threads", w->busy_threads);
 	err |= num(o, JK_WAIT_EFFICIENCY, w->efficiency);
 	if (!(act = cJSON_AddObjectToObject(o, "activities")) ||
-	    !(sh = cJSON_AddObjectToObject(o, "shares")))
+	    !(sh = cJSON_AddObjectToObject(o, "shares")) ||
+	    !(cpu = cJSON_AddObjectToObject(o, "cpu_shares")))
 		return -ENOMEM;
 	for (a = 0; a < WAIT_ACT_N; a++) {
 		err |= num(act, wait_activity_name(a), (double)w->act_ns[a]);
 		err |= num(sh, wait_activity_name(a), w->cpu_share[a]);
+		err |= num(cpu, wait_activity_name(a), w->of_cpu[a]);
 	}
 	err |= num(sh, "blocked", w->blocked_share);
+	err |= num(sh, "runnable", w->runq_share);
+	err |= num(sh, "not_seen", w->other_share);
 	err |= attach(o, "off_cpu", kinds(w->kind_ns));
 	return err ? -ENOMEM : 0;
 }

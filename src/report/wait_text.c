@@ -233,30 +233,47 @@ static void print_overview(struct wt *t)
 	FILE *out = t->out;
 	char v[256], b1[64], b2[64];
 	const char *rest;
-	int a;
+	int a, quiet = t->o && t->o->quiet;
 
-	fprintf(out, "CPU overview\n");
-	ov_line(out, "Wall time", fmt_time(b1, sizeof(b1), w->wall_ns));
+	fprintf(out, "CPU overview%s\n", w->windowed ? " (inside the capture windows)" : "");
+	if (w->windowed) {
+		snprintf(v, sizeof(v), "%s captured of the %s run", fmt_time(b1, sizeof(b1), w->span_ns),
+			 fmt_time(b2, sizeof(b2), w->wall_ns));
+		ov_line(out, "Span", v);
+	} else {
+		ov_line(out, "Wall time", fmt_time(b1, sizeof(b1), w->wall_ns));
+	}
 	snprintf(v, sizeof(v), "%s of %s thread time (sampled)", fmt_time(b1, sizeof(b1), w->cpu_ns),
 		 fmt_time(b2, sizeof(b2), w->thread_ns));
 	ov_line(out, "CPU time", v);
-	snprintf(v, sizeof(v), "%u seen, %u busy (on the CPU >= 5%% of the wall)", w->threads,
-		 w->busy_threads);
+	snprintf(v, sizeof(v), "%u seen, %u busy (on the CPU >= 5%% of the %s)", w->threads,
+		 w->busy_threads, w->windowed ? "span" : "wall");
 	ov_line(out, "Threads", v);
 	/* -q: tables only, no formula hints */
 	snprintf(v, sizeof(v), "%.1f%%%s", 100.0 * w->efficiency,
-		 t->o && t->o->quiet ? "" : "   = (CPU - spin) / (wall x busy threads)");
+		 quiet ? "" : w->windowed ? "   = (CPU - spin) / (span x busy threads)"
+					  : "   = (CPU - spin) / (wall x busy threads)");
 	ov_line(out, "Parallel efficiency", v);
-	fprintf(out, "  Share of thread time:\n");
-	for (a = 0; a < WAIT_ACT_N; a++) {
-		snprintf(v, sizeof(v), "%6.1f%%  %10s", 100.0 * w->cpu_share[a],
-			 fmt_time(b1, sizeof(b1), w->act_ns[a]));
-		fprintf(out, "    %-24s %s\n", act_label[a], v);
+	/* shares of thread time, adding up to 100 %; the on-CPU rows also as
+	 * shares of the CPU, the denominator of the header's kernel share */
+	fprintf(out, "  %-26s %7s  %7s  %10s\n", "Share of thread time:", "thread", "CPU", "time");
+	for (a = 0; a < WAIT_ACT_N; a++)
+		fprintf(out, "    %-24s %6.1f%%  %6.1f%%  %10s\n", act_label[a], 100.0 * w->cpu_share[a],
+			100.0 * w->of_cpu[a], fmt_time(b1, sizeof(b1), w->act_ns[a]));
+	if (w->offcpu) {
+		fprintf(out, "    %-24s %6.1f%%           %10s\n", "Blocked (off the CPU)",
+			100.0 * w->blocked_share, fmt_time(b1, sizeof(b1), w->blocked_est_ns));
+		fprintf(out, "    %-24s %6.1f%%           %10s\n", "Runnable (no core free)",
+			100.0 * w->runq_share, fmt_time(b1, sizeof(b1), w->runq_ns));
+		if (w->other_ns)
+			fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "Not seen",
+				100.0 * w->other_share, fmt_time(b1, sizeof(b1), w->other_ns),
+				quiet ? "" : "  (between the wall sampler's looks)");
+	} else {
+		fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "Off the CPU",
+			100.0 * w->blocked_share, fmt_time(b1, sizeof(b1), w->blocked_est_ns),
+			quiet ? "" : "  (blocked or runnable: --off-cpu tells which)");
 	}
-	snprintf(v, sizeof(v), "%6.1f%%  %10s%s", 100.0 * w->blocked_share,
-		 fmt_time(b1, sizeof(b1), w->blocked_est_ns),
-		 w->offcpu ? "" : "  (estimated: no --off-cpu)");
-	fprintf(out, "    %-24s %s\n", "Blocked (off the CPU)", v);
 	if (w->critical != PROF_NONE && w->critical < p->nthreads) {
 		snprintf(v, sizeof(v), "%s (tid %u): alone busy for %.1f%% of the others' waiting, "
 			 "%u waiting on it", thread_name(p, w->critical), thread_tid(p, w->critical),
@@ -341,7 +358,7 @@ static int print_locks(struct wt *t)
 		fmt_table_row(tb);
 		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), l->wait_ns));
 		fmt_table_cell(tb, "%s", fmt_pct(b, sizeof(b), (double)l->contended_ns,
-						 (double)w->wall_ns));
+						 (double)w->span_ns));
 		fmt_table_cell(tb, "%u", l->waiters);
 		if (l->holder != PROF_NONE && l->holder < p->nthreads) {
 			fmt_table_cell(tb, "%s (%u)", thread_name(p, l->holder), thread_tid(p, l->holder));

@@ -115,9 +115,18 @@ static inline struct analysis wf_analysis(const struct profile *p, int offcpu)
 	w->threads = 3;
 	w->busy_threads = 2;
 	w->efficiency = 0.6;
-	for (int i = 0; i < WAIT_ACT_N; i++)
-		w->cpu_share[i] = (double)w->act_ns[i] / (double)w->thread_ns;
-	w->blocked_share = (double)w->blocked_est_ns / (double)w->thread_ns;
+	/* as wait.c: shares of thread time adding up to 1, and of the CPU */
+	w->span_ns = w->wall_ns;
+	w->runq_ns = offcpu ? w->kind_ns[CBN_OFF_RUNQ] : 0;
+	w->other_ns = offcpu ? w->thread_ns - w->cpu_ns - w->off_ns - w->runq_ns : 0;
+	w->share_ns = w->thread_ns;
+	for (int i = 0; i < WAIT_ACT_N; i++) {
+		w->cpu_share[i] = (double)w->act_ns[i] / (double)w->share_ns;
+		w->of_cpu[i] = (double)w->act_ns[i] / (double)w->cpu_ns;
+	}
+	w->blocked_share = (double)w->blocked_est_ns / (double)w->share_ns;
+	w->runq_share = (double)w->runq_ns / (double)w->share_ns;
+	w->other_share = (double)w->other_ns / (double)w->share_ns;
 
 	wf_threads[0] = (struct wait_thread){.thread = wf_th[0], .wall_ns = 100 * EX_MS,
 					     .cpu_ns = 100 * EX_MS, .held_for_ns = 72 * EX_MS,

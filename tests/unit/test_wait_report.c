@@ -120,8 +120,11 @@ static void test_text(void)
 			"recorded, 2 stacks unconfirmed") != NULL);
 	CHECK(strstr(t, "\nCPU overview\n") != NULL);
 	CHECK(strstr(t, "Parallel efficiency        60.0%") != NULL);
-	CHECK(strstr(t, "Spinning (busy-wait)       10.0%    30.000ms") != NULL);
-	CHECK(strstr(t, "Blocked (off the CPU)      36.7%   110.000ms") != NULL);
+	CHECK(strstr(t, "Spinning (busy-wait)       10.0%    20.0%    30.000ms") != NULL);
+	CHECK(strstr(t, "Blocked (off the CPU)      36.7%            110.000ms") != NULL);
+	CHECK(strstr(t, "Runnable (no core free)     1.7%              5.000ms") != NULL);
+	CHECK(strstr(t, "Not seen                   11.7%             35.000ms  (between the wall "
+			"sampler's looks)") != NULL);
 	CHECK(strstr(t, "estimated: no --off-cpu") == NULL);
 	CHECK(strstr(t, "Critical thread            app (tid 4242)") != NULL);
 	CHECK(strstr(t, "\nVerdict: synchronization-bound — 37 % of thread time waiting on one "
@@ -175,7 +178,8 @@ static void test_text(void)
 	t = text_of(&a, 15);
 	REQUIRE(t != NULL);
 	CHECK(strstr(t, "  Off-CPU:    not recorded: cannot read /proc/self/task\n") != NULL);
-	CHECK(strstr(t, "50.0%   150.000ms  (estimated: no --off-cpu)") != NULL);
+	CHECK(strstr(t, "Off the CPU                50.0%            150.000ms  (blocked or runnable: "
+			"--off-cpu tells which)") != NULL);
 	CHECK(strstr(t, "Off-CPU: where threads waited") == NULL);
 	CHECK(strstr(t, "Lock contention") == NULL);
 	CHECK(strstr(t, "\nVerdict: synchronization-bound") != NULL);
