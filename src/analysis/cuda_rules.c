@@ -7,6 +7,7 @@
  */
 #include <string.h>
 
+#include "span.h"
 #include "util.h"
 #include <unistd.h>
 
@@ -49,10 +50,16 @@ static int sync_dominated(const void *ctx, struct rules_pass *pass)
 	const struct cuda_analysis *a = c->a;
 	const struct cuda_overview *ov = &a->ov;
 	const struct cuda_api_row *top = NULL;
-	uint64_t wall = c->p->wall_ns ? c->p->wall_ns : ov->window_ns;
+	struct run_span sp;
+	uint64_t wall;
+
 	char b1[32], b2[32], b3[32];
 	size_t i;
 
+	/* the span the run recorded (span.h): the capture windows when there
+	 * are any */
+	span_of_run(c->p, &sp);
+	wall = sp.ns ? sp.ns : ov->window_ns;
 	if (!wall || (double)ov->sync_blocked_ns <= CUDA_SYNC_FRACTION * (double)wall)
 		return 0;
 	for (i = 0; i < a->napi; i++)

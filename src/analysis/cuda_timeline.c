@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "span.h"
 
 struct span {
 	uint64_t start, end;
@@ -118,7 +119,8 @@ int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 	}
 	if (!p->ngpu_ops)
 		ov->window_start = 0;
-	ov->window_ns = dur(ov->window_start, ov->window_end);
+	/* only what was recorded: capture windows leave gaps that are no idle GPU */
+	ov->window_ns = span_between(p, ov->window_start, ov->window_end);
 
 	/* CPU time: sampled, per process at its period (profile.h's one rule, so
 	 * this agrees with the CPU table). */

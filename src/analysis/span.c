@@ -60,11 +60,46 @@ static int ival_cmp(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
+/* The recorded stretches of every process, merged and in order: *n
+ * intervals, NULL when there are none (or no memory). */
+static struct ival *recorded(const struct profile *p, size_t *n)
+{
+	struct ival *v = calloc(p->nwindows + p->nprocesses + 1, sizeof(*v));
+	size_t i, k = 0, m = 0;
+
+	*n = 0;
+	if (!v)
+		return NULL;
+	for (i = 0; i < p->nwindows; i++) {
+		const struct prof_window *w = &p->windows[i];
+
+		if (controlled(p, w->process) && w->end > w->start)
+			v[k++] = (struct ival){w->start, w->end};
+	}
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *pr = &p->processes[i];
+
+		if (!controlled(p, (uint32_t)i) && pr->end > pr->start)
+			v[k++] = (struct ival){pr->start, pr->end};
+	}
+	if (k)
+		qsort(v, k, sizeof(*v), ival_cmp);
+	for (i = 0; i < k; i++) {
+		if (m && v[i].s <= v[m - 1].e) {
+			if (v[i].e > v[m - 1].e)
+				v[m - 1].e = v[i].e;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	*n = m;
+	return v;
+}
+
 void span_of_run(const struct profile *p, struct run_span *out)
 {
 	struct ival *v;
-	size_t i, n = 0;
-	uint64_t cs = 0, ce = 0;
+	size_t i, n;
 
 	memset(out, 0, sizeof(*out));
 	out->ns = p->wall_ns;
@@ -72,41 +107,38 @@ void span_of_run(const struct profile *p, struct run_span *out)
 		out->windowed |= controlled(p, (uint32_t)i);
 	if (!out->windowed)
 		return;
-	/* the union of every process's recorded stretches */
-	v = calloc(p->nwindows + p->nprocesses + 1, sizeof(*v));
-	if (!v)
+	for (i = 0; i < p->nwindows; i++)
+		out->windows += controlled(p, p->windows[i].process);
+	if (!(v = recorded(p, &n)))
 		return; /* out of memory: the whole run, as without windows */
-	for (i = 0; i < p->nwindows; i++) {
-		const struct prof_window *w = &p->windows[i];
-
-		if (!controlled(p, w->process))
-			continue;
-		out->windows++;
-		if (w->end > w->start)
-			v[n++] = (struct ival){w->start, w->end};
-	}
-	for (i = 0; i < p->nprocesses; i++) {
-		const struct prof_process *pr = &p->processes[i];
-
-		if (!controlled(p, (uint32_t)i) && pr->end > pr->start)
-			v[n++] = (struct ival){pr->start, pr->end};
-	}
-	if (n)
-		qsort(v, n, sizeof(*v), ival_cmp);
 	out->ns = 0;
-	for (i = 0; i < n; i++) {
-		if (!out->start || v[i].s < out->start)
-			out->start = v[i].s;
-		if (v[i].e > out->end)
-			out->end = v[i].e;
-		if (i == 0 || v[i].s > ce) {
-			out->ns += ce - cs;
-			cs = v[i].s;
-			ce = v[i].e;
-		} else if (v[i].e > ce) {
-			ce = v[i].e;
-		}
+	for (i = 0; i < n; i++)
+		out->ns += v[i].e - v[i].s;
+	if (n) {
+		out->start = v[0].s;
+		out->end = v[n - 1].e;
 	}
-	out->ns += ce - cs;
 	free(v);
+}
+
+uint64_t span_between(const struct profile *p, uint64_t s, uint64_t e)
+{
+	struct run_span sp;
+	struct ival *v;
+	uint64_t ns = 0;
+	size_t i, n;
+
+	if (e <= s)
+		return 0;
+	span_of_run(p, &sp);
+	if (!sp.windowed || !(v = recorded(p, &n)))
+		return e - s;
+	for (i = 0; i < n; i++) {
+		uint64_t lo = v[i].s > s ? v[i].s : s, hi = v[i].e < e ? v[i].e : e;
+
+		if (hi > lo)
+			ns += hi - lo;
+	}
+	free(v);
+	return ns;
 }

@@ -24,6 +24,9 @@ struct run_span {
 };
 
 void span_of_run(const struct profile *p, struct run_span *s);
+/* ns of [s, e) that some process recorded (e - s when nothing is windowed):
+ * the GPU window's time that was watched. */
+uint64_t span_between(const struct profile *p, uint64_t s, uint64_t e);
 /* ns of [s, e) that process pi recorded: inside its windows, or all of it
  * for a process without capture controls. */
 uint64_t span_in_process(const struct profile *p, uint32_t pi, uint64_t s, uint64_t e);
