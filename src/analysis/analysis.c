@@ -49,7 +49,9 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 		if (ret < 0)
 			goto out;
 	}
-	ret = cpu_warnings(p, a->cpu, &a->warnings, &a->nwarnings);
+	if ((ret = cpu_warnings(p, a->cpu, &a->warnings, &a->nwarnings)) < 0)
+		goto out;
+	ret = verdict_run(a); /* last: it reads every view */
 out:
 	if (ret < 0)
 		analysis_free(a);
@@ -60,6 +62,7 @@ void analysis_free(struct analysis *a)
 {
 	if (!a)
 		return;
+	verdict_free(a);
 	cpu_warnings_free(a->warnings, a->nwarnings);
 	cuda_analysis_free(a->cuda);
 	ops_free(a->ops);

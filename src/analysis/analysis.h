@@ -44,7 +44,19 @@ struct analysis {
 					  * process is a rank */
 	char **warnings;                 /* data-quality lines (cpu_warnings), one each */
 	size_t nwarnings;
+	/* The run's one verdict (verdict.c): CPU-bound or GPU-bound, and where,
+	 * from every view's evidence; the views' own verdicts detail it. */
+	struct run_verdict {
+		char kind[32];           /* "CPU-bound", "GPU-bound", "launch-bound", "waiting",
+					  * "start-up-bound", "mixed"; "" without one */
+		char *text;              /* "CPU-bound: 75 % of the CPU in heavy (split.c:15); ..."
+					  * (owned), NULL with too little data */
+	} verdict;
 };
+
+/* verdict.c: fill a->verdict once every view is analysed.  0 or -ENOMEM. */
+int verdict_run(struct analysis *a);
+void verdict_free(struct analysis *a);
 
 /* Analyse p into *a.  opts may be NULL.  Returns 0, or -ENOMEM with *a empty. */
 int analysis_run(const struct profile *p, const struct analysis_opts *opts, struct analysis *a);

@@ -497,6 +497,17 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 		goto fail;
 	err |= json_str(tool, "name", "cbottleneck");
 	err |= json_str(tool, "version", CBN_VERSION);
+	/* the run's one verdict (verdict.c), null with too little data */
+	if (a->verdict.text) {
+		cJSON *v = cJSON_AddObjectToObject(root, "verdict");
+
+		if (!v)
+			goto fail;
+		err |= json_str(v, "kind", a->verdict.kind);
+		err |= json_str(v, "text", a->verdict.text);
+	} else if (!cJSON_AddNullToObject(root, "verdict")) {
+		goto fail;
+	}
 	err |= json_attach(root, JK_RUN, json_run(p, c));
 	err |= json_attach(root, JK_FUNCTIONS, json_functions(p, c));
 	err |= json_attach(root, JK_LINES, json_lines(p, c));

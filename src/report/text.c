@@ -277,6 +277,9 @@ static void text_header(struct text_ctx *t)
 	size_t npids;
 
 	fprintf(out, "cbottleneck: CPU sampling profile\n");
+	/* the answer first (verdict.c); the views below give its evidence */
+	if (t->a->verdict.text)
+		fprintf(out, "  Verdict:    %s\n", t->a->verdict.text);
 	fprintf(out, "  Command:    ");
 	text_command(out, p);
 	fputc('\n', out);

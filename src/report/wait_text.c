@@ -282,13 +282,15 @@ static void print_overview(struct wt *t)
 	} else {
 		ov_line(out, "Critical thread", "none stands out");
 	}
+	/* the CPU side's verdict: a detail of the run's own (the header's
+	 * Verdict line, verdict.c), so it says which side it is */
 	rest = verdict_rest(w);
 	if (w->verdict == WAIT_V_NONE)
-		fprintf(out, "Verdict: %s(none: too little data)\n", wait_verdict_name(w->verdict));
+		fprintf(out, "CPU verdict: %s(none: too little data)\n", wait_verdict_name(w->verdict));
 	else if (rest && *rest)
-		fprintf(out, "Verdict: %s — %s\n", wait_verdict_name(w->verdict), rest);
+		fprintf(out, "CPU verdict: %s — %s\n", wait_verdict_name(w->verdict), rest);
 	else
-		fprintf(out, "Verdict: %s\n", wait_verdict_name(w->verdict));
+		fprintf(out, "CPU verdict: %s\n", wait_verdict_name(w->verdict));
 	fputc('\n', out);
 	fmt_recos(out, "CPU recommendations", w->findings, w->nfindings);
 	if (w->nfindings)

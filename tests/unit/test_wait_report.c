@@ -127,7 +127,7 @@ static void test_text(void)
 			"sampler's looks)") != NULL);
 	CHECK(strstr(t, "estimated: no --off-cpu") == NULL);
 	CHECK(strstr(t, "Critical thread            app (tid 4242)") != NULL);
-	CHECK(strstr(t, "\nVerdict: synchronization-bound — 37 % of thread time waiting on one "
+	CHECK(strstr(t, "\nCPU verdict: synchronization-bound — 37 % of thread time waiting on one "
 			"lock\n") != NULL);
 	CHECK(strstr(t, "CPU recommendations\n  [cpu-lock] shorten the critical section\n"
 			"      evidence: one lock held 61 % of the run\n") != NULL);
@@ -182,7 +182,7 @@ static void test_text(void)
 			"--off-cpu tells which)") != NULL);
 	CHECK(strstr(t, "Off-CPU: where threads waited") == NULL);
 	CHECK(strstr(t, "Lock contention") == NULL);
-	CHECK(strstr(t, "\nVerdict: synchronization-bound") != NULL);
+	CHECK(strstr(t, "\nCPU verdict: synchronization-bound") != NULL);
 	free(t);
 
 	/* no verdict, no critical thread, no sampler asked for */
@@ -194,7 +194,7 @@ static void test_text(void)
 	t = text_of(&a, 15);
 	REQUIRE(t != NULL);
 	CHECK(strstr(t, "Off-CPU:    ") == NULL);
-	CHECK(strstr(t, "\nVerdict: (none: too little data)\n") != NULL);
+	CHECK(strstr(t, "\nCPU verdict: (none: too little data)\n") != NULL);
 	CHECK(strstr(t, "Critical thread            none stands out") != NULL);
 	CHECK(strstr(t, "CPU recommendations") == NULL);
 	free(t);

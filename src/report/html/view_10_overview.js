@@ -1,6 +1,7 @@
 /*
- * view_10_overview.js — #overview: the run header, the verdicts (CUDA's and
- * the "waiting" section's), GPU utilization and estimates, the time breakdown
+ * view_10_overview.js — #overview: the run header, the run's verdict, then
+ * the verdicts of its areas (CUDA's and the "waiting" section's), GPU
+ * utilization and estimates, the time breakdown
  * per step (else per second of the timeline) and every recommendation with
  * its evidence and a link to the view it comes from.
  */
@@ -10,6 +11,10 @@ CBN.view({
 	render: function (el, d) {
 		var C = CBN, r = d.report || {}, run = r.run || {}, cu = r.cuda || {}, w = r.waiting;
 		el.appendChild(C.el('h2', {}, 'Run'));
+		/* the run's one verdict first; the CPU and GPU ones below detail it */
+		if (r.verdict && r.verdict.text)
+			el.appendChild(C.el('div', { cls: 'verdict run-verdict' }, C.el('b', {}, 'Verdict: '),
+				r.verdict.text));
 		el.appendChild(C.el('p', {}, C.el('code', {}, (run.command || []).join(' '))));
 		el.appendChild(C.cards({ wall_ns: run.wall_ns, cpu_ns: run.cpu_ns, samples: run.samples,
 			processes: run.processes, threads: run.threads, frequency_hz: run.frequency_hz,
