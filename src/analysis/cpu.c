@@ -686,25 +686,13 @@ int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***o
 				 pr->disabled);
 	}
 	if (p->nnodebug_modules) {
-		size_t len = 1, k;
-		char *mods;
+		char *dbg = NULL;
 
-		for (k = 0; k < p->nnodebug_modules; k++)
-			len += strlen(p->nodebug_modules[k]) + 2;
-		mods = malloc(len);
-		if (!mods) {
+		if (cpu_debuginfo_line(p, c, &dbg) < 0)
 			l.failed = 1;
-		} else {
-			mods[0] = '\0';
-			for (k = 0; k < p->nnodebug_modules; k++) {
-				if (k)
-					strcat(mods, ", ");
-				strcat(mods, p->nodebug_modules[k]);
-			}
-			cpu_wadd(&l, "no debug info for %s: functions there have no file:line; "
-				 "install the -dbgsym package or build with -g", mods);
-			free(mods);
-		}
+		else if (dbg)
+			cpu_wadd(&l, "%s", dbg);
+		free(dbg);
 	}
 	cpu_build_warnings(p, c, &l);
 	if (c->samples < CPU_FEW_SAMPLES)

@@ -144,6 +144,10 @@ void cpu_sort(struct cpu_profile *c, const struct profile *p, int key);
  * array of malloc'd strings (free with cpu_warnings_free), or -ENOMEM. */
 int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***out, size_t *n);
 void cpu_warnings_free(char **w, size_t n);
+/* cpu_debuginfo.c: the line about modules without debug info (what to
+ * install, the share of samples there), malloc'd into *line; NULL when every
+ * module had it.  0, or -ENOMEM. */
+int cpu_debuginfo_line(const struct profile *p, const struct cpu_profile *c, char **line);
 
 /* Name of a lost-sample reason as used in reports and JSON keys
  * ("reentrant", "buffer_full", ...); NULL for unused slots. */

@@ -80,4 +80,10 @@ size_t sym_code_bytes(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vadd
  * The result is owned by ctx. */
 const char *sym_demangle(struct sym_ctx *ctx, const char *name);
 
+/* sym_pkg.c: the Debian package that installed each of paths[0..n) (dpkg's
+ * file lists; CBN_DPKG_INFO_DIR overrides /var/lib/dpkg/info), malloc'd into
+ * pkgs[i], NULL when none did (not a Debian system, a file built locally).
+ * 0, or -ENOMEM. */
+int sym_packages_of(const char *const *paths, size_t n, char **pkgs);
+
 #endif

@@ -328,8 +328,9 @@ static void test_warnings(void)
 	REQUIRE(cpu_aggregate(&b.p, &c) == 0);
 	REQUIRE(cpu_warnings(&b.p, c, &w, &n) == 0);
 	CHECK(has_warning(w, n, "file truncated at byte 4096"));
-	CHECK(has_warning(w, n, "libfoo.so, libbar.so"));
-	CHECK(has_warning(w, n, "install the -dbgsym package or build with -g"));
+	/* modules without debug info that hold no sample: no line
+	 * (test_debuginfo checks the line where samples are) */
+	CHECK(!has_warning(w, n, "no debug info"));
 	CHECK(has_warning(w, n, "too few samples to trust (10); raise -F or run longer"));
 	CHECK(has_warning(w, n, "5 samples were lost"));
 	CHECK(!has_warning(w, n, "maximum stack depth"));

@@ -369,8 +369,9 @@ static void test_footer(void)
 	CHECK(strstr(out, "\nData quality\n"));
 	CHECK(strstr(out, "  - 7.0.cbp: damaged chunk 3 skipped\n"));
 	CHECK(strstr(out, "too few samples to trust (7); raise -F or run longer"));
-	CHECK(strstr(out, "no debug info for libnodebug.so"));
-	CHECK(strstr(out, "install the -dbgsym package or build with -g"));
+	/* a module without debug info that holds no sample is no problem
+	 * (test_debuginfo checks the line where it is) */
+	CHECK(!strstr(out, "no debug info"));
 	CHECK(strstr(out, "7 of 7 samples were cut at the maximum stack depth"));
 	free(out);
 	pb_free(&b);
