@@ -115,8 +115,9 @@ static const struct cpu_func *hottest(const struct analysis *a)
 static void func_label(char *buf, size_t len, const struct profile *p, const struct cpu_func *f)
 {
 	const struct prof_func *pf = &p->funcs[f->func];
-	const char *name = pf->name ? pf->name : "?";
-	char cut[V_NAME_MAX + 8];
+	char bare[1024], cut[V_NAME_MAX + 8];
+	/* as the tables print it: no return type, no parameters */
+	const char *name = pf->name ? wait_bare_name(pf->name, bare, sizeof(bare)) : "?";
 	size_t n = strlen(name);
 
 	if (n > V_NAME_MAX) {

@@ -45,7 +45,7 @@ static int pre(const char *s, const char *prefix)
 /* The qualified name of a demangled function, without a return type or the
  * parameters: "void std::mutex::lock()" -> "std::mutex::lock".  Copies at
  * most len - 1 bytes into buf. */
-static const char *bare_name(const char *name, char *buf, size_t len)
+const char *wait_bare_name(const char *name, char *buf, size_t len)
 {
 	const char *s = name, *q;
 	int depth = 0;
@@ -145,7 +145,7 @@ static uint16_t classify(const struct prof_func *f)
 		c |= FC_ALLOC;
 	if (!f->name)
 		return c;
-	name = bare_name(f->name, buf, sizeof(buf));
+	name = wait_bare_name(f->name, buf, sizeof(buf));
 	if (is_one_of(name, alloc_names) || has_prefix(name, alloc_prefixes))
 		c |= FC_ALLOC;
 	if (is_one_of(name, memcpy_names) || has_prefix(name, memcpy_prefixes))

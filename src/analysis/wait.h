@@ -175,6 +175,11 @@ struct wait_analysis {
 int wait_analyze(const struct profile *p, struct wait_analysis **out);
 void wait_free(struct wait_analysis *w);
 
+/* The qualified name of a demangled function, without a return type or the
+ * parameters: "void std::mutex::lock()" -> "std::mutex::lock", copied into
+ * buf (at most len - 1 bytes); glibc's __GI_ aliases lose the prefix. */
+const char *wait_bare_name(const char *name, char *buf, size_t len);
+
 /* Names used by every writer (static strings). */
 const char *wait_activity_name(int act);   /* "compute", "spin", "kernel", "allocator",
 					    * "memcpy/memset", "start-up" */

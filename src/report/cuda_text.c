@@ -51,10 +51,8 @@ static void more_rows(FILE *out, size_t shown, size_t n, const char *what)
 
 static void print_status(FILE *out, const struct cuda_analysis *a)
 {
-	size_t i;
-
-	for (i = 0; i < a->nstatus_lines; i++)
-		fprintf(out, "%s\n", a->status_lines[i]);
+	/* one line for what many processes said alike (17 fork children) */
+	fmt_lines_folded(out, "", a->status_lines, a->nstatus_lines);
 	if (a->nstatus_lines)
 		fputc('\n', out);
 }

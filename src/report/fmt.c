@@ -387,3 +387,86 @@ void fmt_recos(FILE *out, const char *title, const struct rule_finding *f, size_
 		fprintf(out, "  [%s] %s\n      evidence: %s\n", f[i].id ? f[i].id : "?",
 			f[i].message ? f[i].message : "", f[i].evidence ? f[i].evidence : "");
 }
+
+/* --- repeated lines ---------------------------------------------------------- */
+
+/* The line with its process ids taken out ("pid 4242" -> "pid #", a leading
+ * "4242.0.cbp" -> "#.cbp"), into key; the first pid in *pid (0 none). */
+static void fmt_fold_key(const char *line, char *key, size_t len, unsigned long *pid)
+{
+	const char *s = line;
+	size_t k = 0;
+
+	*pid = 0;
+	if (*s >= '0' && *s <= '9') {
+		const char *e = s;
+
+		/* PID.SEQ.cbp, a session file's name */
+		while (*e >= '0' && *e <= '9')
+			e++;
+		if (*e == '.' && e[1] >= '0' && e[1] <= '9') {
+			const char *f = e + 1;
+
+			while (*f >= '0' && *f <= '9')
+				f++;
+			if (!strncmp(f, ".cbp", 4)) {
+				*pid = strtoul(s, NULL, 10);
+				s = f + 4;
+				k = (size_t)snprintf(key, len, "#.cbp");
+			}
+		}
+	}
+	for (; *s && k + 1 < len; s++) {
+		key[k++] = *s;
+		if (k >= 4 && !strncmp(&key[k - 4], "pid ", 4) && s[1] >= '0' && s[1] <= '9') {
+			if (!*pid)
+				*pid = strtoul(s + 1, NULL, 10);
+			while (s[1] >= '0' && s[1] <= '9')
+				s++;
+			if (k + 1 < len)
+				key[k++] = '#';
+		}
+	}
+	key[k < len ? k : len - 1] = '\0';
+}
+
+void fmt_lines_folded(FILE *out, const char *prefix, char *const *lines, size_t n)
+{
+	unsigned char *done = calloc(n ? n : 1, 1);
+	char key[1024], other[1024];
+	size_t i, j;
+
+	for (i = 0; i < n; i++) {
+		unsigned long pid, opid;
+		size_t more = 0, listed = 0;
+
+		if (done && done[i])
+			continue;
+		fprintf(out, "%s%s", prefix, lines[i]);
+		if (!done) { /* out of memory: every line, as it is */
+			fputc('\n', out);
+			continue;
+		}
+		fmt_fold_key(lines[i], key, sizeof(key), &pid);
+		for (j = i + 1; j < n; j++) {
+			if (done[j])
+				continue;
+			fmt_fold_key(lines[j], other, sizeof(other), &opid);
+			if (strcmp(key, other) != 0 || !pid || !opid)
+				continue;
+			done[j] = 1;
+			if (!more++)
+				fprintf(out, " (the same in");
+			if (listed < 8) {
+				fprintf(out, "%s pid %lu", listed ? "," : "", opid);
+				listed++;
+			}
+		}
+		if (more > listed)
+			fprintf(out, " and %zu more", more - listed);
+		if (more)
+			fprintf(out, ": %zu process%s in all)", more + 1, "es");
+		fputc('\n', out);
+	}
+	free(done);
+}

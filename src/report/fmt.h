@@ -89,4 +89,10 @@ char *fmt_func(char *buf, size_t len, const char *name, const char *file, uint32
 struct rule_finding;
 void fmt_recos(FILE *out, const char *title, const struct rule_finding *f, size_t n);
 
+/* Print lines[0..n) after prefix, one per line, folding repeats: lines that
+ * differ only in a process id ("CUDA: pid 4242 (python3): forked ...",
+ * "4242.0.cbp: ...") print once, the first as it reads, then "(the same in
+ * pid 4243, pid 4244 ...: 17 processes in all)".  The JSON keeps them all. */
+void fmt_lines_folded(FILE *out, const char *prefix, char *const *lines, size_t n);
+
 #endif

@@ -476,17 +476,26 @@ static int text_cpu_table(struct text_ctx *t)
 	return 0;
 }
 
+/* Lines with a file and line number only: a row of code without line
+ * information is a bare address ("dd+0x5729"), which says nothing the CPU
+ * table's [no symbol] row does not; the Data quality line says what to
+ * install to get lines there. */
 static void text_hot_lines(struct text_ctx *t)
 {
 	const struct cpu_profile *c = t->c;
 	struct fmt_table *tb;
-	size_t i, n = c->nlines;
+	size_t i, shown = 0, with = 0, without = 0, limit;
 	char a[64], b[64], loc[4096];
 
-	if (!n)
+	for (i = 0; i < c->nlines; i++)
+		c->lines[i].line ? with++ : without++;
+	if (!with) {
+		if (without && (!t->o || !t->o->quiet))
+			fprintf(t->out, "Hottest source lines: none with line information (no debug "
+				"info where the samples are: see Data quality)\n\n");
 		return;
-	if (t->limit >= 0 && (size_t)t->limit < n)
-		n = (size_t)t->limit;
+	}
+	limit = t->limit >= 0 && (size_t)t->limit < with ? (size_t)t->limit : with;
 	tb = fmt_table_new();
 	if (!tb)
 		return;
@@ -494,25 +503,28 @@ static void text_hot_lines(struct text_ctx *t)
 	fmt_table_col(tb, "Self %", FMT_RIGHT, 7, 0);
 	fmt_table_col(tb, "Self time", FMT_RIGHT, 10, 0);
 	fmt_table_col(tb, "Function", FMT_LEFT, 0, TEXT_NAME_MAX);
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < c->nlines && shown < limit; i++) {
 		const struct cpu_line *l = &c->lines[i];
 		const struct prof_func *f = &t->p->funcs[l->func];
 
-		if (l->line)
-			snprintf(loc, sizeof(loc), "%s:%u", text_path(t, l->file), l->line);
-		else /* code without a symbol: the pc */
-			snprintf(loc, sizeof(loc), "%s", l->file);
+		if (!l->line)
+			continue;
+		snprintf(loc, sizeof(loc), "%s:%u", text_path(t, l->file), l->line);
 		fmt_table_row(tb);
 		fmt_table_cell(tb, "%s", loc);
 		fmt_table_cell(tb, "%s", fmt_pct(a, sizeof(a), (double)l->self_ns, (double)c->cpu_ns));
 		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), l->self_ns));
 		fmt_table_cell(tb, "%s", names_bare_copy(loc, sizeof(loc), f->name ? f->name : "?"));
+		shown++;
 	}
 	fprintf(t->out, "Hottest source lines (self time of the innermost frame)\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
-	if (n < c->nlines)
-		fprintf(t->out, "   (%zu more %s; use --limit)\n", c->nlines - n,
-			text_plural(c->nlines - n, "line", "lines"));
+	if (shown < with)
+		fprintf(t->out, "   (%zu more %s; use --limit)\n", with - shown,
+			text_plural(with - shown, "line", "lines"));
+	if (without && (!t->o || !t->o->quiet))
+		fprintf(t->out, "   (%zu %s without line information left out)\n", without,
+			text_plural(without, "address", "addresses"));
 	fputc('\n', t->out);
 	fmt_table_free(tb);
 }
@@ -676,7 +688,7 @@ out:
 static void text_quality(struct text_ctx *t)
 {
 	char **w = t->a->warnings;
-	size_t n = t->a->nwarnings, i;
+	size_t n = t->a->nwarnings;
 
 	if (!n) {
 		if (!t->o || !t->o->quiet)
@@ -684,8 +696,7 @@ static void text_quality(struct text_ctx *t)
 				"±√n samples for a row with n samples.\n");
 	} else {
 		fprintf(t->out, "Data quality\n");
-		for (i = 0; i < n; i++)
-			fprintf(t->out, "  - %s\n", w[i]);
+		fmt_lines_folded(t->out, "  - ", w, n);
 		if (!t->o || !t->o->quiet)
 			fprintf(t->out, "  Sampling error is about ±√n samples for a row with "
 				"n samples.\n");

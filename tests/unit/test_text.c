@@ -377,6 +377,36 @@ static void test_footer(void)
 	pb_free(&b);
 }
 
+/* Hottest source lines: rows without line information (bare addresses) are
+ * left out and counted; with none left, one line says why there are none. */
+static void test_hot_lines_without_lines(void)
+{
+	struct pb b;
+	char *out;
+	uint32_t f[2], pr, th, zero = 0;
+
+	pb_init(&b, 1000000, "./nolines");
+	f[0] = pb_func(&b, "nolines+0x10 [no symbol]", "nolines+0x1c", 0, "nolines");
+	f[1] = pb_func(&b, "f", "f.c", 1, "nolines");
+	b.p.funcs[f[0]].flags = PROF_FUNC_NOSYM;
+	pr = pb_process(&b, 1, 0, "nolines", "./nolines", 1000000);
+	th = pb_thread(&b, 1, pr, "");
+	pb_samples(&b, th, pb_stack_inl(&b, 1, &f[0], &zero, 0), 60, 1, 0);
+	pb_samples(&b, th, pb_stack(&b, 1, &f[1]), 40, 1, 0);
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "Hottest source lines (self time"));
+	CHECK(line_has(out, "f.c:2 ", "40.00%"));
+	CHECK(!strstr(out, "   nolines+0x1c "));
+	CHECK(strstr(out, "   (1 address without line information left out)\n"));
+	free(out);
+	b.p.nsamples = 60; /* only the code without lines */
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "Hottest source lines: none with line information (no debug info where "
+			  "the samples are: see Data quality)\n"));
+	free(out);
+	pb_free(&b);
+}
+
 static void test_sort_keys_valid(void)
 {
 	static const char *const ok[] = { "tottime", "time", "cumtime", "cumulative", "ncalls",
@@ -407,6 +437,35 @@ static void test_sort_keys_valid(void)
 		      !mem_sort_key_valid(bad[i]));
 	}
 	CHECK(!report_sort_key_valid(NULL));
+}
+
+/* Repeated notes, one line each: lines that differ only in a process id
+ * fold into the first with the others' pids and a count. */
+static void test_folded(void)
+{
+	char *lines[12];
+	char *s = NULL, buf[12][96];
+	size_t len = 0, i;
+	FILE *f;
+
+	for (i = 0; i < 10; i++) {
+		snprintf(buf[i], sizeof(buf[i]), "CUDA: pid %zu (python3): forked from a CUDA process "
+			 "without exec", 100 + i);
+		lines[i] = buf[i];
+	}
+	snprintf(buf[10], sizeof(buf[10]), "CUDA: pid 7 (python3): traced, 12 records");
+	snprintf(buf[11], sizeof(buf[11]), "555.0.cbp: corrupted at offset 0x10");
+	lines[10] = buf[10];
+	lines[11] = buf[11];
+	REQUIRE((f = open_memstream(&s, &len)) != NULL);
+	fmt_lines_folded(f, "- ", lines, 12);
+	fclose(f);
+	CHECK_STR(s, "- CUDA: pid 100 (python3): forked from a CUDA process without exec (the same "
+		     "in pid 101, pid 102, pid 103, pid 104, pid 105, pid 106, pid 107, pid 108 and "
+		     "1 more: 10 processes in all)\n"
+		     "- CUDA: pid 7 (python3): traced, 12 records\n"
+		     "- 555.0.cbp: corrupted at offset 0x10\n");
+	free(s);
 }
 
 static void test_fmt(void)
@@ -725,5 +784,7 @@ int main(void)
 	test_footer();
 	test_sort_keys_valid();
 	test_fmt();
+	test_folded();
+	test_hot_lines_without_lines();
 	return test_result();
 }
