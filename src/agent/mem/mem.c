@@ -6,6 +6,8 @@
  * functions themselves are in hooks.c.
  */
 #include <dlfcn.h>
+#include <elf.h>
+#include <link.h>
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
@@ -127,6 +129,29 @@ static int mem_from_libc(void *f)
 	return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0;
 }
 
+
+/*
+ * 1 when the program defines malloc itself, so that its own calls bypass the
+ * hooks: the global lookup finds a malloc that is not ours.  A non-PIE
+ * executable that takes malloc's address (Debian's /usr/bin/python3) has an
+ * undefined "malloc" whose value is its PLT entry, the canonical address of
+ * the function, which the lookup returns: a reference (SHN_UNDEF), not a
+ * definition, whose calls still reach the hooks through the PLT.
+ */
+static int mem_malloc_defined_elsewhere(void)
+{
+	void *m = dlsym(RTLD_DEFAULT, "malloc");
+	const ElfW(Sym) *sym = NULL;
+	Dl_info di;
+
+	if (!m || m == (void *)mem_malloc_self)
+		return 0;
+	/* dladdr names the UND entry too: the symbol table entry tells */
+	if (!dladdr1(m, &di, (void **)&sym, RTLD_DL_SYMENT) || !sym)
+		return 1;
+	return sym->st_shndx != SHN_UNDEF;
+}
+
 static void mem_resolve(void)
 {
 	struct mem_real r;
@@ -169,7 +194,7 @@ static void mem_resolve(void)
 		r.pvalloc = NULL;
 	if (r.malloc && !mem_from_libc((void *)r.malloc))
 		mem_flags |= CBN_MEMF_FOREIGN;
-	if (dlsym(RTLD_DEFAULT, "malloc") != (void *)mem_malloc_self)
+	if (mem_malloc_defined_elsewhere())
 		mem_flags |= CBN_MEMF_REPLACED;
 	memcpy(&mem_real, &r, sizeof(r));
 }
