@@ -30,6 +30,7 @@ void load_mem_header(struct load *L, struct prof_process *pr, const struct cbn_f
 	pm->host_peak = m->host_peak;
 	pm->host_peak_ts = m->host_peak_ts;
 	pm->rss_peak = m->rss_peak;
+	pm->reserved_peak = h->mem_reserved_peak;
 	pm->allocs = m->allocs;
 	pm->frees = m->frees;
 	pm->alloc_bytes = m->alloc_bytes;

@@ -693,6 +693,7 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 
 	/* the peak */
 	sp->rss_peak = pm->rss_peak;
+	sp->address_peak = pm->reserved_peak;
 	for (i = r.c0; i < r.c1; i++)
 		if (p->mem_counters[i].rss > sp->rss_peak)
 			sp->rss_peak = p->mem_counters[i].rss;

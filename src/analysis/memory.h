@@ -58,6 +58,8 @@ struct mem_space {
 	                          * the peak on any thread of the process, PROF_NONE */
 	uint64_t rss_peak;       /* host: highest RSS read (agent overhead included) */
 	uint64_t reserved_peak;  /* GPU: highest reserved (pool sizes + non-pool), 0 */
+	uint64_t address_peak;   /* host: address space reserved and not memory (PROT_NONE
+	                          * mappings, libcuda's), the most at once; 0 none */
 	int64_t live_end;        /* live bytes at the end of the process / run */
 	uint64_t total;          /* GPU: device memory (global_mem), 0 unknown */
 	uint64_t allocs, frees;  /* calls (host: exact counters; GPU: records) */

@@ -128,6 +128,8 @@ struct prof_process {
 		uint32_t flags;          /* CBN_MEMF_* */
 		uint64_t rate;           /* mean bytes between samples, 1 = every allocation */
 		uint64_t host_peak, host_peak_ts, rss_peak;
+		uint64_t reserved_peak;  /* address space reserved with PROT_NONE mappings,
+					  * the most at once (not in host_peak; 0 older) */
 		uint64_t allocs, frees, alloc_bytes;
 		uint64_t sampled, lost, untracked, no_stack;
 		int64_t host_live_end;   /* host_live when the file was last written */

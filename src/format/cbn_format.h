@@ -441,6 +441,13 @@ struct cbn_file_header {
 	 * more types than the reader, and corruption otherwise. */
 	uint32_t rec_type_max;
 	uint32_t rec_type_pad;
+
+	/* Host memory, continued (zero in older files): anonymous mappings made
+	 * PROT_NONE, address space reserved and not (yet) memory (libcuda's
+	 * reservations), kept out of mem.host_live and mem.host_peak: the bytes
+	 * reserved now, and the most at once. */
+	_Atomic int64_t mem_reserved_live;
+	_Atomic uint64_t mem_reserved_peak;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");

@@ -111,6 +111,8 @@ static cJSON *json_space(const struct profile *p, const struct mem_space *s)
 		err |= null(o, "peak_range");
 	err |= num(o, "rss_peak_bytes", (double)s->rss_peak);
 	err |= num(o, "reserved_peak_bytes", (double)s->reserved_peak);
+	if (s->kind == MEM_SPACE_HOST)
+		err |= num(o, "address_reserved_peak_bytes", (double)s->address_peak);
 	if (s->total)
 		err |= num(o, "total_bytes", (double)s->total);
 	else

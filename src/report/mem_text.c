@@ -109,6 +109,10 @@ static void print_summary(FILE *out, const struct analysis *an, const struct mem
 	if (sp->kind == MEM_SPACE_HOST && sp->rss_peak)
 		fprintf(out, "  RSS peak:        %s (includes profiler overhead)\n",
 			fmt_bytes(b1, sizeof(b1), sp->rss_peak));
+	if (sp->kind == MEM_SPACE_HOST && sp->address_peak)
+		fprintf(out, "  Address space:   %s reserved at most (PROT_NONE mappings, such as "
+			"libcuda's): not memory, in no figure here\n",
+			fmt_bytes(b1, sizeof(b1), sp->address_peak));
 	if (sp->kind == MEM_SPACE_GPU && sp->reserved_peak)
 		fprintf(out, "  Reserved peak:   %s (pools and allocations outside them)\n",
 			fmt_bytes(b1, sizeof(b1), sp->reserved_peak));

@@ -464,7 +464,11 @@ MEM_INLINE void *mem_mmap(void *addr, size_t len, int prot, int flags, int fd, o
 	mem_tls.in_hook = 1;
 	p = mem_real.mmap(addr, len, prot, flags, fd, off);
 	e = errno;
-	if (p != MAP_FAILED)
+	/* PROT_NONE reserves address space (libcuda reserves tens of GiB so):
+	 * no memory until a part is mapped again or made accessible */
+	if (p != MAP_FAILED && prot == PROT_NONE)
+		mem_reserve_done(p, mem_pages(len));
+	else if (p != MAP_FAILED)
 		mem_alloc_done(p, mem_pages(len), CBN_ALLOC_MMAP, CBN_AFN_MMAP);
 	mem_tls.in_hook = 0;
 	errno = e;

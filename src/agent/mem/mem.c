@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -443,6 +444,33 @@ static void mem_sandbox(int all)
 		atomic_store(&mem_mode, MEM_OFF);
 }
 
+/* Reserved address space (PROT_NONE mappings) changes its own counters,
+ * never host_live: the header holding st (cbn_agent_mem_state's). */
+static void mem_reserve_live(int64_t d)
+{
+	struct cbn_mem_state *st = mem_header();
+	struct cbn_file_header *h;
+	uint64_t peak;
+	int64_t live;
+
+	if (!st)
+		return;
+	h = (struct cbn_file_header *)((char *)st - offsetof(struct cbn_file_header, mem));
+	live = atomic_fetch_add(&h->mem_reserved_live, d) + d;
+	peak = atomic_load_explicit(&h->mem_reserved_peak, memory_order_relaxed);
+	while (live > 0 && (uint64_t)live > peak &&
+	       !atomic_compare_exchange_weak(&h->mem_reserved_peak, &peak, (uint64_t)live))
+		;
+}
+
+void mem_reserve_done(void *p, size_t size)
+{
+	if (atomic_load_explicit(&mem_mode, memory_order_relaxed) == MEM_OFF || !p)
+		return;
+	mem_reserve_live((int64_t)size);
+	memtable_insert(&mem_table, (uint64_t)(uintptr_t)p, mem_val(size, MEM_KIND_RESERVE, 0));
+}
+
 /* Mappings change host_live at once (they are few and large). */
 static void mem_map_live(int64_t d)
 {
@@ -651,6 +679,8 @@ uint64_t mem_free_begin(void *p, int fn)
 		if (mem_val_kind(val) == CBN_ALLOC_MMAP) {
 			c->frees++;
 			mem_map_live(-(int64_t)mem_val_size(val));
+		} else if (mem_val_kind(val) == MEM_KIND_RESERVE) {
+			mem_reserve_live(-(int64_t)mem_val_size(val));
 		} else if (!mem_usable_ok && mem_val_sampled(val)) {
 			c->delta -= (int64_t)mem_weight(mem_val_size(val));
 		}
@@ -678,6 +708,11 @@ void mem_free_undo(void *p, uint64_t val, int fn)
 	}
 	if (!val)
 		return;
+	if (mem_val_kind(val) == MEM_KIND_RESERVE) {
+		mem_reserve_live((int64_t)mem_val_size(val));
+		memtable_insert(&mem_table, (uint64_t)(uintptr_t)p, val);
+		return;
+	}
 	c->frees--;
 	mem_map_live((int64_t)mem_val_size(val));
 	memtable_insert(&mem_table, (uint64_t)(uintptr_t)p,
@@ -691,7 +726,13 @@ void mem_unmap_done(void *p, size_t len, uint64_t val)
 	len = (len + page - 1) & ~(page - 1);
 	if (!val || len >= size)
 		return;
-	/* munmap of the start of a mapping: the rest stays live. */
+	/* munmap of the start of a mapping: the rest stays live (or reserved). */
+	if (mem_val_kind(val) == MEM_KIND_RESERVE) {
+		mem_reserve_live((int64_t)(size - len));
+		memtable_insert(&mem_table, (uint64_t)(uintptr_t)p + len,
+				mem_val(size - len, MEM_KIND_RESERVE, 0));
+		return;
+	}
 	mem_map_live((int64_t)(size - len));
 	memtable_insert(&mem_table, (uint64_t)(uintptr_t)p + len,
 			mem_val(size - len, CBN_ALLOC_MMAP, 0));

@@ -115,6 +115,14 @@ void mem_free_undo(void *p, uint64_t val, int fn) MEM_HIDDEN;
  * goes back in the table. */
 void mem_unmap_done(void *p, size_t len, uint64_t val) MEM_HIDDEN;
 
+/* A table entry's kind for a PROT_NONE mapping (a reservation): never a
+ * record kind, so 0, which no cbn_alloc_kind is. */
+#define MEM_KIND_RESERVE 0
+
+/* An anonymous PROT_NONE mapping of size bytes at p: reserved address space,
+ * counted apart from live memory (header.mem_reserved_*). */
+void mem_reserve_done(void *p, size_t size) MEM_HIDDEN;
+
 /* The table value of an entry: size, kind, sampled. */
 static inline uint64_t mem_val(uint64_t size, int kind, int sampled)
 {
