@@ -228,6 +228,32 @@ static int gsite_eq(const void *ctx, uint32_t v)
 }
 
 /* The site of allocation record r (index into gs->s), or -ENOMEM. */
+/* 1 when a frame of stack st belongs to a caching allocator of device
+ * memory, which keeps freed blocks for reuse until the process ends. */
+static int caching_stack(const struct profile *p, uint32_t st)
+{
+	static const char *const names[] = {
+		"CUDACachingAllocator", "CachingAllocator", "CachingDeviceAllocator",
+		"cuda_malloc_async", "rmm::mr::", "MemoryPool::malloc", NULL,
+	};
+	const struct prof_stack *k;
+	uint32_t i;
+	size_t j;
+
+	if (st >= p->nstacks)
+		return 0;
+	k = &p->stacks[st];
+	for (i = 0; i < k->nframes && (size_t)k->first + i < p->nframes; i++) {
+		uint32_t f = p->frames[k->first + i].func;
+		const char *n = f < p->nfuncs ? p->funcs[f].name : NULL;
+
+		for (j = 0; n && names[j]; j++)
+			if (strstr(n, names[j]))
+				return 1;
+	}
+	return 0;
+}
+
 static long site_of(struct gsites *gs, const struct profile *p, const struct prof_cuda_memory *r)
 {
 	const struct prof_cuda_api *a = r->api < p->ncuda_api ? &p->cuda_api[r->api] : NULL;
@@ -710,6 +736,25 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 		free(best);
 	}
 
+	/* sites of a caching allocator: their blocks at the end are its cache */
+	for (j = 0; j < gs.n; j++)
+		gs.s[j].caching = caching_stack(p, gs.s[j].stack);
+	for (i = 0; i < nev; i++) {
+		const struct prof_cuda_memory *r;
+		long si;
+
+		if (ev[i].pool || !(r = &p->memory[ev[i].idx])->alloc)
+			continue;
+		/* a site none of whose heaviest stacks says so may still have
+		 * another stack through the allocator: any one is enough */
+		if ((si = site_of(&gs, p, r)) >= 0 && !gs.s[si].caching && r->api < p->ncuda_api)
+			gs.s[si].caching = caching_stack(p, p->cuda_api[r->api].stack);
+	}
+	for (j = 0; j < gs.n; j++)
+		for (s = 0; gs.s[j].caching && s < ndevs; s++)
+			if (m->spaces[base_space + s].device == gs.s[j].device)
+				m->spaces[base_space + s].cached_end += (uint64_t)gs.s[j].live_end_bytes;
+
 	/* append the sites by bytes desc; remap at_peak and add leaks */
 	if (!(order = malloc((gs.n + 1) * sizeof(*order))) ||
 	    !(remap = malloc((gs.n + 1) * sizeof(*remap))))
@@ -729,7 +774,7 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 		for (j = 0; j < gs.n; j++) {
 			m->sites[base_site + j] = gs.s[order[j]];
 			remap[order[j]] = (uint32_t)(base_site + j);
-			nleak += gs.s[order[j]].live_end_bytes > 0;
+			nleak += gs.s[order[j]].live_end_bytes > 0 && !gs.s[order[j]].caching;
 		}
 		m->nsites += gs.n;
 		for (s = 0; s < ndevs; s++) {
@@ -742,7 +787,8 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 			goto out;
 		m->leaks = nl;
 		for (j = 0; j < gs.n; j++)
-			if (m->sites[base_site + j].live_end_bytes > 0)
+			if (m->sites[base_site + j].live_end_bytes > 0 &&
+			    !m->sites[base_site + j].caching)
 				m->leaks[m->nleaks++] = (uint32_t)(base_site + j);
 		gsort_sites = m->sites;
 		qsort(m->leaks + l0, m->nleaks - l0, sizeof(*m->leaks), cmp_site_leak);

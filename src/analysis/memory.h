@@ -58,6 +58,8 @@ struct mem_space {
 	                          * the peak on any thread of the process, PROF_NONE */
 	uint64_t rss_peak;       /* host: highest RSS read (agent overhead included) */
 	uint64_t reserved_peak;  /* GPU: highest reserved (pool sizes + non-pool), 0 */
+	uint64_t cached_end;     /* GPU: bytes caching allocators still held at the end
+	                          * (their sites' live_end_bytes): a cache, not a leak */
 	uint64_t address_peak;   /* host: address space reserved and not memory (PROT_NONE
 	                          * mappings, libcuda's), the most at once; 0 none */
 	int64_t live_end;        /* live bytes at the end of the process / run */
@@ -94,6 +96,10 @@ struct mem_site {
 	uint64_t leak_span_ns;   /* of the run of its process(es): last - first process time */
 	uint32_t leak_steps;     /* steps with a leaked birth */
 	uint32_t steps;          /* steps in those processes (0: none repeat) */
+	/* GPU: allocated by a caching allocator (PyTorch's CUDACachingAllocator,
+	 * cub's, RMM's pools): what it holds at the end is its cache, kept for
+	 * reuse until the process exits, not a leak (not in leaks[]) */
+	int caching;
 };
 
 #define MEM_SHORT_NS 1000000ull  /* "short-lived": freed within 1 ms */

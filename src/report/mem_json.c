@@ -118,6 +118,8 @@ static cJSON *json_space(const struct profile *p, const struct mem_space *s)
 	else
 		err |= null(o, "total_bytes");
 	err |= num(o, JK_MEM_LIVE_END_BYTES, (double)s->live_end);
+	if (s->kind == MEM_SPACE_GPU)
+		err |= num(o, "cached_end_bytes", (double)s->cached_end);
 	err |= num(o, JK_MEM_ALLOCS, (double)s->allocs);
 	err |= num(o, "frees", (double)s->frees);
 	err |= num(o, "alloc_bytes", (double)s->alloc_bytes);
@@ -161,6 +163,8 @@ static cJSON *json_site(const struct profile *p, const struct mem_site *s)
 	err |= whole(o, JK_MEM_ALLOCS, s->allocs);
 	err |= num(o, "records", (double)s->records);
 	err |= whole(o, JK_MEM_LIVE_END_BYTES, s->live_end_bytes);
+	if (s->kind == MEM_SPACE_GPU)
+		err |= boolean(o, "caching_allocator", s->caching);
 	err |= whole(o, "live_end_blocks", s->live_end_blocks);
 	err |= whole(o, "max_live_bytes", s->max_live);
 	err |= whole(o, "short_lived", s->short_lived);

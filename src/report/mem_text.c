@@ -120,6 +120,10 @@ static void print_summary(FILE *out, const struct analysis *an, const struct mem
 		sp->allocs, fmt_bytes(b1, sizeof(b1), sp->alloc_bytes), sp->frees);
 	fprintf(out, "  Live at exit:    %s%s\n", sp->peak_exact ? "" : "~",
 		fmt_bytes(b3, sizeof(b3), sp->live_end > 0 ? (uint64_t)sp->live_end : 0));
+	if (sp->kind == MEM_SPACE_GPU && sp->cached_end)
+		fprintf(out, "  Cached at exit:  %s of it held by a caching allocator for reuse "
+			"(PyTorch's, cub's, RMM's): its pool, not a leak\n",
+			fmt_bytes(b3, sizeof(b3), sp->cached_end));
 	if (sp->kind == MEM_SPACE_HOST && sp->process < p->nprocesses) {
 		const struct prof_mem_proc *pm = &p->processes[sp->process].mem;
 

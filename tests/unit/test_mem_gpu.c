@@ -263,6 +263,45 @@ static void test_downsampling(void)
 	free_profile(&p);
 }
 
+/* A caching allocator's blocks still held at the end (PyTorch's pool at
+ * exit) are its cache: counted in cached_end, not among the leaks; a block
+ * the program itself never freed still is a leak. */
+static void test_caching_allocator(void)
+{
+	struct profile p;
+	struct mem_analysis *m = calloc(1, sizeof(*m));
+	uint32_t rt, cache, user, mainf, s_c, s_u, a;
+	const struct mem_site *sc, *su;
+
+	cb_init(&p);
+	cb_h100(&p, 0);
+	rt = cb_func(&p, "cudaMalloc", "", 0, "libcudart.so.13");
+	cache = cb_func(&p, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc"
+			    "(signed char, unsigned long, CUstream_st*)", "", 0, "libc10_cuda.so");
+	user = cb_func(&p, "alloc_table", "/src/t.c", 5, "t");
+	mainf = cb_func(&p, "main", "/src/t.c", 50, "t");
+	s_c = cb_stack(&p, 3, (uint32_t[]){ rt, cache, mainf }, (uint32_t[]){ 0, 0, 55 });
+	s_u = cb_stack(&p, 3, (uint32_t[]){ rt, user, mainf }, (uint32_t[]){ 0, 7, 56 });
+	a = api_at(&p, "cudaMalloc", 1 * MS, s_c);
+	cb_mem(&p, 1 * MS, 0x1000000, 400 * MiB, 1, 0, CBN_MEM_DEVICE, a);
+	a = api_at(&p, "cudaMalloc", 2 * MS, s_u);
+	cb_mem(&p, 2 * MS, 0x9000000, 8 * MiB, 1, 0, CBN_MEM_DEVICE, a);
+	CHECK_EQ_INT(mem_gpu_analyze(&p, m), 0);
+	REQUIRE(m->nspaces == 1);
+	CHECK_EQ_INT(m->spaces[0].live_end, 408 * MiB);
+	CHECK_EQ_INT(m->spaces[0].cached_end, 400 * MiB);
+	sc = site_named(&p, m, p.funcs[mainf].name, NULL);
+	su = site_named(&p, m, "alloc_table", NULL);
+	REQUIRE(su != NULL);
+	CHECK_EQ_INT(su->caching, 0);
+	if (sc)
+		CHECK_EQ_INT(sc->caching, 1);
+	REQUIRE(m->nleaks == 1);
+	CHECK(m->sites[m->leaks[0]].func == su->func);
+	mem_free(m);
+	free_profile(&p);
+}
+
 /* No MEMORY2 records: nothing appended. */
 static void test_none(void)
 {
@@ -281,6 +320,7 @@ int main(void)
 {
 	test_device_view();
 	test_downsampling();
+	test_caching_allocator();
 	test_none();
 	return test_result();
 }
