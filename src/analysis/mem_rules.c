@@ -18,9 +18,13 @@
 #define MEM_CHURN_RATE 100000.0        /* ... and this many per second of the run: at
 					* 50-100 ns a malloc/free pair, 0.5-1 % of a core
 					* (fewer cost nothing worth a recommendation) */
+/* Thresholds scale with the program: advice about a peak or a leak is worth
+ * reading when it is a real part of what the process uses, not 1 MiB. */
 #define MEM_PEAK_SHARE 0.5             /* peak-one-site: one site holds this much of the peak */
-#define MEM_PEAK_MIN (1ull << 20)      /* ... of a peak of at least 1 MiB */
-#define MEM_LEAK_MIN 65536.0           /* leak: bytes never freed by one site, at least */
+#define MEM_PEAK_MIN (32ull << 20)     /* ... of a peak of at least 32 MiB ... */
+#define MEM_PEAK_RSS 0.25              /* ... and a quarter of its RSS peak (when read) */
+#define MEM_LEAK_MIN 65536.0           /* leak: bytes never freed by one site, at least ... */
+#define MEM_LEAK_SHARE 0.01            /* ... and 1 % of the largest host peak */
 #define MEM_GROW_SPAN 0.5              /* leak-growing: leaked births span half the run */
 #define MEM_GROW_STEPS 3               /* ... or fall in at least 3 (and half) of the steps */
 #define MEM_RETAINED_MIN (64ull << 20) /* rss-retained: RSS above heap + baseline, at least */
@@ -114,7 +118,9 @@ static int peak_one_site(const void *ctx, struct rules_pass *pass)
 		const struct mem_site *s;
 		char b1[64], b2[64], b3[64], b4[1024];
 
-		if (sp->kind != MEM_SPACE_HOST || sp->peak < MEM_PEAK_MIN || !sp->nat_peak ||
+		if (sp->kind != MEM_SPACE_HOST || sp->peak < MEM_PEAK_MIN ||
+		    (sp->rss_peak && (double)sp->peak < MEM_PEAK_RSS * (double)sp->rss_peak) ||
+		    !sp->nat_peak ||
 		    sp->at_peak[0].site >= m->nsites ||
 		    sp->at_peak[0].bytes < MEM_PEAK_SHARE * (double)sp->peak)
 			continue;
@@ -127,6 +133,19 @@ static int peak_one_site(const void *ctx, struct rules_pass *pass)
 				 site_str(b4, sizeof(b4), c->p, s));
 	}
 	return ret;
+}
+
+/* The least leak worth a finding: MEM_LEAK_MIN, and MEM_LEAK_SHARE of the
+ * largest host peak (a 64 KiB cache is nothing to a 10 GiB process). */
+static double leak_min(const struct mem_analysis *m)
+{
+	double top = 0;
+	size_t i;
+
+	for (i = 0; i < m->nspaces; i++)
+		if (m->spaces[i].kind == MEM_SPACE_HOST && (double)m->spaces[i].peak > top)
+			top = (double)m->spaces[i].peak;
+	return MEM_LEAK_SHARE * top > MEM_LEAK_MIN ? MEM_LEAK_SHARE * top : MEM_LEAK_MIN;
 }
 
 /* A leak that grows: never-freed blocks born in most of the repeated steps,
@@ -150,7 +169,7 @@ static int leak_growing(const void *ctx, struct rules_pass *pass)
 		const struct mem_site *s = &m->sites[m->leaks[i]];
 		char b1[64], b2[64], b3[64], b4[1024];
 
-		if (s->kind != MEM_SPACE_HOST || s->live_end_bytes < MEM_LEAK_MIN || !grows(s))
+		if (s->kind != MEM_SPACE_HOST || s->live_end_bytes < leak_min(m) || !grows(s))
 			continue;
 		if (s->steps >= MEM_GROW_STEPS)
 			ret = rules_fire(pass, "%s%s never freed, born in %u of %u steps (%s%s per "
@@ -184,7 +203,7 @@ static int leak(const void *ctx, struct rules_pass *pass)
 		const struct mem_site *s = &m->sites[m->leaks[i]];
 		char b1[64], b4[1024];
 
-		if (s->kind != MEM_SPACE_HOST || s->live_end_bytes < MEM_LEAK_MIN || grows(s))
+		if (s->kind != MEM_SPACE_HOST || s->live_end_bytes < leak_min(m) || grows(s))
 			continue;
 		ret = rules_fire(pass, "%s%s in %s%.0f blocks still allocated at exit, at %s", est(m),
 				 util_fmt_bytes(b1, sizeof(b1), s->live_end_bytes), est(m), s->live_end_blocks,

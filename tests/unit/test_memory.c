@@ -519,7 +519,7 @@ static void test_rules(void)
 		pbm_alloc(&b, &m, 0, t, 0x100000 + (uint64_t)i * 64, 64, x.st_other);
 		pbm_free(&b, &m, 0, t + 10000, 0x100000 + (uint64_t)i * 64);
 	}
-	pbm_alloc(&b, &m, 0, t0 + 100, 0x10, 8 << 20, x.st_vec);
+	pbm_alloc(&b, &m, 0, t0 + 100, 0x10, 128 << 20, x.st_vec);
 	/* keep allocs sorted: move the big one first */
 	{
 		struct prof_mem_alloc big = b.p.mem_allocs[b.p.nmem_allocs - 1];
@@ -528,7 +528,7 @@ static void test_rules(void)
 		b.p.mem_allocs[0] = big;
 	}
 	pbm_counter(&b, &m, 0, t0 + 50, 40 << 20, 0);
-	pbm_counter(&b, &m, 0, t0 + 600000000ull, 360 << 20, 8 << 20);
+	pbm_counter(&b, &m, 0, t0 + 600000000ull, 360 << 20, 128 << 20);
 	a = analysed(&b.p);
 	REQUIRE(a->memory);
 	REQUIRE((r = reco(a, "alloc-churn")) != NULL);
@@ -537,9 +537,9 @@ static void test_rules(void)
 	CHECK(strstr(r->evidence, "other_site") != NULL);
 	REQUIRE((r = reco(a, "peak-one-site")) != NULL);
 	CHECK(strstr(r->evidence, "make_buffer") != NULL);
-	CHECK(strstr(r->evidence, "8.00 MiB") != NULL);
+	CHECK(strstr(r->evidence, "128.00 MiB") != NULL);
 	REQUIRE((r = reco(a, "leak")) != NULL);
-	CHECK(strstr(r->evidence, "8.00 MiB in 1 blocks") != NULL);
+	CHECK(strstr(r->evidence, "128.00 MiB in 1 blocks") != NULL);
 	CHECK(reco(a, "leak-growing") == NULL);
 	REQUIRE((r = reco(a, "rss-retained")) != NULL);
 	CHECK(strstr(r->evidence, "RSS 360.00 MiB") != NULL);
@@ -547,6 +547,29 @@ static void test_rules(void)
 	/* table order: churn, peak, leak, rss */
 	CHECK_STR(a->memory->recos[0].id, "alloc-churn");
 	CHECK_STR(a->memory->recos[a->memory->nrecos - 1].id, "rss-retained");
+	pbm_release(&b, &m);
+
+	/* thresholds that scale with the program: one site holding all of an
+	 * 8 MiB peak is no peak advice (under 32 MiB), nor one holding all of a
+	 * 40 MiB peak in a 400 MiB RSS (a tenth of it); and a 100 KiB leak
+	 * beside a 40 MiB peak (under 1 % of it) is no leak finding */
+	pbm_alloc(&b, &m, 0, t0 + 100, 0x10, 8 << 20, x.st_vec);
+	pbm_counter(&b, &m, 0, t0 + 50, 10 << 20, 0);
+	pbm_counter(&b, &m, 0, t0 + 600000000ull, 20 << 20, 8 << 20);
+	a = analysed(&b.p);
+	REQUIRE(a->memory);
+	CHECK(reco(a, "peak-one-site") == NULL);
+	CHECK(reco(a, "leak") != NULL); /* 8 MiB of an 8 MiB peak still is */
+	pbm_release(&b, &m);
+	pbm_alloc(&b, &m, 0, t0 + 100, 0x10, 40 << 20, x.st_vec);
+	pbm_alloc(&b, &m, 0, t0 + 200, 0x20, 100 << 10, x.st_other);
+	pbm_free(&b, &m, 0, t0 + 300, 0x10);
+	pbm_counter(&b, &m, 0, t0 + 50, 100 << 20, 0);
+	pbm_counter(&b, &m, 0, t0 + 600000000ull, 400 << 20, 100 << 10);
+	a = analysed(&b.p);
+	REQUIRE(a->memory);
+	CHECK(reco(a, "peak-one-site") == NULL);
+	CHECK(reco(a, "leak") == NULL);
 	pbm_release(&b, &m);
 
 	/* a leak that grows per step: 10 steps, 100 KiB leaked in each */

@@ -654,9 +654,10 @@ static void test_memory(void)
 	CHECK(strstr(s, "Leaks, host: still allocated at exit 2.00 MiB, by site\n") != NULL);
 	CHECK_EQ_INT(mem_rows(s, "Leaks, host", rows, 16), 1);
 	CHECK(strstr(rows[0], "2.00 MiB") && strstr(rows[0], "load_table"));
-	/* the memory rules reach the report: one site holds the peak, one leaks */
+	/* the memory rules reach the report: one site leaks (its 6 MiB peak is
+	 * under peak-one-site's 32 MiB: mem_rules.c, thresholds that scale) */
 	CHECK(strstr(s, "Memory recommendations\n") != NULL);
-	CHECK(strstr(s, "[peak-one-site]") != NULL);
+	CHECK(strstr(s, "[peak-one-site]") == NULL);
 	CHECK(strstr(s, "[leak]") != NULL);
 	/* the memory view follows the CPU table */
 	CHECK(strstr(s, "Memory: host") > strstr(s, "filename:lineno(function)"));
