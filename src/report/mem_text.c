@@ -294,24 +294,58 @@ static int print_leaks(FILE *out, const struct analysis *an, uint32_t kind, uint
 	return 0;
 }
 
+#define MEM_TEXT_HOSTS_ALL 4        /* up to this many host processes: every one shown */
+#define MEM_TEXT_SMALL_SHARE 0.01    /* beyond: a process under 1 % of the largest peak
+				      * is counted, not shown */
+
+static int host_small(const struct mem_analysis *m, const struct mem_space *sp, uint64_t top)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < m->nspaces; i++)
+		n += m->spaces[i].kind == MEM_SPACE_HOST;
+	return n > MEM_TEXT_HOSTS_ALL && (double)sp->peak < MEM_TEXT_SMALL_SHARE * (double)top;
+}
+
 int report_mem_text(FILE *out, const struct analysis *an, const struct report_opts *o)
 {
 	const struct mem_analysis *m = an->memory;
 	size_t i, nhost = 0;
 	int ret;
 
+	uint64_t top = 0, small_peak = 0;
+	size_t nsmall = 0;
+
 	if (!m)
 		return 0;
 	if (m->refused)
 		fprintf(out, "Host memory: not recorded: %s\n", m->refused);
+	for (i = 0; i < m->nspaces; i++)
+		if (m->spaces[i].kind == MEM_SPACE_HOST && m->spaces[i].peak > top)
+			top = m->spaces[i].peak;
 	for (i = 0; i < m->nspaces; i++) {
 		const struct mem_space *sp = &m->spaces[i];
 
 		nhost += sp->kind == MEM_SPACE_HOST;
+		/* quiet: a run of many processes (a shell script, a pyenv shim)
+		 * shows the ones that held memory; the others are one line */
+		if (sp->kind == MEM_SPACE_HOST && host_small(m, sp, top)) {
+			nsmall++;
+			if (sp->peak > small_peak)
+				small_peak = sp->peak;
+			continue;
+		}
 		print_summary(out, an, sp);
 		if ((ret = print_peak(out, an, sp, o)) < 0)
 			return ret;
 		fputc('\n', out);
+	}
+	if (nsmall) {
+		char b[32];
+
+		fprintf(out, "Memory: %zu more process%s with host memory, each with a peak of at "
+			"most %s (under 1%% of the largest): in the JSON\n\n", nsmall,
+			nsmall == 1 ? "" : "es", fmt_bytes(b, sizeof(b), small_peak));
 	}
 	if (nhost && ((ret = print_sites(out, an, MEM_SPACE_HOST, 0, "host", o)) < 0 ||
 		      (ret = print_leaks(out, an, MEM_SPACE_HOST, 0, "host", o)) < 0))
