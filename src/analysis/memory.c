@@ -12,6 +12,7 @@
 
 #include "analysis.h"
 #include "memory.h"
+#include "span.h"
 #include "util.h"
 
 /* --- allocator frames ------------------------------------------------------ */
@@ -704,11 +705,17 @@ static int host_space(struct host_ctx *h, uint32_t proc, struct mem_space *sp)
 		r.npts = 0;
 		r.per = 1;
 		r.inpool = 0;
-		sp->peak = pm->host_peak;
-		sp->peak_ts = pm->host_peak_ts;
+		/* With capture windows the peak is the windows' (span.h): the
+		 * counters read inside them; the header's covers the whole run. */
+		sp->windowed = proc < p->nprocesses &&
+			       p->processes[proc].capture.mode == CBN_CAPTURE_CONTROLLED;
+		sp->peak = sp->windowed ? 0 : pm->host_peak;
+		sp->peak_ts = sp->windowed ? 0 : pm->host_peak_ts;
 		for (i = r.c0; i < r.c1; i++) {
 			const struct prof_mem_counter *c = &p->mem_counters[i];
 
+			if (sp->windowed && !span_in_process(p, proc, c->ts, c->ts + 1))
+				continue;
 			if (c->host_live > 0 && (uint64_t)c->host_live > sp->peak) {
 				sp->peak = (uint64_t)c->host_live;
 				sp->peak_ts = c->ts;

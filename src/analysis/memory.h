@@ -54,6 +54,8 @@ struct mem_space {
 	uint64_t peak;           /* highest live bytes */
 	uint64_t peak_ts;        /* when (CLOCK_MONOTONIC ns; 0 unknown) */
 	int peak_exact;          /* 1: from exact counters / every record; 0: estimate */
+	int windowed;            /* host: the process recorded capture windows only: the
+	                          * peak is the highest counter read inside them */
 	uint32_t peak_range;     /* profile.ranges index of the innermost range open at
 	                          * the peak on any thread of the process, PROF_NONE */
 	uint64_t rss_peak;       /* host: highest RSS read (agent overhead included) */

@@ -111,8 +111,10 @@ static cJSON *json_space(const struct profile *p, const struct mem_space *s)
 		err |= null(o, "peak_range");
 	err |= num(o, "rss_peak_bytes", (double)s->rss_peak);
 	err |= num(o, "reserved_peak_bytes", (double)s->reserved_peak);
-	if (s->kind == MEM_SPACE_HOST)
+	if (s->kind == MEM_SPACE_HOST) {
 		err |= num(o, "address_reserved_peak_bytes", (double)s->address_peak);
+		err |= boolean(o, "peak_in_windows", s->windowed);
+	}
 	if (s->total)
 		err |= num(o, "total_bytes", (double)s->total);
 	else

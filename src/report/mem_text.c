@@ -99,7 +99,8 @@ static void print_summary(FILE *out, const struct analysis *an, const struct mem
 	}
 	fprintf(out, "  Peak:            %s%s", sp->peak_exact ? "" : "~",
 		fmt_bytes(b1, sizeof(b1), sp->peak));
-	fprintf(out, " (%s)", sp->peak_exact ? "exact" : "estimated from sampled allocations");
+	fprintf(out, " (%s%s)", sp->peak_exact ? "exact" : "estimated from sampled allocations",
+		sp->windowed ? ", inside the capture windows" : "");
 	if (sp->peak_ts)
 		fprintf(out, " at %s since start",
 			fmt_time(b2, sizeof(b2), sp->peak_ts > p->start_ns ? sp->peak_ts - p->start_ns : 0));
