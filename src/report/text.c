@@ -278,8 +278,18 @@ static void text_header(struct text_ctx *t)
 
 	fprintf(out, "cbottleneck: CPU sampling profile\n");
 	/* the answer first (verdict.c); the views below give its evidence */
-	if (t->a->verdict.text)
-		fprintf(out, "  Verdict:    %s\n", t->a->verdict.text);
+	if (t->a->verdict.text) {
+		/* paths under the current directory relative to it, as in the
+		 * tables (the analysis and the JSON keep them whole) */
+		const char *v = t->a->verdict.text, *hit;
+
+		fprintf(out, "  Verdict:    ");
+		while (t->cwdlen > 1 && (hit = strstr(v, t->cwd)) && hit[t->cwdlen] == '/') {
+			fwrite(v, 1, (size_t)(hit - v), out);
+			v = hit + t->cwdlen + 1;
+		}
+		fprintf(out, "%s\n", v);
+	}
 	fprintf(out, "  Command:    ");
 	text_command(out, p);
 	fputc('\n', out);

@@ -293,11 +293,13 @@ char *util_fmt_rate(char *buf, size_t len, double bytes_per_s)
 	return buf;
 }
 
+/* The unit is chosen on the value as printed, three decimals: 999.9996 ms
+ * reads "1.000s", not "1000.000ms". */
 char *util_fmt_time(char *buf, size_t len, double ns)
 {
-	if (ns >= 1e9)
+	if (ns >= 1e9 - 5e5)
 		snprintf(buf, len, "%.3fs", ns / 1e9);
-	else if (ns >= 1e6)
+	else if (ns >= 1e6 - 5e2)
 		snprintf(buf, len, "%.3fms", ns / 1e6);
 	else
 		snprintf(buf, len, "%.3fus", ns / 1e3);
@@ -306,11 +308,11 @@ char *util_fmt_time(char *buf, size_t len, double ns)
 
 char *util_fmt_dur(char *buf, size_t len, double ns)
 {
-	if (ns >= 1e9)
+	if (ns >= 1e9 - 5e5)
 		snprintf(buf, len, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6)
+	else if (ns >= 1e6 - 5e2)
 		snprintf(buf, len, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3)
+	else if (ns >= 1e3 - 0.5)
 		snprintf(buf, len, "%.3f us", ns / 1e3);
 	else
 		snprintf(buf, len, "%.0f ns", ns);
