@@ -13,6 +13,9 @@ start_loop()
 {
 	local name=$1 i
 	shift
+	# made here: the background job's redirection may come after the
+	# first read below
+	: >"$T/$name.out"
 	"$CBN" -q -o "$T/$name" "$@" -- "$EXAMPLES/ctl_loop" 20 "$T/$name.stop" 10 \
 		${LOOP_MODE:-} >"$T/$name.out" 2>"$T/$name.err" &
 	BG=$!
