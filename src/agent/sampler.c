@@ -462,16 +462,26 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 		sampler_unpark(&agent_tls);
 	} else {
 		/* The handler's own time is the profiler's cost (the report's
-		 * overhead line): two vDSO clock reads, no system call. */
-		uint64_t t0 = cbn_clock_ns(CLOCK_MONOTONIC);
+		 * overhead line): its CPU time, from the thread CPU clock the
+		 * sample's weight read at its start (timer_weigh) to one more
+		 * read here, so that a handler preempted on a loaded machine
+		 * is not charged the time it waited; the wall time (vDSO
+		 * reads) when the sample did not weigh itself. */
+		uint64_t t0 = cbn_clock_ns(CLOCK_MONOTONIC), c0 = agent_tls.cpu_last, d;
 		struct cbn_file_header *h = agent.w.hdr;
 
 		sample_take(&agent_tls, uc);
 		if (agent_tls.backend == AGENT_BACKEND_PERF && !sandbox_thread_filtered())
 			sampler_drain(sig, uc);
+		d = cbn_clock_ns(CLOCK_MONOTONIC) - t0;
+		if (h && agent_tls.cpu_last != c0) {
+			uint64_t c1 = agent_thread_cpu();
+
+			if (c1 >= agent_tls.cpu_last && c1 - agent_tls.cpu_last < d)
+				d = c1 - agent_tls.cpu_last;
+		}
 		if (h) {
-			atomic_fetch_add_explicit(&h->overhead.site_ns[CBN_OVH_HANDLER],
-						  cbn_clock_ns(CLOCK_MONOTONIC) - t0,
+			atomic_fetch_add_explicit(&h->overhead.site_ns[CBN_OVH_HANDLER], d,
 						  memory_order_relaxed);
 			atomic_fetch_add_explicit(&h->overhead.site_calls[CBN_OVH_HANDLER], 1,
 						  memory_order_relaxed);
