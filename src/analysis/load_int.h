@@ -240,25 +240,64 @@ struct load {
 	struct load_kstackkey *kstackkeys; size_t nkstackkeys, capkstackkeys;
 };
 
+/* load.c: the thread (proc, tid), made at first sight; load_thread_find:
+ * the thread if one was seen, else PROF_NONE (none is made). */
 uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid);
-/* The thread (proc, tid) if one was seen, else PROF_NONE (none is made). */
 uint32_t load_thread_find(struct load *L, uint32_t proc, uint32_t tid);
-/* load.c: the function (name, file, line, module), made once; frames
+void load_warn(struct load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* load_util.c: 34567 -> "34,567" in buf. */
+const char *load_thousands(char *buf, size_t len, uint64_t v);
+
+/* load_dir.c: a session file's name (relative to the session directory) and
+ * what its header says of it; the list of them, in start order (root
+ * first), only the files of ranks when ranks is not NULL; -1 with err set
+ * when the directory cannot be read. */
+struct cbp_name {
+	char *name;
+	uint64_t start;
+	uint32_t pid, seq;
+	int32_t rank;            /* header.rank, -1 not a rank */
+};
+int load_list_files(const char *dir, const char *ranks, struct cbp_name **out, size_t *n,
+		    char *err, size_t errlen);
+
+/* load_modmap.c: one MODULE_LOAD/UNLOAD record of the current file; the
+ * file's ranges sorted once it has been read; the module at addr at time ts
+ * (NULL outside every one); the module epoch of ts (samples of one epoch
+ * see the same modules). */
+void load_mod_event(struct load *L, const struct reader_rec *r);
+void load_modmap_finish(struct load_file *F);
+struct load_mod *load_mod_at(struct load_file *F, uint64_t addr, uint64_t ts);
+uint32_t load_epoch_of(const struct load_file *F, uint64_t ts);
+
+struct load_meta;
+
+/* load_finish.c: after every file, warnings for processes that ended
+ * abnormally, the modules' checks, the run's totals. */
+void load_abnormal_warnings(struct load *L, const struct load_meta *meta);
+void load_module_checks(struct load *L);
+void load_run_totals(struct load *L, const struct load_meta *meta);
+
+/* load_stack.c: the function (name, file, line, module), made once; frames
  * [first, nframes) as a stack, an identical existing one reused. */
 uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_t line,
 		     const char *module);
 uint32_t stack_commit(struct load *L, size_t first);
-/* load.c: the symbol key (index into L->symkeys) of addr at ts and its module,
+/* load_stack.c: the symbol key (index into L->symkeys) of addr at ts and its module,
  * PROF_NONE outside every module; the frames of a key pushed for pc
  * (PROF_NONE: "[unknown]"). */
 uint32_t load_resolve(struct load *L, uint64_t addr, uint64_t ts, struct load_mod **mod);
 /* Whose frame the code at addr (module m, symbol key sk) is, for the
- * profiler's own work (load.c): 0 the program's, 1 look further out, 2
+ * profiler's own work (load_stack.c): 0 the program's, 1 look further out, 2
  * cbottleneck's; callee: the function it called (NULL at the leaf) and
  * whether that lies in a system library. */
 int load_frame_owner(struct load *L, const struct load_mod *m, const struct load_symkey *sk,
 		     uint64_t addr, int leaf, const char *callee, int callee_neutral);
 void load_push_symkey(struct load *L, uint32_t k, uint64_t pc);
+/* load_stack.c: the debug-info state of the modules frames landed in, after
+ * every file; stack st with a [kernel] leaf added (made once per stack). */
+void load_modules_finish(struct load *L);
+uint32_t load_stack_kernel(struct load *L, uint32_t st);
 
 /* load_python.c: Python frames (CBN_PYW words, docs/agent.md section 17).
  * header.python into pr->python; one PY_CODE record of the current file;
@@ -287,7 +326,7 @@ void load_kernel_free(struct load *L);
 int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, size_t left);
 uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all);
 /* load_stack() of a sample's pcs (pcs[0] the interrupted pc), and in *spin
- * whether that pc lies in a spin loop (load.c, spin_at). */
+ * whether that pc lies in a spin loop (load_stack.c, spin_at). */
 uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin);
 /* load_stack_spin() that also says in *ours whether the sample is the
  * profiler's own work: the innermost frame that is neither a system library
@@ -297,7 +336,6 @@ uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64
  * cbottleneck's frames (the thread-start trampoline, interposers). */
 uint32_t load_stack_ours(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin,
 			 int *ours);
-void load_warn(struct load *L, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* load_cuda.c: one CUDA or range record of the current file; and the joins
  * (API stacks, GPU op -> API call) once the file has been read. */

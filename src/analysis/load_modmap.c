@@ -1,0 +1,173 @@
+/*
+ * load_modmap.c — per-process module maps: MODULE_LOAD/UNLOAD records into
+ * time-ordered address ranges, so an address resolves to the module loaded
+ * there at the time (dlclose and a re-load elsewhere included).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "load_int.h"
+#include "load_meta.h"
+
+/* --- module maps ----------------------------------------------------------- */
+
+static int range_cmp(const void *a, const void *b)
+{
+	const struct load_range *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void load_modmap_finish(struct load_file *F)
+{
+	if (F->nranges)
+		qsort(F->ranges, F->nranges, sizeof(*F->ranges), range_cmp);
+	if (F->nevents)
+		qsort(F->events, F->nevents, sizeof(*F->events), u64_cmp);
+}
+
+/* Number of module events at or before ts: samples in the same epoch see the
+ * same set of loaded modules. */
+uint32_t load_epoch_of(const struct load_file *F, uint64_t ts)
+{
+	size_t lo = 0, hi = F->nevents;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (F->events[mid] <= ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return (uint32_t)lo;
+}
+
+/* The module containing addr at time ts.  A module whose load event was
+ * recorded a little late (the agent's periodic rescan catches loads that
+ * bypassed dlopen) still matches: the best candidate alive at ts wins, else
+ * the one loaded closest to ts. */
+struct load_mod *load_mod_at(struct load_file *F, uint64_t addr, uint64_t ts)
+{
+	size_t lo = 0, hi = F->nranges;
+	struct load_mod *best = NULL;
+	uint64_t best_dist = UINT64_MAX;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (F->ranges[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo-- > 0) {
+		const struct load_range *r = &F->ranges[lo];
+		struct load_mod *m;
+		uint64_t dist;
+
+		if (addr - r->start >= F->maxlen)
+			break;
+		if (addr >= r->end)
+			continue;
+		m = &F->mods[r->mod];
+		if (m->load_ts <= ts && ts < m->unload_ts)
+			return m;
+		dist = m->load_ts > ts ? m->load_ts - ts : ts - m->unload_ts;
+		if (dist < best_dist) {
+			best_dist = dist;
+			best = m;
+		}
+	}
+	return best;
+}
+
+static const char *mod_base(const char *path)
+{
+	const char *b = strrchr(path, '/');
+
+	return b ? b + 1 : path;
+}
+
+/* cbottleneck's own libraries, loaded into the program. */
+static int mod_ours(const char *path)
+{
+	const char *b = mod_base(path);
+
+	return !strncmp(b, "libcbottleneck", 14) || !strncmp(b, "libcbn_", 7);
+}
+
+/* Libraries whose time is their caller's: the C library, the loader and the
+ * vDSO, the C++ and unwinding runtimes, and CUDA's driver, runtime and CUPTI
+ * (which run the layer's callbacks inside the program's CUDA calls). */
+static int mod_neutral(const char *path)
+{
+	static const char *const prefixes[] = {
+		"libc.so", "libc-", "ld-linux", "ld64.so", "linux-vdso", "linux-gate",
+		"libpthread", "libdl.so", "libdl-", "librt.so", "librt-", "libm.so",
+		"libm-", "libgcc_s", "libstdc++", "libcupti", "libcuda.so", "libcudart",
+	};
+	const char *b = mod_base(path);
+	size_t i;
+
+	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(b, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
+void load_mod_event(struct load *L, const struct reader_rec *r)
+{
+	struct load_file *F = L->f;
+	const struct cbn_rec_module *m = (const void *)r->raw;
+	struct load_mod *mod;
+	uint32_t i, nx = 0;
+	size_t k;
+
+	*LOAD_PUSH(F->events, F->nevents, F->capevents) = m->ts;
+	if (r->type == CBN_REC_MODULE_UNLOAD) {
+		for (k = F->nmods; k-- > 0;) {
+			mod = &F->mods[k];
+			if (mod->unload_ts == UINT64_MAX && mod->base == m->base &&
+			    (mod->seq == m->seq || strcmp(mod->path, r->str) == 0)) {
+				mod->unload_ts = m->ts;
+				break;
+			}
+		}
+		return;
+	}
+	mod = LOAD_PUSH(F->mods, F->nmods, F->capmods);
+	mod->base = m->base;
+	mod->load_ts = m->ts;
+	mod->unload_ts = UINT64_MAX;
+	mod->seq = m->seq;
+	mod->path = load_intern(&L->arena, &L->strings, r->str);
+	mod->sym = sym_module_get(L->sym, mod->path, m->build_id_len ? m->build_id : NULL,
+				  m->build_id_len);
+	mod->ours = mod_ours(mod->path);
+	mod->neutral = mod_neutral(mod->path);
+	for (i = 0; i < m->nseg; i++)
+		nx += (m->seg[i].flags & 1) != 0; /* PF_X */
+	for (i = 0; i < m->nseg; i++) {
+		const struct cbn_segment *s = &m->seg[i];
+		struct load_range *rg;
+		uint64_t start = m->base + s->vaddr;
+
+		if (nx && !(s->flags & 1))
+			continue;
+		if (s->memsz == 0 || start + s->memsz < start)
+			continue;
+		rg = LOAD_PUSH(F->ranges, F->nranges, F->capranges);
+		rg->start = start;
+		rg->end = start + s->memsz;
+		rg->mod = (uint32_t)(F->nmods - 1);
+		if (s->memsz > F->maxlen)
+			F->maxlen = s->memsz;
+	}
+}
+
