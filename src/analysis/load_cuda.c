@@ -79,248 +79,328 @@ static void note_ts(struct load *L, uint64_t ts)
 static void load_cuda_share(struct load *L, uint32_t proc, uint32_t state, uint32_t what,
 			    uint64_t ts, const char *msg);
 
-void load_cuda_rec(struct load *L, const struct reader_rec *r)
+static void cuda_range(struct load *L, const struct reader_rec *r)
+{
+	struct profile *p = L->p;
+	uint32_t proc = L->f->proc;
+	const struct cbn_rec_range *s = (const void *)r->raw;
+	struct prof_range *g = LOAD_PUSH(p->ranges, p->nranges, L->capranges);
+
+	g->start = s->start;
+	g->end = s->end;
+	g->process = proc;
+	g->thread = s->tid ? load_thread(L, proc, s->tid) : PROF_NONE;
+	g->kind = s->kind;
+	g->source = s->source;
+	g->depth = s->depth;
+	g->domain = str(L, r->str2);
+	g->name = str(L, r->str);
+	note_ts(L, s->end);
+}
+
+static void cuda_api(struct load *L, const struct reader_rec *r)
+{
+	struct profile *p = L->p;
+	uint32_t proc = L->f->proc;
+	const struct cbn_rec_cuda_api *s = (const void *)r->raw;
+	struct prof_cuda_api *a = LOAD_PUSH(p->cuda_api, p->ncuda_api, L->capapi);
+
+	a->start = s->start;
+	a->end = s->end;
+	a->thread = load_thread(L, proc, s->tid);
+	a->process = proc;
+	a->correlation = s->correlation;
+	a->cbid = s->cbid;
+	a->domain = s->domain;
+	a->ret = s->ret;
+	a->name = str(L, r->str);
+	a->stack = PROF_NONE;
+	if (s->correlation && api_of(L, s->correlation) == PROF_NONE)
+		load_map_put(&L->corrmap, util_mix64(s->correlation),
+			     (uint32_t)(p->ncuda_api - 1));
+	note_ts(L, s->end);
+}
+
+static void cuda_stack(struct load *L, const struct reader_rec *r)
+{
+	struct load_file *F = L->f;
+	const struct cbn_rec_cuda_stack *s = (const void *)r->raw;
+	struct load_cstack *c = LOAD_PUSH(F->cstacks, F->ncstacks, F->capcstacks);
+
+	c->correlation = s->correlation;
+	c->pcs = r->pcs;
+	c->nframes = r->nframes;
+	c->key = r->stack_key;
+}
+
+static void cuda_kernel(struct load *L, const struct reader_rec *r)
+{
+	const struct cbn_rec_cuda_kernel *s = (const void *)r->raw;
+	struct prof_gpu_op *g = gpu_op(L, PROF_GPU_KERNEL, s->start, s->end);
+
+	g->device = s->device;
+	g->context = s->context;
+	g->stream = s->stream;
+	g->correlation = s->correlation;
+	g->name = str(L, sym_demangle(L->sym, r->str));
+	memcpy(g->grid, s->grid, sizeof(g->grid));
+	memcpy(g->block, s->block, sizeof(g->block));
+	g->registers = s->registers;
+	g->static_smem = s->static_smem;
+	g->dynamic_smem = s->dynamic_smem;
+	g->shmem_limit_optin = s->shmem_limit_optin;
+	g->graph_id = s->graph_id;
+	g->graph_node_id = s->graph_node_id;
+	note_ts(L, s->end);
+}
+
+static void cuda_memcpy(struct load *L, const struct reader_rec *r)
+{
+	const struct cbn_rec_cuda_memcpy *s = (const void *)r->raw;
+	struct prof_gpu_op *g = gpu_op(L, PROF_GPU_MEMCPY, s->start, s->end);
+
+	g->device = s->device;
+	g->context = s->context;
+	g->stream = s->stream;
+	g->correlation = s->correlation;
+	g->name = copy_name(s->copy_kind, (r->flags & CBN_GPU_PEER) != 0);
+	g->bytes = s->bytes;
+	g->copy_kind = s->copy_kind;
+	g->src_kind = s->src_kind;
+	g->dst_kind = s->dst_kind;
+	g->async = (r->flags & CBN_GPU_ASYNC) != 0;
+	g->graph_id = s->graph_id;
+	note_ts(L, s->end);
+}
+
+static void cuda_memset(struct load *L, const struct reader_rec *r)
+{
+	const struct cbn_rec_cuda_memset *s = (const void *)r->raw;
+	struct prof_gpu_op *g = gpu_op(L, PROF_GPU_MEMSET, s->start, s->end);
+
+	g->device = s->device;
+	g->context = s->context;
+	g->stream = s->stream;
+	g->correlation = s->correlation;
+	g->name = "[CUDA memset]";
+	g->bytes = s->bytes;
+	g->value = s->value;
+	g->dst_kind = s->mem_kind;
+	g->async = (r->flags & CBN_GPU_ASYNC) != 0;
+	note_ts(L, s->end);
+}
+
+static void cuda_sync(struct load *L, const struct reader_rec *r)
+{
+	struct profile *p = L->p;
+	uint32_t proc = L->f->proc;
+	const struct cbn_rec_cuda_sync *s = (const void *)r->raw;
+	struct prof_cuda_sync *y = LOAD_PUSH(p->syncs, p->nsyncs, L->capsyncs);
+
+	y->start = s->start;
+	y->end = s->end;
+	y->process = proc;
+	y->type = s->type;
+	y->correlation = s->correlation;
+	y->context = s->context;
+	y->stream = s->stream;
+}
+
+static void cuda_overhead(struct load *L, const struct reader_rec *r)
+{
+	struct profile *p = L->p;
+	uint32_t proc = L->f->proc;
+	const struct cbn_rec_cuda_overhead *s = (const void *)r->raw;
+	struct prof_cuda_overhead *o = LOAD_PUSH(p->overheads, p->noverheads, L->capover);
+
+	o->start = s->start;
+	o->end = s->end;
+	o->process = proc;
+	o->kind = s->kind;
+	o->correlation = s->correlation;
+}
+
+static void cuda_device(struct load *L, const struct reader_rec *r)
+{
+	struct profile *p = L->p;
+	uint32_t proc = L->f->proc;
+	const struct cbn_rec_cuda_device *s = (const void *)r->raw;
+	struct prof_cuda_device *d = LOAD_PUSH(p->devices, p->ndevices, L->capdev);
+
+	d->process = proc;
+	d->id = s->id;
+	d->name = str(L, r->str);
+	d->global_mem = s->global_mem;
+	d->sm_count = s->sm_count;
+	d->cc_major = s->cc_major;
+	d->cc_minor = s->cc_minor;
+	d->max_threads_per_block = s->max_threads_per_block;
+	d->max_warps_per_sm = s->max_warps_per_sm;
+	d->threads_per_warp = s->threads_per_warp;
+	d->max_blocks_per_sm = s->max_blocks_per_sm;
+	d->regs_per_sm = s->regs_per_sm;
+	d->regs_per_block = s->regs_per_block;
+	d->smem_per_sm = s->smem_per_sm;
+	d->smem_per_block = s->smem_per_block;
+	d->smem_per_block_optin = s->smem_per_block_optin;
+	d->reserved_smem_per_block = s->reserved_smem_per_block;
+	if ((s->flags & CBN_DEVICE_UUID) &&
+	    (uint64_t)CBN_DEVICE_UUID_OFF(s->name_len) + sizeof(d->uuid) <= r->size) {
+		memcpy(d->uuid, (const char *)s + CBN_DEVICE_UUID_OFF(s->name_len),
+		       sizeof(d->uuid));
+		d->has_uuid = 1;
+	}
+}
+
+static void cuda_context(struct load *L, const struct reader_rec *r)
+{
+	struct profile *p = L->p;
+	uint32_t proc = L->f->proc;
+	const struct cbn_rec_cuda_context *s = (const void *)r->raw;
+	struct prof_cuda_context *c = LOAD_PUSH(p->contexts, p->ncontexts, L->capctx);
+
+	c->process = proc;
+	c->context = s->context;
+	c->device = s->device;
+	c->null_stream = s->null_stream;
+	c->sm_count = s->sm_count;
+}
+
+static void cuda_memory(struct load *L, const struct reader_rec *r)
+{
+	struct profile *p = L->p;
+	uint32_t proc = L->f->proc;
+	const struct cbn_rec_cuda_memory *s = (const void *)r->raw;
+	struct prof_cuda_memory *m = LOAD_PUSH(p->memory, p->nmemory, L->capmem);
+
+	memset(m, 0, sizeof(*m)); /* the extension's fields stay 0 without it */
+	m->ts = s->ts;
+	m->address = s->address;
+	m->bytes = s->bytes;
+	m->process = proc;
+	m->device = s->device;
+	m->context = s->context;
+	m->stream = s->stream;
+	m->correlation = s->correlation;
+	m->mem_kind = s->mem_kind;
+	m->alloc = (r->flags & 1) != 0;
+	m->api = PROF_NONE;
+	/* The Memory4 extension, in files that have it (h.size says). */
+	if (r->size >= sizeof(*s) + offsetof(struct cbn_rec_cuda_memory_ext, pool_size)) {
+		const struct cbn_rec_cuda_memory_ext *x = (const void *)(s + 1);
+		m->pool_address = x->pool_address;
+		m->pool_release_threshold = x->pool_release_threshold;
+		m->pool_utilized = x->pool_utilized;
+		m->pc = x->pc;
+		m->is_async = x->is_async;
+		m->pool_type = x->pool_type;
+		if (r->size >= sizeof(*s) + sizeof(*x))
+			m->pool_size = x->pool_size;
+	}
+	note_ts(L, s->ts);
+}
+
+static void cuda_mempool(struct load *L, const struct reader_rec *r)
+{
+	struct profile *p = L->p;
+	uint32_t proc = L->f->proc;
+	const struct cbn_rec_cuda_mempool *s = (const void *)r->raw;
+	struct prof_cuda_mempool *q = LOAD_PUSH(p->mempools, p->nmempools, L->capmempool);
+
+	q->ts = s->ts;
+	q->address = s->address;
+	q->size = s->size;
+	q->utilized = s->utilized;
+	q->release_threshold = s->release_threshold;
+	q->min_bytes_to_keep = s->min_bytes_to_keep;
+	q->process = proc;
+	q->device = s->device;
+	q->correlation = s->correlation;
+	q->op = r->flags;
+	q->pool_type = s->pool_type;
+	q->managed = s->managed;
+	note_ts(L, s->ts);
+}
+
+static void cuda_status(struct load *L, const struct reader_rec *r)
 {
 	struct profile *p = L->p;
 	struct load_file *F = L->f;
 	uint32_t proc = F->proc;
+	const struct cbn_rec_cuda_status *s = (const void *)r->raw;
+	struct prof_cuda_status *st;
 
+	if (s->state == CBN_CUDA_YIELDED || s->state == CBN_CUDA_RESUMED) {
+		load_cuda_share(L, proc, s->state, r->raw->flags, s->ts, str(L, r->str));
+		note_ts(L, s->ts);
+		return;
+	}
+	if (F->status_idx == PROF_NONE) {
+		memset(LOAD_PUSH(p->cuda_status, p->ncuda_status, L->capstatus), 0,
+		       sizeof(*p->cuda_status));
+		F->status_idx = (uint32_t)(p->ncuda_status - 1);
+	}
+	/* The last one written wins: counters only grow, FINISHED comes last. */
+	st = &p->cuda_status[F->status_idx];
+	st->process = proc;
+	st->state = s->state;
+	st->cupti_error = s->cupti_error;
+	st->cupti_version = s->cupti_version;
+	st->driver_version = s->driver_version;
+	st->flush_timed_out = s->flush_timed_out;
+	st->dropped = s->dropped;
+	st->zero_ts = s->zero_ts;
+	st->buffers = s->buffers;
+	st->records = s->records;
+	st->message = str(L, r->str);
+	if (s->state == CBN_CUDA_STARTED)
+		st->note = st->message;
+	else if (!st->note)
+		st->note = "";
+}
+
+void load_cuda_rec(struct load *L, const struct reader_rec *r)
+{
 	switch (r->type) {
-	case CBN_REC_RANGE: {
-		const struct cbn_rec_range *s = (const void *)r->raw;
-		struct prof_range *g = LOAD_PUSH(p->ranges, p->nranges, L->capranges);
-		g->start = s->start;
-		g->end = s->end;
-		g->process = proc;
-		g->thread = s->tid ? load_thread(L, proc, s->tid) : PROF_NONE;
-		g->kind = s->kind;
-		g->source = s->source;
-		g->depth = s->depth;
-		g->domain = str(L, r->str2);
-		g->name = str(L, r->str);
-		note_ts(L, s->end);
+	case CBN_REC_RANGE:
+		cuda_range(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_API: {
-		const struct cbn_rec_cuda_api *s = (const void *)r->raw;
-		struct prof_cuda_api *a = LOAD_PUSH(p->cuda_api, p->ncuda_api, L->capapi);
-		a->start = s->start;
-		a->end = s->end;
-		a->thread = load_thread(L, proc, s->tid);
-		a->process = proc;
-		a->correlation = s->correlation;
-		a->cbid = s->cbid;
-		a->domain = s->domain;
-		a->ret = s->ret;
-		a->name = str(L, r->str);
-		a->stack = PROF_NONE;
-		if (s->correlation && api_of(L, s->correlation) == PROF_NONE)
-			load_map_put(&L->corrmap, util_mix64(s->correlation),
-				     (uint32_t)(p->ncuda_api - 1));
-		note_ts(L, s->end);
+	case CBN_REC_CUDA_API:
+		cuda_api(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_STACK: {
-		const struct cbn_rec_cuda_stack *s = (const void *)r->raw;
-		struct load_cstack *c = LOAD_PUSH(F->cstacks, F->ncstacks, F->capcstacks);
-		c->correlation = s->correlation;
-		c->pcs = r->pcs;
-		c->nframes = r->nframes;
-		c->key = r->stack_key;
+	case CBN_REC_CUDA_STACK:
+		cuda_stack(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_KERNEL: {
-		const struct cbn_rec_cuda_kernel *s = (const void *)r->raw;
-		struct prof_gpu_op *g = gpu_op(L, PROF_GPU_KERNEL, s->start, s->end);
-		g->device = s->device;
-		g->context = s->context;
-		g->stream = s->stream;
-		g->correlation = s->correlation;
-		g->name = str(L, sym_demangle(L->sym, r->str));
-		memcpy(g->grid, s->grid, sizeof(g->grid));
-		memcpy(g->block, s->block, sizeof(g->block));
-		g->registers = s->registers;
-		g->static_smem = s->static_smem;
-		g->dynamic_smem = s->dynamic_smem;
-		g->shmem_limit_optin = s->shmem_limit_optin;
-		g->graph_id = s->graph_id;
-		g->graph_node_id = s->graph_node_id;
-		note_ts(L, s->end);
+	case CBN_REC_CUDA_KERNEL:
+		cuda_kernel(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_MEMCPY: {
-		const struct cbn_rec_cuda_memcpy *s = (const void *)r->raw;
-		struct prof_gpu_op *g = gpu_op(L, PROF_GPU_MEMCPY, s->start, s->end);
-		g->device = s->device;
-		g->context = s->context;
-		g->stream = s->stream;
-		g->correlation = s->correlation;
-		g->name = copy_name(s->copy_kind, (r->flags & CBN_GPU_PEER) != 0);
-		g->bytes = s->bytes;
-		g->copy_kind = s->copy_kind;
-		g->src_kind = s->src_kind;
-		g->dst_kind = s->dst_kind;
-		g->async = (r->flags & CBN_GPU_ASYNC) != 0;
-		g->graph_id = s->graph_id;
-		note_ts(L, s->end);
+	case CBN_REC_CUDA_MEMCPY:
+		cuda_memcpy(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_MEMSET: {
-		const struct cbn_rec_cuda_memset *s = (const void *)r->raw;
-		struct prof_gpu_op *g = gpu_op(L, PROF_GPU_MEMSET, s->start, s->end);
-		g->device = s->device;
-		g->context = s->context;
-		g->stream = s->stream;
-		g->correlation = s->correlation;
-		g->name = "[CUDA memset]";
-		g->bytes = s->bytes;
-		g->value = s->value;
-		g->dst_kind = s->mem_kind;
-		g->async = (r->flags & CBN_GPU_ASYNC) != 0;
-		note_ts(L, s->end);
+	case CBN_REC_CUDA_MEMSET:
+		cuda_memset(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_SYNC: {
-		const struct cbn_rec_cuda_sync *s = (const void *)r->raw;
-		struct prof_cuda_sync *y = LOAD_PUSH(p->syncs, p->nsyncs, L->capsyncs);
-		y->start = s->start;
-		y->end = s->end;
-		y->process = proc;
-		y->type = s->type;
-		y->correlation = s->correlation;
-		y->context = s->context;
-		y->stream = s->stream;
+	case CBN_REC_CUDA_SYNC:
+		cuda_sync(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_OVERHEAD: {
-		const struct cbn_rec_cuda_overhead *s = (const void *)r->raw;
-		struct prof_cuda_overhead *o = LOAD_PUSH(p->overheads, p->noverheads, L->capover);
-		o->start = s->start;
-		o->end = s->end;
-		o->process = proc;
-		o->kind = s->kind;
-		o->correlation = s->correlation;
+	case CBN_REC_CUDA_OVERHEAD:
+		cuda_overhead(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_DEVICE: {
-		const struct cbn_rec_cuda_device *s = (const void *)r->raw;
-		struct prof_cuda_device *d = LOAD_PUSH(p->devices, p->ndevices, L->capdev);
-		d->process = proc;
-		d->id = s->id;
-		d->name = str(L, r->str);
-		d->global_mem = s->global_mem;
-		d->sm_count = s->sm_count;
-		d->cc_major = s->cc_major;
-		d->cc_minor = s->cc_minor;
-		d->max_threads_per_block = s->max_threads_per_block;
-		d->max_warps_per_sm = s->max_warps_per_sm;
-		d->threads_per_warp = s->threads_per_warp;
-		d->max_blocks_per_sm = s->max_blocks_per_sm;
-		d->regs_per_sm = s->regs_per_sm;
-		d->regs_per_block = s->regs_per_block;
-		d->smem_per_sm = s->smem_per_sm;
-		d->smem_per_block = s->smem_per_block;
-		d->smem_per_block_optin = s->smem_per_block_optin;
-		d->reserved_smem_per_block = s->reserved_smem_per_block;
-		if ((s->flags & CBN_DEVICE_UUID) &&
-		    (uint64_t)CBN_DEVICE_UUID_OFF(s->name_len) + sizeof(d->uuid) <= r->size) {
-			memcpy(d->uuid, (const char *)s + CBN_DEVICE_UUID_OFF(s->name_len),
-			       sizeof(d->uuid));
-			d->has_uuid = 1;
-		}
+	case CBN_REC_CUDA_DEVICE:
+		cuda_device(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_CONTEXT: {
-		const struct cbn_rec_cuda_context *s = (const void *)r->raw;
-		struct prof_cuda_context *c = LOAD_PUSH(p->contexts, p->ncontexts, L->capctx);
-		c->process = proc;
-		c->context = s->context;
-		c->device = s->device;
-		c->null_stream = s->null_stream;
-		c->sm_count = s->sm_count;
+	case CBN_REC_CUDA_CONTEXT:
+		cuda_context(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_MEMORY: {
-		const struct cbn_rec_cuda_memory *s = (const void *)r->raw;
-		struct prof_cuda_memory *m = LOAD_PUSH(p->memory, p->nmemory, L->capmem);
-		memset(m, 0, sizeof(*m)); /* the extension's fields stay 0 without it */
-		m->ts = s->ts;
-		m->address = s->address;
-		m->bytes = s->bytes;
-		m->process = proc;
-		m->device = s->device;
-		m->context = s->context;
-		m->stream = s->stream;
-		m->correlation = s->correlation;
-		m->mem_kind = s->mem_kind;
-		m->alloc = (r->flags & 1) != 0;
-		m->api = PROF_NONE;
-		/* The Memory4 extension, in files that have it (h.size says). */
-		if (r->size >= sizeof(*s) + offsetof(struct cbn_rec_cuda_memory_ext, pool_size)) {
-			const struct cbn_rec_cuda_memory_ext *x = (const void *)(s + 1);
-			m->pool_address = x->pool_address;
-			m->pool_release_threshold = x->pool_release_threshold;
-			m->pool_utilized = x->pool_utilized;
-			m->pc = x->pc;
-			m->is_async = x->is_async;
-			m->pool_type = x->pool_type;
-			if (r->size >= sizeof(*s) + sizeof(*x))
-				m->pool_size = x->pool_size;
-		}
-		note_ts(L, s->ts);
+	case CBN_REC_CUDA_MEMORY:
+		cuda_memory(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_MEMPOOL: {
-		const struct cbn_rec_cuda_mempool *s = (const void *)r->raw;
-		struct prof_cuda_mempool *q = LOAD_PUSH(p->mempools, p->nmempools, L->capmempool);
-		q->ts = s->ts;
-		q->address = s->address;
-		q->size = s->size;
-		q->utilized = s->utilized;
-		q->release_threshold = s->release_threshold;
-		q->min_bytes_to_keep = s->min_bytes_to_keep;
-		q->process = proc;
-		q->device = s->device;
-		q->correlation = s->correlation;
-		q->op = r->flags;
-		q->pool_type = s->pool_type;
-		q->managed = s->managed;
-		note_ts(L, s->ts);
+	case CBN_REC_CUDA_MEMPOOL:
+		cuda_mempool(L, r);
 		break;
-	}
-	case CBN_REC_CUDA_STATUS: {
-		const struct cbn_rec_cuda_status *s = (const void *)r->raw;
-		struct prof_cuda_status *st;
-
-		if (s->state == CBN_CUDA_YIELDED || s->state == CBN_CUDA_RESUMED) {
-			load_cuda_share(L, proc, s->state, r->raw->flags, s->ts, str(L, r->str));
-			note_ts(L, s->ts);
-			break;
-		}
-		if (F->status_idx == PROF_NONE) {
-			memset(LOAD_PUSH(p->cuda_status, p->ncuda_status, L->capstatus), 0,
-			       sizeof(*p->cuda_status));
-			F->status_idx = (uint32_t)(p->ncuda_status - 1);
-		}
-		/* The last one written wins: counters only grow, FINISHED comes last. */
-		st = &p->cuda_status[F->status_idx];
-		st->process = proc;
-		st->state = s->state;
-		st->cupti_error = s->cupti_error;
-		st->cupti_version = s->cupti_version;
-		st->driver_version = s->driver_version;
-		st->flush_timed_out = s->flush_timed_out;
-		st->dropped = s->dropped;
-		st->zero_ts = s->zero_ts;
-		st->buffers = s->buffers;
-		st->records = s->records;
-		st->message = str(L, r->str);
-		if (s->state == CBN_CUDA_STARTED)
-			st->note = st->message;
-		else if (!st->note)
-			st->note = "";
+	case CBN_REC_CUDA_STATUS:
+		cuda_status(L, r);
 		break;
-	}
 	default:
 		break;
 	}
