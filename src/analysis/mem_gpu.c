@@ -227,7 +227,6 @@ static int gsite_eq(const void *ctx, uint32_t v)
 	       strcmp(s->file, q->file) == 0;
 }
 
-/* The site of allocation record r (index into gs->s), or -ENOMEM. */
 /* 1 when a frame of stack st belongs to a caching allocator of device
  * memory, which keeps freed blocks for reuse until the process ends. */
 static int caching_stack(const struct profile *p, uint32_t st)
@@ -254,6 +253,7 @@ static int caching_stack(const struct profile *p, uint32_t st)
 	return 0;
 }
 
+/* The site of allocation record r (index into gs->s), or -ENOMEM. */
 static long site_of(struct gsites *gs, const struct profile *p, const struct prof_cuda_memory *r)
 {
 	const struct prof_cuda_api *a = r->api < p->ncuda_api ? &p->cuda_api[r->api] : NULL;
@@ -409,174 +409,213 @@ static int cmp_peak_site(const void *a, const void *b)
 	return x->site < y->site ? -1 : x->site > y->site;
 }
 
-int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
+/* One analysis of the GPU spaces: the events of every space in time order,
+ * the sweep's state, and the sites being built (indices into gs.s until they
+ * are appended to m->sites). */
+struct gpu_ctx {
+	const struct profile *p;
+	struct mem_analysis *m;
+	uint32_t devs[64 + 1];        /* the spaces: device ids, MEM_DEVICE_PINNED last */
+	size_t ndevs;
+	size_t base_space, base_site; /* this side's first space and site in m */
+	struct gev *ev; size_t nev;
+	struct gspace_acc *acc;       /* per space */
+	struct gsites gs;
+	struct gsite_acc *sacc; size_t nsacc;   /* per site */
+	struct gpool *pools; size_t npools, cappools;
+	struct gmap live;
+};
+
+/* The spaces (devices by id, up to 64, then pinned host) and their events
+ * in time order; each space's curve sized for one point per event. */
+static int gpu_events(struct gpu_ctx *G)
 {
-	uint32_t devs[64 + 1];
-	size_t ndevs = 0, nev = 0, i, j, s, base_space = m->nspaces, base_site = m->nsites;
-	struct gev *ev = NULL;
-	struct gspace_acc *acc = NULL;
-	struct gsites gs = { 0 };
-	struct gsite_acc *sacc = NULL;
-	struct gstack *gst = NULL;
-	size_t ngst = 0;
-	struct gpool *pools = NULL;
-	size_t npools = 0, cappools = 0;
-	struct gmap live = { 0 };
-	uint32_t *order = NULL, *remap = NULL;
-	long site;
-	int ret = -ENOMEM;
+	const struct profile *p = G->p;
+	size_t i, j, s;
 
-	if (!p->nmemory)
-		return 0;
-	/* the spaces: devices by id (up to 64), then pinned host */
 	for (i = 0; i < p->nmemory; i++) {
 		uint32_t d = space_device(&p->memory[i]);
 
-		for (j = 0; j < ndevs && devs[j] != d; j++)
+		for (j = 0; j < G->ndevs && G->devs[j] != d; j++)
 			;
-		if (j == ndevs && ndevs < sizeof(devs) / sizeof(devs[0]))
-			devs[ndevs++] = d;
+		if (j == G->ndevs && G->ndevs < sizeof(G->devs) / sizeof(G->devs[0]))
+			G->devs[G->ndevs++] = d;
 	}
-	qsort(devs, ndevs, sizeof(devs[0]), cmp_u32); /* MEM_DEVICE_PINNED sorts last */
+	qsort(G->devs, G->ndevs, sizeof(G->devs[0]), cmp_u32); /* MEM_DEVICE_PINNED sorts last */
 
-	if (!(ev = calloc(p->nmemory + p->nmempools, sizeof(*ev))) ||
-	    !(acc = calloc(ndevs, sizeof(*acc))))
-		goto out;
+	if (!(G->ev = calloc(p->nmemory + p->nmempools, sizeof(*G->ev))) ||
+	    !(G->acc = calloc(G->ndevs, sizeof(*G->acc))))
+		return -ENOMEM;
 	for (i = 0; i < p->nmemory; i++) {
 		uint32_t d = space_device(&p->memory[i]);
 
-		for (j = 0; j < ndevs && devs[j] != d; j++)
+		for (j = 0; j < G->ndevs && G->devs[j] != d; j++)
 			;
-		if (j == ndevs)
+		if (j == G->ndevs)
 			continue;
-		ev[nev++] = (struct gev){ p->memory[i].ts, (uint32_t)i, 0, (uint32_t)j };
+		G->ev[G->nev++] = (struct gev){ p->memory[i].ts, (uint32_t)i, 0, (uint32_t)j };
 	}
 	for (i = 0; i < p->nmempools; i++) {
-		for (j = 0; j < ndevs && devs[j] != p->mempools[i].device; j++)
+		for (j = 0; j < G->ndevs && G->devs[j] != p->mempools[i].device; j++)
 			;
-		if (j == ndevs)
+		if (j == G->ndevs)
 			continue;
-		ev[nev++] = (struct gev){ p->mempools[i].ts, (uint32_t)i, 1, (uint32_t)j };
+		G->ev[G->nev++] = (struct gev){ p->mempools[i].ts, (uint32_t)i, 1, (uint32_t)j };
 	}
-	qsort(ev, nev, sizeof(*ev), cmp_gev);
+	qsort(G->ev, G->nev, sizeof(*G->ev), cmp_gev);
 	/* one curve point per event: each space's array sized once */
-	for (i = 0; i < nev; i++)
-		acc[ev[i].space].npts++;
-	for (s = 0; s < ndevs; s++) {
-		if (!(acc[s].pts = calloc(acc[s].npts + 1, sizeof(*acc[s].pts))))
-			goto out;
-		acc[s].npts = 0;
+	for (i = 0; i < G->nev; i++)
+		G->acc[G->ev[i].space].npts++;
+	for (s = 0; s < G->ndevs; s++) {
+		if (!(G->acc[s].pts = calloc(G->acc[s].npts + 1, sizeof(*G->acc[s].pts))))
+			return -ENOMEM;
+		G->acc[s].npts = 0;
 	}
+	return 0;
+}
 
-	/* pass 1: timeline, peak, sites' figures */
-	for (i = 0; i < nev; i++) {
-		struct gspace_acc *A = &acc[ev[i].space];
+/* Sweep: allocation record r of space A. */
+static int sweep_alloc(struct gpu_ctx *G, struct gspace_acc *A, const struct prof_cuda_memory *r)
+{
+	struct gsites *gs = &G->gs;
+	struct gblk *b;
+	long site;
+	size_t j;
+
+	if ((site = site_of(gs, G->p, r)) < 0)
+		return -ENOMEM;
+	if ((size_t)site >= G->nsacc || !G->sacc) {
+		struct gsite_acc *n = realloc(G->sacc, gs->cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		for (j = G->nsacc; j < gs->cap; j++)
+			memset(&n[j], 0, sizeof(n[j]));
+		G->sacc = n;
+		G->nsacc = gs->cap;
+	}
+	if ((b = gmap_find(&G->live, r->process, r->address))) {
+		/* a block allocated twice: its release was not seen */
+		A->live -= b->bytes;
+		if (!b->pooled && A->reserved_np >= b->bytes)
+			A->reserved_np -= b->bytes;
+		G->sacc[b->site].live -= (double)b->bytes;
+		gmap_del(&G->live, b);
+	}
+	if (!(b = gmap_put(&G->live, r->process, r->address)))
+		return -ENOMEM;
+	b->bytes = r->bytes;
+	b->ts = r->ts;
+	b->site = (uint32_t)site;
+	b->pooled = r->pool_address != 0;
+	A->live += r->bytes;
+	if (!r->pool_address)
+		A->reserved_np += r->bytes;
+	gs->s[site].bytes += (double)r->bytes;
+	gs->s[site].allocs += 1;
+	gs->s[site].records++;
+	G->sacc[site].live += (double)r->bytes;
+	if (G->sacc[site].live > gs->s[site].max_live)
+		gs->s[site].max_live = G->sacc[site].live;
+	return 0;
+}
+
+/* Sweep: release record r of space A (one of a block not seen allocated
+ * is passed over). */
+static int sweep_free(struct gpu_ctx *G, struct gspace_acc *A, const struct prof_cuda_memory *r)
+{
+	struct gblk *b = gmap_find(&G->live, r->process, r->address);
+	struct gsite_acc *sa;
+	uint64_t life;
+
+	if (!b)
+		return 0;
+	sa = &G->sacc[b->site];
+	life = r->ts >= b->ts ? r->ts - b->ts : 0;
+	A->live -= b->bytes;
+	if (!b->pooled && A->reserved_np >= b->bytes)
+		A->reserved_np -= b->bytes;
+	sa->live -= (double)b->bytes;
+	if (life < MEM_SHORT_NS)
+		G->gs.s[b->site].short_lived += 1;
+	if (sa->nlife == sa->caplife) {
+		size_t c = sa->caplife ? sa->caplife * 2 : 8;
+		uint64_t *n = realloc(sa->life, c * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		sa->life = n;
+		sa->caplife = c;
+	}
+	sa->life[sa->nlife++] = life;
+	gmap_del(&G->live, b);
+	return 0;
+}
+
+/* Pass 1 over the events: each space's curve and peak, the sites' figures. */
+static int gpu_sweep(struct gpu_ctx *G)
+{
+	const struct profile *p = G->p;
+	size_t i;
+
+	for (i = 0; i < G->nev; i++) {
+		struct gspace_acc *A = &G->acc[G->ev[i].space];
 		struct mem_point *pt;
 
-		if (ev[i].pool) {
-			const struct prof_cuda_mempool *q = &p->mempools[ev[i].idx];
+		if (G->ev[i].pool) {
+			const struct prof_cuda_mempool *q = &p->mempools[G->ev[i].idx];
 
-			if (pool_set(&pools, &npools, &cappools, q->process, ev[i].space, q->address,
+			if (pool_set(&G->pools, &G->npools, &G->cappools, q->process,
+				     G->ev[i].space, q->address,
 				     q->op == CBN_MEMPOOL_DESTROYED ? 0 : q->size, &A->pool_sum) < 0)
-				goto out;
+				return -ENOMEM;
 		} else {
-			const struct prof_cuda_memory *r = &p->memory[ev[i].idx];
-			struct gblk *b;
+			const struct prof_cuda_memory *r = &p->memory[G->ev[i].idx];
 
 			if (r->pool_address && r->pool_size &&
-			    pool_set(&pools, &npools, &cappools, r->process, ev[i].space,
+			    pool_set(&G->pools, &G->npools, &G->cappools, r->process, G->ev[i].space,
 				     r->pool_address, r->pool_size, &A->pool_sum) < 0)
-				goto out;
-			if (r->alloc) {
-				if ((site = site_of(&gs, p, r)) < 0)
-					goto out;
-				if ((size_t)site >= ngst || !sacc) {
-					struct gsite_acc *n = realloc(sacc, gs.cap * sizeof(*n));
-
-					if (!n)
-						goto out;
-					for (j = ngst; j < gs.cap; j++)
-						memset(&n[j], 0, sizeof(n[j]));
-					sacc = n;
-					ngst = gs.cap;
-				}
-				if ((b = gmap_find(&live, r->process, r->address))) {
-					/* a block allocated twice: its release was not seen */
-					A->live -= b->bytes;
-					if (!b->pooled && A->reserved_np >= b->bytes)
-						A->reserved_np -= b->bytes;
-					sacc[b->site].live -= (double)b->bytes;
-					gmap_del(&live, b);
-				}
-				if (!(b = gmap_put(&live, r->process, r->address)))
-					goto out;
-				b->bytes = r->bytes;
-				b->ts = r->ts;
-				b->site = (uint32_t)site;
-				b->pooled = r->pool_address != 0;
-				A->live += r->bytes;
-				if (!r->pool_address)
-					A->reserved_np += r->bytes;
-				gs.s[site].bytes += (double)r->bytes;
-				gs.s[site].allocs += 1;
-				gs.s[site].records++;
-				sacc[site].live += (double)r->bytes;
-				if (sacc[site].live > gs.s[site].max_live)
-					gs.s[site].max_live = sacc[site].live;
-			} else if ((b = gmap_find(&live, r->process, r->address))) {
-				struct gsite_acc *sa = &sacc[b->site];
-				uint64_t life = r->ts >= b->ts ? r->ts - b->ts : 0;
-
-				A->live -= b->bytes;
-				if (!b->pooled && A->reserved_np >= b->bytes)
-					A->reserved_np -= b->bytes;
-				sa->live -= (double)b->bytes;
-				if (life < MEM_SHORT_NS)
-					gs.s[b->site].short_lived += 1;
-				if (sa->nlife == sa->caplife) {
-					size_t c = sa->caplife ? sa->caplife * 2 : 8;
-					uint64_t *n = realloc(sa->life, c * sizeof(*n));
-
-					if (!n)
-						goto out;
-					sa->life = n;
-					sa->caplife = c;
-				}
-				sa->life[sa->nlife++] = life;
-				gmap_del(&live, b);
-			}
+				return -ENOMEM;
+			if (r->alloc ? sweep_alloc(G, A, r) < 0 : sweep_free(G, A, r) < 0)
+				return -ENOMEM;
 		}
 		pt = &A->pts[A->npts++];
-		pt->ts = ev[i].ts;
+		pt->ts = G->ev[i].ts;
 		pt->live = (int64_t)A->live;
 		pt->rss = A->reserved_np + A->pool_sum;
 		if (A->npts == 1 || (uint64_t)pt->live > (uint64_t)A->pts[A->peak_ev].live)
 			A->peak_ev = A->npts - 1;
 	}
+	return 0;
+}
 
-	/* the spaces */
-	{
-		struct mem_space *ns = realloc(m->spaces, (m->nspaces + ndevs) * sizeof(*ns));
+/* The spaces, appended to m: name, capacity, peaks, end, counts. */
+static int gpu_spaces(struct gpu_ctx *G)
+{
+	const struct profile *p = G->p;
+	struct mem_analysis *m = G->m;
+	struct mem_space *ns = realloc(m->spaces, (m->nspaces + G->ndevs) * sizeof(*ns));
+	size_t i, s;
 
-		if (!ns)
-			goto out;
-		m->spaces = ns;
-	}
-	for (s = 0; s < ndevs; s++) {
-		struct mem_space *sp = &m->spaces[base_space + s];
-		struct gspace_acc *A = &acc[s];
+	if (!ns)
+		return -ENOMEM;
+	m->spaces = ns;
+	for (s = 0; s < G->ndevs; s++) {
+		struct mem_space *sp = &m->spaces[G->base_space + s];
+		struct gspace_acc *A = &G->acc[s];
+		uint32_t dev = G->devs[s];
 		size_t k;
 
 		memset(sp, 0, sizeof(*sp));
 		sp->kind = MEM_SPACE_GPU;
 		sp->process = PROF_NONE;
-		sp->device = devs[s];
-		sp->name = devs[s] == MEM_DEVICE_PINNED ? "pinned host"
-			   : devs[s] < sizeof(gpu_names) / sizeof(gpu_names[0]) ? gpu_names[devs[s]]
-										: "GPU";
+		sp->device = dev;
+		sp->name = dev == MEM_DEVICE_PINNED ? "pinned host"
+			   : dev < sizeof(gpu_names) / sizeof(gpu_names[0]) ? gpu_names[dev]
+									     : "GPU";
 		sp->peak_exact = 1;
 		sp->peak_range = PROF_NONE;
-		sp->total = device_total(p, devs[s]);
+		sp->total = device_total(p, dev);
 		for (k = 0; k < A->npts; k++)
 			if (A->pts[k].rss > sp->reserved_peak)
 				sp->reserved_peak = A->pts[k].rss;
@@ -587,13 +626,13 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 		}
 		m->nspaces++;
 	}
-	for (i = 0; i < nev; i++) {
+	for (i = 0; i < G->nev; i++) {
 		const struct prof_cuda_memory *r;
-		struct mem_space *sp = &m->spaces[base_space + ev[i].space];
+		struct mem_space *sp = &m->spaces[G->base_space + G->ev[i].space];
 
-		if (ev[i].pool)
+		if (G->ev[i].pool)
 			continue;
-		r = &p->memory[ev[i].idx];
+		r = &p->memory[G->ev[i].idx];
 		if (r->alloc) {
 			sp->allocs++;
 			sp->alloc_bytes += r->bytes;
@@ -601,225 +640,277 @@ int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
 			sp->frees++;
 		}
 	}
+	return 0;
+}
 
-	/* pass 2, per space: replay to the peak, then what was live there by site */
-	free(live.b);
-	memset(&live, 0, sizeof(live));
-	{
-		size_t e = 0;
+/* Replay events [first, end) into G->live: allocations add their block
+ * (with its site), releases remove it; up to (and including) the event
+ * numbered stop of them when stop is not SIZE_MAX. */
+static int gpu_replay(struct gpu_ctx *G, size_t first, size_t end, size_t stop,
+		      struct mem_space *sp)
+{
+	const struct profile *p = G->p;
+	size_t i, k = 0;
 
-		for (s = 0; s < ndevs; s++) {
-			struct mem_space *sp = &m->spaces[base_space + s];
-			size_t first = e, k = 0, npeak = 0;
-			double *by = NULL;
-
-			while (e < nev && ev[e].space == s)
-				e++;
-			if (!sp->peak)
-				continue;
-			for (i = first; i < e; i++, k++) {
-				const struct prof_cuda_memory *r;
-				struct gblk *b;
-
-				if (k > acc[s].peak_ev)
-					break;
-				if (ev[i].pool)
-					continue;
-				r = &p->memory[ev[i].idx];
-				if (k == acc[s].peak_ev && r->alloc)
-					sp->peak_range = range_at(p, r->process, r->ts);
-				b = gmap_find(&live, r->process, r->address);
-				if (r->alloc) {
-					if (!b && !(b = gmap_put(&live, r->process, r->address)))
-						goto out;
-					b->bytes = r->bytes;
-					b->site = (uint32_t)site_of(&gs, p, r);
-				} else if (b) {
-					gmap_del(&live, b);
-				}
-			}
-			if (!(by = calloc(gs.n ? gs.n : 1, sizeof(*by))))
-				goto out;
-			for (j = 0; j < live.cap; j++)
-				if (live.b[j].used)
-					by[live.b[j].site] += (double)live.b[j].bytes;
-			for (j = 0; j < gs.n; j++)
-				npeak += by[j] > 0;
-			if (npeak > MEM_PEAK_SITES_MAX)
-				npeak = MEM_PEAK_SITES_MAX;
-			sp->at_peak = calloc(gs.n ? gs.n : 1, sizeof(*sp->at_peak));
-			if (!sp->at_peak) {
-				free(by);
-				goto out;
-			}
-			for (j = 0; j < gs.n; j++)
-				if (by[j] > 0)
-					sp->at_peak[sp->nat_peak++] =
-						(struct mem_peak_site){ (uint32_t)j, by[j] };
-			free(by);
-			qsort(sp->at_peak, sp->nat_peak, sizeof(*sp->at_peak), cmp_peak_site);
-			if (sp->nat_peak > npeak)
-				sp->nat_peak = npeak;
-			free(live.b);
-			memset(&live, 0, sizeof(live));
-		}
-	}
-
-	/* sites: live at the end, lifetimes, heaviest stack; then by bytes desc */
-	for (j = 0; j < gs.n; j++) {
-		struct gsite_acc *sa = &sacc[j];
-
-		gs.s[j].live_end_bytes = sa->live > 0 ? sa->live : 0;
-		if (sa->nlife) {
-			qsort(sa->life, sa->nlife, sizeof(*sa->life), cmp_u64v);
-			gs.s[j].median_life_ns = sa->life[sa->nlife / 2];
-		}
-	}
-	/* blocks still live at the end, by site (pass 1's map was rebuilt: count again) */
-	for (i = 0; i < nev; i++) {
+	for (i = first; i < end; i++, k++) {
 		const struct prof_cuda_memory *r;
 		struct gblk *b;
 
-		if (ev[i].pool)
+		if (stop != SIZE_MAX && k > stop)
+			break;
+		if (G->ev[i].pool)
 			continue;
-		r = &p->memory[ev[i].idx];
-		b = gmap_find(&live, r->process, r->address);
+		r = &p->memory[G->ev[i].idx];
+		if (sp && k == stop && r->alloc)
+			sp->peak_range = range_at(p, r->process, r->ts);
+		b = gmap_find(&G->live, r->process, r->address);
 		if (r->alloc) {
-			if (!b && !(b = gmap_put(&live, r->process, r->address)))
-				goto out;
+			if (!b && !(b = gmap_put(&G->live, r->process, r->address)))
+				return -ENOMEM;
 			b->bytes = r->bytes;
-			b->site = (uint32_t)site_of(&gs, p, r);
+			b->site = (uint32_t)site_of(&G->gs, p, r);
 		} else if (b) {
-			gmap_del(&live, b);
+			gmap_del(&G->live, b);
 		}
 	}
-	for (j = 0; j < live.cap; j++)
-		if (live.b[j].used)
-			gs.s[live.b[j].site].live_end_blocks += 1;
-	/* each site's heaviest stack: (site, stack) bytes summed, the largest kept */
-	{
-		size_t n = 0, k;
-		uint64_t *best;
+	return 0;
+}
 
-		for (i = 0; i < p->nmemory; i++)
-			n += p->memory[i].alloc != 0;
-		if (!(gst = calloc(n + 1, sizeof(*gst))) ||
-		    !(best = calloc(gs.n + 1, sizeof(*best))))
-			goto out;
-		n = 0;
-		for (i = 0; i < nev; i++) {
-			const struct prof_cuda_memory *r;
+/* What space sp held at its peak, by site: the blocks live in G->live. */
+static int gpu_space_at_peak(struct gpu_ctx *G, struct mem_space *sp)
+{
+	const struct gsites *gs = &G->gs;
+	size_t j, npeak = 0;
+	double *by;
 
-			if (ev[i].pool || !(r = &p->memory[ev[i].idx])->alloc)
-				continue;
-			if ((site = site_of(&gs, p, r)) < 0) {
-				free(best);
-				goto out;
-			}
-			gst[n].site = (uint32_t)site;
-			gst[n].stack = r->api < p->ncuda_api ? p->cuda_api[r->api].stack : PROF_NONE;
-			gst[n].bytes = r->bytes;
-			n++;
-		}
-		qsort(gst, n, sizeof(*gst), cmp_gstack);
-		for (i = 0; i < n; i = k) {
-			uint64_t sum = 0;
-
-			for (k = i; k < n && gst[k].site == gst[i].site && gst[k].stack == gst[i].stack;
-			     k++)
-				sum += gst[k].bytes;
-			if (gst[i].stack != PROF_NONE && sum > best[gst[i].site]) {
-				best[gst[i].site] = sum;
-				gs.s[gst[i].site].stack = gst[i].stack;
-			}
-		}
-		free(best);
+	if (!(by = calloc(gs->n ? gs->n : 1, sizeof(*by))))
+		return -ENOMEM;
+	for (j = 0; j < G->live.cap; j++)
+		if (G->live.b[j].used)
+			by[G->live.b[j].site] += (double)G->live.b[j].bytes;
+	for (j = 0; j < gs->n; j++)
+		npeak += by[j] > 0;
+	if (npeak > MEM_PEAK_SITES_MAX)
+		npeak = MEM_PEAK_SITES_MAX;
+	sp->at_peak = calloc(gs->n ? gs->n : 1, sizeof(*sp->at_peak));
+	if (!sp->at_peak) {
+		free(by);
+		return -ENOMEM;
 	}
+	for (j = 0; j < gs->n; j++)
+		if (by[j] > 0)
+			sp->at_peak[sp->nat_peak++] = (struct mem_peak_site){ (uint32_t)j, by[j] };
+	free(by);
+	qsort(sp->at_peak, sp->nat_peak, sizeof(*sp->at_peak), cmp_peak_site);
+	if (sp->nat_peak > npeak)
+		sp->nat_peak = npeak;
+	return 0;
+}
 
-	/* sites of a caching allocator: their blocks at the end are its cache */
-	for (j = 0; j < gs.n; j++)
-		gs.s[j].caching = caching_stack(p, gs.s[j].stack);
-	for (i = 0; i < nev; i++) {
-		const struct prof_cuda_memory *r;
-		long si;
+/* Pass 2, per space: replay to the peak, then what was live there by site. */
+static int gpu_at_peak(struct gpu_ctx *G)
+{
+	size_t e = 0, s;
 
-		if (ev[i].pool || !(r = &p->memory[ev[i].idx])->alloc)
+	free(G->live.b);
+	memset(&G->live, 0, sizeof(G->live));
+	for (s = 0; s < G->ndevs; s++) {
+		struct mem_space *sp = &G->m->spaces[G->base_space + s];
+		size_t first = e;
+
+		while (e < G->nev && G->ev[e].space == s)
+			e++;
+		if (!sp->peak)
 			continue;
-		/* a site none of whose heaviest stacks says so may still have
-		 * another stack through the allocator: any one is enough */
-		if ((si = site_of(&gs, p, r)) >= 0 && !gs.s[si].caching && r->api < p->ncuda_api)
-			gs.s[si].caching = caching_stack(p, p->cuda_api[r->api].stack);
+		if (gpu_replay(G, first, e, G->acc[s].peak_ev, sp) < 0 || gpu_space_at_peak(G, sp) < 0)
+			return -ENOMEM;
+		free(G->live.b);
+		memset(&G->live, 0, sizeof(G->live));
 	}
-	for (j = 0; j < gs.n; j++)
-		for (s = 0; gs.s[j].caching && s < ndevs; s++)
-			if (m->spaces[base_space + s].device == gs.s[j].device)
-				m->spaces[base_space + s].cached_end += (uint64_t)gs.s[j].live_end_bytes;
+	return 0;
+}
 
-	/* append the sites by bytes desc; remap at_peak and add leaks */
-	if (!(order = malloc((gs.n + 1) * sizeof(*order))) ||
-	    !(remap = malloc((gs.n + 1) * sizeof(*remap))))
+/* The sites: live at the end (bytes and blocks), median lifetime. */
+static int gpu_sites_end(struct gpu_ctx *G)
+{
+	struct gsites *gs = &G->gs;
+	size_t j;
+
+	for (j = 0; j < gs->n; j++) {
+		struct gsite_acc *sa = &G->sacc[j];
+
+		gs->s[j].live_end_bytes = sa->live > 0 ? sa->live : 0;
+		if (sa->nlife) {
+			qsort(sa->life, sa->nlife, sizeof(*sa->life), cmp_u64v);
+			gs->s[j].median_life_ns = sa->life[sa->nlife / 2];
+		}
+	}
+	/* blocks still live at the end, by site (pass 1's map was rebuilt: count again) */
+	if (gpu_replay(G, 0, G->nev, SIZE_MAX, NULL) < 0)
+		return -ENOMEM;
+	for (j = 0; j < G->live.cap; j++)
+		if (G->live.b[j].used)
+			gs->s[G->live.b[j].site].live_end_blocks += 1;
+	return 0;
+}
+
+/* Each site's heaviest stack: (site, stack) bytes summed, the largest kept. */
+static int gpu_heaviest(struct gpu_ctx *G)
+{
+	const struct profile *p = G->p;
+	struct gstack *gst = NULL;
+	uint64_t *best = NULL;
+	size_t n = 0, i, k;
+	long site;
+	int ret = -ENOMEM;
+
+	for (i = 0; i < p->nmemory; i++)
+		n += p->memory[i].alloc != 0;
+	if (!(gst = calloc(n + 1, sizeof(*gst))) || !(best = calloc(G->gs.n + 1, sizeof(*best))))
 		goto out;
-	for (j = 0; j < gs.n; j++)
-		order[j] = (uint32_t)j;
-	gsort_sites = gs.s;
-	qsort(order, gs.n, sizeof(*order), cmp_site_bytes);
-	{
-		struct mem_site *ns = realloc(m->sites, (m->nsites + gs.n + 1) * sizeof(*ns));
-		uint32_t *nl;
-		size_t nleak = 0, l0 = m->nleaks;
+	n = 0;
+	for (i = 0; i < G->nev; i++) {
+		const struct prof_cuda_memory *r;
 
-		if (!ns)
+		if (G->ev[i].pool || !(r = &p->memory[G->ev[i].idx])->alloc)
+			continue;
+		if ((site = site_of(&G->gs, p, r)) < 0)
 			goto out;
-		m->sites = ns;
-		for (j = 0; j < gs.n; j++) {
-			m->sites[base_site + j] = gs.s[order[j]];
-			remap[order[j]] = (uint32_t)(base_site + j);
-			nleak += gs.s[order[j]].live_end_bytes > 0 && !gs.s[order[j]].caching;
-		}
-		m->nsites += gs.n;
-		for (s = 0; s < ndevs; s++) {
-			struct mem_space *sp = &m->spaces[base_space + s];
-
-			for (j = 0; j < sp->nat_peak; j++)
-				sp->at_peak[j].site = remap[sp->at_peak[j].site];
-		}
-		if (!(nl = realloc(m->leaks, (m->nleaks + nleak + 1) * sizeof(*nl))))
-			goto out;
-		m->leaks = nl;
-		for (j = 0; j < gs.n; j++)
-			if (m->sites[base_site + j].live_end_bytes > 0 &&
-			    !m->sites[base_site + j].caching)
-				m->leaks[m->nleaks++] = (uint32_t)(base_site + j);
-		gsort_sites = m->sites;
-		qsort(m->leaks + l0, m->nleaks - l0, sizeof(*m->leaks), cmp_site_leak);
+		gst[n].site = (uint32_t)site;
+		gst[n].stack = r->api < p->ncuda_api ? p->cuda_api[r->api].stack : PROF_NONE;
+		gst[n].bytes = r->bytes;
+		n++;
 	}
+	qsort(gst, n, sizeof(*gst), cmp_gstack);
+	for (i = 0; i < n; i = k) {
+		uint64_t sum = 0;
 
-	/* timelines last: downsampled copies owned by the spaces */
-	for (s = 0; s < ndevs; s++) {
-		struct mem_space *sp = &m->spaces[base_space + s];
-
-		downsample(acc[s].pts, &acc[s].npts);
-		sp->timeline = acc[s].pts;
-		sp->ntimeline = acc[s].npts;
-		acc[s].pts = NULL;
+		for (k = i; k < n && gst[k].site == gst[i].site && gst[k].stack == gst[i].stack; k++)
+			sum += gst[k].bytes;
+		if (gst[i].stack != PROF_NONE && sum > best[gst[i].site]) {
+			best[gst[i].site] = sum;
+			G->gs.s[gst[i].site].stack = gst[i].stack;
+		}
 	}
 	ret = 0;
 out:
-	if (acc)
-		for (s = 0; s < ndevs; s++)
-			free(acc[s].pts);
-	if (sacc)
-		for (j = 0; j < ngst; j++)
-			free(sacc[j].life);
-	free(sacc);
-	free(acc);
-	free(ev);
-	free(gs.s);
-	util_map_free(&gs.map);
-	free(pools);
-	free(live.b);
+	free(best);
 	free(gst);
+	return ret;
+}
+
+/* Sites of a caching allocator: their blocks at the end are its cache. */
+static void gpu_caching(struct gpu_ctx *G)
+{
+	const struct profile *p = G->p;
+	struct gsites *gs = &G->gs;
+	size_t i, j, s;
+
+	for (j = 0; j < gs->n; j++)
+		gs->s[j].caching = caching_stack(p, gs->s[j].stack);
+	for (i = 0; i < G->nev; i++) {
+		const struct prof_cuda_memory *r;
+		long si;
+
+		if (G->ev[i].pool || !(r = &p->memory[G->ev[i].idx])->alloc)
+			continue;
+		/* a site none of whose heaviest stacks says so may still have
+		 * another stack through the allocator: any one is enough */
+		if ((si = site_of(gs, p, r)) >= 0 && !gs->s[si].caching && r->api < p->ncuda_api)
+			gs->s[si].caching = caching_stack(p, p->cuda_api[r->api].stack);
+	}
+	for (j = 0; j < gs->n; j++)
+		for (s = 0; gs->s[j].caching && s < G->ndevs; s++)
+			if (G->m->spaces[G->base_space + s].device == gs->s[j].device)
+				G->m->spaces[G->base_space + s].cached_end +=
+					(uint64_t)gs->s[j].live_end_bytes;
+}
+
+/* Append the sites to m by bytes desc; remap at_peak and add the leaks. */
+static int gpu_append_sites(struct gpu_ctx *G)
+{
+	struct mem_analysis *m = G->m;
+	const struct gsites *gs = &G->gs;
+	uint32_t *order = NULL, *remap = NULL, *nl;
+	struct mem_site *ns;
+	size_t nleak = 0, l0 = m->nleaks, j, s;
+	int ret = -ENOMEM;
+
+	if (!(order = malloc((gs->n + 1) * sizeof(*order))) ||
+	    !(remap = malloc((gs->n + 1) * sizeof(*remap))))
+		goto out;
+	for (j = 0; j < gs->n; j++)
+		order[j] = (uint32_t)j;
+	gsort_sites = gs->s;
+	qsort(order, gs->n, sizeof(*order), cmp_site_bytes);
+	if (!(ns = realloc(m->sites, (m->nsites + gs->n + 1) * sizeof(*ns))))
+		goto out;
+	m->sites = ns;
+	for (j = 0; j < gs->n; j++) {
+		m->sites[G->base_site + j] = gs->s[order[j]];
+		remap[order[j]] = (uint32_t)(G->base_site + j);
+		nleak += gs->s[order[j]].live_end_bytes > 0 && !gs->s[order[j]].caching;
+	}
+	m->nsites += gs->n;
+	for (s = 0; s < G->ndevs; s++) {
+		struct mem_space *sp = &m->spaces[G->base_space + s];
+
+		for (j = 0; j < sp->nat_peak; j++)
+			sp->at_peak[j].site = remap[sp->at_peak[j].site];
+	}
+	if (!(nl = realloc(m->leaks, (m->nleaks + nleak + 1) * sizeof(*nl))))
+		goto out;
+	m->leaks = nl;
+	for (j = 0; j < gs->n; j++)
+		if (m->sites[G->base_site + j].live_end_bytes > 0 && !m->sites[G->base_site + j].caching)
+			m->leaks[m->nleaks++] = (uint32_t)(G->base_site + j);
+	gsort_sites = m->sites;
+	qsort(m->leaks + l0, m->nleaks - l0, sizeof(*m->leaks), cmp_site_leak);
+	ret = 0;
+out:
 	free(order);
 	free(remap);
+	return ret;
+}
+
+int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m)
+{
+	struct gpu_ctx G = { .p = p, .m = m, .base_space = m->nspaces, .base_site = m->nsites };
+	size_t s, j;
+	int ret = -ENOMEM;
+
+	if (!p->nmemory)
+		return 0;
+	if (gpu_events(&G) < 0 || gpu_sweep(&G) < 0 || gpu_spaces(&G) < 0 ||
+	    gpu_at_peak(&G) < 0 || gpu_sites_end(&G) < 0 || gpu_heaviest(&G) < 0)
+		goto out;
+	gpu_caching(&G);
+	if (gpu_append_sites(&G) < 0)
+		goto out;
+
+	/* timelines last: downsampled copies owned by the spaces */
+	for (s = 0; s < G.ndevs; s++) {
+		struct mem_space *sp = &m->spaces[G.base_space + s];
+
+		downsample(G.acc[s].pts, &G.acc[s].npts);
+		sp->timeline = G.acc[s].pts;
+		sp->ntimeline = G.acc[s].npts;
+		G.acc[s].pts = NULL;
+	}
+	ret = 0;
+out:
+	if (G.acc)
+		for (s = 0; s < G.ndevs; s++)
+			free(G.acc[s].pts);
+	if (G.sacc)
+		for (j = 0; j < G.nsacc; j++)
+			free(G.sacc[j].life);
+	free(G.sacc);
+	free(G.acc);
+	free(G.ev);
+	free(G.gs.s);
+	util_map_free(&G.gs.map);
+	free(G.pools);
+	free(G.live.b);
 	return ret;
 }
