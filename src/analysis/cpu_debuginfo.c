@@ -13,6 +13,7 @@
 
 #include "cpu.h"
 #include "sym.h"
+#include "util.h"
 
 #define DBG_NAMED_MIN 0.01       /* a module named: at least this share of the samples */
 #define DBG_NAMED_MAX 8          /* ... and at most this many */
@@ -33,21 +34,14 @@ static int dbg_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static const char *base_of(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s ? s + 1 : path ? path : "";
-}
-
 /* The path a module was loaded from, from the modules frames landed in. */
 static const char *path_of(const struct profile *p, const char *name)
 {
 	size_t i;
 
 	for (i = 0; i < p->nhitmods; i++)
-		if (!strcmp(base_of(p->hitmods[i].file), name) ||
-		    !strcmp(base_of(p->hitmods[i].path), name))
+		if (!strcmp(util_base_name(p->hitmods[i].file), name) ||
+		    !strcmp(util_base_name(p->hitmods[i].path), name))
 			return p->hitmods[i].path && *p->hitmods[i].path ? p->hitmods[i].path
 									 : p->hitmods[i].file;
 	return NULL;
@@ -78,7 +72,7 @@ int cpu_debuginfo_line(const struct profile *p, const struct cpu_profile *c, cha
 		const struct prof_func *f = &p->funcs[c->funcs[k].func];
 
 		for (i = 0; f->module && i < n; i++)
-			if (!strcmp(base_of(f->module), m[i].name)) {
+			if (!strcmp(util_base_name(f->module), m[i].name)) {
 				m[i].w += c->funcs[k].self_w;
 				all += c->funcs[k].self_w;
 				break;

@@ -8,13 +8,6 @@
 
 #include "cuda_int.h"
 
-static const char *base(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s ? s + 1 : nz(path);
-}
-
 static int stack_has_cuda(const struct profile *p, uint32_t s)
 {
 	uint32_t i;
@@ -42,7 +35,7 @@ static int stack_has_cuda(const struct profile *p, uint32_t s)
  * (stack_has_cuda).  Start-up modules carry the process's start as load time. */
 static int module_has_cuda(const struct profile *p, const struct prof_module *m)
 {
-	const char *n = m->name ? m->name : base(m->path);
+	const char *n = m->name ? m->name : util_base_name(m->path);
 
 	if (!strncmp(n, "libcudart", 9))
 		return 1;
@@ -85,7 +78,7 @@ static int cuda_shares_build(struct cuda_analysis *a, const struct profile *p, s
 		int api = s->what == CBN_CUPTI_API;
 
 		*r = (struct cuda_share_row){
-			.pid = pr ? pr->pid : 0, .exe = pr ? base(pr->exe) : "?",
+			.pid = pr ? pr->pid : 0, .exe = pr ? util_base_name(pr->exe) : "?",
 			.what = api ? "api" : "activity", .holder = nz(s->holder),
 			.start_ns = s->start > p->start_ns ? s->start - p->start_ns : 0,
 			.end_ns = s->end > p->start_ns ? s->end - p->start_ns : 0, .note = nz(s->note),
@@ -225,7 +218,7 @@ int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
 		char *line;
 
 		*r = (struct cuda_status_row){
-			.pid = pr ? pr->pid : 0, .exe = pr ? base(pr->exe) : "?",
+			.pid = pr ? pr->pid : 0, .exe = pr ? util_base_name(pr->exe) : "?",
 			.state = s->state < 5 ? states[s->state] : "unavailable", .message = nz(s->message),
 			.cupti_error = s->cupti_error, .cupti_version = s->cupti_version,
 			.flush_timed_out = s->flush_timed_out, .dropped = s->dropped, .zero_ts = s->zero_ts,
@@ -287,7 +280,7 @@ int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
 			continue;
 		r = &a->status[a->nstatus++];
 		*r = (struct cuda_status_row){
-			.pid = p->processes[i].pid, .exe = base(p->processes[i].exe), .state = "unavailable",
+			.pid = p->processes[i].pid, .exe = util_base_name(p->processes[i].exe), .state = "unavailable",
 			.message = "loaded the CUDA runtime but CUDA was never initialized for tracing",
 			.inferred = 1,
 		};

@@ -18,6 +18,7 @@
 #include "dist_int.h"
 #include "load.h"
 #include "steps.h"
+#include "util.h"
 
 /* Working state of one dist_analyze(). */
 struct dist_work {
@@ -683,13 +684,6 @@ static void steps_of_ranks(struct dist_work *w, const uint64_t *win_start)
 	}
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int balance(struct dist_work *w, const uint64_t *win_start, const uint64_t *win_end)
 {
 	struct dist_analysis *d = w->d;
@@ -711,7 +705,7 @@ static int balance(struct dist_work *w, const uint64_t *win_start, const uint64_
 		}
 	}
 	d->imbalance = sum ? (double)max * (double)d->nranks / (double)sum : 1.0;
-	qsort(v, d->nranks, sizeof(*v), u64_cmp);
+	qsort(v, d->nranks, sizeof(*v), util_u64_cmp);
 	median = d->nranks % 2 ? v[d->nranks / 2] : (v[d->nranks / 2 - 1] + v[d->nranks / 2]) / 2;
 	free(v);
 	if (d->imbalance < DIST_STRAGGLER_MIN)

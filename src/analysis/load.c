@@ -243,7 +243,6 @@ static void push_modules(struct load *L)
 
 	for (i = 0; i < F->nmods; i++) {
 		const struct load_mod *m = &F->mods[i];
-		const char *slash = strrchr(m->path, '/');
 		struct prof_module *pm;
 
 		cap = L->capmodules;
@@ -253,7 +252,7 @@ static void push_modules(struct load *L)
 		L->modsyms[p->nmodules - 1] = m->sym;
 		pm->process = F->proc;
 		pm->path = m->path;
-		pm->name = slash ? slash + 1 : m->path;
+		pm->name = util_base_name(m->path);
 		pm->base = m->base;
 		pm->load_ts = m->load_ts;
 		pm->unload_ts = m->unload_ts == UINT64_MAX ? 0 : m->unload_ts;

@@ -18,19 +18,12 @@ static int range_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 void load_modmap_finish(struct load_file *F)
 {
 	if (F->nranges)
 		qsort(F->ranges, F->nranges, sizeof(*F->ranges), range_cmp);
 	if (F->nevents)
-		qsort(F->events, F->nevents, sizeof(*F->events), u64_cmp);
+		qsort(F->events, F->nevents, sizeof(*F->events), util_u64_cmp);
 }
 
 /* Number of module events at or before ts: samples in the same epoch see the
@@ -87,17 +80,10 @@ struct load_mod *load_mod_at(struct load_file *F, uint64_t addr, uint64_t ts)
 	return best;
 }
 
-static const char *mod_base(const char *path)
-{
-	const char *b = strrchr(path, '/');
-
-	return b ? b + 1 : path;
-}
-
 /* cbottleneck's own libraries, loaded into the program. */
 static int mod_ours(const char *path)
 {
-	const char *b = mod_base(path);
+	const char *b = util_base_name(path);
 
 	return !strncmp(b, "libcbottleneck", 14) || !strncmp(b, "libcbn_", 7);
 }
@@ -112,7 +98,7 @@ static int mod_neutral(const char *path)
 		"libpthread", "libdl.so", "libdl-", "librt.so", "librt-", "libm.so",
 		"libm-", "libgcc_s", "libstdc++", "libcupti", "libcuda.so", "libcudart",
 	};
-	const char *b = mod_base(path);
+	const char *b = util_base_name(path);
 	size_t i;
 
 	for (i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)

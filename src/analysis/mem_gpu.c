@@ -362,13 +362,6 @@ static int pool_set(struct gpool **pools, size_t *npools, size_t *cap, uint32_t 
 	return 0;
 }
 
-static int cmp_u64v(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int cmp_gstack(const void *a, const void *b)
 {
 	const struct gstack *x = a, *y = b;
@@ -741,7 +734,7 @@ static int gpu_sites_end(struct gpu_ctx *G)
 
 		gs->s[j].live_end_bytes = sa->live > 0 ? sa->live : 0;
 		if (sa->nlife) {
-			qsort(sa->life, sa->nlife, sizeof(*sa->life), cmp_u64v);
+			qsort(sa->life, sa->nlife, sizeof(*sa->life), util_u64_cmp);
 			gs->s[j].median_life_ns = sa->life[sa->nlife / 2];
 		}
 	}

@@ -44,16 +44,6 @@ static uint32_t range_at(const struct profile *p, uint32_t proc, uint64_t ts)
 	return best;
 }
 
-/* The repeated steps of a process: intervals between cbn_step() markers when
- * there are at least three, else the instances of its most frequent
- * outermost range name (at least three).  *out malloc'ed, pairs of times. */
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int range_name_cmp(const void *a, const void *b, void *ctx)
 {
 	const struct prof_range *g = ctx;
@@ -83,7 +73,7 @@ static long process_steps(const struct profile *p, uint32_t proc, uint64_t **out
 		for (i = 0; i < p->nranges; i++)
 			if (p->ranges[i].process == proc && p->ranges[i].kind == CBN_RANGE_STEP)
 				t[k++] = p->ranges[i].start;
-		qsort(t, n, sizeof(*t), u64_cmp);
+		qsort(t, n, sizeof(*t), util_u64_cmp);
 		for (k = 0; k + 1 < n; k++) {
 			v[2 * k] = t[k];
 			v[2 * k + 1] = t[k + 1];
@@ -128,7 +118,7 @@ static long process_steps(const struct profile *p, uint32_t proc, uint64_t **out
 	}
 	free(cand);
 	/* in time order: a site's leaked blocks, in time order, meet them in turn */
-	qsort(v, bestn, 2 * sizeof(*v), u64_cmp);
+	qsort(v, bestn, 2 * sizeof(*v), util_u64_cmp);
 	*out = v;
 	return (long)bestn;
 }

@@ -188,13 +188,6 @@ static int ends(const char *s, const char *suffix)
 	return n >= k && memcmp(s + n - k, suffix, k) == 0;
 }
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 /* The standard library's allocator templates, even inlined: by the header
  * that defines them or by their name. */
 static const char *const alloc_headers[] = {
@@ -231,7 +224,7 @@ int mem_frame_is_allocator(const struct profile *p, const struct prof_frame *fr)
 	if (fr->func >= p->nfuncs)
 		return 0;
 	f = &p->funcs[fr->func];
-	mod = base_name(f->module ? f->module : "");
+	mod = util_base_name(f->module ? f->module : "");
 	for (i = 0; i < sizeof(alloc_modules) / sizeof(alloc_modules[0]); i++)
 		if (strncmp(mod, alloc_modules[i], strlen(alloc_modules[i])) == 0)
 			return 1;

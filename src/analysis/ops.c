@@ -347,20 +347,13 @@ out:
 	return ret;
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Each row's direct parents, once each. */
 static int parents(struct ops_ctx *x)
 {
 	size_t i;
 
 	if (x->nedges)
-		qsort(x->edges, x->nedges, sizeof(*x->edges), cmp_u64);
+		qsort(x->edges, x->nedges, sizeof(*x->edges), util_u64_cmp);
 	for (i = 0; i < x->nedges; i++) {
 		uint32_t par = (uint32_t)(x->edges[i] >> 32), ch = (uint32_t)x->edges[i];
 		struct op_row *r = &x->rows[ch];

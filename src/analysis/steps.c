@@ -644,19 +644,12 @@ static int steps_figures(const struct profile *p, const struct sample_index *x,
 
 /* --- distribution, slow steps, cold start ------------------------------------------ */
 
-static int u64_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Median of v[0 .. n) (sorted here): the middle one, or the mean of the two. */
 static uint64_t median_u64(uint64_t *v, size_t n)
 {
 	if (!n)
 		return 0;
-	qsort(v, n, sizeof(*v), u64_cmp);
+	qsort(v, n, sizeof(*v), util_u64_cmp);
 	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
 }
 

@@ -30,13 +30,6 @@
 #define FC_MAIN 0x40     /* main */
 #define FC_MUTEX 0x80    /* taking a mutex: a futex wait under it is lock contention */
 
-static const char *base_name(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash ? slash + 1 : path;
-}
-
 static int pre(const char *s, const char *prefix)
 {
 	return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -129,7 +122,7 @@ static const char *const mutex_prefixes[] = {
 
 static uint16_t classify(const struct prof_func *f)
 {
-	const char *mod = f->module ? base_name(f->module) : "";
+	const char *mod = f->module ? util_base_name(f->module) : "";
 	const char *name;
 	char buf[256];
 	uint16_t c = 0;
@@ -925,7 +918,7 @@ static int spin_evidence(const struct profile *p, const uint16_t *cls, const uin
 		}
 		ctx->omp_spin_ns += ns;
 		if (!ctx->omp_module && fr[0].func < p->nfuncs && p->funcs[fr[0].func].module)
-			ctx->omp_module = base_name(p->funcs[fr[0].func].module);
+			ctx->omp_module = util_base_name(p->funcs[fr[0].func].module);
 		site = site_of(p, cls, fr, nf, &call);
 		if (site->func < p->nfuncs && !(cls[site->func] & FC_SYS))
 			e[n++] = (struct spin_ent){ .func = site->func, .line = site->line,

@@ -271,13 +271,6 @@ static void sb_us(struct sbuf *b, int64_t ns)
 	sb_put(b, frac, 4);
 }
 
-static const char *base_name(const char *path)
-{
-	const char *s = path ? strrchr(path, '/') : NULL;
-
-	return s ? s + 1 : (path ? path : "");
-}
-
 /* ts of process proc (PROF_NONE: none known) relative to the run's start;
  * the ranks of a distributed run through their clock alignment, so every
  * rank is on one timeline (docs/distributed.md). */
@@ -1395,7 +1388,7 @@ static int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf
 						rq = (int64_t)q;
 					len += (size_t)snprintf(name + len, sizeof(name) - len,
 					                        "%s%s", len ? " -> " : "",
-					                        base_name(p->processes[q].exe));
+					                        util_base_name(p->processes[q].exe));
 					if (len >= sizeof(name))
 						len = sizeof(name) - 1;
 				}

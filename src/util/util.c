@@ -265,6 +265,20 @@ uint64_t util_clock_ns(clockid_t clk)
 
 /* --- units ------------------------------------------------------------------- */
 
+const char *util_base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : (path ? path : "");
+}
+
+int util_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 char *util_fmt_bytes(char *buf, size_t len, double b)
 {
 	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};

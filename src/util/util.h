@@ -99,6 +99,13 @@ static inline uint64_t util_ts_ns(const struct timespec *ts)
 /* clock_gettime(clk) in ns; 0 when the clock cannot be read. */
 uint64_t util_clock_ns(clockid_t clk);
 
+/* --- small helpers ---------------------------------------------------------- */
+
+/* What follows path's last '/' (all of it without one); "" for NULL. */
+const char *util_base_name(const char *path);
+/* qsort's comparison of uint64_t, ascending. */
+int util_u64_cmp(const void *a, const void *b);
+
 /* --- units: the one home of how sizes and times are written ------------------
  *
  * Bytes are 1024-based everywhere, with IEC names (docs/reading-the-report.md,
