@@ -1,48 +1,21 @@
 /*
  * dist.c — the distributed view (dist.h, docs/distributed.md "The merged
  * report"): the ranks of the profile, their wall, CPU, GPU, MPI and compute
- * time, steps, the late-arrival wait of collectives matched across ranks by
- * (comm, seq) and the late-sender wait of blocking receives, load imbalance
- * and the straggler, mpiP-style call sites, collectives and message sizes.
- * Every comparison across ranks is on the reference clock (prof_rank_time).
+ * time, steps, load imbalance and the straggler, the devices, and the
+ * collectives kept; the waits of matched calls are dist_match.c's, call
+ * sites and message sizes dist_sites.c's, the split of each rank's time
+ * dist_split.c's, the rules dist_rules.c's.  Every comparison across ranks
+ * is on the reference clock (prof_rank_time).
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "../format/cbn_format.h"
-#include "../format/cbn_mpi.h"
-#include "analysis.h"
 #include "dist_int.h"
 #include "load.h"
 #include "steps.h"
 #include "util.h"
-
-/* Working state of one dist_analyze(). */
-struct dist_work {
-	const struct profile *p;
-	const struct analysis *a;
-	struct dist_analysis *d;
-	int32_t *procrank;           /* process -> index into d->ranks, -1 */
-	uint64_t *wait;              /* per MPI call: its late-arrival / late-sender wait */
-	uint32_t *site;              /* per MPI call: index into d->sites, UINT32_MAX none */
-	uint64_t *call_rank_wait;    /* [call * nranks + r] */
-	uint32_t *call_rank_count;   /* [call * nranks + r] collectives */
-	uint32_t *call_rank_latest;  /* [call * nranks + r] groups where r arrived last */
-	uint64_t late_sender_ns;
-};
-
-static uint64_t ref_time(const struct profile *p, uint32_t proc, uint64_t t)
-{
-	return prof_rank_time(p, proc, t);
-}
-
-static int is_env(unsigned call)
-{
-	return cbn_mpi_call_kind(call) == CBN_MPI_KIND_ENV;
-}
 
 /* --- ranks -------------------------------------------------------------------- */
 
@@ -82,7 +55,7 @@ static int ranks_build(struct dist_work *w)
 			continue;
 		v[n].rank = p->processes[i].rank.rank;
 		v[n].proc = (uint32_t)i;
-		v[n].start = ref_time(p, (uint32_t)i, p->processes[i].start);
+		v[n].start = dist_ref_time(p, (uint32_t)i, p->processes[i].start);
 		n++;
 	}
 	if (!n) {
@@ -99,7 +72,7 @@ static int ranks_build(struct dist_work *w)
 		const struct prof_process *pr = &p->processes[v[i].proc];
 		const struct prof_rank_proc *pk = &pr->rank;
 		struct dist_rank *r;
-		uint64_t s = v[i].start, e = ref_time(p, v[i].proc, pr->end);
+		uint64_t s = v[i].start, e = dist_ref_time(p, v[i].proc, pr->end);
 
 		if (!d->nranks || d->ranks[d->nranks - 1].rank != v[i].rank) {
 			/* its first process (the earliest) is its main one */
@@ -115,7 +88,7 @@ static int ranks_build(struct dist_work *w)
 			r->start = s;
 			r->end = e;
 			r->clock_source = pk->clock_source;
-			r->clock_offset_ns = (int64_t)ref_time(p, v[i].proc, pr->start) -
+			r->clock_offset_ns = (int64_t)dist_ref_time(p, v[i].proc, pr->start) -
 					     (int64_t)pr->start;
 			r->clock_uncertainty_ns = pk->clock_uncertainty;
 			if (pk->clock_source == PROF_CLOCK_NONE)
@@ -185,9 +158,9 @@ static void mpi_times(struct dist_work *w, uint64_t *win_start, uint64_t *win_en
 		r = &d->ranks[ri];
 		r->bytes_sent += c->bytes_sent;
 		r->bytes_recv += c->bytes_recv;
-		s = ref_time(p, c->process, c->start);
-		e = ref_time(p, c->process, c->end);
-		if (is_env(c->call)) {
+		s = dist_ref_time(p, c->process, c->start);
+		e = dist_ref_time(p, c->process, c->end);
+		if (dist_is_env(c->call)) {
 			if ((c->call == CBN_MPI_Init || c->call == CBN_MPI_Init_thread) &&
 			    (!win_start[ri] || e < win_start[ri]))
 				win_start[ri] = e;
@@ -214,394 +187,6 @@ static void mpi_times(struct dist_work *w, uint64_t *win_start, uint64_t *win_en
 		d->app_ns += r->wall_ns;
 		d->mpi_ns += r->mpi_ns;
 	}
-}
-
-/* --- late arrival: collectives matched by (comm, seq) --------------------------- */
-
-struct coll_key {
-	uint32_t comm, seq;
-	int32_t rank;
-	uint32_t idx;            /* into p->mpi_calls */
-};
-
-static int coll_cmp(const void *a, const void *b)
-{
-	const struct coll_key *x = a, *y = b;
-
-	if (x->comm != y->comm)
-		return x->comm < y->comm ? -1 : 1;
-	if (x->seq != y->seq)
-		return x->seq < y->seq ? -1 : 1;
-	if (x->rank != y->rank)
-		return x->rank < y->rank ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-static int collectives(struct dist_work *w, struct dist_collective *percall)
-{
-	const struct profile *p = w->p;
-	struct dist_analysis *d = w->d;
-	struct coll_key *v;
-	size_t i, j, n = 0;
-
-	v = malloc((p->nmpi_calls ? p->nmpi_calls : 1) * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (i = 0; i < p->nmpi_calls; i++) {
-		const struct prof_mpi_call *c = &p->mpi_calls[i];
-		int32_t ri = c->process < p->nprocesses ? w->procrank[c->process] : -1;
-		struct dist_collective *pc;
-
-		if (ri < 0 || cbn_mpi_call_kind(c->call) != CBN_MPI_KIND_COLL)
-			continue;
-		pc = &percall[c->call];
-		pc->call = cbn_mpi_call_name(c->call);
-		pc->time_ns += c->end - c->start;
-		pc->bytes += c->bytes_sent + c->bytes_recv;
-		w->call_rank_count[(size_t)c->call * d->nranks + (size_t)ri]++;
-		if (!c->seq)
-			continue;
-		v[n].comm = c->comm;
-		v[n].seq = c->seq;
-		v[n].rank = ri;
-		v[n].idx = (uint32_t)i;
-		n++;
-	}
-	if (n > 1)
-		qsort(v, n, sizeof(*v), coll_cmp);
-	for (i = 0; i < n; i = j) {
-		const struct prof_mpi_call *c0 = &p->mpi_calls[v[i].idx];
-		uint64_t last = 0;
-		size_t expect, members;
-		int32_t latest = -1;
-
-		for (j = i; j < n && v[j].comm == v[i].comm && v[j].seq == v[i].seq; j++) {
-			const struct prof_mpi_call *c = &p->mpi_calls[v[j].idx];
-			uint64_t t = ref_time(p, c->process, c->start);
-
-			if (t >= last) {
-				last = t;
-				latest = v[j].rank;
-			}
-		}
-		members = j - i;
-		/* a rank's group: the communicator's size; WORLD: every rank */
-		expect = c0->comm_size > 0 ? (size_t)c0->comm_size
-					   : (c0->comm == 0 ? (size_t)d->world_size : members);
-		if (members < expect)
-			percall[c0->call].unmatched += members;
-		else
-			percall[c0->call].instances++;
-		if (members < 2)
-			continue;
-		for (size_t k = i; k < j; k++) {
-			const struct prof_mpi_call *c = &p->mpi_calls[v[k].idx];
-			uint64_t t = ref_time(p, c->process, c->start), wt = last - t;
-
-			/* it waited from its arrival to the last one's, at most
-			 * for as long as its own call lasted */
-			if (wt > c->end - c->start)
-				wt = c->end - c->start;
-			w->wait[v[k].idx] = wt;
-			percall[c->call].wait_ns += wt;
-			w->call_rank_wait[(size_t)c->call * d->nranks + (size_t)v[k].rank] += wt;
-		}
-		if (latest >= 0)
-			w->call_rank_latest[(size_t)c0->call * d->nranks + (size_t)latest]++;
-	}
-	free(v);
-	return 0;
-}
-
-/* --- late sender: blocking receives matched to their send ------------------------ */
-
-struct p2p_key {
-	int32_t src, dst, tag;
-	uint32_t idx;
-	uint64_t start;          /* own clock: order within one process */
-};
-
-static int p2p_cmp(const void *a, const void *b)
-{
-	const struct p2p_key *x = a, *y = b;
-
-	if (x->src != y->src)
-		return x->src < y->src ? -1 : 1;
-	if (x->dst != y->dst)
-		return x->dst < y->dst ? -1 : 1;
-	if (x->tag != y->tag)
-		return x->tag < y->tag ? -1 : 1;
-	if (x->start != y->start)
-		return x->start < y->start ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
-static int is_send(unsigned call)
-{
-	return call == CBN_MPI_Send || call == CBN_MPI_Ssend || call == CBN_MPI_Bsend ||
-	       call == CBN_MPI_Rsend || call == CBN_MPI_Isend || call == CBN_MPI_Issend;
-}
-
-/* MPI's non-overtaking rule: on one communicator, messages from one sender
- * to one receiver with one tag arrive in the order sent, so the k-th receive
- * of (src, dst, tag) gets the k-th send.  Only MPI_COMM_WORLD (peers are
- * world ranks there) and MPI_Recv with a known source: MPI_Irecv + MPI_Wait
- * and sub-communicators are left out (docs). */
-static int late_senders(struct dist_work *w)
-{
-	const struct profile *p = w->p;
-	struct p2p_key *s, *r;
-	size_t i, ns = 0, nr = 0, a = 0, b = 0;
-
-	s = malloc((p->nmpi_calls ? p->nmpi_calls : 1) * sizeof(*s));
-	r = malloc((p->nmpi_calls ? p->nmpi_calls : 1) * sizeof(*r));
-	if (!s || !r) {
-		free(s);
-		free(r);
-		return -ENOMEM;
-	}
-	for (i = 0; i < p->nmpi_calls; i++) {
-		const struct prof_mpi_call *c = &p->mpi_calls[i];
-		int32_t me = c->process < p->nprocesses ? p->processes[c->process].rank.rank : -1;
-
-		if (me < 0 || c->comm != 0 || c->peer < 0)
-			continue;
-		if (is_send(c->call))
-			s[ns++] = (struct p2p_key){me, c->peer, c->tag, (uint32_t)i, c->start};
-		else if (c->call == CBN_MPI_Recv)
-			r[nr++] = (struct p2p_key){c->peer, me, c->tag, (uint32_t)i, c->start};
-	}
-	if (ns > 1)
-		qsort(s, ns, sizeof(*s), p2p_cmp);
-	if (nr > 1)
-		qsort(r, nr, sizeof(*r), p2p_cmp);
-	while (a < ns && b < nr) {
-		int k = s[a].src != r[b].src ? (s[a].src < r[b].src ? -1 : 1)
-		      : s[a].dst != r[b].dst ? (s[a].dst < r[b].dst ? -1 : 1)
-		      : s[a].tag != r[b].tag ? (s[a].tag < r[b].tag ? -1 : 1) : 0;
-		const struct prof_mpi_call *cs, *cr;
-		uint64_t ts, tr, wt;
-
-		if (k < 0) {
-			a++;
-			continue;
-		}
-		if (k > 0) {
-			b++;
-			continue;
-		}
-		cs = &p->mpi_calls[s[a].idx];
-		cr = &p->mpi_calls[r[b].idx];
-		ts = ref_time(p, cs->process, cs->start);
-		tr = ref_time(p, cr->process, cr->start);
-		wt = ts > tr ? ts - tr : 0;
-		if (wt > cr->end - cr->start)
-			wt = cr->end - cr->start;
-		w->wait[r[b].idx] += wt;
-		w->late_sender_ns += wt;
-		a++;
-		b++;
-	}
-	free(s);
-	free(r);
-	return 0;
-}
-
-/* --- call sites ------------------------------------------------------------------ */
-
-/* Frames of MPI itself and of our wrappers are not the user's call site. */
-static int frame_is_mpi(const struct profile *p, const struct prof_frame *f)
-{
-	const char *m = f->func < p->nfuncs ? p->funcs[f->func].module : NULL;
-	const char *n = f->func < p->nfuncs ? p->funcs[f->func].name : NULL;
-
-	if (n && (strncmp(n, "MPI_", 4) == 0 || strncmp(n, "PMPI_", 5) == 0 ||
-		  strncmp(n, "cbn_", 4) == 0))
-		return 1;
-	return m && (strstr(m, "libmpi") || strstr(m, "libcbottleneck") ||
-		     strstr(m, "libopen-pal") || strstr(m, "libopen-rte") || strstr(m, "mca_"));
-}
-
-static const struct prof_frame *site_frame(const struct profile *p, uint32_t stack)
-{
-	const struct prof_stack *st;
-	uint32_t k;
-
-	if (stack >= p->nstacks)
-		return NULL;
-	st = &p->stacks[stack];
-	for (k = 0; k < st->nframes; k++) {
-		const struct prof_frame *f = &p->frames[st->first + k];
-
-		if (!frame_is_mpi(p, f))
-			return f;
-	}
-	return NULL;
-}
-
-static int site_cmp(const void *a, const void *b)
-{
-	const struct dist_site *x = a, *y = b;
-
-	if (x->time_ns != y->time_ns)
-		return x->time_ns > y->time_ns ? -1 : 1;
-	if (strcmp(x->call, y->call))
-		return strcmp(x->call, y->call);
-	return strcmp(x->function, y->function);
-}
-
-static int sites(struct dist_work *w)
-{
-	const struct profile *p = w->p;
-	struct dist_analysis *d = w->d;
-	size_t i, cap = 0, k;
-	uint64_t *per_rank;
-	uint32_t *order;
-	size_t last = SIZE_MAX;
-
-	for (i = 0; i < p->nmpi_calls; i++) {
-		const struct prof_mpi_call *c = &p->mpi_calls[i];
-		int32_t ri = c->process < p->nprocesses ? w->procrank[c->process] : -1;
-		const struct prof_frame *f;
-		const char *fn, *file;
-		uint32_t line;
-		struct dist_site *st;
-
-		w->site[i] = UINT32_MAX;
-		if (ri < 0 || is_env(c->call))
-			continue;
-		f = site_frame(p, c->stack);
-		fn = f && f->func < p->nfuncs ? p->funcs[f->func].name : "[no call site]";
-		file = f && f->file ? f->file : "";
-		line = f ? f->line : 0;
-		/* calls of one site come in runs: try the last one first */
-		k = last;
-		if (k == SIZE_MAX || strcmp(d->sites[k].call, cbn_mpi_call_name(c->call)) ||
-		    d->sites[k].function != fn || d->sites[k].line != line ||
-		    strcmp(d->sites[k].file, file)) {
-			for (k = 0; k < d->nsites; k++)
-				if (d->sites[k].line == line &&
-				    strcmp(d->sites[k].call, cbn_mpi_call_name(c->call)) == 0 &&
-				    strcmp(d->sites[k].function, fn) == 0 &&
-				    strcmp(d->sites[k].file, file) == 0)
-					break;
-		}
-		if (k == d->nsites) {
-			if (d->nsites == cap) {
-				size_t nc = cap ? cap * 2 : 16;
-				struct dist_site *ns = realloc(d->sites, nc * sizeof(*ns));
-
-				if (!ns)
-					return -ENOMEM;
-				d->sites = ns;
-				cap = nc;
-			}
-			st = &d->sites[d->nsites++];
-			memset(st, 0, sizeof(*st));
-			st->call = cbn_mpi_call_name(c->call);
-			st->function = fn;
-			st->file = file;
-			st->line = line;
-		}
-		last = k;
-		st = &d->sites[k];
-		w->site[i] = (uint32_t)k;
-		st->calls++;
-		st->time_ns += c->end - c->start;
-		if (c->end - c->start > st->max_ns)
-			st->max_ns = c->end - c->start;
-		st->bytes += c->bytes_sent + c->bytes_recv;
-		st->wait_ns += w->wait[i];
-	}
-	if (!d->nsites)
-		return 0;
-	/* COV of each site's time across the ranks that called it */
-	per_rank = calloc(d->nsites * d->nranks, sizeof(*per_rank));
-	order = malloc(d->nsites * sizeof(*order));
-	if (!per_rank || !order) {
-		free(per_rank);
-		free(order);
-		return -ENOMEM;
-	}
-	for (i = 0; i < p->nmpi_calls; i++) {
-		const struct prof_mpi_call *c = &p->mpi_calls[i];
-
-		if (w->site[i] != UINT32_MAX)
-			per_rank[(size_t)w->site[i] * d->nranks + (size_t)w->procrank[c->process]] +=
-				c->end - c->start;
-	}
-	for (k = 0; k < d->nsites; k++) {
-		struct dist_site *st = &d->sites[k];
-		const uint64_t *t = per_rank + k * d->nranks;
-		double sum = 0, sq = 0, mean;
-		size_t n = 0, r;
-
-		for (r = 0; r < d->nranks; r++)
-			if (t[r]) {
-				sum += (double)t[r];
-				n++;
-			}
-		mean = n ? sum / (double)n : 0;
-		for (r = 0; r < d->nranks; r++)
-			if (t[r])
-				sq += ((double)t[r] - mean) * ((double)t[r] - mean);
-		st->cov = n > 1 && mean > 0 ? sqrt(sq / (double)n) / mean : 0;
-		st->app_pct = d->app_ns ? 100.0 * (double)st->time_ns / (double)d->app_ns : 0;
-		st->mpi_pct = d->mpi_ns ? 100.0 * (double)st->time_ns / (double)d->mpi_ns : 0;
-	}
-	free(per_rank);
-	free(order);
-	qsort(d->sites, d->nsites, sizeof(*d->sites), site_cmp);
-	return 0;
-}
-
-/* --- message sizes ------------------------------------------------------------- */
-
-/* bin 0: <= 64 B; bin i: <= 64 x 4^i; the last: the rest */
-static unsigned hist_bin(uint64_t bytes)
-{
-	uint64_t le = 64;
-	unsigned b;
-
-	for (b = 0; b + 1 < DIST_HIST_BINS; b++, le *= 4)
-		if (bytes <= le)
-			return b;
-	return DIST_HIST_BINS - 1;
-}
-
-static int histograms(struct dist_work *w)
-{
-	const struct profile *p = w->p;
-	struct dist_analysis *d = w->d;
-	struct dist_histogram h[CBN_MPI_CALL_MAX];
-	uint8_t moved[CBN_MPI_CALL_MAX] = {0};
-	size_t i, n = 0;
-	unsigned c;
-
-	memset(h, 0, sizeof(h));
-	for (i = 0; i < p->nmpi_calls; i++) {
-		const struct prof_mpi_call *m = &p->mpi_calls[i];
-
-		if (m->call >= CBN_MPI_CALL_MAX || w->procrank[m->process] < 0 || is_env(m->call))
-			continue;
-		h[m->call].count[hist_bin(m->bytes_sent + m->bytes_recv)]++;
-		if (m->bytes_sent + m->bytes_recv)
-			moved[m->call] = 1;
-	}
-	for (c = 0; c < CBN_MPI_CALL_MAX; c++)
-		n += moved[c];
-	if (!n)
-		return 0;
-	d->hists = calloc(n, sizeof(*d->hists));
-	if (!d->hists)
-		return -ENOMEM;
-	for (c = 0; c < CBN_MPI_CALL_MAX; c++) {
-		if (!moved[c])
-			continue;
-		d->hists[d->nhists] = h[c];
-		d->hists[d->nhists++].call = cbn_mpi_call_name(c);
-	}
-	return 0;
 }
 
 /* --- steps, balance, straggler --------------------------------------------------- */
@@ -663,7 +248,7 @@ static void steps_of_ranks(struct dist_work *w, const uint64_t *win_start)
 			if (ri < 0 || c->call != best[ri] || !best[ri] ||
 			    (uint32_t)c->process != d->ranks[ri].process)
 				continue;
-			e = ref_time(p, c->process, c->end);
+			e = dist_ref_time(p, c->process, c->end);
 			dur = e > prev[ri] ? e - prev[ri] : 0;
 			d->ranks[ri].nsteps++;
 			d->ranks[ri].step_mean_ns += dur; /* a sum until below */
@@ -796,167 +381,6 @@ static int devices(struct dist_work *w)
 	return 0;
 }
 
-/* --- the split -------------------------------------------------------------------- */
-
-static void host_split(struct dist_split *s, uint64_t wall, uint64_t mpi, uint64_t cpu)
-{
-	memset(s, 0, sizeof(*s));
-	s->wall_ns = wall;
-	s->communication_ns = mpi < wall ? mpi : wall;
-	s->computation_ns = cpu < wall - s->communication_ns ? cpu : wall - s->communication_ns;
-	s->other_ns = wall - s->communication_ns - s->computation_ns;
-	s->gpu = 0;
-}
-
-/* MPI time of process proc inside [t0, t1) of its own clock (union). */
-static uint64_t mpi_in(const struct profile *p, uint32_t proc, uint64_t t0, uint64_t t1)
-{
-	size_t lo = 0, hi = p->nmpi_calls;
-	uint64_t sum = 0, cover = t0;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->mpi_calls[mid].process < proc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < p->nmpi_calls && p->mpi_calls[lo].process == proc; lo++) {
-		const struct prof_mpi_call *c = &p->mpi_calls[lo];
-		uint64_t s = c->start > cover ? c->start : cover, e = c->end < t1 ? c->end : t1;
-
-		if (c->start >= t1)
-			break;
-		if (is_env(c->call) || e <= s)
-			continue;
-		sum += e - s;
-		cover = e;
-	}
-	return sum;
-}
-
-/*
- * The split of each step of rank i (r->step_split, in the order of the
- * steps): the GPU ops of the step's process in its window, one
- * dist_gpu_split_many per process of the rank (the ops sorted and merged
- * once, not once per step), else the host's view.  mask: scratch, one byte
- * per process.
- */
-static int step_splits(struct dist_work *w, size_t i, uint8_t *mask)
-{
-	const struct profile *p = w->p;
-	const struct step_analysis *sa = w->a->steps;
-	struct dist_rank *r = &w->d->ranks[i];
-	size_t n = 0, a, b, m, j, *idx, *pos;
-	uint64_t *t0, *t1;
-	struct dist_split *tmp;
-	uint8_t *done;
-	int ret = 0;
-
-	r->step_split = calloc(r->nsteps, sizeof(*r->step_split));
-	idx = calloc(r->nsteps, sizeof(*idx));
-	pos = calloc(r->nsteps, sizeof(*pos));
-	t0 = calloc(r->nsteps, sizeof(*t0));
-	t1 = calloc(r->nsteps, sizeof(*t1));
-	tmp = calloc(r->nsteps, sizeof(*tmp));
-	done = calloc(r->nsteps, 1);
-	if (!r->step_split || !idx || !pos || !t0 || !t1 || !tmp || !done) {
-		ret = -ENOMEM;
-		goto out;
-	}
-	for (j = 0; j < sa->nsteps && n < r->nsteps; j++) {
-		const struct step *s = &sa->steps[j];
-
-		if (s->process < p->nprocesses && w->procrank[s->process] == (int32_t)i)
-			idx[n++] = j;
-	}
-	for (a = 0; a < n; a++) {
-		uint32_t q = sa->steps[idx[a]].process;
-		int g;
-
-		if (done[a])
-			continue;
-		for (b = a, m = 0; b < n; b++) {
-			const struct step *s = &sa->steps[idx[b]];
-
-			if (s->process != q)
-				continue;
-			pos[m] = b;
-			t0[m] = s->start;
-			t1[m] = s->end;
-			done[b] = 1;
-			m++;
-		}
-		memset(mask, 0, p->nprocesses);
-		mask[q] = 1;
-		g = dist_gpu_split_many(p, mask, t0, t1, m, tmp);
-		if (g < 0) {
-			ret = g;
-			goto out;
-		}
-		for (b = 0; b < m; b++)
-			r->step_split[pos[b]] = tmp[b];
-	}
-	for (a = 0; a < n; a++) {
-		const struct step *s = &sa->steps[idx[a]];
-		struct dist_split *ss = &r->step_split[a];
-
-		if (!ss->gpu)
-			host_split(ss, s->end > s->start ? s->end - s->start : 0,
-				   mpi_in(p, s->process, s->start, s->end), s->cpu_ns);
-	}
-out:
-	free(idx);
-	free(pos);
-	free(t0);
-	free(t1);
-	free(tmp);
-	free(done);
-	return ret;
-}
-
-static int splits(struct dist_work *w)
-{
-	const struct profile *p = w->p;
-	const struct step_analysis *sa = w->a ? w->a->steps : NULL;
-	struct dist_analysis *d = w->d;
-	uint8_t *mask = calloc(p->nprocesses ? p->nprocesses : 1, 1);
-	size_t i, j;
-
-	if (!mask)
-		return -ENOMEM;
-	for (i = 0; i < d->nranks; i++) {
-		struct dist_rank *r = &d->ranks[i];
-		const struct prof_process *pr = &p->processes[r->process];
-		int ret;
-
-		for (j = 0; j < p->nprocesses; j++)
-			mask[j] = w->procrank[j] == (int32_t)i;
-		ret = dist_gpu_split(p, mask, pr->start, pr->end, &r->split);
-		if (ret < 0) {
-			free(mask);
-			return ret;
-		}
-		if (ret > 0) {
-			r->split.gpu = 1;
-			r->gpu_ns = r->split.computation_ns + r->split.overlap_ns +
-				    r->split.communication_ns;
-		} else {
-			host_split(&r->split, r->wall_ns, r->mpi_ns, r->cpu_ns);
-		}
-		if (!sa || !r->nsteps)
-			continue;
-		ret = step_splits(w, i, mask);
-		if (ret < 0) {
-			free(mask);
-			return ret;
-		}
-	}
-	free(mask);
-	return 0;
-}
-
 /* --- the whole ------------------------------------------------------------------- */
 
 static int coll_time_cmp(const void *a, const void *b)
@@ -1029,16 +453,16 @@ int dist_analyze(const struct profile *p, const struct analysis *a, struct dist_
 	    !percall || !win_start || !win_end)
 		goto out;
 	mpi_times(&w, win_start, win_end);
-	if ((ret = collectives(&w, percall)) < 0 || (ret = late_senders(&w)) < 0)
+	if ((ret = dist_collectives(&w, percall)) < 0 || (ret = dist_late_senders(&w)) < 0)
 		goto out;
 	for (i = 0; i < p->nmpi_calls; i++)
 		if (w.procrank[p->mpi_calls[i].process] >= 0)
 			out->ranks[w.procrank[p->mpi_calls[i].process]].mpi_wait_ns += w.wait[i];
-	if ((ret = sites(&w)) < 0 || (ret = histograms(&w)) < 0 ||
+	if ((ret = dist_sites(&w)) < 0 || (ret = dist_histograms(&w)) < 0 ||
 	    (ret = colls_keep(&w, percall)) < 0)
 		goto out;
 	steps_of_ranks(&w, win_start);
-	if ((ret = balance(&w, win_start, win_end)) < 0 || (ret = splits(&w)) < 0 ||
+	if ((ret = balance(&w, win_start, win_end)) < 0 || (ret = dist_splits(&w)) < 0 ||
 	    (ret = devices(&w)) < 0)
 		goto out;
 	if ((ret = dist_rules_run(out, w.late_sender_ns)) < 0)
