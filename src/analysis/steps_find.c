@@ -1,0 +1,396 @@
+/*
+ * steps_find.c — the run's steps (steps.h): from markers (cbn_step(), marks
+ * matching --step), ranges matching --step, or a function found on the
+ * samples (--step-func), kept inside the capture windows; and the index of
+ * samples by (process, time) every per-step sum searches.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "steps_int.h"
+#include "util.h"
+
+/* --- windows ---------------------------------------------------------------- */
+
+#define WIN_NONE (-1L)           /* outside every window: not recorded */
+#define WIN_WHOLE (-2L)          /* a run without controls and without windows: all of it */
+
+/* The window of process proc holding ts (with the slack before its start):
+ * its index in p->windows, WIN_WHOLE or WIN_NONE.  A process without windows
+ * whose run had no controls (profiles built by hand) is one window. */
+static long window_at(const struct profile *p, uint32_t proc, uint64_t ts)
+{
+	size_t lo = 0, hi = p->nwindows, c;
+	int any = 0;
+
+	/* p->windows is by (process, start): the last one starting by ts + slack */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		const struct prof_window *w = &p->windows[mid];
+
+		if (w->process < proc || (w->process == proc && w->start <= ts + STEP_EDGE_SLACK_NS))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	any = lo < p->nwindows && p->windows[lo].process == proc;
+	if (lo > 0 && p->windows[lo - 1].process == proc) {
+		c = lo - 1;
+		/* inside the one before, the slack reaching the next one's start */
+		if (ts < p->windows[c].start && c > 0 && p->windows[c - 1].process == proc &&
+		    ts <= p->windows[c - 1].end)
+			return (long)(c - 1);
+		if (ts <= p->windows[c].end)
+			return (long)c;
+		any = 1;
+	}
+	if (any || (proc < p->nprocesses && p->processes[proc].capture.mode != CBN_CAPTURE_ALL))
+		return WIN_NONE;
+	return WIN_WHOLE;
+}
+
+/* The number of the step that window w's first marker starts: the n-th
+ * cbn_step() call starts step n (ProfilerStep#n, cbn_schedule.h).  A window
+ * the schedule opened opens at that marker, already counted in first_step;
+ * any other window opened in the step before its first marker. */
+static uint64_t window_first(const struct profile *p, long w)
+{
+	if (w < 0)
+		return 1;
+	return p->windows[w].first_step + (p->windows[w].open_cause != CBN_CAUSE_SCHEDULE);
+}
+
+static uint64_t window_end(const struct profile *p, long w)
+{
+	return w >= 0 ? p->windows[w].end : UINT64_MAX;
+}
+
+/* --- building the list ---------------------------------------------------------- */
+
+static int step_add(struct step_list *l, uint32_t proc, uint64_t number, uint64_t start,
+		    uint64_t end)
+{
+	struct step *s;
+
+	if (util_grow((void **)&l->v, &l->cap, l->n, sizeof(*l->v)) < 0)
+		return -ENOMEM;
+	s = &l->v[l->n++];
+	memset(s, 0, sizeof(*s));
+	s->process = proc;
+	s->number = number;
+	s->start = start;
+	s->end = end;
+	return 0;
+}
+
+static int sidx_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	const struct prof_sample *x = &p->samples[*(const uint32_t *)a];
+	const struct prof_sample *y = &p->samples[*(const uint32_t *)b];
+	uint32_t px = x->thread < p->nthreads ? p->threads[x->thread].process : UINT32_MAX;
+	uint32_t py = y->thread < p->nthreads ? p->threads[y->thread].process : UINT32_MAX;
+
+	if (px != py)
+		return px < py ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+uint32_t steps_sample_proc(const struct profile *p, uint32_t si)
+{
+	uint32_t t = p->samples[si].thread;
+
+	return t < p->nthreads ? p->threads[t].process : UINT32_MAX;
+}
+
+/* First position in the index with (process, ts) >= (proc, ts). */
+size_t steps_sidx_lower(const struct sample_index *x, uint32_t proc, uint64_t ts)
+{
+	size_t lo = 0, hi = x->n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		uint32_t pm = steps_sample_proc(x->p, x->idx[mid]);
+
+		if (pm < proc || (pm == proc && x->p->samples[x->idx[mid]].ts < ts))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int steps_sidx_build(const struct profile *p, struct sample_index *x)
+{
+	size_t i;
+
+	x->p = p;
+	x->n = p->nsamples;
+	x->idx = NULL;
+	if (!x->n)
+		return 0;
+	if (!(x->idx = util_reallocarray(NULL, x->n, sizeof(*x->idx))))
+		return -ENOMEM;
+	for (i = 0; i < x->n; i++)
+		x->idx[i] = (uint32_t)i;
+	qsort_r(x->idx, x->n, sizeof(*x->idx), sidx_cmp, (void *)p);
+	return 0;
+}
+
+/* 1 when process proc has a sample in [start, end). */
+static int has_samples(const struct sample_index *x, uint32_t proc, uint64_t start, uint64_t end)
+{
+	size_t k = steps_sidx_lower(x, proc, start);
+
+	return k < x->n && steps_sample_proc(x->p, x->idx[k]) == proc &&
+	       x->p->samples[x->idx[k]].ts < end;
+}
+
+static int range_is_step(const struct prof_range *r, int kind_mark)
+{
+	if (kind_mark)
+		return r->kind == CBN_RANGE_MARK;
+	return r->kind == CBN_RANGE_PUSHPOP || r->kind == CBN_RANGE_STARTEND;
+}
+
+struct marker {               /* a step marker: cbn_step(), or a mark matching --step */
+	uint64_t ts;
+	uint32_t process;
+};
+
+static int marker_cmp(const void *a, const void *b)
+{
+	const struct marker *x = a, *y = b;
+
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
+	return x->ts < y->ts ? -1 : x->ts > y->ts;
+}
+
+/*
+ * Marker steps: from each marker to the next inside one window, numbered by
+ * the markers before them (window_first); the
+ * last marker of a window to the window's end (at most its process's end)
+ * when that stretch has samples.  re NULL: cbn_step() markers; else the marks
+ * whose name matches re.
+ */
+int steps_from_markers(const struct profile *p, const regex_t *re,
+		       const struct sample_index *x, struct step_list *l)
+{
+	struct marker *m = NULL;
+	size_t n = 0, cap = 0, i, j;
+	int ret = 0;
+
+	for (i = 0; i < p->nranges; i++) {
+		const struct prof_range *r = &p->ranges[i];
+
+		if (re ? !range_is_step(r, 1) || !r->name || regexec(re, r->name, 0, NULL, 0) :
+			 r->kind != CBN_RANGE_STEP)
+			continue;
+		if (util_grow((void **)&m, &cap, n, sizeof(*m)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		m[n].ts = r->start;
+		m[n++].process = r->process;
+	}
+	if (n > 1)
+		qsort(m, n, sizeof(*m), marker_cmp);
+	for (i = 0; i < n; i = j) {
+		long w = window_at(p, m[i].process, m[i].ts);
+		uint64_t k, end;
+
+		/* the markers of this window */
+		for (j = i + 1; j < n && m[j].process == m[i].process &&
+				window_at(p, m[j].process, m[j].ts) == w;
+		     j++)
+			;
+		if (w == WIN_NONE)
+			continue;
+		for (k = 0; i + k + 1 < j; k++)
+			if ((ret = step_add(l, m[i].process, window_first(p, w) + k, m[i + k].ts,
+					    m[i + k + 1].ts)) < 0)
+				goto out;
+		end = window_end(p, w);
+		if (m[i].process < p->nprocesses && p->processes[m[i].process].end &&
+		    p->processes[m[i].process].end < end)
+			end = p->processes[m[i].process].end;
+		/* A window the schedule closed ends at the marker of a step it does
+		 * not record: nothing after that marker is a step. */
+		if (w >= 0 && p->windows[w].close_cause == CBN_CAUSE_SCHEDULE)
+			continue;
+		if (end != UINT64_MAX && end > m[j - 1].ts &&
+		    has_samples(x, m[i].process, m[j - 1].ts, end) &&
+		    (ret = step_add(l, m[i].process, window_first(p, w) + k, m[j - 1].ts, end)) < 0)
+			goto out;
+	}
+out:
+	free(m);
+	return ret;
+}
+
+static int rangeidx_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	const struct prof_range *x = &p->ranges[*(const size_t *)a];
+	const struct prof_range *y = &p->ranges[*(const size_t *)b];
+
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->end > y->end ? -1 : x->end < y->end; /* the outer one first */
+}
+
+/* Range steps: each range matching re, outermost only, inside a window;
+ * numbered in order per process. */
+int steps_from_ranges(const struct profile *p, const regex_t *re, struct step_list *l)
+{
+	size_t *m = NULL, n = 0, cap = 0, i;
+	uint64_t number = 0, last_end = 0;
+	uint32_t proc = UINT32_MAX;
+	int ret = 0;
+
+	for (i = 0; i < p->nranges; i++) {
+		const struct prof_range *r = &p->ranges[i];
+
+		if (!range_is_step(r, 0) || r->end < r->start || !r->name ||
+		    regexec(re, r->name, 0, NULL, 0))
+			continue;
+		if (util_grow((void **)&m, &cap, n, sizeof(*m)) < 0) {
+			ret = -ENOMEM;
+			goto out;
+		}
+		m[n++] = i;
+	}
+	if (n > 1)
+		qsort_r(m, n, sizeof(*m), rangeidx_cmp, (void *)p);
+	for (i = 0; i < n; i++) {
+		const struct prof_range *r = &p->ranges[m[i]];
+		long w = window_at(p, r->process, r->start);
+
+		if (r->process != proc) {
+			proc = r->process;
+			number = 0;
+			last_end = 0;
+		}
+		if (r->start < last_end)
+			continue; /* nested in the previous one */
+		last_end = r->end;
+		if (w == WIN_NONE || r->end > window_end(p, w))
+			continue; /* begun or ended outside the recording */
+		if ((ret = step_add(l, r->process, number++, r->start, r->end)) < 0)
+			goto out;
+	}
+out:
+	free(m);
+	return ret;
+}
+
+/* --- --step-func ---------------------------------------------------------------- */
+
+static int ts_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct profile *p = ctx;
+	uint64_t x = p->samples[*(const uint32_t *)a].ts, y = p->samples[*(const uint32_t *)b].ts;
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/*
+ * Each maximal run of the thread's samples whose stack holds the function,
+ * from the first such sample to the first without it (or the thread's last
+ * sample), not across a window's edge.
+ */
+int steps_from_func(const struct profile *p, const char *name, struct step_list *l,
+			   uint32_t *thread_out)
+{
+	unsigned char *fmatch = NULL, *smatch = NULL;
+	uint64_t *tw = NULL;
+	uint32_t *ts = NULL, best = UINT32_MAX;
+	size_t i, n = 0, any = 0;
+	int ret = 0;
+
+	if (!p->nsamples || !p->nthreads)
+		return 0;
+	fmatch = calloc(p->nfuncs ? p->nfuncs : 1, 1);
+	smatch = calloc(p->nstacks ? p->nstacks : 1, 1);
+	tw = calloc(p->nthreads, sizeof(*tw));
+	if (!fmatch || !smatch || !tw) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < p->nfuncs; i++)
+		if (p->funcs[i].name && !strcmp(p->funcs[i].name, name))
+			fmatch[i] = any = 1;
+	if (!any)
+		goto out;
+	for (i = 0; i < p->nstacks; i++) {
+		const struct prof_stack *st = &p->stacks[i];
+		uint32_t f;
+
+		for (f = 0; f < st->nframes && st->first + f < p->nframes; f++)
+			if (p->frames[st->first + f].func < p->nfuncs &&
+			    fmatch[p->frames[st->first + f].func]) {
+				smatch[i] = 1;
+				break;
+			}
+	}
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		if (s->stack < p->nstacks && smatch[s->stack] && s->thread < p->nthreads)
+			tw[s->thread] += s->weight;
+	}
+	for (i = 0; i < p->nthreads; i++)
+		if (tw[i] && (best == UINT32_MAX || tw[i] > tw[best]))
+			best = (uint32_t)i;
+	if (best == UINT32_MAX)
+		goto out;
+	*thread_out = best;
+	if (!(ts = util_reallocarray(NULL, p->nsamples, sizeof(*ts)))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < p->nsamples; i++)
+		if (p->samples[i].thread == best && !(p->samples[i].flags & PROF_SAMPLE_SPLIT))
+			ts[n++] = (uint32_t)i;
+	qsort_r(ts, n, sizeof(*ts), ts_cmp, (void *)p);
+	{
+		uint32_t proc = p->threads[best].process;
+		uint64_t number = 0, start = 0;
+		long w = WIN_NONE, wr = WIN_NONE;
+		int in = 0;
+
+		for (i = 0; i <= n; i++) {
+			const struct prof_sample *s = i < n ? &p->samples[ts[i]] : NULL;
+			int match = s && s->stack < p->nstacks && smatch[s->stack];
+
+			w = s ? window_at(p, proc, s->ts) : WIN_NONE;
+			if (in && (!match || w != wr)) {
+				/* the run ends at this sample; at its last one when the
+				 * thread or the window ends inside the function */
+				uint64_t end = s && w == wr ? s->ts : p->samples[ts[i - 1]].ts;
+
+				if (end > start && (ret = step_add(l, proc, number++, start, end)) < 0)
+					goto out;
+				in = 0;
+			}
+			if (match && !in && w != WIN_NONE) {
+				in = 1;
+				start = s->ts;
+				wr = w;
+			}
+		}
+	}
+out:
+	free(fmatch);
+	free(smatch);
+	free(tw);
+	free(ts);
+	return ret;
+}
+
