@@ -2,32 +2,23 @@
  * compare.c — the regression gate: evaluate every gate expression over two
  * runs (struct gate_run: a JSON report, or the run just analysed) into table
  * rows with noise-aware verdicts, and decide the exit status (docs/ci.md).
- * Out of memory is CMP_NOMEM, returned: the caller says so and exits.
+ * The run's scalars (wall, cpu, samples, gpu.*) are evaluated here, each
+ * view's metrics in a file of its own (cmp_pattern.c, cmp_mem.c,
+ * cmp_steps.c, cmp_dist.c, cmp_wait.c: cmp_eval.h).  Out of memory is
+ * CMP_NOMEM, returned: the caller says so and exits.
  */
 #include <errno.h>
-#include <fnmatch.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
-#include "cmp_internal.h"
+#include "cmp_eval.h"
 #include "gate_run.h"
 #include "util.h"
 
-/* One side of the comparison. */
-struct cmp_side {
-	const char *path;        /* the report's path, or what stands for the run */
-	const char *role;        /* "baseline" or "current" */
-	const struct gate_run *run;
-	int cuda_ok;             /* CUDA was traced: GPU metrics are meaningful */
-	char cuda_why[200];      /* why not, when !cuda_ok */
-};
-
-static char *cmp_strdup(const char *s)
+char *cmp_strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	char *d = malloc(n);
@@ -86,7 +77,7 @@ static void side_command(const struct cmp_side *s, char *buf, size_t len)
 /* --- rows ---------------------------------------------------------------- */
 
 /* A new row, or NULL with r->nomem set. */
-static struct cmp_row *row_add(struct cmp_result *r, const struct cmp_expr *e, const char *name)
+struct cmp_row *cmp_row_add(struct cmp_result *r, const struct cmp_expr *e, const char *name)
 {
 	struct cmp_row *row;
 	char *copy;
@@ -114,7 +105,7 @@ static struct cmp_row *row_add(struct cmp_result *r, const struct cmp_expr *e, c
 }
 
 /* Decide one row's status from its numbers and its expression's threshold. */
-static void row_judge(struct cmp_result *r, struct cmp_row *row)
+void cmp_row_judge(struct cmp_result *r, struct cmp_row *row)
 {
 	const struct cmp_threshold *th = &row->expr->th;
 	double delta, d, rel;
@@ -148,10 +139,7 @@ static void row_judge(struct cmp_result *r, struct cmp_row *row)
 	r->counts[row->status]++;
 }
 
-static void config_error(struct cmp_result *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void config_error(struct cmp_result *r, const char *fmt, ...)
+void cmp_config_error(struct cmp_result *r, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -163,15 +151,44 @@ static void config_error(struct cmp_result *r, const char *fmt, ...)
 	r->config_error = 1;
 }
 
-/* A value and its sampling variance (ns^2), or the exact/single flavour. */
-struct cmp_val {
-	int ok;
-	double v, var;
-};
+void cmp_eval_section(struct cmp_result *r, const struct cmp_side *b, const struct cmp_expr *e,
+		      const struct cmp_section *g)
+{
+	struct cmp_row *row;
+
+	if (!g->base_has) {
+		cmp_config_error(r, "'%s': %s %s%s", e->text, g->base_pre, b->path, g->base_post);
+		return;
+	}
+	if (!gate_has(g->base)) {
+		cmp_config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
+				 "report?", e->text, b->path, g->key);
+		return;
+	}
+	row = cmp_row_add(r, e, e->text);
+	if (!row)
+		return;
+	cmp_metric_name(e, row->name);
+	row->noise = g->noise;
+	row->has_base = 1;
+	row->base = g->base;
+	if (!g->cur_has) {
+		row->status = CMP_S_NA;
+		snprintf(row->note, sizeof(row->note), "%s", g->cur_note);
+	} else if (!gate_has(g->cur)) {
+		row->status = CMP_S_NA;
+		snprintf(row->note, sizeof(row->note), "the current report has no %s", g->key);
+	} else {
+		row->has_cur = 1;
+		row->cur = g->cur;
+	}
+	cmp_row_judge(r, row);
+}
+
 
 /* Sampled time in ns with its weight in samples: variance = p^2 * n, the
  * Poisson error of n counted periods of p = v / n each. */
-static struct cmp_val sampled(double v, double n, double period)
+struct cmp_val cmp_sampled(double v, double n, double period)
 {
 	struct cmp_val x = {1, v, 0};
 
@@ -256,7 +273,7 @@ static const char *scalar_key(const struct cmp_expr *e)
 
 /* The metric part of an expression ("gpu.kernels" of "gpu.kernels:+0"), in
  * place: name holds a copy of e->text. */
-static void expr_metric_name(const struct cmp_expr *e, char *name)
+void cmp_metric_name(const struct cmp_expr *e, char *name)
 {
 	size_t n = strlen(name), t = strlen(e->th_text);
 
@@ -269,7 +286,7 @@ static int is_gpu_metric(const struct cmp_expr *e)
 	return e->metric == CMP_M_GPU || e->metric == CMP_M_KERNEL || e->metric == CMP_M_API;
 }
 
-static enum cmp_noise metric_noise(const struct cmp_expr *e)
+enum cmp_noise cmp_metric_noise(const struct cmp_expr *e)
 {
 	switch (e->metric) {
 	case CMP_M_CPU:
@@ -298,15 +315,15 @@ static void eval_scalar(struct cmp_result *r, const struct cmp_side *b, const st
 	/* A metric the baseline lacks is a configuration error, unless the current
 	 * run cannot show it either (a GPU metric on two CPU-only runs: n/a). */
 	if (!vb.ok && (e->metric != CMP_M_GPU || vc.ok)) {
-		config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
-			     "report?", e->text, b->path, scalar_key(e));
+		cmp_config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
+				 "report?", e->text, b->path, scalar_key(e));
 		return;
 	}
-	row = row_add(r, e, e->text);
+	row = cmp_row_add(r, e, e->text);
 	if (!row)
 		return;
-	expr_metric_name(e, row->name);
-	row->noise = metric_noise(e);
+	cmp_metric_name(e, row->name);
+	row->noise = cmp_metric_noise(e);
 	row->has_base = vb.ok;
 	row->base = vb.v;
 	row->has_cur = vc.ok;
@@ -317,695 +334,20 @@ static void eval_scalar(struct cmp_result *r, const struct cmp_side *b, const st
 		snprintf(row->note, sizeof(row->note), "the current report has no %s",
 			 scalar_key(e));
 	}
-	row_judge(r, row);
+	cmp_row_judge(r, row);
 }
 
-/* --- pattern metrics: func[], line[], kernel[], api[] -------------------- */
-
-struct cmp_match {
-	char *key;
-	double a;                /* the value, or the total for an average */
-	double n;                /* the count for an average */
-	double var;
-};
-
-struct cmp_matches {
-	struct cmp_match *m;
-	size_t n, cap;
-};
-
-static int file_matches(const char *pattern, const char *file)
-{
-	const char *p;
-
-	if (fnmatch(pattern, file, 0) == 0)
-		return 1;
-	/* "split.c" matches ".../examples/split.c": try every path suffix. */
-	for (p = strchr(file, '/'); p; p = strchr(p + 1, '/'))
-		if (fnmatch(pattern, p + 1, 0) == 0)
-			return 1;
-	return 0;
-}
-
-/* Append m (its key copied); 0, or -1 with r->nomem set. */
-static int match_add(struct cmp_result *r, struct cmp_matches *out, struct cmp_match m,
-		     const char *key)
-{
-	if (out->n == out->cap) {
-		size_t cap = out->cap ? out->cap * 2 : 16;
-		struct cmp_match *v = util_reallocarray(out->m, cap, sizeof(*v));
-
-		if (!v)
-			goto nomem;
-		out->m = v;
-		out->cap = cap;
-	}
-	if (!(m.key = cmp_strdup(key)))
-		goto nomem;
-	out->m[out->n++] = m;
-	return 0;
-nomem:
-	r->nomem = 1;
-	return -1;
-}
-
-/* A value that must be there (else the entry is skipped), or one that
- * counts as 0 when absent. */
-static int need(double v, double *out)
-{
-	if (!gate_has(v))
-		return -1;
-	*out = v;
-	return 0;
-}
-
-static double or_zero(double v)
-{
-	return gate_has(v) ? v : 0;
-}
-
-static int name_matches(const struct cmp_expr *e, const char *name)
-{
-	return e->exact ? strcmp(e->pattern, name) == 0 : fnmatch(e->pattern, name, 0) == 0;
-}
-
-static void collect(struct cmp_result *r, const struct cmp_side *s, const struct cmp_expr *e,
-		    struct cmp_matches *out)
-{
-	const struct gate_run *run = s->run;
-	char key[CMP_PATTERN_MAX + 64];
-	size_t i;
-
-	switch (e->metric) {
-	case CMP_M_FUNC:
-	case CMP_M_LINE: {
-		int self = e->field == CMP_F_SELF, line = e->metric == CMP_M_LINE;
-		size_t n = line ? run->nlines : run->nfuncs;
-
-		for (i = 0; i < n; i++) {
-			const struct gate_func *f = line ? NULL : &run->funcs[i];
-			const struct gate_line *l = line ? &run->lines[i] : NULL;
-			struct cmp_match m = {0};
-			struct cmp_val x;
-			double v;
-
-			if (line) {
-				/* lines[] have self time only */
-				if (l->line != (double)e->line || !file_matches(e->pattern, l->file))
-					continue;
-				snprintf(key, sizeof(key), "%s:%lu", l->file, e->line);
-				if (!self || need(l->self_ns, &v) < 0)
-					continue;
-				x = sampled(v, or_zero(l->self_samples), run->period_ns);
-			} else {
-				if (!name_matches(e, f->name))
-					continue;
-				snprintf(key, sizeof(key), "%s", f->name);
-				if (need(self ? f->self_ns : f->total_ns, &v) < 0)
-					continue;
-				x = sampled(v, or_zero(self ? f->self_samples : f->total_samples),
-					    run->period_ns);
-			}
-			m.a = x.v;
-			m.var = x.var;
-			if (match_add(r, out, m, key) < 0)
-				return;
-		}
-		break;
-	}
-	case CMP_M_OP:
-		/* operators: CUDA and launches exact, CPU sampled */
-		for (i = 0; i < run->nops; i++) {
-			const struct gate_op *o = &run->ops[i];
-			struct cmp_match m = {0};
-			double v;
-
-			if (!name_matches(e, o->name))
-				continue;
-			if (e->field == CMP_F_CPU || e->field == CMP_F_SELF_CPU) {
-				int self = e->field == CMP_F_SELF_CPU;
-				struct cmp_val x;
-
-				if (need(self ? o->self_cpu_ns : o->cpu_total_ns, &v) < 0)
-					continue;
-				x = sampled(v, or_zero(self ? o->self_samples : o->total_samples),
-					    run->period_ns);
-				m.a = x.v;
-				m.var = x.var;
-			} else if (need(e->field == CMP_F_CUDA ? o->cuda_total_ns
-					: e->field == CMP_F_SELF_CUDA ? o->self_cuda_ns : o->launches,
-					&m.a) < 0) {
-				continue;
-			}
-			snprintf(key, sizeof(key), "%s", o->name);
-			if (match_add(r, out, m, key) < 0)
-				return;
-		}
-		break;
-	default: {
-		/* kernel[]: count is instances; api[]: count is calls */
-		const struct gate_count *v = e->metric == CMP_M_KERNEL ? run->kernels : run->api;
-		size_t n = e->metric == CMP_M_KERNEL ? run->nkernels : run->napi;
-
-		if (!run->has_cuda)
-			break;
-		for (i = 0; i < n; i++) {
-			struct cmp_match m = {0};
-
-			if (!name_matches(e, v[i].name))
-				continue;
-			if (e->field == CMP_F_CALLS) {
-				if (need(v[i].count, &m.a) < 0)
-					continue;
-			} else {
-				if (need(v[i].total_ns, &m.a) < 0)
-					continue;
-				m.n = or_zero(v[i].count);
-			}
-			snprintf(key, sizeof(key), "%s", v[i].name);
-			if (match_add(r, out, m, key) < 0)
-				return;
-		}
-		break;
-	}
-	}
-}
-
-static int match_cmp(const void *a, const void *b)
-{
-	return strcmp(((const struct cmp_match *)a)->key, ((const struct cmp_match *)b)->key);
-}
-
-/* Sort by key and fold entries with the same key (one function name in two
- * modules, one kernel with two launch configurations) into one. */
-static void fold(struct cmp_matches *ms)
-{
-	size_t i, o = 0;
-
-	if (ms->n == 0)
-		return;
-	qsort(ms->m, ms->n, sizeof(*ms->m), match_cmp);
-	for (i = 1; i < ms->n; i++) {
-		if (strcmp(ms->m[o].key, ms->m[i].key) == 0) {
-			ms->m[o].a += ms->m[i].a;
-			ms->m[o].n += ms->m[i].n;
-			ms->m[o].var += ms->m[i].var;
-			free(ms->m[i].key);
-		} else {
-			ms->m[++o] = ms->m[i];
-		}
-	}
-	ms->n = o + 1;
-}
-
-static double match_value(const struct cmp_expr *e, const struct cmp_match *m)
-{
-	if (e->field == CMP_F_AVG)
-		return m->n > 0 ? m->a / m->n : 0;
-	return m->a;
-}
-
-static void free_matches(struct cmp_matches *ms)
-{
-	size_t i;
-
-	for (i = 0; i < ms->n; i++)
-		free(ms->m[i].key);
-	free(ms->m);
-}
-
-static const char *field_name(enum cmp_field f)
-{
-	switch (f) {
-	case CMP_F_SELF: return "self";
-	case CMP_F_TOTAL: return "total";
-	case CMP_F_CALLS: return "calls";
-	case CMP_F_AVG: return "avg";
-	case CMP_F_CUDA: return "cuda";
-	case CMP_F_SELF_CUDA: return "self_cuda";
-	case CMP_F_CPU: return "cpu";
-	case CMP_F_SELF_CPU: return "self_cpu";
-	case CMP_F_LAUNCHES: return "launches";
-	default: return "?";
-	}
-}
-
-static void eval_pattern(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
-			 const struct cmp_expr *e)
-{
-	struct cmp_matches mb = {0}, mc = {0};
-	const char *prefix = e->metric == CMP_M_FUNC ? "func"
-			     : e->metric == CMP_M_LINE ? "line"
-			     : e->metric == CMP_M_KERNEL ? "kernel"
-			     : e->metric == CMP_M_OP ? "op" : "api";
-	size_t i = 0, j = 0;
-	char *name = NULL;
-
-	collect(r, b, e, &mb);
-	collect(r, c, e, &mc);
-	if (r->nomem)
-		goto out;
-	fold(&mb);
-	fold(&mc);
-	if (mb.n == 0 && !e->exact) {
-		config_error(r, "'%s': no %s in the baseline %s matches '%s'%s; check the name "
-			     "(see the baseline's report)", e->text,
-			     e->metric == CMP_M_FUNC ? "function"
-			     : e->metric == CMP_M_LINE ? "source line"
-			     : e->metric == CMP_M_KERNEL ? "kernel"
-			     : e->metric == CMP_M_OP ? "operator" : "CUDA API function",
-			     b->path, e->pattern,
-			     e->metric == CMP_M_LINE ? " at that line"
-			     : e->metric == CMP_M_OP && !b->run->has_ops
-			     ? " (it has no operators: no frame entered one)" : "");
-		goto out;
-	}
-	while (i < mb.n || j < mc.n) {
-		int order = i >= mb.n ? 1 : j >= mc.n ? -1 : strcmp(mb.m[i].key, mc.m[j].key);
-		struct cmp_row *row;
-		const char *key = order <= 0 ? mb.m[i].key : mc.m[j].key;
-		size_t len = strlen(prefix) + strlen(key) + 16;
-		double var = 0;
-		char *nn = realloc(name, len);
-
-		if (!nn) {
-			r->nomem = 1;
-			goto out;
-		}
-		name = nn;
-		snprintf(name, len, "%s[%s].%s", prefix, key, field_name(e->field));
-		if (!(row = row_add(r, e, name)))
-			goto out;
-		row->noise = metric_noise(e);
-		if (order <= 0) {
-			row->has_base = 1;
-			row->base = match_value(e, &mb.m[i]);
-			var += mb.m[i].var;
-		}
-		if (order >= 0) {
-			row->has_cur = 1;
-			row->cur = match_value(e, &mc.m[j]);
-			var += mc.m[j].var;
-		}
-		row->sigma = sqrt(var); /* the two runs' sampling errors are independent */
-		if (order <= 0)
-			i++;
-		if (order >= 0)
-			j++;
-		row_judge(r, row);
-	}
-out:
-	free(name);
-	free_matches(&mb);
-	free_matches(&mc);
-}
-
-/* --- memory metrics: mem.peak, mem.leaked, mem.gpu[N].peak, mem.site[] ---- */
-
-static int is_mem_metric(const struct cmp_expr *e)
-{
-	return e->metric == CMP_M_MEM_PEAK || e->metric == CMP_M_MEM_LEAKED ||
-	       e->metric == CMP_M_MEM_GPU || e->metric == CMP_M_MEM_SITE;
-}
-
-/* A host estimate from allocations sampled every rate bytes on average: its
- * variance is about value * rate (a Poisson count of sampled bytes); exact
- * when every allocation was recorded. */
-static double mem_var(double v, double rate)
-{
-	return rate > 1 && v > 0 ? v * rate : 0;
-}
-
-static int site_matches(const struct cmp_expr *e, const struct gate_mem_site *s)
-{
-	if (e->line) {
-		char file[CMP_PATTERN_MAX];
-		char *colon;
-
-		snprintf(file, sizeof(file), "%s", e->pattern);
-		colon = strrchr(file, ':');
-		if (colon)
-			*colon = '\0';
-		if (s->line == (double)e->line && file_matches(file, s->file))
-			return 1;
-	}
-	return fnmatch(e->pattern, s->function, 0) == 0;
-}
-
-/* The value of a memory metric on one side: ok 0 with why set when the
- * side cannot give it. */
-static struct cmp_val mem_value(const struct cmp_side *s, const struct cmp_expr *e, char *why,
-				size_t len)
-{
-	const struct gate_run *r = s->run;
-	struct cmp_val x = {0, 0, 0};
-	size_t i;
-
-	switch (e->metric) {
-	case CMP_M_MEM_PEAK:
-		if (!gate_has(r->mem_peak)) {
-			snprintf(why, len, "no host memory data in the %s run", s->role);
-			break;
-		}
-		x.ok = 1;
-		x.v = r->mem_peak;
-		x.var = r->mem_peak_exact ? 0 : mem_var(x.v, r->mem_rate);
-		break;
-	case CMP_M_MEM_LEAKED:
-		if (!gate_has(r->mem_leaked)) {
-			snprintf(why, len, "no host memory data in the %s run", s->role);
-			break;
-		}
-		x.ok = 1;
-		x.v = r->mem_leaked;
-		x.var = mem_var(x.v, r->mem_rate);
-		break;
-	case CMP_M_MEM_GPU:
-		for (i = 0; i < r->nmem_gpus; i++) {
-			if (r->mem_gpus[i].device == (double)e->device) {
-				x.ok = 1;
-				x.v = r->mem_gpus[i].peak;
-				break;
-			}
-		}
-		if (!x.ok)
-			snprintf(why, len, "no memory data for GPU %lu in the %s run", e->device,
-				 s->role);
-		break;
-	case CMP_M_MEM_SITE: {
-		int matched = 0;
-
-		for (i = 0; i < r->nmem_sites; i++) {
-			const struct gate_mem_site *m = &r->mem_sites[i];
-			double v = e->field == CMP_F_ALLOCS ? m->allocs : m->bytes;
-
-			if (!site_matches(e, m) || !gate_has(v))
-				continue;
-			matched = 1;
-			x.v += v;
-			if (!m->gpu && e->field == CMP_F_ALLOCS)
-				x.var += m->bytes > 0 ? mem_var(v * v / m->bytes, r->mem_rate) : 0;
-			else if (!m->gpu)
-				x.var += mem_var(v, r->mem_rate);
-		}
-		/* a site that allocated nothing the agent saw is 0 */
-		x.ok = 1;
-		if (!matched && s->role[0] == 'b') {
-			x.ok = 0;
-			snprintf(why, len, "no allocation site in the %s %s matches '%s'", s->role,
-				 s->path, e->pattern);
-		}
-		break;
-	}
-	default:
-		break;
-	}
-	return x;
-}
-
-static void eval_mem(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
-		     const struct cmp_expr *e)
-{
-	struct cmp_val vb, vc;
-	struct cmp_row *row;
-	char why_b[CMP_PATTERN_MAX + 200] = "", why_c[CMP_PATTERN_MAX + 200] = "";
-
-	/* Memory data is recorded only with --memory: a baseline without it
-	 * cannot be gated on (config error), a current run without it cannot be
-	 * measured (n/a). */
-	if (!b->run->has_memory) {
-		config_error(r, "'%s': no memory data in the baseline %s; record the baseline "
-			     "with --memory", e->text, b->path);
-		return;
-	}
-	vb = mem_value(b, e, why_b, sizeof(why_b));
-	if (!vb.ok) {
-		config_error(r, "'%s': %s", e->text, why_b);
-		return;
-	}
-	row = row_add(r, e, e->text);
-	if (!row)
-		return;
-	expr_metric_name(e, row->name);
-	row->has_base = 1;
-	row->base = vb.v;
-	if (!c->run->has_memory) {
-		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "no memory data in the current run; "
-			 "profile it with --memory");
-	} else {
-		vc = mem_value(c, e, why_c, sizeof(why_c));
-		row->has_cur = vc.ok;
-		row->cur = vc.v;
-		row->sigma = sqrt(vb.var + vc.var);
-		if (!vc.ok) {
-			row->status = CMP_S_NA;
-			snprintf(row->note, sizeof(row->note), "%.250s", why_c);
-		}
-	}
-	row->noise = row->sigma > 0 ? CMP_N_SAMPLED : CMP_N_EXACT;
-	row_judge(r, row);
-}
-
-/* --- step metrics: step.median, step.p90, step.count ----------------------- */
-
-static int is_step_metric(const struct cmp_expr *e)
-{
-	return e->metric == CMP_M_STEP_MEDIAN || e->metric == CMP_M_STEP_P90 ||
-	       e->metric == CMP_M_STEP_COUNT;
-}
-
-static const char *step_key(const struct cmp_expr *e)
-{
-	return e->metric == CMP_M_STEP_MEDIAN ? "steps.median_ns"
-	       : e->metric == CMP_M_STEP_P90 ? "steps.p90_ns" : "steps.count";
-}
-
-static double step_value(const struct gate_run *run, const struct cmp_expr *e)
-{
-	return e->metric == CMP_M_STEP_MEDIAN ? run->step_median
-	       : e->metric == CMP_M_STEP_P90 ? run->step_p90 : run->step_count;
-}
-
-/*
- * A figure of a section only some reports have (steps, distributed): a
- * baseline without the section cannot be gated on (config error: "'EXPR':
- * <base_pre> BASE<base_post>"), a current run without it could not be
- * measured (n/a, exit 3 for --fail: cur_note).
- */
-struct section_gate {
-	int base_has, cur_has;        /* the section is in the baseline / current run */
-	double base, cur;             /* the figure (gate_has() says present) */
-	const char *key;              /* its JSON key, for "has no KEY" */
-	const char *base_pre, *base_post, *cur_note;
-	int noise;                    /* CMP_N_* */
-};
-
-static void eval_section(struct cmp_result *r, const struct cmp_side *b, const struct cmp_expr *e,
-			 const struct section_gate *g)
-{
-	struct cmp_row *row;
-
-	if (!g->base_has) {
-		config_error(r, "'%s': %s %s%s", e->text, g->base_pre, b->path, g->base_post);
-		return;
-	}
-	if (!gate_has(g->base)) {
-		config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
-			     "report?", e->text, b->path, g->key);
-		return;
-	}
-	row = row_add(r, e, e->text);
-	if (!row)
-		return;
-	expr_metric_name(e, row->name);
-	row->noise = g->noise;
-	row->has_base = 1;
-	row->base = g->base;
-	if (!g->cur_has) {
-		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "%s", g->cur_note);
-	} else if (!gate_has(g->cur)) {
-		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "the current report has no %s", g->key);
-	} else {
-		row->has_cur = 1;
-		row->cur = g->cur;
-	}
-	row_judge(r, row);
-}
-
-/*
- * Steps exist only when the program marks them (cbn_step(), --step,
- * --step-func).  The median and p90 summarize many steps of one run but are
- * still one run's measurement: no sampling error is claimed for them (as
- * wall); the count is exact.
- */
-static void eval_steps(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
-		       const struct cmp_expr *e)
-{
-	struct section_gate g = {
-		b->run->has_steps, c->run->has_steps,
-		b->run->has_steps ? step_value(b->run, e) : NAN,
-		c->run->has_steps ? step_value(c->run, e) : NAN,
-		step_key(e),
-		"no steps in the baseline",
-		"; mark the steps when recording it (cbn_step(), --step or --step-func)",
-		"could not measure: no steps in the current run; mark them with cbn_step(), "
-		"--step or --step-func",
-		e->metric == CMP_M_STEP_COUNT ? CMP_N_EXACT : CMP_N_SINGLE,
-	};
-
-	eval_section(r, b, e, &g);
-}
-
-/* --- distributed metrics: rank.max.wall, mpi.time, imbalance ---------------- */
-
-static int is_dist_metric(const struct cmp_expr *e)
-{
-	return e->metric == CMP_M_RANK_MAX_WALL || e->metric == CMP_M_MPI_TIME ||
-	       e->metric == CMP_M_IMBALANCE;
-}
-
-static const char *dist_key(const struct cmp_expr *e)
-{
-	return e->metric == CMP_M_RANK_MAX_WALL ? "distributed.ranks[].wall_ns"
-	       : e->metric == CMP_M_MPI_TIME ? "distributed.mpi_ns" : "distributed.imbalance";
-}
-
-static double dist_value(const struct gate_run *run, const struct cmp_expr *e)
-{
-	return e->metric == CMP_M_RANK_MAX_WALL ? run->dist_max_wall
-	       : e->metric == CMP_M_MPI_TIME ? run->dist_mpi_ns : run->dist_imbalance;
-}
-
-/* Only a distributed run (a process that is a rank) has these; each is one
- * run's measurement (as wall). */
-static void eval_dist(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
-		      const struct cmp_expr *e)
-{
-	struct section_gate g = {
-		b->run->has_dist, c->run->has_dist,
-		b->run->has_dist ? dist_value(b->run, e) : NAN,
-		c->run->has_dist ? dist_value(c->run, e) : NAN,
-		dist_key(e),
-		"the baseline",
-		" is not a distributed run (no rank); profile the job's ranks "
-		"(docs/distributed.md)",
-		"could not measure: the current run is not a distributed run (no rank)",
-		CMP_N_SINGLE,
-	};
-
-	eval_section(r, b, e, &g);
-}
-
-/* --- waiting metrics: wait.total, cpu.efficiency, lock[SITE].wait ---------- */
-
-static int is_wait_metric(const struct cmp_expr *e)
-{
-	return e->metric == CMP_M_WAIT_TOTAL || e->metric == CMP_M_CPU_EFFICIENCY ||
-	       e->metric == CMP_M_LOCK;
-}
-
-/* The value of a waiting metric on one side: ok 0 with why set when the
- * side cannot give it.  wait.total and lock[] need --off-cpu: without it the
- * report has no off-CPU time to compare (0 would read as an improvement). */
-static struct cmp_val wait_value(const struct cmp_side *s, const struct cmp_expr *e, char *why,
-				 size_t len)
-{
-	const struct gate_run *r = s->run;
-	struct cmp_val x = {0, 0, 0};
-	int matched = 0;
-	size_t i;
-
-	if (!r->has_waiting) {
-		snprintf(why, len, "no waiting object in the %s %s (a report older than schema 4, "
-			 "or a run without CPU samples)", s->role, s->path);
-		return x;
-	}
-	if (e->metric == CMP_M_CPU_EFFICIENCY) {
-		x.ok = gate_has(r->wait_efficiency);
-		x.v = r->wait_efficiency;
-		if (!x.ok)
-			snprintf(why, len, "the %s report has no waiting.efficiency", s->role);
-		return x;
-	}
-	if (!r->wait_offcpu) {
-		snprintf(why, len, "the %s run was recorded without --off-cpu", s->role);
-		return x;
-	}
-	if (e->metric == CMP_M_WAIT_TOTAL) {
-		x.ok = gate_has(r->wait_off_ns);
-		x.v = r->wait_off_ns;
-		if (!x.ok)
-			snprintf(why, len, "the %s report has no waiting.off_ns", s->role);
-		return x;
-	}
-	for (i = 0; i < r->nlocks; i++) {
-		if (fnmatch(e->pattern, r->locks[i].function, 0) != 0)
-			continue;
-		matched = 1;
-		x.v += r->locks[i].wait_ns;
-	}
-	/* a lock nobody waited for in the current run is 0 */
-	x.ok = 1;
-	if (!matched && s->role[0] == 'b') {
-		x.ok = 0;
-		snprintf(why, len, "no contended lock in the %s %s is taken in a function matching "
-			 "'%s'", s->role, s->path, e->pattern);
-	}
-	return x;
-}
-
-/*
- * The waiting view is in every report of schema 4 with CPU samples; its
- * off-CPU figures only with --off-cpu.  A baseline that cannot give the
- * figure is a configuration error, a current run that cannot is n/a.  Each
- * figure is one run's measurement: no sampling error is claimed (as wall).
- */
-static void eval_wait(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
-		      const struct cmp_expr *e)
-{
-	char why_b[CMP_PATTERN_MAX + 200] = "", why_c[CMP_PATTERN_MAX + 200] = "";
-	struct cmp_val vb = wait_value(b, e, why_b, sizeof(why_b)), vc;
-	struct cmp_row *row;
-
-	if (!vb.ok) {
-		config_error(r, "'%s': %s%s", e->text, why_b,
-			     e->metric != CMP_M_CPU_EFFICIENCY && b->run->has_waiting
-			     ? "; record the baseline with --off-cpu" : "");
-		return;
-	}
-	row = row_add(r, e, e->text);
-	if (!row)
-		return;
-	expr_metric_name(e, row->name);
-	row->noise = CMP_N_SINGLE;
-	row->has_base = 1;
-	row->base = vb.v;
-	vc = wait_value(c, e, why_c, sizeof(why_c));
-	if (!vc.ok) {
-		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "could not measure: %.230s", why_c);
-	} else {
-		row->has_cur = 1;
-		row->cur = vc.v;
-	}
-	row_judge(r, row);
-}
-
-/* A row that could not be measured in the current run, saying why. */
 static void row_na(struct cmp_result *r, const struct cmp_expr *e, const char *why)
 {
-	struct cmp_row *row = row_add(r, e, e->text);
+	struct cmp_row *row = cmp_row_add(r, e, e->text);
 
 	if (!row)
 		return;
-	expr_metric_name(e, row->name);
-	row->noise = metric_noise(e);
+	cmp_metric_name(e, row->name);
+	row->noise = cmp_metric_noise(e);
 	row->status = CMP_S_NA;
 	snprintf(row->note, sizeof(row->note), "%s", why);
-	row_judge(r, row);
+	cmp_row_judge(r, row);
 }
 
 static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
@@ -1023,22 +365,22 @@ static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const stru
 			return;
 		}
 		if (!b->cuda_ok) {
-			config_error(r, "'%s': %s; record the baseline with CUDA tracing on a "
-				     "machine with a GPU", e->text, b->cuda_why);
+			cmp_config_error(r, "'%s': %s; record the baseline with CUDA tracing on a "
+					 "machine with a GPU", e->text, b->cuda_why);
 			return;
 		}
 	}
-	if (is_mem_metric(e))
-		eval_mem(r, b, c, e);
-	else if (is_step_metric(e))
-		eval_steps(r, b, c, e);
-	else if (is_wait_metric(e))
-		eval_wait(r, b, c, e);
-	else if (is_dist_metric(e))
-		eval_dist(r, b, c, e);
+	if (cmp_is_mem_metric(e))
+		cmp_eval_mem(r, b, c, e);
+	else if (cmp_is_step_metric(e))
+		cmp_eval_steps(r, b, c, e);
+	else if (cmp_is_wait_metric(e))
+		cmp_eval_wait(r, b, c, e);
+	else if (cmp_is_dist_metric(e))
+		cmp_eval_dist(r, b, c, e);
 	else if (e->metric == CMP_M_FUNC || e->metric == CMP_M_LINE || e->metric == CMP_M_KERNEL ||
 		 e->metric == CMP_M_API || e->metric == CMP_M_OP)
-		eval_pattern(r, b, c, e);
+		cmp_eval_pattern(r, b, c, e);
 	else
 		eval_scalar(r, b, c, e);
 }
