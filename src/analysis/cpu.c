@@ -116,36 +116,12 @@ static int cpu_measured(const struct profile *p, struct cpu_profile *c)
 	return 0;
 }
 
-int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
+/* The processes' figures summed: losses by reason, how the sampler ran,
+ * the agent's overhead. */
+static void cpu_sum_processes(const struct profile *p, struct cpu_profile *c)
 {
-	struct cpu_profile *c;
-	uint64_t *stack_w = NULL, *stack_ns = NULL;
-	struct cpu_func *fs = NULL;
-	uint32_t *stamp = NULL;
-	uint64_t *best_in = NULL;
-	struct cpu_lmap lm = { 0 };
-	size_t i, k, n;
-	int ret = -ENOMEM;
+	size_t i, k;
 
-	*out = NULL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		goto out;
-	c->threads = calloc(p->nthreads ? p->nthreads : 1, sizeof(*c->threads));
-	c->procs = calloc(p->nprocesses ? p->nprocesses : 1, sizeof(*c->procs));
-	stack_w = calloc(p->nstacks ? p->nstacks : 1, sizeof(*stack_w));
-	stack_ns = calloc(p->nstacks ? p->nstacks : 1, sizeof(*stack_ns));
-	fs = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*fs));
-	stamp = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*stamp));
-	best_in = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*best_in));
-	if (!c->threads || !c->procs || !stack_w || !stack_ns || !fs || !stamp || !best_in)
-		goto out;
-	for (i = 0; i < p->nfuncs; i++)
-		fs[i].inlined_into = PROF_NONE;
-	c->nthreads = p->nthreads;
-	c->nprocs = p->nprocesses;
-	for (i = 0; i < p->nthreads; i++)
-		c->threads[i].thread = (uint32_t)i;
 	for (i = 0; i < p->nprocesses; i++) {
 		c->procs[i].process = (uint32_t)i;
 		for (k = 0; k < CBN_LOST_NREASONS; k++) {
@@ -193,9 +169,15 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	}
 	c->overhead.total_ns = c->overhead.sampled_ns + c->overhead.threads_ns +
 			       c->overhead.handler_ns + c->overhead.startup_ns;
+}
 
-	/* Pass 1: samples → per stack weight and ns (stacks are shared by many
-	 * samples, so the frame walk below runs once per distinct stack). */
+/* Samples → the run's, threads', processes' and stacks' weight and ns,
+ * and the threads seen. */
+static void cpu_sum_samples(const struct profile *p, struct cpu_profile *c, uint64_t *stack_w,
+			    uint64_t *stack_ns)
+{
+	size_t i;
+
 	for (i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
 		uint64_t ns = (uint64_t)s->weight * prof_period_of_thread(p, s->thread);
@@ -229,6 +211,43 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	for (i = 0; i < p->nthreads; i++)
 		if (c->threads[i].samples)
 			c->nthreads_seen++;
+}
+
+int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
+{
+	struct cpu_profile *c;
+	uint64_t *stack_w = NULL, *stack_ns = NULL;
+	struct cpu_func *fs = NULL;
+	uint32_t *stamp = NULL;
+	uint64_t *best_in = NULL;
+	struct cpu_lmap lm = { 0 };
+	size_t i, k, n;
+	int ret = -ENOMEM;
+
+	*out = NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		goto out;
+	c->threads = calloc(p->nthreads ? p->nthreads : 1, sizeof(*c->threads));
+	c->procs = calloc(p->nprocesses ? p->nprocesses : 1, sizeof(*c->procs));
+	stack_w = calloc(p->nstacks ? p->nstacks : 1, sizeof(*stack_w));
+	stack_ns = calloc(p->nstacks ? p->nstacks : 1, sizeof(*stack_ns));
+	fs = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*fs));
+	stamp = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*stamp));
+	best_in = calloc(p->nfuncs ? p->nfuncs : 1, sizeof(*best_in));
+	if (!c->threads || !c->procs || !stack_w || !stack_ns || !fs || !stamp || !best_in)
+		goto out;
+	for (i = 0; i < p->nfuncs; i++)
+		fs[i].inlined_into = PROF_NONE;
+	c->nthreads = p->nthreads;
+	c->nprocs = p->nprocesses;
+	for (i = 0; i < p->nthreads; i++)
+		c->threads[i].thread = (uint32_t)i;
+	cpu_sum_processes(p, c);
+
+	/* Pass 1: samples → per stack weight and ns (stacks are shared by many
+	 * samples, so the frame walk below runs once per distinct stack). */
+	cpu_sum_samples(p, c, stack_w, stack_ns);
 	if (cpu_measured(p, c) < 0)
 		goto out;
 

@@ -171,10 +171,75 @@ out:
 	return ret;
 }
 
-int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
+/* The row and the lines of one status record. */
+static int status_row(struct cuda_analysis *a, const struct profile *p,
+		      const struct prof_cuda_status *s, size_t *cap)
 {
 	static const char *const states[] = { "unavailable", "started", "unavailable", "finished",
 					      "fork_child" };
+	const struct prof_process *pr = s->process < p->nprocesses ? &p->processes[s->process] : NULL;
+	struct cuda_status_row *r = &a->status[a->nstatus++];
+	char ver[32] = "", who[160];
+	char *line;
+
+	*r = (struct cuda_status_row){
+		.pid = pr ? pr->pid : 0, .exe = pr ? util_base_name(pr->exe) : "?",
+		.state = s->state < 5 ? states[s->state] : "unavailable", .message = nz(s->message),
+		.cupti_error = s->cupti_error, .cupti_version = s->cupti_version,
+		.flush_timed_out = s->flush_timed_out, .dropped = s->dropped, .zero_ts = s->zero_ts,
+		.buffers = s->buffers, .records = s->records, .note = nz(s->note),
+	};
+	if (s->cupti_version)
+		snprintf(ver, sizeof(ver), " with CUPTI %u.%u", s->cupti_version / 10000,
+			 s->cupti_version / 100 % 100);
+	snprintf(who, sizeof(who), "CUDA: pid %u (%s)", r->pid, r->exe);
+	switch (s->state) {
+	case CBN_CUDA_FINISHED:
+		line = xasprintf("%s: traced%s, %llu activity records in %llu buffers%s%s", who,
+				 ver, (unsigned long long)r->records,
+				 (unsigned long long)r->buffers, *r->note ? "; " : "", r->note);
+		break;
+	case CBN_CUDA_STARTED:
+		line = xasprintf("%s: tracing started%s but the final flush never ran (crash, kill "
+				 "or _exit?): GPU activity of its last moments may be missing",
+				 who, ver);
+		break;
+	case CBN_CUDA_FORK_CHILD:
+		line = xasprintf("%s: forked from a CUDA process without exec: GPU tracing is off "
+				 "in it (CUDA cannot be used across fork)",
+				 who);
+		break;
+	default:
+		/* The layer's message names the CUPTI error itself. */
+		line = *r->message
+			       ? xasprintf("%s: CUDA tracing unavailable: %s; CPU profile only",
+					   who, r->message)
+			       : xasprintf("%s: CUDA tracing unavailable (CUPTI error %d); CPU "
+					   "profile only",
+					   who, r->cupti_error);
+		break;
+	}
+	if (add_line(a, cap, line))
+		return -ENOMEM;
+	if (s->dropped &&
+	    add_line(a, cap, xasprintf("%s: CUPTI dropped %llu activity records (buffers full): "
+					"GPU tables undercount",
+					who, (unsigned long long)s->dropped)))
+		return -ENOMEM;
+	if (s->zero_ts &&
+	    add_line(a, cap, xasprintf("%s: %llu GPU records had no timestamps and were excluded",
+					who, (unsigned long long)s->zero_ts)))
+		return -ENOMEM;
+	if (s->flush_timed_out &&
+	    add_line(a, cap, xasprintf("%s: the final CUPTI flush timed out: the last GPU records "
+					"may be missing",
+					who)))
+		return -ENOMEM;
+	return 0;
+}
+
+int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
+{
 	int8_t *seen = calloc(p->nstacks + 1, 1);
 	char *has_status = calloc(p->nprocesses + 1, 1), *loaded = calloc(p->nprocesses + 1, 1);
 	size_t cap = 0, i, n = 0;
@@ -210,67 +275,9 @@ int cuda_status_build(struct cuda_analysis *a, const struct profile *p)
 	a->status = calloc(p->ncuda_status + n + 1, sizeof(*a->status));
 	if (!a->status)
 		goto out;
-	for (i = 0; i < p->ncuda_status; i++) {
-		const struct prof_cuda_status *s = &p->cuda_status[i];
-		const struct prof_process *pr = s->process < p->nprocesses ? &p->processes[s->process] : NULL;
-		struct cuda_status_row *r = &a->status[a->nstatus++];
-		char ver[32] = "", who[160];
-		char *line;
-
-		*r = (struct cuda_status_row){
-			.pid = pr ? pr->pid : 0, .exe = pr ? util_base_name(pr->exe) : "?",
-			.state = s->state < 5 ? states[s->state] : "unavailable", .message = nz(s->message),
-			.cupti_error = s->cupti_error, .cupti_version = s->cupti_version,
-			.flush_timed_out = s->flush_timed_out, .dropped = s->dropped, .zero_ts = s->zero_ts,
-			.buffers = s->buffers, .records = s->records, .note = nz(s->note),
-		};
-		if (s->cupti_version)
-			snprintf(ver, sizeof(ver), " with CUPTI %u.%u", s->cupti_version / 10000,
-				 s->cupti_version / 100 % 100);
-		snprintf(who, sizeof(who), "CUDA: pid %u (%s)", r->pid, r->exe);
-		switch (s->state) {
-		case CBN_CUDA_FINISHED:
-			line = xasprintf("%s: traced%s, %llu activity records in %llu buffers%s%s", who,
-					 ver, (unsigned long long)r->records,
-					 (unsigned long long)r->buffers, *r->note ? "; " : "", r->note);
-			break;
-		case CBN_CUDA_STARTED:
-			line = xasprintf("%s: tracing started%s but the final flush never ran (crash, kill "
-					 "or _exit?): GPU activity of its last moments may be missing",
-					 who, ver);
-			break;
-		case CBN_CUDA_FORK_CHILD:
-			line = xasprintf("%s: forked from a CUDA process without exec: GPU tracing is off "
-					 "in it (CUDA cannot be used across fork)",
-					 who);
-			break;
-		default:
-			/* The layer's message names the CUPTI error itself. */
-			line = *r->message
-				       ? xasprintf("%s: CUDA tracing unavailable: %s; CPU profile only",
-						   who, r->message)
-				       : xasprintf("%s: CUDA tracing unavailable (CUPTI error %d); CPU "
-						   "profile only",
-						   who, r->cupti_error);
-			break;
-		}
-		if (add_line(a, &cap, line))
+	for (i = 0; i < p->ncuda_status; i++)
+		if (status_row(a, p, &p->cuda_status[i], &cap))
 			goto out;
-		if (s->dropped &&
-		    add_line(a, &cap, xasprintf("%s: CUPTI dropped %llu activity records (buffers full): "
-						"GPU tables undercount",
-						who, (unsigned long long)s->dropped)))
-			goto out;
-		if (s->zero_ts &&
-		    add_line(a, &cap, xasprintf("%s: %llu GPU records had no timestamps and were excluded",
-						who, (unsigned long long)s->zero_ts)))
-			goto out;
-		if (s->flush_timed_out &&
-		    add_line(a, &cap, xasprintf("%s: the final CUPTI flush timed out: the last GPU records "
-						"may be missing",
-						who)))
-			goto out;
-	}
 	if (cuda_shares_build(a, p, &cap) || cuda_gpus_build(a, p))
 		goto out;
 	for (i = 0; i < p->nprocesses; i++) {

@@ -94,15 +94,111 @@ static int cmp_corr(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The kernels' duration-weighted occupancy and their median duration (kd:
+ * room for one per GPU operation). */
+static void kernel_figures(struct cuda_overview *ov, const struct profile *p, const double *occ,
+			   uint64_t *kd)
+{
+	double wo = 0, wod = 0;
+	size_t i, nk = 0;
+
+	for (i = 0; i < p->ngpu_ops; i++) {
+		const struct prof_gpu_op *op = &p->gpu_ops[i];
+
+		if (op->kind != PROF_GPU_KERNEL)
+			continue;
+		kd[nk++] = dur(op->start, op->end);
+		if (occ[i] >= 0) {
+			wo += occ[i] * (double)dur(op->start, op->end);
+			wod += (double)dur(op->start, op->end);
+		}
+	}
+	if (wod > 0)
+		ov->est_achieved_occupancy = wo / wod;
+	if (nk) {
+		qsort(kd, nk, sizeof(*kd), cmp_u64);
+		ov->median_kernel_ns = nk % 2 ? (double)kd[nk / 2] :
+			((double)kd[nk / 2 - 1] + (double)kd[nk / 2]) / 2.0;
+	}
+}
+
+/* Time blocked in synchronizing calls and the launch API time, into
+ * a->ov and a->totals; -ENOMEM. */
+static int sync_time(struct cuda_analysis *a, const struct profile *p, const struct cuda_nest *ns)
+{
+	struct cuda_overview *ov = &a->ov;
+	uint64_t *corr;
+	size_t i, ncorr = 0;
+
+	corr = util_reallocarray(NULL, p->ncuda_api + 1, sizeof(*corr));
+	if (!corr)
+		return -ENOMEM;
+	for (i = 0; i < p->ncuda_api; i++) {
+		const struct prof_cuda_api *c = &p->cuda_api[i];
+		const struct cuda_node *x = &ns->n[ns->api_node[i]];
+		uint32_t up;
+		int sync = cuda_api_is_sync(c->name), outer_api = 1, under_sync = 0;
+
+		for (up = x->parent; up != CUDA_NO_IDX; up = ns->n[up].parent) {
+			if (ns->n[up].type != CUDA_NODE_API)
+				continue;
+			outer_api = 0;
+			if (cuda_api_is_sync(p->cuda_api[ns->n[up].idx].name))
+				under_sync = 1;
+		}
+		if (sync) {
+			corr[ncorr++] = ((uint64_t)c->process << 32) | c->correlation;
+			if (!under_sync)
+				ov->sync_blocked_ns += dur(c->start, c->end);
+		} else if (outer_api) {
+			uint64_t s = c->start > ov->window_start ? c->start : ov->window_start;
+			uint64_t e = c->end < ov->window_end ? c->end : ov->window_end;
+
+			ov->launch_api_ns += dur(s, e);
+		}
+	}
+	qsort(corr, ncorr, sizeof(*corr), cmp_corr);
+	for (i = 0; i < p->nsyncs; i++) {
+		uint64_t key = ((uint64_t)p->syncs[i].process << 32) | p->syncs[i].correlation;
+
+		if (!ncorr || !bsearch(&key, corr, ncorr, sizeof(*corr), cmp_corr))
+			ov->sync_blocked_ns += dur(p->syncs[i].start, p->syncs[i].end);
+	}
+	a->totals.sync_ns = ov->sync_blocked_ns;
+	a->totals.gpu_busy_ns = ov->gpu_busy_ns;
+	free(corr);
+	return 0;
+}
+
+/* The overview's verdict (docs/cuda.md, "Verdict"). */
+static void timeline_verdict(struct cuda_analysis *a, const struct profile *p)
+{
+	struct cuda_overview *ov = &a->ov;
+
+	if (!p->ngpu_ops || ov->gpu_utilization < 0) {
+		ov->verdict = "idle";
+	} else if (ov->gpu_utilization >= CUDA_VERDICT_COMPUTE_UTIL) {
+		ov->verdict = "compute-bound";
+	} else if (ov->gpu_utilization < CUDA_VERDICT_OVERHEAD_UTIL &&
+		   ((ov->window_ns &&
+		     (double)ov->launch_api_ns >= CUDA_OVERHEAD_API_FRACTION * (double)ov->window_ns) ||
+		    (a->totals.kernels >= CUDA_OVERHEAD_MIN_KERNELS &&
+		     ov->median_kernel_ns < CUDA_OVERHEAD_SHORT_KERNEL_NS))) {
+		ov->verdict = "overhead-bound";
+	} else {
+		ov->verdict = "mixed";
+	}
+}
+
 int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 			const struct cuda_nest *ns, const double *bps, const double *occ)
 {
 	struct cuda_overview *ov = &a->ov;
 	struct span *ks = NULL, *as = NULL;
 	struct edge *edges = NULL;
-	uint64_t *devs = NULL, *corr = NULL, *kd = NULL;
-	size_t nd = 0, nk = 0, ncorr = 0, i, d;
-	double busy_sum = 0, eff_sum = 0, wo = 0, wod = 0;
+	uint64_t *devs = NULL, *kd = NULL;
+	size_t nd = 0, i, d;
+	double busy_sum = 0, eff_sum = 0;
 	int eff_known = 0, ret = -ENOMEM;
 
 	memset(ov, 0, sizeof(*ov));
@@ -193,85 +289,19 @@ int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 	} else if (nd) {
 		ov->gpu_utilization = 0;
 	}
-	for (i = 0; i < p->ngpu_ops; i++) {
-		const struct prof_gpu_op *op = &p->gpu_ops[i];
-
-		if (op->kind != PROF_GPU_KERNEL)
-			continue;
-		kd[nk++] = dur(op->start, op->end);
-		if (occ[i] >= 0) {
-			wo += occ[i] * (double)dur(op->start, op->end);
-			wod += (double)dur(op->start, op->end);
-		}
-	}
-	if (wod > 0)
-		ov->est_achieved_occupancy = wo / wod;
-	if (nk) {
-		qsort(kd, nk, sizeof(*kd), cmp_u64);
-		ov->median_kernel_ns = nk % 2 ? (double)kd[nk / 2] :
-			((double)kd[nk / 2 - 1] + (double)kd[nk / 2]) / 2.0;
-	}
+	kernel_figures(ov, p, occ, kd);
 
 	/* Time blocked in synchronizing calls: outermost sync-family API calls,
 	 * plus synchronization records no such call accounts for. */
-	corr = util_reallocarray(NULL, p->ncuda_api + 1, sizeof(*corr));
-	if (!corr)
+	if (sync_time(a, p, ns) < 0)
 		goto out;
-	for (i = 0; i < p->ncuda_api; i++) {
-		const struct prof_cuda_api *c = &p->cuda_api[i];
-		const struct cuda_node *x = &ns->n[ns->api_node[i]];
-		uint32_t up;
-		int sync = cuda_api_is_sync(c->name), outer_api = 1, under_sync = 0;
-
-		for (up = x->parent; up != CUDA_NO_IDX; up = ns->n[up].parent) {
-			if (ns->n[up].type != CUDA_NODE_API)
-				continue;
-			outer_api = 0;
-			if (cuda_api_is_sync(p->cuda_api[ns->n[up].idx].name))
-				under_sync = 1;
-		}
-		if (sync) {
-			corr[ncorr++] = ((uint64_t)c->process << 32) | c->correlation;
-			if (!under_sync)
-				ov->sync_blocked_ns += dur(c->start, c->end);
-		} else if (outer_api) {
-			uint64_t s = c->start > ov->window_start ? c->start : ov->window_start;
-			uint64_t e = c->end < ov->window_end ? c->end : ov->window_end;
-
-			ov->launch_api_ns += dur(s, e);
-		}
-	}
-	qsort(corr, ncorr, sizeof(*corr), cmp_corr);
-	for (i = 0; i < p->nsyncs; i++) {
-		uint64_t key = ((uint64_t)p->syncs[i].process << 32) | p->syncs[i].correlation;
-
-		if (!ncorr || !bsearch(&key, corr, ncorr, sizeof(*corr), cmp_corr))
-			ov->sync_blocked_ns += dur(p->syncs[i].start, p->syncs[i].end);
-	}
-	a->totals.sync_ns = ov->sync_blocked_ns;
-	a->totals.gpu_busy_ns = ov->gpu_busy_ns;
-
-	/* Verdict (docs/cuda.md, "Verdict"). */
-	if (!p->ngpu_ops || ov->gpu_utilization < 0) {
-		ov->verdict = "idle";
-	} else if (ov->gpu_utilization >= CUDA_VERDICT_COMPUTE_UTIL) {
-		ov->verdict = "compute-bound";
-	} else if (ov->gpu_utilization < CUDA_VERDICT_OVERHEAD_UTIL &&
-		   ((ov->window_ns &&
-		     (double)ov->launch_api_ns >= CUDA_OVERHEAD_API_FRACTION * (double)ov->window_ns) ||
-		    (a->totals.kernels >= CUDA_OVERHEAD_MIN_KERNELS &&
-		     ov->median_kernel_ns < CUDA_OVERHEAD_SHORT_KERNEL_NS))) {
-		ov->verdict = "overhead-bound";
-	} else {
-		ov->verdict = "mixed";
-	}
+	timeline_verdict(a, p);
 	ret = 0;
 out:
 	free(ks);
 	free(as);
 	free(edges);
 	free(devs);
-	free(corr);
 	free(kd);
 	return ret;
 }
