@@ -7,6 +7,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "cbn_weight.h"
 #include "cuda_int.h"
 
 /* --- statistics ---------------------------------------------------------- */
@@ -200,9 +201,7 @@ static double host_weight(const struct profile *p, uint32_t proc, uint64_t s)
 {
 	uint64_t rate = proc < p->nprocesses ? p->processes[proc].mem.rate : 1;
 
-	if (rate <= 1 || s == 0)
-		return (double)s;
-	return (double)s / -expm1(-(double)s / (double)rate);
+	return cbn_mem_weight_bytes(s, rate);
 }
 
 static int is_device_kind(uint32_t k)

@@ -5,25 +5,14 @@
  * at the peak, lifetimes and each site's heaviest stack.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
+#include "cbn_weight.h"
 #include "mem_int.h"
 #include "span.h"
 #include "util.h"
-
-/* Each record of size s stands for 1 / (1 - exp(-s/rate)) allocations. */
-static double alloc_weight(uint64_t size, uint64_t rate)
-{
-	double q;
-
-	if (rate <= 1 || size == 0)
-		return 1.0;
-	q = -expm1(-(double)size / (double)rate);
-	return q > 0 ? 1.0 / q : 1.0;
-}
 
 
 static uint32_t range_at(const struct profile *p, uint32_t proc, uint64_t ts)
@@ -165,7 +154,7 @@ static int space_weigh(struct host_ctx *h, const struct replay *r, uint64_t rate
 		if (s < 0)
 			return -ENOMEM;
 		h->asite[i] = (uint32_t)s;
-		h->aw[i] = alloc_weight(a->size, rate);
+		h->aw[i] = cbn_mem_weight_allocs(a->size, rate);
 		h->m->sites[s].bytes += (double)a->size * h->aw[i];
 		h->m->sites[s].allocs += h->aw[i];
 		h->m->sites[s].records++;

@@ -7,7 +7,7 @@
  *
  * Host figures come from sampled records (cbn_rec_mem_alloc): each stands for
  * s / (1 - exp(-s/rate)) bytes and 1 / (1 - exp(-s/rate)) allocations (its own
- * size s: unbiased when sizes vary), so site figures are estimates, doubles.
+ * size s: unbiased when sizes vary; src/format/cbn_weight.h), so site figures are estimates, doubles.
  * A host space's peak and timeline come from the exact counters when the
  * allocator gave usable sizes (peak_exact), else from the sampled records.
  * GPU figures come from every CUPTI MEMORY2 record: exact.

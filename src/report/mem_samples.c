@@ -3,27 +3,17 @@
  * the unbiasing weights and the pairing of allocations with their frees.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cbn_weight.h"
 #include "mem_samples.h"
 #include "util.h"
 
 void mem_samples_weight(uint64_t s, uint64_t rate, double *bytes, double *objects)
 {
-	double p;
-
-	if (rate <= 1 || s == 0) {
-		*bytes = (double)s;
-		*objects = 1;
-		return;
-	}
-	/* P(an allocation of s bytes is sampled) under a Poisson process of mean
-	 * interval rate bytes (tcmalloc, jemalloc, Go) */
-	p = -expm1(-(double)s / (double)rate);
-	*bytes = (double)s / p;
-	*objects = 1 / p;
+	*bytes = cbn_mem_weight_bytes(s, rate);
+	*objects = cbn_mem_weight_allocs(s, rate);
 }
 
 /* Event index: allocations are 0..nallocs-1, frees nallocs + k. */

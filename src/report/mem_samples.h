@@ -22,7 +22,7 @@ struct mem_sample {
 
 /* Bytes and allocations one sampled allocation of size s stands for at rate
  * (mean bytes between samples; 0 or 1: every allocation was recorded):
- * s / (1 - exp(-s/rate)) and 1 / (1 - exp(-s/rate)). */
+ * s / (1 - exp(-s/rate)) and 1 / (1 - exp(-s/rate)): cbn_weight.h. */
 void mem_samples_weight(uint64_t s, uint64_t rate, double *bytes, double *objects);
 
 /* One mem_sample per p->mem_allocs record, in that order (malloc'd into

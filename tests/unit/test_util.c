@@ -1,10 +1,13 @@
 /*
  * test_util.c — src/util's small helpers, each with its one home: the base
- * name of a path and the uint64_t comparison qsort uses.
+ * name of a path and the uint64_t comparison qsort uses; and src/format's
+ * weight of a sampled allocation (cbn_weight.h).
  */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "cbn_weight.h"
 #include "testlib.h"
 #include "util.h"
 
@@ -33,9 +36,30 @@ static void test_u64_cmp(void)
 	CHECK(v[5] == UINT64_MAX);
 }
 
+/* Every allocation recorded: each stands for itself; sampled at rate r, a
+ * block of r bytes was kept with probability 1 - 1/e. */
+static void test_mem_weight(void)
+{
+	double p = 1 - exp(-1.0);
+
+	CHECK(cbn_mem_weight_bytes(100, 0) == 100.0);
+	CHECK(cbn_mem_weight_bytes(100, 1) == 100.0);
+	CHECK(cbn_mem_weight_allocs(100, 1) == 1.0);
+	CHECK(cbn_mem_weight_bytes(0, 4096) == 0.0);
+	CHECK(cbn_mem_weight_allocs(0, 4096) == 1.0);
+	CHECK(fabs(cbn_mem_sampled_p(4096, 4096) - p) < 1e-12);
+	CHECK(fabs(cbn_mem_weight_bytes(4096, 4096) - 4096 / p) < 1e-9);
+	CHECK(fabs(cbn_mem_weight_allocs(4096, 4096) - 1 / p) < 1e-12);
+	/* a block far larger than the rate is all but certain to be sampled */
+	CHECK(fabs(cbn_mem_weight_allocs(1 << 30, 512) - 1.0) < 1e-12);
+	/* a tiny block stands for about rate / size allocations of its size */
+	CHECK(fabs(cbn_mem_weight_allocs(1, 1 << 20) / (1 << 20) - 1.0) < 1e-5);
+}
+
 int main(void)
 {
 	test_base_name();
 	test_u64_cmp();
+	test_mem_weight();
 	return test_result();
 }

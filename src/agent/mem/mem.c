@@ -23,6 +23,7 @@
 #include "mem.h"
 #include "agent_api.h"
 #include "../../format/cbn_time.h"
+#include "../../format/cbn_weight.h"
 
 #define MEM_DEFAULT_RATE 524288ull
 #define MEM_DEFAULT_DEPTH 128
@@ -529,12 +530,10 @@ static inline int mem_sample(struct mem_thread *t, size_t size)
 	return 1;
 }
 
-/* Bytes one sampled block of size bytes stands for (cbn_format.h). */
+/* Bytes one sampled block of size bytes stands for (cbn_weight.h). */
 static double mem_weight(uint64_t size)
 {
-	if (mem_rate <= 1 || size == 0)
-		return (double)size;
-	return (double)size / -expm1(-(double)size / (double)mem_rate);
+	return cbn_mem_weight_bytes(size, mem_rate);
 }
 
 static uint32_t mem_tid(struct mem_thread *t)
