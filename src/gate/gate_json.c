@@ -237,12 +237,12 @@ static int read_cuda(const cJSON *root, struct gate_run *r)
 	cJSON_ArrayForEach(st, arr_of(cuda, JK_STATUS)) {
 		const char *state = str(st, JK_STATE);
 
-		if (state && strcmp(state, "unavailable") == 0) {
+		if (state && strcmp(state, JK_STATE_UNAVAILABLE) == 0) {
 			r->cuda_unavailable++;
 			if (!r->cuda_message)
 				r->cuda_message = str(st, JK_MESSAGE);
-		} else if (state && (strcmp(state, "started") == 0 ||
-				     strcmp(state, "finished") == 0)) {
+		} else if (state && (strcmp(state, JK_STATE_STARTED) == 0 ||
+				     strcmp(state, JK_STATE_FINISHED) == 0)) {
 			r->cuda_started++;
 		}
 	}
@@ -297,8 +297,8 @@ static int read_ops(const cJSON *root, struct gate_run *r)
 static int read_memory(const cJSON *root, struct gate_run *r)
 {
 	const cJSON *m = obj_of(root, JK_MEMORY), *arr, *it;
-	const cJSON *procs = arr_of(root, "processes");
-	double root_pid = num(cJSON_GetArrayItem(procs, 0), "pid");
+	const cJSON *procs = arr_of(root, JK_PROCESSES);
+	double root_pid = num(cJSON_GetArrayItem(procs, 0), JK_PID);
 	int root_seen = 0;
 
 	r->mem_peak = r->mem_leaked = NAN;
@@ -316,13 +316,13 @@ static int read_memory(const cJSON *root, struct gate_run *r)
 
 		if (!kind || !gate_has(peak))
 			continue;
-		if (strcmp(kind, "gpu") == 0) {
+		if (strcmp(kind, JK_MEM_KIND_GPU) == 0) {
 			r->mem_gpus[r->nmem_gpus++] = (struct gate_mem_gpu){
 				num(it, JK_MEM_DEVICE), peak};
-		} else if (strcmp(kind, "host") == 0) {
+		} else if (strcmp(kind, JK_MEM_KIND_HOST) == 0) {
 			/* the root process (its exec'd images share the pid); the
 			 * first host space when the report names no processes */
-			int is_root = num(it, "pid") == root_pid;
+			int is_root = num(it, JK_PID) == root_pid;
 
 			if (root_seen && !is_root)
 				continue;
@@ -350,7 +350,7 @@ static int read_memory(const cJSON *root, struct gate_run *r)
 		s->line = num(it, JK_LINE);
 		s->bytes = num(it, JK_MEM_BYTES);
 		s->allocs = num(it, JK_MEM_ALLOCS);
-		s->gpu = kind && strcmp(kind, "gpu") == 0;
+		s->gpu = kind && strcmp(kind, JK_MEM_KIND_GPU) == 0;
 		if (!s->function || !s->file || !gate_has(s->bytes))
 			continue;
 		r->nmem_sites++;
@@ -383,16 +383,16 @@ static void read_steps(const cJSON *root, struct gate_run *r)
 /* The distributed object, when there is one (docs/distributed.md). */
 static void read_dist(const cJSON *root, struct gate_run *r)
 {
-	const cJSON *d = obj_of(root, "distributed"), *it;
+	const cJSON *d = obj_of(root, JK_DISTRIBUTED), *it;
 
 	r->dist_max_wall = r->dist_mpi_ns = r->dist_imbalance = NAN;
 	if (!cJSON_IsObject(d))
 		return;
 	r->has_dist = 1;
-	r->dist_mpi_ns = num(d, "mpi_ns");
-	r->dist_imbalance = num(d, "imbalance");
-	cJSON_ArrayForEach(it, arr_of(d, "ranks")) {
-		double w = num(it, "wall_ns");
+	r->dist_mpi_ns = num(d, JK_DIST_MPI_NS);
+	r->dist_imbalance = num(d, JK_DIST_IMBALANCE);
+	cJSON_ArrayForEach(it, arr_of(d, JK_DIST_RANKS)) {
+		double w = num(it, JK_WALL_NS);
 
 		if (gate_has(w) && (!gate_has(r->dist_max_wall) || w > r->dist_max_wall))
 			r->dist_max_wall = w;

@@ -11,6 +11,7 @@
 #include "analysis.h"
 #include "dist.h"
 #include "dist_report.h"
+#include "json_keys.h"
 
 static int num(cJSON *o, const char *key, double v)
 {
@@ -69,7 +70,7 @@ static int split_json(cJSON *o, const struct dist_rank *r)
 
 static int ranks_json(cJSON *o, const struct analysis *a, const struct dist_analysis *d)
 {
-	cJSON *arr = cJSON_AddArrayToObject(o, "ranks");
+	cJSON *arr = cJSON_AddArrayToObject(o, JK_DIST_RANKS);
 	int err = 0;
 	size_t i;
 
@@ -92,7 +93,7 @@ static int ranks_json(cJSON *o, const struct analysis *a, const struct dist_anal
 		err |= str(e, "device", r->device);
 		err |= cJSON_AddBoolToObject(e, "crashed", r->crashed != 0) ? 0 : -ENOMEM;
 		err |= str(e, "source", dist_source_name(pr->rank.source));
-		err |= num(e, "wall_ns", (double)r->wall_ns);
+		err |= num(e, JK_WALL_NS, (double)r->wall_ns);
 		err |= num(e, "cpu_ns", (double)r->cpu_ns);
 		err |= num(e, "gpu_ns", (double)r->gpu_ns);
 		err |= num(e, "mpi_ns", (double)r->mpi_ns);
@@ -245,7 +246,7 @@ int report_dist_json(const struct analysis *a, cJSON *root)
 
 	if (!d || !d->nranks)
 		return 0;
-	if (!(o = cJSON_AddObjectToObject(root, "distributed")))
+	if (!(o = cJSON_AddObjectToObject(root, JK_DISTRIBUTED)))
 		return -ENOMEM;
 	err |= num(o, "world_size", d->world_size);
 	err |= num(o, "ranks_found", (double)d->nranks);
@@ -255,7 +256,7 @@ int report_dist_json(const struct analysis *a, cJSON *root)
 	if (!(c = cJSON_AddObjectToObject(o, "clock")))
 		return -ENOMEM;
 	err |= unc(c, "uncertainty_ns", d->clock_uncertainty_ns);
-	err |= num(o, "imbalance", d->imbalance);
+	err |= num(o, JK_DIST_IMBALANCE, d->imbalance);
 	if (d->straggler < 0) {
 		err |= cJSON_AddNullToObject(o, "straggler") ? 0 : -ENOMEM;
 	} else {
@@ -270,7 +271,7 @@ int report_dist_json(const struct analysis *a, cJSON *root)
 		err |= num(s, "wait_pct", d->straggler_wait_pct);
 	}
 	err |= num(o, "app_ns", (double)d->app_ns);
-	err |= num(o, "mpi_ns", (double)d->mpi_ns);
+	err |= num(o, JK_DIST_MPI_NS, (double)d->mpi_ns);
 	err |= num(o, "mpi_pct", d->app_ns ? 100.0 * (double)d->mpi_ns / (double)d->app_ns : 0);
 	if (err || ranks_json(o, a, d) || sites_json(o, d) || colls_json(o, d) || hists_json(o, d) ||
 	    recos_json(o, d))

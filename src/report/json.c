@@ -343,7 +343,7 @@ static cJSON *json_processes(const struct profile *p, const struct cpu_profile *
 		if (!o)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
-		err |= json_num(o, "pid", pr->pid);
+		err |= json_num(o, JK_PID, pr->pid);
 		err |= json_num(o, "ppid", pr->ppid);
 		err |= json_num(o, "exec_seq", pr->exec_seq);
 		err |= json_str(o, "exe", pr->exe);
@@ -511,7 +511,7 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 	err |= json_attach(root, JK_RUN, json_run(p, c));
 	err |= json_attach(root, JK_FUNCTIONS, json_functions(p, c));
 	err |= json_attach(root, JK_LINES, json_lines(p, c));
-	err |= json_attach(root, "processes", json_processes(p, c));
+	err |= json_attach(root, JK_PROCESSES, json_processes(p, c));
 	err |= json_attach(root, "threads", json_threads(p, c));
 	err |= json_attach(root, "modules", json_modules(p));
 	err |= json_attach(root, "environment", json_environment(p));

@@ -1,6 +1,7 @@
 /*
  * json_keys.h — the names of the JSON report's keys that are read back: the
- * writers (json.c, cuda_json.c) write them and the regression gate
+ * writers (json.c, cuda_json.c, mem_json.c, steps_json.c, wait_json.c,
+ * dist_json.c) write them and the regression gate
  * (gate/gate_json.c) reads them, both through these macros, so a key has one
  * spelling.  Keys are public API (docs/report.schema.json): add, never rename.
  */
@@ -31,6 +32,10 @@
 #define JK_SAMPLES "samples"
 #define JK_WEIGHT "weight"
 
+/* processes[] (json.c), and memory.spaces[]: the process of a host space */
+#define JK_PROCESSES "processes"
+#define JK_PID "pid"
+
 /* functions[] and lines[] */
 #define JK_NAME "name"
 #define JK_FILE "file"
@@ -54,10 +59,14 @@
 #define JK_CUDA_MEM "cuda_mem"
 #define JK_SELF_CUDA_MEM "self_cuda_mem"
 
-/* cuda.status[] */
+/* cuda.status[]; the states the gate tells apart (analysis/cuda_status.c
+ * names them) */
 #define JK_STATUS "status"
 #define JK_STATE "state"
 #define JK_MESSAGE "message"
+#define JK_STATE_UNAVAILABLE "unavailable"
+#define JK_STATE_STARTED "started"
+#define JK_STATE_FINISHED "finished"
 
 /* cuda.totals */
 #define JK_TOTALS "totals"
@@ -95,6 +104,9 @@
 #define JK_MEM_BYTES "bytes"
 #define JK_MEM_SITE "site"
 #define JK_MEM_FUNCTION "function"
+/* memory.spaces[].kind and sites[].kind */
+#define JK_MEM_KIND_GPU "gpu"
+#define JK_MEM_KIND_HOST "host"
 
 /* steps (steps_json.c): count, median_ns, p90_ns, total_ns; steps[] */
 #define JK_STEP_COUNT "count"
@@ -110,5 +122,12 @@
 #define JK_WAIT_LOCKS "locks"
 #define JK_WAIT_FUNCTION "function"
 #define JK_WAIT_WAIT_NS "wait_ns"
+
+/* distributed (dist_json.c): mpi_ns, imbalance; ranks[] (wall_ns): what
+ * dist.mpi, dist.imbalance and dist.max_wall read */
+#define JK_DISTRIBUTED "distributed"
+#define JK_DIST_MPI_NS "mpi_ns"
+#define JK_DIST_IMBALANCE "imbalance"
+#define JK_DIST_RANKS "ranks"
 
 #endif

@@ -45,7 +45,7 @@ static int null(cJSON *o, const char *key)
 
 static const char *kind_name(uint32_t kind)
 {
-	return kind == MEM_SPACE_GPU ? "gpu" : "host";
+	return kind == MEM_SPACE_GPU ? JK_MEM_KIND_GPU : JK_MEM_KIND_HOST;
 }
 
 /* Seconds since the start of the run; null when ts is unknown (0). */
@@ -95,9 +95,9 @@ static cJSON *json_space(const struct profile *p, const struct mem_space *s)
 	err |= str(o, JK_MEM_KIND, kind_name(s->kind));
 	err |= str(o, JK_NAME, s->name);
 	if (s->kind == MEM_SPACE_HOST && s->process < p->nprocesses)
-		err |= num(o, "pid", p->processes[s->process].pid);
+		err |= num(o, JK_PID, p->processes[s->process].pid);
 	else
-		err |= null(o, "pid");
+		err |= null(o, JK_PID);
 	if (s->kind == MEM_SPACE_GPU)
 		err |= num(o, JK_MEM_DEVICE, s->device);
 	else
