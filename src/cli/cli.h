@@ -155,6 +155,10 @@ int cmd_run(int argc, char **argv);          /* cbottleneck [OPTIONS] PROGRAM [A
 int cmd_report(int argc, char **argv);       /* cbottleneck report [OPTIONS] DIR */
 int cmd_compare(int argc, char **argv);      /* cbottleneck compare ...: CMP_* (compare.h) */
 int cmd_ctl(int argc, char **argv);          /* cbottleneck ctl PID COMMAND: 0-3 (cmd_ctl.c) */
+/* cmd_report.c: load, analyse and write o's outputs and gate for the
+ * session directory dir (what `report` does once its options are parsed);
+ * the exit status of `report` (1: a partial session). */
+int cli_report_dir(struct cli_opts *o, const char *dir);
 
 /* options.c */
 enum cli_mode { CLI_MODE_RUN, CLI_MODE_REPORT };
@@ -165,6 +169,9 @@ enum cli_mode { CLI_MODE_RUN, CLI_MODE_REPORT };
  * test runs every example command of the docs through it. */
 int cli_args_only(void);
 int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o);
+/* o as a command line without options sets it (what cli_parse_opts starts
+ * from). */
+void cli_opts_defaults(struct cli_opts *o, enum cli_mode mode);
 void cli_opts_free(struct cli_opts *o);
 /* "cbottleneck: MESSAGE; see cbottleneck --help" on stderr; returns CLI_EXIT_USAGE. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -304,7 +304,7 @@ static int ctl_report_copy(const char *session, long pid)
 {
 	char tmpl[PATH_MAX], from[PATH_MAX + 256], to[PATH_MAX + 256];
 	const char *tmp = getenv("TMPDIR");
-	char *rargv[4];
+	struct cli_opts o;
 	struct dirent *e;
 	size_t ext = strlen(CBN_FILE_EXT);
 	int ret, copied = 0;
@@ -342,12 +342,10 @@ static int ctl_report_copy(const char *session, long pid)
 		fprintf(stderr, "cbottleneck: ctl: report of what was recorded so far (session %s; "
 			"the program still runs)\n", session);
 		fflush(stderr);
-		rargv[0] = "report";
-		rargv[1] = "-q";
-		rargv[2] = tmpl;
-		rargv[3] = NULL;
-		optind = 1;
-		ret = cmd_report(3, rargv);
+		cli_opts_defaults(&o, CLI_MODE_REPORT);
+		o.quiet = 1;
+		ret = cli_report_dir(&o, tmpl);
+		cli_opts_free(&o);
 		/* 1: partial, as a running program's files are. */
 		ret = ret <= 1 ? 0 : CTL_EXIT_ERROR;
 	}

@@ -283,6 +283,14 @@ static int push_expr(const char ***arr, size_t *n, const char *e)
  * program's), or, for report, options and operands in any order (the
  * operands into o->operand).  Returns -1 to go on (optind is the first
  * operand not yet taken), or an exit status. */
+void cli_opts_defaults(struct cli_opts *o, enum cli_mode mode)
+{
+	memset(o, 0, sizeof(*o));
+	o->freq = CLI_DEFAULT_FREQ;
+	o->limit = CLI_DEFAULT_LIMIT;
+	o->run_mode = mode == CLI_MODE_RUN;
+}
+
 int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o)
 {
 	char err[512];
@@ -290,10 +298,7 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 	int c;
 	size_t i;
 
-	memset(o, 0, sizeof(*o));
-	o->freq = CLI_DEFAULT_FREQ;
-	o->limit = CLI_DEFAULT_LIMIT;
-	o->run_mode = mode == CLI_MODE_RUN;
+	cli_opts_defaults(o, mode);
 	optind = 0; /* full GNU re-initialisation */
 	opterr = 0;
 	/* "-": each operand comes back as option 1, so report's options may
