@@ -125,17 +125,8 @@ static int kstacks_check(const unsigned char *p, uint32_t size, uint64_t off,
 	return 0;
 }
 
-/*
- * Check one record's type-specific layout and fill the typed views of r.
- * Returns 0 when valid, 1 for an unknown type (skip it), -1 when invalid
- * (*why says what).  p points at the record; its size is already known to be
- * >= 8, a multiple of 8 and inside the chunk.
- */
-static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
-		     struct reader_rec *r, const char **why)
-{
-	const struct cbn_rec *h = (const struct cbn_rec *)p;
-
+/* What the checks of one record family share: the record must hold its
+ * type, and a string of it must fit (then r->str is it). */
 #define NEED(T)                                                    \
 	do {                                                       \
 		if (size < sizeof(T)) {                            \
@@ -153,28 +144,16 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		r->str_len = (uint32_t)(len);                      \
 	} while (0)
 
+/* rec_check() for the process's own records: threads, modules, exit,
+ * ranges, capture marks, clock. */
+static int rec_check_proc(const unsigned char *p, uint32_t size, struct reader_rec *r,
+			  const char **why)
+{
+	const struct cbn_rec *h = (const struct cbn_rec *)p;
+
 	switch (h->type) {
 	case CBN_REC_PAD:
 		return 0;
-	case CBN_REC_SAMPLE: {
-		const struct cbn_rec_sample *s = (const void *)p;
-		NEED(struct cbn_rec_sample);
-		if (chunk_kind != CBN_CHUNK_SAMPLES) {
-			*why = "sample outside a samples chunk";
-			return -1;
-		}
-		if (s->nframes > CBN_MAX_FRAMES ||
-		    offsetof(struct cbn_rec_sample, pc) + (uint64_t)s->nframes * 8 > size) {
-			*why = "sample frame count does not fit";
-			return -1;
-		}
-		r->pcs = s->pc;
-		r->nframes = s->nframes;
-		if (h->flags & CBN_SAMPLE_KSTACKS)
-			return kstacks_check(p, size, offsetof(struct cbn_rec_sample, pc) +
-							  (uint64_t)s->nframes * 8, r, why);
-		return 0;
-	}
 	case CBN_REC_THREAD_START:
 	case CBN_REC_THREAD_END:
 	case CBN_REC_THREAD_NAME: {
@@ -227,6 +206,40 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		STR(offsetof(struct cbn_rec_capture, name), c->name_len, "capture mark name");
 		return 0;
 	}
+	case CBN_REC_CLOCK:
+		NEED(struct cbn_rec_clock);
+		return 0;
+	}
+	return 1;
+}
+
+/* rec_check() for the records that carry a stack: samples, off-CPU waits,
+ * MPI calls, Python code. */
+static int rec_check_stacks(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
+			    struct reader_rec *r, const char **why)
+{
+	const struct cbn_rec *h = (const struct cbn_rec *)p;
+
+	switch (h->type) {
+	case CBN_REC_SAMPLE: {
+		const struct cbn_rec_sample *s = (const void *)p;
+		NEED(struct cbn_rec_sample);
+		if (chunk_kind != CBN_CHUNK_SAMPLES) {
+			*why = "sample outside a samples chunk";
+			return -1;
+		}
+		if (s->nframes > CBN_MAX_FRAMES ||
+		    offsetof(struct cbn_rec_sample, pc) + (uint64_t)s->nframes * 8 > size) {
+			*why = "sample frame count does not fit";
+			return -1;
+		}
+		r->pcs = s->pc;
+		r->nframes = s->nframes;
+		if (h->flags & CBN_SAMPLE_KSTACKS)
+			return kstacks_check(p, size, offsetof(struct cbn_rec_sample, pc) +
+							  (uint64_t)s->nframes * 8, r, why);
+		return 0;
+	}
 	case CBN_REC_OFFCPU: {
 		const struct cbn_rec_offcpu *o = (const void *)p;
 		NEED(struct cbn_rec_offcpu);
@@ -251,9 +264,37 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		r->nframes = m->nframes;
 		return 0;
 	}
-	case CBN_REC_CLOCK:
-		NEED(struct cbn_rec_clock);
+	case CBN_REC_PY_CODE: {
+		/* qualname (str), filename (str2), then the line table after
+		 * filename's NUL: the loader finds it at str2 + str2_len + 1 */
+		const struct cbn_rec_py_code *c = (const void *)p;
+		uint64_t off = offsetof(struct cbn_rec_py_code, data);
+		NEED(struct cbn_rec_py_code);
+		if (c->qualname_len > CBN_PY_NAME_MAX || c->filename_len > CBN_PY_NAME_MAX ||
+		    c->linetable_len > CBN_PY_LINETABLE_MAX ||
+		    off + c->qualname_len + 1 + c->filename_len + 1 + c->linetable_len > size ||
+		    c->data[c->qualname_len] != '\0' ||
+		    c->data[c->qualname_len + 1 + c->filename_len] != '\0') {
+			*why = "Python code record does not fit";
+			return -1;
+		}
+		r->str = c->data;
+		r->str_len = c->qualname_len;
+		r->str2 = c->data + c->qualname_len + 1;
+		r->str2_len = c->filename_len;
 		return 0;
+	}
+	}
+	return 1;
+}
+
+/* rec_check() for the CUDA layer's records. */
+static int rec_check_cuda(const unsigned char *p, uint32_t size, struct reader_rec *r,
+			  const char **why)
+{
+	const struct cbn_rec *h = (const struct cbn_rec *)p;
+
+	switch (h->type) {
 	case CBN_REC_CUDA_API: {
 		const struct cbn_rec_cuda_api *a = (const void *)p;
 		NEED(struct cbn_rec_cuda_api);
@@ -327,6 +368,17 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 		STR(offsetof(struct cbn_rec_cuda_status, message), s->message_len, "status message");
 		return 0;
 	}
+	}
+	return 1;
+}
+
+/* rec_check() for the allocation hooks' records. */
+static int rec_check_mem(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
+			 struct reader_rec *r, const char **why)
+{
+	const struct cbn_rec *h = (const struct cbn_rec *)p;
+
+	switch (h->type) {
 	case CBN_REC_MEM_ALLOC: {
 		const struct cbn_rec_mem_alloc *m = (const void *)p;
 		NEED(struct cbn_rec_mem_alloc);
@@ -353,30 +405,31 @@ static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
 	case CBN_REC_MEM_COUNTERS:
 		NEED(struct cbn_rec_mem_counters);
 		return 0;
-	case CBN_REC_PY_CODE: {
-		/* qualname (str), filename (str2), then the line table after
-		 * filename's NUL: the loader finds it at str2 + str2_len + 1 */
-		const struct cbn_rec_py_code *c = (const void *)p;
-		uint64_t off = offsetof(struct cbn_rec_py_code, data);
-		NEED(struct cbn_rec_py_code);
-		if (c->qualname_len > CBN_PY_NAME_MAX || c->filename_len > CBN_PY_NAME_MAX ||
-		    c->linetable_len > CBN_PY_LINETABLE_MAX ||
-		    off + c->qualname_len + 1 + c->filename_len + 1 + c->linetable_len > size ||
-		    c->data[c->qualname_len] != '\0' ||
-		    c->data[c->qualname_len + 1 + c->filename_len] != '\0') {
-			*why = "Python code record does not fit";
-			return -1;
-		}
-		r->str = c->data;
-		r->str_len = c->qualname_len;
-		r->str2 = c->data + c->qualname_len + 1;
-		r->str2_len = c->filename_len;
-		return 0;
 	}
-	}
+	return 1;
+}
+
 #undef NEED
 #undef STR
-	return 1;
+
+/*
+ * Check one record's type-specific layout and fill the typed views of r.
+ * Returns 0 when valid, 1 for an unknown type (skip it), -1 when invalid
+ * (*why says what).  p points at the record; its size is already known to be
+ * >= 8, a multiple of 8 and inside the chunk.
+ */
+static int rec_check(const unsigned char *p, uint32_t size, uint16_t chunk_kind,
+		     struct reader_rec *r, const char **why)
+{
+	int ret = rec_check_proc(p, size, r, why);
+
+	if (ret == 1)
+		ret = rec_check_stacks(p, size, chunk_kind, r, why);
+	if (ret == 1)
+		ret = rec_check_cuda(p, size, r, why);
+	if (ret == 1)
+		ret = rec_check_mem(p, size, chunk_kind, r, why);
+	return ret;
 }
 
 /* Validate the header in buf[0, avail) of a file of file_bytes bytes; fill f->hdr
