@@ -279,306 +279,310 @@ static int push_expr(const char ***arr, size_t *n, const char *e)
 	return 0;
 }
 
-/* Parse options up to the first non-option (run: what follows is the
- * program's), or, for report, options and operands in any order (the
- * operands into o->operand).  Returns -1 to go on (optind is the first
- * operand not yet taken), or an exit status. */
-void cli_opts_defaults(struct cli_opts *o, enum cli_mode mode)
+#define OPT_NOT_MINE (-2)
+
+/* An option of a run only (the agent's settings).  Returns -1 when
+ * taken, OPT_NOT_MINE for another option, or an exit status. */
+static int opt_run(int c, struct cli_opts *o)
 {
-	memset(o, 0, sizeof(*o));
-	o->freq = CLI_DEFAULT_FREQ;
-	o->limit = CLI_DEFAULT_LIMIT;
-	o->run_mode = mode == CLI_MODE_RUN;
+	long v;
+
+	switch (c) {
+	case 'F':
+		if (parse_long(optarg, 1, 10000, &v) < 0)
+			return cli_usage_error("-F %s: the frequency must be a whole number of Hz "
+					   "from 1 to 10000", optarg);
+		o->freq = v;
+		break;
+	case 'o':
+		o->output_dir = optarg;
+		break;
+	case OPT_DEPTH:
+		if (parse_long(optarg, 1, CBN_MAX_FRAMES, &v) < 0)
+			return cli_usage_error("--depth %s: expected 1 to %d frames", optarg,
+					   CBN_MAX_FRAMES);
+		o->depth = (int)v;
+		break;
+	case OPT_BUFFER:
+		if (parse_long(optarg, 1, 1 << 20, &v) < 0)
+			return cli_usage_error("--buffer-mb %s: expected a size in MiB >= 1", optarg);
+		o->buffer_mb = (int)v;
+		break;
+	case OPT_NO_CUDA:
+		o->no_cuda = 1;
+		break;
+	case OPT_MEMORY:
+		if (!optarg || !strcmp(optarg, "host,cuda") || !strcmp(optarg, "cuda,host"))
+			o->memory = "host,cuda";
+		else if (!strcmp(optarg, "host") || !strcmp(optarg, "cuda"))
+			o->memory = optarg;
+		else
+			return cli_usage_error("--memory=%s: expected host,cuda, host or cuda",
+					   optarg);
+		break;
+	case OPT_MEMORY_RATE:
+		if (parse_bytes(optarg, &o->memory_rate) < 0)
+			return cli_usage_error("--memory-rate %s: expected a number of bytes >= 1 "
+					   "(K, KiB, M, MiB suffixes), 1 for every allocation",
+					   optarg);
+		break;
+	case OPT_SCHEDULE: {
+		struct cbn_schedule sc;
+
+		if (cbn_schedule_parse(optarg, &sc) < 0)
+			return cli_usage_error("--schedule %s: expected wait=N,warmup=N,active=N,"
+					   "repeat=N,skip_first=N (any of them, active >= 1)",
+					   optarg);
+		o->schedule = optarg;
+		break;
+	}
+	case OPT_DELAY:
+	case OPT_DURATION:
+	case OPT_RING:
+		if (parse_duration(optarg, c == OPT_DELAY ? &o->delay_ns :
+					   c == OPT_RING ? &o->ring_ns : &o->duration_ns) < 0)
+			return cli_usage_error("%s %s: expected a time > 0 with an optional unit "
+					   "(s, ms, us, ns, min, h; default s)",
+					   c == OPT_DELAY ? "--delay" : c == OPT_RING ? "--ring" :
+					   "--duration", optarg);
+		break;
+	case OPT_OFFCPU:
+		if (!optarg)
+			o->offcpu_hz = CLI_DEFAULT_OFFCPU_HZ;
+		else if (parse_long(optarg, 1, 1000, &v) < 0)
+			return cli_usage_error("--off-cpu=%s: the off-CPU sampling rate must be a "
+					   "whole number of Hz from 1 to 1000", optarg);
+		else
+			o->offcpu_hz = v;
+		break;
+	case OPT_CAPTURE_RANGE:
+		if (!strcmp(optarg, "api") || !strcmp(optarg, "cudaProfilerApi"))
+			o->capture_range = "api";
+		else if (!strncmp(optarg, "nvtx:", 5) && optarg[5] && optarg[5] != '@')
+			o->capture_range = optarg;
+		else
+			return cli_usage_error("--capture-range %s: expected api, cudaProfilerApi "
+					   "or nvtx:NAME[@DOMAIN]", optarg);
+		break;
+	case OPT_TOGGLE_SIGNAL: {
+		int sig = cbn_signal_parse(optarg);
+
+		if (!sig)
+			return cli_usage_error("--toggle-signal %s: not a signal that can toggle "
+					   "recording (SIGUSR2, SIGUSR1, a real-time one)",
+					   optarg);
+		o->toggle_signal = optarg;
+		break;
+	}
+	case OPT_SIGNAL:
+		if (!cbn_signal_parse(optarg))
+			return cli_usage_error("--signal %s: not a signal the agent can sample with "
+					   "(a name such as SIGPROF or SIGRTMAX-3, or a number; "
+					   "not KILL, STOP, the fault signals or 32-33)", optarg);
+		o->signal = optarg;
+		break;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return -1;
 }
 
-int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o)
+/* An option of what the analysis shows (sorting, steps, operators, views, ranks).  Returns -1 when
+ * taken, OPT_NOT_MINE for another option, or an exit status. */
+static int opt_view(int c, struct cli_opts *o)
 {
-	char err[512];
 	long v;
-	int c;
+	char err[512];
+
+	switch (c) {
+	case OPT_SORT:
+		if (!report_sort_key_valid(optarg))
+			return cli_usage_error("--sort %s: unknown key (tottime, cumtime, ncalls, "
+					   "name, filename, cuda_time_total, cpu_time_total, "
+					   "self_cuda_time_total, self_cpu_time_total, count, "
+					   "a device_* spelling of a cuda_* key, or mem, "
+					   "allocs, leaked, peak, avg_size)",
+					   optarg);
+		o->sort = optarg;
+		break;
+	case OPT_LIMIT:
+		if (parse_long(optarg, 1, 1000000, &v) < 0)
+			return cli_usage_error("--limit %s: expected a number of rows >= 1", optarg);
+		o->limit = (int)v;
+		break;
+	case OPT_STEP: {
+		regex_t re;
+
+		if (regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB) != 0)
+			return cli_usage_error("--step %s: not a valid regular expression (POSIX "
+					   "extended)", optarg);
+		regfree(&re);
+		o->step_regex = optarg;
+		break;
+	}
+	case OPT_OP_PATTERN: {
+		struct op_pattern pat, *np;
+
+		if (ops_pattern_parse(optarg, &pat, err, sizeof(err)) < 0)
+			return cli_usage_error("%s", err);
+		np = realloc(o->op_patterns, (o->nop_patterns + 1) * sizeof(*np));
+		if (!np) {
+			fprintf(stderr, "cbottleneck: out of memory\n");
+			return CLI_EXIT_NOMEM;
+		}
+		o->op_patterns = np;
+		np[o->nop_patterns++] = pat;
+		break;
+	}
+	case OPT_STEP_FUNC:
+		if (!*optarg)
+			return cli_usage_error("--step-func needs a function name");
+		o->step_func = optarg;
+		break;
+	case OPT_PYTHON:
+		if (!strcmp(optarg, "on"))
+			o->python_view = PROF_PYTHON_ON;
+		else if (!strcmp(optarg, "native"))
+			o->python_view = PROF_PYTHON_NATIVE;
+		else if (!strcmp(optarg, "off"))
+			o->python_view = PROF_PYTHON_OFF;
+		else
+			return cli_usage_error("--python %s: expected on (Python functions in the "
+					   "stacks), native (with the interpreter's own frames) "
+					   "or off (native stacks only)", optarg);
+		break;
+	case OPT_INLINE:
+		if (!strcmp(optarg, "expand"))
+			o->inline_view = PROF_INLINE_EXPAND;
+		else if (!strcmp(optarg, "fold"))
+			o->inline_view = PROF_INLINE_FOLD;
+		else
+			return cli_usage_error("--inline %s: expected expand (inlined functions "
+					   "are rows) or fold (their time stays with the "
+					   "function they were inlined into)", optarg);
+		break;
+	case OPT_RANK:
+	case OPT_RANKS: {
+		/* --rank N is the one-rank list N */
+		char err[160];
+
+		if (c == OPT_RANK && !(optarg[0] >= '0' && optarg[0] <= '9' &&
+					 strspn(optarg, "0123456789") == strlen(optarg)))
+			return cli_usage_error("--rank %s: expected a rank number (0, 1, ...)",
+					       optarg);
+		if (prof_ranks_match(optarg, -1, err, sizeof(err)) < 0)
+			return cli_usage_error("%s", err);
+		o->ranks = optarg;
+		break;
+	}
+	default:
+		return OPT_NOT_MINE;
+	}
+	return -1;
+}
+
+/* An option of the outputs and the gate.  Returns -1 when
+ * taken, OPT_NOT_MINE for another option, or an exit status. */
+static int opt_output(int c, struct cli_opts *o)
+{
+	switch (c) {
+	case OPT_REPORT:
+		o->report_file = optarg;
+		break;
+	case OPT_JSON:
+		o->json = optarg;
+		break;
+	case OPT_TRACE:
+		o->trace = optarg;
+		break;
+	case OPT_WINDOW:
+		o->trace_window = optarg;
+		if (trace_window_parse(optarg, &o->window_start, &o->window_end) < 0)
+			return cli_usage_error("--trace-window %s: expected START:END, each a time "
+					   "with an optional unit (s, ms, us, ns), either may "
+					   "be empty", optarg);
+		break;
+	case OPT_FOLDED:
+		o->folded = optarg;
+		break;
+	case OPT_FLAME:
+		o->flamegraph = optarg;
+		break;
+	case OPT_PPROF:
+		o->pprof = optarg;
+		break;
+	case OPT_HTML:
+		o->html = optarg;
+		break;
+	case OPT_SOURCE_ROOT:
+		o->source_root = optarg;
+		break;
+	case OPT_SAMPLE_TYPE: {
+		enum export_sample t;
+
+		if (export_sample_parse(optarg, &t) < 0)
+			return cli_usage_error("--sample-type %s: expected cpu, wall, offcpu, "
+					   "alloc_space, alloc_objects, inuse_space or "
+					   "inuse_objects", optarg);
+		o->sample_type = (int)t;
+		break;
+	}
+	case OPT_BASELINE:
+		o->baseline = optarg;
+		break;
+	case OPT_FAIL:
+	case OPT_WARN:
+		if ((c == OPT_FAIL ? push_expr(&o->fail, &o->nfail, optarg)
+				   : push_expr(&o->warn, &o->nwarn, optarg)) < 0) {
+			fprintf(stderr, "cbottleneck: out of memory\n");
+			return CLI_EXIT_NOMEM;
+		}
+		break;
+	case OPT_MARKDOWN:
+		o->markdown = optarg;
+		break;
+	case OPT_BENCH:
+		o->bench_json = optarg;
+		break;
+	default:
+		return OPT_NOT_MINE;
+	}
+	return -1;
+}
+
+/* The options only a run takes (the agent's settings), as report names them. */
+static const struct {
+	int opt;
+	const char *name;
+} run_only_opts[] = {
+	{'F', "-F/--frequency"},      {'o', "-o/--output"},
+	{OPT_DEPTH, "--depth"},         {OPT_BUFFER, "--buffer-mb"},
+	{OPT_SIGNAL, "--signal"},       {OPT_MEMORY, "--memory"},
+	{OPT_MEMORY_RATE, "--memory-rate"}, {OPT_SCHEDULE, "--schedule"},
+	{OPT_DELAY, "--delay"},         {OPT_DURATION, "--duration"},
+	{OPT_CAPTURE_RANGE, "--capture-range"}, {OPT_TOGGLE_SIGNAL, "--toggle-signal"},
+	{OPT_RING, "--ring"},           {OPT_OFFCPU, "--off-cpu"},
+	{OPT_NO_CUDA, "--no-cuda"},
+};
+
+/* The option's name when only a run takes it, else NULL. */
+static const char *run_only_name(int c)
+{
 	size_t i;
 
-	cli_opts_defaults(o, mode);
-	optind = 0; /* full GNU re-initialisation */
-	opterr = 0;
-	/* "-": each operand comes back as option 1, so report's options may
-	 * follow its directory */
-	while ((c = getopt_long(argc, argv, mode == CLI_MODE_REPORT ? "-:F:o:qvh" : "+:F:o:qvh",
-				long_opts, NULL)) != -1) {
-		int run_only = c == 'F' || c == 'o' || c == OPT_DEPTH || c == OPT_BUFFER ||
-			       c == OPT_NO_CUDA || c == OPT_SIGNAL || c == OPT_MEMORY ||
-			       c == OPT_MEMORY_RATE || c == OPT_SCHEDULE || c == OPT_DELAY ||
-			       c == OPT_DURATION || c == OPT_CAPTURE_RANGE || c == OPT_TOGGLE_SIGNAL ||
-			       c == OPT_RING || c == OPT_OFFCPU;
-		if (mode == CLI_MODE_REPORT && run_only)
-			return cli_usage_error("%s only applies when running a program, not to report",
-					   c == 'F' ? "-F/--frequency" : c == 'o' ? "-o/--output" :
-					   c == OPT_DEPTH ? "--depth" : c == OPT_BUFFER ? "--buffer-mb" :
-					   c == OPT_SIGNAL ? "--signal" : c == OPT_MEMORY ? "--memory" :
-					   c == OPT_MEMORY_RATE ? "--memory-rate" :
-					   c == OPT_SCHEDULE ? "--schedule" : c == OPT_DELAY ? "--delay" :
-					   c == OPT_DURATION ? "--duration" :
-					   c == OPT_CAPTURE_RANGE ? "--capture-range" :
-					   c == OPT_TOGGLE_SIGNAL ? "--toggle-signal" :
-					   c == OPT_RING ? "--ring" :
-					   c == OPT_OFFCPU ? "--off-cpu" : "--no-cuda");
-		switch (c) {
-		case 'F':
-			if (parse_long(optarg, 1, 10000, &v) < 0)
-				return cli_usage_error("-F %s: the frequency must be a whole number of Hz "
-						   "from 1 to 10000", optarg);
-			o->freq = v;
-			break;
-		case 'o':
-			o->output_dir = optarg;
-			break;
-		case 'q':
-			o->quiet = 1;
-			break;
-		case 'v':
-			o->verbose = 1;
-			break;
-		case 'h':
-			usage(stdout);
-			return 0;
-		case OPT_VERSION:
-			printf("cbottleneck %s\n", CBN_VERSION);
-			return 0;
-		case OPT_SORT:
-			if (!report_sort_key_valid(optarg))
-				return cli_usage_error("--sort %s: unknown key (tottime, cumtime, ncalls, "
-						   "name, filename, cuda_time_total, cpu_time_total, "
-						   "self_cuda_time_total, self_cpu_time_total, count, "
-						   "a device_* spelling of a cuda_* key, or mem, "
-						   "allocs, leaked, peak, avg_size)",
-						   optarg);
-			o->sort = optarg;
-			break;
-		case OPT_LIMIT:
-			if (parse_long(optarg, 1, 1000000, &v) < 0)
-				return cli_usage_error("--limit %s: expected a number of rows >= 1", optarg);
-			o->limit = (int)v;
-			break;
-		case OPT_REPORT:
-			o->report_file = optarg;
-			break;
-		case OPT_DEPTH:
-			if (parse_long(optarg, 1, CBN_MAX_FRAMES, &v) < 0)
-				return cli_usage_error("--depth %s: expected 1 to %d frames", optarg,
-						   CBN_MAX_FRAMES);
-			o->depth = (int)v;
-			break;
-		case OPT_BUFFER:
-			if (parse_long(optarg, 1, 1 << 20, &v) < 0)
-				return cli_usage_error("--buffer-mb %s: expected a size in MiB >= 1", optarg);
-			o->buffer_mb = (int)v;
-			break;
-		case OPT_NO_CUDA:
-			o->no_cuda = 1;
-			break;
-		case OPT_MEMORY:
-			if (!optarg || !strcmp(optarg, "host,cuda") || !strcmp(optarg, "cuda,host"))
-				o->memory = "host,cuda";
-			else if (!strcmp(optarg, "host") || !strcmp(optarg, "cuda"))
-				o->memory = optarg;
-			else
-				return cli_usage_error("--memory=%s: expected host,cuda, host or cuda",
-						   optarg);
-			break;
-		case OPT_MEMORY_RATE:
-			if (parse_bytes(optarg, &o->memory_rate) < 0)
-				return cli_usage_error("--memory-rate %s: expected a number of bytes >= 1 "
-						   "(K, KiB, M, MiB suffixes), 1 for every allocation",
-						   optarg);
-			break;
-		case OPT_SCHEDULE: {
-			struct cbn_schedule sc;
+	for (i = 0; i < sizeof(run_only_opts) / sizeof(run_only_opts[0]); i++)
+		if (run_only_opts[i].opt == c)
+			return run_only_opts[i].name;
+	return NULL;
+}
 
-			if (cbn_schedule_parse(optarg, &sc) < 0)
-				return cli_usage_error("--schedule %s: expected wait=N,warmup=N,active=N,"
-						   "repeat=N,skip_first=N (any of them, active >= 1)",
-						   optarg);
-			o->schedule = optarg;
-			break;
-		}
-		case OPT_DELAY:
-		case OPT_DURATION:
-		case OPT_RING:
-			if (parse_duration(optarg, c == OPT_DELAY ? &o->delay_ns :
-						   c == OPT_RING ? &o->ring_ns : &o->duration_ns) < 0)
-				return cli_usage_error("%s %s: expected a time > 0 with an optional unit "
-						   "(s, ms, us, ns, min, h; default s)",
-						   c == OPT_DELAY ? "--delay" : c == OPT_RING ? "--ring" :
-						   "--duration", optarg);
-			break;
-		case OPT_OFFCPU:
-			if (!optarg)
-				o->offcpu_hz = CLI_DEFAULT_OFFCPU_HZ;
-			else if (parse_long(optarg, 1, 1000, &v) < 0)
-				return cli_usage_error("--off-cpu=%s: the off-CPU sampling rate must be a "
-						   "whole number of Hz from 1 to 1000", optarg);
-			else
-				o->offcpu_hz = v;
-			break;
-		case OPT_CAPTURE_RANGE:
-			if (!strcmp(optarg, "api") || !strcmp(optarg, "cudaProfilerApi"))
-				o->capture_range = "api";
-			else if (!strncmp(optarg, "nvtx:", 5) && optarg[5] && optarg[5] != '@')
-				o->capture_range = optarg;
-			else
-				return cli_usage_error("--capture-range %s: expected api, cudaProfilerApi "
-						   "or nvtx:NAME[@DOMAIN]", optarg);
-			break;
-		case OPT_TOGGLE_SIGNAL: {
-			int sig = cbn_signal_parse(optarg);
+/* What options ask of each other, the gate's expressions, the baseline.
+ * Returns -1 to go on or an exit status. */
+static int opts_check(const struct cli_opts *o, enum cli_mode mode)
+{
+	char err[512];
+	size_t i;
 
-			if (!sig)
-				return cli_usage_error("--toggle-signal %s: not a signal that can toggle "
-						   "recording (SIGUSR2, SIGUSR1, a real-time one)",
-						   optarg);
-			o->toggle_signal = optarg;
-			break;
-		}
-		case OPT_STEP: {
-			regex_t re;
-
-			if (regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB) != 0)
-				return cli_usage_error("--step %s: not a valid regular expression (POSIX "
-						   "extended)", optarg);
-			regfree(&re);
-			o->step_regex = optarg;
-			break;
-		}
-		case OPT_OP_PATTERN: {
-			struct op_pattern pat, *np;
-
-			if (ops_pattern_parse(optarg, &pat, err, sizeof(err)) < 0)
-				return cli_usage_error("%s", err);
-			np = realloc(o->op_patterns, (o->nop_patterns + 1) * sizeof(*np));
-			if (!np) {
-				fprintf(stderr, "cbottleneck: out of memory\n");
-				return CLI_EXIT_NOMEM;
-			}
-			o->op_patterns = np;
-			np[o->nop_patterns++] = pat;
-			break;
-		}
-		case OPT_STEP_FUNC:
-			if (!*optarg)
-				return cli_usage_error("--step-func needs a function name");
-			o->step_func = optarg;
-			break;
-		case OPT_PYTHON:
-			if (!strcmp(optarg, "on"))
-				o->python_view = PROF_PYTHON_ON;
-			else if (!strcmp(optarg, "native"))
-				o->python_view = PROF_PYTHON_NATIVE;
-			else if (!strcmp(optarg, "off"))
-				o->python_view = PROF_PYTHON_OFF;
-			else
-				return cli_usage_error("--python %s: expected on (Python functions in the "
-						   "stacks), native (with the interpreter's own frames) "
-						   "or off (native stacks only)", optarg);
-			break;
-		case OPT_INLINE:
-			if (!strcmp(optarg, "expand"))
-				o->inline_view = PROF_INLINE_EXPAND;
-			else if (!strcmp(optarg, "fold"))
-				o->inline_view = PROF_INLINE_FOLD;
-			else
-				return cli_usage_error("--inline %s: expected expand (inlined functions "
-						   "are rows) or fold (their time stays with the "
-						   "function they were inlined into)", optarg);
-			break;
-		case OPT_SIGNAL:
-			if (!cbn_signal_parse(optarg))
-				return cli_usage_error("--signal %s: not a signal the agent can sample with "
-						   "(a name such as SIGPROF or SIGRTMAX-3, or a number; "
-						   "not KILL, STOP, the fault signals or 32-33)", optarg);
-			o->signal = optarg;
-			break;
-		case OPT_JSON:
-			o->json = optarg;
-			break;
-		case OPT_TRACE:
-			o->trace = optarg;
-			break;
-		case OPT_WINDOW:
-			o->trace_window = optarg;
-			if (trace_window_parse(optarg, &o->window_start, &o->window_end) < 0)
-				return cli_usage_error("--trace-window %s: expected START:END, each a time "
-						   "with an optional unit (s, ms, us, ns), either may "
-						   "be empty", optarg);
-			break;
-		case OPT_FOLDED:
-			o->folded = optarg;
-			break;
-		case OPT_FLAME:
-			o->flamegraph = optarg;
-			break;
-		case OPT_PPROF:
-			o->pprof = optarg;
-			break;
-		case OPT_HTML:
-			o->html = optarg;
-			break;
-		case OPT_SOURCE_ROOT:
-			o->source_root = optarg;
-			break;
-		case OPT_RANK:
-		case OPT_RANKS: {
-			/* --rank N is the one-rank list N */
-			char err[160];
-
-			if (c == OPT_RANK && !(optarg[0] >= '0' && optarg[0] <= '9' &&
-						 strspn(optarg, "0123456789") == strlen(optarg)))
-				return cli_usage_error("--rank %s: expected a rank number (0, 1, ...)",
-						       optarg);
-			if (prof_ranks_match(optarg, -1, err, sizeof(err)) < 0)
-				return cli_usage_error("%s", err);
-			o->ranks = optarg;
-			break;
-		}
-		case OPT_SAMPLE_TYPE: {
-			enum export_sample t;
-
-			if (export_sample_parse(optarg, &t) < 0)
-				return cli_usage_error("--sample-type %s: expected cpu, wall, offcpu, "
-						   "alloc_space, alloc_objects, inuse_space or "
-						   "inuse_objects", optarg);
-			o->sample_type = (int)t;
-			break;
-		}
-		case OPT_BASELINE:
-			o->baseline = optarg;
-			break;
-		case OPT_FAIL:
-		case OPT_WARN:
-			if ((c == OPT_FAIL ? push_expr(&o->fail, &o->nfail, optarg)
-					   : push_expr(&o->warn, &o->nwarn, optarg)) < 0) {
-				fprintf(stderr, "cbottleneck: out of memory\n");
-				return CLI_EXIT_NOMEM;
-			}
-			break;
-		case OPT_MARKDOWN:
-			o->markdown = optarg;
-			break;
-		case OPT_BENCH:
-			o->bench_json = optarg;
-			break;
-		case 1:
-			if (o->noperands < 2)
-				o->operand[o->noperands] = optarg;
-			o->noperands++;
-			break;
-		case ':':
-			return cli_usage_error("%s needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				return cli_usage_error("unknown option -%c", optopt);
-			return cli_usage_error("unknown option %s", argv[optind - 1]);
-		}
-	}
 	if (o->source_root && !o->html)
 		return cli_usage_error("--source-root needs --html FILE");
 	if (o->trace_window && !o->trace)
@@ -600,6 +604,73 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 		fprintf(stderr, "cbottleneck: warning: -F %ld is high: every sample interrupts the "
 			"program, so overhead grows with the rate (99-1000 Hz is usual)\n", o->freq);
 	return -1;
+}
+
+void cli_opts_defaults(struct cli_opts *o, enum cli_mode mode)
+{
+	memset(o, 0, sizeof(*o));
+	o->freq = CLI_DEFAULT_FREQ;
+	o->limit = CLI_DEFAULT_LIMIT;
+	o->run_mode = mode == CLI_MODE_RUN;
+}
+
+/* Parse options up to the first non-option (run: what follows is the
+ * program's), or, for report, options and operands in any order (the
+ * operands into o->operand).  Returns -1 to go on (optind is the first
+ * operand not yet taken), or an exit status. */
+int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o)
+{
+	int c, ret;
+
+	cli_opts_defaults(o, mode);
+	optind = 0; /* full GNU re-initialisation */
+	opterr = 0;
+	/* "-": each operand comes back as option 1, so report's options may
+	 * follow its directory */
+	while ((c = getopt_long(argc, argv, mode == CLI_MODE_REPORT ? "-:F:o:qvh" : "+:F:o:qvh",
+				long_opts, NULL)) != -1) {
+		const char *run_only = run_only_name(c);
+
+		if (mode == CLI_MODE_REPORT && run_only)
+			return cli_usage_error("%s only applies when running a program, not to report",
+					   run_only);
+		ret = opt_run(c, o);
+		if (ret == OPT_NOT_MINE)
+			ret = opt_view(c, o);
+		if (ret == OPT_NOT_MINE)
+			ret = opt_output(c, o);
+		if (ret != OPT_NOT_MINE) {
+			if (ret != -1)
+				return ret;
+			continue;
+		}
+		switch (c) {
+		case 'q':
+			o->quiet = 1;
+			break;
+		case 'v':
+			o->verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case OPT_VERSION:
+			printf("cbottleneck %s\n", CBN_VERSION);
+			return 0;
+		case 1:
+			if (o->noperands < 2)
+				o->operand[o->noperands] = optarg;
+			o->noperands++;
+			break;
+		case ':':
+			return cli_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return cli_usage_error("unknown option -%c", optopt);
+			return cli_usage_error("unknown option %s", argv[optind - 1]);
+		}
+	}
+	return opts_check(o, mode);
 }
 
 int cli_args_only(void)
