@@ -93,20 +93,109 @@ static int run_status(int st)
 	return 125;
 }
 
+/* What the agent is told (spawn.h) from the options, the agent's libraries
+ * found and the session directory; mpi is PATH_MAX bytes for the MPI
+ * layer's path. */
+static void spawn_env_fill(struct spawn_env *env, const struct cli_opts *o, const char *agent,
+			   const char *cuda, const char *session, const char *mem, char *mpi)
+{
+	memset(env, 0, sizeof(*env));
+	env->agent = agent;
+	env->cuda = cuda;
+	env->session = session;
+	env->freq = o->freq;
+	env->depth = o->depth;
+	env->buffer_mb = o->buffer_mb;
+	env->quiet = o->quiet;
+	env->no_cuda = o->no_cuda;
+	env->verbose = o->verbose;
+	env->signal = o->signal;
+	env->mem_lib = o->memory && strstr(o->memory, "host") ? mem : NULL;
+	env->mpi_lib = session_find_mpi(agent, mpi, PATH_MAX) == 0 ? mpi : NULL;
+	env->memory = o->memory;
+	env->memory_rate = o->memory_rate;
+	env->schedule = o->schedule;
+	env->capture_range = o->capture_range;
+	env->toggle_signal = o->toggle_signal;
+	env->step_regex = o->step_regex;
+	env->delay_ns = o->delay_ns;
+	env->duration_ns = o->duration_ns;
+	env->ring_ns = o->ring_ns;
+	env->offcpu_hz = o->offcpu_hz;
+	env->python_off = o->python_view == PROF_PYTHON_OFF;
+}
+
+/* Load, analyse and write the outputs of the session of a run that ended
+ * with status (the program's exit status, the launcher's unless an output
+ * or the gate decides otherwise); *keep: the session must stay (an output
+ * could not be written).  Returns the launcher's exit status. */
+static int run_report(struct cli_opts *o, const char *session, char **targv, int status,
+		      int *keep)
+{
+	struct profile *p = NULL;
+	struct analysis an = {0};
+	char err[1024];
+	int ret = status, lr, failed;
+
+	lr = cli_load(session, o, &p, err, sizeof(err));
+	if (lr == PROF_LOAD_NOMEM) {
+		ret = CLI_EXIT_NOMEM;
+		goto out;
+	}
+	if (lr < 0) {
+		fprintf(stderr, "cbottleneck: no profile: %s\n", err);
+		if (o->baseline) {
+			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s)\n",
+				CMP_UNMEASURABLE, cli_gate_word(CMP_UNMEASURABLE));
+			ret = CMP_UNMEASURABLE;
+		}
+		goto out;
+	}
+	if (cli_analyse(p, o, &an) != 0) {
+		ret = CLI_EXIT_NOMEM;
+		goto out;
+	}
+	failed = cli_write_outputs(&an, o, o->json);
+	if (failed == CLI_EXIT_USAGE)
+		ret = CLI_EXIT_USAGE;
+	else if (failed && ret == 0)
+		ret = CLI_EXIT_REFUSED;
+	/* An output that could not be written after all (a full disk, a
+	 * directory removed meanwhile): the run is not lost. */
+	if (failed && !o->output_dir) {
+		*keep = 1;
+		fprintf(stderr, "cbottleneck: the session is kept in %s: write the report and "
+			"files again with 'cbottleneck report [OPTIONS] %s', then remove it\n",
+			session, session);
+	}
+	if (o->baseline && !failed) {
+		if (status != 0) {
+			fprintf(stderr, "cbottleneck: %s failed (exit status %d), so the gate cannot "
+				"measure it: exit status %d\n", targv[0], status, CMP_UNMEASURABLE);
+			ret = CMP_UNMEASURABLE;
+		} else {
+			ret = cli_gate(o, &an, o->json ? o->json : "this run");
+			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s), "
+				"not from %s\n", ret, cli_gate_word(ret), targv[0]);
+		}
+	}
+out:
+	analysis_free(&an);
+	prof_free(p);
+	return ret;
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct cli_opts o;
 	struct spawn_env env;
 	struct spawn_result res;
 	struct session_meta meta;
-	struct profile *p = NULL;
-	struct analysis an = {0};
 	char path[PATH_MAX], agent[PATH_MAX], cuda[PATH_MAX], session[PATH_MAX], mem[PATH_MAX];
 	char mpi[PATH_MAX], rank_dir[PATH_MAX];
 	struct cbn_rank_env rank = {-1, -1, 0, CBN_RANK_NONE};
-	char err[1024];
 	char **targv;
-	int ret, status, lr, have_session = 0, failed, keep = 0;
+	int ret, status, have_session = 0, keep = 0;
 
 	ret = cli_parse_opts(argc, argv, CLI_MODE_RUN, &o);
 	if (ret >= 0)
@@ -162,30 +251,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	have_session = 1;
 
-	memset(&env, 0, sizeof(env));
-	env.agent = agent;
-	env.cuda = cuda;
-	env.session = session;
-	env.freq = o.freq;
-	env.depth = o.depth;
-	env.buffer_mb = o.buffer_mb;
-	env.quiet = o.quiet;
-	env.no_cuda = o.no_cuda;
-	env.verbose = o.verbose;
-	env.signal = o.signal;
-	env.mem_lib = o.memory && strstr(o.memory, "host") ? mem : NULL;
-	env.mpi_lib = session_find_mpi(agent, mpi, sizeof(mpi)) == 0 ? mpi : NULL;
-	env.memory = o.memory;
-	env.memory_rate = o.memory_rate;
-	env.schedule = o.schedule;
-	env.capture_range = o.capture_range;
-	env.toggle_signal = o.toggle_signal;
-	env.step_regex = o.step_regex;
-	env.delay_ns = o.delay_ns;
-	env.duration_ns = o.duration_ns;
-	env.ring_ns = o.ring_ns;
-	env.offcpu_hz = o.offcpu_hz;
-	env.python_off = o.python_view == PROF_PYTHON_OFF;
+	spawn_env_fill(&env, &o, agent, cuda, session, mem, mpi);
 	memset(&meta, 0, sizeof(meta));
 	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);
@@ -228,51 +294,8 @@ int cmd_run(int argc, char **argv)
 				o.output_dir);
 		goto out;
 	}
-	lr = cli_load(session, &o, &p, err, sizeof(err));
-	if (lr == PROF_LOAD_NOMEM) {
-		ret = CLI_EXIT_NOMEM;
-		goto out;
-	}
-	if (lr < 0) {
-		fprintf(stderr, "cbottleneck: no profile: %s\n", err);
-		if (o.baseline) {
-			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s)\n",
-				CMP_UNMEASURABLE, cli_gate_word(CMP_UNMEASURABLE));
-			ret = CMP_UNMEASURABLE;
-		}
-		goto out;
-	}
-	if (cli_analyse(p, &o, &an) != 0) {
-		ret = CLI_EXIT_NOMEM;
-		goto out;
-	}
-	failed = cli_write_outputs(&an, &o, o.json);
-	if (failed == CLI_EXIT_USAGE)
-		ret = CLI_EXIT_USAGE;
-	else if (failed && ret == 0)
-		ret = CLI_EXIT_REFUSED;
-	/* An output that could not be written after all (a full disk, a
-	 * directory removed meanwhile): the run is not lost. */
-	if (failed && !o.output_dir) {
-		keep = 1;
-		fprintf(stderr, "cbottleneck: the session is kept in %s: write the report and "
-			"files again with 'cbottleneck report [OPTIONS] %s', then remove it\n",
-			session, session);
-	}
-	if (o.baseline && !failed) {
-		if (status != 0) {
-			fprintf(stderr, "cbottleneck: %s failed (exit status %d), so the gate cannot "
-				"measure it: exit status %d\n", targv[0], status, CMP_UNMEASURABLE);
-			ret = CMP_UNMEASURABLE;
-		} else {
-			ret = cli_gate(&o, &an, o.json ? o.json : "this run");
-			fprintf(stderr, "cbottleneck: exit status %d from the regression gate (%s), "
-				"not from %s\n", ret, cli_gate_word(ret), targv[0]);
-		}
-	}
+	ret = run_report(&o, session, targv, status, &keep);
 out:
-	analysis_free(&an);
-	prof_free(p);
 	if (have_session) {
 		if (!o.output_dir && !keep)
 			session_remove(session);

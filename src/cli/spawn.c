@@ -181,20 +181,13 @@ static void signal_children(int sig)
 	closedir(d);
 }
 
-int spawn_run(const char *path, char **argv, const struct spawn_env *env,
-	      struct spawn_result *res)
+/* A file without "#!" that exec refuses (ENOEXEC) runs as execvp and the
+ * shell run it: /bin/sh FILE ARGS (NULL when memory is short). */
+static char **shell_argv(const char *path, char **argv)
 {
-	struct sigaction dfl, old_chld;
-	sigset_t mask, old;
-	int sfd = -1, cork[2] = {-1, -1}, ret = 0, child_done = 0, late_signals = 0;
-	char **sh_argv = NULL;
+	char **sh_argv;
 	size_t argc = 0;
-	pid_t pid;
 
-	memset(res, 0, sizeof(*res));
-	/* A file without "#!" that exec refuses (ENOEXEC) runs as execvp and the
-	 * shell run it: /bin/sh FILE ARGS.  Built before the fork: the child
-	 * only execs. */
 	while (argv[argc])
 		argc++;
 	sh_argv = calloc(argc + 2, sizeof(*sh_argv));
@@ -204,6 +197,72 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 		for (size_t i = 1; i < argc; i++)
 			sh_argv[i + 1] = argv[i];
 	}
+	return sh_argv;
+}
+
+/* Wait for the program (pid) and every descendant left to us, summing their
+ * CPU time into res and its status; signals read from sfd are forwarded.
+ * Returns whether pid itself was reaped. */
+static int wait_all(int sfd, pid_t pid, struct spawn_result *res)
+{
+	int child_done = 0, late_signals = 0;
+
+	for (;;) {
+		struct signalfd_siginfo si;
+		struct rusage ru;
+		ssize_t n;
+		pid_t w;
+		int st;
+
+		/* Reap everything that has ended; stop when nothing is left.  Each
+		 * reaped process brings its CPU and its own reaped children's. */
+		while ((w = wait4(-1, &st, WNOHANG, &ru)) > 0) {
+			res->user_ns += cbn_tv_ns(&ru.ru_utime);
+			res->sys_ns += cbn_tv_ns(&ru.ru_stime);
+			if (w == pid) {
+				res->status = st;
+				child_done = 1;
+			}
+		}
+		if (w < 0 && errno == ECHILD)
+			break;
+		n = read(sfd, &si, sizeof(si));
+		if (n != (ssize_t)sizeof(si))
+			continue;
+		if (si.ssi_signo == SIGCHLD)
+			continue;
+		if (!child_done) {
+			/* Terminal-generated signals (SI_KERNEL) already reached the
+			 * child's process group; forward only those a process sent us. */
+			if ((int)si.ssi_code <= 0 && (pid_t)si.ssi_pid != pid)
+				kill(pid, (int)si.ssi_signo);
+			continue;
+		}
+		/* Only background descendants are left (daemons in their own
+		 * session, out of the terminal's reach): pass the signal on, and
+		 * stop waiting at the second one so Ctrl-C always gets the report. */
+		signal_children((int)si.ssi_signo);
+		if (++late_signals >= 2) {
+			fprintf(stderr, "cbottleneck: stopped waiting for the program's background "
+				"processes; their profiles may be incomplete\n");
+			break;
+		}
+	}
+	return child_done;
+}
+
+int spawn_run(const char *path, char **argv, const struct spawn_env *env,
+	      struct spawn_result *res)
+{
+	struct sigaction dfl, old_chld;
+	sigset_t mask, old;
+	int sfd = -1, cork[2] = {-1, -1}, ret = 0, child_done = 0;
+	char **sh_argv = NULL;
+	pid_t pid;
+
+	memset(res, 0, sizeof(*res));
+	/* Built before the fork: the child only execs. */
+	sh_argv = shell_argv(path, argv);
 	if (env->verbose)
 		say_env(env);
 	/* An inherited SIG_IGN for SIGCHLD would make the kernel reap our
@@ -263,47 +322,7 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 			res->exec_errno = e;
 	}
 
-	for (;;) {
-		struct signalfd_siginfo si;
-		struct rusage ru;
-		ssize_t n;
-		pid_t w;
-		int st;
-
-		/* Reap everything that has ended; stop when nothing is left.  Each
-		 * reaped process brings its CPU and its own reaped children's. */
-		while ((w = wait4(-1, &st, WNOHANG, &ru)) > 0) {
-			res->user_ns += cbn_tv_ns(&ru.ru_utime);
-			res->sys_ns += cbn_tv_ns(&ru.ru_stime);
-			if (w == pid) {
-				res->status = st;
-				child_done = 1;
-			}
-		}
-		if (w < 0 && errno == ECHILD)
-			break;
-		n = read(sfd, &si, sizeof(si));
-		if (n != (ssize_t)sizeof(si))
-			continue;
-		if (si.ssi_signo == SIGCHLD)
-			continue;
-		if (!child_done) {
-			/* Terminal-generated signals (SI_KERNEL) already reached the
-			 * child's process group; forward only those a process sent us. */
-			if ((int)si.ssi_code <= 0 && (pid_t)si.ssi_pid != pid)
-				kill(pid, (int)si.ssi_signo);
-			continue;
-		}
-		/* Only background descendants are left (daemons in their own
-		 * session, out of the terminal's reach): pass the signal on, and
-		 * stop waiting at the second one so Ctrl-C always gets the report. */
-		signal_children((int)si.ssi_signo);
-		if (++late_signals >= 2) {
-			fprintf(stderr, "cbottleneck: stopped waiting for the program's background "
-				"processes; their profiles may be incomplete\n");
-			break;
-		}
-	}
+	child_done = wait_all(sfd, pid, res);
 	res->end_ns = cli_now_ns();
 	if (!child_done)
 		res->status = 127 << 8; /* cannot happen: the child was ours */
