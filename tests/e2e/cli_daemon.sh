@@ -2,6 +2,7 @@
 # cli_daemon — the launcher is a child subreaper: it waits for daemonized
 # grandchildren (setsid, parent exited) before it reads the session, and
 # their profiles are part of the report.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 

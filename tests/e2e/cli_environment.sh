@@ -3,6 +3,7 @@
 # (torch.utils.bottleneck's first section): kernel, CPU, the program's
 # compiler and flags, the tools' versions; JSON "environment" has the same;
 # -q leaves it out; a program or a hot library built -O0 is warned about.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split

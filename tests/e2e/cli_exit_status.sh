@@ -3,6 +3,7 @@
 # with a stderr line when it dies of signal N, 127 missing, 126 not executable
 # or a directory, 2 for usage errors (found before anything runs); a script
 # without #! runs through /bin/sh as execvp runs it.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 

@@ -4,6 +4,7 @@
 # the JSON report goes to a temporary file when there is no --json; the same
 # gate works on a kept session with `report DIR`; one blank line separates
 # the report from the gate's table.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split

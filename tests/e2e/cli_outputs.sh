@@ -4,6 +4,7 @@
 # one line and exit 2, and the program never runs (a long run is not lost to
 # a typo).  An output that still fails after the run (its directory removed
 # meanwhile) keeps the private session and says how to write it again.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 

@@ -2,6 +2,7 @@
 # cli_refuse — programs the agent cannot get into are refused with 125 and a
 # line saying why: static executables, setuid/setgid copies; and launcher setup
 # failures: agent missing, -o pointing at a directory that is not a session.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 

@@ -2,6 +2,7 @@
 # cli_report — `cbottleneck report DIR` on a kept session reproduces the run's
 # report; on a truncated or corrupted session it still prints a table from what
 # was intact, warns, and exits 1; an empty directory exits 66, a non-directory 2.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split

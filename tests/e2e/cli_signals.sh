@@ -2,6 +2,7 @@
 # cli_signals — SIGTERM/SIGINT/SIGHUP sent to the launcher reach the target
 # (which may handle them), the launcher itself survives to write the report,
 # and the exit status is the target's.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 # The system python starts faster than a version-manager shim (a script).

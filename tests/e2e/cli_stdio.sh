@@ -3,6 +3,7 @@
 # byte-identical output with and without the profiler (the report goes to a
 # file, or to stderr when stdout is a file or a pipe), and stdin still
 # reaches the program.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 

@@ -2,6 +2,7 @@
 # an unchanged program passes a func[heavy].self gate, a program whose heavy()
 # does twice the work fails it (exit 1, FAIL row); a GPU gate on a CPU-only run
 # exits 3; a bad expression and a malformed or foreign baseline exit 2.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split

@@ -4,6 +4,7 @@
 # output with --inline expand (the default), and folded into step with
 # --inline fold: text rows and note line, JSON flags, folded "_[i]", the flame
 # graph and trace names, pprof's inline lines (go tool pprof shows "(inline)").
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example inlined

@@ -1,6 +1,7 @@
 #!/bin/bash
 # cpu_report_file — --report FILE writes the text report there; stdout keeps
 # only what the target printed.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split

@@ -1,6 +1,7 @@
 #!/bin/bash
 # cpu_split — the 3:1 CPU split of examples/split is measured within ±15 %,
 # and the cProfile table names heavy by its definition line.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split

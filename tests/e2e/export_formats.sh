@@ -4,6 +4,7 @@
 # (tests/e2e/export_check.py) and agrees with the JSON report (heavy() wider
 # than light() by the same ratio).  go tool pprof reads the profile when golang-go
 # is installed.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split

@@ -1,6 +1,7 @@
 #!/bin/bash
 # json_schema — real --json reports from a process tree, a threaded program and
 # a crash all satisfy docs/report.schema.json, and keep their public keys.
+# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example forkexec split threads crash

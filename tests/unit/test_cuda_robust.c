@@ -5,6 +5,8 @@
  * before start, zero-length and overlapping intervals, missing names, empty
  * stacks.  Nothing may crash (run it under ASan/UBSan with CBN_SANITIZE=ON),
  * and a few invariants must hold whatever the input.
+ *
+ * ctest-labels: fuzz
  */
 #include <cjson/cJSON.h>
 

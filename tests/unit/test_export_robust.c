@@ -4,6 +4,8 @@
  * inverted and pre-start times, and CUDA data without samples: they must
  * not crash (run under ASan/UBSan with CBN_SANITIZE) and must still write
  * files that parse.
+ *
+ * ctest-labels: fuzz
  */
 #include <cjson/cJSON.h>
 

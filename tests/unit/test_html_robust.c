@@ -10,6 +10,8 @@
  * report's bounded "call_tree" (calltree.c) too: parents first, the root
  * weighing every sample, every node over the share bound, no node lighter
  * than its children together, at most CT_MAX_NODES nodes.
+ *
+ * ctest-labels: fuzz
  */
 #include <unistd.h>
 

@@ -6,6 +6,8 @@
  * absurd segment sizes, overflowing bases, zero and huge counts, unmatched
  * correlations, unknown enum values.  Asserts no crash and a consistent
  * profile; time-bounded (~2 s); run it under -DCBN_SANITIZE=ON too.
+ *
+ * ctest-labels: fuzz
  */
 #include <dirent.h>
 #include <stddef.h>

@@ -5,6 +5,8 @@
  * Asserts no crash (run it under -DCBN_SANITIZE=ON too) and sane results:
  * every delivered record lies inside the file, strings are terminated, and
  * counts never exceed what the bytes could hold.  Bounded to about 5 s.
+ *
+ * ctest-labels: fuzz
  */
 #include <stdint.h>
 #include <time.h>

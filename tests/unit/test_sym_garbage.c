@@ -4,6 +4,8 @@
  * truncated and byte-corrupted ELF files.  Every one must still yield a
  * handle and "[name+0xVADDR]"-style frames, never a crash or a hang.  Also
  * the launcher's own vdso, which stands in for the target's.
+ *
+ * ctest-labels: fuzz
  */
 #include <fcntl.h>
 #include <gelf.h>
