@@ -10,10 +10,8 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "gate/cmp_internal.h"
+#include "unit/test_gate_harness.h"
 
-static char dir[] = "/tmp/cbn-test-compare-XXXXXX";
-static char last_out[65536], last_err[8192];
 
 struct fn {
 	const char *name;
@@ -31,7 +29,7 @@ static const char *report(const char *file, double wall_ns, double period_ns,
 	size_t i;
 	FILE *f;
 
-	snprintf(p, 256, "%s/%s", dir, file);
+	snprintf(p, 256, "%s/%s", gh_dir, file);
 	f = fopen(p, "w");
 	REQUIRE(f);
 	for (i = 0; i < nfn; i++)
@@ -66,7 +64,7 @@ static const char *raw(const char *file, const char *text)
 	char *p = path[k++ % 2];
 	FILE *f;
 
-	snprintf(p, 256, "%s/%s", dir, file);
+	snprintf(p, 256, "%s/%s", gh_dir, file);
 	f = fopen(p, "w");
 	REQUIRE(f);
 	fputs(text, f);
@@ -79,51 +77,8 @@ static int run(const char *base, const char *cur, const char **fail, size_t nfai
 	       const char **warn, size_t nwarn, const char *md, const char *bench)
 {
 	struct cmp_opts o = {fail, nfail, warn, nwarn, md, bench, 0};
-	char errpath[300];
-	FILE *out = fmemopen(last_out, sizeof(last_out) - 1, "w");
-	int saved = dup(2), fd, rc;
-	ssize_t n;
 
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-	fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	REQUIRE(out && fd >= 0 && saved >= 0);
-	memset(last_out, 0, sizeof(last_out));
-	fflush(stderr);
-	dup2(fd, 2);
-	rc = cmp_run(base, cur, &o, out);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	fclose(out);
-	n = pread(fd, last_err, sizeof(last_err) - 1, 0);
-	last_err[n > 0 ? n : 0] = '\0';
-	close(fd);
-	return rc;
-}
-
-/* The status cell of the row whose first cell is name. */
-static const char *status_of(const char *name)
-{
-	static char st[64];
-	char needle[300];
-	const char *p, *eol;
-	size_t len;
-
-	snprintf(needle, sizeof(needle), "\n%s ", name);
-	p = strstr(last_out, needle);
-	if (!p)
-		return "(no row)";
-	eol = strchr(p + 1, '\n');
-	if (!eol)
-		return "(no row)";
-	/* status is the last column; "within noise" has a blank in it */
-	if (eol - p > 14 && strncmp(eol - 12, "within noise", 12) == 0)
-		return "within noise";
-	for (p = eol; p[-1] != ' '; p--)
-		;
-	len = (size_t)(eol - p);
-	snprintf(st, sizeof(st), "%.*s", (int)len, p);
-	return st;
+	return gh_run(base, cur, NULL, &o);
 }
 
 static void test_threshold_and_ratio(void)
@@ -140,32 +95,32 @@ static void test_threshold_and_ratio(void)
 			       "func[main].total:+100%"};
 
 	CHECK_EQ_INT(run(b, s, fail, 1, NULL, 0, NULL, NULL), CMP_PASS);
-	CHECK_STR(status_of("func[heavy].self"), "ok");
-	CHECK(strstr(last_out, "PASS: 0 regressions, 0 warnings, 1 ok") != NULL);
+	CHECK_STR(gh_status_of("func[heavy].self"), "ok");
+	CHECK(strstr(gh_out, "PASS: 0 regressions, 0 warnings, 1 ok") != NULL);
 
 	CHECK_EQ_INT(run(b, w, fail2, 3, NULL, 0, NULL, NULL), CMP_REGRESSION);
-	CHECK_STR(status_of("func[heavy].self"), "FAIL");
-	CHECK_STR(status_of("func[light].self"), "ok");
-	CHECK_STR(status_of("func[main].total"), "ok");
-	CHECK(strstr(last_out, "+225.0 ms (+100.0%)") != NULL);
-	CHECK(strstr(last_out, "FAIL: 1 regression, 0 warnings, 2 ok") != NULL);
+	CHECK_STR(gh_status_of("func[heavy].self"), "FAIL");
+	CHECK_STR(gh_status_of("func[light].self"), "ok");
+	CHECK_STR(gh_status_of("func[main].total"), "ok");
+	CHECK(strstr(gh_out, "+225.0 ms (+100.0%)") != NULL);
+	CHECK(strstr(gh_out, "FAIL: 1 regression, 0 warnings, 2 ok") != NULL);
 	/* header of the table, and the noise column of a sampled figure */
-	CHECK(strstr(last_out, "metric") && strstr(last_out, "baseline") &&
-	      strstr(last_out, "current") && strstr(last_out, "delta") &&
-	      strstr(last_out, "threshold") && strstr(last_out, "status"));
-	CHECK(strstr(last_out, "~") != NULL);
+	CHECK(strstr(gh_out, "metric") && strstr(gh_out, "baseline") &&
+	      strstr(gh_out, "current") && strstr(gh_out, "delta") &&
+	      strstr(gh_out, "threshold") && strstr(gh_out, "status"));
+	CHECK(strstr(gh_out, "~") != NULL);
 
 	/* the same change as a warning never fails */
 	CHECK_EQ_INT(run(b, w, NULL, 0, fail, 1, NULL, NULL), CMP_PASS);
-	CHECK_STR(status_of("func[heavy].self"), "WARN");
-	CHECK(strstr(last_out, "1 warning") != NULL);
+	CHECK_STR(gh_status_of("func[heavy].self"), "WARN");
+	CHECK(strstr(gh_out, "1 warning") != NULL);
 
 	/* absolute thresholds, wall is a single measurement */
 	{
 		const char *f1[] = {"wall:+100ms"}, *f2[] = {"wall:+300ms"};
 
 		CHECK_EQ_INT(run(b, w, f1, 1, NULL, 0, NULL, NULL), CMP_REGRESSION);
-		CHECK(strstr(last_out, "1 run") != NULL);
+		CHECK(strstr(gh_out, "1 run") != NULL);
 		CHECK_EQ_INT(run(b, w, f2, 1, NULL, 0, NULL, NULL), CMP_PASS);
 	}
 	/* +0 on a count: any increase fires; equal passes */
@@ -190,9 +145,9 @@ static void test_floor(void)
 	const char *drop[] = {"func[heavy].self:-10%"};
 
 	CHECK_EQ_INT(run(b, c, high, 1, NULL, 0, NULL, NULL), CMP_PASS);
-	CHECK_STR(status_of("func[heavy].self"), "ok");
+	CHECK_STR(gh_status_of("func[heavy].self"), "ok");
 	CHECK_EQ_INT(run(b, c, low, 1, NULL, 0, NULL, NULL), CMP_REGRESSION);
-	CHECK_STR(status_of("func[heavy].self"), "FAIL");
+	CHECK_STR(gh_status_of("func[heavy].self"), "FAIL");
 	CHECK_EQ_INT(run(b, c, rel, 1, NULL, 0, NULL, NULL), CMP_PASS);
 	/* a "must not drop" gate: an increase is fine, a drop fires */
 	CHECK_EQ_INT(run(b, c, drop, 1, NULL, 0, NULL, NULL), CMP_PASS);
@@ -212,12 +167,12 @@ static void test_noise(void)
 	const char *fail[] = {"func[heavy].self:+25%", "wall:+10%"};
 
 	CHECK_EQ_INT(run(b, c, fail, 2, NULL, 0, NULL, NULL), CMP_REGRESSION);
-	CHECK_STR(status_of("func[heavy].self"), "within noise");
-	CHECK_STR(status_of("wall"), "FAIL"); /* measured once: no noise excuse */
-	CHECK(strstr(last_out, "1 within noise") != NULL);
+	CHECK_STR(gh_status_of("func[heavy].self"), "within noise");
+	CHECK_STR(gh_status_of("wall"), "FAIL"); /* measured once: no noise excuse */
+	CHECK(strstr(gh_out, "1 within noise") != NULL);
 	/* 22 -> 60: 2 sigma = 2*10.1*sqrt(82) = 183 ms < the 384 ms change */
 	CHECK_EQ_INT(run(b, f, fail, 1, NULL, 0, NULL, NULL), CMP_REGRESSION);
-	CHECK_STR(status_of("func[heavy].self"), "FAIL");
+	CHECK_STR(gh_status_of("func[heavy].self"), "FAIL");
 }
 
 static void test_missing_and_patterns(void)
@@ -232,20 +187,20 @@ static void test_missing_and_patterns(void)
 	const char *badline[] = {"line[split.c:43].self:+50%"};
 
 	CHECK_EQ_INT(run(b, c, glob, 1, NULL, 0, NULL, NULL), CMP_PASS);
-	CHECK_STR(status_of("func[heavy].self"), "ok");
-	CHECK_STR(status_of("func[helper].self"), "missing");
-	CHECK_STR(status_of("func[hot_new].self"), "new");
-	CHECK(strstr(last_out, "1 missing") && strstr(last_out, "1 new"));
+	CHECK_STR(gh_status_of("func[heavy].self"), "ok");
+	CHECK_STR(gh_status_of("func[helper].self"), "missing");
+	CHECK_STR(gh_status_of("func[hot_new].self"), "new");
+	CHECK(strstr(gh_out, "1 missing") && strstr(gh_out, "1 new"));
 
 	/* a pattern that matches nothing in the baseline is a usage error, after
 	 * the rest of the table was still evaluated */
 	CHECK_EQ_INT(run(b, c, none, 2, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "nosuch*") != NULL);
-	CHECK(strchr(last_err, '\n') == last_err + strlen(last_err) - 1);
-	CHECK_STR(status_of("wall"), "ok");
+	CHECK(strstr(gh_err, "nosuch*") != NULL);
+	CHECK(strchr(gh_err, '\n') == gh_err + strlen(gh_err) - 1);
+	CHECK_STR(gh_status_of("wall"), "ok");
 
 	CHECK_EQ_INT(run(b, c, line, 1, NULL, 0, NULL, NULL), CMP_PASS);
-	CHECK_STR(status_of("line[/src/examples/split.c:42].self"), "ok");
+	CHECK_STR(gh_status_of("line[/src/examples/split.c:42].self"), "ok");
 	CHECK_EQ_INT(run(b, c, badline, 1, NULL, 0, NULL, NULL), CMP_USAGE);
 }
 
@@ -295,25 +250,25 @@ static void test_gpu(void)
 	const char *warn_only[] = {"gpu.kernels:+0"};
 
 	CHECK_EQ_INT(run(b, same, gates, 6, NULL, 0, NULL, NULL), CMP_PASS);
-	CHECK_STR(status_of("gpu.kernels"), "ok");
-	CHECK_STR(status_of("kernel[gemm_kernel].calls"), "ok");
-	CHECK_STR(status_of("gpu.utilization"), "ok");
-	CHECK(strstr(last_out, "exact") != NULL);
+	CHECK_STR(gh_status_of("gpu.kernels"), "ok");
+	CHECK_STR(gh_status_of("kernel[gemm_kernel].calls"), "ok");
+	CHECK_STR(gh_status_of("gpu.utilization"), "ok");
+	CHECK(strstr(gh_out, "exact") != NULL);
 
 	CHECK_EQ_INT(run(b, more, gates, 6, NULL, 0, NULL, NULL), CMP_REGRESSION);
-	CHECK_STR(status_of("gpu.kernels"), "FAIL");
-	CHECK_STR(status_of("kernel[gemm_kernel].calls"), "FAIL");
-	CHECK_STR(status_of("kernel[gemm_kernel].avg"), "FAIL"); /* 500 -> 583 us */
-	CHECK_STR(status_of("api[cudaMemcpy].calls"), "FAIL");
-	CHECK_STR(status_of("gpu.utilization"), "FAIL"); /* dropped 0.8 -> 0.5 */
-	CHECK_STR(status_of("gpu.memcpy_bytes"), "ok");
+	CHECK_STR(gh_status_of("gpu.kernels"), "FAIL");
+	CHECK_STR(gh_status_of("kernel[gemm_kernel].calls"), "FAIL");
+	CHECK_STR(gh_status_of("kernel[gemm_kernel].avg"), "FAIL"); /* 500 -> 583 us */
+	CHECK_STR(gh_status_of("api[cudaMemcpy].calls"), "FAIL");
+	CHECK_STR(gh_status_of("gpu.utilization"), "FAIL"); /* dropped 0.8 -> 0.5 */
+	CHECK_STR(gh_status_of("gpu.memcpy_bytes"), "ok");
 
 	/* current run without CUDA: could not measure (3), said in one line */
 	CHECK_EQ_INT(run(b, cpu, one, 1, NULL, 0, NULL, NULL), CMP_UNMEASURABLE);
-	CHECK_STR(status_of("gpu.kernels"), "n/a");
-	CHECK(strstr(last_out, "no CUDA data") != NULL);
+	CHECK_STR(gh_status_of("gpu.kernels"), "n/a");
+	CHECK(strstr(gh_out, "no CUDA data") != NULL);
 	CHECK_EQ_INT(run(b, unav, one, 1, NULL, 0, NULL, NULL), CMP_UNMEASURABLE);
-	CHECK(strstr(last_out, "libcuda.so.1") != NULL);
+	CHECK(strstr(gh_out, "libcuda.so.1") != NULL);
 	/* a real regression wins over "could not measure" */
 	{
 		const char *slow = report("gw.json", 2e9, 1e6, fns, 1, NULL);
@@ -324,7 +279,7 @@ static void test_gpu(void)
 	CHECK_EQ_INT(run(b, cpu, NULL, 0, warn_only, 1, NULL, NULL), CMP_PASS);
 	/* a GPU gate against a CPU-only baseline is a configuration error */
 	CHECK_EQ_INT(run(cpu, b, one, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "baseline") != NULL);
+	CHECK(strstr(gh_err, "baseline") != NULL);
 }
 
 static void test_bad_files(void)
@@ -337,9 +292,9 @@ static void test_bad_files(void)
 
 	p = raw("v5.json", "{\"schema_version\":5,\"run\":{\"wall_ns\":1}}");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "baseline was written by schema 5; this cbottleneck reads 1 to 4"));
+	CHECK(strstr(gh_err, "baseline was written by schema 5; this cbottleneck reads 1 to 4"));
 	CHECK_EQ_INT(run(good, p, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "current was written by schema 5"));
+	CHECK(strstr(gh_err, "current was written by schema 5"));
 	/* version 2 only added "memory": a version 2 report is read like 1 */
 	p = raw("v2.json", "{\"schema_version\":2,\"run\":{\"wall_ns\":1000}}");
 	CHECK_EQ_INT(run(p, p, fail, 1, NULL, 0, NULL, NULL), CMP_PASS);
@@ -352,38 +307,38 @@ static void test_bad_files(void)
 
 	p = raw("broken.json", "{\"schema_version\":1,\n\"run\":{\"wall_ns\":1,,}}");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "not valid JSON") && strstr(last_err, "line 2"));
-	CHECK(last_out[0] == '\0'); /* no table from unreadable input */
+	CHECK(strstr(gh_err, "not valid JSON") && strstr(gh_err, "line 2"));
+	CHECK(gh_out[0] == '\0'); /* no table from unreadable input */
 
 	p = raw("trunc.json", "{\"schema_version\":1,\"run\":{\"wall_ns\":10");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
 
 	p = raw("other.json", "[1,2,3]");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "not a cbottleneck JSON report"));
+	CHECK(strstr(gh_err, "not a cbottleneck JSON report"));
 
 	p = raw("norun.json", "{\"schema_version\":1}");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "\"run\""));
+	CHECK(strstr(gh_err, "\"run\""));
 
 	p = raw("nowall.json", "{\"schema_version\":1,\"run\":{\"cpu_ns\":5}}");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "run.wall_ns"));
+	CHECK(strstr(gh_err, "run.wall_ns"));
 	/* ... while a current report without it could not measure the gate */
 	CHECK_EQ_INT(run(good, p, fail, 1, NULL, 0, NULL, NULL), CMP_UNMEASURABLE);
-	CHECK_STR(status_of("wall"), "n/a");
+	CHECK_STR(gh_status_of("wall"), "n/a");
 
 	p = raw("empty.json", "");
 	CHECK_EQ_INT(run(p, good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
 
 	CHECK_EQ_INT(run("/nonexistent/base.json", good, fail, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "/nonexistent/base.json"));
+	CHECK(strstr(gh_err, "/nonexistent/base.json"));
 
 	/* a bad expression is refused before any file is read */
 	CHECK_EQ_INT(run("/nonexistent/a", "/nonexistent/b", bad_expr, 1, NULL, 0, NULL, NULL),
 		     CMP_USAGE);
-	CHECK(strstr(last_err, "needs a unit") != NULL);
-	CHECK(strstr(last_err, "/nonexistent") == NULL);
+	CHECK(strstr(gh_err, "needs a unit") != NULL);
+	CHECK(strstr(gh_err, "/nonexistent") == NULL);
 }
 
 /* Reports of the right version but the wrong shapes: never a crash; a key
@@ -421,8 +376,8 @@ static void test_hostile_shapes(void)
 		for (k = 0; k < sizeof(fail) / sizeof(fail[0]); k++) {
 			rc = run(p, p, &fail[k], 1, NULL, 0, NULL, NULL);
 			CHECK_EQ_INT(rc, CMP_USAGE);
-			CHECK(strstr(last_err, bad[i].key) != NULL);
-			CHECK(strchr(last_err, '\n') == strrchr(last_err, '\n')); /* one line */
+			CHECK(strstr(gh_err, bad[i].key) != NULL);
+			CHECK(strchr(gh_err, '\n') == strrchr(gh_err, '\n')); /* one line */
 		}
 		rc = run(p, p, NULL, 0, NULL, 0, NULL, NULL); /* the default report */
 		CHECK_EQ_INT(rc, CMP_USAGE);
@@ -430,7 +385,7 @@ static void test_hostile_shapes(void)
 	/* the run object's own keys too */
 	p = raw("hostile.json", "{\"schema_version\":1,\"run\":{\"command\":\"x\",\"wall_ns\":1e9}}");
 	CHECK_EQ_INT(run(p, p, &fail[4], 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "\"run.command\" is a string, expected an array") != NULL);
+	CHECK(strstr(gh_err, "\"run.command\" is a string, expected an array") != NULL);
 	/* nulls and absent keys: not known, not wrong */
 	p = raw("hostile.json", "{\"schema_version\":1,\"run\":{\"command\":[\"x\"],\"wall_ns\":1e9,"
 		"\"cpu_ns\":null},\"functions\":[null,{\"name\":\"heavy\",\"self_ns\":null}],"
@@ -460,7 +415,7 @@ static void test_mutations(void)
 	REQUIRE(f);
 	len = fread(orig, 1, sizeof(orig) - 1, f);
 	fclose(f);
-	snprintf(path, sizeof(path), "%s/mut.json", dir);
+	snprintf(path, sizeof(path), "%s/mut.json", gh_dir);
 	for (i = 0; i < 500; i++) {
 		int k, rc, edits = 1 + (int)(i % 4);
 
@@ -544,8 +499,8 @@ static void test_markdown_and_bench(void)
 	cJSON *arr, *it;
 	int nwall = 0, ncpu = 0, nheavy = 0;
 
-	snprintf(md, sizeof(md), "%s/summary.md", dir);
-	snprintf(bj, sizeof(bj), "%s/bench.json", dir);
+	snprintf(md, sizeof(md), "%s/summary.md", gh_dir);
+	snprintf(bj, sizeof(bj), "%s/bench.json", gh_dir);
 	CHECK_EQ_INT(run(b, s, fail, 2, warn, 2, md, bj), CMP_REGRESSION);
 	text = slurp(md);
 	REQUIRE(text);
@@ -608,7 +563,7 @@ static void test_markdown_and_bench(void)
 
 	/* unwritable outputs are errors */
 	CHECK_EQ_INT(run(b, s, NULL, 0, warn, 1, "/nonexistent/dir/s.md", NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "/nonexistent/dir/s.md"));
+	CHECK(strstr(gh_err, "/nonexistent/dir/s.md"));
 }
 
 static void test_defaults_and_quiet(void)
@@ -623,25 +578,25 @@ static void test_defaults_and_quiet(void)
 
 	/* no expressions: wall, cpu and the hottest functions, warnings only */
 	CHECK_EQ_INT(run(b, s, NULL, 0, NULL, 0, NULL, NULL), CMP_PASS);
-	CHECK_STR(status_of("wall"), "WARN");
-	CHECK_STR(status_of("cpu"), "WARN");
-	CHECK_STR(status_of("func[heavy].self"), "WARN");
-	CHECK_STR(status_of("func[light].self"), "ok");
-	CHECK(strstr(last_out, "never fails") != NULL);
+	CHECK_STR(gh_status_of("wall"), "WARN");
+	CHECK_STR(gh_status_of("cpu"), "WARN");
+	CHECK_STR(gh_status_of("func[heavy].self"), "WARN");
+	CHECK_STR(gh_status_of("func[light].self"), "ok");
+	CHECK(strstr(gh_out, "never fails") != NULL);
 
 	/* -q: the table and the summary line, nothing else */
 	o.fail = fail;
 	o.nfail = 1;
-	memset(last_out, 0, sizeof(last_out));
-	out = fmemopen(last_out, sizeof(last_out) - 1, "w");
+	memset(gh_out, 0, sizeof(gh_out));
+	out = fmemopen(gh_out, sizeof(gh_out) - 1, "w");
 	REQUIRE(out);
 	CHECK_EQ_INT(cmp_run(b, s, &o, out), CMP_REGRESSION);
 	fclose(out);
-	CHECK(strncmp(last_out, "metric ", 7) == 0);
-	CHECK_STR(status_of("func[heavy].self"), "FAIL");
-	CHECK(strstr(last_out, "baseline:") == NULL);
-	CHECK(strstr(last_out, "~X") == NULL);
-	CHECK(strstr(last_out, "\n\nFAIL: 1 regression, 0 warnings, 0 ok\n") != NULL);
+	CHECK(strncmp(gh_out, "metric ", 7) == 0);
+	CHECK_STR(gh_status_of("func[heavy].self"), "FAIL");
+	CHECK(strstr(gh_out, "baseline:") == NULL);
+	CHECK(strstr(gh_out, "~X") == NULL);
+	CHECK(strstr(gh_out, "\n\nFAIL: 1 regression, 0 warnings, 0 ok\n") != NULL);
 }
 
 /* The cuda object "{}" followed by an operators object with one row for
@@ -702,31 +657,32 @@ static void test_ops(void)
 	CHECK(strstr(err, "op[...].cuda") != NULL);
 
 	CHECK_EQ_INT(run(b, same, gates, 5, NULL, 0, NULL, NULL), CMP_PASS);
-	CHECK_STR(status_of("op[aten::addmm].cuda"), "ok");
-	CHECK_STR(status_of("op[aten::addmm].launches"), "ok");
-	CHECK_STR(status_of("op[aten::addmm].self_cpu"), "ok");
-	CHECK_STR(status_of("op[aten::linear].self_cuda"), "ok");
+	CHECK_STR(gh_status_of("op[aten::addmm].cuda"), "ok");
+	CHECK_STR(gh_status_of("op[aten::addmm].launches"), "ok");
+	CHECK_STR(gh_status_of("op[aten::addmm].self_cpu"), "ok");
+	CHECK_STR(gh_status_of("op[aten::linear].self_cuda"), "ok");
 	CHECK_EQ_INT(run(b, more, gates, 5, NULL, 0, NULL, NULL), CMP_REGRESSION);
-	CHECK_STR(status_of("op[aten::addmm].cuda"), "FAIL");          /* +20 % */
-	CHECK_STR(status_of("op[aten::addmm].launches"), "FAIL");      /* 100 -> 120 */
-	CHECK_STR(status_of("op[aten::addmm].self_cpu"), "FAIL");      /* 500 -> 700 samples */
-	CHECK_STR(status_of("op[aten::linear].cpu"), "FAIL");
+	CHECK_STR(gh_status_of("op[aten::addmm].cuda"), "FAIL");          /* +20 % */
+	CHECK_STR(gh_status_of("op[aten::addmm].launches"), "FAIL");      /* 100 -> 120 */
+	CHECK_STR(gh_status_of("op[aten::addmm].self_cpu"), "FAIL");      /* 500 -> 700 samples */
+	CHECK_STR(gh_status_of("op[aten::linear].cpu"), "FAIL");
 	/* the current run has no operators at all: could not measure (3) */
 	CHECK_EQ_INT(run(b, none, gates, 1, NULL, 0, NULL, NULL), CMP_UNMEASURABLE);
-	CHECK_STR(status_of("op[aten::addmm].cuda"), "n/a");
-	CHECK(strstr(last_out, "no operators") != NULL);
+	CHECK_STR(gh_status_of("op[aten::addmm].cuda"), "n/a");
+	CHECK(strstr(gh_out, "no operators") != NULL);
 	/* an operator the baseline does not have */
 	CHECK_EQ_INT(run(b, same, missing, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "no operator in the baseline") != NULL);
+	CHECK(strstr(gh_err, "no operator in the baseline") != NULL);
 	CHECK_EQ_INT(run(none, same, missing, 1, NULL, 0, NULL, NULL), CMP_USAGE);
-	CHECK(strstr(last_err, "it has no operators") != NULL);
+	CHECK(strstr(gh_err, "it has no operators") != NULL);
 }
 
 int main(void)
 {
 	char cmd[128];
 
-	REQUIRE(mkdtemp(dir));
+	snprintf(gh_dir, sizeof(gh_dir), "/tmp/cbn-test-compare-XXXXXX");
+	REQUIRE(mkdtemp(gh_dir));
 	test_threshold_and_ratio();
 	test_floor();
 	test_noise();
@@ -738,8 +694,8 @@ int main(void)
 	test_mutations();
 	test_markdown_and_bench();
 	test_defaults_and_quiet();
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", gh_dir);
 	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
+		fprintf(stderr, "could not remove %s\n", gh_dir);
 	return test_result();
 }

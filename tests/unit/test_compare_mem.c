@@ -7,78 +7,19 @@
  * parse errors, and the in-memory current run (--baseline) agreeing with its
  * JSON report.
  */
-#include <fcntl.h>
-#include <unistd.h>
 
-#include "gate/cmp_internal.h"
-#include "gate/gate_run.h"
-#include "report/report.h"
 #include "testlib.h"
+#include "unit/test_gate_harness.h"
 #include "unit/test_mem_fixture.h"
 
-static char dir[64];
-static char last_out[65536], last_err[8192];
-
-static const char *write_report(const struct analysis *a, const char *name)
-{
-	static char paths[8][256];
-	static int k;
-	char *p = paths[k++ % 8], err[256];
-	struct report_opts o = {.limit = 15};
-
-	snprintf(p, 256, "%s/%s.json", dir, name);
-	if (report_json_write(a, &o, p, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	return p;
-}
-
-/* cmp_run (cur_path) or cmp_run_current (cur) with --fail exprs; keeps stdout
- * and stderr. */
+/* The gate on two reports, or on a report and the run in memory (cur), with
+ * --fail exprs. */
 static int run(const char *base, const char *cur_path, const struct gate_run *cur,
 	       const char **fail, size_t nfail)
 {
 	struct cmp_opts o = {fail, nfail, NULL, 0, NULL, NULL, 0};
-	char errpath[300];
-	FILE *out = fmemopen(last_out, sizeof(last_out) - 1, "w");
-	int saved = dup(2), fd, rc;
-	ssize_t n;
 
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-	fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	REQUIRE(out && fd >= 0 && saved >= 0);
-	memset(last_out, 0, sizeof(last_out));
-	fflush(stderr);
-	dup2(fd, 2);
-	rc = cur ? cmp_run_current(base, cur, "this run", &o, out) : cmp_run(base, cur_path, &o, out);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	fclose(out);
-	n = pread(fd, last_err, sizeof(last_err) - 1, 0);
-	last_err[n > 0 ? n : 0] = '\0';
-	close(fd);
-	return rc;
-}
-
-/* The status cell (last column) of the row named name. */
-static const char *status_of(const char *name)
-{
-	static char st[64];
-	char needle[300];
-	const char *p, *eol;
-
-	snprintf(needle, sizeof(needle), "\n%s ", name);
-	p = strstr(last_out, needle);
-	if (!p || !(eol = strchr(p + 1, '\n')))
-		return "(no row)";
-	if (eol - p > 14 && strncmp(eol - 12, "within noise", 12) == 0)
-		return "within noise";
-	for (p = eol; p[-1] != ' '; p--)
-		;
-	snprintf(st, sizeof(st), "%.*s", (int)(eol - p), p);
-	return st;
+	return gh_run(base, cur_path, cur, &o);
 }
 
 static void test_parse(void)
@@ -121,85 +62,85 @@ int main(void)
 			     "mem.site[upload].allocs:+0"};
 	const char *peak[] = {"mem.peak:+10%"};
 
-	snprintf(dir, sizeof(dir), "%s", ex_tmpdir());
+	snprintf(gh_dir, sizeof(gh_dir), "%s", ex_tmpdir());
 	test_parse();
 	mf_profile(&p);
 
 	a = mf_analysis(&p, MF_BOTH);
-	base = write_report(&a, "base");
-	same = write_report(&a, "same");
+	base = gh_write_report(&a, "base");
+	same = gh_write_report(&a, "same");
 	CHECK_EQ_INT(run(base, same, NULL, all, 6), CMP_PASS);
-	CHECK_STR(status_of("mem.peak"), "ok");
-	CHECK_STR(status_of("mem.gpu[0].peak"), "ok");
-	CHECK_STR(status_of("mem.site[grow_*].bytes"), "ok");
-	CHECK_STR(status_of("mem.site[app.c:77].bytes"), "ok");
-	CHECK_STR(status_of("mem.leaked"), "ok");
-	CHECK_STR(status_of("mem.site[upload].allocs"), "ok");
-	CHECK(strstr(last_out, "2.9 MiB") != NULL || strstr(last_out, "2.86 MiB") != NULL);
+	CHECK_STR(gh_status_of("mem.peak"), "ok");
+	CHECK_STR(gh_status_of("mem.gpu[0].peak"), "ok");
+	CHECK_STR(gh_status_of("mem.site[grow_*].bytes"), "ok");
+	CHECK_STR(gh_status_of("mem.site[app.c:77].bytes"), "ok");
+	CHECK_STR(gh_status_of("mem.leaked"), "ok");
+	CHECK_STR(gh_status_of("mem.site[upload].allocs"), "ok");
+	CHECK(strstr(gh_out, "2.9 MiB") != NULL || strstr(gh_out, "2.86 MiB") != NULL);
 
 	/* no expressions: the default report warns on the host peak too */
 	CHECK_EQ_INT(run(base, same, NULL, NULL, 0), CMP_PASS);
-	CHECK_STR(status_of("mem.peak"), "ok");
+	CHECK_STR(gh_status_of("mem.peak"), "ok");
 
 	/* the host peak doubles: exact counters fail it... */
 	a = mf_analysis(&p, MF_BOTH);
 	mf_spaces[0].peak = 2 * MF_HOST_PEAK;
-	cur = write_report(&a, "peak2");
+	cur = gh_write_report(&a, "peak2");
 	CHECK_EQ_INT(run(base, cur, NULL, peak, 1), CMP_REGRESSION);
-	CHECK_STR(status_of("mem.peak"), "FAIL");
+	CHECK_STR(gh_status_of("mem.peak"), "FAIL");
 	/* ...a sampled estimate of the same change at 512 KiB is within
 	 * noise: 2 sigma = 2 sqrt((3 + 6) MB x 512 KiB) = 4.3 MB > 3 MB */
 	a = mf_analysis(&p, MF_BOTH);
 	mf_spaces[0].peak_exact = 0;
-	base = write_report(&a, "base_est");
+	base = gh_write_report(&a, "base_est");
 	mf_spaces[0].peak = 2 * MF_HOST_PEAK;
-	cur = write_report(&a, "peak2_est");
+	cur = gh_write_report(&a, "peak2_est");
 	CHECK_EQ_INT(run(base, cur, NULL, peak, 1), CMP_PASS);
-	CHECK_STR(status_of("mem.peak"), "within noise");
+	CHECK_STR(gh_status_of("mem.peak"), "within noise");
 	/* ...but 10x is not */
 	mf_spaces[0].peak = 10 * MF_HOST_PEAK;
-	cur = write_report(&a, "peak10_est");
+	cur = gh_write_report(&a, "peak10_est");
 	CHECK_EQ_INT(run(base, cur, NULL, peak, 1), CMP_REGRESSION);
-	CHECK_STR(status_of("mem.peak"), "FAIL");
+	CHECK_STR(gh_status_of("mem.peak"), "FAIL");
 
 	/* GPU: exact, so +64 MiB of 256 fails +10% */
 	a = mf_analysis(&p, MF_BOTH);
-	base = write_report(&a, "base");
+	base = gh_write_report(&a, "base");
 	mf_spaces[1].peak = MF_GPU_PEAK + (64 << 20);
-	cur = write_report(&a, "gpu_more");
+	cur = gh_write_report(&a, "gpu_more");
 	{
 		const char *f[] = {"mem.gpu[0].peak:+10%"}, *g[] = {"mem.gpu[0].peak:+30%"};
 
 		CHECK_EQ_INT(run(base, cur, NULL, f, 1), CMP_REGRESSION);
-		CHECK_STR(status_of("mem.gpu[0].peak"), "FAIL");
+		CHECK_STR(gh_status_of("mem.gpu[0].peak"), "FAIL");
 		CHECK_EQ_INT(run(base, cur, NULL, g, 1), CMP_PASS);
 		/* a device the baseline does not have */
 		f[0] = "mem.gpu[1].peak:+10%";
 		CHECK_EQ_INT(run(base, cur, NULL, f, 1), CMP_USAGE);
-		CHECK(strstr(last_err, "no memory data for GPU 1 in the baseline") != NULL);
+		CHECK(strstr(gh_err, "no memory data for GPU 1 in the baseline") != NULL);
 	}
 
 	/* leaks in exact mode: one more leaked MiB fails +0 */
 	a = mf_analysis(&p, MF_BOTH);
 	mf_mem.rate = 1;
 	mf_mem.exact = 1;
-	base = write_report(&a, "leak_base");
+	base = gh_write_report(&a, "leak_base");
 	mf_sites[1].live_end_bytes = 2 * 1048576;
-	cur = write_report(&a, "leak_more");
+	cur = gh_write_report(&a, "leak_more");
 	{
 		const char *f[] = {"mem.leaked:+0", "mem.site[leak_table].bytes:+0"};
 
 		CHECK_EQ_INT(run(base, cur, NULL, f, 2), CMP_REGRESSION);
-		CHECK_STR(status_of("mem.leaked"), "FAIL");
-		CHECK_STR(status_of("mem.site[leak_table].bytes"), "ok");
+		CHECK_STR(gh_status_of("mem.leaked"), "FAIL");
+		CHECK_STR(gh_status_of("mem.site[leak_table].bytes"), "ok");
 	}
 
 	/* a site pattern: by function glob, by FILE:LINE, and one that matches
 	 * nothing in the baseline */
 	a = mf_analysis(&p, MF_BOTH);
-	base = write_report(&a, "base");
+	base = gh_write_report(&a, "base");
 	mf_sites[0].bytes *= 1.5;
-	cur = write_report(&a, "site_more");
+	cur = gh_write_report(&a, "site_more");
 	{
 		const char *f[] = {"mem.site[grow_*].bytes:+20%", "mem.site[app.c:42].bytes:+20%",
 				   "mem.site[app.c:77].bytes:+20%"};
@@ -207,28 +148,28 @@ int main(void)
 
 		/* 52 MB at 512 KiB: 2 sigma = 2 sqrt(131 MB x 512 KiB) = 16.6 MB < 26 MB */
 		CHECK_EQ_INT(run(base, cur, NULL, f, 3), CMP_REGRESSION);
-		CHECK_STR(status_of("mem.site[grow_*].bytes"), "FAIL");
-		CHECK_STR(status_of("mem.site[app.c:42].bytes"), "FAIL");
-		CHECK_STR(status_of("mem.site[app.c:77].bytes"), "ok");
+		CHECK_STR(gh_status_of("mem.site[grow_*].bytes"), "FAIL");
+		CHECK_STR(gh_status_of("mem.site[app.c:42].bytes"), "FAIL");
+		CHECK_STR(gh_status_of("mem.site[app.c:77].bytes"), "ok");
 		CHECK_EQ_INT(run(base, cur, NULL, n, 1), CMP_USAGE);
-		CHECK(strstr(last_err, "no allocation site in the baseline") != NULL);
+		CHECK(strstr(gh_err, "no allocation site in the baseline") != NULL);
 	}
 
 	/* a baseline without memory data: exit 2, said plainly */
 	a = mf_analysis(&p, -1);
-	none = write_report(&a, "nomem");
+	none = gh_write_report(&a, "nomem");
 	CHECK_EQ_INT(run(none, base, NULL, all, 1), CMP_USAGE);
-	CHECK(strstr(last_err, "no memory data in the baseline") != NULL);
-	CHECK(strstr(last_err, "--memory") != NULL);
+	CHECK(strstr(gh_err, "no memory data in the baseline") != NULL);
+	CHECK(strstr(gh_err, "--memory") != NULL);
 	/* a current run without it: n/a, and a --fail gate makes that exit 3 */
 	CHECK_EQ_INT(run(base, none, NULL, all, 2), CMP_UNMEASURABLE);
-	CHECK_STR(status_of("mem.peak"), "n/a");
-	CHECK(strstr(last_out, "no memory data in the current run") != NULL);
+	CHECK_STR(gh_status_of("mem.peak"), "n/a");
+	CHECK(strstr(gh_out, "no memory data in the current run") != NULL);
 	/* GPU only: no host peak in the baseline */
 	a = mf_analysis(&p, MF_GPU);
-	gpuonly = write_report(&a, "gpuonly");
+	gpuonly = gh_write_report(&a, "gpuonly");
 	CHECK_EQ_INT(run(gpuonly, gpuonly, NULL, peak, 1), CMP_USAGE);
-	CHECK(strstr(last_err, "no host memory data in the baseline") != NULL);
+	CHECK(strstr(gh_err, "no host memory data in the baseline") != NULL);
 	{
 		const char *g[] = {"mem.gpu[0].peak:+0"};
 
@@ -237,7 +178,7 @@ int main(void)
 
 	/* the run just analysed, in memory, reads as its JSON report does */
 	a = mf_analysis(&p, MF_BOTH);
-	base = write_report(&a, "base");
+	base = gh_write_report(&a, "base");
 	mf_spaces[0].peak = 2 * MF_HOST_PEAK;
 	{
 		struct gate_run g;
@@ -247,8 +188,8 @@ int main(void)
 		CHECK(g.nmem_gpus == 1 && g.mem_gpus[0].peak == (double)MF_GPU_PEAK);
 		CHECK(g.nmem_sites == 3 && g.mem_leaked == 1048576);
 		CHECK_EQ_INT(run(base, NULL, &g, all, 6), CMP_REGRESSION);
-		CHECK_STR(status_of("mem.peak"), "FAIL");
-		CHECK_STR(status_of("mem.site[grow_*].bytes"), "ok");
+		CHECK_STR(gh_status_of("mem.peak"), "FAIL");
+		CHECK_STR(gh_status_of("mem.site[grow_*].bytes"), "ok");
 		gate_run_free(&g);
 		a.memory = NULL;
 		REQUIRE(gate_run_from_analysis(&a, &g) == 0);
@@ -259,6 +200,6 @@ int main(void)
 
 	ex_free(&p);
 	if (!getenv("KEEP"))
-		ex_rmdir(dir);
+		ex_rmdir(gh_dir);
 	return test_result();
 }

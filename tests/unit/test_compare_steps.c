@@ -8,76 +8,19 @@
  * 2) read as one without steps, and the in-memory current run (--baseline)
  * agreeing with its JSON report.
  */
-#include <fcntl.h>
-#include <unistd.h>
 
-#include "gate/cmp_internal.h"
-#include "gate/gate_run.h"
-#include "report/report.h"
 #include "testlib.h"
+#include "unit/test_gate_harness.h"
 #include "unit/test_steps_fixture.h"
 
-static char dir[64];
-static char last_out[65536], last_err[8192];
-
-static const char *write_report(const struct analysis *a, const char *name)
-{
-	static char paths[8][256];
-	static int k;
-	char *p = paths[k++ % 8], err[256];
-	struct report_opts o = {.limit = 15};
-
-	snprintf(p, 256, "%s/%s.json", dir, name);
-	if (report_json_write(a, &o, p, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	return p;
-}
-
-/* cmp_run (cur_path) or cmp_run_current (cur) with --fail exprs (or none: the
- * default report); keeps stdout and stderr. */
+/* The gate on two reports, or on a report and the run in memory (cur), with
+ * --fail exprs (or none: the default report). */
 static int run(const char *base, const char *cur_path, const struct gate_run *cur,
 	       const char **fail, size_t nfail)
 {
 	struct cmp_opts o = {fail, nfail, NULL, 0, NULL, NULL, 0};
-	char errpath[300];
-	FILE *out = fmemopen(last_out, sizeof(last_out) - 1, "w");
-	int saved = dup(2), fd, rc;
-	ssize_t n;
 
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-	fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	REQUIRE(out && fd >= 0 && saved >= 0);
-	memset(last_out, 0, sizeof(last_out));
-	fflush(stderr);
-	dup2(fd, 2);
-	rc = cur ? cmp_run_current(base, cur, "this run", &o, out) : cmp_run(base, cur_path, &o, out);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	fclose(out);
-	n = pread(fd, last_err, sizeof(last_err) - 1, 0);
-	last_err[n > 0 ? n : 0] = '\0';
-	close(fd);
-	return rc;
-}
-
-/* The status cell (last column) of the row named name. */
-static const char *status_of(const char *name)
-{
-	static char st[64];
-	char needle[300];
-	const char *p, *eol;
-
-	snprintf(needle, sizeof(needle), "\n%s ", name);
-	p = strstr(last_out, needle);
-	if (!p || !(eol = strchr(p + 1, '\n')))
-		return "(no row)";
-	for (p = eol; p[-1] != ' '; p--)
-		;
-	snprintf(st, sizeof(st), "%.*s", (int)(eol - p), p);
-	return st;
+	return gh_run(base, cur_path, cur, &o);
 }
 
 static void test_parse(void)
@@ -122,7 +65,7 @@ static const char *older(const char *path, int v)
 	e = s ? strstr(s, ",\n\t\"warnings\":") : NULL;
 	REQUIRE(s && e);
 	memmove(s, e, strlen(e) + 1);
-	snprintf(out, sizeof(out), "%s/v%d.json", dir, v);
+	snprintf(out, sizeof(out), "%s/v%d.json", gh_dir, v);
 	f = fopen(out, "w");
 	REQUIRE(f != NULL);
 	fputs(text, f);
@@ -138,30 +81,30 @@ int main(void)
 	const char *base, *same, *cur, *none;
 	const char *all[] = {"step.median:+10%", "step.p90:+10%", "step.count:-0"};
 
-	snprintf(dir, sizeof(dir), "%s", ex_tmpdir());
+	snprintf(gh_dir, sizeof(gh_dir), "%s", ex_tmpdir());
 	test_parse();
 	sf_profile(&p, 1);
 
 	a = sf_analysis(&p, 1);
-	base = write_report(&a, "base");
-	same = write_report(&a, "same");
+	base = gh_write_report(&a, "base");
+	same = gh_write_report(&a, "same");
 	CHECK_EQ_INT(run(base, same, NULL, all, 3), CMP_PASS);
-	CHECK_STR(status_of("step.median"), "ok");
-	CHECK_STR(status_of("step.p90"), "ok");
-	CHECK_STR(status_of("step.count"), "ok");
-	CHECK(strstr(last_out, "10.0 ms") != NULL || strstr(last_out, "10 ms") != NULL);
+	CHECK_STR(gh_status_of("step.median"), "ok");
+	CHECK_STR(gh_status_of("step.p90"), "ok");
+	CHECK_STR(gh_status_of("step.count"), "ok");
+	CHECK(strstr(gh_out, "10.0 ms") != NULL || strstr(gh_out, "10 ms") != NULL);
 
 	/* no expressions: the default report warns on the median step too */
 	CHECK_EQ_INT(run(base, same, NULL, NULL, 0), CMP_PASS);
-	CHECK_STR(status_of("step.median"), "ok");
+	CHECK_STR(gh_status_of("step.median"), "ok");
 
 	/* the median step 20% slower: a single measurement, no noise excuse */
 	a = sf_analysis(&p, 1);
 	sf_sa.median_ns = SF_MEDIAN * 12 / 10;
-	cur = write_report(&a, "slower");
+	cur = gh_write_report(&a, "slower");
 	CHECK_EQ_INT(run(base, cur, NULL, all, 3), CMP_REGRESSION);
-	CHECK_STR(status_of("step.median"), "FAIL");
-	CHECK_STR(status_of("step.p90"), "ok");
+	CHECK_STR(gh_status_of("step.median"), "FAIL");
+	CHECK_STR(gh_status_of("step.p90"), "ok");
 	{
 		const char *loose[] = {"step.median:+25%"}, *floor[] = {"step.median:+10%,>=5ms"};
 
@@ -170,29 +113,29 @@ int main(void)
 	}
 	/* the default report only warns */
 	CHECK_EQ_INT(run(base, cur, NULL, NULL, 0), CMP_PASS);
-	CHECK_STR(status_of("step.median"), "WARN");
+	CHECK_STR(gh_status_of("step.median"), "WARN");
 
 	/* a slower tail, and one step fewer */
 	a = sf_analysis(&p, 1);
 	sf_sa.p90_ns = SF_P90 * 2;
 	sf_sa.nsteps = SF_NSTEPS - 1;
-	cur = write_report(&a, "tail");
+	cur = gh_write_report(&a, "tail");
 	CHECK_EQ_INT(run(base, cur, NULL, all, 3), CMP_REGRESSION);
-	CHECK_STR(status_of("step.median"), "ok");
-	CHECK_STR(status_of("step.p90"), "FAIL");
-	CHECK_STR(status_of("step.count"), "FAIL");
+	CHECK_STR(gh_status_of("step.median"), "ok");
+	CHECK_STR(gh_status_of("step.p90"), "FAIL");
+	CHECK_STR(gh_status_of("step.count"), "FAIL");
 
 	/* a baseline without steps: exit 2, said plainly */
 	a = sf_analysis(&p, 0);
-	none = write_report(&a, "nosteps");
+	none = gh_write_report(&a, "nosteps");
 	CHECK_EQ_INT(run(none, base, NULL, all, 1), CMP_USAGE);
-	CHECK(strstr(last_err, "no steps in the baseline") != NULL);
-	CHECK(strstr(last_err, "cbn_step()") != NULL);
+	CHECK(strstr(gh_err, "no steps in the baseline") != NULL);
+	CHECK(strstr(gh_err, "cbn_step()") != NULL);
 	/* a current run without them: n/a, and a --fail gate makes that exit 3 */
 	CHECK_EQ_INT(run(base, none, NULL, all, 3), CMP_UNMEASURABLE);
-	CHECK_STR(status_of("step.median"), "n/a");
-	CHECK_STR(status_of("step.count"), "n/a");
-	CHECK(strstr(last_out, "could not measure: no steps in the current run") != NULL);
+	CHECK_STR(gh_status_of("step.median"), "n/a");
+	CHECK_STR(gh_status_of("step.count"), "n/a");
+	CHECK(strstr(gh_out, "could not measure: no steps in the current run") != NULL);
 	/* a warning only is not a failure */
 	{
 		struct cmp_opts o = {NULL, 0, all, 1, NULL, NULL, 0};
@@ -204,7 +147,7 @@ int main(void)
 	}
 	/* the report of an older cbottleneck (schema 2) has no steps: n/a */
 	CHECK_EQ_INT(run(base, older(base, 2), NULL, all, 1), CMP_UNMEASURABLE);
-	CHECK_STR(status_of("step.median"), "n/a");
+	CHECK_STR(gh_status_of("step.median"), "n/a");
 
 	/* the run just analysed, in memory, reads as its JSON report does */
 	a = sf_analysis(&p, 1);
@@ -216,8 +159,8 @@ int main(void)
 		CHECK(g.has_steps && g.step_count == SF_NSTEPS);
 		CHECK(g.step_median == 2.0 * SF_MEDIAN && g.step_p90 == (double)SF_P90);
 		CHECK_EQ_INT(run(base, NULL, &g, all, 3), CMP_REGRESSION);
-		CHECK_STR(status_of("step.median"), "FAIL");
-		CHECK_STR(status_of("step.count"), "ok");
+		CHECK_STR(gh_status_of("step.median"), "FAIL");
+		CHECK_STR(gh_status_of("step.count"), "ok");
 		gate_run_free(&g);
 		a.steps = NULL;
 		REQUIRE(gate_run_from_analysis(&a, &g) == 0);
@@ -228,6 +171,6 @@ int main(void)
 
 	sf_free(&p);
 	if (!getenv("KEEP"))
-		ex_rmdir(dir);
+		ex_rmdir(gh_dir);
 	return test_result();
 }

@@ -8,72 +8,17 @@
  * (exit 2, "record the baseline with --off-cpu"), a current run without it
  * (n/a, exit 3 for --fail), and a baseline lock site that does not exist.
  */
-#include <fcntl.h>
-#include <unistd.h>
 
-#include "gate/cmp_internal.h"
-#include "gate/gate_run.h"
-#include "report/report.h"
 #include "testlib.h"
+#include "unit/test_gate_harness.h"
 #include "unit/test_wait_fixture.h"
 
-static char dir[64];
-static char last_out[65536], last_err[8192];
-
-static const char *write_report(const struct analysis *a, const char *name)
-{
-	static char paths[8][256];
-	static int k;
-	char *p = paths[k++ % 8], err[256];
-	struct report_opts o = {.limit = 15};
-
-	snprintf(p, 256, "%s/%s.json", dir, name);
-	if (report_json_write(a, &o, p, err, sizeof(err)) < 0) {
-		fprintf(stderr, "%s\n", err);
-		exit(1);
-	}
-	return p;
-}
-
+/* The gate on two reports with --fail exprs. */
 static int run(const char *base, const char *cur_path, const char **fail, size_t nfail)
 {
 	struct cmp_opts o = {fail, nfail, NULL, 0, NULL, NULL, 0};
-	char errpath[300];
-	FILE *out = fmemopen(last_out, sizeof(last_out) - 1, "w");
-	int saved = dup(2), fd, rc;
-	ssize_t n;
 
-	snprintf(errpath, sizeof(errpath), "%s/stderr", dir);
-	fd = open(errpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
-	REQUIRE(out && fd >= 0 && saved >= 0);
-	memset(last_out, 0, sizeof(last_out));
-	fflush(stderr);
-	dup2(fd, 2);
-	rc = cmp_run(base, cur_path, &o, out);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	fclose(out);
-	n = pread(fd, last_err, sizeof(last_err) - 1, 0);
-	last_err[n > 0 ? n : 0] = '\0';
-	close(fd);
-	return rc;
-}
-
-static const char *status_of(const char *name)
-{
-	static char st[64];
-	char needle[300];
-	const char *p, *eol;
-
-	snprintf(needle, sizeof(needle), "\n%s ", name);
-	p = strstr(last_out, needle);
-	if (!p || !(eol = strchr(p + 1, '\n')))
-		return "(no row)";
-	for (p = eol; p[-1] != ' '; p--)
-		;
-	snprintf(st, sizeof(st), "%.*s", (int)(eol - p), p);
-	return st;
+	return gh_run(base, cur_path, NULL, &o);
 }
 
 static void test_parse(void)
@@ -128,29 +73,29 @@ int main(void)
 	const char *base, *same, *cur, *plain;
 	const char *all[] = {"wait.total:+10%", "cpu.efficiency:-0.05", "lock[work*].wait:+10%"};
 
-	snprintf(dir, sizeof(dir), "%s", ex_tmpdir());
+	snprintf(gh_dir, sizeof(gh_dir), "%s", ex_tmpdir());
 	test_parse();
 	wf_profile(&p);
 
 	a = wf_analysis(&p, 1);
-	base = write_report(&a, "base");
-	same = write_report(&a, "same");
+	base = gh_write_report(&a, "base");
+	same = gh_write_report(&a, "same");
 	test_keys(&a, base);
 	CHECK_EQ_INT(run(base, same, all, 3), CMP_PASS);
-	CHECK_STR(status_of("wait.total"), "ok");
-	CHECK_STR(status_of("cpu.efficiency"), "ok");
-	CHECK_STR(status_of("lock[work*].wait"), "ok");
+	CHECK_STR(gh_status_of("wait.total"), "ok");
+	CHECK_STR(gh_status_of("cpu.efficiency"), "ok");
+	CHECK_STR(gh_status_of("lock[work*].wait"), "ok");
 
 	/* more waiting, less efficiency, a longer lock wait */
 	a = wf_analysis(&p, 1);
 	wf_w.off_ns = 150 * EX_MS;
 	wf_w.efficiency = 0.4;
 	wf_locks[0].wait_ns = 120 * EX_MS;
-	cur = write_report(&a, "worse");
+	cur = gh_write_report(&a, "worse");
 	CHECK_EQ_INT(run(base, cur, all, 3), CMP_REGRESSION);
-	CHECK_STR(status_of("wait.total"), "FAIL");
-	CHECK_STR(status_of("cpu.efficiency"), "FAIL");
-	CHECK_STR(status_of("lock[work*].wait"), "FAIL");
+	CHECK_STR(gh_status_of("wait.total"), "FAIL");
+	CHECK_STR(gh_status_of("cpu.efficiency"), "FAIL");
+	CHECK_STR(gh_status_of("lock[work*].wait"), "FAIL");
 	{
 		const char *loose[] = {"wait.total:+50%", "cpu.efficiency:-0.3",
 				       "lock[work*].wait:+60%"};
@@ -161,35 +106,35 @@ int main(void)
 	/* the lock gone from the current run: 0, an improvement */
 	a = wf_analysis(&p, 1);
 	wf_w.nlocks = 0;
-	cur = write_report(&a, "nolock");
+	cur = gh_write_report(&a, "nolock");
 	CHECK_EQ_INT(run(base, cur, all + 2, 1), CMP_PASS);
-	CHECK_STR(status_of("lock[work*].wait"), "ok");
+	CHECK_STR(gh_status_of("lock[work*].wait"), "ok");
 	/* a lock site the baseline does not have: exit 2 */
 	{
 		const char *nosite[] = {"lock[nosuch].wait:+10%"};
 
 		CHECK_EQ_INT(run(base, same, nosite, 1), CMP_USAGE);
-		CHECK(strstr(last_err, "matching 'nosuch'") != NULL);
+		CHECK(strstr(gh_err, "matching 'nosuch'") != NULL);
 	}
 
 	/* without --off-cpu: efficiency still gates, the off-CPU figures cannot */
 	a = wf_analysis(&p, 0);
-	plain = write_report(&a, "plain");
+	plain = gh_write_report(&a, "plain");
 	CHECK_EQ_INT(run(plain, base, all, 1), CMP_USAGE);
-	CHECK(strstr(last_err, "record the baseline with --off-cpu") != NULL);
+	CHECK(strstr(gh_err, "record the baseline with --off-cpu") != NULL);
 	CHECK_EQ_INT(run(plain, plain, all + 1, 1), CMP_PASS);
 	CHECK_EQ_INT(run(base, plain, all, 3), CMP_UNMEASURABLE);
-	CHECK_STR(status_of("wait.total"), "n/a");
-	CHECK_STR(status_of("cpu.efficiency"), "ok");
-	CHECK(strstr(last_out, "without --off-cpu") != NULL);
+	CHECK_STR(gh_status_of("wait.total"), "n/a");
+	CHECK_STR(gh_status_of("cpu.efficiency"), "ok");
+	CHECK(strstr(gh_out, "without --off-cpu") != NULL);
 
 	/* no waiting object at all */
 	a.wait = NULL;
-	plain = write_report(&a, "nowait");
+	plain = gh_write_report(&a, "nowait");
 	CHECK_EQ_INT(run(plain, base, all + 1, 1), CMP_USAGE);
-	CHECK(strstr(last_err, "no waiting object in the baseline") != NULL);
+	CHECK(strstr(gh_err, "no waiting object in the baseline") != NULL);
 
 	wf_free(&p);
-	ex_rmdir(dir);
+	ex_rmdir(gh_dir);
 	return test_result();
 }
