@@ -1,9 +1,9 @@
 /*
  * agent.c — life of the agent in one process image: configuration from the
  * environment, the session file and its header, start-up, fork and exit
- * handling, the background thread (file growth, module rescans, end time,
- * memory counters), and the API the CUDA layer and the allocation hooks use
- * (agent_api.h).
+ * handling, and the API the CUDA layer and the allocation hooks use
+ * (agent_api.h).  It stands on the floor (floor.c: state, events, clock)
+ * and starts the background thread (background.c) when it is needed.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -32,62 +32,11 @@
 #define AGENT_RING_FILE_MB 64
 #define AGENT_INITIAL_FILE (CBN_HEADER_SIZE + 2 * CBN_CHUNK_SIZE)
 
-struct agent agent;
-
-static _Atomic int bg_running;
-static _Atomic int mem_started;     /* the hooks set header.mem ON (this image) */
-
-/*
- * glibc (2.36) resets dl_load_lock in a fork child but not dl_load_write_lock,
- * which dl_iterate_phdr takes: a child forked while another thread was in
- * dlopen/dlclose/dl_iterate_phdr inherits it locked by a thread that does not
- * exist there, and every dl_iterate_phdr (our module scans, libunwind's cache
- * misses) would hang the child.  In a child of a multi-threaded parent this
- * flag stays 0 (PC-only samples, no scans) until the helper thread's
- * dl_iterate_phdr has returned once.
- */
-static _Atomic int loader_ok = 1;
 static int fork_multi;
-
-int agent_loader_ok(void)
-{
-	return atomic_load_explicit(&loader_ok, memory_order_acquire);
-}
-
-static int loader_probe_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)info;
-	(void)size;
-	(void)arg;
-	return 1;
-}
-
-uint64_t agent_now(void)
-{
-	return cbn_clock_ns(CLOCK_MONOTONIC);
-}
 
 static uint64_t agent_realtime(void)
 {
 	return cbn_clock_ns(CLOCK_REALTIME);
-}
-
-uint32_t agent_gettid(void)
-{
-	return (uint32_t)syscall(SYS_gettid);
-}
-
-/* The next definition after ours: the libc function we interpose. */
-void *agent_real(const char *name)
-{
-	return dlsym(RTLD_NEXT, name);
-}
-
-int agent_event(const void *rec, size_t size)
-{
-	if (!agent.w.hdr)
-		return -1;
-	return writer_append_event(&agent.w, rec, size);
 }
 
 /* The running image, for a note written before agent.exe is read. */
@@ -98,67 +47,6 @@ static const char *agent_exe_name(void)
 
 	exe[n > 0 ? n : 0] = '\0';
 	return n > 0 ? exe : "?";
-}
-
-/*
- * One line into <session>/notes (CBN_NOTES_FILE), never on the program's
- * stdout or stderr: the launcher shows it in the report's Data quality
- * section (and on its own stderr with -v).  Normal context only: the
- * constructor, the fork child, the control socket's start.  The descriptor
- * is open for three system calls.
- */
-void agent_say(const char *fmt, ...)
-{
-	/* The launcher's directory (a rank's file may live below it). */
-	const char *dir = getenv(CBN_ENV_SESSION);
-	char path[PATH_MAX], line[512];
-	va_list ap;
-	int n, fd, len;
-
-	if (!dir || !*dir)
-		dir = agent.session;
-	if (!*dir)
-		return;
-	n = snprintf(line, sizeof(line), "pid %d\t", (int)getpid());
-	va_start(ap, fmt);
-	len = n + vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
-	va_end(ap);
-	if (len > (int)sizeof(line) - 2)
-		len = (int)sizeof(line) - 2;
-	line[len++] = '\n';
-	if (snprintf(path, sizeof(path), "%s/%s", dir, CBN_NOTES_FILE) >= (int)sizeof(path))
-		return;
-	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0)
-		return;
-	(void)!write(fd, line, (size_t)len);
-	close(fd);
-}
-
-/* Record in the header something the program did that the report mentions. */
-void agent_note(uint32_t flag)
-{
-	if (agent.w.hdr)
-		atomic_fetch_or(&agent.w.hdr->notes, flag);
-}
-
-/* Stop sampling and say why, once: in the header, or in the session's notes
- * when this process has no file.  The target runs on untouched. */
-void agent_disable(const char *why)
-{
-	struct cbn_file_header *h = agent.w.hdr;
-
-	if (!atomic_exchange(&agent.active, 0) && !h) {
-		agent_say("not profiled: %s", why);
-		return;
-	}
-	if (h && !atomic_load(&h->disabled)) {
-		snprintf(h->disabled_reason, sizeof(h->disabled_reason), "%s", why);
-		h->disabled_reason_len = (uint32_t)strlen(h->disabled_reason);
-		atomic_store(&h->disabled, 1);
-	}
-	if (!h)
-		agent_say("not profiled: %s", why);
 }
 
 static void agent_mem_refuse(const char *why)
@@ -271,164 +159,6 @@ static int agent_open_file(int64_t parent_pid_file)
 	return 0;
 }
 
-/*
- * Helper thread, started by a dlopen and gone again once nothing is pending:
- * it writes the new module's LOAD record (and publishes the unwinder's
- * snapshot) within 2 ms of the load, before a crash soon after could lose it.
- * The dlopen interposer cannot do it itself: it must return straight into the
- * loader (modules.c).  A program that never calls dlopen never sees it.
- */
-#define AGENT_BG_IDLE_EXIT 50
-
-/*
- * Resident bytes from /proc/self/statm.  The session file's pages are the
- * profiler's: the writer drops them from the mapping as chunks fill
- * (writer.c), so what it adds here is a few pages per thread.  Read by the
- * background thread in its own descriptor table (helpers.c), where the file
- * stays open; on a thread of the program (exit, exec, the hooks' start),
- * aside (aside.c), so that no number of the program's table is taken even
- * for a moment.  0 when it cannot be read.
- */
-static __thread int statm_fd AGENT_TLS;
-
-static int agent_statm_read(void *p)
-{
-	char *buf = p;
-	ssize_t n;
-	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, 127);
-	close(fd);
-	if (n <= 0)
-		return -EIO;
-	buf[n] = 0;
-	return 0;
-}
-
-static uint64_t agent_rss(int private_table)
-{
-	char buf[128];
-	unsigned long size, res;
-	ssize_t n;
-	int fd = statm_fd - 1;
-
-	if (!private_table) {
-		if (aside_run(agent_statm_read, buf) != 0)
-			return 0;
-	} else {
-		if (fd < 0) {
-			fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				return 0;
-			statm_fd = fd + 1;
-		}
-		n = pread(fd, buf, sizeof(buf) - 1, 0);
-		if (n <= 0)
-			return 0;
-		buf[n] = 0;
-	}
-	if (sscanf(buf, "%lu %lu", &size, &res) != 2)
-		return 0;
-	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-/* One MEM_COUNTERS record (background thread, exit) while header.mem is ON.
- * rss: read it (helper: in its own descriptor table), or leave it 0. */
-static void agent_mem_counters(int rss)
-{
-	struct cbn_file_header *h = agent.w.hdr;
-	struct cbn_rec_mem_counters r;
-	uint64_t peak;
-	long brk;
-
-	if (!h || atomic_load(&h->mem.state) != CBN_MEM_ON)
-		return;
-	memset(&r, 0, sizeof(r));
-	r.h.type = CBN_REC_MEM_COUNTERS;
-	r.h.size = sizeof(r);
-	r.ts = agent_now();
-	r.rss = rss ? agent_rss(rss > 1) : 0;
-	r.host_live = atomic_load_explicit(&h->mem.host_live, memory_order_relaxed);
-	r.mmap_live = atomic_load_explicit(&h->mem.mmap_live, memory_order_relaxed);
-	/* The raw system call: sbrk would go through the hooks. */
-	brk = syscall(SYS_brk, 0);
-	if (brk > 0 && (uint64_t)brk > h->mem.brk_start && h->mem.brk_start)
-		r.brk = (uint64_t)brk - h->mem.brk_start;
-	r.allocs = atomic_load_explicit(&h->mem.allocs, memory_order_relaxed);
-	r.frees = atomic_load_explicit(&h->mem.frees, memory_order_relaxed);
-	r.alloc_bytes = atomic_load_explicit(&h->mem.alloc_bytes, memory_order_relaxed);
-	peak = atomic_load(&h->mem.rss_peak);
-	while (r.rss > peak && !atomic_compare_exchange_weak(&h->mem.rss_peak, &peak, r.rss))
-		;
-	agent_event(&r, sizeof(r));
-}
-
-static void *agent_bg_main(void *arg)
-{
-	struct timespec ts = {0, 2000000};
-	uint64_t next_counters = 0, now;
-	int idle = 0;
-
-	(void)arg;
-	syscall(SYS_prctl, PR_SET_NAME, "cbn-agent", 0, 0, 0);
-	statm_fd = 0;
-	if (!agent_loader_ok()) {
-		/* Blocks forever if the loader lock is orphaned; then the
-		 * process stays without module scans, all it can have. */
-		dl_iterate_phdr(loader_probe_cb, NULL);
-		atomic_store_explicit(&loader_ok, 1, memory_order_release);
-	}
-	while (idle < AGENT_BG_IDLE_EXIT) {
-		nanosleep(&ts, NULL);
-		if (!agent.w.hdr || !atomic_load(&agent.active) || threads_helpers_held())
-			break;
-		helpers_tick(); /* ends the process once only we are left */
-		idle = modules_pending() ? 0 : idle + 1;
-		modules_scan(0);
-		if (capture_tick())
-			idle = 0;
-		/* Memory counters keep the thread alive for the whole run. */
-		if (atomic_load(&mem_started)) {
-			idle = 0;
-			now = agent_now();
-			if (now >= next_counters) {
-				/* RSS only where a descriptor is ours alone */
-				agent_mem_counters(helpers_private() ? 2 : 0);
-				next_counters = now + CBN_MEM_COUNTER_NS;
-			}
-		}
-	}
-	if (statm_fd > 0)
-		close(statm_fd - 1);
-	statm_fd = 0;
-	atomic_store(&bg_running, 0);
-	return NULL;
-}
-
-/* After a hold on the helpers (threads_helpers_resume): the helper thread
- * again, when memory counters or capture controls need it (it ends by
- * itself after a while idle otherwise). */
-void agent_bg_resume(void)
-{
-	agent_bg_ensure();
-}
-
-/* Start the helper thread if it is not running (dlopen, a fork child). */
-void agent_bg_ensure(void)
-{
-	int zero = 0;
-	pthread_t th;
-
-	if (!atomic_load(&agent.active))
-		return;
-	if (!atomic_compare_exchange_strong(&bg_running, &zero, 1))
-		return;
-	if (threads_create_raw(&th, agent_bg_main, NULL) < 0)
-		atomic_store(&bg_running, 0);
-}
-
 /* A fork child's header.mem: what the parent's said about the heap it
  * inherits (state, flags, live bytes); its own activity starts at zero. */
 static void agent_mem_inherit(const struct cbn_mem_state *pm)
@@ -499,7 +229,7 @@ static void agent_fork_prepare(void)
 	fork_quiet = sandbox_thread_filtered();
 	if (!agent.w.hdr || fork_quiet)
 		return;
-	fork_multi = atomic_load(&bg_running) || threads_count() > 1;
+	fork_multi = agent_bg_running() || threads_count() > 1;
 	modules_lock();
 	pthread_mutex_lock(&agent.w.ev_lock);
 	unwind_quiesce();
@@ -555,7 +285,7 @@ static void agent_fork_child(void)
 	agent_tls.backend = AGENT_BACKEND_NONE;
 	agent_tls.perf_page = NULL; /* the parent's mapping is not inherited */
 	agent_tls.mem_chunk = NULL;
-	atomic_store(&mem_started, 0);
+	agent_mem_after_fork_child();
 	ret = agent_open_file((int64_t)parent);
 	if (ret) {
 		agent_say("not profiled: cannot create the session file for a forked child");
@@ -568,10 +298,10 @@ static void agent_fork_child(void)
 	atomic_store(&agent.active, 1);
 	/* The helper thread did not survive the fork; it restarts on demand,
 	 * or now to probe the loader lock the parent's threads may have held. */
-	atomic_store(&bg_running, 0);
+	agent_bg_after_fork_child();
 	sampler_thread_begin(0, NULL);
 	if (fork_multi) {
-		atomic_store(&loader_ok, 0);
+		agent_loader_set(0);
 		agent_bg_ensure();
 	} else if (capture_tick()) {
 		agent_bg_ensure(); /* --delay, --duration, the toggle signal */
@@ -791,18 +521,7 @@ AGENT_API struct cbn_mem_state *cbn_agent_mem_state(void)
 
 AGENT_API void cbn_agent_mem_started(void)
 {
-	atomic_store(&mem_started, 1);
-	/* The timeline's first point, now: a process (a fork child) that ends
-	 * by _exit before the background thread's first turn still has one. */
-	agent_mem_counters(1);
-	agent_bg_ensure();
-}
-
-/* Before an exec replaces this image: its last point of the timeline. */
-void agent_mem_counters_now(void)
-{
-	if (atomic_load(&mem_started))
-		agent_mem_counters(1);
+	agent_mem_start();
 }
 
 AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)

@@ -155,7 +155,8 @@ struct agent_thread {
 
 extern __thread struct agent_thread agent_tls AGENT_TLS AGENT_HIDDEN;
 
-/* agent.c */
+/* floor.c: what every file calls, calling none of them (the state above,
+ * events, the clock, the thread id, notes, disabling, the loader's lock). */
 uint64_t agent_now(void) AGENT_HIDDEN;
 void *agent_real(const char *name) AGENT_HIDDEN;
 int agent_event(const void *rec, size_t size) AGENT_HIDDEN;
@@ -165,9 +166,19 @@ void agent_disable(const char *why) AGENT_HIDDEN;
 void agent_say(const char *fmt, ...) AGENT_HIDDEN __attribute__((format(printf, 1, 2)));
 void agent_note(uint32_t flag) AGENT_HIDDEN;
 uint32_t agent_gettid(void) AGENT_HIDDEN;
-void agent_bg_ensure(void) AGENT_HIDDEN;
 int agent_loader_ok(void) AGENT_HIDDEN;
+void agent_loader_set(int ok) AGENT_HIDDEN;
+
+/* background.c: the background thread, started on demand; the memory
+ * counters' timeline.  agent.c (init, fork, exit, the layers' API) is the
+ * lifecycle over both. */
+void agent_bg_ensure(void) AGENT_HIDDEN;
+int agent_bg_running(void) AGENT_HIDDEN;
+void agent_bg_after_fork_child(void) AGENT_HIDDEN;
+void agent_mem_start(void) AGENT_HIDDEN;
+void agent_mem_counters(int rss) AGENT_HIDDEN;
 void agent_mem_counters_now(void) AGENT_HIDDEN;
+void agent_mem_after_fork_child(void) AGENT_HIDDEN;
 
 /* unwind.c: the agent's private libunwind (its handler half: sigpath.h). */
 int unwind_init(char *why, size_t len) AGENT_HIDDEN;

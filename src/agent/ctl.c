@@ -168,7 +168,7 @@ static void *ctl_main(void *arg)
 	int fd, ret;
 
 	(void)arg;
-	/* the raw system call, as agent.c's: our prctl interposer would record
+	/* the raw system call, as background.c's: our prctl interposer would record
 	 * the name, and the report would count the thread as the program's */
 	syscall(SYS_prctl, PR_SET_NAME, "cbn-ctl", 0, 0, 0);
 	/* Our own table, or no socket: a descriptor in the program's would

@@ -1,0 +1,224 @@
+/*
+ * background.c — the agent's background thread ("cbn-agent") and what it
+ * keeps: module LOAD records soon after a dlopen, the capture controls'
+ * timers, the memory counters' timeline (MEM_COUNTERS records with the
+ * resident bytes), and the probe of the loader's lock in a fork child.
+ * Started on demand (agent_bg_ensure: dlopen, a fork child, the hooks'
+ * start, --delay/--duration), gone again once idle.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "sigpath.h"
+
+static _Atomic int bg_running;
+static _Atomic int mem_started;     /* the hooks set header.mem ON (this image) */
+
+/*
+ * Helper thread, started by a dlopen and gone again once nothing is pending:
+ * it writes the new module's LOAD record (and publishes the unwinder's
+ * snapshot) within 2 ms of the load, before a crash soon after could lose it.
+ * The dlopen interposer cannot do it itself: it must return straight into the
+ * loader (modules.c).  A program that never calls dlopen never sees it.
+ */
+#define AGENT_BG_IDLE_EXIT 50
+
+static int loader_probe_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info;
+	(void)size;
+	(void)arg;
+	return 1;
+}
+
+/*
+ * Resident bytes from /proc/self/statm.  The session file's pages are the
+ * profiler's: the writer drops them from the mapping as chunks fill
+ * (writer.c), so what it adds here is a few pages per thread.  Read by the
+ * background thread in its own descriptor table (helpers.c), where the file
+ * stays open; on a thread of the program (exit, exec, the hooks' start),
+ * aside (aside.c), so that no number of the program's table is taken even
+ * for a moment.  0 when it cannot be read.
+ */
+static __thread int statm_fd AGENT_TLS;
+
+static int agent_statm_read(void *p)
+{
+	char *buf = p;
+	ssize_t n;
+	int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, 127);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	return 0;
+}
+
+static uint64_t agent_rss(int private_table)
+{
+	char buf[128];
+	unsigned long size, res;
+	ssize_t n;
+	int fd = statm_fd - 1;
+
+	if (!private_table) {
+		if (aside_run(agent_statm_read, buf) != 0)
+			return 0;
+	} else {
+		if (fd < 0) {
+			fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+			if (fd < 0)
+				return 0;
+			statm_fd = fd + 1;
+		}
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		if (n <= 0)
+			return 0;
+		buf[n] = 0;
+	}
+	if (sscanf(buf, "%lu %lu", &size, &res) != 2)
+		return 0;
+	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
+/* One MEM_COUNTERS record (background thread, exit) while header.mem is ON.
+ * rss: read it (helper: in its own descriptor table), or leave it 0. */
+void agent_mem_counters(int rss)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	struct cbn_rec_mem_counters r;
+	uint64_t peak;
+	long brk;
+
+	if (!h || atomic_load(&h->mem.state) != CBN_MEM_ON)
+		return;
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_MEM_COUNTERS;
+	r.h.size = sizeof(r);
+	r.ts = agent_now();
+	r.rss = rss ? agent_rss(rss > 1) : 0;
+	r.host_live = atomic_load_explicit(&h->mem.host_live, memory_order_relaxed);
+	r.mmap_live = atomic_load_explicit(&h->mem.mmap_live, memory_order_relaxed);
+	/* The raw system call: sbrk would go through the hooks. */
+	brk = syscall(SYS_brk, 0);
+	if (brk > 0 && (uint64_t)brk > h->mem.brk_start && h->mem.brk_start)
+		r.brk = (uint64_t)brk - h->mem.brk_start;
+	r.allocs = atomic_load_explicit(&h->mem.allocs, memory_order_relaxed);
+	r.frees = atomic_load_explicit(&h->mem.frees, memory_order_relaxed);
+	r.alloc_bytes = atomic_load_explicit(&h->mem.alloc_bytes, memory_order_relaxed);
+	peak = atomic_load(&h->mem.rss_peak);
+	while (r.rss > peak && !atomic_compare_exchange_weak(&h->mem.rss_peak, &peak, r.rss))
+		;
+	agent_event(&r, sizeof(r));
+}
+
+static void *agent_bg_main(void *arg)
+{
+	struct timespec ts = {0, 2000000};
+	uint64_t next_counters = 0, now;
+	int idle = 0;
+
+	(void)arg;
+	syscall(SYS_prctl, PR_SET_NAME, "cbn-agent", 0, 0, 0);
+	statm_fd = 0;
+	if (!agent_loader_ok()) {
+		/* Blocks forever if the loader lock is orphaned; then the
+		 * process stays without module scans, all it can have. */
+		dl_iterate_phdr(loader_probe_cb, NULL);
+		agent_loader_set(1);
+	}
+	while (idle < AGENT_BG_IDLE_EXIT) {
+		nanosleep(&ts, NULL);
+		if (!agent.w.hdr || !atomic_load(&agent.active) || threads_helpers_held())
+			break;
+		helpers_tick(); /* ends the process once only we are left */
+		idle = modules_pending() ? 0 : idle + 1;
+		modules_scan(0);
+		if (capture_tick())
+			idle = 0;
+		/* Memory counters keep the thread alive for the whole run. */
+		if (atomic_load(&mem_started)) {
+			idle = 0;
+			now = agent_now();
+			if (now >= next_counters) {
+				/* RSS only where a descriptor is ours alone */
+				agent_mem_counters(helpers_private() ? 2 : 0);
+				next_counters = now + CBN_MEM_COUNTER_NS;
+			}
+		}
+	}
+	if (statm_fd > 0)
+		close(statm_fd - 1);
+	statm_fd = 0;
+	atomic_store(&bg_running, 0);
+	return NULL;
+}
+
+/* After a hold on the helpers (threads_helpers_resume): the helper thread
+ * again, when memory counters or capture controls need it (it ends by
+ * itself after a while idle otherwise). */
+void agent_bg_resume(void)
+{
+	agent_bg_ensure();
+}
+
+/* Start the helper thread if it is not running (dlopen, a fork child). */
+void agent_bg_ensure(void)
+{
+	int zero = 0;
+	pthread_t th;
+
+	if (!atomic_load(&agent.active))
+		return;
+	if (!atomic_compare_exchange_strong(&bg_running, &zero, 1))
+		return;
+	if (threads_create_raw(&th, agent_bg_main, NULL) < 0)
+		atomic_store(&bg_running, 0);
+}
+
+/* Before an exec replaces this image: its last point of the timeline. */
+void agent_mem_counters_now(void)
+{
+	if (atomic_load(&mem_started))
+		agent_mem_counters(1);
+}
+
+/* The hooks set header.mem ON: the timeline's first point, now (a process,
+ * a fork child, that ends by _exit before the background thread's first turn
+ * still has one), and the thread that adds the next ones. */
+void agent_mem_start(void)
+{
+	atomic_store(&mem_started, 1);
+	agent_mem_counters(1);
+	agent_bg_ensure();
+}
+
+/* Whether the background thread runs (a fork now leaves the child's loader
+ * lock in doubt). */
+int agent_bg_running(void)
+{
+	return atomic_load(&bg_running);
+}
+
+/* In a fork child: the thread did not survive the fork. */
+void agent_bg_after_fork_child(void)
+{
+	atomic_store(&bg_running, 0);
+}
+
+/* In a fork child: its hooks have not started yet. */
+void agent_mem_after_fork_child(void)
+{
+	atomic_store(&mem_started, 0);
+}
