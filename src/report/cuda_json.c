@@ -12,14 +12,10 @@
 #include "analysis.h"
 #include "cuda_report.h"
 #include "json_keys.h"
+#include "json_put.h"
 #include "names.h"
 
 static const char *const row_kind[] = { "range", "api", "kernel", "memcpy", "memset" };
-
-static void num(cJSON *o, const char *k, double v)
-{
-	cJSON_AddNumberToObject(o, k, v);
-}
 
 static void num_or_null(cJSON *o, const char *k, double v)
 {
@@ -38,11 +34,11 @@ static cJSON *dim3(const int32_t d[3])
 
 static void stats(cJSON *o, const struct cuda_stats *s)
 {
-	num(o, "avg_ns", s->avg);
-	num(o, "med_ns", s->med);
-	num(o, "min_ns", (double)s->min);
-	num(o, "max_ns", (double)s->max);
-	num(o, "stddev_ns", s->stddev);
+	json_put_num(o, "avg_ns", s->avg);
+	json_put_num(o, "med_ns", s->med);
+	json_put_num(o, "min_ns", (double)s->min);
+	json_put_num(o, "max_ns", (double)s->max);
+	json_put_num(o, "stddev_ns", s->stddev);
 }
 
 static cJSON *arr(cJSON *parent, const char *k)
@@ -77,13 +73,13 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 			continue;
 		if (!(o = item(x)))
 			continue;
-		num(o, "pid", s->pid);
+		json_put_num(o, "pid", s->pid);
 		cJSON_AddStringToObject(o, JK_STATE, s->state);
 		cJSON_AddStringToObject(o, JK_MESSAGE, s->message);
-		num(o, "cupti_error", s->cupti_error);
-		num(o, "dropped", (double)s->dropped);
-		num(o, "zero_ts", (double)s->zero_ts);
-		num(o, "flush_timed_out", s->flush_timed_out);
+		json_put_num(o, "cupti_error", s->cupti_error);
+		json_put_num(o, "dropped", (double)s->dropped);
+		json_put_num(o, "zero_ts", (double)s->zero_ts);
+		json_put_num(o, "flush_timed_out", s->flush_timed_out);
 		cJSON_AddStringToObject(o, "exe", s->exe);
 		if (*s->note)
 			cJSON_AddStringToObject(o, "note", s->note);
@@ -101,11 +97,11 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 			cJSON_AddStringToObject(o, "uuid", g->uuid);
 		else
 			cJSON_AddNullToObject(o, "uuid");
-		num(o, "device", g->id);
-		num(o, "memory_bytes", (double)g->global_mem);
-		num(o, "sm_count", g->sm_count);
-		num(o, "compute_capability", g->cc_major + g->cc_minor / 10.0);
-		num(o, "processes", g->processes);
+		json_put_num(o, "device", g->id);
+		json_put_num(o, "memory_bytes", (double)g->global_mem);
+		json_put_num(o, "sm_count", g->sm_count);
+		json_put_num(o, "compute_capability", g->cc_major + g->cc_minor / 10.0);
+		json_put_num(o, "processes", g->processes);
 	}
 
 	/* Spans the program's own CUPTI client held (docs/cuda.md). */
@@ -115,13 +111,13 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 
 		if (!(o = item(x)))
 			continue;
-		num(o, "pid", s->pid);
+		json_put_num(o, "pid", s->pid);
 		cJSON_AddStringToObject(o, "exe", s->exe);
 		cJSON_AddStringToObject(o, "what", s->what);
 		cJSON_AddStringToObject(o, "holder", s->holder);
-		num(o, "start_ns", (double)s->start_ns);
+		json_put_num(o, "start_ns", (double)s->start_ns);
 		if (s->end_ns)
-			num(o, "end_ns", (double)s->end_ns);
+			json_put_num(o, "end_ns", (double)s->end_ns);
 		else
 			cJSON_AddNullToObject(o, "end_ns");
 		cJSON_AddStringToObject(o, "note", s->note);
@@ -133,17 +129,17 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 			cJSON_AddItemToArray(x, cJSON_CreateString(a->status[i].text));
 
 	o = cJSON_AddObjectToObject(c, JK_TOTALS);
-	num(o, JK_KERNELS, (double)a->totals.kernels);
-	num(o, JK_KERNEL_NS, (double)a->totals.kernel_ns);
-	num(o, JK_MEMCPY, (double)a->totals.memcpy);
-	num(o, JK_MEMCPY_NS, (double)a->totals.memcpy_ns);
-	num(o, JK_MEMCPY_BYTES, (double)a->totals.memcpy_bytes);
-	num(o, "memset", (double)a->totals.memset);
-	num(o, "memset_ns", (double)a->totals.memset_ns);
-	num(o, JK_API_CALLS, (double)a->totals.api_calls);
-	num(o, "api_ns", (double)a->totals.api_ns);
-	num(o, JK_SYNC_NS, (double)a->totals.sync_ns);
-	num(o, JK_GPU_BUSY_NS, (double)a->totals.gpu_busy_ns);
+	json_put_num(o, JK_KERNELS, (double)a->totals.kernels);
+	json_put_num(o, JK_KERNEL_NS, (double)a->totals.kernel_ns);
+	json_put_num(o, JK_MEMCPY, (double)a->totals.memcpy);
+	json_put_num(o, JK_MEMCPY_NS, (double)a->totals.memcpy_ns);
+	json_put_num(o, JK_MEMCPY_BYTES, (double)a->totals.memcpy_bytes);
+	json_put_num(o, "memset", (double)a->totals.memset);
+	json_put_num(o, "memset_ns", (double)a->totals.memset_ns);
+	json_put_num(o, JK_API_CALLS, (double)a->totals.api_calls);
+	json_put_num(o, "api_ns", (double)a->totals.api_ns);
+	json_put_num(o, JK_SYNC_NS, (double)a->totals.sync_ns);
+	json_put_num(o, JK_GPU_BUSY_NS, (double)a->totals.gpu_busy_ns);
 
 	x = arr(c, "ops");
 	for (i = 0; i < a->nops; i++) {
@@ -154,16 +150,16 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		cJSON_AddStringToObject(o, "name", r->name);
 		cJSON_AddStringToObject(o, "short_name", r->display ? r->display : r->name);
 		cJSON_AddStringToObject(o, "kind", r->kind < 5 ? row_kind[r->kind] : "api");
-		num(o, "self_cpu_ns", (double)r->self_cpu_ns);
-		num(o, "cpu_total_ns", (double)r->cpu_total_ns);
-		num(o, "self_cuda_ns", (double)r->self_cuda_ns);
-		num(o, "cuda_total_ns", (double)r->cuda_total_ns);
-		num(o, "calls", (double)r->calls);
+		json_put_num(o, "self_cpu_ns", (double)r->self_cpu_ns);
+		json_put_num(o, "cpu_total_ns", (double)r->cpu_total_ns);
+		json_put_num(o, "self_cuda_ns", (double)r->self_cuda_ns);
+		json_put_num(o, "cuda_total_ns", (double)r->cuda_total_ns);
+		json_put_num(o, "calls", (double)r->calls);
 		if (a->has_mem) {
-			num(o, JK_CPU_MEM, round(r->cpu_mem));
-			num(o, JK_SELF_CPU_MEM, round(r->self_cpu_mem));
-			num(o, JK_CUDA_MEM, (double)r->cuda_mem);
-			num(o, JK_SELF_CUDA_MEM, (double)r->self_cuda_mem);
+			json_put_num(o, JK_CPU_MEM, round(r->cpu_mem));
+			json_put_num(o, JK_SELF_CPU_MEM, round(r->self_cpu_mem));
+			json_put_num(o, JK_CUDA_MEM, (double)r->cuda_mem);
+			json_put_num(o, JK_SELF_CUDA_MEM, (double)r->self_cuda_mem);
 		}
 	}
 
@@ -175,15 +171,15 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 			continue;
 		cJSON_AddStringToObject(o, JK_NAME, k->name);
 		cJSON_AddStringToObject(o, "short_name", k->display ? k->display : k->name);
-		num(o, JK_INSTANCES, (double)k->t.count);
-		num(o, JK_TOTAL_NS, (double)k->t.total);
+		json_put_num(o, JK_INSTANCES, (double)k->t.count);
+		json_put_num(o, JK_TOTAL_NS, (double)k->t.total);
 		stats(o, &k->t);
-		num(o, "time_pct", k->time_pct);
+		json_put_num(o, "time_pct", k->time_pct);
 		cJSON_AddItemToObject(o, "grid", dim3(k->grid));
 		cJSON_AddItemToObject(o, "block", dim3(k->block));
-		num(o, "registers", k->registers);
-		num(o, "static_smem", k->static_smem);
-		num(o, "dynamic_smem", k->dynamic_smem);
+		json_put_num(o, "registers", k->registers);
+		json_put_num(o, "static_smem", k->static_smem);
+		json_put_num(o, "dynamic_smem", k->dynamic_smem);
 		num_or_null(o, "blocks_per_sm", k->blocks_per_sm);
 		num_or_null(o, "est_occupancy", k->est_occupancy);
 		cJSON_AddBoolToObject(o, "config_varies", k->config_varies);
@@ -197,18 +193,18 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 			continue;
 		cJSON_AddStringToObject(o, "name", r->name);
 		cJSON_AddStringToObject(o, "kind", r->kind < 5 ? row_kind[r->kind] : "memcpy");
-		num(o, "count", (double)r->t.count);
-		num(o, "total_ns", (double)r->t.total);
-		num(o, "bytes", (double)r->bytes);
-		num(o, "avg_ns", r->t.avg);
-		num(o, "min_ns", (double)r->t.min);
-		num(o, "max_ns", (double)r->t.max);
-		num(o, "pinned", (double)r->pinned);
-		num(o, "pageable", (double)r->pageable);
-		num(o, "pinned_ns", (double)r->pinned_ns);
-		num(o, "pageable_ns", (double)r->pageable_ns);
-		num(o, "pinned_bytes", (double)r->pinned_bytes);
-		num(o, "pageable_bytes", (double)r->pageable_bytes);
+		json_put_num(o, "count", (double)r->t.count);
+		json_put_num(o, "total_ns", (double)r->t.total);
+		json_put_num(o, "bytes", (double)r->bytes);
+		json_put_num(o, "avg_ns", r->t.avg);
+		json_put_num(o, "min_ns", (double)r->t.min);
+		json_put_num(o, "max_ns", (double)r->t.max);
+		json_put_num(o, "pinned", (double)r->pinned);
+		json_put_num(o, "pageable", (double)r->pageable);
+		json_put_num(o, "pinned_ns", (double)r->pinned_ns);
+		json_put_num(o, "pageable_ns", (double)r->pageable_ns);
+		json_put_num(o, "pinned_bytes", (double)r->pinned_bytes);
+		json_put_num(o, "pageable_bytes", (double)r->pageable_bytes);
 	}
 
 	x = arr(c, JK_API);
@@ -218,10 +214,10 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		if (!(o = item(x)))
 			continue;
 		cJSON_AddStringToObject(o, JK_NAME, r->name);
-		num(o, JK_CALLS, (double)r->t.count);
-		num(o, JK_TOTAL_NS, (double)r->t.total);
+		json_put_num(o, JK_CALLS, (double)r->t.count);
+		json_put_num(o, JK_TOTAL_NS, (double)r->t.total);
 		stats(o, &r->t);
-		num(o, "time_pct", r->time_pct);
+		json_put_num(o, "time_pct", r->time_pct);
 	}
 
 	x = arr(c, "launch_sites");
@@ -234,40 +230,40 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		cJSON_AddStringToObject(o, "function", s->function);
 		cJSON_AddStringToObject(o, "short_name", names_bare_copy(bare, sizeof(bare), s->function));
 		cJSON_AddStringToObject(o, "file", s->file);
-		num(o, "line", s->line);
+		json_put_num(o, "line", s->line);
 		cJSON_AddStringToObject(o, "module", s->module);
-		num(o, "launches", (double)s->launches);
-		num(o, "gpu_ns", (double)s->gpu_ns);
+		json_put_num(o, "launches", (double)s->launches);
+		json_put_num(o, "gpu_ns", (double)s->gpu_ns);
 		cJSON_AddStringToObject(o, "op", s->op ? s->op : "");
 		cJSON_AddStringToObject(o, "kernel", s->kernel ? s->kernel : "");
 		cJSON_AddStringToObject(o, "kernel_short_name",
 					s->kernel_display ? s->kernel_display : "");
-		num(o, "kernel_ns", (double)s->kernel_ns);
-		num(o, "kernels", (double)s->kernels);
+		json_put_num(o, "kernel_ns", (double)s->kernel_ns);
+		json_put_num(o, "kernels", (double)s->kernels);
 	}
 
 	o = cJSON_AddObjectToObject(c, JK_OVERVIEW);
 	num_or_null(o, JK_GPU_UTILIZATION, a->ov.gpu_utilization);
 	num_or_null(o, "est_sm_efficiency", a->ov.est_sm_efficiency);
 	num_or_null(o, "est_achieved_occupancy", a->ov.est_achieved_occupancy);
-	num(o, "cpu_ns", (double)a->ov.cpu_ns);
-	num(o, "gpu_ns", (double)a->ov.gpu_ns);
+	json_put_num(o, "cpu_ns", (double)a->ov.cpu_ns);
+	json_put_num(o, "gpu_ns", (double)a->ov.gpu_ns);
 	cJSON_AddStringToObject(o, "verdict", a->ov.verdict ? a->ov.verdict : "idle");
-	num(o, "sync_blocked_ns", (double)a->ov.sync_blocked_ns);
-	num(o, "gpu_idle_gaps_ns", (double)a->ov.idle_gaps_ns);
-	num(o, "largest_gap_ns", (double)a->ov.largest_gap_ns);
-	num(o, "window_ns", (double)a->ov.window_ns);
-	num(o, "launch_api_ns", (double)a->ov.launch_api_ns);
+	json_put_num(o, "sync_blocked_ns", (double)a->ov.sync_blocked_ns);
+	json_put_num(o, "gpu_idle_gaps_ns", (double)a->ov.idle_gaps_ns);
+	json_put_num(o, "largest_gap_ns", (double)a->ov.largest_gap_ns);
+	json_put_num(o, "window_ns", (double)a->ov.window_ns);
+	json_put_num(o, "launch_api_ns", (double)a->ov.launch_api_ns);
 	x = arr(o, "devices");
 	for (i = 0; i < a->ndevices; i++) {
 		cJSON *d = item(x);
 
 		if (!d)
 			continue;
-		num(d, "device", a->devices[i].device);
+		json_put_num(d, "device", a->devices[i].device);
 		num_or_null(d, "gpu_utilization", a->devices[i].utilization);
 		num_or_null(d, "est_sm_efficiency", a->devices[i].est_sm_efficiency);
-		num(d, "busy_ns", (double)a->devices[i].busy_ns);
+		json_put_num(d, "busy_ns", (double)a->devices[i].busy_ns);
 	}
 
 	x = arr(c, "recommendations");

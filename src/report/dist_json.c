@@ -12,34 +12,25 @@
 #include "dist.h"
 #include "dist_report.h"
 #include "json_keys.h"
-
-static int num(cJSON *o, const char *key, double v)
-{
-	return cJSON_AddNumberToObject(o, key, v) ? 0 : -ENOMEM;
-}
-
-static int str(cJSON *o, const char *key, const char *v)
-{
-	return cJSON_AddStringToObject(o, key, v ? v : "") ? 0 : -ENOMEM;
-}
+#include "json_put.h"
 
 /* an uncertainty: null when unknown */
 static int unc(cJSON *o, const char *key, uint64_t v)
 {
 	if (v == UINT64_MAX)
 		return cJSON_AddNullToObject(o, key) ? 0 : -ENOMEM;
-	return num(o, key, (double)v);
+	return json_put_num(o, key, (double)v);
 }
 
 static int split_fill(cJSON *e, const struct dist_split *s)
 {
 	int err = 0;
 
-	err |= str(e, "source", s->gpu ? "gpu" : "host");
-	err |= num(e, "computation_ns", (double)s->computation_ns);
-	err |= num(e, "overlap_ns", (double)s->overlap_ns);
-	err |= num(e, "communication_ns", (double)s->communication_ns);
-	err |= num(e, "other_ns", (double)s->other_ns);
+	err |= json_put_str(e, "source", s->gpu ? "gpu" : "host");
+	err |= json_put_num(e, "computation_ns", (double)s->computation_ns);
+	err |= json_put_num(e, "overlap_ns", (double)s->overlap_ns);
+	err |= json_put_num(e, "communication_ns", (double)s->communication_ns);
+	err |= json_put_num(e, "other_ns", (double)s->other_ns);
 	return err;
 }
 
@@ -85,31 +76,31 @@ static int ranks_json(cJSON *o, const struct analysis *a, const struct dist_anal
 			cJSON_Delete(e);
 			return -ENOMEM;
 		}
-		err |= num(e, "rank", r->rank);
-		err |= num(e, "local_rank", r->local_rank);
-		err |= str(e, "host", r->host);
-		err |= num(e, "pid", r->pid);
-		err |= num(e, "processes", r->nprocesses);
-		err |= str(e, "device", r->device);
+		err |= json_put_num(e, "rank", r->rank);
+		err |= json_put_num(e, "local_rank", r->local_rank);
+		err |= json_put_str(e, "host", r->host);
+		err |= json_put_num(e, "pid", r->pid);
+		err |= json_put_num(e, "processes", r->nprocesses);
+		err |= json_put_str(e, "device", r->device);
 		err |= cJSON_AddBoolToObject(e, "crashed", r->crashed != 0) ? 0 : -ENOMEM;
-		err |= str(e, "source", dist_source_name(pr->rank.source));
-		err |= num(e, JK_WALL_NS, (double)r->wall_ns);
-		err |= num(e, "cpu_ns", (double)r->cpu_ns);
-		err |= num(e, "gpu_ns", (double)r->gpu_ns);
-		err |= num(e, "mpi_ns", (double)r->mpi_ns);
-		err |= num(e, "mpi_wait_ns", (double)r->mpi_wait_ns);
-		err |= num(e, "compute_ns", (double)r->compute_ns);
-		err |= num(e, "bytes_sent", (double)r->bytes_sent);
-		err |= num(e, "bytes_recv", (double)r->bytes_recv);
-		err |= num(e, "steps", (double)r->nsteps);
-		err |= num(e, "step_mean_ns", (double)r->step_mean_ns);
-		err |= num(e, "step_max_ns", (double)r->step_max_ns);
-		err |= num(e, "compute_per_step_ns", (double)r->compute_per_step_ns);
+		err |= json_put_str(e, "source", dist_source_name(pr->rank.source));
+		err |= json_put_num(e, JK_WALL_NS, (double)r->wall_ns);
+		err |= json_put_num(e, "cpu_ns", (double)r->cpu_ns);
+		err |= json_put_num(e, "gpu_ns", (double)r->gpu_ns);
+		err |= json_put_num(e, "mpi_ns", (double)r->mpi_ns);
+		err |= json_put_num(e, "mpi_wait_ns", (double)r->mpi_wait_ns);
+		err |= json_put_num(e, "compute_ns", (double)r->compute_ns);
+		err |= json_put_num(e, "bytes_sent", (double)r->bytes_sent);
+		err |= json_put_num(e, "bytes_recv", (double)r->bytes_recv);
+		err |= json_put_num(e, "steps", (double)r->nsteps);
+		err |= json_put_num(e, "step_mean_ns", (double)r->step_mean_ns);
+		err |= json_put_num(e, "step_max_ns", (double)r->step_max_ns);
+		err |= json_put_num(e, "compute_per_step_ns", (double)r->compute_per_step_ns);
 		err |= split_json(e, r);
 		if (!(c = cJSON_AddObjectToObject(e, "clock")))
 			return -ENOMEM;
-		err |= str(c, "source", dist_clock_name(r->clock_source));
-		err |= num(c, "offset_ns", (double)r->clock_offset_ns);
+		err |= json_put_str(c, "source", dist_clock_name(r->clock_source));
+		err |= json_put_num(c, "offset_ns", (double)r->clock_offset_ns);
 		err |= unc(c, "uncertainty_ns", r->clock_uncertainty_ns);
 		if (err)
 			return -ENOMEM;
@@ -133,18 +124,18 @@ static int sites_json(cJSON *o, const struct dist_analysis *d)
 			cJSON_Delete(e);
 			return -ENOMEM;
 		}
-		err |= str(e, "call", s->call);
-		err |= str(e, "function", s->function);
-		err |= str(e, "file", s->file);
-		err |= num(e, "line", s->line);
-		err |= num(e, "calls", (double)s->calls);
-		err |= num(e, "time_ns", (double)s->time_ns);
-		err |= num(e, "max_ns", (double)s->max_ns);
-		err |= num(e, "bytes", (double)s->bytes);
-		err |= num(e, "app_pct", s->app_pct);
-		err |= num(e, "mpi_pct", s->mpi_pct);
-		err |= num(e, "cov", s->cov);
-		err |= num(e, "wait_ns", (double)s->wait_ns);
+		err |= json_put_str(e, "call", s->call);
+		err |= json_put_str(e, "function", s->function);
+		err |= json_put_str(e, "file", s->file);
+		err |= json_put_num(e, "line", s->line);
+		err |= json_put_num(e, "calls", (double)s->calls);
+		err |= json_put_num(e, "time_ns", (double)s->time_ns);
+		err |= json_put_num(e, "max_ns", (double)s->max_ns);
+		err |= json_put_num(e, "bytes", (double)s->bytes);
+		err |= json_put_num(e, "app_pct", s->app_pct);
+		err |= json_put_num(e, "mpi_pct", s->mpi_pct);
+		err |= json_put_num(e, "cov", s->cov);
+		err |= json_put_num(e, "wait_ns", (double)s->wait_ns);
 	}
 	return err;
 }
@@ -165,15 +156,15 @@ static int colls_json(cJSON *o, const struct dist_analysis *d)
 			cJSON_Delete(e);
 			return -ENOMEM;
 		}
-		err |= str(e, "call", c->call);
-		err |= num(e, "instances", (double)c->instances);
-		err |= num(e, "unmatched", (double)c->unmatched);
-		err |= num(e, "time_ns", (double)c->time_ns);
-		err |= num(e, "wait_ns", (double)c->wait_ns);
-		err |= num(e, "transfer_ns", (double)c->transfer_ns);
-		err |= num(e, "bytes", (double)c->bytes);
-		err |= num(e, "latest_rank", c->latest_rank);
-		err |= num(e, "latest_count", (double)c->latest_count);
+		err |= json_put_str(e, "call", c->call);
+		err |= json_put_num(e, "instances", (double)c->instances);
+		err |= json_put_num(e, "unmatched", (double)c->unmatched);
+		err |= json_put_num(e, "time_ns", (double)c->time_ns);
+		err |= json_put_num(e, "wait_ns", (double)c->wait_ns);
+		err |= json_put_num(e, "transfer_ns", (double)c->transfer_ns);
+		err |= json_put_num(e, "bytes", (double)c->bytes);
+		err |= json_put_num(e, "latest_rank", c->latest_rank);
+		err |= json_put_num(e, "latest_count", (double)c->latest_count);
 	}
 	return err;
 }
@@ -195,7 +186,7 @@ static int hists_json(cJSON *o, const struct dist_analysis *d)
 			cJSON_Delete(e);
 			return -ENOMEM;
 		}
-		err |= str(e, "call", d->hists[i].call);
+		err |= json_put_str(e, "call", d->hists[i].call);
 		if (!(bins = cJSON_AddArrayToObject(e, "bins")))
 			return -ENOMEM;
 		for (k = 0; k < DIST_HIST_BINS; k++, le *= 4) {
@@ -207,10 +198,10 @@ static int hists_json(cJSON *o, const struct dist_analysis *d)
 			}
 			/* the last bin has no upper bound */
 			if (k + 1 < DIST_HIST_BINS)
-				err |= num(b, "le", (double)le);
+				err |= json_put_num(b, "le", (double)le);
 			else
 				err |= cJSON_AddNullToObject(b, "le") ? 0 : -ENOMEM;
-			err |= num(b, "count", (double)d->hists[i].count[k]);
+			err |= json_put_num(b, "count", (double)d->hists[i].count[k]);
 		}
 	}
 	return err;
@@ -231,9 +222,9 @@ static int recos_json(cJSON *o, const struct dist_analysis *d)
 			cJSON_Delete(e);
 			return -ENOMEM;
 		}
-		err |= str(e, "id", d->findings[i].id);
-		err |= str(e, "message", d->findings[i].message);
-		err |= str(e, "evidence", d->findings[i].evidence);
+		err |= json_put_str(e, "id", d->findings[i].id);
+		err |= json_put_str(e, "message", d->findings[i].message);
+		err |= json_put_str(e, "evidence", d->findings[i].evidence);
 	}
 	return err;
 }
@@ -248,31 +239,32 @@ int report_dist_json(const struct analysis *a, cJSON *root)
 		return 0;
 	if (!(o = cJSON_AddObjectToObject(root, JK_DISTRIBUTED)))
 		return -ENOMEM;
-	err |= num(o, "world_size", d->world_size);
-	err |= num(o, "ranks_found", (double)d->nranks);
-	err |= num(o, "missing", (double)d->missing);
-	err |= num(o, "selected", (double)d->selected);
-	err |= str(o, "mpi", d->mpi);
+	err |= json_put_num(o, "world_size", d->world_size);
+	err |= json_put_num(o, "ranks_found", (double)d->nranks);
+	err |= json_put_num(o, "missing", (double)d->missing);
+	err |= json_put_num(o, "selected", (double)d->selected);
+	err |= json_put_str(o, "mpi", d->mpi);
 	if (!(c = cJSON_AddObjectToObject(o, "clock")))
 		return -ENOMEM;
 	err |= unc(c, "uncertainty_ns", d->clock_uncertainty_ns);
-	err |= num(o, JK_DIST_IMBALANCE, d->imbalance);
+	err |= json_put_num(o, JK_DIST_IMBALANCE, d->imbalance);
 	if (d->straggler < 0) {
 		err |= cJSON_AddNullToObject(o, "straggler") ? 0 : -ENOMEM;
 	} else {
 		if (!(s = cJSON_AddObjectToObject(o, "straggler")))
 			return -ENOMEM;
-		err |= num(s, "rank", d->straggler);
-		err |= num(s, "ratio", d->straggler_ratio);
+		err |= json_put_num(s, "rank", d->straggler);
+		err |= json_put_num(s, "ratio", d->straggler_ratio);
 		if (d->straggler_call)
-			err |= str(s, "call", d->straggler_call);
+			err |= json_put_str(s, "call", d->straggler_call);
 		else
 			err |= cJSON_AddNullToObject(s, "call") ? 0 : -ENOMEM;
-		err |= num(s, "wait_pct", d->straggler_wait_pct);
+		err |= json_put_num(s, "wait_pct", d->straggler_wait_pct);
 	}
-	err |= num(o, "app_ns", (double)d->app_ns);
-	err |= num(o, JK_DIST_MPI_NS, (double)d->mpi_ns);
-	err |= num(o, "mpi_pct", d->app_ns ? 100.0 * (double)d->mpi_ns / (double)d->app_ns : 0);
+	err |= json_put_num(o, "app_ns", (double)d->app_ns);
+	err |= json_put_num(o, JK_DIST_MPI_NS, (double)d->mpi_ns);
+	err |= json_put_num(o, "mpi_pct",
+			    d->app_ns ? 100.0 * (double)d->mpi_ns / (double)d->app_ns : 0);
 	if (err || ranks_json(o, a, d) || sites_json(o, d) || colls_json(o, d) || hists_json(o, d) ||
 	    recos_json(o, d))
 		return -ENOMEM;

@@ -18,6 +18,7 @@
 #include "dist_report.h"
 #include "html.h"
 #include "json_keys.h"
+#include "json_put.h"
 #include "mem_json.h"
 #include "names.h"
 #include "ops_report.h"
@@ -29,18 +30,6 @@
 #define CBN_VERSION "0.1.0"
 #endif
 
-/* cJSON stores numbers as double: exact for integers below 2^53 (104 days of
- * nanoseconds), which every count and duration here stays under. */
-static int json_num(cJSON *o, const char *key, double v)
-{
-	return cJSON_AddNumberToObject(o, key, v) ? 0 : -ENOMEM;
-}
-
-static int json_str(cJSON *o, const char *key, const char *v)
-{
-	return cJSON_AddStringToObject(o, key, v ? v : "") ? 0 : -ENOMEM;
-}
-
 static int json_bool(cJSON *o, const char *key, int v)
 {
 	return cJSON_AddBoolToObject(o, key, v ? 1 : 0) ? 0 : -ENOMEM;
@@ -51,7 +40,7 @@ static int json_measured(cJSON *o, uint64_t ns)
 {
 	if (!ns)
 		return cJSON_AddNullToObject(o, "measured_cpu_ns") ? 0 : -ENOMEM;
-	return json_num(o, "measured_cpu_ns", (double)ns);
+	return json_put_num(o, "measured_cpu_ns", (double)ns);
 }
 
 /* run.sampler: how the agent sampled, and what the program did with it. */
@@ -74,12 +63,12 @@ static int json_sampler(cJSON *run, const struct cpu_profile *c)
 
 	if (!o)
 		return 1;
-	err |= json_str(o, "mode", cpu_sampler_mode(c));
-	err |= json_num(o, "perf_threads", (double)sm->threads_perf);
-	err |= json_num(o, "timer_threads", (double)sm->threads_timer);
-	err |= json_str(o, "timer_reason", sm->timer_reason ? sm->timer_reason : "");
-	err |= json_num(o, "signal", sm->signo);
-	err |= json_num(o, "first_signal", sm->signo_first);
+	err |= json_put_str(o, "mode", cpu_sampler_mode(c));
+	err |= json_put_num(o, "perf_threads", (double)sm->threads_perf);
+	err |= json_put_num(o, "timer_threads", (double)sm->threads_timer);
+	err |= json_put_str(o, "timer_reason", sm->timer_reason ? sm->timer_reason : "");
+	err |= json_put_num(o, "signal", sm->signo);
+	err |= json_put_num(o, "first_signal", sm->signo_first);
 	a = cJSON_AddArrayToObject(o, "notes");
 	if (!a)
 		return 1;
@@ -98,26 +87,26 @@ static int json_sampler(cJSON *run, const struct cpu_profile *c)
 		return 1;
 	for (k = 0; k < CBN_PCONLY_NREASONS; k++)
 		if (cpu_pc_only_name(k))
-			err |= json_num(r, cpu_pc_only_name(k), (double)sm->pc_only_why[k]);
+			err |= json_put_num(r, cpu_pc_only_name(k), (double)sm->pc_only_why[k]);
 	r = cJSON_AddObjectToObject(o, "unsampled_threads");
 	if (!r)
 		return 1;
 	for (k = 0; k < CBN_UNSAMPLED_NREASONS; k++)
 		if (cpu_unsampled_name(k))
-			err |= json_num(r, cpu_unsampled_name(k), (double)sm->unsampled_why[k]);
+			err |= json_put_num(r, cpu_unsampled_name(k), (double)sm->unsampled_why[k]);
 	r = cJSON_AddObjectToObject(o, "kernel_stacks");
 	if (!r)
 		return 1;
-	err |= json_str(r, "state", sm->kstack_state == CBN_KSTACK_TAKEN ? "taken"
+	err |= json_put_str(r, "state", sm->kstack_state == CBN_KSTACK_TAKEN ? "taken"
 				    : sm->kstack_state == CBN_KSTACK_OFF ? "off" : "");
-	err |= json_num(r, "threads", (double)sm->kstack_threads);
-	err |= json_num(r, "samples", (double)sm->kstack_samples);
-	err |= json_num(r, "lost", (double)sm->kstack_lost);
-	err |= json_num(r, "placed", (double)sm->kstack_placed);
-	err |= json_num(r, "unplaced", (double)sm->kstack_unplaced);
-	err |= json_num(r, "parks", (double)sm->kstack_parks);
-	err |= json_num(r, "unparks", (double)sm->kstack_unparks);
-	err |= json_str(r, "reason", sm->kstack_reason ? sm->kstack_reason : "");
+	err |= json_put_num(r, "threads", (double)sm->kstack_threads);
+	err |= json_put_num(r, "samples", (double)sm->kstack_samples);
+	err |= json_put_num(r, "lost", (double)sm->kstack_lost);
+	err |= json_put_num(r, "placed", (double)sm->kstack_placed);
+	err |= json_put_num(r, "unplaced", (double)sm->kstack_unplaced);
+	err |= json_put_num(r, "parks", (double)sm->kstack_parks);
+	err |= json_put_num(r, "unparks", (double)sm->kstack_unparks);
+	err |= json_put_str(r, "reason", sm->kstack_reason ? sm->kstack_reason : "");
 	return err;
 }
 
@@ -139,14 +128,14 @@ static cJSON *json_overhead(const struct cpu_profile *c)
 
 	if (!x)
 		return NULL;
-	err |= json_num(x, "cpu_ns", (double)o->total_ns);
-	err |= json_num(x, "share_of_program_cpu",
+	err |= json_put_num(x, "cpu_ns", (double)o->total_ns);
+	err |= json_put_num(x, "share_of_program_cpu",
 			c->cpu_ns ? (double)o->total_ns / (double)c->cpu_ns : 0);
-	err |= json_num(x, "program_threads_ns", (double)o->sampled_ns);
-	err |= json_num(x, "program_threads_samples", (double)o->samples);
-	err |= json_num(x, "helper_threads_ns", (double)o->threads_ns);
-	err |= json_num(x, "handler_ns", (double)o->handler_ns);
-	err |= json_num(x, "startup_ns", (double)o->startup_ns);
+	err |= json_put_num(x, "program_threads_ns", (double)o->sampled_ns);
+	err |= json_put_num(x, "program_threads_samples", (double)o->samples);
+	err |= json_put_num(x, "helper_threads_ns", (double)o->threads_ns);
+	err |= json_put_num(x, "handler_ns", (double)o->handler_ns);
+	err |= json_put_num(x, "startup_ns", (double)o->startup_ns);
 	if (err) {
 		cJSON_Delete(x);
 		return NULL;
@@ -165,29 +154,30 @@ static int json_python(cJSON *run, const struct cpu_profile *c)
 
 	if (!o)
 		return 1;
-	err |= json_str(o, "state", py->state == CBN_PY_ON ? "on" : py->state == CBN_PY_OFF ? "off"
-				    : py->state == CBN_PY_REFUSED ? "refused" : "");
+	err |= json_put_str(o, "state",
+			    py->state == CBN_PY_ON ? "on" : py->state == CBN_PY_OFF ? "off"
+			    : py->state == CBN_PY_REFUSED ? "refused" : "");
 	if (py->version)
 		snprintf(v, sizeof(v), "%u.%u.%u", py->version >> 24, (py->version >> 16) & 0xff,
 			 (py->version >> 8) & 0xff);
 	else
 		v[0] = '\0';
-	err |= json_str(o, "version", v);
-	err |= json_num(o, "version_hex", (double)py->version);
-	err |= json_str(o, "reason", py->reason ? py->reason : "");
-	err |= json_num(o, "samples", (double)py->samples);
-	err |= json_num(o, "samples_of", (double)py->samples_of);
-	err |= json_num(o, "truncated", (double)py->truncated);
+	err |= json_put_str(o, "version", v);
+	err |= json_put_num(o, "version_hex", (double)py->version);
+	err |= json_put_str(o, "reason", py->reason ? py->reason : "");
+	err |= json_put_num(o, "samples", (double)py->samples);
+	err |= json_put_num(o, "samples_of", (double)py->samples_of);
+	err |= json_put_num(o, "truncated", (double)py->truncated);
 	u = cJSON_AddObjectToObject(o, "unread");
 	if (!u)
 		return 1;
 	for (k = 0; k < CBN_PYU_NREASONS; k++)
 		if (cpu_python_unread_name(k))
-			err |= json_num(u, cpu_python_unread_name(k), (double)py->unread[k]);
-	err |= json_num(o, "codes", (double)py->codes);
-	err |= json_num(o, "codes_gone", (double)py->codes_gone);
-	err |= json_num(o, "codes_missing", (double)py->codes_missing);
-	err |= json_num(o, "table_full", (double)py->table_full);
+			err |= json_put_num(u, cpu_python_unread_name(k), (double)py->unread[k]);
+	err |= json_put_num(o, "codes", (double)py->codes);
+	err |= json_put_num(o, "codes_gone", (double)py->codes_gone);
+	err |= json_put_num(o, "codes_missing", (double)py->codes_missing);
+	err |= json_put_num(o, "table_full", (double)py->table_full);
 	return err;
 }
 
@@ -213,23 +203,23 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 			cJSON_AddItemToArray(cmd, s);
 		}
 	}
-	err |= json_num(run, "exit_status", p->exit_status);
-	err |= json_num(run, "exit_signal", p->exit_signal);
-	err |= json_num(run, JK_WALL_NS, (double)p->wall_ns);
-	err |= json_num(run, JK_CPU_NS, (double)c->cpu_ns);
+	err |= json_put_num(run, "exit_status", p->exit_status);
+	err |= json_put_num(run, "exit_signal", p->exit_signal);
+	err |= json_put_num(run, JK_WALL_NS, (double)p->wall_ns);
+	err |= json_put_num(run, JK_CPU_NS, (double)c->cpu_ns);
 	err |= json_measured(run, c->measured_ns);
 	err |= json_attach(run, "profiler_overhead", json_overhead(c));
 	if (p->user_ns || p->sys_ns) {
-		err |= json_num(run, "user_ns", (double)p->user_ns);
-		err |= json_num(run, "kernel_ns", (double)p->sys_ns);
+		err |= json_put_num(run, "user_ns", (double)p->user_ns);
+		err |= json_put_num(run, "kernel_ns", (double)p->sys_ns);
 	} else {
 		cJSON_AddNullToObject(run, "user_ns");
 		cJSON_AddNullToObject(run, "kernel_ns");
 	}
-	err |= json_num(run, "frequency_hz", p->frequency_hz);
-	err |= json_num(run, JK_PERIOD_NS, (double)p->period_ns);
-	err |= json_num(run, JK_SAMPLES, (double)c->samples);
-	err |= json_num(run, JK_WEIGHT, (double)c->weight);
+	err |= json_put_num(run, "frequency_hz", p->frequency_hz);
+	err |= json_put_num(run, JK_PERIOD_NS, (double)p->period_ns);
+	err |= json_put_num(run, JK_SAMPLES, (double)c->samples);
+	err |= json_put_num(run, JK_WEIGHT, (double)c->weight);
 	lost = cJSON_AddObjectToObject(run, "lost");
 	if (!lost)
 		goto fail;
@@ -237,17 +227,17 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 		const char *name = cpu_lost_name(k);
 
 		if (name)
-			err |= json_num(lost, name, (double)c->lost[k]);
+			err |= json_put_num(lost, name, (double)c->lost[k]);
 	}
-	err |= json_str(run, "inline_view", p->inline_folded ? "fold" : "expand");
-	err |= json_num(run, "truncated", (double)c->truncated);
-	err |= json_num(run, "pc_only", (double)c->pc_only);
+	err |= json_put_str(run, "inline_view", p->inline_folded ? "fold" : "expand");
+	err |= json_put_num(run, "truncated", (double)c->truncated);
+	err |= json_put_num(run, "pc_only", (double)c->pc_only);
 	err |= json_sampler(run, c);
 	err |= json_python(run, c);
-	err |= json_str(run, "python_view", p->python_view == 1 ? "native"
+	err |= json_put_str(run, "python_view", p->python_view == 1 ? "native"
 					    : p->python_view == 2 ? "off" : "on");
-	err |= json_num(run, "processes", (double)p->nprocesses);
-	err |= json_num(run, "threads", (double)p->nthreads);
+	err |= json_put_num(run, "processes", (double)p->nprocesses);
+	err |= json_put_num(run, "threads", (double)p->nthreads);
 	if (err)
 		goto fail;
 	return run;
@@ -274,20 +264,20 @@ static cJSON *json_functions(const struct profile *p, const struct cpu_profile *
 		if (!o)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
-		err |= json_str(o, JK_NAME, pf->name);
+		err |= json_put_str(o, JK_NAME, pf->name);
 		/* as table rows print it: C++ without return type and parameters */
-		err |= json_str(o, "short_name", names_bare_copy(bare, sizeof(bare), pf->name));
-		err |= json_str(o, JK_FILE, pf->file);
-		err |= json_num(o, JK_LINE, pf->line);
-		err |= json_str(o, "module", pf->module);
-		err |= json_num(o, JK_SELF_NS, (double)f->self_ns);
-		err |= json_num(o, JK_TOTAL_NS, (double)f->total_ns);
-		err |= json_num(o, JK_SELF_SAMPLES, (double)f->self_w);
-		err |= json_num(o, JK_TOTAL_SAMPLES, (double)f->total_w);
+		err |= json_put_str(o, "short_name", names_bare_copy(bare, sizeof(bare), pf->name));
+		err |= json_put_str(o, JK_FILE, pf->file);
+		err |= json_put_num(o, JK_LINE, pf->line);
+		err |= json_put_str(o, "module", pf->module);
+		err |= json_put_num(o, JK_SELF_NS, (double)f->self_ns);
+		err |= json_put_num(o, JK_TOTAL_NS, (double)f->total_ns);
+		err |= json_put_num(o, JK_SELF_SAMPLES, (double)f->self_w);
+		err |= json_put_num(o, JK_TOTAL_SAMPLES, (double)f->total_w);
 		err |= json_bool(o, "nosym", (pf->flags & PROF_FUNC_NOSYM) != 0);
 		err |= json_bool(o, "python", (pf->flags & PROF_FUNC_PYTHON) != 0);
 		err |= json_bool(o, "inlined", f->inlined_into < p->nfuncs);
-		err |= json_str(o, "inlined_into", f->inlined_into < p->nfuncs
+		err |= json_put_str(o, "inlined_into", f->inlined_into < p->nfuncs
 							   ? p->funcs[f->inlined_into].name
 							   : "");
 		if (err)
@@ -314,11 +304,11 @@ static cJSON *json_lines(const struct profile *p, const struct cpu_profile *c)
 		if (!o)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
-		err |= json_str(o, JK_FILE, l->file);
-		err |= json_num(o, JK_LINE, l->line);
-		err |= json_str(o, "function", p->funcs[l->func].name);
-		err |= json_num(o, JK_SELF_NS, (double)l->self_ns);
-		err |= json_num(o, JK_SELF_SAMPLES, (double)l->self_w);
+		err |= json_put_str(o, JK_FILE, l->file);
+		err |= json_put_num(o, JK_LINE, l->line);
+		err |= json_put_str(o, "function", p->funcs[l->func].name);
+		err |= json_put_num(o, JK_SELF_NS, (double)l->self_ns);
+		err |= json_put_num(o, JK_SELF_SAMPLES, (double)l->self_w);
 		if (err)
 			goto fail;
 	}
@@ -343,18 +333,18 @@ static cJSON *json_processes(const struct profile *p, const struct cpu_profile *
 		if (!o)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
-		err |= json_num(o, JK_PID, pr->pid);
-		err |= json_num(o, "ppid", pr->ppid);
-		err |= json_num(o, "exec_seq", pr->exec_seq);
-		err |= json_str(o, "exe", pr->exe);
-		err |= json_str(o, "command", pr->cmdline);
-		err |= json_num(o, "cpu_ns", (double)c->procs[i].ns);
+		err |= json_put_num(o, JK_PID, pr->pid);
+		err |= json_put_num(o, "ppid", pr->ppid);
+		err |= json_put_num(o, "exec_seq", pr->exec_seq);
+		err |= json_put_str(o, "exe", pr->exe);
+		err |= json_put_str(o, "command", pr->cmdline);
+		err |= json_put_num(o, "cpu_ns", (double)c->procs[i].ns);
 		err |= json_measured(o, c->procs[i].measured_ns);
-		err |= json_num(o, "samples", (double)c->procs[i].samples);
+		err |= json_put_num(o, "samples", (double)c->procs[i].samples);
 		err |= json_bool(o, "clean_exit", pr->clean_exit);
 		/* exit_code means something only when exit handlers ran */
 		if (pr->clean_exit)
-			err |= json_num(o, "exit_code", pr->exit_code);
+			err |= json_put_num(o, "exit_code", pr->exit_code);
 		else
 			err |= cJSON_AddNullToObject(o, "exit_code") ? 0 : -ENOMEM;
 		err |= json_bool(o, "damaged", pr->damaged);
@@ -382,13 +372,13 @@ static cJSON *json_threads(const struct profile *p, const struct cpu_profile *c)
 		if (!o)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
-		err |= json_num(o, "tid", th->tid);
-		err |= json_num(o, "pid",
+		err |= json_put_num(o, "tid", th->tid);
+		err |= json_put_num(o, "pid",
 				th->process < p->nprocesses ? p->processes[th->process].pid : 0);
-		err |= json_str(o, "name", th->name);
-		err |= json_num(o, "cpu_ns", (double)c->threads[i].ns);
+		err |= json_put_str(o, "name", th->name);
+		err |= json_put_num(o, "cpu_ns", (double)c->threads[i].ns);
 		err |= json_measured(o, c->threads[i].measured_ns);
-		err |= json_num(o, "samples", (double)c->threads[i].samples);
+		err |= json_put_num(o, "samples", (double)c->threads[i].samples);
 		if (err)
 			goto fail;
 	}
@@ -434,9 +424,9 @@ static cJSON *json_modules(const struct profile *p)
 		if (!o)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
-		err |= json_str(o, "file", m->file);
-		err |= json_str(o, "soname", m->soname);
-		err |= json_str(o, "path", m->path);
+		err |= json_put_str(o, "file", m->file);
+		err |= json_put_str(o, "soname", m->soname);
+		err |= json_put_str(o, "path", m->path);
 		err |= json_bool(o, "debuginfo", m->has_debuginfo);
 		if (err)
 			goto fail;
@@ -459,20 +449,20 @@ static cJSON *json_environment(const struct profile *p)
 	o = cJSON_CreateObject();
 	if (!o)
 		return NULL;
-	err |= json_str(o, "kernel", e->kernel);
-	err |= json_str(o, "cpu_model", e->cpu_model);
-	err |= json_num(o, "cpus", e->cpus);
-	err |= json_str(o, "governor", e->governor);
+	err |= json_put_str(o, "kernel", e->kernel);
+	err |= json_put_str(o, "cpu_model", e->cpu_model);
+	err |= json_put_num(o, "cpus", e->cpus);
+	err |= json_put_str(o, "governor", e->governor);
 	l = cJSON_AddArrayToObject(o, "load_at_start");
 	for (i = 0; l && i < 3; i++)
 		cJSON_AddItemToArray(l, e->load[i] >= 0 ? cJSON_CreateNumber(e->load[i])
 							: cJSON_CreateNull());
 	err |= !l;
-	err |= json_str(o, "program_producer", e->producer ? e->producer : "");
+	err |= json_put_str(o, "program_producer", e->producer ? e->producer : "");
 	err |= json_bool(o, "program_debuginfo", e->program_debuginfo);
-	err |= json_str(o, "libc", e->libc);
-	err |= json_str(o, "libunwind", e->libunwind);
-	err |= json_str(o, "elfutils", e->elfutils);
+	err |= json_put_str(o, "libc", e->libc);
+	err |= json_put_str(o, "libunwind", e->libunwind);
+	err |= json_put_str(o, "elfutils", e->elfutils);
 	if (err) {
 		cJSON_Delete(o);
 		return NULL;
@@ -491,20 +481,20 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 	root = cJSON_CreateObject();
 	if (!root)
 		goto fail;
-	err |= json_num(root, JK_SCHEMA_VERSION, JK_SCHEMA_VERSION_VALUE);
+	err |= json_put_num(root, JK_SCHEMA_VERSION, JK_SCHEMA_VERSION_VALUE);
 	tool = cJSON_AddObjectToObject(root, "tool");
 	if (!tool)
 		goto fail;
-	err |= json_str(tool, "name", "cbottleneck");
-	err |= json_str(tool, "version", CBN_VERSION);
+	err |= json_put_str(tool, "name", "cbottleneck");
+	err |= json_put_str(tool, "version", CBN_VERSION);
 	/* the run's one verdict (verdict.c), null with too little data */
 	if (a->verdict.text) {
 		cJSON *v = cJSON_AddObjectToObject(root, "verdict");
 
 		if (!v)
 			goto fail;
-		err |= json_str(v, "kind", a->verdict.kind);
-		err |= json_str(v, "text", a->verdict.text);
+		err |= json_put_str(v, "kind", a->verdict.kind);
+		err |= json_put_str(v, "text", a->verdict.text);
 	} else if (!cJSON_AddNullToObject(root, "verdict")) {
 		goto fail;
 	}

@@ -12,25 +12,13 @@
 
 #include "analysis.h"
 #include "json_keys.h"
+#include "json_put.h"
 #include "mem_json.h"
 #include "memory.h"
 
-/* Estimates (doubles) are written as whole bytes and counts. */
-static int num(cJSON *o, const char *key, double v)
-{
-	if (!isfinite(v))
-		v = 0;
-	return cJSON_AddNumberToObject(o, key, v) ? 0 : -ENOMEM;
-}
-
 static int whole(cJSON *o, const char *key, double v)
 {
-	return num(o, key, isfinite(v) ? (double)llround(v) : 0);
-}
-
-static int str(cJSON *o, const char *key, const char *v)
-{
-	return cJSON_AddStringToObject(o, key, v ? v : "") ? 0 : -ENOMEM;
+	return json_put_fnum(o, key, isfinite(v) ? (double)llround(v) : 0);
 }
 
 static int boolean(cJSON *o, const char *key, int v)
@@ -53,7 +41,7 @@ static int seconds(cJSON *o, const char *key, const struct profile *p, uint64_t 
 {
 	if (!ts)
 		return null(o, key);
-	return num(o, key, ((double)ts - (double)p->start_ns) / 1e9);
+	return json_put_fnum(o, key, ((double)ts - (double)p->start_ns) / 1e9);
 }
 
 static int space_timeline(cJSON *o, const struct profile *p, const struct mem_space *s)
@@ -92,39 +80,39 @@ static cJSON *json_space(const struct profile *p, const struct mem_space *s)
 
 	if (!o)
 		return NULL;
-	err |= str(o, JK_MEM_KIND, kind_name(s->kind));
-	err |= str(o, JK_NAME, s->name);
+	err |= json_put_str(o, JK_MEM_KIND, kind_name(s->kind));
+	err |= json_put_str(o, JK_NAME, s->name);
 	if (s->kind == MEM_SPACE_HOST && s->process < p->nprocesses)
-		err |= num(o, JK_PID, p->processes[s->process].pid);
+		err |= json_put_fnum(o, JK_PID, p->processes[s->process].pid);
 	else
 		err |= null(o, JK_PID);
 	if (s->kind == MEM_SPACE_GPU)
-		err |= num(o, JK_MEM_DEVICE, s->device);
+		err |= json_put_fnum(o, JK_MEM_DEVICE, s->device);
 	else
 		err |= null(o, JK_MEM_DEVICE);
-	err |= num(o, JK_MEM_PEAK_BYTES, (double)s->peak);
+	err |= json_put_fnum(o, JK_MEM_PEAK_BYTES, (double)s->peak);
 	err |= seconds(o, "peak_s", p, s->peak_ts);
 	err |= boolean(o, JK_MEM_PEAK_EXACT, s->peak_exact);
 	if (s->peak_range < p->nranges && p->ranges[s->peak_range].name)
-		err |= str(o, "peak_range", p->ranges[s->peak_range].name);
+		err |= json_put_str(o, "peak_range", p->ranges[s->peak_range].name);
 	else
 		err |= null(o, "peak_range");
-	err |= num(o, "rss_peak_bytes", (double)s->rss_peak);
-	err |= num(o, "reserved_peak_bytes", (double)s->reserved_peak);
+	err |= json_put_fnum(o, "rss_peak_bytes", (double)s->rss_peak);
+	err |= json_put_fnum(o, "reserved_peak_bytes", (double)s->reserved_peak);
 	if (s->kind == MEM_SPACE_HOST) {
-		err |= num(o, "address_reserved_peak_bytes", (double)s->address_peak);
+		err |= json_put_fnum(o, "address_reserved_peak_bytes", (double)s->address_peak);
 		err |= boolean(o, "peak_in_windows", s->windowed);
 	}
 	if (s->total)
-		err |= num(o, "total_bytes", (double)s->total);
+		err |= json_put_fnum(o, "total_bytes", (double)s->total);
 	else
 		err |= null(o, "total_bytes");
-	err |= num(o, JK_MEM_LIVE_END_BYTES, (double)s->live_end);
+	err |= json_put_fnum(o, JK_MEM_LIVE_END_BYTES, (double)s->live_end);
 	if (s->kind == MEM_SPACE_GPU)
-		err |= num(o, "cached_end_bytes", (double)s->cached_end);
-	err |= num(o, JK_MEM_ALLOCS, (double)s->allocs);
-	err |= num(o, "frees", (double)s->frees);
-	err |= num(o, "alloc_bytes", (double)s->alloc_bytes);
+		err |= json_put_fnum(o, "cached_end_bytes", (double)s->cached_end);
+	err |= json_put_fnum(o, JK_MEM_ALLOCS, (double)s->allocs);
+	err |= json_put_fnum(o, "frees", (double)s->frees);
+	err |= json_put_fnum(o, "alloc_bytes", (double)s->alloc_bytes);
 	err |= space_timeline(o, p, s);
 	ap = cJSON_AddArrayToObject(o, "at_peak");
 	for (size_t i = 0; ap && i < s->nat_peak; i++) {
@@ -135,7 +123,7 @@ static cJSON *json_space(const struct profile *p, const struct mem_space *s)
 			break;
 		}
 		cJSON_AddItemToArray(ap, e);
-		err |= num(e, JK_MEM_SITE, s->at_peak[i].site);
+		err |= json_put_fnum(e, JK_MEM_SITE, s->at_peak[i].site);
 		err |= whole(e, JK_MEM_BYTES, s->at_peak[i].bytes);
 	}
 	if (err || !ap) {
@@ -152,25 +140,25 @@ static cJSON *json_site(const struct profile *p, const struct mem_site *s)
 
 	if (!o)
 		return NULL;
-	err |= str(o, JK_MEM_KIND, kind_name(s->kind));
+	err |= json_put_str(o, JK_MEM_KIND, kind_name(s->kind));
 	if (s->kind == MEM_SPACE_GPU)
-		err |= num(o, JK_MEM_DEVICE, s->device);
+		err |= json_put_fnum(o, JK_MEM_DEVICE, s->device);
 	else
 		err |= null(o, JK_MEM_DEVICE);
-	err |= str(o, JK_MEM_FUNCTION, s->func < p->nfuncs ? p->funcs[s->func].name : "");
-	err |= str(o, JK_FILE, s->file);
-	err |= num(o, JK_LINE, s->line);
+	err |= json_put_str(o, JK_MEM_FUNCTION, s->func < p->nfuncs ? p->funcs[s->func].name : "");
+	err |= json_put_str(o, JK_FILE, s->file);
+	err |= json_put_fnum(o, JK_LINE, s->line);
 	err |= boolean(o, "inlined", s->inlined);
 	err |= whole(o, JK_MEM_BYTES, s->bytes);
 	err |= whole(o, JK_MEM_ALLOCS, s->allocs);
-	err |= num(o, "records", (double)s->records);
+	err |= json_put_fnum(o, "records", (double)s->records);
 	err |= whole(o, JK_MEM_LIVE_END_BYTES, s->live_end_bytes);
 	if (s->kind == MEM_SPACE_GPU)
 		err |= boolean(o, "caching_allocator", s->caching);
 	err |= whole(o, "live_end_blocks", s->live_end_blocks);
 	err |= whole(o, "max_live_bytes", s->max_live);
 	err |= whole(o, "short_lived", s->short_lived);
-	err |= num(o, "median_life_ns", (double)s->median_life_ns);
+	err |= json_put_fnum(o, "median_life_ns", (double)s->median_life_ns);
 	if (err) {
 		cJSON_Delete(o);
 		return NULL;
@@ -190,14 +178,14 @@ int report_mem_json(const struct analysis *a, cJSON *root)
 	o = cJSON_AddObjectToObject(root, JK_MEMORY);
 	if (!o)
 		return -ENOMEM;
-	err |= num(o, JK_MEM_RATE, (double)m->rate);
+	err |= json_put_fnum(o, JK_MEM_RATE, (double)m->rate);
 	err |= boolean(o, "exact", m->exact);
-	err |= num(o, "sampled", (double)m->sampled);
-	err |= num(o, "lost", (double)m->lost);
-	err |= num(o, "untracked", (double)m->untracked);
-	err |= num(o, "no_stack", (double)m->no_stack);
+	err |= json_put_fnum(o, "sampled", (double)m->sampled);
+	err |= json_put_fnum(o, "lost", (double)m->lost);
+	err |= json_put_fnum(o, "untracked", (double)m->untracked);
+	err |= json_put_fnum(o, "no_stack", (double)m->no_stack);
 	if (m->refused)
-		err |= str(o, "refused", m->refused);
+		err |= json_put_str(o, "refused", m->refused);
 	else
 		err |= null(o, "refused");
 	if (err)
@@ -231,7 +219,7 @@ int report_mem_json(const struct analysis *a, cJSON *root)
 		if (!(l = cJSON_CreateObject()))
 			return -ENOMEM;
 		cJSON_AddItemToArray(arr, l);
-		err |= num(l, JK_MEM_SITE, m->leaks[i]);
+		err |= json_put_fnum(l, JK_MEM_SITE, m->leaks[i]);
 		err |= whole(l, JK_MEM_BYTES, s->live_end_bytes);
 		err |= whole(l, "blocks", s->live_end_blocks);
 	}
@@ -244,9 +232,9 @@ int report_mem_json(const struct analysis *a, cJSON *root)
 		if (!r)
 			return -ENOMEM;
 		cJSON_AddItemToArray(arr, r);
-		err |= str(r, "id", m->recos[i].id);
-		err |= str(r, "message", m->recos[i].message);
-		err |= str(r, "evidence", m->recos[i].evidence);
+		err |= json_put_str(r, "id", m->recos[i].id);
+		err |= json_put_str(r, "message", m->recos[i].message);
+		err |= json_put_str(r, "evidence", m->recos[i].evidence);
 	}
 	return err ? -ENOMEM : 0;
 }

@@ -11,13 +11,9 @@
 
 #include "analysis.h"
 #include "json_keys.h"
+#include "json_put.h"
 #include "ops.h"
 #include "ops_report.h"
-
-static void num(cJSON *o, const char *k, double v)
-{
-	cJSON_AddNumberToObject(o, k, v);
-}
 
 int report_ops_json(const struct analysis *a, const struct report_opts *o, cJSON *root)
 {
@@ -36,11 +32,11 @@ int report_ops_json(const struct analysis *a, const struct report_opts *o, cJSON
 		return -ENOMEM;
 	}
 	cJSON_AddStringToObject(obj, "sort", key);
-	num(obj, "self_cpu_total_ns", (double)ops->self_cpu_total_ns);
-	num(obj, JK_CPU_NS, (double)ops->cpu_ns);
-	num(obj, "self_cuda_total_ns", (double)ops->self_cuda_total_ns);
-	num(obj, "gpu_ns", (double)ops->gpu_ns);
-	num(obj, "launches", (double)ops->launches);
+	json_put_num(obj, "self_cpu_total_ns", (double)ops->self_cpu_total_ns);
+	json_put_num(obj, JK_CPU_NS, (double)ops->cpu_ns);
+	json_put_num(obj, "self_cuda_total_ns", (double)ops->self_cuda_total_ns);
+	json_put_num(obj, "gpu_ns", (double)ops->gpu_ns);
+	json_put_num(obj, "launches", (double)ops->launches);
 	arr = cJSON_AddArrayToObject(obj, JK_OP_ROWS);
 	for (i = 0; arr && i < ops->nrows; i++) {
 		const struct op_row *r = &rows[i];
@@ -52,16 +48,16 @@ int report_ops_json(const struct analysis *a, const struct report_opts *o, cJSON
 		cJSON_AddStringToObject(x, JK_NAME, r->name);
 		cJSON_AddStringToObject(x, "framework", r->framework);
 		cJSON_AddStringToObject(x, "entry", r->entry ? r->entry : "");
-		num(x, JK_OP_SELF_CPU_NS, (double)r->self_cpu_ns);
-		num(x, JK_OP_CPU_TOTAL_NS, (double)r->cpu_total_ns);
-		num(x, JK_SELF_SAMPLES, (double)r->self_weight);
-		num(x, JK_TOTAL_SAMPLES, (double)r->total_weight);
-		num(x, JK_OP_SELF_CUDA_NS, (double)r->self_cuda_ns);
-		num(x, JK_OP_CUDA_TOTAL_NS, (double)r->cuda_total_ns);
-		num(x, "self_gpu_ops", (double)r->self_gpu_ops);
-		num(x, "gpu_ops", (double)r->gpu_ops);
-		num(x, "self_launches", (double)r->self_launches);
-		num(x, JK_OP_LAUNCHES, (double)r->launches);
+		json_put_num(x, JK_OP_SELF_CPU_NS, (double)r->self_cpu_ns);
+		json_put_num(x, JK_OP_CPU_TOTAL_NS, (double)r->cpu_total_ns);
+		json_put_num(x, JK_SELF_SAMPLES, (double)r->self_weight);
+		json_put_num(x, JK_TOTAL_SAMPLES, (double)r->total_weight);
+		json_put_num(x, JK_OP_SELF_CUDA_NS, (double)r->self_cuda_ns);
+		json_put_num(x, JK_OP_CUDA_TOTAL_NS, (double)r->cuda_total_ns);
+		json_put_num(x, "self_gpu_ops", (double)r->self_gpu_ops);
+		json_put_num(x, "gpu_ops", (double)r->gpu_ops);
+		json_put_num(x, "self_launches", (double)r->self_launches);
+		json_put_num(x, JK_OP_LAUNCHES, (double)r->launches);
 		par = cJSON_AddArrayToObject(x, "parents");
 		for (k = 0; par && k < r->nparents; k++)
 			cJSON_AddItemToArray(par, cJSON_CreateString(ops->rows[r->parents[k]].name));

@@ -11,15 +11,9 @@
 
 #include "analysis.h"
 #include "json_keys.h"
+#include "json_put.h"
 #include "steps.h"
 #include "steps_json.h"
-
-static int num(cJSON *o, const char *key, double v)
-{
-	if (!isfinite(v))
-		v = 0;
-	return cJSON_AddNumberToObject(o, key, v) ? 0 : -ENOMEM;
-}
 
 static int str_or_null(cJSON *o, const char *key, const char *v)
 {
@@ -79,18 +73,19 @@ static cJSON *json_step(const struct profile *p, const struct step *st)
 
 	if (!o)
 		return NULL;
-	err |= num(o, "number", (double)st->number);
-	err |= num(o, "process", pid_of(p, st->process));
-	err |= num(o, "start_ns", rel(p, st->start));
-	err |= num(o, "duration_ns", st->end > st->start ? (double)(st->end - st->start) : 0);
-	err |= num(o, "cpu_ns", (double)st->cpu_ns);
-	err |= num(o, "gpu_busy_ns", (double)st->gpu_busy_ns);
-	err |= num(o, "sync_ns", (double)st->sync_ns);
-	err |= num(o, "kernels", st->kernels);
-	err |= num(o, "copies", st->copies);
+	err |= json_put_fnum(o, "number", (double)st->number);
+	err |= json_put_fnum(o, "process", pid_of(p, st->process));
+	err |= json_put_fnum(o, "start_ns", rel(p, st->start));
+	err |= json_put_fnum(o, "duration_ns",
+				      st->end > st->start ? (double)(st->end - st->start) : 0);
+	err |= json_put_fnum(o, "cpu_ns", (double)st->cpu_ns);
+	err |= json_put_fnum(o, "gpu_busy_ns", (double)st->gpu_busy_ns);
+	err |= json_put_fnum(o, "sync_ns", (double)st->sync_ns);
+	err |= json_put_fnum(o, "kernels", st->kernels);
+	err |= json_put_fnum(o, "copies", st->copies);
 	/* 0 is what steps.h leaves when host memory was not recorded */
 	if (st->mem_peak)
-		err |= num(o, "mem_peak", (double)st->mem_peak);
+		err |= json_put_fnum(o, "mem_peak", (double)st->mem_peak);
 	else
 		err |= !cJSON_AddNullToObject(o, "mem_peak");
 	if (err) {
@@ -107,8 +102,9 @@ static cJSON *json_slow(const struct step_analysis *s, const struct step_slow *s
 
 	if (!o)
 		return NULL;
-	err |= num(o, "number", sl->step < s->nsteps ? (double)s->steps[sl->step].number : 0);
-	err |= num(o, "ratio", sl->ratio);
+	err |= json_put_fnum(o, "number",
+				      sl->step < s->nsteps ? (double)s->steps[sl->step].number : 0);
+	err |= json_put_fnum(o, "ratio", sl->ratio);
 	if (err || !(grew = cJSON_AddArrayToObject(o, "grew")))
 		goto fail;
 	for (size_t i = 0; i < sl->ngrew && i < STEP_GROWTH_MAX; i++) {
@@ -120,8 +116,8 @@ static cJSON *json_slow(const struct step_analysis *s, const struct step_slow *s
 		cJSON_AddItemToArray(grew, x);
 		err |= !cJSON_AddStringToObject(x, "name", g->name ? g->name : "");
 		err |= boolean(x, "gpu", g->gpu);
-		err |= num(x, "step_ns", (double)g->step_ns);
-		err |= num(x, "median_ns", (double)g->median_ns);
+		err |= json_put_fnum(x, "step_ns", (double)g->step_ns);
+		err |= json_put_fnum(x, "median_ns", (double)g->median_ns);
 	}
 	if (err)
 		goto fail;
@@ -143,7 +139,7 @@ static int json_capture(const struct analysis *a, cJSON *o)
 	if (!c)
 		return -ENOMEM;
 	err |= boolean(c, "controlled", s->controlled);
-	err |= num(c, "window_ns", (double)s->window_ns);
+	err |= json_put_fnum(c, "window_ns", (double)s->window_ns);
 	if (err || !(arr = cJSON_AddArrayToObject(c, "windows")))
 		return -ENOMEM;
 	for (size_t i = 0; i < p->nwindows; i++) {
@@ -153,12 +149,12 @@ static int json_capture(const struct analysis *a, cJSON *o)
 		if (!x)
 			return -ENOMEM;
 		cJSON_AddItemToArray(arr, x);
-		err |= num(x, "process", pid_of(p, w->process));
-		err |= num(x, "start_ns", rel(p, w->start));
-		err |= num(x, "end_ns", rel(p, w->end));
+		err |= json_put_fnum(x, "process", pid_of(p, w->process));
+		err |= json_put_fnum(x, "start_ns", rel(p, w->start));
+		err |= json_put_fnum(x, "end_ns", rel(p, w->end));
 		err |= !cJSON_AddStringToObject(x, "open_cause", steps_cause_name(w->open_cause));
 		err |= !cJSON_AddStringToObject(x, "close_cause", steps_cause_name(w->close_cause));
-		err |= num(x, "first_step", (double)w->first_step);
+		err |= json_put_fnum(x, "first_step", (double)w->first_step);
 	}
 	return err ? -ENOMEM : 0;
 }
@@ -178,13 +174,13 @@ int report_steps_json(const struct analysis *a, cJSON *root)
 	err |= !cJSON_AddStringToObject(o, "source", source_name(s->source));
 	err |= !cJSON_AddStringToObject(o, "what", s->what ? s->what : "");
 	err |= str_or_null(o, "precision", s->precision);
-	err |= num(o, JK_STEP_COUNT, (double)s->nsteps);
-	err |= num(o, "min_ns", (double)s->min_ns);
-	err |= num(o, JK_STEP_MEDIAN_NS, (double)s->median_ns);
-	err |= num(o, JK_STEP_P90_NS, (double)s->p90_ns);
-	err |= num(o, "max_ns", (double)s->max_ns);
-	err |= num(o, "mean_ns", (double)s->mean_ns);
-	err |= num(o, JK_TOTAL_NS, (double)s->total_ns);
+	err |= json_put_fnum(o, JK_STEP_COUNT, (double)s->nsteps);
+	err |= json_put_fnum(o, "min_ns", (double)s->min_ns);
+	err |= json_put_fnum(o, JK_STEP_MEDIAN_NS, (double)s->median_ns);
+	err |= json_put_fnum(o, JK_STEP_P90_NS, (double)s->p90_ns);
+	err |= json_put_fnum(o, "max_ns", (double)s->max_ns);
+	err |= json_put_fnum(o, "mean_ns", (double)s->mean_ns);
+	err |= json_put_fnum(o, JK_TOTAL_NS, (double)s->total_ns);
 	if (err || !(arr = cJSON_AddArrayToObject(o, JK_STEPS)))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nsteps; i++) {
@@ -206,7 +202,7 @@ int report_steps_json(const struct analysis *a, cJSON *root)
 	if (!(cold = cJSON_AddObjectToObject(o, "cold")))
 		return -ENOMEM;
 	err |= boolean(cold, "found", s->cold);
-	err |= num(cold, "ratio", s->cold_ratio);
+	err |= json_put_fnum(cold, "ratio", s->cold_ratio);
 	if (err || json_capture(a, o) < 0)
 		return -ENOMEM;
 	/* The step rules' findings, as memory.recommendations has its own. */

@@ -14,22 +14,11 @@
 
 #include "analysis.h"
 #include "json_keys.h"
+#include "json_put.h"
 #include "wait.h"
 #include "wait_report.h"
 
 #define WAIT_JSON_FUNCS 50       /* wall_functions[]: the heaviest this many */
-
-static int num(cJSON *o, const char *key, double v)
-{
-	if (!isfinite(v))
-		v = 0;
-	return cJSON_AddNumberToObject(o, key, v) ? 0 : -ENOMEM;
-}
-
-static int str(cJSON *o, const char *key, const char *v)
-{
-	return cJSON_AddStringToObject(o, key, v ? v : "") ? 0 : -ENOMEM;
-}
 
 static int str_or_null(cJSON *o, const char *key, const char *v)
 {
@@ -62,7 +51,7 @@ static cJSON *kinds(const uint64_t *ns)
 	if (!o)
 		return NULL;
 	for (k = 0; k < CBN_OFF_NKINDS; k++)
-		err |= num(o, wait_kind_name(k), (double)ns[k]);
+		err |= json_put_fnum(o, wait_kind_name(k), (double)ns[k]);
 	if (err) {
 		cJSON_Delete(o);
 		return NULL;
@@ -96,29 +85,29 @@ static int overview(cJSON *o, const struct wait_analysis *w)
 	int a, err = 0;
 
 	err |= cJSON_AddBoolToObject(o, JK_WAIT_OFFCPU, w->offcpu != 0) ? 0 : -ENOMEM;
-	err |= num(o, "rate_hz", w->rate_hz);
-	err |= num(o, JK_WALL_NS, (double)w->wall_ns);
-	err |= num(o, "span_ns", (double)w->span_ns);
+	err |= json_put_fnum(o, "rate_hz", w->rate_hz);
+	err |= json_put_fnum(o, JK_WALL_NS, (double)w->wall_ns);
+	err |= json_put_fnum(o, "span_ns", (double)w->span_ns);
 	err |= cJSON_AddBoolToObject(o, "windowed", w->windowed != 0) ? 0 : -ENOMEM;
-	err |= num(o, "thread_ns", (double)w->thread_ns);
-	err |= num(o, JK_CPU_NS, (double)w->cpu_ns);
-	err |= num(o, JK_WAIT_OFF_NS, (double)w->off_ns);
-	err |= num(o, "blocked_est_ns", (double)w->blocked_est_ns);
-	err |= num(o, "threads", w->threads);
-	err |= num(o, "busy_threads", w->busy_threads);
-	err |= num(o, JK_WAIT_EFFICIENCY, w->efficiency);
+	err |= json_put_fnum(o, "thread_ns", (double)w->thread_ns);
+	err |= json_put_fnum(o, JK_CPU_NS, (double)w->cpu_ns);
+	err |= json_put_fnum(o, JK_WAIT_OFF_NS, (double)w->off_ns);
+	err |= json_put_fnum(o, "blocked_est_ns", (double)w->blocked_est_ns);
+	err |= json_put_fnum(o, "threads", w->threads);
+	err |= json_put_fnum(o, "busy_threads", w->busy_threads);
+	err |= json_put_fnum(o, JK_WAIT_EFFICIENCY, w->efficiency);
 	if (!(act = cJSON_AddObjectToObject(o, "activities")) ||
 	    !(sh = cJSON_AddObjectToObject(o, "shares")) ||
 	    !(cpu = cJSON_AddObjectToObject(o, "cpu_shares")))
 		return -ENOMEM;
 	for (a = 0; a < WAIT_ACT_N; a++) {
-		err |= num(act, wait_activity_name(a), (double)w->act_ns[a]);
-		err |= num(sh, wait_activity_name(a), w->cpu_share[a]);
-		err |= num(cpu, wait_activity_name(a), w->of_cpu[a]);
+		err |= json_put_fnum(act, wait_activity_name(a), (double)w->act_ns[a]);
+		err |= json_put_fnum(sh, wait_activity_name(a), w->cpu_share[a]);
+		err |= json_put_fnum(cpu, wait_activity_name(a), w->of_cpu[a]);
 	}
-	err |= num(sh, "blocked", w->blocked_share);
-	err |= num(sh, "runnable", w->runq_share);
-	err |= num(sh, "not_seen", w->other_share);
+	err |= json_put_fnum(sh, "blocked", w->blocked_share);
+	err |= json_put_fnum(sh, "runnable", w->runq_share);
+	err |= json_put_fnum(sh, "not_seen", w->other_share);
 	err |= attach(o, "off_cpu", kinds(w->kind_ns));
 	return err ? -ENOMEM : 0;
 }
@@ -128,16 +117,16 @@ static int verdict(cJSON *o, const struct profile *p, const struct wait_analysis
 	cJSON *c;
 	int err = 0;
 
-	err |= str(o, "verdict", wait_verdict_name(w->verdict));
+	err |= json_put_str(o, "verdict", wait_verdict_name(w->verdict));
 	err |= str_or_null(o, "verdict_text", w->verdict_text);
 	if (w->critical == PROF_NONE || w->critical >= p->nthreads)
 		return err | (cJSON_AddNullToObject(o, "critical") ? 0 : -ENOMEM);
 	if (!(c = cJSON_AddObjectToObject(o, "critical")))
 		return -ENOMEM;
-	err |= num(c, "tid", tid(p, w->critical));
-	err |= str(c, "name", tname(p, w->critical));
-	err |= num(c, "share", w->critical_share);
-	err |= num(c, "waiters", w->critical_waiters);
+	err |= json_put_fnum(c, "tid", tid(p, w->critical));
+	err |= json_put_str(c, "name", tname(p, w->critical));
+	err |= json_put_fnum(c, "share", w->critical_share);
+	err |= json_put_fnum(c, "waiters", w->critical_waiters);
 	return err ? -ENOMEM : 0;
 }
 
@@ -154,16 +143,16 @@ static int per_thread(cJSON *o, const struct profile *p, const struct wait_analy
 
 		if (!(e = add_obj(arr)))
 			return -ENOMEM;
-		err |= num(e, "tid", tid(p, th->thread));
-		err |= str(e, "name", tname(p, th->thread));
-		err |= num(e, JK_WALL_NS, (double)th->wall_ns);
-		err |= num(e, JK_CPU_NS, (double)th->cpu_ns);
-		err |= num(e, "spin_ns", (double)th->act_ns[WAIT_ACT_SPIN]);
-		err |= num(e, JK_WAIT_OFF_NS, (double)th->off_ns);
+		err |= json_put_fnum(e, "tid", tid(p, th->thread));
+		err |= json_put_str(e, "name", tname(p, th->thread));
+		err |= json_put_fnum(e, JK_WALL_NS, (double)th->wall_ns);
+		err |= json_put_fnum(e, JK_CPU_NS, (double)th->cpu_ns);
+		err |= json_put_fnum(e, "spin_ns", (double)th->act_ns[WAIT_ACT_SPIN]);
+		err |= json_put_fnum(e, JK_WAIT_OFF_NS, (double)th->off_ns);
 		err |= attach(e, "off_cpu", kinds(th->kind_ns));
-		err |= num(e, "lock_wait_ns", (double)th->lock_wait_ns);
-		err |= num(e, "held_for_ns", (double)th->held_for_ns);
-		err |= num(e, "busy", th->busy);
+		err |= json_put_fnum(e, "lock_wait_ns", (double)th->lock_wait_ns);
+		err |= json_put_fnum(e, "held_for_ns", (double)th->held_for_ns);
+		err |= json_put_fnum(e, "busy", th->busy);
 	}
 	return err ? -ENOMEM : 0;
 }
@@ -181,13 +170,13 @@ static int sites(cJSON *o, const struct profile *p, const struct wait_analysis *
 
 		if (!(e = add_obj(arr)))
 			return -ENOMEM;
-		err |= str(e, JK_WAIT_FUNCTION, fname(p, s->func));
-		err |= str(e, JK_FILE, s->file);
-		err |= num(e, JK_LINE, s->line);
-		err |= str(e, "call", fname(p, s->call));
-		err |= str(e, "kind", wait_kind_name((int)s->kind));
-		err |= num(e, "ns", (double)s->ns);
-		err |= num(e, "threads", s->nthreads);
+		err |= json_put_str(e, JK_WAIT_FUNCTION, fname(p, s->func));
+		err |= json_put_str(e, JK_FILE, s->file);
+		err |= json_put_fnum(e, JK_LINE, s->line);
+		err |= json_put_str(e, "call", fname(p, s->call));
+		err |= json_put_str(e, "kind", wait_kind_name((int)s->kind));
+		err |= json_put_fnum(e, "ns", (double)s->ns);
+		err |= json_put_fnum(e, "threads", s->nthreads);
 	}
 	return err ? -ENOMEM : 0;
 }
@@ -208,21 +197,21 @@ static int locks(cJSON *o, const struct profile *p, const struct wait_analysis *
 		if (!(e = add_obj(arr)))
 			return -ENOMEM;
 		snprintf(addr, sizeof(addr), "0x%" PRIx64, l->addr);
-		err |= str(e, "addr", addr);
-		err |= str(e, JK_WAIT_FUNCTION, fname(p, l->func));
-		err |= str(e, JK_FILE, l->file);
-		err |= num(e, JK_LINE, l->line);
-		err |= num(e, JK_WAIT_WAIT_NS, (double)l->wait_ns);
-		err |= num(e, "contended_ns", (double)l->contended_ns);
-		err |= num(e, "waiters", l->waiters);
+		err |= json_put_str(e, "addr", addr);
+		err |= json_put_str(e, JK_WAIT_FUNCTION, fname(p, l->func));
+		err |= json_put_str(e, JK_FILE, l->file);
+		err |= json_put_fnum(e, JK_LINE, l->line);
+		err |= json_put_fnum(e, JK_WAIT_WAIT_NS, (double)l->wait_ns);
+		err |= json_put_fnum(e, "contended_ns", (double)l->contended_ns);
+		err |= json_put_fnum(e, "waiters", l->waiters);
 		if (known) {
-			err |= num(e, "holder_tid", tid(p, l->holder));
-			err |= str(e, "holder_name", tname(p, l->holder));
+			err |= json_put_fnum(e, "holder_tid", tid(p, l->holder));
+			err |= json_put_str(e, "holder_name", tname(p, l->holder));
 		} else {
 			err |= cJSON_AddNullToObject(e, "holder_tid") ? 0 : -ENOMEM;
 			err |= cJSON_AddNullToObject(e, "holder_name") ? 0 : -ENOMEM;
 		}
-		err |= num(e, "holder_share", known ? l->holder_share : 0);
+		err |= json_put_fnum(e, "holder_share", known ? l->holder_share : 0);
 	}
 	return err ? -ENOMEM : 0;
 }
@@ -240,11 +229,11 @@ static int wall_functions(cJSON *o, const struct profile *p, const struct wait_a
 
 		if (!(e = add_obj(arr)))
 			return -ENOMEM;
-		err |= str(e, JK_WAIT_FUNCTION, fname(p, f->func));
-		err |= num(e, "self_on_ns", (double)f->self_on);
-		err |= num(e, "self_off_ns", (double)f->self_off);
-		err |= num(e, "total_on_ns", (double)f->total_on);
-		err |= num(e, "total_off_ns", (double)f->total_off);
+		err |= json_put_str(e, JK_WAIT_FUNCTION, fname(p, f->func));
+		err |= json_put_fnum(e, "self_on_ns", (double)f->self_on);
+		err |= json_put_fnum(e, "self_off_ns", (double)f->self_off);
+		err |= json_put_fnum(e, "total_on_ns", (double)f->total_on);
+		err |= json_put_fnum(e, "total_off_ns", (double)f->total_off);
 	}
 	return err ? -ENOMEM : 0;
 }
@@ -260,9 +249,9 @@ static int recos(cJSON *o, const struct wait_analysis *w)
 	for (i = 0; i < w->nfindings && !err; i++) {
 		if (!(e = add_obj(arr)))
 			return -ENOMEM;
-		err |= str(e, "id", w->findings[i].id);
-		err |= str(e, "message", w->findings[i].message);
-		err |= str(e, "evidence", w->findings[i].evidence);
+		err |= json_put_str(e, "id", w->findings[i].id);
+		err |= json_put_str(e, "message", w->findings[i].message);
+		err |= json_put_str(e, "evidence", w->findings[i].evidence);
 	}
 	return err ? -ENOMEM : 0;
 }
