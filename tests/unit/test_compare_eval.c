@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "testlib.h"
-#include "unit/test_gate_harness.h"
+#include "test_gate_harness.h"
 
 
 struct fn {

@@ -9,8 +9,8 @@
  */
 
 #include "testlib.h"
-#include "unit/test_gate_harness.h"
-#include "unit/test_mem_fixture.h"
+#include "test_gate_harness.h"
+#include "test_mem_fixture.h"
 
 /* The gate on two reports, or on a report and the run in memory (cur), with
  * --fail exprs. */

@@ -10,8 +10,8 @@
  */
 
 #include "testlib.h"
-#include "unit/test_gate_harness.h"
-#include "unit/test_wait_fixture.h"
+#include "test_gate_harness.h"
+#include "test_wait_fixture.h"
 
 /* The gate on two reports with --fail exprs. */
 static int run(const char *base, const char *cur_path, const char **fail, size_t nfail)

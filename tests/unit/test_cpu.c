@@ -7,7 +7,7 @@
 
 #include "analysis/cpu.h"
 #include "testlib.h"
-#include "unit/test_cpu_builder.h"
+#include "test_cpu_builder.h"
 
 static const struct cpu_func *find(const struct cpu_profile *c, uint32_t func)
 {

@@ -8,7 +8,7 @@
 
 #include "report/export.h"
 #include "testlib.h"
-#include "unit/test_wait_fixture.h"
+#include "test_wait_fixture.h"
 
 /* The output of cmd, at most len - 1 bytes. */
 static void run_out(const char *cmd, char *buf, size_t len)

@@ -10,7 +10,7 @@
 #include <cjson/cJSON.h>
 
 #include "testlib.h"
-#include "unit/test_mem_fixture.h"
+#include "test_mem_fixture.h"
 
 static char dir[64];
 

@@ -12,7 +12,7 @@
 
 #include "report/export.h"
 #include "testlib.h"
-#include "unit/test_steps_fixture.h"
+#include "test_steps_fixture.h"
 
 static char dir[64];
 

@@ -13,7 +13,7 @@
 
 #include "report/export.h"
 #include "testlib.h"
-#include "unit/test_wait_fixture.h"
+#include "test_wait_fixture.h"
 
 static char dir[64];
 

@@ -8,7 +8,7 @@
  */
 #include "report/export.h"
 #include "testlib.h"
-#include "unit/test_wait_fixture.h"
+#include "test_wait_fixture.h"
 
 static long count_of(const char *text, const char *stack)
 {

@@ -14,7 +14,7 @@
 #include "report/report.h"
 #include "analysed.h"
 #include "testlib.h"
-#include "unit/test_cpu_builder.h"
+#include "test_cpu_builder.h"
 
 static cJSON *load(const char *path, char **text_out)
 {

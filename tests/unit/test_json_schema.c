@@ -11,7 +11,7 @@
 #include "report/report.h"
 #include "analysed.h"
 #include "testlib.h"
-#include "unit/test_cpu_builder.h"
+#include "test_cpu_builder.h"
 
 static const char validator[] =
 	"import json, sys, jsonschema\n"

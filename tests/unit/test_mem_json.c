@@ -12,7 +12,7 @@
 
 #include "report/report.h"
 #include "testlib.h"
-#include "unit/test_mem_fixture.h"
+#include "test_mem_fixture.h"
 
 static char dir[64];
 

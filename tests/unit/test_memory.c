@@ -15,8 +15,8 @@
 #include "analysis/memory.h"
 #include "analysed.h"
 #include "testlib.h"
-#include "unit/test_mem_build.h"
-#include "unit/test_reader_synth.h"
+#include "test_mem_build.h"
+#include "test_reader_synth.h"
 
 #define NEAR(a, b, tol) (fabs((double)(a) - (double)(b)) <= (tol) * fabs((double)(b)) + 1e-9)
 

@@ -16,7 +16,7 @@
 #include "report/report.h"
 #include "report/steps_json.h"
 #include "testlib.h"
-#include "unit/test_steps_fixture.h"
+#include "test_steps_fixture.h"
 
 static char dir[64];
 

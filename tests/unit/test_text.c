@@ -15,8 +15,8 @@
 #include "report/report.h"
 #include "analysed.h"
 #include "testlib.h"
-#include "unit/test_cpu_builder.h"
-#include "unit/test_mem_build.h"
+#include "test_cpu_builder.h"
+#include "test_mem_build.h"
 
 static char *render(const struct profile *p, const char *sort, int limit, int quiet)
 {

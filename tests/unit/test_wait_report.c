@@ -15,7 +15,7 @@
 #include "report/report.h"
 #include "report/wait_report.h"
 #include "testlib.h"
-#include "unit/test_wait_fixture.h"
+#include "test_wait_fixture.h"
 
 static char dir[64];
 

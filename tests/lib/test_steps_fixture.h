@@ -10,7 +10,7 @@
 #define CBN_TEST_STEPS_FIXTURE_H
 
 #include "analysis/steps.h"
-#include "unit/test_mem_fixture.h"
+#include "test_mem_fixture.h"
 
 #define SF_PID MF_PID
 #define SF_NSTEPS 4

@@ -6,7 +6,7 @@
 #ifndef CBN_TEST_MEM_BUILD_H
 #define CBN_TEST_MEM_BUILD_H
 
-#include "unit/test_cpu_builder.h"
+#include "test_cpu_builder.h"
 
 struct pbm {
 	size_t cap_allocs, cap_frees, cap_ctrs, cap_ranges;
