@@ -8,12 +8,12 @@
  * without a waiting view; the reports validate against
  * docs/report.schema.json (python3 jsonschema; skipped, said so, without it).
  */
-#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 
 #include "report/report.h"
 #include "report/wait_report.h"
+#include "test_json_read.h"
 #include "testlib.h"
 #include "test_wait_fixture.h"
 
@@ -34,76 +34,13 @@ static char *text_of(const struct analysis *a, int limit)
 	return buf;
 }
 
-static cJSON *write_read(const struct analysis *a, const char *name, char *path, size_t len)
-{
-	struct report_opts o = {.limit = 15};
-	char err[256] = "";
-	char *text;
-	cJSON *root;
-
-	snprintf(path, len, "%s/%s.json", dir, name);
-	if (report_json_write(a, &o, path, err, sizeof(err)) < 0) {
-		fprintf(stderr, "report_json_write: %s\n", err);
-		return NULL;
-	}
-	text = ex_slurp(path, NULL);
-	root = text ? cJSON_Parse(text) : NULL;
-	free(text);
-	return root;
-}
-
-static const cJSON *get(const cJSON *o, const char *key)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : -12345;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-
-	return cJSON_IsString(v) ? v->valuestring : "(not a string)";
-}
-
 static int validate(const char *const *paths, int n)
 {
-	const char *src = getenv("CBN_SOURCE_DIR");
-	char cmd[4096];
-	size_t len;
-	int st;
-
-	if (!src || system("python3 -c 'import jsonschema' 2>/dev/null") != 0) {
-		fprintf(stderr, "note: schema validation skipped (no CBN_SOURCE_DIR or no python3 "
-				"jsonschema)\n");
-		return 0;
-	}
-	len = (size_t)snprintf(cmd, sizeof(cmd), "python3 - '%s/docs/report.schema.json'", src);
-	for (int i = 0; i < n; i++)
-		len += (size_t)snprintf(cmd + len, sizeof(cmd) - len, " '%s'", paths[i]);
-	snprintf(cmd + len, sizeof(cmd) - len,
-		 " <<'EOF'\n"
-		 "import json, sys, jsonschema\n"
-		 "schema = json.load(open(sys.argv[1]))\n"
-		 "cls = jsonschema.validators.validator_for(schema)\n"
-		 "bad = 0\n"
-		 "for p in sys.argv[2:]:\n"
-		 "    d = json.load(open(p))\n"
-		 "    for e in cls(schema).iter_errors(d):\n"
-		 "        bad += 1; print('%%s: /%%s: %%s' %% (p, '/'.join(map(str, e.path)), e.message), file=sys.stderr)\n"
-		 "    if 'waiting' in d:\n"
-		 "        # the schema must reject a waiting object without its verdict\n"
-		 "        del d['waiting']['verdict']\n"
-		 "        bad += not list(cls(schema).iter_errors(d))\n"
-		 "sys.exit(1 if bad else 0)\n"
-		 "EOF");
-	st = system(cmd);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	return jr_validate(paths, n,
+			   "    if 'waiting' in d:\n"
+			   "        # the schema must reject a waiting object without its verdict\n"
+			   "        del d['waiting']['verdict']\n"
+			   "        bad += not list(cls(schema).iter_errors(d))\n");
 }
 
 static void test_text(void)
@@ -219,55 +156,55 @@ static void test_json(void)
 
 	wf_profile(&p);
 	a = wf_analysis(&p, 1);
-	root = write_read(&a, "offcpu", paths[0], sizeof(paths[0]));
+	root = jr_write_read(&a, dir, "offcpu", paths[0], sizeof(paths[0]));
 	REQUIRE(root != NULL);
-	CHECK_EQ_INT(num(root, "schema_version"), 4);
-	w = get(root, "waiting");
+	CHECK_EQ_INT(jr_num(root, "schema_version"), 4);
+	w = jr_get(root, "waiting");
 	REQUIRE(cJSON_IsObject(w));
-	CHECK(cJSON_IsTrue(get(w, "offcpu")));
-	CHECK_EQ_INT(num(w, "rate_hz"), 100);
-	CHECK_EQ_INT(num(w, "wall_ns"), 100 * EX_MS);
-	CHECK_EQ_INT(num(w, "thread_ns"), 300 * EX_MS);
-	CHECK_EQ_INT(num(w, "off_ns"), 110 * EX_MS);
-	CHECK_EQ_INT(num(w, "busy_threads"), 2);
-	CHECK(num(w, "efficiency") > 0.599 && num(w, "efficiency") < 0.601);
-	CHECK_EQ_INT(num(get(w, "activities"), "spin"), 30 * EX_MS);
-	CHECK_EQ_INT(num(get(w, "activities"), "memcpy/memset"), 5 * EX_MS);
-	CHECK(num(get(w, "shares"), "spin") > 0.099 && num(get(w, "shares"), "spin") < 0.101);
-	CHECK(num(get(w, "shares"), "blocked") > 0.36 && num(get(w, "shares"), "blocked") < 0.37);
-	CHECK_EQ_INT(num(get(w, "off_cpu"), "futex"), 80 * EX_MS);
-	CHECK_EQ_INT(num(get(w, "off_cpu"), "runnable"), 5 * EX_MS);
-	CHECK_STR(str(w, "verdict"), "synchronization-bound");
-	CHECK_STR(str(w, "verdict_text"),
+	CHECK(cJSON_IsTrue(jr_get(w, "offcpu")));
+	CHECK_EQ_INT(jr_num(w, "rate_hz"), 100);
+	CHECK_EQ_INT(jr_num(w, "wall_ns"), 100 * EX_MS);
+	CHECK_EQ_INT(jr_num(w, "thread_ns"), 300 * EX_MS);
+	CHECK_EQ_INT(jr_num(w, "off_ns"), 110 * EX_MS);
+	CHECK_EQ_INT(jr_num(w, "busy_threads"), 2);
+	CHECK(jr_num(w, "efficiency") > 0.599 && jr_num(w, "efficiency") < 0.601);
+	CHECK_EQ_INT(jr_num(jr_get(w, "activities"), "spin"), 30 * EX_MS);
+	CHECK_EQ_INT(jr_num(jr_get(w, "activities"), "memcpy/memset"), 5 * EX_MS);
+	CHECK(jr_num(jr_get(w, "shares"), "spin") > 0.099 && jr_num(jr_get(w, "shares"), "spin") < 0.101);
+	CHECK(jr_num(jr_get(w, "shares"), "blocked") > 0.36 && jr_num(jr_get(w, "shares"), "blocked") < 0.37);
+	CHECK_EQ_INT(jr_num(jr_get(w, "off_cpu"), "futex"), 80 * EX_MS);
+	CHECK_EQ_INT(jr_num(jr_get(w, "off_cpu"), "runnable"), 5 * EX_MS);
+	CHECK_STR(jr_str(w, "verdict"), "synchronization-bound");
+	CHECK_STR(jr_str(w, "verdict_text"),
 		  "synchronization-bound: 37 % of thread time waiting on one lock");
-	o = get(w, "critical");
-	CHECK_EQ_INT(num(o, "tid"), WF_PID);
-	CHECK_STR(str(o, "name"), "app");
-	CHECK_EQ_INT(num(o, "waiters"), 2);
-	CHECK_EQ_INT(cJSON_GetArraySize(get(w, "per_thread")), 3);
-	e = cJSON_GetArrayItem(get(w, "per_thread"), 2);
-	CHECK_EQ_INT(num(e, "tid"), WF_PID + 2);
-	CHECK_EQ_INT(num(e, "spin_ns"), 10 * EX_MS);
-	CHECK_EQ_INT(num(e, "lock_wait_ns"), 40 * EX_MS);
-	CHECK_EQ_INT(num(get(e, "off_cpu"), "io"), 30 * EX_MS);
-	e = cJSON_GetArrayItem(get(w, "sites"), 0);
-	CHECK_STR(str(e, "function"), "worker");
-	CHECK_STR(str(e, "call"), "pthread_mutex_lock");
-	CHECK_STR(str(e, "kind"), "futex");
-	CHECK_EQ_INT(num(e, "line"), 55);
-	CHECK_EQ_INT(num(e, "threads"), 2);
-	e = cJSON_GetArrayItem(get(w, "locks"), 0);
-	CHECK_STR(str(e, "addr"), "0x7ffd1000");
-	CHECK_STR(str(e, "function"), "worker");
-	CHECK_EQ_INT(num(e, "wait_ns"), 80 * EX_MS);
-	CHECK_EQ_INT(num(e, "holder_tid"), WF_PID);
-	CHECK_STR(str(e, "holder_name"), "app");
-	e = cJSON_GetArrayItem(get(w, "wall_functions"), 1);
-	CHECK_STR(str(e, "function"), "pthread_mutex_lock");
-	CHECK_EQ_INT(num(e, "self_off_ns"), 80 * EX_MS);
-	e = cJSON_GetArrayItem(get(w, "recommendations"), 0);
-	CHECK_STR(str(e, "id"), "cpu-lock");
-	CHECK_STR(str(e, "evidence"), "one lock held 61 % of the run");
+	o = jr_get(w, "critical");
+	CHECK_EQ_INT(jr_num(o, "tid"), WF_PID);
+	CHECK_STR(jr_str(o, "name"), "app");
+	CHECK_EQ_INT(jr_num(o, "waiters"), 2);
+	CHECK_EQ_INT(cJSON_GetArraySize(jr_get(w, "per_thread")), 3);
+	e = cJSON_GetArrayItem(jr_get(w, "per_thread"), 2);
+	CHECK_EQ_INT(jr_num(e, "tid"), WF_PID + 2);
+	CHECK_EQ_INT(jr_num(e, "spin_ns"), 10 * EX_MS);
+	CHECK_EQ_INT(jr_num(e, "lock_wait_ns"), 40 * EX_MS);
+	CHECK_EQ_INT(jr_num(jr_get(e, "off_cpu"), "io"), 30 * EX_MS);
+	e = cJSON_GetArrayItem(jr_get(w, "sites"), 0);
+	CHECK_STR(jr_str(e, "function"), "worker");
+	CHECK_STR(jr_str(e, "call"), "pthread_mutex_lock");
+	CHECK_STR(jr_str(e, "kind"), "futex");
+	CHECK_EQ_INT(jr_num(e, "line"), 55);
+	CHECK_EQ_INT(jr_num(e, "threads"), 2);
+	e = cJSON_GetArrayItem(jr_get(w, "locks"), 0);
+	CHECK_STR(jr_str(e, "addr"), "0x7ffd1000");
+	CHECK_STR(jr_str(e, "function"), "worker");
+	CHECK_EQ_INT(jr_num(e, "wait_ns"), 80 * EX_MS);
+	CHECK_EQ_INT(jr_num(e, "holder_tid"), WF_PID);
+	CHECK_STR(jr_str(e, "holder_name"), "app");
+	e = cJSON_GetArrayItem(jr_get(w, "wall_functions"), 1);
+	CHECK_STR(jr_str(e, "function"), "pthread_mutex_lock");
+	CHECK_EQ_INT(jr_num(e, "self_off_ns"), 80 * EX_MS);
+	e = cJSON_GetArrayItem(jr_get(w, "recommendations"), 0);
+	CHECK_STR(jr_str(e, "id"), "cpu-lock");
+	CHECK_STR(jr_str(e, "evidence"), "one lock held 61 % of the run");
 	cJSON_Delete(root);
 
 	/* without --off-cpu: empty tables, no critical thread, holder unknown */
@@ -275,23 +212,23 @@ static void test_json(void)
 	wf_w.critical = PROF_NONE;
 	wf_w.verdict = WAIT_V_NONE;
 	wf_w.verdict_text = NULL;
-	root = write_read(&a, "plain", paths[1], sizeof(paths[1]));
+	root = jr_write_read(&a, dir, "plain", paths[1], sizeof(paths[1]));
 	REQUIRE(root != NULL);
-	w = get(root, "waiting");
+	w = jr_get(root, "waiting");
 	REQUIRE(cJSON_IsObject(w));
-	CHECK(cJSON_IsFalse(get(w, "offcpu")));
-	CHECK(cJSON_IsNull(get(w, "critical")));
-	CHECK(cJSON_IsNull(get(w, "verdict_text")));
-	CHECK_STR(str(w, "verdict"), "");
-	CHECK_EQ_INT(cJSON_GetArraySize(get(w, "sites")), 0);
-	CHECK_EQ_INT(num(w, "blocked_est_ns"), 150 * EX_MS);
+	CHECK(cJSON_IsFalse(jr_get(w, "offcpu")));
+	CHECK(cJSON_IsNull(jr_get(w, "critical")));
+	CHECK(cJSON_IsNull(jr_get(w, "verdict_text")));
+	CHECK_STR(jr_str(w, "verdict"), "");
+	CHECK_EQ_INT(cJSON_GetArraySize(jr_get(w, "sites")), 0);
+	CHECK_EQ_INT(jr_num(w, "blocked_est_ns"), 150 * EX_MS);
 	cJSON_Delete(root);
 
 	/* no waiting view: no key */
 	a.wait = NULL;
-	root = write_read(&a, "none", paths[2], sizeof(paths[2]));
+	root = jr_write_read(&a, dir, "none", paths[2], sizeof(paths[2]));
 	REQUIRE(root != NULL);
-	CHECK(get(root, "waiting") == NULL);
+	CHECK(jr_get(root, "waiting") == NULL);
 	cJSON_Delete(root);
 	wf_free(&p);
 	CHECK(validate(pp, 3) == 0);
