@@ -5,10 +5,10 @@
  * --trace-window keeping the points inside it plus the value at its start,
  * none without memory data; each file passes tests/e2e/export_check.py.
  */
-#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 
+#include "test_trace_read.h"
 #include "testlib.h"
 #include "test_mem_fixture.h"
 
@@ -51,38 +51,6 @@ static int counters(const char *path, const char *name, const char *ka, const ch
 	return n;
 }
 
-static const char *write_trace(const struct analysis *a, const char *name, uint64_t ws,
-			       uint64_t we)
-{
-	static char path[4][256];
-	static int k;
-	char *p = path[k++ % 4], err[256];
-	struct trace_opts o = {ws, we, 0, 1};
-
-	snprintf(p, 256, "%s/%s.json", dir, name);
-	if (export_trace(a, p, &o, err, sizeof(err)) < 0) {
-		fprintf(stderr, "export_trace: %s\n", err);
-		return NULL;
-	}
-	return p;
-}
-
-static int check_py(const char *path, const char *extra)
-{
-	const char *src = getenv("CBN_SOURCE_DIR");
-	char cmd[1024];
-	int st;
-
-	if (!src || system("command -v python3 >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "note: export_check.py not run (no CBN_SOURCE_DIR or python3)\n");
-		return 0;
-	}
-	snprintf(cmd, sizeof(cmd), "python3 %s/tests/e2e/export_check.py trace '%s' %s >/dev/null",
-		 src, path, extra);
-	st = system(cmd);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
 int main(void)
 {
 	struct profile p;
@@ -96,48 +64,48 @@ int main(void)
 
 	/* no memory data: no counters */
 	a = mf_analysis(&p, -1);
-	REQUIRE((path = write_trace(&a, "none", 0, 0)) != NULL);
+	REQUIRE((path = tr_write(&a, dir, "none", 0, 0)) != NULL);
 	CHECK_EQ_INT(counters(path, "Host memory", "live", "rss", pts, 16, &pid), 0);
-	CHECK(check_py(path, "") == 0);
+	CHECK(tr_check(path, "") == 0);
 
 	/* empty memory view: still none */
 	a = mf_analysis(&p, MF_EMPTY);
-	REQUIRE((path = write_trace(&a, "empty", 0, 0)) != NULL);
+	REQUIRE((path = tr_write(&a, dir, "empty", 0, 0)) != NULL);
 	CHECK_EQ_INT(counters(path, "Host memory", "live", "rss", pts, 16, &pid), 0);
 
 	/* host only: every point, µs since the start, in the process's pid */
 	a = mf_analysis(&p, MF_HOST);
-	REQUIRE((path = write_trace(&a, "host", 0, 0)) != NULL);
+	REQUIRE((path = tr_write(&a, dir, "host", 0, 0)) != NULL);
 	REQUIRE(counters(path, "Host memory", "live", "rss", pts, 16, &pid) == 4);
 	CHECK_EQ_INT(pid, MF_PID);
 	CHECK(pts[1].ts == 40000.0 && pts[1].a == (double)MF_HOST_PEAK && pts[1].b == 9000000);
 	CHECK(pts[0].ts < pts[1].ts && pts[1].ts < pts[2].ts && pts[2].ts < pts[3].ts);
 	CHECK_EQ_INT(counters(path, "GPU 0 memory", "allocated", "reserved", pts, 16, &pid), 0);
-	CHECK(check_py(path, "--counters 'Host memory'") == 0);
+	CHECK(tr_check(path, "--counters 'Host memory'") == 0);
 
 	/* GPU only */
 	a = mf_analysis(&p, MF_GPU);
-	REQUIRE((path = write_trace(&a, "gpu", 0, 0)) != NULL);
+	REQUIRE((path = tr_write(&a, dir, "gpu", 0, 0)) != NULL);
 	REQUIRE(counters(path, "GPU 0 memory", "allocated", "reserved", pts, 16, &pid) == 4);
 	CHECK_EQ_INT(pid, MF_PID); /* no MEMORY2 record: the root process */
 	CHECK(pts[1].ts == 60000.0 && pts[1].a == (double)MF_GPU_PEAK &&
 	      pts[1].b == (double)(MF_GPU_PEAK + (64 << 20)));
 	CHECK_EQ_INT(counters(path, "Host memory", "live", "rss", pts, 16, &pid), 0);
-	CHECK(check_py(path, "--counters 'GPU 0 memory'") == 0);
+	CHECK(tr_check(path, "--counters 'GPU 0 memory'") == 0);
 
 	/* both, windowed to 30-75 ms: host 10 ms (repeated at 30), 40, 70;
 	 * GPU 20 ms (repeated at 30), 60 */
 	a = mf_analysis(&p, MF_BOTH);
-	REQUIRE((path = write_trace(&a, "window", 30 * EX_MS, 75 * EX_MS)) != NULL);
+	REQUIRE((path = tr_write(&a, dir, "window", 30 * EX_MS, 75 * EX_MS)) != NULL);
 	REQUIRE(counters(path, "Host memory", "live", "rss", pts, 16, &pid) == 3);
 	CHECK(pts[0].ts == 30000.0 && pts[0].a == 1000000);
 	CHECK(pts[1].ts == 40000.0 && pts[2].ts == 70000.0);
 	REQUIRE(counters(path, "GPU 0 memory", "allocated", "reserved", pts, 16, &pid) == 2);
 	CHECK(pts[0].ts == 30000.0 && pts[0].a == (double)(128 << 20));
 	CHECK(pts[1].ts == 60000.0);
-	CHECK(check_py(path, "--counters 'Host memory,GPU 0 memory' --window 30000:75000") == 0);
+	CHECK(tr_check(path, "--counters 'Host memory,GPU 0 memory' --window 30000:75000") == 0);
 	/* a window after the last point: the final value, once, at its start */
-	REQUIRE((path = write_trace(&a, "late", 97 * EX_MS, 0)) != NULL);
+	REQUIRE((path = tr_write(&a, dir, "late", 97 * EX_MS, 0)) != NULL);
 	REQUIRE(counters(path, "Host memory", "live", "rss", pts, 16, &pid) == 1);
 	CHECK(pts[0].ts == 97000.0 && pts[0].a == 1048576);
 

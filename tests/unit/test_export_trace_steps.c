@@ -6,66 +6,15 @@
  * when the process used capture controls; --trace-window clips both; no such
  * lane without steps.  Each file passes tests/e2e/export_check.py.
  */
-#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 
 #include "report/export.h"
+#include "test_trace_read.h"
 #include "testlib.h"
 #include "test_steps_fixture.h"
 
 static char dir[64];
-
-static const char *write_trace(const struct analysis *a, const char *name, uint64_t ws,
-			       uint64_t we)
-{
-	static char path[4][256];
-	static int k;
-	char *p = path[k++ % 4], err[256];
-	struct trace_opts o = {ws, we, 0, 1};
-
-	snprintf(p, 256, "%s/%s.json", dir, name);
-	if (export_trace(a, p, &o, err, sizeof(err)) < 0) {
-		fprintf(stderr, "export_trace: %s\n", err);
-		return NULL;
-	}
-	return p;
-}
-
-static int check_py(const char *path)
-{
-	const char *src = getenv("CBN_SOURCE_DIR");
-	char cmd[1024];
-	int st;
-
-	if (!src || system("command -v python3 >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "note: export_check.py not run (no CBN_SOURCE_DIR or python3)\n");
-		return 0;
-	}
-	snprintf(cmd, sizeof(cmd), "python3 %s/tests/e2e/export_check.py trace '%s' >/dev/null",
-		 src, path);
-	st = system(cmd);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
-static const cJSON *get(const cJSON *o, const char *key)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : -12345;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-
-	return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
-}
 
 struct sl {
 	char name[64];
@@ -79,20 +28,20 @@ static int slices(const cJSON *root, const char *cat, struct sl *out, int max)
 	const cJSON *e;
 	int n = 0;
 
-	cJSON_ArrayForEach(e, get(root, "traceEvents")) {
-		const cJSON *args = get(e, "args");
+	cJSON_ArrayForEach(e, jr_get(root, "traceEvents")) {
+		const cJSON *args = jr_get(e, "args");
 
-		if (strcmp(str(e, "ph"), "X") != 0 || strcmp(str(e, "cat"), cat) != 0 || n >= max)
+		if (strcmp(tr_str(e, "ph"), "X") != 0 || strcmp(tr_str(e, "cat"), cat) != 0 || n >= max)
 			continue;
-		snprintf(out[n].name, sizeof(out[n].name), "%s", str(e, "name"));
-		out[n].ts = num(e, "ts");
-		out[n].dur = num(e, "dur");
-		out[n].pid = num(e, "pid");
-		out[n].tid = num(e, "tid");
-		out[n].n = cJSON_IsNumber(get(args, "step")) ? num(args, "step")
-							      : num(args, "first_step");
-		snprintf(out[n].a, sizeof(out[n].a), "%s", str(args, "open_cause"));
-		snprintf(out[n].b, sizeof(out[n].b), "%s", str(args, "close_cause"));
+		snprintf(out[n].name, sizeof(out[n].name), "%s", tr_str(e, "name"));
+		out[n].ts = jr_num(e, "ts");
+		out[n].dur = jr_num(e, "dur");
+		out[n].pid = jr_num(e, "pid");
+		out[n].tid = jr_num(e, "tid");
+		out[n].n = cJSON_IsNumber(jr_get(args, "step")) ? jr_num(args, "step")
+							      : jr_num(args, "first_step");
+		snprintf(out[n].a, sizeof(out[n].a), "%s", tr_str(args, "open_cause"));
+		snprintf(out[n].b, sizeof(out[n].b), "%s", tr_str(args, "close_cause"));
 		n++;
 	}
 	return n;
@@ -118,13 +67,13 @@ static void lane_meta(const cJSON *root, double pid, double tid, char *name, siz
 
 	name[0] = '\0';
 	*sort = 1e18;
-	cJSON_ArrayForEach(e, get(root, "traceEvents")) {
-		if (strcmp(str(e, "ph"), "M") != 0 || num(e, "pid") != pid || num(e, "tid") != tid)
+	cJSON_ArrayForEach(e, jr_get(root, "traceEvents")) {
+		if (strcmp(tr_str(e, "ph"), "M") != 0 || jr_num(e, "pid") != pid || jr_num(e, "tid") != tid)
 			continue;
-		if (strcmp(str(e, "name"), "thread_name") == 0)
-			snprintf(name, len, "%s", str(get(e, "args"), "name"));
-		else if (strcmp(str(e, "name"), "thread_sort_index") == 0)
-			*sort = num(get(e, "args"), "sort_index");
+		if (strcmp(tr_str(e, "name"), "thread_name") == 0)
+			snprintf(name, len, "%s", tr_str(jr_get(e, "args"), "name"));
+		else if (strcmp(tr_str(e, "name"), "thread_sort_index") == 0)
+			*sort = jr_num(jr_get(e, "args"), "sort_index");
 	}
 }
 
@@ -134,13 +83,13 @@ static double cpu_sort(const cJSON *root)
 	const cJSON *e;
 	double best = 1e18;
 
-	cJSON_ArrayForEach(e, get(root, "traceEvents")) {
+	cJSON_ArrayForEach(e, jr_get(root, "traceEvents")) {
 		char name[64];
 		double s;
 
-		if (strcmp(str(e, "cat"), "cpu_sample") != 0)
+		if (strcmp(tr_str(e, "cat"), "cpu_sample") != 0)
 			continue;
-		lane_meta(root, num(e, "pid"), num(e, "tid"), name, sizeof(name), &s);
+		lane_meta(root, jr_num(e, "pid"), jr_num(e, "tid"), name, sizeof(name), &s);
 		if (s < best)
 			best = s;
 	}
@@ -172,17 +121,17 @@ int main(void)
 	/* without steps: no ProfilerStep, no Capture */
 	sf_profile(&p, 0);
 	a = sf_analysis(&p, 0);
-	path = write_trace(&a, "none", 0, 0);
+	path = tr_write(&a, dir, "none", 0, 0);
 	REQUIRE((root = load(path)) != NULL);
 	CHECK_EQ_INT(profiler_steps(root, s, 16), 0);
 	CHECK_EQ_INT(slices(root, "capture", w, 8), 0);
 	cJSON_Delete(root);
-	CHECK(check_py(path) == 0);
+	CHECK(tr_check(path, "") == 0);
 
 	/* steps, no controls: four steps, no Capture lane (the one window
 	 * would be the whole process) */
 	a = sf_analysis(&p, 1);
-	path = write_trace(&a, "plain", 0, 0);
+	path = tr_write(&a, dir, "plain", 0, 0);
 	REQUIRE((root = load(path)) != NULL);
 	/* the fixture's "step 3" range is an annotation too: keep ProfilerStep# */
 	n = profiler_steps(root, s, 16);
@@ -200,13 +149,13 @@ int main(void)
 	CHECK(sort < cpu_sort(root));
 	CHECK_EQ_INT(slices(root, "capture", w, 8), 0);
 	cJSON_Delete(root);
-	CHECK(check_py(path) == 0);
+	CHECK(tr_check(path, "") == 0);
 	sf_free(&p);
 
 	/* controlled capture: two Capture slices with their causes */
 	sf_profile(&p, 1);
 	a = sf_analysis(&p, 1);
-	path = write_trace(&a, "windows", 0, 0);
+	path = tr_write(&a, dir, "windows", 0, 0);
 	REQUIRE((root = load(path)) != NULL);
 	n = slices(root, "capture", w, 8);
 	REQUIRE(n == 2);
@@ -222,10 +171,10 @@ int main(void)
 	lane_meta(root, w[0].pid, w[0].tid, name, sizeof(name), &sort);
 	CHECK_STR(name, "Capture");
 	cJSON_Delete(root);
-	CHECK(check_py(path) == 0);
+	CHECK(tr_check(path, "") == 0);
 
 	/* --trace-window 50ms:75ms: steps 3 (clipped), 4 and 5 (clipped) */
-	path = write_trace(&a, "window", 50 * EX_MS, 75 * EX_MS);
+	path = tr_write(&a, dir, "window", 50 * EX_MS, 75 * EX_MS);
 	REQUIRE((root = load(path)) != NULL);
 	n = profiler_steps(root, s, 16);
 	REQUIRE(n == 3);
@@ -235,7 +184,7 @@ int main(void)
 	CHECK(s[2].ts == 70000 && s[2].dur == 5000);
 	CHECK_EQ_INT(slices(root, "capture", w, 8), 2);
 	cJSON_Delete(root);
-	CHECK(check_py(path) == 0);
+	CHECK(tr_check(path, "") == 0);
 
 	sf_free(&p);
 	if (!getenv("KEEP"))

@@ -7,66 +7,15 @@
  * holder's lane at the wait's end; none for the read; --trace-window clips
  * them.  The file passes tests/e2e/export_check.py.
  */
-#include <sys/wait.h>
 
 #include <cjson/cJSON.h>
 
 #include "report/export.h"
+#include "test_trace_read.h"
 #include "testlib.h"
 #include "test_wait_fixture.h"
 
 static char dir[64];
-
-static const char *write_trace(const struct analysis *a, const char *name, uint64_t ws,
-			       uint64_t we)
-{
-	static char path[4][256];
-	static int k;
-	char *p = path[k++ % 4], err[256];
-	struct trace_opts o = {ws, we, 0, 1};
-
-	snprintf(p, 256, "%s/%s.json", dir, name);
-	if (export_trace(a, p, &o, err, sizeof(err)) < 0) {
-		fprintf(stderr, "export_trace: %s\n", err);
-		return NULL;
-	}
-	return p;
-}
-
-static int check_py(const char *path)
-{
-	const char *src = getenv("CBN_SOURCE_DIR");
-	char cmd[1024];
-	int st;
-
-	if (!src || system("command -v python3 >/dev/null 2>&1") != 0) {
-		fprintf(stderr, "note: export_check.py not run (no CBN_SOURCE_DIR or python3)\n");
-		return 0;
-	}
-	snprintf(cmd, sizeof(cmd), "python3 %s/tests/e2e/export_check.py trace '%s' >/dev/null",
-		 src, path);
-	st = system(cmd);
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
-}
-
-static const cJSON *get(const cJSON *o, const char *key)
-{
-	return cJSON_GetObjectItemCaseSensitive(o, key);
-}
-
-static double num(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-
-	return cJSON_IsNumber(v) ? v->valuedouble : -12345;
-}
-
-static const char *str(const cJSON *o, const char *key)
-{
-	const cJSON *v = get(o, key);
-
-	return cJSON_IsString(v) && v->valuestring ? v->valuestring : "";
-}
 
 static cJSON *load(const char *path)
 {
@@ -83,8 +32,8 @@ static int events(const cJSON *root, const char *ph, const char *cat, const cJSO
 	const cJSON *e;
 	int n = 0;
 
-	cJSON_ArrayForEach(e, get(root, "traceEvents"))
-		if (!strcmp(str(e, "ph"), ph) && !strcmp(str(e, "cat"), cat) && n < max)
+	cJSON_ArrayForEach(e, jr_get(root, "traceEvents"))
+		if (!strcmp(tr_str(e, "ph"), ph) && !strcmp(tr_str(e, "cat"), cat) && n < max)
 			out[n++] = e;
 	return n;
 }
@@ -101,33 +50,33 @@ int main(void)
 	snprintf(dir, sizeof(dir), "%s", ex_tmpdir());
 	wf_profile(&p);
 	a = wf_analysis(&p, 1);
-	path = write_trace(&a, "wait", 0, 0);
+	path = tr_write(&a, dir, "wait", 0, 0);
 	REQUIRE(path != NULL);
-	CHECK(check_py(path) == 0);
+	CHECK(tr_check(path, "") == 0);
 	root = load(path);
 	REQUIRE(root != NULL);
 	n = events(root, "X", "off_cpu", ev, 16);
 	CHECK_EQ_INT(n, 3);
 	for (int i = 0; i < n; i++) {
-		const cJSON *args = get(ev[i], "args");
+		const cJSON *args = jr_get(ev[i], "args");
 
-		if (!strcmp(str(ev[i], "name"), "off-CPU futex: pthread_mutex_lock")) {
+		if (!strcmp(tr_str(ev[i], "name"), "off-CPU futex: pthread_mutex_lock")) {
 			nlock++;
-			CHECK_EQ_INT(num(ev[i], "ts"), 10000);
-			CHECK_EQ_INT(num(ev[i], "dur"), 40000);
-			CHECK_STR(str(args, "kind"), "futex");
-			CHECK_EQ_INT(num(args, "syscall"), 202);
-			CHECK_STR(str(args, "site"), "worker");
-			CHECK_STR(str(args, "addr"), "0x7ffd1000");
-			CHECK_EQ_INT(num(args, "holder_tid"), WF_PID);
-			CHECK(num(ev[i], "tid") == WF_PID + 1 || num(ev[i], "tid") == WF_PID + 2);
-		} else if (!strcmp(str(ev[i], "name"), "off-CPU io: read")) {
+			CHECK_EQ_INT(jr_num(ev[i], "ts"), 10000);
+			CHECK_EQ_INT(jr_num(ev[i], "dur"), 40000);
+			CHECK_STR(tr_str(args, "kind"), "futex");
+			CHECK_EQ_INT(jr_num(args, "syscall"), 202);
+			CHECK_STR(tr_str(args, "site"), "worker");
+			CHECK_STR(tr_str(args, "addr"), "0x7ffd1000");
+			CHECK_EQ_INT(jr_num(args, "holder_tid"), WF_PID);
+			CHECK(jr_num(ev[i], "tid") == WF_PID + 1 || jr_num(ev[i], "tid") == WF_PID + 2);
+		} else if (!strcmp(tr_str(ev[i], "name"), "off-CPU io: read")) {
 			nread++;
-			CHECK_EQ_INT(num(ev[i], "tid"), WF_PID + 2);
-			CHECK_STR(str(args, "site"), "load_item");
-			CHECK(get(args, "holder_tid") == NULL);
+			CHECK_EQ_INT(jr_num(ev[i], "tid"), WF_PID + 2);
+			CHECK_STR(tr_str(args, "site"), "load_item");
+			CHECK(jr_get(args, "holder_tid") == NULL);
 		}
-		CHECK_EQ_INT(num(ev[i], "pid"), WF_PID);
+		CHECK_EQ_INT(jr_num(ev[i], "pid"), WF_PID);
 	}
 	CHECK_EQ_INT(nlock, 2);
 	CHECK_EQ_INT(nread, 1);
@@ -135,24 +84,24 @@ int main(void)
 	CHECK_EQ_INT(events(root, "s", "lock", s, 4), 2);
 	CHECK_EQ_INT(events(root, "f", "lock", f, 4), 2);
 	for (int i = 0; i < 2; i++) {
-		CHECK_EQ_INT(num(f[i], "tid"), WF_PID);
-		CHECK_STR(str(f[i], "bp"), "e");
-		CHECK(num(f[i], "ts") > 49999 && num(f[i], "ts") < 50000);
-		CHECK(num(s[i], "tid") == WF_PID + 1 || num(s[i], "tid") == WF_PID + 2);
+		CHECK_EQ_INT(jr_num(f[i], "tid"), WF_PID);
+		CHECK_STR(tr_str(f[i], "bp"), "e");
+		CHECK(jr_num(f[i], "ts") > 49999 && jr_num(f[i], "ts") < 50000);
+		CHECK(jr_num(s[i], "tid") == WF_PID + 1 || jr_num(s[i], "tid") == WF_PID + 2);
 	}
-	CHECK(num(s[0], "id") != num(s[1], "id"));
+	CHECK(jr_num(s[0], "id") != jr_num(s[1], "id"));
 	cJSON_Delete(root);
 
 	/* a window after the lock waits keeps only the read, cut to it */
-	path = write_trace(&a, "window", 70 * EX_MS, 200 * EX_MS);
+	path = tr_write(&a, dir, "window", 70 * EX_MS, 200 * EX_MS);
 	REQUIRE(path != NULL);
 	root = load(path);
 	REQUIRE(root != NULL);
 	n = events(root, "X", "off_cpu", ev, 16);
 	CHECK_EQ_INT(n, 1);
 	if (n == 1) {
-		CHECK_STR(str(ev[0], "name"), "off-CPU io: read");
-		CHECK_EQ_INT(num(ev[0], "dur"), 20000);
+		CHECK_STR(tr_str(ev[0], "name"), "off-CPU io: read");
+		CHECK_EQ_INT(jr_num(ev[0], "dur"), 20000);
 	}
 	CHECK_EQ_INT(events(root, "s", "lock", s, 4), 0);
 	cJSON_Delete(root);
