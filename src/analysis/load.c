@@ -98,6 +98,34 @@ static void thread_rec(struct load *L, const struct reader_rec *r)
 	}
 }
 
+/* An exec whose image could not be profiled (the agent of the image that
+ * exec'd wrote it): named, so that its CPU is not missing without a word. */
+static void unprofiled_rec(struct load *L, const struct reader_rec *r)
+{
+	const struct cbn_rec_unprofiled *u = (const void *)r->raw;
+	const char *path = r->str_len ? r->str : "(a program without a name)";
+	char why[160];
+
+	switch (u->reason) {
+	case CBN_UNPROF_NO_ACCESS:
+		snprintf(why, sizeof(why), "it was exec'd as uid %u, who cannot write the session "
+			 "directory (what the process did before the exec is kept)", u->euid);
+		break;
+	case CBN_UNPROF_SECCOMP:
+		snprintf(why, sizeof(why), "it was exec'd under a seccomp filter of the program's, "
+			 "where the agent makes no system call");
+		break;
+	case CBN_UNPROF_SECURE:
+		snprintf(why, sizeof(why), "it is a set-user-ID or set-group-ID program, for which "
+			 "the loader ignores LD_PRELOAD");
+		break;
+	default:
+		snprintf(why, sizeof(why), "the agent could not follow it (reason %u)", u->reason);
+		break;
+	}
+	load_warn(L, "pid %u: %s was not profiled: %s", u->pid, path, why);
+}
+
 static int rec_cb(void *ctx, const struct reader_rec *r)
 {
 	struct load *L = ctx;
@@ -147,6 +175,9 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	case CBN_REC_PY_CODE:
 		load_python_rec(L, r);
 		break;
+	case CBN_REC_UNPROFILED:
+		unprofiled_rec(L, r);
+		break;
 	case CBN_REC_PROCESS_EXIT: {
 		const struct cbn_rec_exit *e = (const void *)r->raw;
 		F->exited = 1;
@@ -193,6 +224,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->timer_kind = h->timer_kind;
 	pr->max_depth = h->max_depth;
 	pr->clean_exit = h->clean_exit != 0;
+	pr->exec_unprofiled = h->guard.exec_unprofiled;
 	pr->exit_code = h->exit_code;
 	if (h->disabled)
 		pr->disabled = load_arena_strndup(&L->arena, h->disabled_reason[0] ?
@@ -386,6 +418,31 @@ static void file_warnings(struct load *L, struct prof_process *pr, const char *n
 	}
 }
 
+/* What the program's own sandbox stopped (header.guard): said once per
+ * process, since the samples it cost are only counted ("sandboxed"). */
+static void guard_warnings(struct load *L, const struct prof_process *pr,
+			   const struct cbn_file_header *h)
+{
+	const struct cbn_guard_state *g = &h->guard;
+	uint32_t kind = g->seccomp, threads = g->seccomp_threads;
+	double at = g->seccomp_ns > h->start_mono_ns ?
+			    (double)(g->seccomp_ns - h->start_mono_ns) / 1e9 : 0.0;
+
+	if (kind == CBN_SECCOMP_NONE)
+		return;
+	if (kind == CBN_SECCOMP_FILTER_ALL)
+		load_warn(L, "pid %u: the program put all its threads under a seccomp filter "
+			     "(TSYNC) %.3f s after it started: sampling of its %u threads, the "
+			     "agent's helper threads and the allocation counts stopped there; what "
+			     "came before is kept", pr->pid, at, threads);
+	else
+		load_warn(L, "pid %u: thread %u entered a seccomp %s of the program's %.3f s "
+			     "after the process started: sampling of %u thread%s stopped there "
+			     "(those it starts inherit it); what came before is kept",
+			  pr->pid, g->seccomp_tid, kind == CBN_SECCOMP_STRICT ? "strict mode" : "filter",
+			  at, threads, threads == 1 ? "" : "s");
+}
+
 /* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
  * was unusable. */
 static int load_one(struct load *L, const char *dir, const char *name, int *damaged)
@@ -454,6 +511,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		pr->end = F.last_ts;
 	load_capture_finish(L);
 	file_warnings(L, pr, name, &rf.hdr, &res, reader_changed(&rf), damaged);
+	guard_warnings(L, pr, &rf.hdr);
 	L->f = NULL;
 	file_free(&F);
 	reader_close(&rf);

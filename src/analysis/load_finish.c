@@ -62,6 +62,9 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 		at = bsearch(&key, ps, n, sizeof(*ps), pid_seq_cmp);
 		if (at && at + 1 < ps + n && at[1].pid == pr->pid)
 			continue;
+		/* ... or an image that could not be profiled, named already. */
+		if (pr->exec_unprofiled)
+			continue;
 		if (pr->pid == p->processes[0].pid && meta->found && meta->exit_signal == 0 &&
 		    meta->exit_status >= 0)
 			continue;

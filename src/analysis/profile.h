@@ -87,6 +87,8 @@ struct prof_process {
 	uint32_t signo, timer_kind, max_depth;
 	int clean_exit;          /* exit handlers ran */
 	int exit_code;           /* valid when clean_exit */
+	uint32_t exec_unprofiled; /* execs into an image that could not be profiled
+				   * (named in prof.warnings) */
 	const char *disabled;    /* NULL, or why the agent disabled itself */
 	uint64_t samples;        /* sample records */
 	uint64_t weight;         /* sum of sample weights (the program's: not overhead) */

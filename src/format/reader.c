@@ -284,6 +284,12 @@ static int rec_check_stacks(const unsigned char *p, uint32_t size, uint16_t chun
 		r->str2_len = c->filename_len;
 		return 0;
 	}
+	case CBN_REC_UNPROFILED: {
+		const struct cbn_rec_unprofiled *u = (const void *)p;
+		NEED(struct cbn_rec_unprofiled);
+		STR(offsetof(struct cbn_rec_unprofiled, path), u->path_len, "unprofiled path");
+		return 0;
+	}
 	}
 	return 1;
 }

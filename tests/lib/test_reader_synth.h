@@ -383,6 +383,14 @@ static inline unsigned synth_all_types(struct synth *s, uint32_t chunk_size)
 		synth_rec(s, &m, sizeof(m)); n++;
 	}
 	{
+		struct cbn_rec_unprofiled u;
+		memset(&u, 0, sizeof(u));
+		u.h.type = CBN_REC_UNPROFILED; u.ts = 3900; u.pid = 100;
+		u.reason = CBN_UNPROF_NO_ACCESS; u.uid = u.euid = 65534;
+		u.path_len = (uint32_t)strlen("/usr/bin/helper");
+		synth_var(s, &u, sizeof(u), "/usr/bin/helper", NULL); n++;
+	}
+	{
 		struct cbn_rec_cuda_status st;
 		memset(&st, 0, sizeof(st));
 		st.h.type = CBN_REC_CUDA_STATUS; st.state = CBN_CUDA_FINISHED; st.message_len = 2;

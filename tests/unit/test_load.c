@@ -783,6 +783,63 @@ static void test_many_abnormal(void)
 	clean_dir();
 }
 
+/* What the agent could not follow is named: an exec into an image that
+ * cannot write the session (no "ended without exiting normally" for the
+ * image it replaced), and the program's own seccomp filter. */
+static void test_unprofiled_and_guard(void)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256];
+	uint64_t pc[1] = {0x1234};
+
+	synth_init(&s, 600, 1, 0, 0, "./drop");
+	synth_hdr(&s)->start_mono_ns = 1000000000;
+	synth_hdr(&s)->guard.exec_unprofiled = 1;
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 600);
+	synth_sample(&s, 1100000000, 1, pc, 1, 0);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	{
+		struct cbn_rec_unprofiled u;
+
+		memset(&u, 0, sizeof(u));
+		u.h.type = CBN_REC_UNPROFILED;
+		u.ts = 1200000000;
+		u.pid = 600;
+		u.reason = CBN_UNPROF_NO_ACCESS;
+		u.uid = u.euid = 65534;
+		u.path_len = (uint32_t)strlen("/usr/bin/helper");
+		synth_var(&s, &u, sizeof(u), "/usr/bin/helper", NULL);
+		u.reason = CBN_UNPROF_SECURE;
+		u.path_len = (uint32_t)strlen("/usr/bin/passwd");
+		synth_var(&s, &u, sizeof(u), "/usr/bin/passwd", NULL);
+	}
+	write_file(&s, "600.0.cbp");
+
+	synth_init(&s, 601, 1, 0, 0, "./sandboxed");
+	synth_hdr(&s)->start_mono_ns = 1000000000;
+	synth_hdr(&s)->guard.seccomp = CBN_SECCOMP_FILTER_ALL;
+	synth_hdr(&s)->guard.seccomp_tid = 601;
+	synth_hdr(&s)->guard.seccomp_ns = 1250000000;
+	synth_hdr(&s)->guard.seccomp_threads = 3;
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 601);
+	synth_sample(&s, 1100000000, 1, pc, 1, 0);
+	synth_exit(&s, 1300000000, 0);
+	write_file(&s, "601.0.cbp");
+
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	CHECK(has_warning(p, "pid 600: /usr/bin/helper was not profiled", "uid 65534"));
+	CHECK(has_warning(p, "pid 600: /usr/bin/passwd was not profiled", "set-user-ID"));
+	CHECK(!has_warning(p, "corrupted", NULL));
+	CHECK(!has_warning(p, "(./drop) ended without exiting normally", NULL));
+	CHECK(has_warning(p, "pid 601: the program put all its threads under a seccomp filter",
+			  "0.250 s after it started: sampling of its 3 threads"));
+	CHECK_EQ_INT(p->processes[0].damaged + p->processes[1].damaged, 0);
+	prof_free(p);
+	clean_dir();
+}
+
 static void test_bad_dirs(void)
 {
 	struct profile *p = (struct profile *)1;
@@ -821,6 +878,7 @@ int main(void)
 	test_kernel_stacks(&self);
 	test_kernel_placed(&self);
 	test_many_abnormal();
+	test_unprofiled_and_guard();
 	test_bad_dirs();
 	rmdir(dir);
 	return test_result();
