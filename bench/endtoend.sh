@@ -82,7 +82,7 @@ run_plain() { local t0 t1; t0=$(now_ns); ${CMD[$1]} >/dev/null; t1=$(now_ns); ec
 run_cbn() {
 	local dir=$2 t0 t1
 	t0=$(now_ns)
-	CBN_SYMCACHE_DIR=$dir "$CBN" -q -F "$FREQ" ${CMD[$1]} >/dev/null
+	CBN_SYMCACHE_DIR=$dir "$CBN" -q -F "$FREQ" --report /dev/null -- ${CMD[$1]} >/dev/null
 	t1=$(now_ns)
 	echo $((t1 - t0))
 }
