@@ -9,9 +9,35 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "step_split.h"
 #include "steps_int.h"
 
 /* --- entry ------------------------------------------------------------------------ */
+
+/* Each step's wall time by what went on (step_split.h): one line per process,
+ * the steps being sorted by process. */
+static int steps_split(const struct profile *p, struct step_analysis *a)
+{
+	struct step_split_line l = {0};
+	uint32_t proc = PROF_NONE;
+	size_t k;
+
+	if (!(a->split = calloc(a->nsteps, sizeof(*a->split))))
+		return -ENOMEM;
+	for (k = 0; k < a->nsteps; k++) {
+		const struct step *s = &a->steps[k];
+
+		if (s->process != proc || !k) {
+			step_split_free(&l);
+			proc = s->process;
+			if (step_split_build(p, proc, &l) < 0)
+				return -ENOMEM;
+		}
+		step_split_measure(&l, s->start, s->end, a->split[k]);
+	}
+	step_split_free(&l);
+	return 0;
+}
 
 static int step_cmp(const void *a, const void *b)
 {
@@ -125,6 +151,7 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 	if ((ret = steps_ix_build(p, &ix)) < 0)
 		goto out;
 	if ((ret = steps_figures(p, &x, &ix, a->steps, a->nsteps)) < 0 ||
+	    (ret = steps_split(p, a)) < 0 ||
 	    (ret = steps_distribution(a)) < 0 || (ret = steps_slow(p, &x, &ix, a)) < 0 ||
 	    (ret = steps_cold_start(a)) < 0)
 		goto out;
@@ -149,6 +176,7 @@ void steps_free(struct step_analysis *s)
 	free((char *)s->what);
 	free((char *)s->precision);
 	free(s->steps);
+	free(s->split);
 	free(s->slow);
 	rules_findings_free(s->findings, s->nfindings);
 	free(s);

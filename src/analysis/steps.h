@@ -30,6 +30,7 @@
 
 #include "profile.h"
 #include "rules.h"
+#include "step_split.h"
 
 enum step_source {
 	STEP_SRC_MARKER = 1,             /* cbn_step() / marks matching --step */
@@ -73,6 +74,9 @@ struct step_analysis {
 	const char *precision;           /* STEP_SRC_FUNC: how exact the edges are; else NULL */
 	struct step *steps;              /* by (process, start) */
 	size_t nsteps;
+	/* each step's wall time by what went on (step_split.h), parallel to
+	 * steps[]; NULL when not measured */
+	uint64_t (*split)[STEP_SPLIT_N];
 	/* durations */
 	uint64_t min_ns, median_ns, p90_ns, max_ns, mean_ns, total_ns;
 	/* the slowest steps (duration > 1.5 x median), slowest first, at most 5 */

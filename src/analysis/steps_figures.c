@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "step_split.h"
 #include "steps_int.h"
 #include "util.h"
 
@@ -53,13 +54,6 @@ static uint64_t clip(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
 	if (e > hi)
 		e = hi;
 	return e > s ? e - s : 0;
-}
-
-static int is_sync_api(const char *name)
-{
-	size_t n = name ? strlen(name) : 0;
-
-	return n >= 11 && !strcmp(name + n - 11, "Synchronize");
 }
 
 static int tindex_add(struct tindex *t, uint32_t process, size_t i, uint64_t s, uint64_t e)
@@ -140,7 +134,8 @@ int steps_ix_build(const struct profile *p, struct step_ix *ix)
 	for (i = 0; i < p->ncuda_api; i++) {
 		const struct prof_cuda_api *c = &p->cuda_api[i];
 
-		if (c->process < p->nprocesses && !proc_syncs[c->process] && is_sync_api(c->name) &&
+		if (c->process < p->nprocesses && !proc_syncs[c->process] &&
+		    step_split_is_sync_api(c->name) &&
 		    tindex_add(&ix->sync, c->process, i, c->start, c->end) < 0)
 			goto out;
 	}

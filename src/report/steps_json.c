@@ -66,7 +66,25 @@ static double rel(const struct profile *p, uint64_t ts)
 	return ts > p->start_ns ? (double)(ts - p->start_ns) : 0;
 }
 
-static cJSON *json_step(const struct profile *p, const struct step *st)
+/* "breakdown": the step's wall time by what went on, in priority order
+ * (step_split.h); the parts add up to duration_ns. */
+static int json_split(cJSON *o, const uint64_t *split)
+{
+	static const char *const key[STEP_SPLIT_N] = {
+		[STEP_SPLIT_KERNEL] = "kernel_ns", [STEP_SPLIT_COPY] = "copy_ns",
+		[STEP_SPLIT_SYNC] = "sync_wait_ns", [STEP_SPLIT_HOST] = "host_ns",
+		[STEP_SPLIT_IDLE] = "idle_ns",
+	};
+	cJSON *b = cJSON_AddObjectToObject(o, "breakdown");
+	int err = !b;
+
+	for (int k = 0; b && k < STEP_SPLIT_N; k++)
+		err |= json_put_fnum(b, key[k], (double)split[k]);
+	return err;
+}
+
+static cJSON *json_step(const struct profile *p, const struct step *st,
+			 const uint64_t *split)
 {
 	cJSON *o = cJSON_CreateObject();
 	int err = 0;
@@ -88,6 +106,8 @@ static cJSON *json_step(const struct profile *p, const struct step *st)
 		err |= json_put_fnum(o, "mem_peak", (double)st->mem_peak);
 	else
 		err |= !cJSON_AddNullToObject(o, "mem_peak");
+	if (split)
+		err |= json_split(o, split);
 	if (err) {
 		cJSON_Delete(o);
 		return NULL;
@@ -184,7 +204,7 @@ int report_steps_json(const struct analysis *a, cJSON *root)
 	if (err || !(arr = cJSON_AddArrayToObject(o, JK_STEPS)))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->nsteps; i++) {
-		cJSON *x = json_step(p, &s->steps[i]);
+		cJSON *x = json_step(p, &s->steps[i], s->split ? s->split[i] : NULL);
 
 		if (!x)
 			return -ENOMEM;

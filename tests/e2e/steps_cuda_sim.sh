@@ -3,7 +3,9 @@
 # truth is fixed (tests/cuda/workload.h): the workload's NVTX ranges setup,
 # compute and teardown as steps (--step), each with its exact kernel and copy
 # counts and GPU busy time (the union of its ops), and sync wait only in
-# compute, where every long kernel is waited for.
+# compute, where every long kernel is waited for; the JSON's step-time
+# breakdown gives setup's and teardown's GPU time to copies, compute's to
+# kernels, and adds up to each step's duration.
 . "$(dirname "$0")/lib/common.bash"
 [ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
 need_cbn
@@ -11,7 +13,7 @@ W="$CBN_BUILD_DIR/tests/cuda/cuda_workload"
 need_built "$W"
 export LD_LIBRARY_PATH="$CBN_BUILD_DIR/tests/fakecupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
-run_cbn -F 500 --step '^(setup|compute|teardown)$' -- "$W" main 0
+run_cbn -F 500 --json "$T/r.json" --step '^(setup|compute|teardown)$' -- "$W" main 0
 expect_rc 0
 grep_out "^Steps: 3 from ranges matching '\^\(setup\|compute\|teardown\)\\$'$"
 python3 - "$OUTF" <<'PY' || fail "the steps' GPU columns do not match the simulated truth"
@@ -42,5 +44,20 @@ assert 25.140 <= ms(gpu[1]) <= 25.190, gpu
 assert kernels == [0, 123, 0], kernels
 assert copies == [20, 0, 2], copies
 assert sync[0] == "0.000us" and sync[1] != "0.000us", sync
+PY
+python3 - "$T/r.json" <<'PY' || fail "the steps' breakdown does not match the simulated truth"
+import json, sys
+steps = json.load(open(sys.argv[1]))["steps"]["steps"]
+for s in steps:
+    b = s["breakdown"]
+    print(s["number"], s["duration_ns"], b, file=sys.stderr)
+    assert sum(b.values()) == s["duration_ns"], "the parts do not add up"
+setup, compute, teardown = (s["breakdown"] for s in steps)
+# setup: 20 x 100 us copies and a 20 us set, no kernel; teardown: 2 x 200 us
+assert setup["kernel_ns"] == 0 and setup["copy_ns"] == 2020000, setup
+assert teardown["kernel_ns"] == 0 and teardown["copy_ns"] == 400000, teardown
+# compute: the kernels' union (see the table above), no copy
+assert 25140000 <= compute["kernel_ns"] <= 25190000 and compute["copy_ns"] == 0, compute
+assert compute["host_ns"] > 0, compute
 PY
 exit 0
