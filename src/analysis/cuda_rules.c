@@ -68,7 +68,7 @@ static int pageable_copies(const void *ctx, struct rules_pass *pass)
 {
 	const struct cuda_analysis *a = ((const struct cuda_rule_ctx *)ctx)->a;
 	uint64_t n = 0, ns = 0, bytes = 0, htod = 0, dtoh = 0;
-	char b1[32];
+	char b1[32], b2[32];
 	size_t i;
 
 	for (i = 0; i < a->nmemops; i++) {
@@ -91,9 +91,10 @@ static int pageable_copies(const void *ctx, struct rules_pass *pass)
 		return 0;
 	return rules_fire(pass,
 			  "%llu copies from/to pageable host memory (HtoD %llu, DtoH %llu): "
-			  "%s of GPU time, %llu bytes",
+			  "%s of GPU time, %s",
 			  (unsigned long long)n, (unsigned long long)htod, (unsigned long long)dtoh,
-			  util_fmt_dur(b1, sizeof(b1), (double)ns), (unsigned long long)bytes);
+			  util_fmt_dur(b1, sizeof(b1), (double)ns),
+			  util_fmt_bytes(b2, sizeof(b2), (double)bytes));
 }
 
 static int tiny_kernels(const void *ctx, struct rules_pass *pass)
@@ -330,7 +331,7 @@ static int implicit_dtod(const void *ctx, struct rules_pass *pass)
 	const struct profile *p = ((const struct cuda_rule_ctx *)ctx)->p;
 	uint64_t n = 0, ns = 0, bytes = 0;
 	const char *via = NULL;
-	char b1[32];
+	char b1[32], b2[32];
 	size_t i;
 
 	for (i = 0; i < p->ngpu_ops; i++) {
@@ -354,10 +355,10 @@ static int implicit_dtod(const void *ctx, struct rules_pass *pass)
 	if (!n)
 		return 0;
 	return rules_fire(pass,
-			  "%llu device-to-device/peer copies (%s, %llu bytes) launched by calls "
+			  "%llu device-to-device/peer copies (%s, %s) launched by calls "
 			  "that are not explicit device copies, e.g. %s",
 			  (unsigned long long)n, util_fmt_dur(b1, sizeof(b1), (double)ns),
-			  (unsigned long long)bytes, via);
+			  util_fmt_bytes(b2, sizeof(b2), (double)bytes), via);
 }
 
 /* Utilization counts kernels only; a run that keeps the GPU busy with copies

@@ -102,7 +102,7 @@ static void test_sync_and_pageable(void)
 	CHECK(strstr(evidence(a, "sync-dominated"), "9.500 ms") != NULL);
 	CHECK(cb_reco(a, "pageable-copies") != NULL);
 	CHECK(strstr(evidence(a, "pageable-copies"), "HtoD 1, DtoH 0") != NULL);
-	CHECK(strstr(evidence(a, "pageable-copies"), "4096 bytes") != NULL);
+	CHECK(strstr(evidence(a, "pageable-copies"), "4.00 KiB") != NULL);
 	CHECK(strstr(cb_reco(a, "pageable-copies")->message, "cudaHostAlloc") != NULL);
 	cuda_analysis_free(a);
 	cb_free(&p);
@@ -193,7 +193,7 @@ static void test_implicit_dtod(void)
 	a = analyze(&p);
 	CHECK(cb_reco(a, "implicit-dtod") != NULL);
 	CHECK(strstr(evidence(a, "implicit-dtod"), "2 device-to-device/peer copies") != NULL);
-	CHECK(strstr(evidence(a, "implicit-dtod"), "1024 bytes") != NULL);
+	CHECK(strstr(evidence(a, "implicit-dtod"), "1.00 KiB") != NULL);
 	CHECK(strstr(evidence(a, "implicit-dtod"), "cudaGraphLaunch") != NULL);
 	cuda_analysis_free(a);
 	cb_free(&p);
