@@ -29,6 +29,7 @@
 #define FLAME_TOP 56          /* title, subtitle, buttons */
 #define FLAME_BOTTOM 32       /* details line */
 #define FLAME_MIN_FRAC 0.0005 /* frames under 0.05% of the total are left out */
+#define FLAME_ROW_MIN_PX 2.0  /* the graph is as tall as its frames this wide */
 #define FLAME_CHAR_W 7.2      /* 12px monospace, also assumed by the script */
 
 /* One node of the merged tree: a function name at one depth under one parent. */
@@ -299,6 +300,7 @@ struct flame_out {
 	double ybase; /* y of the root frame */
 	double period_ms;
 	const char *unit; /* "samples", "bytes", "allocations", "blocks" */
+	uint32_t depth;   /* frames deeper than this are not drawn */
 };
 
 /* Write node i at sample offset off, then its children in name order. */
@@ -357,7 +359,8 @@ static int flame_emit(struct flame_out *o, uint32_t i, uint64_t off)
 	for (k = 0; k < nkids; k++) {
 		uint32_t ci = (uint32_t)(kids[k] - o->t->n);
 
-		if ((double)kids[k]->total >= FLAME_MIN_FRAC * (double)o->total) {
+		if ((double)kids[k]->total >= FLAME_MIN_FRAC * (double)o->total &&
+		    kids[k]->depth <= o->depth) {
 			int rc = flame_emit(o, ci, off);
 
 			if (rc) {
@@ -371,14 +374,18 @@ static int flame_emit(struct flame_out *o, uint32_t i, uint64_t off)
 	return 0;
 }
 
-/* Depth of the deepest frame wide enough to be drawn (a parent is always at
- * least as wide as its children, so the cutoff alone decides). */
+/* Depth of the deepest frame FLAME_ROW_MIN_PX wide or more (a parent is
+ * always at least as wide as its children, so the width alone decides): a
+ * thin deep tower (one 129-frame recursion of a few samples) would make the
+ * graph thousands of pixels tall with its top blank, so that the SVG opened
+ * on nothing but slivers. */
 static uint32_t flame_drawn_depth(const struct ftree *t, uint64_t total)
 {
+	double px = (FLAME_WIDTH - 2 * FLAME_PAD) / (double)total;
 	uint32_t d = 0;
 
 	for (size_t i = 1; i < t->len; i++)
-		if ((double)t->n[i].total >= FLAME_MIN_FRAC * (double)total && t->n[i].depth > d)
+		if ((double)t->n[i].total * px >= FLAME_ROW_MIN_PX && t->n[i].depth > d)
 			d = t->n[i].depth;
 	return d;
 }
@@ -432,7 +439,7 @@ int export_flamegraph_as(const struct analysis *a, const char *path, enum export
 	}
 	o.total = t.n[0].total;
 	o.t = &t;
-	depth = o.total ? flame_drawn_depth(&t, o.total) : 0;
+	depth = o.depth = o.total ? flame_drawn_depth(&t, o.total) : 0;
 	height = FLAME_TOP + (depth + 1) * FLAME_FRAME_H + FLAME_BOTTOM;
 	o.ybase = FLAME_TOP + depth * FLAME_FRAME_H;
 
