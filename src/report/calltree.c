@@ -64,7 +64,7 @@ uint64_t *ct_stack_weights(const struct profile *p)
 	return w;
 }
 
-int ct_build(const struct profile *p, const uint64_t *w, struct ct_tree *t)
+int ct_build(const struct profile *p, const uint64_t *w, struct ct_tree *t, uint32_t *leaf)
 {
 	t->cap = 1024;
 	t->n = calloc(t->cap, sizeof(*t->n));
@@ -98,6 +98,8 @@ int ct_build(const struct profile *p, const uint64_t *w, struct ct_tree *t)
 			t->n[cur].total += w[i];
 		}
 		t->n[cur].self += w[i];
+		if (leaf)
+			leaf[i] = cur;
 	}
 	return 0;
 }
@@ -171,7 +173,7 @@ cJSON *report_calltree_json(const struct analysis *a)
 	cJSON *o = NULL, *arr;
 	size_t nkeep = 0, i;
 
-	if (!w || ct_build(p, w, &t) < 0)
+	if (!w || ct_build(p, w, &t, NULL) < 0)
 		goto fail;
 	order = malloc(t.len * sizeof(*order));
 	newid = malloc(t.len * sizeof(*newid));

@@ -41,8 +41,10 @@ struct ct_tree {
  * without a valid stack.  NULL on OOM; free() it. */
 uint64_t *ct_stack_weights(const struct profile *p);
 
-/* Build the tree from the weights above.  0, or -ENOMEM (ct_free it then). */
-int ct_build(const struct profile *p, const uint64_t *w, struct ct_tree *t);
+/* Build the tree from the weights above; leaf, when not NULL, gets for each
+ * weight slot the node its stack ends at (2 * (nstacks + 1) entries: 0, the
+ * root, for a slot of no weight).  0, or -ENOMEM (ct_free it then). */
+int ct_build(const struct profile *p, const uint64_t *w, struct ct_tree *t, uint32_t *leaf);
 void ct_free(struct ct_tree *t);
 
 /* The --json report's "call_tree" (bounded as above); NULL on OOM. */

@@ -18,6 +18,7 @@
 #include "html.h"
 #include "names.h"
 #include "ops_report.h"
+#include "step_split.h"
 #include "util.h"
 
 #define HTML_TREE_NODES 4000     /* call tree nodes kept; the rest is "(other)" */
@@ -148,31 +149,53 @@ static int by_total_desc(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
+/* Where each weight slot's samples are in the page's tree, for the
+ * timeline's CPU lanes (which stack a bin was in). */
+struct tree_map {
+	uint32_t *slot_node;             /* per weight slot (2 * stack + truncated): the kept
+					  * node it ends at, or the "(other)" child standing
+					  * for it */
+	uint32_t *node_func;             /* per kept node: its function (HT_* pseudo ones) */
+	size_t nnodes;
+};
+
+static void tree_map_free(struct tree_map *m)
+{
+	free(m->slot_node);
+	free(m->node_func);
+	memset(m, 0, sizeof(*m));
+}
+
 /*
  * "tree": {"nodes": [parent, name, total_ns, self_ns, inlined, ...]} in
  * parent-before-child order, root first (parent -1).  The heaviest
  * HTML_TREE_NODES nodes: a child never outweighs its parent and ties go to
  * the older (lower) index, so the set is closed under parents.  What a kept
- * node's dropped children weighed becomes one "(other)" child.
+ * node's dropped children weighed becomes one "(other)" child.  map gets
+ * where each weight slot's samples are in it.
  */
-static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names *nm)
+static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names *nm,
+			struct tree_map *map)
 {
+	size_t nslots = 2 * (p->nstacks + 1), nkeep, i;
 	struct ct_tree t = {0};
-	uint32_t *order = NULL, *newid = NULL;
+	uint32_t *order = NULL, *newid = NULL, *other = NULL, *leaf = calloc(nslots, sizeof(*leaf));
 	uint64_t *kept_children = NULL;
 	cJSON *o = NULL, *arr;
-	size_t nkeep, i;
 
-	if (ct_build(p, w, &t) < 0)
+	memset(map, 0, sizeof(*map));
+	if (!leaf || ct_build(p, w, &t, leaf) < 0)
 		goto fail;
 	order = malloc(t.len * sizeof(*order));
 	newid = malloc(t.len * sizeof(*newid));
+	other = malloc(t.len * sizeof(*other));
 	kept_children = calloc(t.len, sizeof(*kept_children));
-	if (!order || !newid || !kept_children)
+	map->node_func = malloc(2 * t.len * sizeof(*map->node_func));
+	if (!order || !newid || !other || !kept_children || !map->node_func)
 		goto fail;
 	for (i = 0; i < t.len; i++) {
 		order[i] = (uint32_t)i;
-		newid[i] = UINT32_MAX;
+		newid[i] = other[i] = UINT32_MAX;
 	}
 	qsort_r(order, t.len, sizeof(*order), by_total_desc, t.n);
 	nkeep = t.len < HTML_TREE_NODES ? t.len : HTML_TREE_NODES;
@@ -184,7 +207,7 @@ static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names
 		goto fail;
 	cJSON_AddNumberToObject(o, "total_nodes", (double)t.len);
 	{
-		uint32_t next = 0;
+		uint32_t next = 0, other_name = UINT32_MAX;
 
 		for (i = 0; i < t.len; i++) {
 			const struct ct_node *n = &t.n[i];
@@ -192,6 +215,7 @@ static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names
 
 			if (newid[i] == UINT32_MAX)
 				continue;
+			map->node_func[next] = i ? n->func : HT_UNKNOWN;
 			newid[i] = next++;
 			par = i ? (double)newid[n->parent] : -1;
 			if (i)
@@ -214,23 +238,43 @@ static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names
 			rest = n->total - n->self - kept_children[i];
 			if (!rest)
 				continue;
+			if (other_name == UINT32_MAX)
+				other_name = names_func(nm, HT_OTHER);
+			map->node_func[next] = HT_OTHER;
+			other[i] = next++;
 			cJSON_AddItemToArray(arr, cJSON_CreateNumber(newid[i]));
-			cJSON_AddItemToArray(arr, cJSON_CreateNumber(names_func(nm, HT_OTHER)));
+			cJSON_AddItemToArray(arr, cJSON_CreateNumber(other_name));
 			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)rest));
 			cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)rest));
 			cJSON_AddItemToArray(arr, cJSON_CreateNumber(0));
 		}
+		map->nnodes = next;
 	}
+	/* a slot whose stack ends in a dropped node: the "(other)" child of its
+	 * nearest kept ancestor, which holds its time */
+	for (i = 0; i < nslots; i++) {
+		uint32_t n = leaf[i], up = n;
+
+		while (up && newid[up] == UINT32_MAX)
+			up = t.n[up].parent;
+		leaf[i] = up == n ? newid[n] : other[up] != UINT32_MAX ? other[up] : newid[up];
+	}
+	map->slot_node = leaf;
+	leaf = NULL;
 	free(order);
 	free(newid);
+	free(other);
 	free(kept_children);
 	ct_free(&t);
 	return o;
 fail:
 	cJSON_Delete(o);
+	free(leaf);
 	free(order);
 	free(newid);
+	free(other);
 	free(kept_children);
+	tree_map_free(map);
 	ct_free(&t);
 	return NULL;
 }
@@ -239,7 +283,7 @@ fail:
 
 struct tl_sample {
 	uint64_t ts;
-	uint32_t func;
+	uint32_t node;                   /* the node of the page's tree its stack ends at */
 };
 
 static int by_ts(const void *a, const void *b)
@@ -249,14 +293,25 @@ static int by_ts(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-/* Slices [start_rel, dur, name] of one lane: bins of binw ns, each named by
- * the majority leaf function of its samples (Boyer-Moore vote: exact when one
- * has more than half), runs of adjacent bins with the same name merged. */
-static void tl_cpu_lane(cJSON *sl, struct tl_sample *s, size_t n, uint64_t t0, uint64_t binw,
-			struct names *nm)
+/* A slice [start_rel, dur, name] of a CPU lane, and its node in "nodes". */
+static void tl_cpu_slice(cJSON *sl, cJSON *nodes, uint64_t start, uint64_t end, uint32_t node,
+			 const struct tree_map *map, struct names *nm)
+{
+	cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)start));
+	cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)(end - start)));
+	cJSON_AddItemToArray(sl, cJSON_CreateNumber(names_func(nm, map->node_func[node])));
+	cJSON_AddItemToArray(nodes, cJSON_CreateNumber(node));
+}
+
+/* Slices of one CPU lane: bins of binw ns, each given the stack (node of the
+ * page's tree) most of its samples ended at (Boyer-Moore vote: exact when
+ * one has more than half) and named by that stack's leaf function, runs of
+ * adjacent bins of one stack merged. */
+static void tl_cpu_lane(cJSON *sl, cJSON *nodes, struct tl_sample *s, size_t n, uint64_t t0,
+			uint64_t binw, const struct tree_map *map, struct names *nm)
 {
 	uint64_t cur_bin = UINT64_MAX, run_start = 0, run_end = 0;
-	uint32_t cand = 0, votes = 0, run_func = UINT32_MAX;
+	uint32_t cand = 0, votes = 0, run_node = UINT32_MAX;
 	size_t i = 0;
 
 	qsort(s, n, sizeof(*s), by_ts);
@@ -265,16 +320,12 @@ static void tl_cpu_lane(cJSON *sl, struct tl_sample *s, size_t n, uint64_t t0, u
 
 		if (bin != cur_bin && cur_bin != UINT64_MAX) {
 			/* close cur_bin: extend the run or start another */
-			if (run_func == cand && run_end == cur_bin * binw) {
+			if (run_node == cand && run_end == cur_bin * binw) {
 				run_end += binw;
 			} else {
-				if (run_func != UINT32_MAX) {
-					cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)run_start));
-					cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)(run_end -
-											run_start)));
-					cJSON_AddItemToArray(sl, cJSON_CreateNumber(names_func(nm, run_func)));
-				}
-				run_func = cand;
+				if (run_node != UINT32_MAX)
+					tl_cpu_slice(sl, nodes, run_start, run_end, run_node, map, nm);
+				run_node = cand;
 				run_start = cur_bin * binw;
 				run_end = run_start + binw;
 			}
@@ -284,30 +335,15 @@ static void tl_cpu_lane(cJSON *sl, struct tl_sample *s, size_t n, uint64_t t0, u
 			break;
 		cur_bin = bin;
 		if (!votes) {
-			cand = s[i].func;
+			cand = s[i].node;
 			votes = 1;
 		} else {
-			votes += cand == s[i].func ? 1 : -1;
+			votes += cand == s[i].node ? 1 : -1;
 		}
 		i++;
 	}
-	if (run_func != UINT32_MAX) {
-		cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)run_start));
-		cJSON_AddItemToArray(sl, cJSON_CreateNumber((double)(run_end - run_start)));
-		cJSON_AddItemToArray(sl, cJSON_CreateNumber(names_func(nm, run_func)));
-	}
-}
-
-static uint32_t leaf_func(const struct profile *p, uint32_t stack)
-{
-	const struct prof_stack *sk;
-
-	if (stack >= p->nstacks)
-		return HT_UNKNOWN;
-	sk = &p->stacks[stack];
-	if (!sk->nframes || sk->first >= p->nframes)
-		return HT_UNKNOWN;
-	return p->frames[sk->first].func < p->nfuncs ? p->frames[sk->first].func : HT_UNKNOWN;
+	if (run_node != UINT32_MAX)
+		tl_cpu_slice(sl, nodes, run_start, run_end, run_node, map, nm);
 }
 
 static cJSON *tl_lane(cJSON *lanes, const char *kind, const char *name)
@@ -350,10 +386,12 @@ static int by_key_start(const void *a, const void *b)
 
 /*
  * Lanes of intervals, one per key (at most maxlanes, the lowest keys), ops
- * sorted here.  Intervals of one name that follow within a bin merge (with
- * strict, only those that overlap: ranges one after the other, such as
- * steps, stay apart), and a lane stops at 2 * HTML_BINS slices.  keys[] gets each lane's key and
- * first[] its index in "lanes"; returns the number of lanes, or -ENOMEM.
+ * sorted here.  A lane of at most 2 * HTML_BINS intervals keeps each (only
+ * overlapping ones of one name merge); in a busier one intervals of one
+ * name that follow within a bin merge too (with strict, never: ranges one
+ * after the other, such as steps, stay apart), and the lane stops at
+ * 2 * HTML_BINS slices.  keys[] gets each lane's key; returns the number of
+ * lanes, or -ENOMEM.
  */
 static int tl_intervals(cJSON *lanes, struct tl_op *ops, size_t n, const char *kind,
 			size_t maxlanes, uint64_t binw, int strict, struct names *nm,
@@ -363,8 +401,8 @@ static int tl_intervals(cJSON *lanes, struct tl_op *ops, size_t n, const char *k
 	cJSON *sl = NULL;
 	uint64_t s0 = 0, e0 = 0;
 	uint32_t name = UINT32_MAX, nsl = 0;
-	size_t i, nl = 0;
-	int newlane;
+	size_t i, k, nl = 0;
+	int newlane, exact = 0;
 
 	qsort(ops, n, sizeof(*ops), by_key_start);
 #define FLUSH()                                                                     \
@@ -394,6 +432,9 @@ static int tl_intervals(cJSON *lanes, struct tl_op *ops, size_t n, const char *k
 				return -ENOMEM;
 			keys[nl++] = o->key;
 			nsl = 0;
+			for (k = i; k < n && ops[k].key == o->key; k++)
+				;
+			exact = strict || k - i <= 2 * HTML_BINS;
 		}
 		/* a full lane: the rest of its intervals are left out */
 		if (nsl >= 2 * HTML_BINS)
@@ -401,7 +442,7 @@ static int tl_intervals(cJSON *lanes, struct tl_op *ops, size_t n, const char *k
 		nmi = names_str(nm, o->name);
 		if (nmi == UINT32_MAX)
 			return -ENOMEM;
-		if (name == nmi && (strict ? o->start < e0 : o->start <= e0 + binw)) {
+		if (name == nmi && (exact ? o->start < e0 : o->start <= e0 + binw)) {
 			if (o->end > e0)
 				e0 = o->end;
 			continue;
@@ -547,17 +588,13 @@ oom:
 	return -ENOMEM;
 }
 
-static cJSON *timeline_json(const struct analysis *a, struct names *nm)
+/* The span the page's timeline and breakdown cover: the earliest process
+ * start to the last process end, sample or GPU operation. */
+static void tl_span(const struct profile *p, uint64_t *t0p, uint64_t *t1p)
 {
-	const struct profile *p = a->profile;
-	cJSON *o = cJSON_CreateObject(), *lanes;
-	uint64_t t0 = p->start_ns, t1 = t0, binw, *cnt = NULL;
-	uint32_t *ord = NULL;
-	size_t *off = NULL, i, nl;
-	struct tl_sample *s = NULL;
+	uint64_t t0 = p->start_ns, t1 = t0;
+	size_t i;
 
-	if (!o)
-		return NULL;
 	for (i = 0; i < p->nprocesses; i++) {
 		if (p->processes[i].start && (!t0 || p->processes[i].start < t0))
 			t0 = p->processes[i].start;
@@ -570,6 +607,23 @@ static cJSON *timeline_json(const struct analysis *a, struct names *nm)
 	for (i = 0; i < p->ngpu_ops; i++)
 		if (p->gpu_ops[i].end > t1 && p->gpu_ops[i].end - t1 < (uint64_t)1e12)
 			t1 = p->gpu_ops[i].end;
+	*t0p = t0;
+	*t1p = t1;
+}
+
+static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map,
+			    struct names *nm)
+{
+	const struct profile *p = a->profile;
+	cJSON *o = cJSON_CreateObject(), *lanes;
+	uint64_t t0, t1, binw, *cnt = NULL;
+	uint32_t *ord = NULL;
+	size_t *off = NULL, i, nl;
+	struct tl_sample *s = NULL;
+
+	if (!o)
+		return NULL;
+	tl_span(p, &t0, &t1);
 	/* a bin no narrower than a sampling period, so that a thread that ran
 	 * throughout draws as one slice and not as a comb */
 	binw = (t1 - t0) / HTML_BINS + 1;
@@ -600,7 +654,9 @@ static cJSON *timeline_json(const struct analysis *a, struct names *nm)
 		if (ps->thread >= p->nthreads)
 			continue;
 		s[off[ps->thread]].ts = ps->ts;
-		s[off[ps->thread]++].func = leaf_func(p, ps->stack);
+		s[off[ps->thread]++].node = map->slot_node[2 * (ps->stack < p->nstacks ? ps->stack
+									    : p->nstacks) +
+							   ((ps->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)];
 	}
 	for (i = 0; i < p->nthreads; i++) {
 		off[i] -= cnt[i];
@@ -610,14 +666,15 @@ static cJSON *timeline_json(const struct analysis *a, struct names *nm)
 	for (nl = 0; nl < p->nthreads && nl < HTML_CPU_LANES && cnt[ord[nl]]; nl++) {
 		const struct prof_thread *th = &p->threads[ord[nl]];
 		char name[160];
-		cJSON *sl;
+		cJSON *sl, *nodes;
 
 		snprintf(name, sizeof(name), "%s (tid %u)", th->name && *th->name ? th->name
 										  : "thread", th->tid);
 		sl = tl_lane(lanes, "cpu", name);
-		if (!sl)
+		nodes = sl ? cJSON_AddArrayToObject(cJSON_GetArrayItem(lanes, (int)nl), "nodes") : NULL;
+		if (!nodes)
 			goto fail;
-		tl_cpu_lane(sl, s + off[ord[nl]], cnt[ord[nl]], t0, binw, nm);
+		tl_cpu_lane(sl, nodes, s + off[ord[nl]], cnt[ord[nl]], t0, binw, map, nm);
 	}
 	cJSON_AddNumberToObject(o, "threads_left_out",
 				(double)(p->nthreads > nl ? p->nthreads - nl : 0));
@@ -635,6 +692,47 @@ fail:
 	free(s);
 	cJSON_Delete(o);
 	return NULL;
+}
+
+/* ---- breakdown ---------------------------------------------------------- */
+
+#define HTML_SPLIT_BINS 60       /* bins of the breakdown of a run without steps */
+
+/* "breakdown": {"bin_ns", "bins": [kernel, copy, sync wait, host, idle, ...]}:
+ * the run's time in HTML_SPLIT_BINS bins at most (of a round width: 1, 2 or
+ * 5 times a power of ten ns), each split by what went on (step_split.h), for
+ * the overview of a run without steps.  NULL on OOM. */
+static cJSON *breakdown_json(const struct profile *p)
+{
+	struct step_split_line l;
+	uint64_t t0, t1, bin, part[STEP_SPLIT_N];
+	cJSON *o = cJSON_CreateObject(), *bins;
+
+	if (!o || step_split_build(p, PROF_NONE, &l) < 0) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	tl_span(p, &t0, &t1);
+	for (uint64_t dec = 1;; dec *= 10) {
+		if ((bin = dec) * HTML_SPLIT_BINS >= t1 - t0 ||
+		    (bin = 2 * dec) * HTML_SPLIT_BINS >= t1 - t0 ||
+		    (bin = 5 * dec) * HTML_SPLIT_BINS >= t1 - t0)
+			break;
+	}
+	cJSON_AddNumberToObject(o, "bin_ns", (double)bin);
+	bins = cJSON_AddArrayToObject(o, "bins");
+	/* the last bin ends with the run */
+	for (uint64_t t = t0; bins && t < t1; t += bin) {
+		step_split_measure(&l, t, t1 - t < bin ? t1 : t + bin, part);
+		for (int k = 0; k < STEP_SPLIT_N; k++)
+			cJSON_AddItemToArray(bins, cJSON_CreateNumber((double)part[k]));
+	}
+	step_split_free(&l);
+	if (!bins) {
+		cJSON_Delete(o);
+		return NULL;
+	}
+	return o;
 }
 
 /* ---- sources ------------------------------------------------------------ */
@@ -669,83 +767,120 @@ static FILE *src_open(const char *file, const char *root, char *used, size_t ule
 
 struct src_file {
 	const char *file;
+	cJSON *obj;                      /* its entry in "sources" */
 	uint64_t *self, *total;          /* per line, [0..nlines] */
 	uint32_t *stamp;                 /* last stack counted for the line + 1 */
 	size_t nlines;
 };
 
-/* "sources": [{"file", "path", "lines": [text...], "heat": [line, self_ns,
- * total_ns, ...]} or {"file", "error"}] for the HTML_SOURCES files with most
- * self time.  Total counts a line once per stack (recursion). */
+#define HTML_SRC_TRIES 64        /* distinct hot files tried for HTML_SOURCES readable ones */
+#define HTML_SRC_UNREAD 4        /* files that could not be read, named at most */
+
+/* Code of cbottleneck's own libraries, loaded into the program (the agent's
+ * allocation hooks under --memory): never the program's source. */
+static int src_ours(const struct profile *p, uint32_t func)
+{
+	const char *m = func < p->nfuncs ? p->funcs[func].module : NULL, *b;
+
+	if (!m)
+		return 0;
+	b = strrchr(m, '/');
+	b = b ? b + 1 : m;
+	return !strncmp(b, "libcbottleneck", 14) || !strncmp(b, "libcbn_", 7);
+}
+
+/* The text of f into o ("path", "lines", "cut") and sf's per-line arrays.
+ * Closes f.  0 or -ENOMEM. */
+static int src_read(FILE *f, const char *used, cJSON *o, struct src_file *sf)
+{
+	char *buf = malloc(HTML_SRC_BYTES + 1);
+	size_t n = 0, nl = 0, pos;
+	cJSON *lines;
+
+	if (buf)
+		n = fread(buf, 1, HTML_SRC_BYTES, f);
+	fclose(f);
+	if (!buf)
+		return -ENOMEM;
+	buf[n] = '\0';
+	cJSON_AddStringToObject(o, "path", used);
+	if (n == HTML_SRC_BYTES)
+		cJSON_AddTrueToObject(o, "cut");
+	lines = cJSON_AddArrayToObject(o, "lines");
+	for (pos = 0; lines && pos < n && nl < HTML_SRC_LINES; nl++) {
+		char *e = memchr(buf + pos, '\n', n - pos);
+		size_t len = e ? (size_t)(e - (buf + pos)) : n - pos;
+		cJSON *s;
+
+		buf[pos + len] = '\0';
+		/* cJSON escapes control bytes; invalid UTF-8 stays the browser's
+		 * problem, shown as replacement characters */
+		s = cJSON_CreateString(buf + pos);
+		if (!s) {
+			free(buf);
+			return -ENOMEM;
+		}
+		cJSON_AddItemToArray(lines, s);
+		pos += len + 1;
+	}
+	free(buf);
+	sf->nlines = nl;
+	sf->self = calloc(nl + 1, sizeof(uint64_t));
+	sf->total = calloc(nl + 1, sizeof(uint64_t));
+	sf->stamp = calloc(nl + 1, sizeof(uint32_t));
+	return sf->self && sf->total && sf->stamp ? 0 : -ENOMEM;
+}
+
+/*
+ * "sources": [{"file", "path", "lines": [text...], "heat": [line, self_ns,
+ * total_ns, ...]} or {"file", "error"}]: the HTML_SOURCES readable files of
+ * the program with most self time, and the first HTML_SRC_UNREAD that could
+ * not be read.  Never cbottleneck's own code, nor a library's source given by
+ * a path relative to where it was built (a distribution's: ./malloc/malloc.c),
+ * unless --source-root says where such paths lie.  Total counts a line once
+ * per stack (recursion).
+ */
 static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho,
 			   const uint64_t *w)
 {
 	const struct profile *p = a->profile;
 	const struct cpu_profile *c = a->cpu;
+	const char *root = ho ? ho->source_root : NULL, *tried[HTML_SRC_TRIES];
 	struct src_file sf[HTML_SOURCES];
-	size_t nf = 0, i, k;
+	size_t nf = 0, ntried = 0, nunread = 0, i, k;
 	cJSON *arr = cJSON_CreateArray();
 
 	if (!arr)
 		return NULL;
 	memset(sf, 0, sizeof(sf));
-	for (i = 0; c && i < c->nlines && nf < HTML_SOURCES; i++) {
-		const char *f = c->lines[i].file;
+	for (i = 0; c && i < c->nlines && nf < HTML_SOURCES && ntried < HTML_SRC_TRIES; i++) {
+		const char *fn = c->lines[i].file;
+		char used[4096];
+		cJSON *o;
+		FILE *f;
 
-		if (!f || !*f)
+		if (!fn || !*fn || src_ours(p, c->lines[i].func) || (*fn != '/' && !(root && *root)))
 			continue;
-		for (k = 0; k < nf && strcmp(sf[k].file, f); k++)
+		for (k = 0; k < ntried && strcmp(tried[k], fn); k++)
 			;
-		if (k == nf)
-			sf[nf++].file = f;
-	}
-	for (k = 0; k < nf; k++) {
-		char used[4096], *buf = NULL;
-		cJSON *o = cJSON_CreateObject(), *lines;
-		FILE *f = src_open(sf[k].file, ho ? ho->source_root : NULL, used, sizeof(used));
-		size_t n = 0, nl = 0, pos;
-
-		if (!o)
+		if (k < ntried)
+			continue;
+		tried[ntried++] = fn;
+		f = src_open(fn, root, used, sizeof(used));
+		if (!f && nunread >= HTML_SRC_UNREAD)
+			continue;
+		if (!(o = cJSON_CreateObject()))
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
-		cJSON_AddStringToObject(o, "file", sf[k].file);
+		cJSON_AddStringToObject(o, "file", fn);
 		if (!f) {
 			cJSON_AddStringToObject(o, "error", strerror(errno));
+			nunread++;
 			continue;
 		}
-		buf = malloc(HTML_SRC_BYTES + 1);
-		if (buf)
-			n = fread(buf, 1, HTML_SRC_BYTES, f);
-		fclose(f);
-		if (!buf)
-			goto fail;
-		buf[n] = '\0';
-		cJSON_AddStringToObject(o, "path", used);
-		if (n == HTML_SRC_BYTES)
-			cJSON_AddTrueToObject(o, "cut");
-		lines = cJSON_AddArrayToObject(o, "lines");
-		for (pos = 0; lines && pos < n && nl < HTML_SRC_LINES; nl++) {
-			char *e = memchr(buf + pos, '\n', n - pos);
-			size_t len = e ? (size_t)(e - (buf + pos)) : n - pos;
-			cJSON *s;
-
-			buf[pos + len] = '\0';
-			/* cJSON escapes control bytes; invalid UTF-8 stays the browser's
-			 * problem, shown as replacement characters */
-			s = cJSON_CreateString(buf + pos);
-			if (!s) {
-				free(buf);
-				goto fail;
-			}
-			cJSON_AddItemToArray(lines, s);
-			pos += len + 1;
-		}
-		free(buf);
-		sf[k].nlines = nl;
-		sf[k].self = calloc(nl + 1, sizeof(uint64_t));
-		sf[k].total = calloc(nl + 1, sizeof(uint64_t));
-		sf[k].stamp = calloc(nl + 1, sizeof(uint32_t));
-		if (!sf[k].self || !sf[k].total || !sf[k].stamp)
+		sf[nf].file = fn;
+		sf[nf].obj = o;
+		if (src_read(f, used, o, &sf[nf++]) < 0)
 			goto fail;
 	}
 	/* self from the hot lines, total from every frame of every stack */
@@ -778,11 +913,11 @@ static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho,
 		}
 	}
 	for (k = 0; k < nf; k++) {
-		cJSON *o = cJSON_GetArrayItem(arr, (int)k), *h;
+		cJSON *h;
 
 		if (!sf[k].total)
 			continue;
-		h = cJSON_AddArrayToObject(o, "heat");
+		h = cJSON_AddArrayToObject(sf[k].obj, "heat");
 		for (size_t l = 1; h && l <= sf[k].nlines; l++) {
 			if (!sf[k].self[l] && !sf[k].total[l])
 				continue;
@@ -811,6 +946,7 @@ cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
 {
 	const struct profile *p = a->profile;
 	struct names nm = {0};
+	struct tree_map map = {0};
 	uint64_t *w = NULL;
 	cJSON *o = cJSON_CreateObject(), *item;
 
@@ -824,12 +960,17 @@ cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
 	if (!nm.arr || !nm.of_func || !w)
 		goto fail;
 	memset(nm.of_func, 0xff, (p->nfuncs + 1) * sizeof(*nm.of_func));
-	if (!(item = tree_json(p, w, &nm)))
+	if (!(item = tree_json(p, w, &nm, &map)))
 		goto fail;
 	cJSON_AddItemToObject(o, "tree", item);
-	if (!(item = timeline_json(a, &nm)))
+	item = timeline_json(a, &map, &nm);
+	tree_map_free(&map);
+	if (!item)
 		goto fail;
 	cJSON_AddItemToObject(o, "timeline", item);
+	if (!(item = breakdown_json(p)))
+		goto fail;
+	cJSON_AddItemToObject(o, "breakdown", item);
 	if (!(item = sources_json(a, ho, w)))
 		goto fail;
 	cJSON_AddItemToObject(o, "sources", item);

@@ -2,8 +2,10 @@
  * app.js — the page shell of the HTML report: reads the embedded data
  * (gzip+base64 inflated with DecompressionStream), keeps the registry of
  * views (each view_*.js calls CBN.view), routes by URL fragment
- * (#VIEW&key=value...), and offers the widgets every view shares: formatting,
- * the sortable and filterable table, links into the source view.
+ * (#VIEW&key=value...), and gives every view the same words and units:
+ * the formatters (times, sizes, counts, shares), the labels of the report's
+ * keys, links into the source view.  Tables, cards and charts are in
+ * lib_table.js and lib_chart.js.
  * Errors are caught and written into #cbn-status, which the tests read;
  * "selftest=NAME" in the fragment runs a view's UI check in the page.
  */
@@ -36,7 +38,7 @@ var CBN = (function () {
 		C.error(e.reason && e.reason.stack ? e.reason.stack : e.reason);
 	});
 
-	/* ---- DOM and formatting ---- */
+	/* ---- DOM ---- */
 	C.el = function (tag, props) {
 		var e = document.createElement(tag), k, i, c;
 		for (k in props || {}) {
@@ -54,29 +56,127 @@ var CBN = (function () {
 		}
 		return e;
 	};
+	C.byId = function (id) { return C.views.filter(function (v) { return v.id === id; })[0]; };
+
+	/*
+	 * ---- units ----
+	 * The same units as the text report (src/util/util.c, the one home of
+	 * how sizes and times are written): times in ns, us, ms or s chosen on
+	 * the value as printed, sizes 1024-based with IEC names and two
+	 * decimals.  A time keeps four significant digits ("2.020 ms",
+	 * "25.19 ms", "216.3 ms"): a table column reads at a glance, and the
+	 * exact nanoseconds are in the --json report.
+	 */
 	C.ns = function (v) {
 		if (v == null || isNaN(v)) return '';
-		var a = Math.abs(v);
-		if (a >= 1e9) return (v / 1e9).toFixed(a >= 1e11 ? 0 : 3) + ' s';
-		if (a >= 1e6) return (v / 1e6).toFixed(a >= 1e8 ? 0 : 2) + ' ms';
-		if (a >= 1e3) return (v / 1e3).toFixed(1) + ' us';
-		return Math.round(v) + ' ns';
+		var a = Math.abs(v), u, d;
+		if (a < 999.5) return Math.round(v) + ' ns';
+		if (a >= 1e9 - 5e5) { u = ' s'; d = 1e9; }
+		else if (a >= 1e6 - 5e2) { u = ' ms'; d = 1e6; }
+		else { u = ' us'; d = 1e3; }
+		var x = v / d, ax = Math.abs(x);
+		return x.toFixed(ax >= 999.95 ? 0 : ax >= 99.995 ? 1 : ax >= 9.9995 ? 2 : 3) + u;
 	};
-	C.pct = function (f) { return f == null || isNaN(f) ? '' : (100 * f).toFixed(1) + '%'; };
 	C.bytes = function (b) {
-		if (b == null) return '';
-		var u = ['B', 'KiB', 'MiB', 'GiB', 'TiB'], i = 0;
-		while (Math.abs(b) >= 1024 && i < u.length - 1) { b /= 1024; i++; }
-		return (i ? b.toFixed(1) : b) + ' ' + u[i];
+		if (b == null || isNaN(b)) return '';
+		var u = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB'], i = -1, v = Math.abs(b);
+		while (v >= 1024 && i + 1 < u.length) { v /= 1024; i++; }
+		return i < 0 ? Math.round(b) + ' B' : (b < 0 ? '-' : '') + v.toFixed(2) + ' ' + u[i];
 	};
-	C.num = function (v) { return v == null ? '' : String(v); };
-	/* A column's formatter from its key's unit suffix. */
+	/* a share 0..1 as a percentage: one decimal, none from 100 up */
+	C.pct = function (f) {
+		if (f == null || isNaN(f)) return '';
+		var p = 100 * f;
+		return (Math.abs(p) >= 99.95 ? p.toFixed(0) : p.toFixed(1)) + '%';
+	};
+	/* a count: digits grouped by thousands */
+	C.count = function (v) {
+		if (v == null || isNaN(v)) return '';
+		var s = String(Math.round(Math.abs(v))).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+		return (v < 0 ? '-' : '') + s;
+	};
+	/* a plain number with few digits: ratios, occupancy per SM */
+	C.dec = function (v, d) {
+		if (v == null || isNaN(v)) return '';
+		return Number(v).toFixed(d == null ? (Math.abs(v) >= 100 ? 0 : Math.abs(v) >= 10 ? 1 : 2) : d);
+	};
+	C.num = function (v) {
+		if (v == null) return '';
+		if (typeof v === 'number') return Number.isInteger(v) ? C.count(v) : C.dec(v);
+		if (typeof v === 'boolean') return v ? 'yes' : 'no';
+		return String(v);
+	};
+	/* seconds, as the memory timeline's t_s */
+	C.secs = function (s) { return s == null ? '' : C.ns(s * 1e9); };
+
+	/*
+	 * ---- labels ----
+	 * What a person reads over a value of the report: its key in words.
+	 * Keys not listed here read as their words ("self_cpu_ns": "Self CPU"),
+	 * the unit taken off (the value carries it).
+	 */
+	var LABELS = {
+		wall_ns: 'Wall time', cpu_ns: 'CPU time', samples: 'Samples', processes: 'Processes',
+		threads: 'Threads', frequency_hz: 'Sampling rate', exit_status: 'Exit status',
+		gpu_utilization: 'GPU utilization', est_sm_efficiency: 'Est. SM efficiency',
+		est_achieved_occupancy: 'Est. achieved occupancy', gpu_ns: 'GPU time',
+		sync_blocked_ns: 'CPU blocked in sync', gpu_idle_gaps_ns: 'GPU idle (gaps)',
+		largest_gap_ns: 'Largest GPU gap', window_ns: 'GPU window', launch_api_ns: 'Launch calls',
+		kernels: 'Kernels', kernel_ns: 'Kernel time', memcpy: 'Copies', memcpy_ns: 'Copy time',
+		memcpy_bytes: 'Bytes copied', memset: 'Sets', memset_ns: 'Set time', api_calls: 'API calls',
+		api_ns: 'API time', sync_ns: 'Sync wait', gpu_busy_ns: 'GPU busy', verdict: 'Verdict',
+		name: 'Name', short_name: 'Name', kind: 'Kind', calls: 'Calls', instances: 'Instances',
+		total_ns: 'Total time', avg_ns: 'Average', med_ns: 'Median', min_ns: 'Min', max_ns: 'Max',
+		stddev_ns: 'Std. dev.', time_pct: 'Share of time', count: 'Count', bytes: 'Bytes',
+		self_cpu_ns: 'Self CPU', cpu_total_ns: 'CPU total', self_cuda_ns: 'Self CUDA',
+		cuda_total_ns: 'CUDA total', cpu_mem: 'CPU memory', self_cpu_mem: 'Self CPU memory',
+		cuda_mem: 'CUDA memory', self_cuda_mem: 'Self CUDA memory', pinned: 'Pinned',
+		pageable: 'Pageable', pinned_ns: 'Pinned time', pageable_ns: 'Pageable time',
+		pinned_bytes: 'Pinned bytes', pageable_bytes: 'Pageable bytes', 'function': 'Function',
+		file: 'Source', line: 'Line', tid: 'Thread id', pid: 'Process id', off_ns: 'Off-CPU time',
+		spin_ns: 'Spinning', lock_wait_ns: 'Lock wait', held_for_ns: 'Lock held', busy: 'Busy',
+		call: 'Call', ns: 'Time', addr: 'Address', wait_ns: 'Wait', contended_ns: 'Contended',
+		waiters: 'Waiters', holder_tid: 'Holder thread', holder_name: 'Holder',
+		holder_share: 'Holder share', self_on_ns: 'Self on CPU', self_off_ns: 'Self off CPU',
+		total_on_ns: 'Total on CPU', total_off_ns: 'Total off CPU', site: 'Site', blocks: 'Blocks',
+		number: 'Step', start_ns: 'Start', duration_ns: 'Duration', copies: 'Copies',
+		mem_peak: 'Peak host memory', ratio: 'Ratio', end_ns: 'End', open_cause: 'Opened by',
+		close_cause: 'Closed by', first_step: 'First step', process: 'Process',
+		median_ns: 'Median', p90_ns: 'p90', mean_ns: 'Mean', offcpu: 'Off-CPU sampling',
+		rate_hz: 'Off-CPU rate', span_ns: 'Span', windowed: 'Windowed', thread_ns: 'Thread time',
+		blocked_est_ns: 'Blocked (est.)', busy_threads: 'Busy threads', efficiency: 'Efficiency',
+		world_size: 'World size', ranks_found: 'Ranks found', missing: 'Missing ranks',
+		imbalance: 'Imbalance', app_ns: 'Application time', mpi_ns: 'MPI time', mpi_pct: 'MPI share',
+		rate: 'Sampling interval', exact: 'Every allocation', sampled: 'Sampled allocations',
+		lost: 'Lost', untracked: 'Untracked', no_stack: 'Without stack', peak_bytes: 'Peak',
+		peak_s: 'Peak at', rss_peak_bytes: 'Peak RSS', reserved_peak_bytes: 'Peak reserved',
+		address_reserved_peak_bytes: 'Peak address space reserved', total_bytes: 'Device memory',
+		live_end_bytes: 'Live at exit', cached_end_bytes: 'Cached at exit', allocs: 'Allocations',
+		frees: 'Frees', alloc_bytes: 'Allocated', max_live_bytes: 'Max live',
+		median_life_ns: 'Median lifetime', short_lived: 'Short-lived', records: 'Records',
+		live_end_blocks: 'Blocks at exit', registers: 'Registers', blocks_per_sm: 'Blocks per SM',
+		est_occupancy: 'Est. occupancy', grid: 'Grid', block: 'Block', launches: 'Launches',
+		device: 'Device', stream: 'Stream', peak_range: 'Range at peak', peak_exact: 'Exact peak',
+		peak_in_windows: 'Peak in windows', wall_change_ns: 'Wall time change',
+		cpu_change_ns: 'CPU time change', clock_uncertainty_ns: 'Clock uncertainty'
+	};
+	var WORDS = { cpu: 'CPU', gpu: 'GPU', cuda: 'CUDA', sm: 'SM', api: 'API', mpi: 'MPI',
+		est: 'est.', avg: 'average', med: 'median', stddev: 'std. dev.', rss: 'RSS', pct: '%',
+		tid: 'thread', pid: 'process', hz: 'Hz', io: 'I/O', nvtx: 'NVTX', mem: 'memory' };
+	C.label = function (key) {
+		if (LABELS[key]) return LABELS[key];
+		var w = String(key).replace(/_(ns|bytes|s)$/, '').split(/[_\s]+/).filter(Boolean)
+			.map(function (x) { return WORDS[x] || x; }).join(' ');
+		return w.charAt(0).toUpperCase() + w.slice(1);
+	};
+	/* A value's formatter from its key: the unit suffix, then known keys. */
 	C.fmtFor = function (key) {
 		if (/_ns$/.test(key)) return C.ns;
-		if (/bytes$|_mem$/.test(key)) return C.bytes;
-		if (/_pct$|share|occupancy|efficiency|utilization|ratio/.test(key))
-			return function (v) { return typeof v === 'number' ? (v <= 1.5 && !/_pct$/.test(key)
-				? C.pct(v) : v.toFixed(1) + '%') : C.num(v); };
+		if (/bytes$|_mem$|^bytes|^mem_peak$|^rate$/.test(key)) return C.bytes;
+		if (/_s$/.test(key)) return C.secs;
+		if (/_pct$/.test(key)) return function (v) { return v == null ? '' : C.pct(v / 100); };
+		if (/share|occupancy|efficiency|utilization|^busy$/.test(key)) return C.pct;
+		if (/hz$/.test(key)) return function (v) { return v == null ? '' : C.count(v) + ' Hz'; };
 		return C.num;
 	};
 	C.color = function (s) {
@@ -96,155 +196,21 @@ var CBN = (function () {
 	 * the editor (vscode://file/...) always. */
 	C.srcLink = function (file, line) {
 		if (!file) return document.createTextNode('');
-		var span = C.el('span', {}), base = file.split('/').pop() + (line ? ':' + line : '');
+		var span = C.el('span', { cls: 'src-link' }), base = file.split('/').pop() + (line ? ':' + line : '');
 		var src = C.source(file);
 		span.appendChild(src ? C.el('a', { href: C.href('source', { file: file, line: line || 0 }),
 			title: file }, base) : C.el('span', { title: file }, base));
-		span.appendChild(document.createTextNode(' '));
-		span.appendChild(C.el('a', { href: 'vscode://file' + ((src && src.path) || file) +
-			(line ? ':' + line : ''), title: 'open in the editor', cls: 'muted' }, '\u270e'));
+		if (file.charAt(0) === '/') {
+			span.appendChild(document.createTextNode(' '));
+			span.appendChild(C.el('a', { href: 'vscode://file' + ((src && src.path) || file) +
+				(line ? ':' + line : ''), title: 'open in the editor', cls: 'muted' }, '\u270e'));
+		}
 		return span;
 	};
 	C.source = function (file) {
 		var s = (C.data.html && C.data.html.sources) || [], i;
 		for (i = 0; i < s.length; i++) if (s[i].file === file && s[i].lines) return s[i];
 		return null;
-	};
-
-	/*
-	 * A sortable, filterable table.  cols: [{key, label, fmt, num, get, cell}].
-	 * get(row) gives the sort value (default row[key]); cell(row) a node.
-	 * Returns {el, sort(key, dir), filter(text), shown()}.
-	 */
-	C.table = function (rows, cols, opt) {
-		opt = opt || {};
-		var wrap = C.el('div', {}), tbody = C.el('tbody'), thead = C.el('tr'), st = {
-			key: opt.sort || null, dir: -1, q: '' }, shown = [], input, info;
-		var limit = opt.limit || 500;
-		function val(c, r) { return c.get ? c.get(r) : r[c.key]; }
-		function render() {
-			var q = st.q.toLowerCase(), col = cols.filter(function (c) { return c.key === st.key; })[0];
-			shown = rows.filter(function (r) {
-				if (!q) return true;
-				return cols.some(function (c) {
-					var v = val(c, r);
-					return typeof v === 'string' && v.toLowerCase().indexOf(q) >= 0;
-				});
-			});
-			if (col) shown.sort(function (a, b) {
-				var x = val(col, a), y = val(col, b);
-				if (x == null) x = typeof y === 'string' ? '' : -Infinity;
-				if (y == null) y = typeof x === 'string' ? '' : -Infinity;
-				return (x < y ? -1 : x > y ? 1 : 0) * st.dir;
-			});
-			tbody.textContent = '';
-			shown.slice(0, limit).forEach(function (r) {
-				var tr = C.el('tr');
-				if (opt.onrow) tr.addEventListener('click', function () {
-					Array.prototype.forEach.call(tbody.children, function (x) { x.classList.remove('sel'); });
-					tr.classList.add('sel');
-					opt.onrow(r);
-				});
-				cols.forEach(function (c) {
-					var v = val(c, r), td = C.el('td', { cls: c.num ? 'n' : (c.name ? 'name' : '') });
-					td.setAttribute('data-v', v == null ? '' : String(v));
-					if (c.cell) td.appendChild(c.cell(r));
-					else {
-						/* a name column shows the short name when the row has
-						 * one (C++ without parameters); the title keeps the
-						 * whole signature */
-						var t = (c.fmt || C.num)(c.name && c.key === 'name' && r.short_name
-							? r.short_name : v);
-						if (q && typeof v === 'string' && !c.num) mark(td, t, q);
-						else td.textContent = t;
-						if (typeof v === 'string') td.title = v;
-					}
-					tr.appendChild(td);
-				});
-				tbody.appendChild(tr);
-			});
-			Array.prototype.forEach.call(thead.children, function (th, i) {
-				th.className = (cols[i].num ? 'n ' : '') + (cols[i].key === st.key
-					? (st.dir < 0 ? 'desc' : 'asc') : '');
-			});
-			info.textContent = shown.length + ' of ' + rows.length + ' rows' +
-				(shown.length > limit ? ' (first ' + limit + ' shown)' : '');
-		}
-		function mark(td, t, q) {
-			var i = t.toLowerCase().indexOf(q);
-			if (i < 0) { td.textContent = t; return; }
-			td.appendChild(document.createTextNode(t.slice(0, i)));
-			td.appendChild(C.el('mark', {}, t.slice(i, i + q.length)));
-			td.appendChild(document.createTextNode(t.slice(i + q.length)));
-		}
-		cols.forEach(function (c) {
-			thead.appendChild(C.el('th', { 'data-key': c.key, onclick: function () {
-				if (st.key === c.key) st.dir = -st.dir;
-				else { st.key = c.key; st.dir = c.num ? -1 : 1; }
-				render();
-			} }, c.label || c.key));
-		});
-		input = C.el('input', { type: 'search', placeholder: 'filter rows\u2026', oninput: function () {
-			st.q = input.value; render(); } });
-		info = C.el('span', { cls: 'muted' });
-		if (opt.filter !== false) wrap.appendChild(C.el('div', { cls: 'tools' }, input, info));
-		else wrap.appendChild(info);
-		wrap.appendChild(C.el('table', { cls: 't' }, C.el('thead', {}, thead), tbody));
-		render();
-		return {
-			el: wrap, input: input, thead: thead, tbody: tbody,
-			sort: function (key, dir) { st.key = key; st.dir = dir; render(); },
-			filter: function (q) { input.value = q; st.q = q; render(); },
-			shown: function () { return shown; }
-		};
-	};
-
-	/* Every array of objects in obj as a table: the sections other issues
-	 * add (memory, steps, waiting) show without a view of their own. */
-	C.tables = function (el, obj, skip) {
-		Object.keys(obj || {}).forEach(function (k) {
-			var v = obj[k];
-			if ((skip || []).indexOf(k) >= 0 || !Array.isArray(v) || !v.length ||
-			    typeof v[0] !== 'object' || v[0] === null || Array.isArray(v[0])) return;
-			var keys = Object.keys(v[0]).filter(function (c) {
-				return v[0][c] === null || typeof v[0][c] !== 'object';
-			});
-			el.appendChild(C.el('h3', {}, k.replace(/_/g, ' ')));
-			var t = C.table(v, keys.map(function (c) {
-				return { key: c, num: typeof v[0][c] === 'number', fmt: C.fmtFor(c) };
-			}));
-			t.el.setAttribute('data-table', k);
-			el.appendChild(t.el);
-		});
-	};
-	/* The scalar members of obj as cards. */
-	C.cards = function (obj, skip) {
-		var d = C.el('div', { cls: 'cards' }), notes = [];
-		Object.keys(obj || {}).forEach(function (k) {
-			var v = obj[k];
-			if ((skip || []).indexOf(k) >= 0 || v === null || typeof v === 'object') return;
-			/* a sentence is no card: under them, as text */
-			if (typeof v === 'string' && v.length > 40) {
-				notes.push(C.el('p', { cls: 'muted' }, k.replace(/_/g, ' ') + ': ' + v));
-				return;
-			}
-			d.appendChild(C.el('div', { cls: 'card' }, C.el('b', {}, typeof v === 'number'
-				? C.fmtFor(k)(v) : String(v)), C.el('span', {}, k.replace(/_/g, ' '))));
-		});
-		if (!notes.length) return d;
-		var w = C.el('div', {}, d);
-		notes.forEach(function (n) { w.appendChild(n); });
-		return w;
-	};
-	C.recos = function (list, view) {
-		var d = C.el('div', {});
-		(list || []).forEach(function (r) {
-			d.appendChild(C.el('div', { cls: 'reco' }, C.el('b', {}, r.id || ''), ' ',
-				r.message || '', view ? C.el('a', { href: C.href(view) }, ' \u2192 ' + view) : null,
-				r.evidence ? C.el('div', { cls: 'ev' }, typeof r.evidence === 'string'
-					? r.evidence : JSON.stringify(r.evidence)) : null));
-		});
-		return d;
 	};
 
 	/* ---- routing ---- */
@@ -266,7 +232,10 @@ var CBN = (function () {
 				v.title));
 		});
 		main.textContent = '';
+		/* what each rendering says, errors included: a view's errors are
+		 * not the next one's */
 		C.results = [];
+		C.errors = [];
 		/* "#a,b": those views one after the other (one page load checks
 		 * several in the tests) */
 		var ids = h.id.split(','), several = h.id === 'all' || ids.length > 1;
@@ -278,7 +247,7 @@ var CBN = (function () {
 		list.forEach(function (v) {
 			var sec = C.el('section', { id: 'view-' + v.id, cls: several ? 'view-all' : '' });
 			main.appendChild(sec);
-			if (several) sec.appendChild(C.el('h2', {}, v.title));
+			if (several) sec.appendChild(C.el('h2', { cls: 'view-title' }, v.title));
 			try {
 				if (v.has && !v.has(C.data))
 					sec.appendChild(C.el('p', { cls: 'muted' }, v.empty ||
@@ -296,15 +265,21 @@ var CBN = (function () {
 		status();
 	};
 	/* Run the named UI checks (or all) of the views shown; each writes one
-	 * "selftest VIEW.NAME ok|FAIL detail" line into #cbn-status. */
+	 * "selftest VIEW.NAME ok|FAIL detail" line into #cbn-status.  Checks
+	 * every view has (C.common: the layout) run too. */
+	C.common = {};
 	C.selftest = function (list, which) {
 		list.forEach(function (v) {
-			Object.keys(v.selftests || {}).forEach(function (name) {
+			var tests = {}, k;
+			for (k in C.common) tests[k] = C.common[k];
+			for (k in v.selftests || {}) tests[k] = v.selftests[k];
+			Object.keys(tests).forEach(function (name) {
 				if (which !== 'all' && which !== name) return;
-				if (which === 'all' && (v.manual || []).indexOf(name) >= 0) return;
+				if (which === 'all' && ((v.manual || []).indexOf(name) >= 0 || C.common[name]))
+					return;
 				var sec = document.getElementById('view-' + v.id);
 				try {
-					C.note('selftest ' + v.id + '.' + name + ' ok ' + v.selftests[name](sec, C.data));
+					C.note('selftest ' + v.id + '.' + name + ' ok ' + tests[name].call(v, sec, C.data));
 				} catch (e) {
 					C.note('selftest ' + v.id + '.' + name + ' FAIL ' + (e && e.message ? e.message : e));
 				}
@@ -331,7 +306,9 @@ var CBN = (function () {
 		load().then(function (d) {
 			C.data = d;
 			var run = (d.report && d.report.run) || {};
-			document.getElementById('cmd').textContent = (run.command || []).join(' ');
+			var cmd = document.getElementById('cmd');
+			cmd.textContent = (run.command || []).join(' ');
+			cmd.title = cmd.textContent;
 			window.addEventListener('hashchange', C.route);
 			C.route();
 			document.getElementById('cbn-status').setAttribute('data-ms',

@@ -1,104 +1,150 @@
 /*
- * view_10_overview.js — #overview: the run header, the run's verdict, then
- * the verdicts of its areas (CUDA's and the "waiting" section's), GPU
- * utilization and estimates, the time breakdown
- * per step (else per second of the timeline) and every recommendation with
- * its evidence and a link to the view it comes from.
+ * view_10_overview.js — #overview: the answer at a glance.  The run's one
+ * verdict, its headline figures in words and units, the step-time
+ * breakdown (per step: GPU busy, data copy, sync wait, launch/CPU, idle,
+ * from the report's steps[].breakdown; without steps the same over the run
+ * from the page's html.breakdown), the top functions, operators and
+ * kernels, every recommendation once with its evidence, and the data
+ * quality notes.
  */
 'use strict';
 CBN.view({
 	id: 'overview', title: 'Overview',
 	render: function (el, d) {
 		var C = CBN, r = d.report || {}, run = r.run || {}, cu = r.cuda || {}, w = r.waiting;
-		el.appendChild(C.el('h2', {}, 'Run'));
-		/* the run's one verdict first; the CPU and GPU ones below detail it */
-		if (r.verdict && r.verdict.text)
-			el.appendChild(C.el('div', { cls: 'verdict run-verdict' }, C.el('b', {}, 'Verdict: '),
-				r.verdict.text));
-		el.appendChild(C.el('p', {}, C.el('code', {}, (run.command || []).join(' '))));
-		el.appendChild(C.cards({ wall_ns: run.wall_ns, cpu_ns: run.cpu_ns, samples: run.samples,
-			processes: run.processes, threads: run.threads, frequency_hz: run.frequency_hz,
-			exit_status: run.exit_status }));
-		if (w && w.verdict)
-			el.appendChild(C.el('div', { cls: 'verdict' }, C.el('b', {}, 'CPU verdict: ' + w.verdict),
-				' ', w.verdict_text || '', w.efficiency != null ? ' (efficiency ' +
-				C.pct(w.efficiency) + ')' : '', ' ', C.el('a', { href: '#waiting' }, '\u2192 waiting')));
-		if (cu.overview) {
-			var o = cu.overview;
-			el.appendChild(C.el('div', { cls: 'verdict' }, C.el('b', {}, 'GPU verdict: ' +
-				(o.verdict || '?')), ' ', C.el('a', { href: '#cuda' }, '\u2192 CUDA')));
-			el.appendChild(C.cards({ gpu_utilization: o.gpu_utilization,
-				est_sm_efficiency: o.est_sm_efficiency, est_achieved_occupancy: o.est_achieved_occupancy,
-				gpu_ns: o.gpu_ns, sync_blocked_ns: o.sync_blocked_ns, gpu_idle_gaps_ns: o.gpu_idle_gaps_ns }));
-		}
+		var o = cu.overview, m = r.memory;
+		el.appendChild(C.el('div', { cls: 'verdict run-verdict' }, C.el('b', {}, 'Verdict: '),
+			(r.verdict && r.verdict.text) || 'no verdict: the run recorded too little to say'));
+		el.appendChild(C.el('p', { cls: 'cmdline' }, C.el('code', { title: (run.command || []).join(' ') },
+			(run.command || []).join(' '))));
+		var facts = [
+			{ label: 'Wall time', value: C.ns(run.wall_ns), title: 'from the start of the first process ' +
+				'to the end of the last' },
+			{ label: 'CPU time', value: C.ns(run.cpu_ns), title: 'sampled CPU time of the program\'s ' +
+				'threads (the profiler\'s own is apart)' },
+			{ label: 'Samples', value: C.count(run.samples), title: 'at ' + C.count(run.frequency_hz) +
+				' Hz per thread' },
+			{ label: run.processes > 1 ? 'Processes, threads' : 'Threads', value: run.processes > 1
+				? C.count(run.processes) + ', ' + C.count(run.threads) : C.count(run.threads) },
+			{ label: 'Exit status', value: run.exit_signal ? 'killed by signal ' + run.exit_signal
+				: C.count(run.exit_status) }
+		];
+		if (o) facts.push(
+			{ label: 'GPU utilization', value: C.pct(o.gpu_utilization), title: 'kernel time over ' +
+				'the GPU window (first to last GPU activity)' },
+			{ label: 'GPU kernel time', value: C.ns(cu.totals && cu.totals.kernel_ns) },
+			{ label: 'CPU blocked in sync', value: C.ns(o.sync_blocked_ns) });
+		(m && m.spaces || []).forEach(function (s) {
+			if (s.peak_bytes) facts.push({ label: 'Peak ' + (s.kind === 'gpu' ? s.name : 'host memory'),
+				value: C.bytes(s.peak_bytes) });
+		});
+		if (w && w.efficiency != null)
+			facts.push({ label: 'Parallel efficiency', value: C.pct(w.efficiency), title: 'busy ' +
+				'threads\' time on the CPU over their wall time' });
+		el.appendChild(C.facts(facts.slice(0, 12)));
+
 		overviewBreakdown(el, d);
+		overviewTops(el, d);
+
 		el.appendChild(C.el('h2', {}, 'Recommendations'));
-		var n = 0;
-		[['cuda', cu.recommendations], ['memory', r.memory && r.memory.recommendations],
-		 ['steps', r.steps && r.steps.recommendations], ['waiting', w && w.recommendations]]
-			.forEach(function (p) {
-				if (p[1] && p[1].length) { el.appendChild(C.recos(p[1], p[0])); n += p[1].length; }
-			});
-		if (!n) el.appendChild(C.el('p', { cls: 'muted' }, 'None: no rule fired on this run.'));
+		var recos = C.recoGroups([[cu.recommendations, 'cuda'], [m && m.recommendations, 'memory'],
+			[r.steps && r.steps.recommendations, 'steps'], [w && w.recommendations, 'waiting'],
+			[r.distributed && r.distributed.recommendations, 'distributed']]);
+		el.appendChild(recos.count ? recos : C.el('p', { cls: 'muted' }, 'None: no rule fired on this run.'));
 		if ((r.warnings || []).length) {
 			el.appendChild(C.el('h3', {}, 'Data quality'));
 			r.warnings.forEach(function (t) { el.appendChild(C.el('div', { cls: 'warn' }, t)); });
 		}
-		var f = (r.functions || []).slice(0, 5);
-		if (f.length) {
-			el.appendChild(C.el('h3', {}, 'Hottest functions'));
-			f.forEach(function (x) {
-				el.appendChild(C.el('div', {}, C.el('a', { href: C.href('cpu', { q: x.name }) }, x.name),
-					' ' + C.ns(x.self_ns) + ' self, ', C.srcLink(x.file, x.line)));
-			});
-		}
 	}
 });
 
-/* Stacked bars: per step when steps exist (GPU busy, sync wait, CPU, other,
- * from the steps table), else per second of the timeline (CPU lanes' and GPU
- * lanes' busy time). */
+/* The five parts of the step-time breakdown, in the analysis's order
+ * (src/analysis/step_split.h). */
+var CBN_SPLIT = [
+	{ key: 'kernel_ns', name: 'GPU busy', color: '#2f9e44', help: 'a kernel ran on a GPU' },
+	{ key: 'copy_ns', name: 'Data copy', color: '#1c7ed6', help: 'a copy or set ran, no kernel' },
+	{ key: 'sync_wait_ns', name: 'Sync wait', color: '#f08c00', help: 'the host waited in a ' +
+		'synchronizing CUDA call while the GPU was idle' },
+	{ key: 'host_ns', name: 'Launch / CPU', color: '#7048e8', help: 'a thread was on the CPU or in ' +
+		'another CUDA call, the GPU idle' },
+	{ key: 'idle_ns', name: 'Idle', color: '#ced4da', help: 'none of these: sleeping, waiting ' +
+		'off the CPU outside CUDA' }
+];
+
+/* The breakdown chart: per step when the run has steps, else over the run
+ * in bins (html.breakdown). */
 function overviewBreakdown(el, d) {
-	var C = CBN, st = d.report.steps, bars = [], keys, colors = ['#2f9e44', '#f08c00', '#1c7ed6', '#adb5bd'];
-	if (st && st.steps && st.steps.length) {
-		keys = ['GPU busy', 'sync wait', 'CPU', 'other'];
-		st.steps.slice(0, 200).forEach(function (s) {
-			var dur = s.duration_ns || 1, g = s.gpu_busy_ns || 0, sy = s.sync_ns || 0;
-			var cpu = Math.max(0, Math.min(s.cpu_ns || 0, dur) - sy);
-			bars.push({ label: 'step ' + s.number, total: dur,
-				parts: [g, sy, cpu, Math.max(0, dur - g - sy - cpu)] });
+	var C = CBN, st = d.report.steps, bd = d.html && d.html.breakdown, bars = [], title, xl;
+	var gpu = !!d.report.cuda;
+	if (st && st.steps && st.steps.length && st.steps[0].breakdown) {
+		st.steps.slice(0, 400).forEach(function (s) {
+			bars.push({ label: String(s.number), parts: CBN_SPLIT.map(function (p) {
+				return s.breakdown[p.key] || 0; }), title: 'step ' + s.number + ': ' + C.ns(s.duration_ns) +
+				' \u2014 ' + CBN_SPLIT.map(function (p) {
+					return p.name + ' ' + C.ns(s.breakdown[p.key] || 0); }).join(', ') });
 		});
-		el.appendChild(C.el('h2', {}, 'Time per step'));
-	} else {
-		var tl = d.html && d.html.timeline;
-		if (!tl || !tl.lanes || !tl.lanes.length) return;
-		var secs = Math.max(1, Math.ceil(tl.span_ns / 1e9)), i;
-		for (i = 0; i < secs && i < 120; i++) bars.push({ label: i + ' s', total: 0, parts: [0, 0] });
-		keys = ['CPU (all threads)', 'GPU (all streams)'];
-		tl.lanes.forEach(function (l) {
-			var k = l.kind === 'gpu' ? 1 : 0, s = l.slices, j;
-			for (j = 0; j + 2 < s.length; j += 3) {
-				var b = bars[Math.floor(s[j] / 1e9)];
-				if (b) b.parts[k] += s[j + 1];
-			}
-		});
-		bars.forEach(function (b) { b.total = Math.max(1e9, b.parts[0] + b.parts[1]); });
-		el.appendChild(C.el('h2', {}, 'Busy time per second'));
+		title = 'Step-time breakdown';
+		xl = 'step (' + st.what + ')';
+	} else if (bd && bd.bins && bd.bins.length) {
+		var fmt = C.tickText('ns', bd.bin_ns * bd.bins.length / 5, bd.bin_ns);
+		for (var i = 0; i + 4 < bd.bins.length; i += 5) {
+			var k = i / 5, parts = bd.bins.slice(i, i + 5);
+			bars.push({ label: fmt(k * bd.bin_ns), parts: parts, title: fmt(k * bd.bin_ns) + ' to ' +
+				fmt((k + 1) * bd.bin_ns) + ': ' + CBN_SPLIT.map(function (p, j) {
+					return p.name + ' ' + C.ns(parts[j]); }).join(', ') });
+		}
+		title = 'Where the time went, over the run';
+		xl = 'time since the start (bins of ' + C.ns(bd.bin_ns) + ')';
+	} else return;
+	/* the parts the run has at all (a CPU run has no GPU parts) */
+	var used = CBN_SPLIT.map(function (p, k) {
+		return bars.some(function (b) { return b.parts[k] > 0; }) || k === 4; });
+	var series = CBN_SPLIT.filter(function (p, k) { return used[k]; }).map(function (p) {
+		return { name: !gpu && p.key === 'host_ns' ? 'On CPU' : p.name, color: p.color, help: p.help };
+	});
+	bars.forEach(function (b) { b.parts = b.parts.filter(function (v, k) { return used[k]; }); });
+	el.appendChild(C.el('h2', {}, title));
+	var box = C.el('div', { id: 'breakdown' });
+	el.appendChild(box);
+	C.stackedBars(box, { bars: bars, series: series, kind: 'ns', ylabel: st ? 'step time' : 'time',
+		xlabel: xl, height: 230, onbar: st ? function () { location.hash = '#steps'; } : null });
+	var tot = CBN_SPLIT.map(function () { return 0; }), all = 0;
+	bars.forEach(function (b) { b.parts.forEach(function (v, k) { tot[k] += v; all += v; }); });
+	el.appendChild(C.el('p', { cls: 'muted' }, 'Each instant counts once, for the first of these going ' +
+		'on then, in the order of the legend' + (st ? '; over all steps: ' : ': ') +
+		series.map(function (s, k) { return s.name + ' ' + C.pct(all ? tot[k] / all : 0); }).join(', ') +
+		(st ? '. Median step ' + C.ns(st.median_ns) + ', slowest ' + C.ns(st.max_ns) + '.' : '.')));
+}
+
+/* The heaviest functions, operators and kernels, five each. */
+function overviewTops(el, d) {
+	var C = CBN, r = d.report, grid = C.el('div', { cls: 'tops' }), cpu = r.run.cpu_ns || 1;
+	function top(title, href, rows, cols) {
+		if (!rows || !rows.length) return;
+		grid.appendChild(C.el('div', {}, C.el('h3', {}, C.el('a', { href: href }, title)),
+			C.table(rows.slice(0, 5), cols, { compact: true }).el));
 	}
-	var max = Math.max.apply(null, bars.map(function (b) { return b.total; }));
-	var lg = C.el('div', { cls: 'legend' });
-	keys.forEach(function (k, i) {
-		lg.appendChild(C.el('span', {}, C.el('i', { style: 'background:' + colors[i] }), k));
-	});
-	el.appendChild(lg);
-	bars.forEach(function (b) {
-		var bar = C.el('div', { cls: 'bar', style: 'width:' + (100 * b.total / max).toFixed(1) + '%',
-			title: b.label + ': ' + b.parts.map(function (p, i) { return keys[i] + ' ' + C.ns(p); }).join(', ') });
-		b.parts.forEach(function (p, i) {
-			if (p > 0) bar.appendChild(C.el('div', { style: 'background:' + colors[i] + ';width:' +
-				(100 * p / b.total).toFixed(2) + '%' }));
-		});
-		el.appendChild(C.el('div', { style: 'display:flex;gap:8px;align-items:center;margin:2px 0' },
-			C.el('span', { style: 'width:70px;font-size:12px' }, b.label), bar));
-	});
+	top('Top functions (self CPU)', '#cpu', (r.functions || []).slice().sort(function (a, b) {
+		return b.self_ns - a.self_ns; }), [
+		{ key: 'name', name: 1, label: 'Function', cell: function (x) {
+			return C.el('a', { href: C.href('cpu', { q: x.name }), title: x.name }, x.short_name || x.name); } },
+		{ key: 'self_ns', label: 'Self', num: 1, fmt: C.ns },
+		{ key: 'share', label: 'Share', num: 1, get: function (x) { return x.self_ns / cpu; }, fmt: C.pct }
+	]);
+	var ops = r.operators && r.operators.rows;
+	if (ops && ops.length) {
+		var gpu = ops.some(function (x) { return x.cuda_total_ns > 0; }), k = gpu ? 'cuda_total_ns' : 'cpu_total_ns';
+		top('Top operators', '#cuda', ops.slice().sort(function (a, b) { return b[k] - a[k]; }), [
+			{ key: 'name', name: 1, label: 'Operator' },
+			{ key: k, label: gpu ? 'CUDA total' : 'CPU total', num: 1, fmt: C.ns },
+			{ key: 'launches', label: 'Launches', num: 1, fmt: C.count }
+		]);
+	}
+	var ks = r.cuda && r.cuda.kernels;
+	top('Top kernels', '#kernels', (ks || []).slice().sort(function (a, b) { return b.total_ns - a.total_ns; }), [
+		{ key: 'name', name: 1, label: 'Kernel' },
+		{ key: 'total_ns', label: 'Total', num: 1, fmt: C.ns },
+		{ key: 'time_pct', label: 'Share', num: 1, fmt: function (v) { return C.pct(v / 100); } }
+	]);
+	if (grid.children.length) el.appendChild(grid);
 }

@@ -1,76 +1,129 @@
 /*
- * view_20_cpu.js — #cpu: the cProfile-style function table (sortable by every
- * column, filter box with inline marks; &q= presets the filter), the flame
- * graph / icicle of the merged call tree, and the callers and callees of the
- * function selected in either.
+ * view_20_cpu.js — #cpu: the flame graph first, in speedscope's three
+ * views (left heavy: the merged call tree, callees heaviest first; time
+ * order: a thread's stacks over the run; sandwich: one function's callers
+ * above it and callees below), direct recursion folded by default, then
+ * the cProfile-style function table (sortable by every column, filter box
+ * with inline marks; &q= presets the filter; a click on a row opens its
+ * sandwich).  &mode=time|sandwich&fn=NAME open a view of the graph.
  */
 'use strict';
 CBN.view({
 	id: 'cpu', title: 'CPU',
 	has: function (d) { return d.report && d.report.functions && d.report.functions.length; },
 	render: function (el, d, params) {
-		var C = CBN, r = d.report, cpu = r.run.cpu_ns || 1, v = this;
-		var rel = C.el('div', {});
-		el.appendChild(C.el('h2', {}, 'Functions'));
-		v.table = C.table(r.functions, [
-			{ key: 'name', label: 'function', name: 1 },
-			{ key: 'self_ns', label: 'self (tottime)', num: 1, fmt: C.ns },
-			{ key: 'self_pct', label: 'self %', num: 1, fmt: C.pct,
-			  get: function (x) { return x.self_ns / cpu; } },
-			{ key: 'total_ns', label: 'total (cumtime)', num: 1, fmt: C.ns },
-			{ key: 'total_pct', label: 'total %', num: 1, fmt: C.pct,
-			  get: function (x) { return x.total_ns / cpu; } },
-			{ key: 'self_samples', label: 'self samples', num: 1 },
-			{ key: 'total_samples', label: 'total samples', num: 1 },
-			{ key: 'file', label: 'file:line', cell: function (x) { return C.srcLink(x.file, x.line); } },
-			{ key: 'module', label: 'module' }
-		], { sort: 'self_ns', onrow: function (x) { select(x.name); } });
-		el.appendChild(v.table.el);
-		var lo = d.html && d.html.left_out;
-		if (lo && lo.functions)
-			el.appendChild(C.el('p', { cls: 'muted' }, lo.functions + ' lighter functions are left out ' +
-				'of this page (the --json report has them all).'));
-		if (params.q) v.table.filter(params.q);
+		var C = CBN, r = d.report, cpu = r.run.cpu_ns || 1, v = this, h = d.html || {};
+		var graph = C.el('div', { id: 'flame' }), note = C.el('p', { cls: 'muted' });
+		v.nodes = [];
+		v.flame = null;
 		el.appendChild(C.el('h2', {}, 'Flame graph'));
-		var h = d.html || {};
 		if (!h.tree) {
 			el.appendChild(C.el('p', { cls: 'muted' }, 'No call tree: a page of `compare` holds the ' +
 				'two JSON reports only, which keep functions, not stacks.'));
-			v.nodes = [];
-			return;
-		}
-		v.nodes = C.flameTree(h.tree, h.names || []);
-		var box = C.el('div', {});
-		el.appendChild(box);
-		v.flame = C.flame(box, v.nodes, { onselect: function (x) { select(x.fname); } });
-		if (h.tree && h.tree.total_nodes > v.nodes.length)
-			el.appendChild(C.el('p', { cls: 'muted' }, 'The ' + h.tree.total_nodes + '-node call tree ' +
-				'is shown by its heaviest nodes; the rest is folded into "(other)".'));
-		el.appendChild(rel);
-		function select(name) {
-			var cc = C.callersCallees(v.nodes, name), f = r.functions.filter(function (x) {
-				return x.name === name; })[0];
-			rel.textContent = '';
-			rel.appendChild(C.el('h2', {}, name));
-			if (f) rel.appendChild(C.el('p', {}, 'self ' + C.ns(f.self_ns) + ', total ' + C.ns(f.total_ns) +
-				' \u2014 ', C.srcLink(f.file, f.line)));
-			var sp = C.el('div', { cls: 'split' });
-			[['callers', cc.callers], ['callees', cc.callees]].forEach(function (p) {
-				var t = C.table(p[1], [{ key: 'name', name: 1 }, { key: 'ns', label: 'time', num: 1,
-					fmt: C.ns }], { sort: 'ns', filter: false, onrow: function (x) { select(x.name); } });
-				sp.appendChild(C.el('div', {}, C.el('h3', {}, p[0]), t.el));
+		} else {
+			v.orig = C.flameTree(h.tree, h.names || []);
+			var folded = C.collapseRecursion(v.orig), lanes = ((h.timeline || {}).lanes || [])
+				.filter(function (l) { return l.kind === 'cpu' && l.nodes; });
+			var st = { mode: params.mode || 'left', fold: true, lane: 0, fn: params.fn || null };
+			var modes = C.el('span', { cls: 'seg' }), fold = C.el('input', { type: 'checkbox', checked: '' });
+			var thread = C.el('select', { title: 'the thread whose stacks are drawn over time' });
+			lanes.forEach(function (l, i) { thread.appendChild(C.el('option', { value: i }, l.name)); });
+			[['left', 'Left heavy', 'the merged call tree: each function\'s callees side by side, ' +
+				'heaviest first'], ['time', 'Time order', 'one thread\'s stacks over the run, as ' +
+				'sampled'], ['sandwich', 'Sandwich', 'one function: its callers above it, its callees ' +
+				'below']].forEach(function (m) {
+				if (m[0] === 'time' && !lanes.length) return;
+				modes.appendChild(C.el('button', { 'data-mode': m[0], title: m[2], onclick: function () {
+					st.mode = m[0]; show(); } }, m[1]));
 			});
-			rel.appendChild(sp);
-			rel.appendChild(C.el('p', { cls: 'muted' }, 'From the call tree: a function that calls ' +
-				'itself counts once per level.'));
+			var tools = C.el('div', { cls: 'tools' }, modes, C.el('label', { title: 'a function calling ' +
+				'itself drawn as one frame' }, fold, ' fold recursion'), thread);
+			fold.addEventListener('change', function () { st.fold = fold.checked; show(); });
+			thread.addEventListener('change', function () { st.lane = +thread.value; show(); });
+			el.appendChild(tools);
+			el.appendChild(graph);
+			el.appendChild(note);
+			if (h.tree.total_nodes > v.orig.length)
+				note.textContent = 'The ' + C.count(h.tree.total_nodes) + '-frame call tree is shown by ' +
+					'its ' + C.count(v.orig.length) + ' heaviest frames; the rest is folded into ' +
+					'"(other)".';
 		}
-		v.select = select;
+		function show() {
+			var nodes = st.fold ? folded.nodes : v.orig, map = st.fold ? folded.map : null;
+			Array.prototype.forEach.call(modes.children, function (b) {
+				b.className = b.getAttribute('data-mode') === st.mode ? 'on' : ''; });
+			thread.style.display = st.mode === 'time' ? '' : 'none';
+			graph.textContent = '';
+			v.nodes = nodes;
+			v.mode = st.mode;
+			if (st.mode === 'sandwich') return sandwich(nodes);
+			var opts = { onselect: function (x) { if (x.parent >= 0) v.table.filter(x.fname); },
+				maxHeight: '72vh' };
+			if (st.mode === 'time') {
+				var l = lanes[st.lane] || lanes[0];
+				opts.boxes = C.timeOrder(l, v.orig, map, (h.timeline.span_ns || 1));
+				opts.icicle = true;
+				graph.appendChild(C.el('p', { cls: 'muted' }, l.name + ': the stack most samples of each ' +
+					C.ns(h.timeline.bin_ns) + ' were in, left to right over the run; gaps: the thread ' +
+					'was off the CPU.'));
+			}
+			v.flame = C.flame(graph, nodes, opts);
+		}
+		/* one function: callers above (root at the bottom), callees below */
+		function sandwich(nodes) {
+			var fn = st.fn || (r.functions.slice().sort(function (a, b) { return b.self_ns - a.self_ns; })[0]
+				|| {}).name, sw = fn && C.sandwich(nodes, fn);
+			v.sandwiched = null;
+			if (!sw) {
+				graph.appendChild(C.el('p', { cls: 'muted' }, 'Pick a function in the table below.'));
+				return;
+			}
+			graph.appendChild(C.el('p', {}, C.el('b', {}, fn), C.el('span', { cls: 'muted' },
+				' \u2014 total ' + C.ns(sw.callees[0].total) + ' (' + C.pct(sw.callees[0].total / cpu) +
+				' of the CPU time); pick another in the table below')));
+			var up = C.el('div', { cls: 'sandwich-callers' }), down = C.el('div', { cls: 'sandwich-callees' });
+			graph.appendChild(C.el('h3', {}, 'Callers (who called it, up to main)'));
+			graph.appendChild(up);
+			graph.appendChild(C.el('h3', {}, 'Callees (what it spent its time in)'));
+			graph.appendChild(down);
+			v.sandwiched = { fn: fn, callers: C.flame(up, sw.callers, { maxHeight: '40vh' }),
+				callees: C.flame(down, sw.callees, { icicle: true, maxHeight: '40vh' }), trees: sw };
+			v.flame = v.sandwiched.callees;
+		}
+		v.select = function (name) { st.fn = name; st.mode = 'sandwich'; if (h.tree) show(); };
+
+		el.appendChild(C.el('h2', {}, 'Functions'));
+		v.table = C.table(r.functions, [
+			{ key: 'name', label: 'Function', name: 1 },
+			{ key: 'self_ns', label: 'Self time', num: 1, fmt: C.ns,
+			  help: 'time with the function as the innermost frame (cProfile\'s tottime)' },
+			{ key: 'self_pct', label: 'Self %', num: 1, fmt: C.pct,
+			  get: function (x) { return x.self_ns / cpu; } },
+			{ key: 'total_ns', label: 'Total time', num: 1, fmt: C.ns,
+			  help: 'time with the function anywhere on the stack, once per sample (cumtime)' },
+			{ key: 'total_pct', label: 'Total %', num: 1, fmt: C.pct,
+			  get: function (x) { return x.total_ns / cpu; } },
+			{ key: 'self_samples', label: 'Self samples', num: 1, fmt: C.count },
+			{ key: 'total_samples', label: 'Total samples', num: 1, fmt: C.count },
+			{ key: 'file', label: 'Source', cell: function (x) { return C.srcLink(x.file, x.line); } },
+			{ key: 'module', label: 'Module', name: 1 }
+		], { sort: 'self_ns', onrow: function (x) {
+			v.select(x.name);
+			graph.scrollIntoView({ block: 'nearest' });
+		} });
+		el.appendChild(v.table.el);
+		var lo = h.left_out;
+		if (lo && lo.functions)
+			el.appendChild(C.el('p', { cls: 'muted' }, C.count(lo.functions) + ' lighter functions ' +
+				'are left out of this page (the --json report has them all).'));
+		if (params.q) v.table.filter(params.q);
+		if (h.tree) show();
 	},
 	selftests: {
 		/* click the "self" header twice and the "function" header: the rows
 		 * must come out in that order */
 		sort: function () {
-			var C = CBN, t = this.table || CBN.views.filter(function (x) { return x.id === 'cpu'; })[0].table;
+			var C = CBN, t = this.table;
 			function col(key) {
 				var i = Array.prototype.findIndex.call(t.thead.children, function (th) {
 					return th.getAttribute('data-key') === key; });
@@ -90,11 +143,12 @@ CBN.view({
 			click('name');
 			var n = col('name');
 			C.check(n.every(function (x, i) { return !i || n[i - 1] <= x; }), 'names not ascending');
+			click('self_ns');
 			return 'rows=' + a.length + ' first=' + n[0];
 		},
 		/* type the hottest function's name in the filter box */
 		filter: function (sec, d) {
-			var C = CBN, t = CBN.views.filter(function (x) { return x.id === 'cpu'; })[0].table;
+			var C = CBN, t = this.table;
 			var name = d.report.functions[0].name;
 			t.input.value = name;
 			t.input.dispatchEvent(new Event('input'));
@@ -107,8 +161,8 @@ CBN.view({
 		/* click the middle of the heaviest frame below the root: it must fill
 		 * the width; then search for it */
 		zoom: function () {
-			var C = CBN, v = CBN.views.filter(function (x) { return x.id === 'cpu'; })[0], f = v.flame;
-			if (!v.nodes.length) return 'skipped: no call tree in this page';
+			var C = CBN, v = this, f = v.flame;
+			if (!v.nodes.length || v.mode !== 'left') return 'skipped: no left-heavy graph in this page';
 			var root = v.nodes[0], target = root.kids[0];
 			while (target && target.kids.length && target.kids[0].total === target.total)
 				target = target.kids[0];
@@ -122,9 +176,7 @@ CBN.view({
 				clientY: cr.top + r0.y + 5, bubbles: true }));
 			var r1 = f.rectOf(target);
 			C.check(f.zoomed() === target, 'click did not zoom');
-			/* full width of the drawing it is in, whatever the page's width
-			 * (the click fills the callers/callees: the page may grow a
-			 * scrollbar after the draw, and the redraw follows) */
+			/* full width of the drawing it is in, whatever the page's width */
 			C.check(r1 && r1.x === 0 && Math.abs(r1.w - f.width()) < 1,
 				'zoomed frame is ' + (r1 && r1.w) + ' wide of ' + f.width());
 			C.check(Math.abs(f.canvas.width / (window.devicePixelRatio || 1) - f.width()) < 1,
@@ -132,8 +184,44 @@ CBN.view({
 			f.search(target.fname.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
 			C.check(f.matched > 0, 'search matched nothing');
 			f.zoomTo(root);
+			f.search('');
+			v.table.filter('');
 			return 'frame=' + target.fname + ' width ' + Math.round(w0) + '->' + Math.round(r1.w) +
 				' matched=' + C.pct(f.matched);
+		},
+		/*
+		 * The three views: left heavy as tall as its frames a pixel wide or
+		 * more (a thin deep recursion adds no rows), time order with frames
+		 * over the thread's time, the sandwich of the hottest function with
+		 * its callees at full width under it; back to left heavy.
+		 */
+		views: function (sec, d) {
+			var C = CBN, v = this, out = [], deep = 0;
+			if (!v.nodes.length) return 'skipped: no call tree in this page';
+			var tools = sec.querySelectorAll('.seg button');
+			function click(mode) {
+				Array.prototype.filter.call(tools, function (b) {
+					return b.getAttribute('data-mode') === mode; })[0].click();
+			}
+			var f = v.flame, W = f.width(), tot = v.nodes[0].total;
+			v.nodes.forEach(function (x) { if (x.total / tot * W >= 3 && x.depth > deep) deep = x.depth; });
+			C.check(f.rows === deep + 1, 'left heavy: ' + f.rows + ' rows for frames ' + (deep + 1) +
+				' deep at 3 pixels or more');
+			out.push('left_rows=' + f.rows);
+			if (Array.prototype.some.call(tools, function (b) { return b.getAttribute('data-mode') === 'time'; })) {
+				click('time');
+				C.check(v.mode === 'time' && v.flame.boxes().length > 0, 'time order drew nothing');
+				out.push('time_boxes=' + v.flame.boxes().length + ' time_rows=' + v.flame.rows);
+			}
+			click('sandwich');
+			var sw = v.sandwiched;
+			C.check(sw, 'no sandwich');
+			var r0 = sw.callees.rectOf(sw.trees.callees[0]);
+			C.check(r0 && r0.x === 0 && Math.abs(r0.w - sw.callees.width()) < 1, 'sandwich root not full width');
+			out.push('sandwich=' + sw.fn + ' callers=' + sw.trees.callers.length + ' callees=' +
+				sw.trees.callees.length);
+			click('left');
+			return out.join(' ');
 		}
 	}
 });

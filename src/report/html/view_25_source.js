@@ -1,36 +1,44 @@
 /*
- * view_25_source.js — #source&file=F&line=N: a source file read at report
- * time with per-line self and total time as heat, the line asked for
- * outlined; links open the editor.  Only the hottest files are in the page.
+ * view_25_source.js — #source&file=F&line=N: the program's own hot source
+ * files read at report time, with per-line self and total time as heat, the
+ * line asked for outlined; links open the editor.  Only the hottest files
+ * are in the page; when none could be read the view says why in plain
+ * words (no debug info, and what gives it; the sources moved) instead.
  */
 'use strict';
 CBN.view({
 	id: 'source', title: 'Source',
-	has: function (d) { return d.html && d.html.sources && d.html.sources.length; },
 	render: function (el, d, params) {
-		var C = CBN, srcs = d.html.sources, cur = C.source(params.file) || srcs.filter(function (s) {
-			return s.lines; })[0], line = +params.line || 0;
-		var pick = C.el('div', { cls: 'tools' });
-		srcs.forEach(function (s) {
-			pick.appendChild(s.lines ? C.el('a', { href: C.href('source', { file: s.file }) },
-				s.file.split('/').pop()) : C.el('span', { cls: 'muted', title: s.error || '' },
-				s.file.split('/').pop() + ' (unreadable: ' + (s.error || '?') + ')'));
-		});
-		el.appendChild(pick);
+		var C = CBN, srcs = (d.html && d.html.sources) || [], line = +params.line || 0;
+		var read = srcs.filter(function (s) { return s.lines; }), unread = srcs.filter(function (s) {
+			return !s.lines; });
+		var cur = C.source(params.file) || read[0];
 		if (!cur) {
-			el.appendChild(C.el('p', {}, 'None of the hottest files could be read when the report ' +
-				'was written; give --source-root DIR when the sources moved.'));
+			el.appendChild(C.el('h2', {}, 'Source'));
+			noSource(el, d, unread);
 			return;
 		}
-		var heat = {}, max = 1, i, h = cur.heat || [];
+		var pick = C.el('div', { cls: 'tools src-pick' }, C.el('span', { cls: 'muted' }, 'Hot files:'));
+		read.forEach(function (s) {
+			pick.appendChild(C.el('a', { href: C.href('source', { file: s.file }), title: s.file,
+				cls: s === cur ? 'on' : '' }, s.file.split('/').pop()));
+		});
+		el.appendChild(pick);
+		if (unread.length)
+			el.appendChild(C.el('p', { cls: 'muted' }, 'Not found where the build left them: ' +
+				unread.map(function (s) { return s.file; }).join(', ') + '. If the sources moved, give ' +
+				'--source-root DIR with their new place.'));
+		var heat = {}, max = 1, i, h = cur.heat || [], hottest = 0;
 		for (i = 0; i + 2 < h.length; i += 3) {
 			heat[h[i]] = [h[i + 1], h[i + 2]];
-			if (h[i + 2] > max) max = h[i + 2];
+			if (h[i + 2] > max) { max = h[i + 2]; hottest = h[i]; }
 		}
-		el.appendChild(C.el('h2', {}, cur.file));
+		/* no line asked for: the hottest, in view */
+		if (!line) line = hottest;
+		el.appendChild(C.el('h2', { title: cur.file }, cur.file.split('/').pop()));
 		el.appendChild(C.el('p', { cls: 'muted' }, 'read from ' + cur.path + (cur.cut ? ' (cut)' : '') +
 			' \u2014 ', C.el('a', { href: 'vscode://file' + cur.path + (line ? ':' + line : '') },
-			'open in the editor')));
+			'open in the editor'), ' \u2014 self: time in the line itself; total: with what it called'));
 		var tb = C.el('tbody'), here = null;
 		cur.lines.forEach(function (t, k) {
 			var n = k + 1, hv = heat[n], tr = C.el('tr', { id: 'L' + n },
@@ -42,7 +50,7 @@ CBN.view({
 			tb.appendChild(tr);
 		});
 		var sc = C.el('div', { cls: 'scroll' }, C.el('table', { cls: 'src' }, C.el('thead', {},
-			C.el('tr', {}, C.el('th', {}, 'self'), C.el('th', {}, 'total'), C.el('th', {}, 'line'),
+			C.el('tr', {}, C.el('th', {}, 'Self'), C.el('th', {}, 'Total'), C.el('th', {}, 'Line'),
 			C.el('th', {}, ''))), tb));
 		el.appendChild(sc);
 		if (here) setTimeout(function () { sc.scrollTop = here.offsetTop - 80; }, 0);
@@ -55,8 +63,34 @@ CBN.view({
 			CBN.check(rows.length > 0, 'no source lines');
 			CBN.check(hot > 0, 'no line has heat');
 			CBN.check(sec.querySelector('a[href^="vscode://file/"]'), 'no editor link');
-			return 'lines=' + rows.length + ' hot=' + hot + ' file=' +
-				d.html.sources[0].file.split('/').pop();
+			var files = d.html.sources.filter(function (s) { return s.lines; });
+			return 'lines=' + rows.length + ' hot=' + hot + ' file=' + files[0].file.split('/').pop() +
+				' files=' + files.map(function (s) { return s.file.split('/').pop(); }).join(',');
 		}
 	}
 });
+
+/* Why no source can be shown, and what would show it. */
+function noSource(el, d, unread) {
+	var C = CBN, r = d.report, env = r.environment || {}, said = 0;
+	var dbg = (r.warnings || []).filter(function (w) { return /^no debug info/.test(w); })[0];
+	if (env.program_debuginfo === false) {
+		el.appendChild(C.el('p', { cls: 'warn' }, 'The program has no debug info: it was built without ' +
+			'-g, so no time can be given to its source lines. Rebuild it with -g (optimization can ' +
+			'stay: -O2 -g) and profile it again.'));
+		said++;
+	}
+	if (dbg) {
+		el.appendChild(C.el('p', { cls: 'warn' }, dbg.charAt(0).toUpperCase() + dbg.slice(1) + '.'));
+		said++;
+	}
+	if (unread.length) {
+		el.appendChild(C.el('p', {}, 'The hottest source files were not found where the build left ' +
+			'them: ' + unread.map(function (s) { return s.file + ' (' + s.error + ')'; }).join(', ') +
+			'. If the sources moved, give --source-root DIR with their new place.'));
+		said++;
+	}
+	if (!said)
+		el.appendChild(C.el('p', {}, 'No source line of the program holds time: the samples fell in ' +
+			'libraries (see the CPU view for which) or the run was too short to sample.'));
+}

@@ -19,30 +19,32 @@ CBN.view({
 		function dims(v) { return Array.isArray(v) ? v.join('\u00d7') : C.num(v); }
 		el.appendChild(C.el('h2', {}, 'Kernels'));
 		el.appendChild(C.table(k, [
-			{ key: 'name', name: 1 }, { key: 'instances', num: 1 },
-			{ key: 'total_ns', label: 'total', num: 1, fmt: C.ns },
-			{ key: 'time_pct', label: 'share', num: 1, cell: function (x) {
-				return C.el('div', { style: 'display:flex;gap:6px;align-items:center' },
-					C.el('div', { cls: 'bar', style: 'width:80px' }, C.el('div', { style:
+			{ key: 'name', label: 'Kernel', name: 1 },
+			{ key: 'total_ns', label: 'Total', num: 1, fmt: C.ns },
+			{ key: 'time_pct', label: 'Share of GPU time', num: 1, cell: function (x) {
+				return C.el('div', { style: 'display:flex;gap:6px;align-items:center;justify-content:flex-end' },
+					C.el('div', { cls: 'bar', style: 'width:60px' }, C.el('div', { style:
 						'background:#2f9e44;width:' + Math.min(100, x.time_pct || 0) + '%' })),
-					(x.time_pct || 0).toFixed(1) + '%'); } },
-			{ key: 'avg_ns', label: 'avg', num: 1, fmt: C.ns },
-			{ key: 'med_ns', label: 'median', num: 1, fmt: C.ns },
-			{ key: 'dist', label: 'min \u2500 median \u25c6 max (log)', get: function (x) { return x.max_ns; },
+					C.pct((x.time_pct || 0) / 100)); } },
+			{ key: 'instances', label: 'Launches', num: 1, fmt: C.count },
+			{ key: 'avg_ns', label: 'Average', num: 1, fmt: C.ns },
+			{ key: 'med_ns', label: 'Median', num: 1, fmt: C.ns },
+			{ key: 'dist', label: 'Min \u2500 median \u25c6 max', get: function (x) { return x.max_ns; },
+			  help: 'durations on one log scale for all kernels; the tooltip gives the figures',
 			  cell: function (x) {
-				var b = C.el('div', { style: 'position:relative;width:200px;height:12px',
+				var b = C.el('div', { style: 'position:relative;width:140px;height:12px',
 					title: 'min ' + C.ns(x.min_ns) + ', median ' + C.ns(x.med_ns) + ', mean ' +
-					C.ns(x.avg_ns) + ', max ' + C.ns(x.max_ns) + ', stddev ' + C.ns(x.stddev_ns) });
+					C.ns(x.avg_ns) + ', max ' + C.ns(x.max_ns) + ', std. dev. ' + C.ns(x.stddev_ns) });
 				b.appendChild(C.el('div', { style: 'position:absolute;top:5px;height:2px;background:#868e96;' +
 					'left:' + pos(x.min_ns) + ';right:' + (100 - parseFloat(pos(x.max_ns))) + '%' }));
 				b.appendChild(C.el('div', { style: 'position:absolute;top:1px;width:8px;height:10px;' +
 					'background:#1c7ed6;margin-left:-4px;left:' + pos(x.med_ns) }));
 				return b; } },
-			{ key: 'grid', get: function (x) { return dims(x.grid); } },
-			{ key: 'block', get: function (x) { return dims(x.block); } },
-			{ key: 'registers', num: 1 },
-			{ key: 'blocks_per_sm', num: 1 },
-			{ key: 'est_occupancy', label: 'est. occupancy', num: 1, fmt: C.fmtFor('est_occupancy') }
+			{ key: 'est_occupancy', label: 'Est. occupancy', num: 1, fmt: C.pct },
+			{ key: 'blocks_per_sm', label: 'Blocks per SM', num: 1, fmt: function (v) { return C.dec(v); } },
+			{ key: 'registers', label: 'Registers', num: 1, fmt: C.count },
+			{ key: 'grid', label: 'Grid', get: function (x) { return dims(x.grid); } },
+			{ key: 'block', label: 'Block', get: function (x) { return dims(x.block); } }
 		], { sort: 'total_ns' }).el);
 	}
 });

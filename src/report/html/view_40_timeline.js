@@ -1,30 +1,110 @@
 /*
- * view_40_timeline.js — #timeline: one canvas lane per thread (the leaf
- * function of each time bin), per GPU stream (its operations) and per thread
- * calling the CUDA API, lines from launches to their kernels, from
- * html_data.c's binned slices.  Wheel or W/S zoom around the pointer, drag or
- * A/D and the arrow keys pan, 0 resets, a click shows the slice.  Drawing
+ * view_40_timeline.js — #timeline, in the manner of Perfetto's: a lane per
+ * step sequence, per thread and depth of ranges, per thread (the function
+ * of each time bin), per thread calling the CUDA API and per GPU stream,
+ * from html_data.c's slices.  It opens zoomed to where the activity is (the
+ * steps, else the GPU work and ranges, else every lane's), with a time axis
+ * of round ticks, slice labels where they fit, a legend per lane kind, and
+ * the launch -> kernel flows of the slice pointed at or clicked as thin
+ * arrows.  Wheel or W/S zoom around the pointer, drag or A/D and the arrow
+ * keys pan, 0 resets to the whole run, a click names the slice.  Drawing
  * merges slices narrower than a pixel into one rectangle per pixel and
  * writes each lane's rectangles as pixels, so a frame costs at most about
  * one rectangle per pixel of each lane, whatever the slice count
- * (bench/html.sh measures the frame rate on 100 000 slices).
+ * (bench/html.sh measures the frame rate on 100 000 slices); steps and
+ * ranges never merge with their neighbours.
  */
 'use strict';
 CBN.view({
 	id: 'timeline', title: 'Timeline',
 	has: function (d) { return d.html && d.html.timeline && d.html.timeline.lanes.length; },
 	render: function (el, d, params) {
-		var C = CBN, tl = d.html.timeline, names = d.html.names || [], lanes = tl.lanes, v = this;
-		var LANE = 22, LABEL = 180, canvas = C.el('canvas', { tabindex: '0' });
-		var info = C.el('div', { cls: 'tl-info' }, 'wheel or W/S: zoom \u2014 drag or A/D: pan \u2014 0: reset');
-		var t0 = 0, t1 = tl.span_ns || 1, drag = null, pending = false;
+		var C = CBN, tl = d.html.timeline, names = d.html.names || [], v = this;
+		var LANE = 22, LABEL = 190, AXIS = 22, canvas = C.el('canvas', { tabindex: '0' });
+		var info = C.el('div', { cls: 'tl-info' }, 'wheel or W/S: zoom \u2014 drag or A/D: pan \u2014 ' +
+			'0: the whole run \u2014 point at a kernel or a launch for its flows');
+		var drag = null, pending = false, hover = null, sel = null;
+		var STEP = ['#4c6ef5', '#91a7ff'];
+		var GPU = { kernel: '#37b24d', copy: '#1c7ed6', set: '#74c0fc' };
+		var API = { launch: '#9775fa', sync: '#f76707', other: '#b197fc' };
+		var lanes = order(tl.lanes, d.report.steps);
+		var t0 = 0, t1 = tl.span_ns || 1, home = activity();
+		t0 = home[0]; t1 = home[1];
 		v.params = params;
+		v.lanes = lanes;
 		el.appendChild(C.el('h2', {}, 'Timeline'));
-		el.appendChild(C.el('p', { cls: 'muted' }, lanes.length + ' lanes; CPU lanes show the function ' +
-			'most samples of each ' + C.ns(tl.bin_ns) + ' bin were in' + (tl.threads_left_out
-			? '; ' + tl.threads_left_out + ' quieter threads left out' : '')));
+		el.appendChild(C.el('p', { cls: 'muted' }, lanes.length + ' lanes over ' + C.ns(tl.span_ns) +
+			(home[2] ? '; opened on ' + home[2] + ' (0 shows the whole run)' : '') +
+			'; CPU lanes show the function most samples of each ' + C.ns(tl.bin_ns) + ' were in' +
+			(tl.threads_left_out ? '; ' + tl.threads_left_out + ' quieter threads left out' : '') + '.'));
 		el.appendChild(canvas);
 		el.appendChild(info);
+		el.appendChild(legend());
+
+		/* Lanes top to bottom: steps, ranges, threads, CUDA API, GPU
+		 * streams (launches next to their kernels); each keeps its index in
+		 * the data (flows name lanes by it). */
+		function order(src, steps) {
+			var rank = { step: 0, range: 1, cpu: 2, api: 3, gpu: 4 }, out = src.map(function (l, i) {
+				l.orig = i; return l; });
+			if (steps && steps.steps && steps.steps.length) {
+				var sl = [], nm = [];
+				steps.steps.forEach(function (s, k) {
+					sl.push(s.start_ns, s.duration_ns, k);
+					nm.push(['step ' + s.number, '', 0]);
+				});
+				out.push({ kind: 'step', name: 'steps (' + steps.what + ')', slices: sl, names: nm, orig: -1 });
+			}
+			return out.slice().sort(function (a, b) {
+				return (rank[a.kind] - rank[b.kind]) || (a.orig - b.orig); });
+		}
+		/* Where the activity is: the steps, else the GPU work, CUDA calls and
+		 * ranges, else every lane's; padded 2 %. */
+		function activity() {
+			var lo = Infinity, hi = -Infinity, what = '';
+			function ext(kinds) {
+				lanes.forEach(function (l) {
+					var s = l.slices;
+					if (kinds.indexOf(l.kind) < 0 || s.length < 3) return;
+					lo = Math.min(lo, s[0]);
+					for (var j = 0; j + 2 < s.length; j += 3) hi = Math.max(hi, s[j] + s[j + 1]);
+				});
+			}
+			ext(['step']);
+			if (hi > lo) what = 'the steps';
+			else { ext(['gpu', 'api', 'range']); if (hi > lo) what = 'the GPU work and ranges'; }
+			if (!(hi > lo)) { ext(['cpu']); what = ''; }
+			if (!(hi > lo)) return [0, tl.span_ns || 1, ''];
+			var pad = (hi - lo) * 0.02;
+			lo = Math.max(0, lo - pad); hi = Math.min(tl.span_ns, hi + pad);
+			if (hi - lo > 0.9 * tl.span_ns) return [0, tl.span_ns, ''];
+			return [lo, Math.max(hi, lo + 1000), what];
+		}
+		function legend() {
+			var lg = C.el('div', { cls: 'tl-legend' });
+			function row(kind, items) {
+				var r = C.el('div', { cls: 'legend' }, C.el('b', {}, kind));
+				items.forEach(function (x) {
+					r.appendChild(C.el('span', {}, x[0] ? C.el('i', { style: 'background:' + x[0] }) : null, x[1]));
+				});
+				lg.appendChild(r);
+			}
+			var kinds = {};
+			lanes.forEach(function (l) { kinds[l.kind] = 1; });
+			if (kinds.step) row('Steps', [[STEP[0], 'a step'], [STEP[1], 'the next']]);
+			if (kinds.range) row('Ranges', [[null, 'NVTX and annotation ranges, a lane per thread and depth; ' +
+				'colour = name']]);
+			if (kinds.cpu) row('Threads', [[null, 'colour = the function on the CPU most of each bin; ' +
+				'gaps: off the CPU']]);
+			if (kinds.api) row('CUDA API', [[API.launch, 'launch'], [API.sync, 'synchronize'],
+				[API.other, 'other call']]);
+			if (kinds.gpu) row('GPU streams', [[GPU.kernel, 'kernel'], [GPU.copy, 'copy'],
+				[GPU.set, 'set']]);
+			if ((tl.flows || []).length) row('Flows', [[null, '\u2192 from a launch to its kernel: ' +
+				'point at or click either']]);
+			return lg;
+		}
+		function nameOf(l, idx) { return ((l.names || names)[idx] || ['?'])[0]; }
 		function W() { return Math.max(400, el.clientWidth || 1200); }
 		/* a name's colour, once: parsing a CSS colour per rectangle was most
 		 * of a frame's time */
@@ -45,21 +125,32 @@ CBN.view({
 			}
 			return (rgbaOf[col] = ((255 << 24) | (b << 16) | (g << 8) | r) >>> 0);
 		}
-		function colorOf(l, idx) {
-			if (l.kind === 'gpu') return '#37b24d';
-			if (l.kind === 'api') return '#9775fa';
-			return colors[idx] || (colors[idx] = C.color((names[idx] || ['?'])[0]));
+		/* the colour of slice j (name idx) of lane l */
+		function colorOf(l, idx, j) {
+			var n;
+			if (l.kind === 'step') return STEP[(j / 3) & 1];
+			if (l.kind === 'gpu') {
+				n = nameOf(l, idx);
+				return n.indexOf('[CUDA memset') === 0 ? GPU.set : n.indexOf('[CUDA mem') === 0 ? GPU.copy : GPU.kernel;
+			}
+			if (l.kind === 'api') {
+				n = nameOf(l, idx);
+				return /Synchronize$/.test(n) ? API.sync : /Launch/.test(n) ? API.launch : API.other;
+			}
+			return colors[idx] || (colors[idx] = C.color(nameOf(l, idx)));
 		}
-		var PX_GPU = null, PX_API = null;
-		function pixelOf(l, idx) {
-			if (l.kind === 'gpu') return PX_GPU === null ? (PX_GPU = rgba(colorOf(l, idx))) : PX_GPU;
-			if (l.kind === 'api') return PX_API === null ? (PX_API = rgba(colorOf(l, idx))) : PX_API;
-			var p = pixels[idx];
-			return p !== undefined ? p : (pixels[idx] = rgba(colorOf(l, idx)));
+		/* lanes whose slices never merge with a neighbour of their colour */
+		function apart(l) { return l.kind === 'step' || l.kind === 'range'; }
+		function pixelOf(l, idx, j) {
+			if (l.kind === 'cpu') {
+				var p = pixels[idx];
+				return p !== undefined ? p : (pixels[idx] = rgba(colorOf(l, idx, j)));
+			}
+			return rgba(colorOf(l, idx, j));
 		}
 		function draw() {
 			pending = false;
-			var w = W(), h = lanes.length * LANE + 20, dpr = window.devicePixelRatio || 1;
+			var w = W(), h = AXIS + lanes.length * LANE + 4, dpr = window.devicePixelRatio || 1;
 			/* resizing the canvas reallocates it: only when the size changed */
 			if (canvas.width !== Math.round(w * dpr) || canvas.height !== Math.round(h * dpr)) {
 				canvas.width = Math.round(w * dpr); canvas.height = Math.round(h * dpr);
@@ -90,8 +181,9 @@ CBN.view({
 			}
 			/* the lane's last rectangle, in device pixels, not yet written:
 			 * whole pixels (no anti-aliased edges), and the next rectangle
-			 * of its colour that touches it extends it */
-			var lx0 = 0, lx1 = 0, lc = 0, lhas = false;
+			 * of its colour that touches it extends it (but in lanes whose
+			 * slices stay apart, where a pixel is left between them) */
+			var lx0 = 0, lx1 = 0, lc = 0, lhas = false, keep = false;
 			function flush() {
 				if (!lhas) return;
 				if (lx1 - lx0 < 16) for (var x = lx0; x < lx1; x++) row[x] = lc;
@@ -100,17 +192,20 @@ CBN.view({
 			}
 			function rect(x0, x1, c) {
 				var X0 = Math.round(Math.round(x0) * dpr), X1 = Math.min(pw, Math.max(X0 + 1, Math.round(Math.round(x1) * dpr)));
-				if (lhas && c === lc && X0 <= lx1) { if (X1 > lx1) lx1 = X1; return; }
+				if (keep && X1 - X0 >= 3 * dpr) X1 -= Math.round(dpr);
+				if (!keep && lhas && c === lc && X0 <= lx1) { if (X1 > lx1) lx1 = X1; return; }
 				flush();
 				lx0 = X0; lx1 = X1; lc = c; lhas = true;
 				v.drawnRects++;
 			}
-			var stripe = [rgba('#fff'), rgba('#f8f9fa')];
+			var stripe = [rgba('#fff'), rgba('#f8f9fa')], top = Math.round(AXIS * dpr);
+			px.fill(0, 0, Math.min(px.length, top * pw));
 			lanes.forEach(function (l, li) {
-				var y = li * LANE, s = l.slices, j = firstAt(s, t0), run = false;
-				var rx0 = 0, rx1 = 0, rdur = 0, rnm = 0, bg = stripe[li % 2];
+				var y = AXIS + li * LANE, s = l.slices, j = firstAt(s, t0), run = false;
+				var rx0 = 0, rx1 = 0, rdur = 0, rnm = 0, rj = 0, bg = stripe[li % 2];
 				row.fill(bg);
 				lhas = false;
+				keep = apart(l);
 				/*
 				 * Level of detail: slices narrower than a pixel merge into
 				 * one rectangle per pixel (a dense run) coloured as its
@@ -127,24 +222,24 @@ CBN.view({
 						 * filled that pixel most, not the whole run's */
 						if (run && x0 - rx1 < 1 && x1 - rx0 <= 1) {
 							if (x1 > rx1) rx1 = x1;
-							if (s[j + 1] > rdur) { rdur = s[j + 1]; rnm = s[j + 2]; }
+							if (s[j + 1] > rdur) { rdur = s[j + 1]; rnm = s[j + 2]; rj = j; }
 						} else {
-							if (run) rect(rx0, rx1, pixelOf(l, rnm));
-							run = true; rx0 = x0; rx1 = x1; rdur = s[j + 1]; rnm = s[j + 2];
+							if (run) rect(rx0, rx1, pixelOf(l, rnm, rj));
+							run = true; rx0 = x0; rx1 = x1; rdur = s[j + 1]; rnm = s[j + 2]; rj = j;
 						}
 						continue;
 					}
-					if (run) { rect(rx0, rx1, pixelOf(l, rnm)); run = false; }
-					rect(x0, x1, pixelOf(l, s[j + 2]));
-					if (x1 - x0 > 40) {
+					if (run) { rect(rx0, rx1, pixelOf(l, rnm, rj)); run = false; }
+					rect(x0, x1, pixelOf(l, s[j + 2], j));
+					if (x1 - x0 > 24) {
 						/* cut to the characters that fit (monospace): a clip
 						 * region per label cost more than the rectangles */
-						var nm = (names[s[j + 2]] || ['?'])[0], fit = Math.floor((Math.min(x1, w) - x0 - 4) / cw);
-						labels.push(nm.length > fit ? nm.slice(0, Math.max(0, fit - 1)) + '\u2026' : nm,
+						var nm = nameOf(l, s[j + 2]), fit = Math.floor((Math.min(x1, w) - x0 - 4) / cw);
+						if (fit >= 2) labels.push(nm.length > fit ? nm.slice(0, Math.max(1, fit - 1)) + '\u2026' : nm,
 							x0 + 2, y + LANE / 2);
 					}
 				}
-				if (run) rect(rx0, rx1, pixelOf(l, rnm));
+				if (run) rect(rx0, rx1, pixelOf(l, rnm, rj));
 				flush();
 				/* the stripe above and below the rectangles, the row between */
 				var Y0 = Math.round(y * dpr), Y1 = Math.min(ph, Math.round((y + LANE) * dpr));
@@ -154,41 +249,86 @@ CBN.view({
 					else px.fill(bg, yy * pw, (yy + 1) * pw);
 				}
 			});
-			px.fill(0, Math.min(px.length, Math.round(lanes.length * LANE * dpr) * pw));
+			px.fill(0, Math.min(px.length, Math.round((AXIS + lanes.length * LANE) * dpr) * pw));
 			T.push(performance.now());
 			ctx.putImageData(img, 0, 0);
 			T.push(performance.now());
-			ctx.fillStyle = '#000';
+			ctx.fillStyle = '#1d2330';
 			for (var q = 0; q < labels.length; q += 3) ctx.fillText(labels[q], labels[q + 1], labels[q + 2]);
 			lanes.forEach(function (l, li) {
-				var y = li * LANE;
-				ctx.fillStyle = '#fff';
+				var y = AXIS + li * LANE;
+				ctx.fillStyle = li % 2 ? '#f8f9fa' : '#fff';
 				ctx.fillRect(0, y, LABEL, LANE);
-				ctx.fillStyle = l.kind === 'gpu' ? '#2b8a3e' : l.kind === 'api' ? '#6741d9' : '#1d2330';
-				ctx.fillText(l.name.slice(0, 26), 4, y + LANE / 2);
+				ctx.fillStyle = l.kind === 'gpu' ? '#2b8a3e' : l.kind === 'api' ? '#6741d9'
+					: l.kind === 'step' ? '#364fc7' : l.kind === 'range' ? '#a06000' : '#1d2330';
+				var nm = l.name, fit = Math.floor((LABEL - 8) / cw);
+				ctx.fillText(nm.length > fit ? nm.slice(0, fit - 1) + '\u2026' : nm, 4, y + LANE / 2);
 				v.drawnLanes++;
 			});
-			/* launch -> kernel flows whose launch or kernel is in view */
-			var fl = tl.flows || [], nf = 0;
-			ctx.strokeStyle = 'rgba(103,65,217,0.55)';
-			ctx.beginPath();
-			for (var f = 0; f + 3 < fl.length && nf < 1000; f += 4) {
-				if ((fl[f] < t0 || fl[f] > t1) && (fl[f + 2] < t0 || fl[f + 2] > t1)) continue;
-				var ax = LABEL + (fl[f] - t0) * sc, gx = LABEL + (fl[f + 2] - t0) * sc;
-				var ay = fl[f + 1] * LANE + LANE / 2, gy = fl[f + 3] * LANE + LANE / 2;
-				ctx.moveTo(Math.max(LABEL, ax), ay);
-				ctx.lineTo(Math.max(LABEL, gx), gy);
-				nf++;
-			}
-			ctx.stroke();
-			v.drawnFlows = nf;
-			ctx.fillStyle = '#667085';
-			for (var k = 0; k <= 5; k++) {
-				var tx = LABEL + k * (w - LABEL) / 5;
-				ctx.fillText(C.ns(t0 + k * (t1 - t0) / 5), Math.min(tx, w - 60), lanes.length * LANE + 10);
-			}
+			axis(ctx, w, h);
+			flows(ctx, sc);
 			T.push(performance.now());
 			v.parts = T;
+		}
+		/* the time axis on top: round ticks in the unit of the view, lines
+		 * down the lanes */
+		function axis(ctx, w, h) {
+			var tk = C.ticks(t0, t1, Math.max(2, Math.floor((w - LABEL) / 120)), 'ns');
+			var fmt = C.tickText('ns', Math.max(Math.abs(t0), Math.abs(t1)), tk.step);
+			ctx.fillStyle = '#fff';
+			ctx.fillRect(0, 0, w, AXIS);
+			ctx.strokeStyle = 'rgba(16,33,63,0.12)';
+			ctx.beginPath();
+			tk.ticks.forEach(function (t) {
+				var x = Math.round(LABEL + (t - t0) * (w - LABEL) / (t1 - t0)) + 0.5;
+				if (x < LABEL || x > w) return;
+				ctx.moveTo(x, AXIS - 5); ctx.lineTo(x, h - 4);
+			});
+			ctx.stroke();
+			ctx.fillStyle = '#5d6779';
+			ctx.textAlign = 'center';
+			tk.ticks.forEach(function (t) {
+				var x = LABEL + (t - t0) * (w - LABEL) / (t1 - t0), txt = fmt(t), tw = ctx.measureText(txt).width;
+				if (x < LABEL || x > w) return;
+				ctx.fillText(txt, Math.min(w - tw / 2 - 2, Math.max(LABEL + tw / 2 + 2, x)), AXIS / 2 - 1);
+			});
+			ctx.textAlign = 'left';
+			ctx.fillText(C.ns(t1 - t0) + ' shown', 4, AXIS / 2 - 1);
+			v.ticks = tk.ticks.map(fmt);
+		}
+		/* lane position of a data lane index */
+		var pos = [];
+		lanes.forEach(function (l, i) { if (l.orig >= 0) pos[l.orig] = i; });
+		/* The flows of the slice pointed at (else of the one clicked): thin
+		 * arrows from each launch to its kernel. */
+		function flows(ctx, sc) {
+			var fl = tl.flows || [], f = hover || sel, nf = 0;
+			v.drawnFlows = 0;
+			if (!f) return;
+			ctx.strokeStyle = '#5f3dc4';
+			ctx.fillStyle = '#5f3dc4';
+			ctx.lineWidth = 1;
+			for (var k = 0; k + 3 < fl.length && nf < 300; k += 4) {
+				var mine = (fl[k + 3] === f.lane && fl[k + 2] >= f.s && fl[k + 2] < f.e) ||
+					(fl[k + 1] === f.lane && fl[k] >= f.s && fl[k] < f.e);
+				if (!mine || pos[fl[k + 1]] == null || pos[fl[k + 3]] == null) continue;
+				var ax = LABEL + (fl[k] - t0) * sc, gx = LABEL + (fl[k + 2] - t0) * sc;
+				var ay = AXIS + pos[fl[k + 1]] * LANE + LANE / 2, gy = AXIS + pos[fl[k + 3]] * LANE + LANE / 2;
+				if (Math.max(ax, gx) < LABEL) continue;
+				ax = Math.max(LABEL, ax); gx = Math.max(LABEL, gx);
+				var ang = Math.atan2(gy - ay, gx - ax);
+				ctx.beginPath();
+				ctx.moveTo(ax, ay);
+				ctx.lineTo(gx, gy);
+				ctx.stroke();
+				ctx.beginPath();
+				ctx.moveTo(gx, gy);
+				ctx.lineTo(gx - 7 * Math.cos(ang - 0.4), gy - 7 * Math.sin(ang - 0.4));
+				ctx.lineTo(gx - 7 * Math.cos(ang + 0.4), gy - 7 * Math.sin(ang + 0.4));
+				ctx.fill();
+				nf++;
+			}
+			v.drawnFlows = nf;
 		}
 		/* index of the first slice that may reach t (slices sorted by start;
 		 * a slice is never longer than the lane's span, so step back one) */
@@ -211,30 +351,51 @@ CBN.view({
 			var r = canvas.getBoundingClientRect();
 			return Math.max(0, Math.min(1, (ev.clientX - r.left - LABEL) / (r.width - LABEL)));
 		}
+		/* the slice under the pointer: {lane (data index), s, e, name, l} */
+		function sliceAt(ev) {
+			var r = canvas.getBoundingClientRect(), li = Math.floor((ev.clientY - r.top - AXIS) / LANE);
+			var l = lanes[li];
+			if (!l || ev.clientX - r.left < LABEL) return null;
+			var t = t0 + frac(ev) * (t1 - t0), s = l.slices, j = firstAt(s, t);
+			/* within a pixel either side: thin slices can be pointed at */
+			var slack = (t1 - t0) / Math.max(1, r.width - LABEL);
+			for (; j + 2 < s.length && s[j] <= t + slack; j += 3)
+				if (t < s[j] + s[j + 1] + slack)
+					return { lane: l.orig, s: s[j], e: s[j] + s[j + 1], idx: s[j + 2], l: l };
+			return null;
+		}
+		function describe(x) {
+			var nm = (x.l.names || names)[x.idx] || ['?', '', 0];
+			return x.l.name + ': ' + nm[0] + '  at ' + C.ns(x.s) + ' for ' + C.ns(x.e - x.s) +
+				(nm[1] ? '  ' + nm[1].split('/').pop() + ':' + nm[2] : '');
+		}
 		canvas.addEventListener('wheel', function (ev) {
 			ev.preventDefault(); zoom(ev.deltaY > 0 ? 1.25 : 0.8, frac(ev)); }, { passive: false });
 		canvas.addEventListener('mousedown', function (ev) { drag = { x: ev.clientX, t0: t0, t1: t1, moved: 0 }; });
 		window.addEventListener('mouseup', function () { setTimeout(function () { drag = null; }, 0); });
 		canvas.addEventListener('mousemove', function (ev) {
-			if (!drag) return;
+			if (!drag) {
+				var x = sliceAt(ev), was = hover;
+				hover = x && (x.l.kind === 'gpu' || x.l.kind === 'api') ? x : null;
+				canvas.title = x ? describe(x) : '';
+				if ((was && was.s) !== (hover && hover.s) || (was && was.lane) !== (hover && hover.lane)) redraw();
+				return;
+			}
 			var r = canvas.getBoundingClientRect(), dt = (ev.clientX - drag.x) / (r.width - LABEL) * (drag.t1 - drag.t0);
 			drag.moved = Math.abs(ev.clientX - drag.x);
 			var w0 = drag.t1 - drag.t0, n0 = Math.max(0, Math.min(tl.span_ns - w0, drag.t0 - dt));
 			t0 = n0; t1 = n0 + w0; redraw();
 		});
+		canvas.addEventListener('mouseleave', function () { if (hover) { hover = null; redraw(); } });
 		canvas.addEventListener('click', function (ev) {
 			if (drag && drag.moved > 3) return;
-			var r = canvas.getBoundingClientRect(), li = Math.floor((ev.clientY - r.top) / LANE);
-			var t = t0 + frac(ev) * (t1 - t0), l = lanes[li];
-			if (!l) return;
-			var s = l.slices, j = firstAt(s, t);
-			for (; j + 2 < s.length && s[j] <= t; j += 3) if (t < s[j] + s[j + 1]) {
-				var nm = names[s[j + 2]] || ['?', '', 0];
-				info.textContent = l.name + ': ' + nm[0] + '  at ' + C.ns(s[j]) + ' for ' + C.ns(s[j + 1]) +
-					(nm[1] ? '  ' + nm[1].split('/').pop() + ':' + nm[2] : '');
-				v.selected = nm[0];
-				return;
+			var x = sliceAt(ev);
+			sel = x && (x.l.kind === 'gpu' || x.l.kind === 'api') ? x : null;
+			if (x) {
+				info.textContent = describe(x);
+				v.selected = ((x.l.names || names)[x.idx] || ['?'])[0];
 			}
+			redraw();
 		});
 		canvas.addEventListener('keydown', function (ev) {
 			var k = ev.key.toLowerCase();
@@ -247,8 +408,25 @@ CBN.view({
 			ev.preventDefault();
 		});
 		v.view = function () { return [t0, t1]; };
+		v.home = home;
 		v.keys = function (k) { canvas.dispatchEvent(new KeyboardEvent('keydown', { key: k })); };
 		v.drawNow = draw;
+		/* point at the kernel of the first flow in view (self-tests) */
+		v.hoverFlow = function () {
+			var fl = tl.flows || [], k, l, s, j;
+			for (k = 0; k + 3 < fl.length; k += 4) {
+				if (fl[k + 2] < t0 || fl[k + 2] > t1) continue;
+				l = lanes[pos[fl[k + 3]]];
+				s = l.slices;
+				for (j = firstAt(s, fl[k + 2]); j + 2 < s.length && s[j] <= fl[k + 2]; j += 3)
+					if (fl[k + 2] < s[j] + s[j + 1]) {
+						hover = { lane: l.orig, s: s[j], e: s[j] + s[j + 1], idx: s[j + 2], l: l };
+						draw();
+						return v.drawnFlows;
+					}
+			}
+			return 0;
+		};
 		/* bench: swap in n synthetic slices (20 lanes, names of the page),
 		 * then pan and zoom by program every animation frame for ms
 		 * milliseconds, timing each draw; done(result line) at the end */
@@ -264,10 +442,11 @@ CBN.view({
 					sl.push(t, dur, (i * 31 + k) % nn);
 					t += step;
 				}
-				lanes.push({ kind: 'cpu', name: 'synthetic ' + k, slices: sl });
+				lanes.push({ kind: 'cpu', name: 'synthetic ' + k, slices: sl, orig: k });
 			}
 			tl.span_ns = span;
 			tl.flows = [];
+			hover = sel = null;
 			v.keys('0');
 			var parts = [0, 0, 0], frames = 0, times = [], rects = 0, start = performance.now(), f = 0;
 			function frame(now) {
@@ -306,23 +485,36 @@ CBN.view({
 	selftests: {
 		/* #timeline&selftest=fps[&slices=N&ms=M]: frames per second while
 		 * panning and zooming over N synthetic slices (default 100 000) */
-		fps: function (sec, d) {
-			var v = CBN.views.filter(function (x) { return x.id === 'timeline'; })[0];
-			var p = v.params || {};
+		fps: function () {
+			var v = this, p = v.params || {};
 			v.bench(+p.slices || 100000, +p.ms || 3000, function (r) { CBN.note('bench timeline.fps ok ' + r); });
 			return 'started';
 		},
-		/* lanes drawn, then W zooms in and D pans right (drawn synchronously) */
+		/*
+		 * Opened on the activity, ticks at round values, lanes drawn; a
+		 * kernel pointed at draws its flows; W zooms in, D pans right, 0
+		 * shows the whole run.
+		 */
 		lanes: function () {
-			var C = CBN, v = CBN.views.filter(function (x) { return x.id === 'timeline'; })[0];
-			var span0 = v.view()[1] - v.view()[0];
+			var C = CBN, v = this, home = v.view();
+			v.drawNow();
+			C.check(v.ticks.length >= 2, 'fewer than two ticks');
+			v.ticks.forEach(function (t) {
+				C.check(/^-?\d+(\.\d{1,3})? (ns|us|ms|s)$/.test(t), 'tick "' + t + '" is not a round value');
+			});
+			var flows = v.hoverFlow();
+			var span0 = home[1] - home[0];
 			v.keys('w'); v.drawNow();
 			var z = v.view();
 			C.check(z[1] - z[0] < span0, 'W did not zoom in');
 			v.keys('d'); v.drawNow();
 			C.check(v.view()[0] > z[0] || z[1] >= span0, 'D did not pan');
 			v.keys('0'); v.drawNow();
-			return 'lanes=' + v.drawnLanes + ' rects=' + v.drawnRects + ' flows=' + v.drawnFlows;
+			var all = v.view();
+			C.check(all[0] === 0 && all[1] - all[0] >= span0, '0 did not show the whole run');
+			return 'lanes=' + v.drawnLanes + ' rects=' + v.drawnRects + ' flows=' + flows +
+				' opened=' + C.ns(home[0]) + '..' + C.ns(home[1]) + ' (' + (v.home[2] || 'the run') + ')' +
+				' ticks=' + v.ticks.join('|');
 		}
 	}
 });
