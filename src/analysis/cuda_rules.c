@@ -57,10 +57,10 @@ static int sync_dominated(const void *ctx, struct rules_pass *pass)
 			break;
 		}
 	return rules_fire(pass,
-			  "CPU blocked %s in synchronizing calls = %.1f%% of the %s run%s%s%s",
+			  "CPU blocked %s in synchronizing calls = %.1f%% of the %s run%s%s%s%s",
 			  util_fmt_dur(b1, sizeof(b1), (double)ov->sync_blocked_ns),
 			  100.0 * ov->sync_blocked_ns / wall, util_fmt_dur(b2, sizeof(b2), (double)wall),
-			  top ? "; largest: " : "", top ? top->name : "",
+			  top ? "; largest: " : "", top ? top->name : "", top ? " " : "",
 			  top ? util_fmt_dur(b3, sizeof(b3), (double)top->t.total) : "");
 }
 
