@@ -51,9 +51,11 @@ CBN.view({
 			[r.steps && r.steps.recommendations, 'steps'], [w && w.recommendations, 'waiting'],
 			[r.distributed && r.distributed.recommendations, 'distributed']]);
 		el.appendChild(recos.count ? recos : C.el('p', { cls: 'muted' }, 'None: no rule fired on this run.'));
-		if ((r.warnings || []).length) {
+		var lost = lostLine(run.lost);
+		if ((r.warnings || []).length || lost) {
 			el.appendChild(C.el('h3', {}, 'Data quality'));
-			r.warnings.forEach(function (t) { el.appendChild(C.el('div', { cls: 'warn' }, t)); });
+			if (lost) el.appendChild(C.el('div', { cls: 'warn' }, lost));
+			(r.warnings || []).forEach(function (t) { el.appendChild(C.el('div', { cls: 'warn' }, t)); });
 		}
 	}
 });
@@ -147,4 +149,22 @@ function overviewTops(el, d) {
 		{ key: 'time_pct', label: 'Share', num: 1, fmt: function (v) { return C.pct(v / 100); } }
 	]);
 	if (grid.children.length) el.appendChild(grid);
+}
+
+/* The text report's Lost line in words (docs/reading-the-report.md): the
+ * samples the timer asked for that the agent could not record, by reason;
+ * the lost-samples warning points at it.  '' when none were lost. */
+function lostLine(lost) {
+	var why = { reentrant: 'arrived while the thread was inside the agent',
+		buffer_full: 'the session file was full (--buffer-mb)',
+		no_thread: 'a thread without agent state', foreign_pid: 'a child forked without the ' +
+		'fork handlers', disabled: 'the agent had turned itself off', sandboxed: 'the program ' +
+		'was sandboxed', sigqueue: 'the signal queue was full' }, parts = [], n = 0;
+	Object.keys(lost || {}).forEach(function (k) {
+		if (!lost[k]) return;
+		n += lost[k];
+		parts.push(CBN.count(lost[k]) + ' ' + (why[k] || k.replace(/_/g, ' ')));
+	});
+	return n ? 'Lost: ' + CBN.count(n) + ' sample' + (n === 1 ? '' : 's') + ' not recorded (' +
+		parts.join('; ') + ')' : '';
 }

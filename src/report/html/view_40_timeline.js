@@ -21,8 +21,9 @@ CBN.view({
 	render: function (el, d, params) {
 		var C = CBN, tl = d.html.timeline, names = d.html.names || [], v = this;
 		var LANE = 22, LABEL = 190, AXIS = 22, canvas = C.el('canvas', { tabindex: '0' });
+		var hasFlows = tl.lanes.some(function (l) { return l.kind === 'api' || l.kind === 'gpu'; });
 		var info = C.el('div', { cls: 'tl-info' }, 'wheel or W/S: zoom \u2014 drag or A/D: pan \u2014 ' +
-			'0: the whole run \u2014 point at a kernel or a launch for its flows');
+			'0: the whole run' + (hasFlows ? ' \u2014 point at a kernel or a launch for its flows' : ''));
 		var drag = null, pending = false, hover = null, sel = null;
 		var STEP = ['#4c6ef5', '#91a7ff'];
 		var GPU = { kernel: '#37b24d', copy: '#1c7ed6', set: '#74c0fc' };
@@ -33,7 +34,7 @@ CBN.view({
 		v.params = params;
 		v.lanes = lanes;
 		el.appendChild(C.el('h2', {}, 'Timeline'));
-		el.appendChild(C.el('p', { cls: 'muted' }, lanes.length + ' lanes over ' + C.ns(tl.span_ns) +
+		el.appendChild(C.el('p', { cls: 'muted' }, lanes.length + (lanes.length === 1 ? ' lane' : ' lanes') + ' over ' + C.ns(tl.span_ns) +
 			(home[2] ? '; opened on ' + home[2] + ' (0 shows the whole run)' : '') +
 			'; CPU lanes show the function most samples of each ' + C.ns(tl.bin_ns) + ' were in' +
 			(tl.threads_left_out ? '; ' + tl.threads_left_out + ' quieter threads left out' : '') + '.'));

@@ -26,7 +26,8 @@ CBN.view({
 			el.appendChild(C.facts([
 				{ label: 'Peak allocated', value: C.bytes(s.peak_bytes), title: s.peak_exact ? 'exact'
 					: 'estimated from the samples' },
-				{ label: 'Peak at', value: C.secs(s.peak_s) + (s.peak_range ? ', in range ' + s.peak_range : '') },
+				{ label: s.peak_range ? 'Peak at, in range \u201c' + s.peak_range + '\u201d' : 'Peak at',
+					value: C.secs(s.peak_s) },
 				gpu ? { label: 'Peak reserved', value: C.bytes(s.reserved_peak_bytes), title: 'pools ' +
 					'plus allocations outside pools' }
 					: { label: 'Peak RSS', value: C.bytes(s.rss_peak_bytes), title: 'resident memory, ' +
