@@ -37,7 +37,8 @@ CBN.view({
 		(cu.gpus || []).forEach(function (g) {
 			el.appendChild(C.el('p', { cls: 'muted' }, 'GPU ' + g.device + ': ' + g.name + ', ' +
 				C.bytes(g.memory_bytes) + ', ' + g.sm_count + ' SMs, compute capability ' +
-				g.compute_capability));
+				(typeof g.compute_capability === 'number' ? g.compute_capability.toFixed(1)
+					: g.compute_capability)));
 		});
 		el.appendChild(C.facts([
 			o ? { label: 'GPU utilization', value: C.pct(o.gpu_utilization), title: 'kernel time over ' +

@@ -50,7 +50,11 @@ CBN.view({
 			{ key: 'kernels', label: 'Kernels', num: 1, fmt: C.count },
 			{ key: 'copies', label: 'Copies', num: 1, fmt: C.count }
 		];
-		if (host) cols.push({ key: 'mem_peak', label: 'Peak host memory', num: 1, fmt: C.bytes });
+		/* the host's live bytes are read now and then (the memory counter
+		 * records): a short step may hold no reading */
+		if (host) cols.push({ key: 'mem_peak', label: 'Peak host memory', num: 1, help: 'the most ' +
+			'host memory live in the step; \u2014: no reading of host memory fell in it', fmt: function (v) {
+			return v == null ? '\u2014' : C.bytes(v); } });
 		if (d.report.run.processes > 1) cols.push({ key: 'process', label: 'Process', num: 1, fmt: String });
 		el.appendChild(C.table(list, cols, { sort: 'number', dir: 1, filter: false }).el);
 		var w = (s.capture || {}).windows || [];
