@@ -54,6 +54,8 @@ got=$(html_data "$T/moved.html" '[s.get("path", "") for s in d["html"]["sources"
 html_open "$T/run.html" '#all&selftest=all' html_views 5000 shot
 html_expect '^render overview ok' '^render cpu ok' '^render source ok' '^render timeline ok' \
 	'^selftest cpu\.sort ok' '^selftest cpu\.filter ok .*marks=[1-9]' \
-	'^selftest cpu\.zoom ok frame=worker_spin' "^selftest timeline\\.lanes ok lanes=$(cat "$T/plain.html.lanes") " \
+	'^selftest cpu\.zoom ok frame=worker_spin' \
+	'^selftest cpu\.views ok left_rows=[0-9]+ time_boxes=[1-9][0-9]* .*sandwich=' \
+	"^selftest timeline\\.lanes ok lanes=$(cat "$T/plain.html.lanes") " \
 	'^selftest source\.heat ok .*file=threads\.c'
 exit 0
