@@ -2,8 +2,9 @@
  * html.c — --html FILE: the self-contained page.  Writes the embedded style
  * and scripts (html_assets.c, generated from src/report/html/ by
  * tools/html_embed.c) around one data element: the --json document and
- * html_data.c's aggregates, gzip-compressed and base64-encoded when large
- * (the page inflates it with the browser's DecompressionStream).
+ * html_data.c's aggregates, gzip-compressed and base64-encoded when large,
+ * the scripts then too (the page inflates both with the browser's
+ * DecompressionStream).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -100,31 +101,44 @@ static void html_base64(FILE *f, const unsigned char *b, size_t n)
 	}
 }
 
+/* Whether the page's data and scripts are compressed: above HTML_GZIP_MIN of
+ * data, or as CBN_HTML_GZIP=0/1 forces (tests, bench). */
+static int html_want_gzip(size_t datalen)
+{
+	const char *force = getenv("CBN_HTML_GZIP");
+
+	return force && *force ? *force == '1' : datalen >= HTML_GZIP_MIN;
+}
+
+#ifdef CBN_HAVE_ZLIB
+/* An element <script id=ID type=application/octet-stream> of s gzipped and
+ * in base64.  0, or -1 when memory is short (nothing written then). */
+static int html_gzip_element(FILE *f, const char *id, const char *s)
+{
+	size_t zn;
+	unsigned char *z = html_gzip(s, strlen(s), &zn);
+
+	if (!z)
+		return -1;
+	fprintf(f, "<script id=\"%s\" type=\"application/octet-stream\" "
+		   "data-encoding=\"gzip+base64\">", id);
+	html_base64(f, z, zn);
+	fputs("</script>\n", f);
+	free(z);
+	return 0;
+}
+#endif
+
 /*
  * The data element.  Plain JSON has every '<' written as \u003c (only strings
  * can hold one), so no name or source line can close the element.  The
  * environment variable CBN_HTML_GZIP=0/1 forces either form (tests, bench).
  */
-static void html_data(FILE *f, const char *json)
+static void html_data(FILE *f, const char *json, int gz)
 {
-	size_t n = strlen(json);
-	const char *force = getenv("CBN_HTML_GZIP");
-	int gz = force && *force ? *force == '1' : n >= HTML_GZIP_MIN;
-
 #ifdef CBN_HAVE_ZLIB
-	if (gz) {
-		size_t zn;
-		unsigned char *z = html_gzip(json, n, &zn);
-
-		if (z) {
-			fputs("<script id=\"cbn-data\" type=\"application/octet-stream\" "
-			      "data-encoding=\"gzip+base64\">", f);
-			html_base64(f, z, zn);
-			fputs("</script>\n", f);
-			free(z);
-			return;
-		}
-	}
+	if (gz && html_gzip_element(f, "cbn-data", json) == 0)
+		return;
 #else
 	(void)gz;
 #endif
@@ -138,11 +152,57 @@ static void html_data(FILE *f, const char *json)
 	fputs("</script>\n", f);
 }
 
+/*
+ * The page's scripts.  With the data compressed they are too: 150 KiB of
+ * commented source, most of a page's bytes up to 100 k samples, are 40 KiB
+ * gzipped.  A loader of a few lines inflates them as app.js inflates the
+ * data and runs them; a browser without DecompressionStream gets the
+ * sentence app.js would give.
+ */
+static const char html_loader_js[] =
+	"(function () {\n"
+	"\tvar code = document.getElementById('cbn-code');\n"
+	"\tfunction fail(m) {\n"
+	"\t\tvar st = document.getElementById('cbn-status');\n"
+	"\t\tdocument.getElementById('view').textContent = 'Cannot start the report: ' + m;\n"
+	"\t\tst.textContent = 'error load: ' + m;\n"
+	"\t\tst.setAttribute('data-errors', '1');\n"
+	"\t}\n"
+	"\tif (typeof DecompressionStream === 'undefined')\n"
+	"\t\treturn fail('this browser lacks DecompressionStream: open the report in a '\n"
+	"\t\t\t+ 'current Chrome, Firefox or Safari');\n"
+	"\tvar bin = atob(code.textContent.trim()), bytes = new Uint8Array(bin.length), i;\n"
+	"\tfor (i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);\n"
+	"\tnew Response(new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip')))\n"
+	"\t\t.text().then(function (text) {\n"
+	"\t\t\tvar s = document.createElement('script');\n"
+	"\t\t\ts.textContent = text;\n"
+	"\t\t\tdocument.body.appendChild(s);\n"
+	"\t\t}).catch(function (e) { fail(e.message); });\n"
+	"})();\n";
+
+static void html_scripts(FILE *f, int gz)
+{
+#ifdef CBN_HAVE_ZLIB
+	if (gz && html_gzip_element(f, "cbn-code", html_asset_js) == 0) {
+		fputs("<script>\n", f);
+		fputs(html_loader_js, f);
+		fputs("</script>\n", f);
+		return;
+	}
+#else
+	(void)gz;
+#endif
+	fputs("<script>\n", f);
+	fputs(html_asset_js, f);
+	fputs("</script>\n", f);
+}
+
 static int html_page(const char *path, const char *title, cJSON *doc, char *err, size_t errlen)
 {
 	char *json = cJSON_PrintUnformatted(doc);
 	FILE *f = NULL;
-	int ret = -1;
+	int ret = -1, gz;
 
 	if (!json) {
 		snprintf(err, errlen, "cannot format the page's data: out of memory");
@@ -166,10 +226,10 @@ static int html_page(const char *path, const char *title, cJSON *doc, char *err,
 	      "<main id=\"view\"><p class=\"loading\">Loading the report&hellip; "
 	      "(this page needs JavaScript)</p></main>\n"
 	      "<div id=\"cbn-status\" hidden></div>\n", f);
-	html_data(f, json);
-	fputs("<script>\n", f);
-	fputs(html_asset_js, f);
-	fputs("</script>\n</body>\n</html>\n", f);
+	gz = html_want_gzip(strlen(json));
+	html_data(f, json, gz);
+	html_scripts(f, gz);
+	fputs("</body>\n</html>\n", f);
 	if (fflush(f) != 0 || ferror(f)) {
 		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
 		goto out;

@@ -1,13 +1,14 @@
 #!/bin/bash
 # html_views — the --html page of a CPU run, opened in headless chromium: one
-# self-contained file (no URL outside it, data gzip+base64 above 16 KiB, plain
-# JSON with no raw '<' below), the same page from `report DIR --html`, and in
-# the browser every view with data renders without an error, the function
-# table sorts by a clicked column and filters with inline marks, a click on
-# a flame graph frame zooms it to the full width and a search finds it, and
-# the timeline draws one lane per sampled thread (examples/threads: 5) and
-# zooms and pans with the keys, the source view shows threads.c with heat
-# on its hot lines and an editor link; --source-root finds a moved source.
+# self-contained file (no URL outside it, data and scripts gzip+base64 above
+# 16 KiB of data, plain JSON with no raw '<' below), the same page from
+# `report DIR --html`, and in the browser every view with data renders
+# without an error, the function table sorts by a clicked column and
+# filters with inline marks, a click on a flame graph frame zooms it to the
+# full width and a search finds it, its three views draw, and the timeline
+# draws one lane per sampled thread (examples/threads: 5) and zooms and pans
+# with the keys, the source view shows threads.c with heat on its hot lines
+# and an editor link; --source-root finds a moved source.
 # One browser launch; the screenshot of every view is kept in the build
 # directory.
 . "$(dirname "$0")/lib/common.bash"
@@ -19,13 +20,16 @@ run_cbn -o "$T/s" --html "$T/run.html" --json "$T/r.json" -- "$EXAMPLES/threads"
 expect_rc 0
 [ -s "$T/run.html" ] || fail "--html wrote no file"
 grep -q 'data-encoding="gzip+base64"' "$T/run.html" || fail "a $(wc -c <"$T/run.html")-byte page's data is not compressed"
-# offline: nothing is fetched (no external script, style, image or link)
-grep -Eiq '(src|href)="(https?:)?//|<link |@import|url\(http' "$T/run.html" &&
-	fail "the page refers to something outside itself"
 
 # report DIR --html: the same page from the kept session; plain JSON forced
 "$CBN" report -q --html "$T/rep.html" "$T/s" >/dev/null 2>"$T/rep.err" || fail "report --html: $(cat "$T/rep.err")"
 CBN_HTML_GZIP=0 "$CBN" report -q --html "$T/plain.html" "$T/s" >/dev/null 2>&1 || fail "report --html (plain)"
+grep -q 'id="cbn-code"' "$T/run.html" || fail "the compressed page's scripts are not compressed"
+# offline: nothing is fetched (no external script, style, image or link);
+# read on the plain page, whose scripts are not compressed
+grep -q 'id="cbn-code"' "$T/plain.html" && fail "CBN_HTML_GZIP=0 compressed the scripts"
+grep -Eiq '(src|href)="(https?:)?//|<link |@import|url\(http' "$T/plain.html" &&
+	fail "the page refers to something outside itself"
 /usr/bin/python3 - "$T/plain.html" <<'PY' || fail "the plain page's data element is not clean JSON"
 import json, re, sys
 t = open(sys.argv[1]).read()

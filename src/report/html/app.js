@@ -318,6 +318,9 @@ var CBN = (function () {
 			C.error('load: ' + e.message);
 		});
 	}
-	document.addEventListener('DOMContentLoaded', start);
+	/* inline, the page is still loading; inflated by html.c's loader of
+	 * compressed scripts, it has loaded */
+	if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+	else start();
 	return C;
 })();
