@@ -3,7 +3,8 @@
  * step sequence, per thread and depth of ranges, per thread (the function
  * of each time bin), per thread calling the CUDA API and per GPU stream,
  * from html_data.c's slices.  It opens zoomed to where the activity is (the
- * steps, else the GPU work and ranges, else every lane's), with a time axis
+ * capture windows, else the steps, else the GPU work and ranges, else every
+ * lane's), with a time axis
  * of round ticks, slice labels where they fit, a legend per lane kind, and
  * the launch -> kernel flows of the slice pointed at or clicked as thin
  * arrows.  Wheel or W/S zoom around the pointer, drag or A/D and the arrow
@@ -59,8 +60,9 @@ CBN.view({
 			return out.slice().sort(function (a, b) {
 				return (rank[a.kind] - rank[b.kind]) || (a.orig - b.orig); });
 		}
-		/* Where the activity is: the steps, else the GPU work, CUDA calls and
-		 * ranges, else every lane's; padded 2 %. */
+		/* Where the activity is: the capture windows (--capture), else the
+		 * steps, else the GPU work, CUDA calls and ranges, else every
+		 * lane's; padded 2 %. */
 		function activity() {
 			var lo = Infinity, hi = -Infinity, what = '';
 			function ext(kinds) {
@@ -71,9 +73,14 @@ CBN.view({
 					for (var j = 0; j + 2 < s.length; j += 3) hi = Math.max(hi, s[j] + s[j + 1]);
 				});
 			}
-			ext(['step']);
-			if (hi > lo) what = 'the steps';
-			else { ext(['gpu', 'api', 'range']); if (hi > lo) what = 'the GPU work and ranges'; }
+			var cap = (d.report.steps || {}).capture;
+			if (cap && cap.controlled) {
+				(cap.windows || []).forEach(function (w) {
+					lo = Math.min(lo, w.start_ns); hi = Math.max(hi, w.end_ns); });
+				if (hi > lo) what = 'the capture windows';
+			}
+			if (!(hi > lo)) { ext(['step']); if (hi > lo) what = 'the steps'; }
+			if (!(hi > lo)) { ext(['gpu', 'api', 'range']); if (hi > lo) what = 'the GPU work and ranges'; }
 			if (!(hi > lo)) { ext(['cpu']); what = ''; }
 			if (!(hi > lo)) return [0, tl.span_ns || 1, ''];
 			var pad = (hi - lo) * 0.02;
