@@ -202,7 +202,8 @@
 	 * Time-order boxes of one CPU lane (timeline slices with "nodes": the
 	 * stack each bin was in): each slice's stack drawn over its time, a
 	 * frame joined with the one before it when the same frame goes on
-	 * without a gap.  map: old node -> node drawn (collapsed recursion).
+	 * without a gap.  nodes: the tree drawn; map: the lane's node (of the
+	 * page's tree) -> node drawn, when that is another (recursion folded).
 	 */
 	C.timeOrder = function (lane, nodes, map, span) {
 		var s = lane.slices, nd = lane.nodes || [], open = [], boxes = [], j, k;

@@ -61,7 +61,7 @@ CBN.view({
 				maxHeight: '72vh' };
 			if (st.mode === 'time') {
 				var l = lanes[st.lane] || lanes[0];
-				opts.boxes = C.timeOrder(l, v.orig, map, (h.timeline.span_ns || 1));
+				opts.boxes = C.timeOrder(l, nodes, map, (h.timeline.span_ns || 1));
 				opts.icicle = true;
 				graph.appendChild(C.el('p', { cls: 'muted' }, l.name + ': the stack most samples of each ' +
 					C.ns(h.timeline.bin_ns) + ' were in, left to right over the run; gaps: the thread ' +
@@ -192,7 +192,7 @@ CBN.view({
 		/*
 		 * The three views: left heavy as tall as its frames a pixel wide or
 		 * more (a thin deep recursion adds no rows), time order with frames
-		 * over the thread's time, the sandwich of the hottest function with
+		 * over the thread's time, each on its caller, the sandwich of the hottest function with
 		 * its callees at full width under it; back to left heavy.
 		 */
 		views: function (sec, d) {
@@ -210,7 +210,16 @@ CBN.view({
 			out.push('left_rows=' + f.rows);
 			if (Array.prototype.some.call(tools, function (b) { return b.getAttribute('data-mode') === 'time'; })) {
 				click('time');
-				C.check(v.mode === 'time' && v.flame.boxes().length > 0, 'time order drew nothing');
+				var tb = v.flame.boxes();
+				C.check(v.mode === 'time' && tb.length > 0, 'time order drew nothing');
+				/* each frame stands on its caller, over the caller's time */
+				tb.forEach(function (b) {
+					if (!b.d) return;
+					var up = v.nodes[b.node.parent];
+					C.check(tb.some(function (a) { return a.d === b.d - 1 && a.node === up &&
+						a.start <= b.start && a.end >= b.end; }), 'time order: ' + b.node.name +
+						' not on its caller ' + (up && up.name));
+				});
 				out.push('time_boxes=' + v.flame.boxes().length + ' time_rows=' + v.flame.rows);
 			}
 			click('sandwich');
