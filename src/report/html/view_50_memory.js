@@ -14,8 +14,8 @@ CBN.view({
 		el.appendChild(C.el('h2', {}, 'Memory'));
 		el.appendChild(C.el('p', { cls: 'muted' }, m.exact ? 'Every host allocation was recorded.'
 			: 'Host allocations sampled about every ' + C.bytes(m.rate) + ' allocated (' +
-			C.count(m.sampled) + ' samples), each weighed up to an estimate of what it stands for; ' +
-			'GPU allocations are exact.' + (m.lost ? ' ' + C.count(m.lost) + ' records were lost.' : '')));
+			C.count(m.sampled) + (m.sampled === 1 ? ' sample' : ' samples') + '), each weighed up to an ' +
+			'estimate of what it stands for; GPU allocations are exact.' + (m.lost ? ' ' + C.count(m.lost) + ' records were lost.' : '')));
 		var recos = C.recos(m.recommendations, null);
 		if (recos.count) el.appendChild(recos);
 		(m.spaces || []).forEach(function (s) {
