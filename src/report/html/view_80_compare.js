@@ -90,7 +90,10 @@ function cmpDiffFlame(el, b, n, view) {
 			'before --json kept "call_tree"): the differences are per function only, below.'));
 		return;
 	}
-	var bn = C.flameFromCallTree(b.call_tree), nn = C.flameFromCallTree(n.call_tree);
+	/* direct recursion folded in both, as the CPU view's graph: a deep
+	 * recursion would otherwise stack a full-width row per level */
+	var bn = C.collapseRecursion(C.flameFromCallTree(b.call_tree)).nodes;
+	var nn = C.collapseRecursion(C.flameFromCallTree(n.call_tree)).nodes;
 	var gone = C.diffTrees(bn, nn);
 	el.appendChild(C.el('p', { cls: 'muted' }, 'Widths are the new run\'s time; red grew, blue ' +
 		'shrank against the base run, the deeper the colour the larger the change against the ' +
@@ -112,7 +115,8 @@ function cmpDiffFlame(el, b, n, view) {
 		el.appendChild(C.el('h3', {}, 'Only in the base run (not drawn: no width in the new run)'));
 		el.appendChild(C.table(gone.slice(0, 50).map(function (x) {
 			return { path: x.path.split('\u0001').slice(1).join(' \u2192 '), base_ns: x.total };
-		}), [{ key: 'path', name: 1 }, { key: 'base_ns', label: 'base total', num: 1, fmt: C.ns }],
+		}), [{ key: 'path', label: 'Call path', name: 1 },
+			{ key: 'base_ns', label: 'Base total', num: 1, fmt: C.ns }],
 		{ sort: 'base_ns', filter: false }).el);
 	}
 	view.diff = { nodes: nn, flame: fl, gone: gone };
