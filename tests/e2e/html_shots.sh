@@ -1,26 +1,31 @@
 #!/bin/bash
 # html_shots — the --html page as people see it: real runs (a CPU run with a
-# deep recursion, a --memory --off-cpu run, and on the simulated CUPTI a run
-# with steps and GPU work and one with steps and a GPU memory pool) opened in
-# headless chromium at 1280 and 1920 px, every view of each (tests/html/
-# shots.py, one browser launch): each renders without a JavaScript error and
-# passes the page's layout check (lib_check.js: nothing past the page or its
-# container, every table's numbers in view, no blank band in a canvas, every
-# chart drawn, no raw float, bare nanosecond count or JSON key as a label),
-# and the standalone --flamegraph SVG shows frames in its first screen.  A
-# screenshot of every view and width is kept in BUILD/html-screenshots/views
-# (the last run's: .ci/run copies it into its log folder).
+# deep recursion and compare --html of it against a second one, a --memory
+# --off-cpu run, and on the simulated CUPTI a run with steps and GPU work and
+# one with steps and a GPU memory pool) opened in headless chromium at 1280
+# and 1920 px, every view of each (tests/html/shots.py, one browser launch):
+# each renders without a JavaScript error and passes the page's layout
+# check (lib_check.js: nothing past the page or its container, every table's
+# numbers in view, no blank band in a canvas, every chart drawn, no raw
+# float, bare nanosecond count or JSON key as a label), and the standalone
+# --flamegraph SVG shows frames in its first screen.  A screenshot of every
+# view and width is kept in BUILD/html-screenshots/views (the last run's:
+# .ci/run copies it into its log folder).
 . "$(dirname "$0")/lib/common.bash"
 . "$CBN_SOURCE_DIR/tests/html/browser.bash"
 need_cbn
 need_example recursion mem_threads
 b=$(html_find_browser) || skip "no chromium on PATH (tools/deps.sh --test installs it)"
 
-run_cbn -q --html "$T/cpu.html" --flamegraph "$T/cpu.svg" -- "$EXAMPLES/recursion"
+run_cbn -q --html "$T/cpu.html" --flamegraph "$T/cpu.svg" --json "$T/cpu.json" -- "$EXAMPLES/recursion"
 expect_rc 0
+# a second run of it for compare --html (the differential flame graph)
+run_cbn -q --json "$T/cpu2.json" -- "$EXAMPLES/recursion"
+expect_rc 0
+"$CBN" compare "$T/cpu.json" "$T/cpu2.json" --html "$T/cmp.html" >/dev/null 2>&1 || fail "compare --html"
 run_cbn -q --memory --off-cpu --html "$T/mem.html" -- "$EXAMPLES/mem_threads"
 expect_rc 0
-pages=(--page "cpu=$T/cpu.html" --page "mem=$T/mem.html")
+pages=(--page "cpu=$T/cpu.html" --page "mem=$T/mem.html" --page "cmp=$T/cmp.html")
 if [ "${CBN_HAVE_CUDA:-OFF}" = ON ]; then
 	W="$CBN_BUILD_DIR/tests/cuda/cuda_workload"
 	need_built "$W"
@@ -48,13 +53,14 @@ cat "$T/shots.out" >&2
 [ $rc = 0 ] || fail "$(grep -c '^FAIL' "$T/shots.out") views failed their check (above)"
 # the views each page has (shots.py asks the page), the same at both
 # widths: at least the CPU page's five (overview, CPU, source, timeline,
-# waiting), the memory page's six (and memory), the CUDA ones' seven and
-# nine (operators, kernels, memory, steps; the nccl one has too few samples
-# for a CPU view)
+# waiting), the memory page's six (and memory), the compare page's five
+# (overview, CPU, source, waiting, compare), the CUDA ones' seven and nine
+# (operators, kernels, memory, steps; the nccl one may have too few
+# samples for a CPU view)
 n1=$(grep -c '^ok [a-z]* [a-z]* 1280 elements=' "$T/shots.out")
 n2=$(grep -c '^ok [a-z]* [a-z]* 1920 elements=' "$T/shots.out")
-min=11
-[ "${CBN_HAVE_CUDA:-OFF}" = ON ] && min=27
+min=16
+[ "${CBN_HAVE_CUDA:-OFF}" = ON ] && min=32
 [ "$n1" = "$n2" ] && [ "$n1" -ge $min ] || fail "$n1 and $n2 views checked at 1280 and 1920 px, $min expected"
 grep -q '^ok cpu svg 1280 ' "$T/shots.out" || fail "the flame graph SVG was not checked"
 [ "$(ls "$out"/*.png | wc -l)" -ge $((n1 + n2 + 2)) ] || fail "screenshots missing in $out"
