@@ -25,6 +25,13 @@ expect_rc 0
 "$CBN" compare "$T/cpu.json" "$T/cpu2.json" --html "$T/cmp.html" >/dev/null 2>&1 || fail "compare --html"
 run_cbn -q --memory --off-cpu --html "$T/mem.html" -- "$EXAMPLES/mem_threads"
 expect_rc 0
+# its Source view holds the program's own file only: never the agent's
+# allocation hooks (src/agent/mem*.c), never glibc's ./malloc/malloc.c
+srcs=$(html_data "$T/mem.html" '" ".join(s["file"] for s in d["html"]["sources"])')
+[ -n "$srcs" ] || note "no hot source file in this run's Source view"
+for f in $srcs; do
+	[ "${f##*/}" = mem_threads.c ] || fail "the Source view holds $f, not the program's own"
+done
 pages=(--page "cpu=$T/cpu.html" --page "mem=$T/mem.html" --page "cmp=$T/cmp.html")
 if [ "${CBN_HAVE_CUDA:-OFF}" = ON ]; then
 	W="$CBN_BUILD_DIR/tests/cuda/cuda_workload"
