@@ -44,7 +44,7 @@
 
 	function svg(tag, attrs, parent) {
 		var e = document.createElementNS(NS, tag), k;
-		for (k in attrs) e.setAttribute(k, attrs[k]);
+		for (k in attrs) e.setAttribute(k === 'cls' ? 'class' : k, attrs[k]);
 		if (parent) parent.appendChild(e);
 		return e;
 	}
@@ -111,7 +111,7 @@
 			/* x labels that fit: every k-th bar */
 			var every = Math.max(1, Math.ceil(60 / slot));
 			spec.bars.forEach(function (b, i) {
-				var x = L + i * slot + (slot - bw) / 2, acc = 0, g = svg('g', { cls: 'bar' }, s);
+				var x = L + i * slot + (slot - bw) / 2, acc = 0, g = svg('g', { cls: 'sbar' }, s);
 				var tip = svg('title', {}, g);
 				tip.textContent = b.title || (b.label + ': ' + spec.series.map(function (se, k) {
 					return se.name + ' ' + C.ns(b.parts[k] || 0); }).join(', '));
@@ -158,12 +158,12 @@
 				var r = svg('rect', { x: a, y: T, width: Math.max(1, z - a), height: H - B - T,
 					fill: i % 2 ? '#eef2f7' : '#e2e8f2', cls: 'band' }, s);
 				svg('title', {}, r).textContent = b.label;
-				/* the whole label where it fits, else its short form; a number
-				 * alone reads as a value, so it says "step" when it can */
+				/* the whole label where it fits, else "step N"; a number alone
+				 * would read as a value, so a narrower band has none (its
+				 * title gives it) */
 				var full = b.label.length * 6.5 + 6, word = b.short ? ('step ' + b.short).length * 6.5 + 6 : 0;
 				if (z - a > full) text(s, a + 3, T + 10, b.label, { cls: 'tick band-label' });
 				else if (b.short && z - a > word) text(s, a + 3, T + 10, 'step ' + b.short, { cls: 'tick band-label' });
-				else if (z - a > 28) text(s, a + 3, T + 10, b.short || b.label, { cls: 'tick band-label' });
 			});
 			var y = yAxis(s, spec.kind || 'bytes', max || 1, L, W - R, T, H - B, spec.ylabel);
 			var tk = C.ticks(0, t1 - t0, Math.max(2, Math.floor((W - L - R) / 110)), 'ns');
