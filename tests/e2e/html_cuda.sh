@@ -24,7 +24,8 @@ note "kernels=$kernels lanes=$lanes (gpu $gpu_lanes)"
 
 html_open "$T/c.html" '#all&selftest=all' html_cuda 5000
 html_expect '^render cuda ok' '^render kernels ok' '^render timeline ok' \
-	"^selftest timeline\\.lanes ok lanes=$lanes .*flows=[1-9]" '^selftest cpu\.zoom ok'
+	"^selftest timeline\\.lanes ok lanes=$lanes .*flows=[1-9]" '^selftest cpu\.zoom ok' \
+	'^selftest overview\.breakdown ok bars=[1-9][0-9]* per=bin legend=GPU busy\|.*\|Idle axis='
 rows=$(/usr/bin/python3 - "$DOM" <<'PY'
 import re, sys
 t = open(sys.argv[1], errors="replace").read()

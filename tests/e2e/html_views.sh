@@ -61,5 +61,6 @@ html_expect '^render overview ok' '^render cpu ok' '^render source ok' '^render 
 	'^selftest cpu\.zoom ok frame=worker_spin' \
 	'^selftest cpu\.views ok left_rows=[0-9]+ time_boxes=[1-9][0-9]* .*sandwich=' \
 	"^selftest timeline\\.lanes ok lanes=$(cat "$T/plain.html.lanes") " \
-	'^selftest source\.heat ok .*file=threads\.c'
+	'^selftest source\.heat ok .*file=threads\.c' \
+	'^selftest overview\.breakdown ok bars=[1-9][0-9]* per=bin legend=On CPU\|Idle axis='
 exit 0

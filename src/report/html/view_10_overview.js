@@ -57,6 +57,34 @@ CBN.view({
 			if (lost) el.appendChild(C.el('div', { cls: 'warn' }, lost));
 			(r.warnings || []).forEach(function (t) { el.appendChild(C.el('div', { cls: 'warn' }, t)); });
 		}
+	},
+	selftests: {
+		/* the step-time breakdown: a bar per step (or time bin), its parts
+		 * adding up to the step, a y axis in time units, a legend that
+		 * ends with Idle */
+		breakdown: function (sec, d) {
+			var C = CBN, st = d.report.steps, box = sec.querySelector('#breakdown');
+			if (!box) return 'skipped: no breakdown in this run';
+			var bars = box.querySelectorAll('g.sbar'), steps = st && st.steps && st.steps.length &&
+				st.steps[0].breakdown ? st.steps.slice(0, 400) : null;
+			if (steps) {
+				C.check(bars.length === steps.length, bars.length + ' bars for ' + steps.length + ' steps');
+				steps.forEach(function (x) {
+					var sum = CBN_SPLIT.reduce(function (a, p) { return a + (x.breakdown[p.key] || 0); }, 0);
+					C.check(Math.abs(sum - x.duration_ns) <= 1, 'step ' + x.number + ': parts ' + sum +
+						' ns of ' + x.duration_ns);
+				});
+			} else C.check(bars.length === d.html.breakdown.bins.length / 5, bars.length + ' bars for ' +
+				d.html.breakdown.bins.length / 5 + ' bins');
+			var ticks = Array.prototype.map.call(box.querySelectorAll('text.tick'), function (t) {
+				return t.textContent; }).filter(function (t) { return / (ns|us|ms|s)$/.test(t); });
+			C.check(ticks.length >= 2, 'no time axis');
+			var legend = Array.prototype.map.call(box.nextSibling.querySelectorAll('span'), function (x) {
+				return x.textContent; });
+			C.check(legend[legend.length - 1] === 'Idle', 'legend ' + legend.join('|'));
+			return 'bars=' + bars.length + (steps ? ' per=step' : ' per=bin') + ' legend=' +
+				legend.join('|') + ' axis=' + ticks[0] + '..' + ticks[ticks.length - 1];
+		}
 	}
 });
 
