@@ -154,8 +154,8 @@ function overviewTops(el, d) {
 		grid.appendChild(C.el('div', {}, C.el('h3', {}, C.el('a', { href: href }, title)),
 			C.table(rows.slice(0, 5), cols, { compact: true }).el));
 	}
-	top('Top functions (self CPU)', '#cpu', (r.functions || []).slice().sort(function (a, b) {
-		return b.self_ns - a.self_ns; }), [
+	top('Top functions (self CPU)', '#cpu', (r.functions || []).filter(function (f) {
+		return f.self_ns > 0; }).sort(function (a, b) { return b.self_ns - a.self_ns; }), [
 		{ key: 'name', name: 1, label: 'Function', cell: function (x) {
 			return C.el('a', { href: C.href('cpu', { q: x.name }), title: x.name }, x.short_name || x.name); } },
 		{ key: 'self_ns', label: 'Self', num: 1, fmt: C.ns },
