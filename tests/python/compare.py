@@ -153,20 +153,32 @@ elif scenario == "cext":
     say("cmp_keys total %.3f of CPU" % (c["total_ns"] / cpu))
     if c["total_ns"] < 0.25 * cpu:
         bad("the Python callback cmp_keys has only %.2f of the CPU" % (c["total_ns"] / cpu))
-    # interleaved: by_qsort (Python) -> qsort (libc, C) -> cmp_keys (Python)
-    seen = 0
+    # interleaved: by_qsort (Python) -> qsort (libc, C) -> cmp_keys (Python).
+    # A sample whose leaf is in libffi's closure code, between the C sort
+    # and the callback's evaluation loop, can have the callback's Python
+    # frame without its C activation and then pairs at the root (seen in 1
+    # of ~550 samples): a few such samples are allowed, and shown.
+    seen = wrong = weight = 0
+    first_wrong = ""
     for line in open(folded):
-        frames = line.rsplit(" ", 1)[0].split(";")
+        stack, w = line.rsplit(" ", 1)
+        frames = stack.split(";")
         if "cmp_keys" not in frames:
             continue
+        weight += int(w)
         q = [i for i, f in enumerate(frames) if f.startswith("qsort") or f.startswith("msort")]
         b = frames.index("by_qsort") if "by_qsort" in frames else -1
         k = frames.index("cmp_keys")
         if not q or b < 0 or not (b < q[0] < k):
-            bad("stack not interleaved by_qsort < qsort < cmp_keys: " + line.strip()[:300])
-            break
+            wrong += int(w)
+            first_wrong = first_wrong or stack[:300]
+            continue
         seen += 1
-    say("%d folded stacks through the C sort back into Python" % seen)
+    say("%d folded stacks through the C sort back into Python; %d of %d samples not "
+        "interleaved" % (seen, wrong, weight))
+    if wrong * 50 > weight:
+        bad("stack not interleaved by_qsort < qsort < cmp_keys (%d of %d samples): %s"
+            % (wrong, weight, first_wrong))
     if not seen:
         bad("no stack holds cmp_keys")
 elif scenario == "stdlib":
