@@ -1,6 +1,6 @@
 /*
- * analysis.c — run every analysis of a profile once (CPU aggregation,
- * operators, CUDA, memory, steps, data-quality warnings) into one struct
+ * analysis.c — run every analysis of a profile once (CPU aggregation, call
+ * tree, operators, CUDA, memory and its samples, steps, data-quality warnings) into one struct
  * analysis.
  */
 #include <errno.h>
@@ -8,9 +8,11 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "calltree.h"
 #include "cpu.h"
 #include "cuda_analysis.h"
 #include "dist.h"
+#include "mem_samples.h"
 #include "memory.h"
 #include "ops.h"
 #include "steps.h"
@@ -24,6 +26,16 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	a->profile = p;
 	if ((ret = cpu_aggregate(p, &a->cpu)) < 0)
 		goto out;
+	a->calltree = malloc(sizeof(*a->calltree));
+	if (!a->calltree) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if ((ret = ct_analyze(p, a->calltree)) < 0) {
+		free(a->calltree);
+		a->calltree = NULL;
+		goto out;
+	}
 	/* before CUDA: launch sites and rules name the operators */
 	if ((ret = ops_analyze(p, opts ? opts->op_patterns : NULL, opts ? opts->nop_patterns : 0,
 			       &a->ops)) < 0)
@@ -31,6 +43,8 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	if (!(opts && opts->cpu_only) && (ret = cuda_analyze_ops(p, a->ops, &a->cuda)) < 0)
 		goto out;
 	if ((ret = mem_analyze(a)) < 0)
+		goto out;
+	if ((ret = mem_samples_build(p, &a->mem_samples, &a->nmem_samples)) < 0)
 		goto out;
 	if ((ret = steps_analyze(p, opts ? opts->step_regex : NULL, opts ? opts->step_func : NULL,
 				 &a->steps)) < 0)
@@ -67,6 +81,7 @@ void analysis_free(struct analysis *a)
 	cuda_analysis_free(a->cuda);
 	ops_free(a->ops);
 	mem_free(a->memory);
+	free(a->mem_samples);
 	steps_free(a->steps);
 	wait_free(a->wait);
 	if (a->dist) {
@@ -74,5 +89,7 @@ void analysis_free(struct analysis *a)
 		free(a->dist);
 	}
 	cpu_free(a->cpu);
+	ct_free(a->calltree);
+	free(a->calltree);
 	memset(a, 0, sizeof(*a));
 }

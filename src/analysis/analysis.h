@@ -12,8 +12,10 @@
 #include "profile.h"
 
 struct cpu_profile;
+struct ct_tree;
 struct cuda_analysis;
 struct dist_analysis;
+struct mem_sample;
 struct mem_analysis;
 struct op_analysis;
 struct op_pattern;
@@ -32,10 +34,14 @@ struct analysis_opts {
 struct analysis {
 	const struct profile *profile;   /* not owned: outlives the analysis */
 	struct cpu_profile *cpu;         /* cpu.h: functions, lines, threads, processes */
+	struct ct_tree *calltree;        /* calltree.h: the CPU samples' merged call tree */
 	struct op_analysis *ops;         /* ops.h: framework operators; NULL when no frame
 					  * entered one */
 	struct cuda_analysis *cuda;      /* cuda_analysis.h; NULL when the run has no CUDA part */
 	struct mem_analysis *memory;     /* memory.h; NULL when the run has no memory data */
+	struct mem_sample *mem_samples;  /* mem_samples.h: one per host allocation record,
+					  * weighed and paired with its free; NULL when none */
+	size_t nmem_samples;
 	struct step_analysis *steps;     /* steps.h; NULL when the run has no steps */
 	struct wait_analysis *wait;      /* wait.h: on-CPU activities, off-CPU waits, locks,
 					  * efficiency, the CPU verdict; NULL when the run

@@ -13,6 +13,7 @@
 #include "profile.h"
 
 struct analysis;
+struct mem_sample;
 
 struct trace_opts {
 	uint64_t window_start_ns;   /* relative to profile start; 0 = from the start */
@@ -36,6 +37,9 @@ enum export_sample {
 /* "cpu", "alloc_space", ...: 0 with *t set, -1 when s names none. */
 int export_sample_parse(const char *s, enum export_sample *t);
 const char *export_sample_name(enum export_sample t);
+/* The value of a sampled allocation (analysis/mem_samples.h) that the
+ * memory type t weighs; 0 for the other types. */
+double export_sample_value(const struct mem_sample *s, enum export_sample t);
 /* 1 when host allocations were recorded (some process's hooks were on). */
 int export_has_memory(const struct profile *p);
 /* 1 for the wall-clock types (wall, offcpu), which need --off-cpu data. */

@@ -93,22 +93,19 @@ static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name, 
 }
 
 /* Memory weights per stack (slot 2 * k) into w, rounded. */
-static int flame_mem_weights(const struct profile *p, enum export_sample type, uint64_t *w)
+static int flame_mem_weights(const struct analysis *a, enum export_sample type, uint64_t *w)
 {
-	struct mem_sample *ms = NULL;
-	size_t nms = 0;
+	const struct profile *p = a->profile;
+	const struct mem_sample *ms = a->mem_samples;
 	double *d = calloc(p->nstacks + 1, sizeof(*d));
 
-	if (!d || mem_samples_build(p, &ms, &nms) < 0) {
-		free(d);
+	if (!d)
 		return -ENOMEM;
-	}
-	for (size_t i = 0; i < nms; i++)
+	for (size_t i = 0; i < a->nmem_samples; i++)
 		d[ms[i].stack < p->nstacks ? ms[i].stack : p->nstacks] +=
-		    mem_samples_value(&ms[i], type);
+		    export_sample_value(&ms[i], type);
 	for (size_t k = 0; k <= p->nstacks; k++)
 		w[2 * k] = d[k] > 0 ? (uint64_t)llround(d[k]) : 0;
-	free(ms);
 	free(d);
 	return 0;
 }
@@ -135,7 +132,7 @@ static int flame_build(const struct analysis *a, enum export_sample type, struct
 		for (size_t i = 0; i < per * (p->nstacks + 1); i++)
 			w[i] = d[i] > 0 ? (uint64_t)llround(d[i]) : 0;
 		free(d);
-	} else if (type != EXPORT_CPU && flame_mem_weights(p, type, w) < 0) {
+	} else if (type != EXPORT_CPU && flame_mem_weights(a, type, w) < 0) {
 		free(w);
 		return -ENOMEM;
 	}

@@ -86,10 +86,10 @@ static int cmp_line(const void *a, const void *b)
 
 /* Weights per (stack, truncated) into w (2 * (nstacks + 1) slots; slot
  * 2 * nstacks collects records whose stack index is out of range). */
-static int folded_weights(const struct profile *p, enum export_sample t, double *w)
+static void folded_weights(const struct analysis *a, enum export_sample t, double *w)
 {
-	struct mem_sample *ms = NULL;
-	size_t nms = 0;
+	const struct profile *p = a->profile;
+	const struct mem_sample *ms = a->mem_samples;
 
 	if (t == EXPORT_CPU) {
 		for (size_t i = 0; i < p->nsamples; i++) {
@@ -99,17 +99,13 @@ static int folded_weights(const struct profile *p, enum export_sample t, double 
 			w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] +=
 			    s->weight ? s->weight : 1;
 		}
-		return 0;
+		return;
 	}
-	if (mem_samples_build(p, &ms, &nms) < 0)
-		return -ENOMEM;
-	for (size_t i = 0; i < nms; i++) {
+	for (size_t i = 0; i < a->nmem_samples; i++) {
 		size_t k = ms[i].stack < p->nstacks ? ms[i].stack : p->nstacks;
 
-		w[2 * k] += mem_samples_value(&ms[i], t);
+		w[2 * k] += export_sample_value(&ms[i], t);
 	}
-	free(ms);
-	return 0;
 }
 
 int export_folded(const struct analysis *a, const char *path, char *err, size_t errlen)
@@ -142,12 +138,14 @@ int export_folded_as(const struct analysis *a, const char *path, enum export_sam
 	}
 	w = calloc(per * (p->nstacks + 1), sizeof(*w));
 	lines = calloc(per * (p->nstacks + 1), sizeof(*lines));
-	if (!w || !lines || (!wall && folded_weights(p, t, w) < 0)) {
+	if (!w || !lines) {
 		rc = -ENOMEM;
 		goto out;
 	}
 	if (wall)
 		wait_wall_weights(p, t == EXPORT_WALL, w);
+	else
+		folded_weights(a, t, w);
 	for (size_t i = 0; i < per * (p->nstacks + 1); i++) {
 		size_t k = i / per, j = i % per;
 		char *text;

@@ -137,7 +137,7 @@ static uint32_t names_str(struct names *nm, const char *s)
 	return v;
 }
 
-/* ---- call tree (calltree.c builds it) ----------------------------------- */
+/* ---- call tree (analysis/calltree.c builds it) ------------------------------- */
 
 static int by_total_desc(const void *a, const void *b, void *ctx)
 {
@@ -174,43 +174,42 @@ static void tree_map_free(struct tree_map *m)
  * node's dropped children weighed becomes one "(other)" child.  map gets
  * where each weight slot's samples are in it.
  */
-static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names *nm,
-			struct tree_map *map)
+static cJSON *tree_json(const struct ct_tree *t, struct names *nm, struct tree_map *map)
 {
-	size_t nslots = 2 * (p->nstacks + 1), nkeep, i;
-	struct ct_tree t = {0};
-	uint32_t *order = NULL, *newid = NULL, *other = NULL, *leaf = calloc(nslots, sizeof(*leaf));
+	size_t nslots = t->nslots, nkeep, i;
+	uint32_t *order = NULL, *newid = NULL, *other = NULL, *leaf = malloc(nslots * sizeof(*leaf));
 	uint64_t *kept_children = NULL;
 	cJSON *o = NULL, *arr;
 
 	memset(map, 0, sizeof(*map));
-	if (!leaf || ct_build(p, w, &t, leaf) < 0)
+	if (!leaf)
 		goto fail;
-	order = malloc(t.len * sizeof(*order));
-	newid = malloc(t.len * sizeof(*newid));
-	other = malloc(t.len * sizeof(*other));
-	kept_children = calloc(t.len, sizeof(*kept_children));
-	map->node_func = malloc(2 * t.len * sizeof(*map->node_func));
+	memcpy(leaf, t->leaf, nslots * sizeof(*leaf));
+	order = malloc(t->len * sizeof(*order));
+	newid = malloc(t->len * sizeof(*newid));
+	other = malloc(t->len * sizeof(*other));
+	kept_children = calloc(t->len, sizeof(*kept_children));
+	map->node_func = malloc(2 * t->len * sizeof(*map->node_func));
 	if (!order || !newid || !other || !kept_children || !map->node_func)
 		goto fail;
-	for (i = 0; i < t.len; i++) {
+	for (i = 0; i < t->len; i++) {
 		order[i] = (uint32_t)i;
 		newid[i] = other[i] = UINT32_MAX;
 	}
-	qsort_r(order, t.len, sizeof(*order), by_total_desc, t.n);
-	nkeep = t.len < HTML_TREE_NODES ? t.len : HTML_TREE_NODES;
+	qsort_r(order, t->len, sizeof(*order), by_total_desc, t->n);
+	nkeep = t->len < HTML_TREE_NODES ? t->len : HTML_TREE_NODES;
 	for (i = 0; i < nkeep; i++)
 		newid[order[i]] = 0;
 	o = cJSON_CreateObject();
 	arr = o ? cJSON_AddArrayToObject(o, "nodes") : NULL;
 	if (!arr)
 		goto fail;
-	cJSON_AddNumberToObject(o, "total_nodes", (double)t.len);
+	cJSON_AddNumberToObject(o, "total_nodes", (double)t->len);
 	{
 		uint32_t next = 0, other_name = UINT32_MAX;
 
-		for (i = 0; i < t.len; i++) {
-			const struct ct_node *n = &t.n[i];
+		for (i = 0; i < t->len; i++) {
+			const struct ct_node *n = &t->n[i];
 			double par;
 
 			if (newid[i] == UINT32_MAX)
@@ -229,8 +228,8 @@ static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names
 		}
 		/* nodes are in parent-first order, so all kept children of a
 		 * node are counted once the loop is done: add the remainders */
-		for (i = 0; i < t.len; i++) {
-			const struct ct_node *n = &t.n[i];
+		for (i = 0; i < t->len; i++) {
+			const struct ct_node *n = &t->n[i];
 			uint64_t rest;
 
 			if (newid[i] == UINT32_MAX || n->total < n->self + kept_children[i])
@@ -256,7 +255,7 @@ static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names
 		uint32_t n = leaf[i], up = n;
 
 		while (up && newid[up] == UINT32_MAX)
-			up = t.n[up].parent;
+			up = t->n[up].parent;
 		leaf[i] = up == n ? newid[n] : other[up] != UINT32_MAX ? other[up] : newid[up];
 	}
 	map->slot_node = leaf;
@@ -265,7 +264,6 @@ static cJSON *tree_json(const struct profile *p, const uint64_t *w, struct names
 	free(newid);
 	free(other);
 	free(kept_children);
-	ct_free(&t);
 	return o;
 fail:
 	cJSON_Delete(o);
@@ -275,7 +273,6 @@ fail:
 	free(other);
 	free(kept_children);
 	tree_map_free(map);
-	ct_free(&t);
 	return NULL;
 }
 
@@ -840,10 +837,10 @@ static int src_read(FILE *f, const char *used, cJSON *o, struct src_file *sf)
  * unless --source-root says where such paths lie.  Total counts a line once
  * per stack (recursion).
  */
-static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho,
-			   const uint64_t *w)
+static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho)
 {
 	const struct profile *p = a->profile;
+	const uint64_t *w = a->calltree->weight;
 	const struct cpu_profile *c = a->cpu;
 	const char *root = ho ? ho->source_root : NULL, *tried[HTML_SRC_TRIES];
 	struct src_file sf[HTML_SOURCES];
@@ -947,7 +944,6 @@ cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
 	const struct profile *p = a->profile;
 	struct names nm = {0};
 	struct tree_map map = {0};
-	uint64_t *w = NULL;
 	cJSON *o = cJSON_CreateObject(), *item;
 
 	if (!o)
@@ -956,11 +952,10 @@ cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
 	nm.ops = a->ops;
 	nm.arr = cJSON_AddArrayToObject(o, "names");
 	nm.of_func = malloc((p->nfuncs + 1) * sizeof(*nm.of_func));
-	w = ct_stack_weights(p);
-	if (!nm.arr || !nm.of_func || !w)
+	if (!nm.arr || !nm.of_func)
 		goto fail;
 	memset(nm.of_func, 0xff, (p->nfuncs + 1) * sizeof(*nm.of_func));
-	if (!(item = tree_json(p, w, &nm, &map)))
+	if (!(item = tree_json(a->calltree, &nm, &map)))
 		goto fail;
 	cJSON_AddItemToObject(o, "tree", item);
 	item = timeline_json(a, &map, &nm);
@@ -971,18 +966,16 @@ cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
 	if (!(item = breakdown_json(p)))
 		goto fail;
 	cJSON_AddItemToObject(o, "breakdown", item);
-	if (!(item = sources_json(a, ho, w)))
+	if (!(item = sources_json(a, ho)))
 		goto fail;
 	cJSON_AddItemToObject(o, "sources", item);
 	if (ho && ho->source_root)
 		cJSON_AddStringToObject(o, "source_root", ho->source_root);
-	free(w);
 	free(nm.of_func);
 	free(nm.str);
 	util_map_free(&nm.strs);
 	return o;
 fail:
-	free(w);
 	free(nm.of_func);
 	free(nm.str);
 	util_map_free(&nm.strs);

@@ -12,7 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "analysis.h"
-#include "calltree.h"
+#include "calltree_json.h"
 #include "cpu.h"
 #include "cuda_report.h"
 #include "dist_report.h"

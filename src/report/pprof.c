@@ -338,17 +338,20 @@ static int cmp_mem_sample(const void *a, const void *b)
 }
 
 /* The heap samples: host allocations merged per (stack, thread), values
- * after the two CPU ones (which are 0 here). */
-static int pprof_mem_samples(struct pprof_ctx *x, struct pb *out)
+ * after the two CPU ones (which are 0 here).  Sorted in a copy: the
+ * analysis' order is every writer's. */
+static int pprof_mem_samples(struct pprof_ctx *x, const struct analysis *a, struct pb *out)
 {
-	struct mem_sample *ms = NULL;
-	size_t n = 0;
-	int rc;
+	size_t n = a->nmem_samples;
+	struct mem_sample *ms = n ? util_reallocarray(NULL, n, sizeof(*ms)) : NULL;
+	int rc = 0;
 
-	if ((rc = mem_samples_build(x->p, &ms, &n)) < 0)
-		return rc;
-	if (n)
+	if (n && !ms)
+		return -ENOMEM;
+	if (n) {
+		memcpy(ms, a->mem_samples, n * sizeof(*ms));
 		qsort(ms, n, sizeof(*ms), cmp_mem_sample);
+	}
 	for (size_t i = 0; i < n && !rc;) {
 		double v[4] = {0};
 		uint64_t values[8] = {0};
@@ -386,8 +389,9 @@ static int pprof_offcpu_samples(struct pprof_ctx *x, struct pb *out)
 	return 0;
 }
 
-static int pprof_encode(const struct profile *p, struct pb *out)
+static int pprof_encode(const struct analysis *a, struct pb *out)
 {
+	const struct profile *p = a->profile;
 	struct strtab st = {0};
 	struct loctab lt = {0};
 	struct pb sub = {0}, sub2 = {0}, ids = {0};
@@ -484,7 +488,7 @@ static int pprof_encode(const struct profile *p, struct pb *out)
 		if (pprof_sample(&x, out, s->stack, s->thread, values, x.nvalues) < 0)
 			goto out;
 	}
-	if (memory && pprof_mem_samples(&x, out) < 0)
+	if (memory && pprof_mem_samples(&x, a, out) < 0)
 		goto out;
 	if (offcpu && pprof_offcpu_samples(&x, out) < 0)
 		goto out;
@@ -620,12 +624,11 @@ out:
 
 int export_pprof(const struct analysis *a, const char *path, char *err, size_t errlen)
 {
-	const struct profile *p = a->profile;
 	struct pb b = {0};
 	struct gz_file *f = NULL;
 	int rc;
 
-	rc = pprof_encode(p, &b);
+	rc = pprof_encode(a, &b);
 	if (rc) {
 		snprintf(err, errlen, "cannot build pprof profile %s: out of memory", path);
 		goto out;

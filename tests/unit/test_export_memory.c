@@ -197,9 +197,8 @@ int main(void)
 
 	/* records the loader could not place: no stack, an out-of-range stack,
 	 * an unknown thread and process (exact weight) still count, under
-	 * [no-stack].  The writers read only the profile; the analysis is taken
-	 * before these records exist, as they break the profile's contract. */
-	odd_an = *analysed(&p);
+	 * [no-stack].  The analysis weighs and pairs them (mem_samples.h) like
+	 * any other. */
 	{
 		struct prof_mem_alloc odd[2] = {
 			{.ts = EX_T0 + 50000, .addr = 0x50000, .size = 300, .process = 1,
@@ -212,6 +211,7 @@ int main(void)
 		alloc_in(&p, 99, odd[1].ts, odd[1].addr, odd[1].size, odd[1].stack);
 		allocs[nallocs - 1].thread = 12345;
 	}
+	odd_an = *analysed(&p);
 	snprintf(path, sizeof(path), "%s/odd.folded", dir);
 	CHECK_EQ_INT(export_folded_as(&odd_an, path, EXPORT_ALLOC_OBJECTS, err, sizeof(err)), 0);
 	buf = ex_slurp(path, NULL);

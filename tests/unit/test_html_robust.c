@@ -7,7 +7,7 @@
  * shape (parents before children, the root weighing every sample, slices in
  * time order); then on big profiles, the bounds that keep a page's size
  * independent of the number of samples and of functions.  The --json
- * report's bounded "call_tree" (calltree.c) too: parents first, the root
+ * report's bounded "call_tree" (calltree_json.c) too: parents first, the root
  * weighing every sample, every node over the share bound, no node lighter
  * than its children together, at most CT_MAX_NODES nodes.
  *
@@ -17,7 +17,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "report/calltree.h"
+#include "report/calltree_json.h"
 #include "report/html.h"
 #include "report/report.h"
 #include "test_cuda_build.h"

@@ -1,20 +1,14 @@
 /*
  * mem_samples.c — sampled host allocations as weighted stacks (mem_samples.h):
- * the unbiasing weights and the pairing of allocations with their frees.
+ * the unbiasing weights and the pairing of allocations with their frees,
+ * built once by analysis_run for the per-stack writers.
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "cbn_weight.h"
 #include "mem_samples.h"
 #include "util.h"
-
-void mem_samples_weight(uint64_t s, uint64_t rate, double *bytes, double *objects)
-{
-	*bytes = cbn_mem_weight_bytes(s, rate);
-	*objects = cbn_mem_weight_allocs(s, rate);
-}
 
 /* Event index: allocations are 0..nallocs-1, frees nallocs + k. */
 struct mev {
@@ -64,7 +58,8 @@ int mem_samples_build(const struct profile *p, struct mem_sample **out, size_t *
 
 		s[i].stack = a->stack;
 		s[i].thread = a->thread;
-		mem_samples_weight(a->size, rate, &s[i].bytes, &s[i].objects);
+		s[i].bytes = cbn_mem_weight_bytes(a->size, rate);
+		s[i].objects = cbn_mem_weight_allocs(a->size, rate);
 		s[i].live = 1;
 		ev[i] = (struct mev){a->addr, a->ts, a->process, (uint32_t)i, 0};
 	}
@@ -86,58 +81,5 @@ int mem_samples_build(const struct profile *p, struct mem_sample **out, size_t *
 	free(ev);
 	*out = s;
 	*n = na;
-	return 0;
-}
-
-double mem_samples_value(const struct mem_sample *s, enum export_sample t)
-{
-	switch (t) {
-	case EXPORT_ALLOC_SPACE:
-		return s->bytes;
-	case EXPORT_ALLOC_OBJECTS:
-		return s->objects;
-	case EXPORT_INUSE_SPACE:
-		return s->live ? s->bytes : 0;
-	case EXPORT_INUSE_OBJECTS:
-		return s->live ? s->objects : 0;
-	default:
-		return 0;
-	}
-}
-
-static const char *const sample_names[] = {
-	[EXPORT_CPU] = "cpu",
-	[EXPORT_ALLOC_SPACE] = "alloc_space",
-	[EXPORT_ALLOC_OBJECTS] = "alloc_objects",
-	[EXPORT_INUSE_SPACE] = "inuse_space",
-	[EXPORT_INUSE_OBJECTS] = "inuse_objects",
-	[EXPORT_WALL] = "wall",
-	[EXPORT_OFFCPU] = "offcpu",
-};
-
-int export_sample_parse(const char *s, enum export_sample *t)
-{
-	for (size_t i = 0; s && i < sizeof(sample_names) / sizeof(sample_names[0]); i++) {
-		if (strcmp(s, sample_names[i]) == 0) {
-			*t = (enum export_sample)i;
-			return 0;
-		}
-	}
-	return -1;
-}
-
-const char *export_sample_name(enum export_sample t)
-{
-	return (unsigned)t < sizeof(sample_names) / sizeof(sample_names[0]) ? sample_names[t]
-									    : "?";
-}
-
-int export_has_memory(const struct profile *p)
-{
-	if (p->nmem_allocs)
-		return 1;
-	for (size_t i = 0; i < p->nprocesses; i++)
-		if (p->processes[i].mem.state == CBN_MEM_ON)
-			return 1;
 	return 0;
 }

@@ -1,8 +1,9 @@
 /*
  * mem_samples.h — the host allocation records of a profile as weighted stack
- * samples for the per-stack writers (pprof, folded, flame graph): each sampled
- * allocation with its unbiased bytes and objects and whether it was still
- * live at the end.  Launcher side only.
+ * samples for the per-stack writers (pprof, folded, flame graph), built once
+ * by analysis_run (struct analysis' mem_samples): each sampled allocation
+ * with its unbiased bytes and objects and whether it was still live at the
+ * end.  Launcher side only.
  */
 #ifndef CBN_MEM_SAMPLES_H
 #define CBN_MEM_SAMPLES_H
@@ -10,28 +11,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "export.h"
 #include "profile.h"
 
 struct mem_sample {
 	uint32_t stack;          /* prof.stacks index, PROF_NONE */
 	uint32_t thread;         /* prof.threads index, PROF_NONE */
-	double bytes, objects;   /* what the record stands for (memory.h's weights) */
+	double bytes, objects;   /* what the record stands for at its process's rate
+				  * (cbn_weight.h) */
 	int live;                /* no matching free: still allocated at the end */
 };
-
-/* Bytes and allocations one sampled allocation of size s stands for at rate
- * (mean bytes between samples; 0 or 1: every allocation was recorded):
- * s / (1 - exp(-s/rate)) and 1 / (1 - exp(-s/rate)): cbn_weight.h. */
-void mem_samples_weight(uint64_t s, uint64_t rate, double *bytes, double *objects);
 
 /* One mem_sample per p->mem_allocs record, in that order (malloc'd into
  * *out, *n of them; *out NULL when there are none).  An allocation is live
  * when no MEM_FREE of its process and address follows it before the next
  * allocation of that address.  0 or -ENOMEM. */
 int mem_samples_build(const struct profile *p, struct mem_sample **out, size_t *n);
-
-/* The value of s that sample type t weighs (t a memory type). */
-double mem_samples_value(const struct mem_sample *s, enum export_sample t);
 
 #endif
