@@ -57,7 +57,9 @@ static cJSON *item(cJSON *array)
 
 /* cJSON add-functions tolerate a NULL parent, so a failed allocation only
  * loses the part it concerns; the caller checks the result at the end. */
-static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_row *ops)
+/* The status rows, the GPUs, the spans the program's own CUPTI client held
+ * and the notes. */
+static void build_status(cJSON *c, const struct cuda_analysis *a)
 {
 	cJSON *x, *o;
 	size_t i;
@@ -127,6 +129,13 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 	for (i = 0; i < a->nstatus; i++)
 		if (a->status[i].inferred)
 			cJSON_AddItemToArray(x, cJSON_CreateString(a->status[i].text));
+}
+
+/* The totals and the autograd-style rows. */
+static void build_ops(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_row *ops)
+{
+	cJSON *x, *o;
+	size_t i;
 
 	o = cJSON_AddObjectToObject(c, JK_TOTALS);
 	json_put_num(o, JK_KERNELS, (double)a->totals.kernels);
@@ -162,6 +171,13 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 			json_put_num(o, JK_SELF_CUDA_MEM, (double)r->self_cuda_mem);
 		}
 	}
+}
+
+/* The kernel, memory operation and API tables. */
+static void build_tables(cJSON *c, const struct cuda_analysis *a)
+{
+	cJSON *x, *o;
+	size_t i;
 
 	x = arr(c, JK_KERNELS);
 	for (i = 0; i < a->nkernels; i++) {
@@ -219,8 +235,14 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		stats(o, &r->t);
 		json_put_num(o, "time_pct", r->time_pct);
 	}
+}
 
-	x = arr(c, "launch_sites");
+/* The launch sites. */
+static void build_sites(cJSON *c, const struct cuda_analysis *a)
+{
+	cJSON *x = arr(c, "launch_sites"), *o;
+	size_t i;
+
 	for (i = 0; i < a->nsites; i++) {
 		const struct cuda_site *s = &a->sites[i];
 		char bare[1024];
@@ -241,6 +263,13 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		json_put_num(o, "kernel_ns", (double)s->kernel_ns);
 		json_put_num(o, "kernels", (double)s->kernels);
 	}
+}
+
+/* The overview, per device, and the recommendations. */
+static void build_overview(cJSON *c, const struct cuda_analysis *a)
+{
+	cJSON *x, *o;
+	size_t i;
 
 	o = cJSON_AddObjectToObject(c, JK_OVERVIEW);
 	num_or_null(o, JK_GPU_UTILIZATION, a->ov.gpu_utilization);
@@ -274,6 +303,15 @@ static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_
 		cJSON_AddStringToObject(o, "message", a->recos[i].message);
 		cJSON_AddStringToObject(o, "evidence", a->recos[i].evidence);
 	}
+}
+
+static void build(cJSON *c, const struct cuda_analysis *a, const struct cuda_op_row *ops)
+{
+	build_status(c, a);
+	build_ops(c, a, ops);
+	build_tables(c, a);
+	build_sites(c, a);
+	build_overview(c, a);
 }
 
 struct cJSON *report_cuda_json(const struct analysis *an, const struct report_opts *o)

@@ -268,7 +268,7 @@ struct pprof_ctx {
 	struct loctab *lt;
 	struct pb *sub, *sub2, *ids;
 	uint8_t *func_used;
-	int64_t s_thread, s_tid, s_pid;
+	int64_t s_thread, s_tid, s_pid, s_cpu, s_ns;   /* string ids */
 	size_t nvalues;          /* values per Sample: 2, + 4 heap, + 2 off-CPU */
 };
 
@@ -389,87 +389,76 @@ static int pprof_offcpu_samples(struct pprof_ctx *x, struct pb *out)
 	return 0;
 }
 
-static int pprof_encode(const struct analysis *a, struct pb *out)
+/* Fixed strings first, so [0] is "" as the format requires; then
+ * sample_type [samples count] [cpu nanoseconds], with memory data Go's heap
+ * types after them, with off-CPU data time off the CPU and wall time (on +
+ * off), as async-profiler's wall mode: a CPU sample's wall is its CPU time. */
+static int pprof_sample_types(struct pprof_ctx *x, struct pb *out, int memory, int offcpu)
 {
-	const struct profile *p = a->profile;
-	struct strtab st = {0};
-	struct loctab lt = {0};
-	struct pb sub = {0}, sub2 = {0}, ids = {0};
-	uint32_t *idx = NULL, *map_of_module = NULL;
-	uint8_t *func_used = NULL;
-	const char **modules = NULL;
-	size_t nmodules = 0;
-	int memory = export_has_memory(p), offcpu = export_has_offcpu(p);
-	struct pprof_ctx x;
-	int rc = -ENOMEM;
+	static const char *const heap[4][2] = {
+		{"alloc_objects", "count"}, {"alloc_space", "bytes"},
+		{"inuse_objects", "count"}, {"inuse_space", "bytes"},
+	};
+	struct strtab *st = x->st;
+	struct pb *sub = x->sub;
+	int64_t s_samples, s_count;
 
-	/* fixed strings first, so [0] is "" as the format requires */
-	int64_t s_samples, s_count, s_cpu, s_ns, s_thread, s_tid, s_pid;
+	if (strtab_id(st, "") != 0)
+		return -ENOMEM;
+	s_samples = strtab_id(st, "samples");
+	s_count = strtab_id(st, "count");
+	x->s_cpu = strtab_id(st, "cpu");
+	x->s_ns = strtab_id(st, "nanoseconds");
+	x->s_thread = strtab_id(st, "thread");
+	x->s_tid = strtab_id(st, "tid");
+	x->s_pid = strtab_id(st, "pid");
+	if (s_samples < 0 || s_count < 0 || x->s_cpu < 0 || x->s_ns < 0 || x->s_thread < 0 ||
+	    x->s_tid < 0 || x->s_pid < 0)
+		return -ENOMEM;
+	pb_uint(sub, PB_VALUETYPE_TYPE, (uint64_t)s_samples);
+	pb_uint(sub, PB_VALUETYPE_UNIT, (uint64_t)s_count);
+	pb_msg(out, PB_PROFILE_SAMPLE_TYPE, sub);
+	pb_uint(sub, PB_VALUETYPE_TYPE, (uint64_t)x->s_cpu);
+	pb_uint(sub, PB_VALUETYPE_UNIT, (uint64_t)x->s_ns);
+	pb_msg(out, PB_PROFILE_SAMPLE_TYPE, sub);
+	for (int k = 0; memory && k < 4; k++) {
+		int64_t ty = strtab_id(st, heap[k][0]), un = strtab_id(st, heap[k][1]);
 
-	if (strtab_id(&st, "") != 0)
-		goto out;
-	s_samples = strtab_id(&st, "samples");
-	s_count = strtab_id(&st, "count");
-	s_cpu = strtab_id(&st, "cpu");
-	s_ns = strtab_id(&st, "nanoseconds");
-	s_thread = strtab_id(&st, "thread");
-	s_tid = strtab_id(&st, "tid");
-	s_pid = strtab_id(&st, "pid");
-	if (s_samples < 0 || s_count < 0 || s_cpu < 0 || s_ns < 0 || s_thread < 0 || s_tid < 0 ||
-	    s_pid < 0)
-		goto out;
-	x = (struct pprof_ctx){p, &st, &lt, &sub, &sub2, &ids, NULL, s_thread, s_tid, s_pid,
-			       2 + (memory ? 4 : 0) + (offcpu ? 2 : 0)};
-
-	/* sample_type [samples count] [cpu nanoseconds], period_type cpu ns;
-	 * with memory data, Go's heap types after them */
-	pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)s_samples);
-	pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_count);
-	pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
-	pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)s_cpu);
-	pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);
-	pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
-	if (memory) {
-		static const char *const heap[4][2] = {
-			{"alloc_objects", "count"}, {"alloc_space", "bytes"},
-			{"inuse_objects", "count"}, {"inuse_space", "bytes"},
-		};
-
-		for (int k = 0; k < 4; k++) {
-			int64_t ty = strtab_id(&st, heap[k][0]), un = strtab_id(&st, heap[k][1]);
-
-			if (ty < 0 || un < 0)
-				goto out;
-			pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)ty);
-			pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)un);
-			pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
-		}
+		if (ty < 0 || un < 0)
+			return -ENOMEM;
+		pb_uint(sub, PB_VALUETYPE_TYPE, (uint64_t)ty);
+		pb_uint(sub, PB_VALUETYPE_UNIT, (uint64_t)un);
+		pb_msg(out, PB_PROFILE_SAMPLE_TYPE, sub);
 	}
-	/* with off-CPU data, time off the CPU and wall time (on + off), as
-	 * async-profiler's wall mode: a CPU sample's wall is its CPU time */
 	if (offcpu) {
-		int64_t off = strtab_id(&st, "offcpu"), wall = strtab_id(&st, "wall");
+		int64_t off = strtab_id(st, "offcpu"), wall = strtab_id(st, "wall");
 
 		if (off < 0 || wall < 0)
-			goto out;
-		pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)off);
-		pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);
-		pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
-		pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)wall);
-		pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);
-		pb_msg(out, PB_PROFILE_SAMPLE_TYPE, &sub);
+			return -ENOMEM;
+		pb_uint(sub, PB_VALUETYPE_TYPE, (uint64_t)off);
+		pb_uint(sub, PB_VALUETYPE_UNIT, (uint64_t)x->s_ns);
+		pb_msg(out, PB_PROFILE_SAMPLE_TYPE, sub);
+		pb_uint(sub, PB_VALUETYPE_TYPE, (uint64_t)wall);
+		pb_uint(sub, PB_VALUETYPE_UNIT, (uint64_t)x->s_ns);
+		pb_msg(out, PB_PROFILE_SAMPLE_TYPE, sub);
 	}
+	return 0;
+}
 
-	/* samples, merged per (stack, thread) */
-	idx = util_reallocarray(NULL, p->nsamples + 1, sizeof(*idx));
-	func_used = calloc(p->nfuncs + 1, 1);
-	if (!idx || !func_used)
-		goto out;
-	x.func_used = func_used;
+/* The CPU samples, merged per (stack, thread); with off-CPU data their CPU
+ * time is their wall time too. */
+static int pprof_cpu_samples(struct pprof_ctx *x, struct pb *out, int offcpu)
+{
+	const struct profile *p = x->p;
+	uint32_t *idx = util_reallocarray(NULL, p->nsamples + 1, sizeof(*idx));
+	int rc = 0;
+
+	if (!idx)
+		return -ENOMEM;
 	for (size_t i = 0; i < p->nsamples; i++)
 		idx[i] = (uint32_t)i;
 	qsort_r(idx, p->nsamples, sizeof(*idx), cmp_sample, (void *)p);
-	for (size_t i = 0; i < p->nsamples;) {
+	for (size_t i = 0; i < p->nsamples && !rc;) {
 		const struct prof_sample *s = &p->samples[idx[i]];
 		uint64_t values[8] = {0};
 		size_t j = i;
@@ -484,21 +473,25 @@ static int pprof_encode(const struct analysis *a, struct pb *out)
 		}
 		i = j;
 		if (offcpu)
-			values[x.nvalues - 1] = values[1];
-		if (pprof_sample(&x, out, s->stack, s->thread, values, x.nvalues) < 0)
-			goto out;
+			values[x->nvalues - 1] = values[1];
+		rc = pprof_sample(x, out, s->stack, s->thread, values, x->nvalues) < 0 ? -ENOMEM : 0;
 	}
-	if (memory && pprof_mem_samples(&x, a, out) < 0)
-		goto out;
-	if (offcpu && pprof_offcpu_samples(&x, out) < 0)
-		goto out;
+	free(idx);
+	return rc;
+}
 
-	/* mappings: one per module (we have names, not address ranges); the
-	 * main executable first, as profile.proto expects */
-	modules = calloc(p->nfuncs + 2, sizeof(*modules));
-	map_of_module = calloc(p->nfuncs + 1, sizeof(*map_of_module));
-	if (!modules || !map_of_module)
-		goto out;
+/* Mappings: one per module (we have names, not address ranges), the main
+ * executable first, as profile.proto expects.  map_of_module gets each
+ * function's mapping id (0: none). */
+static int pprof_mappings(struct pprof_ctx *x, struct pb *out, uint32_t *map_of_module)
+{
+	const struct profile *p = x->p;
+	const char **modules = calloc(p->nfuncs + 2, sizeof(*modules));
+	size_t nmodules = 0;
+	int rc = 0;
+
+	if (!modules)
+		return -ENOMEM;
 	if (p->nprocesses && p->processes[0].exe && *p->processes[0].exe) {
 		const char *exe = strrchr(p->processes[0].exe, '/');
 
@@ -508,7 +501,7 @@ static int pprof_encode(const struct analysis *a, struct pb *out)
 		const char *m = p->funcs[i].module;
 		size_t k;
 
-		if (!func_used[i] || !m || !*m)
+		if (!x->func_used[i] || !m || !*m)
 			continue;
 		for (k = 0; k < nmodules && strcmp(modules[k], m); k++)
 			;
@@ -516,96 +509,132 @@ static int pprof_encode(const struct analysis *a, struct pb *out)
 			modules[nmodules++] = m;
 		map_of_module[i] = (uint32_t)k + 1;
 	}
-	for (size_t k = 0; k < nmodules; k++) {
-		int64_t fn = strtab_id(&st, modules[k]);
+	for (size_t k = 0; k < nmodules && !rc; k++) {
+		int64_t fn = strtab_id(x->st, modules[k]);
 
-		if (fn < 0)
-			goto out;
-		pb_uint(&sub, PB_MAPPING_ID, k + 1);
-		pb_uint(&sub, PB_MAPPING_FILENAME, (uint64_t)fn);
+		if (fn < 0) {
+			rc = -ENOMEM;
+			break;
+		}
+		pb_uint(x->sub, PB_MAPPING_ID, k + 1);
+		pb_uint(x->sub, PB_MAPPING_FILENAME, (uint64_t)fn);
 		/* already symbolized: pprof must not try to look the binary up */
-		pb_uint(&sub, PB_MAPPING_HAS_FUNCTIONS, 1);
-		pb_uint(&sub, PB_MAPPING_HAS_FILENAMES, 1);
-		pb_uint(&sub, PB_MAPPING_HAS_LINE_NUMBERS, 1);
-		pb_uint(&sub, PB_MAPPING_HAS_INLINE_FRAMES, 1);
-		pb_msg(out, PB_PROFILE_MAPPING, &sub);
+		pb_uint(x->sub, PB_MAPPING_HAS_FUNCTIONS, 1);
+		pb_uint(x->sub, PB_MAPPING_HAS_FILENAMES, 1);
+		pb_uint(x->sub, PB_MAPPING_HAS_LINE_NUMBERS, 1);
+		pb_uint(x->sub, PB_MAPPING_HAS_INLINE_FRAMES, 1);
+		pb_msg(out, PB_PROFILE_MAPPING, x->sub);
 	}
+	free(modules);
+	return rc;
+}
 
-	/* locations: the mapping is the module of the physical (outermost) frame */
-	for (size_t i = 0; i < lt.n; i++) {
-		const struct loc *l = &lt.v[i];
+/* Locations (the mapping is the module of the physical, outermost, frame),
+ * then the functions some location uses, id = index + 1. */
+static int pprof_locations(struct pprof_ctx *x, struct pb *out, const uint32_t *map_of_module)
+{
+	const struct profile *p = x->p;
+
+	for (size_t i = 0; i < x->lt->n; i++) {
+		const struct loc *l = &x->lt->v[i];
 		uint32_t phys = p->frames[l->first + l->n - 1].func;
 
-		pb_uint(&sub, PB_LOCATION_ID, i + 1);
+		pb_uint(x->sub, PB_LOCATION_ID, i + 1);
 		if (phys < p->nfuncs)
-			pb_uint(&sub, PB_LOCATION_MAPPING_ID, map_of_module[phys]);
-		pb_uint(&sub, PB_LOCATION_ADDRESS, p->frames[l->first].addr);
+			pb_uint(x->sub, PB_LOCATION_MAPPING_ID, map_of_module[phys]);
+		pb_uint(x->sub, PB_LOCATION_ADDRESS, p->frames[l->first].addr);
 		for (uint32_t k = 0; k < l->n; k++) {
 			const struct prof_frame *f = &p->frames[l->first + k];
 
 			if (f->func < p->nfuncs)
-				pb_uint(&sub2, PB_LINE_FUNCTION_ID, (uint64_t)f->func + 1);
-			pb_uint(&sub2, PB_LINE_LINE, f->line);
-			pb_msg(&sub, PB_LOCATION_LINE, &sub2);
+				pb_uint(x->sub2, PB_LINE_FUNCTION_ID, (uint64_t)f->func + 1);
+			pb_uint(x->sub2, PB_LINE_LINE, f->line);
+			pb_msg(x->sub, PB_LOCATION_LINE, x->sub2);
 		}
-		pb_msg(out, PB_PROFILE_LOCATION, &sub);
+		pb_msg(out, PB_PROFILE_LOCATION, x->sub);
 	}
-
-	/* functions: id = index + 1; only those some location uses */
 	for (size_t i = 0; i < p->nfuncs; i++) {
 		const struct prof_func *fn = &p->funcs[i];
 		int64_t name, file;
 
-		if (!func_used[i])
+		if (!x->func_used[i])
 			continue;
-		name = strtab_id(&st, fn->name);
-		file = strtab_id(&st, fn->file);
+		name = strtab_id(x->st, fn->name);
+		file = strtab_id(x->st, fn->file);
 		if (name < 0 || file < 0)
-			goto out;
-		pb_uint(&sub, PB_FUNCTION_ID, i + 1);
-		pb_uint(&sub, PB_FUNCTION_NAME, (uint64_t)name);
-		pb_uint(&sub, PB_FUNCTION_SYSTEM_NAME, (uint64_t)name);
-		pb_uint(&sub, PB_FUNCTION_FILENAME, (uint64_t)file);
-		pb_uint(&sub, PB_FUNCTION_START_LINE, fn->line);
-		pb_msg(out, PB_PROFILE_FUNCTION, &sub);
+			return -ENOMEM;
+		pb_uint(x->sub, PB_FUNCTION_ID, i + 1);
+		pb_uint(x->sub, PB_FUNCTION_NAME, (uint64_t)name);
+		pb_uint(x->sub, PB_FUNCTION_SYSTEM_NAME, (uint64_t)name);
+		pb_uint(x->sub, PB_FUNCTION_FILENAME, (uint64_t)file);
+		pb_uint(x->sub, PB_FUNCTION_START_LINE, fn->line);
+		pb_msg(out, PB_PROFILE_FUNCTION, x->sub);
 	}
+	return 0;
+}
 
-	/* the command line as a comment; start time, duration; period */
-	{
-		size_t len = 1;
-		char *cmd, *d;
+/* The command line as a comment, the string table, then start time,
+ * duration and period. */
+static int pprof_trailer(struct pprof_ctx *x, struct pb *out)
+{
+	const struct profile *p = x->p;
+	size_t len = 1;
+	char *cmd, *d;
 
-		for (char **a = p->argv; a && *a; a++)
-			len += strlen(*a) + 1;
-		cmd = d = malloc(len);
-		if (!cmd)
-			goto out;
-		*d = '\0';
-		for (char **a = p->argv; a && *a; a++)
-			d += sprintf(d, "%s%s", a == p->argv ? "" : " ", *a);
-		if (*cmd) {
-			/* the table keeps the pointer: encode the table before freeing */
-			int64_t c = strtab_id(&st, cmd);
+	for (char **a = p->argv; a && *a; a++)
+		len += strlen(*a) + 1;
+	cmd = d = malloc(len);
+	if (!cmd)
+		return -ENOMEM;
+	*d = '\0';
+	for (char **a = p->argv; a && *a; a++)
+		d += sprintf(d, "%s%s", a == p->argv ? "" : " ", *a);
+	if (*cmd) {
+		/* the table keeps the pointer: encode the table before freeing */
+		int64_t c = strtab_id(x->st, cmd);
 
-			if (c < 0) {
-				free(cmd);
-				goto out;
-			}
-			pb_uint(out, PB_PROFILE_COMMENT, (uint64_t)c);
+		if (c < 0) {
+			free(cmd);
+			return -ENOMEM;
 		}
-		for (size_t i = 0; i < st.n; i++)
-			pb_bytes(out, PB_PROFILE_STRING_TABLE, st.s[i], strlen(st.s[i]));
-		free(cmd);
+		pb_uint(out, PB_PROFILE_COMMENT, (uint64_t)c);
 	}
+	for (size_t i = 0; i < x->st->n; i++)
+		pb_bytes(out, PB_PROFILE_STRING_TABLE, x->st->s[i], strlen(x->st->s[i]));
+	free(cmd);
 	/* when the run started, wall clock (the earliest image's agent start);
 	 * left out when unknown */
 	pb_uint(out, PB_PROFILE_TIME_NANOS, p->start_real_ns);
 	pb_uint(out, PB_PROFILE_DURATION_NANOS, p->wall_ns);
-	pb_uint(&sub, PB_VALUETYPE_TYPE, (uint64_t)s_cpu);
-	pb_uint(&sub, PB_VALUETYPE_UNIT, (uint64_t)s_ns);
-	pb_msg(out, PB_PROFILE_PERIOD_TYPE, &sub);
+	pb_uint(x->sub, PB_VALUETYPE_TYPE, (uint64_t)x->s_cpu);
+	pb_uint(x->sub, PB_VALUETYPE_UNIT, (uint64_t)x->s_ns);
+	pb_msg(out, PB_PROFILE_PERIOD_TYPE, x->sub);
 	pb_uint(out, PB_PROFILE_PERIOD, p->period_ns);
-	pb_uint(out, PB_PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)s_cpu);
+	pb_uint(out, PB_PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)x->s_cpu);
+	return 0;
+}
+
+static int pprof_encode(const struct analysis *a, struct pb *out)
+{
+	const struct profile *p = a->profile;
+	struct strtab st = {0};
+	struct loctab lt = {0};
+	struct pb sub = {0}, sub2 = {0}, ids = {0};
+	uint32_t *map_of_module = NULL;
+	int memory = export_has_memory(p), offcpu = export_has_offcpu(p);
+	struct pprof_ctx x = {.p = p, .st = &st, .lt = &lt, .sub = &sub, .sub2 = &sub2, .ids = &ids,
+			      .nvalues = 2 + (memory ? 4 : 0) + (offcpu ? 2 : 0)};
+	int rc = -ENOMEM;
+
+	x.func_used = calloc(p->nfuncs + 1, 1);
+	map_of_module = calloc(p->nfuncs + 1, sizeof(*map_of_module));
+	if (!x.func_used || !map_of_module || pprof_sample_types(&x, out, memory, offcpu) < 0 ||
+	    pprof_cpu_samples(&x, out, offcpu) < 0 ||
+	    (memory && pprof_mem_samples(&x, a, out) < 0) ||
+	    (offcpu && pprof_offcpu_samples(&x, out) < 0) ||
+	    pprof_mappings(&x, out, map_of_module) < 0 ||
+	    pprof_locations(&x, out, map_of_module) < 0 || pprof_trailer(&x, out) < 0)
+		goto out;
 	rc = out->oom || sub.oom || sub2.oom || ids.oom ? -ENOMEM : 0;
 out:
 	free(st.s);
@@ -615,9 +644,7 @@ out:
 	free(sub.p);
 	free(sub2.p);
 	free(ids.p);
-	free(idx);
-	free(func_used);
-	free(modules);
+	free(x.func_used);
 	free(map_of_module);
 	return rc;
 }

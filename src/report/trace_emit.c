@@ -96,11 +96,11 @@ static void trace_gpu_args(const struct tctx *c, struct sbuf *b, const struct pr
 	sb_puts(b, "}");
 }
 
-void trace_format(const struct tctx *c, struct sbuf *b, const struct tev *e)
+/* An event's "ph", "cat" and "name". */
+static void trace_format_name(const struct tctx *c, struct sbuf *b, const struct tev *e)
 {
 	const struct profile *p = c->p;
 
-	b->n = 0;
 	switch (e->type) {
 	case TEV_SAMPLE:
 		sb_puts(b, "{\"ph\":\"X\",\"cat\":\"cpu_sample\",\"name\":");
@@ -171,16 +171,13 @@ void trace_format(const struct tctx *c, struct sbuf *b, const struct tev *e)
 		          e->type == TEV_LOCK_S ? "s" : "f\",\"bp\":\"e", e->flow);
 		break;
 	}
-	sb_puts(b, ",\"pid\":");
-	sb_u64(b, e->pid);
-	sb_puts(b, ",\"tid\":");
-	sb_u64(b, trace_lane_tid(e));
-	sb_puts(b, ",\"ts\":");
-	sb_us(b, e->ts);
-	if (e->type != TEV_MARK && e->type < TEV_FLOW_S) {
-		sb_puts(b, ",\"dur\":");
-		sb_us(b, e->dur);
-	}
+}
+
+/* An event's "args", for the types that have some. */
+static void trace_format_args(const struct tctx *c, struct sbuf *b, const struct tev *e)
+{
+	const struct profile *p = c->p;
+
 	switch (e->type) {
 	case TEV_API: {
 		const struct prof_cuda_api *a = &p->cuda_api[e->ref];
@@ -259,6 +256,23 @@ void trace_format(const struct tctx *c, struct sbuf *b, const struct tev *e)
 	default:
 		break;
 	}
+}
+
+void trace_format(const struct tctx *c, struct sbuf *b, const struct tev *e)
+{
+	b->n = 0;
+	trace_format_name(c, b, e);
+	sb_puts(b, ",\"pid\":");
+	sb_u64(b, e->pid);
+	sb_puts(b, ",\"tid\":");
+	sb_u64(b, trace_lane_tid(e));
+	sb_puts(b, ",\"ts\":");
+	sb_us(b, e->ts);
+	if (e->type != TEV_MARK && e->type < TEV_FLOW_S) {
+		sb_puts(b, ",\"dur\":");
+		sb_us(b, e->dur);
+	}
+	trace_format_args(c, b, e);
 	sb_puts(b, "}");
 }
 
@@ -280,19 +294,145 @@ static int trace_meta(struct gz_file *f, struct sbuf *b, const char *what, uint3
 	return b->oom ? -ENOMEM : gz_write(f, b->p, b->n);
 }
 
-int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf *b)
+/* The process_name and sort index of the synthetic process of one GPU. */
+static int trace_meta_gpu(const struct tctx *c, struct gz_file *f, struct sbuf *b,
+                          const struct lane *l)
 {
 	const struct profile *p = c->p;
+	size_t k = l->pid - TRACE_GPU_PID_BASE;
+	uint32_t proc = c->gpu_pid_proc[k], dev = c->gpu_pid_dev[k];
+	const struct prof_cuda_device *d = trace_device(p, proc, dev);
+	char name[512];
+	int rc;
+
+	snprintf(name, sizeof(name), "GPU %" PRIu32 "%s%s (pid %" PRIu32 ")", dev,
+	         d && d->name && *d->name ? ": " : "", d && d->name ? d->name : "",
+	         proc < p->nprocesses ? p->processes[proc].pid : 0);
+	rc = trace_meta(f, b, "process_name", l->pid, 0, 0, name, 0);
+	if (!rc)
+		rc = trace_meta(f, b, "process_sort_index", l->pid, 0, 0, NULL,
+		                (int64_t)(1 << 20) + (int64_t)k);
+	return rc;
+}
+
+/* The process_name and sort index of a process's group: an exec chain's
+ * images by name, a rank of a distributed run by rank. */
+static int trace_meta_process(const struct tctx *c, struct gz_file *f, struct sbuf *b,
+                              const struct lane *l)
+{
+	const struct profile *p = c->p;
+	char name[512];
+	size_t len = 0;
+	int64_t order = -1, rq = -1;
+	int rc;
+
+	/* exec chains share a pid: "forkexec -> split" */
+	name[0] = '\0';
+	for (size_t q = 0; q < p->nprocesses; q++) {
+		if (trace_pid(c, (uint32_t)q) != l->pid)
+			continue;
+		if (order < 0)
+			order = (int64_t)q;
+		/* under mpirun a rank is the exec'd image of a launcher's
+		 * fork child: any image may be it */
+		if (p->processes[q].rank.rank >= 0)
+			rq = (int64_t)q;
+		len += (size_t)snprintf(name + len, sizeof(name) - len, "%s%s", len ? " -> " : "",
+		                        util_base_name(p->processes[q].exe));
+		if (len >= sizeof(name))
+			len = sizeof(name) - 1;
+	}
+	if (!name[0])
+		snprintf(name, sizeof(name), "process %" PRIu32, l->pid);
+	/* a rank of a distributed run: its group is named and sorted by rank,
+	 * ahead of the processes that are none */
+	if (rq >= 0) {
+		const struct prof_rank_proc *rk = &p->processes[rq].rank;
+
+		snprintf(name, sizeof(name), "rank %" PRId32 " (%s, pid %" PRIu32 ")", rk->rank,
+		         rk->host && *rk->host ? rk->host : "?", p->processes[rq].pid);
+		order = rk->rank;
+	} else if (order >= 0 && c->has_ranks) {
+		order += (int64_t)1 << 19;
+	}
+	rc = trace_meta(f, b, "process_name", l->pid, 0, 0, name, 0);
+	if (!rc)
+		rc = trace_meta(f, b, "process_sort_index", l->pid, 0, 0, NULL,
+		                order < 0 ? 0 : order);
+	return rc;
+}
+
+/* The thread_name and sort index of one lane. */
+static int trace_meta_lane(const struct tctx *c, struct gz_file *f, struct sbuf *b,
+                           const struct lane *l)
+{
+	const struct profile *p = c->p;
+	struct tev e = {.pid = l->pid, .tid = l->tid, .kind = l->kind, .slot = l->slot};
+	const char *tname = l->thr < p->nthreads ? p->threads[l->thr].name : NULL;
+	char name[512], tbuf[64];
+	int64_t sort = 0;
+	int rc;
+
+	if (!tname || !*tname) {
+		if (l->kind != LANE_GPU && l->thr == PROF_NONE)
+			tname = "unknown thread";
+		else
+			tname = tbuf;
+		snprintf(tbuf, sizeof(tbuf), "thread %" PRIu32, l->tid);
+	}
+	switch (l->kind) {
+	case LANE_GPU:
+		snprintf(name, sizeof(name), "stream %" PRIu32, l->tid);
+		sort = (int64_t)l->tid * TRACE_MAX_SLOTS + l->slot;
+		break;
+	case LANE_API:
+		snprintf(name, sizeof(name), "%s cuda api", tname);
+		break;
+	case LANE_RANGE:
+		snprintf(name, sizeof(name), "%s annotations", tname);
+		break;
+	case LANE_STEP:
+		snprintf(name, sizeof(name), "Steps");
+		break;
+	case LANE_CAPTURE:
+		snprintf(name, sizeof(name), "Capture");
+		break;
+	default:
+		snprintf(name, sizeof(name), "%s", tname);
+		break;
+	}
+	if (l->kind == LANE_STEP || l->kind == LANE_CAPTURE) {
+		/* above every thread of the process, Steps first */
+		sort = (l->kind == LANE_STEP ? -2 : -1) * (int64_t)TRACE_MAX_SLOTS + l->slot;
+	} else if (l->kind != LANE_GPU) {
+		/* a thread's lanes sit together; the main thread (tid == pid) first */
+		int64_t rank = l->thr < p->nthreads ? (int64_t)l->thr + 1 : 0;
+
+		if (l->tid == l->pid)
+			rank = 0;
+		sort = rank * 3 * TRACE_MAX_SLOTS + trace_lane_index(l->kind, l->slot);
+	}
+	if (l->slot) {
+		size_t len = strlen(name);
+
+		snprintf(name + len, sizeof(name) - len, " (overlap %u)", (unsigned)l->slot);
+	}
+	rc = trace_meta(f, b, "thread_name", l->pid, trace_lane_tid(&e), 1, name, 0);
+	if (!rc)
+		rc = trace_meta(f, b, "thread_sort_index", l->pid, trace_lane_tid(&e), 1, NULL,
+		                sort);
+	return rc;
+}
+
+int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf *b)
+{
 	struct lane *ln = c->lanes;
 	size_t n = c->nlanes;
-	char name[512];
+	uint32_t last_pid = UINT32_MAX;
 	int rc = 0;
 
 	if (n)
 		qsort(ln, n, sizeof(*ln), trace_cmp_lane);
-
-	uint32_t last_pid = UINT32_MAX;
-
 	for (size_t i = 0; i < n && !rc; i++) {
 		const struct lane *l = &ln[i];
 
@@ -300,118 +440,12 @@ int trace_write_meta(const struct tctx *c, struct gz_file *f, struct sbuf *b)
 			continue;
 		if (l->pid != last_pid) {
 			last_pid = l->pid;
-			if (l->pid >= TRACE_GPU_PID_BASE) {
-				size_t k = l->pid - TRACE_GPU_PID_BASE;
-				uint32_t proc = c->gpu_pid_proc[k], dev = c->gpu_pid_dev[k];
-				const struct prof_cuda_device *d = trace_device(p, proc, dev);
-
-				snprintf(name, sizeof(name),
-				         "GPU %" PRIu32 "%s%s (pid %" PRIu32 ")", dev,
-				         d && d->name && *d->name ? ": " : "",
-				         d && d->name ? d->name : "",
-				         proc < p->nprocesses ? p->processes[proc].pid : 0);
-				rc = trace_meta(f, b, "process_name", l->pid, 0, 0, name, 0);
-				if (!rc)
-					rc = trace_meta(f, b, "process_sort_index", l->pid, 0, 0,
-					                NULL, (int64_t)(1 << 20) + (int64_t)k);
-			} else {
-				/* exec chains share a pid: "forkexec -> split" */
-				size_t len = 0;
-				int64_t order = -1, rq = -1;
-
-				name[0] = '\0';
-				for (size_t q = 0; q < p->nprocesses; q++) {
-					if (trace_pid(c, (uint32_t)q) != l->pid)
-						continue;
-					if (order < 0)
-						order = (int64_t)q;
-					/* under mpirun a rank is the exec'd image of a
-					 * launcher's fork child: any image may be it */
-					if (p->processes[q].rank.rank >= 0)
-						rq = (int64_t)q;
-					len += (size_t)snprintf(name + len, sizeof(name) - len,
-					                        "%s%s", len ? " -> " : "",
-					                        util_base_name(p->processes[q].exe));
-					if (len >= sizeof(name))
-						len = sizeof(name) - 1;
-				}
-				if (!name[0])
-					snprintf(name, sizeof(name), "process %" PRIu32, l->pid);
-				/* a rank of a distributed run: its group is named and
-				 * sorted by rank, ahead of the processes that are none */
-				if (rq >= 0) {
-					const struct prof_rank_proc *rk = &p->processes[rq].rank;
-
-					snprintf(name, sizeof(name), "rank %" PRId32 " (%s, pid %" PRIu32 ")",
-					         rk->rank, rk->host && *rk->host ? rk->host : "?",
-					         p->processes[rq].pid);
-					order = rk->rank;
-				} else if (order >= 0 && c->has_ranks) {
-					order += (int64_t)1 << 19;
-				}
-				rc = trace_meta(f, b, "process_name", l->pid, 0, 0, name, 0);
-				if (!rc)
-					rc = trace_meta(f, b, "process_sort_index", l->pid, 0, 0,
-					                NULL, order < 0 ? 0 : order);
-			}
+			rc = l->pid >= TRACE_GPU_PID_BASE ? trace_meta_gpu(c, f, b, l)
+			                                  : trace_meta_process(c, f, b, l);
 			if (rc)
 				break;
 		}
-
-		struct tev e = {.pid = l->pid, .tid = l->tid, .kind = l->kind, .slot = l->slot};
-		const char *tname = l->thr < p->nthreads ? p->threads[l->thr].name : NULL;
-		char tbuf[64];
-		int64_t sort = 0;
-
-		if (!tname || !*tname) {
-			if (l->kind != LANE_GPU && l->thr == PROF_NONE)
-				tname = "unknown thread";
-			else
-				tname = tbuf;
-			snprintf(tbuf, sizeof(tbuf), "thread %" PRIu32, l->tid);
-		}
-		switch (l->kind) {
-		case LANE_GPU:
-			snprintf(name, sizeof(name), "stream %" PRIu32, l->tid);
-			sort = (int64_t)l->tid * TRACE_MAX_SLOTS + l->slot;
-			break;
-		case LANE_API:
-			snprintf(name, sizeof(name), "%s cuda api", tname);
-			break;
-		case LANE_RANGE:
-			snprintf(name, sizeof(name), "%s annotations", tname);
-			break;
-		case LANE_STEP:
-			snprintf(name, sizeof(name), "Steps");
-			break;
-		case LANE_CAPTURE:
-			snprintf(name, sizeof(name), "Capture");
-			break;
-		default:
-			snprintf(name, sizeof(name), "%s", tname);
-			break;
-		}
-		if (l->kind == LANE_STEP || l->kind == LANE_CAPTURE) {
-			/* above every thread of the process, Steps first */
-			sort = (l->kind == LANE_STEP ? -2 : -1) * (int64_t)TRACE_MAX_SLOTS + l->slot;
-		} else if (l->kind != LANE_GPU) {
-			/* a thread's lanes sit together; the main thread (tid == pid) first */
-			int64_t rank = l->thr < p->nthreads ? (int64_t)l->thr + 1 : 0;
-
-			if (l->tid == l->pid)
-				rank = 0;
-			sort = rank * 3 * TRACE_MAX_SLOTS + trace_lane_index(l->kind, l->slot);
-		}
-		if (l->slot) {
-			size_t len = strlen(name);
-
-			snprintf(name + len, sizeof(name) - len, " (overlap %u)",
-			         (unsigned)l->slot);
-		}
-		rc = trace_meta(f, b, "thread_name", l->pid, trace_lane_tid(&e), 1, name, 0);
-		if (!rc)
-			rc = trace_meta(f, b, "thread_sort_index", l->pid, trace_lane_tid(&e), 1, NULL,
-			                sort);
+		rc = trace_meta_lane(c, f, b, l);
 	}
 	return rc;
 }
