@@ -9,7 +9,8 @@
 #     --func-max   a function over N lines, from its "{" to its "}", is
 #                  listed (default 120)
 #     --check      exit 1 when anything is listed (the ctest check
-#                  tools.sizes runs it over src/ less src/report)
+#                  tools.sizes runs it over the folders tests/CMakeLists.txt
+#                  names)
 #   prints "FILE: N lines" and "FILE:LINE: FUNC: N lines", longest first.
 #
 # A function is what the code style makes of one (.clang-format, Linux
