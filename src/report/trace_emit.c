@@ -112,7 +112,7 @@ static void trace_format_name(const struct tctx *c, struct sbuf *b, const struct
 			break;
 		}
 		sb_json_str(b, e->ref < p->nfuncs               ? p->funcs[e->ref].name
-		               : e->ref == TRACE_FUNC_TRUNCATED ? "[truncated]"
+		               : e->ref == CPU_LANE_TRUNCATED ? "[truncated]"
 		                                                : "[unknown]");
 		break;
 	case TEV_API: {

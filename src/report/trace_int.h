@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cpu_lanes.h"
 #include "export.h"
 #include "gz.h"
 #include "profile.h"
@@ -86,8 +87,6 @@ struct tctx {
 	uint32_t *pid_of;   /* trace pid per process (trace_pids), NULL: their own */
 };
 
-#define TRACE_FUNC_TRUNCATED (UINT32_MAX - 1)
-
 /* trace_buf.c */
 int tvec_push(struct tvec *t, const struct tev *e);
 void sb_puts(struct sbuf *b, const char *s);
@@ -149,20 +148,14 @@ int trace_is_lock_wait(const struct profile *p, const struct prof_offcpu *o);
  * in a double, as JSON readers hold them). */
 int trace_add_lock_flows(struct tctx *c, struct tvec *t);
 /* trace_cpu.c */
-/*
- * CPU lanes from samples.  A sample stamped ts with weight w covers
- * [ts - w*period, ts]: the timer fired after that much CPU time.  Consecutive
- * samples of a thread are joined when the gap between them is at most one
- * period (timer jitter); a longer gap means the thread was off CPU, and every
- * open frame closes.  Frames common (root first, by function) with the
- * previous sample stay open; the rest close and the new ones open.
- */
+/* The CPU slices (cpu_lanes.h's walk) inside the window and before the cut,
+ * at most cpu_limit of them; with c->hist set, only counted into it. */
 int trace_collect_cpu(struct tctx *c, struct tvec *out);
 /*
- * When the samples could make more slices than the size cap can hold, find
- * the time before which they fit (a counting pass over the same algorithm,
- * into a histogram of slice starts), so that every thread is cut at the same
- * time rather than the last threads losing everything.
+ * When there are more slices than the size cap can hold, find the time
+ * before which they fit (a counting pass over them, into a histogram of
+ * slice starts), so that every thread is cut at the same time rather than
+ * the last threads losing everything.
  */
 int trace_plan_cpu(struct tctx *c);
 /* trace_lanes.c */
