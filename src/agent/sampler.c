@@ -169,41 +169,43 @@ static struct cbn_rec_sample *sample_reserve(struct agent_thread *t, uint32_t ma
 	return t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
 }
 
-static void sample_take(struct agent_thread *t, ucontext_t *uc)
+/* SIGNAL-SAFE.  0 when t may not take a sample now (the loss counted by
+ * reason), else 1. */
+static int sample_admit(struct agent_thread *t)
 {
 	struct writer *w = &agent.w;
-	struct cbn_file_header *h = w->hdr;
-	struct cbn_rec_sample *r;
-	uint64_t rip, pyw[CBN_MAX_FRAMES];
-	uint32_t size, max_size, weight, kernel;
-	int n, nf, flags = 0, why = -1, kroom, unwinding = 0, npy = 0;
-	int cap = python_depth(agent.depth); /* more frames when Python frames are read */
-	char here;
 
-	if (!h)
-		return;
 	if (!atomic_load_explicit(&agent.active, memory_order_relaxed)) {
 		writer_lost(w, CBN_LOST_DISABLED);
-		return;
+		return 0;
 	}
 	if (!t->tid) {
 		writer_lost(w, CBN_LOST_NO_THREAD);
-		return;
+		return 0;
 	}
 	if (t->pid != agent.pid) {
 		writer_lost(w, CBN_LOST_FOREIGN_PID);
-		return;
+		return 0;
 	}
 	if (t->in_handler || t->in_agent) {
 		writer_lost(w, CBN_LOST_REENTRANT);
-		return;
+		return 0;
 	}
 	if (t->ended) {
 		/* its sampler's last signal, after THREAD_END */
 		writer_lost(w, CBN_LOST_NO_THREAD);
-		return;
+		return 0;
 	}
-	t->in_handler = 1;
+	return 1;
+}
+
+/* SIGNAL-SAFE.  The thread's sampler follows a moved signal, moves from a
+ * POSIX timer to a perf event at its first sample, and is counted by kind
+ * then. */
+static void sample_sampler(struct agent_thread *t, ucontext_t *uc)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+
 	if (t->signo != atomic_load_explicit(&agent.signo, memory_order_relaxed))
 		timer_rearm_signal(t, uc);
 	if (t->backend == AGENT_BACKEND_TIMER && !t->sampled)
@@ -214,100 +216,108 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 									: &h->threads_timer,
 					  1, memory_order_relaxed);
 	}
-	timer_weigh(t, &weight, &kernel);
-	/* +8 frames: the handler's own and the truncation probe. */
-	max_size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(cap + 8) * sizeof(uint64_t));
-	/* and the kernel stacks sampled since the last sample (kernel.c) */
-	kroom = t->backend == AGENT_BACKEND_PERF && (t->kring.base || !t->ktried);
-	if (kroom)
-		max_size += KSTACKS_MAX_BYTES;
-	r = sample_reserve(t, max_size);
-	if (!r) {
-		writer_lost(w, CBN_LOST_BUFFER_FULL);
-		goto out;
-	}
-	rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+}
+
+/* SIGNAL-SAFE.  Why this sample can only be its pc (a CBN_PCONLY_* reason),
+ * or -1 when the caller may unwind: unwind_begin has then been called, and
+ * the caller must call unwind_end.  here: the handler's stack pointer. */
+static int sample_why(struct agent_thread *t, ucontext_t *uc, uintptr_t here)
+{
 	if (!unwind_available())
-		why = CBN_PCONLY_NO_UNWINDER;
-	else if (t->no_unwind)
-		why = CBN_PCONLY_HELD;
-	else if ((uintptr_t)&here < (uintptr_t)t->stack_lo + SAMPLE_HEADROOM ||
-		 (uintptr_t)&here > (uintptr_t)t->stack_hi)
-		why = CBN_PCONLY_LOW_STACK;
-	else if (!unwind_begin((uint64_t)uc->uc_mcontext.gregs[REG_RSP]))
-		why = CBN_PCONLY_HELD;
-	if (why >= 0) {
-		r->pc[0] = rip;
-		nf = 1;
-		flags |= CBN_SAMPLE_PC_ONLY;
-	} else {
-		unwinding = 1;
-		/* the Python frames after the native ones (python_walk.c) */
-		npy = python_stack_for(pyw, cap, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
-		n = unwind_backtrace((void **)r->pc, cap - npy + 8);
-		nf = sample_frames(r->pc, n > 0 ? n : 0, rip, cap - npy, &flags);
-		if (flags & CBN_SAMPLE_PC_ONLY)
-			why = CBN_PCONLY_NO_TRACE, npy = 0;
-		memcpy(r->pc + nf, pyw, (size_t)npy * sizeof(uint64_t));
-		/* still unwinding (unwind_begin): the kernel stacks' placement */
+		return CBN_PCONLY_NO_UNWINDER;
+	if (t->no_unwind)
+		return CBN_PCONLY_HELD;
+	if (here < (uintptr_t)t->stack_lo + SAMPLE_HEADROOM || here > (uintptr_t)t->stack_hi)
+		return CBN_PCONLY_LOW_STACK;
+	if (!unwind_begin((uint64_t)uc->uc_mcontext.gregs[REG_RSP]))
+		return CBN_PCONLY_HELD;
+	return -1;
+}
+
+/* SIGNAL-SAFE, between unwind_begin and unwind_end.  The interrupted stack
+ * into r->pc: the native frames (at most cap less the Python ones), then the
+ * Python frames (python_walk.c), *npy of them.  Returns the native ones;
+ * CBN_SAMPLE_PC_ONLY in *flags when only rip was had. */
+static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int *flags, int *npy)
+{
+	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], pyw[CBN_MAX_FRAMES];
+	int n, nf;
+
+	*npy = python_stack_for(pyw, cap, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
+	n = unwind_backtrace((void **)r->pc, cap - *npy + 8);
+	nf = sample_frames(r->pc, n > 0 ? n : 0, rip, cap - *npy, flags);
+	if (*flags & CBN_SAMPLE_PC_ONLY)
+		*npy = 0;
+	memcpy(r->pc + nf, pyw, (size_t)*npy * sizeof(uint64_t));
+	return nf;
+}
+
+/*
+ * SIGNAL-SAFE.  The kernel stacks sampled since the thread's last sample,
+ * after r's nframes pcs (kernel.c), placed on the user stack when the sample
+ * is a full one (placed: still unwinding, unwind_begin).  Adds their bytes to
+ * *size and CBN_SAMPLE_KSTACKS to *flags; returns the sample's kernel
+ * periods, from the kernel event when it counted them, else kernel.
+ */
+static uint32_t sample_kstacks(struct agent_thread *t, ucontext_t *uc, struct cbn_rec_sample *r,
+			       int nf, int nframes, int placed, uint32_t weight, uint32_t kernel,
+			       int *flags, uint32_t *size)
+{
+	uint32_t ks;
+	size_t kb;
+	struct unwind_place_ctx pc; /* its arrays filled as needed */
+	struct kstacks_placer pl = {unwind_place, &pc, 0, 0};
+
+	pc.uc = uc;
+	pc.pcs = r->pc;
+	pc.npcs = nf;
+	pc.ncur = -1;
+
+	/*
+	 * Where the kernel stacks' system calls came from: only for a full
+	 * stack, and only when there are kernel samples (the cursor unwind
+	 * costs more than the cached backtrace).
+	 */
+	kb = kernel_thread_sample(t, placed && kstacks_pending(&t->kring) ? &pl : NULL,
+				  (struct cbn_kstacks *)(r->pc + nframes), KSTACKS_MAX_BYTES, weight,
+				  &ks);
+
+	if (kb) {
+		*flags |= CBN_SAMPLE_KSTACKS;
+		*size += (uint32_t)kb;
 	}
+	/*
+	 * The kernel event samples kernel mode on hrtimers (at 1.618 periods,
+	 * kernel.c): its count splits this sample's CPU between user and
+	 * kernel more finely than rusage, whose system time is sampled at the
+	 * tick (and then the stacks and the split agree).
+	 */
+	if (ks != UINT32_MAX)
+		return ks < weight ? ks : weight;
+	return kernel;
+}
 
-	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(nf + npy) * sizeof(uint64_t));
-	if (kroom) {
-		uint32_t ks;
-		size_t kb;
-		struct unwind_place_ctx pc; /* its arrays filled as needed */
-		struct kstacks_placer pl = {unwind_place, &pc, 0, 0};
+/*
+ * SIGNAL-SAFE.  Stamp and commit r (size bytes, nframes frames) and count it,
+ * unless a window closed while the sample was taken (the thread may have
+ * been preempted in the unwind): dropped.  The clock is read before the
+ * load of capture_on and capture.c stamps the CLOSE record after its store,
+ * so a sample kept here lies before the close.
+ */
+static void sample_commit(struct agent_thread *t, struct cbn_rec_sample *r, int flags,
+			  uint32_t size, int nframes, uint32_t weight, uint32_t kernel, int why)
+{
+	struct cbn_file_header *h = agent.w.hdr;
 
-		pc.uc = uc;
-		pc.pcs = r->pc;
-		pc.npcs = nf;
-		pc.ncur = -1;
-
-		/*
-		 * Where the kernel stacks' system calls came from: only for a
-		 * full stack, and only when there are kernel samples (the
-		 * cursor unwind costs more than the cached backtrace).
-		 */
-		kb = kernel_thread_sample(t, why < 0 && kstacks_pending(&t->kring) ? &pl : NULL,
-					  (struct cbn_kstacks *)(r->pc + nf + npy), KSTACKS_MAX_BYTES,
-					  weight, &ks);
-
-		if (kb) {
-			flags |= CBN_SAMPLE_KSTACKS;
-			size += (uint32_t)kb;
-		}
-		/*
-		 * The kernel event samples kernel mode on hrtimers (at 1.618
-		 * periods, kernel.c): its count splits this sample's CPU
-		 * between user and kernel more finely than rusage, whose system
-		 * time is sampled at the tick (and then the stacks and the
-		 * split agree).
-		 */
-		if (ks != UINT32_MAX)
-			kernel = ks < weight ? ks : weight;
-	} else if (t->kparked && kernel) {
-		/* parked, and the system time grew: kernel stacks from the
-		 * next sample on (this one's split is the rusage one) */
-		kernel_thread_unpark(t);
-	}
-	if (unwinding)
-		unwind_end();
 	r->h.type = CBN_REC_SAMPLE;
 	r->h.flags = (uint16_t)flags;
 	r->h.size = size;
 	r->ts = sample_now();
-	/*
-	 * A window that closed while the sample was taken (the thread may have
-	 * been preempted in the unwind): dropped.  The clock is read before
-	 * this load and capture.c stamps the CLOSE record after its store, so
-	 * a sample kept here lies before the close.
-	 */
 	if (!atomic_load(&capture_on))
-		goto out;
+		return;
 	atomic_store_explicit(&h->end_mono_ns, r->ts, memory_order_relaxed);
 	r->weight = weight;
-	r->nframes = (uint16_t)(nf + npy);
+	r->nframes = (uint16_t)nframes;
 	r->kweight = (uint16_t)(kernel < 0xffff ? kernel : 0xffff);
 	writer_commit(t->chunk, size);
 	t->last_sample = r;
@@ -319,6 +329,55 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 		if (why >= 0)
 			atomic_fetch_add_explicit(&h->pc_only_why[why], 1, memory_order_relaxed);
 	}
+}
+
+static void sample_take(struct agent_thread *t, ucontext_t *uc)
+{
+	struct cbn_rec_sample *r;
+	uint32_t size, max_size, weight, kernel;
+	int nf, flags = 0, why, kroom, unwinding = 0, npy = 0;
+	int cap = python_depth(agent.depth); /* more frames when Python frames are read */
+	char here;
+
+	if (!agent.w.hdr || !sample_admit(t))
+		return;
+	t->in_handler = 1;
+	sample_sampler(t, uc);
+	timer_weigh(t, &weight, &kernel);
+	/* +8 frames: the handler's own and the truncation probe. */
+	max_size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(cap + 8) * sizeof(uint64_t));
+	/* and the kernel stacks sampled since the last sample (kernel.c) */
+	kroom = t->backend == AGENT_BACKEND_PERF && (t->kring.base || !t->ktried);
+	if (kroom)
+		max_size += KSTACKS_MAX_BYTES;
+	r = sample_reserve(t, max_size);
+	if (!r) {
+		writer_lost(&agent.w, CBN_LOST_BUFFER_FULL);
+		goto out;
+	}
+	why = sample_why(t, uc, (uintptr_t)&here);
+	if (why >= 0) {
+		r->pc[0] = (uint64_t)uc->uc_mcontext.gregs[REG_RIP];
+		nf = 1;
+		flags |= CBN_SAMPLE_PC_ONLY;
+	} else {
+		unwinding = 1;
+		nf = sample_unwind(r, uc, cap, &flags, &npy);
+		if (flags & CBN_SAMPLE_PC_ONLY)
+			why = CBN_PCONLY_NO_TRACE;
+		/* still unwinding (unwind_begin): the kernel stacks' placement */
+	}
+	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(nf + npy) * sizeof(uint64_t));
+	if (kroom)
+		kernel = sample_kstacks(t, uc, r, nf, nf + npy, why < 0, weight, kernel, &flags,
+					&size);
+	else if (t->kparked && kernel)
+		/* parked, and the system time grew: kernel stacks from the
+		 * next sample on (this one's split is the rusage one) */
+		kernel_thread_unpark(t);
+	if (unwinding)
+		unwind_end();
+	sample_commit(t, r, flags, size, nf + npy, weight, kernel, why);
 out:
 	t->in_handler = 0;
 }

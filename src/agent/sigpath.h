@@ -12,8 +12,9 @@
  * The call graph from sampler_entry (checked with gcc -fcallgraph-info; the
  * file-local helpers it reaches, which no header can declare):
  *
- *   sampler.c  sample_take, sample_reserve, sample_frames, sample_now,
- *              sampler_drain, sampler_is_wake, sampler_wake, sampler_park,
+ *   sampler.c  sample_take, sample_admit, sample_sampler, sample_reserve,
+ *              sample_why, sample_unwind, sample_frames, sample_kstacks,
+ *              sample_commit, sample_now, sampler_drain, sampler_is_wake, sampler_wake, sampler_park,
  *              sampler_unpark
  *   timer.c    timer_arm (from timer_resume), timer_posix, timer_perf,
  *              timer_perf_open, timer_perf_failed, timer_perf_why,
