@@ -196,6 +196,95 @@ out:
 	return m->nuser;
 }
 
+/* The kernel frames of a callchain of nr entries at ring offset off, up to
+ * the first user or guest context marker, into pc (CBN_KSTACK_TRUNCATED in
+ * *flags past CBN_KSTACK_MAX_FRAMES).  Returns how many. */
+static uint16_t kstacks_callchain(const unsigned char *data, uint64_t size, uint64_t off,
+				  uint64_t nr, uint64_t *pc, uint16_t *flags)
+{
+	uint16_t n = 0;
+	uint64_t i;
+
+	for (i = 0; i < nr; i++) {
+		uint64_t ip;
+
+		ring_copy(&ip, data, size, off + i * 8, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
+			if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
+				continue;
+			break; /* user or guest context: not ours */
+		}
+		if (n == CBN_KSTACK_MAX_FRAMES) {
+			*flags |= CBN_KSTACK_TRUNCATED;
+			break;
+		}
+		pc[n++] = ip;
+	}
+	return n;
+}
+
+/*
+ * Where user mode entered the kernel, from the record's tail at ring offset
+ * off (up to end): PERF_SAMPLE_REGS_USER { abi; bp, sp, ip }, then
+ * PERF_SAMPLE_STACK_USER { size; data[size]; dyn_size }; abi NONE (a kernel
+ * thread) has no registers and a stack of size 0 with no dyn_size.  Fills u
+ * (its stack copied into u->stack, KSTACKS_USER_STACK bytes at most); u->ip
+ * stays 0 when there is none.
+ */
+static void kstacks_user_read(const unsigned char *data, uint64_t size, uint64_t off,
+			      uint64_t end, struct kstacks_user *u, uint64_t *ustack)
+{
+	uint64_t abi, r[3], sz = 0, dyn = 0;
+
+	if (end - off < 8)
+		return;
+	ring_copy(&abi, data, size, off, 8);
+	off += 8;
+	if (abi == PERF_SAMPLE_REGS_ABI_NONE || end - off < 24)
+		return;
+	ring_copy(r, data, size, off, 24);
+	off += 24;
+	if (end - off >= 8) {
+		ring_copy(&sz, data, size, off, 8);
+		off += 8;
+	}
+	if (sz && sz <= end - off && end - off - sz >= 8)
+		ring_copy(&dyn, data, size, off + sz, 8);
+	else
+		sz = 0;
+	if (dyn > sz)
+		dyn = sz;
+	if (dyn > KSTACKS_USER_STACK / 8 * 8)
+		dyn = KSTACKS_USER_STACK / 8 * 8;
+	u->bp = r[0];
+	u->sp = r[1];
+	u->ip = r[2];
+	u->nstack = (uint32_t)(dyn / 8);
+	if (u->nstack)
+		ring_copy(ustack, data, size, off, (size_t)u->nstack * 8);
+}
+
+/* The placements, one per stack, after the stacks (at used); returns the
+ * bytes of out in all. */
+static size_t kstacks_places_write(struct cbn_kstacks *out, size_t used,
+				   const struct kstacks_places *pls)
+{
+	unsigned char *p = (unsigned char *)out + used;
+	uint16_t s;
+
+	out->flags |= CBN_KSTACKS_PLACED;
+	for (s = 0; s < out->nstacks; s++) {
+		struct cbn_kplace *kp = (struct cbn_kplace *)p;
+
+		kp->nuser = pls->nuser[s];
+		kp->drop = pls->drop[s];
+		kp->reserved = 0;
+		memcpy(kp->pc, pls->pc[s], (size_t)kp->nuser * 8);
+		p += sizeof(*kp) + (size_t)kp->nuser * 8;
+	}
+	return (size_t)(p - (unsigned char *)out);
+}
+
 size_t kstacks_parse_placed(const unsigned char *data, uint64_t size, uint64_t tail,
 			    uint64_t head, int regs, struct kstacks_placer *pl,
 			    struct cbn_kstacks *out, size_t cap, uint32_t *lost)
@@ -206,8 +295,6 @@ size_t kstacks_parse_placed(const unsigned char *data, uint64_t size, uint64_t t
 	struct kstacks_memo memo[KSTACKS_PLACE_MAX];
 	unsigned nmemo = 0;
 	size_t used = sizeof(*out), pbytes = 0;
-	unsigned char *p;
-	uint16_t s;
 
 	if (!out || cap < sizeof(*out) || size == 0 || (size & (size - 1)))
 		return 0;
@@ -219,8 +306,8 @@ size_t kstacks_parse_placed(const unsigned char *data, uint64_t size, uint64_t t
 		return 0;
 	while (head - pos >= sizeof(struct perf_event_header)) {
 		struct perf_event_header h;
-		uint64_t nr, i, w[2], off, end;
-		uint16_t n = 0, flags = 0, nuser = 0, drop = 0;
+		uint64_t nr, w[2], end;
+		uint16_t n, flags = 0, nuser = 0, drop = 0;
 		uint64_t *upc = NULL;
 		struct kstacks_user u = {0, 0, 0, ustack, 0};
 		int idx;
@@ -242,60 +329,16 @@ size_t kstacks_parse_placed(const unsigned char *data, uint64_t size, uint64_t t
 				(*lost)++; /* callchain longer than its record */
 				goto next;
 			}
-			for (i = 0; i < nr; i++) {
-				uint64_t ip;
-
-				ring_copy(&ip, data, size, pos + sizeof(h) + 8 + i * 8, 8);
-				if (ip >= (uint64_t)PERF_CONTEXT_MAX) {
-					if (ip == (uint64_t)PERF_CONTEXT_KERNEL)
-						continue;
-					break; /* user or guest context: not ours */
-				}
-				if (n == CBN_KSTACK_MAX_FRAMES) {
-					flags |= CBN_KSTACK_TRUNCATED;
-					break;
-				}
-				pc[n++] = ip;
-			}
+			n = kstacks_callchain(data, size, pos + sizeof(h) + 8, nr, pc, &flags);
 			if (n == 0) {
 				(*lost)++;
 				goto next;
 			}
-			off = pos + sizeof(h) + 8 + nr * 8;
-			/* PERF_SAMPLE_REGS_USER { abi; bp, sp, ip }, then
-			 * PERF_SAMPLE_STACK_USER { size; data[size]; dyn_size }:
-			 * abi NONE (a kernel thread) has no registers and a
-			 * stack of size 0 with no dyn_size. */
-			if (pl && end - off >= 8) {
-				uint64_t abi, r[3], sz = 0, dyn = 0;
-
-				ring_copy(&abi, data, size, off, 8);
-				off += 8;
-				if (abi != PERF_SAMPLE_REGS_ABI_NONE && end - off >= 24) {
-					ring_copy(r, data, size, off, 24);
-					off += 24;
-					if (end - off >= 8) {
-						ring_copy(&sz, data, size, off, 8);
-						off += 8;
-					}
-					if (sz && sz <= end - off && end - off - sz >= 8)
-						ring_copy(&dyn, data, size, off + sz, 8);
-					else
-						sz = 0;
-					if (dyn > sz)
-						dyn = sz;
-					if (dyn > sizeof(ustack))
-						dyn = sizeof(ustack);
-					u.bp = r[0];
-					u.sp = r[1];
-					u.ip = r[2];
-					u.nstack = (uint32_t)(dyn / 8);
-					if (u.nstack)
-						ring_copy(ustack, data, size, off, (size_t)u.nstack * 8);
-					if (u.ip)
-						nuser = kstacks_place(pl, &u, memo, &nmemo, &upc,
-								      &drop);
-				}
+			if (pl) {
+				kstacks_user_read(data, size, pos + sizeof(h) + 8 + nr * 8, end, &u,
+						  ustack);
+				if (u.ip)
+					nuser = kstacks_place(pl, &u, memo, &nmemo, &upc, &drop);
 			}
 			used = kstacks_add(out, used, cap, pc, n, flags, pl ? &pls : NULL, nuser, drop,
 					   upc, &pbytes, lost, &idx);
@@ -311,21 +354,7 @@ next:
 	}
 	if (!out->nstacks)
 		return 0;
-	if (!pl)
-		return used;
-	/* the placements, one per stack, after the stacks */
-	out->flags |= CBN_KSTACKS_PLACED;
-	p = (unsigned char *)out + used;
-	for (s = 0; s < out->nstacks; s++) {
-		struct cbn_kplace *kp = (struct cbn_kplace *)p;
-
-		kp->nuser = pls.nuser[s];
-		kp->drop = pls.drop[s];
-		kp->reserved = 0;
-		memcpy(kp->pc, pls.pc[s], (size_t)kp->nuser * 8);
-		p += sizeof(*kp) + (size_t)kp->nuser * 8;
-	}
-	return (size_t)(p - (unsigned char *)out);
+	return pl ? kstacks_places_write(out, used, &pls) : used;
 }
 
 size_t kstacks_parse(const unsigned char *data, uint64_t size, uint64_t tail, uint64_t head,

@@ -23,7 +23,8 @@
  *              kernel_open, kernel_open_aside
  *   aside.c    aside_thread (in the transient thread)
  *   kstacks.c  kstacks_open, kstacks_drain, kstacks_pending, kstacks_parse,
- *              kstacks_parse_placed, kstacks_place, kstacks_add, ring_copy
+ *              kstacks_parse_placed, kstacks_callchain, kstacks_user_read,
+ *              kstacks_place, kstacks_add, kstacks_places_write, ring_copy
  *              (kstacks.h: all of it is signal-safe)
  *   sigwrap.c  sigwrap_owned, sigwrap_app, sigbit, sigwrap_oneshot_running
  *              (then the program's own handler, with sigpath_active()
