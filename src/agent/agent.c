@@ -339,6 +339,7 @@ __attribute__((constructor)) static void agent_init(void)
 	if (getenv(CBN_ENV_SANDBOXED))
 		return;
 	init_cpu0 = agent_thread_cpu();
+	agent_hooks_set(agent_bg_ensure, agent_mem_counters_now);
 	agent_alloc_init();
 	helpers_init();
 	q = getenv(CBN_ENV_QUIET);

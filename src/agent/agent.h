@@ -168,10 +168,19 @@ void agent_note(uint32_t flag) AGENT_HIDDEN;
 uint32_t agent_gettid(void) AGENT_HIDDEN;
 int agent_loader_ok(void) AGENT_HIDDEN;
 void agent_loader_set(int ok) AGENT_HIDDEN;
+/* floor.c: what the files below the lifecycle ask of it, through the hooks
+ * agent.c registers at start-up (nothing before, nor in an inert agent).
+ * agent_want_background: the background thread runs soon (a dlopen's module
+ * record, the helpers' hold is off); agent_mem_last_point: the memory
+ * timeline's last point, now (before an exec). */
+void agent_hooks_set(void (*background)(void), void (*mem_now)(void)) AGENT_HIDDEN;
+void agent_want_background(void) AGENT_HIDDEN;
+void agent_mem_last_point(void) AGENT_HIDDEN;
 
 /* background.c: the background thread, started on demand; the memory
  * counters' timeline.  agent.c (init, fork, exit, the layers' API) is the
- * lifecycle over both. */
+ * lifecycle over both; only the lifecycle calls these (the files below ask
+ * through agent_want_background and agent_mem_last_point). */
 void agent_bg_ensure(void) AGENT_HIDDEN;
 int agent_bg_running(void) AGENT_HIDDEN;
 void agent_bg_after_fork_child(void) AGENT_HIDDEN;
@@ -258,7 +267,7 @@ int threads_real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(v
  * loop calls helpers_tick() (CPU accounting; ends the process once no thread
  * of the program is left).  A hold (nsguard.c, sandbox.c): stop asks them to
  * end and waits, resume starts again those the process runs
- * (agent_bg_resume, offcpu_resume, ctl_resume); each helper loop ends when
+ * (agent_want_background, offcpu_resume, ctl_resume); each helper loop ends when
  * threads_helpers_held(); live: how many still run. */
 void helpers_init(void) AGENT_HIDDEN;
 int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDDEN;
@@ -270,7 +279,6 @@ void threads_helpers_stop(void) AGENT_HIDDEN;
 void threads_helpers_resume(void) AGENT_HIDDEN;
 int threads_helpers_held(void) AGENT_HIDDEN;
 int threads_helpers_live(void) AGENT_HIDDEN;
-void agent_bg_resume(void) AGENT_HIDDEN;
 void offcpu_resume(void) AGENT_HIDDEN;
 void ctl_resume(void) AGENT_HIDDEN;
 

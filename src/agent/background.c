@@ -165,15 +165,10 @@ static void *agent_bg_main(void *arg)
 	return NULL;
 }
 
-/* After a hold on the helpers (threads_helpers_resume): the helper thread
- * again, when memory counters or capture controls need it (it ends by
- * itself after a while idle otherwise). */
-void agent_bg_resume(void)
-{
-	agent_bg_ensure();
-}
-
-/* Start the helper thread if it is not running (dlopen, a fork child). */
+/* Start the helper thread if it is not running: a dlopen, a fork child,
+ * after a hold on the helpers (threads_helpers_resume; when memory counters
+ * or capture controls need it, else it ends by itself after a while idle).
+ * The files below the lifecycle reach it through agent_want_background. */
 void agent_bg_ensure(void)
 {
 	int zero = 0;

@@ -124,7 +124,7 @@ static int exec_before(const char *path, char *const envp[], int search)
 		exec_note(path, CBN_UNPROF_NO_ACCESS);
 	sampler_pause();
 	sandbox_mem_thread_end(); /* this thread's allocation counts */
-	agent_mem_counters_now();
+	agent_mem_last_point();
 	exec_restored_ign = sigwrap_before_exec();
 	return 0;
 }

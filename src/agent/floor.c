@@ -4,7 +4,8 @@
  * session file, the clock, the thread id, the libc function we interpose,
  * notes and disabling, and whether the loader may be asked about modules.
  * The lifecycle above it (agent.c: start-up, fork, exit; background.c: the
- * background thread) sets it up; nothing here starts or stops anything.
+ * background thread) sets it up; nothing here starts or stops anything: what
+ * the files below ask of the lifecycle goes through the hooks it registers.
  */
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -41,6 +42,37 @@ int agent_loader_ok(void)
 void agent_loader_set(int ok)
 {
 	atomic_store_explicit(&loader_ok, ok, memory_order_release);
+}
+
+/*
+ * What the files below the lifecycle ask of it, registered by agent.c at
+ * start-up (agent_hooks_set) so that they call down, here, and never up
+ * into background.c, whose thread calls their scans back.  NULL (an inert
+ * agent, or before start-up): nothing to do.
+ */
+static void (*_Atomic hook_background)(void);
+static void (*_Atomic hook_mem_now)(void);
+
+void agent_hooks_set(void (*background)(void), void (*mem_now)(void))
+{
+	atomic_store(&hook_background, background);
+	atomic_store(&hook_mem_now, mem_now);
+}
+
+void agent_want_background(void)
+{
+	void (*fn)(void) = atomic_load(&hook_background);
+
+	if (fn)
+		fn();
+}
+
+void agent_mem_last_point(void)
+{
+	void (*fn)(void) = atomic_load(&hook_mem_now);
+
+	if (fn)
+		fn();
 }
 
 uint64_t agent_now(void)

@@ -529,7 +529,7 @@ void *modules_dlopen_enter(void)
 	if (atomic_load(&agent.active)) {
 		atomic_compare_exchange_strong(&mod_pending_ts, &zero, agent_now());
 		/* Someone must write the LOAD soon after this returns. */
-		agent_bg_ensure();
+		agent_want_background();
 	}
 	return real;
 }
