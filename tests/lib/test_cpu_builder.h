@@ -1,8 +1,8 @@
 /*
  * test_cpu_builder.h — build small struct profile values by hand for the CPU,
  * text and JSON report tests, without a session on disk or a symbolizer.
- * Everything is malloc'd and freed by pb_free(); strings are the caller's
- * literals.  Aborts on allocation failure (test code).
+ * Arrays grow and are freed by test_profile_builder.h (pb_free); strings
+ * are the caller's literals.  Aborts on allocation failure (test code).
  */
 #ifndef CBN_TEST_CPU_BUILDER_H
 #define CBN_TEST_CPU_BUILDER_H
@@ -13,31 +13,14 @@
 #include <string.h>
 
 #include "analysis/profile.h"
+#include "test_profile_builder.h"
 
 struct pb {
 	struct profile p;
-	size_t cap_funcs, cap_frames, cap_stacks, cap_samples, cap_threads, cap_procs;
-	size_t cap_warn, cap_nodebug;
 };
 
-static inline void *pb_grow(void *v, size_t *cap, size_t n, size_t size)
-{
-	if (n < *cap)
-		return v;
-	*cap = *cap ? 2 * *cap : 16;
-	while (*cap <= n)
-		*cap *= 2;
-	v = realloc(v, *cap * size);
-	if (!v) {
-		fprintf(stderr, "test builder: out of memory\n");
-		exit(1);
-	}
-	return v;
-}
-
-#define PB_PUSH(b, arr, n, cap) \
-	((b)->p.arr = pb_grow((b)->p.arr, &(b)->cap, (b)->p.n, sizeof(*(b)->p.arr)), \
-	 &(b)->p.arr[(b)->p.n++])
+/* The next element of the profile's array arr (count n), not initialised. */
+#define PB_PUSH(b, arr, n) PB_SLOT((b)->p.arr, (b)->p.n)
 
 /* A run at period_ns (frequency derived), argv = {cmd, NULL}. */
 static inline void pb_init(struct pb *b, uint64_t period_ns, const char *cmd)
@@ -56,7 +39,7 @@ static inline void pb_init(struct pb *b, uint64_t period_ns, const char *cmd)
 static inline uint32_t pb_func(struct pb *b, const char *name, const char *file, uint32_t line,
 			const char *module)
 {
-	struct prof_func *f = PB_PUSH(b, funcs, nfuncs, cap_funcs);
+	struct prof_func *f = PB_PUSH(b, funcs, nfuncs);
 
 	f->name = name;
 	f->file = file ? file : "";
@@ -69,7 +52,7 @@ static inline uint32_t pb_func(struct pb *b, const char *name, const char *file,
 static inline uint32_t pb_process(struct pb *b, uint32_t pid, uint32_t ppid, const char *exe,
 			   const char *cmdline, uint64_t period_ns)
 {
-	struct prof_process *pr = PB_PUSH(b, processes, nprocesses, cap_procs);
+	struct prof_process *pr = PB_PUSH(b, processes, nprocesses);
 
 	memset(pr, 0, sizeof(*pr));
 	pr->pid = pid;
@@ -84,7 +67,7 @@ static inline uint32_t pb_process(struct pb *b, uint32_t pid, uint32_t ppid, con
 
 static inline uint32_t pb_thread(struct pb *b, uint32_t tid, uint32_t process, const char *name)
 {
-	struct prof_thread *t = PB_PUSH(b, threads, nthreads, cap_threads);
+	struct prof_thread *t = PB_PUSH(b, threads, nthreads);
 
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -99,13 +82,13 @@ static inline uint32_t pb_thread(struct pb *b, uint32_t tid, uint32_t process, c
 static inline uint32_t pb_stack_inl(struct pb *b, size_t n, const uint32_t *funcs,
 			     const uint32_t *lines, uint32_t inlined_mask)
 {
-	struct prof_stack *st = PB_PUSH(b, stacks, nstacks, cap_stacks);
+	struct prof_stack *st = PB_PUSH(b, stacks, nstacks);
 	size_t i;
 
 	st->first = (uint32_t)b->p.nframes;
 	st->nframes = (uint32_t)n;
 	for (i = 0; i < n; i++) {
-		struct prof_frame *fr = PB_PUSH(b, frames, nframes, cap_frames);
+		struct prof_frame *fr = PB_PUSH(b, frames, nframes);
 		const struct prof_func *f = &b->p.funcs[funcs[i]];
 
 		fr->func = funcs[i];
@@ -129,7 +112,7 @@ static inline void pb_samples(struct pb *b, uint32_t t, uint32_t st, size_t coun
 	size_t i;
 
 	for (i = 0; i < count; i++) {
-		struct prof_sample *s = PB_PUSH(b, samples, nsamples, cap_samples);
+		struct prof_sample *s = PB_PUSH(b, samples, nsamples);
 
 		s->ts = 1000 * (uint64_t)b->p.nsamples;
 		s->stack = st;
@@ -144,29 +127,21 @@ static inline void pb_samples(struct pb *b, uint32_t t, uint32_t st, size_t coun
 
 static inline void pb_warning(struct pb *b, const char *w)
 {
-	char **s = PB_PUSH(b, warnings, nwarnings, cap_warn);
+	char **s = PB_PUSH(b, warnings, nwarnings);
 
 	*s = (char *)w;
 }
 
 static inline void pb_nodebug(struct pb *b, const char *m)
 {
-	char **s = PB_PUSH(b, nodebug_modules, nnodebug_modules, cap_nodebug);
+	char **s = PB_PUSH(b, nodebug_modules, nnodebug_modules);
 
 	*s = (char *)m;
 }
 
 static inline void pb_free(struct pb *b)
 {
-	free(b->p.funcs);
-	free(b->p.frames);
-	free(b->p.stacks);
-	free(b->p.samples);
-	free(b->p.threads);
-	free(b->p.processes);
-	free(b->p.warnings);
-	free(b->p.nodebug_modules);
-	memset(b, 0, sizeof(*b));
+	pb_profile_free(&b->p);
 }
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * test_cuda_build.h — builds hand-made struct profiles with CUDA data for the
  * test_cuda_* unit tests: processes, threads, API calls, kernels, copies,
- * ranges, devices, stacks, modules.  Every array grows by realloc; cb_free() frees all.
+ * ranges, devices, stacks, modules.  Arrays grow and are freed by
+ * test_profile_builder.h (PB_ADD, pb_profile_free).
  * Times are in ns; helpers take microseconds where noted (_us).
  */
 #ifndef CBN_TEST_CUDA_BUILD_H
@@ -15,19 +16,10 @@
 
 #include "analysis/cuda_analysis.h"
 #include "analysis/profile.h"
+#include "test_profile_builder.h"
 
 #define US 1000ull
 #define MS 1000000ull
-
-#define CB_PUSH(arr, n, val)                                                        \
-	do {                                                                        \
-		void *np_ = realloc((arr), ((n) + 1) * sizeof(*(arr)));             \
-		if (!np_)                                                           \
-			abort();                                                    \
-		(arr) = np_;                                                        \
-		(arr)[(n)] = (val);                                                 \
-		(n)++;                                                              \
-	} while (0)
 
 static inline void cb_init(struct profile *p)
 {
@@ -35,15 +27,15 @@ static inline void cb_init(struct profile *p)
 	struct prof_process pr = { .pid = 100, .exe = "/usr/bin/app", .period_ns = 1000000 };
 	struct prof_thread th = { .tid = 100, .process = 0, .name = "app" };
 
-	CB_PUSH(p->processes, p->nprocesses, pr);
-	CB_PUSH(p->threads, p->nthreads, th);
+	PB_ADD(p->processes, p->nprocesses, pr);
+	PB_ADD(p->threads, p->nthreads, th);
 }
 
 static inline uint32_t cb_thread(struct profile *p, uint32_t tid)
 {
 	struct prof_thread th = { .tid = tid, .process = 0, .name = "t" };
 
-	CB_PUSH(p->threads, p->nthreads, th);
+	PB_ADD(p->threads, p->nthreads, th);
 	return (uint32_t)p->nthreads - 1;
 }
 
@@ -58,7 +50,7 @@ static inline void cb_h100(struct profile *p, uint32_t id)
 		.smem_per_block_optin = 232448, .reserved_smem_per_block = 1024,
 	};
 
-	CB_PUSH(p->devices, p->ndevices, d);
+	PB_ADD(p->devices, p->ndevices, d);
 }
 
 static inline uint32_t cb_api(struct profile *p, const char *name, uint32_t thread, uint64_t start,
@@ -68,7 +60,7 @@ static inline uint32_t cb_api(struct profile *p, const char *name, uint32_t thre
 				   .correlation = (uint32_t)p->ncuda_api + 1, .stack = PROF_NONE,
 				   .domain = strncmp(name, "cuda", 4) ? 2 : 1 };
 
-	CB_PUSH(p->cuda_api, p->ncuda_api, c);
+	PB_ADD(p->cuda_api, p->ncuda_api, c);
 	return (uint32_t)p->ncuda_api - 1;
 }
 
@@ -81,7 +73,7 @@ static inline uint32_t cb_kernel(struct profile *p, const char *name, uint64_t s
 
 	if (api != PROF_NONE)
 		k.correlation = p->cuda_api[api].correlation;
-	CB_PUSH(p->gpu_ops, p->ngpu_ops, k);
+	PB_ADD(p->gpu_ops, p->ngpu_ops, k);
 	return (uint32_t)p->ngpu_ops - 1;
 }
 
@@ -92,7 +84,7 @@ static inline uint32_t cb_copy(struct profile *p, uint32_t copy_kind, uint32_t s
 				 .name = cuda_memop_name(PROF_GPU_MEMCPY, copy_kind), .api = api,
 				 .bytes = bytes, .copy_kind = copy_kind, .src_kind = src, .dst_kind = dst };
 
-	CB_PUSH(p->gpu_ops, p->ngpu_ops, c);
+	PB_ADD(p->gpu_ops, p->ngpu_ops, c);
 	return (uint32_t)p->ngpu_ops - 1;
 }
 
@@ -102,7 +94,7 @@ static inline uint32_t cb_memset(struct profile *p, uint64_t bytes, uint64_t sta
 	struct prof_gpu_op c = { .kind = PROF_GPU_MEMSET, .start = start, .end = end,
 				 .name = "[CUDA memset]", .api = api, .bytes = bytes };
 
-	CB_PUSH(p->gpu_ops, p->ngpu_ops, c);
+	PB_ADD(p->gpu_ops, p->ngpu_ops, c);
 	return (uint32_t)p->ngpu_ops - 1;
 }
 
@@ -112,7 +104,7 @@ static inline void cb_range(struct profile *p, const char *name, uint32_t thread
 	struct prof_range r = { .start = start, .end = end, .thread = thread, .kind = CBN_RANGE_PUSHPOP,
 				.source = CBN_SRC_NVTX, .domain = "", .name = name };
 
-	CB_PUSH(p->ranges, p->nranges, r);
+	PB_ADD(p->ranges, p->nranges, r);
 }
 
 static inline uint32_t cb_func(struct profile *p, const char *name, const char *file, uint32_t line,
@@ -120,7 +112,7 @@ static inline uint32_t cb_func(struct profile *p, const char *name, const char *
 {
 	struct prof_func f = { .name = name, .file = file, .line = line, .module = module };
 
-	CB_PUSH(p->funcs, p->nfuncs, f);
+	PB_ADD(p->funcs, p->nfuncs, f);
 	return (uint32_t)p->nfuncs - 1;
 }
 
@@ -133,9 +125,9 @@ static inline uint32_t cb_stack(struct profile *p, int n, const uint32_t *funcs,
 	for (i = 0; i < n; i++) {
 		struct prof_frame f = { .func = funcs[i], .line = lines[i],
 					.file = p->funcs[funcs[i]].file, .addr = 0x1000 + i };
-		CB_PUSH(p->frames, p->nframes, f);
+		PB_ADD(p->frames, p->nframes, f);
 	}
-	CB_PUSH(p->stacks, p->nstacks, s);
+	PB_ADD(p->stacks, p->nstacks, s);
 	return (uint32_t)p->nstacks - 1;
 }
 
@@ -148,27 +140,7 @@ static inline void cb_module(struct profile *p, uint32_t proc, const char *path,
 				 .base = 0x7f0000000000ull + p->nmodules * 0x1000000ull,
 				 .load_ts = load_ts, .has_debuginfo = -1 };
 
-	CB_PUSH(p->modules, p->nmodules, m);
-}
-
-static inline void cb_free(struct profile *p)
-{
-	free(p->processes);
-	free(p->modules);
-	free(p->threads);
-	free(p->devices);
-	free(p->contexts);
-	free(p->cuda_api);
-	free(p->gpu_ops);
-	free(p->ranges);
-	free(p->funcs);
-	free(p->frames);
-	free(p->stacks);
-	free(p->samples);
-	free(p->syncs);
-	free(p->cuda_status);
-	free(p->cuda_shares);
-	memset(p, 0, sizeof(*p));
+	PB_ADD(p->modules, p->nmodules, m);
 }
 
 static inline const struct cuda_op_row *cb_op(const struct cuda_analysis *a, const char *name,

@@ -1,7 +1,8 @@
 /*
  * test_export_fixture.h — hand-built struct profile values and file helpers
  * for the test_export_* unit tests (trace, folded, flame graph, pprof).
- * Arrays grow by realloc and are freed by ex_free(); strings are literals.
+ * Arrays grow and are freed by test_profile_builder.h (PB_ADD,
+ * pb_profile_free); strings are literals.
  */
 #ifndef CBN_TEST_EXPORT_FIXTURE_H
 #define CBN_TEST_EXPORT_FIXTURE_H
@@ -14,6 +15,7 @@
 
 #include "analysis/profile.h"
 #include "report/export.h"
+#include "test_profile_builder.h"
 
 #if defined(__has_include)
 #if __has_include(<zlib.h>)
@@ -25,20 +27,6 @@
 #define EX_US 1000ull
 #define EX_MS 1000000ull
 #define EX_T0 5000000000ull /* profile start_ns */
-
-#define EX_PUSH(arr, n, val)                                                                       \
-	do {                                                                                       \
-		/* capacity doubles at each power of two: one realloc per element is               \
-		 * quadratic under ASan, whose realloc always copies */                            \
-		if (((n) & ((n) - 1)) == 0) {                                                      \
-			void *np_ = realloc((arr), ((n) ? 2 * (n) : 1) * sizeof(*(arr)));          \
-			if (!np_)                                                                  \
-				abort();                                                           \
-			(arr) = np_;                                                               \
-		}                                                                                  \
-		(arr)[(n)] = (val);                                                                \
-		(n)++;                                                                             \
-	} while (0)
 
 static inline void ex_init(struct profile *p, const char *cmd)
 {
@@ -65,7 +53,7 @@ static inline uint32_t ex_process(struct profile *p, uint32_t pid, uint32_t seq,
 	                          .start = EX_T0,
 	                          .clean_exit = 1};
 
-	EX_PUSH(p->processes, p->nprocesses, pr);
+	PB_ADD(p->processes, p->nprocesses, pr);
 	return (uint32_t)p->nprocesses - 1;
 }
 
@@ -73,7 +61,7 @@ static inline uint32_t ex_thread(struct profile *p, uint32_t tid, uint32_t proc,
 {
 	struct prof_thread t = {.tid = tid, .process = proc, .name = name};
 
-	EX_PUSH(p->threads, p->nthreads, t);
+	PB_ADD(p->threads, p->nthreads, t);
 	return (uint32_t)p->nthreads - 1;
 }
 
@@ -82,7 +70,7 @@ static inline uint32_t ex_func(struct profile *p, const char *name, const char *
 {
 	struct prof_func f = {.name = name, .file = file, .line = line, .module = module};
 
-	EX_PUSH(p->funcs, p->nfuncs, f);
+	PB_ADD(p->funcs, p->nfuncs, f);
 	return (uint32_t)p->nfuncs - 1;
 }
 
@@ -106,9 +94,9 @@ static inline uint32_t ex_stack_inl(struct profile *p, int n, const uint32_t *ro
 		if (i == n - 1 || !p->frames[p->nframes - 1].inlined)
 			addr = 0x400000 + 0x100 * root_first[i] + 4 * (uint64_t)i;
 		f.addr = addr;
-		EX_PUSH(p->frames, p->nframes, f);
+		PB_ADD(p->frames, p->nframes, f);
 	}
-	EX_PUSH(p->stacks, p->nstacks, st);
+	PB_ADD(p->stacks, p->nstacks, st);
 	return (uint32_t)p->nstacks - 1;
 }
 
@@ -122,7 +110,7 @@ static inline void ex_sample(struct profile *p, uint32_t thread, uint64_t ts, ui
 {
 	struct prof_sample s = {.ts = ts, .stack = stack, .thread = thread, .weight = weight};
 
-	EX_PUSH(p->samples, p->nsamples, s);
+	PB_ADD(p->samples, p->nsamples, s);
 	p->threads[thread].weight += weight;
 	p->processes[p->threads[thread].process].samples++;
 	p->processes[p->threads[thread].process].weight += weight;
@@ -141,7 +129,7 @@ static inline uint32_t ex_api(struct profile *p, const char *name, uint32_t thre
 	                          .name = name,
 	                          .stack = PROF_NONE};
 
-	EX_PUSH(p->cuda_api, p->ncuda_api, a);
+	PB_ADD(p->cuda_api, p->ncuda_api, a);
 	return (uint32_t)p->ncuda_api - 1;
 }
 
@@ -165,7 +153,7 @@ static inline uint32_t ex_gpu(struct profile *p, uint32_t kind, const char *name
 	                        .dynamic_smem = 2048,
 	                        .bytes = kind == PROF_GPU_KERNEL ? 0 : 1 << 20};
 
-	EX_PUSH(p->gpu_ops, p->ngpu_ops, g);
+	PB_ADD(p->gpu_ops, p->ngpu_ops, g);
 	return (uint32_t)p->ngpu_ops - 1;
 }
 
@@ -181,29 +169,14 @@ static inline void ex_range(struct profile *p, const char *name, uint32_t thread
 	                       .domain = "",
 	                       .name = name};
 
-	EX_PUSH(p->ranges, p->nranges, r);
+	PB_ADD(p->ranges, p->nranges, r);
 }
 
 static inline void ex_device(struct profile *p, uint32_t id, const char *name, uint32_t sms)
 {
 	struct prof_cuda_device d = {.process = 0, .id = id, .name = name, .sm_count = sms};
 
-	EX_PUSH(p->devices, p->ndevices, d);
-}
-
-static inline void ex_free(struct profile *p)
-{
-	free(p->funcs);
-	free(p->frames);
-	free(p->stacks);
-	free(p->samples);
-	free(p->threads);
-	free(p->processes);
-	free(p->ranges);
-	free(p->cuda_api);
-	free(p->gpu_ops);
-	free(p->devices);
-	memset(p, 0, sizeof(*p));
+	PB_ADD(p->devices, p->ndevices, d);
 }
 
 /* Whole file (gunzipped when it is gzip and zlib is there), NUL-terminated;

@@ -8,10 +8,6 @@
 
 #include "test_cpu_builder.h"
 
-struct pbm {
-	size_t cap_allocs, cap_frees, cap_ctrs, cap_ranges;
-};
-
 static inline void pbm_on(struct pb *b, uint32_t proc, uint64_t rate, uint32_t flags)
 {
 	struct prof_mem_proc *m = &b->p.processes[proc].mem;
@@ -22,12 +18,12 @@ static inline void pbm_on(struct pb *b, uint32_t proc, uint64_t rate, uint32_t f
 	m->reason = "";
 }
 
-static inline void pbm_alloc(struct pb *b, struct pbm *x, uint32_t proc, uint64_t ts,
+static inline void pbm_alloc(struct pb *b, uint32_t proc, uint64_t ts,
 			     uint64_t addr, uint64_t size, uint32_t stack)
 {
 	struct prof_mem_alloc *a;
 
-	b->p.mem_allocs = pb_grow(b->p.mem_allocs, &x->cap_allocs, b->p.nmem_allocs,
+	b->p.mem_allocs = pb_grow(b->p.mem_allocs, b->p.nmem_allocs,
 				  sizeof(*a));
 	a = &b->p.mem_allocs[b->p.nmem_allocs++];
 	memset(a, 0, sizeof(*a));
@@ -42,12 +38,12 @@ static inline void pbm_alloc(struct pb *b, struct pbm *x, uint32_t proc, uint64_
 	b->p.processes[proc].mem.sampled++;
 }
 
-static inline void pbm_free(struct pb *b, struct pbm *x, uint32_t proc, uint64_t ts,
+static inline void pbm_free(struct pb *b, uint32_t proc, uint64_t ts,
 			    uint64_t addr)
 {
 	struct prof_mem_free *f;
 
-	b->p.mem_frees = pb_grow(b->p.mem_frees, &x->cap_frees, b->p.nmem_frees, sizeof(*f));
+	b->p.mem_frees = pb_grow(b->p.mem_frees, b->p.nmem_frees, sizeof(*f));
 	f = &b->p.mem_frees[b->p.nmem_frees++];
 	memset(f, 0, sizeof(*f));
 	f->ts = ts;
@@ -57,12 +53,12 @@ static inline void pbm_free(struct pb *b, struct pbm *x, uint32_t proc, uint64_t
 	f->fn = CBN_AFN_FREE;
 }
 
-static inline void pbm_counter(struct pb *b, struct pbm *x, uint32_t proc, uint64_t ts,
+static inline void pbm_counter(struct pb *b, uint32_t proc, uint64_t ts,
 			       uint64_t rss, int64_t live)
 {
 	struct prof_mem_counter *c;
 
-	b->p.mem_counters = pb_grow(b->p.mem_counters, &x->cap_ctrs, b->p.nmem_counters,
+	b->p.mem_counters = pb_grow(b->p.mem_counters, b->p.nmem_counters,
 				    sizeof(*c));
 	c = &b->p.mem_counters[b->p.nmem_counters++];
 	memset(c, 0, sizeof(*c));
@@ -72,12 +68,12 @@ static inline void pbm_counter(struct pb *b, struct pbm *x, uint32_t proc, uint6
 	c->process = proc;
 }
 
-static inline void pbm_range(struct pb *b, struct pbm *x, uint32_t proc, uint64_t start,
+static inline void pbm_range(struct pb *b, uint32_t proc, uint64_t start,
 			     uint64_t end, uint32_t kind, uint32_t depth, const char *name)
 {
 	struct prof_range *g;
 
-	b->p.ranges = pb_grow(b->p.ranges, &x->cap_ranges, b->p.nranges, sizeof(*g));
+	b->p.ranges = pb_grow(b->p.ranges, b->p.nranges, sizeof(*g));
 	g = &b->p.ranges[b->p.nranges++];
 	memset(g, 0, sizeof(*g));
 	g->start = start;
@@ -91,13 +87,12 @@ static inline void pbm_range(struct pb *b, struct pbm *x, uint32_t proc, uint64_
 	g->name = name;
 }
 
-static inline void pbm_release(struct pb *b, struct pbm *x)
+static inline void pbm_release(struct pb *b)
 {
-	memset(x, 0, sizeof(*x));
-	free(b->p.mem_allocs);
-	free(b->p.mem_frees);
-	free(b->p.mem_counters);
-	free(b->p.ranges);
+	pb_drop(b->p.mem_allocs);
+	pb_drop(b->p.mem_frees);
+	pb_drop(b->p.mem_counters);
+	pb_drop(b->p.ranges);
 	b->p.mem_allocs = NULL;
 	b->p.mem_frees = NULL;
 	b->p.mem_counters = NULL;

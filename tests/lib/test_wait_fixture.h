@@ -32,7 +32,7 @@ static inline void wf_offcpu(struct profile *p, uint32_t th, uint64_t start, uin
 				.addr = addr, .process = 0, .thread = th, .stack = stack,
 				.kind = kind, .syscall = sc, .owner_thread = owner};
 
-	EX_PUSH(p->offcpu, p->noffcpu, o);
+	PB_ADD(p->offcpu, p->noffcpu, o);
 }
 
 /* main (tid WF_PID) computes; worker-1 and worker-2 wait 40 ms each in
@@ -78,10 +78,10 @@ static inline void wf_profile(struct profile *p)
 
 static inline void wf_free(struct profile *p)
 {
-	free(p->offcpu);
+	pb_drop(p->offcpu);
 	p->offcpu = NULL;
 	p->noffcpu = 0;
-	ex_free(p);
+	pb_profile_free(p);
 }
 
 /* The analysis of p with the hand-filled waiting view (offcpu: with the

@@ -198,7 +198,7 @@ int main(void)
 		gate_run_free(&g);
 	}
 
-	ex_free(&p);
+	pb_profile_free(&p);
 	if (!getenv("KEEP"))
 		ex_rmdir(gh_dir);
 	return test_result();

@@ -411,9 +411,8 @@ static void test_speed(void)
 			funcs[k] = (uint32_t)(rand() % 2000);
 		pb_stack(&b, 30, funcs);
 	}
-	b.p.samples = malloc(nsamp * sizeof(*b.p.samples));
+	b.p.samples = pb_alloc(nsamp, sizeof(*b.p.samples));
 	REQUIRE(b.p.samples);
-	b.cap_samples = nsamp;
 	for (i = 0; i < nsamp; i++) {
 		struct prof_sample *s = &b.p.samples[i];
 

@@ -22,7 +22,7 @@ static void build(struct profile *p)
 
 	cb_init(p);
 	cb_h100(p, 0);
-	CB_PUSH(p->cuda_status, p->ncuda_status, st);
+	PB_ADD(p->cuda_status, p->ncuda_status, st);
 	fmain = cb_func(p, "main", "main.c", 3, "app");
 	c = cb_stack(p, 1, &fmain, (uint32_t[]){ 12 });
 	cb_range(p, "step", 0, 0, 50 * MS);
@@ -180,6 +180,6 @@ int main(void)
 	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(j, "launch_sites"), 0), "function")), "main");
 	validate(j);
 	cJSON_Delete(j);
-	cb_free(&p);
+	pb_profile_free(&p);
 	return test_result();
 }

@@ -20,13 +20,13 @@ static void cb_mem(struct profile *p, uint32_t api, uint64_t addr, uint64_t byte
 				      .bytes = bytes, .alloc = alloc, .api = api, .mem_kind = kind,
 				      .correlation = p->cuda_api[api].correlation };
 
-	CB_PUSH(p->memory, p->nmemory, m);
+	PB_ADD(p->memory, p->nmemory, m);
 }
 
 static void free_all(struct profile *p)
 {
-	free(p->memory);
-	cb_free(p);
+	pb_drop(p->memory);
+	pb_profile_free(p);
 }
 
 static struct cuda_analysis *analyze(struct profile *p)

@@ -19,7 +19,7 @@ static void host_alloc(struct profile *p, uint32_t thread, uint64_t ts, uint64_t
 	struct prof_mem_alloc m = { .ts = ts, .addr = 0x1000 + ts, .size = size, .thread = thread,
 				    .stack = PROF_NONE, .kind = CBN_ALLOC_HEAP, .fn = CBN_AFN_MALLOC };
 
-	CB_PUSH(p->mem_allocs, p->nmem_allocs, m);
+	PB_ADD(p->mem_allocs, p->nmem_allocs, m);
 }
 
 static void host_free(struct profile *p, uint32_t thread, uint64_t ts, uint64_t size)
@@ -27,7 +27,7 @@ static void host_free(struct profile *p, uint32_t thread, uint64_t ts, uint64_t 
 	struct prof_mem_free m = { .ts = ts, .addr = 0x1, .size = size, .thread = thread,
 				   .kind = CBN_ALLOC_HEAP, .fn = CBN_AFN_FREE };
 
-	CB_PUSH(p->mem_frees, p->nmem_frees, m);
+	PB_ADD(p->mem_frees, p->nmem_frees, m);
 }
 
 static void gpu_mem(struct profile *p, uint32_t api, uint64_t addr, uint64_t bytes, int alloc,
@@ -37,7 +37,7 @@ static void gpu_mem(struct profile *p, uint32_t api, uint64_t addr, uint64_t byt
 				      .bytes = bytes, .alloc = alloc, .api = api, .mem_kind = kind,
 				      .correlation = p->cuda_api[api].correlation };
 
-	CB_PUSH(p->memory, p->nmemory, m);
+	PB_ADD(p->memory, p->nmemory, m);
 }
 
 static const struct cuda_op_row *row(const struct cuda_analysis *a, const char *name)
@@ -52,10 +52,10 @@ static const struct cuda_op_row *row(const struct cuda_analysis *a, const char *
 
 static void free_all(struct profile *p)
 {
-	free(p->mem_allocs);
-	free(p->mem_frees);
-	free(p->memory);
-	cb_free(p);
+	pb_drop(p->mem_allocs);
+	pb_drop(p->mem_frees);
+	pb_drop(p->memory);
+	pb_profile_free(p);
 }
 
 /* What a sampled record of s bytes stands for (cbn_format.h). */
@@ -134,7 +134,7 @@ static void test_absent(void)
 	CHECK_NEAR(a->ops[0].cpu_mem, 0, 0);
 	CHECK_EQ_INT(a->ops[0].cuda_mem, 0);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 int main(void)

@@ -76,7 +76,7 @@ int main(void)
 	/* green context with fewer SMs; duration-weighted mean per kernel */
 	CHECK_EQ_INT(occ_sm_count(&p.devices[0], &ctx), 66);
 	CHECK_EQ_INT(occ_sm_count(&p.devices[0], NULL), 132);
-	CB_PUSH(p.contexts, p.ncontexts, ctx);
+	PB_ADD(p.contexts, p.ncontexts, ctx);
 	cb_kernel(&p, "k", 0, 3 * MS, PROF_NONE, 132, 256, 32);      /* 2 blocks/SM, occ 0.25 */
 	p.gpu_ops[0].context = 1;
 	cb_kernel(&p, "k", 4 * MS, 5 * MS, PROF_NONE, 132, 256, 64);  /* ctx 0: 1 block/SM, occ 0.125 */
@@ -86,6 +86,6 @@ int main(void)
 	CHECK_NEAR(a->ov.est_achieved_occupancy, (0.25 * 3 + 0.125 * 1) / 4, 1e-12);
 	CHECK(a->kernels[0].config_varies);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 	return test_result();
 }

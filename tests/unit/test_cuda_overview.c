@@ -68,7 +68,7 @@ static void test_utilization(void)
 	CHECK_NEAR(a->ov.gpu_utilization, 9.0 / 20, 1e-12);
 	CHECK(a->kernels[0].blocks_per_sm < 0);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_sync(void)
@@ -86,8 +86,8 @@ static void test_sync(void)
 	cb_api(&p, "cuMemcpyHtoD_v2", 0, 13100 * US, 13900 * US);   /* nested: counted once */
 	cb_api(&p, "cudaStreamSynchronize_ptsz", 0, 15 * MS, 15500 * US);
 	cb_api(&p, "cudaMemcpyAsync", 0, 16 * MS, 16100 * US);
-	CB_PUSH(p.syncs, p.nsyncs, s1);   /* the record of the API call above */
-	CB_PUSH(p.syncs, p.nsyncs, s2);   /* a wait no API call accounts for */
+	PB_ADD(p.syncs, p.nsyncs, s1);   /* the record of the API call above */
+	PB_ADD(p.syncs, p.nsyncs, s2);   /* a wait no API call accounts for */
 	cb_kernel(&p, "k", 0, 1 * MS, PROF_NONE, 1, 1, 1);
 	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
 	CHECK_EQ_INT(a->ov.sync_blocked_ns, 2 * MS + 1 * MS + 500 * US + 1 * MS);
@@ -100,7 +100,7 @@ static void test_sync(void)
 	CHECK(!cuda_api_is_sync("cudaLaunchKernel"));
 	CHECK(!cuda_api_is_sync("cudaStreamWaitEvent"));
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_verdicts(void)
@@ -133,7 +133,7 @@ static void test_verdicts(void)
 		CHECK(strstr(buf, "cuda_api_sum") != NULL);
 		free(buf);
 	}
-	cb_free(&p);
+	pb_profile_free(&p);
 
 	/* 200 launches of 40 us, each running a 5 us kernel: launch-bound */
 	cb_init(&p);
@@ -147,7 +147,7 @@ static void test_verdicts(void)
 	CHECK(a->ov.launch_api_ns >= a->ov.window_ns / 2);
 	CHECK_STR(a->ov.verdict, "overhead-bound");
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 
 	/* 60 % busy with long kernels and short launches: mixed */
 	cb_init(&p);
@@ -159,7 +159,7 @@ static void test_verdicts(void)
 	CHECK(a->ov.gpu_utilization > 0.5 && a->ov.gpu_utilization < 0.8);
 	CHECK_STR(a->ov.verdict, "mixed");
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 int main(void)

@@ -58,7 +58,7 @@ static void test_clean(void)
 		fprintf(stderr, "unexpected: [%s] %s\n", a->recos[i].id, a->recos[i].evidence);
 	CHECK_EQ_INT(a->nrecos, 0);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_overhead_and_tiny(void)
@@ -83,7 +83,7 @@ static void test_overhead_and_tiny(void)
 	CHECK(strstr(evidence(a, "tiny-kernels"), "4.000 us") != NULL);
 	CHECK(cb_reco(a, "low-utilization") != NULL);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_sync_and_pageable(void)
@@ -105,7 +105,7 @@ static void test_sync_and_pageable(void)
 	CHECK(strstr(evidence(a, "pageable-copies"), "4.00 KiB") != NULL);
 	CHECK(strstr(cb_reco(a, "pageable-copies")->message, "cudaHostAlloc") != NULL);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_kernel_rules(void)
@@ -167,7 +167,7 @@ static void test_kernel_rules(void)
 	CHECK(strstr(evidence(a, "variable-kernel"), "jitter: 20 instances") != NULL);
 	CHECK(strstr(evidence(a, "variable-kernel"), "warm") == NULL);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_implicit_dtod(void)
@@ -196,7 +196,7 @@ static void test_implicit_dtod(void)
 	CHECK(strstr(evidence(a, "implicit-dtod"), "1.00 KiB") != NULL);
 	CHECK(strstr(evidence(a, "implicit-dtod"), "cudaGraphLaunch") != NULL);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 /* A run that keeps the GPU busy with copies has no kernels (utilization 0 %)
@@ -227,7 +227,7 @@ static void test_copy_bound(void)
 	a = analyze(&p);
 	CHECK(cb_reco(a, "pageable-copies") == NULL);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 #define NCHW2NHWC                                                                      \
@@ -277,7 +277,7 @@ static void test_channels_last(void)
 	CHECK(strstr(cb_reco(a, "channels-last")->message, "channels_last") != NULL);
 	cuda_analysis_free(a);
 	ops_free(o);
-	cb_free(&p);
+	pb_profile_free(&p);
 
 	clean(&p);
 	c = cb_api(&p, "cudaLaunchKernel", 0, t, t + 5 * US);
@@ -287,7 +287,7 @@ static void test_channels_last(void)
 	a = analyze(&p);
 	CHECK(cb_reco(a, "channels-last") == NULL);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 /* fp32 GEMMs on CUDA cores: fire on a GPU with tensor cores, not on one
@@ -331,7 +331,7 @@ static void test_fp32_math(void)
 			CHECK(cb_reco(a, "fp32-math") == NULL);
 			cuda_analysis_free(a);
 		}
-		cb_free(&p);
+		pb_profile_free(&p);
 	}
 	/* 1 ms of 21 ms: under 10 % */
 	clean(&p);
@@ -340,7 +340,7 @@ static void test_fp32_math(void)
 	a = analyze(&p);
 	CHECK(cb_reco(a, "fp32-math") == NULL);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 /* 300 elementwise kernels of 3 us in one run fire fuse-elementwise; spread
@@ -378,7 +378,7 @@ static void test_fuse_elementwise(void)
 			CHECK(cb_reco(a, "fuse-elementwise") == NULL);
 		}
 		cuda_analysis_free(a);
-		cb_free(&p);
+		pb_profile_free(&p);
 	}
 	/* 300 long ones */
 	clean(&p);
@@ -390,7 +390,7 @@ static void test_fuse_elementwise(void)
 	a = analyze(&p);
 	CHECK(cb_reco(a, "fuse-elementwise") == NULL);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 int main(void)

@@ -77,8 +77,8 @@ static void random_profile(struct profile *p)
 		struct prof_stack s = { .first = rnd(10), .nframes = rnd(5) };
 		struct prof_frame f = { .func = idx(p->nfuncs), .line = rnd(50), .file = "x.c" };
 
-		CB_PUSH(p->stacks, p->nstacks, s);
-		CB_PUSH(p->frames, p->nframes, f);
+		PB_ADD(p->stacks, p->nstacks, s);
+		PB_ADD(p->frames, p->nframes, f);
 	}
 	for (i = 0, n = (int)rnd(40); i < n; i++) {
 		const char *nm = names[rnd(9)];
@@ -98,7 +98,7 @@ static void random_profile(struct profile *p)
 					  .device = rnd(3), .context = rnd(3), .bytes = rnd(1 << 20),
 					  .copy_kind = rnd(12), .src_kind = rnd(9), .dst_kind = rnd(9) };
 
-		CB_PUSH(p->gpu_ops, p->ngpu_ops, op);
+		PB_ADD(p->gpu_ops, p->ngpu_ops, op);
 	}
 	for (i = 0, n = (int)rnd(10); i < n; i++) {
 		cb_range(p, rnd(2) ? "r" : "s", idx(p->nthreads), ts(), ts());
@@ -111,18 +111,18 @@ static void random_profile(struct profile *p)
 	for (i = 0, n = (int)rnd(3); i < n; i++) {
 		struct prof_cuda_sync s = { .start = ts(), .end = ts(), .correlation = rnd(50) };
 
-		CB_PUSH(p->syncs, p->nsyncs, s);
+		PB_ADD(p->syncs, p->nsyncs, s);
 	}
 	for (i = 0, n = (int)rnd(3); i < n; i++) {
 		struct prof_cuda_status s = { .process = idx(p->nprocesses), .state = rnd(7),
 					      .message = rnd(2) ? "m" : NULL, .dropped = rnd(3) };
 
-		CB_PUSH(p->cuda_status, p->ncuda_status, s);
+		PB_ADD(p->cuda_status, p->ncuda_status, s);
 	}
 	for (i = 0, n = (int)rnd(30); i < n; i++) {
 		struct prof_sample s = { .stack = idx(p->nstacks), .thread = idx(p->nthreads), .weight = 1 };
 
-		CB_PUSH(p->samples, p->nsamples, s);
+		PB_ADD(p->samples, p->nsamples, s);
 	}
 	p->wall_ns = rnd(2) ? 0 : 10 * MS;
 	/* the wait analysis: modules it recognises, spin flags, off-CPU stretches
@@ -134,7 +134,7 @@ static void random_profile(struct profile *p)
 		struct prof_frame f = { .func = idx(p->nfuncs), .line = rnd(50),
 					.file = rnd(2) ? "x.c" : "", .inlined = rnd(2) };
 
-		CB_PUSH(p->frames, p->nframes, f);
+		PB_ADD(p->frames, p->nframes, f);
 	}
 	for (i = 0; i < (int)p->nsamples; i++) {
 		p->samples[i].ts = ts();
@@ -150,7 +150,7 @@ static void random_profile(struct profile *p)
 					 .syscall = (int32_t)rnd(300) - 2,
 					 .owner_thread = idx(p->nthreads), .flags = rnd(4) };
 
-		CB_PUSH(p->offcpu, p->noffcpu, r);
+		PB_ADD(p->offcpu, p->noffcpu, r);
 	}
 	if (rnd(3) == 0)
 		p->processes[0].offcpu.state = rnd(3);
@@ -247,8 +247,8 @@ int main(void)
 		cJSON_Delete(j);
 		if (!wait_ok(&p))
 			ok = 0;
-		free(p.offcpu);
-		cb_free(&p);
+		pb_drop(p.offcpu);
+		pb_profile_free(&p);
 		if (!ok) {
 			fprintf(stderr, "invariant broken at iteration %d\n", iter);
 			break;

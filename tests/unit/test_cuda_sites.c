@@ -52,7 +52,7 @@ static void site_of(const struct fr *frames, int n, const char *kernel, char *fn
 	snprintf(file, filesz, "%s", a->sites[0].file);
 	*line = a->sites[0].line;
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 #define EXPECT_SITE(frames, kernel, want_fn, want_line)                                       \

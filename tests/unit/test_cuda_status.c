@@ -39,15 +39,15 @@ static void add_process(struct profile *p, uint32_t pid, const char *exe)
 	struct prof_process pr = { .pid = pid, .exe = exe, .period_ns = 1000000 };
 	struct prof_thread th = { .tid = pid, .process = (uint32_t)p->nprocesses, .name = "x" };
 
-	CB_PUSH(p->processes, p->nprocesses, pr);
-	CB_PUSH(p->threads, p->nthreads, th);
+	PB_ADD(p->processes, p->nprocesses, pr);
+	PB_ADD(p->threads, p->nthreads, th);
 }
 
 static void add_sample(struct profile *p, uint32_t thread, uint32_t stack)
 {
 	struct prof_sample s = { .ts = 1, .stack = stack, .thread = thread, .weight = 1 };
 
-	CB_PUSH(p->samples, p->nsamples, s);
+	PB_ADD(p->samples, p->nsamples, s);
 }
 
 static void test_nothing(void)
@@ -67,7 +67,7 @@ static void test_nothing(void)
 	CHECK(s && s[0] == '\0');
 	free(s);
 	CHECK(report_cuda_json(analysed(&p), NULL) == NULL);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_states(void)
@@ -91,7 +91,7 @@ static void test_states(void)
 	add_process(&p, 202, "/opt/bin/child");
 	add_process(&p, 203, "/opt/bin/killed");
 	for (i = 0; i < 4; i++)
-		CB_PUSH(p.cuda_status, p.ncuda_status, st[i]);
+		PB_ADD(p.cuda_status, p.ncuda_status, st[i]);
 	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
 	CHECK(!a->has_data);
 	CHECK(has_line(a, "CUDA: pid 100 (app): traced with CUPTI 13.0, 120 activity records in 3 buffers"));
@@ -129,7 +129,7 @@ static void test_states(void)
 	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 2), "state")), "fork_child");
 	CHECK_STR(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(arr, 3), "state")), "started");
 	cJSON_Delete(j);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 /* The program's own CUPTI client held the activity API for a span and kept
@@ -150,9 +150,9 @@ static void test_shared(void)
 
 	cb_init(&p);
 	p.start_ns = 500 * MS;
-	CB_PUSH(p.cuda_status, p.ncuda_status, st);
-	CB_PUSH(p.cuda_shares, p.ncuda_shares, sh[0]);
-	CB_PUSH(p.cuda_shares, p.ncuda_shares, sh[1]);
+	PB_ADD(p.cuda_status, p.ncuda_status, st);
+	PB_ADD(p.cuda_shares, p.ncuda_shares, sh[0]);
+	PB_ADD(p.cuda_shares, p.ncuda_shares, sh[1]);
 	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
 	CHECK_EQ_INT(a->nshares, 2);
 	CHECK(has_line(a, "CUDA: pid 100 (app): the program's own CUPTI client (libtorch_cpu.so) "
@@ -175,7 +175,7 @@ static void test_shared(void)
 	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "start_ns")), 1000 * MS);
 	CHECK_EQ_INT(cJSON_GetNumberValue(cJSON_GetObjectItem(e, "end_ns")), 2250 * MS);
 	cJSON_Delete(j);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 /* One GPU seen by two processes counts once: by UUID, or without UUIDs
@@ -196,10 +196,10 @@ static void test_gpus(void)
 
 	cb_init(&p);
 	add_process(&p, 101, "/bin/second");
-	CB_PUSH(p.cuda_status, p.ncuda_status, st);
+	PB_ADD(p.cuda_status, p.ncuda_status, st);
 	for (int i = 0; i < 4; i++)
-		CB_PUSH(p.devices, p.ndevices, d[i]);
-	CB_PUSH(p.devices, p.ndevices, old);
+		PB_ADD(p.devices, p.ndevices, d[i]);
+	PB_ADD(p.devices, p.ndevices, old);
 	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
 	CHECK_EQ_INT(a->ngpus, 3);
 	CHECK_EQ_INT(a->gpus[0].processes, 2);
@@ -208,7 +208,7 @@ static void test_gpus(void)
 	CHECK_EQ_INT(a->gpus[2].processes, 2);
 	CHECK_STR(a->gpus[2].uuid, "");
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_inferred(void)
@@ -250,13 +250,13 @@ static void test_inferred(void)
 
 	/* a process with a status gets no inferred line */
 	add_sample(&p, 0, s);
-	CB_PUSH(p.cuda_status, p.ncuda_status, st);
+	PB_ADD(p.cuda_status, p.ncuda_status, st);
 	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
 	CHECK(!has_line(a, "(pid 100) loaded"));
 	CHECK(has_line(a, "(pid 300) loaded"));
 	CHECK_EQ_INT(a->nstatus, 2);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static int note_count(const struct profile *p, const char *needle)
@@ -313,7 +313,7 @@ static void test_inferred_modules(void)
 	cb_module(&p, 2, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", 5000);
 	cb_module(&p, 3, "/usr/lib/x86_64-linux-gnu/libcuda.so.1", 7000);
 	cb_module(&p, 4, "/usr/local/cuda/lib64/libcudart.so.13", 5000);
-	CB_PUSH(p.cuda_status, p.ncuda_status, st);
+	PB_ADD(p.cuda_status, p.ncuda_status, st);
 	REQUIRE(cuda_analyze(&p, &a) == 0 && a);
 	CHECK(!a->has_data);
 	CHECK(has_line(a, "CUDA: app (pid 100) loaded the CUDA runtime but CUDA was never initialized "
@@ -336,7 +336,7 @@ static void test_inferred_modules(void)
 	cJSON_Delete(j);
 	CHECK_EQ_INT(note_count(&p, "app (pid 100) loaded the CUDA runtime"), 1);
 	CHECK_EQ_INT(note_count(&p, "(pid 303) loaded"), 1);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 int main(void)

@@ -84,7 +84,7 @@ static void test_kernel_stats(void)
 	CHECK(kernel(a, "gemm")->config_varies);
 	CHECK_EQ_INT(kernel(a, "gemm")->grid[0], 264);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_api_and_memops(void)
@@ -151,7 +151,7 @@ static void test_api_and_memops(void)
 	CHECK_EQ_INT(cb_op(a, "cudaMemcpy", CUDA_ROW_API)->cuda_total_ns, 2750 * US);
 	CHECK_EQ_INT(cb_op(a, "cudaLaunchKernel", CUDA_ROW_API)->cuda_total_ns, 0);
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 /*
@@ -255,7 +255,7 @@ static void test_attribution(void)
 	CHECK(cuda_sort_key_valid("self_cuda_time_total"));
 	CHECK(!cuda_sort_key_valid("cumtime"));
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_launch_sites(void)
@@ -305,7 +305,7 @@ static void test_launch_sites(void)
 	      cuda_module_is_runtime("libcupti.so.13") && cuda_module_is_runtime("libcbottleneck.so"));
 	CHECK(!cuda_module_is_runtime("libcublas.so.13") && !cuda_module_is_runtime("app"));
 	cuda_analysis_free(a);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 static int quiet_flag;
@@ -368,7 +368,7 @@ static void test_text(void)
 	CHECK(strstr(s, "(idle = no GPU work") == NULL);
 	CHECK(strstr(s, "Self CUDA time total: 4.100ms") != NULL);
 	free(s);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 /* Kernel names as tables print them: at most CUDA_NAME_WIDTH columns, two
@@ -431,7 +431,7 @@ static void test_display_names(void)
 		CHECK(strstr(t, "…ous namespace") == NULL);
 		free(t);
 	}
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 int main(int argc, char **argv)
@@ -444,7 +444,7 @@ int main(int argc, char **argv)
 		s = render(&p, argv[1], 15);
 		fputs(s, stdout);
 		free(s);
-		cb_free(&p);
+		pb_profile_free(&p);
 		return 0;
 	}
 	test_kernel_stats();

@@ -18,17 +18,8 @@
 #include "analysis/load.h"
 #include "analysis/profile.h"
 #include "cuda/workload.h"
+#include "test_profile_builder.h"
 #include "testlib.h"
-
-#define PUSH(arr, n, val)                                                           \
-	do {                                                                        \
-		void *np_ = realloc((arr), ((n) + 1) * sizeof(*(arr)));             \
-		if (!np_)                                                           \
-			abort();                                                    \
-		(arr) = np_;                                                        \
-		(arr)[(n)] = (val);                                                 \
-		(n)++;                                                              \
-	} while (0)
 
 #define COMP "_Z4gemmPKfS0_Pf"
 #define NCCL "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
@@ -40,19 +31,9 @@ static void pb_init(struct profile *p, int nproc)
 		struct prof_process pr = { .pid = 100 + (uint32_t)i, .exe = "/usr/bin/app" };
 		struct prof_thread th = { .tid = 100 + (uint32_t)i, .process = (uint32_t)i };
 
-		PUSH(p->processes, p->nprocesses, pr);
-		PUSH(p->threads, p->nthreads, th);
+		PB_ADD(p->processes, p->nprocesses, pr);
+		PB_ADD(p->threads, p->nthreads, th);
 	}
-}
-
-static void pb_free(struct profile *p)
-{
-	free(p->processes);
-	free(p->threads);
-	free(p->gpu_ops);
-	free(p->cuda_api);
-	free(p->ranges);
-	memset(p, 0, sizeof(*p));
 }
 
 static uint32_t pb_op(struct profile *p, uint32_t kind, const char *name, uint32_t proc,
@@ -61,7 +42,7 @@ static uint32_t pb_op(struct profile *p, uint32_t kind, const char *name, uint32
 	struct prof_gpu_op g = { .kind = kind, .name = name, .process = proc, .device = device,
 				 .stream = stream, .start = start, .end = end, .api = api };
 
-	PUSH(p->gpu_ops, p->ngpu_ops, g);
+	PB_ADD(p->gpu_ops, p->ngpu_ops, g);
 	return (uint32_t)p->ngpu_ops - 1;
 }
 
@@ -77,7 +58,7 @@ static uint32_t pb_api(struct profile *p, uint32_t proc, uint32_t thread, uint64
 				   .process = proc, .name = "cudaLaunchKernel",
 				   .correlation = (uint32_t)p->ncuda_api + 1, .stack = PROF_NONE };
 
-	PUSH(p->cuda_api, p->ncuda_api, a);
+	PB_ADD(p->cuda_api, p->ncuda_api, a);
 	return (uint32_t)p->ncuda_api - 1;
 }
 
@@ -87,7 +68,7 @@ static void pb_range(struct profile *p, uint32_t proc, uint32_t thread, uint32_t
 	struct prof_range r = { .start = start, .end = end, .thread = thread, .process = proc,
 				.kind = kind, .source = CBN_SRC_NVTX, .domain = domain, .name = name };
 
-	PUSH(p->ranges, p->nranges, r);
+	PB_ADD(p->ranges, p->nranges, r);
 }
 
 /* Checks one split: its four parts, and that they sum to the wall. */
@@ -165,7 +146,7 @@ static void test_empty(void)
 	CHECK_EQ_INT(s.wall_ns, 0);
 	CHECK_EQ_INT(dist_gpu_split(&p, NULL, 60, 50, &s), 0);
 	CHECK_EQ_INT(s.wall_ns, 0);
-	pb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_shapes(void)
@@ -180,7 +161,7 @@ static void test_shapes(void)
 	CHECK_EQ_INT(dist_gpu_split(&p, NULL, 0, 100, &s), 1);
 	CHECK_EQ_INT(s.gpu, 1);
 	CHECK_SPLIT(s, 10, 0, 20, 70);
-	pb_free(&p);
+	pb_profile_free(&p);
 
 	/* nested: a kernel inside another of its class, communication inside both */
 	pb_init(&p, 1);
@@ -189,7 +170,7 @@ static void test_shapes(void)
 	pb_kernel(&p, NCCL, 2, 15, 25);
 	CHECK_EQ_INT(dist_gpu_split(&p, NULL, 0, 100, &s), 1);
 	CHECK_SPLIT(s, 30, 10, 0, 60);
-	pb_free(&p);
+	pb_profile_free(&p);
 
 	/* partly overlapping, with a copy and a set counted as computation */
 	pb_init(&p, 1);
@@ -200,7 +181,7 @@ static void test_shapes(void)
 	CHECK_EQ_INT(dist_gpu_split(&p, NULL, 0, 100, &s), 1);
 	/* computation [10,40) [55,65) [70,75); communication [30,60) */
 	CHECK_SPLIT(s, 20 + 10, 10 + 5, 15, 100 - 60);
-	pb_free(&p);
+	pb_profile_free(&p);
 
 	/* multi-stream: computation on two streams overlapping each other,
 	 * communication on two streams, the ops in no order */
@@ -212,7 +193,7 @@ static void test_shapes(void)
 	CHECK_EQ_INT(dist_gpu_split(&p, NULL, 0, 100, &s), 1);
 	/* computation [10,40), communication [35,45) */
 	CHECK_SPLIT(s, 25, 5, 5, 65);
-	pb_free(&p);
+	pb_profile_free(&p);
 
 	/* multi-device: the split is of the rank's time, not per device */
 	pb_init(&p, 1);
@@ -222,7 +203,7 @@ static void test_shapes(void)
 	CHECK_EQ_INT(dist_gpu_split(&p, NULL, 0, 40, &s), 1);
 	/* computation [0,10) [12,20), communication [5,15) */
 	CHECK_SPLIT(s, 5 + 5, 5 + 3, 2, 20);
-	pb_free(&p);
+	pb_profile_free(&p);
 
 	/* clipped to the window; touching its edges from outside is not in it */
 	pb_init(&p, 1);
@@ -240,7 +221,7 @@ static void test_shapes(void)
 	/* between ops */
 	CHECK_EQ_INT(dist_gpu_split(&p, NULL, 30, 50, &s), 0);
 	CHECK_EQ_INT(s.wall_ns, 20);
-	pb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_mask(void)
@@ -264,7 +245,7 @@ static void test_mask(void)
 	CHECK_EQ_INT(dist_gpu_split(&p, NULL, 0, 100, &s), 1);
 	/* computation [0,60), communication [20,40) [50,90) */
 	CHECK_SPLIT(s, 30, 30, 30, 10);
-	pb_free(&p);
+	pb_profile_free(&p);
 }
 
 static void test_nvtx(void)
@@ -275,7 +256,7 @@ static void test_nvtx(void)
 
 	pb_init(&p, 2);
 	t1 = 2;
-	PUSH(p.threads, p.nthreads, ((struct prof_thread){ .tid = 101, .process = 0 }));
+	PB_ADD(p.threads, p.nthreads, ((struct prof_thread){ .tid = 101, .process = 0 }));
 	/* NCCL's push/pop range on thread 0 around [100, 200) of host time */
 	pb_range(&p, 0, 0, CBN_RANGE_PUSHPOP, "NCCL", "ncclAllReduce", 100, 200);
 	/* launched inside it on its thread: communication, whatever its name */
@@ -303,7 +284,7 @@ static void test_nvtx(void)
 	CHECK_EQ_INT(dist_gpu_split(&p, NULL, 1000, 1100, &s), 1);
 	/* communication [1000,1020) [1060,1080); computation [1030,1060) [1080,1090) */
 	CHECK_SPLIT(s, 40, 0, 40, 20);
-	pb_free(&p);
+	pb_profile_free(&p);
 }
 
 /* dist_gpu_split_many over windows that overlap, nest, touch, lie outside
@@ -392,7 +373,7 @@ static void test_random(void)
 		CHECK_EQ_INT(dist_gpu_split(&p, NULL, t0, t1, &s), 1);
 		CHECK_SPLIT(s, c, o, m, x);
 		check_many(&p, comp, comm, SPAN);
-		pb_free(&p);
+		pb_profile_free(&p);
 	}
 }
 
@@ -441,7 +422,7 @@ static int check_session(const char *dir)
 		if (r->process != proc)
 			continue;
 		if (r->kind == CBN_RANGE_STEP)
-			PUSH(marks, n, r->start);
+			PB_ADD(marks, n, r->start);
 		else if (r->domain && strcmp(r->domain, "NCCL") == 0)
 			nccl_ranges++;
 	}
@@ -489,7 +470,7 @@ static int check_session(const char *dir)
 	CHECK_EQ_INT(s.overlap_ns, WL_NCCL_STEPS * WL_NCCL_OVERLAP_NS);
 	CHECK_EQ_INT(s.communication_ns, WL_NCCL_STEPS * WL_NCCL_COMM_ONLY_NS);
 	free(mask);
-	free(marks);
+	pb_drop(marks);
 	prof_free(p);
 	return test_result();
 }

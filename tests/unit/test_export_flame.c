@@ -206,7 +206,7 @@ int main(void)
 	CHECK(export_flamegraph(analysed(&p), "/nonexistent-dir/f.svg", err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent-dir/f.svg") != NULL);
 
-	ex_free(&p);
+	pb_profile_free(&p);
 	ex_rmdir(dir);
 	return test_result();
 }

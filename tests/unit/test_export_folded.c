@@ -138,7 +138,7 @@ int main(void)
 	CHECK(export_folded(analysed(&p), "/nonexistent-dir/x.folded", err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent-dir/x.folded") != NULL);
 
-	ex_free(&p);
+	pb_profile_free(&p);
 	ex_rmdir(dir);
 	return test_result();
 }

@@ -22,7 +22,7 @@ static void alloc_in(struct profile *p, uint32_t proc, uint64_t ts, uint64_t add
 	struct prof_mem_alloc a = {.ts = ts, .addr = addr, .size = size, .process = proc,
 				   .thread = proc, .stack = stack, .kind = 0, .fn = 0};
 
-	EX_PUSH(allocs, nallocs, a);
+	PB_ADD(allocs, nallocs, a);
 	p->mem_allocs = allocs;
 	p->nmem_allocs = nallocs;
 }
@@ -36,7 +36,7 @@ static void free_at(struct profile *p, uint64_t ts, uint64_t addr, uint64_t size
 {
 	struct prof_mem_free f = {.ts = ts, .addr = addr, .size = size, .process = 0};
 
-	EX_PUSH(frees, nfrees, f);
+	PB_ADD(frees, nfrees, f);
 	p->mem_frees = frees;
 	p->nmem_frees = nfrees;
 }
@@ -263,9 +263,9 @@ int main(void)
 		free(top);
 	}
 
-	free(allocs);
-	free(frees);
-	ex_free(&p);
+	pb_drop(allocs);
+	pb_drop(frees);
+	pb_profile_free(&p);
 	if (!getenv("KEEP"))
 		ex_rmdir(dir);
 	return test_result();

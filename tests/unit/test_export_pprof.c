@@ -485,7 +485,7 @@ int main(void)
 	CHECK(export_pprof(analysed(&p), "/nonexistent-dir/x.pb.gz", err, sizeof(err)) < 0);
 	CHECK(strstr(err, "/nonexistent-dir/x.pb.gz") != NULL);
 
-	ex_free(&p);
+	pb_profile_free(&p);
 	if (!getenv("KEEP"))
 		ex_rmdir(dir);
 	else

@@ -65,7 +65,7 @@ int main(void)
 	snprintf(cmd, sizeof(cmd), "gzip -dc '%s' | strings -n 4", path);
 	run_out(cmd, out, sizeof(out));
 	CHECK(strstr(out, "offcpu") == NULL);
-	ex_free(&p);
+	pb_profile_free(&p);
 	ex_rmdir(dir);
 	return test_result();
 }

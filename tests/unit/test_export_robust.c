@@ -34,13 +34,13 @@ int main(void)
 		struct prof_sample bad = {
 		    .ts = EX_T0 + 2 * EX_MS, .stack = s, .thread = 99, .weight = 1};
 
-		EX_PUSH(p.samples, p.nsamples, bad); /* thread out of range */
+		PB_ADD(p.samples, p.nsamples, bad); /* thread out of range */
 	}
 	{
 		struct prof_sample orphan = {
 		    .ts = EX_T0 + 3 * EX_MS, .stack = s, .thread = 1, .weight = 1};
 
-		EX_PUSH(p.samples, p.nsamples, orphan); /* the orphan thread */
+		PB_ADD(p.samples, p.nsamples, orphan); /* the orphan thread */
 	}
 	ex_api(&p, "cudaX", PROF_NONE, EX_T0 + 2 * EX_MS, EX_T0 + EX_MS, 1, 9); /* end < start */
 	ex_api(&p, "cudaY", t, EX_T0, EX_T0 + EX_MS, 2, CBN_CUDA_DRIVER);
@@ -81,7 +81,7 @@ int main(void)
 	CHECK(export_trace(analysed(&p), path, &o, err, sizeof(err)) < 0);
 	CHECK(err[0] != '\0');
 
-	ex_free(&p);
+	pb_profile_free(&p);
 	ex_rmdir(dir);
 	return test_result();
 }

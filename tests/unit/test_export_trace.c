@@ -614,7 +614,7 @@ static void check_big(const char *dir)
 		free(txt);
 	}
 	cJSON_Delete(j);
-	ex_free(&p);
+	pb_profile_free(&p);
 }
 
 static void check_window_parse(void)
@@ -711,7 +711,7 @@ int main(void)
 		cJSON_Delete(j);
 	}
 
-	ex_free(&fx.p);
+	pb_profile_free(&fx.p);
 	if (!getenv("KEEP"))
 		ex_rmdir(dir);
 	else

@@ -109,7 +109,7 @@ int main(void)
 	REQUIRE(counters(path, "Host memory", "live", "rss", pts, 16, &pid) == 1);
 	CHECK(pts[0].ts == 97000.0 && pts[0].a == 1048576);
 
-	ex_free(&p);
+	pb_profile_free(&p);
 	if (!getenv("KEEP"))
 		ex_rmdir(dir);
 	return test_result();

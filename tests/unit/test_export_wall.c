@@ -96,7 +96,7 @@ int main(void)
 	snprintf(path, sizeof(path), "%s/none.svg", dir);
 	CHECK(export_flamegraph_as(&a, path, EXPORT_OFFCPU, err, sizeof(err)) < 0);
 	CHECK(strstr(err, "--off-cpu") != NULL);
-	ex_free(&p);
+	pb_profile_free(&p);
 	ex_rmdir(dir);
 	return test_result();
 }

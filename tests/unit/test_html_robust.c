@@ -58,20 +58,20 @@ static void random_profile(struct profile *p)
 	for (i = 0, n = (int)rnd(6); i < n; i++) {
 		struct prof_stack s = { .first = rnd(12), .nframes = rnd(6) };
 
-		CB_PUSH(p->stacks, p->nstacks, s);
+		PB_ADD(p->stacks, p->nstacks, s);
 	}
 	for (i = 0, n = (int)rnd(12); i < n; i++) {
 		struct prof_frame f = { .func = idx(p->nfuncs), .line = rnd(50),
 					.file = rnd(2) ? "/nonexistent/a.c" : NULL, .inlined = rnd(2) };
 
-		CB_PUSH(p->frames, p->nframes, f);
+		PB_ADD(p->frames, p->nframes, f);
 	}
 	for (i = 0, n = (int)rnd(60); i < n; i++) {
 		struct prof_sample s = { .ts = (uint64_t)rnd(100) * MS, .stack = idx(p->nstacks),
 					 .thread = idx(p->nthreads), .weight = rnd(3),
 					 .flags = rnd(4) ? 0 : CBN_SAMPLE_TRUNCATED };
 
-		CB_PUSH(p->samples, p->nsamples, s);
+		PB_ADD(p->samples, p->nsamples, s);
 	}
 	for (i = 0, n = (int)rnd(10); i < n; i++) {
 		const char *nm = names[rnd(6)];
@@ -92,7 +92,7 @@ static void random_profile(struct profile *p)
 					  .stream = rnd(3), .device = rnd(2), .api = idx(p->ncuda_api),
 					  .process = rnd(4) ? 0 : idx(p->nprocesses) };
 
-		CB_PUSH(p->gpu_ops, p->ngpu_ops, op);
+		PB_ADD(p->gpu_ops, p->ngpu_ops, op);
 	}
 }
 
@@ -140,7 +140,7 @@ static int timeline_ok(const cJSON *h, size_t *nslices)
 }
 
 /* 200 000 samples on 20 000 distinct stacks in 8 threads.  The arrays are
- * sized once (CB_PUSH's realloc per element is quadratic under ASan). */
+ * sized once (pb_alloc), not grown a row at a time. */
 #define BIG_STACKS 20000
 #define BIG_DEPTH 8
 /* The JSON call tree's shape and bounds; root weighs want. */
@@ -196,9 +196,9 @@ static void big_profile(struct profile *p)
 		snprintf(name, 16, "fn%u", i);
 		fn[i] = cb_func(p, name, "big.c", i + 1, "app");
 	}
-	p->stacks = calloc(BIG_STACKS, sizeof(*p->stacks));
-	p->frames = calloc(BIG_STACKS * BIG_DEPTH, sizeof(*p->frames));
-	p->samples = calloc(BIG_SAMPLES, sizeof(*p->samples));
+	p->stacks = pb_alloc(BIG_STACKS, sizeof(*p->stacks));
+	p->frames = pb_alloc(BIG_STACKS * BIG_DEPTH, sizeof(*p->frames));
+	p->samples = pb_alloc(BIG_SAMPLES, sizeof(*p->samples));
 	REQUIRE(p->stacks && p->frames && p->samples);
 	for (i = 0; i < BIG_STACKS; i++) {
 		p->stacks[i].first = i * BIG_DEPTH;
@@ -257,7 +257,7 @@ int main(void)
 			fprintf(stderr, "iteration %d: %s\n", iter, err);
 			ok = 0;
 		}
-		cb_free(&p);
+		pb_profile_free(&p);
 	}
 	CHECK(ok);
 
@@ -295,7 +295,7 @@ int main(void)
 		cJSON_Delete(h);
 		for (size_t i = 0; i < p.nfuncs; i++)
 			free((char *)p.funcs[i].name);
-		cb_free(&p);
+		pb_profile_free(&p);
 	}
 	{
 		/* 6 000 functions of one sample each: the page keeps 5 000 by
@@ -307,11 +307,11 @@ int main(void)
 		cJSON *doc, *fn;
 
 		cb_init(&p);
-		/* sized once: CB_PUSH's realloc per element is quadratic under ASan */
-		p.funcs = calloc(6000, sizeof(*p.funcs));
-		p.frames = calloc(6000, sizeof(*p.frames));
-		p.stacks = calloc(6000, sizeof(*p.stacks));
-		p.samples = calloc(6000, sizeof(*p.samples));
+		/* sized once (pb_alloc), not grown a row at a time */
+		p.funcs = pb_alloc(6000, sizeof(*p.funcs));
+		p.frames = pb_alloc(6000, sizeof(*p.frames));
+		p.stacks = pb_alloc(6000, sizeof(*p.stacks));
+		p.samples = pb_alloc(6000, sizeof(*p.samples));
 		REQUIRE(p.funcs && p.frames && p.stacks && p.samples);
 		for (uint32_t i = 0; i < 6000; i++) {
 			char *name = malloc(16);
@@ -351,7 +351,7 @@ int main(void)
 		free(buf);
 		for (size_t i = 0; i < p.nfuncs; i++)
 			free((char *)p.funcs[i].name);
-		cb_free(&p);
+		pb_profile_free(&p);
 	}
 	unlink(path);
 	return test_result();

@@ -23,7 +23,7 @@ static void cb_mem(struct profile *p, uint64_t ts, uint64_t addr, uint64_t bytes
 
 	if (api != PROF_NONE)
 		m.correlation = p->cuda_api[api].correlation;
-	CB_PUSH(p->memory, p->nmemory, m);
+	PB_ADD(p->memory, p->nmemory, m);
 }
 
 static uint32_t api_at(struct profile *p, const char *name, uint64_t ts, uint32_t stack)
@@ -54,9 +54,9 @@ static const struct mem_site *site_named(const struct profile *p, const struct m
 
 static void free_profile(struct profile *p)
 {
-	free(p->memory);
-	free(p->mempools);
-	cb_free(p);
+	pb_drop(p->memory);
+	pb_drop(p->mempools);
+	pb_profile_free(p);
 }
 
 static void test_device_view(void)
@@ -102,7 +102,7 @@ static void test_device_view(void)
 	}
 	/* the pool and one async block from it (no API call recorded) */
 	pool.process = 0;
-	CB_PUSH(p.mempools, p.nmempools, pool);
+	PB_ADD(p.mempools, p.nmempools, pool);
 	cb_mem(&p, 6 * MS, 0xe000100, 16 * MiB, 1, 0, CBN_MEM_DEVICE, PROF_NONE);
 	p.memory[p.nmemory - 1].pool_address = 0xe000000;
 	p.memory[p.nmemory - 1].pool_size = 64 * MiB;
@@ -313,7 +313,7 @@ static void test_none(void)
 	CHECK_EQ_INT(mem_gpu_analyze(&p, &m), 0);
 	CHECK_EQ_INT(m.nspaces, 0);
 	CHECK_EQ_INT(m.nsites, 0);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 int main(void)

@@ -188,7 +188,7 @@ int main(void)
 	for (int i = 0; i < 5; i++)
 		pp[i] = paths[i];
 	CHECK(validate(pp, 5) == 0);
-	ex_free(&p);
+	pb_profile_free(&p);
 	if (!getenv("KEEP"))
 		ex_rmdir(dir);
 	return test_result();

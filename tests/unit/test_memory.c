@@ -111,17 +111,16 @@ static const struct rule_finding *reco(const struct analysis *a, const char *id)
 static void test_allocator_frames(void)
 {
 	struct pb b;
-	struct pbm m = { 0 };
 	struct fx x;
 	const struct analysis *a;
 	const struct mem_site *s;
 
 	base(&b, &x, 1);
 	pbm_on(&b, 0, 1, 0);
-	pbm_alloc(&b, &m, 0, 1100000000ull, 0x1000, 400, x.st_vec);
-	pbm_alloc(&b, &m, 0, 1200000000ull, 0x2000, 300, x.st_helper);
-	pbm_alloc(&b, &m, 0, 1300000000ull, 0x3000, 200, x.st_consume);
-	pbm_alloc(&b, &m, 0, 1400000000ull, 0x4000, 100, PROF_NONE);
+	pbm_alloc(&b, 0, 1100000000ull, 0x1000, 400, x.st_vec);
+	pbm_alloc(&b, 0, 1200000000ull, 0x2000, 300, x.st_helper);
+	pbm_alloc(&b, 0, 1300000000ull, 0x3000, 200, x.st_consume);
+	pbm_alloc(&b, 0, 1400000000ull, 0x4000, 100, PROF_NONE);
 	a = analysed(&b.p);
 	REQUIRE(a->memory != NULL);
 	CHECK_EQ_INT(a->memory->nsites, 4);
@@ -148,7 +147,7 @@ static void test_allocator_frames(void)
 	CHECK(mem_frame_is_allocator(&b.p, &b.p.frames[b.p.stacks[x.st_vec].first + 2]));
 	CHECK(!mem_frame_is_allocator(&b.p, &b.p.frames[b.p.stacks[x.st_vec].first + 3]));
 	CHECK(mem_frame_is_allocator(&b.p, &b.p.frames[b.p.stacks[x.st_consume].first]));
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	pb_free(&b);
 }
 
@@ -167,7 +166,6 @@ static double urand(void)
 static void test_weights(void)
 {
 	struct pb b;
-	struct pbm m = { 0 };
 	struct fx x;
 	const struct analysis *a;
 	const struct mem_site *s;
@@ -186,7 +184,7 @@ static void test_weights(void)
 		true_bytes += (double)size;
 		true_count += 1;
 		if (urand() < p)
-			pbm_alloc(&b, &m, 0, ts++, addr++, size, x.st_other);
+			pbm_alloc(&b, 0, ts++, addr++, size, x.st_other);
 	}
 	a = analysed(&b.p);
 	REQUIRE((s = site_named(a, "other_site")) != NULL);
@@ -195,12 +193,12 @@ static void test_weights(void)
 	CHECK(NEAR(s->bytes, true_bytes, 0.15));
 	CHECK(NEAR(s->allocs, true_count, 0.30));
 	CHECK(s->records < 1000);
-	pbm_release(&b, &m);
+	pbm_release(&b);
 
 	/* exact arithmetic on one size at rate 1000 */
 	b.p.processes[0].mem.rate = 1000;
 	for (i = 0; i < 10; i++)
-		pbm_alloc(&b, &m, 0, ts++, addr++, 1000, x.st_helper);
+		pbm_alloc(&b, 0, ts++, addr++, 1000, x.st_helper);
 	a = analysed(&b.p);
 	REQUIRE((s = site_named(a, "helper")) != NULL);
 	CHECK(NEAR(s->bytes, 10 * 1000 * w, 1e-9));
@@ -210,7 +208,7 @@ static void test_weights(void)
 	CHECK_EQ_INT(a->memory->exact, 0);
 	/* leak estimate carries the same weight */
 	CHECK(NEAR(s->live_end_bytes, 10 * 1000 * w, 1e-9));
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	pb_free(&b);
 }
 
@@ -218,7 +216,6 @@ static void test_weights(void)
 static void test_peak_replay(void)
 {
 	struct pb b;
-	struct pbm m = { 0 };
 	struct fx x;
 	const struct analysis *a;
 	const struct mem_space *sp;
@@ -226,15 +223,15 @@ static void test_peak_replay(void)
 
 	base(&b, &x, 1);
 	pbm_on(&b, 0, 1, 0);
-	pbm_range(&b, &m, 0, t0 + 100, t0 + 900, CBN_RANGE_PUSHPOP, 0, "train");
-	pbm_range(&b, &m, 0, t0 + 150, t0 + 400, CBN_RANGE_PUSHPOP, 1, "forward");
-	pbm_alloc(&b, &m, 0, t0 + 100, 0xa000, 1 << 20, x.st_helper);
-	pbm_alloc(&b, &m, 0, t0 + 200, 0xb000, 2 << 20, x.st_vec);
-	pbm_alloc(&b, &m, 0, t0 + 250, 0xc000, 1000, x.st_other);
-	pbm_free(&b, &m, 0, t0 + 300, 0xa000);
-	pbm_free(&b, &m, 0, t0 + 310, 0xc000);
-	pbm_alloc(&b, &m, 0, t0 + 400, 0xd000, 512 << 10, x.st_other);
-	pbm_free(&b, &m, 0, t0 + 500, 0xb000);
+	pbm_range(&b, 0, t0 + 100, t0 + 900, CBN_RANGE_PUSHPOP, 0, "train");
+	pbm_range(&b, 0, t0 + 150, t0 + 400, CBN_RANGE_PUSHPOP, 1, "forward");
+	pbm_alloc(&b, 0, t0 + 100, 0xa000, 1 << 20, x.st_helper);
+	pbm_alloc(&b, 0, t0 + 200, 0xb000, 2 << 20, x.st_vec);
+	pbm_alloc(&b, 0, t0 + 250, 0xc000, 1000, x.st_other);
+	pbm_free(&b, 0, t0 + 300, 0xa000);
+	pbm_free(&b, 0, t0 + 310, 0xc000);
+	pbm_alloc(&b, 0, t0 + 400, 0xd000, 512 << 10, x.st_other);
+	pbm_free(&b, 0, t0 + 500, 0xb000);
 	a = analysed(&b.p);
 	REQUIRE(a->memory && a->memory->nspaces == 1);
 	sp = &a->memory->spaces[0];
@@ -259,7 +256,7 @@ static void test_peak_replay(void)
 	CHECK(NEAR(a->memory->sites[a->memory->leaks[0]].live_end_bytes, 512 << 10, 1e-9));
 	CHECK(NEAR(a->memory->sites[a->memory->leaks[0]].live_end_blocks, 1, 1e-9));
 	CHECK(NEAR(site_named(a, "other_site")->max_live, 512 << 10, 1e-9));
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	pb_free(&b);
 }
 
@@ -267,7 +264,6 @@ static void test_peak_replay(void)
 static void test_peak_counters(void)
 {
 	struct pb b;
-	struct pbm m = { 0 };
 	struct fx x;
 	const struct analysis *a;
 	const struct mem_space *sp;
@@ -285,11 +281,11 @@ static void test_peak_counters(void)
 	pm->frees = 1200;
 	pm->alloc_bytes = 77777777;
 	pm->host_live_end = 4096;
-	pbm_alloc(&b, &m, 0, t0 + 5000000, 0xa000, 3000000, x.st_helper);
-	pbm_free(&b, &m, 0, t0 + 20000000, 0xa000);
-	pbm_counter(&b, &m, 0, t0 + 10000000, 6000000, 3100000);
-	pbm_counter(&b, &m, 0, t0 + 20000000, 8000000, 200000);
-	pbm_counter(&b, &m, 0, t0 + 30000000, 7000000, 4096);
+	pbm_alloc(&b, 0, t0 + 5000000, 0xa000, 3000000, x.st_helper);
+	pbm_free(&b, 0, t0 + 20000000, 0xa000);
+	pbm_counter(&b, 0, t0 + 10000000, 6000000, 3100000);
+	pbm_counter(&b, 0, t0 + 20000000, 8000000, 200000);
+	pbm_counter(&b, 0, t0 + 30000000, 7000000, 4096);
 	a = analysed(&b.p);
 	REQUIRE(a->memory && a->memory->nspaces == 1);
 	sp = &a->memory->spaces[0];
@@ -313,7 +309,7 @@ static void test_peak_counters(void)
 	/* the sampled block was live at the exact peak */
 	REQUIRE(sp->nat_peak == 1);
 	CHECK(NEAR(sp->at_peak[0].bytes, 3000000.0 / -expm1(-3000000.0 / 4096), 1e-9));
-	pbm_release(&b, &m);
+	pbm_release(&b);
 
 	/* sampled shares above the exact peak (and live at exit above the exact
 	 * live): scaled down to the whole, never above it */
@@ -321,10 +317,10 @@ static void test_peak_counters(void)
 	pm->host_peak = 1500000;
 	pm->host_peak_ts = t0 + 15000000;
 	pm->host_live_end = 1000000;
-	pbm_alloc(&b, &m, 0, t0 + 5000000, 0xa000, 1000000, x.st_helper); /* stands for ~1.6 MB */
-	pbm_alloc(&b, &m, 0, t0 + 6000000, 0xb000, 1000, x.st_vec);       /* ~1 MiB */
-	pbm_free(&b, &m, 0, t0 + 20000000, 0xb000);
-	pbm_counter(&b, &m, 0, t0 + 30000000, 7000000, 1000000);
+	pbm_alloc(&b, 0, t0 + 5000000, 0xa000, 1000000, x.st_helper); /* stands for ~1.6 MB */
+	pbm_alloc(&b, 0, t0 + 6000000, 0xb000, 1000, x.st_vec);       /* ~1 MiB */
+	pbm_free(&b, 0, t0 + 20000000, 0xb000);
+	pbm_counter(&b, 0, t0 + 30000000, 7000000, 1000000);
 	a = analysed(&b.p);
 	REQUIRE(a->memory && a->memory->nspaces == 1);
 	sp = &a->memory->spaces[0];
@@ -334,7 +330,7 @@ static void test_peak_counters(void)
 		CHECK(a->memory->sites[i].max_live <= 1500000);
 		CHECK(a->memory->sites[i].live_end_bytes <= 1000000 + 1e-6);
 	}
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	pb_free(&b);
 }
 
@@ -342,7 +338,6 @@ static void test_peak_counters(void)
 static void test_lifetimes(void)
 {
 	struct pb b;
-	struct pbm m = { 0 };
 	struct fx x;
 	const struct analysis *a;
 	const struct mem_site *s;
@@ -352,10 +347,10 @@ static void test_lifetimes(void)
 	base(&b, &x, 1);
 	pbm_on(&b, 0, 1, 0);
 	for (i = 0; i < 9; i++) {
-		pbm_alloc(&b, &m, 0, t, 0x1000 + i, 64, x.st_helper);
-		pbm_alloc(&b, &m, 0, t + 1, 0x9000 + i, 64, x.st_other);
-		pbm_free(&b, &m, 0, t + 100000 + 1000 * i, 0x1000 + i);   /* ~100 us */
-		pbm_free(&b, &m, 0, t + 5000000, 0x9000 + i);             /* 5 ms */
+		pbm_alloc(&b, 0, t, 0x1000 + i, 64, x.st_helper);
+		pbm_alloc(&b, 0, t + 1, 0x9000 + i, 64, x.st_other);
+		pbm_free(&b, 0, t + 100000 + 1000 * i, 0x1000 + i);   /* ~100 us */
+		pbm_free(&b, 0, t + 5000000, 0x9000 + i);             /* 5 ms */
 		t += 10000000;
 	}
 	/* frees and allocs interleave in time: keep each array sorted */
@@ -377,7 +372,7 @@ static void test_lifetimes(void)
 	CHECK(NEAR(s->short_lived, 0, 1e-9));
 	CHECK_EQ_INT(s->median_life_ns, 4999999);
 	CHECK_EQ_INT(a->memory->nleaks, 0);
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	pb_free(&b);
 }
 
@@ -387,7 +382,6 @@ static void test_lifetimes(void)
 static void test_address_reuse(void)
 {
 	struct pb b;
-	struct pbm m = { 0 };
 	struct fx x;
 	const struct analysis *a;
 	const struct mem_site *s;
@@ -398,9 +392,9 @@ static void test_address_reuse(void)
 	base(&b, &x, 1);
 	pbm_on(&b, 0, 1, 0);
 	for (i = 0; i < n; i++, t += 1000) {
-		pbm_alloc(&b, &m, 0, t, 0x5000, 128, x.st_other);
+		pbm_alloc(&b, 0, t, 0x5000, 128, x.st_other);
 		if (i != 7)
-			pbm_free(&b, &m, 0, t + 500, 0x5000);
+			pbm_free(&b, 0, t + 500, 0x5000);
 	}
 	a = analysed(&b.p);
 	REQUIRE((s = site_named(a, "other_site")) != NULL);
@@ -427,7 +421,7 @@ static void test_address_reuse(void)
 		}
 		CHECK_EQ_INT(hi, 128);
 	}
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	pb_free(&b);
 }
 
@@ -435,7 +429,6 @@ static void test_address_reuse(void)
 static void test_processes(void)
 {
 	struct pb b;
-	struct pbm m = { 0 };
 	struct fx x;
 	const struct analysis *a;
 
@@ -444,7 +437,7 @@ static void test_processes(void)
 	CHECK(a->memory == NULL);
 
 	pbm_on(&b, 1, 1, 0);
-	pbm_alloc(&b, &m, 1, 1100000000ull, 0x10, 100, x.st_helper);
+	pbm_alloc(&b, 1, 1100000000ull, 0x10, 100, x.st_helper);
 	a = analysed(&b.p);
 	REQUIRE(a->memory && a->memory->nspaces == 1);
 	CHECK_STR(a->memory->spaces[0].name, "host");
@@ -452,11 +445,11 @@ static void test_processes(void)
 
 	/* two processes: one space each, named by pid, records kept apart (the
 	 * same address in both is two blocks) */
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	pbm_on(&b, 0, 1, 0);
-	pbm_alloc(&b, &m, 0, 1100000000ull, 0x10, 100, x.st_helper);
-	pbm_alloc(&b, &m, 1, 1050000000ull, 0x10, 700, x.st_helper);
-	pbm_free(&b, &m, 1, 1200000000ull, 0x10);
+	pbm_alloc(&b, 0, 1100000000ull, 0x10, 100, x.st_helper);
+	pbm_alloc(&b, 1, 1050000000ull, 0x10, 700, x.st_helper);
+	pbm_free(&b, 1, 1200000000ull, 0x10);
 	a = analysed(&b.p);
 	REQUIRE(a->memory && a->memory->nspaces == 2);
 	CHECK_STR(a->memory->spaces[0].name, "host pid 10");
@@ -471,7 +464,7 @@ static void test_processes(void)
 	CHECK(NEAR(a->memory->sites[0].max_live, 700, 1e-9));
 
 	/* refused: said, with no space */
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	b.p.processes[0].mem.state = CBN_MEM_REFUSED;
 	b.p.processes[0].mem.reason = "the program is statically linked";
 	b.p.processes[1].mem.state = CBN_MEM_OFF;
@@ -486,7 +479,6 @@ static void test_processes(void)
 static void test_rules(void)
 {
 	struct pb b;
-	struct pbm m = { 0 };
 	struct fx x;
 	const struct analysis *a;
 	const struct rule_finding *r;
@@ -496,30 +488,30 @@ static void test_rules(void)
 	/* tame: a few long-lived blocks, all freed, peak shared */
 	base(&b, &x, 1);
 	pbm_on(&b, 0, 1, 0);
-	pbm_alloc(&b, &m, 0, t0 + 1000, 0x10, 1 << 20, x.st_helper);
-	pbm_alloc(&b, &m, 0, t0 + 2000, 0x20, 1 << 20, x.st_other);
-	pbm_alloc(&b, &m, 0, t0 + 3000, 0x30, 1 << 20, x.st_vec);
-	pbm_free(&b, &m, 0, t0 + 800000000ull, 0x30);
-	pbm_free(&b, &m, 0, t0 + 900000000ull, 0x10);
-	pbm_free(&b, &m, 0, t0 + 900000001ull, 0x20);
-	pbm_counter(&b, &m, 0, t0 + 1000, 50 << 20, 0);
-	pbm_counter(&b, &m, 0, t0 + 500000000ull, 53 << 20, 2 << 20);
+	pbm_alloc(&b, 0, t0 + 1000, 0x10, 1 << 20, x.st_helper);
+	pbm_alloc(&b, 0, t0 + 2000, 0x20, 1 << 20, x.st_other);
+	pbm_alloc(&b, 0, t0 + 3000, 0x30, 1 << 20, x.st_vec);
+	pbm_free(&b, 0, t0 + 800000000ull, 0x30);
+	pbm_free(&b, 0, t0 + 900000000ull, 0x10);
+	pbm_free(&b, 0, t0 + 900000001ull, 0x20);
+	pbm_counter(&b, 0, t0 + 1000, 50 << 20, 0);
+	pbm_counter(&b, 0, t0 + 500000000ull, 53 << 20, 2 << 20);
 	a = analysed(&b.p);
 	REQUIRE(a->memory);
 	CHECK_EQ_INT(a->memory->nrecos, 0);
 	for (i = 0; i < (int)a->memory->nrecos; i++)
 		fprintf(stderr, "unexpected: %s: %s\n", a->memory->recos[i].id,
 			a->memory->recos[i].evidence);
-	pbm_release(&b, &m);
+	pbm_release(&b);
 
 	/* churn: 120000 blocks freed after 10 us (over 100000 a second of the
 	 * 1 s run); one big block dominates the peak and leaks; RSS grows 300
 	 * MiB past the heap */
 	for (i = 0, t = t0 + 1000; i < 120000; i++, t += 2000) {
-		pbm_alloc(&b, &m, 0, t, 0x100000 + (uint64_t)i * 64, 64, x.st_other);
-		pbm_free(&b, &m, 0, t + 10000, 0x100000 + (uint64_t)i * 64);
+		pbm_alloc(&b, 0, t, 0x100000 + (uint64_t)i * 64, 64, x.st_other);
+		pbm_free(&b, 0, t + 10000, 0x100000 + (uint64_t)i * 64);
 	}
-	pbm_alloc(&b, &m, 0, t0 + 100, 0x10, 128 << 20, x.st_vec);
+	pbm_alloc(&b, 0, t0 + 100, 0x10, 128 << 20, x.st_vec);
 	/* keep allocs sorted: move the big one first */
 	{
 		struct prof_mem_alloc big = b.p.mem_allocs[b.p.nmem_allocs - 1];
@@ -527,8 +519,8 @@ static void test_rules(void)
 			(b.p.nmem_allocs - 1) * sizeof(*b.p.mem_allocs));
 		b.p.mem_allocs[0] = big;
 	}
-	pbm_counter(&b, &m, 0, t0 + 50, 40 << 20, 0);
-	pbm_counter(&b, &m, 0, t0 + 600000000ull, 360 << 20, 128 << 20);
+	pbm_counter(&b, 0, t0 + 50, 40 << 20, 0);
+	pbm_counter(&b, 0, t0 + 600000000ull, 360 << 20, 128 << 20);
 	a = analysed(&b.p);
 	REQUIRE(a->memory);
 	REQUIRE((r = reco(a, "alloc-churn")) != NULL);
@@ -547,37 +539,37 @@ static void test_rules(void)
 	/* table order: churn, peak, leak, rss */
 	CHECK_STR(a->memory->recos[0].id, "alloc-churn");
 	CHECK_STR(a->memory->recos[a->memory->nrecos - 1].id, "rss-retained");
-	pbm_release(&b, &m);
+	pbm_release(&b);
 
 	/* thresholds that scale with the program: one site holding all of an
 	 * 8 MiB peak is no peak advice (under 32 MiB), nor one holding all of a
 	 * 40 MiB peak in a 400 MiB RSS (a tenth of it); and a 100 KiB leak
 	 * beside a 40 MiB peak (under 1 % of it) is no leak finding */
-	pbm_alloc(&b, &m, 0, t0 + 100, 0x10, 8 << 20, x.st_vec);
-	pbm_counter(&b, &m, 0, t0 + 50, 10 << 20, 0);
-	pbm_counter(&b, &m, 0, t0 + 600000000ull, 20 << 20, 8 << 20);
+	pbm_alloc(&b, 0, t0 + 100, 0x10, 8 << 20, x.st_vec);
+	pbm_counter(&b, 0, t0 + 50, 10 << 20, 0);
+	pbm_counter(&b, 0, t0 + 600000000ull, 20 << 20, 8 << 20);
 	a = analysed(&b.p);
 	REQUIRE(a->memory);
 	CHECK(reco(a, "peak-one-site") == NULL);
 	CHECK(reco(a, "leak") != NULL); /* 8 MiB of an 8 MiB peak still is */
-	pbm_release(&b, &m);
-	pbm_alloc(&b, &m, 0, t0 + 100, 0x10, 40 << 20, x.st_vec);
-	pbm_alloc(&b, &m, 0, t0 + 200, 0x20, 100 << 10, x.st_other);
-	pbm_free(&b, &m, 0, t0 + 300, 0x10);
-	pbm_counter(&b, &m, 0, t0 + 50, 100 << 20, 0);
-	pbm_counter(&b, &m, 0, t0 + 600000000ull, 400 << 20, 100 << 10);
+	pbm_release(&b);
+	pbm_alloc(&b, 0, t0 + 100, 0x10, 40 << 20, x.st_vec);
+	pbm_alloc(&b, 0, t0 + 200, 0x20, 100 << 10, x.st_other);
+	pbm_free(&b, 0, t0 + 300, 0x10);
+	pbm_counter(&b, 0, t0 + 50, 100 << 20, 0);
+	pbm_counter(&b, 0, t0 + 600000000ull, 400 << 20, 100 << 10);
 	a = analysed(&b.p);
 	REQUIRE(a->memory);
 	CHECK(reco(a, "peak-one-site") == NULL);
 	CHECK(reco(a, "leak") == NULL);
-	pbm_release(&b, &m);
+	pbm_release(&b);
 
 	/* a leak that grows per step: 10 steps, 100 KiB leaked in each */
 	for (i = 0; i < 11; i++)
-		pbm_range(&b, &m, 0, t0 + (uint64_t)i * 50000000ull, t0 + (uint64_t)i * 50000000ull,
+		pbm_range(&b, 0, t0 + (uint64_t)i * 50000000ull, t0 + (uint64_t)i * 50000000ull,
 			  CBN_RANGE_STEP, 0, "step");
 	for (i = 0; i < 10; i++)
-		pbm_alloc(&b, &m, 0, t0 + (uint64_t)i * 50000000ull + 1000, 0x1000 + (uint64_t)i,
+		pbm_alloc(&b, 0, t0 + (uint64_t)i * 50000000ull + 1000, 0x1000 + (uint64_t)i,
 			  100 << 10, x.st_helper);
 	a = analysed(&b.p);
 	REQUIRE((r = reco(a, "leak-growing")) != NULL);
@@ -585,32 +577,32 @@ static void test_rules(void)
 	CHECK(strstr(r->evidence, "100.00 KiB per step") != NULL);
 	CHECK(strstr(r->evidence, "helper") != NULL);
 	CHECK(reco(a, "leak") == NULL);
-	pbm_release(&b, &m);
+	pbm_release(&b);
 
 	/* steps from a repeated outermost range (given out of time order), leaks
 	 * in 4 of its 5 instances, two blocks in one of them */
 	for (i = 4; i >= 0; i--)
-		pbm_range(&b, &m, 0, t0 + (uint64_t)i * 100000000ull,
+		pbm_range(&b, 0, t0 + (uint64_t)i * 100000000ull,
 			  t0 + (uint64_t)i * 100000000ull + 90000000ull, CBN_RANGE_PUSHPOP, 0, "iter");
-	pbm_range(&b, &m, 0, t0, t0 + 10, CBN_RANGE_PUSHPOP, 0, "init");
+	pbm_range(&b, 0, t0, t0 + 10, CBN_RANGE_PUSHPOP, 0, "init");
 	for (i = 0; i < 4; i++)
-		pbm_alloc(&b, &m, 0, t0 + (uint64_t)i * 100000000ull + 1000, 0x1000 + (uint64_t)i,
+		pbm_alloc(&b, 0, t0 + (uint64_t)i * 100000000ull + 1000, 0x1000 + (uint64_t)i,
 			  100 << 10, x.st_helper);
-	pbm_alloc(&b, &m, 0, t0 + 3 * 100000000ull + 2000, 0x2000, 100 << 10, x.st_helper);
+	pbm_alloc(&b, 0, t0 + 3 * 100000000ull + 2000, 0x2000, 100 << 10, x.st_helper);
 	a = analysed(&b.p);
 	REQUIRE((r = reco(a, "leak-growing")) != NULL);
 	CHECK(strstr(r->evidence, "born in 4 of 5 steps") != NULL);
 	CHECK(strstr(r->evidence, "100.00 KiB per step") != NULL);
-	pbm_release(&b, &m);
+	pbm_release(&b);
 
 	/* without steps: never-freed blocks spread over the run */
 	for (i = 0; i < 10; i++)
-		pbm_alloc(&b, &m, 0, t0 + (uint64_t)i * 90000000ull + 1000, 0x1000 + (uint64_t)i,
+		pbm_alloc(&b, 0, t0 + (uint64_t)i * 90000000ull + 1000, 0x1000 + (uint64_t)i,
 			  100 << 10, x.st_helper);
 	a = analysed(&b.p);
 	REQUIRE((r = reco(a, "leak-growing")) != NULL);
 	CHECK(strstr(r->evidence, "never freed, allocated from") != NULL);
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	pb_free(&b);
 }
 

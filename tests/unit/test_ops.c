@@ -162,7 +162,7 @@ static void sample(struct profile *p, uint32_t stack, uint32_t thread, uint32_t 
 	struct prof_sample s = { .ts = 1000 + p->nsamples, .stack = stack, .thread = thread,
 				 .weight = weight };
 
-	CB_PUSH(p->samples, p->nsamples, s);
+	PB_ADD(p->samples, p->nsamples, s);
 }
 
 static const struct op_row *row(const struct op_analysis *o, const char *name)
@@ -459,7 +459,7 @@ static void test_table(void)
 		CHECK(ops_sort_key_valid("self_device_time_total"));
 		CHECK(!ops_sort_key_valid("tottime"));
 	}
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 /* A profile without operator frames has no operator analysis. */
@@ -475,7 +475,7 @@ static void test_none(void)
 	sample(&p, cb_stack(&p, 2, f, l), 0, 3);
 	CHECK_EQ_INT(ops_analyze(&p, NULL, 0, &o), 0);
 	CHECK(o == NULL);
-	cb_free(&p);
+	pb_profile_free(&p);
 }
 
 int main(void)

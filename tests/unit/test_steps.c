@@ -20,7 +20,6 @@
 
 struct fixture {
 	struct pb b;
-	size_t cap_ranges, cap_windows, cap_gpu, cap_ctr;
 	uint32_t proc, thread, f_main, f_work, f_cold, f_idle;
 	uint32_t st_work, st_cold, st_idle;
 };
@@ -50,7 +49,7 @@ static void fx_init(struct fixture *x)
 
 static void fx_sample(struct fixture *x, uint64_t ts, uint32_t stack)
 {
-	struct prof_sample *s = PB_PUSH(&x->b, samples, nsamples, cap_samples);
+	struct prof_sample *s = PB_PUSH(&x->b, samples, nsamples);
 
 	s->ts = ts;
 	s->stack = stack;
@@ -66,7 +65,7 @@ static void fx_range(struct fixture *x, uint32_t kind, const char *name, uint64_
 {
 	struct prof_range *r;
 
-	x->b.p.ranges = pb_grow(x->b.p.ranges, &x->cap_ranges, x->b.p.nranges, sizeof(*r));
+	x->b.p.ranges = pb_grow(x->b.p.ranges, x->b.p.nranges, sizeof(*r));
 	r = &x->b.p.ranges[x->b.p.nranges++];
 	memset(r, 0, sizeof(*r));
 	r->start = s;
@@ -83,7 +82,7 @@ static void fx_window(struct fixture *x, uint64_t s, uint64_t e, uint64_t first)
 {
 	struct prof_window *w;
 
-	x->b.p.windows = pb_grow(x->b.p.windows, &x->cap_windows, x->b.p.nwindows, sizeof(*w));
+	x->b.p.windows = pb_grow(x->b.p.windows, x->b.p.nwindows, sizeof(*w));
 	w = &x->b.p.windows[x->b.p.nwindows++];
 	memset(w, 0, sizeof(*w));
 	w->start = s;
@@ -96,12 +95,12 @@ static void fx_window(struct fixture *x, uint64_t s, uint64_t e, uint64_t first)
 
 static void fx_free(struct fixture *x)
 {
-	free(x->b.p.ranges);
-	free(x->b.p.windows);
-	free(x->b.p.gpu_ops);
-	free(x->b.p.mem_counters);
-	free(x->b.p.cuda_api);
-	free(x->b.p.syncs);
+	pb_drop(x->b.p.ranges);
+	pb_drop(x->b.p.windows);
+	pb_drop(x->b.p.gpu_ops);
+	pb_drop(x->b.p.mem_counters);
+	pb_drop(x->b.p.cuda_api);
+	pb_drop(x->b.p.syncs);
 	pb_free(&x->b);
 }
 

@@ -587,7 +587,6 @@ static int mem_rows(const char *out, const char *title, char rows[][256], int ma
 static void test_memory(void)
 {
 	struct pb b;
-	struct pbm m = { 0 };
 	uint32_t f_malloc, f_a, f_b, f_main, st_a, st_b;
 	const uint64_t t0 = 1000000000ull;
 	char rows[16][256];
@@ -623,15 +622,15 @@ static void test_memory(void)
 	b.p.processes[0].mem.frees = 101;
 	b.p.processes[0].mem.alloc_bytes = (6u << 20) + 6400;
 	b.p.processes[0].mem.rss_peak = 40u << 20;
-	pbm_range(&b, &m, 0, t0 + 100000, t0 + 900000000ull, CBN_RANGE_PUSHPOP, 0, "load");
-	pbm_alloc(&b, &m, 0, t0 + 200000, 0x1000, 4u << 20, st_a);
-	pbm_alloc(&b, &m, 0, t0 + 300000, 0x2000, 2u << 20, st_a);
+	pbm_range(&b, 0, t0 + 100000, t0 + 900000000ull, CBN_RANGE_PUSHPOP, 0, "load");
+	pbm_alloc(&b, 0, t0 + 200000, 0x1000, 4u << 20, st_a);
+	pbm_alloc(&b, 0, t0 + 300000, 0x2000, 2u << 20, st_a);
 	for (i = 0; i < 100; i++)
-		pbm_alloc(&b, &m, 0, t0 + 400000 + 10 * (uint64_t)i, 0x10000 + 64 * (uint64_t)i, 64,
+		pbm_alloc(&b, 0, t0 + 400000 + 10 * (uint64_t)i, 0x10000 + 64 * (uint64_t)i, 64,
 			  st_b);
-	pbm_free(&b, &m, 0, t0 + 500000000ull, 0x1000);
+	pbm_free(&b, 0, t0 + 500000000ull, 0x1000);
 	for (i = 0; i < 100; i++)
-		pbm_free(&b, &m, 0, t0 + 600000000ull + (uint64_t)i, 0x10000 + 64 * (uint64_t)i);
+		pbm_free(&b, 0, t0 + 600000000ull + (uint64_t)i, 0x10000 + 64 * (uint64_t)i);
 	s = render(&b.p, NULL, 0, 1);
 	if (getenv("CBN_TEST_DUMP"))
 		fputs(s, stderr);
@@ -689,7 +688,7 @@ static void test_memory(void)
 	free(s);
 
 	/* refused: one line says why */
-	pbm_release(&b, &m);
+	pbm_release(&b);
 	b.p.processes[0].mem.state = CBN_MEM_REFUSED;
 	b.p.processes[0].mem.reason = "the program is statically linked";
 	s = render(&b.p, NULL, 0, 1);

@@ -34,7 +34,7 @@ static void samples_at(struct pb *b, uint32_t t, uint32_t st, uint64_t from_ms, 
 	uint64_t ms;
 
 	for (ms = from_ms; ms < to_ms; ms++) {
-		struct prof_sample *s = PB_PUSH(b, samples, nsamples, cap_samples);
+		struct prof_sample *s = PB_PUSH(b, samples, nsamples);
 
 		s->ts = T0 + ms * MS + MS / 2;
 		s->stack = st;
@@ -52,9 +52,8 @@ static void off_at(struct pb *b, uint32_t t, uint32_t st, uint32_t kind, uint64_
 {
 	struct prof_offcpu *r;
 
-	b->p.offcpu = realloc(b->p.offcpu, (b->p.noffcpu + 1) * sizeof(*b->p.offcpu));
-	REQUIRE(b->p.offcpu);
-	r = &b->p.offcpu[b->p.noffcpu++];
+	r = PB_SLOT(b->p.offcpu, b->p.noffcpu);
+	REQUIRE(r);
 	memset(r, 0, sizeof(*r));
 	r->start = T0 + from_ms * MS;
 	r->end = T0 + to_ms * MS;
@@ -70,7 +69,7 @@ static void off_at(struct pb *b, uint32_t t, uint32_t st, uint32_t kind, uint64_
 
 static void run_free(struct pb *b)
 {
-	free(b->p.offcpu);
+	pb_drop(b->p.offcpu);
 	pb_free(b);
 }
 
