@@ -101,7 +101,6 @@ out:
 int step_split_build(const struct profile *p, uint32_t proc, struct step_split_line *l)
 {
 	struct evs e = {0};
-	unsigned char *synced = NULL;
 	int cnt[STEP_SPLIT_IDLE] = {0}, last = STEP_SPLIT_IDLE;
 	size_t i, cap = 0;
 
@@ -114,30 +113,18 @@ int step_split_build(const struct profile *p, uint32_t proc, struct step_split_l
 									  : STEP_SPLIT_COPY) < 0)
 			goto oom;
 	}
-	/* The waits are CUPTI's sync records where the process has them, else
-	 * its API calls that synchronize, as the steps table counts them (a
-	 * call's time outside its wait is the host's). */
-	if (p->nprocesses && !(synced = calloc(p->nprocesses, 1)))
-		goto oom;
-	for (i = 0; i < p->nsyncs; i++) {
-		if (!mine(proc, p->syncs[i].process))
-			continue;
-		if (p->syncs[i].process < p->nprocesses)
-			synced[p->syncs[i].process] = 1;
-		if (ev_add(&e, p->syncs[i].start, p->syncs[i].end, STEP_SPLIT_SYNC) < 0)
+	for (i = 0; i < p->nsyncs; i++)
+		if (mine(proc, p->syncs[i].process) &&
+		    ev_add(&e, p->syncs[i].start, p->syncs[i].end, STEP_SPLIT_SYNC) < 0)
 			goto oom;
-	}
 	for (i = 0; i < p->ncuda_api; i++) {
 		const struct prof_cuda_api *c = &p->cuda_api[i];
-		int wait = step_split_is_sync_api(c->name) &&
-			   !(c->process < p->nprocesses && synced[c->process]);
 
 		if (mine(proc, c->process) &&
-		    ev_add(&e, c->start, c->end, wait ? STEP_SPLIT_SYNC : STEP_SPLIT_HOST) < 0)
+		    ev_add(&e, c->start, c->end, step_split_is_sync_api(c->name) ? STEP_SPLIT_SYNC
+										  : STEP_SPLIT_HOST) < 0)
 			goto oom;
 	}
-	free(synced);
-	synced = NULL;
 	if (add_samples(p, proc, &e) < 0)
 		goto oom;
 	if (e.n > 1)
@@ -172,7 +159,6 @@ int step_split_build(const struct profile *p, uint32_t proc, struct step_split_l
 	free(e.v);
 	return 0;
 oom:
-	free(synced);
 	free(e.v);
 	step_split_free(l);
 	return -ENOMEM;
