@@ -9,12 +9,13 @@ pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev 
 # MiniDebugInfo fixture, a real debuginfod server for the symbolizer's
 # client, and jemalloc and tcmalloc for the allocation hooks' hostile runs
 # (a user's preloaded allocator behind libcbottleneck_mem.so), chromium,
-# the headless browser the --html page's tests open it in (docs/html.md), and
-# Open MPI (mpirun, and mpi.h for libcbottleneck_mpi.so and the MPI example:
+# the headless browser the --html page's tests open it in (docs/html.md),
+# tmux (a terminal for the Ctrl-C tests of hostile.signals_once), Open MPI
+# (mpirun, and mpi.h for libcbottleneck_mpi.so and the MPI example:
 # docs/distributed.md).
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(python3 python3-jsonschema python3-yaml libc6-dev libc6-dbg g++ golang-go xz-utils
-		debuginfod libjemalloc2 libgoogle-perftools4 chromium openmpi-bin libopenmpi-dev)
+		debuginfod tmux libjemalloc2 libgoogle-perftools4 chromium openmpi-bin libopenmpi-dev)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -68,6 +68,10 @@ struct session_meta {
 	double frequency_hz;
 	uint64_t user_ns, sys_ns;  /* CPU the kernel counted for the whole tree, 0 unknown */
 	struct session_env env;    /* found: env.kernel[0] != 0 */
+	/* processes of the run still running when the program ended (left
+	 * running, not waited for: their profiles end there) */
+	const uint32_t *running;
+	size_t nrunning;
 };
 int session_meta_write(const char *session_dir, const struct session_meta *m);
 

@@ -35,6 +35,49 @@ static int pid_seq_cmp(const void *a, const void *b)
 /* meta: the launcher saw the program (the root process's last image) exit
  * normally, even if it left through _exit (dash does) and skipped the agent's
  * exit handlers. */
+/* pid was still running when the program ended (session.json). */
+static int meta_running(const struct load_meta *meta, uint32_t pid)
+{
+	size_t i, n = meta->nrunning < 64 ? meta->nrunning : 64;
+
+	for (i = 0; i < n; i++)
+		if (meta->running[i] == pid)
+			return 1;
+	return 0;
+}
+
+/* One line for the processes the program left running (daemons): the report
+ * covers them up to its end. */
+static void running_warning(struct load *L, const struct load_meta *meta)
+{
+	const struct profile *p = L->p;
+	char list[256] = "";
+	size_t i, j, used = 0, named = 0;
+
+	if (!meta->nrunning)
+		return;
+	for (i = 0; i < meta->nrunning && i < 64 && named < 3; i++) {
+		for (j = 0; j < p->nprocesses; j++) {
+			char name[64];
+
+			if (p->processes[j].pid != meta->running[i])
+				continue;
+			snprintf(name, sizeof(name), "%s", argv0_of(&p->processes[j]));
+			name[strcspn(name, " ")] = '\0';
+			used += (size_t)snprintf(list + used, used < sizeof(list) ? sizeof(list) - used : 0,
+						 "%s%u (%s)", named ? ", " : "", meta->running[i],
+						 util_base_name(name));
+			named++;
+			break;
+		}
+	}
+	load_warn(L, "%zu %s still running when the program ended%s%s%s: the report covers "
+		     "%s up to then (--wait-all waits for them)",
+		  meta->nrunning, meta->nrunning == 1 ? "process was" : "processes were",
+		  named ? " (pid " : "", list, named ? (meta->nrunning > named ? ", ...)" : ")") : "",
+		  meta->nrunning == 1 ? "it" : "them");
+}
+
 void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 {
 	struct profile *p = L->p;
@@ -68,6 +111,9 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 		if (pr->pid == p->processes[0].pid && meta->found && meta->exit_signal == 0 &&
 		    meta->exit_status >= 0)
 			continue;
+		/* Left running when the program ended: not an abnormal end. */
+		if (meta_running(meta, pr->pid))
+			continue;
 		if (shown == ABNORMAL_LINES) {
 			more++;
 			more_samples += pr->samples;
@@ -84,6 +130,7 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 		load_warn(L, "%zu more processes ended without exiting normally; their %s samples "
 			     "are kept", more, load_thousands(num, sizeof(num), more_samples));
 	free(ps);
+	running_warning(L, meta);
 }
 
 static int pseudo_module(const char *base)

@@ -46,6 +46,12 @@ int session_meta_write(const char *session_dir, const struct session_meta *m)
 		cJSON_AddNumberToObject(root, "user_ns", (double)m->user_ns);
 		cJSON_AddNumberToObject(root, "sys_ns", (double)m->sys_ns);
 	}
+	if (m->nrunning) {
+		cJSON *r = cJSON_AddArrayToObject(root, "running_at_end");
+
+		for (i = 0; r && i < m->nrunning; i++)
+			cJSON_AddItemToArray(r, cJSON_CreateNumber(m->running[i]));
+	}
 	if (m->env.kernel[0]) {
 		cJSON *e = cJSON_AddObjectToObject(root, "environment"), *l;
 
@@ -171,6 +177,19 @@ void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
 	m->user_ns = (uint64_t)num(root, "user_ns", 0, 0, 1.8e19);
 	m->sys_ns = (uint64_t)num(root, "sys_ns", 0, 0, 1.8e19);
 	env_read(L, cJSON_GetObjectItemCaseSensitive(root, "environment"));
+	a = cJSON_GetObjectItemCaseSensitive(root, "running_at_end");
+	if (cJSON_IsArray(a)) {
+		const cJSON *r;
+
+		cJSON_ArrayForEach(r, a)
+		{
+			if (!cJSON_IsNumber(r) || r->valuedouble < 1 || r->valuedouble > 4194304)
+				continue;
+			if (m->nrunning < sizeof(m->running) / sizeof(m->running[0]))
+				m->running[m->nrunning] = (uint32_t)r->valuedouble;
+			m->nrunning++;
+		}
+	}
 	argv = cJSON_GetObjectItemCaseSensitive(root, "argv");
 	if (cJSON_IsArray(argv)) {
 		size_t n = 0, cap = 0;

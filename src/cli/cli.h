@@ -12,7 +12,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 /* Exit statuses of the launcher itself (docs/cli.md). */
 #define CLI_EXIT_USAGE 2
@@ -45,6 +47,7 @@ struct cli_opts {
 	uint64_t duration_ns;       /* --duration, 0 = none */
 	uint64_t ring_ns;           /* --ring, 0 = none */
 	long offcpu_hz;             /* --off-cpu[=HZ]: wall sampler rate, 0 = off */
+	int wait_all;               /* --wait-all */
 	const char *capture_range;  /* --capture-range: "api" or "nvtx:NAME[@DOMAIN]" (checked;
 	                             * cudaProfilerApi is stored as "api") */
 	const char *toggle_signal;  /* --toggle-signal SIG, NULL = none */
@@ -115,6 +118,10 @@ void session_notes_echo(const char *dir);
 /* Cut each session file of a kept session to what its agent filled (they are
  * created sparse at their full length). */
 void session_trim(const char *dir);
+/* The pids of the launcher's descendants still running (the program has
+ * ended: what it left running), at most cap of them into out; returns how
+ * many. */
+size_t session_running(uint32_t *out, size_t cap);
 
 /* spawn.c */
 struct spawn_result {
@@ -140,13 +147,26 @@ struct spawn_env {
 	uint64_t ring_ns;           /* CBN_RING_NS, 0: unset */
 	long offcpu_hz;             /* CBN_OFFCPU, 0: unset */
 	int python_off;             /* CBN_PYTHON=0 (--python off) */
+	int wait_all;               /* --wait-all: wait for what the program leaves running */
 };
 
-/* Run argv[0] (already resolved to path) with the agent, forward signals,
- * wait for every descendant.  Returns 0, or CLI_EXIT_REFUSED on a setup
- * failure (message printed). */
+/* Run argv[0] (already resolved to path) with the agent, pass signals on,
+ * wait for it (and, with wait_all, for what it leaves running).  Returns 0,
+ * or CLI_EXIT_REFUSED on a setup failure (message printed).  Every signal
+ * stays blocked on return: spawn_signals_release() lets the launcher's own
+ * through again (after it protects its session). */
 int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	      struct spawn_result *res);
+void spawn_signals_release(void);
+
+/* supervise.c: the launcher beside the program (spawn_run uses them). */
+int sup_signals_setup(sigset_t *old, int *sfd);
+void sup_child_signals(const sigset_t *old);
+void sup_signals_restore(void);
+int sup_tty_open(void);
+void sup_child_group(int tty);
+void sup_wait(pid_t pid, int tty, int sfd, const struct spawn_env *env,
+	      uint64_t (*tick)(void *arg, uint64_t now), void *arg, struct spawn_result *res);
 
 uint64_t cli_now_ns(void);
 

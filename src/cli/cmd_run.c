@@ -123,6 +123,21 @@ static void spawn_env_fill(struct spawn_env *env, const struct cli_opts *o, cons
 	env->ring_ns = o->ring_ns;
 	env->offcpu_hz = o->offcpu_hz;
 	env->python_off = o->python_view == PROF_PYTHON_OFF;
+	env->wait_all = o->wait_all;
+}
+
+/* session.json's record of the run that ended with res. */
+static void run_meta_fill(struct session_meta *meta, char **targv, const struct spawn_result *res,
+			  const struct cli_opts *o)
+{
+	meta->argv = targv;
+	meta->exit_status = WIFEXITED(res->status) ? WEXITSTATUS(res->status) : -1;
+	meta->exit_signal = WIFSIGNALED(res->status) ? WTERMSIG(res->status) : 0;
+	meta->start_mono_ns = res->start_ns;
+	meta->end_mono_ns = res->end_ns;
+	meta->user_ns = res->user_ns;
+	meta->sys_ns = res->sys_ns;
+	meta->frequency_hz = (double)o->freq;
 }
 
 /* Load, analyse and write the outputs of the session of a run that ended
@@ -193,6 +208,7 @@ int cmd_run(int argc, char **argv)
 	struct session_meta meta;
 	char path[PATH_MAX], agent[PATH_MAX], cuda[PATH_MAX], session[PATH_MAX], mem[PATH_MAX];
 	char mpi[PATH_MAX], rank_dir[PATH_MAX];
+	uint32_t running[64];
 	struct cbn_rank_env rank = {-1, -1, 0, CBN_RANK_NONE};
 	char **targv;
 	int ret, status, have_session = 0, keep = 0;
@@ -255,9 +271,12 @@ int cmd_run(int argc, char **argv)
 	memset(&meta, 0, sizeof(meta));
 	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);
+	protect_session(o.output_dir ? NULL : session);
+	spawn_signals_release();
 	if (ret)
 		goto out;
-	protect_session(o.output_dir ? NULL : session);
+	meta.nrunning = session_running(running, sizeof(running) / sizeof(running[0]));
+	meta.running = running;
 	if (o.output_dir)
 		session_trim(session);
 	if (res.exec_errno) {
@@ -266,18 +285,11 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	status = run_status(res.status);
-	if (WIFSIGNALED(res.status))
+	if (WIFSIGNALED(res.status) && !o.quiet)
 		fprintf(stderr, "cbottleneck: %s was killed by signal %d (%s)\n", targv[0],
 			WTERMSIG(res.status), strsignal(WTERMSIG(res.status)));
 
-	meta.argv = targv;
-	meta.exit_status = WIFEXITED(res.status) ? WEXITSTATUS(res.status) : -1;
-	meta.exit_signal = WIFSIGNALED(res.status) ? WTERMSIG(res.status) : 0;
-	meta.start_mono_ns = res.start_ns;
-	meta.end_mono_ns = res.end_ns;
-	meta.user_ns = res.user_ns;
-	meta.sys_ns = res.sys_ns;
-	meta.frequency_hz = (double)o.freq;
+	run_meta_fill(&meta, targv, &res, &o);
 	if (session_meta_write(session, &meta) < 0 && o.verbose)
 		fprintf(stderr, "cbottleneck: cannot write %s/session.json\n", session);
 	kernel_symbols_write(session, o.verbose);

@@ -31,7 +31,7 @@ enum {
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
 	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING, OPT_OFFCPU,
-	OPT_HTML, OPT_SOURCE_ROOT, OPT_RANK, OPT_RANKS, OPT_PYTHON, OPT_OP_PATTERN,
+	OPT_HTML, OPT_WAIT_ALL, OPT_SOURCE_ROOT, OPT_RANK, OPT_RANKS, OPT_PYTHON, OPT_OP_PATTERN,
 };
 
 static const struct option long_opts[] = {
@@ -61,6 +61,7 @@ static const struct option long_opts[] = {
 	{"ring", required_argument, NULL, OPT_RING},
 	{"off-cpu", optional_argument, NULL, OPT_OFFCPU},
 	{"wall", optional_argument, NULL, OPT_OFFCPU},
+	{"wait-all", no_argument, NULL, OPT_WAIT_ALL},
 	{"inline", required_argument, NULL, OPT_INLINE},
 	{"python", required_argument, NULL, OPT_PYTHON},
 	{"json", required_argument, NULL, OPT_JSON},
@@ -105,6 +106,9 @@ static void usage(FILE *f)
 	      "                       M, MiB suffixes; default 512KiB; 1 records every one)\n"
 	      "      --signal SIG     sample with SIG (SIGPROF, SIGRTMAX-3, 40...); default: a\n"
 	      "                       real-time signal nobody handles\n"
+	      "      --wait-all       after the program ends, wait for the processes it left\n"
+	      "                       running (daemons) too; by default the report covers them\n"
+	      "                       up to the program's end\n"
 	      "  -v, --verbose        say where the session and the agent are\n"
 	      "Steps and capture control (docs/steps.md):\n"
 	      "      --step REGEX     NVTX/annotation ranges or marks named so are steps too\n"
@@ -345,6 +349,9 @@ static int opt_run(int c, struct cli_opts *o)
 					   "(s, ms, us, ns, min, h; default s)",
 					   c == OPT_DELAY ? "--delay" : c == OPT_RING ? "--ring" :
 					   "--duration", optarg);
+		break;
+	case OPT_WAIT_ALL:
+		o->wait_all = 1;
 		break;
 	case OPT_OFFCPU:
 		if (!optarg)

@@ -304,8 +304,37 @@ int session_create(const char *dir, char *out, size_t len)
 	return 0;
 }
 
+/* The process pid is alive (not a zombie). */
+static int session_pid_alive(uint32_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+}
+
+/* The header of a session file, 0 when it is one we can trust. */
+static int session_header(int fd, struct cbn_file_header *h)
+{
+	return pread(fd, h, sizeof(*h), 0) == (ssize_t)sizeof(*h) &&
+			       !memcmp(h->magic, CBN_MAGIC, sizeof(h->magic)) &&
+			       h->endian == CBN_ENDIAN_CHECK ? 0 : -1;
+}
+
 /* A session file is created sparse at its full length: cut it to what its
- * agent filled, which only a header we can trust says. */
+ * agent filled, which only a header we can trust says.  Not the file of a
+ * process still running (left running by the program): it may still grow. */
 static void session_trim_file(const char *path)
 {
 	struct cbn_file_header h;
@@ -314,11 +343,59 @@ static void session_trim_file(const char *path)
 
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) == 0 && pread(fd, &h, sizeof(h), 0) == (ssize_t)sizeof(h) &&
-	    !memcmp(h.magic, CBN_MAGIC, sizeof(h.magic)) && h.endian == CBN_ENDIAN_CHECK &&
+	if (fstat(fd, &st) == 0 && session_header(fd, &h) == 0 && !session_pid_alive(h.pid) &&
 	    h.file_size >= CBN_HEADER_SIZE && (off_t)h.file_size < st.st_size)
 		(void)!ftruncate(fd, (off_t)h.file_size);
 	close(fd);
+}
+
+/* Add the children of pid (every thread's, /proc/PID/task/TID/children),
+ * and theirs, to out[*n..cap). */
+static void session_descendants(uint32_t pid, uint32_t *out, size_t *n, size_t cap, int depth)
+{
+	char path[96], buf[4096];
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%u/task", pid);
+	d = opendir(path);
+	if (!d)
+		return;
+	while ((e = readdir(d)) != NULL && *n < cap) {
+		char *tok, *save = NULL;
+		ssize_t len;
+		int fd;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/task/%.20s/children", pid, e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		for (tok = strtok_r(buf, " \n", &save); tok && *n < cap; tok = strtok_r(NULL, " \n", &save)) {
+			uint32_t c = (uint32_t)strtoul(tok, NULL, 10);
+
+			if (!c || !session_pid_alive(c))
+				continue;
+			out[(*n)++] = c;
+			if (depth < 64)
+				session_descendants(c, out, n, cap, depth + 1);
+		}
+	}
+	closedir(d);
+}
+
+size_t session_running(uint32_t *out, size_t cap)
+{
+	size_t n = 0;
+
+	session_descendants((uint32_t)getpid(), out, &n, cap, 0);
+	return n;
 }
 
 void session_trim(const char *dir)

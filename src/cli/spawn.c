@@ -1,11 +1,11 @@
 /*
  * spawn.c — running the target: the child's environment (LD_PRELOAD and the
  * CBN_* contract of cbn_format.h, CUDA/NVTX injection), fork + exec with a
- * close-on-exec pipe that carries an exec failure's errno back, signals
- * forwarded from a signalfd loop, and waiting as a child subreaper until the
- * whole tree is gone (daemonized grandchildren are reparented to us).
+ * close-on-exec pipe that carries an exec failure's errno back; the program
+ * then runs in a process group of its own beside the launcher
+ * (supervise.c), which is its child subreaper (daemonized grandchildren are
+ * reparented to us: --wait-all waits for them).
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -154,33 +153,6 @@ static void say_env(const struct spawn_env *e)
 		fprintf(stderr, "cbottleneck: keeping your NVTX_INJECTION64_PATH=%s\n", n);
 }
 
-/* Send sig to every current child of ours (reparented orphans included). */
-static void signal_children(int sig)
-{
-	char path[300], buf[4096];
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		FILE *f;
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/children", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f)) {
-			char *tok, *save = NULL;
-			for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save))
-				kill((pid_t)atoi(tok), sig);
-		}
-		fclose(f);
-	}
-	closedir(d);
-}
-
 /* A file without "#!" that exec refuses (ENOEXEC) runs as execvp and the
  * shell run it: /bin/sh FILE ARGS (NULL when memory is short). */
 static char **shell_argv(const char *path, char **argv)
@@ -200,93 +172,41 @@ static char **shell_argv(const char *path, char **argv)
 	return sh_argv;
 }
 
-/* Wait for the program (pid) and every descendant left to us, summing their
- * CPU time into res and its status; signals read from sfd are forwarded.
- * Returns whether pid itself was reaped. */
-static int wait_all(int sfd, pid_t pid, struct spawn_result *res)
+static sigset_t spawn_old_mask;
+
+/* After spawn_run: the launcher's own signal mask and dispositions again. */
+void spawn_signals_release(void)
 {
-	int child_done = 0, late_signals = 0;
-
-	for (;;) {
-		struct signalfd_siginfo si;
-		struct rusage ru;
-		ssize_t n;
-		pid_t w;
-		int st;
-
-		/* Reap everything that has ended; stop when nothing is left.  Each
-		 * reaped process brings its CPU and its own reaped children's. */
-		while ((w = wait4(-1, &st, WNOHANG, &ru)) > 0) {
-			res->user_ns += cbn_tv_ns(&ru.ru_utime);
-			res->sys_ns += cbn_tv_ns(&ru.ru_stime);
-			if (w == pid) {
-				res->status = st;
-				child_done = 1;
-			}
-		}
-		if (w < 0 && errno == ECHILD)
-			break;
-		n = read(sfd, &si, sizeof(si));
-		if (n != (ssize_t)sizeof(si))
-			continue;
-		if (si.ssi_signo == SIGCHLD)
-			continue;
-		if (!child_done) {
-			/* Terminal-generated signals (SI_KERNEL) already reached the
-			 * child's process group; forward only those a process sent us. */
-			if ((int)si.ssi_code <= 0 && (pid_t)si.ssi_pid != pid)
-				kill(pid, (int)si.ssi_signo);
-			continue;
-		}
-		/* Only background descendants are left (daemons in their own
-		 * session, out of the terminal's reach): pass the signal on, and
-		 * stop waiting at the second one so Ctrl-C always gets the report. */
-		signal_children((int)si.ssi_signo);
-		if (++late_signals >= 2) {
-			fprintf(stderr, "cbottleneck: stopped waiting for the program's background "
-				"processes; their profiles may be incomplete\n");
-			break;
-		}
-	}
-	return child_done;
+	sup_signals_restore();
+	sigprocmask(SIG_SETMASK, &spawn_old_mask, NULL);
 }
 
 int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	      struct spawn_result *res)
 {
-	struct sigaction dfl, old_chld;
-	sigset_t mask, old;
-	int sfd = -1, cork[2] = {-1, -1}, ret = 0, child_done = 0;
+	sigset_t old;
+	int sfd = -1, cork[2] = {-1, -1}, ret = 0, tty = -1, err;
 	char **sh_argv = NULL;
 	pid_t pid;
 
 	memset(res, 0, sizeof(*res));
+	sigprocmask(SIG_SETMASK, NULL, &old);
 	/* Built before the fork: the child only execs. */
 	sh_argv = shell_argv(path, argv);
 	if (env->verbose)
 		say_env(env);
-	/* An inherited SIG_IGN for SIGCHLD would make the kernel reap our
-	 * children itself, and the exit status would be lost.  The child gets
-	 * the inherited disposition back before exec. */
-	memset(&dfl, 0, sizeof(dfl));
-	dfl.sa_handler = SIG_DFL;
-	sigaction(SIGCHLD, &dfl, &old_chld);
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGQUIT);
-	sigaddset(&mask, SIGCHLD);
-	if (sigprocmask(SIG_BLOCK, &mask, &old) < 0 ||
-	    (sfd = signalfd(-1, &mask, SFD_CLOEXEC)) < 0 || pipe2(cork, O_CLOEXEC) < 0) {
-		fprintf(stderr, "cbottleneck: cannot set up signals: %s\n", strerror(errno));
+	err = sup_signals_setup(&old, &sfd);
+	if (err || pipe2(cork, O_CLOEXEC) < 0) {
+		fprintf(stderr, "cbottleneck: cannot set up signals: %s\n",
+			strerror(err ? -err : errno));
 		ret = CLI_EXIT_REFUSED;
 		goto out;
 	}
 	/* Orphaned descendants (daemons, double forks) become our children, so we
-	 * can wait for them and read their complete files. */
+	 * can wait for them with --wait-all and read their complete files. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 && env->verbose)
 		fprintf(stderr, "cbottleneck: PR_SET_CHILD_SUBREAPER failed: %s\n", strerror(errno));
+	tty = sup_tty_open();
 
 	fflush(NULL);
 	res->start_ns = cli_now_ns();
@@ -300,8 +220,8 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 		int e;
 		close(cork[0]);
 		close(sfd);
-		sigaction(SIGCHLD, &old_chld, NULL);
-		sigprocmask(SIG_SETMASK, &old, NULL);
+		sup_child_group(tty);
+		sup_child_signals(&old);
 		child_env(env);
 		execv(path, argv);
 		if (errno == ENOEXEC && sh_argv)
@@ -311,6 +231,9 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 			_exit(127);
 		_exit(127);
 	}
+	setpgid(pid, pid);
+	if (tty >= 0)
+		tcsetpgrp(tty, pid);
 	close(cork[1]);
 	cork[1] = -1;
 	{
@@ -322,18 +245,20 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 			res->exec_errno = e;
 	}
 
-	child_done = wait_all(sfd, pid, res);
+	sup_wait(pid, tty, sfd, env, NULL, NULL, res);
 	res->end_ns = cli_now_ns();
-	if (!child_done)
-		res->status = 127 << 8; /* cannot happen: the child was ours */
 out:
 	free(sh_argv);
+	if (tty >= 0)
+		close(tty);
 	if (sfd >= 0)
 		close(sfd);
 	if (cork[0] >= 0)
 		close(cork[0]);
 	if (cork[1] >= 0)
 		close(cork[1]);
-	sigprocmask(SIG_SETMASK, &old, NULL);
+	/* Still blocked: spawn_signals_release, once the launcher protects
+	 * its session (a signal now would be the launcher's own). */
+	spawn_old_mask = old;
 	return ret;
 }

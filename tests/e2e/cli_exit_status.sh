@@ -13,12 +13,16 @@ expect_rc 7
 run_cbn -q /bin/sh -c 'exit 0'
 expect_rc 0
 
-# Killed by a signal: 128+N and one line saying so.
+# Killed by a signal: 128+N and one line saying so (none with -q: nothing
+# of ours on the program's stderr).
 run_cbn -q -- sh -c 'kill -TERM $$'
+expect_rc 143
+grep -q 'cbottleneck:' "$ERRF" && fail "-q: a line of ours on stderr: $(grep 'cbottleneck:' "$ERRF")"
+run_cbn --report "$T/r.txt" -- sh -c 'kill -TERM $$'
 expect_rc 143
 grep -q 'sh was killed by signal 15 (Terminated)' "$ERRF" || fail "no 'killed by signal 15' line"
 if [ -x "$EXAMPLES/crash" ]; then
-	run_cbn -q -- "$EXAMPLES/crash" 0.1
+	run_cbn --report - -- "$EXAMPLES/crash" 0.1
 	expect_rc 139
 	grep -q 'crash was killed by signal 11 (Segmentation fault)' "$ERRF" ||
 		fail "no 'killed by signal 11 (Segmentation fault)' line"

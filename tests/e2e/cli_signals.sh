@@ -39,7 +39,7 @@ done
 
 # A target that does not handle SIGTERM dies of it: 143 and the line.
 set +e
-"$CBN" -q --report "$T/report.die" -- sh -c "touch $T/ready2; exec sleep 10" >"$T/out.die" 2>"$T/err.die" &
+"$CBN" --report "$T/report.die" -- sh -c "touch $T/ready2; exec sleep 10" >"$T/out.die" 2>"$T/err.die" &
 pid=$!
 for _ in $(seq 100); do [ -e "$T/ready2" ] && break; sleep 0.05; done
 sleep 0.1
