@@ -32,8 +32,6 @@
 #define AGENT_RING_FILE_MB 64
 #define AGENT_INITIAL_FILE (CBN_HEADER_SIZE + 2 * CBN_CHUNK_SIZE)
 
-static int fork_multi;
-
 static uint64_t agent_realtime(void)
 {
 	return cbn_clock_ns(CLOCK_REALTIME);
@@ -229,7 +227,6 @@ static void agent_fork_prepare(void)
 	fork_quiet = sandbox_thread_filtered();
 	if (!agent.w.hdr || fork_quiet)
 		return;
-	fork_multi = agent_bg_running() || threads_count() > 1;
 	modules_lock();
 	pthread_mutex_lock(&agent.w.ev_lock);
 	unwind_quiesce();
@@ -296,16 +293,11 @@ static void agent_fork_child(void)
 	capture_after_fork_child();
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
-	/* The helper thread did not survive the fork; it restarts on demand,
-	 * or now to probe the loader lock the parent's threads may have held. */
+	/* The helper thread did not survive the fork; it restarts on demand. */
 	agent_bg_after_fork_child();
 	sampler_thread_begin(0, NULL);
-	if (fork_multi) {
-		agent_loader_set(0);
-		agent_bg_ensure();
-	} else if (capture_tick()) {
+	if (capture_tick())
 		agent_bg_ensure(); /* --delay, --duration, the toggle signal */
-	}
 	ctl_start();
 	offcpu_after_fork_child();
 	python_after_fork_child();
@@ -434,7 +426,6 @@ __attribute__((constructor)) static void agent_init(void)
 		agent_bg_ensure(); /* --delay, --duration */
 	ctl_start();
 	offcpu_start();
-	python_scanned();
 	agent_init_done();
 }
 
@@ -484,7 +475,7 @@ static inline __attribute__((always_inline)) int agent_stack(uint64_t *pcs, int 
 
 AGENT_API __attribute__((noinline)) int cbn_agent_backtrace(uint64_t *pcs, int max, int skip)
 {
-	if (max <= 0 || skip < 0 || !agent_loader_ok())
+	if (max <= 0 || skip < 0)
 		return 0;
 	modules_refresh();
 	return agent_stack(pcs, max, skip);
@@ -570,7 +561,7 @@ AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
 
 AGENT_API __attribute__((noinline)) int cbn_agent_mem_backtrace(uint64_t *pcs, int max, int skip)
 {
-	if (max <= 0 || skip < 0 || !agent_loader_ok() || agent_tls.in_agent ||
+	if (max <= 0 || skip < 0 || agent_tls.in_agent ||
 	    agent_tls.in_handler || agent_tls.in_sigpath || agent_tls.no_unwind)
 		return 0;
 	return agent_stack(pcs, max, skip);

@@ -151,6 +151,11 @@ struct agent_thread {
 	/* The allocation hooks' MEMORY chunk (libcbottleneck_mem.so through
 	 * cbn_agent_mem_write): written by this thread's normal code only. */
 	struct cbn_chunk_header *mem_chunk;
+
+	/* The names of Python code objects this thread met first
+	 * (python_copy.c): an EVENTS chunk of its own, written by the handler
+	 * or by normal code with every signal blocked. */
+	struct cbn_chunk_header *names_chunk;
 };
 
 extern __thread struct agent_thread agent_tls AGENT_TLS AGENT_HIDDEN;
@@ -159,6 +164,8 @@ extern __thread struct agent_thread agent_tls AGENT_TLS AGENT_HIDDEN;
  * events, the clock, the thread id, notes, disabling, the loader's lock). */
 uint64_t agent_now(void) AGENT_HIDDEN;
 void *agent_real(const char *name) AGENT_HIDDEN;
+/* n bytes at src, or -1 when any is unmapped (never a fault).  Signal-safe. */
+int agent_vmread(void *dst, uintptr_t src, size_t n) AGENT_HIDDEN;
 int agent_event(const void *rec, size_t size) AGENT_HIDDEN;
 void agent_disable(const char *why) AGENT_HIDDEN;
 /* One line into the session's notes file (never the program's stderr);
@@ -166,8 +173,6 @@ void agent_disable(const char *why) AGENT_HIDDEN;
 void agent_say(const char *fmt, ...) AGENT_HIDDEN __attribute__((format(printf, 1, 2)));
 void agent_note(uint32_t flag) AGENT_HIDDEN;
 uint32_t agent_gettid(void) AGENT_HIDDEN;
-int agent_loader_ok(void) AGENT_HIDDEN;
-void agent_loader_set(int ok) AGENT_HIDDEN;
 /* floor.c: what the files below the lifecycle ask of it, through the hooks
  * agent.c registers at start-up (nothing before, nor in an inert agent).
  * agent_want_background: the background thread runs soon (a dlopen's module
@@ -334,6 +339,14 @@ void sigwrap_set_app_blocked(uint64_t blocked) AGENT_HIDDEN;
 int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old) AGENT_HIDDEN;
 int sigwrap_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	AGENT_HIDDEN;
+
+/* linkmap.c: dl_iterate_phdr without the loader's lock (0 whole, -EAGAIN
+ * while the loader changes the list, else the callback's value); the
+ * dlclose interposer brackets the real call. */
+struct dl_phdr_info;
+int linkmap_walk(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg) AGENT_HIDDEN;
+void linkmap_close_begin(void) AGENT_HIDDEN;
+void linkmap_close_end(void) AGENT_HIDDEN;
 
 /* modules.c: module map, snapshot for the unwinder, dlopen/dlclose. */
 int modules_init(void) AGENT_HIDDEN;

@@ -30,14 +30,6 @@ static _Atomic int mem_started;     /* the hooks set header.mem ON (this image) 
  */
 #define AGENT_BG_IDLE_EXIT 50
 
-static int loader_probe_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)info;
-	(void)size;
-	(void)arg;
-	return 1;
-}
-
 /*
  * Resident bytes from /proc/self/statm.  The session file's pages are the
  * profiler's: the writer drops them from the mapping as chunks fill
@@ -132,12 +124,6 @@ static void *agent_bg_main(void *arg)
 	(void)arg;
 	syscall(SYS_prctl, PR_SET_NAME, "cbn-agent", 0, 0, 0);
 	statm_fd = 0;
-	if (!agent_loader_ok()) {
-		/* Blocks forever if the loader lock is orphaned; then the
-		 * process stays without module scans, all it can have. */
-		dl_iterate_phdr(loader_probe_cb, NULL);
-		agent_loader_set(1);
-	}
 	while (idle < AGENT_BG_IDLE_EXIT) {
 		nanosleep(&ts, NULL);
 		if (!agent.w.hdr || !atomic_load(&agent.active) || threads_helpers_held())

@@ -8,6 +8,7 @@
  * the files below ask of the lifecycle goes through the hooks it registers.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -15,34 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "agent.h"
 #include "../format/cbn_time.h"
 
 struct agent agent;
-
-/*
- * glibc (2.36) resets dl_load_lock in a fork child but not dl_load_write_lock,
- * which dl_iterate_phdr takes: a child forked while another thread was in
- * dlopen/dlclose/dl_iterate_phdr inherits it locked by a thread that does not
- * exist there, and every dl_iterate_phdr (our module scans, libunwind's cache
- * misses) would hang the child.  In a child of a multi-threaded parent this
- * flag stays 0 (PC-only samples, no scans) until the helper thread's
- * dl_iterate_phdr has returned once.
- */
-static _Atomic int loader_ok = 1;
-int agent_loader_ok(void)
-{
-	return atomic_load_explicit(&loader_ok, memory_order_acquire);
-}
-
-/* The loader's lock is known free (1) or may be held by a thread lost in a
- * fork (0): the fork child clears it, the background thread's probe sets it. */
-void agent_loader_set(int ok)
-{
-	atomic_store_explicit(&loader_ok, ok, memory_order_release);
-}
 
 /*
  * What the files below the lifecycle ask of it, registered by agent.c at
@@ -86,9 +66,61 @@ uint32_t agent_gettid(void)
 }
 
 /* The next definition after ours: the libc function we interpose. */
+/* The next definition of name after the agent's.  The agent interposes
+ * dlsym (modules.c), so the real one is found once by version; called
+ * directly, it sees the agent as its caller (RTLD_NEXT). */
 void *agent_real(const char *name)
 {
-	return dlsym(RTLD_NEXT, name);
+	static void *(*_Atomic real_dlsym)(void *, const char *);
+	void *(*fn)(void *, const char *) = atomic_load(&real_dlsym);
+
+	if (!fn) {
+		fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+		if (!fn)
+			fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym",
+								     "GLIBC_2.2.5");
+		if (!fn)
+			return NULL;
+		atomic_store(&real_dlsym, fn);
+	}
+	return fn(RTLD_NEXT, name);
+}
+
+/*
+ * SIGNAL-SAFE (one system call, errno kept).  n bytes at src into dst, or -1
+ * when any of them is not mapped: process_vm_readv on our own pid fails
+ * instead of faulting.  Where it is refused (seccomp, an old kernel): each
+ * page probed (rt_sigprocmask with an invalid how copies its argument in
+ * first and fails with EFAULT on an unmapped page, changing nothing), then
+ * read.
+ */
+static _Atomic int vmread_refused;
+
+int agent_vmread(void *dst, uintptr_t src, size_t n)
+{
+	struct iovec local = {dst, n}, remote = {(void *)src, n};
+	int e = errno, ret = -1;
+	uintptr_t p;
+	long r;
+
+	if (!n)
+		return 0;
+	if (!atomic_load_explicit(&vmread_refused, memory_order_relaxed)) {
+		r = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote, 1UL, 0UL);
+		if (r == (long)n)
+			ret = 0;
+		if (r >= 0 || (errno != ENOSYS && errno != EPERM))
+			goto out;
+		atomic_store_explicit(&vmread_refused, 1, memory_order_relaxed);
+	}
+	for (p = src & ~(uintptr_t)4095; p < src + n; p += 4096)
+		if (syscall(SYS_rt_sigprocmask, ~0, (void *)p, NULL, 8) < 0 && errno == EFAULT)
+			goto out;
+	memcpy(dst, (const void *)src, n);
+	ret = 0;
+out:
+	errno = e;
+	return ret;
 }
 
 int agent_event(const void *rec, size_t size)

@@ -347,7 +347,6 @@ void threads_helpers_resume(void)
 	agent_want_background();
 	offcpu_resume();
 	ctl_resume();
-	python_resume();
 }
 
 int threads_helpers_live(void)

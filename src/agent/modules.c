@@ -1,15 +1,19 @@
 /*
- * modules.c — the module map the launcher symbolizes against: a dl_iterate_phdr
- * snapshot at init (executable, libraries, ld.so, vdso) with build-ids read from
- * the in-memory PT_NOTE, then MODULE_LOAD/UNLOAD events on every change, found
- * after dlclose, from the background thread (every ~50 ms) and at exit.  Each
- * change also publishes an immutable snapshot of the loader's list, which the
- * agent's libunwind walks instead of dl_iterate_phdr (no loader lock in the
- * signal handler).  Not signal context, except the modules_snap_* readers.
- * Lock order: modules_lock, then the writer's locks.
+ * modules.c — the module map the launcher symbolizes against: a scan of the
+ * loader's list at init (executable, libraries, ld.so, vdso; linkmap.c, no
+ * loader lock) with build-ids read from the in-memory PT_NOTE, then
+ * MODULE_LOAD/UNLOAD events on every change: after a dlopen, at the program's
+ * next dlsym (the call a program makes to use what it loaded) or the next
+ * stack the agent takes outside the handler, a thread start, a dlclose, an
+ * exec or the exit.  Each change also publishes an immutable snapshot of the
+ * loader's list, which the agent's libunwind walks instead of dl_iterate_phdr
+ * (no loader lock in the signal handler).  Not signal context, except the
+ * modules_snap_* readers.  Lock order: modules_lock, then the writer's locks.
  */
 #include <dlfcn.h>
 #include <elf.h>
+#include <errno.h>
+#include <sched.h>
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,14 +28,14 @@ struct module {
 	uint64_t base;
 	char *name;                      /* dlpi_name as the loader has it */
 	struct cbn_rec_module *rec;      /* the LOAD record, kept to replay after fork */
-	int seen;
+	int seen;                        /* in the list this scan */
+	int written;                     /* its LOAD is in the file */
 };
 
 static pthread_mutex_t mod_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct module *mods;
 static int nmods, capmods;
 static uint32_t mod_seq;
-static unsigned long long mod_adds, mod_subs;
 static int mod_scanned;
 static char mod_interp[512];
 
@@ -40,17 +44,10 @@ static char mod_interp[512];
  * included) are never older than the load that explains them. */
 static _Atomic uint64_t mod_pending_ts;
 
-/* A dlopen entered recently and its LOAD is not written yet.  A dlopen that
- * failed leaves nothing to find: give up after a second. */
+/* A dlopen entered since the last scan: the next scan point scans. */
 int modules_pending(void)
 {
-	uint64_t t = atomic_load(&mod_pending_ts);
-
-	if (t && agent_now() - t > 1000000000u) {
-		atomic_compare_exchange_strong(&mod_pending_ts, &t, 0);
-		return 0;
-	}
-	return t != 0;
+	return atomic_load_explicit(&mod_pending_ts, memory_order_relaxed) != 0;
 }
 
 void modules_lock(void)
@@ -73,18 +70,23 @@ static int modules_find(uint64_t base, const char *name)
 	return -1;
 }
 
+/* The GNU build id from the module's notes, read with agent_vmread: a
+ * dlclose on another thread may unmap it under a scan. */
 static void modules_build_id(struct dl_phdr_info *info, struct cbn_rec_module *r)
 {
+	char notes[1024];
 	int i;
 
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		const char *p, *end;
+		size_t n = ph->p_memsz < sizeof(notes) ? ph->p_memsz : sizeof(notes);
 
-		if (ph->p_type != PT_NOTE)
+		if (ph->p_type != PT_NOTE ||
+		    agent_vmread(notes, info->dlpi_addr + ph->p_vaddr, n) < 0)
 			continue;
-		p = (const char *)(info->dlpi_addr + ph->p_vaddr);
-		end = p + ph->p_memsz;
+		p = notes;
+		end = p + n;
 		while (p + sizeof(ElfW(Nhdr)) <= end) {
 			const ElfW(Nhdr) *n = (const ElfW(Nhdr) *)p;
 			const char *name = p + sizeof(*n);
@@ -344,12 +346,6 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	if (st->first) {
 		st->first = 0;
-		if (mod_scanned && info->dlpi_adds == mod_adds && info->dlpi_subs == mod_subs &&
-		    !st->changed)
-			return 1; /* nothing loaded or unloaded since last time */
-		mod_adds = info->dlpi_adds;
-		mod_subs = info->dlpi_subs;
-		st->changed = 1;
 		if (!*name) {
 			/* The executable: its name is "", its PT_INTERP names ld.so. */
 			for (i = 0; i < info->dlpi_phnum; i++) {
@@ -373,6 +369,7 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		mods[idx].seen = 1;
 		return 0;
 	}
+	st->changed = 1;
 	if (nmods == capmods) {
 		int ncap = capmods ? capmods * 2 : 64;
 		struct module *n = agent_realloc(mods, (size_t)ncap * sizeof(*n));
@@ -391,7 +388,8 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		return 0;
 	}
 	mods[nmods].base = info->dlpi_addr;
-	mods[nmods].seen = 2; /* new */
+	mods[nmods].seen = 1;
+	mods[nmods].written = 0;
 	nmods++;
 	python_module(info, path); /* the Python interpreter? (python_find.c) */
 
@@ -402,38 +400,53 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /*
- * Compare the loader's list with ours and write the difference.  force: scan
- * even if dlpi_adds/dlpi_subs did not move.
+ * Compare the loader's list with ours and write the difference.  force: a
+ * full scan's records and snapshot even if nothing changed.  A walk that met
+ * the loader changing its list is tried again a few times, then left to the
+ * next scan point (nothing is unloaded on a partial walk).
  */
 void modules_scan(int force)
 {
 	struct scan_state st;
 	uint64_t now, load_ts;
-	int i;
+	int i, ret = -EAGAIN, tries;
 
-	if (!agent.w.hdr || !agent_loader_ok())
+	if (!agent.w.hdr)
 		return;
-	memset(&st, 0, sizeof(st));
-	st.first = 1;
-	st.changed = force;
 	pthread_mutex_lock(&mod_lock);
-	for (i = 0; i < nmods; i++)
-		mods[i].seen = 0;
-	dl_iterate_phdr(modules_cb, &st);
+	for (tries = 0; tries < 4 && ret == -EAGAIN; tries++) {
+		if (tries)
+			sched_yield();
+		memset(&st, 0, sizeof(st));
+		st.first = 1;
+		st.changed = force;
+		for (i = 0; i < nmods; i++)
+			mods[i].seen = 0;
+		snap_build_free(&st.sb);
+		ret = linkmap_walk(modules_cb, &st);
+	}
+	if (ret < 0) {
+		snap_build_free(&st.sb);
+		goto out;
+	}
+	for (i = 0; i < nmods && !st.changed; i++)
+		if (!mods[i].seen || !mods[i].written)
+			st.changed = 1;
+	load_ts = atomic_exchange(&mod_pending_ts, 0);
 	if (!st.changed) {
 		snap_build_free(&st.sb);
 		goto out;
 	}
 	snap_publish(&st.sb);
 	now = agent_now();
-	load_ts = atomic_exchange(&mod_pending_ts, 0);
 	if (!load_ts || !mod_scanned)
 		load_ts = mod_scanned ? now : agent.w.hdr->start_mono_ns;
 	for (i = 0; i < nmods; i++) {
-		if (mods[i].seen == 2) {
+		if (mods[i].seen && !mods[i].written) {
 			mods[i].rec->ts = load_ts;
 			mods[i].rec->seq = mod_seq++;
 			agent_event(mods[i].rec, mods[i].rec->h.size);
+			mods[i].written = 1;
 		}
 	}
 	for (i = 0; i < nmods;) {
@@ -441,9 +454,11 @@ void modules_scan(int force)
 			i++;
 			continue;
 		}
-		mods[i].rec->h.type = CBN_REC_MODULE_UNLOAD;
-		mods[i].rec->ts = now;
-		agent_event(mods[i].rec, mods[i].rec->h.size);
+		if (mods[i].written) {
+			mods[i].rec->h.type = CBN_REC_MODULE_UNLOAD;
+			mods[i].rec->ts = now;
+			agent_event(mods[i].rec, mods[i].rec->h.size);
+		}
 		agent_free(mods[i].rec);
 		agent_free(mods[i].name);
 		mods[i] = mods[--nmods];
@@ -452,31 +467,14 @@ void modules_scan(int force)
 out:
 	snap_reclaim();
 	pthread_mutex_unlock(&mod_lock);
-	python_scanned();
 }
 
-static int modules_count_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	unsigned long long *v = arg;
-
-	(void)size;
-	v[0] = info->dlpi_adds;
-	v[1] = info->dlpi_subs;
-	return 1;
-}
-
-/* Normal context, before an unwind outside the handler: rescan if the loader's
- * list changed since the snapshot (a dlopen a moment ago), so that a stack
- * through a library just loaded is walked in full. */
+/* Normal context, at a scan point (dlsym, a thread start, a stack taken
+ * outside the handler): scan if a dlopen was entered since the last scan, so
+ * that a stack through a library just loaded is walked in full. */
 void modules_refresh(void)
 {
-	unsigned long long v[2] = {0, 0};
-
-	if (!agent.w.hdr || !agent_loader_ok())
-		return;
-	dl_iterate_phdr(modules_count_cb, v);
-	if (v[0] != __atomic_load_n(&mod_adds, __ATOMIC_RELAXED) ||
-	    v[1] != __atomic_load_n(&mod_subs, __ATOMIC_RELAXED))
+	if (agent.w.hdr && modules_pending())
 		modules_scan(0);
 }
 
@@ -526,12 +524,35 @@ void *modules_dlopen_enter(void)
 
 	if (!real)
 		real = agent_real("dlopen");
-	if (atomic_load(&agent.active)) {
+	if (atomic_load(&agent.active))
 		atomic_compare_exchange_strong(&mod_pending_ts, &zero, agent_now());
-		/* Someone must write the LOAD soon after this returns. */
-		agent_want_background();
-	}
 	return real;
+}
+
+/*
+ * dlsym interposer: the same kind of trampoline (glibc's dlsym reads its
+ * caller's address for RTLD_NEXT).  A program looks up what it has just
+ * loaded: the module scan a dlopen left pending is done first, in the
+ * program's thread, where a helper thread used to do it.  Not for the
+ * agent's own lookups (caller: the agent's text, which may hold mod_lock).
+ */
+AGENT_HIDDEN void *modules_dlsym_enter(uintptr_t caller);
+void *modules_dlsym_enter(uintptr_t caller)
+{
+	static void *(*_Atomic real)(void *, const char *);
+	void *(*fn)(void *, const char *) = atomic_load(&real);
+
+	if (!fn) {
+		fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym", "GLIBC_2.34");
+		if (!fn)
+			fn = (void *(*)(void *, const char *))dlvsym(RTLD_NEXT, "dlsym",
+								     "GLIBC_2.2.5");
+		atomic_store(&real, fn);
+	}
+	if (modules_pending() && atomic_load(&agent.active) && !sampler_is_self(caller) &&
+	    !agent_tls.in_agent && !sandbox_thread_filtered())
+		modules_scan(0);
+	return (void *)fn;
 }
 
 #if defined(__x86_64__)
@@ -555,7 +576,28 @@ __asm__(".text\n"
 	".cfi_adjust_cfa_offset -8\n"
 	"	jmp *%rax\n"
 	".cfi_endproc\n"
-	".size dlopen, .-dlopen\n");
+	".size dlopen, .-dlopen\n"
+	".globl dlsym\n"
+	".type dlsym, @function\n"
+	"dlsym:\n"
+	".cfi_startproc\n"
+	"	pushq %rdi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	pushq %rsi\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	movq 16(%rsp), %rdi\n"
+	"	subq $8, %rsp\n"
+	".cfi_adjust_cfa_offset 8\n"
+	"	call modules_dlsym_enter\n"
+	"	addq $8, %rsp\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	popq %rsi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	popq %rdi\n"
+	".cfi_adjust_cfa_offset -8\n"
+	"	jmp *%rax\n"
+	".cfi_endproc\n"
+	".size dlsym, .-dlsym\n");
 #endif
 
 __attribute__((visibility("default"))) int dlclose(void *handle)
@@ -573,7 +615,9 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 	 * are PC-only, counted).
 	 */
 	unwind_quiesce();
+	linkmap_close_begin();
 	ret = real(handle);
+	linkmap_close_end();
 	unwind_invalidate();
 	/* Under a seccomp filter: no scan here (its system calls), the next
 	 * one elsewhere sees the unload. */

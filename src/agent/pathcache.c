@@ -205,8 +205,6 @@ AGENT_API __attribute__((noinline)) const uint64_t *cbn_agent_backtrace_cached(i
 	for (e = c->bucket[b]; e; e = e->next)
 		if (path_same(e, frame))
 			return path_with_python(c, e->pc, (int)e->n, e->key, frame, n, key);
-	if (!agent_loader_ok())
-		return NULL;
 	/* Frame by frame, with each frame's stack pointer: the slot of a
 	 * return address is that stack pointer - 8.  [0] returns here. */
 	modules_refresh();

@@ -3,7 +3,8 @@
  * finding the interpreter and its layout at module load (python_find.c),
  * walking the calling thread's frame chain into CBN_PYW words, signal-safe
  * (python_walk.c, declared in sigpath.h), and copying each code object's
- * names and line table once, from a helper thread (python_copy.c).
+ * names and line table once, by the thread that meets it first
+ * (python_copy.c).
  * Internal to the agent.
  */
 #ifndef CBN_AGENT_PYTHON_H
@@ -64,12 +65,9 @@ extern _Atomic(const struct py_info *) python_info AGENT_HIDDEN;
 /* python_find.c, normal context.  python_config reads CBN_PYTHON and
  * CBN_DEPTH (constructor, before the first module scan); python_module looks
  * at one module of a scan (dl_iterate_phdr's callback, mod_lock held: no
- * allocation that may need the loader, no thread made); python_scanned runs
- * after a scan, outside the loader's lock, and starts the copier when an
- * interpreter was published. */
+ * allocation that may need the loader, no thread made). */
 void python_config(void) AGENT_HIDDEN;
 void python_module(const struct dl_phdr_info *info, const char *path) AGENT_HIDDEN;
-void python_scanned(void) AGENT_HIDDEN;
 /* header.python of the image's file (again in a fork child's new one). */
 void python_header_write(void) AGENT_HIDDEN;
 /* The stack budget: frames of a sample (native and Python together) when an
@@ -82,12 +80,12 @@ struct py_code {
 	_Atomic uint64_t addr;       /* 0 until published */
 	uint64_t key;                /* fingerprint (address and header fields) */
 	_Atomic uint32_t want;       /* the generation (a fork child's file) that needs it */
-	uint32_t done;               /* the generation whose file has its PY_CODE (copier only) */
+	_Atomic uint32_t copied;     /* the generation whose file has its PY_CODE (or whose
+				      * copier claimed it), 0 */
 };
 extern struct py_code *python_codes AGENT_HIDDEN;
 extern _Atomic uint32_t python_ncodes AGENT_HIDDEN; /* ids handed out */
 extern _Atomic uint32_t python_gen AGENT_HIDDEN;    /* 1, +1 in each fork child */
-extern _Atomic uint32_t python_wake AGENT_HIDDEN;   /* futex word: 1 when the copier has work */
 int python_table_init(void) AGENT_HIDDEN;
 /* n bytes at src into dst, or -1 when any is unmapped (process_vm_readv on
  * our own pid; probe and read where that is refused).  Signal-safe. */
@@ -101,13 +99,10 @@ int python_stack_of(uint32_t tid, uint64_t *out, int max) AGENT_HIDDEN;
 uint64_t python_code_key(uintptr_t code, uint64_t consts, uint64_t names, uint32_t flags,
 			 uint64_t units) AGENT_HIDDEN;
 
-/* python_copy.c: the copier thread (cbn-python).  start: when an interpreter
- * is known (idempotent); fork child: a new file, so copy again what the child
- * uses; exit: copy what is pending, then stop; resume: after a hold on the
- * helpers (nsguard.c). */
-void python_copier_start(void) AGENT_HIDDEN;
+/* python_copy.c: each code object's names, copied by the thread that meets
+ * it first (python_copy_ids: sigpath.h).  Fork child: a new file, so copy
+ * again what the child uses; exit: copy what is still pending. */
 void python_after_fork_child(void) AGENT_HIDDEN;
 void python_exit(void) AGENT_HIDDEN;
-void python_resume(void) AGENT_HIDDEN;
 
 #endif

@@ -1,38 +1,35 @@
 /*
- * python_copy.c — the copier thread (cbn-python): for every code object a
- * stack held (an id of python_walk.c's table), one PY_CODE record with its
- * qualified name, file name, first line and line table, written soon after
- * the first sight (the walker wakes it with a futex), so that the launcher can
- * name frames whose objects are long gone.  Normal context only.
+ * python_copy.c — for every code object a stack holds (an id of
+ * python_walk.c's table), one PY_CODE record with its qualified name, file
+ * name, first line and line table, so that the launcher can name frames whose
+ * objects are long gone.  The thread whose walk first meets the object copies
+ * it, at once (a module's code object dies as soon as its body has run), into
+ * a chunk of its own: in the sampling handler, or in normal code (the CUDA
+ * layer's and the allocation hooks' stacks) with every signal blocked.  No
+ * thread of the agent's is needed.
  *
- * Every read goes through process_vm_readv on our own pid, which fails on an
- * unmapped page instead of faulting: a code object may have died since it was
- * seen.  Its fingerprint (python_code_key) is checked before and after the
- * copy; one that changed is recorded as gone (CBN_PYC_GONE), never misnamed.
+ * SIGNAL-SAFE (sigpath.h): every read goes through python_vmread
+ * (process_vm_readv on our own pid, which fails on an unmapped page instead
+ * of faulting: a frame being pushed may name an object that died); the
+ * object's fingerprint (python_code_key) is checked before and after the
+ * copy, and one that changed is recorded as gone (CBN_PYC_GONE), never
+ * misnamed; the record is built in place in the thread's names chunk
+ * (writer.h: lock-free handout).
  */
 #include <errno.h>
-#include <linux/futex.h>
-#include <stdio.h>
+#include <signal.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "python.h"
+#include "sigpath.h"
 
 #define PY_CODES_CAP ((1u << 16) / 4 * 3) /* python_walk.c */
-#define PY_COPY_IDLE_NS 20000000L         /* futex wait: the hold and the program's end are seen within this */
-
-static pthread_mutex_t copy_lock = PTHREAD_MUTEX_INITIALIZER; /* one sweep at a time */
-static _Atomic int copier_running;       /* the thread exists */
-static _Atomic int copier_stop;          /* exit: no thread from now on */
-
-static struct {
-	struct cbn_rec_py_code r;
-	char data[2 * (CBN_PY_NAME_MAX + 1) + CBN_PY_LINETABLE_MAX + 8];
-} copy_buf;                               /* under copy_lock */
+/* The largest PY_CODE record: room reserved in the names chunk. */
+#define PY_REC_MAX                                                                                 \
+	CBN_REC_ALIGN(sizeof(struct cbn_rec_py_code) + 2 * (CBN_PY_NAME_MAX + 1) +                   \
+		      CBN_PY_LINETABLE_MAX)
 
 /* n bytes at src, or -1 when any of them is not mapped. */
 static int py_read(void *dst, uintptr_t src, size_t n)
@@ -134,25 +131,47 @@ static int py_code_now(const struct py_info *pi, uintptr_t code, unsigned char *
 	return 0;
 }
 
-/* One PY_CODE record for id (under copy_lock). */
-static void py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, uint64_t key)
+/* Room for the largest record in the calling thread's names chunk (a
+ * chunk of its own: EVENTS, never reused by a ring), or NULL. */
+static struct cbn_rec_py_code *py_room(void)
+{
+	struct agent_thread *t = &agent_tls;
+	void *r = t->names_chunk ? writer_reserve(t->names_chunk, PY_REC_MAX) : NULL;
+	int i;
+
+	if (r)
+		return r;
+	writer_chunk_retire(&agent.w, t->names_chunk);
+	t->names_chunk = writer_chunk_new(&agent.w, CBN_CHUNK_EVENTS, t->tid);
+	for (i = 0; !t->names_chunk && i < 4; i++) {
+		if (writer_grow_signal(&agent.w, 4 * CBN_CHUNK_SIZE) != 0 && i)
+			break;
+		t->names_chunk = writer_chunk_new(&agent.w, CBN_CHUNK_EVENTS, t->tid);
+	}
+	return t->names_chunk ? writer_reserve(t->names_chunk, PY_REC_MAX) : NULL;
+}
+
+/* One PY_CODE record for id, in the names chunk; -1 when there was no room. */
+static int py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, uint64_t key)
 {
 	const struct py_layout *L = &pi->L;
 	struct cbn_file_header *h = agent.w.hdr;
-	struct cbn_rec_py_code *r = &copy_buf.r;
+	struct cbn_rec_py_code *r = py_room();
 	unsigned char hdr[512], bh[64];
 	uint64_t now_key, lt, ltlen = 0;
 	int qn = -1, fn = -1;
 	size_t size;
+	char *d;
 
+	if (!r)
+		return -1;
+	d = (char *)(r + 1);
 	memset(r, 0, sizeof(*r));
 	r->h.type = CBN_REC_PY_CODE;
 	r->id = id;
 	r->addr = code;
 	if (L->co_header <= sizeof(hdr) && py_code_now(pi, code, hdr, &now_key) == 0 &&
 	    now_key == key) {
-		char *d = copy_buf.data;
-
 		memcpy(&r->firstlineno, hdr + L->co_firstlineno, 4);
 		memcpy(&r->co_flags, hdr + L->co_flags, 4);
 		r->units = (uint32_t)rd64(hdr, L->ob_size);
@@ -184,7 +203,7 @@ static void py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, u
 		r->addr = code;
 		qn = fn = 0;
 		ltlen = 0;
-		copy_buf.data[0] = copy_buf.data[1] = '\0';
+		d[0] = d[1] = '\0';
 		if (h)
 			atomic_fetch_add_explicit(&h->python.codes_gone, 1, memory_order_relaxed);
 	}
@@ -195,96 +214,85 @@ static void py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, u
 	memset((char *)r + sizeof(*r) + qn + 1 + fn + 1 + ltlen, 0,
 	       size - (sizeof(*r) + qn + 1 + fn + 1 + ltlen));
 	r->h.size = (uint32_t)size;
-	if (agent_event(r, size) == 0 && h)
+	writer_commit(agent_tls.names_chunk, (uint32_t)size);
+	if (h)
 		atomic_fetch_add_explicit(&h->python.codes, 1, memory_order_relaxed);
+	return 0;
 }
 
-/* Every id the current file needs and does not have yet. */
-static void py_sweep(void)
+/*
+ * SIGNAL-SAFE.  Copy the ids the calling thread's walk met first in this
+ * generation (a fork child's file is a new one), each once in the process:
+ * the thread that claims it copies it (another that meets it meanwhile only
+ * records its id).  Outside the handler every signal is blocked meanwhile:
+ * the handler writes to the same chunk.
+ */
+void python_copy_ids(const uint32_t *ids, int n)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
-	uint32_t n, id, gen;
+	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed);
+	sigset_t all, old;
+	int i, blocked = 0;
 
-	if (!pi || !python_codes)
+	if (!pi || !python_codes || !agent.w.hdr || n <= 0)
 		return;
-	pthread_mutex_lock(&copy_lock);
-	gen = atomic_load(&python_gen);
+	for (i = 0; i < n; i++) {
+		struct py_code *c = &python_codes[ids[i]];
+		uintptr_t addr = atomic_load_explicit(&c->addr, memory_order_acquire);
+		uint32_t was = atomic_load_explicit(&c->copied, memory_order_relaxed);
+
+		if (!addr || was == gen ||
+		    !atomic_compare_exchange_strong(&c->copied, &was, gen))
+			continue;
+		if (!agent_tls.in_handler && !blocked) {
+			sigfillset(&all);
+			syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
+			blocked = 1;
+		}
+		if (py_copy_one(pi, ids[i], addr, c->key) < 0)
+			atomic_store(&c->copied, 0); /* no room: the next sight tries again */
+	}
+	if (blocked)
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+}
+
+/* Every id of this generation not copied yet (normal context: exit). */
+static void py_sweep(void)
+{
+	uint32_t n, id, batch[64];
+	int k = 0;
+
+	if (!python_codes)
+		return;
 	n = atomic_load(&python_ncodes);
 	if (n > PY_CODES_CAP)
 		n = PY_CODES_CAP;
 	for (id = 1; id <= n && agent.w.hdr; id++) {
-		struct py_code *c = &python_codes[id];
-		uintptr_t addr = atomic_load_explicit(&c->addr, memory_order_acquire);
-
-		if (!addr || c->done == gen ||
-		    atomic_load_explicit(&c->want, memory_order_relaxed) != gen)
-			continue;
-		py_copy_one(pi, id, addr, c->key);
-		c->done = gen;
-	}
-	pthread_mutex_unlock(&copy_lock);
-}
-
-static void *py_copier_main(void *arg)
-{
-	struct timespec idle = {0, PY_COPY_IDLE_NS};
-
-	(void)arg;
-	syscall(SYS_prctl, PR_SET_NAME, "cbn-python", 0, 0, 0);
-	for (;;) {
-		if (atomic_load(&copier_stop) || !agent.w.hdr || !atomic_load(&agent.active) ||
-		    threads_helpers_held())
-			break;
-		if (!atomic_exchange(&python_wake, 0)) {
-			helpers_tick(); /* ends the process once only we are left */
-			syscall(SYS_futex, &python_wake, FUTEX_WAIT_PRIVATE, 0, &idle, NULL, 0);
-			continue;
+		batch[k++] = id;
+		if (k == 64) {
+			python_copy_ids(batch, k);
+			k = 0;
 		}
-		/* at once: a module's code object dies when its body has run */
-		py_sweep();
 	}
-	atomic_store(&copier_running, 0);
-	return NULL;
+	python_copy_ids(batch, k);
 }
 
-void python_copier_start(void)
-{
-	pthread_t th;
-	int zero = 0;
-
-	if (atomic_load(&copier_stop) || !agent.w.hdr || !atomic_load(&agent.active) ||
-	    !atomic_compare_exchange_strong(&copier_running, &zero, 1))
-		return;
-	if (threads_create_raw(&th, py_copier_main, NULL) < 0)
-		atomic_store(&copier_running, 0); /* the exit sweep still copies what it can */
-}
-
-/* A fork child: its own file, which holds no PY_CODE yet; the copier did not
- * survive.  Ids stay (the child has the parent's objects); the generation
- * moves, so each is copied again once the child's stacks hold it. */
+/* A fork child: its own file, which holds no PY_CODE yet.  Ids stay (the
+ * child has the parent's objects); the generation moves, so each is copied
+ * again once the child's stacks hold it; the survivor's names chunk is the
+ * parent's. */
 void python_after_fork_child(void)
 {
+	agent_tls.names_chunk = NULL;
 	if (!atomic_load(&python_info) && !agent.w.hdr)
 		return;
-	pthread_mutex_init(&copy_lock, NULL);
-	atomic_store(&copier_running, 0);
-	atomic_store(&python_wake, 0);
 	atomic_fetch_add(&python_gen, 1);
 	python_header_write();
-	if (atomic_load(&python_info))
-		python_copier_start();
-}
-
-void python_resume(void)
-{
-	if (atomic_load(&python_info) && !atomic_load(&copier_stop))
-		python_copier_start();
 }
 
 /* exit(): copy what is pending now (the objects may be gone after the
- * interpreter's finalization: those are recorded as gone), then no copier. */
+ * interpreter's finalization: those are recorded as gone). */
 void python_exit(void)
 {
-	atomic_store(&copier_stop, 1);
 	py_sweep();
 }

@@ -377,9 +377,4 @@ void python_module(const struct dl_phdr_info *info, const char *path)
 	atomic_store_explicit(&python_info, &py_found, memory_order_release);
 }
 
-/* After a scan: the copier, once there is something to copy from. */
-void python_scanned(void)
-{
-	if (atomic_load_explicit(&python_info, memory_order_acquire))
-		python_copier_start();
-}
+

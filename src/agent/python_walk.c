@@ -3,8 +3,9 @@
  * stands: in the sampling signal handler, and in normal code for the CUDA
  * layer's and the allocation hooks' stacks (docs/agent.md section 17).  Each
  * frame becomes one CBN_PYW word, (code object's id, instruction index); the
- * code object's names and line table are copied later, once, by the copier
- * thread (python_copy.c), found through the lock-free table kept here.
+ * code object's names and line table are copied once, by the thread whose
+ * walk first meets it, at the end of that walk (python_copy.c); ids come from
+ * the lock-free table kept here.
  *
  * SIGNAL-SAFE throughout (sigpath.h): no lock, no allocation, no call into
  * CPython.  Only this thread's own chain is read, which no other thread
@@ -45,7 +46,6 @@ static struct py_slot *py_slots;
 struct py_code *python_codes;
 _Atomic uint32_t python_ncodes;
 _Atomic uint32_t python_gen = 1;
-_Atomic uint32_t python_wake;
 
 /* Normal context, once (python_find.c): the table, mapped NORESERVE so that
  * only the pages touched cost memory (2.5 MiB of address space). */
@@ -78,26 +78,28 @@ uint64_t python_code_key(uintptr_t code, uint64_t consts, uint64_t names, uint32
 	return x | 1;
 }
 
-/* SIGNAL-SAFE: tell the copier there is work (one futex wake per burst). */
-static void py_kick(void)
-{
-	int e;
-
-	if (atomic_exchange_explicit(&python_wake, 1, memory_order_release))
-		return;
-	e = errno;
-	syscall(SYS_futex, &python_wake, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-	errno = e;
-}
-
 static void py_count(_Atomic uint64_t *c, uint64_t n)
 {
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
 }
 
+/* Ids a walk met first in this generation, to copy at its end. */
+#define PY_FRESH 32
+struct py_fresh {
+	uint32_t id[PY_FRESH];
+	int n;
+};
+
+static void py_fresh_add(struct py_fresh *f, uint32_t id)
+{
+	if (f->n < PY_FRESH)
+		f->id[f->n++] = id;
+}
+
 /* SIGNAL-SAFE: the id of (code, key), made on first sight; 0 when the table
- * is full or the slot is being published by another thread this instant. */
-static uint32_t py_lookup(uintptr_t code, uint64_t key)
+ * is full or the slot is being published by another thread this instant.
+ * An id new to this generation goes into fresh (its names are copied). */
+static uint32_t py_lookup(uintptr_t code, uint64_t key, struct py_fresh *fresh)
 {
 	uint32_t i = (uint32_t)(key >> 17) & (PY_TABLE_SIZE - 1), n, id;
 	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed);
@@ -121,7 +123,7 @@ static uint32_t py_lookup(uintptr_t code, uint64_t key)
 				atomic_store_explicit(&python_codes[id].want, gen, memory_order_relaxed);
 				atomic_store_explicit(&python_codes[id].addr, code, memory_order_release);
 				atomic_store_explicit(&s->id, id, memory_order_release);
-				py_kick();
+				py_fresh_add(fresh, id);
 				return id;
 			}
 		} else if (k != key) {
@@ -135,7 +137,10 @@ static uint32_t py_lookup(uintptr_t code, uint64_t key)
 		if (atomic_load_explicit(&python_codes[id].want, memory_order_relaxed) != gen) {
 			/* a fork child's file does not have it yet */
 			atomic_store_explicit(&python_codes[id].want, gen, memory_order_relaxed);
-			py_kick();
+			py_fresh_add(fresh, id);
+		} else if (atomic_load_explicit(&python_codes[id].copied, memory_order_relaxed) != gen) {
+			/* its copy found no room, or is under way on another thread */
+			py_fresh_add(fresh, id);
 		}
 		return id;
 	}
@@ -160,14 +165,14 @@ static __thread struct py_tcache {
 } py_tcache[PY_TCACHE] AGENT_TLS;
 
 /* SIGNAL-SAFE: py_lookup through this thread's cache. */
-static uint32_t py_id(uintptr_t code, uint64_t key)
+static uint32_t py_id(uintptr_t code, uint64_t key, struct py_fresh *fresh)
 {
 	struct py_tcache *c = &py_tcache[(key >> 11) & (PY_TCACHE - 1)];
 	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed), id;
 
 	if (c->key == key && c->gen == gen)
 		return c->id;
-	id = py_lookup(code, key);
+	id = py_lookup(code, key, fresh);
 	if (id) {
 		c->key = key;
 		c->id = id;
@@ -189,38 +194,13 @@ struct py_walk {
 	int nchunks;
 	uintptr_t page[4];               /* pages checked mapped during this walk */
 	int npages;
+	struct py_fresh fresh;           /* ids to copy at the end of the walk */
 };
 
-/* SIGNAL-SAFE (one system call, errno kept).  n bytes at src, or -1 when
- * any is unmapped: process_vm_readv on our own pid fails instead of faulting.
- * Where it is refused (seccomp, an old kernel): each page probed, then read. */
-static _Atomic int py_novm;
-
+/* SIGNAL-SAFE: n bytes at src, or -1 when any is unmapped (agent_vmread). */
 int python_vmread(void *dst, uintptr_t src, size_t n)
 {
-	struct iovec local = {dst, n}, remote = {(void *)src, n};
-	int e = errno, ret = -1;
-	uintptr_t p;
-	long r;
-
-	if (!n)
-		return 0;
-	if (!atomic_load_explicit(&py_novm, memory_order_relaxed)) {
-		r = syscall(SYS_process_vm_readv, (long)agent.pid, &local, 1UL, &remote, 1UL, 0UL);
-		if (r == (long)n)
-			ret = 0;
-		if (r >= 0 || (errno != ENOSYS && errno != EPERM))
-			goto out;
-		atomic_store_explicit(&py_novm, 1, memory_order_relaxed);
-	}
-	for (p = src & ~(uintptr_t)4095; p < src + n; p += 4096)
-		if (syscall(SYS_rt_sigprocmask, ~0, (void *)p, NULL, 8) < 0 && errno == EFAULT)
-			goto out;
-	memcpy(dst, (const void *)src, n);
-	ret = 0;
-out:
-	errno = e;
-	return ret;
+	return agent_vmread(dst, src, n);
 }
 
 /* SIGNAL-SAFE: the page is mapped (an rt_sigprocmask with an invalid how
@@ -388,7 +368,7 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 			       : CBN_PYW_UNIT_UNKNOWN;
 		if (L->fr_is_entry >= 0 && fr[L->fr_is_entry])
 			flags |= CBN_PYW_ENTRY;
-		out[n++] = CBN_PYW_MAKE(flags, py_id(code, key), unit);
+		out[n++] = CBN_PYW_MAKE(flags, py_id(code, key, &w->fresh), unit);
 	}
 	if (n && h) {
 		py_count(&h->python.stacks, 1);
@@ -414,6 +394,7 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 	struct py_walk w;
 	const int *tss;
 	uintptr_t tstate, f, fin;
+	int n;
 
 	if (!pi || max <= 0 || !py_slots)
 		return 0;
@@ -453,7 +434,9 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 	if (!f)
 		return 0;
 	py_chunks(&w, tstate);
-	return py_chain(&w, f, out, max);
+	n = py_chain(&w, f, out, max);
+	python_copy_ids(w.fresh.id, w.fresh.n);
+	return n;
 }
 
 /*
@@ -504,7 +487,9 @@ int python_stack_of(uint32_t tid, uint64_t *out, int max)
 	w.pi = pi;
 	w.L = L;
 	w.remote = 1;
-	return py_chain(&w, f, out, max);
+	i = py_chain(&w, f, out, max);
+	python_copy_ids(w.fresh.id, w.fresh.n);
+	return i;
 }
 
 /* SIGNAL-SAFE: 1 when an interpreter is read (a stack may get Python words). */

@@ -584,6 +584,7 @@ int sampler_thread_begin(int fresh, const char *name)
 	t->tid = agent_gettid();
 	t->pid = agent.pid;
 	t->chunk = NULL;
+	t->names_chunk = NULL;
 	t->ended = 0;
 	t->sampled = 0;
 	t->parked = 0;
@@ -708,6 +709,8 @@ void sampler_thread_end(void)
 	t->chunk = NULL;
 	writer_chunk_final(&agent.w, t->mem_chunk);
 	t->mem_chunk = NULL;
+	writer_chunk_final(&agent.w, t->names_chunk);
+	t->names_chunk = NULL;
 	timer_disarm(t);
 	kernel_thread_end(t);
 	sampler_unblock(&old);

@@ -41,11 +41,14 @@
  *              unwind_stat, unwind_fstat, unwind_pipe2
  *   writer.c   writer_do_grow (its in_signal path), round_chunks,
  *              writer_recycle (ring mode)
- *   python_walk.c  py_chain, py_id, py_rd, py_u64, py_lookup, py_kick, py_count, py_page_ok, py_addr_ok,
- *              py_frame_ok, py_chunks, py_unread, python_code_key,
- *              python_vmread (the
- *              Python frames of the interrupted thread: raw loads of its own
- *              chain, each pointer checked first; docs/agent.md section 17)
+ *   python_walk.c  py_chain, py_id, py_rd, py_u64, py_lookup, py_fresh_add, py_count,
+ *              py_page_ok, py_addr_ok, py_frame_ok, py_chunks, py_unread,
+ *              python_code_key, python_vmread (the Python frames of the
+ *              interrupted thread: raw loads of its own chain, each pointer
+ *              checked first; docs/agent.md section 17)
+ *   python_copy.c  py_room, py_copy_one, py_code_now, py_str, py_read, rd64,
+ *              utf8_put (the names of a code object met first: copies by
+ *              python_vmread into the thread's names chunk)
  *
  * Outside our code the handler calls only: system calls (the agent's own
  * syscall(), sandbox.c; glibc's clone() wrapper, aside.c;
@@ -54,9 +57,9 @@
  * memset, memmove, memcpy, sig{empty,fill,add,ismember,isempty}set and
  * __errno_location, pthread_getspecific (Python's thread-state key: glibc reads
  * the calling thread's key array, no lock, no allocation; not on POSIX's
- * async-signal-safe list, so named here), the system calls futex (FUTEX_WAKE
- * of the Python copier) and rt_sigprocmask with an invalid how (a probe that
- * a page is mapped: it changes no mask), and the private libunwind's
+ * async-signal-safe list, so named here), the system calls process_vm_readv
+ * (reads of our own memory that fail instead of faulting) and rt_sigprocmask
+ * with an invalid how (a probe that a page is mapped: it changes no mask), and the private libunwind's
  * unw_backtrace (and, for samples
  * that carry kernel stacks, its unw_init_local2, unw_step and unw_get_reg).  The copy binds
  * RTLD_DEEPBIND to libc, so its own calls never reach our interposers; in the
@@ -235,6 +238,11 @@ int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t
 int python_stack(uint64_t *out, int max, uintptr_t sp) AGENT_HIDDEN;
 int python_stack_for(uint64_t *out, int cap, uintptr_t sp) AGENT_HIDDEN;
 int python_active(void) AGENT_HIDDEN;
+/* python_copy.c: a PY_CODE record for each of ids not yet in this
+ * generation's file, into the calling thread's names chunk (python_stack
+ * calls it at the end of its walk; normal callers get every signal blocked
+ * meanwhile). */
+void python_copy_ids(const uint32_t *ids, int n) AGENT_HIDDEN;
 
 /* modules.c: dl_iterate_phdr over the published module snapshot (what our
  * libunwind calls instead of the loader's), and whether a range lies in a

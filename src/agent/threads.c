@@ -265,6 +265,10 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 		return EAGAIN;
 	if (!atomic_load(&agent.active))
 		return real_pthread_create(th, attr, fn, arg);
+	/* A scan point: what a dlopen just loaded, before the new thread runs
+	 * its code (modules.c). */
+	if (!sandbox_thread_filtered())
+		modules_refresh();
 	s = agent_handoff_alloc(sizeof(*s));
 	if (!s)
 		return real_pthread_create(th, attr, fn, arg);

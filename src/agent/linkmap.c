@@ -1,0 +1,185 @@
+/*
+ * linkmap.c — the loader's list of loaded objects, read without its lock:
+ * what dl_iterate_phdr reports (address, name, program headers), walked from
+ * _r_debug (the list the loader keeps for debuggers) with reads that fail
+ * instead of faulting.  No loader lock is taken, so a fork child whose parent
+ * had another thread inside dl_iterate_phdr (glibc resets dl_load_lock in the
+ * child, not dl_load_write_lock, which that holds) can still scan: no helper
+ * thread has to find out first whether the lock was lost.
+ *
+ * Consistency: the loader marks the list RT_ADD or RT_DELETE while it
+ * changes it and RT_CONSISTENT once done (r_state, elf/dl-debug.c); a walk
+ * that does not see RT_CONSISTENT before and after is tried again.  A node
+ * appended by a dlopen is complete before it is linked
+ * (_dl_add_to_namespace_list).  Nothing is unmapped under a walk and its
+ * callbacks: the dlclose interposer waits for walks under way before the
+ * real call, and a walk does not start while one is under way (a library's
+ * destructor that calls dlsym: that scan waits for the next scan point).
+ * The walk's own reads fail instead of faulting even so (an object glibc
+ * unloads without dlclose: a failed dlopen's).  Normal context.
+ */
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <time.h>
+
+#include "agent.h"
+
+#define LINKMAP_MAX 8192                 /* objects per namespace, a loop guard */
+#define LINKMAP_PHNUM 64                 /* program headers kept per object */
+#define LINKMAP_NS 16                    /* dlmopen namespaces */
+
+/* Interposed dlclose calls under way, and walks under way: each side
+ * stores its count, then loads the other's (sequentially consistent), so a
+ * walk and a dlclose never overlap. */
+static _Atomic int linkmap_closing, linkmap_walking;
+
+void linkmap_close_begin(void)
+{
+	struct timespec ms = {0, 100000};
+	int i;
+
+	atomic_fetch_add(&linkmap_closing, 1);
+	/* a walk takes about a millisecond; never wait for ever */
+	for (i = 0; i < 20000 && atomic_load(&linkmap_walking) > 0; i++)
+		nanosleep(&ms, NULL);
+}
+
+void linkmap_close_end(void)
+{
+	atomic_fetch_sub(&linkmap_closing, 1);
+}
+
+/* A NUL-terminated string at src into out (cap bytes), read in pieces that
+ * do not cross a page (the string may end just before an unmapped one). */
+static int linkmap_str(char *out, size_t cap, uintptr_t src)
+{
+	size_t n = 0;
+
+	while (n + 1 < cap) {
+		size_t room = 4096 - ((src + n) & 4095), want = cap - 1 - n, i;
+
+		if (want > room)
+			want = room;
+		if (want > 256)
+			want = 256;
+		if (agent_vmread(out + n, src + n, want) < 0)
+			return -1;
+		for (i = 0; i < want; i++)
+			if (!out[n + i])
+				return 0;
+		n += want;
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+struct linkmap_obj {
+	struct dl_phdr_info info;
+	ElfW(Phdr) ph[LINKMAP_PHNUM];
+	char name[4096];
+	unsigned char page[4096];
+};
+
+/* The program headers of the object loaded at bias addr: the executable's
+ * from the auxiliary vector, any other's from its ELF header, which a shared
+ * object's first PT_LOAD (file offset 0, address 0) maps at addr. */
+static int linkmap_phdrs(struct linkmap_obj *o, uintptr_t addr, int main_map)
+{
+	ElfW(Ehdr) eh;
+	int i, first_load = 0;
+
+	if (main_map) {
+		uintptr_t ph = getauxval(AT_PHDR);
+		unsigned long n = getauxval(AT_PHNUM);
+
+		if (!ph || !n || n > LINKMAP_PHNUM)
+			return -1;
+		o->info.dlpi_phnum = (ElfW(Half))n;
+		return agent_vmread(o->ph, ph, n * sizeof(ElfW(Phdr)));
+	}
+	/* The header and, nearly always, the program headers after it: one
+	 * read of the first page. */
+	if (agent_vmread(o->page, addr, sizeof(o->page)) < 0)
+		return -1;
+	memcpy(&eh, o->page, sizeof(eh));
+	if (memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phentsize != sizeof(ElfW(Phdr)) ||
+	    !eh.e_phnum || eh.e_phnum > LINKMAP_PHNUM)
+		return -1;
+	if (eh.e_phoff + (size_t)eh.e_phnum * sizeof(ElfW(Phdr)) <= sizeof(o->page))
+		memcpy(o->ph, o->page + eh.e_phoff, (size_t)eh.e_phnum * sizeof(ElfW(Phdr)));
+	else if (agent_vmread(o->ph, addr + eh.e_phoff, (size_t)eh.e_phnum * sizeof(ElfW(Phdr))) < 0)
+		return -1;
+	o->info.dlpi_phnum = eh.e_phnum;
+	for (i = 0; i < eh.e_phnum; i++)
+		if (o->ph[i].p_type == PT_LOAD && o->ph[i].p_offset == 0 && o->ph[i].p_vaddr == 0)
+			first_load = 1;
+	return first_load ? 0 : -1; /* a prelinked object: its header is elsewhere */
+}
+
+/* One namespace's list from its first object; the callback's nonzero return
+ * stops the walk (returned), -EAGAIN when a read failed. */
+static int linkmap_list(uintptr_t l, int base_ns, struct linkmap_obj *o,
+			int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	struct link_map lm;
+	int i, ret;
+
+	for (i = 0; l && i < LINKMAP_MAX; i++, l = (uintptr_t)lm.l_next) {
+		if (agent_vmread(&lm, l, sizeof(lm)) < 0)
+			return -EAGAIN;
+		o->name[0] = '\0';
+		if (lm.l_name && linkmap_str(o->name, sizeof(o->name), (uintptr_t)lm.l_name) < 0)
+			return -EAGAIN;
+		memset(&o->info, 0, sizeof(o->info));
+		if (linkmap_phdrs(o, (uintptr_t)lm.l_addr, base_ns && i == 0) < 0)
+			continue; /* nothing to read (or a prelinked object) */
+		o->info.dlpi_addr = lm.l_addr;
+		o->info.dlpi_name = o->name;
+		o->info.dlpi_phdr = o->ph;
+		ret = cb(&o->info, sizeof(o->info), arg);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+/*
+ * dl_iterate_phdr without the loader's lock: cb gets each object in the
+ * loader's order (the executable first).  Returns the callback's nonzero
+ * value, 0 when the walk was whole and consistent, -EAGAIN when the loader
+ * was changing the list (the caller tries later; what cb saw may be partial).
+ */
+int linkmap_walk(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	static struct linkmap_obj obj; /* callers hold modules_lock */
+	struct r_debug_extended rd;
+	uintptr_t next = (uintptr_t)&_r_debug;
+	int ns, ret = 0;
+
+	atomic_fetch_add(&linkmap_walking, 1);
+	if (atomic_load(&linkmap_closing) > 0) {
+		ret = -EAGAIN;
+		goto out;
+	}
+	for (ns = 0; next && ns < LINKMAP_NS && !ret; ns++) {
+		memset(&rd, 0, sizeof(rd));
+		if (agent_vmread(&rd, next, sizeof(rd)) < 0 && agent_vmread(&rd, next, sizeof(rd.base)) < 0) {
+			ret = -EAGAIN;
+			break;
+		}
+		if (rd.base.r_state != RT_CONSISTENT) {
+			ret = -EAGAIN;
+			break;
+		}
+		ret = linkmap_list((uintptr_t)rd.base.r_map, ns == 0, &obj, cb, arg);
+		next = rd.base.r_version >= 2 ? (uintptr_t)rd.r_next : 0;
+	}
+	if (!ret && _r_debug.r_state != RT_CONSISTENT)
+		ret = -EAGAIN;
+out:
+	atomic_fetch_sub(&linkmap_walking, 1);
+	return ret;
+}
