@@ -33,14 +33,11 @@ static _Atomic int mem_started;     /* the hooks set header.mem ON (this image) 
 /*
  * Resident bytes from /proc/self/statm.  The session file's pages are the
  * profiler's: the writer drops them from the mapping as chunks fill
- * (writer.c), so what it adds here is a few pages per thread.  Read by the
- * background thread in its own descriptor table (helpers.c), where the file
- * stays open; on a thread of the program (exit, exec, the hooks' start),
- * aside (aside.c), so that no number of the program's table is taken even
- * for a moment.  0 when it cannot be read.
+ * (writer.c), so what it adds here is a few pages per thread.  Read on a
+ * thread of the program (the hooks' start, exit, exec), aside (aside.c), so
+ * that no number of the program's table is taken even for a moment.  0 when
+ * it cannot be read.
  */
-static __thread int statm_fd AGENT_TLS;
-
 static int agent_statm_read(void *p)
 {
 	char *buf = p;
@@ -57,35 +54,18 @@ static int agent_statm_read(void *p)
 	return 0;
 }
 
-static uint64_t agent_rss(int private_table)
+static uint64_t agent_rss(void)
 {
 	char buf[128];
 	unsigned long size, res;
-	ssize_t n;
-	int fd = statm_fd - 1;
 
-	if (!private_table) {
-		if (aside_run(agent_statm_read, buf) != 0)
-			return 0;
-	} else {
-		if (fd < 0) {
-			fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-			if (fd < 0)
-				return 0;
-			statm_fd = fd + 1;
-		}
-		n = pread(fd, buf, sizeof(buf) - 1, 0);
-		if (n <= 0)
-			return 0;
-		buf[n] = 0;
-	}
-	if (sscanf(buf, "%lu %lu", &size, &res) != 2)
+	if (aside_run(agent_statm_read, buf) != 0 || sscanf(buf, "%lu %lu", &size, &res) != 2)
 		return 0;
 	return (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* One MEM_COUNTERS record (background thread, exit) while header.mem is ON.
- * rss: read it (helper: in its own descriptor table), or leave it 0. */
+/* One MEM_COUNTERS record (the hooks' start, exit, exec) while header.mem
+ * is ON.  rss: read it, or leave it 0. */
 void agent_mem_counters(int rss)
 {
 	struct cbn_file_header *h = agent.w.hdr;
@@ -99,7 +79,7 @@ void agent_mem_counters(int rss)
 	r.h.type = CBN_REC_MEM_COUNTERS;
 	r.h.size = sizeof(r);
 	r.ts = agent_now();
-	r.rss = rss ? agent_rss(rss > 1) : 0;
+	r.rss = rss ? agent_rss() : 0;
 	r.host_live = atomic_load_explicit(&h->mem.host_live, memory_order_relaxed);
 	r.mmap_live = atomic_load_explicit(&h->mem.mmap_live, memory_order_relaxed);
 	/* The raw system call: sbrk would go through the hooks. */
@@ -118,12 +98,10 @@ void agent_mem_counters(int rss)
 static void *agent_bg_main(void *arg)
 {
 	struct timespec ts = {0, 2000000};
-	uint64_t next_counters = 0, now;
 	int idle = 0;
 
 	(void)arg;
 	syscall(SYS_prctl, PR_SET_NAME, "cbn-agent", 0, 0, 0);
-	statm_fd = 0;
 	while (idle < AGENT_BG_IDLE_EXIT) {
 		nanosleep(&ts, NULL);
 		if (!agent.w.hdr || !atomic_load(&agent.active) || threads_helpers_held())
@@ -133,20 +111,7 @@ static void *agent_bg_main(void *arg)
 		modules_scan(0);
 		if (capture_tick())
 			idle = 0;
-		/* Memory counters keep the thread alive for the whole run. */
-		if (atomic_load(&mem_started)) {
-			idle = 0;
-			now = agent_now();
-			if (now >= next_counters) {
-				/* RSS only where a descriptor is ours alone */
-				agent_mem_counters(helpers_private() ? 2 : 0);
-				next_counters = now + CBN_MEM_COUNTER_NS;
-			}
-		}
 	}
-	if (statm_fd > 0)
-		close(statm_fd - 1);
-	statm_fd = 0;
 	atomic_store(&bg_running, 0);
 	return NULL;
 }
@@ -175,14 +140,13 @@ void agent_mem_counters_now(void)
 		agent_mem_counters(1);
 }
 
-/* The hooks set header.mem ON: the timeline's first point, now (a process,
- * a fork child, that ends by _exit before the background thread's first turn
- * still has one), and the thread that adds the next ones. */
+/* The hooks set header.mem ON: the timeline's first point, now; the
+ * launcher adds the next ones from outside (src/monitor/mon_mem.c), and the
+ * exit or an exec the last. */
 void agent_mem_start(void)
 {
 	atomic_store(&mem_started, 1);
 	agent_mem_counters(1);
-	agent_bg_ensure();
 }
 
 /* Whether the background thread runs (a fork now leaves the child's loader

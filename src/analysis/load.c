@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "load_int.h"
@@ -445,6 +446,29 @@ static void guard_warnings(struct load *L, const struct prof_process *pr,
 
 /* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
  * was unusable. */
+/* The launcher's side file of the image (PID.SEQ.cbs: what it saw from
+ * outside, cbn_format.h), read as part of it when there is one. */
+static void load_side(struct load *L, const char *dir, const char *name)
+{
+	struct reader_file rf;
+	struct reader_result res;
+	char path[PATH_MAX];
+	size_t n = strlen(name), ext = strlen(CBN_FILE_EXT);
+
+	if (n <= ext)
+		return;
+	snprintf(path, sizeof(path), "%s/%.*s%s", dir, (int)(n - ext), name, CBN_SIDE_EXT);
+	if (access(path, F_OK) != 0)
+		return;
+	if (reader_open(path, &rf, &res) != 0) {
+		load_warn(L, "%.*s%s: %s; the launcher's records of that process are skipped",
+			  (int)(n - ext), name, CBN_SIDE_EXT, res.reason);
+		return;
+	}
+	reader_walk(&rf, rec_cb, L, &res);
+	reader_close(&rf);
+}
+
 static int load_one(struct load *L, const char *dir, const char *name, int *damaged)
 {
 	struct profile *p = L->p;
@@ -482,6 +506,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	L->nstackkeys = 0;
 
 	reader_walk(&rf, rec_cb, L, &res);
+	load_side(L, dir, name);
 	load_modmap_finish(&F);
 
 	/* Ring mode: only the last ring_ns before the process's end. */

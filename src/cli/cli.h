@@ -165,8 +165,9 @@ void sup_child_signals(const sigset_t *old);
 void sup_signals_restore(void);
 int sup_tty_open(void);
 void sup_child_group(int tty);
-void sup_wait(pid_t pid, int tty, int sfd, const struct spawn_env *env,
-	      uint64_t (*tick)(void *arg, uint64_t now), void *arg, struct spawn_result *res);
+struct mon;
+void sup_wait(pid_t pid, int tty, int sfd, const struct spawn_env *env, struct mon *mon,
+	      struct spawn_result *res);
 
 uint64_t cli_now_ns(void);
 

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "monitor.h"
 #include "cbn_format.h"
 #include "../format/cbn_time.h"
 
@@ -184,6 +185,8 @@ void spawn_signals_release(void)
 int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	      struct spawn_result *res)
 {
+	struct mon_opts mo = {0};
+	struct mon *mon = NULL;
 	sigset_t old;
 	int sfd = -1, cork[2] = {-1, -1}, ret = 0, tty = -1, err;
 	char **sh_argv = NULL;
@@ -207,6 +210,10 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1) < 0 && env->verbose)
 		fprintf(stderr, "cbottleneck: PR_SET_CHILD_SUBREAPER failed: %s\n", strerror(errno));
 	tty = sup_tty_open();
+	mo.session = env->session;
+	mo.memory = env->mem_lib != NULL;
+	/* Before the program starts: it finds every file the run makes. */
+	mon = mon_start(&mo, env->verbose);
 
 	fflush(NULL);
 	res->start_ns = cli_now_ns();
@@ -245,9 +252,10 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 			res->exec_errno = e;
 	}
 
-	sup_wait(pid, tty, sfd, env, NULL, NULL, res);
+	sup_wait(pid, tty, sfd, env, mon, res);
 	res->end_ns = cli_now_ns();
 out:
+	mon_stop(mon);
 	free(sh_argv);
 	if (tty >= 0)
 		close(tty);

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "monitor.h"
 #include "../format/cbn_time.h"
 
 /* What the child's exec is set up with: the dispositions the launcher was
@@ -254,27 +255,30 @@ static void sup_wait_rest(struct sup *s)
 /*
  * Wait for the program (pid, in its own group; tty: the terminal it was
  * given, or -1), passing on the signals read from sfd, while the monitor
- * takes its turns (tick: called when its deadline passes; returns the next
- * deadline, CLOCK_MONOTONIC ns, 0 for none).  res gets the program's status
- * and the CPU of every process reaped.
+ * (NULL: none) takes its turns at its deadlines and when its descriptors
+ * are ready.  res gets the program's status and the CPU of every process
+ * reaped.
  */
-void sup_wait(pid_t pid, int tty, int sfd, const struct spawn_env *env,
-	      uint64_t (*tick)(void *arg, uint64_t now), void *arg, struct spawn_result *res)
+void sup_wait(pid_t pid, int tty, int sfd, const struct spawn_env *env, struct mon *mon,
+	      struct spawn_result *res)
 {
 	struct sup s = {pid, tty, sfd, 0, env->quiet, env->wait_all, 0, res};
-	struct pollfd p = {sfd, POLLIN, 0};
+	struct pollfd p[64];
 	struct signalfd_siginfo si;
-	uint64_t next = tick ? tick(arg, cli_now_ns()) : 0;
+	uint64_t next = mon ? mon_turn(mon, cli_now_ns(), NULL, 0) : 0;
 
 	while (!s.done) {
-		int timeout = -1;
+		int timeout = -1, n;
 		uint64_t now;
 
+		p[0].fd = sfd;
+		p[0].events = POLLIN;
+		n = 1 + mon_fds(mon, p + 1, 63);
 		if (next) {
 			now = cli_now_ns();
 			timeout = next > now ? (int)((next - now + 999999) / 1000000) : 0;
 		}
-		if (poll(&p, 1, timeout) < 0 && errno != EINTR)
+		if (poll(p, (nfds_t)n, timeout) < 0 && errno != EINTR)
 			break;
 		while (!s.done && read(sfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 			/* The kernel's SIGCHLD is ours; one a process sent
@@ -288,8 +292,8 @@ void sup_wait(pid_t pid, int tty, int sfd, const struct spawn_env *env,
 		if (!s.done)
 			sup_reap(&s);
 		now = cli_now_ns();
-		if (tick && next && now >= next)
-			next = tick(arg, now);
+		if (mon && (now >= next || n > 1))
+			next = mon_turn(mon, now, p + 1, n - 1);
 	}
 	sup_tty_take(&s);
 	sup_drain(&s);

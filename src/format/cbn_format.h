@@ -33,6 +33,11 @@
 #define CBN_HEADER_SIZE 8192u
 #define CBN_CHUNK_SIZE (64u * 1024u)
 #define CBN_FILE_EXT ".cbp"
+/* The launcher's records for process image PID.SEQ (what it observed from
+ * outside: memory counters, off-CPU stretches, capture edges it caused), in
+ * the same format: PID.SEQ.cbs beside PID.SEQ.cbp.  The loader reads it as
+ * part of that image. */
+#define CBN_SIDE_EXT ".cbs"
 
 #define CBN_MAX_FRAMES 256      /* hard cap on frames in one stack record */
 #define CBN_NAME_MAX 16         /* thread names, as the kernel's comm */

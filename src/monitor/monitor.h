@@ -1,0 +1,44 @@
+/*
+ * monitor.h — the launcher's work beside the running program: what a thread
+ * of the agent's inside the program would otherwise do, done from outside,
+ * so that the program has no thread of ours (docs/agent.md section 12).
+ * The monitor follows every process image of the run through its session
+ * file (mapped here: the header's counters and control words are shared),
+ * and records what it sees into the image's side file PID.SEQ.cbs
+ * (cbn_format.h, CBN_SIDE_EXT):
+ *
+ *   mon.c         the images: found as their files appear (inotify), mapped,
+ *                 given a side file on demand, let go when they end
+ *   mon_mem.c     the memory counters' timeline (--memory): RSS from
+ *                 /proc/PID/statm and the header's exact counters, every 10 ms
+ *
+ * Launcher side only, one thread (the launcher's wait loop, supervise.c);
+ * nothing here signals or stops a process of the program.
+ */
+#ifndef CBN_MONITOR_H
+#define CBN_MONITOR_H
+
+#include <poll.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct mon_opts {
+	const char *session;             /* the session directory (absolute) */
+	int memory;                      /* --memory with host: the counters' timeline */
+};
+
+struct mon;
+
+/* A monitor for the session (before the program starts: files made from
+ * then on are found).  NULL when nothing is asked of it, or on a failure
+ * the run goes on without (said on stderr with verbose). */
+struct mon *mon_start(const struct mon_opts *o, int verbose);
+/* The descriptors to poll, into p[0..max); returns how many. */
+int mon_fds(struct mon *m, struct pollfd *p, int max);
+/* A turn: after a poll (p[0..n) as mon_fds gave them, with revents) or when
+ * the deadline came.  Returns the next deadline (CLOCK_MONOTONIC ns). */
+uint64_t mon_turn(struct mon *m, uint64_t now, const struct pollfd *p, int n);
+/* The program ended: a last turn, side files closed, everything freed. */
+void mon_stop(struct mon *m);
+
+#endif
