@@ -8,15 +8,20 @@
  * file, socket or pipe, gives that thread another number than it gets
  * without us (tests/hostile: fd_race_threads).  So while the process has
  * more than one thread of the program, the function runs in a transient
- * thread made with clone() without CLONE_FILES: the kernel gives it a copy of
- * the table, in which it opens, maps and closes; the mapping (shared memory:
- * CLONE_VM) keeps the event, the table goes away with the thread.
+ * process made with clone() without CLONE_FILES: the kernel gives it a copy
+ * of the table, in which it opens, maps and closes; the mapping (shared
+ * memory: CLONE_VM) keeps the event, the table goes away with it.
  *
- * The thread is a vfork of the calling one (CLONE_VFORK: the caller waits
- * until it has exited, so the function may use the caller's stack, TLS and
- * errno as its own), with every signal blocked (no handler of the program's
- * can run on it), on a stack in the caller's frame.  It exists for about
- * 30 us (bench/startup.sh), counted in the process's threads meanwhile; a
+ * It is a vfork of the calling thread (CLONE_VFORK: the caller waits until
+ * it has exited, so the function may use the caller's stack, TLS and errno
+ * as its own), with every signal blocked (no handler of the program's can run
+ * on it), on a stack in the caller's frame.  It is not a thread of the
+ * program (no CLONE_THREAD): /proc/self/task, the Threads: count and a
+ * thread listing never show it; it is a child of the process for about
+ * 30 us, with no exit signal (the program's wait() without __WALL never
+ * sees it), reaped here.  The kernel checks a perf event opened from another
+ * process against the program's credentials and dumpable flag: a program
+ * that made itself non-dumpable is then sampled with POSIX timers.  A
  * single-threaded process runs the function directly.
  *
  * SIGNAL-SAFE: the sampling handler calls it (a thread's first sample, a
@@ -26,6 +31,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "agent.h"
@@ -58,10 +64,14 @@ int aside_run(int (*fn)(void *), void *arg)
 		return fn(arg);
 	sigfillset(&all);
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
-	tid = clone(aside_thread, stack + sizeof(stack),
-		    CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_VFORK, &c);
+	tid = clone(aside_thread, stack + sizeof(stack), CLONE_VM | CLONE_VFORK, &c);
 	if (tid < 0)
 		c.ret = -errno;
+	else
+		/* it has released our memory (vfork); now gone: reap it (the
+		 * program's own __WALL wait may have: then ECHILD) */
+		while (syscall(SYS_wait4, (pid_t)tid, NULL, __WCLONE, NULL) < 0 && errno == EINTR)
+			;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 	return c.ret;
 }
