@@ -227,6 +227,7 @@ static void agent_fork_prepare(void)
 	fork_quiet = sandbox_thread_filtered();
 	if (!agent.w.hdr || fork_quiet)
 		return;
+	capture_before_fork();
 	modules_lock();
 	pthread_mutex_lock(&agent.w.ev_lock);
 	unwind_quiesce();
@@ -293,11 +294,7 @@ static void agent_fork_child(void)
 	capture_after_fork_child();
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
-	/* The helper thread did not survive the fork; it restarts on demand. */
-	agent_bg_after_fork_child();
 	sampler_thread_begin(0, NULL);
-	if (capture_tick())
-		agent_bg_ensure(); /* --delay, --duration, the toggle signal */
 	ctl_start();
 	offcpu_after_fork_child();
 	python_after_fork_child();
@@ -331,7 +328,7 @@ __attribute__((constructor)) static void agent_init(void)
 	if (getenv(CBN_ENV_SANDBOXED))
 		return;
 	init_cpu0 = agent_thread_cpu();
-	agent_hooks_set(agent_bg_ensure, agent_mem_counters_now);
+	agent_hooks_set(agent_mem_counters_now);
 	agent_alloc_init();
 	helpers_init();
 	q = getenv(CBN_ENV_QUIET);
@@ -422,8 +419,6 @@ __attribute__((constructor)) static void agent_init(void)
 	stacks_user_bounds(0, 0);
 	if (sampler_thread_begin(0, NULL) < 0)
 		agent_disable("cannot sample the main thread (no stack or timer for the handler)");
-	if (capture_tick())
-		agent_bg_ensure(); /* --delay, --duration */
 	ctl_start();
 	offcpu_start();
 	agent_init_done();

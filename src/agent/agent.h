@@ -18,6 +18,12 @@
 #include "writer.h"
 
 #define AGENT_TLS __attribute__((tls_model("initial-exec")))
+
+/* A thread's sampling period while its sampler waits outside a capture
+ * window (sampler.c, timer.c): at its next sample after this much of its
+ * CPU it sees a window that opened meanwhile.  No signal is sent to wake it:
+ * one could interrupt a system call. */
+#define AGENT_PARK_NS 10000000ull
 #define AGENT_HIDDEN __attribute__((visibility("hidden")))
 
 /* Bytes of libunwind's own thread-local block that the agent provides
@@ -86,15 +92,13 @@ struct agent_thread {
 	/* Under a seccomp mode or filter the program installed on this thread
 	 * (sandbox.c): the agent makes no system call on it any more. */
 	volatile sig_atomic_t sandboxed;
-	/* Outside capture windows (capture.c) the sampler is parked: disarmed
-	 * by the handler at the first sample after the window closed (or not
-	 * armed at thread begin), re-armed by the handler when a wake signal
-	 * comes (sampler_capture_changed).  Handler and normal code with every
-	 * signal blocked only. */
+	/* Outside capture windows (capture.c) the sampler is parked: moved to
+	 * the park period (AGENT_PARK_NS, slow) by the handler at the first
+	 * sample after the window closed (or armed so at thread begin), and
+	 * back by the handler at its first park-period sample inside a window.
+	 * Handler and normal code with every signal blocked only. */
 	volatile sig_atomic_t parked;
-	int park_perf;                   /* re-arm on a perf event at once */
-	_Atomic int wake_sent;           /* a wake signal is queued for it: set by the
-					  * waker (any thread), cleared by its handler */
+	int slow;                        /* the sampler runs at the park period */
 	int fresh;                       /* a new thread: CPU clock and rusage start at 0 */
 	int sampled;                     /* has had a sample (counted by backend) */
 	char name[CBN_NAME_MAX];         /* the thread's name as last set (inherited at create) */
@@ -173,22 +177,17 @@ void agent_disable(const char *why) AGENT_HIDDEN;
 void agent_say(const char *fmt, ...) AGENT_HIDDEN __attribute__((format(printf, 1, 2)));
 void agent_note(uint32_t flag) AGENT_HIDDEN;
 uint32_t agent_gettid(void) AGENT_HIDDEN;
-/* floor.c: what the files below the lifecycle ask of it, through the hooks
+/* floor.c: what the files below the lifecycle ask of it, through the hook
  * agent.c registers at start-up (nothing before, nor in an inert agent).
- * agent_want_background: the background thread runs soon (a dlopen's module
- * record, the helpers' hold is off); agent_mem_last_point: the memory
- * timeline's last point, now (before an exec). */
-void agent_hooks_set(void (*background)(void), void (*mem_now)(void)) AGENT_HIDDEN;
-void agent_want_background(void) AGENT_HIDDEN;
+ * agent_mem_last_point: the memory timeline's last point, now (before an
+ * exec). */
+void agent_hooks_set(void (*mem_now)(void)) AGENT_HIDDEN;
 void agent_mem_last_point(void) AGENT_HIDDEN;
 
-/* background.c: the background thread, started on demand; the memory
- * counters' timeline.  agent.c (init, fork, exit, the layers' API) is the
- * lifecycle over both; only the lifecycle calls these (the files below ask
- * through agent_want_background and agent_mem_last_point). */
-void agent_bg_ensure(void) AGENT_HIDDEN;
-int agent_bg_running(void) AGENT_HIDDEN;
-void agent_bg_after_fork_child(void) AGENT_HIDDEN;
+/* memline.c: the memory counters' timeline points the agent writes.
+ * agent.c (init, fork, exit, the layers' API) is the lifecycle over it;
+ * only the lifecycle calls these (the files below ask through
+ * agent_mem_last_point). */
 void agent_mem_start(void) AGENT_HIDDEN;
 void agent_mem_counters(int rss) AGENT_HIDDEN;
 void agent_mem_counters_now(void) AGENT_HIDDEN;
@@ -308,14 +307,19 @@ void sandbox_mem_thread_end(void) AGENT_HIDDEN;
 int sandbox_prctl(int (*real)(int, ...), unsigned long a[4]) AGENT_HIDDEN;
 void threads_name_event(uint32_t tid, const char *name) AGENT_HIDDEN;
 
-/* capture.c: the capture windows (docs/steps.md).  capture_on: 1 while
- * recording (always, without controls); every recorder checks it. */
-extern _Atomic int capture_on AGENT_HIDDEN;
+/* capture.c: the capture windows (docs/steps.md).  capture_is_on: 1 while
+ * recording (always, without controls); every recorder checks it (a load
+ * of the header's gates, shared with the launcher: cbn_gates.h; signal-safe). */
+extern _Atomic uint64_t *capture_word AGENT_HIDDEN;
+static inline int capture_is_on(void)
+{
+	return !(atomic_load_explicit(capture_word, memory_order_relaxed) & 0xffffffffull);
+}
 extern _Atomic uint64_t capture_steps AGENT_HIDDEN;
 void capture_init(void) AGENT_HIDDEN;
+void capture_before_fork(void) AGENT_HIDDEN;
 void capture_after_fork_child(void) AGENT_HIDDEN;
 void capture_exit(void) AGENT_HIDDEN;
-int capture_tick(void) AGENT_HIDDEN;
 int capture_step(void) AGENT_HIDDEN;
 int capture_is_step_name(const char *name) AGENT_HIDDEN;
 void capture_nvtx_range(const char *domain, const char *name, int open) AGENT_HIDDEN;
@@ -324,9 +328,6 @@ void capture_mark(const char *name) AGENT_HIDDEN;
 int capture_controlled(void) AGENT_HIDDEN;
 /* ctl.c: the control socket (`cbottleneck ctl`); constructor and fork child. */
 void ctl_start(void) AGENT_HIDDEN;
-/* sampler.c: recording turned on or off (normal context, any thread): park
- * or wake every thread's sampler. */
-void sampler_capture_changed(int on) AGENT_HIDDEN;
 
 /* sigwrap.c: sigaction/signal/sigmask interposers, choice of signal. */
 int sigwrap_install(char *why, size_t len) AGENT_HIDDEN;

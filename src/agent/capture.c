@@ -3,20 +3,24 @@
  *
  * Without controls the one window is the whole run and nothing here costs
  * anything.  With them, recording is on only while every gate that was asked
- * for is open:
+ * for is open (the bits of header.capture_gates, cbn_gates.h, shared with the
+ * launcher, which turns the gates that need a clock or a listener outside
+ * the program: src/monitor/mon_capture.c):
  *
  *   time      --delay (opens at start + delay) and --duration (closes at
- *             first open + duration); the background thread turns it
+ *             first open + duration): the launcher
  *   schedule  --schedule, decided at each cbn_step() (cbn_schedule.h)
  *   range     --capture-range api (cbn_start/cbn_stop, cudaProfilerStart/
  *             Stop) or nvtx:NAME (while such a range is open)
- *   manual    `cbottleneck ctl PID start|stop`, the toggle signal; and
+ *   manual    `cbottleneck ctl PID start|stop` and the toggle signal (the
+ *             launcher: the toggle handler here only counts); and
  *             cbn_start/cbn_stop when the range gate is not theirs
  *
- * Each change of the combined state writes a CAPTURE record naming its cause,
- * updates header.capture and tells the samplers and the listener (the CUDA
- * layer).  Normal context only: the toggle signal's handler only raises a
- * flag that the background thread acts on.
+ * The change that opens or closes the window writes a CAPTURE record naming
+ * its cause and updates header.capture; here it also tells the listener (the
+ * CUDA layer, which polls for the launcher's changes).  The samplers read the
+ * gates at every signal and park themselves (sampler.c).  Normal context
+ * only, but for the toggle handler.
  */
 #include <pthread.h>
 #include <regex.h>
@@ -26,20 +30,21 @@
 
 #include "agent.h"
 #include "agent_api.h"
+#include "cbn_gates.h"
 #include "cbn_schedule.h"
 #include "cbn_signal.h"
 
-enum { GATE_TIME, GATE_SCHED, GATE_RANGE, GATE_MANUAL, NGATES };
+/* An extra gate: closed by the exit, never opened again. */
+#define GATE_EXIT 0x10u
+/* An extra gate closed while the constructor sets the others up. */
+#define GATE_INIT 0x80000000u
 
 static struct {
 	int controlled;                  /* any control asked for */
-	int gate[NGATES];                /* 1 open */
-	int on;                          /* all open: recording */
+	int notified;                    /* the state the listener was told last */
 	int have_sched;
 	struct cbn_schedule sched;
-	uint64_t delay_ns, duration_ns;
-	uint64_t first_open;             /* when the first window opened (duration), 0 */
-	uint64_t opened;                 /* when the current window opened */
+	uint64_t fork_gates, fork_first; /* the parent's, for a fork child's new file */
 	int range_api;                   /* --capture-range api */
 	char nvtx_name[128], nvtx_domain[64];
 	int nvtx;                        /* --capture-range nvtx:... */
@@ -60,12 +65,14 @@ static struct {
  * manual gate (capture_tick).
  */
 static int toggle_sig;
-static _Atomic unsigned toggle_pending;
 
 static void capture_toggle_handler(int sig)
 {
+	struct cbn_file_header *h = agent.w.hdr;
+
 	(void)sig;
-	atomic_fetch_add_explicit(&toggle_pending, 1, memory_order_relaxed);
+	if (h)
+		atomic_fetch_add_explicit(&h->capture_toggles, 1, memory_order_relaxed);
 }
 
 /* Returns 1 when the signal is ours now. */
@@ -96,8 +103,10 @@ static int capture_toggle_held(void)
 	       !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == capture_toggle_handler;
 }
 
-/* Read by every recorder (relaxed: a hint that flips at window edges). */
-_Atomic int capture_on = 1;
+/* The gates every recorder reads (capture_is_on): the header's once the
+ * file is open, an open one before. */
+static _Atomic uint64_t capture_none;
+_Atomic uint64_t *capture_word = &capture_none;
 _Atomic uint64_t capture_steps;
 
 static void capture_record_at(uint64_t ts, int event, int cause, const char *name)
@@ -127,54 +136,29 @@ static void capture_record(int event, int cause, const char *name)
 	capture_record_at(agent_now(), event, cause, name);
 }
 
-/* Under cap.lock: recompute; returns 1 when the state changed. */
-static int capture_update(int cause)
+/* Open or close gate; the edge it makes, if any, is recorded and told to
+ * the listener (in order: one change at a time here). */
+static int capture_gate(uint32_t gate, int open, int cause)
 {
 	struct cbn_file_header *h = agent.w.hdr;
-	int on = 1, i;
-	uint64_t now;
+	void (*fn)(int) = NULL;
+	uint64_t ts;
+	int edge, on;
 
-	for (i = 0; i < NGATES; i++)
-		on &= cap.gate[i];
-	if (on == cap.on)
-		return 0;
-	cap.on = on;
-	now = agent_now();
-	atomic_store(&capture_on, on);
-	capture_record(on ? CBN_CAPTURE_OPEN : CBN_CAPTURE_CLOSE, cause, NULL);
-	if (on) {
-		cap.opened = now;
-		if (!cap.first_open)
-			cap.first_open = now;
-		if (h)
-			atomic_fetch_add(&h->capture.windows, 1);
-	} else if (h && now > cap.opened) {
-		atomic_fetch_add(&h->capture.active_ns, now - cap.opened);
-	}
-	if (h)
-		atomic_store(&h->capture.active, (uint32_t)on);
-	return 1;
-}
-
-/* Set one gate; tells the samplers and the listener when the state changed. */
-static int capture_gate(int gate, int open, int cause)
-{
-	void (*fn)(int);
-	int changed, on;
-
-	if (!cap.controlled || !atomic_load(&agent.active))
-		return atomic_load(&capture_on);
+	if (!cap.controlled || !h || !atomic_load(&agent.active))
+		return capture_is_on();
 	pthread_mutex_lock(&cap.lock);
-	cap.gate[gate] = open;
-	changed = capture_update(cause);
-	on = cap.on;
-	fn = cap.listener;
-	pthread_mutex_unlock(&cap.lock);
-	if (changed) {
-		sampler_capture_changed(on);
-		if (fn)
-			fn(on);
+	edge = cbn_gates_set(h, gate, open, &ts);
+	if (edge)
+		capture_record_at(ts, edge > 0 ? CBN_CAPTURE_OPEN : CBN_CAPTURE_CLOSE, cause, NULL);
+	on = capture_is_on();
+	if (cap.notified != on) {
+		cap.notified = on;
+		fn = cap.listener;
 	}
+	pthread_mutex_unlock(&cap.lock);
+	if (fn)
+		fn(on);
 	return on;
 }
 
@@ -194,27 +178,27 @@ void capture_init(void)
 	const char *delay = getenv(CBN_ENV_DELAY), *dur = getenv(CBN_ENV_DURATION);
 	const char *toggle = getenv(CBN_ENV_TOGGLE_SIGNAL), *step = getenv(CBN_ENV_STEP);
 	char spec[sizeof(h->capture.spec)] = "";
-	int i;
+	uint32_t closed = 0;
+	uint64_t delay_ns = 0, ts;
 
-	for (i = 0; i < NGATES; i++)
-		cap.gate[i] = 1;
 	if (step && *step && regcomp(&cap.step_regex, step, REG_EXTENDED | REG_NOSUB) == 0)
 		cap.step_regex_ok = 1;
 	if (sched && *sched && cbn_schedule_parse(sched, &cap.sched) == 0) {
 		cap.have_sched = 1;
 		/* step 0: from the start to the first cbn_step(), as torch's */
-		cap.gate[GATE_SCHED] = cbn_schedule_active(&cap.sched, 0);
+		if (!cbn_schedule_active(&cap.sched, 0))
+			closed |= CBN_GATE_SCHED;
 		capture_spec_add(spec, sizeof(spec), "schedule", sched);
 	}
-	if (delay && *delay && (cap.delay_ns = strtoull(delay, NULL, 10)) > 0) {
-		cap.gate[GATE_TIME] = 0;
+	if (delay && *delay && (delay_ns = strtoull(delay, NULL, 10)) > 0) {
+		closed |= CBN_GATE_TIME;
 		capture_spec_add(spec, sizeof(spec), "delay_ns", delay);
 	}
-	if (dur && *dur && (cap.duration_ns = strtoull(dur, NULL, 10)) > 0)
+	if (dur && *dur && strtoull(dur, NULL, 10) > 0)
 		capture_spec_add(spec, sizeof(spec), "duration_ns", dur);
 	if (range && !strcmp(range, "api")) {
 		cap.range_api = 1;
-		cap.gate[GATE_RANGE] = 0;
+		closed |= CBN_GATE_RANGE;
 		capture_spec_add(spec, sizeof(spec), "capture_range", range);
 	} else if (range && !strncmp(range, "nvtx:", 5) && range[5]) {
 		const char *at = strchr(range + 5, '@');
@@ -226,7 +210,7 @@ void capture_init(void)
 		if (at)
 			snprintf(cap.nvtx_domain, sizeof(cap.nvtx_domain), "%s", at + 1);
 		cap.nvtx = 1;
-		cap.gate[GATE_RANGE] = 0;
+		closed |= CBN_GATE_RANGE;
 		capture_spec_add(spec, sizeof(spec), "capture_range", range);
 	}
 	if (toggle && *toggle && cbn_signal_parse(toggle)) {
@@ -246,9 +230,21 @@ void capture_init(void)
 	h->capture.spec_len = (uint32_t)strlen(spec);
 	memcpy(h->capture.spec, spec, h->capture.spec_len);
 	/* Open at start unless a gate is closed; the START record says so. */
-	cap.on = 0;
-	atomic_store(&capture_on, 0);
-	capture_update(CBN_CAUSE_START);
+	atomic_store(&h->capture_gates, (uint64_t)(closed | GATE_INIT));
+	capture_word = &h->capture_gates;
+	if (cbn_gates_set(h, GATE_INIT, 1, &ts) > 0)
+		capture_record_at(ts, CBN_CAPTURE_OPEN, CBN_CAUSE_START, NULL);
+	cap.notified = capture_is_on();
+}
+
+/* Before a fork (the prepare handler): the gates as they are, for the
+ * child's new file. */
+void capture_before_fork(void)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+
+	cap.fork_gates = h ? atomic_load(&h->capture_gates) : 0;
+	cap.fork_first = h ? atomic_load(&h->capture_first_ns) : 0;
 }
 
 /* A fork child inherits the state; its new file gets the header block. */
@@ -257,16 +253,25 @@ void capture_after_fork_child(void)
 	struct cbn_file_header *h = agent.w.hdr;
 
 	pthread_mutex_init(&cap.lock, NULL);
-	if (!cap.controlled || !h)
+	if (!h) {
+		capture_word = &capture_none;
+		return;
+	}
+	atomic_store(&h->capture_gates, cap.controlled ? cap.fork_gates : 0);
+	capture_word = &h->capture_gates;
+	if (!cap.controlled)
 		return;
 	h->capture.spec_len = (uint32_t)strnlen(cap.spec, sizeof(cap.spec) - 1);
 	memcpy(h->capture.spec, cap.spec, h->capture.spec_len);
 	atomic_store(&h->capture.mode, CBN_CAPTURE_CONTROLLED);
-	atomic_store(&h->capture.active, (uint32_t)cap.on);
-	if (cap.on) {
+	atomic_store(&h->capture_first_ns, cap.fork_first);
+	if (capture_is_on()) {
+		uint64_t now = agent_now();
+
+		atomic_store(&h->capture.active, 1);
 		atomic_store(&h->capture.windows, 1);
-		cap.opened = agent_now();
-		capture_record(CBN_CAPTURE_OPEN, CBN_CAUSE_START, NULL);
+		atomic_store(&h->capture_opened_ns, now);
+		capture_record_at(now, CBN_CAPTURE_OPEN, CBN_CAUSE_START, NULL);
 	}
 }
 
@@ -287,42 +292,7 @@ void capture_exit(void)
 			h->capture.spec_len = (uint32_t)(n + k);
 		}
 	}
-	pthread_mutex_lock(&cap.lock);
-	if (cap.on) {
-		cap.gate[GATE_MANUAL] = 0;
-		capture_update(CBN_CAUSE_EXIT);
-	}
-	pthread_mutex_unlock(&cap.lock);
-}
-
-/*
- * The background thread's turn (every few ms): --delay and --duration.
- * Returns 1 while the thread must keep running for them.
- */
-int capture_tick(void)
-{
-	uint64_t now, start;
-	unsigned n;
-	int keep = toggle_sig != 0;
-
-	if (!cap.controlled)
-		return 0;
-	/* Each toggle signal flips the manual gate (two before a tick: none). */
-	n = keep ? atomic_exchange(&toggle_pending, 0) : 0;
-	if (n & 1)
-		capture_manual(!cap.gate[cap.range_api ? GATE_RANGE : GATE_MANUAL], CBN_CAUSE_SIGNAL);
-	if (!cap.delay_ns && !cap.duration_ns)
-		return keep;
-	now = agent_now();
-	start = agent.w.hdr ? agent.w.hdr->start_mono_ns : 0;
-	if (cap.delay_ns && !cap.gate[GATE_TIME] && !cap.first_open && now >= start + cap.delay_ns)
-		capture_gate(GATE_TIME, 1, CBN_CAUSE_DELAY);
-	if (cap.duration_ns && cap.first_open && cap.gate[GATE_TIME] &&
-	    now >= cap.first_open + cap.duration_ns) {
-		capture_gate(GATE_TIME, 0, CBN_CAUSE_DURATION);
-		return keep; /* over for good */
-	}
-	return keep || !(cap.duration_ns && cap.first_open && !cap.gate[GATE_TIME]);
+	capture_gate(GATE_EXIT, 0, CBN_CAUSE_EXIT);
 }
 
 /* cbn_step() (and a step range or mark, --step): count it and let the
@@ -332,12 +302,13 @@ int capture_tick(void)
 int capture_step(void)
 {
 	uint64_t n = atomic_fetch_add(&capture_steps, 1) + 1;
-	int was = atomic_load(&capture_on), now = was;
+	int was = capture_is_on(), now = was;
 
 	if (agent.w.hdr)
 		atomic_store(&agent.w.hdr->capture.steps, n);
 	if (cap.have_sched)
-		now = capture_gate(GATE_SCHED, cbn_schedule_active(&cap.sched, n), CBN_CAUSE_SCHEDULE);
+		now = capture_gate(CBN_GATE_SCHED, cbn_schedule_active(&cap.sched, n),
+				   CBN_CAUSE_SCHEDULE);
 	return was || now;
 }
 
@@ -362,7 +333,7 @@ void capture_nvtx_range(const char *domain, const char *name, int open)
 		cap.nvtx_depth = 0;
 	depth = cap.nvtx_depth;
 	pthread_mutex_unlock(&cap.lock);
-	capture_gate(GATE_RANGE, depth > 0, CBN_CAUSE_NVTX);
+	capture_gate(CBN_GATE_RANGE, depth > 0, CBN_CAUSE_NVTX);
 }
 
 /* `cbottleneck ctl PID start|stop` and the toggle signal. */
@@ -370,7 +341,7 @@ int capture_manual(int on, int cause)
 {
 	/* Under --capture-range api they do what cbn_start/cbn_stop do: a run
 	 * that starts paused is started from outside. */
-	return capture_gate(cap.range_api ? GATE_RANGE : GATE_MANUAL, on, cause);
+	return capture_gate(cap.range_api ? CBN_GATE_RANGE : CBN_GATE_MANUAL, on, cause);
 }
 
 /* `cbottleneck ctl PID mark NAME`. */
@@ -394,8 +365,8 @@ CAPTURE_API int cbn_start(void)
 	if (!atomic_load(&agent.active))
 		return -1;
 	if (cap.range_api)
-		return capture_gate(GATE_RANGE, 1, CBN_CAUSE_API);
-	return capture_gate(GATE_MANUAL, 1, CBN_CAUSE_API);
+		return capture_gate(CBN_GATE_RANGE, 1, CBN_CAUSE_API);
+	return capture_gate(CBN_GATE_MANUAL, 1, CBN_CAUSE_API);
 }
 
 CAPTURE_API int cbn_stop(void)
@@ -408,38 +379,36 @@ CAPTURE_API int cbn_stop(void)
 
 		pthread_mutex_lock(&cap.lock);
 		if (!cap.controlled && h) {
-			int i;
-
-			for (i = 0; i < NGATES; i++)
-				cap.gate[i] = 1;
-			cap.on = 1;
-			cap.opened = cap.first_open = h->start_mono_ns;
+			atomic_store(&h->capture_opened_ns, h->start_mono_ns);
+			atomic_store(&h->capture_first_ns, h->start_mono_ns);
 			atomic_store(&h->capture.mode, CBN_CAPTURE_CONTROLLED);
 			atomic_store(&h->capture.windows, 1);
 			atomic_store(&h->capture.active, 1);
 			snprintf(cap.spec, sizeof(cap.spec), "api");
 			h->capture.spec_len = (uint32_t)strlen(cap.spec);
 			memcpy(h->capture.spec, cap.spec, h->capture.spec_len);
-			capture_record_at(cap.opened, CBN_CAPTURE_OPEN, CBN_CAUSE_START, NULL);
+			capture_record_at(h->start_mono_ns, CBN_CAPTURE_OPEN, CBN_CAUSE_START, NULL);
+			capture_word = &h->capture_gates;
+			cap.notified = 1;
 			cap.controlled = 1;
 		}
 		pthread_mutex_unlock(&cap.lock);
 	}
 	if (cap.range_api)
-		return capture_gate(GATE_RANGE, 0, CBN_CAUSE_API);
-	return capture_gate(GATE_MANUAL, 0, CBN_CAUSE_API);
+		return capture_gate(CBN_GATE_RANGE, 0, CBN_CAUSE_API);
+	return capture_gate(CBN_GATE_MANUAL, 0, CBN_CAUSE_API);
 }
 
 CAPTURE_API int cbn_agent_capture_active(void)
 {
-	return atomic_load(&capture_on);
+	return capture_is_on();
 }
 
 CAPTURE_API int cbn_agent_capture_set(int on, int cause)
 {
 	if (cause == CBN_CAUSE_CUDA_PROFILER || cause == CBN_CAUSE_API)
-		return cap.range_api ? capture_gate(GATE_RANGE, on != 0, cause) : atomic_load(&capture_on);
-	return capture_gate(GATE_MANUAL, on != 0, cause);
+		return cap.range_api ? capture_gate(CBN_GATE_RANGE, on != 0, cause) : capture_is_on();
+	return capture_gate(CBN_GATE_MANUAL, on != 0, cause);
 }
 
 CAPTURE_API void cbn_agent_capture_listen(void (*fn)(int active))
@@ -447,6 +416,30 @@ CAPTURE_API void cbn_agent_capture_listen(void (*fn)(int active))
 	pthread_mutex_lock(&cap.lock);
 	cap.listener = fn;
 	pthread_mutex_unlock(&cap.lock);
+}
+
+/*
+ * The CUDA layer's flusher, every few milliseconds: tell the listener of an
+ * edge the launcher made (the time gate, ctl, the toggle signal), which has
+ * no thread in the program to do it.  0 without capture controls.
+ */
+CAPTURE_API int cbn_agent_capture_poll(void)
+{
+	void (*fn)(int) = NULL;
+	int on;
+
+	if (!cap.controlled)
+		return 0;
+	pthread_mutex_lock(&cap.lock);
+	on = capture_is_on();
+	if (cap.notified != on) {
+		cap.notified = on;
+		fn = cap.listener;
+	}
+	pthread_mutex_unlock(&cap.lock);
+	if (fn)
+		fn(on);
+	return 1;
 }
 
 CAPTURE_API int cbn_agent_capture_api(void)

@@ -67,7 +67,7 @@ static void ctl_answer(int c, const char *fmt, ...)
 
 static const char *ctl_state(void)
 {
-	return atomic_load(&capture_on) ? "recording" : "paused";
+	return capture_is_on() ? "recording" : "paused";
 }
 
 /* One line in, at most CTL_LINE bytes, within CTL_IO_MS.  Returns its length

@@ -27,24 +27,13 @@ struct agent agent;
 /*
  * What the files below the lifecycle ask of it, registered by agent.c at
  * start-up (agent_hooks_set) so that they call down, here, and never up
- * into background.c, whose thread calls their scans back.  NULL (an inert
- * agent, or before start-up): nothing to do.
+ * into memline.c.  NULL (an inert agent, or before start-up): nothing to do.
  */
-static void (*_Atomic hook_background)(void);
 static void (*_Atomic hook_mem_now)(void);
 
-void agent_hooks_set(void (*background)(void), void (*mem_now)(void))
+void agent_hooks_set(void (*mem_now)(void))
 {
-	atomic_store(&hook_background, background);
 	atomic_store(&hook_mem_now, mem_now);
-}
-
-void agent_want_background(void)
-{
-	void (*fn)(void) = atomic_load(&hook_background);
-
-	if (fn)
-		fn();
 }
 
 void agent_mem_last_point(void)

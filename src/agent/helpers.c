@@ -344,7 +344,6 @@ void threads_helpers_resume(void)
 {
 	if (atomic_fetch_sub(&helpers_hold, 1) != 1)
 		return;
-	agent_want_background();
 	offcpu_resume();
 	ctl_resume();
 }

@@ -1,10 +1,9 @@
 /*
- * background.c — the agent's background thread ("cbn-agent") and what it
- * keeps: module LOAD records soon after a dlopen, the capture controls'
- * timers, the memory counters' timeline (MEM_COUNTERS records with the
- * resident bytes), and the probe of the loader's lock in a fork child.
- * Started on demand (agent_bg_ensure: dlopen, a fork child, the hooks'
- * start, --delay/--duration), gone again once idle.
+ * memline.c — the memory counters' timeline points the agent writes
+ * itself (MEM_COUNTERS: the resident bytes and header.mem's counters): the
+ * first when the allocation hooks start, the last before an exec and at
+ * the exit.  The points between come from the launcher (src/monitor/
+ * mon_mem.c): the agent has no thread of its own.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,17 +17,7 @@
 #include "agent.h"
 #include "sigpath.h"
 
-static _Atomic int bg_running;
 static _Atomic int mem_started;     /* the hooks set header.mem ON (this image) */
-
-/*
- * Helper thread, started by a dlopen and gone again once nothing is pending:
- * it writes the new module's LOAD record (and publishes the unwinder's
- * snapshot) within 2 ms of the load, before a crash soon after could lose it.
- * The dlopen interposer cannot do it itself: it must return straight into the
- * loader (modules.c).  A program that never calls dlopen never sees it.
- */
-#define AGENT_BG_IDLE_EXIT 50
 
 /*
  * Resident bytes from /proc/self/statm.  The session file's pages are the
@@ -95,44 +84,6 @@ void agent_mem_counters(int rss)
 	agent_event(&r, sizeof(r));
 }
 
-static void *agent_bg_main(void *arg)
-{
-	struct timespec ts = {0, 2000000};
-	int idle = 0;
-
-	(void)arg;
-	syscall(SYS_prctl, PR_SET_NAME, "cbn-agent", 0, 0, 0);
-	while (idle < AGENT_BG_IDLE_EXIT) {
-		nanosleep(&ts, NULL);
-		if (!agent.w.hdr || !atomic_load(&agent.active) || threads_helpers_held())
-			break;
-		helpers_tick(); /* ends the process once only we are left */
-		idle = modules_pending() ? 0 : idle + 1;
-		modules_scan(0);
-		if (capture_tick())
-			idle = 0;
-	}
-	atomic_store(&bg_running, 0);
-	return NULL;
-}
-
-/* Start the helper thread if it is not running: a dlopen, a fork child,
- * after a hold on the helpers (threads_helpers_resume; when memory counters
- * or capture controls need it, else it ends by itself after a while idle).
- * The files below the lifecycle reach it through agent_want_background. */
-void agent_bg_ensure(void)
-{
-	int zero = 0;
-	pthread_t th;
-
-	if (!atomic_load(&agent.active))
-		return;
-	if (!atomic_compare_exchange_strong(&bg_running, &zero, 1))
-		return;
-	if (threads_create_raw(&th, agent_bg_main, NULL) < 0)
-		atomic_store(&bg_running, 0);
-}
-
 /* Before an exec replaces this image: its last point of the timeline. */
 void agent_mem_counters_now(void)
 {
@@ -147,19 +98,6 @@ void agent_mem_start(void)
 {
 	atomic_store(&mem_started, 1);
 	agent_mem_counters(1);
-}
-
-/* Whether the background thread runs (a fork now leaves the child's loader
- * lock in doubt). */
-int agent_bg_running(void)
-{
-	return atomic_load(&bg_running);
-}
-
-/* In a fork child: the thread did not survive the fork. */
-void agent_bg_after_fork_child(void)
-{
-	atomic_store(&bg_running, 0);
 }
 
 /* In a fork child: its hooks have not started yet. */

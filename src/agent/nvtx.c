@@ -190,7 +190,7 @@ static int nvtx_pop(const struct nvtxDomainRegistration_st *d)
 		depth += s->f[j].domain == d;
 	memmove(&s->f[i], &s->f[i + 1], (size_t)(s->n - i - 1) * sizeof(s->f[0]));
 	s->n--;
-	if (atomic_load_explicit(&capture_on, memory_order_relaxed))
+	if (capture_is_on())
 		ranges_write(CBN_RANGE_PUSHPOP, CBN_SRC_NVTX, f.start, agent_now(), nvtx_tid(),
 			     (uint32_t)depth, nvtx_domain_name(d), f.name);
 	capture_nvtx_range(nvtx_domain_name(d), f.name, 0);
@@ -243,7 +243,7 @@ static void nvtx_end(nvtxRangeId_t id)
 	pthread_mutex_unlock(&nvtx_lock);
 	if (!o.id)
 		return;
-	if (atomic_load_explicit(&capture_on, memory_order_relaxed))
+	if (capture_is_on())
 		ranges_write(CBN_RANGE_STARTEND, CBN_SRC_NVTX, o.start, agent_now(), o.tid, 0,
 			     nvtx_domain_name(o.domain), o.name);
 	capture_nvtx_range(nvtx_domain_name(o.domain), o.name, 0);
@@ -258,7 +258,7 @@ static void nvtx_mark(const struct nvtxDomainRegistration_st *d, const char *nam
 	now = agent_now();
 	/* A step mark (--step) is kept when it opens or closes a window. */
 	if (capture_is_step_name(name) ? capture_step()
-				       : atomic_load_explicit(&capture_on, memory_order_relaxed))
+				       : capture_is_on())
 		ranges_write(CBN_RANGE_MARK, CBN_SRC_NVTX, now, now, nvtx_tid(), 0,
 			     nvtx_domain_name(d), name);
 }

@@ -511,7 +511,7 @@ static void *offcpu_main(void *arg)
 		next += period / 2 + rnd % period;
 		if (next <= now)
 			next = now + period; /* missed ticks are not made up */
-		if (!atomic_load_explicit(&capture_on, memory_order_relaxed)) {
+		if (!capture_is_on()) {
 			/* Outside capture windows: nothing recorded, and the next
 			 * window starts with fresh stretches. */
 			if (was_on)

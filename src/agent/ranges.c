@@ -101,7 +101,7 @@ __attribute__((visibility("default"))) int cbn_range_pop(void)
 	if (!s || s->depth <= 0 || !atomic_load(&agent.active))
 		return -1;
 	d = --s->depth;
-	if (d < RANGES_DEPTH && atomic_load_explicit(&capture_on, memory_order_relaxed))
+	if (d < RANGES_DEPTH && capture_is_on())
 		ranges_write(CBN_RANGE_PUSHPOP, CBN_SRC_ANNOTATION, s->start[d], agent_now(),
 			     ranges_tid(), (uint32_t)d, "", s->name[d]);
 	return d;
@@ -129,7 +129,7 @@ __attribute__((visibility("default"))) void cbn_mark(const char *name)
 		return;
 	now = agent_now();
 	if (capture_is_step_name(name) ? capture_step() :
-					 atomic_load_explicit(&capture_on, memory_order_relaxed))
+					 capture_is_on())
 		ranges_write(CBN_RANGE_MARK, CBN_SRC_ANNOTATION, now, now, ranges_tid(), 0, "",
 			     name ? name : "");
 }

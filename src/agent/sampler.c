@@ -313,7 +313,7 @@ static void sample_commit(struct agent_thread *t, struct cbn_rec_sample *r, int 
 	r->h.flags = (uint16_t)flags;
 	r->h.size = size;
 	r->ts = sample_now();
-	if (!atomic_load(&capture_on))
+	if (!capture_is_on())
 		return;
 	atomic_store_explicit(&h->end_mono_ns, r->ts, memory_order_relaxed);
 	r->weight = weight;
@@ -384,47 +384,16 @@ out:
 
 /*
  * Capture windows (capture.c).  Outside them a thread's next sample parks its
- * sampler: disarmed, so a parked thread takes no signal and costs nothing.
- * When a window opens, sampler_capture_changed queues one wake signal to each
- * live thread (our sampling signal, SI_QUEUE, the cookie below) and the
- * thread's handler re-arms its own sampler: timers are per-thread state that
- * only the thread itself may change outside a blocked-signal section.
+ * sampler: moved to the park period (AGENT_PARK_NS of its CPU), so a parked
+ * thread takes a signal every 10 ms of CPU at most and none while it waits.
+ * Its first park-period sample inside a window (one the program or the
+ * launcher opened meanwhile) moves it back.  Nothing wakes a parked thread
+ * from outside: a signal could interrupt a system call it waits in (a perf
+ * event's never does: it fires only in user mode).
  */
-static char sampler_wake_cookie;
 
-/* SIGNAL-SAFE.  One of our wake signals (from this process, with our cookie). */
-static int sampler_is_wake(const siginfo_t *si)
-{
-	return si->si_code == SI_QUEUE && si->si_value.sival_ptr == &sampler_wake_cookie &&
-	       (uint32_t)si->si_pid == agent.pid;
-}
-
-/* SIGNAL-SAFE.  Re-arm a parked sampler if recording is on. */
-static void sampler_unpark(struct agent_thread *t)
-{
-	if (!t->parked || t->ended || !t->tid || t->pid != agent.pid ||
-	    !atomic_load_explicit(&capture_on, memory_order_relaxed) ||
-	    !atomic_load_explicit(&agent.active, memory_order_relaxed))
-		return;
-	t->parked = 0;
-	if (timer_resume(t, atomic_load(&agent.signo), t->park_perf) != 0 && agent.w.hdr)
-		atomic_fetch_add(&agent.w.hdr->unsampled_why[CBN_UNSAMPLED_NO_TIMER], 1);
-}
-
-/* SIGNAL-SAFE.  The wake signal: another may be queued from now on. */
-static void sampler_wake(struct agent_thread *t)
-{
-	atomic_store(&t->wake_sent, 0);
-	if (!sandbox_thread_filtered())
-		sampler_unpark(t);
-}
-
-/*
- * SIGNAL-SAFE.  A sample outside a window: not recorded, its CPU consumed
- * (the clocks restart when the sampler is re-armed anyway), and the sampler
- * disarmed.  A perf event's last signal may still come after (timer_disarm):
- * it finds the thread parked and only counts.
- */
+/* SIGNAL-SAFE.  A sample outside a window: not recorded, its CPU consumed,
+ * and the sampler moved to the park period unless it is there already. */
 static void sampler_park(struct agent_thread *t)
 {
 	struct cbn_file_header *h = agent.w.hdr;
@@ -435,9 +404,20 @@ static void sampler_park(struct agent_thread *t)
 		atomic_fetch_add_explicit(&h->capture.parks, 1, memory_order_relaxed);
 	if (t->parked || t->backend == AGENT_BACKEND_NONE)
 		return;
-	t->park_perf = t->backend == AGENT_BACKEND_PERF;
-	timer_disarm(t);
-	t->parked = 1;
+	if (timer_slow(t, 1) == 0)
+		t->parked = 1;
+}
+
+/* SIGNAL-SAFE.  A parked sampler's signal inside a window: back to the
+ * sampling period, with fresh clocks (the next sample weighs only what came
+ * after).  This signal is not a sample of the window. */
+static void sampler_unpark(struct agent_thread *t)
+{
+	if (!t->parked || t->ended || !t->tid || t->pid != agent.pid ||
+	    !atomic_load_explicit(&agent.active, memory_order_relaxed))
+		return;
+	if (timer_slow(t, 0) == 0)
+		t->parked = 0;
 }
 
 /*
@@ -462,9 +442,7 @@ static void sampler_drain(int sig, void *uc)
 	for (i = 0; i < 64; i++) {
 		if (syscall(SYS_rt_sigtimedwait, &set, &si, &zero, _NSIG / 8) != sig)
 			break;
-		if (sampler_is_wake(&si))
-			sampler_wake(&agent_tls);
-		else if (!timer_is_ours(&si))
+		if (!timer_is_ours(&si))
 			sigwrap_chain(sig, &si, uc);
 	}
 }
@@ -505,19 +483,16 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 			sigwrap_chain(sig, si, uc);
 	} else if (timer_is_probe(si)) {
 		/* its probe, which could be queued after all */
-	} else if (sampler_is_wake(si)) {
-		sampler_wake(&agent_tls);
 	} else if (!timer_is_ours(si)) {
 		sigwrap_chain(sig, si, uc);
 	} else if (sandbox_thread_filtered()) {
 		/* Under a seccomp mode or filter of the program's: no system
 		 * call of ours (sandbox.c); the sample is counted, not taken. */
 		writer_lost(&agent.w, CBN_LOST_SANDBOXED);
-	} else if (!atomic_load_explicit(&capture_on, memory_order_relaxed)) {
+	} else if (!capture_is_on()) {
 		sampler_park(&agent_tls); /* outside a window: not recorded */
 	} else if (agent_tls.parked) {
-		/* A parked sampler's last signal, late, after a window opened:
-		 * not a sample of the window; re-arm now (the wake finds it so). */
+		/* A parked sampler's signal inside a window: back to sampling. */
 		sampler_unpark(&agent_tls);
 	} else {
 		/* The handler's own time is the profiler's cost (the report's
@@ -588,7 +563,7 @@ int sampler_thread_begin(int fresh, const char *name)
 	t->ended = 0;
 	t->sampled = 0;
 	t->parked = 0;
-	atomic_store(&t->wake_sent, 0);
+	t->slow = 0;
 	t->fresh = fresh;
 	t->last_sample = NULL;
 	t->backend = AGENT_BACKEND_NONE;
@@ -611,23 +586,11 @@ int sampler_thread_begin(int fresh, const char *name)
 	if (stacks_thread_begin(fresh) != 0)
 		return -ENOMEM;
 	sigwrap_unblock(signo);
-	/*
-	 * Outside a capture window the thread starts parked.  Decided with our
-	 * signal blocked: a wake sent since the thread registered is taken
-	 * after, and finds it parked or armed, never half-way.
-	 */
+	/* Outside a capture window the thread starts parked: its sampler at
+	 * the park period. */
 	sampler_block(&old);
-	if (atomic_load(&capture_on)) {
-		ret = timer_arm(t, signo, !fresh);
-	} else {
-		t->signo = signo;
-		t->perf_fd = -1;
-		if (fresh)
-			t->perf_fd_prev = -1;
-		t->park_perf = !fresh;
-		t->parked = 1;
-		ret = 0;
-	}
+	t->slow = t->parked = !capture_is_on();
+	ret = timer_arm(t, signo, !fresh);
 	sampler_unblock(&old);
 	if (ret && agent.w.hdr)
 		atomic_fetch_add(&agent.w.hdr->unsampled_why[CBN_UNSAMPLED_NO_TIMER], 1);
@@ -650,7 +613,7 @@ static void sampler_end_sample(struct agent_thread *t)
 	int nf = 0;
 
 	if (!h || t->backend == AGENT_BACKEND_NONE || t->parked || t->pid != agent.pid ||
-	    !atomic_load(&agent.active) || !atomic_load_explicit(&capture_on, memory_order_relaxed))
+	    !atomic_load(&agent.active) || !capture_is_on())
 		return;
 	weight = timer_remainder(t, &kernel);
 	if (!weight)
@@ -768,45 +731,9 @@ void sampler_resume(void)
 		t->fresh = 0;
 		kernel_thread_begin(t);
 		timer_arm(t, atomic_load(&agent.signo), 1);
-		/* The CPU of the failed exec belongs to the next sample. */
+				/* The CPU of the failed exec belongs to the next sample. */
 		t->cpu_last = cpu;
 		t->carry = carry;
 	}
 	sampler_unblock(&old);
-}
-
-static void sampler_wake_one(struct agent_thread *t, uint32_t tid, void *arg)
-{
-	int signo = *(int *)arg;
-	siginfo_t si;
-
-	/* At most one wake queued per thread: one that blocks our signal for
-	 * good (rare: the agent keeps it open) holds one queue slot, not one
-	 * per window. */
-	if (!t || !tid || atomic_exchange(&t->wake_sent, 1))
-		return;
-	memset(&si, 0, sizeof(si));
-	si.si_signo = signo;
-	si.si_code = SI_QUEUE;
-	si.si_pid = (pid_t)agent.pid;
-	si.si_uid = getuid();
-	si.si_value.sival_ptr = &sampler_wake_cookie;
-	if (syscall(SYS_rt_tgsigqueueinfo, (pid_t)agent.pid, (pid_t)tid, signo, &si) != 0)
-		atomic_store(&t->wake_sent, 0); /* gone, or the queue is full: next window */
-}
-
-/*
- * Recording turned on or off (capture.c; normal context, any thread).  Off:
- * nothing to do, each thread parks at its next sample (one signal per thread,
- * then none).  On: wake every live thread, parked or about to park (a handler
- * that read capture_on before it turned 1 parks before its wake is taken: the
- * signal is blocked while the handler runs).
- */
-void sampler_capture_changed(int on)
-{
-	int signo = atomic_load(&agent.signo);
-
-	if (!on || !signo || !atomic_load(&agent.active))
-		return;
-	threads_each(sampler_wake_one, &signo);
 }

@@ -14,9 +14,8 @@
  *
  *   sampler.c  sample_take, sample_admit, sample_sampler, sample_reserve,
  *              sample_why, sample_unwind, sample_frames, sample_kstacks,
- *              sample_commit, sample_now, sampler_drain, sampler_is_wake, sampler_wake, sampler_park,
- *              sampler_unpark
- *   timer.c    timer_arm (from timer_resume), timer_posix, timer_perf,
+ *              sample_commit, sample_now, sampler_drain, sampler_park, sampler_unpark
+ *   timer.c    timer_period, timer_posix, timer_perf,
  *              timer_perf_open, timer_perf_failed, timer_perf_why,
  *              timer_refusal_final, timer_thread_sys, ts_ns
  *   kernel.c   kernel_thread_arm, kernel_off, kernel_why, kernel_thread_park,
@@ -166,12 +165,13 @@ void timer_upgrade(struct agent_thread *t) AGENT_HIDDEN;
  * moved (raw syscalls only). */
 void timer_rearm_signal(struct agent_thread *t, const ucontext_t *uc) AGENT_HIDDEN;
 
-/* Re-arm a sampler the handler parked outside a capture window (raw
- * syscalls; the CPU clocks restart at the call).  Returns 0 or -errno. */
-int timer_resume(struct agent_thread *t, int signo, int perf_now) AGENT_HIDDEN;
+/* Move the thread's sampler to the park period (slow 1: outside a capture
+ * window) or back (0), on the same kind of sampler (raw syscalls; a perf
+ * event is opened again, aside; the CPU clocks restart).  0 or -errno. */
+int timer_slow(struct agent_thread *t, int slow) AGENT_HIDDEN;
 
 /* Stop the thread's sampler (raw syscalls; the handler calls it when the
- * sampling signal moved, and to park it outside a capture window). */
+ * sampling signal moved, and when the park period replaces a perf event). */
 void timer_disarm(struct agent_thread *t) AGENT_HIDDEN;
 
 /* The program's disposition for a signal we own that is not one of our samples. */

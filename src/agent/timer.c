@@ -46,11 +46,19 @@ static uint64_t timer_thread_sys(void)
 	return cbn_tv_ns(&ru.ru_stime);
 }
 
+/* The thread's sampling period: the agent's, or the park period while its
+ * sampler waits outside a capture window (sampler.c). */
+static uint64_t timer_period(const struct agent_thread *t)
+{
+	return t->slow ? AGENT_PARK_NS : agent.period_ns;
+}
+
 static int timer_posix(struct agent_thread *t, int signo)
 {
 	struct sigevent sev;
 	struct itimerspec its;
 	long id = 0;
+	uint64_t period = timer_period(t);
 
 	memset(&sev, 0, sizeof(sev));
 	sev.sigev_notify = SIGEV_THREAD_ID;
@@ -60,8 +68,8 @@ static int timer_posix(struct agent_thread *t, int signo)
 	/* The raw call: also used from the handler when the signal moves. */
 	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0)
 		return -errno;
-	its.it_interval.tv_sec = (time_t)(agent.period_ns / 1000000000u);
-	its.it_interval.tv_nsec = (long)(agent.period_ns % 1000000000u);
+	its.it_interval.tv_sec = (time_t)(period / 1000000000u);
+	its.it_interval.tv_nsec = (long)(period % 1000000000u);
 	its.it_value = its.it_interval;
 	if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
 		int ret = -errno;
@@ -79,6 +87,7 @@ static int timer_posix(struct agent_thread *t, int signo)
 struct timer_perf_req {
 	uint32_t tid;
 	int signo;
+	uint64_t period;
 	int fd;                          /* the number it had (si_fd), closed */
 	void *page;
 };
@@ -99,7 +108,7 @@ static int timer_perf_open(void *p)
 	a.size = sizeof(a);
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
-	a.sample_period = agent.period_ns;
+	a.sample_period = q->period;
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.remove_on_exec = 1;
@@ -141,7 +150,7 @@ fail:
  */
 static int timer_perf(struct agent_thread *t, int signo)
 {
-	struct timer_perf_req q = {t->tid, signo, -1, NULL};
+	struct timer_perf_req q = {t->tid, signo, timer_period(t), -1, NULL};
 	int ret = aside_run(timer_perf_open, &q);
 
 	if (ret)
@@ -243,15 +252,46 @@ int timer_arm(struct agent_thread *t, int signo, int perf_now)
 }
 
 /*
- * SIGNAL-SAFE (timer_arm's calls are raw system calls and timer_perf_failed).
- * Re-arm a parked thread's sampler: the handler, at the wake signal of a
- * capture window that opened.  Its clocks restart now, so the first sample
- * does not carry the time the thread spent parked.
+ * SIGNAL-SAFE.  Move the thread's sampler to the park period (slow 1: its
+ * capture window closed) or back to the sampling period (slow 0), on the
+ * same kind of sampler: a POSIX timer is re-set, a perf event replaced by a
+ * new one (its period cannot change without its descriptor, which is
+ * closed; opened aside like the first).  The clocks restart: the next sample
+ * does not carry the time spent parked.  Returns 0, or -errno with the
+ * sampler left as it was.
  */
-int timer_resume(struct agent_thread *t, int signo, int perf_now)
+int timer_slow(struct agent_thread *t, int slow)
 {
-	t->fresh = 0;
-	return timer_arm(t, signo, perf_now);
+	struct agent_thread n;
+	struct itimerspec its;
+	uint64_t period;
+	int ret = 0;
+
+	if (t->backend == AGENT_BACKEND_NONE)
+		return -EINVAL;
+	n = *t;
+	n.slow = slow;
+	period = timer_period(&n);
+	if (t->backend == AGENT_BACKEND_TIMER) {
+		its.it_interval.tv_sec = (time_t)(period / 1000000000u);
+		its.it_interval.tv_nsec = (long)(period % 1000000000u);
+		its.it_value = its.it_interval;
+		if (syscall(SYS_timer_settime, (long)t->timer, 0, &its, NULL) != 0)
+			return -errno;
+	} else {
+		ret = timer_perf(&n, t->signo);
+		if (ret)
+			return ret;
+		timer_disarm(t); /* its last signals stay recognisable (perf_fd_prev) */
+		t->backend = AGENT_BACKEND_PERF;
+		t->perf_fd = n.perf_fd;
+		t->perf_page = n.perf_page;
+	}
+	t->slow = slow;
+	t->cpu_last = agent_thread_cpu();
+	t->sys_last = timer_thread_sys();
+	t->carry = 0;
+	return 0;
 }
 
 /* SIGNAL-SAFE.  From the thread's POSIX timer to a perf event. */

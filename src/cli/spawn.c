@@ -212,6 +212,12 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	tty = sup_tty_open();
 	mo.session = env->session;
 	mo.memory = env->mem_lib != NULL;
+	mo.controlled = env->schedule || env->capture_range || env->toggle_signal ||
+			env->delay_ns || env->duration_ns;
+	mo.delay_ns = env->delay_ns;
+	mo.duration_ns = env->duration_ns;
+	mo.toggle = env->toggle_signal != NULL;
+	mo.range_api = env->capture_range && !strcmp(env->capture_range, "api");
 	/* Before the program starts: it finds every file the run makes. */
 	mon = mon_start(&mo, env->verbose);
 

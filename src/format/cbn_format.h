@@ -453,6 +453,17 @@ struct cbn_file_header {
 	 * reserved now, and the most at once. */
 	_Atomic int64_t mem_reserved_live;
 	_Atomic uint64_t mem_reserved_peak;
+
+	/* Capture gates (zero in older files and without controls), shared
+	 * by the agent and the launcher, which both change them
+	 * (cbn_gates.h): the low 32 bits hold a bit per closed gate
+	 * (CBN_GATE_*), and a window is open while none is set. */
+	_Atomic uint64_t capture_gates;
+	_Atomic uint64_t capture_opened_ns;   /* when the open window opened */
+	_Atomic uint64_t capture_first_ns;    /* when the first window opened (--duration) */
+	_Atomic uint32_t capture_toggles;     /* toggle signals the program got (--toggle-signal):
+					       * the launcher flips the gate for each */
+	uint32_t capture_pad;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");

@@ -257,7 +257,7 @@ struct mon *mon_start(const struct mon_opts *o, int verbose)
 {
 	struct mon *m;
 
-	if (!o->memory)
+	if (!o->memory && !o->controlled)
 		return NULL;
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -309,6 +309,13 @@ uint64_t mon_turn(struct mon *m, uint64_t now, const struct pollfd *p, int n)
 	t = mon_mem_turn(m, now);
 	if (t && t < next)
 		next = t;
+	t = mon_capture_turn(m, now);
+	if (t && t < next)
+		next = t;
+	/* an image whose header is not filled yet: look again soon */
+	for (i = 0; i < m->nimg; i++)
+		if (!m->img[i].ended && !m->img[i].hdr && now + 1000000 < next)
+			next = now + 1000000;
 	return next;
 }
 

@@ -24,6 +24,9 @@ struct mon_image {
 	/* mon_mem.c */
 	int statm;                       /* /proc/PID/statm, kept open; -1 */
 	uint64_t next_mem;
+	/* mon_capture.c */
+	int time_state;                  /* 0 before --delay, 1 open, 2 over (--duration) */
+	uint32_t toggles_seen;
 };
 
 struct mon {
@@ -45,5 +48,14 @@ struct writer *mon_side(struct mon_image *im);
  * next deadline it needs (0: none). */
 uint64_t mon_mem_turn(struct mon *m, uint64_t now);
 void mon_mem_end(struct mon_image *im);
+
+/* mon_capture.c: one turn of the time gate and the toggle signal for every
+ * live image (next deadline, 0: none); a gate opened (1) or closed in one
+ * image, recorded (returns whether it records now); the gate ctl and the
+ * toggle signal turn; a CAPTURE record into the side file. */
+uint64_t mon_capture_turn(struct mon *m, uint64_t now);
+int mon_capture_gate(struct mon_image *im, uint32_t gate, int open, int cause);
+uint32_t mon_capture_manual(const struct mon *m);
+void mon_capture_record(struct mon_image *im, uint64_t ts, int event, int cause, const char *name);
 
 #endif

@@ -11,6 +11,8 @@
  *                 given a side file on demand, let go when they end
  *   mon_mem.c     the memory counters' timeline (--memory): RSS from
  *                 /proc/PID/statm and the header's exact counters, every 10 ms
+ *   mon_capture.c the capture gates that need a clock or a command: --delay,
+ *                 --duration, the toggle signal
  *
  * Launcher side only, one thread (the launcher's wait loop, supervise.c);
  * nothing here signals or stops a process of the program.
@@ -25,6 +27,11 @@
 struct mon_opts {
 	const char *session;             /* the session directory (absolute) */
 	int memory;                      /* --memory with host: the counters' timeline */
+	int controlled;                  /* capture controls were asked for */
+	uint64_t delay_ns, duration_ns;  /* --delay, --duration, 0: none */
+	int toggle;                      /* --toggle-signal */
+	int range_api;                   /* --capture-range api: ctl and the toggle
+					  * signal turn the range gate */
 };
 
 struct mon;

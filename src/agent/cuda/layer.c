@@ -105,6 +105,7 @@ static void layer_link_agent(void)
 	layer_agent.capture_listen =
 		(void (*)(void (*)(int)))dlsym(RTLD_DEFAULT, "cbn_agent_capture_listen");
 	layer_agent.capture_api = (int (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_capture_api");
+	layer_agent.capture_poll = (int (*)(void))dlsym(RTLD_DEFAULT, "cbn_agent_capture_poll");
 	layer_agent.cupti_attach = (int (*)(const struct cbn_cupti_layer *, char *, size_t))dlsym(
 		RTLD_DEFAULT, "cbn_agent_cupti_attach");
 	if (!layer_agent.capture_active || !layer_agent.capture_set || !layer_agent.capture_api) {
@@ -113,6 +114,7 @@ static void layer_link_agent(void)
 		layer_agent.capture_set = layer_set_none;
 		layer_agent.capture_api = layer_zero;
 		layer_agent.capture_listen = NULL;
+		layer_agent.capture_poll = NULL;
 	}
 }
 
@@ -340,23 +342,30 @@ long layer_env_ms(const char *name, long dflt)
 /* FlushAll(0) every period ("default flush can be done at a regular interval
  * in a separate thread", cupti_activity.h): finished work reaches the session
  * file while the program runs, so an exit that skips atexit (_exit, a fatal
- * signal, SIGKILL) loses at most the last period. */
+ * signal, SIGKILL) loses at most the last period.  With capture controls it
+ * also looks at the gates every LAYER_CAPTURE_POLL_MS: a window the launcher
+ * opened or closed (--delay, ctl, the toggle signal) turns the activity
+ * kinds on or off here. */
+#define LAYER_CAPTURE_POLL_MS 5
 static void *layer_flusher(void *arg)
 {
-	long period_ms = (long)(intptr_t)arg, wait_ms;
+	long period_ms = (long)(intptr_t)arg, wait_ms, poll_ms = 0, waited = 0;
 	struct timespec until;
 
 	pthread_setname_np(pthread_self(), "cbn-cupti-flush");
 	/* With the periodic flush off (period 0) the thread still takes the
 	 * activity buffers back once the program's client lets go of them. */
 	wait_ms = period_ms > 0 ? period_ms : LAYER_FLUSH_PERIOD_MS;
+	if (layer_agent.capture_poll && layer_agent.capture_listen && layer_agent.capture_poll())
+		poll_ms = LAYER_CAPTURE_POLL_MS;
 	pthread_mutex_lock(&layer_flusher_lock);
 	while (!layer_flusher_stop) {
+		long step = poll_ms && poll_ms < wait_ms - waited ? poll_ms : wait_ms - waited;
 		int timed_out;
 
 		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += wait_ms / 1000;
-		until.tv_nsec += (wait_ms % 1000) * 1000000L;
+		until.tv_sec += step / 1000;
+		until.tv_nsec += (step % 1000) * 1000000L;
 		if (until.tv_nsec >= 1000000000L) {
 			until.tv_sec++;
 			until.tv_nsec -= 1000000000L;
@@ -366,6 +375,14 @@ static void *layer_flusher(void *arg)
 		if (layer_flusher_stop)
 			break;
 		pthread_mutex_unlock(&layer_flusher_lock);
+		if (poll_ms && !layer_agent.capture_poll())
+			poll_ms = 0;
+		waited += step;
+		if (timed_out && waited < wait_ms) {
+			pthread_mutex_lock(&layer_flusher_lock);
+			continue;
+		}
+		waited = 0;
 		if (atomic_load(&layer.state) == CBN_CUDA_STARTED && !atomic_load(&layer.off)) {
 			share_tick();
 			if (timed_out && period_ms > 0 && atomic_load(&layer.act_mine)) {

@@ -30,6 +30,9 @@ struct layer_agent {
 	int (*capture_active)(void);
 	int (*capture_set)(int on, int cause);
 	void (*capture_listen)(void (*fn)(int active));
+	/* tell the listener of an edge the launcher made (the flusher polls);
+	 * 0 when the run has no capture controls (nothing to poll) */
+	int (*capture_poll)(void);
 	int (*capture_api)(void);
 	/* CUPTI shared with the program (cupti_guard.c); NULL without the agent. */
 	int (*cupti_attach)(const struct cbn_cupti_layer *layer, char *holder, size_t len);
