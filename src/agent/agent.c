@@ -295,7 +295,6 @@ static void agent_fork_child(void)
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
 	sampler_thread_begin(0, NULL);
-	ctl_start();
 	offcpu_after_fork_child();
 	python_after_fork_child();
 }
@@ -419,7 +418,6 @@ __attribute__((constructor)) static void agent_init(void)
 	stacks_user_bounds(0, 0);
 	if (sampler_thread_begin(0, NULL) < 0)
 		agent_disable("cannot sample the main thread (no stack or timer for the handler)");
-	ctl_start();
 	offcpu_start();
 	agent_init_done();
 }

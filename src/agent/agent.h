@@ -284,7 +284,6 @@ void threads_helpers_resume(void) AGENT_HIDDEN;
 int threads_helpers_held(void) AGENT_HIDDEN;
 int threads_helpers_live(void) AGENT_HIDDEN;
 void offcpu_resume(void) AGENT_HIDDEN;
-void ctl_resume(void) AGENT_HIDDEN;
 
 /* alloc.c: the agent's own heap (glibc's malloc by its internal names). */
 void agent_alloc_init(void) AGENT_HIDDEN;
@@ -323,11 +322,6 @@ void capture_exit(void) AGENT_HIDDEN;
 int capture_step(void) AGENT_HIDDEN;
 int capture_is_step_name(const char *name) AGENT_HIDDEN;
 void capture_nvtx_range(const char *domain, const char *name, int open) AGENT_HIDDEN;
-int capture_manual(int on, int cause) AGENT_HIDDEN;
-void capture_mark(const char *name) AGENT_HIDDEN;
-int capture_controlled(void) AGENT_HIDDEN;
-/* ctl.c: the control socket (`cbottleneck ctl`); constructor and fork child. */
-void ctl_start(void) AGENT_HIDDEN;
 
 /* sigwrap.c: sigaction/signal/sigmask interposers, choice of signal. */
 int sigwrap_install(char *why, size_t len) AGENT_HIDDEN;

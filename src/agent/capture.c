@@ -131,10 +131,6 @@ static void capture_record_at(uint64_t ts, int event, int cause, const char *nam
 	agent_event(&rec, rec.r.h.size);
 }
 
-static void capture_record(int event, int cause, const char *name)
-{
-	capture_record_at(agent_now(), event, cause, name);
-}
 
 /* Open or close gate; the edge it makes, if any, is recorded and told to
  * the listener (in order: one change at a time here). */
@@ -334,26 +330,6 @@ void capture_nvtx_range(const char *domain, const char *name, int open)
 	depth = cap.nvtx_depth;
 	pthread_mutex_unlock(&cap.lock);
 	capture_gate(CBN_GATE_RANGE, depth > 0, CBN_CAUSE_NVTX);
-}
-
-/* `cbottleneck ctl PID start|stop` and the toggle signal. */
-int capture_manual(int on, int cause)
-{
-	/* Under --capture-range api they do what cbn_start/cbn_stop do: a run
-	 * that starts paused is started from outside. */
-	return capture_gate(cap.range_api ? CBN_GATE_RANGE : CBN_GATE_MANUAL, on, cause);
-}
-
-/* `cbottleneck ctl PID mark NAME`. */
-void capture_mark(const char *name)
-{
-	if (atomic_load(&agent.active))
-		capture_record(CBN_CAPTURE_MARK, CBN_CAUSE_CTL, name);
-}
-
-int capture_controlled(void)
-{
-	return cap.controlled;
 }
 
 /* --- the program's API (include/cbottleneck.h) and agent_api.h ------------ */

@@ -345,7 +345,6 @@ void threads_helpers_resume(void)
 	if (atomic_fetch_sub(&helpers_hold, 1) != 1)
 		return;
 	offcpu_resume();
-	ctl_resume();
 }
 
 int threads_helpers_live(void)

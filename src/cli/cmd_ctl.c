@@ -1,7 +1,8 @@
 /*
  * cmd_ctl.c — `cbottleneck ctl PID start|stop|mark NAME|dump|status`: find the
- * session of a running profiled process (its CBN_SESSION), send one line to
- * its control socket SESSION/ctl/PID.sock (src/agent/ctl.c), print the answer.
+ * session of a running profiled process (the session file it has mapped), send
+ * one line to its control socket SESSION/ctl/PID.sock (served by the launcher
+ * of the run: src/monitor/mon_ctl.c), print the answer.
  * `dump` then reports what was recorded so far, from a copy of the session.
  * Exit statuses: docs/cli.md (0 ok, 1 the agent said no, 2 usage, 3 no such
  * profiled process or no socket).
@@ -18,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cbn_format.h"
@@ -26,7 +28,8 @@
 #define CTL_EXIT_ERROR 1
 #define CTL_EXIT_USAGE 2
 #define CTL_EXIT_NOPROC 3
-#define CTL_ANSWER_S 5     /* the agent answers at once; this is for a stopped one */
+#define CTL_ANSWER_S 5     /* the launcher answers at once; this is for a stopped one */
+#define CTL_WAIT_SOCKET_MS 300 /* a new process's socket comes within a few ms */
 
 static const char ctl_usage_text[] =
 	"usage: cbottleneck ctl PID COMMAND\n"
@@ -39,8 +42,8 @@ static const char ctl_usage_text[] =
 	"  status       recording or paused, steps and windows so far\n"
 	"The process has a control socket when it runs with a capture control (--delay,\n"
 	"--duration, --schedule, --capture-range, --toggle-signal) or with CBN_CTL=1 in\n"
-	"the environment.  Exit status: 0 ok, 1 the process answered an error, 2 usage,\n"
-	"3 no such profiled process or no control socket.\n";
+	"cbottleneck's environment.  Exit status: 0 ok, 1 the process answered an error,\n"
+	"2 usage, 3 no such profiled process or no control socket.\n";
 
 static int ctl_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -56,50 +59,39 @@ static int ctl_usage(const char *fmt, ...)
 	return CTL_EXIT_USAGE;
 }
 
-/* /proc/PID/environ, else a thread's (/proc/PID/task/TID/environ): an fd
- * that reads, or -errno. */
-static int ctl_open_environ(long pid)
+/* "DIR/PID.SEQ.cbp" at the end of a /proc/PID/maps line: DIR into dir. */
+static int ctl_map_line(const char *line, long pid, char *dir, size_t len)
 {
-	char path[300], probe;
-	struct dirent *e;
-	int fd, err;
-	DIR *d;
+	const char *path = strchr(line, '/'), *base;
+	char want[32];
+	size_t n, ext = strlen(CBN_FILE_EXT);
 
-	snprintf(path, sizeof(path), "/proc/%ld/environ", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && pread(fd, &probe, 1, 0) == 1)
-		return fd;
-	err = fd < 0 ? errno : ESRCH;
-	if (fd >= 0)
-		close(fd);
-	snprintf(path, sizeof(path), "/proc/%ld/task", pid);
-	d = opendir(path);
-	while (d && (e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/%ld/task/%s/environ", pid, e->d_name);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0 && pread(fd, &probe, 1, 0) == 1)
-			break;
-		if (fd >= 0)
-			close(fd);
-		fd = -1;
-	}
-	if (d)
-		closedir(d);
-	return fd >= 0 ? fd : -err;
+	if (!path)
+		return -1;
+	n = strcspn(path, "\n");
+	if (n <= ext || strncmp(path + n - ext, CBN_FILE_EXT, ext) != 0)
+		return -1;
+	base = path + n;
+	while (base > path && base[-1] != '/')
+		base--;
+	snprintf(want, sizeof(want), "%ld.", pid);
+	if (strncmp(base, want, strlen(want)) != 0 || (size_t)(base - 1 - path) >= len)
+		return -1;
+	memcpy(dir, path, (size_t)(base - 1 - path));
+	dir[base - 1 - path] = '\0';
+	return 0;
 }
 
-/* CBN_SESSION (and CBN_CTL) from /proc/PID/environ: the environment the
- * process was started with, which is where the launcher put them.  Same user
- * only.  Returns 0 or CTL_EXIT_NOPROC after one line. */
-static int ctl_find_session(long pid, char *session, size_t len, int *ctl_off)
+/* The directory of the process's session file, from /proc/PID/maps: the
+ * agent keeps its file PID.SEQ.cbp mapped (the program's environment holds
+ * nothing of ours).  Same user only.  Returns 0 or CTL_EXIT_NOPROC after one
+ * line. */
+static int ctl_find_session(long pid, char *session, size_t len)
 {
-	char path[64], *buf = NULL, *p;
-	size_t n = 0, cap = 0;
+	char path[64], line[PATH_MAX + 256];
 	struct stat st;
-	ssize_t r;
-	int fd, ret = CTL_EXIT_NOPROC;
+	FILE *f;
+	int ret = CTL_EXIT_NOPROC;
 
 	snprintf(path, sizeof(path), "/proc/%ld", pid);
 	if (stat(path, &st) < 0) {
@@ -111,77 +103,49 @@ static int ctl_find_session(long pid, char *session, size_t len, int *ctl_off)
 			"controls your own processes\n", pid);
 		return CTL_EXIT_NOPROC;
 	}
-	/* A main thread that called pthread_exit has no memory to read the
-	 * environment from: any live thread's view is the same. */
-	fd = ctl_open_environ(pid);
-	if (fd < 0) {
-		fprintf(stderr, "cbottleneck: ctl: cannot read the environment of process %ld: %s\n",
-			pid, strerror(-fd));
+	snprintf(path, sizeof(path), "/proc/%ld/maps", pid);
+	f = fopen(path, "r");
+	if (!f) {
+		fprintf(stderr, "cbottleneck: ctl: cannot read the mappings of process %ld: %s\n",
+			pid, strerror(errno));
 		return CTL_EXIT_NOPROC;
 	}
-	for (;;) {
-		if (n + 4096 + 1 > cap) {
-			cap = cap ? cap * 2 : 65536;
-			buf = realloc(buf, cap);
-			if (!buf) {
-				fprintf(stderr, "cbottleneck: ctl: out of memory\n");
-				goto out;
-			}
-		}
-		r = read(fd, buf + n, cap - n - 1);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		n += (size_t)r;
-	}
-	buf[n] = 0;
-	*ctl_off = 0;
 	session[0] = 0;
-	for (p = buf; p < buf + n; p += strlen(p) + 1) {
-		if (!strncmp(p, CBN_ENV_SESSION "=", sizeof(CBN_ENV_SESSION)))
-			snprintf(session, len, "%s", p + sizeof(CBN_ENV_SESSION));
-		else if (!strcmp(p, CBN_ENV_CTL "=0"))
-			*ctl_off = 1;
-	}
-	if (!session[0]) {
-		fprintf(stderr, "cbottleneck: ctl: process %ld is not profiled by cbottleneck (no %s "
-			"in its environment)\n", pid, CBN_ENV_SESSION);
-		goto out;
-	}
-	ret = 0;
-out:
-	free(buf);
-	close(fd);
-	return ret;
-}
-
-/* A rank of a distributed run keeps its files, control socket included, in
- * SESSION/rank-NNNNN (docs/distributed.md): make session that directory when
- * the pid's socket is there.  It wins over one at the top, which is a stale
- * socket of the image before an exec that made the process a rank. */
-static void ctl_rank_session(char *session, size_t len, long pid)
-{
-	char path[PATH_MAX + 300];
-	struct dirent *e;
-	struct stat st;
-	DIR *d;
-
-	d = opendir(session);
-	if (!d)
-		return;
-	while ((e = readdir(d)) != NULL) {
-		if (strncmp(e->d_name, "rank-", 5))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s/%s/%ld.sock", session, e->d_name, CBN_CTL_DIR,
-			 pid);
-		if (stat(path, &st) == 0 && strlen(session) + 1 + strlen(e->d_name) < len) {
-			strcat(session, "/");
-			strcat(session, e->d_name);
+	while (fgets(line, sizeof(line), f))
+		if (ctl_map_line(line, pid, session, len) == 0) {
+			ret = 0;
 			break;
 		}
+	fclose(f);
+	/* A main thread that called pthread_exit shows no mappings: any live
+	 * thread's view is the same. */
+	if (ret) {
+		char tpath[300];
+		struct dirent *e;
+		DIR *d;
+
+		snprintf(tpath, sizeof(tpath), "/proc/%ld/task", pid);
+		d = opendir(tpath);
+		while (d && ret && (e = readdir(d)) != NULL) {
+			if (e->d_name[0] == '.')
+				continue;
+			snprintf(tpath, sizeof(tpath), "/proc/%ld/task/%s/maps", pid, e->d_name);
+			f = fopen(tpath, "r");
+			while (f && fgets(line, sizeof(line), f))
+				if (ctl_map_line(line, pid, session, len) == 0) {
+					ret = 0;
+					break;
+				}
+			if (f)
+				fclose(f);
+		}
+		if (d)
+			closedir(d);
 	}
-	closedir(d);
+	if (ret)
+		fprintf(stderr, "cbottleneck: ctl: process %ld is not profiled by cbottleneck (no "
+			"session file of its own is mapped)\n", pid);
+	return ret;
 }
 
 /* Connect to SESSION/ctl/PID.sock; through the directory's descriptor when
@@ -306,8 +270,8 @@ static int ctl_report_copy(const char *session, long pid)
 	const char *tmp = getenv("TMPDIR");
 	struct cli_opts o;
 	struct dirent *e;
-	size_t ext = strlen(CBN_FILE_EXT);
-	int ret, copied = 0;
+	size_t ext = strlen(CBN_FILE_EXT), sext = strlen(CBN_SIDE_EXT);
+	int ret, copied = 0, side;
 	DIR *d;
 
 	if (!tmp || !*tmp || access(tmp, W_OK) != 0)
@@ -323,12 +287,14 @@ static int ctl_report_copy(const char *session, long pid)
 	while (d && (e = readdir(d)) != NULL) {
 		size_t len = strlen(e->d_name);
 
-		if (len <= ext || strcmp(e->d_name + len - ext, CBN_FILE_EXT))
+		/* the agents' files, and the launcher's side files beside them */
+		side = len > sext && !strcmp(e->d_name + len - sext, CBN_SIDE_EXT);
+		if (!side && (len <= ext || strcmp(e->d_name + len - ext, CBN_FILE_EXT)))
 			continue;
 		snprintf(from, sizeof(from), "%s/%s", session, e->d_name);
 		snprintf(to, sizeof(to), "%s/%s", tmpl, e->d_name);
 		if (ctl_copy_file(from, to) == 0)
-			copied++;
+			copied += !side;
 		else
 			unlink(to);
 	}
@@ -366,7 +332,7 @@ int cmd_ctl(int argc, char **argv)
 {
 	char session[PATH_MAX], line[512], answer[1024], *end;
 	const char *cmd;
-	int fd, ret, ctl_off = 0;
+	int fd, ret, i;
 	long pid;
 
 	if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
@@ -398,16 +364,22 @@ int cmd_ctl(int argc, char **argv)
 	}
 	if (cli_args_only())
 		return 0;
-	ret = ctl_find_session(pid, session, sizeof(session), &ctl_off);
+	ret = ctl_find_session(pid, session, sizeof(session));
 	if (ret)
 		return ret;
-	ctl_rank_session(session, sizeof(session), pid);
 	fd = ctl_connect(session, pid);
+	/* The launcher makes a process's socket when it sees the process's
+	 * file: a process started a moment ago may not have it yet. */
+	for (i = 0; fd == -ENOENT && i < CTL_WAIT_SOCKET_MS / 10; i++) {
+		struct timespec ms10 = {0, 10000000};
+
+		nanosleep(&ms10, NULL);
+		fd = ctl_connect(session, pid);
+	}
 	if (fd == -ENOENT) {
-		fprintf(stderr, "cbottleneck: ctl: process %ld has no control socket%s; it has one "
+		fprintf(stderr, "cbottleneck: ctl: process %ld has no control socket; it has one "
 			"when run with a capture control (--delay, --duration, --schedule, "
-			"--capture-range) or CBN_CTL=1\n", pid,
-			ctl_off ? " (CBN_CTL=0 in its environment)" : "");
+			"--capture-range) or with CBN_CTL=1 in cbottleneck's environment\n", pid);
 		return CTL_EXIT_NOPROC;
 	}
 	if (fd == -ECONNREFUSED) {

@@ -304,12 +304,14 @@ int session_create(const char *dir, char *out, size_t len)
 	return 0;
 }
 
-/* The process pid is alive (not a zombie). */
+/* The process pid is alive: not a zombie, or a zombie main thread (it left
+ * with pthread_exit) with other threads running (the thread count, field
+ * 20). */
 static int session_pid_alive(uint32_t pid)
 {
 	char path[64], buf[512], *p;
 	ssize_t n;
-	int fd;
+	int fd, i;
 
 	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -321,7 +323,13 @@ static int session_pid_alive(uint32_t pid)
 		return 0;
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] != 'Z' && p[2] != 'X';
+	if (!p || p[1] != ' ')
+		return 0;
+	if (p[2] != 'Z' && p[2] != 'X')
+		return 1;
+	for (i = 2; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	return p && strtol(p + 1, NULL, 10) > 1;
 }
 
 /* The header of a session file, 0 when it is one we can trust. */

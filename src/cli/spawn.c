@@ -218,6 +218,11 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	mo.duration_ns = env->duration_ns;
 	mo.toggle = env->toggle_signal != NULL;
 	mo.range_api = env->capture_range && !strcmp(env->capture_range, "api");
+	{
+		const char *c = getenv(CBN_ENV_CTL);
+
+		mo.ctl = c && !strcmp(c, "0") ? 0 : mo.controlled || (c && !strcmp(c, "1"));
+	}
 	/* Before the program starts: it finds every file the run makes. */
 	mon = mon_start(&mo, env->verbose);
 

@@ -167,7 +167,7 @@ static void mon_events(struct mon *m)
 
 /* Map an image's header once the agent has filled it (its magic, then its
  * pid, are written before the first sampler is armed). */
-static void mon_map(struct mon_image *im)
+static void mon_map(struct mon *m, struct mon_image *im)
 {
 	struct cbn_file_header *h;
 	struct stat st;
@@ -197,14 +197,17 @@ static void mon_map(struct mon_image *im)
 		return;
 	}
 	im->hdr = h;
+	mon_ctl_image(m, im);
 }
 
-/* The process of an image is gone (a zombie counts as gone). */
+/* The process of an image is gone: no /proc entry, or a zombie.  A main
+ * thread that left with pthread_exit shows as a zombie while the other
+ * threads run on: the thread count (field 20) tells. */
 static int mon_gone(const struct mon_image *im)
 {
 	char path[64], buf[512], *p;
 	ssize_t n;
-	int fd;
+	int fd, i;
 
 	snprintf(path, sizeof(path), "/proc/%u/stat", im->pid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -216,7 +219,13 @@ static int mon_gone(const struct mon_image *im)
 		return 1;
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+	if (!p || p[1] != ' ')
+		return 1;
+	if (p[2] != 'Z' && p[2] != 'X')
+		return 0;
+	for (i = 2; p && i < 20; i++)
+		p = strchr(p + 1, ' ');
+	return !p || strtol(p + 1, NULL, 10) <= 1;
 }
 
 static void mon_end(struct mon_image *im)
@@ -257,13 +266,14 @@ struct mon *mon_start(const struct mon_opts *o, int verbose)
 {
 	struct mon *m;
 
-	if (!o->memory && !o->controlled)
+	if (!o->memory && !o->controlled && !o->ctl)
 		return NULL;
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return NULL;
 	m->o = *o;
 	m->verbose = verbose;
+	m->ctl = o->ctl;
 	m->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (m->inotify < 0) {
 		if (verbose)
@@ -283,7 +293,7 @@ int mon_fds(struct mon *m, struct pollfd *p, int max)
 	p[0].fd = m->inotify;
 	p[0].events = POLLIN;
 	p[0].revents = 0;
-	return 1;
+	return 1 + mon_ctl_fds(m, p + 1, max - 1);
 }
 
 uint64_t mon_turn(struct mon *m, uint64_t now, const struct pollfd *p, int n)
@@ -291,8 +301,6 @@ uint64_t mon_turn(struct mon *m, uint64_t now, const struct pollfd *p, int n)
 	uint64_t next, t;
 	size_t i;
 
-	(void)p;
-	(void)n;
 	if (!m)
 		return 0;
 	mon_events(m);
@@ -301,10 +309,13 @@ uint64_t mon_turn(struct mon *m, uint64_t now, const struct pollfd *p, int n)
 
 		if (im->ended)
 			continue;
-		mon_map(im);
+		mon_map(m, im);
 		if (im->hdr && mon_gone(im))
 			mon_end(im);
 	}
+	mon_ctl_reap(m);
+	if (n > 1)
+		mon_ctl_serve(m, p + 1, n - 1);
 	next = now + 100000000ull; /* a look at least every 100 ms */
 	t = mon_mem_turn(m, now);
 	if (t && t < next)
@@ -338,6 +349,7 @@ void mon_stop(struct mon *m)
 		if (im->hdr)
 			munmap(im->hdr, CBN_HEADER_SIZE);
 	}
+	mon_ctl_end(m);
 	free(m->img);
 	close(m->inotify);
 	free(m);

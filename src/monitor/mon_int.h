@@ -29,9 +29,20 @@ struct mon_image {
 	uint32_t toggles_seen;
 };
 
+/* A control socket (mon_ctl.c): DIR/ctl/PID.sock for one process. */
+struct mon_sock {
+	uint32_t pid;
+	int fd;
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 32];
+};
+
 struct mon {
 	struct mon_opts o;
 	int verbose;
+	int ctl;                         /* control sockets are served */
+	struct mon_sock *sock;
+	size_t nsock, capsock;
 	int inotify;
 	int wd[MON_WATCHES];
 	char wdir[MON_WATCHES][PATH_MAX];
@@ -57,5 +68,14 @@ uint64_t mon_capture_turn(struct mon *m, uint64_t now);
 int mon_capture_gate(struct mon_image *im, uint32_t gate, int open, int cause);
 uint32_t mon_capture_manual(const struct mon *m);
 void mon_capture_record(struct mon_image *im, uint64_t ts, int event, int cause, const char *name);
+
+/* mon_ctl.c: a control socket for im's process (once per pid), sockets of
+ * processes gone closed, the descriptors to poll, the clients served, all
+ * closed at the end. */
+void mon_ctl_image(struct mon *m, struct mon_image *im);
+void mon_ctl_reap(struct mon *m);
+int mon_ctl_fds(struct mon *m, struct pollfd *p, int max);
+void mon_ctl_serve(struct mon *m, const struct pollfd *p, int n);
+void mon_ctl_end(struct mon *m);
 
 #endif

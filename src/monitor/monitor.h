@@ -13,6 +13,7 @@
  *                 /proc/PID/statm and the header's exact counters, every 10 ms
  *   mon_capture.c the capture gates that need a clock or a command: --delay,
  *                 --duration, the toggle signal
+ *   mon_ctl.c     the control sockets of `cbottleneck ctl PID ...`
  *
  * Launcher side only, one thread (the launcher's wait loop, supervise.c);
  * nothing here signals or stops a process of the program.
@@ -32,6 +33,7 @@ struct mon_opts {
 	int toggle;                      /* --toggle-signal */
 	int range_api;                   /* --capture-range api: ctl and the toggle
 					  * signal turn the range gate */
+	int ctl;                         /* serve control sockets (mon_ctl.c) */
 };
 
 struct mon;

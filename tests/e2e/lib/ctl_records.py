@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # ctl_records.py FILE.cbp... — print the CAPTURE records (cbn_format.h,
-# struct cbn_rec_capture) of each session file: "= FILE", then in time order
-# one a line "EVENT CAUSE STEP NAME" (names of enum cbn_capture_event /
-# _cause).  A minimal reader of its own, for tests/e2e/ctl_*.sh.
-import struct, sys
+# struct cbn_rec_capture) of each session file and of the launcher's side
+# file beside it (FILE.cbs, when there is one: the edges the launcher made),
+# merged: "= FILE", then in time order one a line "EVENT CAUSE STEP NAME"
+# (names of enum cbn_capture_event / _cause).  A minimal reader of its own,
+# for tests/e2e/ctl_*.sh.
+import os, struct, sys
 
 EVENTS = {1: "open", 2: "close", 3: "mark"}
 CAUSES = {1: "start", 2: "api", 3: "schedule", 4: "delay", 5: "duration", 6: "nvtx",
@@ -13,14 +15,12 @@ CHUNK_MAGIC = 0x4B4E4843
 CHUNK_EVENTS = 2
 REC_CAPTURE = 9
 
-for path in sys.argv[1:]:
-    print("=", path)
+def records(path, recs):
     data = open(path, "rb").read()
     if data[:8] != b"CBNPROF\0":
         sys.exit("%s: not a session file" % path)
     data_offset, file_size, next_chunk = struct.unpack_from("<QQQ", data, 24)
     end = min(len(data), file_size, next_chunk)
-    recs = []
     off = data_offset
     while off + CHUNK <= end:
         magic, kind, _, tid, seq, used = struct.unpack_from("<IHHIIQ", data, off)
@@ -39,5 +39,14 @@ for path in sys.argv[1:]:
                 recs.append((ts, EVENTS.get(ev, str(ev)), CAUSES.get(cause, str(cause)), step,
                              name))
             p += size
+
+
+for path in sys.argv[1:]:
+    print("=", path)
+    recs = []
+    records(path, recs)
+    side = path[:-4] + ".cbs" if path.endswith(".cbp") else None
+    if side and os.path.exists(side):
+        records(side, recs)
     for ts, ev, cause, step, name in sorted(recs):
         print(ev, cause, step, name or "-")
