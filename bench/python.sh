@@ -11,7 +11,7 @@
 #   on      cbottleneck (Python frames read; the cap of a Python process is
 #           256 frames, native and Python together)
 # and prints, per mode, the CPU each sample costs: the program's CPU (its own
-# time.process_time, which counts the handler and the agent's helper thread)
+# time.process_time, which counts the handler)
 # at RATE less at LOW Hz, over the samples more (what the agent costs once, at
 # start and exit, cancels out), median of RUNS; the samples cut at the depth
 # cap; and the samples that carry Python frames.
@@ -91,7 +91,7 @@ for lv in $LEVELS; do
 		$((ITERS * 5)) >/dev/null 2>&1 || die "perf record failed"
 	perf report -i "$TMP/perf.data" --no-children --sort dso,sym --stdio 2>/dev/null |
 		awk -v lv="$lv" '
-		/libcbottleneck\.so|libcbn_unwind\.so/ {
+		/libcbottleneck\.so|libcbn_unwd\.so/ {
 			pct = $1; sub(/%/, "", pct); agent += pct
 			if ($4 ~ /^(python_|py_)/) py += pct
 		}

@@ -58,7 +58,7 @@ static void agent_mem_refuse(const char *why)
 
 static long agent_env_long(const char *name, long def, long lo, long hi)
 {
-	const char *s = getenv(name);
+	const char *s = agent_getenv(name);
 	char *end;
 	long v;
 
@@ -72,7 +72,7 @@ static long agent_env_long(const char *name, long def, long lo, long hi)
 
 static double agent_env_freq(void)
 {
-	const char *s = getenv(CBN_ENV_FREQ);
+	const char *s = agent_getenv(CBN_ENV_FREQ);
 	char *end;
 	double v;
 
@@ -90,7 +90,7 @@ static double agent_env_freq(void)
  */
 static uint32_t agent_exec_seq(uint32_t pid)
 {
-	const char *s = getenv(CBN_ENV_EXEC_SEQ);
+	const char *s = agent_getenv(CBN_ENV_EXEC_SEQ);
 	unsigned long p, q;
 
 	if (s && sscanf(s, "%lu:%lu", &p, &q) == 2 && p == pid)
@@ -100,10 +100,7 @@ static uint32_t agent_exec_seq(uint32_t pid)
 
 static void agent_set_exec_seq(void)
 {
-	char v[64];
-
-	snprintf(v, sizeof(v), "%u:%u", agent.pid, agent.exec_seq);
-	setenv(CBN_ENV_EXEC_SEQ, v, 1);
+	env_set_seq(agent.pid, agent.exec_seq);
 }
 
 static void agent_read_cmdline(struct cbn_file_header *h)
@@ -198,7 +195,6 @@ static void agent_on_exit(int status, void *arg)
 	if (!h || agent.pid != (uint32_t)(quiet ? agent.pid : syscall(SYS_getpid)))
 		return;
 	agent_tls.no_unwind++;
-	offcpu_exit();
 	if (!quiet) {
 		python_exit();
 		capture_exit();
@@ -230,6 +226,7 @@ static void agent_fork_prepare(void)
 	capture_before_fork();
 	modules_lock();
 	pthread_mutex_lock(&agent.w.ev_lock);
+	agent_alloc_lock();
 	unwind_quiesce();
 }
 
@@ -237,6 +234,7 @@ static void agent_fork_parent(void)
 {
 	if (agent.w.hdr && !fork_quiet) {
 		unwind_release();
+		agent_alloc_unlock();
 		pthread_mutex_unlock(&agent.w.ev_lock);
 		modules_unlock();
 	}
@@ -256,6 +254,7 @@ static void agent_fork_child(void)
 	int ret;
 
 	agent_tls.no_unwind--;
+	agent_alloc_after_fork_child();
 	if (fork_quiet) {
 		/* The child has the filter too: the agent stays out of it (the
 		 * parent's file stays mapped, unused: unmapping is a system call). */
@@ -295,7 +294,6 @@ static void agent_fork_child(void)
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
 	sampler_thread_begin(0, NULL);
-	offcpu_after_fork_child();
 	python_after_fork_child();
 }
 
@@ -312,9 +310,23 @@ static void agent_init_done(void)
 		atomic_store(&agent.w.hdr->overhead.init_cpu_ns, cpu - init_cpu0);
 }
 
+static void agent_start(void);
+
+/* The constructor: the agent's variables are read into its own store first
+ * and leave the program's environment last (env.c), whatever became of the
+ * start (a disabled agent's children are still followed). */
 __attribute__((constructor)) static void agent_init(void)
 {
-	const char *s = getenv(CBN_ENV_SESSION), *q;
+	env_capture();
+	if (!agent_getenv(CBN_ENV_SESSION) || agent_getenv(CBN_ENV_SANDBOXED))
+		return;
+	agent_start();
+	env_scrub();
+}
+
+static void agent_start(void)
+{
+	const char *s = agent_getenv(CBN_ENV_SESSION), *q;
 	double freq;
 	ssize_t n;
 	int ret;
@@ -324,13 +336,11 @@ __attribute__((constructor)) static void agent_init(void)
 		return; /* not under cbottleneck: stay inert */
 	/* An image exec'd under a seccomp filter of the program's (sandbox.c):
 	 * it has the filter too, so stay out, without a system call. */
-	if (getenv(CBN_ENV_SANDBOXED))
+	if (agent_getenv(CBN_ENV_SANDBOXED))
 		return;
 	init_cpu0 = agent_thread_cpu();
 	agent_hooks_set(agent_mem_counters_now);
-	agent_alloc_init();
-	helpers_init();
-	q = getenv(CBN_ENV_QUIET);
+	q = agent_getenv(CBN_ENV_QUIET);
 	agent.quiet = q && strcmp(q, "1") == 0;
 	/*
 	 * Loaded some other way than LD_PRELOAD (NVTX_INJECTION64_PATH in a
@@ -351,17 +361,17 @@ __attribute__((constructor)) static void agent_init(void)
 	if (agent.period_ns < 10000)
 		agent.period_ns = 10000;
 	agent.depth = (int)agent_env_long(CBN_ENV_DEPTH, AGENT_DEFAULT_DEPTH, 1, CBN_MAX_FRAMES);
-	q = getenv(CBN_ENV_RING);
+	q = agent_getenv(CBN_ENV_RING);
 	agent.ring_ns = q && *q ? strtoull(q, NULL, 10) : 0;
 	/* A ring reuses its file: bounded by default to AGENT_RING_FILE_MB. */
 	agent.file_max = (uint64_t)agent_env_long(CBN_ENV_FILE_MB,
 						  agent.ring_ns ? AGENT_RING_FILE_MB :
 								  AGENT_DEFAULT_FILE_MB,
 						  1, 1 << 20) << 20;
-	q = getenv(CBN_ENV_PERF);
+	q = agent_getenv(CBN_ENV_PERF);
 	agent.want_perf = !(q && strcmp(q, "0") == 0);
 	kernel_config();
-	q = getenv(CBN_ENV_MEMORY);
+	q = agent_getenv(CBN_ENV_MEMORY);
 	agent.mem_host = q && strstr(q, "host") != NULL;
 	agent.pid = (uint32_t)getpid();
 	agent.exec_seq = agent_exec_seq(agent.pid);
@@ -418,7 +428,6 @@ __attribute__((constructor)) static void agent_init(void)
 	stacks_user_bounds(0, 0);
 	if (sampler_thread_begin(0, NULL) < 0)
 		agent_disable("cannot sample the main thread (no stack or timer for the handler)");
-	offcpu_start();
 	agent_init_done();
 }
 

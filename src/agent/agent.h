@@ -213,18 +213,13 @@ void pathcache_invalidate(void) AGENT_HIDDEN;
 /* pathcache.c: the calling thread ends; its cached paths go. */
 void pathcache_thread_end(void) AGENT_HIDDEN;
 int unwind_in_copy(uintptr_t pc) AGENT_HIDDEN;
-int unwind_blocked(uint64_t pc, uint64_t sp, const void *stack, size_t n, uint64_t *out, int max)
-	AGENT_HIDDEN;
 
-/* offcpu.c: the off-CPU sampler thread (--off-cpu, docs/waiting.md). */
+
 /* rank.c: the rank from the environment and the session's rank directory
  * (before the file is opened), and a new file's header.rank. */
 void rank_init(void) AGENT_HIDDEN;
 void rank_header(struct cbn_file_header *h) AGENT_HIDDEN;
 
-void offcpu_start(void) AGENT_HIDDEN;
-void offcpu_after_fork_child(void) AGENT_HIDDEN;
-void offcpu_exit(void) AGENT_HIDDEN;
 
 /* stacks.c: the handler's per-thread stack and the sigaltstack interposer. */
 int stacks_thread_begin(int fresh) AGENT_HIDDEN;
@@ -266,27 +261,12 @@ extern int threads_self_create(pthread_t *, const pthread_attr_t *, void *(*)(vo
 int threads_real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
 	AGENT_HIDDEN;
 
-/* helpers.c: the agent's own threads.  threads_create_raw starts one (own
- * descriptor table, all signals blocked, not counted by glibc); each helper
- * loop calls helpers_tick() (CPU accounting; ends the process once no thread
- * of the program is left).  A hold (nsguard.c, sandbox.c): stop asks them to
- * end and waits, resume starts again those the process runs
- * (agent_want_background, offcpu_resume, ctl_resume); each helper loop ends when
- * threads_helpers_held(); live: how many still run. */
-void helpers_init(void) AGENT_HIDDEN;
-int threads_create_raw(pthread_t *th, void *(*fn)(void *), void *arg) AGENT_HIDDEN;
-void helpers_tick(void) AGENT_HIDDEN;
-int helpers_private(void) AGENT_HIDDEN;
-void helpers_note_exit(int code) AGENT_HIDDEN;
-void helpers_after_fork_child(void) AGENT_HIDDEN;
-void threads_helpers_stop(void) AGENT_HIDDEN;
-void threads_helpers_resume(void) AGENT_HIDDEN;
-int threads_helpers_held(void) AGENT_HIDDEN;
-int threads_helpers_live(void) AGENT_HIDDEN;
-void offcpu_resume(void) AGENT_HIDDEN;
 
-/* alloc.c: the agent's own heap (glibc's malloc by its internal names). */
-void agent_alloc_init(void) AGENT_HIDDEN;
+/* alloc.c: the agent's own heap (mappings of its own, never the program's
+ * allocator nor glibc's arenas); its lock around a fork. */
+void agent_alloc_lock(void) AGENT_HIDDEN;
+void agent_alloc_unlock(void) AGENT_HIDDEN;
+void agent_alloc_after_fork_child(void) AGENT_HIDDEN;
 void *agent_alloc(size_t n) AGENT_HIDDEN;
 void *agent_calloc(size_t n, size_t size) AGENT_HIDDEN;
 void *agent_realloc(void *p, size_t n) AGENT_HIDDEN;
@@ -334,6 +314,20 @@ void sigwrap_set_app_blocked(uint64_t blocked) AGENT_HIDDEN;
 int sigwrap_real_sigmask(int how, const sigset_t *set, sigset_t *old) AGENT_HIDDEN;
 int sigwrap_real_sigaction(int sig, const struct sigaction *act, struct sigaction *old)
 	AGENT_HIDDEN;
+
+/* env.c: the agent's variables, out of the program's view.  capture: the
+ * constructor's first step (CBN_*, our LD_PRELOAD part); scrub: its last
+ * (out of environ and /proc/self/environ); agent_getenv: a captured
+ * variable (NULL: none); set_seq: the exec counter a child image gets;
+ * child_size and for_child: the environment a child gets (envp with our
+ * variables back; out has child_size entries, preload cap bytes). */
+void env_capture(void) AGENT_HIDDEN;
+void env_scrub(void) AGENT_HIDDEN;
+const char *agent_getenv(const char *name) AGENT_HIDDEN;
+void env_set_seq(uint32_t pid, uint32_t seq) AGENT_HIDDEN;
+int env_child_size(char *const envp[]) AGENT_HIDDEN;
+char *const *env_for_child(char *const envp[], char **out, char *preload, size_t cap,
+			   int sandboxed) AGENT_HIDDEN;
 
 /* linkmap.c: dl_iterate_phdr without the loader's lock (0 whole, -EAGAIN
  * while the loader changes the list, else the callback's value); the

@@ -23,7 +23,6 @@
  * only, but for the toggle handler.
  */
 #include <pthread.h>
-#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +30,7 @@
 #include "agent.h"
 #include "agent_api.h"
 #include "cbn_gates.h"
+#include "cbn_rx.h"
 #include "cbn_schedule.h"
 #include "cbn_signal.h"
 
@@ -50,7 +50,7 @@ static struct {
 	int nvtx;                        /* --capture-range nvtx:... */
 	int nvtx_depth;                  /* such ranges open now (any thread) */
 	int step_regex_ok;
-	regex_t step_regex;
+	struct cbn_rx step_regex;        /* no allocation, unlike regcomp (cbn_rx.h) */
 	void (*listener)(int);
 	char spec[sizeof(((struct cbn_file_header *)0)->capture.spec)];
 	pthread_mutex_t lock;
@@ -170,14 +170,14 @@ static void capture_spec_add(char *spec, size_t len, const char *key, const char
 void capture_init(void)
 {
 	struct cbn_file_header *h = agent.w.hdr;
-	const char *sched = getenv(CBN_ENV_SCHEDULE), *range = getenv(CBN_ENV_CAPTURE_RANGE);
-	const char *delay = getenv(CBN_ENV_DELAY), *dur = getenv(CBN_ENV_DURATION);
-	const char *toggle = getenv(CBN_ENV_TOGGLE_SIGNAL), *step = getenv(CBN_ENV_STEP);
+	const char *sched = agent_getenv(CBN_ENV_SCHEDULE), *range = agent_getenv(CBN_ENV_CAPTURE_RANGE);
+	const char *delay = agent_getenv(CBN_ENV_DELAY), *dur = agent_getenv(CBN_ENV_DURATION);
+	const char *toggle = agent_getenv(CBN_ENV_TOGGLE_SIGNAL), *step = agent_getenv(CBN_ENV_STEP);
 	char spec[sizeof(h->capture.spec)] = "";
 	uint32_t closed = 0;
 	uint64_t delay_ns = 0, ts;
 
-	if (step && *step && regcomp(&cap.step_regex, step, REG_EXTENDED | REG_NOSUB) == 0)
+	if (step && *step && cbn_rx_compile(&cap.step_regex, step, NULL, 0) == 0)
 		cap.step_regex_ok = 1;
 	if (sched && *sched && cbn_schedule_parse(sched, &cap.sched) == 0) {
 		cap.have_sched = 1;
@@ -311,7 +311,7 @@ int capture_step(void)
 /* A range or mark name: 1 when --step makes it a step. */
 int capture_is_step_name(const char *name)
 {
-	return cap.step_regex_ok && name && regexec(&cap.step_regex, name, 0, NULL, 0) == 0;
+	return cap.step_regex_ok && name && cbn_rx_search(&cap.step_regex, name);
 }
 
 /* An NVTX range opened (open = 1) or closed: --capture-range nvtx:NAME. */

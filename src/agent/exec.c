@@ -15,7 +15,14 @@
  * the exec), a set-user-ID program (the loader ignores LD_PRELOAD), or a
  * seccomp filter of the program's that the new image inherits; in that last
  * case the new environment gets CBN_SANDBOXED=1 and the agent stays inert
- * there (sandbox.c).  posix_spawn and system exec inside libc: not seen.
+ * there (sandbox.c).  posix_spawn, system and popen exec inside libc: env.c
+ * and shell.c handle them.
+ *
+ * Every form execs with the environment the agent gives children (env.c:
+ * the agent's variables, which the program's environment no longer holds,
+ * back in it, so that the new image is profiled), unless the new image runs
+ * in secure mode (a set-user-ID program: the loader ignores LD_PRELOAD, and
+ * the variables would only be in its view).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,19 +39,7 @@
 /* What sigwrap_before_exec changed, to undo when exec fails. */
 static __thread int exec_restored_ign AGENT_TLS;
 
-static const char exec_sandboxed[] = CBN_ENV_SANDBOXED "=1";
 
-/* The environment the new image gets asks for the agent (CBN_SESSION). */
-static int exec_profiled(char *const envp[])
-{
-	size_t n = strlen(CBN_ENV_SESSION);
-	int i;
-
-	for (i = 0; envp && envp[i]; i++)
-		if (!strncmp(envp[i], CBN_ENV_SESSION, n) && envp[i][n] == '=' && envp[i][n + 1])
-			return 1;
-	return 0;
-}
 
 /* A set-user-ID or set-group-ID program the loader runs in secure mode
  * (LD_PRELOAD ignored): file (a path, or a name looked up in PATH). */
@@ -99,34 +94,49 @@ static void exec_note(const char *path, uint32_t reason)
 		atomic_fetch_add(&agent.w.hdr->guard.exec_unprofiled, 1);
 }
 
-/*
- * Before the exec: stop this thread's sampler, and say when the new image
- * cannot be profiled.  Returns 1 when the new image must get CBN_SANDBOXED
- * (a seccomp filter of the program's binds it too: the agent stays inert
- * there, and nothing here makes a system call beyond the record's lock).
- */
-static int exec_before(const char *path, char *const envp[], int search)
+/* This thread's sampler stopped and the program's signal state set for the
+ * new image (undone by exec_failed).  Returns 0. */
+static int exec_sampler_pause(void)
 {
-	int profiled = atomic_load(&agent.active) && exec_profiled(envp);
-
-	/* Its sampler stopped when the filter came (sandbox.c). */
-	if (sandbox_thread_filtered()) {
-		if (profiled)
-			exec_note(path, CBN_UNPROF_SECCOMP);
-		return profiled;
-	}
-	/* A vfork child runs on its parent's stack and TLS: leave them alone. */
-	if ((uint32_t)syscall(SYS_getpid) != agent.pid)
-		return 0;
-	if (profiled && path && exec_secure(path, search))
-		exec_note(path, CBN_UNPROF_SECURE);
-	else if (profiled && faccessat(AT_FDCWD, agent.session, W_OK | X_OK, AT_EACCESS) != 0)
-		exec_note(path, CBN_UNPROF_NO_ACCESS);
 	sampler_pause();
 	sandbox_mem_thread_end(); /* this thread's allocation counts */
 	agent_mem_last_point();
 	exec_restored_ign = sigwrap_before_exec();
 	return 0;
+}
+
+/* What the new image's environment gets (exec_before). */
+enum { EXEC_ENV_OURS = 1, EXEC_ENV_SANDBOXED = 2 };
+
+/*
+ * Before the exec: stop this thread's sampler, and say when the new image
+ * cannot be profiled.  Returns EXEC_ENV_*: whether the new image's
+ * environment gets the agent's variables, and CBN_SANDBOXED (a seccomp
+ * filter of the program's binds it too: the agent stays inert there, and
+ * nothing here makes a system call beyond the record's lock).
+ */
+static int exec_before(const char *path, int search)
+{
+	int profiled = atomic_load(&agent.active);
+
+	/* Its sampler stopped when the filter came (sandbox.c). */
+	if (sandbox_thread_filtered()) {
+		if (profiled)
+			exec_note(path, CBN_UNPROF_SECCOMP);
+		return profiled ? EXEC_ENV_OURS | EXEC_ENV_SANDBOXED : 0;
+	}
+	/* A set-user-ID program: LD_PRELOAD is ignored, the variables stay ours. */
+	if (path && exec_secure(path, search)) {
+		if (profiled && (uint32_t)syscall(SYS_getpid) == agent.pid)
+			exec_note(path, CBN_UNPROF_SECURE);
+		return (uint32_t)syscall(SYS_getpid) == agent.pid ? exec_sampler_pause() : 0;
+	}
+	/* A vfork child runs on its parent's stack and TLS: leave them alone. */
+	if ((uint32_t)syscall(SYS_getpid) != agent.pid)
+		return EXEC_ENV_OURS;
+	if (profiled && faccessat(AT_FDCWD, agent.session, W_OK | X_OK, AT_EACCESS) != 0)
+		exec_note(path, CBN_UNPROF_NO_ACCESS);
+	return exec_sampler_pause() | EXEC_ENV_OURS;
 }
 
 static void exec_failed(void)
@@ -141,36 +151,17 @@ static void exec_failed(void)
 	errno = e;
 }
 
-/* envp with CBN_SANDBOXED=1 added, in out (n + 2 entries, on the caller's
- * stack: no allocation on a filtered thread). */
-static char *const *exec_env_add(char *const envp[], char **out)
-{
-	int i = 0;
-
-	for (; envp && envp[i]; i++)
-		out[i] = envp[i];
-	out[i++] = (char *)exec_sandboxed;
-	out[i] = NULL;
-	return out;
-}
-
-static int exec_env_count(char *const envp[])
-{
-	int i = 0;
-
-	while (envp && envp[i])
-		i++;
-	return i;
-}
-
-/* One wrapper per form; ENV: the environment the new image gets, CALL: the
- * real call with envp as the environment. */
+/* One wrapper per form; ENV: the environment the program gives, CALL: the
+ * real call with envp as the environment (the children's: env.c; on the
+ * caller's stack, no allocation: a filtered thread or a vfork child). */
 #define EXEC_WRAP(name, proto, path, search, ENV, CALL)                          \
 	__attribute__((visibility("default"))) int name proto                    \
 	{                                                                        \
 		static int(*real) proto;                                         \
-		char *const *envp = (ENV);                                        \
-		int ret, sb;                                                     \
+		char *const *given = (ENV);                                       \
+		char *out[env_child_size(given)], preload[8192];                 \
+		char *const *envp = given;                                        \
+		int ret, how;                                                    \
                                                                                  \
 		if (!real)                                                       \
 			*(void **)&real = agent_real(#name);                     \
@@ -178,15 +169,11 @@ static int exec_env_count(char *const envp[])
 			errno = ENOSYS;                                          \
 			return -1;                                               \
 		}                                                                \
-		sb = exec_before(path, envp, search);                            \
-		if (sb) {                                                        \
-			char *with[exec_env_count(envp) + 2];                    \
-                                                                                 \
-			envp = exec_env_add(envp, with);                         \
-			ret = CALL;                                              \
-		} else {                                                         \
-			ret = CALL;                                              \
-		}                                                                \
+		how = exec_before(path, search);                                 \
+		if (how & EXEC_ENV_OURS)                                         \
+			envp = env_for_child(given, out, preload, sizeof(preload), \
+					     how & EXEC_ENV_SANDBOXED);          \
+		ret = CALL;                                                      \
 		exec_failed();                                                   \
 		return ret;                                                      \
 	}
@@ -215,9 +202,9 @@ EXEC_WRAP(execve, (const char *path, char *const argv[], char *const envp_in[]),
 EXEC_WRAP(execvpe, (const char *file, char *const argv[], char *const envp_in[]), file, 1, envp_in,
 	  real(file, argv, envp))
 EXEC_WRAP(execv, (const char *path, char *const argv[]), path, 0, environ,
-	  envp == environ ? real(path, argv) : exec_execve(path, argv, envp))
+	  envp == given ? real(path, argv) : exec_execve(path, argv, envp))
 EXEC_WRAP(execvp, (const char *file, char *const argv[]), file, 1, environ,
-	  envp == environ ? real(file, argv) : exec_execvpe(file, argv, envp))
+	  envp == given ? real(file, argv) : exec_execvpe(file, argv, envp))
 EXEC_WRAP(fexecve, (int fd, char *const argv[], char *const envp_in[]), NULL, 0, envp_in,
 	  real(fd, argv, envp))
 

@@ -129,7 +129,7 @@ int agent_event(const void *rec, size_t size)
 void agent_say(const char *fmt, ...)
 {
 	/* The launcher's directory (a rank's file may live below it). */
-	const char *dir = getenv(CBN_ENV_SESSION);
+	const char *dir = agent_getenv(CBN_ENV_SESSION);
 	char path[PATH_MAX], line[512];
 	va_list ap;
 	int n, fd, len;

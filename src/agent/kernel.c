@@ -87,7 +87,7 @@ static void kernel_off(const char *why, int err)
 
 void kernel_config(void)
 {
-	const char *q = getenv(CBN_ENV_KSTACKS);
+	const char *q = agent_getenv(CBN_ENV_KSTACKS);
 
 	kernel_want = !(q && strcmp(q, "0") == 0);
 	kernel_park = !(q && strcmp(q, "always") == 0);

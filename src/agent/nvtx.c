@@ -451,7 +451,7 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
 	const NvtxExportTableCallbacks *cb;
 	NvtxFunctionTable t;
 	unsigned int n;
-	const char *s = getenv(CBN_ENV_SESSION);
+	const char *s = agent_getenv(CBN_ENV_SESSION);
 
 	/* Install whenever we run under cbottleneck, even before our constructor
 	 * ran (NVTX may be first used from another constructor): the handlers

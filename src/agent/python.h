@@ -15,46 +15,12 @@
 #include <stdint.h>
 
 #include "agent.h"
+#include "cbn_pyread.h"
 
-/*
- * Offsets of everything the agent reads, for one CPython minor version (x86-64,
- * default non-debug, non-free-threaded builds): a built-in table for 3.11 and
- * 3.12, _Py_DebugOffsets for 3.13 (python_find.c).
- */
-struct py_layout {
-	uint32_t version;            /* PY_VERSION_HEX */
-	/* _PyRuntime */
-	uint32_t rt_tss;             /* the gilstate TSS key (Py_tss_t: int, pthread_key_t) */
-	uint32_t rt_finalizing;      /* _finalizing: non-NULL while the runtime finalizes */
-	uint32_t rt_interp_head;     /* interpreters.head */
-	/* PyInterpreterState, PyThreadState, _PyStackChunk */
-	uint32_t is_threads_head;
-	uint32_t ts_next, ts_native_tid, ts_datastack;
-	int32_t ts_cframe;           /* tstate->cframe (3.11, 3.12), -1: none */
-	uint32_t cf_current;         /* _PyCFrame.current_frame, or tstate->current_frame (3.13) */
-	/* _PyInterpreterFrame */
-	uint32_t fr_code, fr_previous, fr_instr, fr_owner, fr_size;
-	int32_t fr_is_entry;         /* 3.11: is_entry (bool), -1: none */
-	uint32_t owner_marker;       /* owner >= this: a C entry frame, not the program's
-				      * (3.12+: FRAME_OWNED_BY_CSTACK = 3); 256 in 3.11 */
-	int instr_prev;              /* 1: fr_instr is prev_instr (3.11, 3.12), 0: instr_ptr */
-	/* PyObject, PyCodeObject */
-	uint32_t ob_type, ob_size;
-	uint32_t co_consts, co_names;    /* in the header's first cache line: the fingerprint */
-	uint32_t co_flags, co_firstlineno, co_filename, co_name, co_qualname, co_linetable, co_code;
-	uint32_t co_header;          /* bytes of the code object's header read by the copier */
-	/* str and bytes (for the copier) */
-	uint32_t uni_length, uni_state, uni_ascii_size, uni_compact_size;
-	uint32_t bytes_size, bytes_sval;
-};
-
-/* The interpreter found, published once (immutable afterwards). */
+/* The interpreter found, published once (immutable afterwards): where it
+ * is and its layout (cbn_pyread.h, shared with the launcher). */
 struct py_info {
-	struct py_layout L;
-	uintptr_t runtime;           /* &_PyRuntime */
-	uintptr_t code_type;         /* &PyCode_Type */
-	uintptr_t unicode_type;      /* &PyUnicode_Type */
-	uintptr_t bytes_type;        /* &PyBytes_Type */
+	struct cbn_py_target t;
 	uintptr_t module_base;
 };
 
@@ -87,17 +53,9 @@ extern struct py_code *python_codes AGENT_HIDDEN;
 extern _Atomic uint32_t python_ncodes AGENT_HIDDEN; /* ids handed out */
 extern _Atomic uint32_t python_gen AGENT_HIDDEN;    /* 1, +1 in each fork child */
 int python_table_init(void) AGENT_HIDDEN;
-/* n bytes at src into dst, or -1 when any is unmapped (process_vm_readv on
- * our own pid; probe and read where that is refused).  Signal-safe. */
-int python_vmread(void *dst, uintptr_t src, size_t n) AGENT_HIDDEN;
-/* Normal context (the off-CPU sampler): another thread's Python frames, as
- * python_stack's, read by copies; 0 when it runs none or a read failed. */
-int python_stack_of(uint32_t tid, uint64_t *out, int max) AGENT_HIDDEN;
-/* The fingerprint of a code object (walker and copier): its address and the
- * fields of its first cache line, co_consts, co_names, co_flags and its size
- * (another code object at the same address has other tuples). */
-uint64_t python_code_key(uintptr_t code, uint64_t consts, uint64_t names, uint32_t flags,
-			 uint64_t units) AGENT_HIDDEN;
+/* cbn_pyread.h's read function for this process: agent_vmread (reads that
+ * fail instead of faulting).  Signal-safe. */
+int python_read(void *ctx, void *dst, uintptr_t src, size_t n) AGENT_HIDDEN;
 
 /* python_copy.c: each code object's names, copied by the thread that meets
  * it first (python_copy_ids: sigpath.h).  Fork child: a new file, so copy

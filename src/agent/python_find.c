@@ -26,7 +26,7 @@ static struct py_info py_found;         /* what python_info points to */
 
 void python_config(void)
 {
-	const char *q = getenv(CBN_ENV_PYTHON), *d = getenv(CBN_ENV_DEPTH);
+	const char *q = agent_getenv(CBN_ENV_PYTHON), *d = agent_getenv(CBN_ENV_DEPTH);
 
 	py_mode = !(q && q[0] == '0' && q[1] == '\0');
 	py_depth_set = d && *d;
@@ -151,149 +151,6 @@ static uintptr_t dyn_addr(const struct dl_phdr_info *info, const struct dynsyms 
 	return s ? info->dlpi_addr + s->st_value : 0;
 }
 
-/* --- layouts ------------------------------------------------------------------ */
-
-/* Printed with offsetof() against each version's internal headers
- * (Py_BUILD_CORE), x86-64; the same in 3.11.2 (Debian) and 3.11.7. */
-static const struct py_layout py_311 = {
-	.rt_tss = 592, .rt_finalizing = 24, .rt_interp_head = 40, .is_threads_head = 16,
-	.ts_next = 8, .ts_native_tid = 160, .ts_datastack = 296, .ts_cframe = 56, .cf_current = 8,
-	.fr_code = 32, .fr_previous = 48, .fr_instr = 56, .fr_owner = 69, .fr_size = 72,
-	.fr_is_entry = 68, .owner_marker = 256, .instr_prev = 1,
-	.ob_type = 8, .ob_size = 16, .co_consts = 24, .co_names = 32, .co_flags = 48,
-	.co_firstlineno = 72, .co_filename = 112,
-	.co_name = 120, .co_qualname = 128, .co_linetable = 136, .co_code = 184, .co_header = 184,
-	.uni_length = 16, .uni_state = 32, .uni_ascii_size = 48, .uni_compact_size = 72,
-	.bytes_size = 16, .bytes_sval = 32,
-};
-
-static const struct py_layout py_312 = {
-	.rt_tss = 1544, .rt_finalizing = 24, .rt_interp_head = 40, .is_threads_head = 72,
-	.ts_next = 8, .ts_native_tid = 144, .ts_datastack = 232, .ts_cframe = 56, .cf_current = 0,
-	.fr_code = 0, .fr_previous = 8, .fr_instr = 56, .fr_owner = 70, .fr_size = 72,
-	.fr_is_entry = -1, .owner_marker = 3, .instr_prev = 1,
-	.ob_type = 8, .ob_size = 16, .co_consts = 24, .co_names = 32, .co_flags = 48,
-	.co_firstlineno = 68, .co_filename = 112,
-	.co_name = 120, .co_qualname = 128, .co_linetable = 136, .co_code = 192, .co_header = 192,
-	.uni_length = 16, .uni_state = 32, .uni_ascii_size = 40, .uni_compact_size = 56,
-	.bytes_size = 16, .bytes_sval = 32,
-};
-
-/* The 3.13 _Py_DebugOffsets fields used, by their place in that struct
- * (Include/internal/pycore_runtime.h of 3.13: stable across its patch
- * releases only). */
-enum {
-	DO_VERSION = 8, DO_FREE_THREADED = 16, DO_RT_FINALIZING = 32, DO_RT_INTERP_HEAD = 40,
-	DO_IS_THREADS_HEAD = 72, DO_TS_NEXT = 168, DO_TS_CURRENT_FRAME = 184,
-	DO_TS_NATIVE_TID = 200, DO_TS_DATASTACK = 208, DO_FR_PREVIOUS = 232,
-	DO_FR_EXECUTABLE = 240, DO_FR_INSTR_PTR = 248, DO_FR_LOCALSPLUS = 256, DO_FR_OWNER = 264,
-	DO_CO_FILENAME = 280, DO_CO_NAME = 288, DO_CO_QUALNAME = 296, DO_CO_LINETABLE = 304,
-	DO_CO_FIRSTLINENO = 312, DO_CO_CODE = 344, DO_OB_TYPE = 360, DO_BYTES_SIZE = 520,
-	DO_BYTES_SVAL = 528, DO_UNI_STATE = 544, DO_UNI_LENGTH = 552, DO_UNI_ASCII_SIZE = 560,
-	DO_END = 584,
-};
-
-static int do_u32(const unsigned char *d, int at, uint32_t *out)
-{
-	uint64_t v;
-
-	memcpy(&v, d + at, 8);
-	if (v > 65536)
-		return -1;
-	*out = (uint32_t)v;
-	return 0;
-}
-
-/* 3.13: the layout from _Py_DebugOffsets, checked (cookie, version, not
- * free-threaded), with what it does not hold from the headers. */
-static int py_layout_313(uintptr_t runtime, uint32_t version, struct py_layout *L, char *why,
-			 size_t len)
-{
-	const unsigned char *d = (const unsigned char *)runtime;
-	uint64_t v, ft;
-	int bad = 0;
-
-	if (memcmp(d, "xdebugpy", 8) != 0) {
-		snprintf(why, len, "no _Py_DebugOffsets at _PyRuntime");
-		return -1;
-	}
-	memcpy(&v, d + DO_VERSION, 8);
-	memcpy(&ft, d + DO_FREE_THREADED, 8);
-	if (v != version) {
-		snprintf(why, len, "_Py_DebugOffsets says version 0x%llx, Py_Version 0x%x",
-			 (unsigned long long)v, version);
-		return -1;
-	}
-	if (ft) {
-		snprintf(why, len, "a free-threaded build (not read yet)");
-		return -1;
-	}
-	memset(L, 0, sizeof(*L));
-	bad |= do_u32(d, DO_RT_FINALIZING, &L->rt_finalizing);
-	bad |= do_u32(d, DO_RT_INTERP_HEAD, &L->rt_interp_head);
-	bad |= do_u32(d, DO_IS_THREADS_HEAD, &L->is_threads_head);
-	bad |= do_u32(d, DO_TS_NEXT, &L->ts_next);
-	bad |= do_u32(d, DO_TS_CURRENT_FRAME, &L->cf_current);
-	bad |= do_u32(d, DO_TS_NATIVE_TID, &L->ts_native_tid);
-	bad |= do_u32(d, DO_TS_DATASTACK, &L->ts_datastack);
-	bad |= do_u32(d, DO_FR_PREVIOUS, &L->fr_previous);
-	bad |= do_u32(d, DO_FR_EXECUTABLE, &L->fr_code);
-	bad |= do_u32(d, DO_FR_INSTR_PTR, &L->fr_instr);
-	bad |= do_u32(d, DO_FR_LOCALSPLUS, &L->fr_size);
-	bad |= do_u32(d, DO_FR_OWNER, &L->fr_owner);
-	bad |= do_u32(d, DO_CO_FILENAME, &L->co_filename);
-	bad |= do_u32(d, DO_CO_NAME, &L->co_name);
-	bad |= do_u32(d, DO_CO_QUALNAME, &L->co_qualname);
-	bad |= do_u32(d, DO_CO_LINETABLE, &L->co_linetable);
-	bad |= do_u32(d, DO_CO_FIRSTLINENO, &L->co_firstlineno);
-	bad |= do_u32(d, DO_CO_CODE, &L->co_code);
-	bad |= do_u32(d, DO_OB_TYPE, &L->ob_type);
-	bad |= do_u32(d, DO_BYTES_SIZE, &L->bytes_size);
-	bad |= do_u32(d, DO_BYTES_SVAL, &L->bytes_sval);
-	bad |= do_u32(d, DO_UNI_STATE, &L->uni_state);
-	bad |= do_u32(d, DO_UNI_LENGTH, &L->uni_length);
-	bad |= do_u32(d, DO_UNI_ASCII_SIZE, &L->uni_ascii_size);
-	if (bad || L->co_code < 64 || L->co_code > 1024 || L->fr_size < L->fr_owner + 1) {
-		snprintf(why, len, "_Py_DebugOffsets holds offsets out of range");
-		return -1;
-	}
-	/* Not in _Py_DebugOffsets; from 3.13.0's headers. */
-	L->rt_tss = 2160;          /* _PyRuntime.autoTSSkey */
-	L->ts_cframe = -1;         /* tstate->current_frame directly */
-	L->fr_is_entry = -1;
-	L->owner_marker = 3;       /* FRAME_OWNED_BY_CSTACK */
-	L->instr_prev = 0;         /* instr_ptr: the instruction executing */
-	L->ob_size = 16;
-	L->co_consts = 24;
-	L->co_names = 32;
-	L->co_flags = 48;
-	L->co_header = L->co_code;
-	L->uni_compact_size = L->uni_ascii_size + 16; /* utf8_length, utf8 */
-	return 0;
-}
-
-/* The layout of version (PY_VERSION_HEX), or -1 with why. */
-static int py_layout_of(uintptr_t runtime, uint32_t version, struct py_layout *L, char *why,
-			size_t len)
-{
-	uint32_t major = version >> 24, minor = (version >> 16) & 0xff, micro = (version >> 8) & 0xff;
-
-	if (major == 3 && minor == 11) {
-		*L = py_311;
-	} else if (major == 3 && minor == 12) {
-		*L = py_312;
-	} else if (major == 3 && minor == 13) {
-		if (py_layout_313(runtime, version, L, why, len) < 0)
-			return -1;
-	} else {
-		snprintf(why, len, "CPython %u.%u.%u is not understood (this cbottleneck reads "
-			 "3.11 to 3.13)", major, minor, micro);
-		return -1;
-	}
-	L->version = version;
-	return 0;
-}
-
 /* --- publishing ------------------------------------------------------------ */
 
 static uint32_t py_state, py_version;   /* what the header says (a fork child's too) */
@@ -308,7 +165,10 @@ void python_header_write(void)
 		return;
 	h->python.version = py_version;
 	h->python.module_base = py_found.module_base;
-	h->python.runtime = py_found.runtime;
+	h->python.runtime = py_found.t.runtime;
+	h->python_code_type = py_found.t.code_type;
+	h->python_unicode_type = py_found.t.unicode_type;
+	h->python_bytes_type = py_found.t.bytes_type;
 	snprintf(h->python.reason, sizeof(h->python.reason), "%s", py_why);
 	h->python.reason_len = (uint32_t)strlen(h->python.reason);
 	if (py_state == CBN_PY_ON && !py_depth_set)
@@ -344,7 +204,7 @@ void python_module(const struct dl_phdr_info *info, const char *path)
 	if (!runtime)
 		return;
 	py_seen = 1;
-	py_found.runtime = runtime;
+	py_found.t.runtime = runtime;
 	py_found.module_base = info->dlpi_addr;
 	vers = dyn_addr(info, &d, "Py_Version");
 	if (!vers) {
@@ -357,15 +217,16 @@ void python_module(const struct dl_phdr_info *info, const char *path)
 		py_header(CBN_PY_OFF, version, "--python off");
 		return;
 	}
-	py_found.code_type = dyn_addr(info, &d, "PyCode_Type");
-	py_found.unicode_type = dyn_addr(info, &d, "PyUnicode_Type");
-	py_found.bytes_type = dyn_addr(info, &d, "PyBytes_Type");
-	if (!py_found.code_type || !py_found.unicode_type || !py_found.bytes_type) {
+	py_found.t.code_type = dyn_addr(info, &d, "PyCode_Type");
+	py_found.t.unicode_type = dyn_addr(info, &d, "PyUnicode_Type");
+	py_found.t.bytes_type = dyn_addr(info, &d, "PyBytes_Type");
+	if (!py_found.t.code_type || !py_found.t.unicode_type || !py_found.t.bytes_type) {
 		py_header(CBN_PY_REFUSED, version, "PyCode_Type, PyUnicode_Type or PyBytes_Type "
 			  "is not exported");
 		return;
 	}
-	if (py_layout_of(runtime, version, &py_found.L, why, sizeof(why)) < 0) {
+	if (cbn_py_layout_of(runtime, version, python_read, NULL, &py_found.t.L, why, sizeof(why)) <
+	    0) {
 		py_header(CBN_PY_REFUSED, version, why);
 		return;
 	}

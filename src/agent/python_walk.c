@@ -25,7 +25,7 @@
 
 /*
  * The code-object table: open addressing over 2^16 slots keyed by the
- * fingerprint (python_code_key: address and first header fields, so a code object
+ * fingerprint (cbn_py_code_key: address and first header fields, so a code object
  * that died and whose address another one took gets a slot of its own), each
  * giving an id; ids index python_codes.  A slot is claimed by CAS on its key,
  * then its id is published (release); a reader that finds the key before the
@@ -66,17 +66,6 @@ int python_table_init(void)
 	return 0;
 }
 
-uint64_t python_code_key(uintptr_t code, uint64_t consts, uint64_t names, uint32_t flags,
-			 uint64_t units)
-{
-	uint64_t x = code ^ (consts * 0x9e3779b97f4a7c15ull) ^ (names * 0xc2b2ae3d27d4eb4full) ^
-		     ((uint64_t)flags << 40) ^ (units * 0x165667b19e3779f9ull);
-
-	x ^= x >> 31;
-	x *= 0x7fb5d329728ea185ull;
-	x ^= x >> 27;
-	return x | 1;
-}
 
 static void py_count(_Atomic uint64_t *c, uint64_t n)
 {
@@ -187,8 +176,7 @@ static uint32_t py_id(uintptr_t code, uint64_t key, struct py_fresh *fresh)
 
 struct py_walk {
 	const struct py_info *pi;
-	const struct py_layout *L;
-	int remote;                      /* another thread's chain: every read a safe copy */
+	const struct cbn_py_layout *L;
 	uintptr_t sp, stk_hi;            /* the live part of this thread's C stack, hi 0: unknown */
 	uintptr_t lo[PY_CHUNKS], hi[PY_CHUNKS]; /* the thread's data-stack chunks */
 	int nchunks;
@@ -197,9 +185,10 @@ struct py_walk {
 	struct py_fresh fresh;           /* ids to copy at the end of the walk */
 };
 
-/* SIGNAL-SAFE: n bytes at src, or -1 when any is unmapped (agent_vmread). */
-int python_vmread(void *dst, uintptr_t src, size_t n)
+/* SIGNAL-SAFE: cbn_pyread.h's read function here (agent_vmread). */
+int python_read(void *ctx, void *dst, uintptr_t src, size_t n)
 {
+	(void)ctx;
 	return agent_vmread(dst, src, n);
 }
 
@@ -246,8 +235,6 @@ static int py_frame_ok(struct py_walk *w, uintptr_t f)
 
 	if (!py_addr_ok(f))
 		return 0;
-	if (w->remote)
-		return 1;
 	end = f + w->L->fr_size;
 	for (i = 0; i < w->nchunks; i++)
 		if (f >= w->lo[i] && end <= w->hi[i])
@@ -255,17 +242,6 @@ static int py_frame_ok(struct py_walk *w, uintptr_t f)
 	if (w->stk_hi && f >= w->sp && end <= w->stk_hi)
 		return 1;
 	return py_page_ok(w, f & ~(uintptr_t)4095) && py_page_ok(w, (end - 1) & ~(uintptr_t)4095);
-}
-
-/* SIGNAL-SAFE: n bytes at src, read directly (this thread's chain, checked
- * first) or copied (another thread's); -1 when the copy failed. */
-static inline int py_rd(const struct py_walk *w, void *dst, uintptr_t src, size_t n)
-{
-	if (!w->remote) {
-		memcpy(dst, (const void *)src, n);
-		return 0;
-	}
-	return python_vmread(dst, src, n);
 }
 
 static inline uint64_t py_u64(const unsigned char *b, uint32_t off)
@@ -310,22 +286,23 @@ static int py_unread(int why)
 static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 {
 	const struct py_info *pi = w->pi;
-	const struct py_layout *L = w->L;
+	const struct cbn_py_layout *L = w->L;
 	struct cbn_file_header *h = agent.w.hdr;
-	unsigned char fr[256], co[512];
+	unsigned char fr[256];
 	uintptr_t code, next;
 	int n = 0, steps = 0;
 
-	if (L->fr_size > sizeof(fr) || L->co_header > sizeof(co))
+	if (L->fr_size > sizeof(fr))
 		return 0;
 	/* max + 8: past the last word kept, look whether real frames follow */
 	for (; f && steps < max + 8; f = next, steps++) {
 		uint64_t units, key;
 		int64_t u;
-		uint32_t flags = 0, unit, flags32;
+		uint32_t flags = 0, unit;
 
-		if (!py_frame_ok(w, f) || py_rd(w, fr, f, L->fr_size) < 0)
+		if (!py_frame_ok(w, f))
 			return py_unread(CBN_PYU_BAD_FRAME);
+		memcpy(fr, (const void *)f, L->fr_size);
 		next = py_u64(fr, L->fr_previous);
 		if (next == f)
 			return py_unread(CBN_PYU_BAD_FRAME);
@@ -344,22 +321,12 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 			return py_unread(CBN_PYU_BAD_CODE);
 		/* Its own frame holds a strong reference: a live object (read
 		 * field by field: three cache lines, not the whole header). */
-		if (w->remote) {
-			if (py_rd(w, co, code, L->co_header) < 0 ||
-			    py_u64(co, L->ob_type) != pi->code_type)
-				return py_unread(CBN_PYU_BAD_CODE);
-			units = py_u64(co, L->ob_size);
-			memcpy(&flags32, co + L->co_flags, 4);
-			key = python_code_key(code, py_u64(co, L->co_consts), py_u64(co, L->co_names),
-					      flags32, units);
-		} else {
-			if (*(const uintptr_t *)(code + L->ob_type) != pi->code_type)
-				return py_unread(CBN_PYU_BAD_CODE);
-			units = *(const uint64_t *)(code + L->ob_size);
-			key = python_code_key(code, *(const uint64_t *)(code + L->co_consts),
-					      *(const uint64_t *)(code + L->co_names),
-					      *(const uint32_t *)(code + L->co_flags), units);
-		}
+		if (*(const uintptr_t *)(code + L->ob_type) != pi->t.code_type)
+			return py_unread(CBN_PYU_BAD_CODE);
+		units = *(const uint64_t *)(code + L->ob_size);
+		key = cbn_py_code_key(code, *(const uint64_t *)(code + L->co_consts),
+				      *(const uint64_t *)(code + L->co_names),
+				      *(const uint32_t *)(code + L->co_flags), units);
 		u = ((int64_t)py_u64(fr, L->fr_instr) - (int64_t)(code + L->co_code)) / 2;
 		/* prev_instr (3.11, 3.12) is one unit before the first instruction
 		 * in a new frame: u == -1, the function's first line */
@@ -390,7 +357,7 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 int python_stack(uint64_t *out, int max, uintptr_t sp)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
-	const struct py_layout *L;
+	const struct cbn_py_layout *L;
 	struct py_walk w;
 	const int *tss;
 	uintptr_t tstate, f, fin;
@@ -398,8 +365,8 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 
 	if (!pi || max <= 0 || !py_slots)
 		return 0;
-	L = &pi->L;
-	tss = (const int *)(pi->runtime + L->rt_tss);
+	L = &pi->t.L;
+	tss = (const int *)(pi->t.runtime + L->rt_tss);
 	if (!tss[0]) /* Py_tss_t._is_initialized: the runtime is not up yet */
 		return 0;
 	tstate = (uintptr_t)pthread_getspecific((pthread_key_t)tss[1]);
@@ -411,7 +378,7 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 	/* _PyRuntime._finalizing names the thread state that finalizes: the
 	 * others may be freed under their threads (daemon threads), its own
 	 * chain stays as safe to read as before */
-	fin = *(const uintptr_t *)(pi->runtime + L->rt_finalizing);
+	fin = *(const uintptr_t *)(pi->t.runtime + L->rt_finalizing);
 	if (fin && fin != tstate)
 		return py_unread(CBN_PYU_FINALIZING);
 	memset(&w, 0, sizeof(w));
@@ -437,59 +404,6 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 	n = py_chain(&w, f, out, max);
 	python_copy_ids(w.fresh.id, w.fresh.n);
 	return n;
-}
-
-/*
- * Normal context (the off-CPU sampler's thread).  The Python frames of
- * another thread of this process, tid, as python_stack's: its thread state
- * from the interpreter's list (each read a copy: the list changes under its
- * lock, which we cannot take), then its chain, copied frame by frame.  The
- * thread may run meanwhile: the caller confirms it did not move.
- */
-int python_stack_of(uint32_t tid, uint64_t *out, int max)
-{
-	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
-	const struct py_layout *L;
-	struct py_walk w;
-	uintptr_t interp, ts, f = 0, fin;
-	uint64_t ntid;
-	int i;
-
-	if (!pi || max <= 0 || !py_slots)
-		return 0;
-	L = &pi->L;
-	if (python_vmread(&fin, pi->runtime + L->rt_finalizing, 8) < 0 || fin ||
-	    python_vmread(&interp, pi->runtime + L->rt_interp_head, 8) < 0 || !py_addr_ok(interp) ||
-	    python_vmread(&ts, interp + L->is_threads_head, 8) < 0)
-		return 0;
-	for (i = 0; i < 4096 && py_addr_ok(ts); i++) {
-		if (python_vmread(&ntid, ts + L->ts_native_tid, 8) < 0)
-			return 0;
-		if (ntid == tid)
-			break;
-		if (python_vmread(&ts, ts + L->ts_next, 8) < 0)
-			return 0;
-	}
-	if (!py_addr_ok(ts) || ntid != tid)
-		return 0; /* no Python on that thread */
-	if (L->ts_cframe >= 0) {
-		uintptr_t cf;
-
-		if (python_vmread(&cf, ts + (uint32_t)L->ts_cframe, 8) < 0 || !py_addr_ok(cf) ||
-		    python_vmread(&f, cf + L->cf_current, 8) < 0)
-			return 0;
-	} else if (python_vmread(&f, ts + L->cf_current, 8) < 0) {
-		return 0;
-	}
-	if (!f)
-		return 0;
-	memset(&w, 0, sizeof(w));
-	w.pi = pi;
-	w.L = L;
-	w.remote = 1;
-	i = py_chain(&w, f, out, max);
-	python_copy_ids(w.fresh.id, w.fresh.n);
-	return i;
 }
 
 /* SIGNAL-SAFE: 1 when an interpreter is read (a stack may get Python words). */

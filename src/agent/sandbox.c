@@ -4,9 +4,9 @@
  * A thread that enters seccomp strict mode may make read, write, exit and
  * sigreturn only: any other system call kills the process (SIGKILL).  A
  * filter may kill, trap (SIGSYS) or fail whatever it likes, and with
- * SECCOMP_FILTER_FLAG_TSYNC it binds every thread of the process, the
- * agent's helpers included.  The agent cannot know what a filter allows, so
- * it makes no system call of its own where one applies:
+ * SECCOMP_FILTER_FLAG_TSYNC it binds every thread of the process.  The
+ * agent cannot know what a filter allows, so it makes no system call of its
+ * own where one applies (it has no thread of its own to stop):
  *
  *   - prctl(PR_SET_SECCOMP) and syscall(SYS_seccomp / SYS_prctl) are
  *     interposed (glibc has no seccomp() function; libseccomp calls one of
@@ -15,13 +15,13 @@
  *     (agent_tls.sandboxed: its handler then counts a signal of ours as lost,
  *     CBN_LOST_SANDBOXED, and returns at once, without a system call) and
  *     makes the allocation hooks pass straight through on it.  With TSYNC it
- *     also stops the helper threads, for good (threads_helpers_stop), and
- *     marks every thread (sandbox_all): the other threads' samplers stay
- *     armed but their handlers only count.  If the call fails, all of it is
+ *     marks every thread (sandbox_all) and waits out handlers already past
+ *     their check: the other threads' samplers stay armed but their
+ *     handlers only count.  If the call fails, all of it is
  *     undone.
  *   - What the agent would do later on such a thread does not happen: a
  *     thread it creates is not followed (it inherits the filter), nor is a
- *     fork child's file made, nor are helpers started; an exec gets
+ *     fork child's file made; an exec gets
  *     CBN_SANDBOXED=1 in its environment so that the agent stays inert in
  *     the new image, which inherits the filter too; the exit handlers write
  *     only memory.
@@ -107,7 +107,7 @@ static int sandbox_kind_prctl(unsigned long mode)
 
 struct sandbox_undo {
 	int was_sandboxed;
-	int stopped_helpers;
+	int marked_all;                  /* this call marked every thread */
 };
 
 static void sandbox_enter(int kind, struct sandbox_undo *u)
@@ -117,7 +117,7 @@ static void sandbox_enter(int kind, struct sandbox_undo *u)
 	uint32_t cur, zero = 0;
 
 	u->was_sandboxed = sandbox_thread_filtered();
-	u->stopped_helpers = 0;
+	u->marked_all = 0;
 	if (u->was_sandboxed && !all)
 		return; /* already quiet: a second filter changes nothing for us */
 	if (!u->was_sandboxed) {
@@ -127,10 +127,9 @@ static void sandbox_enter(int kind, struct sandbox_undo *u)
 			mem_sandbox_fn(0);
 	}
 	if (all && !atomic_load(&sandbox_all)) {
-		/* Before the filter binds them: they would make its forbidden
-		 * system calls.  They stay stopped (the hold is never lifted). */
-		threads_helpers_stop();
-		u->stopped_helpers = 1;
+		/* Every thread comes under the filter: the agent has none of its
+		 * own, only the handlers to wait out. */
+		u->marked_all = 1;
 		atomic_store(&sandbox_all, 1);
 		/* A handler already past its check on another thread. */
 		sampler_quiesce();
@@ -156,10 +155,8 @@ static void sandbox_undo(const struct sandbox_undo *u)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 
-	if (u->stopped_helpers) {
+	if (u->marked_all)
 		atomic_store(&sandbox_all, 0);
-		threads_helpers_resume();
-	}
 	if (u->was_sandboxed)
 		return;
 	agent_tls.sandboxed = 0;
@@ -205,7 +202,7 @@ static long sandbox_raw(long nr, long a, long b, long c, long d, long e, long f)
  * thread exit would have recorded (threads.c's cleanup does not run). */
 static void sandbox_thread_exit(int code)
 {
-	helpers_note_exit(code);
+	(void)code;
 	if (sandbox_thread_filtered() || !agent_tls.tid || agent_tls.ended ||
 	    agent_tls.pid != agent.pid)
 		return;

@@ -226,7 +226,7 @@ static int sigwrap_traced(void)
 int sigwrap_install(char *why, size_t len)
 {
 	struct sigaction old;
-	const char *env = getenv(CBN_ENV_SIGNAL);
+	const char *env = agent_getenv(CBN_ENV_SIGNAL);
 	int sig, ret;
 
 	sigwrap_resolve();

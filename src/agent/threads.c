@@ -74,7 +74,6 @@ static void threads_cleanup(void *v)
 	uint64_t cpu0 = agent_thread_cpu();
 
 	(void)v;
-	helpers_note_exit(0);
 	sandbox_mem_thread_end();
 	sampler_thread_end();
 	pathcache_thread_end();
@@ -190,22 +189,6 @@ int threads_each(void (*fn)(struct agent_thread *t, uint32_t tid, void *arg), vo
 	return n;
 }
 
-/* The main thread calls pthread_exit: glibc's thread exit, code 0 if it was
- * the last (helpers.c). */
-__attribute__((visibility("default"), noreturn)) void pthread_exit(void *ret)
-{
-	static void (*real)(void *) __attribute__((noreturn));
-
-	if (!real)
-		*(void **)&real = agent_real("pthread_exit");
-	if (agent.pid && agent_gettid() == agent.pid)
-		helpers_note_exit(0);
-	if (real)
-		real(ret);
-	syscall(SYS_exit, 0); /* unreachable in practice: glibc always has it */
-	__builtin_unreachable();
-}
-
 /* Live threads we know of (the caller included when it is registered). */
 int threads_count(void)
 {
@@ -223,7 +206,6 @@ void threads_after_fork_child(void)
 	pthread_mutex_init(&threads_lock, NULL);
 	threads_n = 0;
 	atomic_store(&threads_program_n, 1);
-	helpers_after_fork_child();
 }
 
 static void *threads_trampoline(void *p)

@@ -1,10 +1,12 @@
 /*
  * unwind.c — the agent's private libunwind.  A copy of libunwind.so.8 with its
- * SONAME renamed (unwind_copy.c) is loaded RTLD_LOCAL | RTLD_DEEPBIND, so its
- * state and locks belong to the agent alone: a program that uses libunwind
- * itself gets its own instance, untouched (sampler-safety.md §1–2).  A few of
- * the copy's imports are then redirected, in its GOT, to versions that are
- * safe in a signal handler and visible to nobody:
+ * SONAME renamed and every definition hidden (unwind_copy.c) is the agent's
+ * DT_NEEDED, mapped by the loader at start-up, so its state and locks belong
+ * to the agent alone: a program that uses libunwind itself gets its own
+ * instance, untouched (sampler-safety.md §1–2), and nothing resolves to ours.
+ * Its imports are bound here to libc's definitions (not a program's), and a
+ * few redirected, in its GOT, to versions that are safe in a signal handler
+ * and visible to nobody:
  *
  *   dl_iterate_phdr  -> the agent's module snapshot (no loader lock)
  *   pipe2            -> refused: no memory-validation pipe, ever (libunwind #274)
@@ -36,6 +38,7 @@
 #include <libunwind.h>
 
 #include "agent.h"
+#include "elfsym.h"
 #include "sigpath.h"
 
 /* glibc's argument to __tls_get_addr (x86-64 psABI). */
@@ -358,6 +361,7 @@ struct relro_find {
 	uintptr_t base;
 	uintptr_t lo, hi;                /* PT_GNU_RELRO, absolute */
 	uintptr_t text_lo, text_hi;
+	size_t tls_modid;
 };
 
 static int unwind_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
@@ -368,6 +372,7 @@ static int unwind_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	if (info->dlpi_addr != f->base)
 		return 0;
+	f->tls_modid = info->dlpi_tls_modid;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		uintptr_t a = info->dlpi_addr + ph->p_vaddr;
@@ -383,12 +388,6 @@ static int unwind_find_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-/* Dynamic-section pointers: glibc relocates some in place, some not. */
-static uintptr_t unwind_dptr(const struct link_map *lm, ElfW(Addr) p)
-{
-	return p < lm->l_addr ? lm->l_addr + p : p;
-}
-
 static void unwind_patch_slot(uintptr_t slot, void *fn, const struct relro_find *f)
 {
 	uintptr_t page = slot & ~(uintptr_t)4095;
@@ -401,106 +400,106 @@ static void unwind_patch_slot(uintptr_t slot, void *fn, const struct relro_find 
 		mprotect((void *)page, 4096, PROT_READ);
 }
 
-static int unwind_redirect(void *h, const struct redirect *rd, int nrd, struct relro_find *f)
+/*
+ * Bind every import of the copy: the redirected ones to the functions above,
+ * the others to their definition in libc (or ld.so), as RTLD_DEEPBIND did
+ * when the copy was dlopened: a program's own definition of memcpy or
+ * pthread_mutex_lock is not what our unwinder calls.  Every slot is filled
+ * here, so the handler never enters the loader's lazy resolver (the copy is
+ * loaded at start-up, lazily bound).  Returns the redirections made, or -1.
+ */
+static int unwind_redirect(struct link_map *lm, const struct redirect *rd, int nrd,
+			   struct relro_find *f)
 {
-	struct link_map *lm;
-	const ElfW(Dyn) *d;
-	const ElfW(Sym) *symtab = NULL;
-	const char *strtab = NULL;
+	struct link_map *libs[2];
+	struct elfsym_obj copy, lib[2];
 	const ElfW(Rela) *rel[2] = {NULL, NULL};
 	size_t relsz[2] = {0, 0};
+	const ElfW(Dyn) *d;
 	size_t i;
-	int k, j, done = 0;
+	int k, j, n, nlib = 0, done = 0;
 
-	if (dlinfo(h, RTLD_DI_LINKMAP, &lm) != 0 || !lm)
+	if (elfsym_open(lm, &copy) != 0)
 		return -1;
+	libs[0] = elfsym_map_named(lm, "libc.so.6");
+	libs[1] = elfsym_map_named(lm, "ld-linux-x86-64.so.2");
+	for (k = 0; k < 2; k++)
+		if (libs[k] && elfsym_open(libs[k], &lib[nlib]) == 0)
+			nlib++;
 	for (d = lm->l_ld; d->d_tag != DT_NULL; d++) {
 		switch (d->d_tag) {
-		case DT_SYMTAB:
-			symtab = (const ElfW(Sym) *)unwind_dptr(lm, d->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			strtab = (const char *)unwind_dptr(lm, d->d_un.d_ptr);
-			break;
 		case DT_JMPREL:
-			rel[0] = (const ElfW(Rela) *)unwind_dptr(lm, d->d_un.d_ptr);
+			rel[0] = (const ElfW(Rela) *)elfsym_dptr(lm, d->d_un.d_ptr);
 			break;
 		case DT_PLTRELSZ:
 			relsz[0] = d->d_un.d_val;
 			break;
 		case DT_RELA:
-			rel[1] = (const ElfW(Rela) *)unwind_dptr(lm, d->d_un.d_ptr);
+			rel[1] = (const ElfW(Rela) *)elfsym_dptr(lm, d->d_un.d_ptr);
 			break;
 		case DT_RELASZ:
 			relsz[1] = d->d_un.d_val;
 			break;
 		}
 	}
-	if (!symtab || !strtab)
-		return -1;
 	f->base = lm->l_addr;
 	dl_iterate_phdr(unwind_find_cb, f);
 	for (k = 0; k < 2; k++) {
 		for (i = 0; rel[k] && i < relsz[k] / sizeof(ElfW(Rela)); i++) {
 			const ElfW(Rela) *r = &rel[k][i];
 			unsigned type = ELF64_R_TYPE(r->r_info);
-			const char *name;
+			size_t si = ELF64_R_SYM(r->r_info);
+			const ElfW(Sym) *sym = &copy.symtab[si];
+			const char *name = copy.strtab + sym->st_name;
+			void *fn = NULL;
 
-			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT) ||
+			    sym->st_shndx != SHN_UNDEF)
 				continue;
-			name = strtab + symtab[ELF64_R_SYM(r->r_info)].st_name;
-			for (j = 0; j < nrd; j++) {
+			for (j = 0; j < nrd && !fn; j++)
 				if (strcmp(name, rd[j].name) == 0) {
-					unwind_patch_slot(lm->l_addr + r->r_offset, rd[j].fn, f);
+					fn = rd[j].fn;
 					done++;
 				}
-			}
+			for (n = 0; n < nlib && !fn; n++)
+				fn = elfsym_addr(&lib[n], name, elfsym_import_version(&copy, si), 0);
+			if (fn)
+				unwind_patch_slot(lm->l_addr + r->r_offset, fn, f);
+			else if (ELF64_ST_BIND(sym->st_info) != STB_WEAK)
+				return -1;
 		}
 	}
 	return done;
 }
 
-/* libcbn_unwind.so next to this library, else the system's libunwind.so.8 when
- * the program has not loaded it (a shared instance would not be private). */
-static void *unwind_load(char *why, size_t len)
+/* The copy, which the loader mapped at start-up (the agent's DT_NEEDED). */
+static struct link_map *unwind_copy_map(char *why, size_t len)
 {
-	char path[4096];
+	struct link_map *self = NULL, *lm;
 	Dl_info di;
-	void *h;
-	char *slash;
 
-	if (dladdr((void *)unwind_load, &di) && di.dli_fname &&
-	    strlen(di.dli_fname) < sizeof(path) - 32) {
-		strcpy(path, di.dli_fname);
-		slash = strrchr(path, '/');
-		if (slash) {
-			strcpy(slash + 1, "libcbn_unwind.so");
-			h = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-			if (h)
-				return h;
-		}
-	}
-	if (dlopen("libunwind.so.8", RTLD_NOW | RTLD_NOLOAD)) {
-		snprintf(why, len, "libcbn_unwind.so missing and the program uses libunwind: pc-only samples");
+	if (!dladdr1((void *)unwind_copy_map, &di, (void **)&self, RTLD_DL_LINKMAP) || !self) {
+		snprintf(why, len, "cannot find the agent in the link map: pc-only samples");
 		return NULL;
 	}
-	h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
-	if (!h)
-		snprintf(why, len, "libunwind.so.8 not found: pc-only samples");
-	return h;
+	lm = elfsym_map_named(self, CBN_UNWIND_COPY);
+	if (!lm)
+		snprintf(why, len, CBN_UNWIND_COPY " is not loaded: pc-only samples");
+	return lm;
 }
 
 /*
- * Load and prepare the unwinder; in the constructor, before any sampler is
- * armed.  Returns 0, or -1 with why filled (samples are then PC-only).
+ * Prepare the unwinder; in the constructor, before any sampler is armed.
+ * Returns 0, or -1 with why filled (samples are then PC-only).
  */
 int unwind_init(char *why, size_t len)
 {
-	struct relro_find f = {0, 0, 0, 0, 0};
+	struct relro_find f = {0, 0, 0, 0, 0, 0};
 	unw_accessors_t *(*get_acc)(unw_addr_space_t);
 	unw_addr_space_t *as;
 	unw_accessors_t *acc;
-	void *h;
+	struct link_map *lm, *ldso;
+	struct elfsym_obj copy, ld;
 	struct redirect rd[] = {
 		{"dl_iterate_phdr", (void *)unwind_dl_iterate_phdr},
 		{"pipe2", (void *)unwind_pipe2},
@@ -516,36 +515,39 @@ int unwind_init(char *why, size_t len)
 		{"malloc", (void *)unwind_malloc},
 		{"free", (void *)unwind_free},
 	};
-	size_t modid = 0;
 
 	if (unw_bt)
 		return 0;
-	h = unwind_load(why, len);
-	if (!h)
+	lm = unwind_copy_map(why, len);
+	if (!lm)
 		return -1;
-	real_tls_get_addr = (void *(*)(struct unwind_tls_index *))dlsym(RTLD_DEFAULT, "__tls_get_addr");
-	if (dlinfo(h, RTLD_DI_TLS_MODID, &modid) == 0)
-		unw_modid = modid;
-	if (!real_tls_get_addr || unwind_redirect(h, rd, (int)(sizeof(rd) / sizeof(rd[0])), &f) < 0) {
+	ldso = elfsym_map_named(lm, "ld-linux-x86-64.so.2");
+	if (ldso && elfsym_open(ldso, &ld) == 0)
+		real_tls_get_addr = (void *(*)(struct unwind_tls_index *))elfsym_addr(
+			&ld, "__tls_get_addr", NULL, 0);
+	if (!real_tls_get_addr || elfsym_open(lm, &copy) != 0 ||
+	    unwind_redirect(lm, rd, (int)(sizeof(rd) / sizeof(rd[0])), &f) < 0) {
 		snprintf(why, len, "cannot prepare the private libunwind: pc-only samples");
 		return -1;
 	}
+	/* The copy has no PT_TLS (unwind_copy.c): its module id is 0. */
+	unw_modid = f.tls_modid;
 	copy_lo = f.text_lo;
 	copy_hi = f.text_hi;
-	/* The copy (and liblzma) into the snapshot: backtraces start in it. */
+	/* The copy into the snapshot: backtraces start in it. */
 	modules_scan(0);
-	get_acc = (unw_accessors_t * (*)(unw_addr_space_t)) dlsym(h, "_Ux86_64_get_accessors");
-	as = (unw_addr_space_t *)dlsym(h, "_ULx86_64_local_addr_space");
-	unw_bt = (int (*)(void **, int))dlsym(h, "unw_backtrace");
+	get_acc = (unw_accessors_t * (*)(unw_addr_space_t)) elfsym_addr(&copy, "_Ux86_64_get_accessors", NULL, 1);
+	as = (unw_addr_space_t *)elfsym_addr(&copy, "_ULx86_64_local_addr_space", NULL, 1);
+	unw_bt = (int (*)(void **, int))elfsym_addr(&copy, "unw_backtrace", NULL, 1);
 	if (!get_acc || !as || !unw_bt) {
 		unw_bt = NULL;
 		snprintf(why, len, "libunwind lacks unw_backtrace or its accessors: pc-only samples");
 		return -1;
 	}
 	/* optional: without them kernel stacks sit on the next sample's stack */
-	unw_init2 = (int (*)(unw_cursor_t *, unw_context_t *, int))dlsym(h, "_ULx86_64_init_local2");
-	unw_stp = (int (*)(unw_cursor_t *))dlsym(h, "_ULx86_64_step");
-	unw_greg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(h, "_ULx86_64_get_reg");
+	unw_init2 = (int (*)(unw_cursor_t *, unw_context_t *, int))elfsym_addr(&copy, "_ULx86_64_init_local2", NULL, 1);
+	unw_stp = (int (*)(unw_cursor_t *))elfsym_addr(&copy, "_ULx86_64_step", NULL, 1);
+	unw_greg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))elfsym_addr(&copy, "_ULx86_64_get_reg", NULL, 1);
 	if (!unw_init2 || !unw_stp || !unw_greg)
 		unw_init2 = NULL;
 	/* get_accessors runs libunwind's one-time init (whose pipe2 is refused). */
@@ -693,48 +695,6 @@ void unwind_after_fork_child(void)
 void unwind_thread_end(void)
 {
 	unwind_flush_thread();
-}
-
-/*
- * The user stack of another thread of the process, blocked in the kernel at
- * pc with stack pointer sp (/proc/self/task/TID/syscall): the off-CPU
- * sampler's (offcpu.c), in its own thread, never in a handler.  stack holds n
- * bytes copied from sp (process_vm_readv) and is read instead of the live
- * stack; deeper reads go to the live memory, validated page by page as every
- * read is.  The frame pointer is unknown (0): the walk stops at a frame whose
- * CFA needs it.  out[0] = pc, then return addresses.  Returns the frames.
- */
-int unwind_blocked(uint64_t pc, uint64_t sp, const void *stack, size_t n, uint64_t *out, int max)
-{
-	unw_cursor_t cur;
-	ucontext_t fake;
-	unw_word_t v, s, prev = (unw_word_t)sp;
-	int i = 0;
-
-	if (!unw_init2 || max <= 0 || !unwind_begin(0))
-		return 0;
-	memset(&fake, 0, sizeof(fake));
-	fake.uc_mcontext.fpregs = &fake.__fpregs_mem;
-	fake.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
-	fake.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
-	ovl_data = (const unsigned char *)stack;
-	ovl_lo = (uintptr_t)sp;
-	ovl_hi = (uintptr_t)sp + (uintptr_t)n;
-	/* pc is where the system call returns to: not a return address */
-	if (unw_init2(&cur, (unw_context_t *)&fake, UNW_INIT_SIGNAL_FRAME) < 0)
-		goto out;
-	out[i++] = pc;
-	while (i < max && unw_stp(&cur) > 0) {
-		if (unw_greg(&cur, UNW_REG_IP, &v) < 0 || !v ||
-		    unw_greg(&cur, UNW_REG_SP, &s) < 0 || s <= prev)
-			break; /* the stack grows down: a caller is above */
-		prev = s;
-		out[i++] = v;
-	}
-out:
-	ovl_data = NULL;
-	unwind_end();
-	return i;
 }
 
 /*

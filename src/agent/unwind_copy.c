@@ -1,9 +1,17 @@
 /*
  * unwind_copy.c — build-time tool: copies libunwind.so.8 to the agent's private
- * libcbn_unwind.so with its DT_SONAME renamed (same length), so that the agent's
+ * libcbn_unwd.so with its DT_SONAME renamed (same length), so that the agent's
  * libunwind is an instance of its own: the program's libunwind (linked, or
  * dlopened later by name) never shares its locks, caches or state with ours
- * (sampler-safety.md §2).  Its PT_TLS header also becomes PT_NULL: the
+ * (sampler-safety.md §2).  The agent names the copy in its DT_NEEDED, so the
+ * loader maps it at start-up, before any code of the program runs and with
+ * its own start-up allocator (a dlopen from the constructor would allocate
+ * with the program's malloc).  Every symbol the copy defines becomes local
+ * and hidden in its .dynsym: nothing outside resolves to it (the copy
+ * defines _Unwind_RaiseException, backtrace and co., and is in the global
+ * scope), its own references still bind to itself (the loader resolves a
+ * local or hidden symbol in its own object), and the agent finds what it
+ * calls by reading the table itself (elfsym.h).  Its PT_TLS header also becomes PT_NULL: the
  * loader then gives the copy no TLS module id, a slot of the dynamic thread
  * vector a program could count (dl_iterate_phdr's dlpi_tls_modid); its
  * 16 bytes of TLS (general dynamic, reached through __tls_get_addr with
@@ -24,7 +32,7 @@
 #include <string.h>
 
 #define OLD_SONAME "libunwind.so.8"
-#define NEW_SONAME "libcbnunwind.8" /* same length: no string table moves */
+#define NEW_SONAME "libcbn_unwd.so" /* same length: no string table moves */
 
 static void die(const char *what, const char *path)
 {
@@ -90,6 +98,7 @@ static void drop_lzma(unsigned char *img, size_t len, const Elf64_Ehdr *eh, cons
 		   *vs_sh = section(img, len, eh, SHT_GNU_versym),
 		   *sym_sh = section(img, len, eh, SHT_DYNSYM);
 	uint64_t lzma = (uint64_t)-1, libc = (uint64_t)-1, off;
+	Elf64_Vernaux *glibc = NULL;
 	uint16_t weak_idx[16];
 	int nweak = 0, k;
 	size_t i;
@@ -107,7 +116,36 @@ static void drop_lzma(unsigned char *img, size_t len, const Elf64_Ehdr *eh, cons
 	if (libc == (uint64_t)-1 || !vn_sh || !vs_sh || !sym_sh)
 		die("liblzma needed but libc.so.6 or the version sections not found", "copy");
 	d[lzma].d_un.d_val = libc;
-	/* Its version need: libc's file, every version weak. */
+	/* A version libc defines, for liblzma's version need to name. */
+	for (off = vn_sh->sh_offset; off + sizeof(Elf64_Verneed) <= vn_sh->sh_offset + vn_sh->sh_size;) {
+		Elf64_Verneed *vn = (Elf64_Verneed *)(img + off);
+		uint64_t aoff = off + vn->vn_aux;
+
+		if (vn->vn_file < strsz && !strcmp(strtab + vn->vn_file, LIBC_SONAME))
+			for (k = 0; k < vn->vn_cnt && aoff + sizeof(Elf64_Vernaux) <= len; k++) {
+				Elf64_Vernaux *a = (Elf64_Vernaux *)(img + aoff);
+
+				if (a->vna_name < strsz && !glibc) {
+					glibc = a;
+					break;
+				}
+				if (!a->vna_next)
+					break;
+				aoff += a->vna_next;
+			}
+		if (!vn->vn_next)
+			break;
+		off += vn->vn_next;
+	}
+	if (!glibc)
+		die("no version of libc.so.6 is needed", "copy");
+	/*
+	 * Its version need: libc's file and a version libc has, weak.  Naming
+	 * XZ_5.0 (weak) was enough for dlopen, but the loader checks the
+	 * versions of the objects it maps at start-up verbosely and would print
+	 * "weak version `XZ_5.0' not found" on the program's stderr.  The lzma
+	 * symbols stay weak undefined: they resolve to nothing, without error.
+	 */
 	for (off = vn_sh->sh_offset; off + sizeof(Elf64_Verneed) <= vn_sh->sh_offset + vn_sh->sh_size;) {
 		Elf64_Verneed *vn = (Elf64_Verneed *)(img + off);
 		uint64_t aoff = off + vn->vn_aux;
@@ -118,6 +156,8 @@ static void drop_lzma(unsigned char *img, size_t len, const Elf64_Ehdr *eh, cons
 				Elf64_Vernaux *a = (Elf64_Vernaux *)(img + aoff);
 
 				a->vna_flags |= VER_FLG_WEAK;
+				a->vna_name = glibc->vna_name;
+				a->vna_hash = glibc->vna_hash;
 				if (nweak < 16)
 					weak_idx[nweak++] = a->vna_other;
 				if (!a->vna_next)
@@ -141,6 +181,27 @@ static void drop_lzma(unsigned char *img, size_t len, const Elf64_Ehdr *eh, cons
 			if (v == weak_idx[k])
 				sy->st_info = ELF64_ST_INFO(STB_WEAK, ELF64_ST_TYPE(sy->st_info));
 	}
+}
+
+/* Every defined symbol local and hidden (see the top of the file). */
+static int hide_definitions(unsigned char *img, size_t len, const Elf64_Ehdr *eh)
+{
+	Elf64_Shdr *sym_sh = section(img, len, eh, SHT_DYNSYM);
+	size_t i, n = 0;
+
+	if (!sym_sh)
+		die("no .dynsym section", "copy");
+	for (i = 1; i < sym_sh->sh_size / sizeof(Elf64_Sym); i++) {
+		Elf64_Sym *sy = (Elf64_Sym *)(img + sym_sh->sh_offset) + i;
+		unsigned bind = ELF64_ST_BIND(sy->st_info);
+
+		if (sy->st_shndx == SHN_UNDEF || (bind != STB_GLOBAL && bind != STB_WEAK))
+			continue;
+		sy->st_info = ELF64_ST_INFO(STB_LOCAL, ELF64_ST_TYPE(sy->st_info));
+		sy->st_other = (unsigned char)((sy->st_other & ~3u) | STV_HIDDEN);
+		n++;
+	}
+	return (int)n;
 }
 
 int main(int argc, char **argv)
@@ -196,6 +257,8 @@ int main(int argc, char **argv)
 			die("DT_SONAME string is shared", argv[1]);
 	memcpy(s, NEW_SONAME, sizeof(NEW_SONAME));
 	drop_lzma(img, len, eh, dyn, ndyn, (const char *)img + stroff, strsz);
+	if (hide_definitions(img, len, eh) == 0)
+		die("defines no symbol", argv[1]);
 	for (i = 0; i < eh->e_phnum; i++)
 		if (ph[i].p_type == PT_TLS) {
 			if (ph[i].p_filesz != 0)

@@ -167,8 +167,10 @@ static void cpu_sum_processes(const struct profile *p, struct cpu_profile *c)
 		c->overhead.handler_ns += pr->overhead_site_ns[CBN_OVH_HANDLER];
 		c->overhead.startup_ns += pr->overhead_init_ns;
 	}
+	c->overhead.launcher_ns = p->launcher_ns;
 	c->overhead.total_ns = c->overhead.sampled_ns + c->overhead.threads_ns +
-			       c->overhead.handler_ns + c->overhead.startup_ns;
+			       c->overhead.handler_ns + c->overhead.startup_ns +
+			       c->overhead.launcher_ns;
 }
 
 /* Samples → the run's, threads', processes' and stacks' weight and ns,

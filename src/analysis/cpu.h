@@ -63,12 +63,13 @@ struct cpu_profile {
 	/* The profiler's own CPU, never in the tables (the program's cpu_ns
 	 * excludes it; measured_ns, the kernel's count, includes it). */
 	struct cpu_overhead {
-		uint64_t total_ns;         /* the sum of the four below */
+		uint64_t total_ns;         /* the sum of the five below */
 		uint64_t sampled_ns;       /* samples in its code on the program's threads
 		                            * (allocation hooks, CUDA callbacks, thread
 		                            * start, its own pthreads) */
 		uint64_t samples;
-		uint64_t threads_ns;       /* the agent's helper threads (their CPU clocks) */
+		uint64_t threads_ns;       /* the CUDA layer's flusher thread (its CPU clock) */
+		uint64_t launcher_ns;      /* the launcher's monitor, outside the program */
 		uint64_t handler_ns;       /* inside the sampling handler (measured) */
 		uint64_t startup_ns;       /* the agent's start-up in each image */
 	} overhead;

@@ -433,9 +433,8 @@ static void guard_warnings(struct load *L, const struct prof_process *pr,
 		return;
 	if (kind == CBN_SECCOMP_FILTER_ALL)
 		load_warn(L, "pid %u: the program put all its threads under a seccomp filter "
-			     "(TSYNC) %.3f s after it started: sampling of its %u threads, the "
-			     "agent's helper threads and the allocation counts stopped there; what "
-			     "came before is kept", pr->pid, at, threads);
+			     "(TSYNC) %.3f s after it started: sampling of its %u threads and the "
+			     "allocation counts stopped there; what came before is kept", pr->pid, at, threads);
 	else
 		load_warn(L, "pid %u: thread %u entered a seccomp %s of the program's %.3f s "
 			     "after the process started: sampling of %u thread%s stopped there "
@@ -447,10 +446,11 @@ static void guard_warnings(struct load *L, const struct prof_process *pr,
 /* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
  * was unusable. */
 /* The launcher's side file of the image (PID.SEQ.cbs: what it saw from
- * outside, cbn_format.h), read as part of it when there is one. */
+ * outside, cbn_format.h), read as part of it when there is one; open until
+ * the image is loaded (records point into it, as into the image's file). */
 static void load_side(struct load *L, const char *dir, const char *name)
 {
-	struct reader_file rf;
+	struct reader_file *rf = &L->f->side;
 	struct reader_result res;
 	char path[PATH_MAX];
 	size_t n = strlen(name), ext = strlen(CBN_FILE_EXT);
@@ -460,13 +460,13 @@ static void load_side(struct load *L, const char *dir, const char *name)
 	snprintf(path, sizeof(path), "%s/%.*s%s", dir, (int)(n - ext), name, CBN_SIDE_EXT);
 	if (access(path, F_OK) != 0)
 		return;
-	if (reader_open(path, &rf, &res) != 0) {
+	if (reader_open(path, rf, &res) != 0) {
 		load_warn(L, "%.*s%s: %s; the launcher's records of that process are skipped",
 			  (int)(n - ext), name, CBN_SIDE_EXT, res.reason);
 		return;
 	}
-	reader_walk(&rf, rec_cb, L, &res);
-	reader_close(&rf);
+	L->f->side_open = 1;
+	reader_walk(rf, rec_cb, L, &res);
 }
 
 static int load_one(struct load *L, const char *dir, const char *name, int *damaged)
@@ -540,6 +540,8 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	L->f = NULL;
 	file_free(&F);
 	reader_close(&rf);
+	if (F.side_open)
+		reader_close(&F.side);
 	return 0;
 }
 

@@ -67,6 +67,8 @@ struct session_meta {
 	uint64_t start_mono_ns, end_mono_ns;
 	double frequency_hz;
 	uint64_t user_ns, sys_ns;  /* CPU the kernel counted for the whole tree, 0 unknown */
+	uint64_t launcher_ns;      /* the launcher's own CPU during the run (its monitor:
+	                            * off-CPU sampling, memory timeline, controls) */
 	struct session_env env;    /* found: env.kernel[0] != 0 */
 	/* processes of the run still running when the program ended (left
 	 * running, not waited for: their profiles end there) */

@@ -209,6 +209,7 @@ void load_run_totals(struct load *L, const struct load_meta *meta)
 		p->frequency_hz = meta->frequency_hz;
 		p->user_ns = meta->user_ns;
 		p->sys_ns = meta->sys_ns;
+		p->launcher_ns = meta->launcher_ns;
 		p->exit_status = meta->exit_status;
 		p->exit_signal = meta->exit_signal;
 	} else {

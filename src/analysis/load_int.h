@@ -150,6 +150,9 @@ struct load_file {
 	int32_t exit_status;
 	uint64_t last_ts;                /* latest timestamp seen */
 	uint32_t status_idx;             /* this process's cuda_status entry or PROF_NONE */
+	/* the launcher's side file (PID.SEQ.cbs), open while the image loads */
+	struct reader_file side;
+	int side_open;
 };
 
 struct load_pycode {         /* a PY_CODE record of the current file (in its buffer) */

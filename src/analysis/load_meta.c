@@ -46,6 +46,8 @@ int session_meta_write(const char *session_dir, const struct session_meta *m)
 		cJSON_AddNumberToObject(root, "user_ns", (double)m->user_ns);
 		cJSON_AddNumberToObject(root, "sys_ns", (double)m->sys_ns);
 	}
+	if (m->launcher_ns)
+		cJSON_AddNumberToObject(root, "launcher_cpu_ns", (double)m->launcher_ns);
 	if (m->nrunning) {
 		cJSON *r = cJSON_AddArrayToObject(root, "running_at_end");
 
@@ -176,6 +178,7 @@ void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
 	m->frequency_hz = num(root, "frequency_hz", 0, 0, 1e9);
 	m->user_ns = (uint64_t)num(root, "user_ns", 0, 0, 1.8e19);
 	m->sys_ns = (uint64_t)num(root, "sys_ns", 0, 0, 1.8e19);
+	m->launcher_ns = (uint64_t)num(root, "launcher_cpu_ns", 0, 0, 1.8e19);
 	env_read(L, cJSON_GetObjectItemCaseSensitive(root, "environment"));
 	a = cJSON_GetObjectItemCaseSensitive(root, "running_at_end");
 	if (cJSON_IsArray(a)) {

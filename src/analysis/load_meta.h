@@ -16,6 +16,7 @@ struct load_meta {
 	uint64_t start_mono_ns, end_mono_ns;
 	double frequency_hz;
 	uint64_t user_ns, sys_ns;
+	uint64_t launcher_ns;     /* session_meta.launcher_ns */
 	/* pids still running when the program ended (session_meta.running) */
 	uint32_t running[64];
 	size_t nrunning;          /* may exceed 64: only the first 64 are kept */

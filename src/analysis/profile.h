@@ -424,6 +424,7 @@ struct profile {
 	double frequency_hz;
 	uint64_t user_ns, sys_ns; /* CPU the kernel counted, user and system, for the whole
 	                           * tree (the launcher's wait4); 0 and 0 when unknown */
+	uint64_t launcher_ns;     /* the launcher's own CPU during the run (session.json) */
 
 	struct prof_func *funcs;           size_t nfuncs;
 	struct prof_frame *frames;         size_t nframes;

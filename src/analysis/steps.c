@@ -69,15 +69,14 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 	struct sample_index x = {0};
 	struct step_list l = {0};
 	struct step_ix ix = {0};
-	regex_t re;
+	struct cbn_rx re;
 	int have_re = 0, ret, source = 0, pass;
 	uint32_t thread = UINT32_MAX;
 	char *what = NULL;
 	size_t i;
 
 	*out = NULL;
-	if (step_regex && *step_regex &&
-	    regcomp(&re, step_regex, REG_EXTENDED | REG_NOSUB) == 0)
+	if (step_regex && *step_regex && cbn_rx_compile(&re, step_regex, NULL, 0) == 0)
 		have_re = 1;
 	if ((ret = steps_sidx_build(p, &x)) < 0)
 		goto out;
@@ -159,8 +158,6 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 	a = NULL;
 	ret = 0;
 out:
-	if (have_re)
-		regfree(&re);
 	free(x.idx);
 	free(l.v);
 	free(what);

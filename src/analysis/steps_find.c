@@ -175,7 +175,7 @@ static int marker_cmp(const void *a, const void *b)
  * when that stretch has samples.  re NULL: cbn_step() markers; else the marks
  * whose name matches re.
  */
-int steps_from_markers(const struct profile *p, const regex_t *re,
+int steps_from_markers(const struct profile *p, const struct cbn_rx *re,
 		       const struct sample_index *x, struct step_list *l)
 {
 	struct marker *m = NULL;
@@ -185,7 +185,7 @@ int steps_from_markers(const struct profile *p, const regex_t *re,
 	for (i = 0; i < p->nranges; i++) {
 		const struct prof_range *r = &p->ranges[i];
 
-		if (re ? !range_is_step(r, 1) || !r->name || regexec(re, r->name, 0, NULL, 0) :
+		if (re ? !range_is_step(r, 1) || !r->name || !cbn_rx_search(re, r->name) :
 			 r->kind != CBN_RANGE_STEP)
 			continue;
 		if (util_grow((void **)&m, &cap, n, sizeof(*m)) < 0) {
@@ -245,7 +245,7 @@ static int rangeidx_cmp(const void *a, const void *b, void *ctx)
 
 /* Range steps: each range matching re, outermost only, inside a window;
  * numbered in order per process. */
-int steps_from_ranges(const struct profile *p, const regex_t *re, struct step_list *l)
+int steps_from_ranges(const struct profile *p, const struct cbn_rx *re, struct step_list *l)
 {
 	size_t *m = NULL, n = 0, cap = 0, i;
 	uint64_t number = 0, last_end = 0;
@@ -256,7 +256,7 @@ int steps_from_ranges(const struct profile *p, const regex_t *re, struct step_li
 		const struct prof_range *r = &p->ranges[i];
 
 		if (!range_is_step(r, 0) || r->end < r->start || !r->name ||
-		    regexec(re, r->name, 0, NULL, 0))
+		    !cbn_rx_search(re, r->name))
 			continue;
 		if (util_grow((void **)&m, &cap, n, sizeof(*m)) < 0) {
 			ret = -ENOMEM;

@@ -7,7 +7,7 @@
 #ifndef CBN_STEPS_INT_H
 #define CBN_STEPS_INT_H
 
-#include <regex.h>
+#include "cbn_rx.h"
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,9 +60,9 @@ struct step_ix {
  * when not NULL), of ranges matching re, of function name (on the samples
  * of one thread, *thread); the sample index built; the first position in it
  * with (process, ts) >= (proc, ts); the process of sample si. */
-int steps_from_markers(const struct profile *p, const regex_t *re, const struct sample_index *x,
+int steps_from_markers(const struct profile *p, const struct cbn_rx *re, const struct sample_index *x,
 		       struct step_list *l);
-int steps_from_ranges(const struct profile *p, const regex_t *re, struct step_list *l);
+int steps_from_ranges(const struct profile *p, const struct cbn_rx *re, struct step_list *l);
 int steps_from_func(const struct profile *p, const char *name, struct step_list *l,
 		    uint32_t *thread);
 int steps_sidx_build(const struct profile *p, struct sample_index *x);

@@ -129,6 +129,7 @@ struct spawn_result {
 	int exec_errno;             /* exec failed with this errno, 0 when it ran */
 	uint64_t start_ns, end_ns;  /* CLOCK_MONOTONIC around the whole tree */
 	uint64_t user_ns, sys_ns;   /* CPU of every process reaped (the kernel's count) */
+	uint64_t launcher_ns;       /* the launcher's own CPU until the program's end */
 };
 
 struct spawn_env {

@@ -137,6 +137,7 @@ static void run_meta_fill(struct session_meta *meta, char **targv, const struct 
 	meta->end_mono_ns = res->end_ns;
 	meta->user_ns = res->user_ns;
 	meta->sys_ns = res->sys_ns;
+	meta->launcher_ns = res->launcher_ns;
 	meta->frequency_hz = (double)o->freq;
 }
 

@@ -14,6 +14,7 @@
 
 #include "cbn_schedule.h"
 #include "cbn_signal.h"
+#include "cbn_rx.h"
 #include "cli.h"
 #include "compare.h"
 #include "export.h"
@@ -418,12 +419,14 @@ static int opt_view(int c, struct cli_opts *o)
 		o->limit = (int)v;
 		break;
 	case OPT_STEP: {
-		regex_t re;
+		/* The agent's matcher, not regcomp: what it cannot match is
+		 * refused here, before the run (cbn_rx.h). */
+		struct cbn_rx rx;
+		char why[128];
 
-		if (regcomp(&re, optarg, REG_EXTENDED | REG_NOSUB) != 0)
-			return cli_usage_error("--step %s: not a valid regular expression (POSIX "
-					   "extended)", optarg);
-		regfree(&re);
+		if (cbn_rx_compile(&rx, optarg, why, sizeof(why)) != 0)
+			return cli_usage_error("--step %s: %s (a POSIX extended regular expression "
+					       "is expected: docs/steps.md)", optarg, why);
 		o->step_regex = optarg;
 		break;
 	}

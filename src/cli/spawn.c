@@ -212,6 +212,7 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	tty = sup_tty_open();
 	mo.session = env->session;
 	mo.memory = env->mem_lib != NULL;
+	mo.offcpu_hz = env->offcpu_hz;
 	mo.controlled = env->schedule || env->capture_range || env->toggle_signal ||
 			env->delay_ns || env->duration_ns;
 	mo.delay_ns = env->delay_ns;
@@ -267,6 +268,14 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 	res->end_ns = cli_now_ns();
 out:
 	mon_stop(mon);
+	{
+		/* The launcher's CPU up to here (its monitor threads joined): the
+		 * profiler's cost outside the program, in the overhead line. */
+		struct rusage ru;
+
+		if (getrusage(RUSAGE_SELF, &ru) == 0)
+			res->launcher_ns = cbn_tv_ns(&ru.ru_utime) + cbn_tv_ns(&ru.ru_stime);
+	}
 	free(sh_argv);
 	if (tty >= 0)
 		close(tty);

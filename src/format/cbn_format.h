@@ -464,6 +464,11 @@ struct cbn_file_header {
 	_Atomic uint32_t capture_toggles;     /* toggle signals the program got (--toggle-signal):
 					       * the launcher flips the gate for each */
 	uint32_t capture_pad;
+
+	/* The Python interpreter, continued (zero in older files): where its
+	 * types are, so that the launcher reads its frames from outside
+	 * (cbn_pyread.h: the off-CPU sampler's blocked threads). */
+	uint64_t python_code_type, python_unicode_type, python_bytes_type;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -643,6 +648,10 @@ struct cbn_kstack {
 	((CBN_PYW_TAG << 52) | ((uint64_t)((flags) & 0xf) << 48) |                            \
 	 ((uint64_t)((code) & 0xffffff) << 24) | (uint64_t)((unit) & 0xffffff))
 #define CBN_PY_CODES_MAX 0xfffffeu   /* ids 1 .. this */
+/* Ids the launcher gives code objects it meets reading a process from
+ * outside (PY_CODE records of its side file) start here: the agent's stay
+ * below (its table holds 49152). */
+#define CBN_PY_SIDE_ID_BASE 0x10000u
 
 /*
  * PY_CODE, in the EVENTS chunks: what the agent copied of a code object the

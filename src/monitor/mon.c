@@ -48,6 +48,8 @@ static int mon_name(const char *name, uint32_t *pid, uint32_t *seq)
 	return 0;
 }
 
+static void mon_end(struct mon_image *im);
+
 static void mon_add(struct mon *m, const char *dir, const char *name)
 {
 	struct mon_image *im;
@@ -61,8 +63,8 @@ static void mon_add(struct mon *m, const char *dir, const char *name)
 			continue;
 		if (m->img[i].seq == seq)
 			return;
-		if (m->img[i].seq < seq)
-			m->img[i].ended = 1; /* exec'd into this one */
+		if (m->img[i].seq < seq && !m->img[i].ended)
+			mon_end(&m->img[i]); /* exec'd into this one */
 	}
 	if (m->nimg == m->capimg) {
 		size_t cap = m->capimg ? m->capimg * 2 : 16;
@@ -231,6 +233,8 @@ static int mon_gone(const struct mon_image *im)
 static void mon_end(struct mon_image *im)
 {
 	mon_mem_end(im);
+	mon_offcpu_end(im);
+	mon_py_free(im);
 	im->ended = 1;
 }
 
@@ -266,7 +270,7 @@ struct mon *mon_start(const struct mon_opts *o, int verbose)
 {
 	struct mon *m;
 
-	if (!o->memory && !o->controlled && !o->ctl)
+	if (!o->memory && !o->controlled && !o->ctl && o->offcpu_hz <= 0)
 		return NULL;
 	m = calloc(1, sizeof(*m));
 	if (!m)
@@ -274,6 +278,8 @@ struct mon *mon_start(const struct mon_opts *o, int verbose)
 	m->o = *o;
 	m->verbose = verbose;
 	m->ctl = o->ctl;
+	m->off_rnd = cbn_clock_ns(CLOCK_MONOTONIC) ^ ((uint64_t)getpid() << 32) ^
+		     0x9e3779b97f4a7c15ull;
 	m->inotify = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
 	if (m->inotify < 0) {
 		if (verbose)
@@ -323,6 +329,9 @@ uint64_t mon_turn(struct mon *m, uint64_t now, const struct pollfd *p, int n)
 	t = mon_capture_turn(m, now);
 	if (t && t < next)
 		next = t;
+	t = mon_offcpu_turn(m, now);
+	if (t && t < next)
+		next = t;
 	/* an image whose header is not filled yet: look again soon */
 	for (i = 0; i < m->nimg; i++)
 		if (!m->img[i].ended && !m->img[i].hdr && now + 1000000 < next)
@@ -341,7 +350,7 @@ void mon_stop(struct mon *m)
 		struct mon_image *im = &m->img[i];
 
 		if (!im->ended)
-			mon_mem_end(im);
+			mon_end(im);
 		if (im->side.hdr) {
 			im->side.hdr->end_mono_ns = mon_now();
 			writer_close(&im->side);

@@ -6,6 +6,7 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "cbn_format.h"
 #include "monitor.h"
@@ -27,6 +28,9 @@ struct mon_image {
 	/* mon_capture.c */
 	int time_state;                  /* 0 before --delay, 1 open, 2 over (--duration) */
 	uint32_t toggles_seen;
+	/* mon_offcpu.c, mon_python.c: their state for this image, or NULL */
+	void *off;
+	void *py;
 };
 
 /* A control socket (mon_ctl.c): DIR/ctl/PID.sock for one process. */
@@ -49,6 +53,7 @@ struct mon {
 	int nwd;
 	struct mon_image *img;
 	size_t nimg, capimg;
+	uint64_t off_next, off_rnd;      /* mon_offcpu.c: the next tick, its randomness */
 };
 
 /* mon.c: the image's side file, opened on first use (NULL when it cannot
@@ -68,6 +73,23 @@ uint64_t mon_capture_turn(struct mon *m, uint64_t now);
 int mon_capture_gate(struct mon_image *im, uint32_t gate, int open, int cause);
 uint32_t mon_capture_manual(const struct mon *m);
 void mon_capture_record(struct mon_image *im, uint64_t ts, int event, int cause, const char *name);
+
+/* mon_offcpu.c: one turn of the off-CPU sampler (its next deadline, 0:
+ * off); an image's state freed. */
+uint64_t mon_offcpu_turn(struct mon *m, uint64_t now);
+void mon_offcpu_end(struct mon_image *im);
+
+/* mon_unwind.c: another process's thread stacks (libdwfl). */
+struct mon_unwind;
+struct mon_unwind *mon_unwind_open(pid_t pid);
+int mon_unwind_stack(struct mon_unwind *u, pid_t tid, uint64_t pc, uint64_t sp, uint64_t bp,
+		     const void *stack, size_t n, uint64_t *out, int max);
+void mon_unwind_close(struct mon_unwind *u);
+
+/* mon_python.c: thread tid's Python frames as CBN_PYW words (at most max),
+ * their code objects' names into the side file; the image's state freed. */
+int mon_py_frames(struct mon_image *im, uint32_t tid, uint64_t *out, int max);
+void mon_py_free(struct mon_image *im);
 
 /* mon_ctl.c: a control socket for im's process (once per pid), sockets of
  * processes gone closed, the descriptors to poll, the clients served, all

@@ -14,6 +14,9 @@
  *   mon_capture.c the capture gates that need a clock or a command: --delay,
  *                 --duration, the toggle signal
  *   mon_ctl.c     the control sockets of `cbottleneck ctl PID ...`
+ *   mon_offcpu.c  the off-CPU sampler (--off-cpu): blocked threads' places and
+ *                 stacks (mon_unwind.c: libdwfl over a copy of the stack;
+ *                 mon_python.c: their Python frames)
  *
  * Launcher side only, one thread (the launcher's wait loop, supervise.c);
  * nothing here signals or stops a process of the program.
@@ -34,6 +37,7 @@ struct mon_opts {
 	int range_api;                   /* --capture-range api: ctl and the toggle
 					  * signal turn the range gate */
 	int ctl;                         /* serve control sockets (mon_ctl.c) */
+	long offcpu_hz;                  /* --off-cpu rate, 0: off (mon_offcpu.c) */
 };
 
 struct mon;

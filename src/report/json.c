@@ -135,6 +135,7 @@ static cJSON *json_overhead(const struct cpu_profile *c)
 	err |= json_put_num(x, "program_threads_samples", (double)o->samples);
 	err |= json_put_num(x, "helper_threads_ns", (double)o->threads_ns);
 	err |= json_put_num(x, "handler_ns", (double)o->handler_ns);
+	err |= json_put_num(x, "launcher_ns", (double)o->launcher_ns);
 	err |= json_put_num(x, "startup_ns", (double)o->startup_ns);
 	if (err) {
 		cJSON_Delete(x);

@@ -198,9 +198,10 @@ static void text_overhead(FILE *out, const struct cpu_profile *c)
 		const char *what;
 	} part[] = {
 		{ o->sampled_ns, "in its hooks and callbacks on the program's threads" },
-		{ o->threads_ns, "in its helper threads" },
+		{ o->threads_ns, "in the CUDA layer's thread" },
 		{ o->handler_ns, "in the sampling handler" },
 		{ o->startup_ns, "starting up" },
+		{ o->launcher_ns, "in the launcher, outside the program" },
 	};
 	char a[32];
 	size_t i;

@@ -210,16 +210,32 @@ off)
 	env -u LD_PRELOAD "$CBN" -q -v --no-cuda -o "$T/s2" -- /bin/sh -c 'echo "$LD_PRELOAD"' \
 		>"$T/preload" 2>/dev/null
 	grep -q libcbottleneck_mem "$T/preload" && fail "the hooks preloaded without --memory"
-	"$CBN" -q --no-cuda --memory=host -o "$T/s3" -- /bin/sh -c 'echo "$LD_PRELOAD"' \
-		>"$T/preload" 2>/dev/null
-	grep -q "^[^:]*libcbottleneck_mem.so:[^:]*libcbottleneck.so" "$T/preload" ||
-		fail "LD_PRELOAD is $(cat "$T/preload"), not the hooks first then the agent"
-	LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 "$CBN" -q --no-cuda --memory -o "$T/s4" -- \
-		/bin/sh -c 'echo "$LD_PRELOAD"' >"$T/preload" 2>/dev/null
+	# The program's environment holds no LD_PRELOAD of ours (issue 31);
+	# the loader's own trace gives the order of what it preloaded.
+	LD_DEBUG=files "$CBN" -q --no-cuda --memory=host -o "$T/s3" -- \
+		/bin/sh -c 'echo "[$LD_PRELOAD]"' >"$T/preload" 2>"$T/ld"
+	[ "$(cat "$T/preload")" = "[]" ] || fail "the program sees LD_PRELOAD=$(cat "$T/preload")"
+	# (the lines of the first process that loaded the agent: the launcher
+	# has libm too)
+	order() {
+		awk '/file=[^ ]*libcbottleneck\.so/ && !pid { pid = $1 }
+			{ line[NR] = $0; who[NR] = $1 }
+			END { for (i = 1; i <= NR; i++) if (who[i] == pid &&
+				match(line[i], /file=[^ ]*(libcbottleneck[a-z_]*\.so|libm\.so\.6)/)) {
+				f = substr(line[i], RSTART + 5, RLENGTH - 5); sub(/.*\//, "", f)
+				if (!seen[f]++) printf "%s%s", n++ ? " " : "", f } }' "$T/ld"
+	}
+	case "$(order)" in
+	"libcbottleneck_mem.so libcbottleneck.so"*) ;;
+	*) fail "preloaded: $(order), not the hooks first then the agent" ;;
+	esac
+	LD_DEBUG=files LD_PRELOAD=/lib/x86_64-linux-gnu/libm.so.6 "$CBN" -q --no-cuda --memory \
+		-o "$T/s4" -- /bin/sh -c 'echo "[$LD_PRELOAD]"' >"$T/preload" 2>"$T/ld"
+	[ "$(cat "$T/preload")" = "[/lib/x86_64-linux-gnu/libm.so.6]" ] ||
+		fail "the program sees LD_PRELOAD=$(cat "$T/preload"), not the user's alone"
 	# (the MPI wrappers, when built, come between: docs/distributed.md)
-	grep -Eq "libcbottleneck.so:([^:]*libcbottleneck_mpi.so:)?/lib/x86_64-linux-gnu/libm.so.6$" \
-		"$T/preload" ||
-		fail "the user's LD_PRELOAD is not kept last: $(cat "$T/preload")"
+	order | grep -Eq "libcbottleneck.so (libcbottleneck_mpi.so )?libm.so.6$" ||
+		fail "the user's LD_PRELOAD is not kept last: $(order)"
 	;;
 options)
 	# Bad --memory values are usage errors (exit 2); a missing hooks

@@ -11,7 +11,7 @@
 need_cbn
 CHECK_DIR=$CBN_BUILD_DIR/tests/agent/sigcheck
 [ -f "$CHECK_DIR/libcbottleneck.so" ] || skip "check agent not built: $CHECK_DIR (CBN_SIGPATH_CHECK=OFF?)"
-[ -f "$CHECK_DIR/libcbn_unwind.so" ] || skip "private libunwind missing in $CHECK_DIR"
+[ -f "$CHECK_DIR/libcbn_unwd.so" ] || skip "private libunwind missing in $CHECK_DIR"
 py_need 3.11
 
 export CBN_AGENT_DIR=$CHECK_DIR

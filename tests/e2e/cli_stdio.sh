@@ -51,25 +51,45 @@ grep -q 'filename:lineno(function)' "$T/pipe.err" || fail "no report on stderr w
 cmp "$T/data" "$T/q.out" || fail "-q: the program's bytes changed under the profiler"
 
 # The agent writes nothing to the program's streams: a process that loads it
-# without LD_PRELOAD (a worker re-executing itself with a scrubbed
-# environment) is named in the report's Data quality, not on its stderr; -v
-# echoes the note on the launcher's stderr.
+# without LD_PRELOAD is named in the report's Data quality, not on its stderr;
+# -v echoes the note on the launcher's stderr.  The program never sees our
+# variables, so only an exec that bypasses libc (the raw system call, with an
+# environment of its own that names the session) makes such a process: a
+# worker that scrubs LD_PRELOAD with `env -u` is followed all the same.
 AGENT=${CBN_BUILD_DIR:-$(dirname "$CBN")}/lib/libcbottleneck.so
 if [ -e "$AGENT" ] && command -v python3 >/dev/null; then
-	cat >"$T/noload.sh" <<EOS
-#!/bin/sh
-env -u LD_PRELOAD python3 -c 'import ctypes; ctypes.CDLL("$AGENT"); print("loaded")'
+	cat >"$T/noload.py" <<'EOS'
+import ctypes, os, sys
+if sys.argv[1] == "load":
+    ctypes.CDLL(sys.argv[2])
+    print("loaded")
+    sys.exit(0)
+exe = os.path.realpath(sys.executable).encode()
+argv = (ctypes.c_char_p * 5)(exe, sys.argv[0].encode(), b"load", sys.argv[2].encode(), None)
+envp = (ctypes.c_char_p * 3)(b"CBN_SESSION=" + sys.argv[3].encode(), b"PATH=/usr/bin:/bin", None)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall(59, exe, argv, envp)  # SYS_execve, past libc's wrappers
+sys.exit(1)
 EOS
-	chmod 755 "$T/noload.sh"
-	"$T/noload.sh" >"$T/nl.plain.out" 2>"$T/nl.plain.err"
-	"$CBN" --report "$T/nl.txt" -- "$T/noload.sh" >"$T/nl.out" 2>"$T/nl.err" ||
-		fail "noload: exit status $?"
+	python3 "$T/noload.py" exec "$AGENT" "$T/nl.none" >"$T/nl.plain.out" 2>"$T/nl.plain.err"
+	"$CBN" -o "$T/nls" --report "$T/nl.txt" -- python3 "$T/noload.py" exec "$AGENT" "$T/nls" \
+		>"$T/nl.out" 2>"$T/nl.err" || fail "noload: exit status $?"
 	cmp "$T/nl.plain.out" "$T/nl.out" || fail "noload: stdout differs"
-	cmp "$T/nl.plain.err" "$T/nl.err" || fail "noload: the agent wrote on the program's stderr: $(cat "$T/nl.err")"
+	grep -v '^cbottleneck: session kept' "$T/nl.err" | cmp "$T/nl.plain.err" - ||
+		fail "noload: the agent wrote on the program's stderr: $(cat "$T/nl.err")"
 	grep -Eq 'pid [0-9]+: not profiled: the agent was loaded without LD_PRELOAD' "$T/nl.txt" ||
 		fail "noload: the report does not name the process it could not profile"
-	"$CBN" -v --report "$T/nl.txt" -- "$T/noload.sh" >/dev/null 2>"$T/nlv.err"
+	rm -rf "$T/nls"
+	"$CBN" -v -o "$T/nls" --report "$T/nl.txt" -- python3 "$T/noload.py" exec "$AGENT" "$T/nls" \
+		>/dev/null 2>"$T/nlv.err"
 	grep -q 'agent note: pid [0-9]*: not profiled' "$T/nlv.err" || fail "-v did not echo the agent's note"
+	# env -u LD_PRELOAD: the variable is not in the program's view, and the
+	# worker is profiled like any child.
+	rm -rf "$T/nls"
+	"$CBN" -o "$T/nls" --report "$T/nl.txt" -- sh -c 'env -u LD_PRELOAD python3 -c "print(1)"' \
+		>"$T/nl.out" 2>&1 || fail "env -u: exit status $?"
+	grep -q 'not profiled' "$T/nl.txt" && fail "env -u: a worker was not followed: $(grep 'not profiled' "$T/nl.txt")"
+	[ "$(ls "$T/nls"/*.cbp | wc -l)" -ge 3 ] || fail "env -u: sh, env and python3 each have a file: $(ls "$T/nls")"
 fi
 
 # --report - asks for the report on stdout, after the program's output.

@@ -21,7 +21,7 @@ for line in open(sys.argv[2]):
     for name in ("threads_trampoline", "mem_record", "memtable_", "unwind_", "cbn_agent_"):
         assert name not in line, line
 o = d["run"]["profiler_overhead"]
-assert o["cpu_ns"] == o["program_threads_ns"] + o["helper_threads_ns"] + o["handler_ns"] + o["startup_ns"], o
+assert o["cpu_ns"] == o["program_threads_ns"] + o["helper_threads_ns"] + o["handler_ns"] + o["startup_ns"] + o["launcher_ns"], o
 assert o["handler_ns"] > 0, o
 print("# overhead %s" % o, file=sys.stderr)
 PY

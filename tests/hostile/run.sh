@@ -26,7 +26,11 @@ CBN=${CBN:-$B/cbottleneck}
 NAME=${1:?usage: run.sh NAME [ARGS...]}
 shift
 WHAT="$NAME${*:+ $*}" # for messages
-PROG=$B/tests/hostile/$NAME
+case $NAME in
+/*) PROG=$NAME # an interpreter (py_own.sh)
+	NAME=${NAME##*/} ;;
+*) PROG=$B/tests/hostile/$NAME ;;
+esac
 FREQ=${HOSTILE_FREQ:-999}
 LIMIT=60       # the watchdog: a run still going after this many seconds is "hung"
 MIN_CPU=0.3    # a program that used this much CPU must have samples in the report

@@ -147,7 +147,7 @@ static int api_stacks = 1;
 
 static int api_env_off(const char *name)
 {
-	const char *v = getenv(name);
+	const char *v = layer_getenv(name);
 
 	return v && strcmp(v, "0") == 0;
 }

@@ -327,9 +327,21 @@ static pthread_mutex_t layer_flusher_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t layer_flusher_cond = PTHREAD_COND_INITIALIZER;
 static int layer_flusher_stop;
 
+/* A setting of the run: the agent keeps them (its variables are out of the
+ * program's environment by the time the driver loads us: env.c); without
+ * the agent, the environment. */
+const char *layer_getenv(const char *name)
+{
+	static const char *(*fn)(const char *);
+
+	if (!fn)
+		*(void **)&fn = dlsym(RTLD_DEFAULT, "cbn_agent_getenv");
+	return fn ? fn(name) : getenv(name);
+}
+
 long layer_env_ms(const char *name, long dflt)
 {
-	const char *s = getenv(name);
+	const char *s = layer_getenv(name);
 	char *end;
 	long v;
 
@@ -709,10 +721,10 @@ CBN_EXPORT int InitializeInjection(void)
 	/* Without the agent there is nowhere to record to: stay out of the way. */
 	if (!layer_agent.write)
 		return 1;
-	s = getenv("CBN_CUDA");
+	s = layer_getenv("CBN_CUDA");
 	if (s && strcmp(s, "0") == 0)
 		return 1;
-	s = getenv("CBN_CUDA_DUMP_DIR");
+	s = layer_getenv("CBN_CUDA_DUMP_DIR");
 	layer.dump_dir = s && *s ? s : NULL;
 	pthread_atfork(NULL, NULL, layer_atfork_child);
 	if (layer_agent.forked_child()) {

@@ -75,6 +75,7 @@ void layer_fatal(const char *why);
 void layer_status(uint32_t state, int32_t err, uint32_t timed_out, const char *msg);
 const char *layer_result_name(CUptiResult st);
 const char *layer_todo(CUptiResult st, const char *old);
+const char *layer_getenv(const char *name);
 long layer_env_ms(const char *name, long dflt);
 /* FlushAll(FORCED) under a watchdog; 1 when it did not return in time. */
 int layer_flush_forced(long timeout_ms);

@@ -867,6 +867,16 @@ MEM_API __attribute__((noreturn)) void _Exit(int status)
 	_exit(status);
 }
 
+/* A setting of the run, from the agent (whose constructor ran before ours
+ * and took its variables out of the environment: env.c). */
+static const char *mem_getenv(const char *name)
+{
+	const char *(*fn)(const char *) =
+		(const char *(*)(const char *))dlsym(RTLD_DEFAULT, "cbn_agent_getenv");
+
+	return fn ? fn(name) : getenv(name);
+}
+
 __attribute__((constructor)) static void mem_init(void)
 {
 	const char *s;
@@ -874,13 +884,13 @@ __attribute__((constructor)) static void mem_init(void)
 	unsigned long long v;
 
 	mem_tls.in_hook++;
-	s = getenv(CBN_ENV_MEMORY_RATE);
+	s = mem_getenv(CBN_ENV_MEMORY_RATE);
 	if (s && *s) {
 		v = strtoull(s, &end, 10);
 		if (!*end && v >= 1)
 			mem_rate = v;
 	}
-	s = getenv("CBN_DEPTH");
+	s = mem_getenv(CBN_ENV_DEPTH);
 	if (s && *s) {
 		v = strtoull(s, &end, 10);
 		if (!*end && v >= 1 && v <= CBN_MAX_FRAMES)

@@ -11,6 +11,7 @@
  * when first needed.  Normal context only; thread-safe.
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -20,6 +21,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "elfsym.h"
 #include "mpi_layer.h"
 
 #define MPI_SLOT_DEF(name) _Atomic(void *) mpi_slot_##name;
@@ -436,12 +438,17 @@ void mpi_forget(void *key)
 /* --- the header ------------------------------------------------------------ */
 
 /* At load: libmpi is already here (linked by the program) or not yet (it
- * may come by dlopen; MPI_Init says so then). */
+ * may come by dlopen; MPI_Init says so then).  Looked up in the loaded
+ * objects' tables, not with dlsym: in a program without MPI (most of them)
+ * the miss would allocate dlsym's error with the program's malloc. */
 __attribute__((constructor)) static void mpi_layer_init(void)
 {
 	struct cbn_rank_state *s = cbn_agent_rank_state();
+	struct link_map *self = NULL;
+	Dl_info di;
 
-	if (s && dlsym(RTLD_DEFAULT, "PMPI_Init"))
+	if (s && dladdr1((void *)mpi_layer_init, &di, (void **)&self, RTLD_DL_LINKMAP) && self &&
+	    elfsym_global(self, NULL, "PMPI_Init"))
 		atomic_store(&s->mpi, CBN_MPI_LOADED);
 }
 

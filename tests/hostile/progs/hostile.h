@@ -438,4 +438,46 @@ HOSTILE_FN static void print_views(const char *tag)
 	print_signals(tag);
 }
 
+HOSTILE_FN static int hostile_cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* comm[tag]: the sorted names of every task of the process. */
+HOSTILE_FN static void print_comms(const char *tag)
+{
+	char *names[256], path[300], buf[64];
+	char line[4096];
+	size_t len;
+	int n = 0;
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (!d)
+		die("opendir");
+	while ((e = readdir(d)) && n < 256) {
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			buf[strcspn(buf, "\n")] = 0;
+			names[n++] = strdup(buf);
+		}
+		fclose(f);
+	}
+	closedir(d);
+	qsort(names, (size_t)n, sizeof(char *), hostile_cmp_str);
+	len = (size_t)snprintf(line, sizeof(line), "comm[%s]:", tag);
+	for (int i = 0; i < n; i++) {
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " %s", names[i]);
+		free(names[i]);
+	}
+	say("%s\n", line);
+}
+
 #endif

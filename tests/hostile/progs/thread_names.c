@@ -29,47 +29,6 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
-static void print_comms(const char *tag)
-{
-	char *names[256], path[300], buf[64];
-	char line[4096];
-	size_t len;
-	int n = 0;
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-
-	if (!d)
-		die("opendir");
-	while ((e = readdir(d)) && n < 256) {
-		FILE *f;
-
-		if (e->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", e->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (fgets(buf, sizeof(buf), f)) {
-			buf[strcspn(buf, "\n")] = 0;
-			names[n++] = strdup(buf);
-		}
-		fclose(f);
-	}
-	closedir(d);
-	qsort(names, (size_t)n, sizeof(char *), cmp_str);
-	len = (size_t)snprintf(line, sizeof(line), "comm[%s]:", tag);
-	for (int i = 0; i < n; i++) {
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " %s", names[i]);
-		free(names[i]);
-	}
-	say("%s\n", line);
-}
-
 int main(void)
 {
 	pthread_t t[3];
