@@ -504,7 +504,7 @@ _Static_assert(sizeof(struct cbn_chunk_header) == 24, "chunk header layout");
 
 /* The highest record type below: raise it with each new CBN_REC_* (the
  * reader's unit test fails when the reader knows a type above it). */
-#define CBN_REC_TYPE_MAX 50
+#define CBN_REC_TYPE_MAX 51
 
 /* Record types.  Never renumber; retired values stay reserved. */
 enum cbn_rec_type {
@@ -538,8 +538,9 @@ enum cbn_rec_type {
 	CBN_REC_CUDA_MEMPOOL = 31,       /* CUPTI MEMORY_POOL: pool created/destroyed/trimmed */
 	CBN_REC_MEM_ALLOC = 40,          /* a sampled host allocation, with its stack */
 	CBN_REC_MEM_FREE = 41,           /* the release of a block that had a MEM_ALLOC */
-	CBN_REC_MEM_COUNTERS = 42,       /* RSS and live bytes, from the background thread */
+	CBN_REC_MEM_COUNTERS = 42,       /* RSS and live bytes (the monitor's, the agent's ends) */
 	CBN_REC_PY_CODE = 50,            /* a Python code object's names and line table */
+	CBN_REC_JIT_REGION = 51,         /* executable memory outside every module (cbn_rec_jit_region) */
 };
 
 struct cbn_rec {
@@ -652,6 +653,56 @@ struct cbn_kstack {
  * outside (PY_CODE records of its side file) start here: the agent's stay
  * below (its table holds 49152). */
 #define CBN_PY_SIDE_ID_BASE 0x10000u
+
+/*
+ * Unwinding past code without unwind information (docs/symbols.md, "Code
+ * without unwind information").  When a stack's unwinding stops at a pc that
+ * has no CFI (JIT code in anonymous memory, an assembly function of a module
+ * without .cfi directives), the agent goes on by frame pointer, else by a
+ * bounded scan of the stack for a return address into known code right
+ * after a call instruction.  The native part of any stack may then hold
+ * marker words (non-canonical, bits 63..52 = CBN_UWM_TAG):
+ *   - UWM(FP or SCAN, where) before the first frame found that way: the
+ *     frames after it, root-ward, come from that recovery (the frame before
+ *     it is where the CFI ran out, of kind where);
+ *   - UWM(STOP, where) as the last native word: the unwinding stopped at the
+ *     frame before it, and no recovery found a caller (no frame pointer, no
+ *     return address within CBN_UWM_SCAN_WORDS words of the stack).
+ * A stack holds at most CBN_UWM_MAX recoveries.  Readers drop the markers
+ * from the frames and keep what they say.
+ */
+#define CBN_UWM_TAG 0xcb6ull
+#define CBN_UWM_IS(w) (((uint64_t)(w) >> 52) == CBN_UWM_TAG)
+#define CBN_UWM_FP 1u                /* kind: recovered by the frame pointer */
+#define CBN_UWM_SCAN 2u              /* kind: recovered by scanning the stack */
+#define CBN_UWM_STOP 3u              /* kind: stopped, nothing recovered */
+#define CBN_UWM_JIT 1u               /* where: a pc in no module (JIT code) */
+#define CBN_UWM_NOCFI 2u             /* where: a pc of a module, without CFI */
+#define CBN_UWM_KIND(w) ((uint32_t)((w) >> 48) & 0xf)
+#define CBN_UWM_WHERE(w) ((uint32_t)((w) >> 44) & 0xf)
+#define CBN_UWM_MAKE(kind, where)                                                          \
+	((CBN_UWM_TAG << 52) | ((uint64_t)((kind) & 0xf) << 48) | ((uint64_t)((where) & 0xf) << 44))
+#define CBN_UWM_SCAN_WORDS 192       /* stack words a scan looks at, from the stop's sp */
+#define CBN_UWM_MAX 4                /* recoveries in one stack */
+
+/*
+ * JIT_REGION, in the EVENTS chunks: memory made executable outside every
+ * module (an anonymous mmap or mprotect with PROT_EXEC: JIT compilers), or
+ * such memory released (flag GONE), or a jitdump file the program mapped
+ * (flag JITDUMP, name: its path; perf's convention for finding it).  The
+ * launcher names pcs in a region from the process's perf map and jitdump
+ * (copied into the session at the end of the run), else "[jit] 0xSTART".
+ */
+#define CBN_JIT_GONE 0x1             /* the range stopped being executable or mapped */
+#define CBN_JIT_JITDUMP 0x2          /* a jitdump file mapped; name is its path */
+struct cbn_rec_jit_region {
+	struct cbn_rec h;                /* h.flags: CBN_JIT_* */
+	uint64_t ts;
+	uint64_t start, len;
+	uint32_t tid;
+	uint32_t name_len;               /* bytes of name, no NUL */
+	char name[];
+};
 
 /*
  * PY_CODE, in the EVENTS chunks: what the agent copied of a code object the
