@@ -222,20 +222,35 @@ out:
 	return ret;
 }
 
-/* A socket for the process of im, once (the process's later images share
- * it). */
+static void ctl_close(struct mon_sock *s);
+
+/* A socket for the process of im, once: its later images share it, unless
+ * one lives in another directory (an exec that named a rank, RANK=1 set
+ * inside the run: the process's file is now in rank-00001), where the socket
+ * moves with it. */
 void mon_ctl_image(struct mon *m, struct mon_image *im)
 {
 	struct mon_sock *s;
+	char dir[sizeof(s->dir)];
 	const char *slash;
 	size_t i;
 	int ret;
 
 	if (!m->ctl)
 		return;
-	for (i = 0; i < m->nsock; i++)
-		if (m->sock[i].pid == im->pid)
+	slash = strrchr(im->path, '/');
+	if (!slash || snprintf(dir, sizeof(dir), "%.*s/%s", (int)(slash - im->path), im->path,
+			       CBN_CTL_DIR) >= (int)sizeof(dir))
+		return;
+	for (i = 0; i < m->nsock; i++) {
+		if (m->sock[i].pid != im->pid)
+			continue;
+		if (strcmp(m->sock[i].dir, dir) == 0 || im->seq < m->sock[i].seq)
 			return;
+		ctl_close(&m->sock[i]);
+		m->sock[i] = m->sock[--m->nsock];
+		break;
+	}
 	if (m->nsock == m->capsock) {
 		size_t cap = m->capsock ? m->capsock * 2 : 8;
 		struct mon_sock *n = realloc(m->sock, cap * sizeof(*n));
@@ -248,10 +263,9 @@ void mon_ctl_image(struct mon *m, struct mon_image *im)
 	s = &m->sock[m->nsock];
 	memset(s, 0, sizeof(*s));
 	s->pid = im->pid;
-	slash = strrchr(im->path, '/');
-	if (!slash || snprintf(s->dir, sizeof(s->dir), "%.*s/%s", (int)(slash - im->path), im->path,
-			       CBN_CTL_DIR) >= (int)sizeof(s->dir) ||
-	    snprintf(s->path, sizeof(s->path), "%s/%u.sock", s->dir, im->pid) >= (int)sizeof(s->path))
+	s->seq = im->seq;
+	memcpy(s->dir, dir, sizeof(dir));
+	if (snprintf(s->path, sizeof(s->path), "%s/%u.sock", s->dir, im->pid) >= (int)sizeof(s->path))
 		return;
 	ret = ctl_dir(s->dir);
 	if (ret == 0)

@@ -35,7 +35,7 @@ struct mon_image {
 
 /* A control socket (mon_ctl.c): DIR/ctl/PID.sock for one process. */
 struct mon_sock {
-	uint32_t pid;
+	uint32_t pid, seq;               /* seq: of the image it was made for */
 	int fd;
 	char dir[PATH_MAX];
 	char path[PATH_MAX + 32];

@@ -105,12 +105,12 @@ case "$exes" in *split*) ;; *) fail "forkexec as rank 1: no file of split ($exes
 note "forkexec as rank 1: $n files in rank-00001 ($exes), all rank 1"
 
 # ctl finds a rank's control socket in its rank directory.
-CBN_CTL=1 "$CBN" -q -o "$T/ctl" -- "${CLEAN[@]}" RANK=1 WORLD_SIZE=2 "$EXAMPLES/ctl_loop" 3 \
+CBN_CTL=1 "$CBN" -q -o "$T/ctl" -- "${CLEAN[@]}" RANK=1 WORLD_SIZE=2 "$EXAMPLES/ctl_loop" 30 \
 	>"$T/ctl.out" 2>"$T/ctl.err" &
 bg=$!
 ok=
-for _ in $(seq 1 60); do
-	pid=$(pgrep -n -f "$EXAMPLES/ctl_loop 3" || true)
+for _ in $(seq 1 400); do
+	pid=$(pgrep -n -f "$EXAMPLES/ctl_loop 30" || true)
 	if [ -n "$pid" ] && [ -S "$T/ctl/rank-00001/ctl/$pid.sock" ]; then
 		set +e
 		"$CBN" ctl "$pid" status >"$T/ctl.status" 2>&1
