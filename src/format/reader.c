@@ -68,6 +68,7 @@ const char *reader_type_name(unsigned type)
 	case CBN_REC_CUDA_MEMPOOL: return "cuda_mempool";
 	case CBN_REC_CUDA_STATUS: return "cuda_status";
 	case CBN_REC_PY_CODE: return "py_code";
+	case CBN_REC_JIT_REGION: return "jit_region";
 	}
 	return "unknown";
 }
@@ -145,7 +146,7 @@ static int kstacks_check(const unsigned char *p, uint32_t size, uint64_t off,
 	} while (0)
 
 /* rec_check() for the process's own records: threads, modules, exit,
- * ranges, capture marks, clock. */
+ * ranges, capture marks, clock, JIT regions. */
 static int rec_check_proc(const unsigned char *p, uint32_t size, struct reader_rec *r,
 			  const char **why)
 {
@@ -209,6 +210,22 @@ static int rec_check_proc(const unsigned char *p, uint32_t size, struct reader_r
 	case CBN_REC_CLOCK:
 		NEED(struct cbn_rec_clock);
 		return 0;
+	case CBN_REC_JIT_REGION: {
+		/* name_len bytes, maybe without a NUL (cbn_format.h): readers
+		 * copy name_len bytes; str is set only when a NUL follows */
+		const struct cbn_rec_jit_region *j = (const void *)p;
+		uint64_t off = offsetof(struct cbn_rec_jit_region, name);
+		NEED(struct cbn_rec_jit_region);
+		if (off + (uint64_t)j->name_len > size) {
+			*why = "JIT region name does not fit in the record";
+			return -1;
+		}
+		if (str_ok(p, size, off, j->name_len)) {
+			r->str = j->name;
+			r->str_len = j->name_len;
+		}
+		return 0;
+	}
 	}
 	return 1;
 }

@@ -242,6 +242,38 @@ static inline void synth_var(struct synth *s, const void *fixed, size_t fixed_si
 	synth_rec(s, b, (uint32_t)n);
 }
 
+/* A JIT_REGION record (CBN_JIT_* flags; name may be NULL), in the current
+ * chunk; with nul 0 the name has no NUL after it (cbn_format.h allows it). */
+static inline void synth_jit_region_nul(struct synth *s, uint64_t ts, uint64_t start,
+					uint64_t len, uint16_t flags, const char *name, int nul)
+{
+	unsigned char b[sizeof(struct cbn_rec_jit_region) + 1024];
+	struct cbn_rec_jit_region *r = (struct cbn_rec_jit_region *)b;
+	size_t n = name ? strlen(name) : 0;
+	uint32_t size;
+
+	if (n > 1000)
+		n = 1000;
+	memset(b, 0, sizeof(b));
+	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + n + (nul ? 1 : 0));
+	r->h.type = CBN_REC_JIT_REGION;
+	r->h.flags = flags;
+	r->h.size = size;
+	r->ts = ts;
+	r->start = start;
+	r->len = len;
+	r->name_len = (uint32_t)n;
+	if (n)
+		memcpy(r->name, name, n);
+	synth_rec(s, r, size);
+}
+
+static inline void synth_jit_region(struct synth *s, uint64_t ts, uint64_t start, uint64_t len,
+				    uint16_t flags, const char *name)
+{
+	synth_jit_region_nul(s, ts, start, len, flags, name, 1);
+}
+
 static inline void synth_exit(struct synth *s, uint64_t ts, int status)
 {
 	struct cbn_rec_exit r;
@@ -396,6 +428,8 @@ static inline unsigned synth_all_types(struct synth *s, uint32_t chunk_size)
 		st.h.type = CBN_REC_CUDA_STATUS; st.state = CBN_CUDA_FINISHED; st.message_len = 2;
 		synth_var(s, &st, sizeof(st), "ok", NULL); n++;
 	}
+	synth_jit_region(s, 4100, 0x7f1000000000, 0x1000, 0, NULL); n++;
+	synth_jit_region(s, 4200, 0x7f2000000000, 0x8000, CBN_JIT_JITDUMP, "/tmp/jit-100.dump"); n++;
 	synth_module(s, CBN_REC_MODULE_UNLOAD, 5000, 0x7f0000000000, 1, "/lib/libc.so.6", 0x0, 0x100000); n++;
 
 	synth_chunk(s, CBN_CHUNK_SAMPLES, 100);

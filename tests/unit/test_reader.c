@@ -12,7 +12,7 @@
 
 struct tally {
 	unsigned records;
-	unsigned by_type[32];
+	unsigned by_type[64];
 	unsigned last_type;
 	char names[8][32];
 	unsigned nnames;
@@ -23,7 +23,7 @@ static int count_cb(void *ctx, const struct reader_rec *r)
 	struct tally *t = ctx;
 
 	t->records++;
-	if (r->type < 32)
+	if (r->type < 64)
 		t->by_type[r->type]++;
 	t->last_type = r->type;
 	/* Every string handed out is terminated where its length says. */
@@ -666,8 +666,70 @@ static void test_python_records(void)
 	synth_free(&s);
 }
 
+/* JIT_REGION: its name inside the record (with or without a NUL after it:
+ * str is set only with one); a name past the record cuts its chunk. */
+static void test_jit_records(void)
+{
+	struct synth s;
+	struct tally t;
+	struct reader_result res;
+	struct cbn_rec_jit_region *j;
+	unsigned char *b;
+	size_t size;
+	int k;
+
+	synth_init(&s, 100, 1, 0, 0, "/usr/bin/prog");
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_jit_region(&s, 10, 0x7f0000001000, 0x2000, 0, NULL);
+	synth_jit_region(&s, 20, 0x7f0000008000, 0x1000, CBN_JIT_JITDUMP, "/tmp/jit-100.dump");
+	synth_jit_region_nul(&s, 30, 0, 0, CBN_JIT_JITDUMP, "/tmp/jit-8.dump", 0); /* 16 bytes */
+	synth_jit_region(&s, 40, 0x7f0000001000, 0x2000, CBN_JIT_GONE, NULL);
+	synth_exit(&s, 50, 0);
+	size = synth_size(&s);
+	CHECK(run(s.buf, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_JIT_REGION], 4);
+	CHECK_EQ_INT(t.records, 5);
+	CHECK_STR(reader_type_name(CBN_REC_JIT_REGION), "jit_region");
+	b = malloc(size);
+	REQUIRE(b);
+	for (k = 0; k < 3; k++) {
+		j = (struct cbn_rec_jit_region *)mutate(b, &s, size, CBN_REC_JIT_REGION);
+		if (k == 0)
+			j->name_len = 1; /* fits: one byte, no NUL needed */
+		else if (k == 1)
+			j->name_len = 4096; /* past the record */
+		else
+			j->h.size = 32; /* shorter than its type */
+		CHECK(run(b, size, &t, &res) == 0);
+		if (k == 0) {
+			CHECK_EQ_INT(res.damaged, 0);
+			CHECK_EQ_INT(t.by_type[CBN_REC_JIT_REGION], 4);
+			continue;
+		}
+		CHECK_EQ_INT(res.chunks_cut, 1);
+		CHECK_EQ_INT(t.by_type[CBN_REC_JIT_REGION], 0);
+		CHECK(strstr(res.reason, k == 1 ? "JIT region name does not fit" : "shorter") != NULL);
+	}
+	/* the second record's name, 8 bytes past the fixed part + NUL: the
+	 * largest name_len that fits ends exactly at the record's end */
+	j = (struct cbn_rec_jit_region *)mutate(b, &s, size, CBN_REC_JIT_REGION);
+	j = (struct cbn_rec_jit_region *)((unsigned char *)j + j->h.size);
+	j->name_len = j->h.size - (uint32_t)sizeof(*j);
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_JIT_REGION], 4);
+	j->name_len++;
+	CHECK(run(b, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK_EQ_INT(t.by_type[CBN_REC_JIT_REGION], 1);
+	free(b);
+	synth_free(&s);
+}
+
 int main(void)
 {
+	test_jit_records();
 	test_python_records();
 	test_memory_records();
 	test_valid();
