@@ -174,10 +174,18 @@ struct snap_mod {
 	struct dl_phdr_info info;        /* dlpi_phdr and dlpi_name point into the block */
 };
 
+/* An executable segment of a snapshot module, for modules_snap_exec. */
+struct snap_exec {
+	uintptr_t lo, hi;
+};
+
 struct snap {
 	struct snap *retired_next;
 	int n;
-	struct snap_mod m[];             /* then the phdr copies, then the names */
+	int nexec;
+	const struct snap_exec *exec;    /* sorted by lo, in the block */
+	struct snap_mod m[];             /* then the phdr copies, the names, the
+	                                  * executable segments */
 };
 
 static _Atomic(struct snap *) snap_cur;
@@ -249,9 +257,19 @@ static void snap_publish(struct snap_build *b)
 	char *p;
 	int i;
 
+	size_t nexec = 0;
+	struct snap_exec *ex;
+	int j, k;
+
 	if (b->failed || !b->n)
 		goto out;
-	s = agent_alloc(sizeof(*s) + (size_t)b->n * sizeof(s->m[0]) + b->extra);
+	for (i = 0; i < b->n; i++)
+		for (j = 0; j < b->info[i].dlpi_phnum; j++)
+			if (b->info[i].dlpi_phdr[j].p_type == PT_LOAD &&
+			    (b->info[i].dlpi_phdr[j].p_flags & PF_X))
+				nexec++;
+	s = agent_alloc(sizeof(*s) + (size_t)b->n * sizeof(s->m[0]) + b->extra + 8 +
+			nexec * sizeof(struct snap_exec));
 	if (!s)
 		goto out;
 	s->retired_next = NULL;
@@ -269,6 +287,25 @@ static void snap_publish(struct snap_build *b)
 		m->info.dlpi_phdr = (const ElfW(Phdr) *)p;
 		m->info.dlpi_name = p + ph;
 		p += ph + nl;
+	}
+	/* The executable segments, sorted (insertion: a few hundred). */
+	ex = (struct snap_exec *)(((uintptr_t)p + 7) & ~(uintptr_t)7);
+	s->exec = ex;
+	s->nexec = 0;
+	for (i = 0; i < b->n; i++) {
+		for (j = 0; j < b->info[i].dlpi_phnum; j++) {
+			const ElfW(Phdr) *ph = &b->info[i].dlpi_phdr[j];
+			struct snap_exec e;
+
+			if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+				continue;
+			e.lo = b->info[i].dlpi_addr + ph->p_vaddr;
+			e.hi = e.lo + ph->p_memsz;
+			for (k = s->nexec; k > 0 && ex[k - 1].lo > e.lo; k--)
+				ex[k] = ex[k - 1];
+			ex[k] = e;
+			s->nexec++;
+		}
 	}
 	/* Sequentially consistent, like unwind_idle's load of the running
 	 * count in snap_reclaim and unwind_begin's increment (unwind.c). */
@@ -292,6 +329,26 @@ static void snap_reclaim(void)
 		agent_free(snap_retired);
 		snap_retired = n;
 	}
+}
+
+/* SIGNAL-SAFE (between unwind_begin and unwind_end): 1 when addr lies in
+ * an executable segment of a module of the snapshot (a binary search). */
+int modules_snap_exec(uintptr_t addr)
+{
+	struct snap *s = atomic_load(&snap_cur);
+	int lo = 0, hi, mid;
+
+	if (!s)
+		return 0;
+	hi = s->nexec;
+	while (lo < hi) {
+		mid = (lo + hi) / 2;
+		if (s->exec[mid].lo <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 && addr < s->exec[lo - 1].hi;
 }
 
 /* SIGNAL-SAFE (between unwind_begin and unwind_end): dl_iterate_phdr over

@@ -248,6 +248,8 @@ static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int 
 	nf = sample_frames(r->pc, n > 0 ? n : 0, rip, cap - *npy, flags);
 	if (*flags & CBN_SAMPLE_PC_ONLY)
 		*npy = 0;
+	else if (!(*flags & CBN_SAMPLE_TRUNCATED))
+		nf = unwind_recover(uc, r->pc, nf, cap - *npy);
 	memcpy(r->pc + nf, pyw, (size_t)*npy * sizeof(uint64_t));
 	return nf;
 }

@@ -203,6 +203,12 @@ int unwind_begin(uint64_t sp) AGENT_HIDDEN;
 void unwind_end(void) AGENT_HIDDEN;
 int unwind_backtrace(void **buf, int size) AGENT_HIDDEN;
 
+/* unwind.c: past code without CFI.  pcs[0..n) a sample's native frames
+ * (pcs[0] interrupted in uc); when the last has no unwind information, go
+ * on by frame pointer or a bounded stack scan, with CBN_UWM_* marker words.
+ * Returns the new count, at most cap.  Between unwind_begin and unwind_end. */
+int unwind_recover(const ucontext_t *uc, uint64_t *pcs, int n, int cap) AGENT_HIDDEN;
+
 /*
  * unwind.c, between unwind_begin and unwind_end: a kstacks_placer's place()
  * (kstacks.h), for samples that carry kernel stacks.  It unwinds the user
@@ -250,5 +256,6 @@ void python_copy_ids(const uint32_t *ids, int n) AGENT_HIDDEN;
 int modules_snap_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 	AGENT_HIDDEN;
 int modules_snap_readable(uintptr_t addr, size_t len) AGENT_HIDDEN;
+int modules_snap_exec(uintptr_t addr) AGENT_HIDDEN;
 
 #endif

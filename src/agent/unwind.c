@@ -40,6 +40,7 @@
 #include "agent.h"
 #include "elfsym.h"
 #include "sigpath.h"
+#include "unwind_nocfi.h"
 
 /* glibc's argument to __tls_get_addr (x86-64 psABI). */
 struct unwind_tls_index {
@@ -52,6 +53,9 @@ static int (*unw_bt)(void **buf, int size);
 static int (*unw_init2)(unw_cursor_t *c, unw_context_t *uc, int flag);
 static int (*unw_stp)(unw_cursor_t *c);
 static int (*unw_greg)(unw_cursor_t *c, unw_regnum_t r, unw_word_t *v);
+/* Whether a pc has CFI (unwind_recover). */
+static int (*unw_pinfo)(unw_addr_space_t as, unw_word_t ip, unw_proc_info_t *pi, void *arg);
+static unw_addr_space_t unw_as;
 static uintptr_t copy_lo, copy_hi;        /* text of our copy */
 static unsigned long unw_modid;           /* its TLS module id (0: the copy has no PT_TLS,
 					  * unwind_copy.c) */
@@ -550,6 +554,9 @@ int unwind_init(char *why, size_t len)
 	unw_greg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))elfsym_addr(&copy, "_ULx86_64_get_reg", NULL, 1);
 	if (!unw_init2 || !unw_stp || !unw_greg)
 		unw_init2 = NULL;
+	unw_pinfo = (int (*)(unw_addr_space_t, unw_word_t, unw_proc_info_t *, void *))elfsym_addr(
+		&copy, "_ULx86_64_get_proc_info_by_ip", NULL, 1);
+	unw_as = *as;
 	/* get_accessors runs libunwind's one-time init (whose pipe2 is refused). */
 	acc = get_acc(*as);
 	if (!acc) {
@@ -839,4 +846,57 @@ int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t
 out:
 	ovl_data = NULL;
 	return n;
+}
+
+/* --- for unwind_nocfi.c: libunwind's cursor and unwind tables -------------- */
+
+/* SIGNAL-SAFE.  1 when libunwind has unwind information for pc. */
+int unwind_has_cfi(uint64_t pc)
+{
+	unw_proc_info_t pi;
+
+	return unw_pinfo && unw_pinfo(unw_as, (unw_word_t)pc, &pi, NULL) == 0;
+}
+
+/* SIGNAL-SAFE.  libunwind's cursor API (0 or 1 when available, as libunwind
+ * returns; -1 when the copy lacks it). */
+int unwind_cursor_init(void *c, const ucontext_t *uc, int signal_frame)
+{
+	if (!unw_init2 || !unw_pinfo)
+		return -1;
+	return unw_init2((unw_cursor_t *)c, (unw_context_t *)(uintptr_t)uc,
+			 signal_frame ? UNW_INIT_SIGNAL_FRAME : 0);
+}
+
+int unwind_cursor_step(void *c)
+{
+	return unw_stp((unw_cursor_t *)c);
+}
+
+int unwind_cursor_reg(void *c, int reg, uint64_t *v)
+{
+	unw_word_t w;
+	int r = unw_greg((unw_cursor_t *)c, (unw_regnum_t)reg, &w);
+
+	*v = w;
+	return r;
+}
+
+/* SIGNAL-SAFE.  A word at addr: direct within the unwound thread's live
+ * stack, else through process_vm_readv (unwind_read). */
+int unwind_word(uintptr_t addr, uint64_t *v)
+{
+	struct agent_thread *t = &agent_tls;
+	unw_word_t w;
+
+	if (addr & 7)
+		return -1;
+	if (t->live_lo <= addr && addr + 8 <= t->live_hi) {
+		*v = *(const uint64_t *)addr;
+		return 0;
+	}
+	if (unwind_read(addr, &w) < 0)
+		return -1;
+	*v = w;
+	return 0;
 }

@@ -1,0 +1,248 @@
+/*
+ * unwind_nocfi.c — unwinding past code without unwind information (docs/
+ * symbols.md, "Code without unwind information"): JIT code in anonymous
+ * memory (oneDNN's convolution kernels, LuaJIT, V8, CPython's perf
+ * trampolines) and assembly functions without .cfi directives stop
+ * libunwind, and every caller above them (the operator, the Python line)
+ * would be lost.  From the frame where the CFI ran out the caller is found by
+ * the frame pointer when it is valid, else by scanning at most
+ * CBN_UWM_SCAN_WORDS words of the stack for a return address into known code
+ * (Breakpad's and crashpad's stack scan), each candidate checked three ways:
+ * the bytes before it are a call instruction, a direct call's target is the
+ * function that stopped the unwinding (stale return addresses left in a
+ * frame's uninitialised slots are the known false positive), and one more
+ * step by the caller's CFI from it lands on known code after a call.  Then
+ * libunwind goes on by CFI.  What was recovered, or that nothing was, is
+ * said in the stack with marker words (cbn_format.h, CBN_UWM_*).
+ *
+ * SIGNAL-SAFE (sigpath.h), between unwind_begin and unwind_end: reads of
+ * the stack through unwind_word, of module code directly (the snapshot's
+ * modules stay mapped while an unwind runs), libunwind's cursor.
+ */
+#include <libunwind.h>
+#include <stdint.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "agent.h"
+#include "sigpath.h"
+#include "unwind_nocfi.h"
+
+#define RECOVER_CANDIDATES 8             /* return addresses tried per recovery */
+#define RECOVER_FP_SPAN (256u << 10)     /* a frame pointer at most this far above sp */
+#define RECOVER_TARGET_SPAN (1u << 20)   /* a direct call's target this far below the stop */
+
+/*
+ * SIGNAL-SAFE.  The length of the call instruction that ends right before
+ * ret (a module's code, read directly: the snapshot keeps it mapped), 0 when
+ * none does; *target: a direct call's destination, else 0.  The forms are
+ * E8 rel32 and FF /2 (an indirect call through a register or memory, with
+ * ModRM, SIB, displacement and an optional REX prefix).
+ */
+static int recover_call_before(uint64_t ret, uint64_t *target)
+{
+	const unsigned char *b = (const unsigned char *)ret;
+	int len;
+
+	*target = 0;
+	if (!modules_snap_exec(ret - 7))
+		return 0;
+	if (b[-5] == 0xe8) {
+		int32_t rel;
+
+		memcpy(&rel, b - 4, 4);
+		*target = ret + (uint64_t)(int64_t)rel;
+		return 5;
+	}
+	for (len = 2; len <= 7; len++) {
+		const unsigned char *i = b - len;
+		unsigned mod, rm, need;
+
+		if (*i >= 0x40 && *i <= 0x4f)
+			i++;
+		if (i[0] != 0xff || ((i[1] >> 3) & 7) != 2)
+			continue;
+		mod = i[1] >> 6;
+		rm = i[1] & 7;
+		need = (unsigned)(i - (b - len)) + 2;
+		if (mod != 3 && rm == 4)
+			need++;                  /* SIB */
+		if (mod == 1)
+			need += 1;
+		else if (mod == 2 || (mod == 0 && rm == 5) ||
+			 (mod == 0 && rm == 4 && (i[2] & 7) == 5))
+			need += 4;
+		if (need == (unsigned)len)
+			return len;
+	}
+	return 0;
+}
+
+/* SIGNAL-SAFE.  Could ra be the return address of the frame that called
+ * the code that stopped the unwinding at stop?  Known code right after a
+ * call, with CFI; a direct call must lead to the stopping function (or to a
+ * PLT stub of ra's own module when the stop lies in another one). */
+static int recover_ra_ok(uint64_t ra, uint64_t stop)
+{
+	uint64_t target;
+
+	if (!modules_snap_exec(ra) || !recover_call_before(ra, &target) || !unwind_has_cfi(ra - 1))
+		return 0;
+	if (!target)
+		return 1;
+	if (target <= stop && stop - target < RECOVER_TARGET_SPAN)
+		return 1;
+	/* a call through a PLT stub into another module (the stop is not in
+	 * ra's module, and the stub is near ra: the same module's .plt) */
+	return modules_snap_exec(target) && (target > ra ? target - ra : ra - target) < (64u << 20) &&
+	       !(stop > ra - (64u << 20) && stop < ra + (64u << 20));
+}
+
+/* SIGNAL-SAFE.  Start c at (ip, sp, bp), ip a return address; the other
+ * registers are the interrupted ones (only CFI that uses them reads them). */
+static int recover_cursor(unw_cursor_t *c, const ucontext_t *uc, uint64_t ip, uint64_t sp,
+			  uint64_t bp)
+{
+	ucontext_t fake;
+
+	memcpy(&fake, uc, sizeof(fake));
+	fake.uc_mcontext.gregs[REG_RIP] = (greg_t)ip;
+	fake.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	fake.uc_mcontext.gregs[REG_RBP] = (greg_t)bp;
+	return unwind_cursor_init(c, &fake, 0);
+}
+
+/* SIGNAL-SAFE.  A candidate caller confirmed one frame further: the step
+ * from it by its CFI ends the stack or reaches known code after a call. */
+static int recover_lookahead(const ucontext_t *uc, uint64_t ip, uint64_t sp, uint64_t bp)
+{
+	unw_cursor_t c;
+	uint64_t next, nsp;
+	int r;
+
+	if (recover_cursor(&c, uc, ip, sp, bp) < 0)
+		return 0;
+	r = unwind_cursor_step(&c);
+	if (r == 0)
+		return 1;
+	if (r < 0 || unwind_cursor_reg(&c, UNW_REG_IP, &next) < 0 ||
+	    unwind_cursor_reg(&c, UNW_REG_SP, &nsp) < 0)
+		return 0;
+	if (!next)
+		return 1;
+	if (nsp <= sp)
+		return 0;
+	{
+		uint64_t target;
+
+		return modules_snap_exec(next) && recover_call_before(next, &target);
+	}
+}
+
+/* SIGNAL-SAFE.  A caller of the frame (stop, sp, bp) whose code has no CFI:
+ * by its frame pointer, else by scanning the stack.  Returns CBN_UWM_FP or
+ * CBN_UWM_SCAN with the caller's (ip, sp, bp), or 0. */
+static int recover_caller(const ucontext_t *uc, uint64_t stop, uint64_t sp, uint64_t bp,
+			  uint64_t *nip, uint64_t *nsp, uint64_t *nbp)
+{
+	uint64_t v, saved, hi = agent_tls.ustk_hi;
+	int i, tried = 0;
+
+	if (bp > sp && bp - sp < RECOVER_FP_SPAN && !(bp & 7) && unwind_word(bp + 8, &v) == 0 &&
+	    unwind_word(bp, &saved) == 0 && recover_ra_ok(v, stop) &&
+	    recover_lookahead(uc, v, bp + 16, saved)) {
+		*nip = v;
+		*nsp = bp + 16;
+		*nbp = saved;
+		return CBN_UWM_FP;
+	}
+	for (i = 0; i < CBN_UWM_SCAN_WORDS && tried < RECOVER_CANDIDATES; i++) {
+		uint64_t slot = sp + 8 * (uint64_t)i;
+
+		if (hi && slot + 8 > hi)
+			break;
+		if (unwind_word(slot, &v) < 0)
+			break;
+		if (v < 4096 || !modules_snap_exec(v))
+			continue;
+		if (!recover_ra_ok(v, stop))
+			continue;
+		tried++;
+		if (!recover_lookahead(uc, v, slot + 8, bp))
+			continue;
+		*nip = v;
+		*nsp = slot + 8;
+		*nbp = bp;
+		return CBN_UWM_SCAN;
+	}
+	return 0;
+}
+
+/*
+ * SIGNAL-SAFE, between unwind_begin and unwind_end.  pcs[0..n): a sample's
+ * native frames, pcs[0] the pc interrupted in uc.  When the last one has no
+ * CFI (JIT code, assembly without .cfi directives) the unwinding went no
+ * further: go on past it by frame pointer or stack scan (recover_caller),
+ * then by CFI again, at most CBN_UWM_MAX times, and say so with marker words
+ * (cbn_format.h, CBN_UWM_*).  Returns the new count, at most cap.
+ */
+int unwind_recover(const ucontext_t *uc, uint64_t *pcs, int n, int cap)
+{
+	unw_cursor_t c;
+	uint64_t v, ip, sp, bp, nip, nsp, nbp;
+	int r, k, kind;
+	unsigned where;
+
+	if (n <= 0 || n + 2 > cap)
+		return n;
+	ip = pcs[n - 1];
+	if (unwind_has_cfi(n == 1 ? ip : ip - 1))
+		return n;
+	/* the registers of frame n-1: the interrupted ones, or by CFI from them */
+	sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+	bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+	if (n > 1) {
+		if (unwind_cursor_init(&c, uc, 1) < 0)
+			return n;
+		for (k = 1; k < n; k++)
+			if (unwind_cursor_step(&c) <= 0)
+				return n;
+		if (unwind_cursor_reg(&c, UNW_REG_IP, &v) < 0 || v != ip)
+			return n;
+		if (unwind_cursor_reg(&c, UNW_REG_SP, &v) < 0)
+			return n;
+		sp = v;
+		if (unwind_cursor_reg(&c, UNW_X86_64_RBP, &v) < 0)
+			return n;
+		bp = v;
+	}
+	for (r = 0; r < CBN_UWM_MAX && n + 2 <= cap; r++) {
+		where = modules_snap_exec(ip) ? CBN_UWM_NOCFI : CBN_UWM_JIT;
+		kind = recover_caller(uc, ip, sp, bp, &nip, &nsp, &nbp);
+		if (!kind) {
+			pcs[n++] = CBN_UWM_MAKE(CBN_UWM_STOP, where);
+			return n;
+		}
+		pcs[n++] = CBN_UWM_MAKE(kind, where);
+		pcs[n++] = nip;
+		if (recover_cursor(&c, uc, nip, nsp, nbp) < 0)
+			return n;
+		ip = nip;
+		while (n < cap) {
+			k = unwind_cursor_step(&c);
+			if (k <= 0 || unwind_cursor_reg(&c, UNW_REG_IP, &v) < 0 || !v)
+				return n;        /* the end, or a failure with CFI */
+			pcs[n++] = v;
+			ip = v;
+			if (!unwind_has_cfi(ip - 1))
+				break;           /* no CFI again: recover once more */
+		}
+		if (n >= cap || unwind_cursor_reg(&c, UNW_REG_SP, &v) < 0)
+			return n;
+		sp = v;
+		if (unwind_cursor_reg(&c, UNW_X86_64_RBP, &v) < 0)
+			return n;
+		bp = v;
+	}
+	return n;
+}
