@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "jitmap.h"
 #include "python.h"
 #include "agent_api.h"
 #include "sigpath.h"
@@ -293,6 +294,7 @@ static void agent_fork_child(void)
 	capture_after_fork_child();
 	modules_after_fork_child();
 	atomic_store(&agent.active, 1);
+	jitmap_replay();
 	sampler_thread_begin(0, NULL);
 	python_after_fork_child();
 }
@@ -401,6 +403,7 @@ static void agent_start(void)
 	 * (and the scan finds the Python interpreter: python_find.c). */
 	python_config();
 	modules_init();
+	jitmap_init();
 	if (unwind_init(why, sizeof(why)) < 0) {
 		/* Samples still carry the interrupted pc; say so in the header. */
 		snprintf(agent.w.hdr->disabled_reason, sizeof(agent.w.hdr->disabled_reason), "%s", why);

@@ -281,6 +281,7 @@ void agent_handoff_free(void *p) AGENT_HIDDEN;
  * mode or filter the program installed (the agent then makes no system
  * call on it); inherit: a new thread of such a thread. */
 int sandbox_thread_filtered(void) AGENT_HIDDEN;
+long sandbox_raw(long nr, long a, long b, long c, long d, long e, long f) AGENT_HIDDEN;
 void sandbox_thread_inherit(void) AGENT_HIDDEN;
 void sandbox_mem_thread_end(void) AGENT_HIDDEN;
 int sandbox_prctl(int (*real)(int, ...), unsigned long a[4]) AGENT_HIDDEN;

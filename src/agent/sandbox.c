@@ -183,8 +183,9 @@ int sandbox_prctl(int (*real)(int, ...), unsigned long a[4])
 	return ret;
 }
 
-/* The system call itself, as glibc's syscall() makes it. */
-static long sandbox_raw(long nr, long a, long b, long c, long d, long e, long f)
+/* The system call itself, as glibc's syscall() makes it: -errno on failure,
+ * errno untouched.  Not libc's syscall(), which the agent interposes. */
+long sandbox_raw(long nr, long a, long b, long c, long d, long e, long f)
 {
 	register long r10 __asm__("r10") = d;
 	register long r8 __asm__("r8") = e;

@@ -496,6 +496,32 @@ single)
 	[ "$(val lost buffer_full)" = 0 ] || fail "samples lost for lack of space"
 	[ "$(val samples frames_max)" -ge 240 ] || fail "deep stacks cut"
 	;;
+jitmap)
+	# Executable memory outside the modules is a JIT_REGION record; GONE
+	# when unmapped or no longer executable; a fork child's file holds the
+	# regions it inherited; a jitdump mapping is named; no region for the
+	# program's own text; errno of failing calls kept (the program checks).
+	export CBN_FREQ=250
+	run_both "$P/jitmap"
+	grep -q "jitmap: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
+	read -r A B C < <(sed -n 's/^A=\(0x[0-9a-f]*\) B=\(0x[0-9a-f]*\) C=\(0x[0-9a-f]*\)$/\1 \2 \3/p' "$T/agent.err")
+	[ -n "${C:-}" ] || fail "no addresses: $(cat "$T/agent.err")"
+	pg=$(getconf PAGESIZE)
+	expect_files 2
+	for f in $(files); do
+		dump "$f"
+		grep -q "^jit start=$B len=$pg .*flags=0 " "$T/dump" || fail "B not in $f: $(grep '^jit' "$T/dump")"
+		cp "$T/dump" "$T/dump.$(basename "$f")"
+	done
+	# the parent's file: the one with A
+	d=$(grep -l "^jit start=$A len=$((2 * pg)) .*flags=0 " "$T"/dump.*) || fail "no region A"
+	grep -q "^jit start=$A len=$((2 * pg)) .*flags=1 " "$d" || fail "A unmapped, no GONE: $(grep '^jit' "$d")"
+	grep -q "^jit start=$C len=$pg .*flags=0 " "$d" || fail "no region C: $(grep '^jit' "$d")"
+	grep -q "^jit start=$C len=$pg .*flags=1 " "$d" || fail "C made RW, no GONE: $(grep '^jit' "$d")"
+	grep -q "^jit .*flags=2 name=/tmp/jit-[0-9]*\.dump$" "$d" || fail "no jitdump: $(grep '^jit' "$d")"
+	n=$(grep -c '^jit ' "$d")
+	[ "$n" = 6 ] || fail "$n regions in the parent's file, expected 6 (A, B, C, A gone, C gone, the dump): $(grep '^jit' "$d")"
+	;;
 legacy_sig)
 	export CBN_FREQ=250
 	run_both "$P/legacy_sig"

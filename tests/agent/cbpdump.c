@@ -353,6 +353,18 @@ static void on_event(const struct cbn_rec *r, size_t avail)
 		       u->uid, u->euid, (int)u->path_len, u->path);
 		break;
 	}
+	case CBN_REC_JIT_REGION: {
+		const struct cbn_rec_jit_region *j = (const void *)r;
+
+		if (avail < sizeof(*j) || sizeof(*j) + (size_t)j->name_len > avail) {
+			damaged = 1;
+			return;
+		}
+		printf("jit start=0x%llx len=%llu tid=%u flags=%u name=%.*s\n",
+		       (unsigned long long)j->start, (unsigned long long)j->len, j->tid, r->flags,
+		       (int)j->name_len, j->name);
+		break;
+	}
 	default:
 		printf("record type=%u size=%u\n", r->type, r->size);
 	}

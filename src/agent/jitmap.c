@@ -1,0 +1,246 @@
+/*
+ * jitmap.c — where the program makes code outside every module (JIT
+ * compilers: oneDNN's xbyak kernels, LuaJIT, V8, CPython's perf trampolines),
+ * for the launcher to name those pcs (docs/symbols.md, "Code without unwind
+ * information").  mmap, mmap64 and mprotect are interposed: memory that
+ * becomes executable outside the modules of the snapshot is a JIT_REGION
+ * record (cbn_format.h); munmap, or mprotect without PROT_EXEC, over such a
+ * region, a GONE one.  A file the program maps executable whose name is
+ * jit-PID.dump is a jitdump (perf's convention: the mapping is how perf finds
+ * it), recorded with its path.  The regions are kept in a small lock-free
+ * table, so that a fork child's new file gets them again (jitmap_replay).
+ *
+ * Only the program's own calls come here (the loader and libc map through
+ * internal entry points); with --memory the allocation hooks' mmap passes on
+ * to this one.  Normal context, but safe if a handler of the program's maps:
+ * no lock, no allocation.
+ */
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "jitmap.h"
+#include "sigpath.h"
+
+#define JIT_SLOTS 1024                   /* regions remembered (beyond: recorded, not replayed) */
+
+struct jit_slot {
+	_Atomic uint64_t start;          /* 0: free; JIT_BUSY while being filled */
+	_Atomic uint64_t len;
+};
+#define JIT_BUSY 1ull
+
+static struct jit_slot jit_tab[JIT_SLOTS];
+static _Atomic int jit_used;             /* slots ever taken: the scans' bound */
+
+static void jit_record(uint64_t start, uint64_t len, uint16_t flags, const char *name)
+{
+	struct {
+		struct cbn_rec_jit_region r;
+		char name[256];
+	} rec;
+	size_t n = name ? strnlen(name, sizeof(rec.name)) : 0;
+
+	if (!atomic_load_explicit(&agent.active, memory_order_relaxed))
+		return;
+	memset(&rec.r, 0, sizeof(rec.r));
+	rec.r.h.type = CBN_REC_JIT_REGION;
+	rec.r.h.flags = flags;
+	rec.r.h.size = (uint32_t)CBN_REC_ALIGN(sizeof(rec.r) + n);
+	rec.r.ts = agent_now();
+	rec.r.start = start;
+	rec.r.len = len;
+	rec.r.tid = agent_gettid();
+	rec.r.name_len = (uint32_t)n;
+	if (n)
+		memcpy(rec.name, name, n);
+	memset(rec.name + n, 0, rec.r.h.size - sizeof(rec.r) - n);
+	agent_event(&rec, rec.r.h.size);
+}
+
+static void jit_remember(uint64_t start, uint64_t len)
+{
+	int i, used = atomic_load_explicit(&jit_used, memory_order_acquire);
+
+	for (i = 0; i < JIT_SLOTS; i++) {
+		uint64_t none = 0;
+
+		if (!atomic_compare_exchange_strong(&jit_tab[i].start, &none, JIT_BUSY))
+			continue;
+		atomic_store_explicit(&jit_tab[i].len, len, memory_order_relaxed);
+		atomic_store_explicit(&jit_tab[i].start, start, memory_order_release);
+		while (i >= used &&
+		       !atomic_compare_exchange_weak(&jit_used, &used, i + 1))
+			;
+		return;
+	}
+}
+
+/* [start, start+len) is no longer executable: GONE for each remembered
+ * region it overlaps (the overlap), and a region wholly inside forgotten. */
+static void jit_forget(uint64_t start, uint64_t len)
+{
+	int i, used = atomic_load_explicit(&jit_used, memory_order_acquire);
+
+	for (i = 0; i < used; i++) {
+		uint64_t s = atomic_load_explicit(&jit_tab[i].start, memory_order_acquire);
+		uint64_t l = atomic_load_explicit(&jit_tab[i].len, memory_order_relaxed);
+		uint64_t lo, hi;
+
+		if (s <= JIT_BUSY || s >= start + len || start >= s + l)
+			continue;
+		lo = s > start ? s : start;
+		hi = s + l < start + len ? s + l : start + len;
+		jit_record(lo, hi - lo, CBN_JIT_GONE, NULL);
+		if (lo == s && hi == s + l)
+			atomic_compare_exchange_strong(&jit_tab[i].start, &s, 0);
+	}
+}
+
+/* A new executable range: a JIT region unless it lies in a module (text
+ * relocations, a program's own mprotect of its code). */
+static void jit_exec(uint64_t start, uint64_t len)
+{
+	int in_module = 0;
+
+	if (!len)
+		return;
+	/* the snapshot is read as an unwind reads it: not freed meanwhile */
+	if (unwind_begin(0)) {
+		in_module = modules_snap_exec((uintptr_t)start);
+		unwind_end();
+	}
+	if (in_module)
+		return;
+	jit_remember(start, len);
+	jit_record(start, len, 0, NULL);
+}
+
+/* A file mapped executable: a jitdump when its name says so. */
+static void jit_file(int fd, uint64_t start, uint64_t len)
+{
+	char link[64], path[1024];
+	const char *base;
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n <= 0)
+		return;
+	path[n] = '\0';
+	base = strrchr(path, '/');
+	base = base ? base + 1 : path;
+	if (!strncmp(base, "jit-", 4) && strlen(base) > 9 && !strcmp(base + strlen(base) - 5, ".dump"))
+		jit_record(start, len, CBN_JIT_JITDUMP, path);
+}
+
+static void jit_after_map(void *p, size_t len, int prot, int flags, int fd)
+{
+	int e = errno;
+
+	if (p == MAP_FAILED || !(prot & PROT_EXEC))
+		return;
+	if ((flags & MAP_ANONYMOUS) || fd < 0)
+		jit_exec((uint64_t)(uintptr_t)p, len);
+	else
+		jit_file(fd, (uint64_t)(uintptr_t)p, len);
+	errno = e;
+}
+
+/* The next definitions (libc's), found at start-up: a program's signal
+ * handler may map, and dlsym is no call for a handler.  Before that (another
+ * library's constructor), the system calls themselves. */
+static void *(*real_mmap)(void *, size_t, int, int, int, off_t);
+static int (*real_mprotect)(void *, size_t, int);
+static int (*real_munmap)(void *, size_t);
+
+void jitmap_init(void)
+{
+	*(void **)&real_mmap = agent_real("mmap");
+	*(void **)&real_mprotect = agent_real("mprotect");
+	*(void **)&real_munmap = agent_real("munmap");
+}
+
+static long jit_sys(long r)
+{
+	if (r < 0 && r > -4096) {
+		errno = (int)-r;
+		return -1;
+	}
+	return r;
+}
+
+__attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
+						   int fd, off_t off)
+{
+	void *p;
+
+	if (real_mmap)
+		p = real_mmap(addr, len, prot, flags, fd, off);
+	else {
+		long r = jit_sys(sandbox_raw(SYS_mmap, (long)addr, (long)len, prot, flags, fd,
+						(long)off));
+
+		p = r == -1 ? MAP_FAILED : (void *)r;
+	}
+	if (prot & PROT_EXEC)
+		jit_after_map(p, len, prot, flags, fd);
+	return p;
+}
+
+__attribute__((visibility("default"))) void *mmap64(void *addr, size_t len, int prot, int flags,
+						     int fd, off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+__attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int prot)
+{
+	int r, e;
+
+	r = real_mprotect ? real_mprotect(addr, len, prot)
+			  : (int)jit_sys(sandbox_raw(SYS_mprotect, (long)addr, (long)len, prot, 0,
+							0, 0));
+	if (r == 0) {
+		e = errno;
+		if (prot & PROT_EXEC)
+			jit_exec((uint64_t)(uintptr_t)addr, len);
+		else if (atomic_load_explicit(&jit_used, memory_order_relaxed))
+			jit_forget((uint64_t)(uintptr_t)addr, len);
+		errno = e;
+	}
+	return r;
+}
+
+__attribute__((visibility("default"))) int munmap(void *addr, size_t len)
+{
+	int r, e;
+
+	r = real_munmap ? real_munmap(addr, len)
+			: (int)jit_sys(sandbox_raw(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0));
+	if (r == 0 && atomic_load_explicit(&jit_used, memory_order_relaxed)) {
+		e = errno;
+		jit_forget((uint64_t)(uintptr_t)addr, len);
+		errno = e;
+	}
+	return r;
+}
+
+/* A fork child's new file: the regions it inherited. */
+void jitmap_replay(void)
+{
+	int i, used = atomic_load_explicit(&jit_used, memory_order_acquire);
+
+	for (i = 0; i < used; i++) {
+		uint64_t s = atomic_load_explicit(&jit_tab[i].start, memory_order_acquire);
+
+		if (s > JIT_BUSY)
+			jit_record(s, atomic_load_explicit(&jit_tab[i].len, memory_order_relaxed), 0,
+				   NULL);
+	}
+}
