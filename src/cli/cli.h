@@ -3,7 +3,8 @@
  * cmd_report.c, cmd_compare.c) dispatched by main.c, over options.c (parsing,
  * help), pipeline.c (load and analyse once), outputs.c (report, files, gate),
  * preflight.c (can this program be profiled?), session.c (agent lookup,
- * session directory), kernel.c (the kernel symbols of a run) and spawn.c
+ * session directory), kernel.c (the kernel symbols of a run), jitmaps.c (the
+ * names of its JIT code) and spawn.c
  * (environment, fork/exec, signal forwarding, waiting for the whole process
  * tree).  Only the commands decide to exit.
  */
@@ -94,6 +95,11 @@ int preflight(const char *prog, char *resolved, size_t len);
 /* kernel.c: after a run, write DIR/kernel-symbols with the kernel functions
  * its kernel stacks hit (from /proc/kallsyms: this boot's addresses). */
 void kernel_symbols_write(const char *dir, int verbose);
+/* jitmaps.c: after a run (and in `ctl dump`'s copy), DIR/perf-PID.map for
+ * each process of the session: its /tmp/perf-PID.map with the jitdump files
+ * it mapped converted into more lines (docs/symbols.md); what cannot be read
+ * is said in DIR/notes. */
+void jitmaps_collect(const char *dir, int verbose);
 
 /* session.c */
 /* The agent libraries: fills agent (absolute path to libcbottleneck.so) and

@@ -305,6 +305,8 @@ static int ctl_report_copy(const char *session, long pid)
 			"%s\n", pid, session);
 		ret = CTL_EXIT_ERROR;
 	} else {
+		/* the JIT code's names as they stand (the program still writes them) */
+		jitmaps_collect(tmpl, 0);
 		fprintf(stderr, "cbottleneck: ctl: report of what was recorded so far (session %s; "
 			"the program still runs)\n", session);
 		fflush(stderr);

@@ -294,6 +294,7 @@ int cmd_run(int argc, char **argv)
 	if (session_meta_write(session, &meta) < 0 && o.verbose)
 		fprintf(stderr, "cbottleneck: cannot write %s/session.json\n", session);
 	kernel_symbols_write(session, o.verbose);
+	jitmaps_collect(session, o.verbose);
 	if (o.verbose)
 		session_notes_echo(session);
 

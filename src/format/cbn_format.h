@@ -1315,4 +1315,11 @@ struct cbn_rec_unprofiled {
  * functions that kernel stacks hit, one "START END NAME" line each (hex). */
 #define CBN_KSYMS_FILE "kernel-symbols"
 
+/* In the session directory, written by the launcher after the run: each
+ * process's perf map (/tmp/perf-PID.map, "START SIZE name" lines, hex) with
+ * the code of the jitdump files it mapped (JIT_REGION with CBN_JIT_JITDUMP)
+ * appended as more such lines; at most CBN_PERFMAP_MAX bytes. */
+#define CBN_PERFMAP_FILE "perf-%u.map"
+#define CBN_PERFMAP_MAX (64u << 20)
+
 #endif
