@@ -6,8 +6,8 @@
  * the struct profile the analysis works from.  Families: module maps
  * load_modmap.c, symbols and stacks load_stack.c, CUDA load_cuda.c, memory
  * load_mem.c, capture windows load_capture.c, off-CPU load_offcpu.c, MPI
- * load_mpi.c, Python load_python.c, kernel stacks load_kernel.c;
- * session.json load_meta.c.
+ * load_mpi.c, Python load_python.c, kernel stacks load_kernel.c, JIT code
+ * and unwinding past code without CFI load_jit.c; session.json load_meta.c.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -179,6 +179,9 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	case CBN_REC_UNPROFILED:
 		unprofiled_rec(L, r);
 		break;
+	case CBN_REC_JIT_REGION:
+		load_jit_rec(L, r);
+		break;
 	case CBN_REC_PROCESS_EXIT: {
 		const struct cbn_rec_exit *e = (const void *)r->raw;
 		F->exited = 1;
@@ -305,6 +308,7 @@ static void file_free(struct load_file *F)
 	free(F->ostacks);
 	free(F->pstacks);
 	free(F->pycodes);
+	load_jit_free(F);
 }
 
 /* The current file's raw samples into p->samples, symbolized, each split
@@ -321,6 +325,7 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 	for (i = 0; i < F->nraw; i++) {
 		const struct load_raw *w = &F->raw[i];
 		struct prof_sample *s;
+		struct load_uwm uwm;
 		uint32_t n = w->nframes, ustack;
 		size_t si;
 		int spin, ours;
@@ -331,7 +336,9 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 		}
 		if ((w->flags & CBN_SAMPLE_PC_ONLY) && n > 1)
 			n = 1;
-		ustack = load_stack_ours(L, w->pcs, n, w->ts, &spin, &ours);
+		ustack = load_stack_ours(L, w->pcs, n, w->ts, &spin, &ours, &uwm);
+		if (uwm.unwind && !ours)
+			load_uwm_count(L, &uwm, w->weight);
 		if (ours) {
 			/* the profiler's own CPU: counted apart, in no table */
 			p->processes[F->proc].overhead_weight += w->weight;
@@ -508,6 +515,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	reader_walk(&rf, rec_cb, L, &res);
 	load_side(L, dir, name);
 	load_modmap_finish(&F);
+	load_jit_open(L, dir, name);
 
 	/* Ring mode: only the last ring_ns before the process's end. */
 	if (rf.hdr.ring_ns) {
@@ -516,6 +524,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 		ring_cut = end > rf.hdr.ring_ns ? end - rf.hdr.ring_ns : 0;
 	}
 	dropped = file_samples(L, ring_cut);
+	load_jit_finish(L);
 	load_cuda_finish(L);
 	load_mem_finish(L);
 	load_offcpu_finish(L, ring_cut);
@@ -722,6 +731,7 @@ void prof_free(struct profile *p)
 	free(p->cuda_shares);
 	free(p->offcpu);
 	free(p->mpi_calls);
+	free(p->unwind_stops);
 	free(p->warnings);
 	free(p->nodebug_modules);
 	free(p->hitmods);

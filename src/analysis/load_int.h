@@ -13,6 +13,7 @@
 
 #include "../format/reader.h"
 #include "../symbols/ksym.h"
+#include "../symbols/perfmap.h"
 #include "../symbols/sym.h"
 #include "load.h"
 #include "util.h"
@@ -113,6 +114,34 @@ struct load_cstack {         /* CUDA_STACK, joined to its API call by correlatio
 	                          * it stands for the stack defined with key; 0 unkeyed */
 };
 
+/* JIT code (load_jit.c): a JIT_REGION record, applied in time order once the
+ * file has been read; the executable regions outside every module they
+ * make, each alive in [ts, gone). */
+struct load_jitev {
+	uint64_t ts, start, len;
+	uint32_t seq, gone;
+};
+
+struct load_jit {
+	uint64_t start, end;
+	uint64_t ts, gone;       /* gone: UINT64_MAX while mapped */
+	uint64_t label;          /* the start its name shows ("[jit] 0xLABEL"): what is left
+				  * of a region after part of it went keeps the region's */
+	uint32_t func;           /* that function, PROF_NONE until a frame needs it */
+};
+
+/* What a stack's CBN_UWM marker words said (load_uwm_strip). */
+struct load_uwm {
+	uint32_t unwind;         /* PROF_UNWIND_* */
+	const char *stop_at;     /* where it stopped early (interned), NULL */
+};
+
+struct load_ustop {          /* samples that stopped at one place, of the current file */
+	const char *place;
+	uint32_t cause;
+	uint64_t samples, weight;
+};
+
 /* State of the file being read (one process image). */
 struct load_file {
 	uint32_t proc;                   /* index into profile.processes */
@@ -150,6 +179,17 @@ struct load_file {
 	int32_t exit_status;
 	uint64_t last_ts;                /* latest timestamp seen */
 	uint32_t status_idx;             /* this process's cuda_status entry or PROF_NONE */
+	/* JIT code (load_jit.c): the records, the regions (by start once the
+	 * file has been read), the process's perf map (the session's
+	 * perf-PID.map, read when there are regions) and its entries'
+	 * functions (PROF_NONE until used); where samples stopped early */
+	struct load_jitev *jitevs;       size_t njitevs, capjitevs;
+	struct load_jit *jits;           size_t njits, capjits;
+	uint64_t jitmaxlen;
+	struct perfmap perfmap;
+	uint32_t *pmfuncs;
+	struct load_ustop *ustops;       size_t nustops, capustops;
+	struct util_map ustopmap;
 	/* the launcher's side file (PID.SEQ.cbs), open while the image loads */
 	struct reader_file side;
 	int side_open;
@@ -181,6 +221,7 @@ struct load_stackkey {       /* a unique raw stack of one process and module epo
 	uint32_t ret_all;        /* 1: every pc is a return address (CUDA stacks) */
 	uint32_t spin;           /* its leaf: 0 not looked at, 1 no spin loop, 2 in one */
 	uint32_t ours;           /* 1: the profiler's own work (load_stack_ours) */
+	struct load_uwm uwm;     /* what its unwinding markers said */
 };
 
 struct load_symmod {         /* a module that had samples */
@@ -214,6 +255,7 @@ struct load {
 	size_t capwindows, capctlmarks;
 	size_t capoffcpu;
 	size_t capmpi;
+	size_t capustops;                /* p->unwind_stops */
 	struct sym_module **modsyms;     /* parallel to p->modules, until sym_free */
 
 	struct util_map funcmap;         /* prof_func by content */
@@ -286,6 +328,9 @@ void load_run_totals(struct load *L, const struct load_meta *meta);
 uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_t line,
 		     const char *module);
 uint32_t stack_commit(struct load *L, size_t first);
+/* stack_commit() of a stack whose unwinding is described by unwind
+ * (PROF_UNWIND_*): stacks of the same frames but other unwind stay apart. */
+uint32_t stack_commit_unwind(struct load *L, size_t first, uint32_t unwind);
 /* load_stack.c: the symbol key (index into L->symkeys) of addr at ts and its module,
  * PROF_NONE outside every module; the frames of a key pushed for pc
  * (PROF_NONE: "[unknown]"). */
@@ -338,7 +383,30 @@ uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64
  * CUDA callbacks, the unwinder, a helper thread).  Every stack leaves out
  * cbottleneck's frames (the thread-start trampoline, interposers). */
 uint32_t load_stack_ours(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin,
-			 int *ours);
+			 int *ours, struct load_uwm *uwm);
+/* load_stack.c: the frame of a pc in no module (address addr, looked up at
+ * ts): JIT code's function (load_jit_func) when a region holds it, else
+ * "[unknown]". */
+void load_push_nomod(struct load *L, uint64_t pc, uint64_t addr, uint64_t ts);
+
+/* load_jit.c: code without unwind information (docs/symbols.md).  One
+ * JIT_REGION record of the current file; its regions once it has been read,
+ * and its process's perf map (DIR/perf-PID.map, beside the file: name is the
+ * file's name in dir); the function of addr at ts when a JIT region holds
+ * it (named from the perf map, else "[jit] 0xSTART"), PROF_NONE when none
+ * does.  load_uwm_strip: pcs without the CBN_UWM marker words into out (at
+ * most n), what they said in *u (where it stopped looked up at ts; ret_all
+ * as load_stack's); the count kept.  load_uwm_count: a sample record of
+ * weight whose stack said *u, counted into its process; load_jit_finish:
+ * the file's counts into the profile. */
+void load_jit_rec(struct load *L, const struct reader_rec *r);
+void load_jit_open(struct load *L, const char *dir, const char *name);
+uint32_t load_jit_func(struct load *L, uint64_t addr, uint64_t ts);
+uint32_t load_uwm_strip(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all,
+			uint64_t *out, struct load_uwm *u);
+void load_uwm_count(struct load *L, const struct load_uwm *u, uint64_t weight);
+void load_jit_finish(struct load *L);
+void load_jit_free(struct load_file *F);
 
 /* load_cuda.c: one CUDA or range record of the current file; and the joins
  * (API stacks, GPU op -> API call) once the file has been read. */

@@ -118,7 +118,7 @@ static uint32_t kernel_user_stack(struct load *L, const struct cbn_kstack *k, ui
 	e = LOAD_PUSH(L->kstackkeys, L->nkstackkeys, L->capkstackkeys);
 	e->hash2 = hh[1];
 	e->ustack = ustack;
-	e->stack = stack_commit(L, first);
+	e->stack = stack_commit_unwind(L, first, p->stacks[ustack].unwind);
 	load_map_put(&L->kstackmap, hh[0], (uint32_t)(L->nkstackkeys - 1));
 	return e->stack;
 }

@@ -153,7 +153,7 @@ static size_t py_base_len(const char *path)
 }
 
 struct py_native {
-	uint64_t pc;
+	uint64_t pc, addr;                /* addr: where it is looked up (pc, or pc - 1) */
 	uint32_t key;                    /* symbol key, PROF_NONE */
 	int eval;                        /* a _PyEval_EvalFrameDefault frame */
 	int internal;                    /* the interpreter's own: folded (-1 while undecided) */
@@ -257,6 +257,7 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 		}
 		addr = (nn == 0 && !ret_all) ? pcs[i] : pcs[i] - 1;
 		nat[nn].pc = pcs[i];
+		nat[nn].addr = addr;
 		nat[nn].key = pcs[i] ? load_resolve(L, addr, ts, &m) : PROF_NONE;
 		nat[nn].eval = nat[nn].internal = 0;
 		nat[nn].act = -1;
@@ -328,7 +329,10 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 			continue; /* never a frame of the program's stack */
 		if (!L->python_native && any_py && (nat[i].eval || nat[i].internal))
 			continue;
-		load_push_symkey(L, nat[i].key, nat[i].pc);
+		if (nat[i].key == PROF_NONE)
+			load_push_nomod(L, nat[i].pc, nat[i].addr, ts); /* JIT code, or unknown */
+		else
+			load_push_symkey(L, nat[i].key, nat[i].pc);
 	}
 	for (i = start; i < na; i++)
 		py_push(L, w, acts[i].first, acts[i].n);

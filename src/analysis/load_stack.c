@@ -173,7 +173,7 @@ static int stack_eq(const void *ctx, uint32_t v)
 
 struct symstack_probe {
 	const struct profile *p;
-	uint32_t first, n;
+	uint32_t first, n, unwind;
 };
 
 static int frames_same(const struct prof_frame *a, const struct prof_frame *b, uint32_t n)
@@ -192,18 +192,20 @@ static int symstack_eq(const void *ctx, uint32_t v)
 	const struct symstack_probe *s = ctx;
 	const struct prof_stack *st = &s->p->stacks[v];
 
-	return st->nframes == s->n &&
+	return st->nframes == s->n && st->unwind == s->unwind &&
 	       frames_same(s->p->frames + st->first, s->p->frames + s->first, s->n);
 }
 
 /* Frames [first, nframes) as a stack: an existing one with the same functions,
  * lines and files (raw stacks that differ only in pcs of one line, or that
- * differ only in frames that fold away) is reused and the new frames dropped. */
-uint32_t stack_commit(struct load *L, size_t first)
+ * differ only in frames that fold away) and the same unwinding is reused and
+ * the new frames dropped. */
+uint32_t stack_commit_unwind(struct load *L, size_t first, uint32_t unwind)
 {
 	struct profile *p = L->p;
-	struct symstack_probe probe = {p, (uint32_t)first, (uint32_t)(p->nframes - first)};
-	uint64_t h = 0x9e3779b97f4a7c15ull ^ probe.n;
+	struct symstack_probe probe = {p, (uint32_t)first, (uint32_t)(p->nframes - first),
+				       unwind};
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ probe.n ^ ((uint64_t)unwind << 40);
 	uint32_t v, i;
 	struct prof_stack *s;
 
@@ -221,8 +223,14 @@ uint32_t stack_commit(struct load *L, size_t first)
 	s = LOAD_PUSH(p->stacks, p->nstacks, L->capstacks);
 	s->first = (uint32_t)first;
 	s->nframes = probe.n;
+	s->unwind = unwind;
 	load_map_put(&L->symstackmap, h, (uint32_t)(p->nstacks - 1));
 	return (uint32_t)(p->nstacks - 1);
+}
+
+uint32_t stack_commit(struct load *L, size_t first)
+{
+	return stack_commit_unwind(L, first, 0);
 }
 
 static void push_frame(struct load *L, const struct load_frame *lf, uint64_t addr)
@@ -262,6 +270,7 @@ uint32_t load_stack_kernel(struct load *L, uint32_t st)
 	ks = LOAD_PUSH(p->stacks, p->nstacks, L->capstacks);
 	ks->first = first;
 	ks->nframes = n + 1;
+	ks->unwind = p->stacks[st].unwind;
 	if (st >= L->capkstack) {
 		size_t old = L->capkstack;
 
@@ -280,6 +289,18 @@ static void push_unknown(struct load *L, uint64_t addr)
 		L->unknown_func = intern_func(L, "[unknown]", "", 0, "");
 	lf.func = L->unknown_func;
 	push_frame(L, &lf, addr);
+}
+
+/* A pc in no module: JIT code's function (load_jit.c) or "[unknown]". */
+void load_push_nomod(struct load *L, uint64_t pc, uint64_t addr, uint64_t ts)
+{
+	struct load_frame lf = {0, 0, 0, 0, ""};
+
+	lf.func = pc ? load_jit_func(L, addr, ts) : PROF_NONE;
+	if (lf.func == PROF_NONE)
+		push_unknown(L, pc);
+	else
+		push_frame(L, &lf, pc);
 }
 
 /*
@@ -438,8 +459,10 @@ int load_frame_owner(struct load *L, const struct load_mod *m, const struct load
  * Identical raw stacks (same process, same module epoch) are built once.
  * Frames in cbottleneck's own libraries are left out (load_stack_ours). */
 static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts,
-			    int ret_all, int *spin, int *ours)
+			    int ret_all, int *spin, int *ours, struct load_uwm *uwm)
 {
+	uint64_t kept[CBN_MAX_FRAMES];
+	struct load_uwm u = {0, NULL};
 	struct profile *p = L->p;
 	struct load_file *F = L->f;
 	struct stack_probe probe = {L, 0, n, F->proc, load_epoch_of(F, ts), ret_all ? 1u : 0u};
@@ -466,7 +489,19 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 		}
 		if (ours)
 			*ours = (int)k->ours;
+		if (uwm)
+			*uwm = k->uwm;
 		return k->stack;
+	}
+	/* the markers of unwinding past code without CFI: what they say is
+	 * kept, they are no frames (the raw key above keeps them apart) */
+	for (i = 0; i < n && !CBN_UWM_IS(pcs[i]); i++)
+		;
+	if (i < n) {
+		if (n > CBN_MAX_FRAMES)
+			n = CBN_MAX_FRAMES;
+		n = load_uwm_strip(L, pcs, n, ts, ret_all, kept, &u);
+		pcs = kept;
 	}
 	if (load_python_has(L, pcs, n)) {
 		/* Python frames where their evaluation loop ran (load_python.c) */
@@ -483,7 +518,7 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 			if (pcs[i] == 0 || !(m = load_mod_at(F, addr, ts))) {
 				if (owner == 1)
 					owner = 0;
-				push_unknown(L, pcs[i]);
+				load_push_nomod(L, pcs[i], addr, ts);
 				callee = NULL;
 				continue;
 			}
@@ -507,7 +542,7 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 	}
 	if (p->nframes == first)
 		push_unknown(L, n ? pcs[0] : 0);
-	sidx = stack_commit(L, first);
+	sidx = stack_commit_unwind(L, first, u.unwind);
 	k = LOAD_PUSH(L->stackkeys, L->nstackkeys, L->capstackkeys);
 	k->proc = probe.proc;
 	k->epoch = probe.epoch;
@@ -518,9 +553,12 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 	k->stack = sidx;
 	k->spin = 0;
 	k->ours = owner == 2;
+	k->uwm = u;
 	load_map_put(&L->stackmap, h, (uint32_t)(L->nstackkeys - 1));
 	if (ours)
 		*ours = owner == 2;
+	if (uwm)
+		*uwm = u;
 	if (spin) {
 		/* (spin_at may grow the stack keys: k is not used past here) */
 		uint32_t sp = n ? spin_at(L, pcs[0], ts) : 1;
@@ -533,21 +571,21 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 
 uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all)
 {
-	return stack_build(L, pcs, n, ts, ret_all, NULL, NULL);
+	return stack_build(L, pcs, n, ts, ret_all, NULL, NULL, NULL);
 }
 
 uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin)
 {
 	*spin = 0;
-	return stack_build(L, pcs, n, ts, 0, spin, NULL);
+	return stack_build(L, pcs, n, ts, 0, spin, NULL, NULL);
 }
 
 uint32_t load_stack_ours(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin,
-			 int *ours)
+			 int *ours, struct load_uwm *uwm)
 {
 	*spin = 0;
 	*ours = 0;
-	return stack_build(L, pcs, n, ts, 0, spin, ours);
+	return stack_build(L, pcs, n, ts, 0, spin, ours, uwm);
 }
 
 

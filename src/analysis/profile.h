@@ -31,6 +31,10 @@ struct prof_func {
 #define PROF_FUNC_INLINED 0x2    /* appears as an inlined frame in some stack */
 #define PROF_FUNC_PYTHON 0x4     /* a Python function: name is its qualified name, file its
 				  * co_filename, line its first line (module "") */
+#define PROF_FUNC_JIT 0x8        /* code generated at run time (module "jit"): named by the
+				  * process's perf map, else "[jit] 0xSTART" of its region */
+#define PROF_FUNC_JIT_ANON 0x10  /* with JIT: a region the program named nowhere, one
+				  * function per region ("[jit] 0xSTART") */
 
 /* One symbolized frame; an inlined call produces several frames for one pc. */
 struct prof_frame {
@@ -45,6 +49,24 @@ struct prof_frame {
 struct prof_stack {
 	uint32_t first;
 	uint32_t nframes;
+	uint32_t unwind;         /* PROF_UNWIND_*: how its native frames were found past
+				  * code without unwind information, 0 all by CFI */
+};
+
+/* prof_stack.unwind, from the agent's CBN_UWM marker words (docs/symbols.md,
+ * "Code without unwind information"): some caller was found by frame pointer
+ * (FP), some by scanning the stack (SCAN: the callers from there on are a
+ * guess), and whether the unwinding stopped early, and why
+ * (PROF_UNWIND_STOP: enum prof_unwind_cause). */
+#define PROF_UNWIND_FP 0x1
+#define PROF_UNWIND_SCAN 0x2
+#define PROF_UNWIND_STOP(u) (((u) >> 4) & 0xfu)
+#define PROF_UNWIND_STOP_SET(cause) ((uint32_t)(cause) << 4)
+enum prof_unwind_cause {
+	PROF_UNWIND_NONE = 0,     /* did not stop early */
+	PROF_UNWIND_JIT = 1,      /* in JIT code (a pc in no module) */
+	PROF_UNWIND_NOCFI = 2,    /* in a module's code without CFI */
+	PROF_UNWIND_SCANLIMIT = 3, /* elsewhere: no return address within the scan window */
 };
 
 struct prof_sample {
@@ -187,6 +209,21 @@ struct prof_process {
 		const char *reason;      /* why REFUSED or OFF, "" */
 	} python;
 
+	/* unwinding past code without unwind information (the CBN_UWM markers
+	 * of its samples' stacks, docs/symbols.md): sample records and their
+	 * weights whose stack went on by frame pointer only (fp), with a frame
+	 * found by scanning the stack (scan), or stopped early (stop: by place
+	 * and cause in prof.unwind_stops); its JIT code (JIT_REGION records) and
+	 * the entries of the perf map that names it */
+	struct prof_unwind_proc {
+		uint64_t fp_samples, fp_weight;
+		uint64_t scan_samples, scan_weight;
+		uint64_t stop_samples, stop_weight;
+		uint32_t jit_regions;    /* executable regions outside every module */
+		uint32_t jitdumps;       /* jitdump files it mapped */
+		uint64_t perfmap_entries; /* named ranges of the session's perf-PID.map, 0 none */
+	} unwind;
+
 	/* capture controls (header.capture; mode CBN_CAPTURE_ALL without them) */
 	struct prof_capture_proc {
 		uint32_t mode;           /* enum cbn_capture_mode */
@@ -210,6 +247,16 @@ struct prof_module {
 	int has_debuginfo;       /* 1 DWARF found, 0 none, -1 not looked up (no frame
 	                          * landed in it: the loader opens only modules it
 	                          * symbolizes) */
+};
+
+/* Where the unwinding of a process's samples stopped early (a CBN_UWM STOP
+ * marker): one per (process, place, cause). */
+struct prof_unwind_stop {
+	uint32_t process;        /* index into prof.processes */
+	uint32_t cause;          /* enum prof_unwind_cause */
+	const char *place;       /* the module's file name, "[jit] 0xSTART" (a JIT region),
+				  * "[unknown]" (a pc in no module or region) */
+	uint64_t samples, weight; /* sample records and their weights */
 };
 
 /* --- CUDA side (empty arrays when the run had none) -------------------------- */
@@ -456,6 +503,8 @@ struct profile {
 	struct prof_offcpu *offcpu;        size_t noffcpu;
 	/* MPI calls (libcbottleneck_mpi.so), sorted by (process, start) */
 	struct prof_mpi_call *mpi_calls;   size_t nmpi_calls;
+	/* where unwinding stopped early, by process, then weight descending */
+	struct prof_unwind_stop *unwind_stops; size_t nunwind_stops;
 
 	/* what went wrong while reading (one line each), for the report footer */
 	char **warnings;                   size_t nwarnings;

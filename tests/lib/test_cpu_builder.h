@@ -87,6 +87,7 @@ static inline uint32_t pb_stack_inl(struct pb *b, size_t n, const uint32_t *func
 
 	st->first = (uint32_t)b->p.nframes;
 	st->nframes = (uint32_t)n;
+	st->unwind = 0;
 	for (i = 0; i < n; i++) {
 		struct prof_frame *fr = PB_PUSH(b, frames, nframes);
 		const struct prof_func *f = &b->p.funcs[funcs[i]];

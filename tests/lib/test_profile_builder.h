@@ -134,6 +134,7 @@ static inline void pb_profile_free(struct profile *p)
 		p->contexts,  p->cuda_api, p->gpu_ops,     p->ranges,      p->syncs,
 		p->cuda_status, p->cuda_shares, p->mem_allocs, p->mem_frees,
 		p->mem_counters, p->windows, p->offcpu, p->memory, p->mempools,
+		p->unwind_stops,
 	};
 	size_t i;
 

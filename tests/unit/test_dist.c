@@ -37,7 +37,7 @@ static struct prof_frame frames[3] = {
 	{1, 42, "train.c", 0, 0x2000},
 	{2, 12, "train.c", 0, 0x3000},
 };
-static struct prof_stack stacks[1] = {{0, 3}};
+static struct prof_stack stacks[1] = {{.first = 0, .nframes = 3}};
 static struct prof_mpi_call calls[64];
 
 static struct prof_mpi_call *call(struct profile *p, uint32_t r, uint16_t c, uint64_t s,
