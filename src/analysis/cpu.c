@@ -318,7 +318,7 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	if (c->nlines)  /* qsort's base must not be NULL, even for 0 elements */
 		qsort(c->lines, c->nlines, sizeof(*c->lines), cpu_line_cmp);
 	cpu_sort(c, p, CPU_SORT_TOTTIME);
-	if (cpu_python(p, &c->python) < 0)
+	if (cpu_python(p, &c->python) < 0 || cpu_unwind(p, &c->unwind) < 0)
 		goto out;
 	*out = c;
 	c = NULL;
@@ -343,6 +343,7 @@ void cpu_free(struct cpu_profile *c)
 	free(c->lines);
 	free(c->threads);
 	free(c->procs);
+	free(c->unwind.stops);
 	free(c);
 }
 
@@ -725,6 +726,13 @@ int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***o
 
 		while ((k = cpu_python_warning(&c->python, k, pw, sizeof(pw))) > 0)
 			cpu_wadd(&l, "%s", pw);
+	}
+	{
+		char uw[1024];
+		int k = 0;
+
+		while ((k = cpu_unwind_warning(c, k, uw, sizeof(uw))) > 0)
+			cpu_wadd(&l, "%s", uw);
 	}
 	if (c->truncated)
 		cpu_wadd(&l, "%llu of %llu samples were cut at the maximum stack depth: their "

@@ -107,6 +107,22 @@ struct cpu_profile {
 		uint64_t unread[CBN_PYU_NREASONS]; /* stacks kept native, by reason */
 		uint64_t codes, codes_gone, codes_missing, table_full;
 	} python;
+	struct cpu_unwind {            /* unwinding past code without unwind information,
+				        * all processes together (cpu_unwind.c) */
+		int present;               /* some stack held the agent's markers, or its
+					    * leaf was JIT code */
+		uint64_t fp_samples, fp_ns;     /* went on by frame pointer only */
+		uint64_t scan_samples, scan_ns; /* with a caller found by scanning the stack */
+		uint64_t stop_samples, stop_ns; /* stopped early */
+		uint64_t jit_samples, jit_ns;   /* the leaf in JIT code (PROF_FUNC_JIT) */
+		uint64_t jit_anon_samples, jit_anon_ns; /* of those, in regions named nowhere */
+		struct cpu_unwind_stop {
+			const char *place;     /* prof_unwind_stop.place */
+			uint32_t cause;        /* enum prof_unwind_cause */
+			uint64_t samples, ns;
+		} *stops;                  /* by place and cause, ns descending */
+		size_t nstops;
+	} unwind;
 };
 
 /* pstats sort keys (cProfile table), plus "self"/"total" aliases. */
@@ -166,6 +182,14 @@ const char *cpu_python_unread_name(unsigned reason);
 /* The k-th data-quality line about Python into buf (k from 0): returns the k
  * of the next one, 0 when there is none left. */
 int cpu_python_warning(const struct cpu_python *py, int k, char *buf, size_t len);
+/* cpu_unwind.c: c->unwind from p (0, or -1 out of memory); the words for a
+ * cause ("JIT code", "no CFI", "scan limit") and its JSON value ("jit",
+ * "no_cfi", "scan_limit"); the k-th data-quality line about it into buf (k
+ * from 0): returns the k of the next one, 0 when there is none left. */
+int cpu_unwind(const struct profile *p, struct cpu_unwind *u);
+const char *cpu_unwind_cause_words(uint32_t cause);
+const char *cpu_unwind_cause_key(uint32_t cause);
+int cpu_unwind_warning(const struct cpu_profile *c, int k, char *buf, size_t len);
 /* "perf events", "POSIX CPU timers", "perf events and POSIX CPU timers" or "". */
 const char *cpu_sampler_mode(const struct cpu_profile *c);
 

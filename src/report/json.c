@@ -43,6 +43,62 @@ static int json_measured(cJSON *o, uint64_t ns)
 	return json_put_num(o, "measured_cpu_ns", (double)ns);
 }
 
+/* Places of run.sampler.unwind.stopped written, the heaviest first. */
+#define JSON_UNWIND_STOPS 32
+
+/* {samples, share}: sample records and their share of the program's CPU. */
+static int json_unwind_count(cJSON *o, const char *key, const struct cpu_profile *c,
+			     uint64_t samples, uint64_t ns)
+{
+	cJSON *x = cJSON_AddObjectToObject(o, key);
+	int err = 0;
+
+	if (!x)
+		return 1;
+	err |= json_put_num(x, "samples", (double)samples);
+	err |= json_put_num(x, "share", c->cpu_ns ? (double)ns / (double)c->cpu_ns : 0);
+	return err;
+}
+
+/* run.sampler.unwind: unwinding past code without unwind information and
+ * JIT code (docs/symbols.md), only when some stack held the agent's markers
+ * or ran in JIT code, so that the reports of other sessions keep their
+ * bytes. */
+static int json_unwind(cJSON *sampler, const struct cpu_profile *c)
+{
+	const struct cpu_unwind *u = &c->unwind;
+	cJSON *o, *a;
+	size_t i;
+	int err = 0;
+
+	if (!u->present)
+		return 0;
+	o = cJSON_AddObjectToObject(sampler, "unwind");
+	if (!o)
+		return 1;
+	err |= json_unwind_count(o, "recovered_fp", c, u->fp_samples, u->fp_ns);
+	err |= json_unwind_count(o, "recovered_scan", c, u->scan_samples, u->scan_ns);
+	err |= json_unwind_count(o, "stopped_total", c, u->stop_samples, u->stop_ns);
+	err |= json_unwind_count(o, "jit", c, u->jit_samples, u->jit_ns);
+	err |= json_unwind_count(o, "jit_unnamed", c, u->jit_anon_samples, u->jit_anon_ns);
+	a = cJSON_AddArrayToObject(o, "stopped");
+	if (!a)
+		return 1;
+	for (i = 0; i < u->nstops && i < JSON_UNWIND_STOPS; i++) {
+		const struct cpu_unwind_stop *st = &u->stops[i];
+		cJSON *e = cJSON_CreateObject();
+
+		if (!e)
+			return 1;
+		cJSON_AddItemToArray(a, e);
+		err |= json_put_str(e, "module", st->place);
+		err |= json_put_str(e, "cause", cpu_unwind_cause_key(st->cause));
+		err |= json_put_num(e, "samples", (double)st->samples);
+		err |= json_put_num(e, "share", c->cpu_ns ? (double)st->ns / (double)c->cpu_ns : 0);
+	}
+	return err;
+}
+
 /* run.sampler: how the agent sampled, and what the program did with it. */
 static int json_sampler(cJSON *run, const struct cpu_profile *c)
 {
@@ -107,6 +163,7 @@ static int json_sampler(cJSON *run, const struct cpu_profile *c)
 	err |= json_put_num(r, "parks", (double)sm->kstack_parks);
 	err |= json_put_num(r, "unparks", (double)sm->kstack_unparks);
 	err |= json_put_str(r, "reason", sm->kstack_reason ? sm->kstack_reason : "");
+	err |= json_unwind(o, c);
 	return err;
 }
 

@@ -1,6 +1,8 @@
 /*
- * test_json_schema.c — real JSON reports (one CPU-only, one with CUDA status,
- * API calls and a kernel, so cuda_report.c's object is included) validated
+ * test_json_schema.c — real JSON reports (one CPU-only with JIT code and
+ * stacks unwound past code without CFI, so run.sampler.unwind is included;
+ * one with CUDA status, API calls and a kernel, so cuda_report.c's object is
+ * included) validated
  * against docs/report.schema.json with python3 + jsonschema.  Skips (77) when
  * python3 or its jsonschema module is missing.
  */
@@ -40,8 +42,24 @@ static void build(struct pb *b, int with_cuda)
 	pb_samples(b, th, pb_stack(b, 1, (uint32_t[]){ mainf }), 20, 1, 0);
 	b->p.processes[pr].clean_exit = 0;
 	pb_nodebug(b, "libcuda.so.1");
-	if (!with_cuda)
+	if (!with_cuda) {
+		/* JIT code, named and not; stacks recovered and stopped */
+		uint32_t named = pb_func(b, "jit_avx2_conv_fwd", "", 0, "jit");
+		uint32_t anon = pb_func(b, "[jit] 0x7f0000001000", "", 0, "jit");
+		struct prof_unwind_stop *s;
+
+		b->p.funcs[named].flags = PROF_FUNC_JIT;
+		b->p.funcs[anon].flags = PROF_FUNC_JIT | PROF_FUNC_JIT_ANON;
+		pb_samples(b, th, pb_stack(b, 2, (uint32_t[]){ named, mainf }), 6, 1, 0);
+		pb_samples(b, th, pb_stack(b, 1, (uint32_t[]){ anon }), 4, 1, 0);
+		b->p.processes[pr].unwind.fp_samples = b->p.processes[pr].unwind.fp_weight = 6;
+		b->p.processes[pr].unwind.stop_samples = b->p.processes[pr].unwind.stop_weight = 4;
+		s = PB_PUSH(b, unwind_stops, nunwind_stops);
+		*s = (struct prof_unwind_stop){ .process = pr, .cause = PROF_UNWIND_JIT,
+						.place = "[jit] 0x7f0000001000", .samples = 4,
+						.weight = 4 };
 		return;
+	}
 
 	{
 		static struct prof_cuda_status st;
@@ -130,6 +148,18 @@ int main(void)
 		 "sys.exit(0 if list(cls(schema).iter_errors(d)) else 1)\n"
 		 "EOF",
 		 schema, cpu);
+	st = system(cmd);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	/* the CPU report holds run.sampler.unwind, so the schema checked it */
+	snprintf(cmd, sizeof(cmd),
+		 "python3 - '%s' <<'EOF'\n"
+		 "import json, sys\n"
+		 "u = json.load(open(sys.argv[1]))['run']['sampler']['unwind']\n"
+		 "ok = (u['jit']['samples'] == 10 and u['jit_unnamed']['samples'] == 4 and\n"
+		 "      u['recovered_fp']['samples'] == 6 and u['stopped'][0]['cause'] == 'jit')\n"
+		 "sys.exit(0 if ok else 1)\n"
+		 "EOF",
+		 cpu);
 	st = system(cmd);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 	unlink(cpu);

@@ -5,7 +5,8 @@
  * pointer, by scan, stopped, where and why), native words past a STOP
  * dropped; pcs in JIT regions one function per region ("[jit] 0xSTART"),
  * named from the session's perf map where it covers them, regions that went
- * away in part or were replaced.
+ * away in part or were replaced; then the CPU view's figures and its
+ * data-quality lines.
  */
 #include <dirent.h>
 #include <elf.h>
@@ -15,6 +16,7 @@
 
 #include "testlib.h"
 #include "test_reader_synth.h"
+#include "analysis/cpu.h"
 #include "analysis/load.h"
 
 __attribute__((noinline)) int jit_test_leaf(int x)
@@ -109,6 +111,16 @@ static const struct prof_unwind_stop *stop_of(const struct profile *p, const cha
 		if (strcmp(p->unwind_stops[i].place, place) == 0)
 			return &p->unwind_stops[i];
 	return NULL;
+}
+
+static int has_line(char **w, size_t n, const char *a, const char *b)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (strstr(w[i], a) && (!b || strstr(w[i], b)))
+			return 1;
+	return 0;
 }
 
 static void write_session(const struct synth_self *self)
@@ -267,6 +279,38 @@ static void check_counts(const struct profile *p, const struct synth_self *self)
 	CHECK_STR(p->unwind_stops[0].place, "[jit] 0x7f0000010000");
 }
 
+static void check_cpu(const struct profile *p, const struct synth_self *self)
+{
+	const char *exe = strrchr(self->path, '/') + 1;
+	struct cpu_profile *c = NULL;
+	char **w = NULL;
+	size_t n = 0;
+	uint64_t period = 10000000;
+
+	REQUIRE(cpu_aggregate(p, &c) == 0);
+	CHECK_EQ_INT(c->unwind.present, 1);
+	CHECK_EQ_INT(c->unwind.fp_ns, 15 * period);
+	CHECK_EQ_INT(c->unwind.scan_ns, 10 * period);
+	CHECK_EQ_INT(c->unwind.stop_ns, 9 * period);
+	/* leaves in JIT code: A B C D, F (8), H; unnamed: A B D F */
+	CHECK_EQ_INT(c->unwind.jit_samples, 10 + 10 + 5 + 5 + 8 + 2);
+	CHECK_EQ_INT(c->unwind.jit_anon_samples, 10 + 10 + 5 + 8);
+	REQUIRE(c->unwind.nstops == 2);
+	CHECK_STR(c->unwind.stops[0].place, "[jit] 0x7f0000010000");
+	CHECK_STR(cpu_unwind_cause_key(c->unwind.stops[0].cause), "jit");
+	CHECK_STR(c->unwind.stops[1].place, exe);
+	CHECK_STR(cpu_unwind_cause_key(c->unwind.stops[1].cause), "no_cfi");
+	REQUIRE(cpu_warnings(p, c, &w, &n) == 0);
+	/* 45 samples: 5 stopped in R2 (11.1%), 4 in the executable (8.9%) */
+	CHECK(has_line(w, n, "unwinding stopped early in 20.0% of the samples: "
+			     "[jit] 0x7f0000010000 11.1% (JIT code),", "8.9% (no CFI)"));
+	CHECK(has_line(w, n, "88.9% of the samples ran in JIT code", "73.3% in code it named"));
+	CHECK(has_line(w, n, "55.6% of the samples (25) were unwound past code without unwind "
+			     "information, 33.3% by frame pointer and 22.2% by scanning", NULL));
+	cpu_warnings_free(w, n);
+	cpu_free(c);
+}
+
 /* A run without markers or JIT code says nothing of either. */
 static void check_quiet(const struct synth_self *self)
 {
@@ -274,6 +318,7 @@ static void check_quiet(const struct synth_self *self)
 			   (uint64_t)(uintptr_t)&jit_test_caller + 8};
 	char path[4200], err[256];
 	struct profile *p = NULL;
+	struct cpu_profile *c = NULL;
 	struct synth s;
 
 	synth_init(&s, PID + 1, 1, 0, 0, "./plain");
@@ -287,6 +332,9 @@ static void check_quiet(const struct synth_self *self)
 	synth_free(&s);
 	REQUIRE(prof_load(dir, &p, err, sizeof(err)) == PROF_LOAD_OK);
 	CHECK_EQ_INT(p->nunwind_stops, 0);
+	REQUIRE(cpu_aggregate(p, &c) == 0);
+	CHECK_EQ_INT(c->unwind.present, 0);
+	cpu_free(c);
 	prof_free(p);
 	unlink(path);
 }
@@ -307,6 +355,7 @@ int main(void)
 	REQUIRE(p->nprocesses == 1);
 	check_frames(p);
 	check_counts(p, &self);
+	check_cpu(p, &self);
 	prof_free(p);
 
 	snprintf(path, sizeof(path), "%s/%u.0.cbp", dir, PID);
