@@ -25,6 +25,7 @@
 #include "python.h"
 #include "agent_api.h"
 #include "sigpath.h"
+#include "unwind_hold.h"
 #include "../format/cbn_time.h"
 
 #define AGENT_DEFAULT_FREQ 99
@@ -190,10 +191,10 @@ static void agent_on_exit(int status, void *arg)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 	struct cbn_rec_exit r;
-	int quiet = sandbox_thread_filtered();
+	int quiet = agent_sandboxed();
 
 	(void)arg;
-	if (!h || agent.pid != (uint32_t)(quiet ? agent.pid : syscall(SYS_getpid)))
+	if (!h || agent.pid != (uint32_t)(quiet ? agent.pid : agent_syscall(SYS_getpid)))
 		return;
 	agent_tls.no_unwind++;
 	if (!quiet) {
@@ -221,7 +222,7 @@ static int fork_quiet; /* the forking thread is under a seccomp filter */
 static void agent_fork_prepare(void)
 {
 	agent_tls.no_unwind++;
-	fork_quiet = sandbox_thread_filtered();
+	fork_quiet = agent_sandboxed();
 	if (!agent.w.hdr || fork_quiet)
 		return;
 	capture_before_fork();
@@ -275,7 +276,7 @@ static void agent_fork_child(void)
 	memcpy(&pm, &agent.w.hdr->mem, sizeof(pm));
 	writer_close(&agent.w);
 	threads_after_fork_child();
-	agent.pid = (uint32_t)syscall(SYS_getpid);
+	agent.pid = (uint32_t)agent_syscall(SYS_getpid);
 	agent.exec_seq = 0;
 	agent.main_thread = pthread_self();
 	agent.forked_child = modules_have("libcbottleneck_cuda");
@@ -413,7 +414,7 @@ static void agent_start(void)
 		agent_disable("pthread_create not found");
 		return;
 	}
-	ret = sigwrap_install(why, sizeof(why));
+	ret = sigwrap_install(sampler_entry, why, sizeof(why));
 	if (ret) {
 		agent_disable(why);
 		return;
@@ -574,5 +575,5 @@ AGENT_API __attribute__((noinline)) int cbn_agent_mem_backtrace(uint64_t *pcs, i
 
 AGENT_API int cbn_agent_mem_ours(uint64_t pc)
 {
-	return sampler_is_self(pc) || unwind_in_copy((uintptr_t)pc);
+	return agent_is_self(pc) || unwind_in_copy((uintptr_t)pc);
 }

@@ -7,6 +7,7 @@
 #ifndef CBN_AGENT_H
 #define CBN_AGENT_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -53,6 +54,9 @@ struct agent {
 	int forked_child;                /* see cbn_agent_forked_child() */
 	int not_preloaded;               /* loaded by dlopen: stays inert */
 	pthread_t main_thread;
+	/* Every thread is under a seccomp filter of the program's (TSYNC): set
+	 * and undone by sandbox.c, read by agent_sandboxed. */
+	_Atomic int sandbox_all;
 	int mem_host;                    /* CBN_MEMORY asks for host memory */
 	char session[4096];
 	char exe[1024];
@@ -143,7 +147,7 @@ struct agent_thread {
 	/* libunwind's thread-local data and key (unwind.c). */
 	unsigned char unw_tls[AGENT_UNW_TLS] __attribute__((aligned(16)));
 	void *unw_key_val;
-	unsigned unw_gen;                /* unwind_gen this thread's cache was built in */
+	unsigned unw_gen;                /* unwind_generation() its cache was built in */
 
 	/* For the sample at the thread's end (sampler_end_sample): its start
 	 * routine (threads.c) and its last committed sample. */
@@ -163,6 +167,59 @@ struct agent_thread {
 };
 
 extern __thread struct agent_thread agent_tls AGENT_TLS AGENT_HIDDEN;
+
+/*
+ * floor.c: a system call made directly, as glibc's syscall() makes it (x86-64:
+ * up to six arguments, each passed as a long; -1 with errno set on failure),
+ * never through the syscall() the agent exports to the program (sandbox.c),
+ * which would be a call up into a feature and a check on every call.
+ * SIGNAL-SAFE.  agent_syscall6 returns the kernel's value (-errno on
+ * failure) and leaves errno alone.
+ */
+#if !defined(__x86_64__)
+#error "agent_syscall: x86-64 only"
+#endif
+static inline long agent_syscall6(long nr, long a, long b, long c, long d, long e, long f)
+{
+	register long r10 __asm__("r10") = d;
+	register long r8 __asm__("r8") = e;
+	register long r9 __asm__("r9") = f;
+	long ret;
+
+	__asm__ volatile("syscall"
+			 : "=a"(ret)
+			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
+			 : "rcx", "r11", "memory");
+	return ret;
+}
+
+static inline long agent_syscall_ret(long ret)
+{
+	if ((unsigned long)ret > -4096UL) {
+		errno = (int)-ret;
+		return -1;
+	}
+	return ret;
+}
+
+#define agent_syscall(...) AGENT_SYSCALL_(__VA_ARGS__, 0, 0, 0, 0, 0, 0, 0)
+#define AGENT_SYSCALL_(nr, a, b, c, d, e, f, ...)                                             \
+	agent_syscall_ret(agent_syscall6((long)(nr), (long)(a), (long)(b), (long)(c), (long)(d), \
+					 (long)(e), (long)(f)))
+
+/* floor.c: 1 when the calling thread is under a seccomp mode or filter of
+ * the program's (sandbox.c marks it): the agent then makes no system call on
+ * it.  SIGNAL-SAFE (a thread flag and an atomic). */
+static inline int agent_sandboxed(void)
+{
+	return agent_tls.sandboxed || atomic_load_explicit(&agent.sandbox_all, memory_order_relaxed);
+}
+
+/* floor.c: the agent's own text, set by the first module scan (modules.c)
+ * before any sampler is armed; agent_is_self: pc lies in it (0 before).
+ * SIGNAL-SAFE. */
+void agent_self_set(uint64_t lo, uint64_t hi) AGENT_HIDDEN;
+int agent_is_self(uint64_t pc) AGENT_HIDDEN;
 
 /* floor.c: what every file calls, calling none of them (the state above,
  * events, the clock, the thread id, notes, disabling, the loader's lock). */
@@ -195,12 +252,7 @@ void agent_mem_after_fork_child(void) AGENT_HIDDEN;
 
 /* unwind.c: the agent's private libunwind (its handler half: sigpath.h). */
 int unwind_init(char *why, size_t len) AGENT_HIDDEN;
-void unwind_quiesce(void) AGENT_HIDDEN;
-void unwind_release(void) AGENT_HIDDEN;
-void unwind_after_fork_child(void) AGENT_HIDDEN;
 void unwind_thread_end(void) AGENT_HIDDEN;
-void unwind_invalidate(void) AGENT_HIDDEN;
-int unwind_idle(void) AGENT_HIDDEN;
 /* unwind_begin for a backtrace of this thread in normal code, from an address
  * in the caller's frame (the unwinder's own frames below it are direct). */
 int unwind_begin_here(uintptr_t frame) AGENT_HIDDEN;
@@ -208,8 +260,6 @@ int unwind_begin_here(uintptr_t frame) AGENT_HIDDEN;
  * frame's stack pointer (the address was pushed at sps[i] - 8).  Normal
  * context, slower than unwind_backtrace: for a capture to be cached. */
 int unwind_backtrace_sp(uint64_t *ips, uintptr_t *sps, int max) AGENT_HIDDEN;
-/* pathcache.c: drop every thread's cached call paths (a library unloaded). */
-void pathcache_invalidate(void) AGENT_HIDDEN;
 /* pathcache.c: the calling thread ends; its cached paths go. */
 void pathcache_thread_end(void) AGENT_HIDDEN;
 int unwind_in_copy(uintptr_t pc) AGENT_HIDDEN;
@@ -241,12 +291,12 @@ void timer_move_self(void) AGENT_HIDDEN;
 
 /* sampler.c: thread begin/end around the handler (sigpath.h). */
 int sampler_thread_begin(int fresh, const char *name) AGENT_HIDDEN;
-void sampler_thread_end(void) AGENT_HIDDEN;
+int sampler_thread_end(void) AGENT_HIDDEN;
 void sampler_pause(void) AGENT_HIDDEN;
 void sampler_quiesce(void) AGENT_HIDDEN;
 void sampler_resume(void) AGENT_HIDDEN;
 
-/* threads.c: pthread interposers and the live-thread table. */
+/* threads.c: the live-thread table; threads_create.c: the pthread interposers. */
 int threads_init(void) AGENT_HIDDEN;
 void threads_register(pthread_t th, uint32_t tid, uint64_t cpu0, struct agent_thread *t)
 	AGENT_HIDDEN;
@@ -256,6 +306,8 @@ void threads_unregister(pthread_t th) AGENT_HIDDEN;
 void threads_end_all(void) AGENT_HIDDEN;
 void threads_after_fork_child(void) AGENT_HIDDEN;
 int threads_count(void) AGENT_HIDDEN;
+uint32_t threads_lookup(pthread_t th) AGENT_HIDDEN;
+void threads_program_add(int n) AGENT_HIDDEN;
 extern int threads_self_create(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *)
 	AGENT_HIDDEN;
 int threads_real_create(pthread_t *th, const pthread_attr_t *attr, void *(*fn)(void *), void *arg)
@@ -280,8 +332,6 @@ void agent_handoff_free(void *p) AGENT_HIDDEN;
 /* sandbox.c: seccomp.  filtered: the calling thread is under a seccomp
  * mode or filter the program installed (the agent then makes no system
  * call on it); inherit: a new thread of such a thread. */
-int sandbox_thread_filtered(void) AGENT_HIDDEN;
-long sandbox_raw(long nr, long a, long b, long c, long d, long e, long f) AGENT_HIDDEN;
 void sandbox_thread_inherit(void) AGENT_HIDDEN;
 void sandbox_mem_thread_end(void) AGENT_HIDDEN;
 int sandbox_prctl(int (*real)(int, ...), unsigned long a[4]) AGENT_HIDDEN;
@@ -305,7 +355,7 @@ int capture_is_step_name(const char *name) AGENT_HIDDEN;
 void capture_nvtx_range(const char *domain, const char *name, int open) AGENT_HIDDEN;
 
 /* sigwrap.c: sigaction/signal/sigmask interposers, choice of signal. */
-int sigwrap_install(char *why, size_t len) AGENT_HIDDEN;
+int sigwrap_install(void (*entry)(int, siginfo_t *, void *), char *why, size_t len) AGENT_HIDDEN;
 int sigwrap_unblock(int signo) AGENT_HIDDEN;
 int sigwrap_before_exec(void) AGENT_HIDDEN;
 void sigwrap_exec_failed(int changed) AGENT_HIDDEN;
@@ -347,8 +397,6 @@ void modules_lock(void) AGENT_HIDDEN;
 void modules_unlock(void) AGENT_HIDDEN;
 void modules_after_fork_child(void) AGENT_HIDDEN;
 int modules_have(const char *basename_prefix) AGENT_HIDDEN;
-void sampler_set_self(uint64_t lo, uint64_t hi) AGENT_HIDDEN;
-int sampler_is_self(uint64_t pc) AGENT_HIDDEN;
 
 /* nvtx.c */
 void nvtx_thread_end(void) AGENT_HIDDEN;

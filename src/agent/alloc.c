@@ -39,7 +39,7 @@ static struct {
 
 static void *al_map(size_t n)
 {
-	long r = syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	long r = agent_syscall(SYS_mmap, NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 			 -1, 0L);
 
 	return r < 0 && r > -4096 ? NULL : (void *)r;
@@ -118,7 +118,7 @@ void agent_free(void *p)
 		return;
 	c = (unsigned char)b[8];
 	if (c == AL_LARGE) {
-		syscall(SYS_munmap, b, *(size_t *)b);
+		agent_syscall(SYS_munmap, b, *(size_t *)b);
 		return;
 	}
 	pthread_mutex_lock(&al.lock);

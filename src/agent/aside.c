@@ -63,15 +63,15 @@ int aside_run(int (*fn)(void *), void *arg)
 	if (threads_program_alone())
 		return fn(arg);
 	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
 	tid = clone(aside_thread, stack + sizeof(stack), CLONE_VM | CLONE_VFORK, &c);
 	if (tid < 0)
 		c.ret = -errno;
 	else
 		/* it has released our memory (vfork); now gone: reap it (the
 		 * program's own __WALL wait may have: then ECHILD) */
-		while (syscall(SYS_wait4, (pid_t)tid, NULL, __WCLONE, NULL) < 0 && errno == EINTR)
+		while (agent_syscall(SYS_wait4, (pid_t)tid, NULL, __WCLONE, NULL) < 0 && errno == EINTR)
 			;
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 	return c.ret;
 }

@@ -14,18 +14,18 @@
  *     (what /proc/self/environ shows) are cleared; LD_PRELOAD keeps only the
  *     user's own part.  Only the strings are cleared in place, never moved:
  *     the loader keeps pointers into that block (LD_LIBRARY_PATH);
- *   - every way the program starts another program gets them back, so the
- *     agent follows it: the exec family (exec.c), posix_spawn, posix_spawnp,
- *     system and popen (here: glibc's own system() and popen() spawn with
- *     the environ they find inside libc, so they are done here with the
- *     real posix_spawn, as glibc does them);
+ *   - every way the program starts another program gets them back
+ *     (env_for_child), so the agent follows it: the exec family, posix_spawn
+ *     and posix_spawnp (exec.c), system and popen (shell.c: glibc's own
+ *     spawn with the environ they find inside libc);
  *   - getenv and secure_getenv still answer NVTX_INJECTION64_PATH and
  *     CUDA_INJECTION64_PATH with our libraries when the program's environ
  *     has no such variable: NVTX and the CUDA driver look them up when they
  *     load, long after start.
  *
  * Normal context only.  No allocation: the store is static, an environment
- * for a child is built on the caller's stack.
+ * for a child is built on the caller's stack.  The bottom of the agent's
+ * floor: it calls no other file of the agent (floor.c reads its store).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -320,43 +320,4 @@ __attribute__((visibility("default"))) char *getenv(const char *name)
 __attribute__((visibility("default"))) char *secure_getenv(const char *name)
 {
 	return getauxval(AT_SECURE) ? NULL : getenv(name);
-}
-
-/* --- posix_spawn --------------------------------------------------------- */
-
-typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
-			const posix_spawnattr_t *, char *const[], char *const[]);
-
-static int env_spawn(spawn_fn *real, const char *name, pid_t *pid, const char *path,
-		     const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
-		     char *const argv[], char *const envp[])
-{
-	char *out[env_child_size(envp)], preload[8192];
-
-	if (!*real)
-		*(void **)real = agent_real(name);
-	if (!*real)
-		return ENOSYS;
-	return (*real)(pid, path, fa, attr, argv,
-		       env_for_child(envp, out, preload, sizeof(preload), 0));
-}
-
-__attribute__((visibility("default"))) int posix_spawn(pid_t *pid, const char *path,
-						       const posix_spawn_file_actions_t *fa,
-						       const posix_spawnattr_t *attr,
-						       char *const argv[], char *const envp[])
-{
-	static spawn_fn real;
-
-	return env_spawn(&real, "posix_spawn", pid, path, fa, attr, argv, envp);
-}
-
-__attribute__((visibility("default"))) int posix_spawnp(pid_t *pid, const char *file,
-							const posix_spawn_file_actions_t *fa,
-							const posix_spawnattr_t *attr,
-							char *const argv[], char *const envp[])
-{
-	static spawn_fn real;
-
-	return env_spawn(&real, "posix_spawnp", pid, file, fa, attr, argv, envp);
 }

@@ -15,8 +15,9 @@
  * the exec), a set-user-ID program (the loader ignores LD_PRELOAD), or a
  * seccomp filter of the program's that the new image inherits; in that last
  * case the new environment gets CBN_SANDBOXED=1 and the agent stays inert
- * there (sandbox.c).  posix_spawn, system and popen exec inside libc: env.c
- * and shell.c handle them.
+ * there (sandbox.c).  posix_spawn and posix_spawnp (the end of this file)
+ * and system and popen (shell.c) exec inside libc: they only change the
+ * child's environment.
  *
  * Every form execs with the environment the agent gives children (env.c:
  * the agent's variables, which the program's environment no longer holds,
@@ -28,6 +29,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <spawn.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -120,19 +122,19 @@ static int exec_before(const char *path, int search)
 	int profiled = atomic_load(&agent.active);
 
 	/* Its sampler stopped when the filter came (sandbox.c). */
-	if (sandbox_thread_filtered()) {
+	if (agent_sandboxed()) {
 		if (profiled)
 			exec_note(path, CBN_UNPROF_SECCOMP);
 		return profiled ? EXEC_ENV_OURS | EXEC_ENV_SANDBOXED : 0;
 	}
 	/* A set-user-ID program: LD_PRELOAD is ignored, the variables stay ours. */
 	if (path && exec_secure(path, search)) {
-		if (profiled && (uint32_t)syscall(SYS_getpid) == agent.pid)
+		if (profiled && (uint32_t)agent_syscall(SYS_getpid) == agent.pid)
 			exec_note(path, CBN_UNPROF_SECURE);
-		return (uint32_t)syscall(SYS_getpid) == agent.pid ? exec_sampler_pause() : 0;
+		return (uint32_t)agent_syscall(SYS_getpid) == agent.pid ? exec_sampler_pause() : 0;
 	}
 	/* A vfork child runs on its parent's stack and TLS: leave them alone. */
-	if ((uint32_t)syscall(SYS_getpid) != agent.pid)
+	if ((uint32_t)agent_syscall(SYS_getpid) != agent.pid)
 		return EXEC_ENV_OURS;
 	if (profiled && faccessat(AT_FDCWD, agent.session, W_OK | X_OK, AT_EACCESS) != 0)
 		exec_note(path, CBN_UNPROF_NO_ACCESS);
@@ -143,7 +145,7 @@ static void exec_failed(void)
 {
 	int e = errno;
 
-	if (!sandbox_thread_filtered() && (uint32_t)syscall(SYS_getpid) == agent.pid) {
+	if (!agent_sandboxed() && (uint32_t)agent_syscall(SYS_getpid) == agent.pid) {
 		sigwrap_exec_failed(exec_restored_ign);
 		exec_restored_ign = 0;
 		sampler_resume();
@@ -277,4 +279,46 @@ __attribute__((visibility("default"))) int execle(const char *path, const char *
 		va_end(ap);
 		return execve(path, argv, envp);
 	}
+}
+
+/* --- posix_spawn --------------------------------------------------------- */
+
+/* posix_spawn and posix_spawnp only give the child the environment the agent
+ * gives children: the child is a new image, its sampler is its own. */
+
+typedef int (*spawn_fn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+			const posix_spawnattr_t *, char *const[], char *const[]);
+
+static int exec_spawn(spawn_fn *real, const char *name, pid_t *pid, const char *path,
+		     const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+		     char *const argv[], char *const envp[])
+{
+	char *out[env_child_size(envp)], preload[8192];
+
+	if (!*real)
+		*(void **)real = agent_real(name);
+	if (!*real)
+		return ENOSYS;
+	return (*real)(pid, path, fa, attr, argv,
+		       env_for_child(envp, out, preload, sizeof(preload), 0));
+}
+
+__attribute__((visibility("default"))) int posix_spawn(pid_t *pid, const char *path,
+						       const posix_spawn_file_actions_t *fa,
+						       const posix_spawnattr_t *attr,
+						       char *const argv[], char *const envp[])
+{
+	static spawn_fn real;
+
+	return exec_spawn(&real, "posix_spawn", pid, path, fa, attr, argv, envp);
+}
+
+__attribute__((visibility("default"))) int posix_spawnp(pid_t *pid, const char *file,
+							const posix_spawn_file_actions_t *fa,
+							const posix_spawnattr_t *attr,
+							char *const argv[], char *const envp[])
+{
+	static spawn_fn real;
+
+	return exec_spawn(&real, "posix_spawnp", pid, file, fa, attr, argv, envp);
 }

@@ -23,6 +23,7 @@
 #include "../format/cbn_time.h"
 
 struct agent agent;
+__thread struct agent_thread agent_tls AGENT_TLS;
 
 /*
  * What the files below the lifecycle ask of it, registered by agent.c at
@@ -51,7 +52,26 @@ uint64_t agent_now(void)
 
 uint32_t agent_gettid(void)
 {
-	return (uint32_t)syscall(SYS_gettid);
+	return (uint32_t)agent_syscall(SYS_gettid);
+}
+
+/* Our own text: to find the signal frame when the interrupted pc is missing
+ * (sampler.c), and to tell the agent's own mappings from the program's.
+ * Relaxed atomics: a later scan on another thread may set it again (to the
+ * same range) while handlers read it. */
+static _Atomic uint64_t self_lo, self_hi;
+
+void agent_self_set(uint64_t lo, uint64_t hi)
+{
+	atomic_store_explicit(&self_lo, lo, memory_order_relaxed);
+	atomic_store_explicit(&self_hi, hi, memory_order_relaxed);
+}
+
+/* SIGNAL-SAFE. */
+int agent_is_self(uint64_t pc)
+{
+	return pc >= atomic_load_explicit(&self_lo, memory_order_relaxed) &&
+	       pc < atomic_load_explicit(&self_hi, memory_order_relaxed);
 }
 
 /* The next definition after ours: the libc function we interpose. */
@@ -95,7 +115,7 @@ int agent_vmread(void *dst, uintptr_t src, size_t n)
 	if (!n)
 		return 0;
 	if (!atomic_load_explicit(&vmread_refused, memory_order_relaxed)) {
-		r = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote, 1UL, 0UL);
+		r = agent_syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote, 1UL, 0UL);
 		if (r == (long)n)
 			ret = 0;
 		if (r >= 0 || (errno != ENOSYS && errno != EPERM))
@@ -103,7 +123,7 @@ int agent_vmread(void *dst, uintptr_t src, size_t n)
 		atomic_store_explicit(&vmread_refused, 1, memory_order_relaxed);
 	}
 	for (p = src & ~(uintptr_t)4095; p < src + n; p += 4096)
-		if (syscall(SYS_rt_sigprocmask, ~0, (void *)p, NULL, 8) < 0 && errno == EFAULT)
+		if (agent_syscall(SYS_rt_sigprocmask, ~0, (void *)p, NULL, 8) < 0 && errno == EFAULT)
 			goto out;
 	memcpy(dst, (const void *)src, n);
 	ret = 0;

@@ -166,15 +166,6 @@ void jitmap_init(void)
 	*(void **)&real_munmap = agent_real("munmap");
 }
 
-static long jit_sys(long r)
-{
-	if (r < 0 && r > -4096) {
-		errno = (int)-r;
-		return -1;
-	}
-	return r;
-}
-
 __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int prot, int flags,
 						   int fd, off_t off)
 {
@@ -183,8 +174,7 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 	if (real_mmap)
 		p = real_mmap(addr, len, prot, flags, fd, off);
 	else {
-		long r = jit_sys(sandbox_raw(SYS_mmap, (long)addr, (long)len, prot, flags, fd,
-						(long)off));
+		long r = agent_syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 
 		p = r == -1 ? MAP_FAILED : (void *)r;
 	}
@@ -204,8 +194,7 @@ __attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int 
 	int r, e;
 
 	r = real_mprotect ? real_mprotect(addr, len, prot)
-			  : (int)jit_sys(sandbox_raw(SYS_mprotect, (long)addr, (long)len, prot, 0,
-							0, 0));
+			  : (int)agent_syscall(SYS_mprotect, addr, len, prot);
 	if (r == 0) {
 		e = errno;
 		if (prot & PROT_EXEC)
@@ -222,7 +211,7 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 	int r, e;
 
 	r = real_munmap ? real_munmap(addr, len)
-			: (int)jit_sys(sandbox_raw(SYS_munmap, (long)addr, (long)len, 0, 0, 0, 0));
+			: (int)agent_syscall(SYS_munmap, addr, len);
 	if (r == 0 && atomic_load_explicit(&jit_used, memory_order_relaxed)) {
 		e = errno;
 		jit_forget((uint64_t)(uintptr_t)addr, len);

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "kstacks.h"
 
 #define KSTACKS_PAGE 4096u
@@ -51,10 +52,10 @@ int kstacks_open(struct kstacks_ring *r, uint64_t period_ns, uint32_t tid)
 	a.sample_stack_user = KSTACKS_USER_STACK;
 	/* No O_ASYNC, no F_SETSIG: this event never signals, so a system call
 	 * is never interrupted by it (sampler-safety.md §4, EINTR). */
-	fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)agent_syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && (errno == EINVAL || errno == E2BIG)) {
 		a.remove_on_exec = 0; /* before Linux 5.13 */
-		fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = (int)agent_syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0 && errno == EINVAL) {
 		/* No user registers or stack with this event here: kernel
@@ -62,21 +63,21 @@ int kstacks_open(struct kstacks_ring *r, uint64_t period_ns, uint32_t tid)
 		a.sample_type = PERF_SAMPLE_CALLCHAIN;
 		a.sample_regs_user = 0;
 		a.sample_stack_user = 0;
-		fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		fd = (int)agent_syscall(SYS_perf_event_open, &a, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0)
 		return -errno;
 	/* Writable: the kernel then honours data_tail and never overwrites
 	 * what the handler has not read. */
-	m = syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	m = agent_syscall(SYS_mmap, NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m == -1 || (m < 0 && m > -4096)) {
 		/* Mostly EPERM past the user's perf_event_mlock_kb and
 		 * RLIMIT_MEMLOCK: a limit of this thread's, not a refusal of
 		 * kernel stacks for the process. */
-		syscall(SYS_close, fd);
+		agent_syscall(SYS_close, fd);
 		return -ENOMEM;
 	}
-	syscall(SYS_close, fd);
+	agent_syscall(SYS_close, fd);
 	r->base = (void *)m;
 	r->len = len;
 	r->regs = (a.sample_type & PERF_SAMPLE_REGS_USER) != 0;
@@ -86,7 +87,7 @@ int kstacks_open(struct kstacks_ring *r, uint64_t period_ns, uint32_t tid)
 void kstacks_close(struct kstacks_ring *r)
 {
 	if (r->base)
-		syscall(SYS_munmap, r->base, r->len);
+		agent_syscall(SYS_munmap, r->base, r->len);
 	r->base = NULL;
 	r->len = 0;
 	r->regs = 0;

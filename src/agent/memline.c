@@ -72,7 +72,7 @@ void agent_mem_counters(int rss)
 	r.host_live = atomic_load_explicit(&h->mem.host_live, memory_order_relaxed);
 	r.mmap_live = atomic_load_explicit(&h->mem.mmap_live, memory_order_relaxed);
 	/* The raw system call: sbrk would go through the hooks. */
-	brk = syscall(SYS_brk, 0);
+	brk = agent_syscall(SYS_brk, 0);
 	if (brk > 0 && (uint64_t)brk > h->mem.brk_start && h->mem.brk_start)
 		r.brk = (uint64_t)brk - h->mem.brk_start;
 	r.allocs = atomic_load_explicit(&h->mem.allocs, memory_order_relaxed);

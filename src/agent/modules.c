@@ -23,6 +23,7 @@
 #include "agent.h"
 #include "python.h"
 #include "sigpath.h"
+#include "unwind_hold.h"
 
 struct module {
 	uint64_t base;
@@ -452,7 +453,7 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 
 	modules_text(info, &lo, &hi);
 	if ((uint64_t)(uintptr_t)&modules_cb >= lo && (uint64_t)(uintptr_t)&modules_cb < hi)
-		sampler_set_self(lo, hi);
+		agent_self_set(lo, hi);
 	return 0;
 }
 
@@ -606,8 +607,8 @@ void *modules_dlsym_enter(uintptr_t caller)
 								     "GLIBC_2.2.5");
 		atomic_store(&real, fn);
 	}
-	if (modules_pending() && atomic_load(&agent.active) && !sampler_is_self(caller) &&
-	    !agent_tls.in_agent && !sandbox_thread_filtered())
+	if (modules_pending() && atomic_load(&agent.active) && !agent_is_self(caller) &&
+	    !agent_tls.in_agent && !agent_sandboxed())
 		modules_scan(0);
 	return (void *)fn;
 }
@@ -678,7 +679,7 @@ __attribute__((visibility("default"))) int dlclose(void *handle)
 	unwind_invalidate();
 	/* Under a seccomp filter: no scan here (its system calls), the next
 	 * one elsewhere sees the unload. */
-	if (atomic_load(&agent.active) && !sandbox_thread_filtered())
+	if (atomic_load(&agent.active) && !agent_sandboxed())
 		modules_scan(0);
 	unwind_release();
 	return ret;

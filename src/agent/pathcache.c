@@ -24,7 +24,7 @@
  * in this thread's live stack between the capture's frame and its top, read
  * directly.  A capture whose slots are not all there (a frame outside the
  * known stack) is not cached.  Dropped when a library is unloaded
- * (pathcache_invalidate).
+ * (unwind_hold.c's generation).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +33,7 @@
 #include "agent.h"
 #include "agent_api.h"
 #include "sigpath.h"
+#include "unwind_hold.h"
 
 #define AGENT_API __attribute__((visibility("default")))
 
@@ -50,7 +51,7 @@ struct path_entry {
 };
 
 struct path_cache {
-	unsigned gen;              /* path_gen the entries were made under */
+	unsigned gen;              /* unwind_generation() the entries were made under */
 	unsigned npaths;
 	char *arena;               /* PATH_ARENA bytes, mapped on first use */
 	size_t used;
@@ -61,13 +62,6 @@ struct path_cache {
 };
 
 static __thread struct path_cache *path_tls AGENT_TLS;
-static _Atomic unsigned path_gen;
-
-/* A library was unloaded: its addresses may come back as another's. */
-void pathcache_invalidate(void)
-{
-	atomic_fetch_add(&path_gen, 1);
-}
 
 /* The thread ends (threads.c): its table goes. */
 void pathcache_thread_end(void)
@@ -121,7 +115,9 @@ static int path_same(struct path_entry *e, uintptr_t frame)
 static struct path_cache *path_cache_get(void)
 {
 	struct path_cache *c = path_tls;
-	unsigned gen = atomic_load_explicit(&path_gen, memory_order_relaxed);
+	/* A library unloaded since (unwind_hold.c): its addresses may come
+	 * back as another's. */
+	unsigned gen = unwind_generation();
 
 	if (!c) {
 		/* Outside the program's heap: the allocation hooks would count it. */

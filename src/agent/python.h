@@ -40,8 +40,11 @@ void python_header_write(void) AGENT_HIDDEN;
  * interpreter is read, CBN_MAX_FRAMES unless --depth set one; else depth. */
 int python_depth(int depth) AGENT_HIDDEN;
 
-/* python_walk.c: the code-object table shared by the walker and the copier.
- * Ids 1..n; each has the address and fingerprint it was made for. */
+/* python_table.c: the code-object table shared by the walker and the
+ * copier.  Ids 1..n (at most PY_CODES_CAP); each has the address and
+ * fingerprint it was made for. */
+#define PY_TABLE_SIZE (1u << 16)
+#define PY_CODES_CAP (PY_TABLE_SIZE / 4 * 3)
 struct py_code {
 	_Atomic uint64_t addr;       /* 0 until published */
 	uint64_t key;                /* fingerprint (address and header fields) */
@@ -53,8 +56,19 @@ extern struct py_code *python_codes AGENT_HIDDEN;
 extern _Atomic uint32_t python_ncodes AGENT_HIDDEN; /* ids handed out */
 extern _Atomic uint32_t python_gen AGENT_HIDDEN;    /* 1, +1 in each fork child */
 int python_table_init(void) AGENT_HIDDEN;
-/* cbn_pyread.h's read function for this process: agent_vmread (reads that
- * fail instead of faulting).  Signal-safe. */
+/* Ids a walk met first in this generation, to copy at its end. */
+#define PY_FRESH 32
+struct py_fresh {
+	uint32_t id[PY_FRESH];
+	int n;
+};
+/* SIGNAL-SAFE: the id of (code, key), made on first sight; 0 when the table
+ * is full or the slot is being published by another thread this instant.
+ * An id new to this generation goes into fresh (its names are copied). */
+uint32_t python_code_id(uintptr_t code, uint64_t key, struct py_fresh *fresh) AGENT_HIDDEN;
+
+/* python_find.c: cbn_pyread.h's read function for this process:
+ * agent_vmread (reads that fail instead of faulting).  Signal-safe. */
 int python_read(void *ctx, void *dst, uintptr_t src, size_t n) AGENT_HIDDEN;
 
 /* python_copy.c: each code object's names, copied by the thread that meets

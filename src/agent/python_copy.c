@@ -25,7 +25,6 @@
 #include "python.h"
 #include "sigpath.h"
 
-#define PY_CODES_CAP ((1u << 16) / 4 * 3) /* python_walk.c */
 #define PY_REC_MAX CBN_PY_REC_MAX
 /* Room for the largest record in the calling thread's names chunk (a
  * chunk of its own: EVENTS, never reused by a ring), or NULL. */
@@ -92,14 +91,14 @@ void python_copy_ids(const uint32_t *ids, int n)
 			continue;
 		if (!agent_tls.in_handler && !blocked) {
 			sigfillset(&all);
-			syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
+			agent_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
 			blocked = 1;
 		}
 		if (py_copy_one(pi, ids[i], addr, c->key) < 0)
 			atomic_store(&c->copied, 0); /* no room: the next sight tries again */
 	}
 	if (blocked)
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+		agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 }
 
 /* Every id of this generation not copied yet (normal context: exit). */

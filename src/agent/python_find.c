@@ -19,6 +19,14 @@
 
 _Atomic(const struct py_info *) python_info;
 
+/* SIGNAL-SAFE: cbn_pyread.h's read function in this process (agent_vmread:
+ * reads that fail instead of faulting). */
+int python_read(void *ctx, void *dst, uintptr_t src, size_t n)
+{
+	(void)ctx;
+	return agent_vmread(dst, src, n);
+}
+
 static int py_mode = 1;                 /* CBN_PYTHON: 0 off */
 static int py_depth_set;                /* CBN_DEPTH given: it caps Python stacks too */
 static int py_seen;                     /* an interpreter was looked at (first one wins) */

@@ -23,119 +23,11 @@
 #include "python.h"
 #include "sigpath.h"
 
-/*
- * The code-object table: open addressing over 2^16 slots keyed by the
- * fingerprint (cbn_py_code_key: address and first header fields, so a code object
- * that died and whose address another one took gets a slot of its own), each
- * giving an id; ids index python_codes.  A slot is claimed by CAS on its key,
- * then its id is published (release); a reader that finds the key before the
- * id records id 0 (unknown) for that one frame.  Never shrinks; full at 3/4.
- */
-#define PY_TABLE_SIZE (1u << 16)
-#define PY_CODES_CAP (PY_TABLE_SIZE / 4 * 3)
-#define PY_PROBES 64
 #define PY_USER_MAX 0x00007fffffffe000ull  /* highest user address on x86-64, page-aligned */
-
-struct py_slot {
-	_Atomic uint64_t key;            /* 0: free */
-	_Atomic uint32_t id;             /* 0: being published; UINT32_MAX: no id left */
-	uint32_t pad;
-};
-
-static struct py_slot *py_slots;
-struct py_code *python_codes;
-_Atomic uint32_t python_ncodes;
-_Atomic uint32_t python_gen = 1;
-
-/* Normal context, once (python_find.c): the table, mapped NORESERVE so that
- * only the pages touched cost memory (2.5 MiB of address space). */
-int python_table_init(void)
-{
-	size_t size = PY_TABLE_SIZE * sizeof(struct py_slot) +
-		      (PY_CODES_CAP + 1) * sizeof(struct py_code);
-	void *m;
-
-	if (py_slots)
-		return 0;
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
-	if (m == MAP_FAILED)
-		return -1;
-	python_codes = (struct py_code *)((char *)m + PY_TABLE_SIZE * sizeof(struct py_slot));
-	py_slots = m;
-	return 0;
-}
-
 
 static void py_count(_Atomic uint64_t *c, uint64_t n)
 {
 	atomic_fetch_add_explicit(c, n, memory_order_relaxed);
-}
-
-/* Ids a walk met first in this generation, to copy at its end. */
-#define PY_FRESH 32
-struct py_fresh {
-	uint32_t id[PY_FRESH];
-	int n;
-};
-
-static void py_fresh_add(struct py_fresh *f, uint32_t id)
-{
-	if (f->n < PY_FRESH)
-		f->id[f->n++] = id;
-}
-
-/* SIGNAL-SAFE: the id of (code, key), made on first sight; 0 when the table
- * is full or the slot is being published by another thread this instant.
- * An id new to this generation goes into fresh (its names are copied). */
-static uint32_t py_lookup(uintptr_t code, uint64_t key, struct py_fresh *fresh)
-{
-	uint32_t i = (uint32_t)(key >> 17) & (PY_TABLE_SIZE - 1), n, id;
-	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed);
-	struct cbn_file_header *h = agent.w.hdr;
-
-	for (n = 0; n < PY_PROBES; n++, i = (i + 1) & (PY_TABLE_SIZE - 1)) {
-		struct py_slot *s = &py_slots[i];
-		uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-
-		if (k == 0) {
-			if (!atomic_compare_exchange_strong(&s->key, &k, key) && k != key)
-				continue; /* another key took it */
-			if (k == 0) {
-				/* ours: a new id */
-				id = atomic_fetch_add(&python_ncodes, 1) + 1;
-				if (id > PY_CODES_CAP) {
-					atomic_store_explicit(&s->id, UINT32_MAX, memory_order_release);
-					break;
-				}
-				python_codes[id].key = key;
-				atomic_store_explicit(&python_codes[id].want, gen, memory_order_relaxed);
-				atomic_store_explicit(&python_codes[id].addr, code, memory_order_release);
-				atomic_store_explicit(&s->id, id, memory_order_release);
-				py_fresh_add(fresh, id);
-				return id;
-			}
-		} else if (k != key) {
-			continue;
-		}
-		id = atomic_load_explicit(&s->id, memory_order_acquire);
-		if (id == 0)
-			return 0;
-		if (id == UINT32_MAX)
-			break;
-		if (atomic_load_explicit(&python_codes[id].want, memory_order_relaxed) != gen) {
-			/* a fork child's file does not have it yet */
-			atomic_store_explicit(&python_codes[id].want, gen, memory_order_relaxed);
-			py_fresh_add(fresh, id);
-		} else if (atomic_load_explicit(&python_codes[id].copied, memory_order_relaxed) != gen) {
-			/* its copy found no room, or is under way on another thread */
-			py_fresh_add(fresh, id);
-		}
-		return id;
-	}
-	if (h)
-		atomic_fetch_add_explicit(&h->python.table_full, 1, memory_order_relaxed);
-	return 0;
 }
 
 /*
@@ -161,7 +53,7 @@ static uint32_t py_id(uintptr_t code, uint64_t key, struct py_fresh *fresh)
 
 	if (c->key == key && c->gen == gen)
 		return c->id;
-	id = py_lookup(code, key, fresh);
+	id = python_code_id(code, key, fresh);
 	if (id) {
 		c->key = key;
 		c->id = id;
@@ -185,13 +77,6 @@ struct py_walk {
 	struct py_fresh fresh;           /* ids to copy at the end of the walk */
 };
 
-/* SIGNAL-SAFE: cbn_pyread.h's read function here (agent_vmread). */
-int python_read(void *ctx, void *dst, uintptr_t src, size_t n)
-{
-	(void)ctx;
-	return agent_vmread(dst, src, n);
-}
-
 /* SIGNAL-SAFE: the page is mapped (an rt_sigprocmask with an invalid how
  * copies the set in first, so it fails with EFAULT on an unmapped page and
  * changes no mask otherwise). */
@@ -204,7 +89,7 @@ static int py_page_ok(struct py_walk *w, uintptr_t page)
 		if (w->page[i] == page)
 			return 1;
 	e = errno;
-	r = syscall(SYS_rt_sigprocmask, ~0, (void *)page, NULL, 8);
+	r = agent_syscall(SYS_rt_sigprocmask, ~0, (void *)page, NULL, 8);
 	r = !(r < 0 && errno == EFAULT);
 	errno = e;
 	if (r)
@@ -363,7 +248,7 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 	uintptr_t tstate, f, fin;
 	int n;
 
-	if (!pi || max <= 0 || !py_slots)
+	if (!pi || max <= 0 || !python_codes)
 		return 0;
 	L = &pi->t.L;
 	tss = (const int *)(pi->t.runtime + L->rt_tss);

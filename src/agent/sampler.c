@@ -19,27 +19,6 @@
 #include "sigpath.h"
 #include "../format/cbn_time.h"
 
-__thread struct agent_thread agent_tls AGENT_TLS;
-
-/* Our own text: to find the signal frame when the interrupted pc is missing.
- * Set by the constructor's first module scan, before any sampler is armed;
- * relaxed atomics because a later scan on another thread may set it again
- * while handlers read it. */
-static _Atomic uint64_t self_lo, self_hi;
-
-void sampler_set_self(uint64_t lo, uint64_t hi)
-{
-	atomic_store_explicit(&self_lo, lo, memory_order_relaxed);
-	atomic_store_explicit(&self_hi, hi, memory_order_relaxed);
-}
-
-/* 1 when pc is in the agent's own text (0 before the first module scan). */
-int sampler_is_self(uint64_t pc)
-{
-	return pc >= atomic_load_explicit(&self_lo, memory_order_relaxed) &&
-	       pc < atomic_load_explicit(&self_hi, memory_order_relaxed);
-}
-
 int sigpath_active(void)
 {
 	return agent_tls.in_sigpath;
@@ -52,12 +31,12 @@ static void sampler_block(sigset_t *old)
 	sigset_t all;
 
 	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
 }
 
 static void sampler_unblock(const sigset_t *old)
 {
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 }
 
 /*
@@ -110,8 +89,6 @@ static uint64_t sample_now(void)
  */
 static int sample_frames(uint64_t *pc, int n, uint64_t rip, int max, int *flags)
 {
-	uint64_t lo = atomic_load_explicit(&self_lo, memory_order_relaxed);
-	uint64_t hi = atomic_load_explicit(&self_hi, memory_order_relaxed);
 	int i, k = -1, m, prepend = 0;
 
 	for (i = 0; i < n; i++) {
@@ -126,7 +103,7 @@ static int sample_frames(uint64_t *pc, int n, uint64_t rip, int max, int *flags)
 		int last_self = -1;
 
 		for (i = 0; i < n; i++)
-			if (pc[i] >= lo && pc[i] < hi)
+			if (agent_is_self(pc[i]))
 				last_self = i;
 		if (last_self < 0 || last_self + 2 > n) {
 			pc[0] = rip;
@@ -442,7 +419,7 @@ static void sampler_drain(int sig, void *uc)
 	sigemptyset(&set);
 	sigaddset(&set, sig);
 	for (i = 0; i < 64; i++) {
-		if (syscall(SYS_rt_sigtimedwait, &set, &si, &zero, _NSIG / 8) != sig)
+		if (agent_syscall(SYS_rt_sigtimedwait, &set, &si, &zero, _NSIG / 8) != sig)
 			break;
 		if (!timer_is_ours(&si))
 			sigwrap_chain(sig, &si, uc);
@@ -487,7 +464,7 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 		/* its probe, which could be queued after all */
 	} else if (!timer_is_ours(si)) {
 		sigwrap_chain(sig, si, uc);
-	} else if (sandbox_thread_filtered()) {
+	} else if (agent_sandboxed()) {
 		/* Under a seccomp mode or filter of the program's: no system
 		 * call of ours (sandbox.c); the sample is counted, not taken. */
 		writer_lost(&agent.w, CBN_LOST_SANDBOXED);
@@ -507,7 +484,7 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 		struct cbn_file_header *h = agent.w.hdr;
 
 		sample_take(&agent_tls, uc);
-		if (agent_tls.backend == AGENT_BACKEND_PERF && !sandbox_thread_filtered())
+		if (agent_tls.backend == AGENT_BACKEND_PERF && !agent_sandboxed())
 			sampler_drain(sig, uc);
 		d = cbn_clock_ns(CLOCK_MONOTONIC) - t0;
 		if (h && agent_tls.cpu_last != c0) {
@@ -572,7 +549,7 @@ int sampler_thread_begin(int fresh, const char *name)
 	if (name)
 		memcpy(t->name, name, CBN_NAME_MAX);
 	else
-		prctl(PR_GET_NAME, t->name, 0, 0, 0);
+		agent_syscall(SYS_prctl, PR_GET_NAME, t->name); /* not our prctl() */
 	t->name[CBN_NAME_MAX - 1] = 0;
 	/*
 	 * A thread's CPU clock survives exec: the main thread of an exec'd image
@@ -649,23 +626,28 @@ static void sampler_end_sample(struct agent_thread *t)
 	atomic_fetch_add_explicit(&h->guard.end_samples, 1, memory_order_relaxed);
 }
 
-/* On the thread itself, at its end (pthread cleanup, raw exit, exit). */
-void sampler_thread_end(void)
+/*
+ * On the thread itself, at its end (pthread cleanup, raw exit).  Returns 1
+ * when the thread's sampling ended here: its caller then frees what the
+ * layers above keep for the thread (ranges, NVTX); 0 when there was nothing
+ * to end, or under a seccomp filter (no system call, nothing freed).
+ */
+int sampler_thread_end(void)
 {
 	struct agent_thread *t = &agent_tls;
 	sigset_t old;
 	uint64_t cpu;
 
 	if (!t->tid || t->ended)
-		return;
-	if (sandbox_thread_filtered()) {
+		return 0;
+	if (agent_sandboxed()) {
 		/* Under a seccomp filter: no system call (sandbox.c); its
 		 * sampler stays as it was, its stack mapped.  It leaves the
 		 * table (a lock the program's threads never wait on long). */
 		t->ended = 1;
 		if (t->pid == agent.pid)
 			threads_unregister(pthread_self());
-		return;
+		return 0;
 	}
 	sampler_block(&old);
 	sampler_end_sample(t);
@@ -680,8 +662,6 @@ void sampler_thread_end(void)
 	kernel_thread_end(t);
 	sampler_unblock(&old);
 	t->ended = 1;
-	ranges_thread_end();
-	nvtx_thread_end();
 	/*
 	 * The sampler's last signal can still arrive (timer_disarm): while the
 	 * thread's trace cache and stack go away it counts as REENTRANT, and
@@ -692,11 +672,12 @@ void sampler_thread_end(void)
 	stacks_thread_end();
 	t->in_agent--;
 	if (t->pid != agent.pid || !agent.w.hdr)
-		return;
+		return 1;
 	cpu = agent_thread_cpu();
 	cpu = cpu > t->cpu0 ? cpu - t->cpu0 : 0;
 	threads_unregister(pthread_self());
 	sampler_thread_event(CBN_REC_THREAD_END, t, cpu);
+	return 1;
 }
 
 /*

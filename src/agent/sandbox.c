@@ -49,16 +49,9 @@
 #include "agent.h"
 #include "agent_api.h"
 
-static _Atomic int sandbox_all;
-
 /* The allocation hooks' callbacks (cbn_agent_mem_callbacks). */
 static void (*mem_sandbox_fn)(int all);
 static void (*mem_thread_end_fn)(void);
-
-int sandbox_thread_filtered(void)
-{
-	return agent_tls.sandboxed || atomic_load_explicit(&sandbox_all, memory_order_relaxed);
-}
 
 /* A new thread of a filtered thread: the same (threads.c). */
 void sandbox_thread_inherit(void)
@@ -81,7 +74,7 @@ __attribute__((visibility("default"))) void cbn_agent_mem_callbacks(void (*threa
  * system call): its pending allocation counts. */
 void sandbox_mem_thread_end(void)
 {
-	if (mem_thread_end_fn && !sandbox_thread_filtered())
+	if (mem_thread_end_fn && !agent_sandboxed())
 		mem_thread_end_fn();
 }
 
@@ -116,7 +109,7 @@ static void sandbox_enter(int kind, struct sandbox_undo *u)
 	int all = kind == CBN_SECCOMP_FILTER_ALL;
 	uint32_t cur, zero = 0;
 
-	u->was_sandboxed = sandbox_thread_filtered();
+	u->was_sandboxed = agent_sandboxed();
 	u->marked_all = 0;
 	if (u->was_sandboxed && !all)
 		return; /* already quiet: a second filter changes nothing for us */
@@ -126,11 +119,11 @@ static void sandbox_enter(int kind, struct sandbox_undo *u)
 		if (mem_sandbox_fn)
 			mem_sandbox_fn(0);
 	}
-	if (all && !atomic_load(&sandbox_all)) {
+	if (all && !atomic_load(&agent.sandbox_all)) {
 		/* Every thread comes under the filter: the agent has none of its
 		 * own, only the handlers to wait out. */
 		u->marked_all = 1;
-		atomic_store(&sandbox_all, 1);
+		atomic_store(&agent.sandbox_all, 1);
 		/* A handler already past its check on another thread. */
 		sampler_quiesce();
 		if (mem_sandbox_fn)
@@ -156,7 +149,7 @@ static void sandbox_undo(const struct sandbox_undo *u)
 	struct cbn_file_header *h = agent.w.hdr;
 
 	if (u->marked_all)
-		atomic_store(&sandbox_all, 0);
+		atomic_store(&agent.sandbox_all, 0);
 	if (u->was_sandboxed)
 		return;
 	agent_tls.sandboxed = 0;
@@ -183,32 +176,19 @@ int sandbox_prctl(int (*real)(int, ...), unsigned long a[4])
 	return ret;
 }
 
-/* The system call itself, as glibc's syscall() makes it: -errno on failure,
- * errno untouched.  Not libc's syscall(), which the agent interposes. */
-long sandbox_raw(long nr, long a, long b, long c, long d, long e, long f)
-{
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long ret;
-
-	__asm__ volatile("syscall"
-			 : "=a"(ret)
-			 : "a"(nr), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
-	return ret;
-}
-
 /* A thread of the program ends with the raw exit system call: what glibc's
  * thread exit would have recorded (threads.c's cleanup does not run). */
 static void sandbox_thread_exit(int code)
 {
 	(void)code;
-	if (sandbox_thread_filtered() || !agent_tls.tid || agent_tls.ended ||
+	if (agent_sandboxed() || !agent_tls.tid || agent_tls.ended ||
 	    agent_tls.pid != agent.pid)
 		return;
 	sandbox_mem_thread_end();
-	sampler_thread_end();
+	if (sampler_thread_end()) {
+		ranges_thread_end();
+		nvtx_thread_end();
+	}
 }
 
 __attribute__((visibility("default"))) long syscall(long nr, ...)
@@ -231,7 +211,7 @@ __attribute__((visibility("default"))) long syscall(long nr, ...)
 		kind = sandbox_kind_prctl((unsigned long)a[1]);
 	if (kind)
 		sandbox_enter(kind, &u);
-	ret = sandbox_raw(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	ret = agent_syscall6(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 	if (kind && (unsigned long)ret > -4096UL)
 		sandbox_undo(&u);
 	if ((unsigned long)ret > -4096UL) {

@@ -9,6 +9,12 @@
  * posix_spawn, 127 when no shell could start, cancellation killing the
  * child; popen's child closing the other popen streams' descriptors, "e" for
  * close-on-exec, pclose waiting for that child.  Normal context only.
+ *
+ * Its sigaction, sigprocmask and fcntl calls reach the agent's interposers
+ * (sigwrap.c, sigwrap_watch.c) on purpose: system() and popen() act for the
+ * program, so they change and restore the program's view of its signals,
+ * as glibc's internal calls change the real ones.  Its posix_spawn is
+ * exec.c's, which builds the children's environment once more.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -114,7 +120,7 @@ __attribute__((visibility("default"))) int system(const char *line)
 {
 	static int (*real)(const char *);
 
-	if (!atomic_load(&agent.active) || sandbox_thread_filtered()) {
+	if (!atomic_load(&agent.active) || agent_sandboxed()) {
 		if (!real)
 			*(void **)&real = agent_real("system");
 		return real ? real(line) : -1;
@@ -226,7 +232,7 @@ __attribute__((visibility("default"))) FILE *popen(const char *cmd, const char *
 	for (i = 0; i < SHELL_POPEN_MAX && !free_slot; i++)
 		free_slot = !shell_popen[i].fp;
 	pthread_mutex_unlock(&shell_popen_lock);
-	if (!atomic_load(&agent.active) || sandbox_thread_filtered() || !free_slot)
+	if (!atomic_load(&agent.active) || agent_sandboxed() || !free_slot)
 		return real ? real(cmd, mode) : NULL;
 	return shell_do_popen(cmd, do_read, cloexec);
 }

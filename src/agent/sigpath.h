@@ -17,7 +17,7 @@
  *              sample_commit, sample_now, sampler_drain, sampler_park, sampler_unpark
  *   timer.c    timer_period, timer_posix, timer_perf,
  *              timer_perf_open, timer_perf_failed, timer_perf_why,
- *              timer_refusal_final, timer_thread_sys, ts_ns
+ *              timer_refusal_final, timer_thread_sys, cbn_ts_ns
  *   kernel.c   kernel_thread_arm, kernel_off, kernel_why, kernel_thread_park,
  *              kernel_open, kernel_open_aside
  *   aside.c    aside_thread (in the transient thread)
@@ -40,17 +40,22 @@
  *              unwind_stat, unwind_fstat, unwind_pipe2
  *   writer.c   writer_do_grow (its in_signal path), round_chunks,
  *              writer_recycle (ring mode)
- *   python_walk.c  py_chain, py_id, py_rd, py_u64, py_lookup, py_fresh_add, py_count,
- *              py_page_ok, py_addr_ok, py_frame_ok, py_chunks, py_unread,
- *              python_code_key, python_vmread (the Python frames of the
+ *   unwind_hold.c  unwind_enter, unwind_leave, unwind_generation
+ *              (unwind_hold.h: the count fork and dlclose wait for)
+ *   python_walk.c  py_chain, py_id, py_u64, py_count, py_page_ok, py_addr_ok,
+ *              py_frame_ok, py_chunks, py_unread (the Python frames of the
  *              interrupted thread: raw loads of its own chain, each pointer
  *              checked first; docs/agent.md section 17)
- *   python_copy.c  py_room, py_copy_one, py_code_now, py_str, py_read, rd64,
- *              utf8_put (the names of a code object met first: copies by
- *              python_vmread into the thread's names chunk)
+ *   python_table.c  python_code_id, py_fresh_add (a code object's id)
+ *   python_copy.c  py_room, py_copy_one, and pyread.c's cbn_py_code_record,
+ *              cbn_py_code_key, py_code_now, py_str, rd64, utf8_put (the
+ *              names of a code object met first: copies by python_read,
+ *              python_find.c, into the thread's names chunk)
+ *   floor.c    agent_vmread, agent_is_self, agent_sandboxed and
+ *              agent_syscall (inline: agent.h)
  *
- * Outside our code the handler calls only: system calls (the agent's own
- * syscall(), sandbox.c; glibc's clone() wrapper, aside.c;
+ * Outside our code the handler calls only: system calls (raw, agent_syscall;
+ * glibc's clone() wrapper, aside.c;
  * clock_gettime through the vDSO, sigaction, fcntl, madvise; open, fstat and
  * close only to grow the file on kernels before 5.14), the pure libc helpers
  * memset, memmove, memcpy, sig{empty,fill,add,ismember,isempty}set and
@@ -117,12 +122,6 @@ extern __thread _Atomic uintptr_t agent_switch_top AGENT_TLS AGENT_HIDDEN;
  * program's handler that sigwrap_chain calls (for the CBN_SIGPATH_CHECK
  * build; agent_tls.in_sigpath, written by the handler only). */
 int sigpath_active(void) AGENT_HIDDEN;
-
-/* sandbox.c: 1 when the calling thread is under a seccomp mode or filter of
- * the program's: the handler then makes no system call (a thread flag and
- * an atomic).  The agent's syscall() itself (raw, errno set as glibc's) is
- * signal-safe too. */
-int sandbox_thread_filtered(void) AGENT_HIDDEN;
 
 /* aside.c: fn(arg) in a transient thread with a descriptor table of its own
  * (clone without CLONE_FILES, vfork-style), unless the process has no other

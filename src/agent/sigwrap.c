@@ -33,6 +33,10 @@ typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);
 static sigaction_fn real_sigaction;
 static sigmask_fn real_sigprocmask, real_pthread_sigmask;
 
+/* The sampling handler (sampler.c's entry stub), given at install: the
+ * sampler sits above this file and calls down into it (sigwrap_chain). */
+static void (*sigwrap_entry)(int, siginfo_t *, void *);
+
 /*
  * Signals we own: the sampling signal and those it moved away from.  For each,
  * the program's view of its disposition in two slots and an index: the
@@ -109,7 +113,7 @@ static struct owned *sigwrap_owned(int sig)
 static void sigwrap_handler_act(struct sigaction *sa)
 {
 	memset(sa, 0, sizeof(*sa));
-	sa->sa_sigaction = sampler_entry;
+	sa->sa_sigaction = sigwrap_entry;
 	sigemptyset(&sa->sa_mask);
 	/* SA_RESTART: interrupted reads/writes resume as without us.  Our
 	 * samplers fire only while the thread runs in user mode (perf
@@ -126,9 +130,9 @@ static void sigwrap_app(struct owned *o, const struct sigaction *act, struct sig
 	int cur;
 
 	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &saved, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &saved, _NSIG / 8);
 	while (atomic_exchange_explicit(&app_spin, 1, memory_order_acquire))
-		syscall(SYS_sched_yield);
+		agent_syscall(SYS_sched_yield);
 	cur = atomic_load(&o->cur);
 	if (old)
 		*old = o->act[cur];
@@ -137,7 +141,7 @@ static void sigwrap_app(struct owned *o, const struct sigaction *act, struct sig
 		atomic_store_explicit(&o->cur, !cur, memory_order_release);
 	}
 	atomic_store_explicit(&app_spin, 0, memory_order_release);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &saved, NULL, _NSIG / 8);
 }
 
 static int sigwrap_is_free(int sig, struct sigaction *old)
@@ -223,12 +227,13 @@ static int sigwrap_traced(void)
 	return p && atoi(p + 10) != 0;
 }
 
-int sigwrap_install(char *why, size_t len)
+int sigwrap_install(void (*entry)(int, siginfo_t *, void *), char *why, size_t len)
 {
 	struct sigaction old;
 	const char *env = agent_getenv(CBN_ENV_SIGNAL);
 	int sig, ret;
 
+	sigwrap_entry = entry;
 	sigwrap_resolve();
 	if (!real_sigaction || !real_sigprocmask || !real_pthread_sigmask) {
 		snprintf(why, len, "sigaction not found");
@@ -321,7 +326,7 @@ int sigwrap_before_exec(void)
 		for (i = 1; i <= 64; i++)
 			if (app_blocked & sigbit(i))
 				sigaddset(&s, i);
-		if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, &s, NULL, _NSIG / 8) == 0)
+		if (agent_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &s, NULL, _NSIG / 8) == 0)
 			changed |= 1 << 8;
 	}
 	return changed;
@@ -344,7 +349,7 @@ void sigwrap_exec_failed(int changed)
 		for (i = 1; i <= 64; i++)
 			if (app_blocked & sigbit(i))
 				sigaddset(&s, i);
-		syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, NULL, _NSIG / 8);
+		agent_syscall(SYS_rt_sigprocmask, SIG_UNBLOCK, &s, NULL, _NSIG / 8);
 	}
 }
 
@@ -396,7 +401,7 @@ static void sigwrap_flush_pending(uint64_t was_blocked)
 			continue;
 		opened &= ~sigbit(sig);
 		app_pending &= ~sigbit(sig);
-		syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig);
+		agent_syscall(SYS_tgkill, (pid_t)agent_syscall(SYS_getpid), (pid_t)agent_syscall(SYS_gettid), sig);
 	}
 }
 
@@ -458,7 +463,7 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 		memset(&dfl, 0, sizeof(dfl));
 		dfl.sa_handler = SIG_DFL;
 		real_sigaction(sig, &dfl, NULL);
-		syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig);
+		agent_syscall(SYS_tgkill, (pid_t)agent_syscall(SYS_getpid), (pid_t)agent_syscall(SYS_gettid), sig);
 		return;
 	}
 	if (a.sa_flags & SA_RESETHAND) {
@@ -488,7 +493,7 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 	 * SysV handler re-installs itself).
 	 */
 	if (!sigisemptyset(&a.sa_mask)) {
-		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &a.sa_mask, &old, _NSIG / 8);
+		agent_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &a.sa_mask, &old, _NSIG / 8);
 		masked = 1;
 	}
 	/* The program's handler is not the agent's: sigpath_active() is 0 in it
@@ -501,13 +506,13 @@ void sigwrap_chain(int sig, siginfo_t *si, void *uc)
 		a.sa_handler(sig);
 	agent_tls.in_sigpath = in_sigpath;
 	if (masked)
-		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+		agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 	if (oneshot) {
 		oneshot_live &= ~sigbit(sig);
 		if (oneshot_held & sigbit(sig)) {
 			/* Now as without us: its handler again, or the default. */
 			oneshot_held &= ~sigbit(sig);
-			syscall(SYS_tgkill, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig);
+			agent_syscall(SYS_tgkill, (pid_t)agent_syscall(SYS_getpid), (pid_t)agent_syscall(SYS_gettid), sig);
 		}
 	}
 }

@@ -76,7 +76,7 @@ __attribute__((visibility("default"))) int fcntl(int fd, int cmd, ...)
 	if (!real)
 		*(void **)&real = agent_real("fcntl");
 	if (!real)
-		return (int)syscall(SYS_fcntl, fd, cmd, arg);
+		return (int)agent_syscall(SYS_fcntl, fd, cmd, arg);
 	return real(fd, cmd, arg);
 }
 
@@ -106,6 +106,6 @@ __attribute__((visibility("default"))) int ioctl(int fd, unsigned long req, ...)
 	if (!real)
 		*(void **)&real = agent_real("ioctl");
 	if (!real)
-		return (int)syscall(SYS_ioctl, fd, req, arg);
+		return (int)agent_syscall(SYS_ioctl, fd, req, arg);
 	return real(fd, req, arg);
 }

@@ -70,7 +70,7 @@ static void stacks_put(void *m)
 
 static int stacks_kernel(const stack_t *ss, stack_t *old)
 {
-	return (int)syscall(SYS_sigaltstack, ss, old);
+	return (int)agent_syscall(SYS_sigaltstack, ss, old);
 }
 
 static void stacks_switch_top(uintptr_t top)
@@ -86,12 +86,12 @@ static void stacks_block(sigset_t *old)
 	sigset_t all;
 
 	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, old, _NSIG / 8);
 }
 
 static void stacks_unblock(const sigset_t *old)
 {
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, old, NULL, _NSIG / 8);
 }
 
 /* With every signal blocked, or before the thread's sampler is armed. */

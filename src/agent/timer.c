@@ -31,7 +31,7 @@ uint64_t agent_thread_cpu(void)
 {
 	struct timespec ts;
 
-	if (syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+	if (agent_syscall(SYS_clock_gettime, CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
 		return 0;
 	return cbn_ts_ns(&ts);
 }
@@ -41,7 +41,7 @@ static uint64_t timer_thread_sys(void)
 {
 	struct rusage ru;
 
-	if (syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
+	if (agent_syscall(SYS_getrusage, RUSAGE_THREAD, &ru) != 0)
 		return 0;
 	return cbn_tv_ns(&ru.ru_stime);
 }
@@ -66,15 +66,15 @@ static int timer_posix(struct agent_thread *t, int signo)
 	sev.sigev_value.sival_ptr = &timer_cookie;
 	sev._sigev_un._tid = (pid_t)t->tid;
 	/* The raw call: also used from the handler when the signal moves. */
-	if (syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0)
+	if (agent_syscall(SYS_timer_create, CLOCK_THREAD_CPUTIME_ID, &sev, &id) != 0)
 		return -errno;
 	its.it_interval.tv_sec = (time_t)(period / 1000000000u);
 	its.it_interval.tv_nsec = (long)(period % 1000000000u);
 	its.it_value = its.it_interval;
-	if (syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
+	if (agent_syscall(SYS_timer_settime, id, 0, &its, NULL) != 0) {
 		int ret = -errno;
 
-		syscall(SYS_timer_delete, id);
+		agent_syscall(SYS_timer_delete, id);
 		return ret;
 	}
 	t->timer = (timer_t)id;
@@ -112,10 +112,10 @@ static int timer_perf_open(void *p)
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.remove_on_exec = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)q->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	fd = (int)agent_syscall(SYS_perf_event_open, &a, (pid_t)q->tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (fd < 0 && (errno == EINVAL || errno == E2BIG)) {
 		a.remove_on_exec = 0; /* before Linux 5.13 */
-		fd = (int)syscall(SYS_perf_event_open, &a, (pid_t)q->tid, -1, -1,
+		fd = (int)agent_syscall(SYS_perf_event_open, &a, (pid_t)q->tid, -1, -1,
 				  PERF_FLAG_FD_CLOEXEC);
 	}
 	if (fd < 0)
@@ -124,22 +124,22 @@ static int timer_perf_open(void *p)
 	 * and raises nothing. */
 	/* Raw: the program's fcntl is interposed (sigwrap.c) to see its own
 	 * O_ASYNC descriptors, and these are not the program's. */
-	if (syscall(SYS_fcntl, fd, F_SETOWN_EX, &own) != 0 ||
-	    syscall(SYS_fcntl, fd, F_SETSIG, q->signo) != 0 ||
-	    syscall(SYS_fcntl, fd, F_SETFL, O_RDWR | O_ASYNC) != 0)
+	if (agent_syscall(SYS_fcntl, fd, F_SETOWN_EX, &own) != 0 ||
+	    agent_syscall(SYS_fcntl, fd, F_SETSIG, q->signo) != 0 ||
+	    agent_syscall(SYS_fcntl, fd, F_SETFL, O_RDWR | O_ASYNC) != 0)
 		goto fail;
-	page = (void *)syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	page = (void *)agent_syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
 	if ((long)page < 0 && (long)page > -4096) {
 		errno = -(int)(long)page;
 		goto fail;
 	}
 	q->fd = fd;
 	q->page = page;
-	syscall(SYS_close, fd);
+	agent_syscall(SYS_close, fd);
 	return 0;
 fail:
 	fl = -errno;
-	syscall(SYS_close, fd);
+	agent_syscall(SYS_close, fd);
 	return fl ? fl : -EIO;
 }
 
@@ -276,7 +276,7 @@ int timer_slow(struct agent_thread *t, int slow)
 		its.it_interval.tv_sec = (time_t)(period / 1000000000u);
 		its.it_interval.tv_nsec = (long)(period % 1000000000u);
 		its.it_value = its.it_interval;
-		if (syscall(SYS_timer_settime, (long)t->timer, 0, &its, NULL) != 0)
+		if (agent_syscall(SYS_timer_settime, (long)t->timer, 0, &its, NULL) != 0)
 			return -errno;
 	} else {
 		ret = timer_perf(&n, t->signo);
@@ -309,7 +309,7 @@ void timer_upgrade(struct agent_thread *t)
 		timer_perf_failed(ret);
 		return;
 	}
-	syscall(SYS_timer_delete, (long)t->timer);
+	agent_syscall(SYS_timer_delete, (long)t->timer);
 	t->backend = AGENT_BACKEND_PERF;
 	t->perf_fd = n.perf_fd;
 	t->perf_page = n.perf_page;
@@ -320,9 +320,9 @@ void timer_upgrade(struct agent_thread *t)
 void timer_disarm(struct agent_thread *t)
 {
 	if (t->backend == AGENT_BACKEND_TIMER)
-		syscall(SYS_timer_delete, (long)t->timer);
+		agent_syscall(SYS_timer_delete, (long)t->timer);
 	else if (t->backend == AGENT_BACKEND_PERF && t->perf_page)
-		syscall(SYS_munmap, t->perf_page, 4096);
+		agent_syscall(SYS_munmap, t->perf_page, 4096);
 	t->perf_page = NULL;
 	/* Its last signal may still come (irq_work runs it after the overflow):
 	 * it stays recognisable as ours. */
@@ -365,7 +365,7 @@ static int timer_queue_full(struct agent_thread *t)
 	si.si_pid = (pid_t)agent.pid;
 	si.si_uid = getuid();
 	si.si_value.sival_ptr = &timer_probe_cookie;
-	return syscall(SYS_rt_tgsigqueueinfo, (pid_t)agent.pid, (pid_t)t->tid, t->signo, &si) != 0 &&
+	return agent_syscall(SYS_rt_tgsigqueueinfo, (pid_t)agent.pid, (pid_t)t->tid, t->signo, &si) != 0 &&
 	       errno == EAGAIN;
 }
 
@@ -513,7 +513,7 @@ void timer_move_self(void)
 	sigset_t all, old;
 
 	sigfillset(&all);
-	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
 	timer_rearm_signal(&agent_tls, NULL);
-	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+	agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
 }

@@ -41,6 +41,7 @@
 #include "elfsym.h"
 #include "sigpath.h"
 #include "unwind_nocfi.h"
+#include "unwind_hold.h"
 
 /* glibc's argument to __tls_get_addr (x86-64 psABI). */
 struct unwind_tls_index {
@@ -62,26 +63,6 @@ static unsigned long unw_modid;           /* its TLS module id (0: the copy has 
 static void (*unw_key_dtor)(void *);
 static int unw_key_taken;
 static void *(*real_tls_get_addr)(struct unwind_tls_index *);
-
-/*
- * fork() copies libunwind's locks (taken on a cache miss with signals blocked)
- * in whatever state another thread left them, and dlclose unmaps tables an
- * unwind may be reading.  So every unwind is counted, and fork and dlclose
- * stop new ones (samples become PC-only) and wait for running ones.
- *
- * Both sides store one variable and then load the other (unwind_begin:
- * running, then hold and the module snapshot; unwind_quiesce: hold, then
- * running; modules.c: the snapshot, then running), so those accesses are
- * sequentially consistent: with acquire/release alone, each side could miss
- * the other's store and a snapshot be freed under a running unwind.  On
- * x86-64 this costs nothing (the RMWs are locked, the loads plain).
- */
-static _Atomic int unwind_running;
-static _Atomic int unwind_hold;
-
-/* Bumped when a library is unloaded: each thread drops its trace cache (whose
- * entries are keyed by address) before its next unwind. */
-static _Atomic unsigned unwind_gen;
 
 /* --- replacements for the copy's imports --------------------------------- */
 
@@ -160,7 +141,7 @@ static void *unwind_mmap(void *addr, size_t len, int prot, int flags, int fd, of
 				return b;
 		}
 	}
-	r = syscall(SYS_mmap, addr, len, prot, flags, fd, off);
+	r = agent_syscall(SYS_mmap, addr, len, prot, flags, fd, off);
 	return r < 0 && r > -4096 ? MAP_FAILED : (void *)r;
 }
 
@@ -179,7 +160,7 @@ static int unwind_munmap(void *addr, size_t len)
 			return 0;
 		}
 	}
-	return (int)syscall(SYS_munmap, addr, len);
+	return (int)agent_syscall(SYS_munmap, addr, len);
 }
 
 static void *unwind_tls_get_addr(struct unwind_tls_index *ti)
@@ -223,7 +204,7 @@ static int unwind_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void 
  * EINVAL for the invalid how.  No descriptor, no state. */
 static int unwind_probe(uintptr_t page)
 {
-	long r = syscall(SYS_rt_sigprocmask, ~0, (void *)page, NULL, 8);
+	long r = agent_syscall(SYS_rt_sigprocmask, ~0, (void *)page, NULL, 8);
 
 	return !(r < 0 && errno == EFAULT);
 }
@@ -281,7 +262,7 @@ static int unwind_read(uintptr_t addr, unw_word_t *val)
 		*val = *(unw_word_t *)addr;
 		return 0;
 	}
-	r = syscall(SYS_process_vm_readv, (long)pid, &local, 1UL, &remote, 1UL, 0UL);
+	r = agent_syscall(SYS_process_vm_readv, (long)pid, &local, 1UL, &remote, 1UL, 0UL);
 	if (r < 0 && (errno == ENOSYS || errno == EPERM)) {
 		atomic_store_explicit(&unwind_no_vmread, 1, memory_order_relaxed);
 		errno = e;
@@ -606,17 +587,6 @@ static void unwind_flush_thread(void)
 	memset(agent_tls.unw_tls, 0, sizeof(agent_tls.unw_tls));
 }
 
-void unwind_invalidate(void)
-{
-	pathcache_invalidate();
-	atomic_fetch_add(&unwind_gen, 1);
-}
-
-int unwind_idle(void)
-{
-	return atomic_load(&unwind_running) == 0;
-}
-
 /* SIGNAL-SAFE.  1: the caller may unwind and must call unwind_end.  sp (or
  * 0): the stack pointer of this thread's own stack that will be unwound; the
  * pages from it to the top of the thread's stack are read directly (reading
@@ -625,22 +595,22 @@ int unwind_idle(void)
 int unwind_begin(uint64_t sp)
 {
 	struct agent_thread *t = &agent_tls;
+	unsigned gen;
 
-	if (!unw_bt || atomic_load_explicit(&unwind_hold, memory_order_acquire))
+	/* Counted (unwind_hold.c): fork and dlclose wait for it. */
+	if (!unw_bt || !unwind_enter())
 		return 0;
-	atomic_fetch_add(&unwind_running, 1);
-	if (atomic_load(&unwind_hold)) {
-		atomic_fetch_sub_explicit(&unwind_running, 1, memory_order_release);
-		return 0;
-	}
 	agent_tls.nvalid = 0;
 	t->live_lo = t->live_hi = 0;
 	if (sp && t->ustk_lo <= sp && sp < t->ustk_hi) {
 		t->live_lo = (uintptr_t)sp & ~(uintptr_t)4095;
 		t->live_hi = t->ustk_hi;
 	}
-	if (agent_tls.unw_gen != atomic_load_explicit(&unwind_gen, memory_order_relaxed)) {
-		agent_tls.unw_gen = atomic_load_explicit(&unwind_gen, memory_order_relaxed);
+	/* A library was unloaded since this thread's last unwind: its trace
+	 * cache, keyed by address, goes. */
+	gen = unwind_generation();
+	if (agent_tls.unw_gen != gen) {
+		agent_tls.unw_gen = gen;
 		unwind_flush_thread();
 	}
 	return 1;
@@ -665,37 +635,13 @@ int unwind_begin_here(uintptr_t frame)
 void unwind_end(void)
 {
 	agent_tls.live_lo = agent_tls.live_hi = 0;
-	atomic_fetch_sub_explicit(&unwind_running, 1, memory_order_release);
+	unwind_leave();
 }
 
 /* SIGNAL-SAFE between unwind_begin and unwind_end. */
 int unwind_backtrace(void **buf, int size)
 {
 	return unw_bt(buf, size);
-}
-
-/* No thread may be inside libunwind after this returns (fork prepare, dlclose).
- * Bounded: a thread stopped mid-unwind must not hang the program. */
-void unwind_quiesce(void)
-{
-	struct timespec ts = {0, 100000};
-	int i;
-
-	atomic_fetch_add(&unwind_hold, 1);
-	for (i = 0; i < 500 && atomic_load(&unwind_running) > 0; i++)
-		nanosleep(&ts, NULL);
-}
-
-void unwind_release(void)
-{
-	atomic_fetch_sub(&unwind_hold, 1);
-}
-
-/* In the child: only the forking thread exists and it was not unwinding. */
-void unwind_after_fork_child(void)
-{
-	atomic_store(&unwind_running, 0);
-	atomic_store(&unwind_hold, 0);
 }
 
 /* At the end of a thread: free its trace cache. */
