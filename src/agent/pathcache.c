@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "agent.h"
 #include "agent_api.h"
@@ -70,7 +71,7 @@ void pathcache_thread_end(void)
 
 	path_tls = NULL;
 	if (c)
-		munmap(c, sizeof(*c) + PATH_ARENA);
+		agent_syscall(SYS_munmap, c, sizeof(*c) + PATH_ARENA);
 }
 
 static uintptr_t *path_slot(struct path_entry *e)
@@ -121,8 +122,9 @@ static struct path_cache *path_cache_get(void)
 
 	if (!c) {
 		/* Outside the program's heap: the allocation hooks would count it. */
-		void *m = mmap(NULL, sizeof(*c) + PATH_ARENA, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		void *m = (void *)agent_syscall(SYS_mmap, NULL, sizeof(*c) + PATH_ARENA,
+						PROT_READ | PROT_WRITE,
+						MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
 		if (m == MAP_FAILED)
 			return NULL;

@@ -7,6 +7,7 @@
  * (python_table_init, python_find.c).
  */
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "python.h"
 
@@ -41,8 +42,8 @@ int python_table_init(void)
 
 	if (py_slots)
 		return 0;
-	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-		 -1, 0);
+	m = (void *)agent_syscall(SYS_mmap, NULL, size, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
 	python_codes = (struct py_code *)((char *)m + PY_TABLE_SIZE * sizeof(struct py_slot));

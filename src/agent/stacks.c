@@ -44,12 +44,12 @@ static void *stacks_get(void)
 		if (m && atomic_compare_exchange_strong(&stack_pool[i], &m, NULL))
 			return m;
 	}
-	m = mmap(NULL, STACK_SIZE + STACK_GUARD, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
+	m = (void *)agent_syscall(SYS_mmap, NULL, STACK_SIZE + STACK_GUARD, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
 	if (m == MAP_FAILED)
 		return NULL;
-	if (mprotect(m, STACK_GUARD, PROT_NONE) != 0) {
-		munmap(m, STACK_SIZE + STACK_GUARD);
+	if (agent_syscall(SYS_mprotect, m, STACK_GUARD, PROT_NONE) != 0) {
+		agent_syscall(SYS_munmap, m, STACK_SIZE + STACK_GUARD);
 		return NULL;
 	}
 	return m;
@@ -65,7 +65,7 @@ static void stacks_put(void *m)
 		if (atomic_compare_exchange_strong(&stack_pool[i], &none, m))
 			return;
 	}
-	munmap(m, STACK_SIZE + STACK_GUARD);
+	agent_syscall(SYS_munmap, m, STACK_SIZE + STACK_GUARD);
 }
 
 static int stacks_kernel(const stack_t *ss, stack_t *old)

@@ -378,11 +378,11 @@ static void unwind_patch_slot(uintptr_t slot, void *fn, const struct relro_find 
 	uintptr_t page = slot & ~(uintptr_t)4095;
 	int ro = slot >= f->lo && slot < f->hi;
 
-	if (ro && mprotect((void *)page, 4096, PROT_READ | PROT_WRITE) != 0)
+	if (ro && agent_syscall(SYS_mprotect, page, 4096, PROT_READ | PROT_WRITE) != 0)
 		return;
 	*(void **)slot = fn;
 	if (ro)
-		mprotect((void *)page, 4096, PROT_READ);
+		agent_syscall(SYS_mprotect, page, 4096, PROT_READ);
 }
 
 /*
