@@ -20,12 +20,28 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "alloc.h"
+#include "capture.h"
+#include "env.h"
+#include "floor.h"
 #include "jitmap.h"
-#include "python.h"
-#include "agent_api.h"
-#include "sigpath.h"
+#include "kernel.h"
+#include "memline.h"
+#include "modules.h"
+#include "nvtx.h"
+#include "python_copy.h"
+#include "python_find.h"
+#include "python_walk.h"
+#include "rank.h"
+#include "sampler.h"
+#include "sigwrap.h"
+#include "stacks.h"
+#include "threads.h"
+#include "threads_create.h"
+#include "timer.h"
+#include "unwind.h"
 #include "unwind_hold.h"
+#include "agent_api.h"
 #include "../format/cbn_time.h"
 
 #define AGENT_DEFAULT_FREQ 99

@@ -18,7 +18,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "alloc.h"
+#include "floor.h"
 
 #define AL_MIN_SHIFT 4                   /* 16 bytes */
 #define AL_CLASSES 12                    /* 16 B .. 32 KiB */

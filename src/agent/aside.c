@@ -34,8 +34,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "sigpath.h"
+#include "aside.h"
+#include "floor.h"
+#include "threads.h"
 
 #define ASIDE_STACK 8192
 

@@ -27,7 +27,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "capture.h"
+#include "env.h"
+#include "floor.h"
+#include "sigwrap.h"
 #include "agent_api.h"
 #include "cbn_gates.h"
 #include "cbn_rx.h"

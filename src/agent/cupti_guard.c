@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent.h"
+#include "floor.h"
 #include "agent_api.h"
 
 #define CBN_EXPORT __attribute__((visibility("default")))

@@ -27,19 +27,13 @@
  * for a child is built on the caller's stack.  The bottom of the agent's
  * floor: it calls no other file of the agent (floor.c reads its store).
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <pthread.h>
-#include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "env.h"
 
 #define ENV_MAX 64                       /* variables kept */
 #define ENV_BUF 32768                    /* their NAME=VALUE strings */

@@ -36,7 +36,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "env.h"
+#include "floor.h"
+#include "sampler.h"
+#include "sandbox.h"
+#include "sigwrap.h"
 
 /* What sigwrap_before_exec changed, to undo when exec fails. */
 static __thread int exec_restored_ign AGENT_TLS;

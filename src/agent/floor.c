@@ -19,7 +19,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "env.h"
+#include "floor.h"
 #include "../format/cbn_time.h"
 
 struct agent agent;

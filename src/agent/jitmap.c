@@ -23,9 +23,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "floor.h"
 #include "jitmap.h"
-#include "sigpath.h"
+#include "modules.h"
+#include "unwind.h"
 
 #define JIT_SLOTS 1024                   /* regions remembered (beyond: recorded, not replayed) */
 

@@ -23,9 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "aside.h"
+#include "env.h"
+#include "floor.h"
+#include "kernel.h"
 #include "kstacks.h"
-#include "sigpath.h"
 
 /* 0: CBN_KERNEL_STACKS=0 (read by the constructor, before any sampler; the
  * header says so at the first sample of each image, fork children too). */

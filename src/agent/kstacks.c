@@ -15,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "floor.h"
 #include "kstacks.h"
 
 #define KSTACKS_PAGE 4096u

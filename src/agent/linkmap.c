@@ -25,7 +25,8 @@
 #include <sys/auxv.h>
 #include <time.h>
 
-#include "agent.h"
+#include "floor.h"
+#include "linkmap.h"
 
 #define LINKMAP_MAX 8192                 /* objects per namespace, a loop guard */
 #define LINKMAP_PHNUM 64                 /* program headers kept per object */

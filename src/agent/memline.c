@@ -14,8 +14,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "sigpath.h"
+#include "aside.h"
+#include "floor.h"
+#include "memline.h"
 
 static _Atomic int mem_started;     /* the hooks set header.mem ON (this image) */
 

@@ -20,9 +20,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "python.h"
-#include "sigpath.h"
+#include "alloc.h"
+#include "floor.h"
+#include "linkmap.h"
+#include "modules.h"
+#include "python_find.h"
 #include "unwind_hold.h"
 
 struct module {

@@ -6,7 +6,12 @@
  * Compiled to an empty file when the nvtx3 headers were absent at build time.
  * Not signal context.
  */
-#include "agent.h"
+#include "alloc.h"
+#include "capture.h"
+#include "env.h"
+#include "floor.h"
+#include "nvtx.h"
+#include "ranges.h"
 
 #ifndef CBN_HAVE_NVTX
 void nvtx_thread_end(void)

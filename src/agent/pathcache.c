@@ -31,10 +31,13 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "agent.h"
-#include "agent_api.h"
-#include "sigpath.h"
+#include "floor.h"
+#include "modules.h"
+#include "pathcache.h"
+#include "python_walk.h"
+#include "unwind.h"
 #include "unwind_hold.h"
+#include "agent_api.h"
 
 #define AGENT_API __attribute__((visibility("default")))
 

@@ -22,8 +22,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "python.h"
-#include "sigpath.h"
+#include "floor.h"
+#include "python_copy.h"
+#include "python_find.h"
+#include "python_table.h"
 
 #define PY_REC_MAX CBN_PY_REC_MAX
 /* Room for the largest record in the calling thread's names chunk (a

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "python.h"
+#include "env.h"
+#include "floor.h"
+#include "python_find.h"
+#include "python_table.h"
 
 _Atomic(const struct py_info *) python_info;
 

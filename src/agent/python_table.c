@@ -9,7 +9,8 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
-#include "python.h"
+#include "floor.h"
+#include "python_table.h"
 
 /*
  * The code-object table: open addressing over 2^16 slots keyed by the

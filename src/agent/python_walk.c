@@ -15,13 +15,15 @@
 #include <linux/futex.h>
 #include <pthread.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "python.h"
-#include "sigpath.h"
+#include "floor.h"
+#include "python_copy.h"
+#include "python_find.h"
+#include "python_table.h"
+#include "python_walk.h"
 
 #define PY_USER_MAX 0x00007fffffffe000ull  /* highest user address on x86-64, page-aligned */
 

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent.h"
+#include "alloc.h"
+#include "capture.h"
+#include "floor.h"
+#include "ranges.h"
 
 #define RANGES_DEPTH 64
 #define RANGES_NAME 128

@@ -13,7 +13,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "floor.h"
+#include "rank.h"
 #include "agent_api.h"
 #include "cbn_rank_env.h"
 

@@ -14,9 +14,19 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "python.h"
-#include "sigpath.h"
+#include "capture.h"
+#include "floor.h"
+#include "kernel.h"
+#include "kstacks.h"
+#include "python_find.h"
+#include "python_walk.h"
+#include "sampler.h"
+#include "sigwrap.h"
+#include "stacks.h"
+#include "threads.h"
+#include "timer.h"
+#include "unwind.h"
+#include "unwind_nocfi.h"
 #include "../format/cbn_time.h"
 
 int sigpath_active(void)
@@ -25,7 +35,7 @@ int sigpath_active(void)
 }
 
 /* Normal code changes the thread's sampler and stack with every signal
- * blocked (agent.h): raw system calls, the program's mask restored as it was. */
+ * blocked (floor.h): raw system calls, the program's mask restored as it was. */
 static void sampler_block(sigset_t *old)
 {
 	sigset_t all;

@@ -46,7 +46,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "floor.h"
+#include "nvtx.h"
+#include "ranges.h"
+#include "sampler.h"
+#include "sandbox.h"
+#include "threads.h"
 #include "agent_api.h"
 
 /* The allocation hooks' callbacks (cbn_agent_mem_callbacks). */

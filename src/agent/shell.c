@@ -27,7 +27,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "env.h"
+#include "floor.h"
 
 #define SHELL_POPEN_MAX 256              /* popen streams open at once; beyond: glibc's */
 

@@ -23,9 +23,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
+#include "env.h"
+#include "floor.h"
+#include "sigwrap.h"
+#include "timer.h"
 #include "cbn_signal.h"
-#include "sigpath.h"
 
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef int (*sigmask_fn)(int, const sigset_t *, sigset_t *);

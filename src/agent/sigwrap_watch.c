@@ -14,8 +14,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "sigpath.h"
+#include "floor.h"
+#include "sigwrap_watch.h"
 
 /* Waiting for signals: noted when the set holds the sampling signal. */
 static void sigwrap_note_wait(const sigset_t *set)

@@ -22,8 +22,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "sigpath.h"
+#include "floor.h"
+#include "stacks.h"
 
 #define STACK_SIZE (64u << 10)
 #define STACK_GUARD 4096u

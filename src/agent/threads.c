@@ -9,8 +9,8 @@
  */
 #include <string.h>
 
-#include "agent.h"
-#include "sigpath.h"
+#include "floor.h"
+#include "threads.h"
 #include "../format/cbn_time.h"
 
 #define THREADS_MAX 4096

@@ -16,8 +16,19 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "sigpath.h"
+#include "alloc.h"
+#include "floor.h"
+#include "modules.h"
+#include "nvtx.h"
+#include "pathcache.h"
+#include "ranges.h"
+#include "sampler.h"
+#include "sandbox.h"
+#include "sigwrap.h"
+#include "stacks.h"
+#include "threads.h"
+#include "threads_create.h"
+#include "timer.h"
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static pthread_create_fn real_pthread_create;
@@ -147,7 +158,7 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 	return ret;
 }
 
-void threads_name_event(uint32_t tid, const char *name)
+static void threads_name_event(uint32_t tid, const char *name)
 {
 	struct cbn_rec_thread r;
 

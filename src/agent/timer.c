@@ -19,8 +19,10 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent.h"
-#include "sigpath.h"
+#include "aside.h"
+#include "floor.h"
+#include "sigwrap_watch.h"
+#include "timer.h"
 #include "../format/cbn_time.h"
 
 /* sigev_value of our POSIX timers: tells our expirations from anyone else's. */

@@ -37,11 +37,11 @@
 
 #include <libunwind.h>
 
-#include "agent.h"
-#include "elfsym.h"
-#include "sigpath.h"
-#include "unwind_nocfi.h"
+#include "floor.h"
+#include "modules.h"
+#include "unwind.h"
 #include "unwind_hold.h"
+#include "elfsym.h"
 
 /* glibc's argument to __tls_get_addr (x86-64 psABI). */
 struct unwind_tls_index {

@@ -24,8 +24,9 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "agent.h"
-#include "sigpath.h"
+#include "floor.h"
+#include "modules.h"
+#include "unwind.h"
 #include "unwind_nocfi.h"
 
 #define RECOVER_CANDIDATES 8             /* return addresses tried per recovery */

@@ -1,7 +1,7 @@
 /*
- * unwind_nocfi.h — the parts of unwind.c that unwind_nocfi.c uses: libunwind's
- * unwind tables and cursor, and reads of the unwound stack.  All SIGNAL-SAFE,
- * between unwind_begin and unwind_end.
+ * unwind_nocfi.h — unwinding past code without CFI (unwind_nocfi.c): by the
+ * frame pointer or a bounded scan of the stack, above the private libunwind
+ * (unwind.h) and the module snapshot (modules.h).
  */
 #ifndef CBN_AGENT_UNWIND_NOCFI_H
 #define CBN_AGENT_UNWIND_NOCFI_H
@@ -9,15 +9,12 @@
 #include <stdint.h>
 #include <ucontext.h>
 
-/* 1 when libunwind has unwind information (an FDE) for pc. */
-int unwind_has_cfi(uint64_t pc) __attribute__((visibility("hidden")));
-/* libunwind's cursor (c: an unw_cursor_t): init from uc (signal_frame: its
- * pc is exact, not a return address), step, read a register. */
-int unwind_cursor_init(void *c, const ucontext_t *uc, int signal_frame)
-	__attribute__((visibility("hidden")));
-int unwind_cursor_step(void *c) __attribute__((visibility("hidden")));
-int unwind_cursor_reg(void *c, int reg, uint64_t *v) __attribute__((visibility("hidden")));
-/* A word of memory at addr (8-aligned), 0 or -1. */
-int unwind_word(uintptr_t addr, uint64_t *v) __attribute__((visibility("hidden")));
+#include "agent.h"
+
+/* SIGNAL-SAFE, between unwind_begin and unwind_end.  pcs[0..n) a sample's
+ * native frames (pcs[0] interrupted in uc); when the last has no unwind
+ * information, go on by frame pointer or a bounded stack scan, with
+ * CBN_UWM_* marker words.  Returns the new count, at most cap. */
+int unwind_recover(const ucontext_t *uc, uint64_t *pcs, int n, int cap) AGENT_HIDDEN;
 
 #endif

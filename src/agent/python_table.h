@@ -1,0 +1,43 @@
+/*
+ * python_table.h — the code-object table of the agent's Python reading
+ * (python_table.c, docs/agent.md section 17), shared by the walker
+ * (python_walk.c) and the copier (python_copy.c).  Ids 1..n (at most
+ * PY_CODES_CAP); each has the address and fingerprint it was made for.
+ */
+#ifndef CBN_AGENT_PYTHON_TABLE_H
+#define CBN_AGENT_PYTHON_TABLE_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "agent.h"
+
+#define PY_TABLE_SIZE (1u << 16)
+#define PY_CODES_CAP (PY_TABLE_SIZE / 4 * 3)
+
+struct py_code {
+	_Atomic uint64_t addr;       /* 0 until published */
+	uint64_t key;                /* fingerprint (address and header fields) */
+	_Atomic uint32_t want;       /* the generation (a fork child's file) that needs it */
+	_Atomic uint32_t copied;     /* the generation whose file has its PY_CODE (or whose
+				      * copier claimed it), 0 */
+};
+extern struct py_code *python_codes AGENT_HIDDEN;
+extern _Atomic uint32_t python_ncodes AGENT_HIDDEN; /* ids handed out */
+extern _Atomic uint32_t python_gen AGENT_HIDDEN;    /* 1, +1 in each fork child */
+
+/* Normal context, once (python_find.c, when an interpreter is found). */
+int python_table_init(void) AGENT_HIDDEN;
+
+/* Ids a walk met first in this generation, to copy at its end. */
+#define PY_FRESH 32
+struct py_fresh {
+	uint32_t id[PY_FRESH];
+	int n;
+};
+/* SIGNAL-SAFE: the id of (code, key), made on first sight; 0 when the table
+ * is full or the slot is being published by another thread this instant.
+ * An id new to this generation goes into fresh (its names are copied). */
+uint32_t python_code_id(uintptr_t code, uint64_t key, struct py_fresh *fresh) AGENT_HIDDEN;
+
+#endif
