@@ -59,6 +59,10 @@ struct agent {
 	/* Every thread is under a seccomp filter of the program's (TSYNC): set
 	 * and undone by sandbox.c, read by agent_sandboxed. */
 	_Atomic int sandbox_all;
+	/* Threads of the program besides the main one: each counted from
+	 * before it is created (threads_create.c) until it unregisters
+	 * (threads.c); aside.c reads it in signal context.  Too high is safe. */
+	_Atomic int program_others;
 	int mem_host;                    /* CBN_MEMORY asks for host memory */
 	char session[4096];
 	char exe[1024];

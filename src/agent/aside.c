@@ -36,7 +36,6 @@
 
 #include "aside.h"
 #include "floor.h"
-#include "threads.h"
 
 #define ASIDE_STACK 8192
 
@@ -61,7 +60,7 @@ int aside_run(int (*fn)(void *), void *arg)
 	sigset_t all, old;
 	long tid;
 
-	if (threads_program_alone())
+	if (agent_program_alone())
 		return fn(arg);
 	sigfillset(&all);
 	agent_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);

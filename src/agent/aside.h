@@ -9,7 +9,7 @@
 
 /* fn(arg) in a transient thread with a descriptor table of its own (clone
  * without CLONE_FILES, vfork-style), unless the process has no other thread
- * of the program's (threads_program_alone, threads.h).  Returns fn's result,
+ * of the program's (agent_program_alone, floor.h).  Returns fn's result,
  * or -errno when the thread could not be made. */
 int aside_run(int (*fn)(void *), void *arg) AGENT_HIDDEN;
 

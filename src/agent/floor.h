@@ -61,6 +61,20 @@ static inline int agent_sandboxed(void)
 	return agent_tls.sandboxed || atomic_load_explicit(&agent.sandbox_all, memory_order_relaxed);
 }
 
+/* The program's other threads (agent.program_others): +1 before one is
+ * created, -1 when it could not be or when it ends.  agent_program_alone:
+ * no other thread of the program's exists, so none could open a file now.
+ * SIGNAL-SAFE (an atomic). */
+static inline void agent_program_add(int n)
+{
+	atomic_fetch_add(&agent.program_others, n);
+}
+
+static inline int agent_program_alone(void)
+{
+	return atomic_load_explicit(&agent.program_others, memory_order_acquire) <= 0;
+}
+
 /* The agent's own text, set by the first module scan (modules.c)
  * before any sampler is armed; agent_is_self: pc lies in it (0 before).
  * SIGNAL-SAFE. */

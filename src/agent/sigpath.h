@@ -6,11 +6,10 @@
  * Each is declared in its own file's header, marked SIGNAL-SAFE there, and
  * this header includes them all:
  *
- *   floor.h    agent_syscall, agent_syscall6, agent_sandboxed (inline),
- *              agent_is_self, agent_vmread
+ *   floor.h    agent_syscall, agent_syscall6, agent_sandboxed,
+ *              agent_program_alone (inline), agent_is_self, agent_vmread
  *   sampler.h  sampler_entry, sampler_handler, sigpath_active
  *   stacks.h   agent_switch_top (read by sampler_entry)
- *   threads.h  threads_program_alone
  *   aside.h    aside_run
  *   timer.h    agent_thread_cpu, timer_is_ours, timer_sigqueue_full,
  *              timer_is_probe, timer_weigh, timer_upgrade,
@@ -140,7 +139,6 @@
 #include "sigwrap.h"
 #include "sigwrap_watch.h"
 #include "stacks.h"
-#include "threads.h"
 #include "timer.h"
 #include "unwind.h"
 #include "unwind_hold.h"

@@ -1,11 +1,12 @@
 /*
  * threads.c — the table of the target's live threads the agent follows
  * (pthread_t -> tid, CPU at start, agent_tls), for names set from another
- * thread, for the THREAD_END of every thread still alive at exit, and the
- * count of the program's threads aside.c asks in signal context.  The
+ * thread, and for the THREAD_END of every thread still alive at exit.  The
  * registry only: who registers is the sampler (sampler_thread_begin/end),
- * who creates threads is threads_create.c.  It calls only the floor.
- * Nothing here runs in signal context but threads_program_alone.
+ * who creates threads is threads_create.c; the count of the program's
+ * threads that aside.c reads in signal context is the floor's
+ * (agent_program_alone).  It calls only the floor.  Nothing here runs in
+ * signal context.
  */
 #include <string.h>
 
@@ -23,10 +24,6 @@ struct thread_slot {
 };
 
 static pthread_mutex_t threads_lock = PTHREAD_MUTEX_INITIALIZER;
-/* Threads of the program: the main thread, and each one created through our
- * pthread_create from before its creation until it unregisters (aside.c
- * needs it in signal context: an atomic, not the table).  Too high is safe. */
-static _Atomic int threads_program_n = 1;
 static struct thread_slot threads_tab[THREADS_MAX];
 static int threads_n;
 
@@ -58,24 +55,11 @@ void threads_unregister(pthread_t th)
 		if (pthread_equal(threads_tab[i].th, th)) {
 			threads_tab[i] = threads_tab[--threads_n];
 			if (!pthread_equal(th, agent.main_thread))
-				atomic_fetch_sub(&threads_program_n, 1);
+				agent_program_add(-1);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&threads_lock);
-}
-
-/* SIGNAL-SAFE.  No other thread of the program's could open a file now. */
-int threads_program_alone(void)
-{
-	return atomic_load_explicit(&threads_program_n, memory_order_acquire) <= 1;
-}
-
-/* A thread of the program is about to be created (+1: counted from before
- * it exists, and until it unregisters), or could not be (-1). */
-void threads_program_add(int n)
-{
-	atomic_fetch_add(&threads_program_n, n);
 }
 
 /* The tid of a live thread we know of, 0 when none. */
@@ -156,5 +140,5 @@ void threads_after_fork_child(void)
 {
 	pthread_mutex_init(&threads_lock, NULL);
 	threads_n = 0;
-	atomic_store(&threads_program_n, 1);
+	atomic_store(&agent.program_others, 0);
 }

@@ -2,7 +2,7 @@
  * threads.h — the registry of the target's live threads the agent follows
  * (threads.c): registered by the sampler at a thread's begin and end, read
  * for names set from another thread and at exit.  Above the floor only.
- * Normal context, except threads_program_alone.
+ * Normal context.
  */
 #ifndef CBN_AGENT_THREADS_H
 #define CBN_AGENT_THREADS_H
@@ -25,12 +25,5 @@ void threads_after_fork_child(void) AGENT_HIDDEN;
 /* Live threads we know of; the tid of one (0: unknown). */
 int threads_count(void) AGENT_HIDDEN;
 uint32_t threads_lookup(pthread_t th) AGENT_HIDDEN;
-
-/* The program's threads: +1 before one is created (counted from before it
- * exists, until it unregisters), -1 when it could not be.  SIGNAL-SAFE
- * threads_program_alone: no other thread of the program's exists (an
- * atomic count; too high is safe), so none could open a file now. */
-void threads_program_add(int n) AGENT_HIDDEN;
-int threads_program_alone(void) AGENT_HIDDEN;
 
 #endif

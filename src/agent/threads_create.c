@@ -149,10 +149,10 @@ __attribute__((visibility("default"))) int pthread_create(pthread_t *th, const p
 	else
 		agent_syscall(SYS_prctl, PR_GET_NAME, s->name, 0, 0, 0);
 	/* Counted from before it exists (it unregisters at its end). */
-	threads_program_add(1);
+	agent_program_add(1);
 	ret = real_pthread_create(th, attr, threads_trampoline, s);
 	if (ret) {
-		threads_program_add(-1);
+		agent_program_add(-1);
 		agent_handoff_free(s);
 	}
 	return ret;
