@@ -1,17 +1,28 @@
 #!/usr/bin/env python3
 """callgraph.py — the call graph between the files of a module, from its
-objects, and the call cycles in it (CONTRIBUTING.md, "Layers").
+objects, and what in it breaks the module's layers (CONTRIBUTING.md,
+"Layers").
 
-    tools/callgraph.py [--dot] [--allow A,B,...] OBJECT.o...
+    tools/callgraph.py [--dot] [--layers FILE] [--allow A,B,...] OBJECT.o...
 
 Each object file is a node; an edge A -> B means A uses a symbol (function
 or variable) that B defines (`nm`: A's undefined symbols against B's
 defined ones).  A call cycle is a strongly connected component of more
 than one file: files that call each other, directly or around a loop, are
-one room, not layers.  Exits 1 and lists each cycle (and, for each, the
-symbols that close it) when there is one that --allow does not name (a
-comma-separated list of the files of one allowed cycle; may be repeated);
-0 otherwise.  --dot prints the graph in Graphviz form instead.
+one room, not layers.  --allow names the files of one allowed cycle
+(comma-separated; may be repeated).
+
+--layers FILE: the module's layers, bottom up, one a line ("name: a.c
+b.c", a line that starts with blanks continues the one above, '#' starts
+a comment).  A file may call files of its own layer and of those below,
+never above; every object must be in exactly one layer and every file of
+the table must be an object.
+
+Exits 1 and lists each problem (for a cycle and for a call up a layer,
+the symbols behind it) when there is one, 0 otherwise.  --dot prints the
+graph in Graphviz form instead (one cluster per layer with --layers).
+An argument may hold several objects separated by ';', as CMake's
+$<TARGET_OBJECTS:...> gives them to a test.
 """
 import os
 import subprocess
@@ -72,23 +83,98 @@ def sccs(nodes, edges):
     return out
 
 
+def read_layers(path):
+    """[(layer name, [file, ...]), ...] bottom up, from a --layers table."""
+    layers = []
+    with open(path) as f:
+        for n, raw in enumerate(f, 1):
+            line = raw.split("#", 1)[0].rstrip()
+            if not line:
+                continue
+            if line[0] in " \t":
+                if not layers:
+                    raise SystemExit("%s:%d: a continuation line before any layer" % (path, n))
+                layers[-1][1].extend(line.split())
+                continue
+            name, sep, files = line.partition(":")
+            if not sep or not name.strip():
+                raise SystemExit("%s:%d: expected 'layer: file.c ...'" % (path, n))
+            layers.append((name.strip(), files.split()))
+    return layers
+
+
+def check_layers(path, layers, names, edges, why):
+    """The problems the layer table finds: files placed twice, not placed or
+    not built, and calls up a layer.  Returns their count."""
+    bad = 0
+    level = {}
+    for i, (layer, files) in enumerate(layers):
+        for f in files:
+            if f in level:
+                print("%s: %s is in two layers (%s, %s)" % (path, f, layers[level[f]][0], layer))
+                bad += 1
+            level[f] = i
+    for f in sorted(names):
+        if f not in level:
+            print("%s is in no layer of %s: place it in the layer of its job, no lower than "
+                  "the files it calls" % (f, path))
+            bad += 1
+    for f in sorted(level):
+        if f not in names:
+            print("%s names %s, which is not among the objects: remove it" % (path, f))
+            bad += 1
+    for f in sorted(edges):
+        for g in sorted(edges[f]):
+            if f in level and g in level and level[g] > level[f]:
+                print("call up a layer: %s (%s) -> %s (%s): %s" % (
+                    f, layers[level[f]][0], g, layers[level[g]][0],
+                    ", ".join(sorted(why[(f, g)])[:6])))
+                bad += 1
+    return bad
+
+
+def print_dot(edges, layers):
+    print("digraph calls {")
+    for i, (layer, files) in enumerate(layers):
+        print('  subgraph "cluster_%d" {' % i)
+        print('    label="%s";' % layer)
+        for f in files:
+            print('    "%s";' % f)
+        print("  }")
+    for f in sorted(edges):
+        for g in sorted(edges[f]):
+            print('  "%s" -> "%s";' % (f, g))
+    print("}")
+
+
 def main(argv):
     dot = False
     allowed = []
+    layers_path = None
     objs = []
     i = 0
     while i < len(argv):
         if argv[i] == "--dot":
             dot = True
-        elif argv[i] == "--allow":
+        elif argv[i] in ("--allow", "--layers"):
+            if i + 1 == len(argv):
+                print("%s needs an argument" % argv[i], file=sys.stderr)
+                return 2
             i += 1
-            allowed.append(sorted(argv[i].split(",")))
+            if argv[i - 1] == "--allow":
+                allowed.append(sorted(argv[i].split(",")))
+            else:
+                layers_path = argv[i]
+        elif argv[i] in ("-h", "--help"):
+            print(__doc__)
+            return 0
         else:
-            objs.append(argv[i])
+            objs.extend(o for o in argv[i].split(";") if o)
         i += 1
     if not objs:
         print(__doc__, file=sys.stderr)
         return 2
+    layers = read_layers(layers_path) if layers_path else []
     defs, uses = {}, {}
     for o in objs:
         d, u = symbols(o)
@@ -106,11 +192,7 @@ def main(argv):
                 edges.setdefault(f, set()).add(g)
                 why.setdefault((f, g), []).append(s)
     if dot:
-        print("digraph calls {")
-        for f in sorted(edges):
-            for g in sorted(edges[f]):
-                print('  "%s" -> "%s";' % (f, g))
-        print("}")
+        print_dot(edges, layers)
         return 0
     bad = 0
     for comp in sccs(defs.keys(), edges):
@@ -122,11 +204,16 @@ def main(argv):
             for g in sorted(edges.get(f, ())):
                 if g in comp:
                     print("  %s -> %s: %s" % (f, g, ", ".join(sorted(why[(f, g)])[:6])))
+    if layers:
+        bad += check_layers(layers_path, layers, set(defs), edges, why)
     if bad:
-        print("%d call cycle(s): move what both sides need below them (CONTRIBUTING.md, "
-              "Layers)" % bad)
+        print("%d problem(s): move what both sides need below them, or place the file "
+              "in the layer its calls allow (CONTRIBUTING.md, Layers)" % bad)
         return 1
-    print("no call cycle among %d files" % len(defs))
+    if layers:
+        print("no call cycle among %d files, and none up a layer of %d" % (len(defs), len(layers)))
+    else:
+        print("no call cycle among %d files" % len(defs))
     return 0
 
 
