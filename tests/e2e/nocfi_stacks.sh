@@ -9,7 +9,12 @@
 #     and the stacks go on to main (at least 97 % of the CPU under main):
 #     the unwinding went past the code without CFI, by frame pointer or by
 #     scanning the stack (without that, 75 % of the samples end in
-#     [unknown] with no caller).
+#     [unknown] with no caller);
+#   - the JIT code is one `[jit] 0xSTART` row for its region, no [unknown]
+#     row holds time, and Data quality says how much ran in JIT code;
+#   - with --perf-map (the program writes /tmp/perf-PID.map) its three
+#     functions are named from the map, module [jit], also by a later
+#     `cbottleneck report DIR` once the program's map is gone.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example nocfi
@@ -36,5 +41,20 @@ if main < 97:
     bad = 1
 sys.exit(bad)
 EOF
+grep -Eq '\[jit\]:0\(\[jit\] 0x[0-9a-f]+\)' "$OUTF" || fail "no [jit] 0xSTART row"
+grep -q '~:0(\[unknown\])' "$OUTF" && fail "an [unknown] row is left"
+grep -q 'of the samples ran in JIT code' "$OUTF" || fail "Data quality says nothing of JIT code"
 note "nocfi: callers keep their shares through JIT code and assembly without CFI"
+
+run_cbn -o "$T/m" -- "$EXAMPLES/nocfi" 0.5 --perf-map
+expect_rc 0
+for f in jit_kernel_leaf jit_kernel_fp jit_kernel_calls; do
+	grep -q "\[jit\]:0($f)" "$OUTF" || fail "$f not named from the perf map"
+done
+pid=$(ls "$T/m" | sed -n 's/^\([0-9]*\)\.[0-9]*\.cbp$/\1/p' | head -1)
+[ -s "$T/m/perf-$pid.map" ] || fail "no perf-$pid.map copied into the session: $(ls "$T/m")"
+rm -f "/tmp/perf-$pid.map"
+"$CBN" report "$T/m" >"$T/later.out" 2>&1 || fail "report: $(tail -3 "$T/later.out")"
+grep -q '\[jit\]:0(jit_kernel_leaf)' "$T/later.out" || fail "report DIR lost the perf map's names"
+note "nocfi --perf-map: the three JIT functions named, also from the session alone"
 exit 0
