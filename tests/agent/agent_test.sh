@@ -261,7 +261,11 @@ lockstress)
 		[ $rc = 0 ] || { cat "$T/agent.err"; fail "exit status $rc with $mode"; }
 		grep -q "never ran" "$T/agent.out" && fail "an activity never ran: $(cat "$T/agent.out")"
 		dump "$(files | head -1)"
-		[ "$(val samples records)" -gt 500 ] || fail "only $(val samples records) samples with $mode"
+		# Enough handler runs to have met every activity.  POSIX timers
+		# expire on the kernel's tick, not at 10 kHz: for 0.4 s of CPU per
+		# thread a run took 430-570 samples with timers at load 9 (perf
+		# events: thousands); 200 is still dozens per activity.
+		[ "$(val samples records)" -gt 200 ] || fail "only $(val samples records) samples with $mode"
 	done
 	;;
 perf_fallback)
