@@ -46,11 +46,14 @@ grep -q '~:0(\[unknown\])' "$OUTF" && fail "an [unknown] row is left"
 grep -q 'of the samples ran in JIT code' "$OUTF" || fail "Data quality says nothing of JIT code"
 note "nocfi: callers keep their shares through JIT code and assembly without CFI"
 
-run_cbn -o "$T/m" -- "$EXAMPLES/nocfi" 0.5 --perf-map
+run_cbn -o "$T/m" --json "$T/m.json" -- "$EXAMPLES/nocfi" 0.5 --perf-map
 expect_rc 0
-for f in jit_kernel_leaf jit_kernel_fp jit_kernel_calls; do
+for f in jit_kernel_leaf jit_kernel_fp; do
 	grep -q "\[jit\]:0($f)" "$OUTF" || fail "$f not named from the perf map"
 done
+# jit_kernel_calls has no time of its own (it calls back into C): a row
+# below the table's limit, so looked for in JSON.
+[ "$(json_func "$T/m.json" jit_kernel_calls)" != "{}" ] || fail "jit_kernel_calls not named from the perf map"
 pid=$(ls "$T/m" | sed -n 's/^\([0-9]*\)\.[0-9]*\.cbp$/\1/p' | head -1)
 [ -s "$T/m/perf-$pid.map" ] || fail "no perf-$pid.map copied into the session: $(ls "$T/m")"
 rm -f "/tmp/perf-$pid.map"
