@@ -15,6 +15,7 @@
 #include "mem_samples.h"
 #include "memory.h"
 #include "ops.h"
+#include "programs.h"
 #include "steps.h"
 #include "wait.h"
 
@@ -25,6 +26,8 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	memset(a, 0, sizeof(*a));
 	a->profile = p;
 	if ((ret = cpu_aggregate(p, &a->cpu)) < 0)
+		goto out;
+	if ((ret = programs_analyze(p, &a->programs)) < 0)
 		goto out;
 	a->calltree = malloc(sizeof(*a->calltree));
 	if (!a->calltree) {
@@ -65,6 +68,19 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	}
 	if ((ret = cpu_warnings(p, a->cpu, &a->warnings, &a->nwarnings)) < 0)
 		goto out;
+	/* waits for a core that other programs caused: about the measurement */
+	if (a->wait && a->wait->load_note) {
+		char **w = realloc(a->warnings, (a->nwarnings + 1) * sizeof(*w));
+
+		if (!w || !(w[a->nwarnings] = strdup(a->wait->load_note))) {
+			if (w)
+				a->warnings = w;
+			ret = -ENOMEM;
+			goto out;
+		}
+		a->warnings = w;
+		a->nwarnings++;
+	}
 	ret = verdict_run(a); /* last: it reads every view */
 out:
 	if (ret < 0)
@@ -89,6 +105,7 @@ void analysis_free(struct analysis *a)
 		free(a->dist);
 	}
 	cpu_free(a->cpu);
+	programs_free(a->programs);
 	ct_free(a->calltree);
 	free(a->calltree);
 	memset(a, 0, sizeof(*a));

@@ -19,6 +19,7 @@ struct mem_sample;
 struct mem_analysis;
 struct op_analysis;
 struct op_pattern;
+struct prog_analysis;
 struct step_analysis;
 struct wait_analysis;
 
@@ -35,6 +36,8 @@ struct analysis {
 	const struct profile *profile;   /* not owned: outlives the analysis */
 	struct cpu_profile *cpu;         /* cpu.h: functions, lines, threads, processes */
 	struct ct_tree *calltree;        /* calltree.h: the CPU samples' merged call tree */
+	struct prog_analysis *programs;  /* programs.h: CPU by program image and module;
+					  * NULL without samples */
 	struct op_analysis *ops;         /* ops.h: framework operators; NULL when no frame
 					  * entered one */
 	struct cuda_analysis *cuda;      /* cuda_analysis.h; NULL when the run has no CUDA part */

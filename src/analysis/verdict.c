@@ -17,12 +17,17 @@
 #include "cpu.h"
 #include "cuda_analysis.h"
 #include "memory.h"
+#include "programs.h"
 #include "wait.h"
 
 #define V_GPU_BUSY 0.80          /* GPU utilization at least this: GPU-bound */
 #define V_LAUNCH_SHARE 0.50      /* one thread in launching CUDA calls this share of the
 				  * GPU window while the GPU was under V_GPU_BUSY */
 #define V_MIN_SAMPLES 10         /* fewer CPU samples and no GPU work: no verdict */
+#define V_ONE_PROGRAM 0.95       /* a program of one process with this share of the CPU is
+				  * the run: else the verdict names the programs first */
+#define V_NEXT_PROGRAM 0.05      /* ... and the next one when it has this share */
+#define V_PROG_KERNEL 0.30       /* ... and the top one's kernel share when this much */
 
 static const char *thread_label(char *buf, size_t len, const struct profile *p, uint32_t t)
 {
@@ -138,12 +143,15 @@ static double share(uint64_t part, uint64_t whole)
 }
 
 /* The memory evidence that changes the answer: the allocator's share of the
- * CPU, and the memory rules that fired (their ids). */
+ * CPU, and the memory rules that fired (their ids, each once: "alloc-churn
+ * x3" for three sites). */
 static void memory_clause(char *buf, size_t len, const struct analysis *a)
 {
-	size_t i, n = 0;
+	size_t i, j, n = 0, k;
 
 	buf[0] = '\0';
+	size_t named = 0;
+
 	if (a->wait && a->wait->verdict != WAIT_V_ALLOC && a->wait->of_cpu[WAIT_ACT_ALLOC] >= 0.10)
 		n += (size_t)snprintf(buf + n, len - n, "; %.0f %% of the CPU in the allocator",
 				      100.0 * a->wait->of_cpu[WAIT_ACT_ALLOC]);
@@ -153,8 +161,70 @@ static void memory_clause(char *buf, size_t len, const struct analysis *a)
 		if (strcmp(id, "alloc-churn") && strcmp(id, "leak-growing") &&
 		    strcmp(id, "rss-retained"))
 			continue;
-		n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "; memory: ", id);
+		for (j = 0; j < i && strcmp(a->memory->recos[j].id, id); j++)
+			;
+		if (j < i)
+			continue; /* named already */
+		for (j = i, k = 0; j < a->memory->nrecos; j++)
+			k += !strcmp(a->memory->recos[j].id, id);
+		n += (size_t)snprintf(buf + n, len - n, "%s%s", named++ ? ", " : "; memory: ", id);
+		if (k > 1 && n < len)
+			n += (size_t)snprintf(buf + n, len - n, " \xc3\x97%zu", k);
 	}
+}
+
+/* How busy the run kept the machine: "the run kept its 2 CPUs 73 % busy". */
+static void cores_clause(char *buf, size_t len, const struct wait_analysis *w)
+{
+	if (w->cpus)
+		snprintf(buf, len, "the run kept its %u CPU%s %.0f %% busy", w->cpus,
+			 w->cpus == 1 ? "" : "s", 100.0 * w->cores_used / w->cpus);
+	else
+		snprintf(buf, len, "the run kept %.2f CPUs busy on average", w->cores_used);
+}
+
+/* A run of several programs (a build, a shell script, a launcher's shim):
+ * the programs first, as perf report --sort comm says it, then how busy the
+ * machine was.  NULL programs or one that is the whole run: 0, nothing
+ * written. */
+static int programs_side(const struct analysis *a, char *txt, size_t tlen)
+{
+	const struct prog_analysis *g = a->programs;
+	const struct profile *p = a->profile;
+	const struct program *top;
+	char fl[512], cores[96];
+	size_t n = 0;
+
+	/* one program of one process is the run; one of many processes
+	 * (a build's compilers, a pool of workers) is judged as a program */
+	if (!g || g->with_cpu < 2 || !g->cpu_ns || !a->wait ||
+	    (share(g->v[0].cpu_ns, g->cpu_ns) >= V_ONE_PROGRAM && g->v[0].images < 2))
+		return 0;
+	top = &g->v[0];
+	n += (size_t)snprintf(txt + n, tlen - n, ": %.0f %% of the CPU in %s", 100.0 *
+			      share(top->cpu_ns, g->cpu_ns), top->name);
+	if (top->images > 1)
+		n += (size_t)snprintf(txt + n, tlen - n, " (%u processes)", top->images);
+	if (n < tlen && share(top->kernel_ns, top->cpu_ns) >= V_PROG_KERNEL)
+		n += (size_t)snprintf(txt + n, tlen - n, ", %.0f %% of it in the kernel",
+				      100.0 * share(top->kernel_ns, top->cpu_ns));
+	if (n < tlen && top->top_func < p->nfuncs) {
+		struct cpu_func f = { .func = top->top_func };
+
+		func_label(fl, sizeof(fl), p, &f);
+		n += (size_t)snprintf(txt + n, tlen - n, ", hottest function %s with %.0f %%", fl,
+				      100.0 * share(top->top_func_ns, g->cpu_ns));
+	}
+	if (n < tlen && g->n > 1 && share(g->v[1].cpu_ns, g->cpu_ns) >= V_NEXT_PROGRAM) {
+		n += (size_t)snprintf(txt + n, tlen - n, "; %.0f %% in %s",
+				      100.0 * share(g->v[1].cpu_ns, g->cpu_ns), g->v[1].name);
+		if (g->v[1].images > 1 && n < tlen)
+			n += (size_t)snprintf(txt + n, tlen - n, " (%u processes)", g->v[1].images);
+	}
+	cores_clause(cores, sizeof(cores), a->wait);
+	if (n < tlen)
+		snprintf(txt + n, tlen - n, "; %s", cores);
+	return 1;
 }
 
 /* The CPU side's answer: where the CPU went, or what the threads waited
@@ -168,6 +238,19 @@ static int cpu_side(const struct analysis *a, char *kind, size_t klen, char *txt
 
 	if (f)
 		func_label(fl, sizeof(fl), p, f);
+	switch (w->verdict) {
+	case WAIT_V_COMPUTE:
+	case WAIT_V_KERNEL:
+	case WAIT_V_ALLOC:
+		/* several programs: which one, before what it does */
+		if (programs_side(a, txt, tlen)) {
+			snprintf(kind, klen, "CPU-bound");
+			return 0;
+		}
+		break;
+	default:
+		break;
+	}
 	switch (w->verdict) {
 	case WAIT_V_KERNEL:
 		snprintf(kind, klen, "CPU-bound");
@@ -193,21 +276,35 @@ static int cpu_side(const struct analysis *a, char *kind, size_t klen, char *txt
 	case WAIT_V_SYNC:
 	case WAIT_V_IO:
 	case WAIT_V_SLEEP:
-		snprintf(kind, klen, "waiting");
-		snprintf(txt, tlen, ": the threads are off the CPU more than on it (%s)",
-			 w->verdict_text ? w->verdict_text : wait_verdict_name(w->verdict));
+		/* "waiting" only when it is true of the busy threads; else the
+		 * CPU is the answer and the waiting a clause */
+		if (w->busy_off_share > w->busy_on_share) {
+			snprintf(kind, klen, "waiting");
+			snprintf(txt, tlen, ": the busy threads were off the CPU %.0f %% of their "
+				 "time, on it %.0f %%; %s", 100.0 * w->busy_off_share,
+				 100.0 * w->busy_on_share,
+				 w->verdict_text ? w->verdict_text : wait_verdict_name(w->verdict));
+			return 0;
+		}
+		snprintf(kind, klen, "CPU-bound");
+		if (f)
+			snprintf(txt, tlen, ": %.0f %% of the CPU in %s; %s; the threads also waited: "
+				 "%s", 100.0 * share(f->self_ns, a->cpu->cpu_ns), fl,
+				 wait_efficiency_words(w, th, sizeof(th)),
+				 w->verdict_text ? w->verdict_text : wait_verdict_name(w->verdict));
+		else
+			snprintf(txt, tlen, ": %s; the threads also waited: %s",
+				 wait_efficiency_words(w, th, sizeof(th)),
+				 w->verdict_text ? w->verdict_text : wait_verdict_name(w->verdict));
 		return 0;
 	default:
 		snprintf(kind, klen, "CPU-bound");
 		if (f)
-			snprintf(txt, tlen, ": %.0f %% of the CPU in %s; parallel efficiency %.0f %% on "
-				 "%u busy thread%s", 100.0 * share(f->self_ns, a->cpu->cpu_ns), fl,
-				 100.0 * w->efficiency, w->busy_threads,
-				 w->busy_threads == 1 ? "" : "s");
+			snprintf(txt, tlen, ": %.0f %% of the CPU in %s; %s",
+				 100.0 * share(f->self_ns, a->cpu->cpu_ns), fl,
+				 wait_efficiency_words(w, th, sizeof(th)));
 		else
-			snprintf(txt, tlen, ": parallel efficiency %.0f %% on %u busy thread%s",
-				 100.0 * w->efficiency, w->busy_threads,
-				 w->busy_threads == 1 ? "" : "s");
+			snprintf(txt, tlen, ": %s", wait_efficiency_words(w, th, sizeof(th)));
 		return 0;
 	}
 }
@@ -260,7 +357,7 @@ static void gpu_side(const struct analysis *a, char *kind, size_t klen, char *tx
 int verdict_run(struct analysis *a)
 {
 	const struct wait_analysis *w = a->wait;
-	char kind[64] = "", txt[1200] = "", mem[256];
+	char kind[64] = "", txt[1200] = "", mem[512];
 	int gpu = a->cuda && a->profile->ngpu_ops && a->cuda->ov.gpu_utilization >= 0;
 
 	memset(&a->verdict, 0, sizeof(a->verdict));

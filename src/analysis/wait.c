@@ -14,7 +14,21 @@
 #include "util.h"
 #include "wait_int.h"
 
-#define WAIT_BUSY_SHARE 0.05         /* a busy thread is on the CPU this share of the wall */
+#define WAIT_BUSY_SHARE 0.05         /* a busy thread is on the CPU this share of the wall, */
+#define WAIT_BUSY_LIFE 0.50          /* ... or this share of its own life, */
+#define WAIT_BUSY_MIN_NS 20000000ull /* ... and then at least 20 ms: one of a build's
+				      * hundred short compilers works as hard as a
+				      * long-lived thread */
+
+/* wait.h's busy thread: on the CPU 5 % of the span, or half its own life. */
+static int wait_busy(const struct wait_thread *t, uint64_t span_ns)
+{
+	if (!t->cpu_ns)
+		return 0;
+	if ((double)t->cpu_ns >= WAIT_BUSY_SHARE * (double)span_ns)
+		return 1;
+	return t->cpu_ns >= WAIT_BUSY_MIN_NS && (double)t->cpu_ns >= WAIT_BUSY_LIFE * (double)t->wall_ns;
+}
 
 /* --- threads and the overview ----------------------------------------------------- */
 
@@ -188,6 +202,54 @@ static void wait_threads(const struct profile *p, struct wait_work *W, struct wa
 	}
 }
 
+struct edge {
+	uint64_t ts;
+	int d;                   /* +1 a busy thread starts, -1 it ends */
+};
+
+static int edge_cmp(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->d - y->d; /* an end before a start at the same time */
+}
+
+/* The most busy threads alive at one time: a build's compilers, one after
+ * the other two at a time, are 2, however many they are. */
+static int wait_busy_at_once(const struct profile *p, const struct wait_thread *th,
+			     struct wait_analysis *w)
+{
+	struct edge *e = util_reallocarray(NULL, 2 * (p->nthreads ? p->nthreads : 1), sizeof(*e));
+	size_t i, n = 0;
+	int cur = 0, best = 0;
+
+	if (!e)
+		return -ENOMEM;
+	for (i = 0; i < p->nthreads; i++) {
+		uint64_t s, t;
+
+		if (!wait_busy(&th[i], w->span_ns))
+			continue;
+		wait_thread_span(p, (uint32_t)i, &s, &t);
+		if (t <= s) { /* a life unknown: alive throughout */
+			s = 0;
+			t = UINT64_MAX;
+		}
+		e[n++] = (struct edge){ s, 1 };
+		e[n++] = (struct edge){ t, -1 };
+	}
+	qsort(e, n, sizeof(*e), edge_cmp);
+	for (i = 0; i < n; i++)
+		if ((cur += e[i].d) > best)
+			best = cur;
+	free(e);
+	w->busy_at_once = best > 0 ? (uint32_t)best : 1;
+	w->usable = w->cpus && w->cpus < w->busy_at_once ? w->cpus : w->busy_at_once;
+	return 0;
+}
+
 /* Each thread's busy share; the run's totals from the threads', and the
  * shares of thread time. */
 static void wait_totals(const struct profile *p, struct wait_thread *th, struct wait_analysis *w)
@@ -206,9 +268,10 @@ static void wait_totals(const struct profile *p, struct wait_thread *th, struct 
 			w->act_ns[k] += t->act_ns[k];
 		for (k = 0; k < CBN_OFF_NKINDS; k++)
 			w->kind_ns[k] += t->kind_ns[k];
-		if (t->cpu_ns && (double)t->cpu_ns >= WAIT_BUSY_SHARE * (double)w->span_ns)
+		if (wait_busy(t, w->span_ns))
 			w->busy_threads++;
 	}
+	w->child_ns = w->kind_ns[CBN_OFF_CHILD];
 	w->threads = (uint32_t)p->nthreads;
 	if (!w->busy_threads)
 		w->busy_threads = 1;
@@ -220,13 +283,6 @@ static void wait_totals(const struct profile *p, struct wait_thread *th, struct 
 		w->runq_ns = w->kind_ns[CBN_OFF_RUNQ];
 		w->other_ns = w->thread_ns > seen ? w->thread_ns - seen : 0;
 	}
-	if (w->span_ns) {
-		/* sampling noise may put a fully parallel run a little over 1 */
-		w->efficiency = (double)(w->cpu_ns - w->act_ns[WAIT_ACT_SPIN]) /
-				((double)w->span_ns * w->busy_threads);
-		if (w->efficiency > 1.0)
-			w->efficiency = 1.0;
-	}
 	/* shares of thread time that add up to 1 (wait.h) */
 	w->share_ns = w->cpu_ns + w->blocked_est_ns + w->runq_ns + w->other_ns;
 	if (w->thread_ns > w->share_ns)
@@ -236,12 +292,29 @@ static void wait_totals(const struct profile *p, struct wait_thread *th, struct 
 
 		for (k = 0; k < WAIT_ACT_N; k++)
 			w->cpu_share[k] = (double)w->act_ns[k] / d;
-		w->blocked_share = (double)w->blocked_est_ns / d;
+		w->blocked_share = (double)(w->blocked_est_ns - w->child_ns) / d;
+		w->child_share = (double)w->child_ns / d;
 		w->runq_share = (double)w->runq_ns / d;
 		w->other_share = (double)w->other_ns / d;
 	}
 	for (k = 0; k < WAIT_ACT_N && w->cpu_ns; k++)
 		w->of_cpu[k] = (double)w->act_ns[k] / (double)w->cpu_ns;
+}
+
+/* Parallel efficiency and the cores used, once the busy threads at once
+ * are known. */
+static void wait_totals_efficiency(struct wait_analysis *w)
+{
+	if (w->span_ns) {
+		/* what the run could use: its busy threads at once, at most the
+		 * CPUs; sampling noise may put a fully parallel run a little
+		 * over 1 */
+		w->efficiency = (double)(w->cpu_ns - w->act_ns[WAIT_ACT_SPIN]) /
+				((double)w->span_ns * (w->usable ? w->usable : 1));
+		if (w->efficiency > 1.0)
+			w->efficiency = 1.0;
+		w->cores_used = (double)w->cpu_ns / (double)w->span_ns;
+	}
 }
 
 /* The verdict's population: busy threads, all when none is. */
@@ -254,8 +327,7 @@ static void wait_population(const struct profile *p, const struct wait_thread *t
 		for (i = 0; i < p->nthreads; i++) {
 			const struct wait_thread *t = &th[i];
 
-			if (!k && (!t->cpu_ns ||
-				   (double)t->cpu_ns < WAIT_BUSY_SHARE * (double)w->span_ns))
+			if (!k && !wait_busy(t, w->span_ns))
 				continue;
 			ctx->v_threads++;
 			ctx->v_thread_ns += t->wall_ns;
@@ -286,6 +358,7 @@ static void wait_recording(const struct profile *p, struct wait_analysis *w)
 			w->rate_hz = o->rate_hz;   /* the first process is the root */
 	}
 	w->wall_ns = p->wall_ns;
+	w->cpus = p->env.found && p->env.cpus > 0 ? (uint32_t)p->env.cpus : 0;
 	span_of_run(p, &sp);
 	w->span_ns = sp.ns;
 	w->windowed = sp.windowed;
@@ -319,6 +392,9 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 	wait_classify_all(p, &W);
 	wait_threads(p, &W, &ctx);
 	wait_totals(p, W.th, w);
+	if ((ret = wait_busy_at_once(p, W.th, w)) < 0)
+		goto out;
+	wait_totals_efficiency(w);
 	wait_population(p, W.th, w, &ctx);
 
 	if ((ret = wait_build_sites(p, W.cls, w)) < 0 ||
@@ -363,6 +439,7 @@ void wait_free(struct wait_analysis *w)
 	free(w->locks);
 	free(w->funcs);
 	free(w->verdict_text);
+	free(w->load_note);
 	rules_findings_free(w->findings, w->nfindings);
 	free(w);
 }

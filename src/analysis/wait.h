@@ -46,7 +46,8 @@ enum wait_verdict {
 	WAIT_V_ALLOC = 4,                /* allocator-bound */
 	WAIT_V_STARTUP = 5,              /* start-up-bound (loader, before main) */
 	WAIT_V_SERIAL = 6,               /* serial: one thread busy while the others wait */
-	WAIT_V_SLEEP = 7,                /* idle: sleeping or waiting for children */
+	WAIT_V_SLEEP = 7,                /* idle: sleeping (waiting for a child process is
+					  * the child's work, not idling) */
 	WAIT_V_KERNEL = 8,               /* system-bound: most CPU in the kernel */
 };
 
@@ -128,20 +129,30 @@ struct wait_analysis {
 					  * included); else off_ns */
 	uint64_t runq_ns;                /* with --off-cpu: runnable, waiting for a core
 					  * (kind_ns[CBN_OFF_RUNQ]); 0 without */
+	uint64_t child_ns;               /* with --off-cpu: of off_ns, waiting for child
+					  * processes (kind CHILD): their work, not idling */
 	uint64_t other_ns;               /* with --off-cpu: thread time that neither the
 					  * samples nor the wall sampler saw (between its
 					  * looks), so that the shares add up */
 	uint32_t threads;                /* threads seen */
 	uint32_t busy_threads;           /* threads on the CPU (spin included) for at least
-					  * 5 % of the span, at least 1 */
+					  * 5 % of the span, or for half their own life and
+					  * 20 ms at least (a build's compilers); at least 1 */
+	uint32_t busy_at_once;           /* the most busy threads alive at one time, at
+					  * least 1: a build's 25 compilers ran 2 at a time */
+	uint32_t cpus;                   /* the machine's CPUs (session.json), 0 unknown */
+	uint32_t usable;                 /* what the run could keep busy: busy_at_once,
+					  * at most cpus */
+	double cores_used;               /* cpu_ns / span_ns: CPUs in use on average */
 	double efficiency;               /* parallel efficiency:
-					  * (cpu_ns - act_ns[SPIN]) / (span_ns x busy_threads) */
+					  * (cpu_ns - act_ns[SPIN]) / (span_ns x usable) */
 	/* Shares of thread time; they add up to 1: the activities, blocked,
 	 * runnable and other, over share_ns = the larger of thread_ns and their
 	 * sum (samples and looks may see a little more than the clocks). */
 	uint64_t share_ns;
 	double cpu_share[WAIT_ACT_N];    /* act_ns / share_ns */
-	double blocked_share;            /* blocked_est_ns / share_ns */
+	double blocked_share;            /* (blocked_est_ns - child_ns) / share_ns */
+	double child_share;              /* child_ns / share_ns */
 	double runq_share;               /* runq_ns / share_ns */
 	double other_share;              /* other_ns / share_ns */
 	double of_cpu[WAIT_ACT_N];       /* act_ns / cpu_ns: the same figure as the
@@ -163,6 +174,15 @@ struct wait_analysis {
 					  * while it alone was busy */
 	uint32_t critical_waiters;       /* threads that waited on it (most at once) */
 
+	/* runnable time that other programs on the machine caused: the run never
+	 * had more busy threads at once than CPUs (the runnable rule fires only
+	 * when it had); NULL when runnable time was under R_RUNQ or not recorded */
+	char *load_note;                 /* a data-quality line (owned) */
+
+	/* the verdict's population (the busy threads): shares of their time on
+	 * the CPU and blocked off it (waiting for children left out) */
+	double busy_on_share, busy_off_share;
+
 	int verdict;                     /* enum wait_verdict */
 	char *verdict_text;              /* "synchronization-bound: 38 % of thread time
 					  * spinning in libgomp" (owned), NULL with WAIT_V_NONE */
@@ -179,6 +199,10 @@ void wait_free(struct wait_analysis *w);
  * parameters: "void std::mutex::lock()" -> "std::mutex::lock", copied into
  * buf (at most len - 1 bytes); glibc's __GI_ aliases lose the prefix. */
 const char *wait_bare_name(const char *name, char *buf, size_t len);
+
+/* "parallel efficiency 92 % on 2 busy threads at once (25 in all)": the
+ * efficiency and what it divides by, in the words of every verdict. */
+const char *wait_efficiency_words(const struct wait_analysis *w, char *buf, size_t len);
 
 /* Names used by every writer (static strings). */
 const char *wait_activity_name(int act);   /* "compute", "spin", "kernel", "allocator",

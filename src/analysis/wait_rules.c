@@ -19,7 +19,8 @@
  * takes this share of their CPU, else compute-bound. */
 #define V_SYNC 0.15      /* spin + futex: a sixth of the threads' time lost to waiting on each other */
 #define V_IO 0.25        /* io + poll */
-#define V_SLEEP 0.50     /* sleep + child: waiting on purpose, so only when it is most */
+#define V_SLEEP 0.50     /* sleep: waiting on purpose, so only when it is most; waiting
+			  * for a child process is the child's work, in the child's rows */
 #define V_ALLOC 0.30     /* of CPU in the allocator */
 #define V_STARTUP 0.50   /* of CPU in the loader / before main */
 #define V_KERNEL 0.50    /* of CPU in the kernel */
@@ -72,7 +73,7 @@ static char *site_str(char *buf, size_t len, const struct profile *p, uint32_t f
 {
 	if (func >= p->nfuncs)
 		snprintf(buf, len, "[no stack]");
-	else if (file && *file)
+	else if (file && *file && line && !(p->funcs[func].flags & PROF_FUNC_NOSYM))
 		snprintf(buf, len, "%s:%u (%s)", file, line, func_name(p, func));
 	else
 		snprintf(buf, len, "%s", func_name(p, func));
@@ -92,7 +93,7 @@ static double v_io(const struct wait_ctx *c)
 
 static double v_sleep(const struct wait_ctx *c)
 {
-	return share(c->v_kind_ns[CBN_OFF_SLEEP] + c->v_kind_ns[CBN_OFF_CHILD], c->v_thread_ns);
+	return share(c->v_kind_ns[CBN_OFF_SLEEP], c->v_thread_ns);
 }
 
 static double v_cpu(const struct wait_ctx *c, int act)
@@ -162,7 +163,7 @@ static char *verdict_text(const struct wait_ctx *c, int v)
 {
 	const struct wait_analysis *w = c->w;
 	const struct profile *p = c->p;
-	char ev[1200], b1[64], tail[160] = "";
+	char ev[1200], b1[160], tail[160] = "";
 	char *s = NULL;
 
 	switch (v) {
@@ -180,15 +181,36 @@ static char *verdict_text(const struct wait_ctx *c, int v)
 			snprintf(lock, sizeof(lock), "; most contended lock at %s",
 				 site_str(b2, sizeof(b2), p, w->locks[0].func, w->locks[0].file,
 					  w->locks[0].line));
-		snprintf(ev, sizeof(ev),
-			 "%.0f %% of the busy threads' time waiting on each other (spinning %.0f %%, "
-			 "in futex waits %.0f %%), %.0f %% of all threads' time queued on locks"
-			 "%s%s%s%s",
-			 100 * v_sync(c), 100 * share(c->v_act_ns[WAIT_ACT_SPIN], c->v_thread_ns),
-			 100 * share(c->v_kind_ns[CBN_OFF_FUTEX], c->v_thread_ns), 100 * lock_share(c),
-			 c->omp_spin_ns ? "; " : "", c->omp_spin_ns ? "spinning in " : "",
-			 c->omp_spin_ns ? (c->omp_module ? c->omp_module : "the OpenMP runtime") : "",
-			 lock);
+		/* the figure that decided it first: queued on locks (threads
+		 * too blocked to be busy), or the busy threads' waiting */
+		if (w->nlocks && lock_share(c) >= V_SYNC && v_sync(c) < V_SYNC) {
+			snprintf(ev, sizeof(ev), "%.0f %% of all threads' time queued on locks%s",
+				 100 * lock_share(c), lock);
+			break;
+		}
+		{
+			double spin = share(c->v_act_ns[WAIT_ACT_SPIN], c->v_thread_ns);
+			double fut = share(c->v_kind_ns[CBN_OFF_FUTEX], c->v_thread_ns);
+			size_t n = (size_t)snprintf(ev, sizeof(ev), "%.0f %% of the busy threads' time "
+						    "waiting on each other", 100 * v_sync(c));
+
+			if (spin >= 0.005 && fut >= 0.005)
+				n += (size_t)snprintf(ev + n, sizeof(ev) - n, ", %.0f %% spinning and "
+						      "%.0f %% in futex waits", 100 * spin, 100 * fut);
+			else
+				n += (size_t)snprintf(ev + n, sizeof(ev) - n, ", %s",
+						      spin >= 0.005 ? "spinning" : "in futex waits");
+			if (c->omp_spin_ns && n < sizeof(ev))
+				n += (size_t)snprintf(ev + n, sizeof(ev) - n, " (spinning in %s)",
+						      c->omp_module ? c->omp_module
+								    : "the OpenMP runtime");
+			if (lock_share(c) >= 0.01 && n < sizeof(ev))
+				n += (size_t)snprintf(ev + n, sizeof(ev) - n, "; %.0f %% of all "
+						      "threads' time queued on locks",
+						      100 * lock_share(c));
+			if (n < sizeof(ev))
+				snprintf(ev + n, sizeof(ev) - n, "%s", lock);
+		}
 		break;
 	}
 	case WAIT_V_IO:
@@ -199,8 +221,7 @@ static char *verdict_text(const struct wait_ctx *c, int v)
 			 100 * share(c->v_kind_ns[CBN_OFF_POLL], c->v_thread_ns));
 		break;
 	case WAIT_V_SLEEP:
-		snprintf(ev, sizeof(ev),
-			 "%.0f %% of the busy threads' time sleeping or waiting for child processes",
+		snprintf(ev, sizeof(ev), "%.0f %% of the busy threads' time sleeping",
 			 100 * v_sleep(c));
 		break;
 	case WAIT_V_ALLOC:
@@ -216,11 +237,9 @@ static char *verdict_text(const struct wait_ctx *c, int v)
 			 100 * v_cpu(c, WAIT_ACT_KERNEL));
 		break;
 	default:
-		snprintf(ev, sizeof(ev),
-			 "%.0f %% of the busy threads' time computing, parallel efficiency %.0f %% "
-			 "on %u busy thread%s",
+		snprintf(ev, sizeof(ev), "%.0f %% of the busy threads' time computing, %s",
 			 100 * share(c->v_act_ns[WAIT_ACT_COMPUTE], c->v_thread_ns),
-			 100 * w->efficiency, w->busy_threads, w->busy_threads == 1 ? "" : "s");
+			 wait_efficiency_words(w, b1, sizeof(b1)));
 		break;
 	}
 	if (!w->offcpu && share(c->v_blocked_ns, c->v_thread_ns) >= R_UNKNOWN)
@@ -231,6 +250,25 @@ static char *verdict_text(const struct wait_ctx *c, int v)
 	if (asprintf(&s, "%s: %s%s", wait_verdict_name(v), ev, tail) < 0)
 		return NULL;
 	return s;
+}
+
+const char *wait_efficiency_words(const struct wait_analysis *w, char *buf, size_t len)
+{
+	if (w->usable < w->busy_at_once)
+		/* more busy threads at once than CPUs: the CPUs are the limit */
+		snprintf(buf, len, "parallel efficiency %.0f %% of %u CPU%s (%u busy thread%s, up "
+			 "to %u at once)", 100 * w->efficiency, w->usable, w->usable == 1 ? "" : "s",
+			 w->busy_threads, w->busy_threads == 1 ? "" : "s", w->busy_at_once);
+	else if (w->busy_at_once < w->busy_threads)
+		/* threads that ran one after another (a build's compilers):
+		 * what they could use is what ran at once */
+		snprintf(buf, len, "parallel efficiency %.0f %% on %u busy thread%s at once (%u in "
+			 "all)", 100 * w->efficiency, w->usable, w->usable == 1 ? "" : "s",
+			 w->busy_threads);
+	else
+		snprintf(buf, len, "parallel efficiency %.0f %% on %u busy thread%s",
+			 100 * w->efficiency, w->busy_threads, w->busy_threads == 1 ? "" : "s");
+	return buf;
 }
 
 /* --- the rules ------------------------------------------------------------------ */
@@ -351,7 +389,7 @@ static int io_wait(const void *ctx, struct rules_pass *pass)
 static int sleep_rule(const void *ctx, struct rules_pass *pass)
 {
 	const struct wait_ctx *c = ctx;
-	const struct wait_site *s = top_site(c->w, CBN_OFF_SLEEP, CBN_OFF_CHILD);
+	const struct wait_site *s = top_site(c->w, CBN_OFF_SLEEP, CBN_OFF_SLEEP);
 	char b2[512], at[600] = "";
 
 	if (v_sleep(c) < R_SLEEP)
@@ -359,11 +397,15 @@ static int sleep_rule(const void *ctx, struct rules_pass *pass)
 	if (s)
 		snprintf(at, sizeof(at), "; most at %s",
 			 site_str(b2, sizeof(b2), c->p, s->func, s->file, s->line));
-	return rules_fire(pass,
-			  "%.0f %% of the busy threads' time sleeping (%.0f %%) or waiting for "
-			  "child processes (%.0f %%)%s",
-			  100 * v_sleep(c), 100 * share(c->v_kind_ns[CBN_OFF_SLEEP], c->v_thread_ns),
-			  100 * share(c->v_kind_ns[CBN_OFF_CHILD], c->v_thread_ns), at);
+	return rules_fire(pass, "%.0f %% of the busy threads' time sleeping%s", 100 * v_sleep(c),
+			  at);
+}
+
+/* Runnable time is the program's doing only when it ran more busy threads
+ * at once than the machine has CPUs; else other programs took the cores. */
+static int runq_own(const struct wait_ctx *c)
+{
+	return c->w->cpus && c->w->busy_at_once > c->w->cpus;
 }
 
 static int runnable(const void *ctx, struct rules_pass *pass)
@@ -371,16 +413,41 @@ static int runnable(const void *ctx, struct rules_pass *pass)
 	const struct wait_ctx *c = ctx;
 	char b1[64], cpus[48] = "";
 
-	if (share(c->v_kind_ns[CBN_OFF_RUNQ], c->v_thread_ns) < R_RUNQ)
+	if (share(c->v_kind_ns[CBN_OFF_RUNQ], c->v_thread_ns) < R_RUNQ || !runq_own(c))
 		return 0;
 	if (c->p->env.found && c->p->env.cpus > 0)
-		snprintf(cpus, sizeof(cpus), " on %d CPUs", c->p->env.cpus);
+		snprintf(cpus, sizeof(cpus), " on %d CPU%s", c->p->env.cpus,
+			 c->p->env.cpus == 1 ? "" : "s");
 	return rules_fire(pass,
-			  "threads were runnable but not running %.0f %% of their time (%s): %u busy "
-			  "threads%s",
+			  "threads were runnable but not running %.0f %% of their time (%s): up to "
+			  "%u busy threads at once%s",
 			  100 * share(c->v_kind_ns[CBN_OFF_RUNQ], c->v_thread_ns),
 			  util_fmt_dur(b1, sizeof(b1), (double)c->v_kind_ns[CBN_OFF_RUNQ]),
-			  c->w->busy_threads, cpus);
+			  c->w->busy_at_once, cpus);
+}
+
+/* Runnable time the machine's other load caused: a fact about the
+ * measurement (a data-quality line), not advice to the program. */
+static int load_note(const struct wait_ctx *c, struct wait_analysis *w)
+{
+	double sh = share(c->v_kind_ns[CBN_OFF_RUNQ], c->v_thread_ns);
+	char b1[64], load[64] = "";
+
+	if (sh < R_RUNQ || runq_own(c))
+		return 0;
+	if (c->p->env.found && c->p->env.load[0] >= 0)
+		snprintf(load, sizeof(load), " (load %.2f at start)", c->p->env.load[0]);
+	if (asprintf(&w->load_note,
+		     "the busy threads waited for a free CPU %.0f %% of their time (%s) although "
+		     "the run had at most %u busy thread%s at once on %u CPU%s: other programs "
+		     "kept the CPUs busy%s, so wall times are longer than on a quiet machine",
+		     100 * sh, util_fmt_dur(b1, sizeof(b1), (double)c->v_kind_ns[CBN_OFF_RUNQ]),
+		     w->busy_at_once, w->busy_at_once == 1 ? "" : "s", w->cpus,
+		     w->cpus == 1 ? "" : "s", load) < 0) {
+		w->load_note = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 static int cpu_share_rule(const struct wait_ctx *c, struct rules_pass *pass, int act, double min,
@@ -458,12 +525,12 @@ static const struct rule wait_rules[] = {
 	  "Threads wait for I/O: read and write in larger blocks, overlap I/O with compute "
 	  "(a reader thread, asynchronous I/O, io_uring), or prefetch/cache the data.", 1 },
 	{ "sleep", sleep_rule,
-	  "Threads spend much of the run sleeping or waiting for child processes: check that "
-	  "the sleeps and polling intervals are needed, and wait on an event instead of "
-	  "sleeping in a loop.", 1 },
+	  "Threads spend much of the run sleeping: check that the sleeps and polling "
+	  "intervals are needed, and wait on an event instead of sleeping in a loop.", 1 },
 	{ "runnable", runnable,
-	  "Threads were ready to run but had no core: run fewer busy threads than cores "
-	  "(OMP_NUM_THREADS, the thread-pool size), or give the machine fewer other jobs.", 1 },
+	  "The program runs more busy threads at once than the machine has cores, so they "
+	  "queue for them: run at most one busy thread per core (OMP_NUM_THREADS, the "
+	  "thread-pool size, make -j).", 1 },
 	{ "alloc-heavy", alloc_heavy,
 	  "Much CPU goes to allocating and freeing: reuse buffers, allocate once outside the "
 	  "loops, use arenas or pools for small objects, or a faster allocator (jemalloc, "
@@ -491,8 +558,14 @@ int wait_rules_run(const struct wait_ctx *c, struct wait_analysis *w)
 	size_t nhits = 0;
 	int ret;
 
+	w->busy_on_share = share(c->v_cpu_ns, c->v_thread_ns);
+	w->busy_off_share = share(c->v_blocked_ns > c->v_kind_ns[CBN_OFF_CHILD]
+					  ? c->v_blocked_ns - c->v_kind_ns[CBN_OFF_CHILD] : 0,
+				  c->v_thread_ns);
 	w->verdict = decide(c);
 	if (w->verdict != WAIT_V_NONE && !(w->verdict_text = verdict_text(c, w->verdict)))
+		return -ENOMEM;
+	if (load_note(c, w) < 0)
 		return -ENOMEM;
 	if ((ret = rules_run(wait_rules, sizeof(wait_rules) / sizeof(wait_rules[0]), c, &hits,
 			     &nhits)) < 0)

@@ -22,6 +22,7 @@
 #include "mem_json.h"
 #include "names.h"
 #include "ops_report.h"
+#include "programs_report.h"
 #include "report.h"
 #include "steps_json.h"
 #include "wait_report.h"
@@ -560,6 +561,7 @@ static cJSON *json_build(const struct analysis *a, const struct report_opts *o)
 	err |= json_attach(root, JK_FUNCTIONS, json_functions(p, c));
 	err |= json_attach(root, JK_LINES, json_lines(p, c));
 	err |= json_attach(root, JK_PROCESSES, json_processes(p, c));
+	err |= report_programs_json(a, root) < 0;
 	err |= json_attach(root, "threads", json_threads(p, c));
 	err |= json_attach(root, "modules", json_modules(p));
 	err |= json_attach(root, "environment", json_environment(p));

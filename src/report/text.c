@@ -23,6 +23,7 @@
 #include "memory.h"
 #include "names.h"
 #include "ops_report.h"
+#include "programs_report.h"
 #include "report.h"
 #include "util.h"
 #include "wait.h"
@@ -809,6 +810,8 @@ int report_text(FILE *out, const struct analysis *a, const struct report_opts *o
 	if ((ret = text_cpu_table(&t)) < 0)
 		return ret;
 	text_hot_lines(&t);
+	if ((ret = report_programs_text(out, a, o)) < 0)
+		return ret;
 	text_processes(&t);
 	text_threads(&t);
 	if ((ret = report_steps_text(out, a, o)) < 0)

@@ -95,6 +95,9 @@ static int overview(cJSON *o, const struct wait_analysis *w)
 	err |= json_put_fnum(o, "blocked_est_ns", (double)w->blocked_est_ns);
 	err |= json_put_fnum(o, "threads", w->threads);
 	err |= json_put_fnum(o, "busy_threads", w->busy_threads);
+	err |= json_put_fnum(o, "busy_at_once", w->busy_at_once);
+	err |= json_put_fnum(o, "cpus", w->cpus);
+	err |= json_put_fnum(o, "cores_used", w->cores_used);
 	err |= json_put_fnum(o, JK_WAIT_EFFICIENCY, w->efficiency);
 	if (!(act = cJSON_AddObjectToObject(o, "activities")) ||
 	    !(sh = cJSON_AddObjectToObject(o, "shares")) ||
@@ -106,6 +109,7 @@ static int overview(cJSON *o, const struct wait_analysis *w)
 		err |= json_put_fnum(cpu, wait_activity_name(a), w->of_cpu[a]);
 	}
 	err |= json_put_fnum(sh, "blocked", w->blocked_share);
+	err |= json_put_fnum(sh, "children", w->child_share);
 	err |= json_put_fnum(sh, "runnable", w->runq_share);
 	err |= json_put_fnum(sh, "not_seen", w->other_share);
 	err |= attach(o, "off_cpu", kinds(w->kind_ns));

@@ -208,20 +208,6 @@ static void more(FILE *out, size_t shown, size_t n, const char *what)
 		fprintf(out, "   (%zu more %s; use --limit)\n", n - shown, what);
 }
 
-/* The verdict text without its leading "NAME: ", which the line says already. */
-static const char *verdict_rest(const struct wait_analysis *w)
-{
-	const char *name = wait_verdict_name(w->verdict), *t = w->verdict_text;
-	size_t n = strlen(name);
-
-	if (!t)
-		return NULL;
-	if (n && !strncmp(t, name, n) && t[n] == ':')
-		for (t += n + 1; *t == ' '; t++)
-			;
-	return t;
-}
-
 static void print_overview(struct wt *t)
 {
 	static const char *const act_label[WAIT_ACT_N] = {
@@ -232,7 +218,6 @@ static void print_overview(struct wt *t)
 	const struct profile *p = t->p;
 	FILE *out = t->out;
 	char v[256], b1[64], b2[64];
-	const char *rest;
 	int a, quiet = t->o && t->o->quiet;
 
 	fprintf(out, "CPU overview%s\n", w->windowed ? " (inside the capture windows)" : "");
@@ -246,13 +231,23 @@ static void print_overview(struct wt *t)
 	snprintf(v, sizeof(v), "%s of %s thread time (sampled)", fmt_time(b1, sizeof(b1), w->cpu_ns),
 		 fmt_time(b2, sizeof(b2), w->thread_ns));
 	ov_line(out, "CPU time", v);
-	snprintf(v, sizeof(v), "%u seen, %u busy (on the CPU >= 5%% of the %s)", w->threads,
-		 w->busy_threads, w->windowed ? "span" : "wall");
+	snprintf(v, sizeof(v), "%u seen, %u busy (on the CPU >= 5%% of the %s or half their life), up to %u at once",
+		 w->threads, w->busy_threads, w->windowed ? "span" : "wall", w->busy_at_once);
 	ov_line(out, "Threads", v);
+	/* the whole run's cores: a build of many processes is judged by them */
+	if (w->cpus)
+		snprintf(v, sizeof(v), "%.2f of %u CPUs busy on average (%.1f%%)", w->cores_used,
+			 w->cpus, 100.0 * w->cores_used / w->cpus);
+	else
+		snprintf(v, sizeof(v), "%.2f busy on average", w->cores_used);
+	ov_line(out, "CPUs", v);
 	/* -q: tables only, no formula hints */
-	snprintf(v, sizeof(v), "%.1f%%%s", 100.0 * w->efficiency,
-		 quiet ? "" : w->windowed ? "   = (CPU - spin) / (span x busy threads)"
-					  : "   = (CPU - spin) / (wall x busy threads)");
+	if (quiet)
+		snprintf(v, sizeof(v), "%.1f%%", 100.0 * w->efficiency);
+	else
+		snprintf(v, sizeof(v), "%.1f%%   = (CPU - spin) / (%s x %u: the busy threads at once, "
+			 "at most the CPUs)", 100.0 * w->efficiency, w->windowed ? "span" : "wall",
+			 w->usable);
 	ov_line(out, "Parallel efficiency", v);
 	/* shares of thread time, adding up to 100 %; the on-CPU rows also as
 	 * shares of the CPU, the denominator of the header's kernel share */
@@ -262,9 +257,15 @@ static void print_overview(struct wt *t)
 			100.0 * w->of_cpu[a], fmt_time(b1, sizeof(b1), w->act_ns[a]));
 	if (w->offcpu) {
 		fprintf(out, "    %-24s %6.1f%%           %10s\n", "Blocked (off the CPU)",
-			100.0 * w->blocked_share, fmt_time(b1, sizeof(b1), w->blocked_est_ns));
-		fprintf(out, "    %-24s %6.1f%%           %10s\n", "Runnable (no core free)",
-			100.0 * w->runq_share, fmt_time(b1, sizeof(b1), w->runq_ns));
+			100.0 * w->blocked_share,
+			fmt_time(b1, sizeof(b1), w->blocked_est_ns - w->child_ns));
+		if (w->child_ns)
+			fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "Waiting for children",
+				100.0 * w->child_share, fmt_time(b1, sizeof(b1), w->child_ns),
+				quiet ? "" : "  (their work is in their own rows)");
+		fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "Runnable (no core free)",
+			100.0 * w->runq_share, fmt_time(b1, sizeof(b1), w->runq_ns),
+			w->load_note && !quiet ? "  (other programs' load: Data quality)" : "");
 		if (w->other_ns)
 			fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "Not seen",
 				100.0 * w->other_share, fmt_time(b1, sizeof(b1), w->other_ns),
@@ -282,15 +283,6 @@ static void print_overview(struct wt *t)
 	} else {
 		ov_line(out, "Critical thread", "none stands out");
 	}
-	/* the CPU side's verdict: a detail of the run's own (the header's
-	 * Verdict line, verdict.c), so it says which side it is */
-	rest = verdict_rest(w);
-	if (w->verdict == WAIT_V_NONE)
-		fprintf(out, "CPU verdict: %s(none: too little data)\n", wait_verdict_name(w->verdict));
-	else if (rest && *rest)
-		fprintf(out, "CPU verdict: %s — %s\n", wait_verdict_name(w->verdict), rest);
-	else
-		fprintf(out, "CPU verdict: %s\n", wait_verdict_name(w->verdict));
 	fputc('\n', out);
 	fmt_recos(out, "CPU recommendations", w->findings, w->nfindings);
 	if (w->nfindings)

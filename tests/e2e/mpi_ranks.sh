@@ -94,7 +94,7 @@ if ! dist_check "$T/prof.json"; then
 	dist_check "$T/prof2.json" || fail "the merged report of the mpirun job (twice)"
 fi
 grep_out '^mpi_straggler: 4 ranks, 10 steps, check [0-9]+, done$'
-grep_out '^CPU verdict: '
+grep_out '^  Verdict:    '
 
 for r in 0 1 2 3; do
 	d="$T/prof/rank-0000$r"

@@ -35,7 +35,7 @@ for attempt in 1 2; do
 	run_cbn --off-cpu --json "$T/r.json" -- "$EXAMPLES/wait_lock"
 	expect_rc 0
 	grep_out '^wait_lock: 40 periods, done'
-	grep_out '^CPU verdict: '
+	grep_out '^  Verdict:    '
 	grep_out 'Lock contention'
 	grep_out 'Off-CPU: where threads waited'
 	if $PY - "$T/r.json" "$LOCK_LINE" <<'PYEOF'
@@ -92,7 +92,7 @@ fi
 # The verdict without --off-cpu: no stacks off the CPU, so no lock.
 run_cbn --json "$T/c.json" -- "$EXAMPLES/wait_lock"
 expect_rc 0
-grep_out '^CPU verdict: '
+grep_out '^  Verdict:    '
 $PY - "$T/c.json" <<'PYEOF' || fail "wait_lock without --off-cpu"
 import json, sys
 w = json.load(open(sys.argv[1]))["waiting"]

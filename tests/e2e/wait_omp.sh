@@ -28,7 +28,7 @@ unset OMP_WAIT_POLICY GOMP_SPINCOUNT OMP_NUM_THREADS OMP_DYNAMIC OMP_PROC_BIND
 run_cbn --off-cpu --json "$T/r.json" -- "$EXAMPLES/wait_omp"
 expect_rc 0
 grep_out '^wait_omp: 100 rounds, checksum '
-grep_out '^CPU verdict: '
+grep_out '^  Verdict:    '
 grep -qi 'spin' "$OUTF" || fail "the text report never says spin"
 $PY - "$T/r.json" "$OUTF" <<'PYEOF' || fail "wait_omp: the barrier spin"
 import json, sys

@@ -21,7 +21,7 @@ for attempt in 1 2; do
 	run_cbn --off-cpu --json "$T/r.json" -- "$EXAMPLES/wait_poll"
 	expect_rc 0
 	grep_out '^wait_poll: poll returned 0 \(timeout\)'
-	grep_out '^CPU verdict: '
+	grep_out '^  Verdict:    '
 	grep_out 'Off-CPU: where threads waited'
 	if $PY - "$T/r.json" "$POLL_LINE" <<'PYEOF'
 import json, sys

@@ -114,6 +114,8 @@ static inline struct analysis wf_analysis(const struct profile *p, int offcpu)
 	}
 	w->threads = 3;
 	w->busy_threads = 2;
+	w->busy_at_once = 2;
+	w->usable = 2;
 	w->efficiency = 0.6;
 	/* as wait.c: shares of thread time adding up to 1, and of the CPU */
 	w->span_ns = w->wall_ns;

@@ -4,8 +4,10 @@
  * (not "compute-bound" beside "overhead-bound"); a busy GPU is GPU-bound with
  * its heaviest kernel; an idle GPU behind a waiting host says so; without a
  * GPU the CPU side names where the CPU went (a function, the kernel, the
- * allocator) and adds the memory rules that matter; too little data gives no
- * verdict.
+ * allocator) and adds the memory rules that matter, each once with its
+ * count; "waiting" only when the busy threads were off the CPU more than on
+ * it; a run of several programs (a build) names the program first and the
+ * machine's CPUs; too little data gives no verdict.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +17,7 @@
 #include "analysis/cpu.h"
 #include "analysis/cuda_analysis.h"
 #include "analysis/memory.h"
+#include "analysis/programs.h"
 #include "analysis/wait.h"
 
 #define MS 1000000ull
@@ -35,7 +38,7 @@ static struct wait_analysis wait;
 static struct cuda_analysis cuda;
 static struct cuda_kernel_row kernels[1];
 static struct mem_analysis mem;
-static struct rule_finding recos[1];
+static struct rule_finding recos[4];
 
 static void setup(struct profile *p, struct analysis *a)
 {
@@ -59,6 +62,8 @@ static void setup(struct profile *p, struct analysis *a)
 	wait.verdict = WAIT_V_COMPUTE;
 	wait.efficiency = 0.9;
 	wait.busy_threads = 1;
+	wait.busy_at_once = 1;
+	wait.usable = 1;
 	wait.of_cpu[WAIT_ACT_KERNEL] = 0.25;
 	wait.of_cpu[WAIT_ACT_COMPUTE] = 0.75;
 	a->profile = p;
@@ -144,11 +149,28 @@ static void test_gpu_waits_for_host(void)
 	with_gpu(&p, &a, 0.3, 0, 90); /* launches: 9 % of the window */
 	wait.verdict = WAIT_V_IO;
 	wait.verdict_text = "I/O-bound: 60 % of the busy threads' time blocked in I/O";
+	wait.busy_off_share = 0.6;
+	wait.busy_on_share = 0.3;
 	CHECK_EQ_INT(verdict_run(&a), 0);
 	CHECK_STR(a.verdict.kind, "waiting");
 	CHECK(a.verdict.text && strstr(a.verdict.text, "waiting: the GPU was idle 70 % of the time; "
-						       "the host: the threads are off the CPU") &&
+						       "the host: the busy threads were off the CPU 60 "
+						       "% of their time, on it 30 %") &&
 	      strstr(a.verdict.text, "blocked in I/O"));
+	verdict_free(&a);
+	/* waiting that is less than the time on the CPU is a clause of the
+	 * CPU's answer, not the answer: "waiting" would not be true */
+	setup(&p, &a);
+	wait.verdict = WAIT_V_SYNC;
+	wait.verdict_text = "synchronization-bound: 20 % of the busy threads' time waiting";
+	wait.busy_off_share = 0.2;
+	wait.busy_on_share = 0.75;
+	CHECK_EQ_INT(verdict_run(&a), 0);
+	CHECK_STR(a.verdict.kind, "CPU-bound");
+	CHECK(a.verdict.text && !strcmp(a.verdict.text, "CPU-bound: 75 % of the CPU in heavy (a.c:3); "
+							"parallel efficiency 90 % on 1 busy thread; the "
+							"threads also waited: synchronization-bound: 20 "
+							"% of the busy threads' time waiting"));
 	verdict_free(&a);
 	/* the host computing instead: CPU-bound, with where */
 	setup(&p, &a);
@@ -190,8 +212,21 @@ static void test_cpu(void)
 	mem.nrecos = 1;
 	a.memory = &mem;
 	CHECK_EQ_INT(verdict_run(&a), 0);
-	CHECK(a.verdict.text && strstr(a.verdict.text, "; 20 % of the CPU in the allocator, "
-						       "alloc-churn"));
+	CHECK(a.verdict.text && strstr(a.verdict.text, "; 20 % of the CPU in the allocator; "
+						       "memory: alloc-churn"));
+	verdict_free(&a);
+	/* a rule that fired for three sites is named once, with its count */
+	setup(&p, &a);
+	recos[0] = (struct rule_finding){.id = "alloc-churn"};
+	recos[1] = (struct rule_finding){.id = "leak-growing"};
+	recos[2] = (struct rule_finding){.id = "alloc-churn"};
+	recos[3] = (struct rule_finding){.id = "alloc-churn"};
+	mem.nrecos = 4;
+	a.memory = &mem;
+	CHECK_EQ_INT(verdict_run(&a), 0);
+	CHECK(a.verdict.text && strstr(a.verdict.text, "; memory: alloc-churn \xc3\x97" "3, "
+						       "leak-growing") &&
+	      !strstr(a.verdict.text, "leak-growing \xc3\x97"));
 	verdict_free(&a);
 
 	/* too little data */
@@ -206,8 +241,49 @@ static void test_cpu(void)
 	CHECK(a.verdict.text == NULL);
 }
 
+/* A build: the compilers hold the CPU, 25 processes of them, two at a time
+ * on the machine's 2 CPUs. */
+static void test_programs(void)
+{
+	static struct program progs[3] = {
+		{.name = "cc1", .images = 25, .cpu_ns = 820 * MS, .top_func = 0,
+		 .top_func_ns = 150 * MS},
+		{.name = "as", .images = 25, .cpu_ns = 60 * MS, .top_func = PROF_NONE},
+		{.name = "make", .images = 1, .cpu_ns = 20 * MS, .top_func = PROF_NONE},
+	};
+	static struct prog_analysis g = {.v = progs, .n = 3, .cpu_ns = 1000 * MS, .with_cpu = 3};
+	struct profile p;
+	struct analysis a;
+
+	setup(&p, &a);
+	a.programs = &g;
+	wait.cpus = 2;
+	wait.cores_used = 1.74;
+	CHECK_EQ_INT(verdict_run(&a), 0);
+	CHECK_STR(a.verdict.kind, "CPU-bound");
+	CHECK(a.verdict.text && !strcmp(a.verdict.text, "CPU-bound: 82 % of the CPU in cc1 (25 "
+							"processes), hottest function heavy (a.c:3) "
+							"with 15 %; 6 % in as (25 processes); the run "
+							"kept its 2 CPUs 87 % busy"));
+	verdict_free(&a);
+	/* its kernel share is said when it is much of the program's */
+	progs[0].kernel_ns = 410 * MS;
+	CHECK_EQ_INT(verdict_run(&a), 0);
+	CHECK(a.verdict.text && strstr(a.verdict.text, "cc1 (25 processes), 50 % of it in the "
+						       "kernel, hottest"));
+	verdict_free(&a);
+	progs[0].kernel_ns = 0;
+	/* one program of one process that holds the run: the function first */
+	progs[0].images = 1;
+	progs[0].cpu_ns = 970 * MS;
+	CHECK_EQ_INT(verdict_run(&a), 0);
+	CHECK(a.verdict.text && !strncmp(a.verdict.text, "CPU-bound: 75 % of the CPU in heavy", 35));
+	verdict_free(&a);
+}
+
 int main(void)
 {
+	test_programs();
 	test_launch_bound();
 	test_gpu_bound();
 	test_gpu_waits_for_host();

@@ -515,15 +515,33 @@ static void test_verdicts(void)
 	off_at(&b, t, s_sleep, CBN_OFF_SLEEP, 200, 1000, 0, PROF_NONE);
 	samples_at(&b, t2, s_cpu, 0, 1000, 0);
 	off_at(&b, t2, PROF_NONE, CBN_OFF_RUNQ, 0, 300, 0, PROF_NONE);
+	/* one CPU: the program's own two busy threads queue for it */
+	b.p.env.found = 1;
+	b.p.env.cpus = 1;
+	b.p.env.load[0] = -1;
 	w = analyze(&b);
 	CHECK_EQ_INT(w->off_ns, 800 * MS);   /* runnable is not off-CPU */
 	CHECK_EQ_INT(w->kind_ns[CBN_OFF_RUNQ], 300 * MS);
 	CHECK_EQ_INT(w->verdict, WAIT_V_COMPUTE);   /* sleep is 40 % of the busy threads' time */
 	CHECK((f = finding(w, "sleep")) && strstr(f->evidence, "40 %") &&
 	      strstr(f->evidence, "i.c:2 (main)"));
-	CHECK((f = finding(w, "runnable")) && strstr(f->evidence, "15 %"));
+	CHECK_EQ_INT(w->busy_at_once, 2);
+	CHECK((f = finding(w, "runnable")) && strstr(f->evidence, "15 %") &&
+	      strstr(f->evidence, "up to 2 busy threads at once on 1 CPU"));
+	CHECK(w->load_note == NULL);
 	CHECK(!finding(w, "blocked-unknown"));
 	wait_free(w);
+	/* two CPUs: two busy threads fit, so the waits for a core were other
+	 * programs' doing: a note on the measurement, not advice */
+	b.p.env.cpus = 2;
+	b.p.env.load[0] = 3.5;
+	w = analyze(&b);
+	CHECK(!finding(w, "runnable"));
+	CHECK(w->load_note && strstr(w->load_note, "waited for a free CPU 15 % of their time") &&
+	      strstr(w->load_note, "at most 2 busy threads at once on 2 CPUs: other programs") &&
+	      strstr(w->load_note, "(load 3.50 at start)"));
+	wait_free(w);
+	b.p.env.found = 0;
 	/* the busy thread gone: the sleeper alone is idle */
 	b.p.nthreads = 1;
 	b.p.nsamples = 200;

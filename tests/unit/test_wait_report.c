@@ -64,8 +64,8 @@ static void test_text(void)
 			"sampler's looks)") != NULL);
 	CHECK(strstr(t, "estimated: no --off-cpu") == NULL);
 	CHECK(strstr(t, "Critical thread            app (tid 4242)") != NULL);
-	CHECK(strstr(t, "\nCPU verdict: synchronization-bound — 37 % of thread time waiting on one "
-			"lock\n") != NULL);
+	/* one verdict per report, the header's: the overview gives its figures */
+	CHECK(strstr(t, "CPU verdict") == NULL);
 	CHECK(strstr(t, "CPU recommendations\n  [cpu-lock] shorten the critical section\n"
 			"      evidence: one lock held 61 % of the run\n") != NULL);
 	CHECK(strstr(t, "Off-CPU: where threads waited") != NULL);
@@ -82,7 +82,8 @@ static void test_text(void)
 	/* the overview ends the CPU part, before the footer */
 	CHECK(strstr(t, "Wall clock") < strstr(t, "CPU overview"));
 	CHECK(strstr(t, "CPU overview") < strstr(t, "Data quality"));
-	CHECK(strstr(t, "= (CPU - spin) / (wall x busy threads)") != NULL);
+	CHECK(strstr(t, "= (CPU - spin) / (wall x 2: the busy threads at once, at most the "
+			"CPUs)") != NULL);
 	free(t);
 
 	/* -q: no header, no formula hint; the overview stays */
@@ -119,7 +120,6 @@ static void test_text(void)
 			"--off-cpu tells which)") != NULL);
 	CHECK(strstr(t, "Off-CPU: where threads waited") == NULL);
 	CHECK(strstr(t, "Lock contention") == NULL);
-	CHECK(strstr(t, "\nCPU verdict: synchronization-bound") != NULL);
 	free(t);
 
 	/* no verdict, no critical thread, no sampler asked for */
@@ -131,7 +131,6 @@ static void test_text(void)
 	t = text_of(&a, 15);
 	REQUIRE(t != NULL);
 	CHECK(strstr(t, "Off-CPU:    ") == NULL);
-	CHECK(strstr(t, "\nCPU verdict: (none: too little data)\n") != NULL);
 	CHECK(strstr(t, "Critical thread            none stands out") != NULL);
 	CHECK(strstr(t, "CPU recommendations") == NULL);
 	free(t);
