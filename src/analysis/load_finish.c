@@ -32,6 +32,26 @@ static int pid_seq_cmp(const void *a, const void *b)
 
 #define ABNORMAL_LINES 5 /* one line each, then a summary: a tree may have thousands */
 
+/* A child of fork that never exec'd (its pid's first image, its parent's
+ * executable) and ended while its parent lived on: the _exit a forked child
+ * makes by design (a crash there is as likely to stop the parent too). */
+static int fork_exit(const struct profile *p, const struct prof_process *pr)
+{
+	size_t i;
+
+	if (pr->exec_seq || pr == &p->processes[0] || !pr->exe)
+		return 0;
+	for (i = 0; i < p->nprocesses; i++) {
+		const struct prof_process *pa = &p->processes[i];
+
+		if (pa->pid != pr->ppid || !pa->exe || strcmp(pa->exe, pr->exe))
+			continue;
+		if (pa->start <= pr->start && (!pa->end || !pr->end || pa->end >= pr->end))
+			return 1;
+	}
+	return 0;
+}
+
 /* meta: the launcher saw the program (the root process's last image) exit
  * normally, even if it left through _exit (dash does) and skipped the agent's
  * exit handlers. */
@@ -114,6 +134,10 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 		/* Left running when the program ended: not an abnormal end. */
 		if (meta_running(meta, pr->pid))
 			continue;
+		if (fork_exit(p, pr)) {
+			p->fork_exits++;
+			continue;
+		}
 		if (shown == ABNORMAL_LINES) {
 			more++;
 			more_samples += pr->samples;

@@ -508,6 +508,10 @@ struct profile {
 
 	/* what went wrong while reading (one line each), for the report footer */
 	char **warnings;                   size_t nwarnings;
+	/* children of fork that ended without exit handlers while their parent
+	 * lived on: the _exit a forked child is meant to make, not a problem
+	 * (load_finish.c; the header says so with -v) */
+	uint32_t fork_exits;
 	/* modules without debug info (file names), for the "install -dbgsym" hint */
 	char **nodebug_modules;            size_t nnodebug_modules;
 	/* every module a frame landed in, once each (symbolizer's view) */

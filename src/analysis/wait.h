@@ -164,8 +164,12 @@ struct wait_analysis {
 	size_t nsites;
 	struct wait_lock *locks;         /* by wait_ns, most first; off-CPU only */
 	size_t nlocks;
-	struct wait_func *funcs;         /* wall view: by total_on + total_off, most first */
+	struct wait_func *funcs;         /* wall view: by total_on + total_off, most first;
+					  * the process and thread entry frames every stack
+					  * starts with (_start, __libc_start_main,
+					  * start_thread, clone3) left out */
 	size_t nfuncs;
+	uint32_t nentry_funcs;           /* those left out */
 
 	/* the critical thread: the one that most often ran alone while others
 	 * waited (off-CPU, or spinning); PROF_NONE when none stands out */

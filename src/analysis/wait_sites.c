@@ -298,6 +298,23 @@ static int func_cmp(const void *x, const void *y)
 	return c ? c : (a->func < b->func ? -1 : a->func > b->func);
 }
 
+/* The frames every stack of a process or thread starts with (glibc's and
+ * the loader's): each one's total is its thread's whole life, so at the top
+ * of the wall-clock view they would say nothing. */
+static int entry_frame(const struct prof_func *f)
+{
+	static const char *const names[] = {
+		"_start", "__libc_start_main", "__libc_start_main_impl", "__libc_start_call_main",
+		"start_thread", "clone", "clone3", "__clone", "__clone3", "__clone_internal",
+	};
+	size_t i;
+
+	for (i = 0; f->name && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(f->name, names[i]))
+			return 1;
+	return 0;
+}
+
 int wait_build_funcs(const struct profile *p, const uint64_t *on, const uint64_t *off,
 		     struct wait_analysis *w)
 {
@@ -331,11 +348,16 @@ int wait_build_funcs(const struct profile *p, const uint64_t *on, const uint64_t
 			f[fn].total_off += off[i];
 		}
 	}
-	for (i = 0, n = 0; i < p->nfuncs; i++)
-		if (f[i].total_on || f[i].total_off) {
-			f[n] = f[i];
-			f[n++].func = (uint32_t)i;
+	for (i = 0, n = 0; i < p->nfuncs; i++) {
+		if (!f[i].total_on && !f[i].total_off)
+			continue;
+		if (!f[i].self_on && !f[i].self_off && entry_frame(&p->funcs[i])) {
+			w->nentry_funcs++;
+			continue;
 		}
+		f[n] = f[i];
+		f[n++].func = (uint32_t)i;
+	}
 	if (n)
 		qsort(f, n, sizeof(*f), func_cmp);
 	w->funcs = f;

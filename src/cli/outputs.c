@@ -141,7 +141,7 @@ FILE *cli_term(const struct cli_opts *o)
 int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
 			 const char *json_path)
 {
-	struct report_opts ro = {o->sort, o->limit, o->quiet};
+	struct report_opts ro = {o->sort, o->limit, o->quiet, o->verbose};
 	enum export_sample st = (enum export_sample)o->sample_type;
 	char err[512];
 	int failed = 0;

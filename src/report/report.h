@@ -16,6 +16,8 @@ struct report_opts {
 	const char *sort;        /* as given to --sort; NULL = each table's default */
 	int limit;               /* rows per table (default 15) */
 	int quiet;               /* -q: tables only, no banner/hints */
+	int verbose;             /* -v: the sampler's inner workings in the header, the
+				  * environment block, the notes of expected events */
 };
 
 /* Sort keys accepted by --sort: the pstats keys of the CPU table and the

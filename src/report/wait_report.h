@@ -25,7 +25,7 @@ int report_wait_text(FILE *out, const struct analysis *a, const struct report_op
 /* One header line after prefix saying what the off-CPU sampler did (rate,
  * ticks, stretches, what was unconfirmed or lost) or why it refused; nothing
  * when it was not asked for. */
-void report_wait_header(FILE *out, const struct profile *p, const char *prefix);
+void report_wait_header(FILE *out, const struct profile *p, const char *prefix, int verbose);
 
 /* Add "waiting" to root when a->wait is set; nothing otherwise.  0 or
  * -ENOMEM. */

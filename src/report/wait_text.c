@@ -107,7 +107,7 @@ char *wait_offcpu_label(char *buf, size_t len, uint32_t kind, const char *call)
 	return buf;
 }
 
-void report_wait_header(FILE *out, const struct profile *p, const char *prefix)
+void report_wait_header(FILE *out, const struct profile *p, const char *prefix, int verbose)
 {
 	uint64_t ticks = 0, looks = 0, records = 0, unconf = 0, nostack = 0, lost = 0;
 	const char *reason = NULL;
@@ -136,6 +136,16 @@ void report_wait_header(FILE *out, const struct profile *p, const char *prefix)
 		return;
 	if (!on) {
 		fprintf(out, "%snot recorded: %s\n", prefix, reason);
+		return;
+	}
+	if (!verbose) {
+		/* the wall sampler's counts are its own business (-v) */
+		fprintf(out, "%srecorded at %u Hz", prefix, rate);
+		if (lost)
+			fprintf(out, ", %" PRIu64 " looks lost (file full)", lost);
+		if (reason)
+			fprintf(out, "; refused in some process: %s", reason);
+		fputc('\n', out);
 		return;
 	}
 	fprintf(out, "%s%u Hz wall sampler; %" PRIu64 " ticks, %" PRIu64 " thread looks, %" PRIu64
@@ -454,6 +464,10 @@ static int print_wall(struct wt *t)
 	fprintf(t->out, "Wall clock: functions by time on and off the CPU (all threads)\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
 	more(t->out, n, w->nfuncs, "functions");
+	if (w->nentry_funcs)
+		fprintf(t->out, "   (%u process and thread entry frames left out: _start, "
+			"__libc_start_main, start_thread, clone: each holds its threads' whole "
+			"life)\n", w->nentry_funcs);
 	fputc('\n', t->out);
 	fmt_table_free(tb);
 	return 0;

@@ -1,8 +1,10 @@
 #!/bin/bash
-# cli_environment — the report opens with the environment summary
-# (torch.utils.bottleneck's first section): kernel, CPU, the program's
-# compiler and flags, the tools' versions; JSON "environment" has the same;
-# -q leaves it out; a program or a hot library built -O0 is warned about.
+# cli_environment — the header's Machine line (the CPU and its count, the
+# load, the kernel, the program's compiler and -O level) and, with -v, the
+# environment summary (torch.utils.bottleneck's first section): kernel, CPU,
+# the program's compiler and flags, the tools' versions; JSON "environment"
+# has the same; -q leaves it out; a program or a hot library built -O0 is
+# warned about.
 # ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
@@ -10,6 +12,10 @@ need_example split
 command -v cc >/dev/null || skip "no C compiler for the -O0 programs"
 
 run_cbn --json "$T/r.json" -- "$EXAMPLES/split" 0.2
+expect_rc 0
+grep -q '^Environment$' "$OUTF" && fail "the environment block without -v"
+grep_out "^  Machine:    .*, $(getconf _NPROCESSORS_ONLN) CPUs?, load [0-9.]+ at start, Linux $(uname -r) .*; program built by GNU C[0-9]* [0-9.]+ -O2, with debug info\$"
+run_cbn -v --json "$T/r.json" -- "$EXAMPLES/split" 0.2
 expect_rc 0
 grep_out '^Environment$'
 grep_out "^  Kernel:     Linux $(uname -r) "

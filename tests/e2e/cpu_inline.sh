@@ -2,7 +2,7 @@
 # cpu_inline — code the compiler inlined (examples/inlined.c: mix_hot and
 # mix_cold always inlined into step, 3:1 work) is marked as such in every
 # output with --inline expand (the default), and folded into step with
-# --inline fold: text rows and note line, JSON flags, folded "_[i]", the flame
+# --inline fold: text rows and the Ordered-by line, JSON flags, folded "_[i]", the flame
 # graph and trace names, pprof's inline lines (go tool pprof shows "(inline)").
 # ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
@@ -14,7 +14,7 @@ run_cbn -F 999 -o "$T/s" --json "$T/e.json" --folded "$T/e.folded" --pprof "$T/e
 expect_rc 0
 grep_out 'mix_hot \[inlined in step\]\)$'
 grep_out 'mix_cold \[inlined in step\]\)$'
-grep_out 'Inline view: expand'
+grep -q 'inline view: fold' "$OUTF" && fail "the expand view says fold"
 python3 - "$T/e.json" <<'PY' || fail "JSON: inline flags or the 3:1 split"
 import json, sys
 d = json.load(open(sys.argv[1]))
@@ -39,7 +39,7 @@ fi
 # fold: the same session, their time is step's own
 run_cbn report --inline fold --json "$T/f.json" --folded "$T/f.folded" "$T/s"
 expect_rc 0
-grep_out 'Inline view: fold'
+grep_out 'Ordered by: internal time \(tottime\); inline view: fold'
 grep -q 'mix_hot' "$OUTF" && fail "fold still shows mix_hot"
 grep -q 'mix_hot' "$T/f.folded" && fail "folded stacks still name mix_hot with --inline fold"
 python3 - "$T/e.json" "$T/f.json" <<'PY' || fail "fold: step's self time is not mix_hot's + mix_cold's + its own"

@@ -42,7 +42,7 @@ print(ks.get("parks", 0), ks.get("unparks", 0), user_self / max(user_tot, 1), re
 PY
 }
 
-run_cbn -F 999 --json "$T/r.json" --folded "$T/r.folded" -- "$EXAMPLES/kphases" 1
+run_cbn -v -F 999 --json "$T/r.json" --folded "$T/r.folded" -- "$EXAMPLES/kphases" 1
 expect_rc 0
 grep -q '^kphases: done$' "$OUTF" || fail "the target's own output is missing from stdout"
 validate_schema "$T/r.json"
@@ -58,7 +58,7 @@ grep_out "the kernel event paused $parks times on threads staying in user mode, 
 python3 -c "import sys; sys.exit(0 if $uself >= 0.9 else 1)" || fail "user_phase keeps only $uself of its time as its own"
 python3 -c "import sys; sys.exit(0 if $rnamed >= 0.5 else 1)" || fail "named kernel frames hold only $rnamed of read_phase"
 
-CBN_KERNEL_STACKS=always run_cbn -F 999 --json "$T/a.json" --folded "$T/a.folded" -- "$EXAMPLES/kphases" 1
+CBN_KERNEL_STACKS=always run_cbn -v -F 999 --json "$T/a.json" --folded "$T/a.folded" -- "$EXAMPLES/kphases" 1
 expect_rc 0
 validate_schema "$T/a.json"
 read -r parks unparks uself rnamed < <(check_run "$T/a.json" "$T/a.folded")

@@ -2,7 +2,7 @@
 # cpu_kernel_share — one kernel share in the whole report.  On `dd bs=1`
 # (a read and a write of one byte each, system calls most of its time) and on
 # examples/syscalls (reads of /dev/zero between short computations): the
-# header's "User/kernel" share, the CPU overview's "In the kernel" share of the
+# header's kernel share (its CPU time line), the CPU overview's "In the kernel" share of the
 # CPU, the JSON's waiting.activities.kernel / cpu_ns and the self time of the
 # kernel's rows (module "kernel", or the one [kernel] row where kernel stacks
 # are refused) are the same figure; the kernel's own count (getrusage of the
@@ -18,8 +18,7 @@ check()
 	python3 - "$OUTF" "$T/$1.json" "$1" <<'PY' || fail "$1: the kernel shares disagree"
 import json, re, sys
 text, d, name = open(sys.argv[1]).read(), json.load(open(sys.argv[2])), sys.argv[3]
-head = float(re.search(r"^  User/kernel: [\d.]+% user, ([\d.]+)% kernel \(of the sampled CPU\)$",
-                       text, re.M).group(1))
+head = float(re.search(r"^  CPU time: .*\), ([\d.]+)% of it in the kernel$", text, re.M).group(1))
 ov = re.search(r"^    In the kernel +([\d.]+)% +([\d.]+)% ", text, re.M)
 w = d["waiting"]
 js = 100.0 * w["activities"]["kernel"] / w["cpu_ns"]

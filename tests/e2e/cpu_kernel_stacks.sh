@@ -14,7 +14,7 @@ need_cbn
 need_example syscalls
 need_python_jsonschema
 
-run_cbn -F 999 --json "$T/r.json" --folded "$T/r.folded" -- "$EXAMPLES/syscalls" "$SCALE"
+run_cbn -v -F 999 --json "$T/r.json" --folded "$T/r.folded" -- "$EXAMPLES/syscalls" "$SCALE"
 expect_rc 0
 grep -q '^syscalls: done$' "$OUTF" || fail "the target's own output is missing from stdout"
 validate_schema "$T/r.json"
@@ -92,7 +92,7 @@ json_py "$T/r.json" 'any(f["module"] == "kernel" and f["self_ns"] > 0 and f["nam
 	fail "no named kernel function has self time"
 
 # CBN_KERNEL_STACKS=0: today's output, one [kernel] row and a word why
-CBN_KERNEL_STACKS=0 run_cbn -F 999 --json "$T/o.json" --folded "$T/o.folded" -- "$EXAMPLES/syscalls" "$SCALE"
+CBN_KERNEL_STACKS=0 run_cbn -v -F 999 --json "$T/o.json" --folded "$T/o.folded" -- "$EXAMPLES/syscalls" "$SCALE"
 expect_rc 0
 validate_schema "$T/o.json"
 [ "$(json_get "$T/o.json" run.sampler.kernel_stacks.state)" = off ] || fail "CBN_KERNEL_STACKS=0 did not turn kernel stacks off"

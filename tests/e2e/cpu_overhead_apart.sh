@@ -3,7 +3,7 @@
 # frame of cbottleneck's libraries (the thread-start trampoline, allocation
 # hooks, the unwinder) in any stack, function row, folded line or source
 # line; samples in its own code are counted apart, on the header's "Profiler
-# overhead" line and in JSON run.profiler_overhead; no debug-info advice about
+# overhead" line (-v) and in JSON run.profiler_overhead; no debug-info advice about
 # its libraries.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
@@ -28,7 +28,7 @@ PY
 }
 
 # Threads start through the agent's trampoline: not at the root of their stacks.
-run_cbn --json "$T/t.json" --folded "$T/t.folded" -- "$EXAMPLES/threads"
+run_cbn -v --json "$T/t.json" --folded "$T/t.folded" -- "$EXAMPLES/threads"
 expect_rc 0
 ours_absent "$T/t.json" "$T/t.folded" threads
 grep -Eq '(^|;)start_thread;worker;worker_spin' "$T/t.folded" ||
@@ -36,7 +36,7 @@ grep -Eq '(^|;)start_thread;worker;worker_spin' "$T/t.folded" ||
 grep_out '^  Profiler overhead: [0-9.]+(ns|us|ms|s) \([0-9.]+% of the program.s CPU: .* in the sampling handler'
 
 # Every allocation recorded: the hooks' bookkeeping is the profiler's CPU.
-run_cbn --memory --memory-rate 1 --json "$T/m.json" --folded "$T/m.folded" -- "$EXAMPLES/mem_leak"
+run_cbn -v --memory --memory-rate 1 --json "$T/m.json" --folded "$T/m.folded" -- "$EXAMPLES/mem_leak"
 expect_rc 0
 ours_absent "$T/m.json" "$T/m.folded" mem_leak
 python3 - "$T/m.json" <<'PY' || fail "mem_leak: no overhead counted in the hooks"

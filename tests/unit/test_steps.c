@@ -395,7 +395,7 @@ static void test_text(void)
 	struct fixture x;
 	struct analysis an;
 	struct analysis_opts ao = {0};
-	struct report_opts ro = {NULL, 3, 0};
+	struct report_opts ro = {NULL, 3, 0, 0};
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
