@@ -99,7 +99,7 @@ static int programs_wall(const struct profile *p, const uint32_t *prog_of, struc
 	for (i = 0; i < p->nprocesses; i++) {
 		const struct prof_process *pr = &p->processes[i];
 
-		if (pr->start && pr->end > pr->start)
+		if (pr->end > pr->start)
 			l[n++] = (struct life){ prog_of[i], pr->start, pr->end };
 	}
 	qsort(l, n, sizeof(*l), life_cmp);

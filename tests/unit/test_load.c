@@ -783,6 +783,43 @@ static void test_many_abnormal(void)
 	clean_dir();
 }
 
+/* Children of fork that never exec'd and left while their parent lived on
+ * made the _exit they are meant to: counted apart, not a problem; a child
+ * that outlived its parent, or ran another program, is still named. */
+static void test_fork_exits(void)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256], name[64];
+	uint64_t pc[1] = {0x1234};
+	int i;
+
+	synth_init(&s, 700, 1, 0, 0, "./forker");
+	synth_hdr(&s)->start_mono_ns = 1000;
+	synth_hdr(&s)->end_mono_ns = 900000;
+	synth_hdr(&s)->clean_exit = 1;
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 700);
+	synth_sample(&s, 2000, 1, pc, 1, 0);
+	write_file(&s, "700.0.cbp");
+	for (i = 0; i < 4; i++) {
+		/* the last one ends after its parent: not the fork-then-_exit idiom */
+		synth_init(&s, 701 + (uint32_t)i, 700, 0, 0, "./forker");
+		synth_hdr(&s)->start_mono_ns = 3000 + (uint64_t)i;
+		synth_hdr(&s)->end_mono_ns = i == 3 ? 950000 : 5000;
+		synth_chunk(&s, CBN_CHUNK_SAMPLES, 701 + (uint32_t)i);
+		synth_sample(&s, i == 3 ? 950000 : 4000, 1, pc, 1, 0);
+		snprintf(name, sizeof(name), "%d.0.cbp", 701 + i);
+		write_file(&s, name);
+	}
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	CHECK_EQ_INT(p->fork_exits, 3);
+	CHECK(!has_warning(p, "pid 701 ", NULL));
+	CHECK(has_warning(p, "pid 704 (./forker) ended without exiting normally", NULL));
+	prof_free(p);
+	clean_dir();
+}
+
 /* What the agent could not follow is named: an exec into an image that
  * cannot write the session (no "ended without exiting normally" for the
  * image it replaced), and the program's own seccomp filter. */
@@ -878,6 +915,7 @@ int main(void)
 	test_kernel_stacks(&self);
 	test_kernel_placed(&self);
 	test_many_abnormal();
+	test_fork_exits();
 	test_unprofiled_and_guard();
 	test_bad_dirs();
 	rmdir(dir);

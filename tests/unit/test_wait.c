@@ -334,16 +334,18 @@ static void test_io(void)
 	struct wait_analysis *w;
 	const struct rule_finding *f;
 	const struct wait_func *wf = NULL;
-	uint32_t rd, load, mainf, t, s_cpu, s_rd;
+	uint32_t rd, load, mainf, start, t, s_cpu, s_rd;
 	size_t i;
 
 	run_init(&b, 1000);
 	rd = pb_func(&b, "read", "", 0, "/lib/libc.so.6");
 	load = pb_func(&b, "load_file", "app.c", 5, "/bin/prog");
 	mainf = pb_func(&b, "main", "app.c", 1, "/bin/prog");
+	start = pb_func(&b, "__libc_start_main", "", 0, "/lib/libc.so.6");
 	t = pb_thread(&b, 100, 0, "main");
-	s_cpu = pb_stack(&b, 2, (uint32_t[]){ load, mainf });
-	s_rd = pb_stack_inl(&b, 3, (uint32_t[]){ rd, load, mainf }, (uint32_t[]){ 0, 10, 3 }, 0);
+	s_cpu = pb_stack(&b, 3, (uint32_t[]){ load, mainf, start });
+	s_rd = pb_stack_inl(&b, 4, (uint32_t[]){ rd, load, mainf, start },
+			    (uint32_t[]){ 0, 10, 3, 0 }, 0);
 	samples_at(&b, t, s_cpu, 0, 300, 0);
 	off_at(&b, t, s_rd, CBN_OFF_IO, 300, 1000, 3, PROF_NONE);
 	w = analyze(&b);
@@ -361,8 +363,12 @@ static void test_io(void)
 	CHECK_EQ_INT(w->sites[0].stack, s_rd);
 	f = finding(w, "io-wait");
 	CHECK(f && strstr(f->evidence, "app.c:10 (load_file) in read"));
-	/* the wall-clock view: main is everything, read is off-CPU self time */
+	/* the wall-clock view: main is everything, read is off-CPU self time;
+	 * the entry frame every stack starts with is left out, and counted */
 	REQUIRE(w->nfuncs == 3);
+	CHECK_EQ_INT(w->nentry_funcs, 1);
+	for (i = 0; i < w->nfuncs; i++)
+		CHECK(w->funcs[i].func != start);
 	CHECK_EQ_INT(w->funcs[0].total_on + w->funcs[0].total_off, 1000 * MS);
 	for (i = 0; i < w->nfuncs; i++)
 		if (w->funcs[i].func == rd)
