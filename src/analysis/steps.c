@@ -48,18 +48,68 @@ static int step_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
-static char *precision_of(const struct profile *p, uint32_t thread)
+/* --step-func: how exact each edge is, from how the ends were found: the
+ * claims that hold for this run only (steps_from_func, call_ended). */
+static char *precision_of(const struct profile *p, const struct step_edges *e)
 {
-	uint64_t period = prof_period_of_thread(p, thread);
+	uint64_t period = prof_period_of_thread(p, e->thread);
+	char ends[512] = "";
+	size_t n = 0;
 	char *s = NULL;
 
-	if (asprintf(&s, "found on the samples of thread %u: each step starts at the first sample "
-			 "inside the function and ends at the first outside it, so each edge is "
-			 "known to one sampling period (%.3f ms), and a step shorter than one period "
-			 "or a gap between steps shorter than one period can be missed",
-		     thread < p->nthreads ? p->threads[thread].tid : 0, (double)period / 1e6) < 0)
+	if (e->by_sample)
+		n += (size_t)snprintf(ends + n, sizeof(ends) - n, "%s%u by a sample outside the "
+				      "function", n ? ", " : "", e->by_sample);
+	if (e->by_look && n < sizeof(ends))
+		n += (size_t)snprintf(ends + n, sizeof(ends) - n, "%s%u by the off-CPU sampler "
+				      "finding the thread blocked outside it", n ? ", " : "",
+				      e->by_look);
+	if (e->by_gap && n < sizeof(ends))
+		n += (size_t)snprintf(ends + n, sizeof(ends) - n, "%s%u by a stretch of over %.0f ms "
+				      "off the CPU (without --off-cpu: a call that blocks inside "
+				      "for longer counts as two)", n ? ", " : "", e->by_gap,
+				      (double)STEP_FUNC_GAP_NS / 1e6);
+	if (asprintf(&s, "each edge is known to one sampling period (%.3f ms) of the thread's "
+			 "CPU: a step starts up to one period before its first sample and ends up "
+			 "to one period after its last%s%s%s; two calls with less than one period "
+			 "of CPU%s between them count as one",
+		     (double)period / 1e6, n ? " (ends seen: " : "", ends, n ? ")" : "",
+		     e->looked ? " and no look of the off-CPU sampler"
+			       : " and under 10 ms off the CPU") < 0)
 		return NULL;
 	return s;
+}
+
+/* What a step holds, and so what the time between steps is. */
+static char *counts_of(const struct profile *p, int source, const char *func,
+		       const struct step_edges *e)
+{
+	const struct prof_thread *t = e->thread < p->nthreads ? &p->threads[e->thread] : NULL;
+	char *s = NULL;
+	int n;
+
+	if (source == STEP_SRC_FUNC)
+		n = asprintf(&s, "one call of %s on thread %u%s%s%s, from its first sample to its "
+			     "end", func, t ? t->tid : 0, t && *t->name ? " (" : "",
+			     t && *t->name ? t->name : "", t && *t->name ? ")" : "");
+	else if (source == STEP_SRC_RANGE)
+		n = asprintf(&s, "one range, from its start to its end");
+	else
+		n = asprintf(&s, "from one marker to the next: the whole iteration");
+	return n < 0 ? NULL : s;
+}
+
+/* The time between consecutive steps of a process that is in none. */
+static uint64_t between_of(const struct step_analysis *a)
+{
+	uint64_t ns = 0;
+	size_t k;
+
+	for (k = 1; k < a->nsteps; k++)
+		if (a->steps[k].process == a->steps[k - 1].process &&
+		    a->steps[k].start > a->steps[k - 1].end)
+			ns += a->steps[k].start - a->steps[k - 1].end;
+	return ns;
 }
 
 int steps_analyze(const struct profile *p, const char *step_regex, const char *step_func,
@@ -71,7 +121,7 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 	struct step_ix ix = {0};
 	struct cbn_rx re;
 	int have_re = 0, ret, source = 0, pass;
-	uint32_t thread = UINT32_MAX;
+	struct step_edges edges = { .thread = UINT32_MAX };
 	char *what = NULL;
 	size_t i;
 
@@ -99,7 +149,7 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 		else if (pass == 1)
 			ret = steps_from_ranges(p, &re, &l);
 		else if (pass == 2)
-			ret = steps_from_func(p, step_func, &l, &thread);
+			ret = steps_from_func(p, step_func, &l, &edges);
 		else
 			ret = steps_from_markers(p, NULL, &x, &l);
 		if (ret < 0)
@@ -140,8 +190,11 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 	a->steps = l.v;
 	a->nsteps = l.n;
 	l.v = NULL;
-	if (source == STEP_SRC_FUNC && !(a->precision = precision_of(p, thread)))
+	if (source == STEP_SRC_FUNC && !(a->precision = precision_of(p, &edges)))
 		goto out;
+	if (!(a->counts = counts_of(p, source, step_func, &edges)))
+		goto out;
+	a->between_ns = between_of(a);
 	for (i = 0; i < p->nprocesses; i++)
 		a->controlled |= p->processes[i].capture.mode == CBN_CAPTURE_CONTROLLED;
 	if (a->controlled)
@@ -172,6 +225,7 @@ void steps_free(struct step_analysis *s)
 		return;
 	free((char *)s->what);
 	free((char *)s->precision);
+	free((char *)s->counts);
 	free(s->steps);
 	free(s->split);
 	free(s->slow);

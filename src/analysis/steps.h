@@ -10,10 +10,11 @@
  *   1. NVTX/annotation marks matching --step: step k runs from mark k to
  *      mark k+1;
  *   2. NVTX/annotation ranges whose name matches --step: each range is a step;
- *   3. --step-func NAME: each maximal run of samples whose stack holds NAME,
- *      separated by at least one sample without it, on the thread that runs it
- *      most; a step starts at the first such sample and ends at the first that
- *      lacks it — precise to one sampling period at each end;
+ *   3. --step-func NAME: each call of NAME on the thread that runs it most,
+ *      from its first sample to the first sign it ended: a sample outside it,
+ *      a look of the off-CPU sampler finding the thread blocked outside it,
+ *      or (without --off-cpu) a stretch of over 10 ms off the CPU; the time
+ *      between calls is in no step;
  *   4. cbn_step() markers: a step runs from one marker to the next (the last
  *      one to its window's end or the process's end when it has work), and
  *      the n-th marker starts step n, as torch's n-th prof.step() starts
@@ -71,7 +72,13 @@ struct step_analysis {
 	int source;                      /* enum step_source */
 	const char *what;                /* "cbn_step()", "ranges matching 'train'",
 					  * "function train_step" (owned) */
-	const char *precision;           /* STEP_SRC_FUNC: how exact the edges are; else NULL */
+	const char *precision;           /* STEP_SRC_FUNC: how exact the edges are, only the
+					  * claims that hold for the run; else NULL (markers
+					  * and ranges are timed exactly) */
+	const char *counts;              /* what a step holds: "one call of f on thread 42,
+					  * from its first sample to its end" (owned) */
+	uint64_t between_ns;             /* time between consecutive steps of a process that
+					  * is in none (a --step-func loop's sleep) */
 	struct step *steps;              /* by (process, start) */
 	size_t nsteps;
 	/* each step's wall time by what went on (step_split.h), parallel to

@@ -300,20 +300,94 @@ static int ts_cmp(const void *a, const void *b, void *ctx)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* The thread's blocked stretches (runnable ones are no sign of leaving a
+ * call: the thread was preempted where it was), by start. */
+struct offs {
+	const struct prof_offcpu **v;
+	size_t n;
+};
+
+static int off_start_cmp(const void *a, const void *b)
+{
+	const struct prof_offcpu *x = *(const struct prof_offcpu *const *)a;
+	const struct prof_offcpu *y = *(const struct prof_offcpu *const *)b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+static int offs_of(const struct profile *p, uint32_t thread, struct offs *o)
+{
+	size_t i;
+
+	o->n = 0;
+	if (!(o->v = calloc(p->noffcpu ? p->noffcpu : 1, sizeof(*o->v))))
+		return -ENOMEM;
+	for (i = 0; i < p->noffcpu; i++)
+		if (p->offcpu[i].thread == thread && p->offcpu[i].kind != CBN_OFF_RUNQ &&
+		    p->offcpu[i].end > p->offcpu[i].start)
+			o->v[o->n++] = &p->offcpu[i];
+	qsort(o->v, o->n, sizeof(*o->v), off_start_cmp);
+	return 0;
+}
+
 /*
- * Each maximal run of the thread's samples whose stack holds the function,
- * from the first such sample to the first without it (or the thread's last
- * sample), not across a window's edge.
+ * Did the call that sample a was in end before sample b (both inside the
+ * function, nothing sampled between them)?  A blocked stretch between them
+ * whose stack lacks the function says so, and when (*end: its start); one
+ * whose stack holds it says no (the call blocked inside).  Without any
+ * look at the thread (no --off-cpu), a stretch off the CPU longer than
+ * STEP_FUNC_GAP_NS ends the call at the last sample inside it.
+ */
+static int call_ended(const struct profile *p, const unsigned char *smatch,
+		      const struct offs *o, size_t *k, int looked, uint64_t a, uint64_t b,
+		      uint64_t cpu_b, uint64_t period, uint64_t *end, struct step_edges *e)
+{
+	size_t j;
+
+	/* a stretch's start is the look that first found the thread there
+	 * (docs/format.md, OFFCPU); its end runs to the next look, so only
+	 * the looks between the two samples say where the thread was */
+	while (*k < o->n && o->v[*k]->start < a)
+		(*k)++;
+	for (j = *k; j < o->n && o->v[j]->start < b; j++) {
+		const struct prof_offcpu *r = o->v[j];
+
+		if (r->stack >= p->nstacks || (r->flags & CBN_OFFCPU_NO_STACK))
+			continue;
+		if (smatch[r->stack])
+			return 0; /* blocked inside the call */
+		/* it left the call within one period of CPU after the last
+		 * sample inside (else another sample would have found it
+		 * there), and before the look */
+		*end = r->start < a + period ? r->start : a + period;
+		e->by_look++;
+		return 1;
+	}
+	if (looked || b - a <= cpu_b + STEP_FUNC_GAP_NS)
+		return 0;
+	*end = a + period < b - cpu_b ? a + period : b - cpu_b;
+	e->by_gap++;
+	return 1;
+}
+
+/*
+ * Each call of the function on the thread that runs it most, from its first
+ * sample to the first sign it ended: a sample of the thread outside the
+ * function, a look of the off-CPU sampler that found it blocked outside it
+ * (call_ended), the thread's or the window's end.
  */
 int steps_from_func(const struct profile *p, const char *name, struct step_list *l,
-			   uint32_t *thread_out)
+		    struct step_edges *e)
 {
 	unsigned char *fmatch = NULL, *smatch = NULL;
 	uint64_t *tw = NULL;
 	uint32_t *ts = NULL, best = UINT32_MAX;
-	size_t i, n = 0, any = 0;
+	struct offs offs = { 0 };
+	size_t i, n = 0, any = 0, k = 0;
 	int ret = 0;
 
+	memset(e, 0, sizeof(*e));
+	e->thread = UINT32_MAX;
 	if (!p->nsamples || !p->nthreads)
 		return 0;
 	fmatch = calloc(p->nfuncs ? p->nfuncs : 1, 1);
@@ -350,8 +424,9 @@ int steps_from_func(const struct profile *p, const char *name, struct step_list 
 			best = (uint32_t)i;
 	if (best == UINT32_MAX)
 		goto out;
-	*thread_out = best;
-	if (!(ts = util_reallocarray(NULL, p->nsamples, sizeof(*ts)))) {
+	e->thread = best;
+	if (!(ts = util_reallocarray(NULL, p->nsamples, sizeof(*ts))) ||
+	    offs_of(p, best, &offs) < 0) {
 		ret = -ENOMEM;
 		goto out;
 	}
@@ -361,20 +436,31 @@ int steps_from_func(const struct profile *p, const char *name, struct step_list 
 	qsort_r(ts, n, sizeof(*ts), ts_cmp, (void *)p);
 	{
 		uint32_t proc = p->threads[best].process;
-		uint64_t number = 0, start = 0;
+		const struct prof_offcpu_proc *oc = &p->processes[proc].offcpu;
+		uint64_t number = 0, start = 0, period = prof_period_of_thread(p, best), end;
 		long w = WIN_NONE, wr = WIN_NONE;
 		int in = 0;
 
+		e->looked = oc->state == CBN_OFFCPU_ON;
+		e->look_ns = oc->rate_hz ? 1000000000ull / oc->rate_hz : 0;
 		for (i = 0; i <= n; i++) {
 			const struct prof_sample *s = i < n ? &p->samples[ts[i]] : NULL;
 			int match = s && s->stack < p->nstacks && smatch[s->stack];
 
 			w = s ? window_at(p, proc, s->ts) : WIN_NONE;
+			/* two samples inside: did a call end between them? */
+			if (in && match && w == wr &&
+			    call_ended(p, smatch, &offs, &k, e->looked, p->samples[ts[i - 1]].ts,
+				       s->ts, (uint64_t)s->weight * period, period, &end, e)) {
+				if (end > start && (ret = step_add(l, proc, number++, start, end)) < 0)
+					goto out;
+				in = 0;
+			}
 			if (in && (!match || w != wr)) {
 				/* the run ends at this sample; at its last one when the
 				 * thread or the window ends inside the function */
-				uint64_t end = s && w == wr ? s->ts : p->samples[ts[i - 1]].ts;
-
+				end = s && w == wr ? s->ts : p->samples[ts[i - 1]].ts;
+				e->by_sample += s && w == wr;
 				if (end > start && (ret = step_add(l, proc, number++, start, end)) < 0)
 					goto out;
 				in = 0;
@@ -391,6 +477,6 @@ out:
 	free(smatch);
 	free(tw);
 	free(ts);
+	free(offs.v);
 	return ret;
 }
-

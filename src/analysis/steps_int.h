@@ -24,6 +24,21 @@
  * it still belongs to that window. */
 #define STEP_EDGE_SLACK_NS 1000000ull
 
+/* --step-func without off-CPU looks: a stretch off the CPU longer than
+ * this between two samples inside the function ends a call (a sleep
+ * between calls; a call that blocks inside for longer counts as two) */
+#define STEP_FUNC_GAP_NS 10000000ull
+
+/* How --step-func found the ends of the calls (steps_from_func). */
+struct step_edges {
+	uint32_t thread;         /* the thread it read, UINT32_MAX none */
+	int looked;              /* the off-CPU sampler looked at it (--off-cpu) */
+	uint64_t look_ns;        /* its period between looks, 0 unknown */
+	uint32_t by_sample;      /* ends seen by a sample outside the function */
+	uint32_t by_look;        /* ... by a look that found it blocked outside */
+	uint32_t by_gap;         /* ... by a stretch off the CPU (no looks) */
+};
+
 struct step_list {
 	struct step *v;
 	size_t n, cap;
@@ -57,14 +72,15 @@ struct step_ix {
 };
 
 /* steps_find.c: the steps of markers (cbn_step(), or marks matching re
- * when not NULL), of ranges matching re, of function name (on the samples
- * of one thread, *thread); the sample index built; the first position in it
+ * when not NULL), of ranges matching re, of function name (one call each,
+ * on the samples of one thread: how their ends were found in *e); the
+ * sample index built; the first position in it
  * with (process, ts) >= (proc, ts); the process of sample si. */
 int steps_from_markers(const struct profile *p, const struct cbn_rx *re, const struct sample_index *x,
 		       struct step_list *l);
 int steps_from_ranges(const struct profile *p, const struct cbn_rx *re, struct step_list *l);
 int steps_from_func(const struct profile *p, const char *name, struct step_list *l,
-		    uint32_t *thread);
+		    struct step_edges *e);
 int steps_sidx_build(const struct profile *p, struct sample_index *x);
 size_t steps_sidx_lower(const struct sample_index *x, uint32_t proc, uint64_t ts);
 uint32_t steps_sample_proc(const struct profile *p, uint32_t si);

@@ -114,8 +114,9 @@ static void usage(FILE *f)
 	      "Steps and capture control (docs/steps.md):\n"
 	      "      --step REGEX     NVTX/annotation ranges or marks named so are steps too\n"
 	      "                       (cbn_step() always marks one); report as well as run\n"
-	      "      --step-func NAME  a function entered once per step (found on the samples;\n"
-	      "                       precise to a sampling period); report as well as run\n"
+	      "      --step-func NAME  each call of NAME is a step (found on the samples and,\n"
+	      "                       in a run, the off-CPU looks it turns on); report as well\n"
+	      "                       as run\n"
 	      "      --schedule SPEC  wait=N,warmup=N,active=N,repeat=N,skip_first=N over the\n"
 	      "                       steps, as torch.profiler.schedule: record only active steps\n"
 	      "      --delay TIME     record from TIME after start (s, ms, us, min, h; e.g. 5s)\n"
@@ -680,6 +681,11 @@ int cli_parse_opts(int argc, char **argv, enum cli_mode mode, struct cli_opts *o
 			return cli_usage_error("unknown option %s", argv[optind - 1]);
 		}
 	}
+	/* --step-func ends a call where the thread blocks outside it: the
+	 * off-CPU sampler's looks see that (steps_find.c), so a run records
+	 * them (docs/steps.md) */
+	if (mode == CLI_MODE_RUN && o->step_func && !o->offcpu_hz)
+		o->offcpu_hz = CLI_DEFAULT_OFFCPU_HZ;
 	return opts_check(o, mode);
 }
 

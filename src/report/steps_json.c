@@ -194,6 +194,8 @@ int report_steps_json(const struct analysis *a, cJSON *root)
 	err |= !cJSON_AddStringToObject(o, "source", source_name(s->source));
 	err |= !cJSON_AddStringToObject(o, "what", s->what ? s->what : "");
 	err |= str_or_null(o, "precision", s->precision);
+	err |= !cJSON_AddStringToObject(o, "counts", s->counts ? s->counts : "");
+	err |= !cJSON_AddNumberToObject(o, "between_ns", (double)s->between_ns);
 	err |= json_put_fnum(o, JK_STEP_COUNT, (double)s->nsteps);
 	err |= json_put_fnum(o, "min_ns", (double)s->min_ns);
 	err |= json_put_fnum(o, JK_STEP_MEDIAN_NS, (double)s->median_ns);

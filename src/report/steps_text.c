@@ -103,6 +103,15 @@ static void print_source(FILE *out, const struct profile *p, const struct step_a
 	if (spec)
 		fprintf(out, " (%s)", *words ? words : "capture controls");
 	fputc('\n', out);
+	if (s->counts) {
+		char b[32];
+
+		fprintf(out, "  each step: %s", s->counts);
+		if (s->between_ns)
+			fprintf(out, "; the %s between steps are in none", fmt_time(b, sizeof(b),
+										    s->between_ns));
+		fputc('\n', out);
+	}
 	if (s->precision)
 		fprintf(out, "  precision: %s\n", s->precision);
 }

@@ -5,7 +5,8 @@
 # i + 1 as torch numbers them: step 0 is the time before the loop): under cbn_step()
 # markers (12 steps, the cold start found, warm_caches named as what grew),
 # the same session re-read with --step train_step (its ranges) and with
-# --step-func train_step (found on the samples: the precision said), and a
+# --step-func train_step (one call each, found on the samples: what a step
+# holds and the precision said), and a
 # --schedule run (3 steps recorded, numbered 3..5, and what was captured).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
@@ -48,7 +49,8 @@ grep_out '^  \[cold-start\] '
 run_cbn report --step-func train_step "$T/s"
 expect_rc 0
 grep_out '^Steps: 1[12] from function train_step \(found on the samples\)$'
-grep_out '^  precision: found on the samples of thread [0-9]+: .*one sampling period'
+grep_out '^  each step: one call of train_step on thread [0-9]+ \(step_cold\), from its first sample to its end'
+grep_out '^  precision: each edge is known to one sampling period \(1.001 ms\) of the thread.s CPU: .*\(ends seen: [0-9]+ by '
 grep_out '^  \[cold-start\] '
 
 # a schedule: wait 2 (steps 0-1: before the loop and its first, cold
