@@ -45,7 +45,7 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 		goto out;
 	if (!(opts && opts->cpu_only) && (ret = cuda_analyze_ops(p, a->ops, &a->cuda)) < 0)
 		goto out;
-	if ((ret = mem_analyze(a)) < 0)
+	if ((ret = mem_analyze(a, opts ? opts->alloc_fns : NULL, opts ? opts->nalloc_fns : 0)) < 0)
 		goto out;
 	if ((ret = mem_samples_build(p, &a->mem_samples, &a->nmem_samples)) < 0)
 		goto out;

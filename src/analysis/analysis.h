@@ -30,6 +30,9 @@ struct analysis_opts {
 	const struct op_pattern *op_patterns;   /* --op-pattern rules (ops.h), before the
 						 * built-in ones */
 	size_t nop_patterns;
+	const char *const *alloc_fns;   /* --alloc-fn: allocation wrappers a memory site
+					 * looks past, as massif's --alloc-fn */
+	size_t nalloc_fns;
 };
 
 struct analysis {

@@ -296,6 +296,7 @@ static long site_of(struct gsites *gs, const struct profile *p, const struct pro
 	gs->s[gs->n].line = q.line;
 	gs->s[gs->n].inlined = inlined;
 	gs->s[gs->n].stack = PROF_NONE;
+	gs->s[gs->n].via = PROF_NONE;
 	return (long)gs->n++;
 }
 

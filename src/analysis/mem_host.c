@@ -173,6 +173,7 @@ static int space_leaks(struct host_ctx *h, const struct replay *r, uint32_t proc
 	const struct prof_process *pr = &p->processes[proc];
 	uint64_t *steps = NULL;
 	uint32_t *last_step = NULL;
+	const char *arena;
 	long nsteps;
 	size_t i, k;
 	int ret = 0;
@@ -192,6 +193,12 @@ static int space_leaks(struct host_ctx *h, const struct replay *r, uint32_t proc
 			continue;
 		s->live_end_bytes += (double)a->size * h->aw[i];
 		s->live_end_blocks += h->aw[i];
+		/* an arena or a GC heap keeps it until exit on purpose */
+		if ((arena = mem_wrap_arena(p, h->wrap, a->stack))) {
+			s->arena_end_bytes += (double)a->size * h->aw[i];
+			if (!s->arena)
+				s->arena = arena;
+		}
 		if (!s->leak_first_ts || a->ts < s->leak_first_ts)
 			s->leak_first_ts = a->ts;
 		if (a->ts > s->leak_last_ts)
@@ -455,7 +462,8 @@ static int heaviest_stacks(struct host_ctx *h)
 }
 
 /* Host spaces, one per process that recorded host memory. */
-int mem_host_analyze(const struct profile *p, struct mem_analysis *m)
+int mem_host_analyze(const struct profile *p, struct mem_analysis *m, const char *const *fns,
+		     size_t nfns)
 {
 	struct host_ctx h = { .p = p, .m = m };
 	size_t i, nhost = 0;
@@ -492,6 +500,8 @@ int mem_host_analyze(const struct profile *p, struct mem_analysis *m)
 		goto out;
 	}
 	memset(h.stack_site, 0xff, (p->nstacks ? p->nstacks : 1) * sizeof(*h.stack_site));
+	if ((ret = mem_wrap_find(p, fns, nfns, &h.wrap)) < 0)
+		goto out;
 	for (i = 0; i < p->nprocesses; i++) {
 		const struct prof_process *pr = &p->processes[i];
 		struct mem_space *sp;
@@ -534,6 +544,7 @@ out:
 	free(h.aw);
 	free(h.dead);
 	free(h.stack_site);
+	free(h.wrap);
 	free(h.live);
 	free(h.lives);
 	return ret;

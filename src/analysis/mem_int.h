@@ -35,6 +35,7 @@ struct host_ctx {
 	uint8_t *dead;                     /* per record: freed (or replaced) in a replay */
 	uint32_t *stack_site;              /* per profile stack: its site, UINT32_MAX unknown
 	                                    * (the allocator test runs once per stack) */
+	uint8_t *wrap;                     /* per function: MW_* (mem_wrap.c) */
 	size_t first_site;                 /* host sites begin here in m->sites */
 	size_t capsites;                   /* m->sites' capacity while host sites are added */
 	double *live;                      /* per site: live bytes during a replay */
@@ -67,6 +68,22 @@ struct replay {
 };
 
 
+/* mem_wrap.c: per function, MW_* flags: what a site looks past (the
+ * allocator's wrappers, found or named with --alloc-fn) and the arena and
+ * GC allocators whose blocks at exit are no leak.  MEM_WRAP_DEPTH: the
+ * longest one-caller chain of helpers under a wrapper; MEM_WRAP_LAYERS:
+ * wrappers over wrappers found. */
+#define MW_WRAPPER 0x1           /* forwards to the allocator, found from the samples */
+#define MW_USER 0x2              /* named with --alloc-fn */
+#define MW_ARENA 0x4             /* keeps its memory until exit on purpose */
+#define MW_SKIP (MW_WRAPPER | MW_USER | MW_ARENA) /* a site looks past them all */
+#define MEM_WRAP_DEPTH 3
+#define MEM_WRAP_LAYERS 4
+
+int mem_wrap_find(const struct profile *p, const char *const *fns, size_t nfns, uint8_t **out);
+/* The name of the arena or GC allocator stack passes through, NULL none. */
+const char *mem_wrap_arena(const struct profile *p, const uint8_t *w, uint32_t stack);
+
 /* mem_sites.c: the host site of an allocation's stack (made at first
  * sight; -ENOMEM), and every site's order and the leaks once both host and
  * GPU spaces are in. */
@@ -82,7 +99,9 @@ int mem_replay_run(struct host_ctx *h, struct replay *r);
 int mem_push_point(struct replay *r, uint64_t ts, double live, uint64_t rss);
 void mem_timeline_reduce(struct mem_point *pts, size_t *n);
 
-/* mem_host.c: the host spaces, one per process that recorded host memory. */
-int mem_host_analyze(const struct profile *p, struct mem_analysis *m);
+/* mem_host.c: the host spaces, one per process that recorded host memory;
+ * fns: --alloc-fn names. */
+int mem_host_analyze(const struct profile *p, struct mem_analysis *m, const char *const *fns,
+		     size_t nfns);
 
 #endif

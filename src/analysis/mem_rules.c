@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "names.h"
 #include "rules.h"
 #include "util.h"
 
@@ -46,15 +47,29 @@ static double since(const struct profile *p, uint64_t ts)
 /* "file:line(function)", or "[no stack]". */
 static char *site_str(char *buf, size_t len, const struct profile *p, const struct mem_site *s)
 {
+	char bare[512];
 	const char *fn;
 
 	if (s->func >= p->nfuncs) {
 		snprintf(buf, len, "[no stack]");
 		return buf;
 	}
-	fn = p->funcs[s->func].name ? p->funcs[s->func].name : "?";
-	snprintf(buf, len, "%s:%u(%s)%s", s->file && *s->file ? s->file : "~", s->line, fn,
-		 s->inlined ? " [inlined]" : "");
+	/* as the sites table prints it: file:line(func) without parameters,
+	 * [module]:0(func) without a line, and the wrapper it was found past */
+	fn = names_bare_copy(bare, sizeof(bare), p->funcs[s->func].name ? p->funcs[s->func].name
+									 : "?");
+	if (s->file && *s->file)
+		snprintf(buf, len, "%s:%u(%s)%s", s->file, s->line, fn, s->inlined ? " [inlined]" : "");
+	else
+		snprintf(buf, len, "[%s]:0(%s)", p->funcs[s->func].module && *p->funcs[s->func].module
+						 ? p->funcs[s->func].module : "?", fn);
+	if (s->kind == MEM_SPACE_HOST && s->via < p->nfuncs) {
+		size_t n = strlen(buf);
+
+		snprintf(buf + n, len - n, " via %s",
+			 names_bare_copy(bare, sizeof(bare),
+					 p->funcs[s->via].name ? p->funcs[s->via].name : "?"));
+	}
 	return buf;
 }
 

@@ -38,6 +38,7 @@ int mem_sites_finish(struct mem_analysis *m)
 {
 	uint32_t *order, *rank;
 	struct mem_site *sorted;
+	double best;
 	size_t i, j;
 
 	if (!m->nsites)
@@ -65,9 +66,25 @@ int mem_sites_finish(struct mem_analysis *m)
 			if (m->spaces[i].at_peak[j].site < m->nsites)
 				m->spaces[i].at_peak[j].site = rank[m->spaces[i].at_peak[j].site];
 	free(rank);
+	/* an arena site holds most of its blocks at the end in the arena */
+	m->arena_end_bytes = 0;
+	m->arena_top = NULL;
+	for (i = 0, best = 0; i < m->nsites; i++) {
+		struct mem_site *s = &m->sites[i];
+
+		if (s->arena && s->arena_end_bytes < 0.5 * s->live_end_bytes)
+			s->arena = NULL;
+		if (!s->arena)
+			continue;
+		m->arena_end_bytes += s->live_end_bytes;
+		if (s->live_end_bytes > best) {
+			best = s->live_end_bytes;
+			m->arena_top = s->arena;
+		}
+	}
 	m->nleaks = 0;
 	for (i = 0; i < m->nsites; i++)
-		if (m->sites[i].live_end_bytes >= 0.5)
+		if (m->sites[i].live_end_bytes >= 0.5 && !m->sites[i].arena)
 			order[m->nleaks++] = (uint32_t)i;
 	qsort_r(order, m->nleaks, sizeof(*order), leak_cmp, m->sites);
 	free(m->leaks);
@@ -243,21 +260,32 @@ int mem_frame_is_allocator(const struct profile *p, const struct prof_frame *fr)
 }
 
 /* The site frame of a stack: the first frame, leaf first, outside the
- * allocator; the innermost frame when every frame is the allocator's; NULL
- * for no stack. */
-static const struct prof_frame *site_frame(const struct profile *p, uint32_t stack)
+ * allocator and its wrappers (mem_wrap.c: wrap may be NULL); the innermost
+ * frame when every frame is the allocator's; NULL for no stack.  *via: the
+ * outermost wrapper it looked past, PROF_NONE. */
+static const struct prof_frame *site_frame(const struct profile *p, const uint8_t *wrap,
+					   uint32_t stack, uint32_t *via)
 {
 	const struct prof_stack *s;
 	uint32_t i;
 
+	*via = PROF_NONE;
 	if (stack >= p->nstacks || !p->stacks[stack].nframes)
 		return NULL;
 	s = &p->stacks[stack];
 	if ((uint64_t)s->first + s->nframes > p->nframes)
 		return NULL;
-	for (i = 0; i < s->nframes; i++)
-		if (!mem_frame_is_allocator(p, &p->frames[s->first + i]))
-			return &p->frames[s->first + i];
+	for (i = 0; i < s->nframes; i++) {
+		const struct prof_frame *fr = &p->frames[s->first + i];
+
+		if (mem_frame_is_allocator(p, fr))
+			continue;
+		if (wrap && fr->func < p->nfuncs && (wrap[fr->func] & MW_SKIP)) {
+			*via = fr->func;
+			continue;
+		}
+		return fr;
+	}
 	return &p->frames[s->first];
 }
 
@@ -283,11 +311,11 @@ long mem_site_of(struct host_ctx *h, uint32_t stack)
 	const void *probe[2] = { h, &k };
 	struct mem_site *s;
 	uint64_t hash;
-	uint32_t v;
+	uint32_t v, via;
 
 	if (stack < h->p->nstacks && h->stack_site[stack] != UINT32_MAX)
 		return h->stack_site[stack];
-	if ((fr = site_frame(h->p, stack))) {
+	if ((fr = site_frame(h->p, h->wrap, stack, &via))) {
 		k.func = fr->func;
 		k.line = fr->line;
 		k.file = fr->file ? fr->file : "";
@@ -308,6 +336,7 @@ long mem_site_of(struct host_ctx *h, uint32_t stack)
 	s->line = k.line;
 	s->inlined = fr && fr->inlined;
 	s->stack = PROF_NONE;
+	s->via = via;
 	if (util_map_put(&h->sitemap, hash, (uint32_t)h->m->nsites) < 0)
 		return -ENOMEM;
 	if (stack < h->p->nstacks)

@@ -37,7 +37,7 @@ const char *mem_strdup(struct mem_analysis *m, const char *fmt, ...)
 
 /* --- entry point ----------------------------------------------------------- */
 
-int mem_analyze(struct analysis *a)
+int mem_analyze(struct analysis *a, const char *const *alloc_fns, size_t nalloc_fns)
 {
 	const struct profile *p = a->profile;
 	struct mem_analysis *m;
@@ -46,7 +46,7 @@ int mem_analyze(struct analysis *a)
 	a->memory = NULL;
 	if (!(m = calloc(1, sizeof(*m))))
 		return -ENOMEM;
-	if ((ret = mem_host_analyze(p, m)) < 0 || (ret = mem_gpu_analyze(p, m)) < 0 ||
+	if ((ret = mem_host_analyze(p, m, alloc_fns, nalloc_fns)) < 0 || (ret = mem_gpu_analyze(p, m)) < 0 ||
 	    (ret = mem_sites_finish(m)) < 0)
 		goto fail;
 	if (!m->nspaces && !m->refused) {

@@ -74,7 +74,8 @@ struct mem_space {
 
 /* An allocation site: the first frame of an allocation's stack outside the
  * allocator (malloc & co, operator new, the standard library's allocator
- * templates, the CUDA runtime for GPU sites); allocations with the same
+ * templates, the CUDA runtime for GPU sites) and, on the host, outside the
+ * program's allocation wrappers (mem_wrap.c); allocations with the same
  * function, file and line are one site. */
 struct mem_site {
 	uint32_t kind;           /* enum mem_space_kind */
@@ -98,6 +99,16 @@ struct mem_site {
 	uint64_t leak_span_ns;   /* of the run of its process(es): last - first process time */
 	uint32_t leak_steps;     /* steps with a leaked birth */
 	uint32_t steps;          /* steps in those processes (0: none repeat) */
+	/* host: the allocation wrapper (xmalloc, sqlite3Malloc: found from the
+	 * samples or named with --alloc-fn, mem_wrap.c) it was found past, the
+	 * outermost of its first stack; PROF_NONE when it called the allocator
+	 * itself */
+	uint32_t via;
+	/* host: the arena or GC allocator (ggc_internal_alloc, _obstack_newchunk,
+	 * pymalloc's) that holds most of its blocks at the end: kept until exit
+	 * on purpose, not a leak (not in leaks[]); NULL otherwise */
+	const char *arena;
+	double arena_end_bytes;  /* of live_end_bytes, the blocks an arena allocator holds */
 	/* GPU: allocated by a caching allocator (PyTorch's CUDACachingAllocator,
 	 * cub's, RMM's pools): what it holds at the end is its cache, kept for
 	 * reuse until the process exits, not a leak (not in leaks[]) */
@@ -115,6 +126,11 @@ struct mem_analysis {
 	                                            * by live_end_bytes desc */
 	uint64_t sampled, lost, untracked, no_stack; /* all processes */
 	const char *refused;     /* why host memory was asked for but not recorded, NULL */
+	/* host blocks that arena and GC allocators held at exit on purpose (the
+	 * sites with an arena, mem_site.arena), not leaks; the arena holding
+	 * most of them (a function name), NULL when none */
+	double arena_end_bytes;
+	const char *arena_top;
 	/* appended after the contract's first version */
 	struct rule_finding *recos; size_t nrecos;    /* findings of the memory rules
 	                                            * (mem_rules.c), in table order */
@@ -144,8 +160,9 @@ int mem_rules_build(struct mem_analysis *m, const struct profile *p);
 struct analysis;
 
 /* Fill a->memory from a->profile; a->memory stays NULL when the run has no
- * memory data.  0 or -ENOMEM. */
-int mem_analyze(struct analysis *a);
+ * memory data.  alloc_fns: --alloc-fn names (wrappers a site looks past).
+ * 0 or -ENOMEM. */
+int mem_analyze(struct analysis *a, const char *const *alloc_fns, size_t nalloc_fns);
 /* GPU part (mem_gpu.c): append GPU spaces and sites to m. 0 or -ENOMEM. */
 int mem_gpu_analyze(const struct profile *p, struct mem_analysis *m);
 void mem_free(struct mem_analysis *m);

@@ -58,6 +58,8 @@ struct cli_opts {
 	/* operators (run and report) */
 	struct op_pattern *op_patterns;   /* --op-pattern REGEX=NAME, in order (ops.h) */
 	size_t nop_patterns;
+	const char **alloc_fns;     /* --alloc-fn NAME, repeatable (malloc'd array) */
+	size_t nalloc_fns;
 	/* report */
 	int inline_view;            /* --inline: enum prof_inline */
 	int python_view;            /* --python: enum prof_python (run and report; off also

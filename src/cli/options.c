@@ -33,6 +33,7 @@ enum {
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
 	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING, OPT_OFFCPU,
 	OPT_HTML, OPT_WAIT_ALL, OPT_SOURCE_ROOT, OPT_RANK, OPT_RANKS, OPT_PYTHON, OPT_OP_PATTERN,
+	OPT_ALLOC_FN,
 };
 
 static const struct option long_opts[] = {
@@ -59,6 +60,7 @@ static const struct option long_opts[] = {
 	{"step", required_argument, NULL, OPT_STEP},
 	{"step-func", required_argument, NULL, OPT_STEP_FUNC},
 	{"op-pattern", required_argument, NULL, OPT_OP_PATTERN},
+	{"alloc-fn", required_argument, NULL, OPT_ALLOC_FN},
 	{"ring", required_argument, NULL, OPT_RING},
 	{"off-cpu", optional_argument, NULL, OPT_OFFCPU},
 	{"wall", optional_argument, NULL, OPT_OFFCPU},
@@ -151,6 +153,9 @@ static void usage(FILE *f)
 	      "                       REGEX are operator NAME (\\1 inserts a group, \\u1 in upper\n"
 	      "                       case), before the built-in PyTorch/ggml/ONNX Runtime/\n"
 	      "                       TensorFlow rules; repeatable\n"
+	      "      --alloc-fn NAME  an allocation wrapper of the program: a memory site is\n"
+	      "                       its caller, as massif's --alloc-fn (wrappers that only\n"
+	      "                       forward to malloc are found without it); repeatable\n"
 	      "      --rank N, --ranks LIST  a distributed run: only these ranks (0-3,7)\n"
 	      "                       (docs/distributed.md)\n"
 	      "  -q, --quiet          tables only: no banner or hints; the agent stays silent\n"
@@ -445,6 +450,20 @@ static int opt_view(int c, struct cli_opts *o)
 		np[o->nop_patterns++] = pat;
 		break;
 	}
+	case OPT_ALLOC_FN: {
+		const char **nf;
+
+		if (!*optarg)
+			return cli_usage_error("--alloc-fn needs a function name");
+		nf = realloc(o->alloc_fns, (o->nalloc_fns + 1) * sizeof(*nf));
+		if (!nf) {
+			fprintf(stderr, "cbottleneck: out of memory\n");
+			return CLI_EXIT_NOMEM;
+		}
+		o->alloc_fns = nf;
+		nf[o->nalloc_fns++] = optarg;
+		break;
+	}
 	case OPT_STEP_FUNC:
 		if (!*optarg)
 			return cli_usage_error("--step-func needs a function name");
@@ -701,6 +720,9 @@ void cli_opts_free(struct cli_opts *o)
 	free(o->op_patterns);
 	o->op_patterns = NULL;
 	o->nop_patterns = 0;
+	free(o->alloc_fns);
+	o->alloc_fns = NULL;
+	o->nalloc_fns = 0;
 	free(o->fail);
 	free(o->warn);
 	o->fail = o->warn = NULL;

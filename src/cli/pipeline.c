@@ -31,6 +31,8 @@ int cli_analyse(const struct profile *p, const struct cli_opts *o, struct analys
 	ao.step_func = o ? o->step_func : NULL;
 	ao.op_patterns = o ? o->op_patterns : NULL;
 	ao.nop_patterns = o ? o->nop_patterns : 0;
+	ao.alloc_fns = o ? o->alloc_fns : NULL;
+	ao.nalloc_fns = o ? o->nalloc_fns : 0;
 	if (analysis_run(p, &ao, a) < 0) {
 		fprintf(stderr, "cbottleneck: out of memory while analysing the profile; free "
 			"some memory or raise the limit (ulimit -v) and try again\n");

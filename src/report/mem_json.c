@@ -159,6 +159,14 @@ static cJSON *json_site(const struct profile *p, const struct mem_site *s)
 	err |= whole(o, "max_live_bytes", s->max_live);
 	err |= whole(o, "short_lived", s->short_lived);
 	err |= json_put_fnum(o, "median_life_ns", (double)s->median_life_ns);
+	if (s->kind == MEM_SPACE_HOST && s->via < p->nfuncs)
+		err |= json_put_str(o, "via", p->funcs[s->via].name);
+	else
+		err |= null(o, "via");
+	if (s->arena)
+		err |= json_put_str(o, "arena", s->arena);
+	else
+		err |= null(o, "arena");
 	if (err) {
 		cJSON_Delete(o);
 		return NULL;
@@ -188,6 +196,7 @@ int report_mem_json(const struct analysis *a, cJSON *root)
 		err |= json_put_str(o, "refused", m->refused);
 	else
 		err |= null(o, "refused");
+	err |= whole(o, "arena_end_bytes", m->arena_end_bytes);
 	if (err)
 		return -ENOMEM;
 	if (!(arr = cJSON_AddArrayToObject(o, JK_MEM_SPACES)))

@@ -68,6 +68,15 @@ static char *site_label(char *buf, size_t len, const struct profile *p, const st
 	fmt_trunc(path, sizeof(path), s->file && *s->file ? s->file : f->file ? f->file : "",
 		  MEM_TEXT_SITE_MAX / 2, 1);
 	fmt_func(buf, len, name, path, s->file && *s->file ? s->line : f->line, f->module);
+	/* the allocation wrapper it was found past (mem_wrap.c) */
+	if (s->kind == MEM_SPACE_HOST && s->via < p->nfuncs) {
+		size_t n = strlen(buf);
+
+		names_bare_copy(path, sizeof(path), p->funcs[s->via].name ? p->funcs[s->via].name
+									   : "?");
+		fmt_trunc(name, sizeof(name), path, MEM_TEXT_SITE_MAX / 3, 0);
+		snprintf(buf + n, len - n, " via %s", name);
+	}
 	return buf;
 }
 
@@ -265,6 +274,13 @@ static int print_leaks(FILE *out, const struct analysis *an, uint32_t kind, uint
 			n++;
 			total += s->live_end_bytes;
 		}
+	}
+	/* what arena and GC allocators kept until exit on purpose: no leak */
+	if (kind == MEM_SPACE_HOST && m->arena_end_bytes > 0 && m->arena_top) {
+		names_bare_copy(site, sizeof(site), m->arena_top);
+		fprintf(out, "\nKept until exit on purpose, not leaks: %s held by arena and GC "
+			"allocators (most by %s)\n", bytes_d(b, sizeof(b), m->arena_end_bytes, est),
+			site);
 	}
 	if (!n)
 		return 0;
