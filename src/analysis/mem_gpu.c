@@ -297,6 +297,7 @@ static long site_of(struct gsites *gs, const struct profile *p, const struct pro
 	gs->s[gs->n].inlined = inlined;
 	gs->s[gs->n].stack = PROF_NONE;
 	gs->s[gs->n].via = PROF_NONE;
+	gs->s[gs->n].max_live_known = 1; /* every GPU record: exact */
 	return (long)gs->n++;
 }
 

@@ -26,6 +26,19 @@
 			;                                                            \
 	} while (0)
 
+/* A sampled record whose weight is under this stands for itself alone (a
+ * block of 5 x the sampling rate or more is recorded with 99 % odds): its
+ * bytes are a measurement, not an estimate. */
+#define MEM_SURE_WEIGHT 1.01
+/* An estimate of one site's live bytes made of fewer uncertain records
+ * than this is one sample's weight (±100 %), not a figure to show. */
+#define MEM_EST_MIN_RECORDS 3
+/* The exact counters' precision: each thread batches 64 KiB (agent.md,
+ * section 15); a peak is first reached when the live heap comes within
+ * that, or MEM_PEAK_SAME of it (mem_host.c). */
+#define MEM_COUNTER_SLACK 65536ull
+#define MEM_PEAK_SAME 0.001
+
 struct host_ctx {
 	const struct profile *p;
 	struct mem_analysis *m;
@@ -39,6 +52,9 @@ struct host_ctx {
 	size_t first_site;                 /* host sites begin here in m->sites */
 	size_t capsites;                   /* m->sites' capacity while host sites are added */
 	double *live;                      /* per site: live bytes during a replay */
+	double *sure;                      /* ... of them, blocks whose record is certain
+	                                    * (MEM_SURE_WEIGHT: a large block's) */
+	uint32_t *nunsure;                 /* ... and the live records that are not */
 	/* lifetimes of freed sampled blocks: (site, ns) */
 	struct life { uint32_t site; uint64_t ns; } *lives;
 	size_t nlives, caplives;
@@ -58,6 +74,8 @@ struct replay {
 	struct death *deaths; size_t ndeaths;   /* by ts */
 	uint64_t snap_ts;                  /* copy site lives here at this time, 0 never */
 	double *snap;                      /* per site, when snap_ts */
+	double *snap_sure;                 /* ... of it, certain */
+	uint32_t *snap_n;                  /* ... and the uncertain records behind the rest */
 	int stats;                         /* first pass: lifetimes, timeline, site maxima */
 	/* out (stats pass) */
 	double peak; uint64_t peak_ts;     /* highest estimated live */

@@ -106,6 +106,15 @@ int mem_push_point(struct replay *r, uint64_t ts, double live, uint64_t rss)
 	return 0;
 }
 
+/* Each site's live bytes, their certain part and the uncertain records
+ * behind the rest, at r->snap_ts. */
+static void replay_snap(const struct host_ctx *h, struct replay *r)
+{
+	memcpy(r->snap, h->live, h->m->nsites * sizeof(*h->live));
+	memcpy(r->snap_sure, h->sure, h->m->nsites * sizeof(*h->sure));
+	memcpy(r->snap_n, h->nunsure, h->m->nsites * sizeof(*h->nunsure));
+}
+
 /* Births and deaths of one process's sampled blocks in time order (a birth
  * before a free at the same time, a replaced block's end before the birth
  * that replaced it), tracking each site's live bytes. */
@@ -117,8 +126,10 @@ int mem_replay_run(struct host_ctx *h, struct replay *r)
 	uint64_t rss = 0;
 	int ret, snapped = 0;
 
-	for (s = h->first_site; s < h->m->nsites; s++)
-		h->live[s] = 0;
+	for (s = h->first_site; s < h->m->nsites; s++) {
+		h->live[s] = h->sure[s] = 0;
+		h->nunsure[s] = 0;
+	}
 	while (ai < r->a1 || di < r->ndeaths || (r->stats && ci < r->c1)) {
 		uint64_t ta = ai < r->a1 ? p->mem_allocs[ai].ts : UINT64_MAX;
 		uint64_t td = di < r->ndeaths ? r->deaths[di].ts : UINT64_MAX;
@@ -134,7 +145,7 @@ int mem_replay_run(struct host_ctx *h, struct replay *r)
 			continue;
 		}
 		if (r->snap_ts && !snapped && t > r->snap_ts) {
-			memcpy(r->snap, h->live, h->m->nsites * sizeof(*h->live));
+			replay_snap(h, r);
 			snapped = 1;
 		}
 		if (birth) {
@@ -142,9 +153,17 @@ int mem_replay_run(struct host_ctx *h, struct replay *r)
 			double b = (double)p->mem_allocs[ai].size * h->aw[ai];
 
 			h->live[si] += b;
+			if (h->aw[ai] < MEM_SURE_WEIGHT)
+				h->sure[si] += b;
+			else
+				h->nunsure[si]++;
 			total += b;
-			if (r->stats && h->live[si] > h->m->sites[si].max_live)
+			if (r->stats && h->live[si] > h->m->sites[si].max_live) {
 				h->m->sites[si].max_live = h->live[si];
+				h->m->sites[si].max_live_known =
+					h->nunsure[si] == 0 || h->nunsure[si] >= MEM_EST_MIN_RECORDS ||
+					h->sure[si] >= 0.5 * h->live[si];
+			}
 			ai++;
 		} else {
 			const struct death *d = &r->deaths[di++];
@@ -152,6 +171,10 @@ int mem_replay_run(struct host_ctx *h, struct replay *r)
 			uint32_t si = h->asite[d->alloc];
 
 			h->live[si] -= (double)a->size * h->aw[d->alloc];
+			if (h->aw[d->alloc] < MEM_SURE_WEIGHT)
+				h->sure[si] -= (double)a->size * h->aw[d->alloc];
+			else if (h->nunsure[si])
+				h->nunsure[si]--;
 			total -= (double)a->size * h->aw[d->alloc];
 			if (r->stats && d->freed) {
 				uint64_t life = d->ts > a->ts ? d->ts - a->ts : 0;
@@ -179,7 +202,7 @@ int mem_replay_run(struct host_ctx *h, struct replay *r)
 		}
 	}
 	if (r->snap_ts && !snapped)
-		memcpy(r->snap, h->live, h->m->nsites * sizeof(*h->live));
+		replay_snap(h, r);
 	r->live_end = total;
 	return 0;
 }

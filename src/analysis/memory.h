@@ -69,7 +69,15 @@ struct mem_space {
 	uint64_t allocs, frees;  /* calls (host: exact counters; GPU: records) */
 	uint64_t alloc_bytes;    /* bytes allocated over the run */
 	struct mem_point *timeline; size_t ntimeline;       /* by ts */
-	struct mem_peak_site *at_peak; size_t nat_peak;     /* by bytes desc */
+	struct mem_peak_site *at_peak; size_t nat_peak;     /* by bytes desc: sites whose
+							     * share is a measurement
+							     * (certain blocks, or at least
+							     * MEM_EST_MIN_RECORDS records) */
+	double at_peak_other;    /* host: what the sites of a sample or two held at the peak
+				  * (each one sample's weight: no figure per site) */
+	uint32_t nat_peak_other;
+	double at_peak_rest;     /* ... and the sites past MEM_PEAK_SITES_MAX */
+	uint32_t nat_peak_rest;
 };
 
 /* An allocation site: the first frame of an allocation's stack outside the
@@ -91,6 +99,9 @@ struct mem_site {
 	double live_end_bytes;   /* still allocated at the end (a leak, for host) */
 	double live_end_blocks;
 	double max_live;         /* its own highest live bytes */
+	int max_live_known;      /* 1: max_live was a measurement (certain blocks, or at
+				  * least MEM_EST_MIN_RECORDS uncertain records live); 0:
+				  * one sample's weight, to be shown as unknown */
 	double short_lived;      /* allocations freed within MEM_SHORT_NS of their birth */
 	uint64_t median_life_ns; /* median lifetime of its freed sampled blocks, 0 none */
 	/* host leaks that grow (mem_rules.c): births of its blocks still live at

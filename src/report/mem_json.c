@@ -126,6 +126,12 @@ static cJSON *json_space(const struct profile *p, const struct mem_space *s)
 		err |= json_put_fnum(e, JK_MEM_SITE, s->at_peak[i].site);
 		err |= whole(e, JK_MEM_BYTES, s->at_peak[i].bytes);
 	}
+	if (s->kind == MEM_SPACE_HOST) {
+		err |= whole(o, "at_peak_other_bytes", s->at_peak_other);
+		err |= json_put_fnum(o, "at_peak_other_sites", s->nat_peak_other);
+		err |= whole(o, "at_peak_rest_bytes", s->at_peak_rest);
+		err |= json_put_fnum(o, "at_peak_rest_sites", s->nat_peak_rest);
+	}
 	if (err || !ap) {
 		cJSON_Delete(o);
 		return NULL;
@@ -157,8 +163,13 @@ static cJSON *json_site(const struct profile *p, const struct mem_site *s)
 		err |= boolean(o, "caching_allocator", s->caching);
 	err |= whole(o, "live_end_blocks", s->live_end_blocks);
 	err |= whole(o, "max_live_bytes", s->max_live);
+	err |= boolean(o, "max_live_known", s->max_live_known);
 	err |= whole(o, "short_lived", s->short_lived);
-	err |= json_put_fnum(o, "median_life_ns", (double)s->median_life_ns);
+	/* a block never freed has no lifetime */
+	if (s->median_life_ns)
+		err |= json_put_fnum(o, "median_life_ns", (double)s->median_life_ns);
+	else
+		err |= null(o, "median_life_ns");
 	if (s->kind == MEM_SPACE_HOST && s->via < p->nfuncs)
 		err |= json_put_str(o, "via", p->funcs[s->via].name);
 	else

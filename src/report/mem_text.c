@@ -28,6 +28,11 @@ static size_t limit_of(const struct report_opts *o, size_t n)
 	return l > 0 && (size_t)l < n ? (size_t)l : n;
 }
 
+static int o_quiet(const struct report_opts *o)
+{
+	return o && o->quiet;
+}
+
 static void more_rows(FILE *out, size_t shown, size_t n, const char *what)
 {
 	if (shown < n)
@@ -161,7 +166,7 @@ static int print_peak(FILE *out, const struct analysis *an, const struct mem_spa
 	size_t i, n = limit_of(o, sp->nat_peak);
 	char b[64], site[MEM_TEXT_SITE_MAX * 8 + 64];
 
-	if (!sp->nat_peak)
+	if (!sp->nat_peak && !sp->nat_peak_other)
 		return 0;
 	if (!(t = fmt_table_new()))
 		return -ENOMEM;
@@ -179,9 +184,24 @@ static int print_peak(FILE *out, const struct analysis *an, const struct mem_spa
 		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), ps->bytes, (double)sp->peak));
 		fmt_table_cell(t, "%s", site_label(site, sizeof(site), an->profile, &m->sites[ps->site]));
 	}
-	fmt_table_print(t, out, FMT_PLAIN, 2);
+	if (n)
+		fmt_table_print(t, out, FMT_PLAIN, 2);
 	fmt_table_free(t);
-	more_rows(out, n, sp->nat_peak, "sites");
+	/* what the rows leave out, and its share of the peak */
+	if (n < sp->nat_peak || sp->nat_peak_rest) {
+		double rest = sp->at_peak_rest;
+
+		for (i = n; i < sp->nat_peak; i++)
+			rest += sp->at_peak[i].bytes;
+		fprintf(out, "   (%zu more sites: %s, %s of the peak; use --limit)\n",
+			sp->nat_peak - n + sp->nat_peak_rest, bytes_d(b, sizeof(b), rest, est),
+			fmt_pct(site, sizeof(site), rest, (double)sp->peak));
+	}
+	if (sp->nat_peak_other)
+		fprintf(out, "   (%u site%s of one or two samples each: %s together, %s of the peak; "
+			"no figure per site)\n", sp->nat_peak_other, sp->nat_peak_other == 1 ? "" : "s",
+			bytes_d(b, sizeof(b), sp->at_peak_other, est),
+			fmt_pct(site, sizeof(site), sp->at_peak_other, (double)sp->peak));
 	return 0;
 }
 
@@ -247,12 +267,30 @@ static int print_sites(FILE *out, const struct analysis *an, uint32_t kind, uint
 		fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), s->allocs > 0 ? s->bytes / s->allocs : 0,
 						0));
 		fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), s->live_end_bytes, est));
-		fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), s->max_live, est));
+		/* one sample's weight is no site's peak */
+		if (s->max_live_known)
+			fmt_table_cell(t, "%s", bytes_d(b, sizeof(b), s->max_live, est));
+		else
+			fmt_table_cell(t, "-");
 		fmt_table_cell(t, "%s", site_label(site, sizeof(site), an->profile, s));
 	}
 	fmt_table_print(t, out, FMT_RULES, 0);
 	fmt_table_free(t);
-	more_rows(out, n, (size_t)nsites, "sites");
+	if (n < (size_t)nsites) {
+		double rest = 0, all = 0;
+
+		for (i = 0; i < (size_t)nsites; i++) {
+			all += m->sites[idx[i]].bytes;
+			if (i >= n)
+				rest += m->sites[idx[i]].bytes;
+		}
+		fprintf(out, "   (%zu more sites: %s allocated, %s of the bytes; use --limit)\n",
+			(size_t)nsites - n, bytes_d(b, sizeof(b), rest, est),
+			fmt_pct(site, sizeof(site), rest, all));
+	}
+	if (est && !o_quiet(o))
+		fprintf(out, "   Peak live \"-\": the site's highest live bytes rested on one or two "
+			"samples, one sample's weight, not a measurement\n");
 	free(idx);
 	return 0;
 }
