@@ -215,6 +215,16 @@ static void cpu_sum_samples(const struct profile *p, struct cpu_profile *c, uint
 			c->nthreads_seen++;
 }
 
+/* The CPU the hottest-lines table can show: code with a line number. */
+static void cpu_line_total(struct cpu_profile *c)
+{
+	size_t i;
+
+	for (i = 0; i < c->nlines; i++)
+		if (c->lines[i].line)
+			c->line_ns += c->lines[i].self_ns;
+}
+
 int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 {
 	struct cpu_profile *c;
@@ -314,6 +324,7 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	}
 	c->lines = lm.v;
 	c->nlines = lm.n;
+	cpu_line_total(c);
 	lm.v = NULL;
 	if (c->nlines)  /* qsort's base must not be NULL, even for 0 elements */
 		qsort(c->lines, c->nlines, sizeof(*c->lines), cpu_line_cmp);

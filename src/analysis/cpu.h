@@ -50,6 +50,8 @@ struct cpu_process {
 struct cpu_profile {
 	struct cpu_func *funcs;        size_t nfuncs;    /* only functions seen in a sample */
 	struct cpu_line *lines;        size_t nlines;    /* by self weight, descending */
+	uint64_t line_ns;              /* self time of the lines with a line number: the
+				        * rest of cpu_ns has none (no debug info) */
 	struct cpu_thread *threads;    size_t nthreads;  /* one per profile thread, same order */
 	struct cpu_process *procs;     size_t nprocs;    /* one per profile process, same order */
 	uint64_t samples;              /* sample records */

@@ -43,6 +43,13 @@ static char *tm(char *b, size_t n, double ns)
 	return fmt_time_d(b, n, ns);
 }
 
+/* Rows past --limit, with the share (pct: each row's, of 100) they hold. */
+static void more_pct(FILE *out, size_t shown, size_t n, const char *what, double rest_pct,
+		     const char *of)
+{
+	fmt_more(out, shown, n, what, rest_pct, 100.0, of);
+}
+
 static void more_rows(FILE *out, size_t shown, size_t n, const char *what)
 {
 	if (shown < n)
@@ -222,7 +229,13 @@ static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct 
 	}
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
-	more_rows(out, n, a->nkernels, "kernels");
+	{
+		double rest = 0;
+
+		for (i = n; i < a->nkernels; i++)
+			rest += a->kernels[i].time_pct;
+		more_pct(out, n, a->nkernels, "kernels", rest, "the kernel time");
+	}
 	if (!quiet(o))
 		fprintf(out, "  SMem = static+dynamic shared memory per block; Blocks/SM = grid blocks / SMs; "
 			     "Est. Occ. = min(active blocks/SM, Blocks/SM) x block size / max threads per SM\n"
@@ -301,7 +314,13 @@ static int print_memops(FILE *out, const struct cuda_analysis *a, const struct r
 	}
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
-	more_rows(out, n, a->nmemops, "operations");
+	{
+		double rest = 0;
+
+		for (i = n; i < a->nmemops; i++)
+			rest += a->memops[i].time_pct;
+		more_pct(out, n, a->nmemops, "operations", rest, "the copy and set time");
+	}
 	if (!quiet(o))
 		fprintf(out, "  Throughput = bytes / GPU time (GiB/s = 2^30 bytes/s)\n");
 	fputc('\n', out);
@@ -341,7 +360,13 @@ static int print_api(FILE *out, const struct cuda_analysis *a, const struct repo
 	}
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
-	more_rows(out, n, a->napi, "API functions");
+	{
+		double rest = 0;
+
+		for (i = n; i < a->napi; i++)
+			rest += a->api[i].time_pct;
+		more_pct(out, n, a->napi, "API functions", rest, "the API time");
+	}
 	fputc('\n', out);
 	return 0;
 }
@@ -409,7 +434,16 @@ static int print_sites(FILE *out, const struct cuda_analysis *a, const struct re
 	}
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
-	more_rows(out, n, a->nsites, "sites");
+	{
+		uint64_t rest = 0, all = 0;
+
+		for (i = 0; i < a->nsites; i++) {
+			all += a->sites[i].gpu_ns;
+			if (i >= n)
+				rest += a->sites[i].gpu_ns;
+		}
+		fmt_more(out, n, a->nsites, "sites", (double)rest, (double)all, "the GPU time");
+	}
 	fputc('\n', out);
 	return 0;
 }

@@ -167,6 +167,20 @@ void fmt_pad(FILE *out, const char *s, size_t width, int right)
 	fmt_pad_cut(out, s ? s : "", width, right, 0);
 }
 
+void fmt_more(FILE *out, size_t shown, size_t n, const char *what, double part, double whole,
+	      const char *of)
+{
+	char b[32];
+
+	if (shown >= n)
+		return;
+	if (of && whole > 0)
+		fprintf(out, "   (%zu more %s: %s of %s; use --limit)\n", n - shown, what,
+			fmt_pct(b, sizeof(b), part, whole), of);
+	else
+		fprintf(out, "   (%zu more %s; use --limit)\n", n - shown, what);
+}
+
 char *fmt_func(char *buf, size_t len, const char *name, const char *file, uint32_t line,
 	       const char *module)
 {

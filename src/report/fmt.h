@@ -75,6 +75,13 @@ size_t fmt_table_nrows(const struct fmt_table *t);
 /* Print with indent spaces before every line. */
 void fmt_table_print(const struct fmt_table *t, FILE *out, int style, int indent);
 
+/* The line under a table that left rows out, with the share they hold:
+ * "   (3575 more functions: 12.34% of the self time; use --limit)"; what
+ * "of" names the whole (NULL or whole <= 0: no share).  Nothing when
+ * shown == n. */
+void fmt_more(FILE *out, size_t shown, size_t n, const char *what, double part, double whole,
+	      const char *of);
+
 /* The name pstats prints for a function: "file:line(name)", "~:0(name)" when
  * the file is unknown and there is no module, "[module]:0(name)" when only the
  * module is known.  Used by the CPU table, and by anyone who prints a function

@@ -33,12 +33,6 @@ static int o_quiet(const struct report_opts *o)
 	return o && o->quiet;
 }
 
-static void more_rows(FILE *out, size_t shown, size_t n, const char *what)
-{
-	if (shown < n)
-		fprintf(out, "   (%zu more %s; use --limit)\n", n - shown, what);
-}
-
 /* Bytes as an estimate: "~" before sampled figures. */
 static char *bytes_d(char *buf, size_t len, double b, int estimate)
 {
@@ -301,7 +295,7 @@ static int print_leaks(FILE *out, const struct analysis *an, uint32_t kind, uint
 	const struct mem_analysis *m = an->memory;
 	int est = space_estimates(m, kind);
 	struct fmt_table *t;
-	size_t i, n = 0, shown = 0, lim;
+	size_t i, k, n = 0, shown = 0, lim;
 	double total = 0;
 	char b[64], site[MEM_TEXT_SITE_MAX * 8 + 64];
 
@@ -345,7 +339,19 @@ static int print_leaks(FILE *out, const struct analysis *an, uint32_t kind, uint
 	}
 	fmt_table_print(t, out, FMT_PLAIN, 1);
 	fmt_table_free(t);
-	more_rows(out, shown, n, "sites");
+	if (shown < n) {
+		double rest = total;
+
+		for (i = 0, k = 0; i < m->nleaks && k < shown; i++) {
+			const struct mem_site *s = &m->sites[m->leaks[i]];
+
+			if (s->kind != kind || (kind != MEM_SPACE_HOST && s->device != device))
+				continue;
+			rest -= s->live_end_bytes;
+			k++;
+		}
+		fmt_more(out, shown, n, "sites", rest, total, "the leaked bytes");
+	}
 	return 0;
 }
 

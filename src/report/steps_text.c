@@ -164,8 +164,14 @@ static void print_table(FILE *out, const struct analysis *an, const struct step_
 	}
 	fmt_table_print(t, out, FMT_RULES, 0);
 	fmt_table_free(t);
-	if (shown < s->nsteps)
-		fprintf(out, "   (%zu more steps; use --limit)\n", s->nsteps - shown);
+	if (shown < s->nsteps) {
+		uint64_t rest = 0;
+
+		for (i = shown; i < s->nsteps; i++)
+			rest += s->steps[i].end - s->steps[i].start;
+		fmt_more(out, shown, s->nsteps, "steps", (double)rest, (double)s->total_ns,
+			 "the steps' time");
+	}
 }
 
 static void print_distribution(FILE *out, const struct step_analysis *s)

@@ -212,11 +212,16 @@ static void ov_line(FILE *out, const char *label, const char *value)
 	fprintf(out, "  %-26s %s\n", label, value);
 }
 
-static void more(FILE *out, size_t shown, size_t n, const char *what)
-{
-	if (shown < n)
-		fprintf(out, "   (%zu more %s; use --limit)\n", n - shown, what);
-}
+/* The rows past --limit, with the share of whole (of what) they hold:
+ * ns(i) is row i's part. */
+#define MORE(out, shown, n, what, ns, whole, of)                                      \
+	do {                                                                          \
+		double rest_ = 0;                                                     \
+		size_t i_;                                                            \
+		for (i_ = (shown); i_ < (n); i_++)                                    \
+			rest_ += (double)(ns);                                        \
+		fmt_more((out), (shown), (n), (what), rest_, (double)(whole), (of));  \
+	} while (0)
 
 static void print_overview(struct wt *t)
 {
@@ -331,7 +336,7 @@ static int print_sites(struct wt *t)
 	}
 	fprintf(t->out, "Off-CPU: where threads waited\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
-	more(t->out, n, w->nsites, "sites");
+	MORE(t->out, n, w->nsites, "sites", w->sites[i_].ns, w->off_ns, "the off-CPU time");
 	fputc('\n', t->out);
 	fmt_table_free(tb);
 	return 0;
@@ -378,7 +383,13 @@ static int print_locks(struct wt *t)
 	fprintf(t->out, "Lock contention (Contended: %% of the wall some thread waited; Held %%: "
 		"of the wait, while Holder owned it)\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
-	more(t->out, n, w->nlocks, "locks");
+	{
+		uint64_t all = 0;
+
+		for (i = 0; i < w->nlocks; i++)
+			all += w->locks[i].wait_ns;
+		MORE(t->out, n, w->nlocks, "locks", w->locks[i_].wait_ns, all, "the lock wait");
+	}
 	fputc('\n', t->out);
 	fmt_table_free(tb);
 	return 0;
@@ -428,7 +439,7 @@ static int print_threads(struct wt *t)
 	}
 	fprintf(t->out, "Threads on and off the CPU\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
-	more(t->out, n, w->nthreads_v, "threads");
+	MORE(t->out, n, w->nthreads_v, "threads", w->threads_v[i_].cpu_ns, w->cpu_ns, "the CPU");
 	fputc('\n', t->out);
 	fmt_table_free(tb);
 	return 0;
@@ -463,7 +474,8 @@ static int print_wall(struct wt *t)
 	}
 	fprintf(t->out, "Wall clock: functions by time on and off the CPU (all threads)\n\n");
 	fmt_table_print(tb, t->out, FMT_PLAIN, 3);
-	more(t->out, n, w->nfuncs, "functions");
+	MORE(t->out, n, w->nfuncs, "functions", w->funcs[i_].self_on + w->funcs[i_].self_off,
+	     w->thread_ns, "the thread time (self)");
 	if (w->nentry_funcs)
 		fprintf(t->out, "   (%u process and thread entry frames left out: _start, "
 			"__libc_start_main, start_thread, clone: each holds its threads' whole "

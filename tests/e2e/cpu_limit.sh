@@ -8,7 +8,7 @@ run_cbn --limit 3 -- "$EXAMPLES/split" "$SCALE"
 expect_rc 0
 n=$(cpu_rows | wc -l)
 [ "$n" -eq 3 ] || fail "--limit 3 shows $n rows"
-grep_out '^   \([0-9]+ more functions?; use --limit\)$'
+grep_out '^   \([0-9]+ more functions?: [0-9.]+% of the self time; use --limit\)$'
 # the JSON is never limited
 run_cbn --limit 1 --json "$T/r.json" -- "$EXAMPLES/split" "$SCALE"
 expect_rc 0

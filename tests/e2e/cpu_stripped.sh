@@ -22,7 +22,7 @@ for run in 1 2; do
 	expect_rc 0
 	grep_out "\($name_re \[no symbol\]\)$"
 	# the hottest-lines table leaves addresses out and says so
-	grep_out "^Hottest source lines: none with line information|^   \([0-9]+ address(es)? without line information left out\)$"
+	grep_out "^Hottest source lines: none with line information|^   \([0-9.]+% of the CPU in code without line information left out: [0-9]+ address(es)?\)$"
 	grep -q "$name" "$T/$run.folded" || fail "folded stacks lack $name"
 done
 python3 - "$T/1.json" "$T/2.json" "$name" <<'PY' || fail "JSON: grouping not as expected"

@@ -409,7 +409,7 @@ static void test_text(void)
 	CHECK(report_steps_text(f, &an, &ro) == 0);
 	fclose(f);
 	CHECK(strstr(buf, "Steps: 6 from cbn_step()") != NULL);
-	CHECK(strstr(buf, "(3 more steps; use --limit)") != NULL);
+	CHECK(strstr(buf, "(3 more steps: ") != NULL && strstr(buf, " of the steps' time; use --limit)"));
 	CHECK(strstr(buf, "Step time: min 10.000ms, median 10.000ms, p90 50.000ms, max 50.000ms") !=
 	      NULL);
 	CHECK(strstr(buf, "step 1: 50.000ms, 5.0x the median") != NULL);

@@ -253,11 +253,12 @@ static void test_limit_and_names(void)
 	/* 21 functions, default limit 15 */
 	out = render(&b.p, NULL, 0, 0);
 	CHECK_EQ_INT(table_rows(out), 15);
-	CHECK(strstr(out, "   (6 more functions; use --limit)\n"));
+	/* the rows left out, with the share of the self time they hold */
+	CHECK(strstr(out, "   (6 more functions: 23.29% of the self time; use --limit)\n"));
 	free(out);
 	out = render(&b.p, NULL, 3, 0);
 	CHECK_EQ_INT(table_rows(out), 3);
-	CHECK(strstr(out, "   (18 more functions; use --limit)\n"));
+	CHECK(strstr(out, "   (18 more functions: 83.84% of the self time; use --limit)\n"));
 	/* f19 has the most self samples, then main (total only: self 0) is last */
 	snprintf(name, sizeof(name), "m.c:119(f19)");
 	CHECK(table_pos(out, name) >= 0);
@@ -446,7 +447,11 @@ static void test_hot_lines_without_lines(void)
 	CHECK(strstr(out, "Hottest source lines (self time"));
 	CHECK(line_has(out, "f.c:2 ", "40.00%"));
 	CHECK(!strstr(out, "   nolines+0x1c "));
-	CHECK(strstr(out, "   (1 address without line information left out)\n"));
+	/* most of the CPU has no line: the title says so first, and how much */
+	CHECK(strstr(out, "Hottest source lines (self time of the innermost frame; 60.00% of the "
+			  "CPU is in code without line information, left out: see Data quality)"));
+	CHECK(strstr(out, "   (60.00% of the CPU in code without line information left out: 1 "
+			  "address)\n"));
 	free(out);
 	b.p.nsamples = 60; /* only the code without lines */
 	out = render(&b.p, NULL, 0, 0);
@@ -721,7 +726,7 @@ static void test_memory(void)
 	CHECK(strstr(s, "(sorted by allocations (allocs))") != NULL);
 	CHECK_EQ_INT(mem_rows(s, "Allocation sites, host", rows, 16), 1);
 	CHECK(strstr(rows[0], "parse_line") != NULL);
-	CHECK(strstr(s, "(1 more sites; use --limit)") != NULL);
+	CHECK(strstr(s, "(1 more sites: ") != NULL && strstr(s, " of the bytes; use --limit)"));
 	free(s);
 
 	/* sampled: estimates marked, the leaks table labelled */

@@ -117,8 +117,8 @@ static void test_text(void)
 	t = text_of(&a, 1);
 	REQUIRE(t != NULL);
 	CHECK(strstr(t, "/src/app.c:80(load_item)") == NULL);
-	CHECK(strstr(t, "(1 more sites; use --limit)") != NULL);
-	CHECK(strstr(t, "(2 more threads; use --limit)") != NULL);
+	CHECK(strstr(t, "(1 more sites: ") != NULL && strstr(t, " of the off-CPU time; use --limit)"));
+	CHECK(strstr(t, "(2 more threads: ") != NULL && strstr(t, " of the CPU; use --limit)"));
 	free(t);
 
 	/* without --off-cpu: the overview only, blocked time estimated */
