@@ -13,7 +13,8 @@
 # Synopses ([OPTIONS], PROGRAM [ARGS...], start|stop) and captions (a line
 # ending in ':') are not commands.  Then what the docs promise in words:
 # reading-the-report.md's schema_version is the JSON's, `report DIR --html F`
-# writes F (options after DIR), and --help names every --sample-type.
+# writes F (options after DIR), docs/cli.md documents every option --help
+# lists, and --help names every --sample-type.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example split
@@ -114,6 +115,16 @@ json=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["schema_
 run_cbn report "$T/s" --html "$T/r.html" --limit 3
 expect_rc 0
 [ -s "$T/r.html" ] || fail "report DIR --html FILE wrote no page"
+
+# docs/cli.md documents every option --help lists (and compare --help's
+# are in cli.md or ci.md): each as `--name` or `-X` in the text
+for o in $("$CBN" --help 2>&1 | grep -oE -- '(^ +-[A-Za-z],|--[a-z][a-z0-9-]+)' | tr -d ' ,' | sort -u); do
+	grep -qF -- "\`$o" "$CBN_SOURCE_DIR/docs/cli.md" || fail "--help lists $o, docs/cli.md does not"
+done
+for o in $("$CBN" compare --help 2>&1 | grep -oE -- '(^ +-[A-Za-z],|--[a-z][a-z0-9-]+)' | tr -d ' ,' | sort -u); do
+	grep -qF -- "\`$o" "$CBN_SOURCE_DIR/docs/cli.md" "$CBN_SOURCE_DIR/docs/ci.md" ||
+		fail "compare --help lists $o, neither docs/cli.md nor docs/ci.md does"
+done
 
 # --help names every --sample-type value
 help=$("$CBN" --help 2>&1)
