@@ -749,7 +749,9 @@ int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***o
 		cpu_wadd(&l, "%llu of %llu samples were cut at the maximum stack depth: their "
 			 "outermost callers are missing, so cumtime of those callers is low",
 			 (unsigned long long)c->truncated, (unsigned long long)c->samples);
-	if (c->pc_only) {
+	/* a sample or two of a thousand with only their pc changes no
+	 * caller's cumtime that matters (the JSON keeps the count) */
+	if (c->pc_only && c->pc_only * 100 >= c->samples) {
 		char why[256];
 		size_t off = 0;
 		unsigned k;

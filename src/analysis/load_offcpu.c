@@ -117,14 +117,16 @@ static void offcpu_warnings(struct load *L, size_t kept)
 		load_warn(L, "%s: %" PRIu64 " looks at blocked threads were not recorded (the "
 			     "session file was full); off-CPU time is undercounted", pr->file,
 			  po->lost);
-	if (po->unconfirmed)
+	/* a look that raced its thread, a stretch a few ns too long: normal
+	 * in a busy tree and harmless unless they are a real share */
+	if (po->unconfirmed && po->unconfirmed * 20 > po->records + po->unconfirmed)
 		load_warn(L, "%s: %" PRIu64 " off-CPU stacks were dropped because the thread ran "
 			     "on while its stack was read; their time has no stack", pr->file,
 			  po->unconfirmed);
 	if (F->off_bad)
 		load_warn(L, "%s: skipped %" PRIu64 " damaged off-CPU records (no thread, or an "
 			     "end before their start or hours after it)", pr->file, F->off_bad);
-	if (F->off_cut)
+	if (F->off_cut && F->off_cut * 100 > kept)
 		load_warn(L, "%s: %" PRIu64 " off-CPU records claimed more time than they span; "
 			     "cut to their span", pr->file, F->off_cut);
 	if (kept && po->state == CBN_OFFCPU_OFF)
