@@ -174,7 +174,12 @@ static int wrap_mark(const struct profile *p, uint8_t *w, const struct seen *s)
 				break;
 			g = s[g].caller;
 		}
-		if (depth == MEM_WRAP_DEPTH || g >= p->nfuncs || !alloc_name(&p->funcs[g]))
+		/* a stripped wrapper says nothing by its name: a named function
+		 * under it (sqlite3VdbeMemGrow) has a name that would say it
+		 * was a helper, so only a stripped one goes with it */
+		if (depth == MEM_WRAP_DEPTH || g >= p->nfuncs || !alloc_name(&p->funcs[g]) ||
+		    (g != f && (p->funcs[g].flags & PROF_FUNC_NOSYM) &&
+		     !(p->funcs[f].flags & PROF_FUNC_NOSYM)))
 			continue;
 		w[f] |= MW_WRAPPER;
 		found = 1;

@@ -4,7 +4,8 @@
  * forwards to malloc from one place for three callers is looked past (the
  * sites are its callers, "via xmalloc"); a function that allocates for one
  * caller (a real site) is not, nor one whose name says nothing; a stripped
- * program's private helper under a wrapper goes with it; --alloc-fn names
+ * program's private helper under a wrapper goes with it, a named function
+ * under a stripped wrapper does not; --alloc-fn names
  * one the samples cannot tell; blocks a GC heap (ggc_internal_alloc) holds
  * at exit are no leak, and the evidence strings read as the tables do.
  */
@@ -55,7 +56,7 @@ static uint32_t stack_at(struct pb *b, size_t n, const uint32_t *funcs, const ui
 }
 
 struct fx {
-	uint32_t xmalloc, parse, lex, emit, table, mainf, helper, wrap, ggc, mk, keep;
+	uint32_t xmalloc, parse, lex, emit, table, mainf, helper, wrap, ggc, mk, keep, grow, wrap2;
 };
 
 static void build(struct pb *b, struct fx *x)
@@ -78,6 +79,9 @@ static void build(struct pb *b, struct fx *x)
 	x->ggc = pb_func(b, "ggc_internal_alloc(unsigned long)", "", 0, "cc1");
 	x->mk = pb_func(b, "make_node", "tree.c", 60, "cc1");
 	x->keep = pb_func(b, "keep_forever", "keep.c", 70, "prog");
+	x->grow = pb_func(b, "vdbe_mem_grow", "vdbe.c", 80, "prog");
+	x->wrap2 = pb_func(b, "prog+0xb000", "prog+0xb010", 0, "prog");
+	b->p.funcs[x->wrap2].flags |= PROF_FUNC_NOSYM;
 	pr = pb_process(b, 1, 0, "prog", "./prog", 1000000);
 	pb_thread(b, 1, pr, "prog");
 	pbm_on(b, pr, 1, 0);
@@ -107,6 +111,12 @@ static void build(struct pb *b, struct fx *x)
 		pbm_alloc(b, pr, ts++, 0x70000 + 0x1000 * (uint64_t)i, 4 * KB,
 			  stack_at(b, 3, (uint32_t[]){ x->ggc, x->mk, x->mainf },
 				   (uint64_t[]){ 0x6010, 0x7010, 0x3050 }));
+		/* a named function that only another stripped function calls,
+		 * itself called from two places: a site (its name does not
+		 * say allocation), not a helper */
+		pbm_alloc(b, pr, ts++, 0xa0000 + 0x100 * (uint64_t)i, 32,
+			  stack_at(b, 3, (uint32_t[]){ x->grow, x->wrap2, i % 2 ? x->lex : x->emit },
+				   (uint64_t[]){ 0x9010, 0xb010, i % 2 ? 0x2130 : 0x2230 }));
 		/* and a plain leak */
 		pbm_alloc(b, pr, ts++, 0x90000 + 0x100 * (uint64_t)i, 64,
 			  stack_at(b, 2, (uint32_t[]){ x->keep, x->mainf },
@@ -120,6 +130,7 @@ static void build(struct pb *b, struct fx *x)
 		pbm_free(b, pr, ts++, 0x40000 + 0x100 * (uint64_t)i);
 		pbm_free(b, pr, ts++, 0x50000 + 0x100 * (uint64_t)i);
 		pbm_free(b, pr, ts++, 0x60000 + 0x100 * (uint64_t)i);
+		pbm_free(b, pr, ts++, 0xa0000 + 0x100 * (uint64_t)i);
 	}
 	b->p.processes[pr].start = 1;
 	b->p.processes[pr].end = ts + 1000;
@@ -150,6 +161,8 @@ static void test_wrappers(void)
 	CHECK(site_named(a, "prog+0x4000") == NULL);
 	CHECK(site_named(a, "prog+0x5000") == NULL);
 	REQUIRE((s = site_named(a, "emit")) != NULL);
+	/* a named function under a stripped wrapper stays a site */
+	CHECK(site_named(a, "vdbe_mem_grow") != NULL);
 	/* the GC heap: make_node's pages are kept on purpose, no leak */
 	REQUIRE((s = site_named(a, "make_node")) != NULL);
 	CHECK(s->arena && !strncmp(s->arena, "ggc_internal_alloc", 18));
