@@ -316,6 +316,66 @@ static int programs_samples(const struct profile *p, const uint32_t *prog_of,
 	return 0;
 }
 
+/* The CPU in use over the run (prog_analysis.tl_*), once the programs
+ * are sorted: prog_of[] gives each process's program before the sort, so
+ * the series go by name. */
+static int programs_timeline(const struct profile *p, struct prog_analysis *g,
+			     const uint32_t *rank_of)
+{
+	uint64_t t0 = UINT64_MAX, t1 = 0, bin, dec;
+	size_t i;
+
+	for (i = 0; i < p->nprocesses; i++) {
+		if (p->processes[i].start && p->processes[i].start < t0)
+			t0 = p->processes[i].start;
+		if (p->processes[i].end > t1)
+			t1 = p->processes[i].end;
+	}
+	if (t0 == UINT64_MAX || t1 <= t0)
+		return 0;
+	for (dec = 1;; dec *= 10)
+		if ((bin = dec) * PROG_TL_BINS >= t1 - t0 || (bin = 2 * dec) * PROG_TL_BINS >= t1 - t0 ||
+		    (bin = 5 * dec) * PROG_TL_BINS >= t1 - t0)
+			break;
+	g->tl_t0 = t0;
+	g->tl_bin_ns = bin;
+	g->tl_nbins = (size_t)((t1 - t0 + bin - 1) / bin);
+	if (!(g->tl_cpu = calloc(g->tl_nbins * PROG_TL_SERIES, sizeof(*g->tl_cpu))))
+		return -ENOMEM;
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+		uint32_t pi, r;
+		size_t b;
+
+		if (s->thread >= p->nthreads || (pi = p->threads[s->thread].process) >= p->nprocesses ||
+		    s->ts < t0)
+			continue;
+		b = (size_t)((s->ts - t0) / bin);
+		if (b >= g->tl_nbins)
+			b = g->tl_nbins - 1;
+		r = rank_of[pi] < PROG_TL_SERIES - 1 ? rank_of[pi] : PROG_TL_SERIES - 1;
+		g->tl_cpu[b * PROG_TL_SERIES + r] +=
+			(uint64_t)s->weight * prof_period_of_thread(p, s->thread);
+	}
+	return 0;
+}
+
+/* Each process's program's rank in the sorted list. */
+static int programs_rank(const struct profile *p, const struct prog_analysis *g,
+			 uint32_t *prog_of)
+{
+	size_t i, k;
+
+	for (i = 0; i < p->nprocesses; i++) {
+		const char *name = programs_name_of(p, (uint32_t)i);
+
+		for (k = 0; k < g->n && strcmp(g->v[k].name, name); k++)
+			;
+		prog_of[i] = (uint32_t)k;
+	}
+	return 0;
+}
+
 int programs_analyze(const struct profile *p, struct prog_analysis **out)
 {
 	struct prog_analysis *g = NULL;
@@ -340,8 +400,12 @@ int programs_analyze(const struct profile *p, struct prog_analysis **out)
 		goto out;
 	for (i = 0; i < g->n; i++)
 		g->with_cpu += g->v[i].samples > 0;
-	/* most CPU first: nothing after this refers to a program by its index */
+	/* most CPU first: only the timeline refers to a program by its index
+	 * after this, by its rank */
 	qsort(g->v, g->n, sizeof(*g->v), prog_cmp);
+	programs_rank(p, g, prog_of);
+	if (programs_timeline(p, g, prog_of) < 0)
+		goto out;
 	*out = g;
 	g = NULL;
 	ret = 0;
@@ -359,5 +423,6 @@ void programs_free(struct prog_analysis *g)
 	if (!g)
 		return;
 	free(g->v);
+	free(g->tl_cpu);
 	free(g);
 }

@@ -43,11 +43,22 @@ struct program {
 	uint32_t other_mods;
 };
 
+#define PROG_TL_BINS 60           /* bins of the CPU-in-use timeline, at most */
+#define PROG_TL_SERIES 5         /* its series: the 4 programs of most CPU, then the rest */
+
 struct prog_analysis {
 	struct program *v;       /* by cpu_ns, most first (then name) */
 	size_t n;
 	uint64_t cpu_ns;         /* all programs' */
 	uint32_t with_cpu;       /* programs with samples */
+	/* The CPU in use over the run, by program: bins of bin_ns from t0
+	 * (a round width: 1, 2 or 5 times a power of ten ns), each with the
+	 * sampled CPU ns of v[0..PROG_TL_SERIES-2] and of the others together
+	 * (cpu[bin * PROG_TL_SERIES + series]): a build's 2 CPUs busy are 2
+	 * CPUs of it, not one bin of wall time. */
+	uint64_t tl_t0, tl_bin_ns;
+	size_t tl_nbins;
+	uint64_t *tl_cpu;
 };
 
 /* p's programs into *out (NULL when p has no samples).  0, or -ENOMEM. */

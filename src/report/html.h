@@ -10,8 +10,10 @@
 #define CBN_HTML_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct analysis;
+struct profile;
 struct report_opts;
 struct cJSON;
 
@@ -35,6 +37,13 @@ int report_html_compare(const char *base_json, const char *new_json, const char 
  * binned) and "sources" (the hottest files' lines with per-line self and
  * total).  Each is bounded whatever the number of samples.  NULL on OOM. */
 struct cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho);
+/* html_cores.c: the CPU in use over the run by program, and the run's time
+ * split as a step's in bins, for the overview (NULL on OOM); html_data.c:
+ * the span the page's timeline covers (the earliest process start to the
+ * last end, sample or GPU operation). */
+struct cJSON *html_cores_json(const struct analysis *a);
+struct cJSON *html_breakdown_json(const struct profile *p);
+void html_span(const struct profile *p, uint64_t *t0, uint64_t *t1);
 
 /* json.c: the --json document, built (cJSON_Delete it); NULL on OOM. */
 struct cJSON *report_json_build(const struct analysis *a, const struct report_opts *o);

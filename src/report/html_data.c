@@ -18,7 +18,6 @@
 #include "html.h"
 #include "names.h"
 #include "ops_report.h"
-#include "step_split.h"
 #include "util.h"
 
 #define HTML_TREE_NODES 4000     /* call tree nodes kept; the rest is "(other)" */
@@ -26,6 +25,8 @@
 #define HTML_GPU_LANES 32        /* (device, stream) lanes */
 #define HTML_RANGE_LANES 16      /* (thread, depth) lanes of annotation/NVTX ranges */
 #define HTML_BINS 4000           /* time bins per lane: slices per lane at most */
+#define HTML_GAP_BINS 4          /* a CPU lane's gap shorter than this many bins is drawn
+				  * as running (the thread was preempted, or sampled late) */
 #define HTML_SOURCES 6           /* hottest files read */
 #define HTML_SRC_BYTES (256 << 10)
 #define HTML_SRC_LINES 8000
@@ -278,8 +279,15 @@ fail:
 
 /* ---- timeline ------------------------------------------------------------ */
 
+static uint64_t rel(uint64_t t, uint64_t t0)
+{
+	return t > t0 ? t - t0 : 0;
+}
+
 struct tl_sample {
 	uint64_t ts;
+	uint64_t cpu;                    /* the CPU it stands for (weight x period): it ran
+					  * that long before ts */
 	uint32_t node;                   /* the node of the page's tree its stack ends at */
 };
 
@@ -303,33 +311,45 @@ static void tl_cpu_slice(cJSON *sl, cJSON *nodes, uint64_t start, uint64_t end, 
 /* Slices of one CPU lane: bins of binw ns, each given the stack (node of the
  * page's tree) most of its samples ended at (Boyer-Moore vote: exact when
  * one has more than half) and named by that stack's leaf function, runs of
- * adjacent bins of one stack merged. */
+ * adjacent bins of one stack merged.  A bin without a sample that the next
+ * sample's CPU covers (it ran then: a sample every period of CPU lands a
+ * little early or late), or a stretch of HTML_GAP_BINS bins at most (a
+ * preemption on a busy machine), is no gap: a thread 95 % on the CPU is
+ * one slice, not a barcode; a gap is time the thread was off the CPU. */
 static void tl_cpu_lane(cJSON *sl, cJSON *nodes, struct tl_sample *s, size_t n, uint64_t t0,
 			uint64_t binw, const struct tree_map *map, struct names *nm)
 {
-	uint64_t cur_bin = UINT64_MAX, run_start = 0, run_end = 0;
+	uint64_t cur_bin = UINT64_MAX, run_start = 0, run_end = 0, from = 0, cover;
 	uint32_t cand = 0, votes = 0, run_node = UINT32_MAX;
 	size_t i = 0;
 
 	qsort(s, n, sizeof(*s), by_ts);
 	for (;;) {
-		uint64_t bin = i < n ? (s[i].ts > t0 ? s[i].ts - t0 : 0) / binw : UINT64_MAX;
+		uint64_t bin = i < n ? rel(s[i].ts, t0) / binw : UINT64_MAX;
 
 		if (bin != cur_bin && cur_bin != UINT64_MAX) {
-			/* close cur_bin: extend the run or start another */
-			if (run_node == cand && run_end == cur_bin * binw) {
-				run_end += binw;
+			/* close cur_bin: extend the run or start another, from where
+			 * its first sample's CPU began when the run reaches there */
+			if (run_node == cand && run_end + HTML_GAP_BINS * binw >= from) {
+				run_end = (cur_bin + 1) * binw;
 			} else {
 				if (run_node != UINT32_MAX)
 					tl_cpu_slice(sl, nodes, run_start, run_end, run_node, map, nm);
+				run_start = run_node != UINT32_MAX &&
+						    run_end + HTML_GAP_BINS * binw >= from ? run_end
+											 : cur_bin * binw;
 				run_node = cand;
-				run_start = cur_bin * binw;
-				run_end = run_start + binw;
+				run_end = (cur_bin + 1) * binw;
 			}
 			votes = 0;
 		}
 		if (i >= n)
 			break;
+		if (bin != cur_bin) {
+			cover = rel(s[i].ts, t0) > s[i].cpu ? rel(s[i].ts, t0) - s[i].cpu : 0;
+			/* the bin it began in, at the latest this one's start */
+			from = cover / binw * binw;
+		}
 		cur_bin = bin;
 		if (!votes) {
 			cand = s[i].node;
@@ -485,10 +505,6 @@ static void range_lane_name(const struct profile *p, uint64_t key, char *buf, si
 		 (key & 7) ? ", nested" : "");
 }
 
-static uint64_t rel(uint64_t t, uint64_t t0)
-{
-	return t > t0 ? t - t0 : 0;
-}
 
 static int lane_of(const uint64_t *keys, int n, uint64_t key)
 {
@@ -587,7 +603,7 @@ oom:
 
 /* The span the page's timeline and breakdown cover: the earliest process
  * start to the last process end, sample or GPU operation. */
-static void tl_span(const struct profile *p, uint64_t *t0p, uint64_t *t1p)
+void html_span(const struct profile *p, uint64_t *t0p, uint64_t *t1p)
 {
 	uint64_t t0 = p->start_ns, t1 = t0;
 	size_t i;
@@ -620,7 +636,7 @@ static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map
 
 	if (!o)
 		return NULL;
-	tl_span(p, &t0, &t1);
+	html_span(p, &t0, &t1);
 	/* a bin no narrower than a sampling period, so that a thread that ran
 	 * throughout draws as one slice and not as a comb */
 	binw = (t1 - t0) / HTML_BINS + 1;
@@ -651,6 +667,7 @@ static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map
 		if (ps->thread >= p->nthreads)
 			continue;
 		s[off[ps->thread]].ts = ps->ts;
+		s[off[ps->thread]].cpu = (uint64_t)ps->weight * prof_period_of_thread(p, ps->thread);
 		s[off[ps->thread]++].node = map->slot_node[2 * (ps->stack < p->nstacks ? ps->stack
 									    : p->nstacks) +
 							   ((ps->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)];
@@ -689,47 +706,6 @@ fail:
 	free(s);
 	cJSON_Delete(o);
 	return NULL;
-}
-
-/* ---- breakdown ---------------------------------------------------------- */
-
-#define HTML_SPLIT_BINS 60       /* bins of the breakdown of a run without steps */
-
-/* "breakdown": {"bin_ns", "bins": [kernel, copy, sync wait, host, idle, ...]}:
- * the run's time in HTML_SPLIT_BINS bins at most (of a round width: 1, 2 or
- * 5 times a power of ten ns), each split by what went on (step_split.h), for
- * the overview of a run without steps.  NULL on OOM. */
-static cJSON *breakdown_json(const struct profile *p)
-{
-	struct step_split_line l;
-	uint64_t t0, t1, bin, part[STEP_SPLIT_N];
-	cJSON *o = cJSON_CreateObject(), *bins;
-
-	if (!o || step_split_build(p, PROF_NONE, &l) < 0) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	tl_span(p, &t0, &t1);
-	for (uint64_t dec = 1;; dec *= 10) {
-		if ((bin = dec) * HTML_SPLIT_BINS >= t1 - t0 ||
-		    (bin = 2 * dec) * HTML_SPLIT_BINS >= t1 - t0 ||
-		    (bin = 5 * dec) * HTML_SPLIT_BINS >= t1 - t0)
-			break;
-	}
-	cJSON_AddNumberToObject(o, "bin_ns", (double)bin);
-	bins = cJSON_AddArrayToObject(o, "bins");
-	/* the last bin ends with the run */
-	for (uint64_t t = t0; bins && t < t1; t += bin) {
-		step_split_measure(&l, t, t1 - t < bin ? t1 : t + bin, part);
-		for (int k = 0; k < STEP_SPLIT_N; k++)
-			cJSON_AddItemToArray(bins, cJSON_CreateNumber((double)part[k]));
-	}
-	step_split_free(&l);
-	if (!bins) {
-		cJSON_Delete(o);
-		return NULL;
-	}
-	return o;
 }
 
 /* ---- sources ------------------------------------------------------------ */
@@ -963,9 +939,12 @@ cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
 	if (!item)
 		goto fail;
 	cJSON_AddItemToObject(o, "timeline", item);
-	if (!(item = breakdown_json(p)))
+	if (!(item = html_breakdown_json(p)))
 		goto fail;
 	cJSON_AddItemToObject(o, "breakdown", item);
+	if (!(item = html_cores_json(a)))
+		goto fail;
+	cJSON_AddItemToObject(o, "cores", item);
 	if (!(item = sources_json(a, ho)))
 		goto fail;
 	cJSON_AddItemToObject(o, "sources", item);

@@ -11,7 +11,8 @@
 # The same browser launch checks two views of the NEW report the compare
 # page also shows (browser start-up is most of a test's time): the waiting
 # view on the waiting section of a real off-CPU run (examples/wait_lock
-# --off-cpu --html: verdict, lock and per-thread tables), and the distributed
+# --off-cpu --html: no second verdict, lock and per-thread tables, colours
+# told apart), the compare cards (a sign and a share each), and the distributed
 # view on a hand-made "distributed" section in the shape docs/distributed.md
 # gives (a row and a split bar per rank, the straggler sentence, sites and
 # collectives).  One browser launch.
@@ -83,7 +84,8 @@ html_open "$T/cmp.html" '#compare,waiting,distributed&selftest=all' html_compare
 html_expect '^render compare ok' '^render waiting ok' '^render distributed ok' \
 	'^selftest compare\.bars ok grew=[1-9][0-9]* shrank=[1-9]' \
 	'^selftest compare\.flame ok frames=[1-9][0-9]* grew=[1-9][0-9]* shrank=[1-9][0-9]* only_new=[1-9][0-9]* only_base=[1-9]' \
-	'^selftest waiting\.tables ok verdict=[a-z-]+ per_thread=[1-9][0-9]* locks=[1-9]' \
+	'^selftest compare\.cards ok cards=[+−±][^|]*%\)\|[+−±]' \
+	'^selftest waiting\.tables ok category=[a-z-]+ per_thread=[1-9][0-9]* locks=[1-9]' \
 	'^selftest distributed\.ranks ok ranks=4 segments=[1-9][0-9]* sites=[1-9][0-9]* collectives=[1-9][0-9]* straggler=2'
 grep -q 'data-view="compare,waiting,distributed"' "$DOM" || fail "the fragment did not select the views it names"
 grep -q 'id="view-cpu"' "$DOM" && fail "#compare,... rendered a view it does not name"

@@ -1,8 +1,10 @@
 #!/bin/bash
 # html_shots — the --html page as people see it: real runs (a CPU run with a
 # deep recursion and compare --html of it against a second one, a --memory
-# --off-cpu run, and on the simulated CUPTI a run with steps and GPU work and
-# one with steps and a GPU memory pool) opened in headless chromium at 1280
+# --off-cpu run, a make -j2 build of 12 generated C files, a sqlite3 query
+# with --memory, a Python script with --step-func, and on the simulated
+# CUPTI a run with steps and GPU work and one with steps and a GPU memory
+# pool) opened in headless chromium at 1280
 # and 1920 px, every view of each (tests/html/shots.py, one browser launch):
 # each renders without a JavaScript error and passes the page's layout
 # check (lib_check.js: nothing past the page or its container, every table's
@@ -33,6 +35,38 @@ for f in $srcs; do
 	[ "${f##*/}" = mem_threads.c ] || fail "the Source view holds $f, not the program's own"
 done
 pages=(--page "cpu=$T/cpu.html" --page "mem=$T/mem.html" --page "cmp=$T/cmp.html")
+# Real programs of many processes and of a library (issue 32): a build
+# (make -j2 of 12 generated C files: cc1, as, the gcc driver, make), a
+# sqlite3 query with --memory, and a Python script through --step-func
+if command -v make >/dev/null && command -v cc >/dev/null; then
+	mkdir -p "$T/proj"
+	for i in $(seq 1 12); do
+		{
+			for j in 1 2 3 4 5 6; do
+				echo "static double g$j(double *a, int n) { double s = 0; for (int k = 0; k < n; k++) s += a[k] * $j.5 + (k % 7 ? a[(k * 3) % n] : -a[k]); return s; }"
+			done
+			echo "double f$i(double *a, int n) { return g1(a, n) + g2(a, n + 1) + g3(a, n + 2) + g4(a, n + 3) + g5(a, n + 4) + g6(a, n + 5); }"
+		} >"$T/proj/f$i.c"
+	done
+	echo 'int main(void) { return 0; }' >"$T/proj/main.c"
+	printf 'OBJS = $(patsubst %%.c,%%.o,$(wildcard *.c))\nall: prog\nprog: $(OBJS)\n\t$(CC) -o $@ $^\n%%.o: %%.c\n\t$(CC) -O2 -c $< -o $@\n' >"$T/proj/Makefile"
+	(cd "$T/proj" && run_cbn -q --off-cpu --html "$T/build.html" --json "$T/build.json" -- make -j2)
+	expect_rc 0
+	pages+=(--page "build=$T/build.html")
+else
+	note "no make or cc: no build page"
+fi
+if command -v sqlite3 >/dev/null; then
+	run_cbn -q --memory --off-cpu --html "$T/sqlite.html" -- sqlite3 :memory: \
+		"with recursive r(i) as (select 1 union all select i + 1 from r where i < 200000) select count(*), sum(length(printf('%s-%d', hex(randomblob(16)), i))) from r;"
+	expect_rc 0
+	pages+=(--page "sqlite=$T/sqlite.html")
+else
+	note "no sqlite3 (tools/deps.sh --test installs it): no sqlite page"
+fi
+run_cbn -q --step-func process_batch --html "$T/python.html" -- /usr/bin/python3 "$CBN_SOURCE_DIR/tests/python/steps_loop.py"
+expect_rc 0
+pages+=(--page "python=$T/python.html")
 if [ "${CBN_HAVE_CUDA:-OFF}" = ON ]; then
 	W="$CBN_BUILD_DIR/tests/cuda/cuda_workload"
 	need_built "$W"
@@ -48,6 +82,25 @@ if [ "${CBN_HAVE_CUDA:-OFF}" = ON ]; then
 	pages+=(--page "cuda=$T/cuda.html" --page "gpumem=$T/gpumem.html")
 else
 	note "built without CUDA: no simulated-CUDA pages"
+fi
+
+# the build's page: its CPUs in use by program (cc1 first), the programs
+# and modules table, the waiting view's colours told apart and no second
+# verdict
+if [ -s "$T/build.html" ]; then
+	html_open "$T/build.html" '#overview,cpu,waiting&selftest=all' html_build 4000
+	html_expect '^render overview ok' '^render cpu ok' '^render waiting ok' \
+		'^selftest overview\.cores ok bars=[1-9][0-9]* series=cc1\|' \
+		'^selftest waiting\.tables ok '
+	grep -q 'data-table="programs"' "$DOM" || fail "the build's CPU view has no programs table"
+	python3 - "$T/build.json" <<'PY' || fail "the build's JSON programs"
+import json, sys
+d = json.load(open(sys.argv[1]))
+g = d["programs"]
+assert g[0]["name"] == "cc1" and g[0]["processes"] >= 12, g[0]
+assert d["verdict"]["text"].startswith("CPU-bound: "), d["verdict"]
+assert " of the CPU in cc1 (" in d["verdict"]["text"], d["verdict"]
+PY
 fi
 
 out="$CBN_BUILD_DIR/html-screenshots/views"
@@ -66,8 +119,8 @@ cat "$T/shots.out" >&2
 # samples for a CPU view)
 n1=$(grep -c '^ok [a-z]* [a-z]* 1280 elements=' "$T/shots.out")
 n2=$(grep -c '^ok [a-z]* [a-z]* 1920 elements=' "$T/shots.out")
-min=16
-[ "${CBN_HAVE_CUDA:-OFF}" = ON ] && min=32
+min=$((16 + 3 * (${#pages[@]} / 2 - 3)))
+[ "${CBN_HAVE_CUDA:-OFF}" = ON ] && min=$((min + 16))
 [ "$n1" = "$n2" ] && [ "$n1" -ge $min ] || fail "$n1 and $n2 views checked at 1280 and 1920 px, $min expected"
 grep -q '^ok cpu svg 1280 ' "$T/shots.out" || fail "the flame graph SVG was not checked"
 [ "$(ls "$out"/*.png | wc -l)" -ge $((n1 + n2 + 2)) ] || fail "screenshots missing in $out"

@@ -8,7 +8,8 @@
 # full width and a search finds it, its three views draw, and the timeline
 # draws one lane per sampled thread (examples/threads: 5) and zooms and pans
 # with the keys, the source view shows threads.c with heat on its hot lines
-# and an editor link; --source-root finds a moved source.
+# and an editor link, the overview draws the CPUs in use (in CPUs, not one
+# bin of wall time); --source-root finds a moved source.
 # One browser launch; the screenshot of every view is kept in the build
 # directory.
 . "$(dirname "$0")/lib/common.bash"
@@ -62,5 +63,5 @@ html_expect '^render overview ok' '^render cpu ok' '^render source ok' '^render 
 	'^selftest cpu\.views ok left_rows=[0-9]+ time_boxes=[1-9][0-9]* .*sandwich=' \
 	"^selftest timeline\\.lanes ok lanes=$(cat "$T/plain.html.lanes") " \
 	'^selftest source\.heat ok .*file=threads\.c' \
-	'^selftest overview\.breakdown ok bars=[1-9][0-9]* per=bin legend=On CPU\|Idle axis='
+	'^selftest overview\.cores ok bars=[1-9][0-9]* series=threads most=[0-9.]+ cpus=[1-9]'
 exit 0

@@ -27,6 +27,7 @@
 		var units, u, i, d;
 		if (kind === 'pct') return function (v) { return Math.round(v * 100) + '%'; };
 		if (kind === 'count') return function (v) { return C.count(v); };
+		if (kind === 'cpus') return function (v) { return String(Math.round(v * 10) / 10); };
 		if (kind === 'bytes') {
 			units = [[1, 'B'], [1024, 'KiB'], [1048576, 'MiB'], [1073741824, 'GiB'], [1099511627776, 'TiB']];
 		} else {
@@ -56,8 +57,9 @@
 	C.legend = function (series) {
 		var lg = C.el('div', { cls: 'legend' });
 		series.forEach(function (s) {
+			/* s.isName: the series is named by a program, not in words */
 			lg.appendChild(C.el('span', { title: s.help || '' }, C.el('i', { style: 'background:' + s.color +
-				(s.dash ? ';height:3px' : '') }), s.name));
+				(s.dash ? ';height:3px' : '') }), s.isName ? C.el('span', { cls: 'name' }, s.name) : s.name));
 		});
 		return lg;
 	};
@@ -92,7 +94,8 @@
 
 	/*
 	 * Stacked columns: spec {bars: [{label, parts: [v...], title}], series:
-	 * [{name, color, help}], kind ('ns'), ylabel, xlabel, height, onbar(i)}.
+	 * [{name, color, help}], kind ('ns'), max (the axis's least top), ylabel,
+	 * xlabel, height, onbar(i)}.
 	 * Returns the box (an element to add to the page first: it is drawn at
 	 * its width).
 	 */
@@ -106,6 +109,8 @@
 				var t = b.parts.reduce(function (x, y) { return x + (y || 0); }, 0);
 				if (t > max) max = t;
 			});
+			/* spec.max: the axis reaches it at least (the machine's CPUs) */
+			if (spec.max > max) max = spec.max;
 			var y = yAxis(s, spec.kind || 'ns', max || 1, L, W - R, T, H - B, spec.ylabel);
 			var slot = (W - L - R) / Math.max(1, n), bw = Math.max(1, Math.min(48, slot * 0.8));
 			/* x labels that fit: every k-th bar */

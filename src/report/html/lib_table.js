@@ -139,8 +139,10 @@
 		var d = C.el('div', { cls: 'cards' });
 		list.forEach(function (x) {
 			if (!x || x.value == null || x.value === '') return;
+			/* x.name: a program's or a device's name after the label, as a name */
 			d.appendChild(C.el('div', { cls: 'card' + (x.cls ? ' ' + x.cls : ''), title: x.title || '' },
-				C.el('b', {}, String(x.value)), C.el('span', {}, x.label)));
+				C.el('b', {}, String(x.value)), C.el('span', {}, x.label, x.name ? ' ' : null,
+					x.name ? C.el('span', { cls: 'name' }, x.name) : null)));
 		});
 		return d;
 	};

@@ -34,13 +34,25 @@ CBN.view({
 				'the GPU window (first to last GPU activity)' },
 			{ label: 'GPU kernel time', value: C.ns(cu.totals && cu.totals.kernel_ns) },
 			{ label: 'CPU blocked in sync', value: C.ns(o.sync_blocked_ns) });
-		(m && m.spaces || []).forEach(function (s) {
-			if (s.peak_bytes) facts.push({ label: 'Peak ' + (s.kind === 'gpu' ? s.name : 'host memory'),
-				value: C.bytes(s.peak_bytes) });
+		/* each memory peak named by its process; the largest three */
+		var pname = {}, peaks = (m && m.spaces || []).filter(function (s) { return s.peak_bytes; });
+		(r.processes || []).forEach(function (p) { pname[p.pid] = (p.exe || '').split('/').pop(); });
+		peaks.sort(function (a, b) { return b.peak_bytes - a.peak_bytes; });
+		peaks.slice(0, 3).forEach(function (s) {
+			facts.push({ label: s.kind === 'gpu' ? 'Peak on' : 'Peak heap of pid ' + s.pid, name:
+				s.kind === 'gpu' ? s.name : pname[s.pid], value: C.bytes(s.peak_bytes), title:
+				(s.peak_exact ? 'exact' : 'estimated from the samples') + ', at ' + C.secs(s.peak_s) });
 		});
+		if (peaks.length > 3)
+			facts.push({ label: 'Peak heap, ' + (peaks.length - 3) + ' more processes', value:
+				'at most ' + C.bytes(peaks[3].peak_bytes) });
+		if (w && w.cores_used != null)
+			facts.push({ label: 'CPUs busy', value: w.cpus ? w.cores_used.toFixed(2) + ' of ' +
+				C.count(w.cpus) + ' (' + C.pct(w.cores_used / w.cpus) + ')' : w.cores_used.toFixed(2),
+				title: 'the run\'s CPU over its wall: CPUs in use on average' });
 		if (w && w.efficiency != null)
-			facts.push({ label: 'Parallel efficiency', value: C.pct(w.efficiency), title: 'busy ' +
-				'threads\' time on the CPU over their wall time' });
+			facts.push({ label: 'Parallel efficiency', value: C.pct(w.efficiency), title: '(CPU - spin) ' +
+				'over the wall times the busy threads at once, at most the CPUs' });
 		el.appendChild(C.facts(facts.slice(0, 12)));
 
 		overviewBreakdown(el, d);
@@ -59,6 +71,23 @@ CBN.view({
 		}
 	},
 	selftests: {
+		/* a CPU run's CPUs in use: a bar per bin of html.cores, each as
+		 * high as the CPU its programs used in it, on an axis in CPUs */
+		cores: function (sec, d) {
+			var C = CBN, cr = d.html && d.html.cores, box = sec.querySelector('#cores');
+			if (!box) return 'skipped: a GPU run or one with steps';
+			var bars = box.querySelectorAll('g.sbar'), n = cr.bins.length / cr.series.length;
+			C.check(bars.length === n, bars.length + ' bars for ' + n + ' bins');
+			var ticks = Array.prototype.map.call(box.querySelectorAll('text.tick'), function (t) {
+				return t.textContent; });
+			C.check(ticks.some(function (t) { return /^[0-9.]+$/.test(t); }), 'no axis in CPUs');
+			var most = 0;
+			for (var i = 0; i < cr.bins.length; i += cr.series.length)
+				most = Math.max(most, cr.bins.slice(i, i + cr.series.length).reduce(function (a, b) {
+					return a + b; }, 0) / cr.bin_ns);
+			return 'bars=' + bars.length + ' series=' + cr.series.join('|') + ' most=' +
+				most.toFixed(2) + ' cpus=' + cr.cpus;
+		},
 		/* the step-time breakdown: a bar per step (or time bin), its parts
 		 * adding up to the step, a y axis in time units, a legend that
 		 * ends with Idle */
@@ -105,8 +134,14 @@ var CBN_SPLIT = [
  * in bins (html.breakdown). */
 function overviewBreakdown(el, d) {
 	var C = CBN, st = d.report.steps, bd = d.html && d.html.breakdown, bars = [], title, xl;
-	var gpu = !!d.report.cuda;
-	if (st && st.steps && st.steps.length && st.steps[0].breakdown) {
+	var gpu = !!d.report.cuda, steps = st && st.steps && st.steps.length && st.steps[0].breakdown;
+	/* a CPU run without steps: how many CPUs it kept busy, by program (the
+	 * wall-time split would cap a build of 2 busy CPUs at one) */
+	if (!gpu && !steps && d.html && d.html.cores && d.html.cores.bins) {
+		overviewCores(el, d);
+		return;
+	}
+	if (steps) {
 		st.steps.slice(0, 400).forEach(function (s) {
 			bars.push({ label: String(s.number), parts: CBN_SPLIT.map(function (p) {
 				return s.breakdown[p.key] || 0; }), title: 'step ' + s.number + ': ' + C.ns(s.duration_ns) +
@@ -146,6 +181,30 @@ function overviewBreakdown(el, d) {
 		(st ? '. Median step ' + C.ns(st.median_ns) + ', slowest ' + C.ns(st.max_ns) + '.' : '.')));
 }
 
+/* The CPUs in use over the run, stacked by program (html.cores: sampled
+ * CPU ns per bin, the four programs of most CPU and the rest), in CPUs. */
+var CBN_PROG_COLORS = ['#1c7ed6', '#f08c00', '#2f9e44', '#ae3ec9', '#adb5bd'];
+function overviewCores(el, d) {
+	var C = CBN, cr = d.html.cores, ns = cr.series.length, bars = [];
+	var fmt = C.tickText('ns', cr.start_ns + cr.bin_ns * cr.bins.length / ns, cr.bin_ns);
+	for (var i = 0; i + ns <= cr.bins.length; i += ns) {
+		var k = i / ns, t = cr.start_ns + k * cr.bin_ns, parts = cr.bins.slice(i, i + ns).map(function (v) {
+			return v / cr.bin_ns; });
+		bars.push({ label: fmt(t), parts: parts, title: fmt(t) + ' to ' + fmt(t + cr.bin_ns) + ': ' +
+			cr.series.map(function (n, j) { return n + ' ' + parts[j].toFixed(2) + ' CPUs'; }).join(', ') });
+	}
+	el.appendChild(C.el('h2', {}, 'CPUs in use over the run' + (ns > 1 ? ', by program' : '')));
+	var box = C.el('div', { id: 'cores' });
+	el.appendChild(box);
+	C.stackedBars(box, { bars: bars, series: cr.series.map(function (n, j) {
+		return { name: n, isName: n !== 'other programs', color: CBN_PROG_COLORS[j %
+			CBN_PROG_COLORS.length], help: 'the sampled CPU ' +
+			'of ' + n + ' in each bin, over the bin\'s length' }; }), kind: 'cpus', max: cr.cpus,
+		ylabel: 'CPUs in use', xlabel: 'time since the start (bins of ' + C.ns(cr.bin_ns) + ')' +
+		(cr.cpus ? '; the machine has ' + cr.cpus + ' CPU' + (cr.cpus === 1 ? '' : 's') : ''),
+		height: 230 });
+}
+
 /* The heaviest functions, operators and kernels, five each. */
 function overviewTops(el, d) {
 	var C = CBN, r = d.report, grid = C.el('div', { cls: 'tops' }), cpu = r.run.cpu_ns || 1;
@@ -154,6 +213,16 @@ function overviewTops(el, d) {
 		grid.appendChild(C.el('div', {}, C.el('h3', {}, C.el('a', { href: href }, title)),
 			C.table(rows.slice(0, 5), cols, { compact: true }).el));
 	}
+	/* a run of several programs: the programs first (perf report --sort comm) */
+	var progs = (r.programs || []).filter(function (g) { return g.cpu_ns > 0; });
+	if (progs.length > 1)
+		top('Programs (CPU)', '#cpu', progs, [
+			{ key: 'name', name: 1, label: 'Program', cell: function (x) {
+				return C.el('span', { title: x.exe }, x.name); } },
+			{ key: 'cpu_ns', label: 'CPU', num: 1, fmt: C.ns },
+			{ key: 'share', label: 'Share', num: 1, get: function (x) { return x.cpu_ns / cpu; }, fmt: C.pct },
+			{ key: 'processes', label: 'Processes', num: 1, fmt: C.count }
+		]);
 	top('Top functions (self CPU)', '#cpu', (r.functions || []).filter(function (f) {
 		return f.self_ns > 0; }).sort(function (a, b) { return b.self_ns - a.self_ns; }), [
 		{ key: 'name', name: 1, label: 'Function', cell: function (x) {

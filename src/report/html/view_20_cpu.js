@@ -65,7 +65,8 @@ CBN.view({
 				opts.icicle = true;
 				graph.appendChild(C.el('p', { cls: 'muted' }, l.name + ': the stack most samples of each ' +
 					C.ns(h.timeline.bin_ns) + ' were in, left to right over the run; gaps: the thread ' +
-					'was off the CPU.'));
+					'was off the CPU for longer than ' + C.ns(4 * h.timeline.bin_ns) + ' (shorter ' +
+					'stretches, a preemption, are drawn as running).'));
 			}
 			v.flame = C.flame(graph, nodes, opts);
 		}
@@ -92,6 +93,8 @@ CBN.view({
 		}
 		v.select = function (name) { st.fn = name; st.mode = 'sandwich'; if (h.tree) show(); };
 
+		/* a run of several programs: them first, as perf report --sort comm,dso */
+		cpuPrograms(el, r, cpu);
 		el.appendChild(C.el('h2', {}, 'Functions'));
 		v.table = C.table(r.functions, [
 			{ key: 'name', label: 'Function', name: 1 },
@@ -234,3 +237,29 @@ CBN.view({
 		}
 	}
 });
+
+/* A run of several programs: the CPU by program and by the module its time
+ * was in, as perf report --sort comm,dso (the text report's Programs). */
+function cpuPrograms(el, r, cpu) {
+	var C = CBN, rows = [];
+	var progs = (r.programs || []).filter(function (g) { return g.cpu_ns > 0; });
+	if (progs.length < 2) return;
+	progs.forEach(function (g) {
+		rows.push({ name: g.name, cpu_ns: g.cpu_ns, processes: g.processes, wall_ns: g.wall_ns,
+			module: '', title: g.exe });
+		(g.modules || []).slice(0, 4).forEach(function (m) {
+			rows.push({ name: g.name, module: m.name, cpu_ns: m.cpu_ns, processes: null, wall_ns: null });
+		});
+	});
+	el.appendChild(C.el('h2', {}, 'Programs and modules'));
+	var t = C.table(rows, [
+		{ key: 'name', label: 'Program', name: 1 },
+		{ key: 'module', label: 'Module', name: 1 },
+		{ key: 'cpu_ns', label: 'CPU', num: 1, fmt: C.ns },
+		{ key: 'share', label: 'Share', num: 1, get: function (x) { return x.cpu_ns / cpu; }, fmt: C.pct },
+		{ key: 'processes', label: 'Processes', num: 1, fmt: function (v) { return v == null ? '' : C.count(v); } },
+		{ key: 'wall_ns', label: 'Wall', num: 1, fmt: function (v) { return v == null ? '' : C.ns(v); } }
+	], { sort: 'cpu_ns' });
+	t.el.setAttribute('data-table', 'programs');
+	el.appendChild(t.el);
+}

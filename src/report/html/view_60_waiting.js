@@ -1,7 +1,8 @@
 /*
- * view_60_waiting.js — #waiting: the "waiting" section (off-CPU and the CPU
- * verdict): efficiency, what on-CPU time went to and where threads waited as
- * bars, then the per-thread, site, lock and wall-function tables.
+ * view_60_waiting.js — #waiting: the "waiting" section (off-CPU, the figures
+ * of the run's verdict): efficiency and the CPUs busy, what on-CPU time went
+ * to and where threads waited as bars of colours told apart, then the
+ * per-thread, site, lock and wall-function tables.
  */
 'use strict';
 CBN.view({
@@ -10,12 +11,15 @@ CBN.view({
 	render: function (el, d) {
 		var C = CBN, w = d.report.waiting;
 		el.appendChild(C.el('h2', {}, 'Waiting'));
-		el.appendChild(C.el('div', { cls: 'verdict' }, C.el('b', {}, 'CPU side: '),
-			w.verdict_text || w.verdict || 'no verdict'));
+		/* the report's one verdict is the overview's: this view gives its figures */
 		el.appendChild(C.facts([
-			{ label: 'Parallel efficiency', value: C.pct(w.efficiency), title: 'busy threads\' time on ' +
-				'the CPU over their wall time' },
-			{ label: 'Busy threads', value: C.count(w.busy_threads) + ' of ' + C.count(w.threads) },
+			{ label: 'Parallel efficiency', value: C.pct(w.efficiency), title: '(CPU - spin) over the ' +
+				'wall times the busy threads at once, at most the CPUs' },
+			{ label: 'CPUs busy', value: w.cores_used == null ? null : w.cpus ? w.cores_used.toFixed(2) +
+				' of ' + C.count(w.cpus) : w.cores_used.toFixed(2), title: 'the run\'s CPU over its ' +
+				'wall: CPUs in use on average' },
+			{ label: 'Busy threads', value: C.count(w.busy_threads) + ' of ' + C.count(w.threads) +
+				(w.busy_at_once ? ', up to ' + C.count(w.busy_at_once) + ' at once' : '') },
 			{ label: 'On the CPU', value: C.ns(w.cpu_ns) },
 			{ label: 'Off the CPU', value: w.offcpu ? C.ns(w.off_ns) : null },
 			{ label: 'Blocked (est.)', value: C.ns(w.blocked_est_ns), title: 'threads\' time neither ' +
@@ -31,7 +35,7 @@ CBN.view({
 			el.appendChild(C.el('h3', {}, p[0]));
 			Object.keys(o).forEach(function (k) {
 				if (!o[k]) return;
-				var col = C.color(k);
+				var col = WAIT_COLORS[k] || C.color(k);
 				bar.appendChild(C.el('div', { style: 'background:' + col + ';width:' +
 					(100 * o[k] / tot).toFixed(2) + '%', title: k + ' ' + C.ns(o[k]) }));
 				lg.appendChild(C.el('span', {}, C.el('i', { style: 'background:' + col }),
@@ -46,12 +50,15 @@ CBN.view({
 		var recos = C.recos(w.recommendations, null);
 		if (recos.count) el.appendChild(recos);
 		function table(key, title, cols, sort) {
-			var rows = w[key] || [];
+			var rows = waitRows(w, key);
 			if (!rows.length) return;
 			el.appendChild(C.el('h3', {}, title));
 			var t = C.table(rows, cols, { sort: sort });
 			t.el.setAttribute('data-table', key);
 			el.appendChild(t.el);
+			var left = (w[key] || []).length - rows.length;
+			if (left) el.appendChild(C.el('p', { cls: 'muted' }, left + ' thread' + (left === 1 ? '' : 's') +
+				' without a moment on or off the CPU left out (an image exec replaced at once)'));
 		}
 		var src = { key: 'file', label: 'Source', cell: function (x) { return C.srcLink(x.file, x.line); } };
 		table('per_thread', 'Threads', [
@@ -94,15 +101,40 @@ CBN.view({
 		 * entry of the report (the first 500) */
 		tables: function (sec, d) {
 			var C = CBN, w = d.report.waiting, out = [];
-			C.check(sec.querySelector('.verdict').textContent.indexOf(w.verdict) >= 0, 'no verdict');
+			/* one verdict per page: the overview's */
+			C.check(!sec.querySelector('.verdict'), 'a second verdict in Waiting');
 			['per_thread', 'locks', 'sites'].forEach(function (k) {
 				var t = sec.querySelector('[data-table="' + k + '"] tbody');
-				var want = Math.min(500, (w[k] || []).length);
+				var want = Math.min(500, waitRows(w, k).length);
 				C.check(want ? t && t.children.length === want : !t, k + ': ' +
 					(t ? t.children.length : 'no') + ' rows for ' + want);
 				out.push(k + '=' + want);
 			});
-			return 'verdict=' + w.verdict + ' ' + out.join(' ');
+			/* every colour of a bar told apart from its neighbours */
+			sec.querySelectorAll('.bar').forEach(function (bar) {
+				var cols = Array.prototype.map.call(bar.children, function (x) {
+					return x.style.background; });
+				cols.forEach(function (c, i) {
+					C.check(cols.indexOf(c) === i, 'the colour ' + c + ' twice in a bar'); });
+			});
+			return 'category=' + w.verdict + ' ' + out.join(' ');
 		}
 	}
 });
+
+/* The rows of a table of the waiting view: a thread of no moment on or off
+ * the CPU (an image exec replaced at once) says nothing. */
+function waitRows(w, key) {
+	var rows = w[key] || [];
+	return key !== 'per_thread' ? rows : rows.filter(function (x) {
+		return x.wall_ns || x.cpu_ns || x.off_ns; });
+}
+
+/* The activities' and the wait kinds' colours: each told apart at a glance
+ * (hash colours gave sleep and child the same blue). */
+var WAIT_COLORS = {
+	compute: '#2f9e44', spin: '#e03131', kernel: '#f08c00', allocator: '#7048e8',
+	'memcpy/memset': '#1098ad', 'start-up': '#868e96',
+	futex: '#c2255c', io: '#1c7ed6', poll: '#74c0fc', sleep: '#fab005', child: '#37b24d',
+	fault: '#e8590c', other: '#adb5bd', runnable: '#9c36b5'
+};

@@ -16,8 +16,16 @@ CBN.view({
 		el.appendChild(C.el('h2', {}, 'Regression gate: ' + word));
 		el.appendChild(C.el('p', { cls: 'muted' }, 'base ' + d.base_file + ' \u2192 new ' + d.new_file));
 		el.appendChild(C.el('pre', { cls: 'gate' }, g.table || ''));
-		el.appendChild(C.cards({ wall_change_ns: (n.run.wall_ns || 0) - (b.run.wall_ns || 0),
-			cpu_change_ns: (n.run.cpu_ns || 0) - (b.run.cpu_ns || 0) }));
+		/* each change with its sign and its share of the base */
+		function change(label, x, y, title) {
+			var dlt = (y || 0) - (x || 0);
+			return { label: label, value: (dlt > 0 ? '+' : dlt < 0 ? '\u2212' : '\u00b1') +
+				C.ns(Math.abs(dlt)) + (x ? ' (' + (dlt > 0 ? '+' : dlt < 0 ? '\u2212' : '') +
+				C.pct(Math.abs(dlt) / x) + ')' : ''), title: title + ': ' + C.ns(x || 0) + ' \u2192 ' +
+				C.ns(y || 0) };
+		}
+		el.appendChild(C.facts([change('Wall time change', b.run.wall_ns, n.run.wall_ns, 'base to new'),
+			change('CPU time change', b.run.cpu_ns, n.run.cpu_ns, 'sampled CPU, base to new')]));
 		var by = {}, rows;
 		(b.functions || []).forEach(function (f) { by[f.name] = { name: f.name, base: f.self_ns, cur: 0 }; });
 		(n.functions || []).forEach(function (f) {
@@ -47,6 +55,17 @@ CBN.view({
 		cmpDiffFlame(slot, b, n, this);
 	},
 	selftests: {
+		/* the change cards: each with its sign and its share of the base */
+		cards: function (sec) {
+			var C = CBN, cards = sec.querySelectorAll('.cards .card b');
+			C.check(cards.length >= 2, cards.length + ' change cards');
+			Array.prototype.forEach.call(cards, function (b) {
+				C.check(/^[+\u2212\u00b1]/.test(b.textContent), 'a change without a sign: ' + b.textContent);
+				C.check(/%\)$/.test(b.textContent) || /^\u00b1/.test(b.textContent),
+					'a change without its share: ' + b.textContent);
+			});
+			return 'cards=' + Array.prototype.map.call(cards, function (b) { return b.textContent; }).join('|');
+		},
 		/* the differential flame graph: frames coloured by their change,
 		 * a frame's text gives base, new and delta; a path on one side
 		 * only is drawn (new only: all red) or listed (base only) */
