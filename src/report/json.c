@@ -1,5 +1,5 @@
 /*
- * json.c — the --json report (schema_version 4, docs/report.schema.json): run
+ * json.c — the --json report (schema_version 5, docs/report.schema.json): run
  * totals, every function, hot lines, processes, threads, the CUDA object from
  * cuda_report.c, the memory object from mem_json.c, the steps object from
  * steps_json.c, the waiting object from wait_json.c, and warnings.  Keys are

@@ -9,7 +9,7 @@
 #define CBN_JSON_KEYS_H
 
 #define JK_SCHEMA_VERSION "schema_version"
-#define JK_SCHEMA_VERSION_VALUE 4
+#define JK_SCHEMA_VERSION_VALUE 5
 /* the oldest schema the gate still reads: 2 only added "memory", 3 only
  * added "steps", 4 only "waiting" */
 #define JK_SCHEMA_VERSION_OLDEST 1

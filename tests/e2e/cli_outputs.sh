@@ -32,7 +32,7 @@ fi
 for opt in --folded --flamegraph --pprof --trace --report; do
 	check_refused "$opt" "$opt" /nonexistent/out
 done
-printf '{"schema_version": 4, "run": ' >"$T/bad.json"
+printf '{"schema_version": 5, "run": ' >"$T/bad.json"
 check_refused "bad baseline" --baseline "$T/bad.json"
 run_cbn report --json /nonexistent/r.json "$T"
 expect_rc 2

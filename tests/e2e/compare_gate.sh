@@ -78,15 +78,15 @@ head -c 200 "$T/base.json" >"$T/cut.json"
 run_cbn compare --fail 'wall:+10%' "$T/cut.json" "$T/same.json"
 expect_rc 2
 grep -q 'not valid JSON' "$ERRF" || fail "no 'not valid JSON' message"
-sed 's/"schema_version":[[:space:]]*4/"schema_version":5/' "$T/base.json" >"$T/v5.json"
-grep -q '"schema_version":5' "$T/v5.json" || fail "could not rewrite schema_version"
-run_cbn compare --fail 'wall:+10%' "$T/v5.json" "$T/same.json"
+sed 's/"schema_version":[[:space:]]*5/"schema_version":6/' "$T/base.json" >"$T/v6.json"
+grep -q '"schema_version":6' "$T/v6.json" || fail "could not rewrite schema_version"
+run_cbn compare --fail 'wall:+10%' "$T/v6.json" "$T/same.json"
 expect_rc 2
-grep -q 'baseline was written by schema 5; this cbottleneck reads 1 to 4' "$ERRF" ||
+grep -q 'baseline was written by schema 6; this cbottleneck reads 1 to 5' "$ERRF" ||
 	fail "no schema mismatch message"
-# schema 2 only added "memory", 3 only "steps", 4 only "waiting": a version 1
-# baseline is still read
-sed 's/"schema_version":[[:space:]]*4/"schema_version":1/' "$T/base.json" >"$T/v1.json"
+# schema 2 only added "memory", 3 only "steps", 4 only "waiting", 5 only
+# "programs" and keys inside the others: a version 1 baseline is still read
+sed 's/"schema_version":[[:space:]]*5/"schema_version":1/' "$T/base.json" >"$T/v1.json"
 run_cbn compare --fail 'wall:+1000%' "$T/v1.json" "$T/same.json"
 expect_rc 0
 run_cbn compare "$T/base.json"

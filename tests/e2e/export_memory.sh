@@ -28,7 +28,7 @@ grep -q -- '--sample-type needs --folded FILE or --flamegraph FILE' "$ERRF" ||
 # a run without memory data
 run_cbn -q -o "$T/s" --json "$T/cpu.json" --trace "$T/cpu.trace.json" -- "$EXAMPLES/split" 0.2
 expect_rc 0
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit("memory" in d or d["schema_version"] != 4)' \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit("memory" in d or d["schema_version"] != 5)' \
 	"$T/cpu.json" || fail "a run without memory data has a memory object (or not schema 3)"
 $CHECK trace "$T/cpu.trace.json" >"$T/chk" || fail "trace check: $(cat "$T/chk")"
 grep -q ' counters=0$' "$T/chk" || fail "counter tracks without memory data: $(cat "$T/chk")"

@@ -22,7 +22,7 @@ import json, sys
 for path in sys.argv[1:]:
     d = json.load(open(path))
     run = d["run"]
-    assert d["schema_version"] == 4
+    assert d["schema_version"] == 5
     assert run["samples"] > 0, "%s: no samples" % path
     assert run["weight"] >= run["samples"]
     # functions: by self_ns, and self_ns = self_samples x period within each process

@@ -26,7 +26,7 @@ python3 - "$T/all.json" "$T/all.trace.json" <<'PY' || fail "step_cold: steps in 
 import json, sys
 d = json.load(open(sys.argv[1]))
 s = d["steps"]
-assert d["schema_version"] == 4
+assert d["schema_version"] == 5
 assert s["source"] == "marker", s["source"]
 # 12 steps; a 13th when the example marks the end of its loop too
 assert s["count"] == len(s["steps"]) and s["count"] in (12, 13), s["count"]

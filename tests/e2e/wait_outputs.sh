@@ -22,6 +22,6 @@ done
 
 run_cbn -q --json "$T/r.json" -- "$EXAMPLES/split" 0.05
 expect_rc 0
-python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["schema_version"] != 4)' \
+python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(d["schema_version"] != 5)' \
 	"$T/r.json" || fail "the JSON report is not schema 4"
 exit 0

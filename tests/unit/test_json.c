@@ -139,7 +139,7 @@ static void test_shape(void)
 	root = load(path, &text);
 	unlink(path);
 
-	CHECK_EQ_INT(num(root, "schema_version"), 4);
+	CHECK_EQ_INT(num(root, "schema_version"), 5);
 	CHECK_STR(cJSON_GetStringValue(get(get(root, "tool"), "name")), "cbottleneck");
 	CHECK(cJSON_IsString(get(get(root, "tool"), "version")));
 

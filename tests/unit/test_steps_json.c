@@ -126,7 +126,7 @@ int main(void)
 	root = jr_write_read(&a, dir, "none", paths[0], sizeof(paths[0]));
 	REQUIRE(root != NULL);
 	CHECK(jr_get(root, "steps") == NULL);
-	CHECK_EQ_INT(jr_num(root, "schema_version"), 4);
+	CHECK_EQ_INT(jr_num(root, "schema_version"), 5);
 	cJSON_Delete(root);
 
 	/* steps without capture controls */

@@ -169,7 +169,7 @@ static void test_json(void)
 	a = wf_analysis(&p, 1);
 	root = jr_write_read(&a, dir, "offcpu", paths[0], sizeof(paths[0]));
 	REQUIRE(root != NULL);
-	CHECK_EQ_INT(jr_num(root, "schema_version"), 4);
+	CHECK_EQ_INT(jr_num(root, "schema_version"), 5);
 	w = jr_get(root, "waiting");
 	REQUIRE(cJSON_IsObject(w));
 	CHECK(cJSON_IsTrue(jr_get(w, "offcpu")));
