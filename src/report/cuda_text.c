@@ -371,29 +371,17 @@ static int print_api(FILE *out, const struct cuda_analysis *a, const struct repo
 	return 0;
 }
 
-/* Files under the current directory are shown relative to it, as in the CPU table. */
-static const char *short_path(const char *path, const char *cwd)
-{
-	size_t n = strlen(cwd);
-
-	if (n > 1 && strncmp(path, cwd, n) == 0 && path[n] == '/')
-		return path + n + 1;
-	return path;
-}
-
 static int print_sites(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
 {
 	struct fmt_table *t;
 	size_t i, n = limit_of(o, a->nsites);
 	uint64_t all = a->ov.gpu_ns;
-	char b[64], f[512], name[512], cwd[4096];
+	char b[64], f[512], name[512];
 	int has_op = 0;
 
 	/* nothing to say when no launch had a host stack */
 	if (!a->nsites || (a->nsites == 1 && !strcmp(a->sites[0].function, "[no stack captured]")))
 		return 0;
-	if (!getcwd(cwd, sizeof(cwd)))
-		cwd[0] = '\0';
 	t = fmt_table_new();
 	if (!t)
 		return -ENOMEM;
@@ -422,7 +410,7 @@ static int print_sites(FILE *out, const struct cuda_analysis *a, const struct re
 		else
 			fmt_table_cell(t, "%s", fmt_func(f, sizeof(f),
 							 names_bare_copy(name, sizeof(name), s->function),
-							 short_path(s->file, cwd), s->line, s->module));
+							 fmt_rel_path(s->file), s->line, s->module));
 		if (has_op)
 			fmt_table_cell(t, "%s", s->op && *s->op ? s->op : "-");
 		if (!s->kernel_display)

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "fmt.h"
 #include "rules.h"
@@ -165,6 +166,48 @@ static void fmt_pad_cut(FILE *out, const char *s, size_t width, int right, int c
 void fmt_pad(FILE *out, const char *s, size_t width, int right)
 {
 	fmt_pad_cut(out, s ? s : "", width, right, 0);
+}
+
+/* The current directory, read once ("" when unknown); its length in *n. */
+static const char *fmt_cwd(size_t *n)
+{
+	static char cwd[4096];
+	static size_t len;
+	static int done;
+
+	if (!done) {
+		done = 1;
+		if (getcwd(cwd, sizeof(cwd)))
+			len = strlen(cwd);
+	}
+	*n = len;
+	return cwd;
+}
+
+const char *fmt_rel_path(const char *path)
+{
+	size_t n;
+	const char *cwd = fmt_cwd(&n);
+
+	if (!path)
+		return "";
+	if (n > 1 && !strncmp(path, cwd, n) && path[n] == '/')
+		return path + n + 1;
+	return path;
+}
+
+void fmt_rel_puts(FILE *out, const char *s)
+{
+	size_t n;
+	const char *cwd = fmt_cwd(&n), *hit;
+
+	if (!s)
+		return;
+	while (n > 1 && (hit = strstr(s, cwd)) && hit[n] == '/') {
+		fwrite(s, 1, (size_t)(hit - s), out);
+		s = hit + n + 1;
+	}
+	fputs(s, out);
 }
 
 void fmt_more(FILE *out, size_t shown, size_t n, const char *what, double part, double whole,
@@ -397,9 +440,13 @@ void fmt_recos(FILE *out, const char *title, const struct rule_finding *f, size_
 	if (!n)
 		return;
 	fprintf(out, "%s\n", title);
-	for (i = 0; i < n; i++)
-		fprintf(out, "  [%s] %s\n      evidence: %s\n", f[i].id ? f[i].id : "?",
-			f[i].message ? f[i].message : "", f[i].evidence ? f[i].evidence : "");
+	for (i = 0; i < n; i++) {
+		fprintf(out, "  [%s] ", f[i].id ? f[i].id : "?");
+		fmt_rel_puts(out, f[i].message);
+		fputs("\n      evidence: ", out);
+		fmt_rel_puts(out, f[i].evidence);
+		fputc('\n', out);
+	}
 }
 
 /* --- repeated lines ---------------------------------------------------------- */

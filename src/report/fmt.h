@@ -75,6 +75,14 @@ size_t fmt_table_nrows(const struct fmt_table *t);
 /* Print with indent spaces before every line. */
 void fmt_table_print(const struct fmt_table *t, FILE *out, int style, int indent);
 
+/* path relative to the current directory when it lies under it, as the
+ * CPU tables print paths (the JSON keeps them whole); "" for NULL. */
+const char *fmt_rel_path(const char *path);
+
+/* s with the current directory's "CWD/" taken out of every path in it (a
+ * verdict, a rule's evidence); nothing for NULL. */
+void fmt_rel_puts(FILE *out, const char *s);
+
 /* The line under a table that left rows out, with the share they hold:
  * "   (3575 more functions: 12.34% of the self time; use --limit)"; what
  * "of" names the whole (NULL or whole <= 0: no share).  Nothing when

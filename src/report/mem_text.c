@@ -64,7 +64,8 @@ static char *site_label(char *buf, size_t len, const struct profile *p, const st
 	fmt_trunc(name, sizeof(name), path, MEM_TEXT_SITE_MAX / 2, 0);
 	if (s->inlined)
 		strcat(name, " [inlined]");
-	fmt_trunc(path, sizeof(path), s->file && *s->file ? s->file : f->file ? f->file : "",
+	fmt_trunc(path, sizeof(path),
+		  fmt_rel_path(s->file && *s->file ? s->file : f->file ? f->file : ""),
 		  MEM_TEXT_SITE_MAX / 2, 1);
 	fmt_func(buf, len, name, path, s->file && *s->file ? s->line : f->line, f->module);
 	/* the allocation wrapper it was found past (mem_wrap.c) */

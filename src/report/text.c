@@ -50,21 +50,6 @@ static const char *text_plural(size_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-/* Paths under the current directory are shown relative to it. */
-static const char *text_short_path(const char *path, const char *cwd, size_t cwdlen)
-{
-	if (!path)
-		return "";
-	if (cwdlen > 1 && strncmp(path, cwd, cwdlen) == 0 && path[cwdlen] == '/')
-		return path + cwdlen + 1;
-	return path;
-}
-
-static const char *text_path(struct text_ctx *t, const char *path)
-{
-	return text_short_path(path, t->cwd, t->cwdlen);
-}
-
 /* A row's function: name, then [no symbol] for code grouped by the unwind
  * tables, or [inlined in CONTAINER] for a function the compiler inlined
  * (into: its containing function, PROF_NONE when it was never inlined). */
@@ -89,7 +74,7 @@ static void text_func_name(struct text_ctx *t, char *buf, size_t len, const stru
 		strcat(name, cont);
 		strcat(name, "]");
 	}
-	fmt_trunc(path, sizeof(path), text_path(t, f->file), TEXT_PATH_MAX, 1);
+	fmt_trunc(path, sizeof(path), fmt_rel_path(f->file), TEXT_PATH_MAX, 1);
 	fmt_func(buf, len, name, path, f->line, f->module);
 }
 
@@ -198,7 +183,7 @@ static void text_hot_lines(struct text_ctx *t)
 
 		if (!l->line)
 			continue;
-		snprintf(loc, sizeof(loc), "%s:%u", text_path(t, l->file), l->line);
+		snprintf(loc, sizeof(loc), "%s:%u", fmt_rel_path(l->file), l->line);
 		fmt_table_row(tb);
 		fmt_table_cell(tb, "%s", loc);
 		fmt_table_cell(tb, "%s", fmt_pct(a, sizeof(a), (double)l->self_ns, (double)c->cpu_ns));
@@ -428,8 +413,6 @@ int report_text(FILE *out, const struct analysis *a, const struct report_opts *o
 	t.limit = o ? o->limit : 0;
 	if (t.limit == 0)
 		t.limit = TEXT_DEFAULT_LIMIT;
-	if (getcwd(t.cwd, sizeof(t.cwd)))
-		t.cwdlen = strlen(t.cwd);
 
 	if (!o || !o->quiet) {
 		if (t.verbose)

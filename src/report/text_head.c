@@ -218,16 +218,11 @@ static void text_env_cuda(struct text_ctx *t);
  * in the tables (the analysis and the JSON keep them whole). */
 static void text_verdict(struct text_ctx *t)
 {
-	const char *v = t->a->verdict.text, *hit;
-
-	if (!v)
+	if (!t->a->verdict.text)
 		return;
 	fprintf(t->out, "  Verdict:    ");
-	while (t->cwdlen > 1 && (hit = strstr(v, t->cwd)) && hit[t->cwdlen] == '/') {
-		fwrite(v, 1, (size_t)(hit - v), t->out);
-		v = hit + t->cwdlen + 1;
-	}
-	fprintf(t->out, "%s\n", v);
+	fmt_rel_puts(t->out, t->a->verdict.text);
+	fputc('\n', t->out);
 }
 
 /* "12 lost (3 buffer_full, 9 reentrant)" */

@@ -23,8 +23,6 @@ struct text_ctx {
 	const struct cpu_profile *c;
 	int limit;               /* < 0: no limit */
 	int verbose;             /* -v: the sampler's inner workings too */
-	char cwd[4096];
-	size_t cwdlen;
 };
 
 /* text_head.c: "0", "killed by signal 9 (SIGKILL)"; whether process image

@@ -198,7 +198,7 @@ static char *func_label(char *buf, size_t len, const struct profile *p, uint32_t
 	}
 	names_bare_copy(path, sizeof(path), f->name ? f->name : "?");   /* no parameters */
 	fmt_trunc(name, sizeof(name), path, WAIT_TEXT_NAME_MAX, 0);
-	fmt_trunc(path, sizeof(path), file ? file : "", WAIT_TEXT_PATH_MAX, 1);
+	fmt_trunc(path, sizeof(path), fmt_rel_path(file), WAIT_TEXT_PATH_MAX, 1);
 	return fmt_func(buf, len, name, path, line, f->module);
 }
 

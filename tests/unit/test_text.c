@@ -6,6 +6,7 @@
  * the footer, and the --sort keys (the union of the CPU and CUDA tables' keys).
  */
 #include <stdint.h>
+#include <unistd.h>
 
 #include "analysis/cpu.h"
 #include "analysis/cuda_analysis.h"
@@ -554,6 +555,29 @@ static void test_fmt(void)
 	CHECK_STR(fmt_func(buf, sizeof(buf), "f", "a.c", 3, "m"), "a.c:3(f)");
 	CHECK_STR(fmt_func(buf, sizeof(buf), "f", "", 0, "libm.so"), "[libm.so]:0(f)");
 	CHECK_STR(fmt_func(buf, sizeof(buf), "f", "", 0, ""), "~:0(f)");
+	/* paths under the current directory read relative to it, in a cell
+	 * (fmt_rel_path) and in a sentence (fmt_rel_puts); others stay whole */
+	{
+		char cwd[4096], p[8400], *m = NULL;
+		size_t mlen;
+
+		REQUIRE(getcwd(cwd, sizeof(cwd)));
+		snprintf(p, sizeof(p), "%s/src/a.c", cwd);
+		CHECK_STR(fmt_rel_path(p), "src/a.c");
+		CHECK_STR(fmt_rel_path("/elsewhere/a.c"), "/elsewhere/a.c");
+		CHECK_STR(fmt_rel_path(NULL), "");
+		snprintf(p, sizeof(p), "%sx/a.c", cwd);   /* a sibling, not under it */
+		CHECK_STR(fmt_rel_path(p), p);
+		snprintf(p, sizeof(p), "72 %% in heavy (%s/split.c:15) and light (%s/split.c:10)", cwd,
+			 cwd);
+		f = open_memstream(&m, &mlen);
+		REQUIRE(f);
+		fmt_rel_puts(f, p);
+		fmt_rel_puts(f, NULL);
+		fclose(f);
+		CHECK_STR(m, "72 % in heavy (split.c:15) and light (split.c:10)");
+		free(m);
+	}
 
 	t = fmt_table_new();
 	REQUIRE(t);
