@@ -212,10 +212,13 @@ static void text_hot_lines(struct text_ctx *t)
 		fmt_more(t->out, shown, with, text_plural(with - shown, "line", "lines"),
 			 (double)rest, (double)c->cpu_ns, "the CPU");
 	}
-	if (nl && (!t->o || !t->o->quiet))
+	if (nl && without && (!t->o || !t->o->quiet))
 		fprintf(t->out, "   (%s of the CPU in code without line information left out: %zu "
 			"%s)\n", fmt_pct(a, sizeof(a), (double)nl, (double)c->cpu_ns), without,
 			text_plural(without, "address", "addresses"));
+	else if (nl && (!t->o || !t->o->quiet))
+		fprintf(t->out, "   (%s of the CPU in code without line information left out)\n",
+			fmt_pct(a, sizeof(a), (double)nl, (double)c->cpu_ns));
 	fputc('\n', t->out);
 	fmt_table_free(tb);
 }

@@ -460,6 +460,22 @@ static void test_hot_lines_without_lines(void)
 			  "the samples are: see Data quality)\n"));
 	free(out);
 	pb_free(&b);
+
+	/* a named function of a library without debug info is no address:
+	 * its share is said alone, not as "0 addresses" */
+	pb_init(&b, 1000000, "./nolines");
+	f[0] = pb_func(&b, "memcpy", "", 0, "libc.so.6");
+	f[1] = pb_func(&b, "f", "f.c", 1, "nolines");
+	pr = pb_process(&b, 1, 0, "nolines", "./nolines", 1000000);
+	th = pb_thread(&b, 1, pr, "");
+	pb_samples(&b, th, pb_stack(&b, 1, &f[0]), 30, 1, 0);
+	pb_samples(&b, th, pb_stack(&b, 1, &f[1]), 70, 1, 0);
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "Hottest source lines (self time of the innermost frame)\n"));
+	CHECK(strstr(out, "   (30.00% of the CPU in code without line information left out)\n"));
+	CHECK(!strstr(out, "0 addresses"));
+	free(out);
+	pb_free(&b);
 }
 
 static void test_sort_keys_valid(void)
