@@ -19,6 +19,20 @@
 #include "steps.h"
 #include "wait.h"
 
+/* Append line (owned, NULL: out of memory) to the data-quality lines. */
+static int add_warning(struct analysis *a, char *line)
+{
+	char **w = line ? realloc(a->warnings, (a->nwarnings + 1) * sizeof(*w)) : NULL;
+
+	if (!w) {
+		free(line);
+		return -ENOMEM;
+	}
+	a->warnings = w;
+	a->warnings[a->nwarnings++] = line;
+	return 0;
+}
+
 int analysis_run(const struct profile *p, const struct analysis_opts *opts, struct analysis *a)
 {
 	int ret;
@@ -69,17 +83,16 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	if ((ret = cpu_warnings(p, a->cpu, &a->warnings, &a->nwarnings)) < 0)
 		goto out;
 	/* waits for a core that other programs caused: about the measurement */
-	if (a->wait && a->wait->load_note) {
-		char **w = realloc(a->warnings, (a->nwarnings + 1) * sizeof(*w));
+	if (a->wait && a->wait->load_note &&
+	    (ret = add_warning(a, strdup(a->wait->load_note))) < 0)
+		goto out;
+	/* --step-func that gave no steps says why */
+	if (!(a->steps && a->steps->source == STEP_SRC_FUNC) && opts && opts->step_func) {
+		char *note;
 
-		if (!w || !(w[a->nwarnings] = strdup(a->wait->load_note))) {
-			if (w)
-				a->warnings = w;
-			ret = -ENOMEM;
+		if ((ret = steps_func_note(p, opts->step_func, &note)) < 0 ||
+		    (note && (ret = add_warning(a, note)) < 0))
 			goto out;
-		}
-		a->warnings = w;
-		a->nwarnings++;
 	}
 	ret = verdict_run(a); /* last: it reads every view */
 out:

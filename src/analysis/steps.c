@@ -48,12 +48,34 @@ static int step_cmp(const void *a, const void *b)
 	return x->start < y->start ? -1 : x->start > y->start;
 }
 
+/* "; no stretch off the CPU ends a call: ..." and why (gap_rule), or "". */
+static void unused_of(const struct profile *p, const struct step_edges *e, char *buf, size_t len)
+{
+	*buf = '\0';
+	if (e->gaps_unused == STEP_GAPS_RUNQ)
+		snprintf(buf, len, "; no stretch off the CPU ends a call: %.0f %% of the thread's "
+			 "time off the CPU was spent waiting for a CPU (schedstat), which a return "
+			 "cannot be told from", 100 * e->runq_share);
+	else if (e->gaps_unused == STEP_GAPS_LOAD)
+		snprintf(buf, len, "; no stretch off the CPU ends a call: the machine was loaded "
+			 "(load %.2f on %d CPUs at start), and a wait for a CPU cannot be told from "
+			 "a return (record with --step-func: it takes the off-CPU looks that tell)",
+			 p->env.load[0], p->env.cpus);
+	else if (e->gaps_unused == STEP_GAPS_SHORT)
+		snprintf(buf, len, "; no stretch off the CPU ends a call: the thread stopped for "
+			 "1-%.0f ms after %u of its %u samples, waiting for a CPU on a loaded "
+			 "machine, which a return cannot be told from%s",
+			 (double)STEP_FUNC_GAP_NS / 1e6, e->short_stops, e->pairs + 1,
+			 e->looked ? "" : " (record with --step-func: it takes the off-CPU looks "
+					  "that tell)");
+}
+
 /* --step-func: how exact each edge is, from how the ends were found: the
  * claims that hold for this run only (steps_from_func, call_ended). */
 static char *precision_of(const struct profile *p, const struct step_edges *e)
 {
 	uint64_t period = prof_period_of_thread(p, e->thread);
-	char ends[512] = "";
+	char ends[512] = "", unused[320] = "", behind[192] = "";
 	size_t n = 0;
 	char *s = NULL;
 
@@ -66,16 +88,26 @@ static char *precision_of(const struct profile *p, const struct step_edges *e)
 				      e->by_look);
 	if (e->by_gap && n < sizeof(ends))
 		n += (size_t)snprintf(ends + n, sizeof(ends) - n, "%s%u by a stretch of over %.0f ms "
-				      "off the CPU (without --off-cpu: a call that blocks inside "
-				      "for longer counts as two)", n ? ", " : "", e->by_gap,
-				      (double)STEP_FUNC_GAP_NS / 1e6);
+				      "off the CPU (a call that blocks inside for longer counts as "
+				      "two)", n ? ", " : "", e->by_gap, (double)STEP_FUNC_GAP_NS / 1e6);
+	if (e->behind)
+		snprintf(behind, sizeof(behind), "; the off-CPU sampler fell behind, its looks %.1f "
+			 "ms late on average (a loaded machine): where none said, %s",
+			 (double)e->late_ns / 1e6, e->gaps_unused ? "nothing did"
+			 : "a stretch of over 10 ms off the CPU ended a call");
+	if (e->gaps_unused)
+		unused_of(p, e, unused, sizeof(unused));
 	if (asprintf(&s, "each edge is known to one sampling period (%.3f ms) of the thread's "
 			 "CPU: a step starts up to one period before its first sample and ends up "
-			 "to one period after its last%s%s%s; two calls with less than one period "
-			 "of CPU%s between them count as one",
+			 "to one period after its last%s%s%s; two calls with %s between them "
+			 "count as one%s%s",
 		     (double)period / 1e6, n ? " (ends seen: " : "", ends, n ? ")" : "",
-		     e->looked ? " and no look of the off-CPU sampler"
-			       : " and under 10 ms off the CPU") < 0)
+		     e->gaps_unused ? (e->looked ? "nothing sampled and no look of the off-CPU "
+						   "sampler" : "nothing sampled")
+		     : e->looked && !e->behind ? "less than one period of CPU and no look of "
+						 "the off-CPU sampler"
+		     : "less than one period of CPU and under 10 ms off the CPU",
+		     behind, unused) < 0)
 		return NULL;
 	return s;
 }
@@ -110,6 +142,36 @@ static uint64_t between_of(const struct step_analysis *a)
 		    a->steps[k].start > a->steps[k - 1].end)
 			ns += a->steps[k].start - a->steps[k - 1].end;
 	return ns;
+}
+
+int steps_func_note(const struct profile *p, const char *step_func, char **note)
+{
+	struct step_edges e;
+	struct step_list l = {0};
+	char why[512];
+	int ret;
+
+	*note = NULL;
+	if (!step_func || !*step_func)
+		return 0;
+	if ((ret = steps_from_func(p, step_func, &l, &e)) < 0)
+		return ret;
+	free(l.v);
+	if (l.n >= 2)
+		return 0;
+	unused_of(p, &e, why, sizeof(why));
+	if (e.thread == UINT32_MAX)
+		ret = asprintf(note, "--step-func %s: no sample was in a function of that name, "
+			       "so there are no steps of it", step_func);
+	else
+		ret = asprintf(note, "--step-func %s: its samples on thread %u make %s, so no "
+			       "steps%s", step_func, p->threads[e.thread].tid,
+			       l.n ? "one call" : "no call in a capture window", why);
+	if (ret < 0) {
+		*note = NULL;
+		return -ENOMEM;
+	}
+	return 0;
 }
 
 int steps_analyze(const struct profile *p, const char *step_regex, const char *step_func,

@@ -104,4 +104,9 @@ int steps_analyze(const struct profile *p, const char *step_regex, const char *s
 		  struct step_analysis **out);
 void steps_free(struct step_analysis *s);
 
+/* Why --step-func step_func gave no steps (no sample in it; one call, and
+ * why two calls could not be told apart), for the data-quality lines; NULL
+ * when it gave steps or none was asked for.  0 or -ENOMEM. */
+int steps_func_note(const struct profile *p, const char *step_func, char **note);
+
 #endif

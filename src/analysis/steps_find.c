@@ -334,12 +334,13 @@ static int offs_of(const struct profile *p, uint32_t thread, struct offs *o)
  * Did the call that sample a was in end before sample b (both inside the
  * function, nothing sampled between them)?  A blocked stretch between them
  * whose stack lacks the function says so, and when (*end: its start); one
- * whose stack holds it says no (the call blocked inside).  Without any
- * look at the thread (no --off-cpu), a stretch off the CPU longer than
- * STEP_FUNC_GAP_NS ends the call at the last sample inside it.
+ * whose stack holds it says no (the call blocked inside).  Without looks
+ * (or with looks that fell behind) a stretch off the CPU longer than
+ * STEP_FUNC_GAP_NS ends the call at the last sample inside it, unless the
+ * stretches cannot be told from waits for a CPU (gaps_unused, gap_rule).
  */
 static int call_ended(const struct profile *p, const unsigned char *smatch,
-		      const struct offs *o, size_t *k, int looked, uint64_t a, uint64_t b,
+		      const struct offs *o, size_t *k, uint64_t a, uint64_t b,
 		      uint64_t cpu_b, uint64_t period, uint64_t *end, struct step_edges *e)
 {
 	size_t j;
@@ -363,11 +364,54 @@ static int call_ended(const struct profile *p, const unsigned char *smatch,
 		e->by_look++;
 		return 1;
 	}
-	if (looked || b - a <= cpu_b + STEP_FUNC_GAP_NS)
+	if ((e->looked && !e->behind) || e->gaps_unused || b - a <= cpu_b + STEP_FUNC_GAP_NS)
 		return 0;
 	*end = a + period < b - cpu_b ? a + period : b - cpu_b;
 	e->by_gap++;
 	return 1;
+}
+
+/*
+ * Whether a stretch off the CPU between two samples may end a call on the
+ * thread (ts: its n samples by time): not where the off-CPU looks kept up
+ * (they say where the thread waited), nor where the stretches may as well be
+ * waits for a CPU (enum step_gaps_unused): a loaded machine, which a return
+ * from the function cannot be told from.
+ */
+static void gap_rule(const struct profile *p, uint32_t thread, const uint32_t *ts, size_t n,
+		     uint64_t period, struct step_edges *e)
+{
+	const struct prof_offcpu_proc *oc = &p->processes[p->threads[thread].process].offcpu;
+	uint64_t off = 0, runq = 0;
+	size_t i;
+
+	e->looked = oc->state == CBN_OFFCPU_ON;
+	e->look_ns = oc->rate_hz ? 1000000000ull / oc->rate_hz : 0;
+	e->late_ns = oc->ticks ? oc->late_ns / oc->ticks : 0;
+	e->behind = e->looked && e->look_ns && e->late_ns > e->look_ns;
+	for (i = 1; i < n; i++) {
+		uint64_t cpu = (uint64_t)p->samples[ts[i]].weight * period;
+		uint64_t gap = p->samples[ts[i]].ts - p->samples[ts[i - 1]].ts;
+
+		e->pairs++;
+		off += gap > cpu ? gap - cpu : 0;
+		e->short_stops += gap > cpu + STEP_FUNC_SHORT_NS && gap <= cpu + STEP_FUNC_GAP_NS;
+	}
+	if (e->looked && !e->behind)
+		return;
+	if (e->looked) {
+		for (i = 0; i < p->noffcpu; i++)
+			if (p->offcpu[i].thread == thread && p->offcpu[i].kind == CBN_OFF_RUNQ)
+				runq += p->offcpu[i].weight_ns;
+		e->runq_share = off ? (runq >= off ? 1.0 : (double)runq / (double)off) : 0;
+		if (e->runq_share >= STEP_FUNC_RUNQ_MAX)
+			e->gaps_unused = STEP_GAPS_RUNQ;
+	} else if (p->env.found && p->env.cpus > 0 && p->env.load[0] >= p->env.cpus) {
+		e->gaps_unused = STEP_GAPS_LOAD;
+	}
+	if (!e->gaps_unused && e->pairs >= STEP_FUNC_PAIRS_MIN &&
+	    e->short_stops > STEP_FUNC_SHORT_SHARE * e->pairs)
+		e->gaps_unused = STEP_GAPS_SHORT;
 }
 
 /*
@@ -436,13 +480,11 @@ int steps_from_func(const struct profile *p, const char *name, struct step_list 
 	qsort_r(ts, n, sizeof(*ts), ts_cmp, (void *)p);
 	{
 		uint32_t proc = p->threads[best].process;
-		const struct prof_offcpu_proc *oc = &p->processes[proc].offcpu;
 		uint64_t number = 0, start = 0, period = prof_period_of_thread(p, best), end;
 		long w = WIN_NONE, wr = WIN_NONE;
 		int in = 0;
 
-		e->looked = oc->state == CBN_OFFCPU_ON;
-		e->look_ns = oc->rate_hz ? 1000000000ull / oc->rate_hz : 0;
+		gap_rule(p, best, ts, n, period, e);
 		for (i = 0; i <= n; i++) {
 			const struct prof_sample *s = i < n ? &p->samples[ts[i]] : NULL;
 			int match = s && s->stack < p->nstacks && smatch[s->stack];
@@ -450,7 +492,7 @@ int steps_from_func(const struct profile *p, const char *name, struct step_list 
 			w = s ? window_at(p, proc, s->ts) : WIN_NONE;
 			/* two samples inside: did a call end between them? */
 			if (in && match && w == wr &&
-			    call_ended(p, smatch, &offs, &k, e->looked, p->samples[ts[i - 1]].ts,
+			    call_ended(p, smatch, &offs, &k, p->samples[ts[i - 1]].ts,
 				       s->ts, (uint64_t)s->weight * period, period, &end, e)) {
 				if (end > start && (ret = step_add(l, proc, number++, start, end)) < 0)
 					goto out;

@@ -24,10 +24,28 @@
  * it still belongs to that window. */
 #define STEP_EDGE_SLACK_NS 1000000ull
 
-/* --step-func without off-CPU looks: a stretch off the CPU longer than
- * this between two samples inside the function ends a call (a sleep
- * between calls; a call that blocks inside for longer counts as two) */
+/* --step-func without off-CPU looks, or with looks that fell behind (came
+ * over a period late on average): a stretch off the CPU longer than this
+ * between two samples inside the function ends a call (a sleep between
+ * calls; a call that blocks inside for longer counts as two) */
 #define STEP_FUNC_GAP_NS 10000000ull
+/* ... unless its stretches off the CPU cannot be told from waits for a CPU
+ * (gap_rule): this share of the thread's time off the CPU was runnable
+ * (schedstat, with looks), the machine's load at start was at least its
+ * CPUs, or the thread stopped this often for 1 ms to STEP_FUNC_GAP_NS
+ * between samples (of its pairs of consecutive samples, STEP_FUNC_PAIRS_MIN
+ * at least) */
+#define STEP_FUNC_RUNQ_MAX 0.5
+#define STEP_FUNC_SHORT_NS 1000000ull
+#define STEP_FUNC_SHORT_SHARE 0.10
+#define STEP_FUNC_PAIRS_MIN 20
+
+enum step_gaps_unused {
+	STEP_GAPS_USED = 0,
+	STEP_GAPS_RUNQ,          /* runq_share >= STEP_FUNC_RUNQ_MAX */
+	STEP_GAPS_LOAD,          /* the machine's load at start >= its CPUs */
+	STEP_GAPS_SHORT,         /* short_stops over STEP_FUNC_SHORT_SHARE of pairs */
+};
 
 /* How --step-func found the ends of the calls (steps_from_func). */
 struct step_edges {
@@ -36,7 +54,12 @@ struct step_edges {
 	uint64_t look_ns;        /* its period between looks, 0 unknown */
 	uint32_t by_sample;      /* ends seen by a sample outside the function */
 	uint32_t by_look;        /* ... by a look that found it blocked outside */
-	uint32_t by_gap;         /* ... by a stretch off the CPU (no looks) */
+	uint32_t by_gap;         /* ... by a stretch off the CPU (no look to say) */
+	uint64_t late_ns;        /* the looks' mean lateness (the sampler's delay) */
+	int behind;              /* looked, but over a period late on average */
+	uint32_t pairs, short_stops; /* consecutive samples; after a 1-10 ms stop */
+	double runq_share;       /* with looks: of its time off the CPU, runnable */
+	int gaps_unused;         /* enum step_gaps_unused: why no stretch ends a call */
 };
 
 struct step_list {

@@ -8,7 +8,9 @@
 # call is the one slow step; the precision line says how the ends were
 # found.  The same session re-read without the looks' help would still not
 # merge calls: a session recorded without --step-func, read with it, falls
-# back on the stretches off the CPU.
+# back on the stretches off the CPU.  On a loaded machine, where a return
+# cannot be told from a wait for a CPU, the report says so (loaded below;
+# tests/unit/test_steps.c checks each rule on a built profile).
 # ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/python.bash"
@@ -41,21 +43,51 @@ assert s["counts"].startswith("one call of process_batch on thread "), s["counts
 PY
 }
 
+# On a loaded machine the report may not be able to tell a call's return
+# from a wait for a CPU (the off-CPU sampler fell behind, the thread mostly
+# waited for a CPU, the load at start was the CPUs'): then it says so, in
+# the precision line or, with fewer than two steps left, in Data quality,
+# and never shows more steps than calls
+loaded()
+{
+	python3 - "$1" "$2" <<'PY' || fail "$2: a loaded machine, and the report did not say so"
+import json, sys
+r = json.load(open(sys.argv[1]))
+s, w = r.get("steps"), r.get("warnings") or []
+why = "no stretch off the CPU ends a call"
+if s is None or s["source"] != "function":
+    n = [x for x in w if x.startswith("--step-func process_batch: its samples on thread ")]
+    assert n and why in n[0], w
+else:
+    assert why in s["precision"] and 2 <= s["count"] <= 12, (s["count"], s["precision"])
+print("# %s: a loaded machine: %s" % (sys.argv[2], s and s["precision"] or w[-1]), file=sys.stderr)
+PY
+}
+
 run_cbn --step-func process_batch --json "$T/r.json" -o "$T/s" -- "$PY" "$LOOP"
 expect_rc 0
 grep_out '^steps_loop: 12 calls, done$'
-grep_out '^Steps: 1[23] from function process_batch \(found on the samples\)$'
-grep_out '^  each step: one call of process_batch on thread [0-9]+ \(.*\), from its first sample to its end; the [0-9.]+ms between steps are in none$'
-grep_out '^  precision: each edge is known to one sampling period \(1.001 ms\) of the thread.s CPU: .* by the off-CPU sampler finding the thread blocked outside it'
 # the run turned the off-CPU looks on for it
 grep_out '^  Off-CPU:    recorded at 100 Hz'
-check "$T/r.json" run
+if grep -q 'no stretch off the CPU ends a call' "$OUTF"; then
+	grep_out 'the off-CPU sampler fell behind, its looks [0-9.]+ ms late on average'
+	loaded "$T/r.json" run
+else
+	grep_out '^Steps: 1[23] from function process_batch \(found on the samples\)$'
+	grep_out '^  each step: one call of process_batch on thread [0-9]+ \(.*\), from its first sample to its end; the [0-9.]+ms between steps are in none$'
+	grep_out '^  precision: each edge is known to one sampling period \(1.001 ms\) of the thread.s CPU: .* by the off-CPU sampler finding the thread blocked outside it'
+	check "$T/r.json" run
+fi
 
 # a session without the looks: the stretches off the CPU end the calls
 run_cbn -o "$T/plain" -- "$PY" "$LOOP"
 expect_rc 0
 run_cbn report --step-func process_batch --json "$T/p.json" "$T/plain"
 expect_rc 0
-grep_out 'by a stretch of over 10 ms off the CPU'
-check "$T/p.json" report
+if grep -q 'no stretch off the CPU ends a call' "$OUTF"; then
+	loaded "$T/p.json" report
+else
+	grep_out 'by a stretch of over 10 ms off the CPU'
+	check "$T/p.json" report
+fi
 exit 0

@@ -328,6 +328,122 @@ static void test_func(void)
 	fx_free(&x);
 }
 
+/* 4 calls of work, 10 samples 1 ms apart each, 25 ms off the CPU between
+ * them (a sleep outside the function, nothing sampled); with stop_ms, a
+ * stop of that many ms after every other sample inside the calls too. */
+static void fx_sleepy(struct fixture *x, uint64_t stop_ms)
+{
+	uint64_t t = 0;
+	size_t k, i;
+
+	for (k = 0; k < 4; k++) {
+		for (i = 0; i < 10; i++) {
+			t += MS + (i && i % 2 == 0 ? stop_ms * MS : 0);
+			fx_sample(x, t, x->st_work);
+		}
+		t += 25 * MS;
+	}
+	x->b.p.env.found = 1;
+	x->b.p.env.cpus = 2;
+	x->b.p.env.load[0] = 0.5;
+}
+
+/* --step-func where no look says where the thread was: a stretch off the CPU
+ * ends a call, unless the stretches may be waits for a CPU (a loaded
+ * machine, many 1-10 ms stops, mostly runnable off the CPU): then no steps,
+ * and a data-quality line says why. */
+static void test_func_gaps(void)
+{
+	struct fixture x;
+	struct step_analysis *s = NULL;
+	struct prof_offcpu *r;
+	char *note = NULL;
+
+	/* an idle machine, no looks: 4 calls */
+	fx_init(&x);
+	fx_sleepy(&x, 0);
+	REQUIRE(steps_analyze(&x.b.p, NULL, "work", &s) == 0);
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(s->source, STEP_SRC_FUNC);
+	CHECK_EQ_INT(s->nsteps, 4);
+	CHECK(strstr(s->precision, "3 by a stretch of over 10 ms off the CPU") != NULL);
+	CHECK(strstr(s->precision, "no stretch off the CPU ends a call") == NULL);
+	CHECK(s->between_ns >= 3 * 25 * MS);
+	steps_free(s);
+	REQUIRE(steps_func_note(&x.b.p, "work", &note) == 0);
+	CHECK(note == NULL);
+
+	/* the machine's load at start at least its CPUs: no stretch ends a
+	 * call, so one call and no steps, and the note says why */
+	x.b.p.env.load[0] = 2.5;
+	REQUIRE(steps_analyze(&x.b.p, NULL, "work", &s) == 0);
+	CHECK(s == NULL);
+	REQUIRE(steps_func_note(&x.b.p, "work", &note) == 0);
+	REQUIRE(note != NULL);
+	CHECK(strstr(note, "--step-func work: its samples on thread 100 make one call, so no "
+			   "steps; no stretch off the CPU ends a call: the machine was loaded "
+			   "(load 2.50 on 2 CPUs at start)") != NULL);
+	free(note);
+	REQUIRE(steps_func_note(&x.b.p, "nowhere", &note) == 0);
+	CHECK(note != NULL && strstr(note, "no sample was in a function of that name") != NULL);
+	free(note);
+	fx_free(&x);
+
+	/* an idle machine at start, but the thread stopped 3 ms after every
+	 * other sample: waits for a CPU, no stretch ends a call */
+	fx_init(&x);
+	fx_sleepy(&x, 3);
+	REQUIRE(steps_analyze(&x.b.p, NULL, "work", &s) == 0);
+	CHECK(s == NULL);
+	REQUIRE(steps_func_note(&x.b.p, "work", &note) == 0);
+	CHECK(note != NULL && strstr(note, "the thread stopped for 1-10 ms after 16 of its 40 "
+					   "samples") != NULL);
+	free(note);
+	fx_free(&x);
+
+	/* looks that kept up and saw nothing between the calls: no stretch
+	 * ends a call (they would have seen a wait outside it) */
+	fx_init(&x);
+	fx_sleepy(&x, 0);
+	x.b.p.processes[x.proc].offcpu.state = CBN_OFFCPU_ON;
+	x.b.p.processes[x.proc].offcpu.rate_hz = 100;
+	x.b.p.processes[x.proc].offcpu.ticks = 100;
+	x.b.p.processes[x.proc].offcpu.late_ns = 100 * MS; /* 1 ms late on average */
+	REQUIRE(steps_analyze(&x.b.p, NULL, "work", &s) == 0);
+	CHECK(s == NULL);
+	/* looks that fell behind (30 ms late on average): the stretches
+	 * decide, when the thread was not mostly waiting for a CPU */
+	x.b.p.processes[x.proc].offcpu.late_ns = 3000 * MS;
+	REQUIRE(steps_analyze(&x.b.p, NULL, "work", &s) == 0);
+	REQUIRE(s != NULL);
+	CHECK_EQ_INT(s->nsteps, 4);
+	CHECK(strstr(s->precision, "the off-CPU sampler fell behind, its looks 30.0 ms late on "
+				   "average (a loaded machine): where none said, a stretch of over "
+				   "10 ms off the CPU ended a call") != NULL);
+	steps_free(s);
+	/* ... and when it was (schedstat's run delay: 60 of its 75 ms off
+	 * the CPU), they do not */
+	r = PB_SLOT(x.b.p.offcpu, x.b.p.noffcpu);
+	REQUIRE(r);
+	memset(r, 0, sizeof(*r));
+	r->start = 0;
+	r->end = 200 * MS;
+	r->weight_ns = 60 * MS;
+	r->process = x.proc;
+	r->thread = x.thread;
+	r->stack = UINT32_MAX;
+	r->kind = CBN_OFF_RUNQ;
+	r->flags = CBN_OFFCPU_NO_STACK;
+	REQUIRE(steps_analyze(&x.b.p, NULL, "work", &s) == 0);
+	CHECK(s == NULL);
+	REQUIRE(steps_func_note(&x.b.p, "work", &note) == 0);
+	CHECK(note != NULL && strstr(note, "80 % of the thread's time off the CPU was spent "
+					   "waiting for a CPU") != NULL);
+	free(note);
+	pb_drop(x.b.p.offcpu);
+	fx_free(&x);
+}
+
 static void test_gpu_mem(void)
 {
 	struct fixture x;
@@ -453,6 +569,7 @@ int main(void)
 	test_windows();
 	test_ranges();
 	test_func();
+	test_func_gaps();
 	test_gpu_mem();
 	test_text();
 	return test_result();
