@@ -14,10 +14,11 @@
 # ending in ':') are not commands.  Then what the docs promise in words:
 # reading-the-report.md's schema_version is the JSON's, `report DIR --html F`
 # writes F (options after DIR), docs/cli.md documents every option --help
-# lists, and --help names every --sample-type.
+# lists, --help names every --sample-type, and the report excerpts have the
+# shape the binary prints (tests/e2e/lib/excerpts.py).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
-need_example split
+need_example split forkexec wait_lock mem_peak step_cold
 
 python3 - "$CBN" "$CBN_SOURCE_DIR" <<'PY' || fail "commands in the docs that the binary refuses (above)"
 import glob, os, re, shlex, subprocess, sys
@@ -125,6 +126,28 @@ for o in $("$CBN" compare --help 2>&1 | grep -oE -- '(^ +-[A-Za-z],|--[a-z][a-z0
 	grep -qF -- "\`$o" "$CBN_SOURCE_DIR/docs/cli.md" "$CBN_SOURCE_DIR/docs/ci.md" ||
 		fail "compare --help lists $o, neither docs/cli.md nor docs/ci.md does"
 done
+
+# the report excerpts of README.md and docs/*.md have the shape this binary
+# prints (lib/excerpts.py says what it checks): its reports of real runs
+# are the reference
+mkdir -p "$T/ref"
+ref()
+{
+	local name=$1
+	shift
+	run_cbn "$@"
+	expect_rc 0
+	cp "$OUTF" "$T/ref/$name.txt"
+}
+ref split --limit 15 -- "$EXAMPLES/split" 0.3
+ref split-v -v --limit 15 -- "$EXAMPLES/split" 0.3
+ref forkexec --off-cpu -- "$EXAMPLES/forkexec" 0.3
+ref lock --off-cpu -- "$EXAMPLES/wait_lock"
+ref mem --memory --limit 3 -- "$EXAMPLES/mem_peak"
+ref steps --limit 5 -o "$T/st" -- "$EXAMPLES/step_cold" 0.3
+ref stepf report "$T/st" --report - --step-func train_step --limit 5
+python3 "$CBN_SOURCE_DIR/tests/e2e/lib/excerpts.py" "$T/ref" "$CBN_SOURCE_DIR/README.md" \
+	"$CBN_SOURCE_DIR"/docs/*.md || fail "report excerpts in the docs the binary no longer prints (above)"
 
 # --help names every --sample-type value
 help=$("$CBN" --help 2>&1)
