@@ -25,7 +25,8 @@
 				  * GPU window while the GPU was under V_GPU_BUSY */
 #define V_MIN_SAMPLES 10         /* fewer CPU samples and no GPU work: no verdict */
 #define V_ONE_PROGRAM 0.95       /* a program of one process with this share of the CPU is
-				  * the run: else the verdict names the programs first */
+				  * the run when it is the command's own image: else the
+				  * verdict names the programs first */
 #define V_NEXT_PROGRAM 0.05      /* ... and the next one when it has this share */
 #define V_PROG_KERNEL 0.30       /* ... and the top one's kernel share when this much */
 
@@ -183,6 +184,22 @@ static void cores_clause(char *buf, size_t len, const struct wait_analysis *w)
 		snprintf(buf, len, "the run kept %.2f CPUs busy on average", w->cores_used);
 }
 
+/* Whether program name is the command's own: an image of the run's first
+ * process (the command, or what it exec'd: a shim's python3.11).  A profile
+ * without processes (built by hand) has only its own. */
+static int command_program(const struct profile *p, const char *name)
+{
+	size_t i;
+
+	if (!p->nprocesses)
+		return 1;
+	for (i = 0; i < p->nprocesses; i++)
+		if (p->processes[i].pid == p->processes[0].pid &&
+		    !strcmp(programs_name_of(p, (uint32_t)i), name))
+			return 1;
+	return 0;
+}
+
 /* A run of several programs (a build, a shell script, a launcher's shim):
  * the programs first, as perf report --sort comm says it, then how busy the
  * machine was.  NULL programs or one that is the whole run: 0, nothing
@@ -195,10 +212,13 @@ static int programs_side(const struct analysis *a, char *txt, size_t tlen)
 	char fl[512], cores[96];
 	size_t n = 0;
 
-	/* one program of one process is the run; one of many processes
-	 * (a build's compilers, a pool of workers) is judged as a program */
+	/* one program of one process is the run, when it is the command (or
+	 * what the command exec'd); one of many processes (a build's
+	 * compilers, a pool of workers), or a child that holds the run (gcc's
+	 * cc1), is judged as a program, named first */
 	if (!g || g->with_cpu < 2 || !g->cpu_ns || !a->wait ||
-	    (share(g->v[0].cpu_ns, g->cpu_ns) >= V_ONE_PROGRAM && g->v[0].images < 2))
+	    (share(g->v[0].cpu_ns, g->cpu_ns) >= V_ONE_PROGRAM && g->v[0].images < 2 &&
+	     command_program(p, g->v[0].name)))
 		return 0;
 	top = &g->v[0];
 	n += (size_t)snprintf(txt + n, tlen - n, ": %.0f %% of the CPU in %s", 100.0 *

@@ -279,6 +279,32 @@ static void test_programs(void)
 	CHECK_EQ_INT(verdict_run(&a), 0);
 	CHECK(a.verdict.text && !strncmp(a.verdict.text, "CPU-bound: 75 % of the CPU in heavy", 35));
 	verdict_free(&a);
+	/* ... when it is the command or what the command exec'd (a shim's
+	 * interpreter in the same pid) */
+	{
+		static struct prof_process procs[3] = {
+			{.pid = 10, .exe = "/usr/bin/gcc"},
+			{.pid = 10, .exe = "/usr/lib/gcc/x86_64-linux-gnu/12/cc1", .exec_seq = 1},
+			{.pid = 11, .exe = "/usr/bin/as"},
+		};
+
+		p.processes = procs;
+		p.nprocesses = 3;
+		CHECK_EQ_INT(verdict_run(&a), 0);
+		CHECK(a.verdict.text &&
+		      !strncmp(a.verdict.text, "CPU-bound: 75 % of the CPU in heavy", 35));
+		verdict_free(&a);
+		/* gcc -c: the driver's child cc1 holds the run, and is named
+		 * first: the command's name is not the answer */
+		procs[1].pid = 12;
+		CHECK_EQ_INT(verdict_run(&a), 0);
+		CHECK(a.verdict.text && !strcmp(a.verdict.text, "CPU-bound: 97 % of the CPU in cc1, "
+								"hottest function heavy (a.c:3) "
+								"with 15 %; 6 % in as (25 "
+								"processes); the run kept its 2 "
+								"CPUs 87 % busy"));
+		verdict_free(&a);
+	}
 }
 
 int main(void)
