@@ -433,19 +433,35 @@ const char *fmt_signal(char *buf, size_t len, int sig)
 	return buf;
 }
 
+/* Two findings of one rule with the same advice. */
+static int fmt_same_reco(const struct rule_finding *a, const struct rule_finding *b)
+{
+	return !strcmp(a->id ? a->id : "?", b->id ? b->id : "?") &&
+	       !strcmp(a->message ? a->message : "", b->message ? b->message : "");
+}
+
 void fmt_recos(FILE *out, const char *title, const struct rule_finding *f, size_t n)
 {
-	size_t i;
+	size_t i, j;
 
 	if (!n)
 		return;
 	fprintf(out, "%s\n", title);
 	for (i = 0; i < n; i++) {
+		for (j = 0; j < i && !fmt_same_reco(&f[j], &f[i]); j++)
+			;
+		if (j < i)
+			continue; /* said with the first of its rule */
 		fprintf(out, "  [%s] ", f[i].id ? f[i].id : "?");
 		fmt_rel_puts(out, f[i].message);
-		fputs("\n      evidence: ", out);
-		fmt_rel_puts(out, f[i].evidence);
 		fputc('\n', out);
+		for (j = i; j < n; j++) {
+			if (j > i && !fmt_same_reco(&f[j], &f[i]))
+				continue;
+			fputs("      evidence: ", out);
+			fmt_rel_puts(out, f[j].evidence);
+			fputc('\n', out);
+		}
 	}
 }
 

@@ -98,7 +98,9 @@ char *fmt_func(char *buf, size_t len, const char *name, const char *file, uint32
 	       const char *module);
 
 /* Recommendations as every view prints them: title on a line of its own,
- * then "  [id] message" and "      evidence: ..." per finding.  Nothing at
+ * then "  [id] message" and "      evidence: ..." per finding; findings of
+ * one rule with the same advice (alloc-churn at three sites) share one
+ * "[id] message" line, an evidence line each, in the first one's place.  Nothing at
  * all when n is 0, so callers print their own blank lines around it.  One
  * function for the CUDA, memory, steps and CPU views so they read alike. */
 struct rule_finding;

@@ -11,6 +11,7 @@
 #include "analysis/cpu.h"
 #include "analysis/cuda_analysis.h"
 #include "analysis/memory.h"
+#include "analysis/rules.h"
 #include "report/fmt.h"
 #include "report/mem_report.h"
 #include "report/report.h"
@@ -646,6 +647,32 @@ static void test_fmt(void)
 	fclose(f);
 	CHECK_STR(s, "  ab|ab\xe2\x80\xa6");
 	free(s);
+
+	/* one rule's advice once, with an evidence line per site, where its
+	 * first finding was; another rule's own line */
+	{
+		struct rule_finding r[4] = {
+			{ "alloc-churn", "hoist the buffer", "site a" },
+			{ "leak", "free it", "site b" },
+			{ "alloc-churn", "hoist the buffer", "site c" },
+			{ "alloc-churn", "other advice", "site d" },
+		};
+
+		s = NULL;
+		f = open_memstream(&s, &len);
+		REQUIRE(f);
+		fmt_recos(f, "Memory recommendations", r, 4);
+		fclose(f);
+		CHECK_STR(s, "Memory recommendations\n"
+			     "  [alloc-churn] hoist the buffer\n"
+			     "      evidence: site a\n"
+			     "      evidence: site c\n"
+			     "  [leak] free it\n"
+			     "      evidence: site b\n"
+			     "  [alloc-churn] other advice\n"
+			     "      evidence: site d\n");
+		free(s);
+	}
 }
 
 /* Lines of the table that follows the line containing title: from the line
