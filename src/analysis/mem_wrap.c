@@ -4,7 +4,9 @@
  * site is their caller), found from the sampled allocations' stacks or
  * named with --alloc-fn, and which keep memory until exit on purpose (an
  * arena or a garbage collector: gcc's ggc, obstacks, sqlite's page cache,
- * pymalloc's arenas), whose blocks at exit are no leak.  Launcher side.
+ * pymalloc's arenas), whose blocks at exit are no leak.  A wrapper found in
+ * one program makes its namesakes in the others wrappers too (wrap_by_name).
+ * Launcher side.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -75,12 +77,14 @@ static int user_name(const struct prof_func *f, const char *const *fns, size_t n
 }
 
 /* What one pass learns of each function in the frames just above the
- * allocator (and the wrappers found so far), MEM_WRAP_DEPTH deep: from how
- * many return addresses it called down, and which functions called it. */
+ * allocator (and the wrappers found so far), MEM_WRAP_DEPTH deep: from which
+ * return addresses it called down (the first three, with the stacks of
+ * each), and which functions called it. */
 struct seen {
-	uint64_t pc, pc2;        /* the first two return addresses it called down from */
+	uint64_t pc[3];          /* the first three return addresses it called down from */
+	uint32_t n[3];           /* the stacks with each */
+	uint32_t other;          /* ... with any other */
 	uint32_t caller;         /* the first caller, PROF_NONE at a stack's root */
-	uint8_t pcs;             /* return addresses seen: 1, 2, 3 for more */
 	uint8_t callers2;        /* a second caller was seen */
 	uint8_t used;            /* seen in those frames */
 	uint8_t site;            /* seen in the first of them: a site candidate */
@@ -93,18 +97,51 @@ static int skip(const struct profile *p, const uint8_t *w, const struct prof_fra
 
 static void seen_add(struct seen *s, uint64_t pc, uint32_t caller, int site)
 {
+	size_t i;
+
 	if (!s->used) {
-		*s = (struct seen){ .pc = pc, .caller = caller, .pcs = 1, .used = 1 };
+		*s = (struct seen){ .caller = caller, .used = 1 };
 	} else {
-		if (pc != s->pc && s->pcs == 1) {
-			s->pc2 = pc;
-			s->pcs = 2;
-		} else if (pc != s->pc && pc != s->pc2) {
-			s->pcs = 3;
-		}
 		s->callers2 |= s->caller != caller;
 	}
+	for (i = 0; i < 3 && s->n[i] && s->pc[i] != pc; i++)
+		;
+	if (i == 3) {
+		s->other++;
+	} else {
+		s->pc[i] = pc;
+		s->n[i]++;
+	}
 	s->site |= (uint8_t)site;
+}
+
+/*
+ * Whether a function called down from max places at most: its stacks at
+ * any other place are strays, MEM_WRAP_STRAY of them at most.  A few
+ * allocation stacks hold a pc that is no return address (4 of 328 of
+ * cc1's xrealloc stacks in a gcc -O2 -c run at xrealloc+0x4, just past
+ * its endbr64, or at its malloc call's own address beside the return
+ * address after it), and a wrapper taken for three places is no wrapper.
+ */
+#define MEM_WRAP_STRAY 0.05
+
+static int few_places(const struct seen *s, unsigned max)
+{
+	uint32_t n[3] = { s->n[0], s->n[1], s->n[2] }, t, all = s->other, out = s->other;
+	size_t i, j;
+
+	for (i = 0; i < 3; i++) /* most first */
+		for (j = i + 1; j < 3; j++)
+			if (n[j] > n[i]) {
+				t = n[i];
+				n[i] = n[j];
+				n[j] = t;
+			}
+	for (i = 0; i < 3; i++) {
+		all += n[i];
+		out += i >= max ? n[i] : 0;
+	}
+	return (double)out <= MEM_WRAP_STRAY * (double)all;
 }
 
 /* One pass over the allocation stacks: each one's frames above the
@@ -146,6 +183,11 @@ static unsigned max_pcs(const struct prof_func *f)
 	return f->flags & PROF_FUNC_NOSYM ? 1 : 2;
 }
 
+static int wraps(const struct profile *p, const struct seen *s, uint32_t f)
+{
+	return few_places(&s[f], max_pcs(&p->funcs[f]));
+}
+
 /*
  * A wrapper forwards to the allocator from one place (two for a named one) and serves several
  * callers (xmalloc); or, one call deep, a private helper that only the
@@ -162,11 +204,11 @@ static int wrap_mark(const struct profile *p, uint8_t *w, const struct seen *s)
 	for (f = 0; f < p->nfuncs; f++) {
 		uint32_t g = (uint32_t)f, depth;
 
-		if (!s[f].site || (w[f] & MW_SKIP) || s[f].pcs > max_pcs(&p->funcs[f]))
+		if (!s[f].site || (w[f] & MW_SKIP) || !wraps(p, s, (uint32_t)f))
 			continue;
 		/* up the one-caller chain to where the callers fan in */
 		for (depth = 0; depth < MEM_WRAP_DEPTH; depth++) {
-			if (g >= p->nfuncs || !s[g].used || s[g].pcs > max_pcs(&p->funcs[g])) {
+			if (g >= p->nfuncs || !s[g].used || !wraps(p, s, g)) {
 				g = PROF_NONE;
 				break;
 			}
@@ -185,6 +227,51 @@ static int wrap_mark(const struct profile *p, uint8_t *w, const struct seen *s)
 		found = 1;
 	}
 	return found;
+}
+
+/* Same name, parameters aside ("xmalloc" and "xmalloc(unsigned long)"). */
+static int same_bare(const char *a, const char *b)
+{
+	size_t n = strcspn(a, "(");
+
+	return n == strcspn(b, "(") && !strncmp(a, b, n);
+}
+
+/*
+ * Another program's copy of a wrapper found in the run (libiberty's xmalloc
+ * in gcc's driver beside cc1's, sqlite3Malloc in two programs of a script)
+ * is one too where few of its allocations were sampled and one caller is
+ * all they show: a named function of the wrapper's name that calls the
+ * allocator itself from as few places.  Stripped functions' names are
+ * their addresses, so they never match.
+ */
+static void wrap_by_name(const struct profile *p, uint8_t *w, const struct seen *s)
+{
+	uint32_t *found;
+	size_t f, k, n = 0;
+
+	for (f = 0; f < p->nfuncs; f++)
+		n += (w[f] & MW_WRAPPER) && p->funcs[f].name &&
+		     !(p->funcs[f].flags & PROF_FUNC_NOSYM);
+	if (!n || !(found = malloc(n * sizeof(*found))))
+		return; /* out of memory: the samples' shape alone decides */
+	for (f = 0, n = 0; f < p->nfuncs; f++)
+		if ((w[f] & MW_WRAPPER) && p->funcs[f].name &&
+		    !(p->funcs[f].flags & PROF_FUNC_NOSYM))
+			found[n++] = (uint32_t)f;
+	for (f = 0; f < p->nfuncs; f++) {
+		const struct prof_func *fn = &p->funcs[f];
+
+		if ((w[f] & MW_SKIP) || !s[f].site || !fn->name || (fn->flags & PROF_FUNC_NOSYM) ||
+		    !wraps(p, s, (uint32_t)f))
+			continue;
+		for (k = 0; k < n; k++)
+			if (same_bare(fn->name, p->funcs[found[k]].name)) {
+				w[f] |= MW_WRAPPER;
+				break;
+			}
+	}
+	free(found);
 }
 
 int mem_wrap_find(const struct profile *p, const char *const *fns, size_t nfns, uint8_t **out)
@@ -216,6 +303,8 @@ int mem_wrap_find(const struct profile *p, const char *const *fns, size_t nfns, 
 		if (!wrap_mark(p, w, s))
 			break;
 	}
+	wrap_pass(p, w, used, s);
+	wrap_by_name(p, w, s);
 	free(s);
 	free(used);
 	*out = w;

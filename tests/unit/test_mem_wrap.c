@@ -5,7 +5,10 @@
  * sites are its callers, "via xmalloc"); a function that allocates for one
  * caller (a real site) is not, nor one whose name says nothing; a stripped
  * program's private helper under a wrapper goes with it, a named function
- * under a stripped wrapper does not; --alloc-fn names
+ * under a stripped wrapper does not; another program's copy of a wrapper
+ * (gcc's driver's xmalloc beside cc1's) is one though its samples show one
+ * caller; a stray pc in a few of a wrapper's stacks is no third place of
+ * it, three real places make no wrapper; --alloc-fn names
  * one the samples cannot tell; blocks a GC heap (ggc_internal_alloc) holds
  * at exit are no leak, and the evidence strings read as the tables do.
  */
@@ -57,13 +60,14 @@ static uint32_t stack_at(struct pb *b, size_t n, const uint32_t *funcs, const ui
 
 struct fx {
 	uint32_t xmalloc, parse, lex, emit, table, mainf, helper, wrap, ggc, mk, keep, grow, wrap2;
+	uint32_t xmalloc2, driver, abuf, xrealloc, xalloc3;
 };
 
 static void build(struct pb *b, struct fx *x)
 {
 	uint32_t pr;
 	uint64_t ts = 1000;
-	int i;
+	int i, j;
 
 	pb_init(b, 1000000, "./prog");
 	x->xmalloc = pb_func(b, "xmalloc", "xmalloc.c", 10, "prog");
@@ -82,6 +86,12 @@ static void build(struct pb *b, struct fx *x)
 	x->grow = pb_func(b, "vdbe_mem_grow", "vdbe.c", 80, "prog");
 	x->wrap2 = pb_func(b, "prog+0xb000", "prog+0xb010", 0, "prog");
 	b->p.funcs[x->wrap2].flags |= PROF_FUNC_NOSYM;
+	/* another program's copy of xmalloc (gcc's driver beside cc1) */
+	x->xmalloc2 = pb_func(b, "xmalloc", "", 0, "gcc");
+	x->driver = pb_func(b, "driver_main", "", 0, "gcc");
+	x->abuf = pb_func(b, "alloc_buf", "", 0, "gcc");
+	x->xrealloc = pb_func(b, "xrealloc", "", 0, "prog");
+	x->xalloc3 = pb_func(b, "xalloc3", "", 0, "prog");
 	pr = pb_process(b, 1, 0, "prog", "./prog", 1000000);
 	pb_thread(b, 1, pr, "prog");
 	pbm_on(b, pr, 1, 0);
@@ -117,6 +127,28 @@ static void build(struct pb *b, struct fx *x)
 		pbm_alloc(b, pr, ts++, 0xa0000 + 0x100 * (uint64_t)i, 32,
 			  stack_at(b, 3, (uint32_t[]){ x->grow, x->wrap2, i % 2 ? x->lex : x->emit },
 				   (uint64_t[]){ 0x9010, 0xb010, i % 2 ? 0x2130 : 0x2230 }));
+		/* the driver's xmalloc, sampled under its one caller here, and
+		 * a function named for allocation that is nobody's wrapper */
+		pbm_alloc(b, pr, ts++, 0xc0000 + 0x100 * (uint64_t)i, 48,
+			  stack_at(b, 2, (uint32_t[]){ x->xmalloc2, x->driver },
+				   (uint64_t[]){ 0xc010, 0xd010 }));
+		pbm_alloc(b, pr, ts++, 0xe0000 + 0x100 * (uint64_t)i, 48,
+			  stack_at(b, 2, (uint32_t[]){ x->abuf, x->driver },
+				   (uint64_t[]){ 0xe010, 0xd020 }));
+		/* xrealloc calls malloc (returning to 0xf648) or realloc (to
+		 * 0xf631), for parse and lex; one of its 40 stacks holds a pc
+		 * that is no return address, 0xf614: a stray, not a place */
+		for (j = 0; j < 4; j++)
+			pbm_alloc(b, pr, ts++, 0xf0000 + 0x100 * (uint64_t)i + 0x10 * (uint64_t)j, 48,
+				  stack_at(b, 2, (uint32_t[]){ x->xrealloc, j % 2 ? x->parse : x->lex },
+					   (uint64_t[]){ i == 9 && j == 3 ? 0xf614
+							 : j % 2 ? 0xf648 : 0xf631,
+							 j % 2 ? 0x2040 : 0x2140 }));
+		/* xalloc3 calls malloc from three places as often: no wrapper */
+		pbm_alloc(b, pr, ts++, 0xf8000 + 0x100 * (uint64_t)i, 48,
+			  stack_at(b, 2, (uint32_t[]){ x->xalloc3, i % 2 ? x->parse : x->lex },
+				   (uint64_t[]){ 0xa10 + 0x10 * (uint64_t)(i % 3),
+						 i % 2 ? 0x2050 : 0x2150 }));
 		/* and a plain leak */
 		pbm_alloc(b, pr, ts++, 0x90000 + 0x100 * (uint64_t)i, 64,
 			  stack_at(b, 2, (uint32_t[]){ x->keep, x->mainf },
@@ -131,6 +163,11 @@ static void build(struct pb *b, struct fx *x)
 		pbm_free(b, pr, ts++, 0x50000 + 0x100 * (uint64_t)i);
 		pbm_free(b, pr, ts++, 0x60000 + 0x100 * (uint64_t)i);
 		pbm_free(b, pr, ts++, 0xa0000 + 0x100 * (uint64_t)i);
+		pbm_free(b, pr, ts++, 0xc0000 + 0x100 * (uint64_t)i);
+		pbm_free(b, pr, ts++, 0xe0000 + 0x100 * (uint64_t)i);
+		for (j = 0; j < 4; j++)
+			pbm_free(b, pr, ts++, 0xf0000 + 0x100 * (uint64_t)i + 0x10 * (uint64_t)j);
+		pbm_free(b, pr, ts++, 0xf8000 + 0x100 * (uint64_t)i);
 	}
 	b->p.processes[pr].start = 1;
 	b->p.processes[pr].end = ts + 1000;
@@ -163,6 +200,18 @@ static void test_wrappers(void)
 	REQUIRE((s = site_named(a, "emit")) != NULL);
 	/* a named function under a stripped wrapper stays a site */
 	CHECK(site_named(a, "vdbe_mem_grow") != NULL);
+	/* a stray pc in one stack of forty is no third place; three places
+	 * as often are */
+	CHECK(site_named(a, "xrealloc") == NULL);
+	CHECK(site_named(a, "xalloc3") != NULL);
+	/* a copy of a wrapper found elsewhere in the run is one too, though
+	 * one caller of it was sampled: the site is that caller */
+	CHECK(site_named(a, "xmalloc") == NULL);
+	REQUIRE((s = site_named(a, "driver_main")) != NULL);
+	CHECK_EQ_INT(s->via, x.xmalloc2);
+	/* ... but a function of one caller is no wrapper by its name alone */
+	REQUIRE((s = site_named(a, "alloc_buf")) != NULL);
+	CHECK_EQ_INT(s->via, PROF_NONE);
 	/* the GC heap: make_node's pages are kept on purpose, no leak */
 	REQUIRE((s = site_named(a, "make_node")) != NULL);
 	CHECK(s->arena && !strncmp(s->arena, "ggc_internal_alloc", 18));
