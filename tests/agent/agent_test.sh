@@ -528,7 +528,22 @@ jitmap)
 	;;
 legacy_sig)
 	export CBN_FREQ=250
-	run_both "$P/legacy_sig"
+	# A SysV handler is SIG_DFL from its entry until it re-installs itself:
+	# a SIGPROF in that window kills the program, with or without us (seen
+	# once plainly in CI, at load 5).  A pair of runs where either was
+	# killed so is run again, at most 3 times.
+	for try in 1 2 3; do
+		"$P/legacy_sig" >"$T/plain.out" 2>"$T/plain.err"
+		PLAIN_RC=$?
+		LD_PRELOAD=$AGENT CBN_SESSION=$S "$P/legacy_sig" >"$T/agent.out" 2>"$T/agent.err"
+		AGENT_RC=$?
+		[ "$PLAIN_RC" = 155 ] || [ "$AGENT_RC" = 155 ] || break
+		[ "$try" = 3 ] && fail "killed by SIGPROF 3 times (plain $PLAIN_RC, with the agent $AGENT_RC)"
+		rm -f "$S"/*.cbp
+	done
+	[ "$PLAIN_RC" = "$AGENT_RC" ] || fail "exit status $AGENT_RC with the agent, $PLAIN_RC without"
+	cmp -s "$T/plain.out" "$T/agent.out" || fail "stdout differs with the agent"
+	grep -q "cbottleneck:" "$T/agent.err" && fail "agent complained on stderr: $(cat "$T/agent.err")"
 	grep -q "legacy_sig: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
 	nm -D "$P/legacy_sig" | grep -q __sysv_signal || skip "signal() did not compile to __sysv_signal here"
 	;;
