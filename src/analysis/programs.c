@@ -322,7 +322,7 @@ static int programs_samples(const struct profile *p, const uint32_t *prog_of,
 static int programs_timeline(const struct profile *p, struct prog_analysis *g,
 			     const uint32_t *rank_of)
 {
-	uint64_t t0 = UINT64_MAX, t1 = 0, bin, dec;
+	uint64_t t0 = UINT64_MAX, t1 = 0, bin, dec, span, need;
 	size_t i;
 
 	for (i = 0; i < p->nprocesses; i++) {
@@ -333,13 +333,21 @@ static int programs_timeline(const struct profile *p, struct prog_analysis *g,
 	}
 	if (t0 == UINT64_MAX || t1 <= t0)
 		return 0;
-	for (dec = 1;; dec *= 10)
-		if ((bin = dec) * PROG_TL_BINS >= t1 - t0 || (bin = 2 * dec) * PROG_TL_BINS >= t1 - t0 ||
-		    (bin = 5 * dec) * PROG_TL_BINS >= t1 - t0)
+	/* the smallest 1, 2 or 5 x 10^k bin that fits the span in PROG_TL_BINS
+	 * (without overflow: a damaged file's times can span 2^64) */
+	span = t1 - t0;
+	need = span / PROG_TL_BINS + (span % PROG_TL_BINS != 0);
+	for (dec = 1;; dec *= 10) {
+		if ((bin = dec) >= need || (bin = 2 * dec) >= need || (bin = 5 * dec) >= need)
 			break;
+		if (dec > UINT64_MAX / 100) {
+			bin = need;
+			break;
+		}
+	}
 	g->tl_t0 = t0;
 	g->tl_bin_ns = bin;
-	g->tl_nbins = (size_t)((t1 - t0 + bin - 1) / bin);
+	g->tl_nbins = (size_t)(span / bin + (span % bin != 0));
 	if (!(g->tl_cpu = calloc(g->tl_nbins * PROG_TL_SERIES, sizeof(*g->tl_cpu))))
 		return -ENOMEM;
 	for (i = 0; i < p->nsamples; i++) {
