@@ -88,6 +88,10 @@ enum agent_backend {
  *     the sampler, the CPU clock, the stack range) is changed by normal code
  *     only before the thread's sampler is armed, or with every signal blocked
  *     (sampler.c, timer_move_self, stacks.c): never concurrently.
+ * Its size counts against the static TLS that glibc keeps for libraries
+ * loaded later (the agent dlopened by NVTX_INJECTION64_PATH): at ~1.6 KiB
+ * the agent's block is near the limit, and past it that dlopen fails
+ * ("cannot allocate memory in static TLS block"; ctest agent.nosession).
  */
 struct agent_thread {
 	struct cbn_chunk_header *chunk;  /* current SAMPLES chunk, or NULL */
@@ -124,6 +128,9 @@ struct agent_thread {
 	uint64_t cpu_last;               /* thread CPU time at the last sample (or arm) */
 	uint64_t sys_last;               /* thread system time (getrusage) at the last sample */
 	uint64_t carry;                  /* CPU ns not yet turned into weight */
+	uint64_t sys_carry;              /* system ns read, not yet in a sample's split */
+	uint64_t gap;                    /* thread CPU ns since the previous sample */
+	uint32_t nweigh;                 /* samples weighed (timer_weigh) */
 	/* Its kernel-stack event (kernel.c): opened by the handler at the first
 	 * sample, closed at thread end and exec. */
 	struct kstacks_ring kring;
@@ -154,6 +161,12 @@ struct agent_thread {
 	unsigned char unw_tls[AGENT_UNW_TLS] __attribute__((aligned(16)));
 	void *unw_key_val;
 	unsigned unw_gen;                /* unwind_generation() its cache was built in */
+	/* Unwinds in progress on this thread (unwind_begin nesting), and the
+	 * signal mask libunwind's first sigprocmask of the outermost one
+	 * replaced (unwind.c, unwind_sigprocmask): restored at its end. */
+	int16_t unw_depth;
+	int16_t unw_masked;
+	uint64_t unw_saved_mask;         /* the kernel's sigset (_NSIG / 8 bytes) */
 
 	/* For the sample at the thread's end (sampler_end_sample): its start
 	 * routine (threads.c) and its last committed sample. */

@@ -192,6 +192,10 @@ struct snap {
 };
 
 static _Atomic(struct snap *) snap_cur;
+/* Snapshots published so far: what a cache of answers about pcs (unwind.c's
+ * CFI cache) is keyed by, so that an answer never outlives the map it was
+ * given for. */
+static _Atomic unsigned snap_seq;
 static struct snap *snap_retired;
 
 struct snap_build {
@@ -313,6 +317,7 @@ static void snap_publish(struct snap_build *b)
 	/* Sequentially consistent, like unwind_idle's load of the running
 	 * count in snap_reclaim and unwind_begin's increment (unwind.c). */
 	old = atomic_exchange(&snap_cur, s);
+	atomic_fetch_add(&snap_seq, 1);
 	if (old) {
 		old->retired_next = snap_retired;
 		snap_retired = old;
@@ -332,6 +337,12 @@ static void snap_reclaim(void)
 		agent_free(snap_retired);
 		snap_retired = n;
 	}
+}
+
+/* SIGNAL-SAFE.  Changes whenever a new snapshot is published. */
+unsigned modules_snap_seq(void)
+{
+	return atomic_load_explicit(&snap_seq, memory_order_acquire);
 }
 
 /* SIGNAL-SAFE (between unwind_begin and unwind_end): 1 when addr lies in

@@ -38,5 +38,6 @@ int modules_snap_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void 
 int modules_snap_readable(uintptr_t addr, size_t len) AGENT_HIDDEN;
 /* SIGNAL-SAFE.  addr lies in an executable segment of a snapshot module. */
 int modules_snap_exec(uintptr_t addr) AGENT_HIDDEN;
+unsigned modules_snap_seq(void) AGENT_HIDDEN;
 
 #endif

@@ -175,11 +175,11 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 	const struct py_info *pi = w->pi;
 	const struct cbn_py_layout *L = w->L;
 	struct cbn_file_header *h = agent.w.hdr;
-	unsigned char fr[256];
+	const unsigned char *fr;
 	uintptr_t code, next;
 	int n = 0, steps = 0;
 
-	if (L->fr_size > sizeof(fr))
+	if (L->fr_size > 256)
 		return 0;
 	/* max + 8: past the last word kept, look whether real frames follow */
 	for (; f && steps < max + 8; f = next, steps++) {
@@ -189,7 +189,11 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 
 		if (!py_frame_ok(w, f))
 			return py_unread(CBN_PYU_BAD_FRAME);
-		memcpy(fr, (const void *)f, L->fr_size);
+		/* Read in place: the frame is this thread's own, which the
+		 * handler interrupted, so nothing changes it while it is read
+		 * (a copy first cost a store-forwarding stall at every field:
+		 * a third of the walk). */
+		fr = (const unsigned char *)f;
 		next = py_u64(fr, L->fr_previous);
 		if (next == f)
 			return py_unread(CBN_PYU_BAD_FRAME);

@@ -436,6 +436,23 @@ static void sampler_drain(int sig, void *uc)
 	}
 }
 
+/* A handler longer than this was probably preempted: its CPU time is read. */
+#define SAMPLER_SLOW_NS 50000u
+
+/*
+ * SIGNAL-SAFE.  Whether more of the sampler's signals may be queued behind
+ * this one (then sampler_drain takes them; its rt_sigtimedwait is a system
+ * call that almost always finds nothing): this handler ran longer than a
+ * quarter of a period (the clock kept running), or this signal came less
+ * than half a period of CPU after the last (it had waited in the queue
+ * while the signal was blocked), and at every 64th sample in any case.
+ */
+static int sampler_backlog(struct agent_thread *t, uint64_t took)
+{
+	return took > agent.period_ns / 4 || t->gap < agent.period_ns / 2 ||
+	       (t->nweigh & 63) == 0;
+}
+
 /* Handlers running now, any thread (sampler_quiesce). */
 static _Atomic int handlers_running;
 
@@ -485,19 +502,21 @@ void sampler_handler(int sig, siginfo_t *si, void *uc)
 		sampler_unpark(&agent_tls);
 	} else {
 		/* The handler's own time is the profiler's cost (the report's
-		 * overhead line): its CPU time, from the thread CPU clock the
-		 * sample's weight read at its start (timer_weigh) to one more
-		 * read here, so that a handler preempted on a loaded machine
-		 * is not charged the time it waited; the wall time (vDSO
-		 * reads) when the sample did not weigh itself. */
+		 * overhead line): its wall time, two vDSO reads.  A handler
+		 * that took longer than SAMPLER_SLOW_NS was most likely
+		 * preempted on a loaded machine: then its CPU time, from the
+		 * thread CPU clock the sample's weight read at its start
+		 * (timer_weigh) to one more read here, so that it is not
+		 * charged the time it waited. */
 		uint64_t t0 = cbn_clock_ns(CLOCK_MONOTONIC), c0 = agent_tls.cpu_last, d;
 		struct cbn_file_header *h = agent.w.hdr;
 
 		sample_take(&agent_tls, uc);
-		if (agent_tls.backend == AGENT_BACKEND_PERF && !agent_sandboxed())
+		if (agent_tls.backend == AGENT_BACKEND_PERF && !agent_sandboxed() &&
+		    sampler_backlog(&agent_tls, cbn_clock_ns(CLOCK_MONOTONIC) - t0))
 			sampler_drain(sig, uc);
 		d = cbn_clock_ns(CLOCK_MONOTONIC) - t0;
-		if (h && agent_tls.cpu_last != c0) {
+		if (h && d > SAMPLER_SLOW_NS && agent_tls.cpu_last != c0) {
 			uint64_t c1 = agent_thread_cpu();
 
 			if (c1 >= agent_tls.cpu_last && c1 - agent_tls.cpu_last < d)

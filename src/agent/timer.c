@@ -241,6 +241,7 @@ int timer_arm(struct agent_thread *t, int signo, int perf_now)
 		t->sys_last = timer_thread_sys();
 	}
 	t->carry = 0;
+	t->sys_carry = 0;
 	if (perf_now && agent.want_perf &&
 	    !atomic_load_explicit(&agent.perf_refused, memory_order_relaxed)) {
 		ret = timer_perf(t, signo);
@@ -293,6 +294,7 @@ int timer_slow(struct agent_thread *t, int slow)
 	t->cpu_last = agent_thread_cpu();
 	t->sys_last = timer_thread_sys();
 	t->carry = 0;
+	t->sys_carry = 0;
 	return 0;
 }
 
@@ -423,29 +425,61 @@ int timer_is_ours(const siginfo_t *si)
 	       (si->si_fd == t->perf_fd || si->si_fd == t->perf_fd_prev);
 }
 
+/* sys_last when the last system time read is too old to subtract from: the
+ * next read only starts the count again. */
+#define SYS_STALE UINT64_MAX
+
 /*
  * SIGNAL-SAFE.  The thread's CPU time since the last sample, in periods
  * (the remainder carried to the next), and the part of it the kernel's
  * accounting gives to system time.
+ *
+ * The system time costs a getrusage (~1 us in a VM, as much as the rest of
+ * a cached sample), so it is read only when something uses it:
+ *  - never while the thread's kernel event is open: the event's own count
+ *    splits the sample (kernel.c), and the read after it starts afresh;
+ *  - otherwise at a sample that stands for more than one period (the thread
+ *    was in the kernel, where the sampler does not fire, or blocked), and at
+ *    every fourth: system time is accounted at the scheduler's tick (4 ms at
+ *    250 Hz), so a finer read would split no better.  What a read finds
+ *    goes to that sample, as whole periods up to its weight; the rest waits
+ *    for the next ones (at most four periods of it), so the total is kept.
  */
 void timer_weigh(struct agent_thread *t, uint32_t *weight, uint32_t *kernel)
 {
-	uint64_t cpu = agent_thread_cpu(), sys = timer_thread_sys(), d, ds, w;
+	uint64_t cpu = agent_thread_cpu(), sys, d, ds = 0, w, k, p = agent.period_ns;
 
 	d = cpu > t->cpu_last ? cpu - t->cpu_last : 0;
-	ds = sys > t->sys_last ? sys - t->sys_last : 0;
 	t->cpu_last = cpu;
-	t->sys_last = sys;
+	t->gap = d;
 	d += t->carry;
-	w = d / agent.period_ns;
+	w = d / p;
 	if (w == 0)
 		w = 1; /* a signal is at least one period of CPU: the clock just lags */
-	t->carry = d > w * agent.period_ns ? d - w * agent.period_ns : 0;
+	t->carry = d > w * p ? d - w * p : 0;
 	if (w > UINT32_MAX)
 		w = UINT32_MAX;
 	*weight = (uint32_t)w;
-	ds = (ds + agent.period_ns / 2) / agent.period_ns;
-	*kernel = (uint32_t)(ds < w ? ds : w);
+	t->nweigh++;
+	if (t->kring.base) {
+		t->sys_last = SYS_STALE;
+		t->sys_carry = 0;
+		*kernel = 0;
+		return;
+	}
+	if (w > 1 || (t->nweigh & 3) == 0 || t->sys_last == SYS_STALE) {
+		sys = timer_thread_sys();
+		if (t->sys_last != SYS_STALE && sys > t->sys_last)
+			ds = sys - t->sys_last;
+		t->sys_last = sys;
+	}
+	ds += t->sys_carry;
+	k = ds / p;
+	if (k > w)
+		k = w;
+	ds -= k * p;
+	t->sys_carry = ds < 4 * p ? ds : 4 * p;
+	*kernel = (uint32_t)k;
 }
 
 /*
@@ -460,7 +494,9 @@ uint32_t timer_remainder(struct agent_thread *t, uint32_t *kernel)
 	uint64_t cpu = agent_thread_cpu(), sys = timer_thread_sys(), d, ds, w, x;
 
 	d = (cpu > t->cpu_last ? cpu - t->cpu_last : 0) + t->carry;
-	ds = sys > t->sys_last ? sys - t->sys_last : 0;
+	ds = t->sys_last != SYS_STALE && sys > t->sys_last ? sys - t->sys_last : 0;
+	ds += t->sys_carry;
+	t->sys_carry = 0;
 	t->cpu_last = cpu;
 	t->sys_last = sys;
 	t->carry = 0;

@@ -18,6 +18,9 @@
  *   open, stat, fstat, malloc, free
  *                    -> refused (only libunwind's proc-name and debug-frame
  *                       paths use them; the agent never takes those)
+ *   sigprocmask      -> within an unwind of the agent's, every signal blocked
+ *                       once, at libunwind's first request, until the unwind
+ *                       ends (unwind_sigprocmask)
  *
  * and the local address space's access_mem is replaced, so the reads libunwind
  * asks to validate are checked without a descriptor.
@@ -191,6 +194,40 @@ static int unwind_setspecific(pthread_key_t key, const void *v)
 {
 	(void)key;
 	agent_tls.unw_key_val = (void *)v;
+	return 0;
+}
+
+/*
+ * libunwind blocks every signal around each of its locked sections and each
+ * walk of the module list: two system calls each, and a sample that misses
+ * the trace cache makes a dozen of them (~1 us each in a VM: most of a deep
+ * sample's cost).  Within an unwind of the agent's (unwind_begin to
+ * unwind_end) the first request blocks every signal for real and the rest
+ * are answered without a system call: the thread stays blocked until
+ * unwind_end restores the mask the first one found, which covers every
+ * window libunwind asked for.  Outside one (start-up, a thread's end), the
+ * real call.  SIGNAL-SAFE.
+ */
+static int unwind_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	struct agent_thread *t = &agent_tls;
+	sigset_t all;
+
+	if (t->unw_depth <= 0) {
+		if (agent_syscall(SYS_rt_sigprocmask, how, set, old, _NSIG / 8) != 0)
+			return -1;
+		return 0;
+	}
+	_Static_assert(sizeof(t->unw_saved_mask) == _NSIG / 8, "the kernel's sigset");
+	if (!t->unw_masked) {
+		sigfillset(&all);
+		if (agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &t->unw_saved_mask,
+				  _NSIG / 8) != 0)
+			return -1;
+		t->unw_masked = 1;
+	}
+	if (old)
+		sigfillset(old); /* what libunwind restores to: the blocked mask */
 	return 0;
 }
 
@@ -499,6 +536,7 @@ int unwind_init(char *why, size_t len)
 		{"fstat", (void *)unwind_fstat},
 		{"malloc", (void *)unwind_malloc},
 		{"free", (void *)unwind_free},
+		{"sigprocmask", (void *)unwind_sigprocmask},
 	};
 
 	if (unw_bt)
@@ -600,6 +638,7 @@ int unwind_begin(uint64_t sp)
 	/* Counted (unwind_hold.c): fork and dlclose wait for it. */
 	if (!unw_bt || !unwind_enter())
 		return 0;
+	t->unw_depth++;
 	agent_tls.nvalid = 0;
 	t->live_lo = t->live_hi = 0;
 	if (sp && t->ustk_lo <= sp && sp < t->ustk_hi) {
@@ -634,7 +673,17 @@ int unwind_begin_here(uintptr_t frame)
 
 void unwind_end(void)
 {
-	agent_tls.live_lo = agent_tls.live_hi = 0;
+	struct agent_thread *t = &agent_tls;
+
+	t->live_lo = t->live_hi = 0;
+	if (--t->unw_depth <= 0) {
+		t->unw_depth = 0;
+		if (t->unw_masked) {
+			t->unw_masked = 0;
+			agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &t->unw_saved_mask, NULL,
+				      _NSIG / 8);
+		}
+	}
 	unwind_leave();
 }
 
@@ -796,12 +845,46 @@ out:
 
 /* --- for unwind_nocfi.c: libunwind's cursor and unwind tables -------------- */
 
+/*
+ * The answers of unwind_has_cfi, direct-mapped by pc: each entry is the pc
+ * (above bit 16), the module snapshot it was given for (bits 1-15 of
+ * modules_snap_seq) and the answer (bit 0).  libunwind's lookup walks the
+ * module list each time; every sample asks about its outermost frame.  An
+ * answer counts only for the snapshot it was given under: a new one (a
+ * library loaded or unloaded) makes every entry miss.  Entries are single
+ * words: a racing writer leaves one whole answer or the other.
+ */
+#define CFI_CACHE_BITS 12
+static _Atomic uint64_t cfi_cache[1u << CFI_CACHE_BITS];
+
 /* SIGNAL-SAFE.  1 when libunwind has unwind information for pc. */
 int unwind_has_cfi(uint64_t pc)
 {
 	unw_proc_info_t pi;
+	uint64_t key, e;
+	size_t slot;
+	int has;
 
-	return unw_pinfo && unw_pinfo(unw_as, (unw_word_t)pc, &pi, NULL) == 0;
+	if (!unw_pinfo || pc < 4096)
+		return 0;
+	if (pc >> 47)
+		return unw_pinfo(unw_as, (unw_word_t)pc, &pi, NULL) == 0;
+	key = pc << 16 | (uint64_t)(modules_snap_seq() & 0x7fffu) << 1;
+	slot = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - CFI_CACHE_BITS));
+	e = atomic_load_explicit(&cfi_cache[slot], memory_order_relaxed);
+	if ((e & ~1ull) == key)
+		return (int)(e & 1);
+	has = unw_pinfo(unw_as, (unw_word_t)pc, &pi, NULL) == 0;
+	atomic_store_explicit(&cfi_cache[slot], key | (uint64_t)has, memory_order_relaxed);
+	return has;
+}
+
+/* SIGNAL-SAFE.  unwind_has_cfi without the cache (unwind_check.c). */
+int unwind_has_cfi_fresh(uint64_t pc)
+{
+	unw_proc_info_t pi;
+
+	return unw_pinfo && pc >= 4096 && unw_pinfo(unw_as, (unw_word_t)pc, &pi, NULL) == 0;
 }
 
 /* SIGNAL-SAFE.  libunwind's cursor API (0 or 1 when available, as libunwind

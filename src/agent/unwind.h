@@ -69,6 +69,7 @@ int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t
  * pc is exact, not a return address), cursor_step, cursor_reg: a register;
  * word: a word of memory at addr (8-aligned), 0 or -1. */
 int unwind_has_cfi(uint64_t pc) AGENT_HIDDEN;
+int unwind_has_cfi_fresh(uint64_t pc) AGENT_HIDDEN;
 int unwind_cursor_init(void *c, const ucontext_t *uc, int signal_frame) AGENT_HIDDEN;
 int unwind_cursor_step(void *c) AGENT_HIDDEN;
 int unwind_cursor_reg(void *c, int reg, uint64_t *v) AGENT_HIDDEN;
