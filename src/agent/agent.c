@@ -40,6 +40,7 @@
 #include "threads_create.h"
 #include "timer.h"
 #include "unwind.h"
+#include "unwind_check.h"
 #include "unwind_hold.h"
 #include "agent_api.h"
 #include "../format/cbn_time.h"
@@ -390,6 +391,7 @@ static void agent_start(void)
 	q = agent_getenv(CBN_ENV_PERF);
 	agent.want_perf = !(q && strcmp(q, "0") == 0);
 	kernel_config();
+	unwind_check_config();
 	q = agent_getenv(CBN_ENV_MEMORY);
 	agent.mem_host = q && strstr(q, "host") != NULL;
 	agent.pid = (uint32_t)getpid();

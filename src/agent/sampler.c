@@ -27,6 +27,7 @@
 #include "timer.h"
 #include "unwind.h"
 #include "unwind_nocfi.h"
+#include "unwind_check.h"
 #include "../format/cbn_time.h"
 
 int sigpath_active(void)
@@ -221,6 +222,29 @@ static int sample_why(struct agent_thread *t, ucontext_t *uc, uintptr_t here)
 	return -1;
 }
 
+/* SIGNAL-SAFE.  The thread's Python frames (python_walk.c); one walk in
+ * eight timed (two vDSO clock reads), for the report's cost per frame. */
+static int sample_python(uint64_t *pyw, int cap, uintptr_t sp)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	uint64_t t0;
+	int n;
+
+	if (!python_active() || !h || (agent_tls.nweigh & 7) != 0)
+		return python_stack_for(pyw, cap, sp);
+	t0 = cbn_clock_ns(CLOCK_MONOTONIC);
+	n = python_stack_for(pyw, cap, sp);
+	if (n > 0) {
+		atomic_fetch_add_explicit(&h->overhead.site_ns[CBN_OVH_PYWALK],
+					  cbn_clock_ns(CLOCK_MONOTONIC) - t0, memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->overhead.site_calls[CBN_OVH_PYWALK], 1,
+					  memory_order_relaxed);
+		atomic_fetch_add_explicit(&h->overhead.site_calls[CBN_OVH_PYFRAMES], (uint64_t)n,
+					  memory_order_relaxed);
+	}
+	return n;
+}
+
 /* SIGNAL-SAFE, between unwind_begin and unwind_end.  The interrupted stack
  * into r->pc: the native frames (at most cap less the Python ones), then the
  * Python frames (python_walk.c), *npy of them.  Returns the native ones;
@@ -230,13 +254,36 @@ static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int 
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], pyw[CBN_MAX_FRAMES];
 	int n, nf;
 
-	*npy = python_stack_for(pyw, cap, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
+	*npy = sample_python(pyw, cap, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
 	n = unwind_backtrace((void **)r->pc, cap - *npy + 8);
 	nf = sample_frames(r->pc, n > 0 ? n : 0, rip, cap - *npy, flags);
-	if (*flags & CBN_SAMPLE_PC_ONLY)
+	if (!(*flags & CBN_SAMPLE_PC_ONLY) && !unwind_frames_plausible(r->pc, nf)) {
+		/* a frame that follows no call: the trace cache went wrong (seen
+		 * under PyTorch's start-up), or a signal frame; frame by frame */
+		struct cbn_file_header *h = agent.w.hdr;
+		int trunc;
+
+		nf = unwind_retrace(uc, r->pc, cap - *npy, &trunc);
+		*flags &= ~CBN_SAMPLE_TRUNCATED;
+		if (trunc)
+			*flags |= CBN_SAMPLE_TRUNCATED;
+		if (nf <= 0) {
+			r->pc[0] = rip;
+			nf = 1;
+			*flags |= CBN_SAMPLE_PC_ONLY;
+		}
+		if (h)
+			atomic_fetch_add_explicit(&h->unwind_check.retraced, 1, memory_order_relaxed);
+	}
+	if (*flags & CBN_SAMPLE_PC_ONLY) {
 		*npy = 0;
-	else if (!(*flags & CBN_SAMPLE_TRUNCATED))
-		nf = unwind_recover(uc, r->pc, nf, cap - *npy);
+	} else {
+		if (!(*flags & CBN_SAMPLE_TRUNCATED))
+			nf = unwind_recover(uc, r->pc, nf, cap - *npy);
+		if (unwind_check_on())
+			unwind_check_sample(uc, r->pc, nf,
+					    (*flags & CBN_SAMPLE_TRUNCATED) || nf >= cap - *npy);
+	}
 	memcpy(r->pc + nf, pyw, (size_t)*npy * sizeof(uint64_t));
 	return nf;
 }

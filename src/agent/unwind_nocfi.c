@@ -180,42 +180,190 @@ static int recover_caller(const ucontext_t *uc, uint64_t stop, uint64_t sp, uint
 }
 
 /*
+ * Return addresses checked to follow a call instruction (recover_call_before),
+ * direct-mapped by pc as below: bit 0 the answer.
+ */
+#define RA_CACHE_BITS 12
+static _Atomic uint64_t ra_cache[1u << RA_CACHE_BITS];
+
+/* SIGNAL-SAFE.  1 when pc, a return address, follows a call in known code. */
+static int ra_follows_call(uint64_t pc)
+{
+	size_t slot = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - RA_CACHE_BITS));
+	uint64_t key = pc << 16 | (uint64_t)(modules_snap_seq() & 0x7fffu) << 1, e, target;
+	int ok;
+
+	if (pc < 4096 || pc >> 47)
+		return 0;
+	e = atomic_load_explicit(&ra_cache[slot], memory_order_relaxed);
+	if ((e & ~1ull) == key)
+		return (int)(e & 1);
+	ok = recover_call_before(pc, &target) != 0;
+	atomic_store_explicit(&ra_cache[slot], key | (uint64_t)ok, memory_order_relaxed);
+	return ok;
+}
+
+int unwind_frames_plausible(const uint64_t *pcs, int n)
+{
+	int i;
+
+	for (i = 1; i < n; i++)
+		if (!ra_follows_call(pcs[i]))
+			return 0;
+	return 1;
+}
+
+int unwind_retrace(const ucontext_t *uc, uint64_t *pcs, int cap, int *truncated)
+{
+	unw_cursor_t c;
+	uint64_t ip;
+	int n = 0;
+
+	*truncated = 0;
+	if (cap <= 0 || unwind_cursor_init(&c, uc, 1) < 0)
+		return 0;
+	for (;;) {
+		if (unwind_cursor_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
+			break;
+		if (n == cap) {
+			*truncated = 1;
+			break;
+		}
+		pcs[n++] = ip;
+		/* past a frame without CFI the cursor only guesses: the
+		 * recovery (unwind_recover) goes on from there */
+		if (!unwind_has_cfi(n == 1 ? ip : ip - 1) || unwind_cursor_step(&c) <= 0)
+			break;
+	}
+	return n;
+}
+
+/*
+ * The pcs whose frame ends the stack: their CFI leaves the return address
+ * undefined (_start, a thread's start_thread, clone), so the unwinding
+ * rightly stopped there.  Learnt by one cursor step the first time a
+ * stack ends at such a pc, then a lookup: every sample of a thread ends at
+ * the same one.  Entries as unwind.c's CFI cache: the pc above bit 16, the
+ * module snapshot's sequence in bits 1-15, so that an answer holds only for
+ * the map it was learnt in; bit 0 set.
+ */
+#define LAST_CACHE_BITS 8
+static _Atomic uint64_t last_cache[1u << LAST_CACHE_BITS];
+
+static uint64_t last_key(uint64_t ip, size_t *slot)
+{
+	*slot = (size_t)((ip * 0x9e3779b97f4a7c15ull) >> (64 - LAST_CACHE_BITS));
+	return ip << 16 | (uint64_t)(modules_snap_seq() & 0x7fffu) << 1 | 1u;
+}
+
+/* SIGNAL-SAFE.  1 when ip's frame is known to end the stack. */
+static int last_known(uint64_t ip)
+{
+	size_t slot;
+	uint64_t key = last_key(ip, &slot);
+
+	return ip < (1ull << 47) &&
+	       atomic_load_explicit(&last_cache[slot], memory_order_relaxed) == key;
+}
+
+static void last_learn(uint64_t ip)
+{
+	size_t slot;
+	uint64_t key = last_key(ip, &slot);
+
+	if (ip < (1ull << 47))
+		atomic_store_explicit(&last_cache[slot], key, memory_order_relaxed);
+}
+
+/*
+ * SIGNAL-SAFE.  Start c at frame n-1 of pcs (the interrupted frame, then n-1
+ * steps of libunwind's cursor by CFI), which must be pcs[n-1]; its stack
+ * and frame pointers in *sp, *bp.  -1 when the cursor does not reach it.
+ */
+static int recover_reach(unw_cursor_t *c, const ucontext_t *uc, const uint64_t *pcs, int n,
+			 uint64_t *sp, uint64_t *bp)
+{
+	uint64_t v;
+	int k;
+
+	*sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
+	*bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
+	if (unwind_cursor_init(c, uc, 1) < 0)
+		return -1;
+	for (k = 1; k < n; k++)
+		if (unwind_cursor_step(c) <= 0)
+			return -1;
+	if (n > 1) {
+		if (unwind_cursor_reg(c, UNW_REG_IP, &v) < 0 || v != pcs[n - 1] ||
+		    unwind_cursor_reg(c, UNW_REG_SP, sp) < 0 ||
+		    unwind_cursor_reg(c, UNW_X86_64_RBP, bp) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * SIGNAL-SAFE.  From c (at pcs[n-1], which has CFI), step by CFI while the
+ * frames have it: the frames libunwind's trace cache leaves out when a
+ * caller has no CFI (it stops at the last frame it can cache; seen under
+ * PyTorch, a library constructor called from _init).  Returns the new count;
+ * *more: 1 when it stopped at a frame without CFI (pcs[n-1]), *sp and *bp
+ * then that frame's.
+ */
+static int recover_follow(unw_cursor_t *c, uint64_t *pcs, int n, int cap, uint64_t *sp,
+			  uint64_t *bp, int *more)
+{
+	uint64_t v;
+	int k;
+
+	*more = 0;
+	while (n < cap) {
+		k = unwind_cursor_step(c);
+		if (k <= 0 || unwind_cursor_reg(c, UNW_REG_IP, &v) < 0 || !v)
+			return n;        /* the end, or a failure with CFI */
+		pcs[n++] = v;
+		if (!unwind_has_cfi(v - 1))
+			break;           /* no CFI: recover past it */
+	}
+	if (n >= cap || unwind_cursor_reg(c, UNW_REG_SP, sp) < 0 ||
+	    unwind_cursor_reg(c, UNW_X86_64_RBP, bp) < 0)
+		return n;
+	*more = 1;
+	return n;
+}
+
+/*
  * SIGNAL-SAFE, between unwind_begin and unwind_end.  pcs[0..n): a sample's
  * native frames, pcs[0] the pc interrupted in uc.  When the last one has no
  * CFI (JIT code, assembly without .cfi directives) the unwinding went no
  * further: go on past it by frame pointer or stack scan (recover_caller),
  * then by CFI again, at most CBN_UWM_MAX times, and say so with marker words
- * (cbn_format.h, CBN_UWM_*).  Returns the new count, at most cap.
+ * (cbn_format.h, CBN_UWM_*).  When the last one has CFI and is not the end
+ * of the stack, the trace cache stopped short of a caller without CFI: the
+ * frames up to it by CFI first.  Returns the new count, at most cap.
  */
 int unwind_recover(const ucontext_t *uc, uint64_t *pcs, int n, int cap)
 {
 	unw_cursor_t c;
-	uint64_t v, ip, sp, bp, nip, nsp, nbp;
-	int r, k, kind;
+	uint64_t ip, sp, bp, nip, nsp, nbp;
+	int r, kind, more, n0;
 	unsigned where;
 
 	if (n <= 0 || n + 2 > cap)
 		return n;
 	ip = pcs[n - 1];
-	if (unwind_has_cfi(n == 1 ? ip : ip - 1))
+	if (unwind_has_cfi(n == 1 ? ip : ip - 1)) {
+		if (last_known(ip) || recover_reach(&c, uc, pcs, n, &sp, &bp) < 0)
+			return n;
+		n0 = n;
+		n = recover_follow(&c, pcs, n, cap, &sp, &bp, &more);
+		if (n == n0)
+			last_learn(ip); /* the stack's true end */
+		if (!more)
+			return n;
+		ip = pcs[n - 1];
+	} else if (recover_reach(&c, uc, pcs, n, &sp, &bp) < 0) {
 		return n;
-	/* the registers of frame n-1: the interrupted ones, or by CFI from them */
-	sp = (uint64_t)uc->uc_mcontext.gregs[REG_RSP];
-	bp = (uint64_t)uc->uc_mcontext.gregs[REG_RBP];
-	if (n > 1) {
-		if (unwind_cursor_init(&c, uc, 1) < 0)
-			return n;
-		for (k = 1; k < n; k++)
-			if (unwind_cursor_step(&c) <= 0)
-				return n;
-		if (unwind_cursor_reg(&c, UNW_REG_IP, &v) < 0 || v != ip)
-			return n;
-		if (unwind_cursor_reg(&c, UNW_REG_SP, &v) < 0)
-			return n;
-		sp = v;
-		if (unwind_cursor_reg(&c, UNW_X86_64_RBP, &v) < 0)
-			return n;
-		bp = v;
 	}
 	for (r = 0; r < CBN_UWM_MAX && n + 2 <= cap; r++) {
 		where = modules_snap_exec(ip) ? CBN_UWM_NOCFI : CBN_UWM_JIT;
@@ -228,22 +376,10 @@ int unwind_recover(const ucontext_t *uc, uint64_t *pcs, int n, int cap)
 		pcs[n++] = nip;
 		if (recover_cursor(&c, uc, nip, nsp, nbp) < 0)
 			return n;
-		ip = nip;
-		while (n < cap) {
-			k = unwind_cursor_step(&c);
-			if (k <= 0 || unwind_cursor_reg(&c, UNW_REG_IP, &v) < 0 || !v)
-				return n;        /* the end, or a failure with CFI */
-			pcs[n++] = v;
-			ip = v;
-			if (!unwind_has_cfi(ip - 1))
-				break;           /* no CFI again: recover once more */
-		}
-		if (n >= cap || unwind_cursor_reg(&c, UNW_REG_SP, &v) < 0)
+		n = recover_follow(&c, pcs, n, cap, &sp, &bp, &more);
+		if (!more)
 			return n;
-		sp = v;
-		if (unwind_cursor_reg(&c, UNW_X86_64_RBP, &v) < 0)
-			return n;
-		bp = v;
+		ip = pcs[n - 1];
 	}
 	return n;
 }

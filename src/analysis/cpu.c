@@ -161,6 +161,18 @@ static void cpu_sum_processes(const struct profile *p, struct cpu_profile *c)
 		sm->kstack_unplaced += pr->kstack_unplaced;
 		sm->kstack_parks += pr->kstack_parks;
 		sm->kstack_unparks += pr->kstack_unparks;
+		sm->ucheck.samples += pr->ucheck.samples;
+		sm->ucheck.frames += pr->ucheck.frames;
+		sm->ucheck.differed += pr->ucheck.differed;
+		sm->ucheck.cfi_checked += pr->ucheck.cfi_checked;
+		sm->ucheck.cfi_differed += pr->ucheck.cfi_differed;
+		sm->ucheck.retraced += pr->ucheck.retraced;
+		if (!sm->ucheck.first && pr->ucheck.first) {
+			sm->ucheck.first = 1;
+			sm->ucheck.first_at = pr->ucheck.first_at;
+			sm->ucheck.first_cached_pc = pr->ucheck.first_cached_pc;
+			sm->ucheck.first_full_pc = pr->ucheck.first_full_pc;
+		}
 		c->overhead.sampled_ns += pr->overhead_weight * prof_period_of_process(p, (uint32_t)i);
 		c->overhead.samples += pr->overhead_samples;
 		c->overhead.threads_ns += pr->overhead_threads_ns;

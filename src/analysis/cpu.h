@@ -94,6 +94,8 @@ struct cpu_profile {
 		uint64_t kstack_parks;     /* events closed while threads ran in user mode */
 		uint64_t kstack_unparks;   /* ... opened again when system time grew */
 		const char *kstack_reason; /* why none (first process that gave one), or NULL */
+		struct prof_unwind_check ucheck; /* summed; first_*: the first
+						  * process's that has one */
 	} sampler;
 	struct cpu_python {            /* the Python interpreter, all processes together
 				        * (cpu_python.c) */
@@ -108,6 +110,9 @@ struct cpu_profile {
 		uint64_t truncated;        /* stacks whose Python chain was cut */
 		uint64_t unread[CBN_PYU_NREASONS]; /* stacks kept native, by reason */
 		uint64_t codes, codes_gone, codes_missing, table_full;
+		/* the handler's walks of Python frames, one in eight timed
+		 * (CBN_OVH_PYWALK): their time, how many, their frames */
+		uint64_t walk_ns, walks, walk_frames;
 	} python;
 	struct cpu_unwind {            /* unwinding past code without unwind information,
 				        * all processes together (cpu_unwind.c) */

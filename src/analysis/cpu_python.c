@@ -58,6 +58,9 @@ int cpu_python(const struct profile *p, struct cpu_python *py)
 		py->codes_gone += pp->codes_gone;
 		py->codes_missing += pp->codes_missing;
 		py->table_full += pp->table_full;
+		py->walk_ns += p->processes[i].overhead_site_ns[CBN_OVH_PYWALK];
+		py->walks += p->processes[i].overhead_site_calls[CBN_OVH_PYWALK];
+		py->walk_frames += p->processes[i].overhead_site_calls[CBN_OVH_PYFRAMES];
 	}
 	if (py->state != CBN_PY_ON)
 		return 0;

@@ -255,13 +255,25 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->kstack_unplaced = h->kstack_unplaced;
 	pr->kstack_parks = h->kstack_parks;
 	pr->kstack_unparks = h->kstack_unparks;
+	pr->ucheck.samples = h->unwind_check.samples;
+	pr->ucheck.frames = h->unwind_check.frames;
+	pr->ucheck.differed = h->unwind_check.differed;
+	pr->ucheck.cfi_checked = h->unwind_check.cfi_checked;
+	pr->ucheck.cfi_differed = h->unwind_check.cfi_differed;
+	pr->ucheck.retraced = h->unwind_check.retraced;
+	pr->ucheck.first = h->unwind_check.first_taken != 0;
+	pr->ucheck.first_at = h->unwind_check.first_at;
+	pr->ucheck.first_cached_pc = h->unwind_check.first_cached_pc;
+	pr->ucheck.first_full_pc = h->unwind_check.first_full_pc;
 	pr->kstack_reason = load_arena_strndup(&L->arena, h->kstack_reason,
 					       strnlen(h->kstack_reason, sizeof(h->kstack_reason)));
 	memcpy(pr->pc_only_why, (const void *)h->pc_only_why, sizeof(pr->pc_only_why));
 	memcpy(pr->unsampled_why, (const void *)h->unsampled_why, sizeof(pr->unsampled_why));
 	pr->overhead_threads_ns = h->overhead.threads_cpu_ns;
-	for (int k = 0; k < CBN_OVH_NSITES; k++)
+	for (int k = 0; k < CBN_OVH_NSITES; k++) {
 		pr->overhead_site_ns[k] = h->overhead.site_ns[k];
+		pr->overhead_site_calls[k] = h->overhead.site_calls[k];
+	}
 	pr->overhead_init_ns = h->overhead.init_cpu_ns;
 	load_mem_header(L, pr, h);
 	load_capture_header(L, pr, h);

@@ -121,6 +121,7 @@ struct prof_process {
 	uint64_t overhead_weight, overhead_samples;
 	uint64_t overhead_threads_ns;  /* CPU of the agent's helper threads */
 	uint64_t overhead_site_ns[CBN_OVH_NSITES];
+	uint64_t overhead_site_calls[CBN_OVH_NSITES];
 	uint64_t overhead_init_ns;     /* the agent's start-up */
 	uint64_t lost[CBN_LOST_NREASONS];
 	uint64_t truncated, pc_only;
@@ -143,6 +144,14 @@ struct prof_process {
 	uint32_t kstack_parks;    /* events closed on threads staying in user mode */
 	uint32_t kstack_unparks;  /* ... and opened again */
 	const char *kstack_reason; /* why there are none, "" */
+	/* the unwinder's self-check (header.unwind_check; zero without it) */
+	struct prof_unwind_check {
+		uint64_t samples, frames, differed, cfi_checked, cfi_differed;
+		uint64_t retraced;        /* unwound again by the cursor (counted always) */
+		int first;                /* 1: first_* say where one differed */
+		uint32_t first_at;
+		uint64_t first_cached_pc, first_full_pc;
+	} ucheck;
 	uint64_t pc_only_why[CBN_PCONLY_NREASONS];
 	uint32_t unsampled_why[CBN_UNSAMPLED_NREASONS];
 

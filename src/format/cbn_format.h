@@ -249,6 +249,9 @@ enum cbn_overhead_site {
 	CBN_OVH_CUDA,                    /* CUPTI callbacks and activity buffers */
 	CBN_OVH_MEM,                     /* allocation hooks */
 	CBN_OVH_OTHER,                   /* thread start, fork, exec, module map */
+	CBN_OVH_PYWALK,                  /* of CBN_OVH_HANDLER: reading Python frames, timed
+					  * at one sample in eight (calls: walks timed) */
+	CBN_OVH_PYFRAMES,                /* calls: the frames those timed walks read (ns: 0) */
 	CBN_OVH_NSITES = 8,
 };
 
@@ -333,6 +336,23 @@ struct cbn_guard_state {
 					  * (CBN_REC_UNPROFILED records say which) */
 	_Atomic uint32_t end_samples;    /* samples written at a thread's end for the CPU
 					  * it used since its last sample (CBN_SAMPLE_AT_END) */
+};
+
+/* cbn_file_header.unwind_check (CBN_ENV_UNWIND_CHECK). */
+struct cbn_unwind_check {
+	_Atomic uint64_t samples;        /* samples compared */
+	_Atomic uint64_t frames;         /* frames compared */
+	_Atomic uint64_t differed;       /* samples whose frames differed */
+	_Atomic uint64_t cfi_checked;    /* cached "has CFI" answers compared */
+	_Atomic uint64_t cfi_differed;
+	_Atomic uint32_t first_taken;    /* 1 once first_* are written */
+	uint32_t first_at;               /* the first differing sample: frame index */
+	uint64_t first_cached_pc;        /* ... the cached unwind's pc there (0: none) */
+	uint64_t first_full_pc;          /* ... the full unwind's (0: none) */
+	/* Counted always, check or not: samples whose cached trace gave a
+	 * frame that follows no call instruction (so a wrong one, or a signal
+	 * frame), unwound again frame by frame by libunwind's cursor. */
+	_Atomic uint64_t retraced;
 };
 
 struct cbn_file_header {
@@ -469,6 +489,14 @@ struct cbn_file_header {
 	 * types are, so that the launcher reads its frames from outside
 	 * (cbn_pyread.h: the off-CPU sampler's blocked threads). */
 	uint64_t python_code_type, python_unicode_type, python_bytes_type;
+
+	/* The unwinder's self-check (CBN_UNWIND_CHECK=1; all zero without it
+	 * and in older files): samples whose stack, as the handler's cached
+	 * unwind gave it, was compared frame by frame with a full unwind of the
+	 * same registers (libunwind's cursor, no cache), and those that
+	 * differed; the cached CFI answers compared with a fresh lookup; the
+	 * first difference seen. */
+	struct cbn_unwind_check unwind_check;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");
@@ -1284,6 +1312,8 @@ struct cbn_rec_unprofiled {
 #define CBN_ENV_CUDA "CBN_CUDA"           /* 0: do not trace CUDA */
 #define CBN_ENV_SIGNAL "CBN_SIGNAL"       /* sampling signal (cbn_signal.h), else chosen */
 #define CBN_ENV_PERF "CBN_PERF_EVENTS"    /* 0: POSIX CPU timers, no perf events */
+#define CBN_ENV_UNWIND_CHECK "CBN_UNWIND_CHECK" /* 1: compare every sample's unwind
+						   * with a full one (slow; a test mode) */
 #define CBN_ENV_KSTACKS "CBN_KERNEL_STACKS" /* 0: no kernel stacks; always: never
 					     * park a thread's kernel event */
 #define CBN_ENV_MEMORY "CBN_MEMORY"       /* "host,cuda", "host", "cuda": --memory */

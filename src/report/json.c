@@ -100,6 +100,30 @@ static int json_unwind(cJSON *sampler, const struct cpu_profile *c)
 	return err;
 }
 
+/* run.sampler.unwind_check: the unwinder's self-check (CBN_UNWIND_CHECK=1),
+ * only when it ran. */
+static int json_unwind_check(cJSON *sampler, const struct cpu_profile *c)
+{
+	const struct prof_unwind_check *u = &c->sampler.ucheck;
+	cJSON *o;
+	int err = 0;
+
+	if (!u->samples)
+		return 0;
+	o = cJSON_AddObjectToObject(sampler, "unwind_check");
+	if (!o)
+		return 1;
+	err |= json_put_num(o, "samples", (double)u->samples);
+	err |= json_put_num(o, "frames", (double)u->frames);
+	err |= json_put_num(o, "differed", (double)u->differed);
+	err |= json_put_num(o, "cfi_checked", (double)u->cfi_checked);
+	err |= json_put_num(o, "cfi_differed", (double)u->cfi_differed);
+	err |= json_put_num(o, "retraced", (double)u->retraced);
+	if (u->first)
+		err |= json_put_num(o, "first_frame", (double)u->first_at);
+	return err;
+}
+
 /* run.sampler: how the agent sampled, and what the program did with it. */
 static int json_sampler(cJSON *run, const struct cpu_profile *c)
 {
@@ -165,6 +189,7 @@ static int json_sampler(cJSON *run, const struct cpu_profile *c)
 	err |= json_put_num(r, "unparks", (double)sm->kstack_unparks);
 	err |= json_put_str(r, "reason", sm->kstack_reason ? sm->kstack_reason : "");
 	err |= json_unwind(o, c);
+	err |= json_unwind_check(o, c);
 	return err;
 }
 
@@ -227,6 +252,15 @@ static int json_python(cJSON *run, const struct cpu_profile *c)
 	err |= json_put_num(o, "samples", (double)py->samples);
 	err |= json_put_num(o, "samples_of", (double)py->samples_of);
 	err |= json_put_num(o, "truncated", (double)py->truncated);
+	if (py->walks) {
+		cJSON *w = cJSON_AddObjectToObject(o, "walk");
+
+		if (!w)
+			return 1;
+		err |= json_put_num(w, "timed", (double)py->walks);
+		err |= json_put_num(w, "ns", (double)py->walk_ns);
+		err |= json_put_num(w, "frames", (double)py->walk_frames);
+	}
 	u = cJSON_AddObjectToObject(o, "unread");
 	if (!u)
 		return 1;

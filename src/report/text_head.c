@@ -134,6 +134,28 @@ static void text_kernel_stacks(FILE *out, const struct cpu_sampler *sm)
 	}
 }
 
+/* The unwinder's self-check (CBN_UNWIND_CHECK=1), when it ran. */
+static void text_unwind_check(FILE *out, const struct cpu_sampler *sm)
+{
+	const struct prof_unwind_check *u = &sm->ucheck;
+
+	if (u->retraced)
+		fprintf(out, "  Unwinding:  %llu samples unwound again frame by frame (the cached trace "
+			"gave a frame that follows no call: a signal frame, or a trace gone wrong)\n",
+			(unsigned long long)u->retraced);
+	if (!u->samples)
+		return;
+	fprintf(out, "  Unwind check: %llu samples (%llu frames) compared with a full unwind: %llu "
+		"differed; %llu cached CFI answers compared: %llu differed",
+		(unsigned long long)u->samples, (unsigned long long)u->frames,
+		(unsigned long long)u->differed, (unsigned long long)u->cfi_checked,
+		(unsigned long long)u->cfi_differed);
+	if (u->first)
+		fprintf(out, "; the first at frame %u (cached 0x%llx, full 0x%llx)", u->first_at,
+			(unsigned long long)u->first_cached_pc, (unsigned long long)u->first_full_pc);
+	fputc('\n', out);
+}
+
 /* The profiler's own CPU on one line, kept out of every table. */
 static void text_overhead(FILE *out, const struct cpu_profile *c)
 {
@@ -203,6 +225,13 @@ static void text_python(FILE *out, const struct cpu_python *py)
 		if (unread)
 			fprintf(out, ", %llu stacks kept native (their frames could not be read)",
 				(unsigned long long)unread);
+		if (py->walks && py->walk_frames)
+			fprintf(out, "; reading them took %.2f us a sample (%.0f frames on average, "
+				"%.0f ns a frame; %llu samples timed)",
+				(double)py->walk_ns / (double)py->walks / 1e3,
+				(double)py->walk_frames / (double)py->walks,
+				(double)py->walk_ns / (double)py->walk_frames,
+				(unsigned long long)py->walks);
 		fputc('\n', out);
 	} else if (py->state == CBN_PY_OFF) {
 		fprintf(out, "  Python:     CPython %s, frames not read (--python off)\n",
@@ -330,6 +359,7 @@ static void text_samples_verbose(struct text_ctx *t)
 		fputc('\n', out);
 	}
 	text_kernel_stacks(out, &c->sampler);
+	text_unwind_check(out, &c->sampler);
 	text_python(out, &c->python);
 	fprintf(out, "  Samples:    %llu", (unsigned long long)c->samples);
 	if (c->weight != c->samples && (c->sampler.threads_perf || c->sampler.threads_timer))

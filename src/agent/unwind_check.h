@@ -1,0 +1,26 @@
+/*
+ * unwind_check.h — the unwinder's self-check (CBN_UNWIND_CHECK=1): every
+ * sample's stack, as the handler's cached unwind gave it, compared with a
+ * full unwind of the same registers (unwind_check.c).
+ */
+#ifndef CBN_AGENT_UNWIND_CHECK_H
+#define CBN_AGENT_UNWIND_CHECK_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "agent.h"
+
+/* In the constructor: whether the check is on. */
+void unwind_check_config(void) AGENT_HIDDEN;
+int unwind_check_on(void) AGENT_HIDDEN;
+
+/* SIGNAL-SAFE, between unwind_begin and unwind_end.  pcs[0..n): the
+ * sample's native frames (pcs[0] interrupted in uc), recovered frames and
+ * their markers included; truncated: n is the depth cap's, not the stack's
+ * end.  The frames before the first marker are compared; the count goes to
+ * the file header. */
+void unwind_check_sample(const ucontext_t *uc, const uint64_t *pcs, int n, int truncated)
+	AGENT_HIDDEN;
+
+#endif
