@@ -484,7 +484,7 @@ static void sampler_drain(int sig, void *uc)
 }
 
 /* A handler longer than this was probably preempted: its CPU time is read. */
-#define SAMPLER_SLOW_NS 50000u
+#define SAMPLER_SLOW_NS 10000u
 
 /*
  * SIGNAL-SAFE.  Whether more of the sampler's signals may be queued behind
