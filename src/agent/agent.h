@@ -161,9 +161,10 @@ struct agent_thread {
 	unsigned char unw_tls[AGENT_UNW_TLS] __attribute__((aligned(16)));
 	void *unw_key_val;
 	unsigned unw_gen;                /* unwind_generation() its cache was built in */
-	/* Unwinds in progress on this thread (unwind_begin nesting), and the
-	 * signal mask libunwind's first sigprocmask of the outermost one
-	 * replaced (unwind.c, unwind_sigprocmask): restored at its end. */
+	/* Unwinds in progress on this thread (unwind_begin nesting); the depth
+	 * of the one whose libunwind blocked every signal (0: none), and the
+	 * mask its first sigprocmask replaced (unwind.c, unwind_sigprocmask):
+	 * restored when that unwind ends. */
 	int16_t unw_depth;
 	int16_t unw_masked;
 	uint64_t unw_saved_mask;         /* the kernel's sigset (_NSIG / 8 bytes) */

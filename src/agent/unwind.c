@@ -224,7 +224,10 @@ static int unwind_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 		if (agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &t->unw_saved_mask,
 				  _NSIG / 8) != 0)
 			return -1;
-		t->unw_masked = 1;
+		/* the depth it belongs to: a handler's unwind nested in a
+		 * normal one (before that one blocked anything) restores it
+		 * at its own end, not the outer one's */
+		t->unw_masked = (int16_t)t->unw_depth;
 	}
 	if (old)
 		sigfillset(old); /* what libunwind restores to: the blocked mask */
@@ -676,13 +679,11 @@ void unwind_end(void)
 	struct agent_thread *t = &agent_tls;
 
 	t->live_lo = t->live_hi = 0;
-	if (--t->unw_depth <= 0) {
+	if (--t->unw_depth < 0)
 		t->unw_depth = 0;
-		if (t->unw_masked) {
-			t->unw_masked = 0;
-			agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &t->unw_saved_mask, NULL,
-				      _NSIG / 8);
-		}
+	if (t->unw_masked && t->unw_depth < t->unw_masked) {
+		t->unw_masked = 0;
+		agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &t->unw_saved_mask, NULL, _NSIG / 8);
 	}
 	unwind_leave();
 }
