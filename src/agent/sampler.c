@@ -257,24 +257,6 @@ static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int 
 	*npy = sample_python(pyw, cap, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
 	n = unwind_backtrace((void **)r->pc, cap - *npy + 8);
 	nf = sample_frames(r->pc, n > 0 ? n : 0, rip, cap - *npy, flags);
-	if (!(*flags & CBN_SAMPLE_PC_ONLY) && !unwind_frames_plausible(r->pc, nf)) {
-		/* a frame that follows no call: the trace cache went wrong (seen
-		 * under PyTorch's start-up), or a signal frame; frame by frame */
-		struct cbn_file_header *h = agent.w.hdr;
-		int trunc;
-
-		nf = unwind_retrace(uc, r->pc, cap - *npy, &trunc);
-		*flags &= ~CBN_SAMPLE_TRUNCATED;
-		if (trunc)
-			*flags |= CBN_SAMPLE_TRUNCATED;
-		if (nf <= 0) {
-			r->pc[0] = rip;
-			nf = 1;
-			*flags |= CBN_SAMPLE_PC_ONLY;
-		}
-		if (h)
-			atomic_fetch_add_explicit(&h->unwind_check.retraced, 1, memory_order_relaxed);
-	}
 	if (*flags & CBN_SAMPLE_PC_ONLY) {
 		*npy = 0;
 	} else {

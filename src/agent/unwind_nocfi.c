@@ -180,65 +180,6 @@ static int recover_caller(const ucontext_t *uc, uint64_t stop, uint64_t sp, uint
 }
 
 /*
- * Return addresses checked to follow a call instruction (recover_call_before),
- * direct-mapped by pc as below: bit 0 the answer.
- */
-#define RA_CACHE_BITS 12
-static _Atomic uint64_t ra_cache[1u << RA_CACHE_BITS];
-
-/* SIGNAL-SAFE.  1 when pc, a return address, follows a call in known code. */
-static int ra_follows_call(uint64_t pc)
-{
-	size_t slot = (size_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - RA_CACHE_BITS));
-	uint64_t key = pc << 16 | (uint64_t)(modules_snap_seq() & 0x7fffu) << 1, e, target;
-	int ok;
-
-	if (pc < 4096 || pc >> 47)
-		return 0;
-	e = atomic_load_explicit(&ra_cache[slot], memory_order_relaxed);
-	if ((e & ~1ull) == key)
-		return (int)(e & 1);
-	ok = recover_call_before(pc, &target) != 0;
-	atomic_store_explicit(&ra_cache[slot], key | (uint64_t)ok, memory_order_relaxed);
-	return ok;
-}
-
-int unwind_frames_plausible(const uint64_t *pcs, int n)
-{
-	int i;
-
-	for (i = 1; i < n; i++)
-		if (!ra_follows_call(pcs[i]))
-			return 0;
-	return 1;
-}
-
-int unwind_retrace(const ucontext_t *uc, uint64_t *pcs, int cap, int *truncated)
-{
-	unw_cursor_t c;
-	uint64_t ip;
-	int n = 0;
-
-	*truncated = 0;
-	if (cap <= 0 || unwind_cursor_init(&c, uc, 1) < 0)
-		return 0;
-	for (;;) {
-		if (unwind_cursor_reg(&c, UNW_REG_IP, &ip) < 0 || !ip)
-			break;
-		if (n == cap) {
-			*truncated = 1;
-			break;
-		}
-		pcs[n++] = ip;
-		/* past a frame without CFI the cursor only guesses: the
-		 * recovery (unwind_recover) goes on from there */
-		if (!unwind_has_cfi(n == 1 ? ip : ip - 1) || unwind_cursor_step(&c) <= 0)
-			break;
-	}
-	return n;
-}
-
-/*
  * The pcs whose frame ends the stack: their CFI leaves the return address
  * undefined (_start, a thread's start_thread, clone), so the unwinding
  * rightly stopped there.  Learnt by one cursor step the first time a

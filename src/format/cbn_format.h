@@ -349,10 +349,6 @@ struct cbn_unwind_check {
 	uint32_t first_at;               /* the first differing sample: frame index */
 	uint64_t first_cached_pc;        /* ... the cached unwind's pc there (0: none) */
 	uint64_t first_full_pc;          /* ... the full unwind's (0: none) */
-	/* Counted always, check or not: samples whose cached trace gave a
-	 * frame that follows no call instruction (so a wrong one, or a signal
-	 * frame), unwound again frame by frame by libunwind's cursor. */
-	_Atomic uint64_t retraced;
 };
 
 struct cbn_file_header {

@@ -139,10 +139,6 @@ static void text_unwind_check(FILE *out, const struct cpu_sampler *sm)
 {
 	const struct prof_unwind_check *u = &sm->ucheck;
 
-	if (u->retraced)
-		fprintf(out, "  Unwinding:  %llu samples unwound again frame by frame (the cached trace "
-			"gave a frame that follows no call: a signal frame, or a trace gone wrong)\n",
-			(unsigned long long)u->retraced);
 	if (!u->samples)
 		return;
 	fprintf(out, "  Unwind check: %llu samples (%llu frames) compared with a full unwind: %llu "
