@@ -186,6 +186,25 @@ cxx)
 	between "$(val heap)" 2800 3300 "MEM_ALLOC records of 200 rounds"
 	[ "$(val live_bytes)" -le 8192 ] || fail "$(val live_bytes) bytes left live"
 	;;
+cxx_local)
+	# A C++ library dlopen'd with RTLD_LOCAL (as CPython loads torch): its
+	# libstdc++ is outside the global scope, where RTLD_NEXT looks.  Its
+	# operator new must stay libstdc++'s (a failed new calls the
+	# new-handler and throws std::bad_alloc: stdout as in the plain run),
+	# and the lookup must not be retried at every call (it was: a failing
+	# dlsym at each new and delete, some 5 us a pair).  A pair's CPU time
+	# under --memory at most 1 us, as a plain pair costs some 20-50 ns here.
+	prog=$B/tests/agent/progs/mem_local_host
+	[ -x "$prog" ] || skip "no C++ compiler in this build"
+	profile --memory -- "$prog" "$B/tests/agent/progs/libmem_local.so" 200000
+	common
+	grep -q "thrown after the new-handler" "$T/prof.out" ||
+		fail "a failed new under --memory: $(head -1 "$T/prof.out")"
+	pair=$(sed -n 's/^pair_ns //p' "$T/prof.err")
+	[ -n "$pair" ] || fail "the program printed no pair time: $(cat "$T/prof.err")"
+	between "$pair" 0 1000 "CPU ns per new/delete pair under --memory"
+	between "$(val mem.allocs)" 200000 220000 "header.mem.allocs (every new counted)"
+	;;
 fork)
 	# Fork and exec while two threads allocate (tests/hostile's
 	# mem_forkexec), every allocation recorded: 41 processes and the

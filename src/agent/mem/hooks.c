@@ -337,18 +337,78 @@ MEM_API size_t malloc_usable_size(void *p)
 
 /* --- C++ operator new and delete ------------------------------------------ */
 
-/* The next definition of a C++ operator (libstdc++'s, or tcmalloc's),
- * looked up at its first call: the library that defines it may come later. */
-static void *mem_next(void *_Atomic *cache, const char *name)
-{
-	void *f = atomic_load_explicit(cache, memory_order_acquire);
+/*
+ * The next definition of a C++ operator (libstdc++'s, or tcmalloc's), looked
+ * up at its first call (the library that defines it may come later) and kept,
+ * found or not: a lookup that fails costs microseconds (glibc's dlsym builds
+ * an error message), and retrying it at every call made --memory cost a
+ * dispatch-bound PyTorch loop 2.2x.
+ *
+ * RTLD_NEXT searches the global scope only.  A libstdc++ loaded with
+ * RTLD_LOCAL under a dlopen'd module (CPython's extension modules: torch,
+ * libproj) is not in it, yet its operators are the ones that module's calls
+ * reach without us (the global scope has none, its own scope is searched
+ * next).  So the first caller's own scope is searched then (dlopen of its
+ * object with RTLD_NOLOAD), and the object found there (made RTLD_NODELETE,
+ * so that no pointer kept can dangle) gives every other operator too: its
+ * operator new[] calls operator new through its PLT, which is ours, with
+ * our hook as the caller.  When neither has one, the fallback (the real
+ * malloc and free, which libstdc++'s operators call) is used from then on.
+ */
+#define MEM_NEXT_NONE ((void *)1)
 
+static void *_Atomic mem_cxx_lib;         /* the C++ runtime found in a caller's scope */
+
+/* The object defining name in the scope of the object holding caller (not
+ * this library), as a handle: NULL when none.  Sets *looked when the
+ * caller's scope could be searched (the answer is final). */
+static void *mem_cxx_find(const void *caller, const char *name, int *looked)
+{
+	Dl_info self, di, fi;
+	void *h, *f, *lib = NULL;
+
+	if (!dladdr((void *)mem_cxx_find, &self) || !dladdr(caller, &di) || !di.dli_fname ||
+	    di.dli_fbase == self.dli_fbase)
+		return NULL;
+	*looked = 1;
+	h = dlopen(di.dli_fname[0] ? di.dli_fname : NULL, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return NULL;
+	f = dlsym(h, name);
+	if (f && dladdr(f, &fi) && fi.dli_fname && fi.dli_fbase != self.dli_fbase)
+		lib = dlopen(fi.dli_fname, RTLD_LAZY | RTLD_NOLOAD | RTLD_NODELETE);
+	dlclose(h);
+	return lib;
+}
+
+static void *mem_next(void *_Atomic *cache, const char *name, const void *caller)
+{
+	void *f = atomic_load_explicit(cache, memory_order_acquire), *lib, *none = NULL;
+	int looked = 0;
+
+	if (__builtin_expect(f != NULL, 1))
+		return f == MEM_NEXT_NONE ? NULL : f;
+	mem_tls.in_hook++;
+	f = dlsym(RTLD_NEXT, name);
 	if (!f) {
-		mem_tls.in_hook++;
-		f = dlsym(RTLD_NEXT, name);
-		mem_tls.in_hook--;
-		atomic_store_explicit(cache, f, memory_order_release);
+		lib = atomic_load_explicit(&mem_cxx_lib, memory_order_acquire);
+		if (!lib) {
+			lib = mem_cxx_find(caller, name, &looked);
+			if (lib && !atomic_compare_exchange_strong(&mem_cxx_lib, &none, lib)) {
+				dlclose(lib); /* another thread's is kept (the same object) */
+				lib = none;
+			}
+		}
+		if (lib) {
+			f = dlsym(lib, name);
+			looked = 1;
+		}
+	} else {
+		looked = 1;
 	}
+	mem_tls.in_hook--;
+	if (looked)
+		atomic_store_explicit(cache, f ? f : MEM_NEXT_NONE, memory_order_release);
 	return f;
 }
 
@@ -371,7 +431,7 @@ static void mem_guard_off(int *g)
                                                                                          \
 		if (!mem_ready())                                                        \
 			return mem_arena_alloc(n, (AL));                                 \
-		f = (void *(*) P)mem_next(&next, #sym);                                  \
+		f = (void *(*) P)mem_next(&next, #sym, __builtin_return_address(0));    \
 		if (mem_tls.in_hook)                                                     \
 			return f ? f A : (AL) ? mem_aligned((AL), n) : mem_real.malloc(n); \
 		{                                                                        \
@@ -392,7 +452,7 @@ static void mem_guard_off(int *g)
                                                                                          \
 		if (!p || mem_arena_owns(p) || !mem_ready())                             \
 			return;                                                          \
-		f = (void (*) P)mem_next(&next, #sym);                                   \
+		f = (void (*) P)mem_next(&next, #sym, __builtin_return_address(0));     \
 		if (mem_tls.in_hook) {                                                   \
 			if (f)                                                           \
 				f A;                                                     \
