@@ -149,6 +149,29 @@ sampling)
 		fail "top site $(site_line top_site), not CHURN-SITE"
 	between "$(val mem.host_peak)" 1 4194304 "host_peak of a loop that keeps 8 blocks"
 	;;
+fast_exact)
+	# The sampling run's counters (most calls counted inline in the hooks,
+	# from glibc's chunk headers) equal those of rate 1 (every call through
+	# the full accounting, every block in the live table): live bytes,
+	# calls and bytes allocated exactly; the peak to within what the three
+	# threads of mem_threads may hold back (CBN_MEM_FLUSH, 64 KiB, each).
+	for run in "mem_leak 8192" "mem_threads 5000"; do
+		# shellcheck disable=SC2086
+		profile --memory -- "$EX"/$run
+		common
+		cp "$T/dump" "$T/dump.fast"
+		# shellcheck disable=SC2086
+		profile --memory --memory-rate 1 -- "$EX"/$run
+		for k in host_live allocs frees alloc_bytes; do
+			a=$(sed -n "s/^mem.$k=//p" "$T/dump.fast")
+			[ "$a" = "$(val mem.$k)" ] ||
+				fail "$run: mem.$k $a at the default rate, $(val mem.$k) at rate 1"
+		done
+		a=$(sed -n "s/^mem.host_peak=//p" "$T/dump.fast")
+		between "$a" $(($(val mem.host_peak) - 3 * 65536)) $(($(val mem.host_peak) + 3 * 65536)) \
+			"$run: host_peak at the default rate against rate 1"
+	done
+	;;
 counts_threads | counts_exit)
 	# Every call counted in header.mem, at the default rate and at rate 1:
 	# 1000 threads of 100 malloc/free pairs each end below every flush

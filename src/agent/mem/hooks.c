@@ -52,12 +52,42 @@ MEM_INLINE void *mem_aligned(size_t align, size_t size)
 	return NULL;
 }
 
+/*
+ * Count heap block p of size bytes that the real allocator returned: the fast
+ * path (mem.h), else mem_alloc_done with errno kept (the real function's).
+ * Inlined, so that the hook stays the frame below mem_alloc_done.
+ */
+MEM_INLINE void mem_heap_alloc(void *p, size_t size, int fn)
+{
+	int e;
+
+	if (__builtin_expect(mem_alloc_fast(p, size), 1))
+		return;
+	e = errno;
+	mem_alloc_done(p, size, CBN_ALLOC_HEAP, fn);
+	errno = e;
+}
+
+/* Count heap block p before it goes back to the real allocator; returns what
+ * mem_free_begin returns (0 from the fast path: not in the table). */
+MEM_INLINE uint64_t mem_heap_free(void *p, int fn)
+{
+	uint64_t val;
+	int e;
+
+	if (__builtin_expect(mem_free_fast(p), 1))
+		return 0;
+	e = errno;
+	val = mem_free_begin(p, fn);
+	errno = e;
+	return val;
+}
+
 /* --- the malloc family ---------------------------------------------------- */
 
 MEM_API void *malloc(size_t size)
 {
 	void *p;
-	int e;
 
 	if (!mem_ready())
 		return mem_arena_alloc(size, 16);
@@ -65,10 +95,8 @@ MEM_API void *malloc(size_t size)
 		return mem_real.malloc(size);
 	mem_tls.in_hook = 1;
 	p = mem_real.malloc(size);
-	e = errno;
-	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_MALLOC);
+	mem_heap_alloc(p, size, CBN_AFN_MALLOC);
 	mem_tls.in_hook = 0;
-	errno = e;
 	return p;
 }
 
@@ -80,7 +108,6 @@ extern __typeof__(malloc) mem_malloc_self
 MEM_API void *calloc(size_t n, size_t size)
 {
 	void *p;
-	int e;
 
 	if (!mem_ready()) {
 		/* The arena is static memory never handed out twice: zero. */
@@ -94,18 +121,14 @@ MEM_API void *calloc(size_t n, size_t size)
 		return mem_real.calloc(n, size);
 	mem_tls.in_hook = 1;
 	p = mem_real.calloc(n, size);
-	e = errno;
 	if (p)
-		mem_alloc_done(p, n * size, CBN_ALLOC_HEAP, CBN_AFN_CALLOC);
+		mem_heap_alloc(p, n * size, CBN_AFN_CALLOC);
 	mem_tls.in_hook = 0;
-	errno = e;
 	return p;
 }
 
 MEM_API void free(void *p)
 {
-	int e;
-
 	if (!p || mem_arena_owns(p))
 		return;
 	if (!mem_ready())
@@ -114,12 +137,10 @@ MEM_API void free(void *p)
 		mem_real.free(p);
 		return;
 	}
-	e = errno;
 	mem_tls.in_hook = 1;
-	mem_free_begin(p, CBN_AFN_FREE);
-	mem_real.free(p);
+	mem_heap_free(p, CBN_AFN_FREE);
+	mem_real.free(p); /* errno is the real free's, as without us */
 	mem_tls.in_hook = 0;
-	errno = e;
 }
 
 /* realloc and reallocarray: inlined into each, so that the hook is the frame
@@ -153,15 +174,16 @@ MEM_INLINE void *mem_realloc(void *p, size_t size, int fn)
 	if (mem_tls.in_hook)
 		return mem_real.realloc(p, size);
 	mem_tls.in_hook = 1;
-	val = p ? mem_free_begin(p, fn) : 0;
+	val = p ? mem_heap_free(p, fn) : 0;
 	q = mem_real.realloc(p, size);
-	e = errno;
-	if (q)
-		mem_alloc_done(q, size, CBN_ALLOC_HEAP, fn);
-	else if (p && size)
+	if (q) {
+		mem_heap_alloc(q, size, fn);
+	} else if (p && size) {
+		e = errno;
 		mem_free_undo(p, val, fn); /* failed: p is still the program's */
+		errno = e;
+	}
 	mem_tls.in_hook = 0;
-	errno = e;
 	return q;
 }
 
@@ -212,7 +234,7 @@ MEM_API int posix_memalign(void **out, size_t align, size_t size)
 	}
 	if (ret == 0) {
 		*out = p;
-		mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_POSIX_MEMALIGN);
+		mem_heap_alloc(p, size, CBN_AFN_POSIX_MEMALIGN);
 	}
 	mem_tls.in_hook = 0;
 	errno = e;
@@ -222,7 +244,6 @@ MEM_API int posix_memalign(void **out, size_t align, size_t size)
 MEM_API void *aligned_alloc(size_t align, size_t size)
 {
 	void *p;
-	int e;
 
 	if (!mem_ready())
 		return mem_arena_alloc(size, align);
@@ -231,10 +252,8 @@ MEM_API void *aligned_alloc(size_t align, size_t size)
 					      : mem_aligned(align, size);
 	mem_tls.in_hook = 1;
 	p = mem_real.aligned_alloc ? mem_real.aligned_alloc(align, size) : mem_aligned(align, size);
-	e = errno;
-	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_ALIGNED_ALLOC);
+	mem_heap_alloc(p, size, CBN_AFN_ALIGNED_ALLOC);
 	mem_tls.in_hook = 0;
-	errno = e;
 	return p;
 }
 
@@ -269,7 +288,6 @@ MEM_INLINE void *mem_pvalloc_real(size_t size)
 MEM_API void *memalign(size_t align, size_t size)
 {
 	void *p;
-	int e;
 
 	if (!mem_ready())
 		return mem_arena_alloc(size, align);
@@ -277,17 +295,14 @@ MEM_API void *memalign(size_t align, size_t size)
 		return mem_memalign_real(align, size);
 	mem_tls.in_hook = 1;
 	p = mem_memalign_real(align, size);
-	e = errno;
-	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_MEMALIGN);
+	mem_heap_alloc(p, size, CBN_AFN_MEMALIGN);
 	mem_tls.in_hook = 0;
-	errno = e;
 	return p;
 }
 
 MEM_API void *valloc(size_t size)
 {
 	void *p;
-	int e;
 
 	if (!mem_ready())
 		return mem_arena_alloc(size, mem_page());
@@ -295,10 +310,8 @@ MEM_API void *valloc(size_t size)
 		return mem_valloc_real(size);
 	mem_tls.in_hook = 1;
 	p = mem_valloc_real(size);
-	e = errno;
-	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_VALLOC);
+	mem_heap_alloc(p, size, CBN_AFN_VALLOC);
 	mem_tls.in_hook = 0;
-	errno = e;
 	return p;
 }
 
@@ -306,7 +319,6 @@ MEM_API void *pvalloc(size_t size)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	void *p;
-	int e;
 
 	if (!mem_ready()) {
 		size_t rounded = size ? (size + page - 1) & ~(page - 1) : page;
@@ -317,10 +329,8 @@ MEM_API void *pvalloc(size_t size)
 		return mem_pvalloc_real(size);
 	mem_tls.in_hook = 1;
 	p = mem_pvalloc_real(size);
-	e = errno;
-	mem_alloc_done(p, size, CBN_ALLOC_HEAP, CBN_AFN_PVALLOC);
+	mem_heap_alloc(p, size, CBN_AFN_PVALLOC);
 	mem_tls.in_hook = 0;
-	errno = e;
 	return p;
 }
 
@@ -381,13 +391,12 @@ static void *mem_cxx_find(const void *caller, const char *name, int *looked)
 	return lib;
 }
 
-static void *mem_next(void *_Atomic *cache, const char *name, const void *caller)
+static __attribute__((noinline)) void *mem_next_find(void *_Atomic *cache, const char *name,
+						      const void *caller)
 {
-	void *f = atomic_load_explicit(cache, memory_order_acquire), *lib, *none = NULL;
-	int looked = 0;
+	void *f, *lib, *none = NULL;
+	int looked = 0, e = errno;
 
-	if (__builtin_expect(f != NULL, 1))
-		return f == MEM_NEXT_NONE ? NULL : f;
 	mem_tls.in_hook++;
 	f = dlsym(RTLD_NEXT, name);
 	if (!f) {
@@ -409,7 +418,17 @@ static void *mem_next(void *_Atomic *cache, const char *name, const void *caller
 	mem_tls.in_hook--;
 	if (looked)
 		atomic_store_explicit(cache, f ? f : MEM_NEXT_NONE, memory_order_release);
+	errno = e;
 	return f;
+}
+
+MEM_INLINE void *mem_next(void *_Atomic *cache, const char *name, const void *caller)
+{
+	void *f = atomic_load_explicit(cache, memory_order_acquire);
+
+	if (__builtin_expect(f != NULL, 1))
+		return f == MEM_NEXT_NONE ? NULL : f;
+	return mem_next_find(cache, name, caller);
 }
 
 /* An exception out of the next operator new must not leave the guard set
@@ -439,7 +458,7 @@ static void mem_guard_off(int *g)
 				(mem_tls.in_hook = 1);                                   \
 			(void)guard;                                                     \
 			p = f ? f A : (AL) ? mem_aligned((AL), n) : mem_real.malloc(n);  \
-			mem_alloc_done(p, n, CBN_ALLOC_HEAP, CBN_AFN_MALLOC);            \
+			mem_heap_alloc(p, n, CBN_AFN_MALLOC);                            \
 		}                                                                        \
 		return p;                                                                \
 	}
@@ -461,7 +480,7 @@ static void mem_guard_off(int *g)
 			return;                                                          \
 		}                                                                        \
 		mem_tls.in_hook = 1;                                                     \
-		mem_free_begin(p, CBN_AFN_FREE);                                         \
+		mem_heap_free(p, CBN_AFN_FREE);                                          \
 		if (f)                                                                   \
 			f A;                                                             \
 		else                                                                     \

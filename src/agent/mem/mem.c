@@ -33,8 +33,6 @@
  * allocation count; a sampled block that finds no slot is counted untracked. */
 #define MEM_TABLE_BITS 21
 #define MEM_FILTER_BITS 16               /* 256 KiB: stays in cache, read by every free */
-/* Counts are flushed at least this often (allocation calls per thread). */
-#define MEM_FLUSH_CALLS 4096
 /* Frames between cbn_agent_mem_backtrace and the program: the hook,
  * mem_alloc_done and mem_record_alloc (all noinline, and the library is
  * built without sibling-call optimisation so that none becomes a jump). */
@@ -43,6 +41,7 @@
 struct mem_real mem_real;
 struct memtable mem_table;
 _Atomic int mem_resolved;
+_Atomic int mem_fast;
 __thread struct mem_thread mem_tls MEM_TLS;
 
 enum { MEM_EARLY = 0, MEM_RECORDING = 1, MEM_OFF = 2 };
@@ -76,8 +75,7 @@ static _Atomic uint64_t early_allocs, early_frees, early_bytes;
  * calls, and any other thread's while one resolves, are served from here.
  * Never freed; free/realloc/malloc_usable_size recognise its blocks.
  */
-#define MEM_ARENA_SIZE (256u * 1024u)
-static char mem_arena[MEM_ARENA_SIZE] __attribute__((aligned(64)));
+char mem_arena[MEM_ARENA_SIZE] __attribute__((aligned(64)));
 static _Atomic size_t mem_arena_used;
 
 void *mem_arena_alloc(size_t size, size_t align)
@@ -98,11 +96,6 @@ void *mem_arena_alloc(size_t size, size_t align)
 	start = ((uintptr_t)mem_arena + off + 16 + align - 1) & ~(uintptr_t)(align - 1);
 	((size_t *)start)[-1] = size;
 	return (void *)start;
-}
-
-int mem_arena_owns(const void *p)
-{
-	return (const char *)p >= mem_arena && (const char *)p < mem_arena + MEM_ARENA_SIZE;
 }
 
 size_t mem_arena_size(const void *p)
@@ -226,6 +219,24 @@ static size_t mem_usable_chunk(void *p)
 #define MEM_USABLE_CHECKS 16
 static _Atomic int mem_usable_left[2] = {MEM_USABLE_CHECKS, MEM_USABLE_CHECKS};
 
+/* The fast path (mem.h) runs while recording at a sampling rate with glibc's
+ * chunk headers read, once the first blocks' headers agreed with
+ * malloc_usable_size (mmapped chunks never take it). */
+static int mem_fast_allowed(void)
+{
+	return atomic_load(&mem_mode) == MEM_RECORDING && mem_rate > 1 &&
+	       atomic_load(&mem_usable_glibc) && atomic_load(&mem_usable_left[0]) <= 0;
+}
+
+/* Called by whoever changed a condition; the second look undoes a store of
+ * 1 that raced with another thread's change to 0. */
+static void mem_fast_update(void)
+{
+	atomic_store(&mem_fast, mem_fast_allowed());
+	if (!mem_fast_allowed())
+		atomic_store(&mem_fast, 0);
+}
+
 size_t mem_usable(void *p)
 {
 	size_t u;
@@ -238,25 +249,30 @@ size_t mem_usable(void *p)
 	if (atomic_load_explicit(&mem_usable_left[kind], memory_order_relaxed) > 0) {
 		size_t real = mem_real.usable(p);
 
-		atomic_fetch_sub_explicit(&mem_usable_left[kind], 1, memory_order_relaxed);
 		if (real != u) {
 			atomic_store(&mem_usable_glibc, 0);
+			mem_fast_update();
 			return real;
 		}
+		if (atomic_fetch_sub_explicit(&mem_usable_left[kind], 1, memory_order_relaxed) == 1)
+			mem_fast_update();
 	}
 	return u;
 }
 
-int mem_ready(void)
+int mem_ready_slow(void)
 {
 	int v = atomic_load_explicit(&mem_resolved, memory_order_acquire);
 
-	if (__builtin_expect(v == 2, 1))
+	if (v == 2)
 		return 1;
 	if (v == 0 && atomic_compare_exchange_strong(&mem_resolved, &v, 1)) {
+		int e = errno;
+
 		mem_tls.in_hook++;
 		mem_resolve();
 		mem_tls.in_hook--;
+		errno = e;
 		if (!mem_real.malloc || !mem_real.free || !mem_real.realloc || !mem_real.calloc) {
 			/* Nothing to forward to: the arena serves until it is empty. */
 			snprintf(mem_refused, sizeof(mem_refused),
@@ -441,8 +457,10 @@ static void mem_sandbox(int all)
 	if (mem_tls.c)
 		mem_thread_end();
 	mem_tls.in_hook = 1 << 20; /* for good */
-	if (all)
+	if (all) {
 		atomic_store(&mem_mode, MEM_OFF);
+		mem_fast_update();
+	}
 }
 
 /* Reserved address space (PROT_NONE mappings) changes its own counters,
@@ -768,6 +786,7 @@ static int mem_start(int child)
 
 	if (!st) {
 		atomic_store(&mem_mode, MEM_OFF);
+		mem_fast_update();
 		return 0;
 	}
 	if (child) {
@@ -776,9 +795,11 @@ static int mem_start(int child)
 		atomic_store(&mem_pid, (uint32_t)syscall(SYS_getpid));
 		if (atomic_load(&st->state) != CBN_MEM_ON) {
 			atomic_store(&mem_mode, MEM_OFF);
+			mem_fast_update();
 			return 0;
 		}
 		cbn_agent_mem_started();
+		mem_fast_update();
 		return 1;
 	}
 	if (!mem_ready()) {
@@ -811,6 +832,7 @@ static int mem_start(int child)
 	mem_peak(st, atomic_load(&st->host_live));
 	atomic_store(&st->state, CBN_MEM_ON);
 	cbn_agent_mem_started();
+	mem_fast_update();
 	return 1;
 }
 

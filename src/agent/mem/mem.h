@@ -82,16 +82,29 @@ extern void *mem_malloc_self(size_t size) MEM_HIDDEN;
 
 /* Resolve the real functions if not done: 1 when mem_real is usable, 0 when
  * the caller must use the bootstrap arena. */
-int mem_ready(void) MEM_HIDDEN;
+int mem_ready_slow(void) MEM_HIDDEN;
+
+static inline __attribute__((always_inline)) int mem_ready(void)
+{
+	if (__builtin_expect(atomic_load_explicit(&mem_resolved, memory_order_acquire) == 2, 1))
+		return 1;
+	return mem_ready_slow();
+}
 
 /* The usable size of a block of the real allocator (only when header.mem
  * has CBN_MEMF_USABLE). */
 size_t mem_usable(void *p) MEM_HIDDEN;
 
 /* Bootstrap arena (while dlsym resolves): bump allocation with a size header. */
+#define MEM_ARENA_SIZE (256u * 1024u)
+extern char mem_arena[MEM_ARENA_SIZE] MEM_HIDDEN;
 void *mem_arena_alloc(size_t size, size_t align) MEM_HIDDEN;
-int mem_arena_owns(const void *p) MEM_HIDDEN;
 size_t mem_arena_size(const void *p) MEM_HIDDEN;
+
+static inline __attribute__((always_inline)) int mem_arena_owns(const void *p)
+{
+	return (uintptr_t)p - (uintptr_t)mem_arena < MEM_ARENA_SIZE;
+}
 
 /*
  * After the real allocator returned block p (size bytes asked for): count
@@ -114,6 +127,88 @@ void mem_free_undo(void *p, uint64_t val, int fn) MEM_HIDDEN;
 /* munmap/mremap of [p, p+len): the part of a table entry that stays mapped
  * goes back in the table. */
 void mem_unmap_done(void *p, size_t len, uint64_t val) MEM_HIDDEN;
+
+/* --- the fast path ------------------------------------------------------------
+ *
+ * What nearly every call of a sampling run does, inlined into each hook: the
+ * block's usable size from glibc's chunk header (the word before the block,
+ * which glibc's own free reads next), the thread's counts, the byte countdown
+ * to the next sample point.  No call, no system call, no atomic
+ * read-modify-write, no store outside the thread's own counts.  Whatever else
+ * is due (a sample point, a flush of the counts, a block in the live table,
+ * an mmapped chunk, the first blocks whose header is checked against
+ * malloc_usable_size, another allocator, exact mode) is left to
+ * mem_alloc_done and mem_free_begin, which count the call themselves: the
+ * fast path does all or nothing.
+ */
+
+/* Counts are flushed at least this often (allocation calls per thread). */
+#define MEM_FLUSH_CALLS 4096
+
+/* 1 while the fast path may run: recording at a sampling rate (not exact),
+ * with glibc's malloc, its chunk headers read and checked (mem.c). */
+extern _Atomic int mem_fast MEM_HIDDEN;
+
+/* glibc's chunk header of block p when the fast path may count it (not an
+ * mmapped chunk), else 0. */
+static inline __attribute__((always_inline)) size_t mem_fast_head(const void *p)
+{
+	size_t head = ((const size_t *)p)[-1];
+
+	return (head & 2) ? 0 : head;
+}
+
+/* The counts after adding d bytes stay below every flush threshold. */
+static inline __attribute__((always_inline)) int mem_fast_keeps(const struct mem_counts *c,
+								 int64_t d)
+{
+	return d < (int64_t)CBN_MEM_FLUSH && d > -(int64_t)CBN_MEM_FLUSH &&
+	       c->allocs + c->frees + 1 < MEM_FLUSH_CALLS;
+}
+
+/* After the real allocator returned heap block p of size bytes: 1 when it is
+ * counted and holds no sample point, 0 when mem_alloc_done must see it.
+ * Called with in_hook set (a signal handler's malloc passes through). */
+static inline __attribute__((always_inline)) int mem_alloc_fast(void *p, size_t size)
+{
+	struct mem_thread *t = &mem_tls;
+	struct mem_counts *c = t->c;
+	size_t head;
+	int64_t u;
+
+	if (!atomic_load_explicit(&mem_fast, memory_order_relaxed) || !c || !p ||
+	    (int64_t)size < 0 || (int64_t)size >= t->left)
+		return 0;
+	head = mem_fast_head(p);
+	u = (int64_t)(head & ~(size_t)7) - 8;
+	if (!head || !mem_fast_keeps(c, c->delta + u))
+		return 0;
+	t->left -= (int64_t)size;
+	c->allocs++;
+	c->bytes += (uint64_t)u;
+	c->delta += u;
+	return 1;
+}
+
+/* Before heap block p goes back to the real allocator: 1 when it is counted
+ * and certainly not in the live table, 0 when mem_free_begin must see it. */
+static inline __attribute__((always_inline)) int mem_free_fast(void *p)
+{
+	struct mem_counts *c = mem_tls.c;
+	size_t head;
+	int64_t u;
+
+	if (!atomic_load_explicit(&mem_fast, memory_order_relaxed) || !c)
+		return 0;
+	head = mem_fast_head(p);
+	u = (int64_t)(head & ~(size_t)7) - 8;
+	if (!head || memtable_maybe(&mem_table, (uint64_t)(uintptr_t)p) ||
+	    !mem_fast_keeps(c, c->delta - u))
+		return 0;
+	c->frees++;
+	c->delta -= u;
+	return 1;
+}
 
 /* A table entry's kind for a PROT_NONE mapping (a reservation): never a
  * record kind, so 0, which no cbn_alloc_kind is. */
