@@ -1,8 +1,9 @@
 /*
  * test_memtable.c — the allocation hooks' live table (src/agent/mem/memtable.c):
- * insert/find/remove, tombstones reused, a full probe window, the counting
- * filter (never a false "absent"), and threads inserting and removing
- * distinct keys at once with nothing lost or duplicated.
+ * insert/find/remove, tombstones reused, a full probe window, a key that
+ * finds no room in the first level found in the next, the counting filter
+ * (never a false "absent"), and threads inserting and removing distinct keys
+ * at once with nothing lost or duplicated.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -42,21 +43,30 @@ static void test_basic(void)
 	munmap(t.slots, t.map_len);
 }
 
+/* n keys that hash to one slot of level 0 (mt_hash keeps bits 17+ of
+ * (key>>4)*C): 1 when found. */
+static int same_slot(const struct memtable *t, uint64_t *keys, int n)
+{
+	uint64_t k;
+	int i = 0;
+
+	for (k = 0x10; i < n && k < (1ull << 40); k += 0x10)
+		if ((mt_hash(k) & t->mask) == (mt_hash(0x10) & t->mask))
+			keys[i++] = k;
+	return i == n;
+}
+
 /* Keys that all hash to one slot: the probe window fills, then is full;
  * removing one leaves a tombstone the next insert reuses, and keys past it
  * stay reachable. */
 static void test_collisions(void)
 {
 	struct memtable t;
-	uint64_t keys[MEMTABLE_PROBE + 1], v, k;
-	int n = 0, i;
+	uint64_t keys[MEMTABLE_PROBE + 1], v;
+	int i;
 
 	REQUIRE(memtable_init(&t, 12, 8, test_mmap) == 0);
-	/* mt_hash keeps bits 17+ of (key>>4)*C: find keys with the same slot. */
-	for (k = 0x10; n < MEMTABLE_PROBE + 1 && k < (1ull << 40); k += 0x10)
-		if ((mt_hash(k) & t.mask) == (mt_hash(0x10) & t.mask))
-			keys[n++] = k;
-	REQUIRE(n == MEMTABLE_PROBE + 1);
+	REQUIRE(same_slot(&t, keys, MEMTABLE_PROBE + 1));
 	for (i = 0; i < MEMTABLE_PROBE; i++)
 		CHECK(memtable_insert(&t, keys[i], (uint64_t)i) == 0);
 	CHECK(memtable_insert(&t, keys[MEMTABLE_PROBE], 99) == -ENOSPC);
@@ -74,6 +84,41 @@ static void test_collisions(void)
 	CHECK(memtable_find(&t, keys[0], &v) == 0);
 	CHECK(!memtable_maybe(&t, keys[0]));
 	CHECK(atomic_load(&t.live) == 0);
+	munmap(t.slots, t.map_len);
+}
+
+/* Levels: 2^14 slots, then 2^16.  A key whose probe window is full in the
+ * first level goes to the second, where lookups then look (and only then);
+ * the first level's pages are the only ones a small table touches. */
+static void test_levels(void)
+{
+	struct memtable t;
+	uint64_t keys[MEMTABLE_PROBE + 1], v;
+	int i;
+
+	REQUIRE(memtable_init(&t, 16, 8, test_mmap) == 0);
+	CHECK_EQ_INT(t.nlevels, 2);
+	CHECK(t.mask == (1u << 14) - 1 && t.lv[1].mask == (1u << 16) - 1);
+	CHECK(memtable_bytes(16, 8) == (((size_t)1 << 14) + ((size_t)1 << 16)) *
+					       sizeof(struct memtable_slot) + 256 * sizeof(uint32_t));
+	CHECK_EQ_INT(atomic_load(&t.used), 1);
+	REQUIRE(same_slot(&t, keys, MEMTABLE_PROBE + 1));
+	for (i = 0; i < MEMTABLE_PROBE; i++)
+		CHECK(memtable_insert(&t, keys[i], (uint64_t)i) == 0);
+	CHECK_EQ_INT(atomic_load(&t.used), 1);
+	CHECK(memtable_insert(&t, keys[MEMTABLE_PROBE], 99) == 0);
+	CHECK_EQ_INT(atomic_load(&t.used), 2);
+	CHECK(t.lv[1].slots[mt_hash(keys[MEMTABLE_PROBE]) & t.lv[1].mask].key ==
+	      keys[MEMTABLE_PROBE]);
+	CHECK(memtable_find(&t, keys[MEMTABLE_PROBE], &v) == 1 && v == 99);
+	/* a tombstone in the first level: the key in the second stays found */
+	CHECK(memtable_remove(&t, keys[0], &v) == 1 && v == 0);
+	CHECK(memtable_remove(&t, keys[MEMTABLE_PROBE], &v) == 1 && v == 99);
+	CHECK(memtable_find(&t, keys[MEMTABLE_PROBE], &v) == 0);
+	CHECK(atomic_load(&t.live) == MEMTABLE_PROBE - 1);
+	memtable_clear(&t);
+	CHECK_EQ_INT(atomic_load(&t.used), 1);
+	CHECK(memtable_find(&t, keys[1], &v) == 0);
 	munmap(t.slots, t.map_len);
 }
 
@@ -161,6 +206,7 @@ int main(void)
 {
 	test_basic();
 	test_collisions();
+	test_levels();
 	test_filter();
 	test_threads();
 	return test_result();

@@ -27,7 +27,9 @@
 
 #define MEM_DEFAULT_RATE 524288ull
 #define MEM_DEFAULT_DEPTH 128
-/* Live table: 2^21 slots (32 MiB) and 2^16 filter counters (256 KiB), mapped
+/* Live table: 2^21 slots (32 MiB, after levels of 2^14 and 2^17 that a
+ * sampling run's few live blocks stay in: memtable.h) and 2^16 filter
+ * counters (256 KiB), mapped
  * MAP_NORESERVE: with the per-thread state and the records' stack buffers
  * the agent's memory for host allocations stays under 64 MiB whatever the
  * allocation count; a sampled block that finds no slot is counted untracked. */

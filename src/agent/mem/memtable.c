@@ -25,116 +25,157 @@ static uint64_t mt_fhash(uint64_t key)
 	return memtable_fhash(key);
 }
 
+/* The levels' sizes for a table of 2^bits slots: 2^14, 2^17, then 2^bits,
+ * those smaller than 2^bits only. */
+static int mt_levels(unsigned bits, unsigned lb[MEMTABLE_LEVELS])
+{
+	static const unsigned small[MEMTABLE_LEVELS - 1] = {14, 17};
+	int n = 0, i;
+
+	for (i = 0; i < MEMTABLE_LEVELS - 1 && bits > small[i]; i++)
+		lb[n++] = small[i];
+	lb[n++] = bits;
+	return n;
+}
+
 size_t memtable_bytes(unsigned bits, unsigned fbits)
 {
-	return ((size_t)1 << bits) * sizeof(struct memtable_slot) +
-	       ((size_t)1 << fbits) * sizeof(uint32_t);
+	unsigned lb[MEMTABLE_LEVELS];
+	size_t len = ((size_t)1 << fbits) * sizeof(uint32_t);
+	int i, n = mt_levels(bits, lb);
+
+	for (i = 0; i < n; i++)
+		len += ((size_t)1 << lb[i]) * sizeof(struct memtable_slot);
+	return len;
 }
 
 int memtable_init(struct memtable *t, unsigned bits, unsigned fbits,
 		  void *(*mmap_fn)(void *, size_t, int, int, int, long))
 {
-	size_t len = memtable_bytes(bits, fbits);
+	unsigned lb[MEMTABLE_LEVELS];
+	size_t len, off = 0;
 	void *p;
+	int i;
 
 	memset(t, 0, sizeof(*t));
 	if (bits > 40 || fbits > 24)
 		return -ENOMEM;
+	len = memtable_bytes(bits, fbits);
 	p = mmap_fn(NULL, len, PROT_READ | PROT_WRITE,
 		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -ENOMEM;
+	t->nlevels = mt_levels(bits, lb);
+	for (i = 0; i < t->nlevels; i++) {
+		t->lv[i].slots = (struct memtable_slot *)((char *)p + off);
+		t->lv[i].mask = ((uint64_t)1 << lb[i]) - 1;
+		off += ((size_t)1 << lb[i]) * sizeof(struct memtable_slot);
+	}
 	t->map_len = len;
-	t->mask = ((uint64_t)1 << bits) - 1;
+	t->mask = t->lv[0].mask;
 	t->fmask = ((uint64_t)1 << fbits) - 1;
-	t->filter = (_Atomic uint32_t *)((char *)p + ((size_t)1 << bits) *
-						      sizeof(struct memtable_slot));
+	t->filter = (_Atomic uint32_t *)((char *)p + off);
+	atomic_store(&t->used, 1);
 	t->slots = p;
 	return 0;
+}
+
+/* Make level l one a lookup searches, before a key may be put there. */
+static void mt_use(struct memtable *t, int l)
+{
+	int u = atomic_load_explicit(&t->used, memory_order_relaxed);
+
+	while (u < l + 1 &&
+	       !atomic_compare_exchange_weak_explicit(&t->used, &u, l + 1, memory_order_release,
+						      memory_order_relaxed))
+		;
 }
 
 int memtable_insert(struct memtable *t, uint64_t key, uint64_t val)
 {
 	uint64_t h;
-	int n;
+	int l, n;
 
 	if (!t->slots || key <= MT_BUSY)
 		return -EINVAL;
 	h = mt_hash(key);
 	atomic_fetch_add_explicit(&t->filter[mt_fhash(key) & t->fmask], 1, memory_order_acq_rel);
-	for (n = 0; n < MEMTABLE_PROBE; n++) {
-		struct memtable_slot *s = &t->slots[(h + (uint64_t)n) & t->mask];
-		uint64_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
+	for (l = 0; l < t->nlevels; l++) {
+		const struct memtable_level *lv = &t->lv[l];
 
-		if (k != MT_EMPTY && k != MT_TOMB)
-			continue;
-		/* Claim the slot (BUSY: finders probe on past it), then the value,
-		 * then the key with release: a finder that sees the key sees the
-		 * value. */
-		if (!atomic_compare_exchange_strong_explicit(&s->key, &k, MT_BUSY,
-							     memory_order_acquire,
-							     memory_order_relaxed))
-			continue;
-		atomic_store_explicit(&s->val, val, memory_order_relaxed);
-		atomic_store_explicit(&s->key, key, memory_order_release);
-		atomic_fetch_add_explicit(&t->live, 1, memory_order_relaxed);
-		return 0;
+		if (l > 0)
+			mt_use(t, l);
+		for (n = 0; n < MEMTABLE_PROBE; n++) {
+			struct memtable_slot *s = &lv->slots[(h + (uint64_t)n) & lv->mask];
+			uint64_t k = atomic_load_explicit(&s->key, memory_order_relaxed);
+
+			if (k != MT_EMPTY && k != MT_TOMB)
+				continue;
+			/* Claim the slot (BUSY: finders probe on past it), then the
+			 * value, then the key with release: a finder that sees the
+			 * key sees the value. */
+			if (!atomic_compare_exchange_strong_explicit(&s->key, &k, MT_BUSY,
+								     memory_order_acquire,
+								     memory_order_relaxed))
+				continue;
+			atomic_store_explicit(&s->val, val, memory_order_relaxed);
+			atomic_store_explicit(&s->key, key, memory_order_release);
+			atomic_fetch_add_explicit(&t->live, 1, memory_order_relaxed);
+			return 0;
+		}
 	}
 	atomic_fetch_sub_explicit(&t->filter[mt_fhash(key) & t->fmask], 1, memory_order_acq_rel);
 	return -ENOSPC;
 }
 
+/* The slot holding key, or NULL: level by level, each searched up to its
+ * first empty slot. */
+static struct memtable_slot *mt_lookup(const struct memtable *t, uint64_t key)
+{
+	int used = atomic_load_explicit(&t->used, memory_order_acquire), l, n;
+	uint64_t h = mt_hash(key);
+
+	for (l = 0; l < used && l < t->nlevels; l++) {
+		const struct memtable_level *lv = &t->lv[l];
+
+		for (n = 0; n < MEMTABLE_PROBE; n++) {
+			struct memtable_slot *s = &lv->slots[(h + (uint64_t)n) & lv->mask];
+			uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+
+			if (k == key)
+				return s;
+			if (k == MT_EMPTY)
+				break;
+		}
+	}
+	return NULL;
+}
+
 int memtable_find(const struct memtable *t, uint64_t key, uint64_t *val)
 {
-	uint64_t h;
-	int n;
+	const struct memtable_slot *s;
 
-	if (!t->slots || key <= MT_BUSY)
+	if (!t->slots || key <= MT_BUSY || !(s = mt_lookup(t, key)))
 		return 0;
-	h = mt_hash(key);
-	for (n = 0; n < MEMTABLE_PROBE; n++) {
-		const struct memtable_slot *s = &t->slots[(h + (uint64_t)n) & t->mask];
-		uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-
-		if (k == key) {
-			*val = atomic_load_explicit(&s->val, memory_order_relaxed);
-			return 1;
-		}
-		if (k == MT_EMPTY)
-			return 0;
-	}
-	return 0;
+	*val = atomic_load_explicit(&s->val, memory_order_relaxed);
+	return 1;
 }
 
 int memtable_remove(struct memtable *t, uint64_t key, uint64_t *val)
 {
-	uint64_t h;
-	int n;
+	struct memtable_slot *s;
+	uint64_t k = key, v;
 
-	if (!t->slots || key <= MT_BUSY)
+	if (!t->slots || key <= MT_BUSY || !(s = mt_lookup(t, key)))
 		return 0;
-	h = mt_hash(key);
-	for (n = 0; n < MEMTABLE_PROBE; n++) {
-		struct memtable_slot *s = &t->slots[(h + (uint64_t)n) & t->mask];
-		uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
-
-		if (k == key) {
-			uint64_t v = atomic_load_explicit(&s->val, memory_order_relaxed);
-
-			if (!atomic_compare_exchange_strong_explicit(&s->key, &k, MT_TOMB,
-								     memory_order_acq_rel,
-								     memory_order_relaxed))
-				return 0; /* another thread freed it (a double free) */
-			atomic_fetch_sub_explicit(&t->filter[mt_fhash(key) & t->fmask], 1,
-						  memory_order_acq_rel);
-			atomic_fetch_sub_explicit(&t->live, 1, memory_order_relaxed);
-			*val = v;
-			return 1;
-		}
-		if (k == MT_EMPTY)
-			return 0;
-	}
-	return 0;
+	v = atomic_load_explicit(&s->val, memory_order_relaxed);
+	if (!atomic_compare_exchange_strong_explicit(&s->key, &k, MT_TOMB, memory_order_acq_rel,
+						     memory_order_relaxed))
+		return 0; /* another thread freed it (a double free) */
+	atomic_fetch_sub_explicit(&t->filter[mt_fhash(key) & t->fmask], 1, memory_order_acq_rel);
+	atomic_fetch_sub_explicit(&t->live, 1, memory_order_relaxed);
+	*val = v;
+	return 1;
 }
 
 void memtable_clear(struct memtable *t)
@@ -143,5 +184,6 @@ void memtable_clear(struct memtable *t)
 		return;
 	/* A private anonymous mapping reads back as zeros after DONTNEED. */
 	madvise(t->slots, t->map_len, MADV_DONTNEED);
+	atomic_store(&t->used, 1);
 	atomic_store(&t->live, 0);
 }

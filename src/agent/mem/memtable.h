@@ -6,6 +6,14 @@
  * indexed by a second hash: the free of a block that is not in the table
  * (nearly every free when sampling) costs one load.
  *
+ * The slots are in levels of growing size (2^14, 2^17, then the rest): a key
+ * goes to the first level with room in its probe window, and a lookup looks
+ * no deeper than the deepest level ever used.  A table of one level that
+ * size alone made every insert touch a page at random among thousands (the
+ * few tens of blocks a sampling run keeps live wandered over all of them, a
+ * page fault each: some 20 us in a VM, and 32 MiB resident in the end); the
+ * first level is 256 KiB.
+ *
  * Every function is LOCK-FREE and allocation-free, usable from any thread
  * (and from a signal handler).  A key is inserted by the thread that got the
  * block from the allocator and removed before the block goes back to it, so
@@ -18,22 +26,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MEMTABLE_PROBE 64            /* longest probe sequence */
+#define MEMTABLE_PROBE 64            /* longest probe sequence, per level */
+#define MEMTABLE_LEVELS 3
 
 struct memtable_slot {
 	_Atomic uint64_t key;            /* 0 empty, 1 tombstone, 2 being filled, else the address */
 	_Atomic uint64_t val;
 };
 
+struct memtable_level {
+	struct memtable_slot *slots;
+	uint64_t mask;
+};
+
 struct memtable {
-	struct memtable_slot *slots;     /* NULL: not made (every call is a no-op) */
+	struct memtable_slot *slots;     /* level 0, the mapping's start; NULL: not made
+					    (every call is a no-op) */
+	uint64_t mask;                   /* level 0's */
+	struct memtable_level lv[MEMTABLE_LEVELS];
+	int nlevels;
+	_Atomic int used;                /* levels a key may be in: 1 + the deepest used */
 	_Atomic uint32_t *filter;        /* counts of live keys per second hash */
-	uint64_t mask, fmask;
+	uint64_t fmask;
 	size_t map_len;
 	_Atomic uint64_t live;           /* keys in the table */
 };
 
-/* Map a table of 2^bits slots and a filter of 2^fbits counters (both
+/* Map a table of about 2^bits slots (its last level has 2^bits; up to two
+ * smaller ones come first) and a filter of 2^fbits counters (all
  * MAP_NORESERVE: only touched pages cost memory).  mmap_fn is the real mmap
  * (the hooks' own would record this mapping).  Returns 0 or -ENOMEM. */
 int memtable_init(struct memtable *t, unsigned bits, unsigned fbits,
@@ -42,7 +62,8 @@ int memtable_init(struct memtable *t, unsigned bits, unsigned fbits,
 /* Bytes the table maps (its bound on the agent's memory). */
 size_t memtable_bytes(unsigned bits, unsigned fbits);
 
-/* 0, or -ENOSPC when MEMTABLE_PROBE slots from its hash are all taken. */
+/* 0, or -ENOSPC when MEMTABLE_PROBE slots from its hash are all taken in
+ * every level. */
 int memtable_insert(struct memtable *t, uint64_t key, uint64_t val);
 
 /*
