@@ -28,13 +28,13 @@
 #define MEM_DEFAULT_RATE 524288ull
 #define MEM_DEFAULT_DEPTH 128
 /* Live table: 2^21 slots (32 MiB, after levels of 2^14 and 2^17 that a
- * sampling run's few live blocks stay in: memtable.h) and 2^16 filter
- * counters (256 KiB), mapped
+ * sampling run's few live blocks stay in: memtable.h) and 2^20 filter
+ * counters (4 MiB, one per page of 4 GiB of address space), mapped
  * MAP_NORESERVE: with the per-thread state and the records' stack buffers
  * the agent's memory for host allocations stays under 64 MiB whatever the
  * allocation count; a sampled block that finds no slot is counted untracked. */
 #define MEM_TABLE_BITS 21
-#define MEM_FILTER_BITS 16               /* 256 KiB: stays in cache, read by every free */
+#define MEM_FILTER_BITS 20
 /* Frames between cbn_agent_mem_backtrace and the program: the hook,
  * mem_alloc_done and mem_record_alloc (all noinline, and the library is
  * built without sibling-call optimisation so that none becomes a jump). */
@@ -769,15 +769,14 @@ static void mem_refuse(struct cbn_mem_state *st, const char *why)
 	atomic_store(&st->state, CBN_MEM_REFUSED);
 }
 
-/* The live table's size: 2^MEM_TABLE_BITS slots, an eighth of that under a
- * finite RLIMIT_AS (its address space counts there, touched or not). */
-static unsigned mem_table_bits(void)
+/* The live table's size: 2^MEM_TABLE_BITS slots and 2^MEM_FILTER_BITS
+ * counters, an eighth of that under a finite RLIMIT_AS (its address space
+ * counts there, touched or not).  Returns 0 under such a limit. */
+static int mem_table_full_size(void)
 {
 	struct rlimit rl;
 
-	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
-		return MEM_TABLE_BITS - 3;
-	return MEM_TABLE_BITS;
+	return !(getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY);
 }
 
 /* Start recording into the session the agent has open (constructor, fork
@@ -785,6 +784,7 @@ static unsigned mem_table_bits(void)
 static int mem_start(int child)
 {
 	struct cbn_mem_state *st = cbn_agent_mem_state();
+	unsigned less;
 
 	if (!st) {
 		atomic_store(&mem_mode, MEM_OFF);
@@ -813,7 +813,8 @@ static int mem_start(int child)
 	 * against malloc_usable_size on the first blocks (mem_usable). */
 	if (mem_usable_ok && !(mem_flags & CBN_MEMF_FOREIGN))
 		atomic_store(&mem_usable_glibc, 1);
-	if (memtable_init(&mem_table, mem_table_bits(), MEM_FILTER_BITS,
+	less = mem_table_full_size() ? 0 : 3;
+	if (memtable_init(&mem_table, MEM_TABLE_BITS - less, MEM_FILTER_BITS - less,
 			  (void *(*)(void *, size_t, int, int, int, long))mem_real.mmap) < 0) {
 		mem_refuse(st, "cannot map the live-block table");
 		atomic_store(&mem_mode, MEM_OFF);

@@ -67,15 +67,17 @@ size_t memtable_bytes(unsigned bits, unsigned fbits);
 int memtable_insert(struct memtable *t, uint64_t key, uint64_t val);
 
 /*
- * The filter's index of a key: the address in 16-byte units, so that blocks
- * next to each other share the filter's cache lines.  A scattering hash made
- * every free a cache miss (the load was a fifth of mem_churn's hook time);
- * keys that collide (addresses 2^fbits x 16 bytes apart) cost only a table
- * lookup, and when sampling few counters are non-zero.
+ * The filter's index of a key: its page (4 KiB), so that the filter's part a
+ * program's frees read is a 256th of its heap's size (4 bytes a page): a
+ * 10 MiB heap's frees read 10 KiB of it, where a counter per 16 bytes had
+ * them read all 256 KiB, at random, beside the heap (a scattering hash made
+ * every free a cache miss).  The price: a free in a page that holds a
+ * table key (a sampled block, one in 128 pages at the default rate) looks
+ * in the table for nothing; so do keys 2^fbits pages apart.
  */
 static inline uint64_t memtable_fhash(uint64_t key)
 {
-	return key >> 4;
+	return key >> 12;
 }
 
 /* 0 when key is certainly not in the table: one load. */
