@@ -244,6 +244,17 @@ fork)
 	done
 	[ "$n" -ge 41 ] || fail "$n session files, expected the parent and 40 children at least"
 	;;
+rawfork)
+	# A child of the raw fork system call (no atfork handler runs) that
+	# allocates 100,000 blocks: the parent's file counts its own 1000 (and
+	# libc's few) and holds no record of the child's, which the hooks know
+	# for a child without a system call (a MADV_WIPEONFORK page).
+	profile --memory -- "$B/tests/agent/progs/mem_rawfork"
+	common
+	between "$(val mem.allocs)" 1000 1100 "the parent's header.mem.allocs"
+	between "$(val mem.frees)" 1000 1100 "the parent's header.mem.frees"
+	between "$(val heap)" 0 20 "the parent's sampled records (1 MB of its own: about 2)"
+	;;
 off)
 	# Without --memory nothing is preloaded and header.mem stays OFF.
 	profile -- "$EX/mem_leak" 100
