@@ -391,8 +391,18 @@ static void *mem_cxx_find(const void *caller, const char *name, int *looked)
 	return lib;
 }
 
-static __attribute__((noinline)) void *mem_next_find(void *_Atomic *cache, const char *name,
-						      const void *caller)
+/* 1 when f is libstdc++'s: its unaligned operator new is malloc (of 1 byte
+ * for 0) with the new-handler loop and std::bad_alloc after a failure, its
+ * unaligned operator delete is free. */
+static int mem_is_libstdcxx(void *f)
+{
+	const char *base = mem_object_name(f);
+
+	return base && strncmp(base, "libstdc++.so", 12) == 0;
+}
+
+static __attribute__((noinline)) void *mem_next_find(void *_Atomic *cache, _Atomic int *direct,
+						      const char *name, const void *caller)
 {
 	void *f, *lib, *none = NULL;
 	int looked = 0, e = errno;
@@ -415,20 +425,25 @@ static __attribute__((noinline)) void *mem_next_find(void *_Atomic *cache, const
 	} else {
 		looked = 1;
 	}
-	mem_tls.in_hook--;
-	if (looked)
+	if (looked) {
+		atomic_store_explicit(direct, mem_is_libstdcxx(f), memory_order_relaxed);
 		atomic_store_explicit(cache, f ? f : MEM_NEXT_NONE, memory_order_release);
+	}
+	mem_tls.in_hook--;
 	errno = e;
 	return f;
 }
 
-MEM_INLINE void *mem_next(void *_Atomic *cache, const char *name, const void *caller)
+/* The next definition of an operator; *direct (valid once it is found) says
+ * that it is libstdc++'s. */
+MEM_INLINE void *mem_next(void *_Atomic *cache, _Atomic int *direct, const char *name,
+			  const void *caller)
 {
 	void *f = atomic_load_explicit(cache, memory_order_acquire);
 
 	if (__builtin_expect(f != NULL, 1))
 		return f == MEM_NEXT_NONE ? NULL : f;
-	return mem_next_find(cache, name, caller);
+	return mem_next_find(cache, direct, name, caller);
 }
 
 /* An exception out of the next operator new must not leave the guard set
@@ -439,39 +454,54 @@ static void mem_guard_off(int *g)
 	mem_tls.in_hook = 0;
 }
 
-/* operator new: P the parameter list, A the arguments, AL the alignment
- * (0 for the unaligned ones). */
+/*
+ * operator new: P the parameter list, A the arguments, AL the alignment (0
+ * for the unaligned ones).  When the next operator is libstdc++'s unaligned
+ * one, its malloc is made here: the same call it would make (through its
+ * PLT, to our malloc, to the real one), without passing through libstdc++
+ * and a second hook; only a failed malloc goes to libstdc++'s operator,
+ * which tries again, calls the new-handler and throws std::bad_alloc.
+ */
 #define MEM_NEW(sym, P, A, AL)                                                           \
 	MEM_API void *sym P                                                              \
 	{                                                                                \
 		static void *_Atomic next;                                               \
+		static _Atomic int direct;                                               \
 		void *(*f) P;                                                            \
 		void *p;                                                                 \
                                                                                          \
 		if (!mem_ready())                                                        \
 			return mem_arena_alloc(n, (AL));                                 \
-		f = (void *(*) P)mem_next(&next, #sym, __builtin_return_address(0));    \
+		f = (void *(*) P)mem_next(&next, &direct, #sym,                          \
+					  __builtin_return_address(0));                  \
 		if (mem_tls.in_hook)                                                     \
 			return f ? f A : (AL) ? mem_aligned((AL), n) : mem_real.malloc(n); \
 		{                                                                        \
 			int guard __attribute__((cleanup(mem_guard_off))) =              \
 				(mem_tls.in_hook = 1);                                   \
 			(void)guard;                                                     \
-			p = f ? f A : (AL) ? mem_aligned((AL), n) : mem_real.malloc(n);  \
+			p = NULL;                                                        \
+			if (!(AL) && atomic_load_explicit(&direct, memory_order_relaxed)) \
+				p = mem_real.malloc(n ? n : 1);                          \
+			if (!p)                                                          \
+				p = f ? f A : (AL) ? mem_aligned((AL), n) : mem_real.malloc(n); \
 			mem_heap_alloc(p, n, CBN_AFN_MALLOC);                            \
 		}                                                                        \
 		return p;                                                                \
 	}
 
-#define MEM_DELETE(sym, P, A)                                                            \
+/* operator delete: AL 1 for the aligned ones.  libstdc++'s unaligned
+ * operator delete is free(): made here, as for operator new. */
+#define MEM_DELETE(sym, P, A, AL)                                                        \
 	MEM_API void sym P                                                               \
 	{                                                                                \
 		static void *_Atomic next;                                               \
+		static _Atomic int direct;                                               \
 		void (*f) P;                                                             \
                                                                                          \
 		if (!p || mem_arena_owns(p) || !mem_ready())                             \
 			return;                                                          \
-		f = (void (*) P)mem_next(&next, #sym, __builtin_return_address(0));     \
+		f = (void (*) P)mem_next(&next, &direct, #sym, __builtin_return_address(0)); \
 		if (mem_tls.in_hook) {                                                   \
 			if (f)                                                           \
 				f A;                                                     \
@@ -481,7 +511,7 @@ static void mem_guard_off(int *g)
 		}                                                                        \
 		mem_tls.in_hook = 1;                                                     \
 		mem_heap_free(p, CBN_AFN_FREE);                                          \
-		if (f)                                                                   \
+		if (f && ((AL) || !atomic_load_explicit(&direct, memory_order_relaxed))) \
 			f A;                                                             \
 		else                                                                     \
 			mem_real.free(p);                                                \
@@ -504,20 +534,20 @@ MEM_NEW(_ZnwmSt11align_val_tRKSt9nothrow_t, (size_t n, size_t al, const void *nt
 MEM_NEW(_ZnamSt11align_val_tRKSt9nothrow_t, (size_t n, size_t al, const void *nt), (n, al, nt),
 	al)
 
-MEM_DELETE(_ZdlPv, (void *p), (p))
-MEM_DELETE(_ZdaPv, (void *p), (p))
-MEM_DELETE(_ZdlPvm, (void *p, size_t n), (p, n))
-MEM_DELETE(_ZdaPvm, (void *p, size_t n), (p, n))
-MEM_DELETE(_ZdlPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt))
-MEM_DELETE(_ZdaPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt))
-MEM_DELETE(_ZdlPvSt11align_val_t, (void *p, size_t al), (p, al))
-MEM_DELETE(_ZdaPvSt11align_val_t, (void *p, size_t al), (p, al))
-MEM_DELETE(_ZdlPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al))
-MEM_DELETE(_ZdaPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al))
+MEM_DELETE(_ZdlPv, (void *p), (p), 0)
+MEM_DELETE(_ZdaPv, (void *p), (p), 0)
+MEM_DELETE(_ZdlPvm, (void *p, size_t n), (p, n), 0)
+MEM_DELETE(_ZdaPvm, (void *p, size_t n), (p, n), 0)
+MEM_DELETE(_ZdlPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt), 0)
+MEM_DELETE(_ZdaPvRKSt9nothrow_t, (void *p, const void *nt), (p, nt), 0)
+MEM_DELETE(_ZdlPvSt11align_val_t, (void *p, size_t al), (p, al), 1)
+MEM_DELETE(_ZdaPvSt11align_val_t, (void *p, size_t al), (p, al), 1)
+MEM_DELETE(_ZdlPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al), 1)
+MEM_DELETE(_ZdaPvmSt11align_val_t, (void *p, size_t n, size_t al), (p, n, al), 1)
 MEM_DELETE(_ZdlPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t al, const void *nt),
-	   (p, al, nt))
+	   (p, al, nt), 1)
 MEM_DELETE(_ZdaPvSt11align_val_tRKSt9nothrow_t, (void *p, size_t al, const void *nt),
-	   (p, al, nt))
+	   (p, al, nt), 1)
 #pragma GCC diagnostic pop
 
 /* --- mappings and the program break --------------------------------------- */

@@ -114,16 +114,22 @@ static int mem_same_object(void *a, void *b)
 	return a && b && dladdr(a, &ia) && dladdr(b, &ib) && ia.dli_fbase == ib.dli_fbase;
 }
 
-static int mem_from_libc(void *f)
+const char *mem_object_name(const void *f)
 {
 	Dl_info i;
 	const char *base;
 
 	if (!f || !dladdr(f, &i) || !i.dli_fname)
-		return 0;
+		return NULL;
 	base = strrchr(i.dli_fname, '/');
-	base = base ? base + 1 : i.dli_fname;
-	return strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0;
+	return base ? base + 1 : i.dli_fname;
+}
+
+static int mem_from_libc(void *f)
+{
+	const char *base = mem_object_name(f);
+
+	return base && (strncmp(base, "libc.so", 7) == 0 || strncmp(base, "libc-", 5) == 0);
 }
 
 

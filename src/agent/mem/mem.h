@@ -91,6 +91,10 @@ static inline __attribute__((always_inline)) int mem_ready(void)
 	return mem_ready_slow();
 }
 
+/* The file name (no directory) of the object that defines address f, or
+ * NULL.  Not for the hot path (dladdr). */
+const char *mem_object_name(const void *f) MEM_HIDDEN;
+
 /* The usable size of a block of the real allocator (only when header.mem
  * has CBN_MEMF_USABLE). */
 size_t mem_usable(void *p) MEM_HIDDEN;

@@ -2,7 +2,8 @@
 // mem_local_host.c, so that its libstdc++ is outside the global scope
 // (as under CPython's extension modules: torch).  Its operator new must stay
 // libstdc++'s under --memory: a failed new throws std::bad_alloc after
-// calling the new-handler, and a pair costs what the allocator costs.
+// calling the new-handler (a nothrow one returns nullptr), and a pair costs
+// what the allocator costs.
 #include <cstddef>
 #include <ctime>
 #include <new>
@@ -16,20 +17,24 @@ static void handler()
 }
 
 // 1 when new of an impossible size called the new-handler once and threw
-// std::bad_alloc, as libstdc++'s operator new does.
+// std::bad_alloc, as libstdc++'s operator new does, and the nothrow new
+// of that size called it once more and returned nullptr.
 extern "C" int mem_local_bad_alloc(void)
 {
 	volatile std::size_t huge = (std::size_t)1 << 62;
+	int thrown = 0;
 
 	handler_calls = 0;
 	std::set_new_handler(handler);
 	try {
 		char *p = new char[huge];
 		delete[] p;
-		return 0;
 	} catch (const std::bad_alloc &) {
-		return handler_calls == 1;
+		thrown = handler_calls == 1;
 	}
+	std::set_new_handler(handler);
+	char *q = new (std::nothrow) char[huge];
+	return thrown && !q && handler_calls == 2;
 }
 
 // n new/delete pairs of 16..528 bytes; returns the thread's CPU ns per pair.

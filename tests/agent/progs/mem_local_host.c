@@ -3,7 +3,8 @@
  * libmem_local.so) with RTLD_LOCAL, as CPython loads extension modules: the
  * library's libstdc++ is not in the global scope, where the allocation
  * hooks' operator new is.  Prints whether a failed new threw std::bad_alloc
- * (stdout, compared with a plain run) and the CPU time of a new/delete pair
+ * after the new-handler, and a nothrow one returned nullptr (stdout, compared
+ * with a plain run) and the CPU time of a new/delete pair
  * (stderr: it differs from run to run).
  */
 #include <dlfcn.h>
