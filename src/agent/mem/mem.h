@@ -47,6 +47,13 @@ struct mem_real {
 extern struct mem_real mem_real MEM_HIDDEN;
 extern struct memtable mem_table MEM_HIDDEN;
 
+/* What real.c found: the real malloc_usable_size may be called (it is the
+ * real malloc's own), CBN_MEMF_FOREIGN and CBN_MEMF_REPLACED, and why there
+ * is no real malloc when there is none. */
+extern int mem_usable_ok MEM_HIDDEN;
+extern uint32_t mem_flags MEM_HIDDEN;
+extern char mem_refused[124] MEM_HIDDEN;
+
 /* 0 before resolution, 1 while resolving (allocations from the bootstrap
  * arena), 2 resolved. */
 extern _Atomic int mem_resolved MEM_HIDDEN;
