@@ -5,16 +5,19 @@
  * bytes as over 1 KiB, as a program's are), with mixed lifetimes: a ring of
  * short-lived blocks replaced at every operation and, every 16th operation,
  * one of a larger set of long-lived ones.  One byte of each block is written.
- * The same seed every run, so every run does the same work.  Prints its own
+ * The same seed every run, so every run does the same work.  With "hot", each
+ * operation allocates a block of 16..271 bytes and frees it at once, all in
+ * the cache: what a call costs, and nothing of the memory's.  Prints its own
  * time, the loop's only (not start-up):
  *
  *   malloc_loop: ops N ns_per_op X ms T
  *
- * Usage: malloc_loop [OPS]   (default 20000000)
+ * Usage: malloc_loop [OPS [hot]]   (default 20000000)
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define SHORT 256
@@ -61,16 +64,37 @@ static double now_ms(clockid_t clk)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+static void hot(long ops)
+{
+	char *volatile keep;
+	long i;
+
+	for (i = 0; i < ops; i++) {
+		keep = malloc(16 + (size_t)(i & 255));
+		keep[0] = 1;
+		free(keep);
+	}
+}
+
 int main(int argc, char **argv)
 {
 	static void *shortl[SHORT], *longl[LONG];
 	long ops = argc > 1 ? atol(argv[1]) : 20000000L;
+	int is_hot = argc > 2 && strcmp(argv[2], "hot") == 0;
 	double t0, t1, c0, c1;
 	long i;
 
-	if (ops <= 0) {
-		fprintf(stderr, "usage: malloc_loop [OPS]\n");
+	if (ops <= 0 || (argc > 2 && !is_hot)) {
+		fprintf(stderr, "usage: malloc_loop [OPS [hot]]\n");
 		return 2;
+	}
+	if (is_hot) {
+		c0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
+		t0 = now_ms(CLOCK_MONOTONIC);
+		hot(ops);
+		t1 = now_ms(CLOCK_MONOTONIC);
+		c1 = now_ms(CLOCK_THREAD_CPUTIME_ID);
+		goto out;
 	}
 	for (i = 0; i < LONG; i++)
 		longl[i] = get();
@@ -90,6 +114,7 @@ int main(int argc, char **argv)
 		free(longl[i]);
 	for (i = 0; i < SHORT; i++)
 		free(shortl[i]);
+out:
 	printf("malloc_loop: ops %ld ns_per_op %.2f ms %.1f cpu_ms %.1f\n", ops,
 	       (t1 - t0) * 1e6 / (double)ops, t1 - t0, c1 - c0);
 	return 0;

@@ -7,9 +7,11 @@
 #
 # Programs: torch (bench/torch_mlp.py: a dispatch-bound PyTorch CPU training
 # loop, tiny MLP, batch 8, AdamW, Debian's python3-torch; its figure is the
-# median step time) and malloc (bench/malloc_loop.c: OPS malloc/free pairs of
+# median step time), malloc (bench/malloc_loop.c: OPS malloc/free pairs of
 # 16..4096 bytes, mixed lifetimes; its figure is the loop's wall time, and its
-# CPU time beside it).  Modes: plain; cbottleneck (CPU sampling at 999 Hz, no
+# CPU time beside it) and hot (malloc_loop HOT_OPS hot: a block of 16..271
+# bytes allocated and freed at once, in the cache; plain, cbottleneck and
+# --memory only, for what a call costs).  Modes: plain; cbottleneck (CPU sampling at 999 Hz, no
 # --memory); cbottleneck --memory (999 Hz and the allocation hooks at the
 # default 512 KiB); jemalloc preloaded; jemalloc with its own sampled heap
 # profiler at the same mean (MALLOC_CONF=prof:true,lg_prof_sample:19);
@@ -22,8 +24,9 @@
 # part the allocation hooks add.
 # Usage: bench/memory_loop.sh [BUILD_DIR]   (default: build)
 # Env: RUNS (5), STEPS (1000 timed steps, after 200 of warm-up), OPS
-#      (2000000), PROGRAMS ("torch malloc"), MODES ("plain cbn mem je jeprof
-#      heaptrack"), JEMALLOC (the Debian path of libjemalloc.so.2).
+#      (2000000), HOT_OPS (20000000), PROGRAMS ("torch malloc hot"), MODES
+#      ("plain cbn mem je jeprof heaptrack"), JEMALLOC (the Debian path of
+#      libjemalloc.so.2).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,7 +35,8 @@ CBN="$BUILD/cbottleneck"
 RUNS=${RUNS:-5}
 STEPS=${STEPS:-1000}
 OPS=${OPS:-2000000}
-PROGRAMS=${PROGRAMS:-"torch malloc"}
+HOT_OPS=${HOT_OPS:-20000000}
+PROGRAMS=${PROGRAMS:-"torch malloc hot"}
 MODES=${MODES:-"plain cbn mem je jeprof heaptrack"}
 JEMALLOC=${JEMALLOC:-/usr/lib/x86_64-linux-gnu/libjemalloc.so.2}
 PY3=/usr/bin/python3
@@ -66,6 +70,7 @@ cmd_of()  # cmd_of PROGRAM: the command line
 	case $1 in
 	torch) echo "$PY3 $SRC/bench/torch_mlp.py $STEPS" ;;
 	malloc) echo "$TMP/malloc_loop $OPS" ;;
+	hot) echo "$TMP/malloc_loop $HOT_OPS hot" ;;
 	*) die "unknown program $1" ;;
 	esac
 }
@@ -97,7 +102,7 @@ run_one()
 	case $prog in
 	torch) awk '{ for (i = 1; i < NF; i++) if ($i == "median_ms") print $(i + 1), "NaN" }' \
 		<<<"$line" >>"$TMP/f.$prog.$mode" ;;
-	malloc) awk '{ for (i = 1; i < NF; i++) { if ($i == "ms") w = $(i + 1)
+	malloc | hot) awk '{ for (i = 1; i < NF; i++) { if ($i == "ms") w = $(i + 1)
 		if ($i == "cpu_ms") c = $(i + 1) } print w, c }' <<<"$line" >>"$TMP/f.$prog.$mode" ;;
 	esac
 }
@@ -124,13 +129,22 @@ name_of()
 
 echo "--memory on allocation-bound loops: each program's own figure, median of $RUNS interleaved runs, ratio to plain"
 echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'), Linux $(uname -r); load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "torch: bench/torch_mlp.py, median of $STEPS steps; malloc: bench/malloc_loop.c $OPS, the loop's wall (and CPU) time"
+echo "torch: bench/torch_mlp.py, median of $STEPS steps; malloc: bench/malloc_loop.c $OPS, the loop's wall (and CPU) time; hot: malloc_loop $HOT_OPS hot"
 for k in "${!WHY[@]}"; do echo "left out: $k: ${WHY[$k]}"; done
 echo
 
+# hot is for the cost of a call: plain, cbottleneck and --memory only.
+modes_of()
+{
+	local m
+	for m in "${modes[@]}"; do
+		[ "$1" != hot ] || [[ " plain cbn mem " == *" $m "* ]] && echo "$m"
+	done
+}
+
 for p in "${progs[@]}"; do
 	for ((r = 0; r < RUNS; r++)); do
-		for m in "${modes[@]}"; do run_one "$m" "$p"; done
+		for m in $(modes_of "$p"); do run_one "$m" "$p"; done
 	done
 done
 
@@ -141,10 +155,12 @@ for p in "${progs[@]}"; do
 	if [ "$p" = torch ]; then
 		printf '%-22s %10s %21s %8s\n' "torch_mlp" "step ms" "min..max" "ratio"
 	else
-		printf '%-22s %10s %21s %8s %10s %8s\n' "malloc_loop" "loop ms" "min..max" "ratio" \
+		title=malloc_loop
+		[ "$p" = hot ] && title="malloc_loop hot"
+		printf '%-22s %10s %21s %8s %10s %8s\n' "$title" "loop ms" "min..max" "ratio" \
 			"cpu ms" "ratio"
 	fi
-	for m in "${modes[@]}"; do
+	for m in $(modes_of "$p"); do
 		read -r v lo hi <<<"$(med "$TMP/f.$p.$m" 1)"
 		read -r c _ _ <<<"$(med "$TMP/f.$p.$m" 2)"
 		RATIO[$p.$m]=$(awk -v v="$v" -v b="$base" 'BEGIN {
@@ -152,7 +168,7 @@ for p in "${progs[@]}"; do
 		awk -v n="$(name_of "$m")" -v v="$v" -v lo="$lo" -v hi="$hi" -v r="${RATIO[$p.$m]}" \
 			-v c="$c" -v cb="$cbase" -v p="$p" 'BEGIN {
 			printf "%-22s %10.4g %10.4g..%-10.4g %7.2fx", n, v, lo, hi, r
-			if (p == "malloc")
+			if (p != "torch")
 				printf " %10.4g %7.2fx", c, (c == "NaN" || cb == "NaN") ? 0 / 1e-300 : c / cb
 			printf "\n" }'
 	done
@@ -175,18 +191,23 @@ verdict()  # verdict PROGRAM LIMIT WHAT
 		printf "target: %s with --memory <= %sx plain: %.2fx, %s", what, lim, r,
 			(r <= lim) ? "met" : "NOT met"
 		printf "; --memory alone (against cbottleneck without it) %sx", alone
-		printf "; jemalloc prof against jemalloc %sx\n", je }'
+		if (je != "NaN")
+			printf "; jemalloc prof against jemalloc %sx", je
+		printf "\n" }'
 }
 
 [ -n "${RATIO[torch.mem]:-}" ] && verdict torch 1.05 "the dispatch-bound PyTorch loop"
 [ -n "${RATIO[malloc.mem]:-}" ] && verdict malloc 1.15 "the malloc/free loop"
-if [ -n "${RATIO[malloc.mem]:-}" ] && [ -n "${RATIO[malloc.cbn]:-}" ]; then
-	# The hooks' own cost per call: the loop's CPU time with --memory less
-	# without, over its calls (a malloc and a free per operation).
-	read -r cm _ _ <<<"$(med "$TMP/f.malloc.mem" 2)"
-	read -r cc _ _ <<<"$(med "$TMP/f.malloc.cbn" 2)"
-	awk -v a="$cm" -v b="$cc" -v n="$OPS" 'BEGIN {
+# The hooks' own cost per call: a loop's CPU time with --memory less without,
+# over its calls (a malloc and a free per operation).
+for p in malloc hot; do
+	[ -n "${RATIO[$p.mem]:-}" ] && [ -n "${RATIO[$p.cbn]:-}" ] || continue
+	read -r cm _ _ <<<"$(med "$TMP/f.$p.mem" 2)"
+	read -r cc _ _ <<<"$(med "$TMP/f.$p.cbn" 2)"
+	n=$OPS
+	[ "$p" = hot ] && n=$HOT_OPS
+	awk -v a="$cm" -v b="$cc" -v n="$n" -v p="$p" 'BEGIN {
 		if (a != "NaN" && b != "NaN")
-			printf "--memory per call on the malloc loop: %.1f ns of CPU (median CPU time with it less without, over %d calls)\n", (a - b) * 1e6 / (2 * n), 2 * n }'
-fi
+			printf "--memory per call, %s loop: %.1f ns of CPU (median CPU time with it less without, over %d calls)\n", p, (a - b) * 1e6 / (2 * n), 2 * n }'
+done
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"
