@@ -124,6 +124,7 @@ struct agent_thread {
 	int perf_fd;                     /* AGENT_BACKEND_PERF: fd number in si_fd (closed) */
 	int perf_fd_prev;                /* the one before the signal moved, or -1 */
 	void *perf_page;                 /* AGENT_BACKEND_PERF: the mapping that keeps it */
+	uint64_t perf_base;              /* thread CPU time less the event's count (timer_cpu) */
 	uint64_t cpu0;                   /* thread CPU time spent before this image */
 	uint64_t cpu_last;               /* thread CPU time at the last sample (or arm) */
 	uint64_t sys_last;               /* thread system time (getrusage) at the last sample */

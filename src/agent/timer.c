@@ -5,10 +5,16 @@
  * itself; the handler weighs each sample by the thread's CPU time since the
  * last one, so a sample stands for exactly the CPU it represents.
  *
- * The perf event keeps no descriptor: the page it is mapped with holds the
+ * The perf event keeps no descriptor: the pages it is mapped with hold the
  * event, the fd is closed at once, and its number stays only as the si_fd the
  * kernel puts in every signal (sampler-safety.md §4).  exclude_kernel=1: the
  * event never fires inside a system call, so sleeps are never interrupted.
+ *
+ * Each overflow also writes a record with the event's count (its CPU clock,
+ * kernel time included) to the mapping's one data page, overwritten in a
+ * ring: the handler reads the thread's CPU time there, where a clock_gettime
+ * of a thread CPU clock is a system call (~1 us in a VM, a third of a cached
+ * sample's cost; timer_cpu).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +33,10 @@
 
 /* sigev_value of our POSIX timers: tells our expirations from anyone else's. */
 static char timer_cookie;
+
+/* A perf event's mapping: its control page and one page of records. */
+#define TIMER_PERF_PAGE 4096u
+#define TIMER_PERF_MAP (2 * TIMER_PERF_PAGE)
 
 /* SIGNAL-SAFE (clock_gettime of a CPU clock is a plain system call). */
 uint64_t agent_thread_cpu(void)
@@ -111,6 +121,7 @@ static int timer_perf_open(void *p)
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_CPU_CLOCK;
 	a.sample_period = q->period;
+	a.sample_type = PERF_SAMPLE_READ; /* the count at each overflow (timer_cpu) */
 	a.exclude_kernel = 1;
 	a.exclude_hv = 1;
 	a.remove_on_exec = 1;
@@ -130,7 +141,9 @@ static int timer_perf_open(void *p)
 	    agent_syscall(SYS_fcntl, fd, F_SETSIG, q->signo) != 0 ||
 	    agent_syscall(SYS_fcntl, fd, F_SETFL, O_RDWR | O_ASYNC) != 0)
 		goto fail;
-	page = (void *)agent_syscall(SYS_mmap, NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	/* Read-only: the kernel overwrites the ring's oldest records, and never
+	 * waits for a reader or writes a record of what it lost. */
+	page = (void *)agent_syscall(SYS_mmap, NULL, TIMER_PERF_MAP, PROT_READ, MAP_SHARED, fd, 0);
 	if ((long)page < 0 && (long)page > -4096) {
 		errno = -(int)(long)page;
 		goto fail;
@@ -159,6 +172,9 @@ static int timer_perf(struct agent_thread *t, int signo)
 		return ret;
 	t->perf_fd = q.fd;
 	t->perf_page = q.page;
+	/* The count started at the open, a few microseconds of the thread's
+	 * CPU ago: the thread's CPU time is count + base from now on. */
+	t->perf_base = agent_thread_cpu();
 	t->backend = AGENT_BACKEND_PERF;
 	return 0;
 }
@@ -289,6 +305,7 @@ int timer_slow(struct agent_thread *t, int slow)
 		t->backend = AGENT_BACKEND_PERF;
 		t->perf_fd = n.perf_fd;
 		t->perf_page = n.perf_page;
+		t->perf_base = n.perf_base;
 	}
 	t->slow = slow;
 	t->cpu_last = agent_thread_cpu();
@@ -317,6 +334,7 @@ void timer_upgrade(struct agent_thread *t)
 	t->backend = AGENT_BACKEND_PERF;
 	t->perf_fd = n.perf_fd;
 	t->perf_page = n.perf_page;
+	t->perf_base = n.perf_base;
 }
 
 /* Stop the thread's sampler.  A signal already raised is delivered (to the
@@ -326,7 +344,7 @@ void timer_disarm(struct agent_thread *t)
 	if (t->backend == AGENT_BACKEND_TIMER)
 		agent_syscall(SYS_timer_delete, (long)t->timer);
 	else if (t->backend == AGENT_BACKEND_PERF && t->perf_page)
-		agent_syscall(SYS_munmap, t->perf_page, 4096);
+		agent_syscall(SYS_munmap, t->perf_page, TIMER_PERF_MAP);
 	t->perf_page = NULL;
 	/* Its last signal may still come (irq_work runs it after the overflow):
 	 * it stays recognisable as ours. */
@@ -425,6 +443,36 @@ int timer_is_ours(const siginfo_t *si)
 	       (si->si_fd == t->perf_fd || si->si_fd == t->perf_fd_prev);
 }
 
+/*
+ * SIGNAL-SAFE.  The thread's CPU time, ns.  On a perf event, read from the
+ * record of its latest overflow when that overflow came after the last
+ * sample (the signal this handler runs for: the event raises it in user mode
+ * only, right after writing the record), else from the clock.  Only this
+ * thread's overflows write the ring, and they interrupt this thread: a record
+ * read here is whole, and the next one lands after it.
+ */
+static uint64_t timer_cpu(const struct agent_thread *t)
+{
+	const struct perf_event_mmap_page *m = t->perf_page;
+	struct {
+		struct perf_event_header h;
+		uint64_t count;
+	} r;
+	uint64_t head, off;
+
+	if (t->backend != AGENT_BACKEND_PERF || !m)
+		return agent_thread_cpu();
+	head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
+	off = (head - sizeof(r)) % TIMER_PERF_PAGE;
+	if (head < sizeof(r) || off > TIMER_PERF_PAGE - sizeof(r))
+		return agent_thread_cpu();
+	memcpy(&r, (const char *)m + TIMER_PERF_PAGE + off, sizeof(r));
+	if (r.h.type != PERF_RECORD_SAMPLE || r.h.size != sizeof(r) ||
+	    r.count + t->perf_base <= t->cpu_last)
+		return agent_thread_cpu();
+	return r.count + t->perf_base;
+}
+
 /* sys_last when the last system time read is too old to subtract from: the
  * next read only starts the count again. */
 #define SYS_STALE UINT64_MAX
@@ -447,7 +495,7 @@ int timer_is_ours(const siginfo_t *si)
  */
 void timer_weigh(struct agent_thread *t, uint32_t *weight, uint32_t *kernel)
 {
-	uint64_t cpu = agent_thread_cpu(), sys, d, ds = 0, w, k, p = agent.period_ns;
+	uint64_t cpu = timer_cpu(t), sys, d, ds = 0, w, k, p = agent.period_ns;
 
 	d = cpu > t->cpu_last ? cpu - t->cpu_last : 0;
 	t->cpu_last = cpu;
@@ -541,6 +589,7 @@ void timer_rearm_signal(struct agent_thread *t, const ucontext_t *uc)
 	t->timer = n.timer;
 	t->perf_fd = n.perf_fd;
 	t->perf_page = n.perf_page;
+	t->perf_base = n.perf_base;
 	t->signo = signo;
 }
 
