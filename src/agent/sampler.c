@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <ucontext.h>
@@ -154,6 +155,12 @@ static struct cbn_rec_sample *sample_reserve(struct agent_thread *t, uint32_t ma
 			break;
 		t->chunk = writer_chunk_new(w, CBN_CHUNK_SAMPLES, t->tid);
 	}
+	/* The chunk's pages in one system call, not a fault each at the
+	 * samples that first touch them: a page fault costs a VM about as
+	 * much as the call, and a 100-frame sample fills a page in four.
+	 * The blocks are allocated already (below file_size): nothing fails. */
+	if (t->chunk && w->populate)
+		agent_syscall(SYS_madvise, t->chunk, (long)CBN_CHUNK_SIZE, MADV_POPULATE_WRITE);
 	return t->chunk ? writer_reserve(t->chunk, max_size) : NULL;
 }
 
