@@ -35,6 +35,11 @@ s = r[0]["split"]
 assert s["source"] == "gpu" and (s["computation_ns"], s["overlap_ns"], s["communication_ns"]) == \
     (30000000, 40000000, 20000000), s
 st = r[0]["step_splits"]
+# After the last marker the program tears down (CUPTI's flush, exit): a
+# stretch that is a step of its own when a sample lands in it (steps.md),
+# which a loaded machine makes likely.  It has no GPU op: the host's split.
+if len(st) == 6 and st[5]["source"] == "host":
+    st = st[:5]
 assert len(st) == 5 and all((x["computation_ns"], x["overlap_ns"], x["communication_ns"]) ==
                             (6000000, 8000000, 4000000) for x in st), st
 PYEOF
