@@ -20,8 +20,10 @@ hw = [s for s in w["memory"]["spaces"] if s["kind"] == "host"][0]
 print("whole run %d, window %d" % (ha["peak_bytes"], hw["peak_bytes"]), file=sys.stderr)
 assert not ha["peak_in_windows"] and hw["peak_in_windows"]
 assert hw["peak_bytes"] < ha["peak_bytes"], (hw["peak_bytes"], ha["peak_bytes"])
-# the window opens at the start: its peak is read within its 20 ms (a loaded
-# machine may give the window no CPU sample, hence no waiting object)
-assert hw["peak_s"] is None or hw["peak_s"] <= 0.020 + 0.015, hw["peak_s"]
+# the window opens when the agent starts: its peak is read within its 20 ms
+# of that (a loaded machine may give the window no CPU sample, hence no
+# waiting object).  peak_s counts from the launch, and a loaded machine
+# delays the agent's start: 37 ms seen at load 5, 22 ms at load 1.
+assert hw["peak_s"] is None or hw["peak_s"] <= 0.020 + 0.080, hw["peak_s"]
 PY
 exit 0
