@@ -2,7 +2,7 @@
  * cbn_time.h — the one conversion of kernel time structures to the format's
  * unit, nanoseconds (every timestamp in a session is CLOCK_MONOTONIC ns).
  * Header-only and async-signal-safe: the agent's handler, the CUDA layer and
- * the launcher all use it (util.h's util_ts_ns is this function).
+ * the launcher all include it (src/util does not: it is libc only).
  */
 #ifndef CBN_TIME_H
 #define CBN_TIME_H

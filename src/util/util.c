@@ -258,11 +258,6 @@ void util_strings_free(struct util_strings *t)
 	memset(t, 0, sizeof(*t));
 }
 
-uint64_t util_clock_ns(clockid_t clk)
-{
-	return cbn_clock_ns(clk);
-}
-
 /* --- units ------------------------------------------------------------------- */
 
 const char *util_base_name(const char *path)

@@ -1,18 +1,16 @@
 /*
  * util.h — the launcher's building blocks, one owner each: hashing, checked
  * sizes and growable arrays, a hash index, string interning in an arena, and
- * time conversion.  Library code: nothing here exits or prints; a failed
- * allocation is reported to the caller (-ENOMEM or NULL), and only the CLI
- * decides what to do about it.  Not for the agent (it allocates nothing).
+ * how sizes and times are written.  libc only, like every header it
+ * includes.  Library code: nothing here exits or prints; a failed allocation
+ * is reported to the caller (-ENOMEM or NULL), and only the CLI decides what
+ * to do about it.  Not for the agent (it allocates nothing).
  */
 #ifndef CBN_UTIL_H
 #define CBN_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <time.h>
-
-#include "../format/cbn_time.h"
 
 /* --- hashing --------------------------------------------------------------- */
 
@@ -88,16 +86,6 @@ struct util_strings {
 /* The one copy of s (NULL is ""), allocated in a; NULL when memory is short. */
 const char *util_intern(struct util_arena *a, struct util_strings *t, const char *s);
 void util_strings_free(struct util_strings *t);
-
-/* --- time ------------------------------------------------------------------- */
-
-static inline uint64_t util_ts_ns(const struct timespec *ts)
-{
-	return cbn_ts_ns(ts);
-}
-
-/* clock_gettime(clk) in ns; 0 when the clock cannot be read. */
-uint64_t util_clock_ns(clockid_t clk);
 
 /* --- small helpers ---------------------------------------------------------- */
 
