@@ -26,7 +26,6 @@
 #define CLI_EXIT_NOMEM 125      /* out of memory loading or analysing a session */
 
 #define CLI_DEFAULT_FREQ 999
-#define CLI_DEFAULT_LIMIT 15
 #define CLI_DEFAULT_OFFCPU_HZ 100 /* --off-cpu without a rate */
 
 struct op_pattern;

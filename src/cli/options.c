@@ -86,6 +86,10 @@ static const struct option long_opts[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/* A number as a string literal, for defaults written into the help. */
+#define OPT_STR_(x) #x
+#define OPT_STR(x) OPT_STR_(x)
+
 static void usage(FILE *f)
 {
 	fputs("usage: cbottleneck [OPTIONS] [--] PROGRAM [ARGS...]\n"
@@ -139,7 +143,7 @@ static void usage(FILE *f)
 	      "                       self_cuda_time_total, self_cpu_time_total, count\n"
 	      "                       (device_* spellings of the cuda_* keys too); memory\n"
 	      "                       sites: mem, allocs, leaked, peak, avg_size\n"
-	      "      --limit N        rows per table (default 15)\n"
+	      "      --limit N        rows per table (default " OPT_STR(REPORT_DEFAULT_LIMIT) ")\n"
 	      "      --inline VIEW    expand (default: inlined functions are rows, marked) or\n"
 	      "                       fold (their time stays with the function they were inlined into)\n"
 	      "      --python MODE    on (default: Python functions where the interpreter ran\n"
@@ -640,7 +644,7 @@ void cli_opts_defaults(struct cli_opts *o, enum cli_mode mode)
 {
 	memset(o, 0, sizeof(*o));
 	o->freq = CLI_DEFAULT_FREQ;
-	o->limit = CLI_DEFAULT_LIMIT;
+	o->limit = REPORT_DEFAULT_LIMIT;
 	o->run_mode = mode == CLI_MODE_RUN;
 }
 

@@ -17,7 +17,6 @@
 #include "names.h"
 #include "../analysis/occupancy.h"
 
-#define CUDA_TEXT_DEFAULT_LIMIT 15
 #define CUDA_TEXT_NAME_MAX 55      /* torch's max_name_column_width */
 #define CUDA_TEXT_KNAME_MAX 80     /* kernel names in the nsys-style tables */
 
@@ -25,16 +24,6 @@
 static int quiet(const struct report_opts *o)
 {
 	return o && o->quiet;
-}
-
-/* Same convention as the CPU tables: 0 means the default, < 0 no limit. */
-static size_t limit_of(const struct report_opts *o, size_t n)
-{
-	int l = o ? o->limit : 0;
-
-	if (l == 0)
-		l = CUDA_TEXT_DEFAULT_LIMIT;
-	return l > 0 && (size_t)l < n ? (size_t)l : n;
 }
 
 /* Durations in the nsys-style tables: torch's format, also for averages. */
@@ -98,7 +87,7 @@ static int print_ops(FILE *out, const struct cuda_analysis *a, const struct repo
 	struct fmt_table *t = key ? fmt_table_new() : NULL;
 	int dev = a->self_cuda_total_ns > 0;
 	double self_cpu = (double)a->self_cpu_total_ns;
-	size_t i, n = limit_of(o, a->nops);
+	size_t i, n = report_limit(o, a->nops);
 	char b[64];
 
 	if (!t) {
@@ -178,7 +167,7 @@ static void stats_cells(struct fmt_table *t, const struct cuda_stats *s)
 static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
 {
 	struct fmt_table *t;
-	size_t i, n = limit_of(o, a->nkernels);
+	size_t i, n = report_limit(o, a->nkernels);
 	int varies = 0;
 	char b[64];
 
@@ -269,7 +258,7 @@ static void memop_sub(struct fmt_table *t, const char *what, uint64_t n, uint64_
 static int print_memops(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
 {
 	struct fmt_table *t;
-	size_t i, n = limit_of(o, a->nmemops);
+	size_t i, n = report_limit(o, a->nmemops);
 	uint64_t all = a->totals.memcpy_ns + a->totals.memset_ns;
 	char b[64];
 
@@ -330,7 +319,7 @@ static int print_memops(FILE *out, const struct cuda_analysis *a, const struct r
 static int print_api(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
 {
 	struct fmt_table *t;
-	size_t i, n = limit_of(o, a->napi);
+	size_t i, n = report_limit(o, a->napi);
 	char b[64];
 
 	if (!a->napi)
@@ -374,7 +363,7 @@ static int print_api(FILE *out, const struct cuda_analysis *a, const struct repo
 static int print_sites(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
 {
 	struct fmt_table *t;
-	size_t i, n = limit_of(o, a->nsites);
+	size_t i, n = report_limit(o, a->nsites);
 	uint64_t all = a->ov.gpu_ns;
 	char b[64], f[512], name[512];
 	int has_op = 0;

@@ -16,17 +16,7 @@
 #include "memory.h"
 #include "names.h"
 
-#define MEM_TEXT_DEFAULT_LIMIT 15
 #define MEM_TEXT_SITE_MAX 100    /* columns of a site */
-
-static size_t limit_of(const struct report_opts *o, size_t n)
-{
-	int l = o ? o->limit : 0;
-
-	if (l == 0)
-		l = MEM_TEXT_DEFAULT_LIMIT;
-	return l > 0 && (size_t)l < n ? (size_t)l : n;
-}
 
 static int o_quiet(const struct report_opts *o)
 {
@@ -158,7 +148,7 @@ static int print_peak(FILE *out, const struct analysis *an, const struct mem_spa
 	const struct mem_analysis *m = an->memory;
 	int est = space_estimates(m, sp->kind);
 	struct fmt_table *t;
-	size_t i, n = limit_of(o, sp->nat_peak);
+	size_t i, n = report_limit(o, sp->nat_peak);
 	char b[64], site[MEM_TEXT_SITE_MAX * 8 + 64];
 
 	if (!sp->nat_peak && !sp->nat_peak_other)
@@ -245,7 +235,7 @@ static int print_sites(FILE *out, const struct analysis *an, uint32_t kind, uint
 		free(idx);
 		return -ENOMEM;
 	}
-	n = limit_of(o, (size_t)nsites);
+	n = report_limit(o, (size_t)nsites);
 	fprintf(out, "Allocation sites, %s (sorted by %s)\n", name, sort_desc(key));
 	fmt_table_col(t, "Allocated", FMT_RIGHT, 10, 0);
 	fmt_table_col(t, "Allocs", FMT_RIGHT, 8, 0);
@@ -319,7 +309,7 @@ static int print_leaks(FILE *out, const struct analysis *an, uint32_t kind, uint
 		return 0;
 	if (!(t = fmt_table_new()))
 		return -ENOMEM;
-	lim = limit_of(o, n);
+	lim = report_limit(o, n);
 	fprintf(out, "\nLeaks, %s: %s %s, by site%s\n", name,
 		kind == MEM_SPACE_HOST ? "still allocated at exit" : "not freed by the end",
 		bytes_d(b, sizeof(b), total, est),

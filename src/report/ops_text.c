@@ -13,7 +13,6 @@
 #include "ops.h"
 #include "ops_report.h"
 
-#define OPS_TEXT_DEFAULT_LIMIT 15
 #define OPS_TEXT_NAME_MAX 55       /* torch's max_name_column_width */
 
 const char *report_ops_sorted(const struct op_analysis *ops, const char *key,
@@ -47,7 +46,7 @@ int report_ops_text(FILE *out, const struct analysis *a, const struct report_opt
 	const char *key;
 	double self_cpu;
 	size_t i, n;
-	int gpu, limit = o ? o->limit : 0;
+	int gpu;
 	char b[64], b2[64], b3[64];
 
 	if (!ops || !ops->nrows)
@@ -58,9 +57,7 @@ int report_ops_text(FILE *out, const struct analysis *a, const struct report_opt
 		free(rows);
 		return -ENOMEM;
 	}
-	if (limit == 0)
-		limit = OPS_TEXT_DEFAULT_LIMIT;
-	n = limit > 0 && (size_t)limit < ops->nrows ? (size_t)limit : ops->nrows;
+	n = report_limit(o, ops->nrows);
 	gpu = ops->gpu_ns > 0;
 	self_cpu = (double)ops->self_cpu_total_ns;
 	fprintf(out, "Operators, autograd-style (sorted by %s; CPU: sampled on-CPU time, "

@@ -11,7 +11,6 @@
 #include "programs.h"
 #include "programs_report.h"
 
-#define PT_DEFAULT_LIMIT 15
 #define PT_MODS_MIN_SHARE 0.05   /* a program's modules are listed from this share */
 #define PT_MOD_MIN_SHARE 0.01    /* ... each one from this share of the run's CPU, */
 #define PT_MODS_SHOWN 4          /* ... at most this many */
@@ -63,7 +62,7 @@ int report_programs_text(FILE *out, const struct analysis *a, const struct repor
 
 	if (!g || g->with_cpu < 2 || !g->cpu_ns)
 		return 0;
-	limit = o && o->limit > 0 ? (size_t)o->limit : o && o->limit < 0 ? g->n : PT_DEFAULT_LIMIT;
+	limit = report_limit(o, g->n);
 	if (!(tb = fmt_table_new()))
 		return -ENOMEM;
 	fmt_table_col(tb, "CPU %", FMT_RIGHT, 7, 0);

@@ -14,11 +14,20 @@ struct analysis;
 
 struct report_opts {
 	const char *sort;        /* as given to --sort; NULL = each table's default */
-	int limit;               /* rows per table (default 15) */
+	int limit;               /* rows per table: 0 the default, < 0 all (report_limit) */
 	int quiet;               /* -q: tables only, no banner/hints */
 	int verbose;             /* -v: the sampler's inner workings in the header, the
 				  * environment block, the notes of expected events */
 };
+
+/* Rows per table when --limit is not given: the one home of the default
+ * (the CLI's --help says it too). */
+#define REPORT_DEFAULT_LIMIT 15
+
+/* How many of a table's n rows it shows under o: o->limit, at most n;
+ * REPORT_DEFAULT_LIMIT when it is 0 (or o is NULL), all n when it is < 0.
+ * Every text table takes its rows from here. */
+size_t report_limit(const struct report_opts *o, size_t n);
 
 /* Sort keys accepted by --sort: the pstats keys of the CPU table and the
  * key_averages keys of the CUDA tables.  1 if key is one of them. */

@@ -15,7 +15,6 @@
 #include "steps.h"
 #include "steps_report.h"
 
-#define STEPS_TEXT_DEFAULT_LIMIT 15
 #define STEPS_TEXT_NAME_MAX 60   /* columns of a function or kernel name */
 
 /* "schedule=wait=1,active=3 delay_ns=5000000000" -> "schedule wait=1,active=3 delay 5.000s" */
@@ -117,13 +116,13 @@ static void print_source(FILE *out, const struct profile *p, const struct step_a
 }
 
 static void print_table(FILE *out, const struct analysis *an, const struct step_analysis *s,
-			size_t limit)
+			const struct report_opts *o)
 {
 	const struct profile *p = an->profile;
 	struct fmt_table *t = fmt_table_new();
 	int gpu = p->ngpu_ops > 0 || p->ncuda_api > 0, mem = p->nmem_counters > 0, pid = 0;
 	char b[48];
-	size_t i, shown = s->nsteps < limit ? s->nsteps : limit;
+	size_t i, shown = report_limit(o, s->nsteps);
 
 	if (!t)
 		return;
@@ -223,8 +222,6 @@ int report_steps_text(FILE *out, const struct analysis *an, const struct report_
 	const struct step_analysis *s = an->steps;
 	const struct profile *p = an->profile;
 	const char *spec = controls_of(p);
-	int l = o ? o->limit : 0;
-	size_t limit = l == 0 ? STEPS_TEXT_DEFAULT_LIMIT : l > 0 ? (size_t)l : SIZE_MAX;
 
 	/* the header says what was captured; without it (-q), this section */
 	if (spec && o && o->quiet)
@@ -235,7 +232,7 @@ int report_steps_text(FILE *out, const struct analysis *an, const struct report_
 		return 0;
 	}
 	print_source(out, p, s, spec);
-	print_table(out, an, s, limit);
+	print_table(out, an, s, o);
 	print_distribution(out, s);
 	print_slow(out, s);
 	if (s->nfindings)

@@ -30,7 +30,6 @@
 #include "wait.h"
 #include "wait_report.h"
 
-#define TEXT_DEFAULT_LIMIT 15
 #define TEXT_NAME_MAX 80       /* columns of a function name in the CPU table */
 #define TEXT_PATH_MAX 60       /* columns of a path before it is cut from the left */
 
@@ -43,6 +42,15 @@
 int report_sort_key_valid(const char *key)
 {
 	return cpu_sort_parse(key) >= 0 || cuda_sort_key_valid(key) || mem_sort_key_valid(key);
+}
+
+size_t report_limit(const struct report_opts *o, size_t n)
+{
+	int l = o ? o->limit : 0;
+
+	if (l == 0)
+		l = REPORT_DEFAULT_LIMIT;
+	return l > 0 && (size_t)l < n ? (size_t)l : n;
 }
 
 static const char *text_plural(size_t n, const char *one, const char *many)
@@ -101,9 +109,7 @@ static int text_cpu_table(struct text_ctx *t)
 	if (c->nfuncs) /* memcpy's source must not be NULL, even for 0 bytes */
 		memcpy(view.funcs, t->c->funcs, c->nfuncs * sizeof(*view.funcs));
 	cpu_sort(c, p, key);
-	n = c->nfuncs;
-	if (t->limit >= 0 && (size_t)t->limit < n)
-		n = (size_t)t->limit;
+	n = report_limit(t->o, c->nfuncs);
 
 	fprintf(out, "CPU profile (cProfile-style, from samples)\n\n");
 	/* the header's sample count (records), and the periods they weigh */
@@ -169,7 +175,7 @@ static void text_hot_lines(struct text_ctx *t)
 				"info where the samples are: see Data quality)\n\n");
 		return;
 	}
-	limit = t->limit >= 0 && (size_t)t->limit < with ? (size_t)t->limit : with;
+	limit = report_limit(t->o, with);
 	tb = fmt_table_new();
 	if (!tb)
 		return;
@@ -286,9 +292,7 @@ static void text_processes(struct text_ctx *t)
 		goto out;
 	memcpy(v, c->procs, c->nprocs * sizeof(*v));
 	qsort(v, c->nprocs, sizeof(*v), text_proc_cmp);
-	n = c->nprocs;
-	if (t->limit >= 0 && (size_t)t->limit < n)
-		n = (size_t)t->limit;
+	n = report_limit(t->o, c->nprocs);
 	fmt_table_col(tb, "PID", FMT_RIGHT, 7, 0);
 	fmt_table_col(tb, "PPID", FMT_RIGHT, 7, 0);
 	fmt_table_col(tb, "CPU", FMT_RIGHT, 10, 0);
@@ -347,9 +351,7 @@ static void text_threads(struct text_ctx *t)
 		if (c->threads[i].samples)
 			v[nv++] = c->threads[i];
 	qsort(v, nv, sizeof(*v), text_thread_cmp);
-	n = nv;
-	if (t->limit >= 0 && (size_t)t->limit < n)
-		n = (size_t)t->limit;
+	n = report_limit(t->o, nv);
 	fmt_table_col(tb, "TID", FMT_RIGHT, 7, 0);
 	fmt_table_col(tb, "Name", FMT_LEFT, 16, 32);
 	fmt_table_col(tb, "PID", FMT_RIGHT, 7, 0);
@@ -413,9 +415,6 @@ int report_text(FILE *out, const struct analysis *a, const struct report_opts *o
 	int ret;
 
 	t.verbose = o && o->verbose;
-	t.limit = o ? o->limit : 0;
-	if (t.limit == 0)
-		t.limit = TEXT_DEFAULT_LIMIT;
 
 	if (!o || !o->quiet) {
 		if (t.verbose)

@@ -21,7 +21,6 @@ struct text_ctx {
 	const struct profile *p;
 	const struct report_opts *o;
 	const struct cpu_profile *c;
-	int limit;               /* < 0: no limit */
 	int verbose;             /* -v: the sampler's inner workings too */
 };
 

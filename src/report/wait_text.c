@@ -19,7 +19,6 @@
 #include "wait.h"
 #include "wait_report.h"
 
-#define WAIT_TEXT_DEFAULT_LIMIT 15
 #define WAIT_TEXT_NAME_MAX 60    /* columns of a function name */
 #define WAIT_TEXT_PATH_MAX 40    /* columns of a path, cut from the left */
 
@@ -166,7 +165,6 @@ struct wt {
 	const struct profile *p;
 	const struct wait_analysis *w;
 	const struct report_opts *o;
-	size_t limit;
 };
 
 static const char *thread_name(const struct profile *p, uint32_t th)
@@ -310,7 +308,7 @@ static int print_sites(struct wt *t)
 	const struct profile *p = t->p;
 	struct fmt_table *tb;
 	char b[512];
-	size_t i, n = w->nsites < t->limit ? w->nsites : t->limit;
+	size_t i, n = report_limit(t->o, w->nsites);
 
 	if (!w->nsites)
 		return 0;
@@ -348,7 +346,7 @@ static int print_locks(struct wt *t)
 	const struct profile *p = t->p;
 	struct fmt_table *tb;
 	char b[512];
-	size_t i, n = w->nlocks < t->limit ? w->nlocks : t->limit;
+	size_t i, n = report_limit(t->o, w->nlocks);
 
 	if (!w->nlocks)
 		return 0;
@@ -401,7 +399,7 @@ static int print_threads(struct wt *t)
 	const struct profile *p = t->p;
 	struct fmt_table *tb;
 	char b[64];
-	size_t i, n = w->nthreads_v < t->limit ? w->nthreads_v : t->limit;
+	size_t i, n = report_limit(t->o, w->nthreads_v);
 
 	if (!w->nthreads_v)
 		return 0;
@@ -451,7 +449,7 @@ static int print_wall(struct wt *t)
 	const struct profile *p = t->p;
 	struct fmt_table *tb;
 	char b[512];
-	size_t i, n = w->nfuncs < t->limit ? w->nfuncs : t->limit;
+	size_t i, n = report_limit(t->o, w->nfuncs);
 
 	if (!w->nfuncs)
 		return 0;
@@ -488,11 +486,10 @@ static int print_wall(struct wt *t)
 int report_wait_text(FILE *out, const struct analysis *a, const struct report_opts *o)
 {
 	struct wt t = { .out = out, .p = a->profile, .w = a->wait, .o = o };
-	int l = o ? o->limit : 0, ret;
+	int ret;
 
 	if (!t.w || !t.p)
 		return 0;
-	t.limit = l == 0 ? WAIT_TEXT_DEFAULT_LIMIT : l > 0 ? (size_t)l : SIZE_MAX;
 	if (t.w->offcpu && ((ret = print_sites(&t)) < 0 || (ret = print_locks(&t)) < 0 ||
 			    (ret = print_threads(&t)) < 0 || (ret = print_wall(&t)) < 0))
 		return ret;
