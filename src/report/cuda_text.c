@@ -32,19 +32,6 @@ static char *tm(char *b, size_t n, double ns)
 	return fmt_time_d(b, n, ns);
 }
 
-/* Rows past --limit, with the share (pct: each row's, of 100) they hold. */
-static void more_pct(FILE *out, size_t shown, size_t n, const char *what, double rest_pct,
-		     const char *of)
-{
-	fmt_more(out, shown, n, what, rest_pct, 100.0, of);
-}
-
-static void more_rows(FILE *out, size_t shown, size_t n, const char *what)
-{
-	if (shown < n)
-		fprintf(out, "   (%zu more %s; use --limit)\n", n - shown, what);
-}
-
 static void print_status(FILE *out, const struct cuda_analysis *a)
 {
 	/* one line for what many processes said alike (17 fork children) */
@@ -148,7 +135,7 @@ static int print_ops(FILE *out, const struct cuda_analysis *a, const struct repo
 	fprintf(out, "Self CPU time total: %s\n", fmt_time(b, sizeof(b), a->self_cpu_total_ns));
 	if (dev)
 		fprintf(out, "Self CUDA time total: %s\n", fmt_time(b, sizeof(b), a->self_cuda_total_ns));
-	more_rows(out, n, a->nops, "rows");
+	fmt_more(out, n, a->nops, "rows", 0, 0, NULL);
 	fputc('\n', out);
 	return 0;
 }
@@ -223,7 +210,7 @@ static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct 
 
 		for (i = n; i < a->nkernels; i++)
 			rest += a->kernels[i].time_pct;
-		more_pct(out, n, a->nkernels, "kernels", rest, "the kernel time");
+		fmt_more(out, n, a->nkernels, "kernels", rest, 100.0, "the kernel time"); /* shares in % */
 	}
 	if (!quiet(o))
 		fprintf(out, "  SMem = static+dynamic shared memory per block; Blocks/SM = grid blocks / SMs; "
@@ -308,7 +295,7 @@ static int print_memops(FILE *out, const struct cuda_analysis *a, const struct r
 
 		for (i = n; i < a->nmemops; i++)
 			rest += a->memops[i].time_pct;
-		more_pct(out, n, a->nmemops, "operations", rest, "the copy and set time");
+		fmt_more(out, n, a->nmemops, "operations", rest, 100.0, "the copy and set time"); /* shares in % */
 	}
 	if (!quiet(o))
 		fprintf(out, "  Throughput = bytes / GPU time (GiB/s = 2^30 bytes/s)\n");
@@ -354,7 +341,7 @@ static int print_api(FILE *out, const struct cuda_analysis *a, const struct repo
 
 		for (i = n; i < a->napi; i++)
 			rest += a->api[i].time_pct;
-		more_pct(out, n, a->napi, "API functions", rest, "the API time");
+		fmt_more(out, n, a->napi, "API functions", rest, 100.0, "the API time"); /* shares in % */
 	}
 	fputc('\n', out);
 	return 0;

@@ -210,18 +210,27 @@ void fmt_rel_puts(FILE *out, const char *s)
 	fputs(s, out);
 }
 
+void fmt_more_line(FILE *out, size_t nmore, const char *what, const char *detail)
+{
+	if (!nmore)
+		return;
+	fprintf(out, "   (%zu more %s%s%s; use --limit)\n", nmore, what, detail ? ": " : "",
+		detail ? detail : "");
+}
+
 void fmt_more(FILE *out, size_t shown, size_t n, const char *what, double part, double whole,
 	      const char *of)
 {
-	char b[32];
+	char b[32], detail[160];
 
 	if (shown >= n)
 		return;
-	if (of && whole > 0)
-		fprintf(out, "   (%zu more %s: %s of %s; use --limit)\n", n - shown, what,
-			fmt_pct(b, sizeof(b), part, whole), of);
-	else
-		fprintf(out, "   (%zu more %s; use --limit)\n", n - shown, what);
+	if (of && whole > 0) {
+		snprintf(detail, sizeof(detail), "%s of %s", fmt_pct(b, sizeof(b), part, whole), of);
+		fmt_more_line(out, n - shown, what, detail);
+	} else {
+		fmt_more_line(out, n - shown, what, NULL);
+	}
 }
 
 char *fmt_func(char *buf, size_t len, const char *name, const char *file, uint32_t line,

@@ -83,7 +83,12 @@ const char *fmt_rel_path(const char *path);
  * verdict, a rule's evidence); nothing for NULL. */
 void fmt_rel_puts(FILE *out, const char *s);
 
-/* The line under a table that left rows out, with the share they hold:
+/* The line under a table that left rows out, the one place that prints it:
+ * "   (3575 more functions: DETAIL; use --limit)", without ": DETAIL" when
+ * detail is NULL.  Nothing when nmore is 0. */
+void fmt_more_line(FILE *out, size_t nmore, const char *what, const char *detail);
+
+/* fmt_more_line() with the share the rows left out hold:
  * "   (3575 more functions: 12.34% of the self time; use --limit)"; what
  * "of" names the whole (NULL or whole <= 0: no share).  Nothing when
  * shown == n. */

@@ -33,6 +33,18 @@ static char *bytes_d(char *buf, size_t len, double b, int estimate)
 	return buf;
 }
 
+/* The sites a table left out: "(N more sites: BYTES[how], PCT of OF; use
+ * --limit)", their bytes as an estimate when est. */
+static void more_bytes(FILE *out, size_t nmore, const char *how, double rest, double whole,
+		       const char *of, int est)
+{
+	char b[64], pct[32], detail[160];
+
+	snprintf(detail, sizeof(detail), "%s%s, %s of %s", bytes_d(b, sizeof(b), rest, est), how,
+		 fmt_pct(pct, sizeof(pct), rest, whole), of);
+	fmt_more_line(out, nmore, "sites", detail);
+}
+
 static char *count_d(char *buf, size_t len, double n, int estimate)
 {
 	snprintf(buf, len, "%s%.0f", estimate && n > 0 ? "~" : "", n);
@@ -178,9 +190,8 @@ static int print_peak(FILE *out, const struct analysis *an, const struct mem_spa
 
 		for (i = n; i < sp->nat_peak; i++)
 			rest += sp->at_peak[i].bytes;
-		fprintf(out, "   (%zu more sites: %s, %s of the peak; use --limit)\n",
-			sp->nat_peak - n + sp->nat_peak_rest, bytes_d(b, sizeof(b), rest, est),
-			fmt_pct(site, sizeof(site), rest, (double)sp->peak));
+		more_bytes(out, sp->nat_peak - n + sp->nat_peak_rest, "", rest, (double)sp->peak,
+			   "the peak", est);
 	}
 	if (sp->nat_peak_other)
 		fprintf(out, "   (%u site%s of one or two samples each: %s together, %s of the peak; "
@@ -269,9 +280,7 @@ static int print_sites(FILE *out, const struct analysis *an, uint32_t kind, uint
 			if (i >= n)
 				rest += m->sites[idx[i]].bytes;
 		}
-		fprintf(out, "   (%zu more sites: %s allocated, %s of the bytes; use --limit)\n",
-			(size_t)nsites - n, bytes_d(b, sizeof(b), rest, est),
-			fmt_pct(site, sizeof(site), rest, all));
+		more_bytes(out, (size_t)nsites - n, " allocated", rest, all, "the bytes", est);
 	}
 	if (est && !o_quiet(o))
 		fprintf(out, "   Peak live \"-\": the site's highest live bytes rested on one or two "

@@ -102,8 +102,7 @@ int report_ops_text(FILE *out, const struct analysis *a, const struct report_opt
 			fmt_time(b, sizeof(b), ops->self_cuda_total_ns),
 			fmt_pct(b2, sizeof(b2), (double)ops->self_cuda_total_ns, (double)ops->gpu_ns),
 			fmt_time(b3, sizeof(b3), ops->gpu_ns));
-	if (n < ops->nrows)
-		fprintf(out, "   (%zu more operators; use --limit)\n", ops->nrows - n);
+	fmt_more(out, n, ops->nrows, "operators", 0, 0, NULL);
 	if (!(o && o->quiet))
 		fprintf(out, "  Sampled: on-CPU time of the samples whose stack holds the operator "
 			     "(innermost: self; anywhere: total), not\n"

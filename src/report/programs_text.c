@@ -88,12 +88,8 @@ int report_programs_text(FILE *out, const struct analysis *a, const struct repor
 	fprintf(out, "Programs (CPU by program image, then by the module of the innermost frame, "
 		"as perf report --sort comm,dso)\n\n");
 	fmt_table_print(tb, out, FMT_PLAIN, 3);
-	if (left) {
-		char b[32];
-
-		fprintf(out, "   (%u more programs: %s of the CPU; use --limit)\n", g->with_cpu - (unsigned)n,
-			fmt_pct(b, sizeof(b), (double)left, (double)g->cpu_ns));
-	}
+	if (left)
+		fmt_more(out, n, g->with_cpu, "programs", (double)left, (double)g->cpu_ns, "the CPU");
 	fputc('\n', out);
 	fmt_table_free(tb);
 	return 0;
