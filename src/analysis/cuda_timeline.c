@@ -23,35 +23,31 @@ static int cmp_span(const void *a, const void *b)
 	return x->end < y->end ? -1 : x->end > y->end;
 }
 
-/* Length of the union of sorted spans; with gaps, the holes between them. */
-static uint64_t union_len(const struct span *s, size_t n, uint64_t *gaps, uint64_t *largest,
-			  uint64_t *ngaps)
+/* Length of the union of the spans s[0 .. n), merged in iv (room for n). */
+static uint64_t busy_of(const struct span *s, size_t n, struct util_ival *iv)
 {
-	uint64_t total = 0, cs, ce;
+	uint64_t len;
 	size_t i;
 
-	if (!n)
-		return 0;
-	cs = s[0].start;
-	ce = s[0].end;
-	for (i = 1; i < n; i++) {
-		if (s[i].start > ce) {
-			total += ce - cs;
-			if (gaps) {
-				uint64_t g = s[i].start - ce;
+	for (i = 0; i < n; i++)
+		iv[i] = (struct util_ival){ s[i].start, s[i].end };
+	util_ival_union(iv, n, &len);
+	return len;
+}
 
-				*gaps += g;
-				(*ngaps)++;
-				if (g > *largest)
-					*largest = g;
-			}
-			cs = s[i].start;
-			ce = s[i].end;
-		} else if (s[i].end > ce) {
-			ce = s[i].end;
-		}
+/* The holes between the stretches v[0 .. n) (merged here), added to ov's. */
+static void idle_gaps(struct cuda_overview *ov, struct util_ival *v, size_t n)
+{
+	size_t i, m = util_ival_union(v, n, NULL);
+
+	for (i = 1; i < m; i++) {
+		uint64_t g = v[i].s - v[i - 1].e;
+
+		ov->idle_gaps_ns += g;
+		ov->ngaps++;
+		if (g > ov->largest_gap_ns)
+			ov->largest_gap_ns = g;
 	}
-	return total + (ce - cs);
 }
 
 struct edge {
@@ -194,7 +190,8 @@ int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 			const struct cuda_nest *ns, const double *bps, const double *occ)
 {
 	struct cuda_overview *ov = &a->ov;
-	struct span *ks = NULL, *as = NULL;
+	struct span *ks = NULL;
+	struct util_ival *as = NULL;
 	struct edge *edges = NULL;
 	uint64_t *devs = NULL, *kd = NULL;
 	size_t nd = 0, i, d;
@@ -259,16 +256,15 @@ int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 
 			if (op->device != devs[d])
 				continue;
-			as[nas++] = sp;
+			as[nas++] = (struct util_ival){ sp.start, sp.end };
 			if (op->kind == PROF_GPU_KERNEL)
 				ks[nks++] = sp;
 		}
 		qsort(ks, nks, sizeof(*ks), cmp_span);
-		qsort(as, nas, sizeof(*as), cmp_span);
-		busy = union_len(ks, nks, NULL, NULL, NULL);
+		idle_gaps(ov, as, nas);
+		busy = busy_of(ks, nks, as); /* as is free again */
 		ov->gpu_busy_ns += busy;
 		busy_sum += (double)busy;
-		union_len(as, nas, &ov->idle_gaps_ns, &ov->largest_gap_ns, &ov->ngaps);
 		dv = &a->devices[d];
 		dv->device = (uint32_t)devs[d];
 		dv->busy_ns = busy;

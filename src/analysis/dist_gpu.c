@@ -11,10 +11,7 @@
 #include <strings.h>
 
 #include "dist.h"
-
-struct dg_iv {
-	uint64_t s, e;
-};
+#include "util.h"
 
 /* An NCCL NVTX range, keyed for the launch lookup: push/pop ranges belong to
  * their thread; start/end ranges (which may end on another thread) and ranges
@@ -101,13 +98,6 @@ int dist_is_comm_kernel(const char *name)
 	}
 }
 
-static int dg_cmp_iv(const void *a, const void *b)
-{
-	const struct dg_iv *x = a, *y = b;
-
-	return x->s < y->s ? -1 : x->s > y->s;
-}
-
 static int dg_cmp_range(const void *a, const void *b)
 {
 	const struct dg_range *x = a, *y = b;
@@ -119,32 +109,8 @@ static int dg_cmp_range(const void *a, const void *b)
 	return x->s < y->s ? -1 : x->s > y->s;
 }
 
-/* Sorts and merges v[0..n) into disjoint intervals in place; returns their
- * count, *total their summed length. */
-static size_t dg_union(struct dg_iv *v, size_t n, uint64_t *total)
-{
-	size_t i, m = 0;
-
-	*total = 0;
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), dg_cmp_iv);
-	for (i = 1; i < n; i++) {
-		if (v[i].s <= v[m].e) {
-			if (v[i].e > v[m].e)
-				v[m].e = v[i].e;
-		} else {
-			v[++m] = v[i];
-		}
-	}
-	m++;
-	for (i = 0; i < m; i++)
-		*total += v[i].e - v[i].s;
-	return m;
-}
-
 /* The first of the sorted disjoint intervals v[0..n) that ends after t. */
-static size_t dg_first_after(const struct dg_iv *v, size_t n, uint64_t t)
+static size_t dg_first_after(const struct util_ival *v, size_t n, uint64_t t)
 {
 	size_t lo = 0, hi = n, mid;
 
@@ -159,7 +125,7 @@ static size_t dg_first_after(const struct dg_iv *v, size_t n, uint64_t t)
 }
 
 /* Length of the sorted disjoint intervals v[0..n) inside [t0, t1). */
-static uint64_t dg_clipped(const struct dg_iv *v, size_t n, uint64_t t0, uint64_t t1)
+static uint64_t dg_clipped(const struct util_ival *v, size_t n, uint64_t t0, uint64_t t1)
 {
 	uint64_t sum = 0;
 	size_t i;
@@ -171,7 +137,7 @@ static uint64_t dg_clipped(const struct dg_iv *v, size_t n, uint64_t t0, uint64_
 
 /* Length of the intersection of two sorted disjoint interval lists inside
  * [t0, t1). */
-static uint64_t dg_intersect(const struct dg_iv *a, size_t na, const struct dg_iv *b, size_t nb,
+static uint64_t dg_intersect(const struct util_ival *a, size_t na, const struct util_ival *b, size_t nb,
 			     uint64_t t0, uint64_t t1)
 {
 	size_t i = dg_first_after(a, na, t0), j = dg_first_after(b, nb, t0);
@@ -195,23 +161,26 @@ static uint64_t dg_intersect(const struct dg_iv *a, size_t na, const struct dg_i
 	return sum;
 }
 
-/* Merges the ranges of each (process, thread) key into disjoint ones. */
-static size_t dg_range_union(struct dg_range *r, size_t n)
+/* Merges, in place, the ranges of each (process, thread) key into disjoint
+ * ones, in key order, each key's through util_ival_union() in tmp (room for
+ * n); returns how many remain. */
+static size_t dg_range_union(struct dg_range *r, size_t n, struct util_ival *tmp)
 {
-	size_t i, m = 0;
+	size_t i, j, k, q, m = 0;
 
 	if (!n)
 		return 0;
 	qsort(r, n, sizeof(*r), dg_cmp_range);
-	for (i = 1; i < n; i++) {
-		if (r[i].process == r[m].process && r[i].thread == r[m].thread && r[i].s <= r[m].e) {
-			if (r[i].e > r[m].e)
-				r[m].e = r[i].e;
-		} else {
-			r[++m] = r[i];
-		}
+	for (i = 0; i < n; i = j) {
+		struct dg_range key = r[i];
+
+		for (j = i; j < n && r[j].process == key.process && r[j].thread == key.thread; j++)
+			tmp[j - i] = (struct util_ival){ r[j].s, r[j].e };
+		k = util_ival_union(tmp, j - i, NULL);
+		for (q = 0; q < k; q++)   /* m + q <= j: what it overwrites is in tmp */
+			r[m++] = (struct dg_range){ key.process, key.thread, tmp[q].s, tmp[q].e };
 	}
-	return m + 1;
+	return m;
 }
 
 /* 1 when ts lies in a merged range of key (process, thread). */
@@ -248,6 +217,7 @@ static int dg_nccl_ranges(const struct profile *p, const uint8_t *mask, struct d
 			  size_t *nout)
 {
 	struct dg_range *r;
+	struct util_ival *tmp;
 	size_t i, n = 0;
 
 	*out = NULL;
@@ -262,8 +232,12 @@ static int dg_nccl_ranges(const struct profile *p, const uint8_t *mask, struct d
 	if (!n)
 		return 0;
 	r = malloc(n * sizeof(*r));
-	if (!r)
+	tmp = malloc(n * sizeof(*tmp));
+	if (!r || !tmp) {
+		free(r);
+		free(tmp);
 		return -ENOMEM;
+	}
 	n = 0;
 	for (i = 0; i < p->nranges; i++) {
 		const struct prof_range *g = &p->ranges[i];
@@ -278,7 +252,8 @@ static int dg_nccl_ranges(const struct profile *p, const uint8_t *mask, struct d
 		n++;
 	}
 	*out = r;
-	*nout = dg_range_union(r, n);
+	*nout = dg_range_union(r, n, tmp);
+	free(tmp);
 	return 0;
 }
 
@@ -301,10 +276,9 @@ static int dg_is_comm(const struct profile *p, const struct prof_gpu_op *g,
 int dist_gpu_split_many(const struct profile *p, const uint8_t *proc_mask, const uint64_t *t0,
 			const uint64_t *t1, size_t nwin, struct dist_split *out)
 {
-	struct dg_iv *iv = NULL;
+	struct util_ival *iv = NULL;
 	struct dg_range *r = NULL;
 	size_t i, n = 0, ncomm = 0, ncomp = 0, nr = 0, mcomm = 0, mcomp = 0;
-	uint64_t total;
 	int ret = 0;
 
 	for (i = 0; i < p->ngpu_ops; i++) {
@@ -332,7 +306,7 @@ int dist_gpu_split_many(const struct profile *p, const uint8_t *proc_mask, const
 	 * class merged once, then every window reads its part of the unions */
 	for (i = 0; i < p->ngpu_ops; i++) {
 		const struct prof_gpu_op *g = &p->gpu_ops[i];
-		struct dg_iv v = { g->start, g->end };
+		struct util_ival v = { g->start, g->end };
 
 		if (g->end <= g->start || !dg_masked(proc_mask, p, g->process))
 			continue;
@@ -341,8 +315,8 @@ int dist_gpu_split_many(const struct profile *p, const uint8_t *proc_mask, const
 		else
 			iv[n - ++ncomp] = v;
 	}
-	mcomm = dg_union(iv, ncomm, &total);
-	mcomp = dg_union(iv + ncomm, ncomp, &total);
+	mcomm = util_ival_union(iv, ncomm, NULL);
+	mcomp = util_ival_union(iv + ncomm, ncomp, NULL);
 	for (i = 0; i < nwin; i++) {
 		struct dist_split *o = &out[i];
 		uint64_t comm, comp, both;

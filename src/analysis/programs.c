@@ -90,12 +90,16 @@ static int life_cmp(const void *a, const void *b)
 static int programs_wall(const struct profile *p, const uint32_t *prog_of, struct program *v)
 {
 	struct life *l = util_reallocarray(NULL, p->nprocesses ? p->nprocesses : 1, sizeof(*l));
-	size_t i, n = 0;
-	uint64_t cs = 0, ce = 0;
-	uint32_t cur = UINT32_MAX;
+	struct util_ival *iv = util_reallocarray(NULL, p->nprocesses ? p->nprocesses : 1,
+						 sizeof(*iv));
+	size_t i, j, n = 0;
+	uint64_t len;
 
-	if (!l)
+	if (!l || !iv) {
+		free(l);
+		free(iv);
 		return -ENOMEM;
+	}
 	for (i = 0; i < p->nprocesses; i++) {
 		const struct prof_process *pr = &p->processes[i];
 
@@ -103,20 +107,14 @@ static int programs_wall(const struct profile *p, const uint32_t *prog_of, struc
 			l[n++] = (struct life){ prog_of[i], pr->start, pr->end };
 	}
 	qsort(l, n, sizeof(*l), life_cmp);
-	for (i = 0; i <= n; i++) {
-		if (i == n || l[i].prog != cur || l[i].s > ce) {
-			if (cur != UINT32_MAX)
-				v[cur].wall_ns += ce - cs;
-			if (i == n)
-				break;
-			cur = l[i].prog;
-			cs = l[i].s;
-			ce = l[i].e;
-		} else if (l[i].e > ce) {
-			ce = l[i].e;
-		}
+	for (i = 0; i < n; i = j) {
+		for (j = i; j < n && l[j].prog == l[i].prog; j++)
+			iv[j - i] = (struct util_ival){ l[j].s, l[j].e };
+		util_ival_union(iv, j - i, &len);
+		v[l[i].prog].wall_ns += len;
 	}
 	free(l);
+	free(iv);
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "span.h"
+#include "util.h"
 
 static int controlled(const struct profile *p, uint32_t pi)
 {
@@ -49,23 +50,12 @@ uint64_t span_in_process(const struct profile *p, uint32_t pi, uint64_t s, uint6
 	return ns;
 }
 
-struct ival {
-	uint64_t s, e;
-};
-
-static int ival_cmp(const void *a, const void *b)
-{
-	const struct ival *x = a, *y = b;
-
-	return x->s < y->s ? -1 : x->s > y->s;
-}
-
 /* The recorded stretches of every process, merged and in order: *n
  * intervals, NULL when there are none (or no memory). */
-static struct ival *recorded(const struct profile *p, size_t *n)
+static struct util_ival *recorded(const struct profile *p, size_t *n)
 {
-	struct ival *v = calloc(p->nwindows + p->nprocesses + 1, sizeof(*v));
-	size_t i, k = 0, m = 0;
+	struct util_ival *v = calloc(p->nwindows + p->nprocesses + 1, sizeof(*v));
+	size_t i, k = 0;
 
 	*n = 0;
 	if (!v)
@@ -74,31 +64,21 @@ static struct ival *recorded(const struct profile *p, size_t *n)
 		const struct prof_window *w = &p->windows[i];
 
 		if (controlled(p, w->process) && w->end > w->start)
-			v[k++] = (struct ival){w->start, w->end};
+			v[k++] = (struct util_ival){w->start, w->end};
 	}
 	for (i = 0; i < p->nprocesses; i++) {
 		const struct prof_process *pr = &p->processes[i];
 
 		if (!controlled(p, (uint32_t)i) && pr->end > pr->start)
-			v[k++] = (struct ival){pr->start, pr->end};
+			v[k++] = (struct util_ival){pr->start, pr->end};
 	}
-	if (k)
-		qsort(v, k, sizeof(*v), ival_cmp);
-	for (i = 0; i < k; i++) {
-		if (m && v[i].s <= v[m - 1].e) {
-			if (v[i].e > v[m - 1].e)
-				v[m - 1].e = v[i].e;
-		} else {
-			v[m++] = v[i];
-		}
-	}
-	*n = m;
+	*n = util_ival_union(v, k, NULL);
 	return v;
 }
 
 void span_of_run(const struct profile *p, struct run_span *out)
 {
-	struct ival *v;
+	struct util_ival *v;
 	size_t i, n;
 
 	memset(out, 0, sizeof(*out));
@@ -124,7 +104,7 @@ void span_of_run(const struct profile *p, struct run_span *out)
 uint64_t span_between(const struct profile *p, uint64_t s, uint64_t e)
 {
 	struct run_span sp;
-	struct ival *v;
+	struct util_ival *v;
 	uint64_t ns = 0;
 	size_t i, n;
 

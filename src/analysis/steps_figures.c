@@ -13,40 +13,6 @@
 
 /* --- per-step figures ------------------------------------------------------------ */
 
-struct ival {
-	uint64_t s, e;
-};
-
-static int ival_cmp(const void *a, const void *b)
-{
-	const struct ival *x = a, *y = b;
-
-	return x->s < y->s ? -1 : x->s > y->s;
-}
-
-/* Total length of the union of v[0 .. n) (sorted here). */
-static uint64_t ival_union(struct ival *v, size_t n)
-{
-	uint64_t total = 0, cs = 0, ce = 0;
-	size_t i;
-
-	if (!n)
-		return 0;
-	qsort(v, n, sizeof(*v), ival_cmp);
-	cs = v[0].s;
-	ce = v[0].e;
-	for (i = 1; i < n; i++) {
-		if (v[i].s > ce) {
-			total += ce - cs;
-			cs = v[i].s;
-			ce = v[i].e;
-		} else if (v[i].e > ce) {
-			ce = v[i].e;
-		}
-	}
-	return total + (ce - cs);
-}
-
 static uint64_t clip(uint64_t s, uint64_t e, uint64_t lo, uint64_t hi)
 {
 	if (s < lo)
@@ -157,7 +123,7 @@ out:
 int steps_figures(const struct profile *p, const struct sample_index *x,
 		  const struct step_ix *ix, struct step *v, size_t nsteps)
 {
-	struct ival *iv = NULL;
+	struct util_ival *iv = NULL;
 	size_t cap = 0, k;
 
 	for (k = 0; k < nsteps; k++) {
@@ -187,7 +153,7 @@ int steps_figures(const struct profile *p, const struct sample_index *x,
 			iv[n].s = g->start > s->start ? g->start : s->start;
 			iv[n++].e = g->end < s->end ? g->end : s->end;
 		}
-		s->gpu_busy_ns = ival_union(iv, n);
+		util_ival_union(iv, n, &s->gpu_busy_ns);
 		TINDEX_EACH(&ix->sync, s, e)
 			s->sync_ns += clip(ix->sync.v[e].s, ix->sync.v[e].e, s->start, s->end);
 		TINDEX_EACH(&ix->mem, s, e) {

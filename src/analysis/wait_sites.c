@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util.h"
 #include "wait_int.h"
 
 /* --- sites -------------------------------------------------------------------- */
@@ -173,11 +174,21 @@ static int lock_cmp(const void *x, const void *y)
 	return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
+/* What lock_fill() works in, sized for every lock at once: per thread, its
+ * part of the waits it made others do and the lock it was last counted
+ * for; the waits' stretches. */
+struct lock_scratch {
+	uint64_t *own_ns;
+	uint32_t *stamp;
+	struct util_ival *iv;
+};
+
 /* One lock: e[0 .. n) are its waits, by start. */
 static void lock_fill(const struct profile *p, const uint16_t *cls, struct lock_ent *e, size_t n,
-		      struct wait_lock *l, uint64_t *own_ns, uint32_t *stamp, uint32_t mark)
+		      struct wait_lock *l, const struct lock_scratch *sc, uint32_t mark)
 {
-	uint64_t cur_s = 0, cur_e = 0, best = 0, run = 0;
+	uint64_t *own_ns = sc->own_ns, best = 0, run = 0;
+	uint32_t *stamp = sc->stamp;
 	size_t k;
 
 	memset(l, 0, sizeof(*l));
@@ -193,18 +204,11 @@ static void lock_fill(const struct profile *p, const uint16_t *cls, struct lock_
 			stamp[e[k].thread] = mark;
 			l->waiters++;
 		}
-		/* union of [start, end) over time: the intervals come by start */
-		if (k == 0 || s > cur_e) {
-			l->contended_ns += cur_e - cur_s;
-			cur_s = s;
-			cur_e = t;
-		} else if (t > cur_e) {
-			cur_e = t;
-		}
+		sc->iv[k] = (struct util_ival){ s, t };
 		if (e[k].owner < p->nthreads && e[k].owner != e[k].thread)
 			own_ns[e[k].owner] += e[k].ns;
 	}
-	l->contended_ns += cur_e - cur_s;
+	util_ival_union(sc->iv, n, &l->contended_ns);
 	for (k = 0; k < n; k++) {
 		uint32_t o = e[k].owner;
 
@@ -244,15 +248,15 @@ int wait_build_locks(const struct profile *p, const uint16_t *cls, const uint8_t
 		     struct wait_analysis *w)
 {
 	struct lock_ent *e;
-	uint64_t *own_ns;
-	uint32_t *stamp;
+	struct lock_scratch sc;
 	size_t i, j, n = 0, nl = 0;
 	int ret = -ENOMEM;
 
 	e = calloc(p->noffcpu ? p->noffcpu : 1, sizeof(*e));
-	own_ns = calloc(p->nthreads ? p->nthreads : 1, sizeof(*own_ns));
-	stamp = calloc(p->nthreads ? p->nthreads : 1, sizeof(*stamp));
-	if (!e || !own_ns || !stamp)
+	sc.own_ns = calloc(p->nthreads ? p->nthreads : 1, sizeof(*sc.own_ns));
+	sc.stamp = calloc(p->nthreads ? p->nthreads : 1, sizeof(*sc.stamp));
+	sc.iv = calloc(p->noffcpu ? p->noffcpu : 1, sizeof(*sc.iv));
+	if (!e || !sc.own_ns || !sc.stamp || !sc.iv)
 		goto out;
 	for (i = 0; i < p->noffcpu; i++) {
 		const struct prof_offcpu *r = &p->offcpu[i];
@@ -274,8 +278,7 @@ int wait_build_locks(const struct profile *p, const uint16_t *cls, const uint8_t
 	for (i = 0; i < n; i = j) {
 		for (j = i; j < n && e[j].process == e[i].process && e[j].addr == e[i].addr; j++)
 			;
-		lock_fill(p, cls, &e[i], j - i, &w->locks[w->nlocks], own_ns, stamp,
-			  (uint32_t)w->nlocks + 1);
+		lock_fill(p, cls, &e[i], j - i, &w->locks[w->nlocks], &sc, (uint32_t)w->nlocks + 1);
 		w->nlocks++;
 	}
 	if (w->nlocks)
@@ -283,8 +286,9 @@ int wait_build_locks(const struct profile *p, const uint16_t *cls, const uint8_t
 	ret = 0;
 out:
 	free(e);
-	free(own_ns);
-	free(stamp);
+	free(sc.own_ns);
+	free(sc.stamp);
+	free(sc.iv);
 	return ret;
 }
 

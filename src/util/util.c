@@ -274,6 +274,35 @@ int util_u64_cmp(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static int util_ival_cmp(const void *a, const void *b)
+{
+	const struct util_ival *x = a, *y = b;
+
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+size_t util_ival_union(struct util_ival *v, size_t n, uint64_t *len)
+{
+	uint64_t total = 0;
+	size_t i, m = 0;
+
+	if (n)
+		qsort(v, n, sizeof(*v), util_ival_cmp);
+	for (i = 0; i < n; i++) {
+		if (m && v[i].s <= v[m - 1].e) {
+			if (v[i].e > v[m - 1].e)
+				v[m - 1].e = v[i].e;
+		} else {
+			v[m++] = v[i];
+		}
+	}
+	for (i = 0; i < m; i++)
+		total += v[i].e - v[i].s;
+	if (len)
+		*len = total;
+	return m;
+}
+
 char *util_fmt_bytes(char *buf, size_t len, double b)
 {
 	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};

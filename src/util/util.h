@@ -87,6 +87,19 @@ struct util_strings {
 const char *util_intern(struct util_arena *a, struct util_strings *t, const char *s);
 void util_strings_free(struct util_strings *t);
 
+/* --- intervals: the one union of stretches of time ----------------------------- */
+
+/* [s, e), in ns. */
+struct util_ival {
+	uint64_t s, e;
+};
+
+/* Sorts v[0 .. n) by start and merges, in place, the intervals that overlap
+ * or touch (the next starts at or before the end so far): returns m, and
+ * v[0 .. m) are the union's disjoint intervals in order; *len, when not NULL,
+ * is their total length.  Intervals with e < s are the caller's to avoid. */
+size_t util_ival_union(struct util_ival *v, size_t n, uint64_t *len);
+
 /* --- small helpers ---------------------------------------------------------- */
 
 /* What follows path's last '/' (all of it without one); "" for NULL. */

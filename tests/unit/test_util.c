@@ -1,7 +1,7 @@
 /*
  * test_util.c — src/util's small helpers, each with its one home: the base
- * name of a path and the uint64_t comparison qsort uses; and src/format's
- * weight of a sampled allocation (cbn_weight.h).
+ * name of a path, the uint64_t comparison qsort uses and the union of
+ * intervals; and src/format's weight of a sampled allocation (cbn_weight.h).
  */
 #include <math.h>
 #include <stdint.h>
@@ -36,6 +36,27 @@ static void test_u64_cmp(void)
 	CHECK(v[5] == UINT64_MAX);
 }
 
+/* Out of order, overlapping, nested, touching, empty and duplicated
+ * intervals: the union's disjoint pieces in order, and their length. */
+static void test_ival_union(void)
+{
+	struct util_ival v[] = { { 50, 60 }, { 10, 20 }, { 15, 30 }, { 12, 14 }, { 30, 35 },
+				 { 40, 40 }, { 50, 60 }, { 55, 70 }, { 100, 101 } };
+	struct util_ival one = { 7, 9 }, none[1];
+	uint64_t len = 1;
+	size_t m = util_ival_union(v, sizeof(v) / sizeof(v[0]), &len);
+
+	CHECK(m == 4);
+	CHECK(v[0].s == 10 && v[0].e == 35);   /* [10,20) [15,30) [12,14) [30,35): touching joins */
+	CHECK(v[1].s == 40 && v[1].e == 40);   /* empty, apart: a piece of length 0 */
+	CHECK(v[2].s == 50 && v[2].e == 70);
+	CHECK(v[3].s == 100 && v[3].e == 101);
+	CHECK(len == 25 + 0 + 20 + 1);
+	CHECK(util_ival_union(&one, 1, &len) == 1 && len == 2 && one.s == 7 && one.e == 9);
+	CHECK(util_ival_union(none, 0, &len) == 0 && len == 0);
+	CHECK(util_ival_union(&one, 1, NULL) == 1);
+}
+
 /* Every allocation recorded: each stands for itself; sampled at rate r, a
  * block of r bytes was kept with probability 1 - 1/e. */
 static void test_mem_weight(void)
@@ -60,6 +81,7 @@ int main(void)
 {
 	test_base_name();
 	test_u64_cmp();
+	test_ival_union();
 	test_mem_weight();
 	return test_result();
 }
