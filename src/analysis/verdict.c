@@ -17,6 +17,7 @@
 #include "cpu.h"
 #include "cuda_analysis.h"
 #include "memory.h"
+#include "names.h"
 #include "programs.h"
 #include "wait.h"
 
@@ -123,7 +124,7 @@ static void func_label(char *buf, size_t len, const struct profile *p, const str
 	const struct prof_func *pf = &p->funcs[f->func];
 	char bare[1024], cut[V_NAME_MAX + 8];
 	/* as the tables print it: no return type, no parameters */
-	const char *name = pf->name ? wait_bare_name(pf->name, bare, sizeof(bare)) : "?";
+	const char *name = names_bare_copy(bare, sizeof(bare), pf->name ? pf->name : "?");
 	size_t n = strlen(name);
 
 	if (n > V_NAME_MAX) {

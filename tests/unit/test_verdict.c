@@ -307,6 +307,23 @@ static void test_programs(void)
 	}
 }
 
+/* The hottest function is named as the CPU table names it (names_bare()),
+ * its scope whole: once "namespace)::heavy", which no table shows. */
+static void test_cpu_name(void)
+{
+	struct profile p;
+	struct analysis a;
+
+	setup(&p, &a);
+	funcs[0].name = "(anonymous namespace)::heavy(int)";
+	CHECK_EQ_INT(verdict_run(&a), 0);
+	CHECK(a.verdict.text && !strcmp(a.verdict.text, "CPU-bound: 75 % of the CPU in (anonymous "
+						       "namespace)::heavy (a.c:3); parallel efficiency "
+						       "90 % on 1 busy thread"));
+	funcs[0].name = "heavy";
+	verdict_free(&a);
+}
+
 int main(void)
 {
 	test_programs();
@@ -314,5 +331,6 @@ int main(void)
 	test_gpu_bound();
 	test_gpu_waits_for_host();
 	test_cpu();
+	test_cpu_name();
 	return test_result();
 }
