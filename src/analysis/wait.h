@@ -199,11 +199,6 @@ struct wait_analysis {
 int wait_analyze(const struct profile *p, struct wait_analysis **out);
 void wait_free(struct wait_analysis *w);
 
-/* The qualified name of a demangled function, without a return type or the
- * parameters: "void std::mutex::lock()" -> "std::mutex::lock", copied into
- * buf (at most len - 1 bytes); glibc's __GI_ aliases lose the prefix. */
-const char *wait_bare_name(const char *name, char *buf, size_t len);
-
 /* "parallel efficiency 92 % on 2 busy threads at once (25 in all)": the
  * efficiency and what it divides by, in the words of every verdict. */
 const char *wait_efficiency_words(const struct wait_analysis *w, char *buf, size_t len);

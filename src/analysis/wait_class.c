@@ -7,6 +7,7 @@
 
 #include <string.h>
 
+#include "names.h"
 #include "util.h"
 #include "wait_int.h"
 
@@ -15,29 +16,18 @@ static int pre(const char *s, const char *prefix)
 	return strncmp(s, prefix, strlen(prefix)) == 0;
 }
 
-/* The qualified name of a demangled function, without a return type or the
- * parameters: "void std::mutex::lock()" -> "std::mutex::lock".  Copies at
- * most len - 1 bytes into buf. */
-const char *wait_bare_name(const char *name, char *buf, size_t len)
+/* The name the lists below hold: names_bare() of a function's name ("void
+ * std::mutex::lock()" -> "std::mutex::lock"), a kernel frame's by the
+ * kernel's own name ("[kernel] __memmove"), without a symbol version
+ * (pthread_mutex_lock@@GLIBC_2.2.5) or glibc's prefix of its internal
+ * aliases (__GI___pthread_mutex_lock is __pthread_mutex_lock).  At most
+ * len - 1 bytes in buf. */
+static const char *class_name(const char *name, char *buf, size_t len)
 {
-	const char *s = name, *q;
-	int depth = 0;
-	size_t n;
-
-	for (q = name; *q; q++) {
-		if (*q == '<')
-			depth++;
-		else if (*q == '>' && depth > 0)
-			depth--;
-		else if (depth == 0 && ((*q == '(' && q != name) || *q == '@'))
-			break;   /* the parameters, or a symbol version (pthread_mutex_lock@@GLIBC_2.2.5) */
-		else if (depth == 0 && *q == ' ' && !pre(q + 1, "operator") && !pre(s, "operator"))
-			s = q + 1;
-	}
-	n = (size_t)(q - s) < len - 1 ? (size_t)(q - s) : len - 1;
-	memcpy(buf, s, n);
-	buf[n] = '\0';
-	/* glibc's internal aliases: __GI___pthread_mutex_lock is __pthread_mutex_lock */
+	if (pre(name, "[kernel] "))
+		name += strlen("[kernel] ");
+	names_bare_copy(buf, len, name);
+	buf[strcspn(buf, "@")] = '\0';
 	return pre(buf, "__GI_") ? buf + 5 : buf;
 }
 
@@ -118,7 +108,7 @@ uint16_t wait_classify(const struct prof_func *f)
 		c |= FC_ALLOC;
 	if (!f->name)
 		return c;
-	name = wait_bare_name(f->name, buf, sizeof(buf));
+	name = class_name(f->name, buf, sizeof(buf));
 	if (is_one_of(name, alloc_names) || has_prefix(name, alloc_prefixes))
 		c |= FC_ALLOC;
 	if (is_one_of(name, memcpy_names) || has_prefix(name, memcpy_prefixes))

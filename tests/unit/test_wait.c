@@ -3,11 +3,13 @@
  * hand-built profiles with known numbers: activities of on-CPU time, OpenMP
  * barrier spin, a contended lock with its holder, a serial run and its
  * critical thread (with and without off-CPU data), an I/O-bound run, the
- * efficiency formula, the wall-clock view, and too little data.
+ * efficiency formula, the wall-clock view, too little data, and what a
+ * function is by its name.
  */
 #include <math.h>
 
 #include "analysis/wait.h"
+#include "analysis/wait_int.h"
 #include "test_cpu_builder.h"
 #include "testlib.h"
 
@@ -594,6 +596,35 @@ static void test_names(void)
 	CHECK_STR(wait_verdict_name(42), "");
 }
 
+/* What a function is, by its name as names_bare() reads it, less a symbol
+ * version, glibc's __GI_ prefix and a kernel frame's "[kernel] ". */
+static void test_classify(void)
+{
+	static const struct {
+		const char *name;
+		uint16_t want;
+	} c[] = {
+		{ "pthread_mutex_lock@@GLIBC_2.2.5", FC_MUTEX },
+		{ "__GI___pthread_mutex_lock", FC_MUTEX },
+		{ "void std::mutex::lock()", FC_MUTEX },
+		{ "std::mutex::lock() [clone .cold]", FC_MUTEX },
+		{ "operator new(unsigned long)", FC_ALLOC },
+		{ "[kernel] __memmove", FC_SYS | FC_MEMCPY },
+		{ "main", FC_MAIN },
+		{ "(anonymous namespace)::main(int)", 0 },
+		{ "std::vector<int, std::allocator<int> >::size() const", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct prof_func f = { .name = c[i].name, .module = "a.out" };
+
+		if (wait_classify(&f) != c[i].want)
+			fprintf(stderr, "classify(\"%s\") = %#x\n", c[i].name, wait_classify(&f));
+		CHECK(wait_classify(&f) == c[i].want);
+	}
+}
+
 int main(void)
 {
 	test_omp_spin();
@@ -604,5 +635,6 @@ int main(void)
 	test_activities();
 	test_little();
 	test_names();
+	test_classify();
 	return test_result();
 }
