@@ -18,6 +18,7 @@
 
 #include "analysis.h"
 #include "html.h"
+#include "outfile.h"
 #include "report.h"
 
 #ifndef CBN_VERSION
@@ -198,26 +199,21 @@ static void html_scripts(FILE *f, int gz)
 	fputs("</script>\n", f);
 }
 
-static int html_page(const char *path, const char *title, cJSON *doc, char *err, size_t errlen)
-{
-	char *json = cJSON_PrintUnformatted(doc);
-	FILE *f = NULL;
-	int ret = -1, gz;
+struct html_doc {
+	const char *title, *json;
+};
 
-	if (!json) {
-		snprintf(err, errlen, "cannot format the page's data: out of memory");
-		goto out;
-	}
-	f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s; pick a writable --html path", path,
-			 strerror(errno));
-		goto out;
-	}
+/* The page: head, styles, the report's data, the scripts (outfile_write's
+ * fill). */
+static void html_fill(FILE *f, const void *ctx)
+{
+	const struct html_doc *d = ctx;
+	int gz;
+
 	fputs("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 	      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
 	      "<meta name=\"generator\" content=\"cbottleneck " CBN_VERSION "\">\n<title>", f);
-	html_text(f, title);
+	html_text(f, d->title);
 	fputs("</title>\n<style>\n", f);
 	fputs(html_asset_css, f);
 	fputs("</style>\n</head>\n<body>\n"
@@ -226,21 +222,23 @@ static int html_page(const char *path, const char *title, cJSON *doc, char *err,
 	      "<main id=\"view\"><p class=\"loading\">Loading the report&hellip; "
 	      "(this page needs JavaScript)</p></main>\n"
 	      "<div id=\"cbn-status\" hidden></div>\n", f);
-	gz = html_want_gzip(strlen(json));
-	html_data(f, json, gz);
+	gz = html_want_gzip(strlen(d->json));
+	html_data(f, d->json, gz);
 	html_scripts(f, gz);
 	fputs("</body>\n</html>\n", f);
-	if (fflush(f) != 0 || ferror(f)) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		goto out;
+}
+
+static int html_page(const char *path, const char *title, cJSON *doc, char *err, size_t errlen)
+{
+	struct html_doc d = { title, cJSON_PrintUnformatted(doc) };
+	int ret;
+
+	if (!d.json) {
+		snprintf(err, errlen, "cannot format the page's data: out of memory");
+		return -1;
 	}
-	ret = 0;
-out:
-	if (f && f != stdout && fclose(f) != 0 && ret == 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		ret = -1;
-	}
-	cJSON_free(json);
+	ret = outfile_write(path, "--html", html_fill, &d, err, errlen);
+	cJSON_free((char *)d.json);
 	return ret;
 }
 

@@ -21,6 +21,7 @@
 #include "json_put.h"
 #include "mem_json.h"
 #include "names.h"
+#include "outfile.h"
 #include "ops_report.h"
 #include "programs_report.h"
 #include "report.h"
@@ -623,12 +624,18 @@ fail:
 	return NULL;
 }
 
+/* The document and a newline (outfile_write's fill). */
+static void json_fill(FILE *f, const void *text)
+{
+	fputs(text, f);
+	fputc('\n', f);
+}
+
 int report_json_write(const struct analysis *a, const struct report_opts *o, const char *path,
 		      char *err, size_t errlen)
 {
 	cJSON *root = json_build(a, o);
 	char *text = NULL;
-	FILE *f = NULL;
 	int ret = -1;
 
 	if (!root) {
@@ -640,22 +647,8 @@ int report_json_write(const struct analysis *a, const struct report_opts *o, con
 		snprintf(err, errlen, "cannot format the JSON report: out of memory");
 		goto out;
 	}
-	f = strcmp(path, "-") == 0 ? stdout : fopen(path, "w");
-	if (!f) {
-		snprintf(err, errlen, "cannot write %s: %s; pick a writable --json path", path,
-			 strerror(errno));
-		goto out;
-	}
-	if (fputs(text, f) < 0 || fputc('\n', f) == EOF || fflush(f) != 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		goto out;
-	}
-	ret = 0;
+	ret = outfile_write(path, "--json", json_fill, text, err, errlen);
 out:
-	if (f && f != stdout && fclose(f) != 0 && ret == 0) {
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
-		ret = -1;
-	}
 	free(text);
 	cJSON_Delete(root);
 	return ret;
