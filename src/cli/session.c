@@ -87,20 +87,33 @@ int session_find_agent(char *agent, size_t alen, char *cuda, size_t clen)
 	return CLI_EXIT_REFUSED;
 }
 
-int session_find_mem(const char *agent, char *out, size_t len)
+/* The agent's library so in the agent's directory (into dir, len PATH_MAX):
+ * 0 with its absolute path in out, -1 when it is not there or its path does
+ * not fit. */
+static int session_find_beside(const char *agent, const char *so, char *dir, char *out,
+			       size_t len)
 {
-	char dir[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
+	char cand[PATH_MAX + 64], real[PATH_MAX];
 	char *slash;
 
-	snprintf(dir, sizeof(dir), "%s", agent);
+	snprintf(dir, PATH_MAX, "%s", agent);
 	slash = strrchr(dir, '/');
 	if (slash)
 		*slash = '\0';
-	if (snprintf(cand, sizeof(cand), "%s/%s", dir, MEM_SO) < (int)sizeof(cand) &&
+	if (snprintf(cand, sizeof(cand), "%s/%s", dir, so) < (int)sizeof(cand) &&
 	    is_file(cand) && realpath(cand, real) && strlen(real) < len) {
 		snprintf(out, len, "%s", real);
 		return 0;
 	}
+	return -1;
+}
+
+int session_find_mem(const char *agent, char *out, size_t len)
+{
+	char dir[PATH_MAX];
+
+	if (session_find_beside(agent, MEM_SO, dir, out, len) == 0)
+		return 0;
 	fprintf(stderr, "cbottleneck: --memory needs %s next to the agent in %s, and it is not "
 		"there; reinstall cbottleneck or run without --memory\n", MEM_SO, dir);
 	return CLI_EXIT_REFUSED;
@@ -114,18 +127,11 @@ int session_find_mem(const char *agent, char *out, size_t len)
  */
 int session_find_mpi(const char *agent, char *out, size_t len)
 {
-	char dir[PATH_MAX], cand[PATH_MAX + 64], real[PATH_MAX];
-	char *slash;
+	char dir[PATH_MAX];
 
-	snprintf(dir, sizeof(dir), "%s", agent);
-	slash = strrchr(dir, '/');
-	if (slash)
-		*slash = '\0';
-	if (snprintf(cand, sizeof(cand), "%s/%s", dir, MPI_SO) < (int)sizeof(cand) &&
-	    is_file(cand) && realpath(cand, real) && strlen(real) < len && !strpbrk(real, " :\t")) {
-		snprintf(out, len, "%s", real);
+	/* ld.so splits LD_PRELOAD on spaces and colons: such a path is left out */
+	if (session_find_beside(agent, MPI_SO, dir, out, len) == 0 && !strpbrk(out, " :\t"))
 		return 0;
-	}
 	return -1;
 }
 
