@@ -75,7 +75,7 @@ static void build_status(cJSON *c, const struct cuda_analysis *a)
 			continue;
 		if (!(o = item(x)))
 			continue;
-		json_put_num(o, "pid", s->pid);
+		json_put_num(o, JK_PID, s->pid);
 		cJSON_AddStringToObject(o, JK_STATE, s->state);
 		cJSON_AddStringToObject(o, JK_MESSAGE, s->message);
 		json_put_num(o, "cupti_error", s->cupti_error);
@@ -113,7 +113,7 @@ static void build_status(cJSON *c, const struct cuda_analysis *a)
 
 		if (!(o = item(x)))
 			continue;
-		json_put_num(o, "pid", s->pid);
+		json_put_num(o, JK_PID, s->pid);
 		cJSON_AddStringToObject(o, "exe", s->exe);
 		cJSON_AddStringToObject(o, "what", s->what);
 		cJSON_AddStringToObject(o, "holder", s->holder);

@@ -79,7 +79,7 @@ static int ranks_json(cJSON *o, const struct analysis *a, const struct dist_anal
 		err |= json_put_num(e, "rank", r->rank);
 		err |= json_put_num(e, "local_rank", r->local_rank);
 		err |= json_put_str(e, "host", r->host);
-		err |= json_put_num(e, "pid", r->pid);
+		err |= json_put_num(e, JK_PID, r->pid);
 		err |= json_put_num(e, "processes", r->nprocesses);
 		err |= json_put_str(e, "device", r->device);
 		err |= cJSON_AddBoolToObject(e, "crashed", r->crashed != 0) ? 0 : -ENOMEM;

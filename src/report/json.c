@@ -466,7 +466,7 @@ static cJSON *json_threads(const struct profile *p, const struct cpu_profile *c)
 			goto fail;
 		cJSON_AddItemToArray(arr, o);
 		err |= json_put_num(o, "tid", th->tid);
-		err |= json_put_num(o, "pid",
+		err |= json_put_num(o, JK_PID,
 				th->process < p->nprocesses ? p->processes[th->process].pid : 0);
 		err |= json_put_str(o, "name", th->name);
 		err |= json_put_num(o, "cpu_ns", (double)c->threads[i].ns);

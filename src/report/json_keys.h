@@ -32,7 +32,8 @@
 #define JK_SAMPLES "samples"
 #define JK_WEIGHT "weight"
 
-/* processes[] (json.c), and memory.spaces[]: the process of a host space */
+/* processes[] (json.c); JK_PID is every row's process id: processes[],
+ * threads[], memory.spaces[], cuda.status[] and .shared[], distributed.ranks[] */
 #define JK_PROCESSES "processes"
 #define JK_PID "pid"
 
