@@ -12,6 +12,7 @@
 #include <cjson/cJSON.h>
 
 #include "cmp_internal.h"
+#include "util.h"
 
 #define CMP_NAME_WIDTH 60        /* longer metric names are shortened in the middle */
 #define CMP_CELL 96              /* bytes of one table cell */
@@ -36,14 +37,7 @@ void cmp_format_value(char *buf, size_t len, enum cmp_unit unit, double v)
 
 	switch (unit) {
 	case CMP_U_NS:
-		if (a < 1e3)
-			snprintf(buf, len, "%.0f ns", v);
-		else if (a < 1e6)
-			snprintf(buf, len, "%.1f us", v / 1e3);
-		else if (a < 1e9)
-			snprintf(buf, len, "%.1f ms", v / 1e6);
-		else
-			snprintf(buf, len, "%.3f s", v / 1e9);
+		util_fmt_ns(buf, len, v, UTIL_DUR_GATE);
 		break;
 	case CMP_U_BYTES:
 		if (a < 1024)

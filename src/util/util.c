@@ -331,28 +331,36 @@ char *util_fmt_rate(char *buf, size_t len, double bytes_per_s)
 	return buf;
 }
 
-/* The unit is chosen on the value as printed, three decimals: 999.9996 ms
- * reads "1.000s", not "1000.000ms". */
+char *util_fmt_ns(char *buf, size_t len, double ns, enum util_dur style)
+{
+	/* from: where the unit starts for TABLE and PROSE, the value that
+	 * prints as 1.000 of it; the gate's starts at the unit itself */
+	static const struct {
+		double scale, from;
+		const char *unit;
+	} u[] = { { 1e9, 1e9 - 5e5, "s" }, { 1e6, 1e6 - 5e2, "ms" }, { 1e3, 1e3 - 0.5, "us" },
+		  { 1, 0, "ns" } };
+	int gate = style == UTIL_DUR_GATE;
+	size_t i, last = style == UTIL_DUR_TABLE ? 2 : 3;   /* tables never say ns */
+	double v = gate && ns < 0 ? -ns : ns;
+	int prec;
+
+	/* a NaN: the gate's in seconds, the others' in their smallest unit */
+	for (i = 0; i < last; i++)
+		if (gate ? !(v < u[i].scale) : v >= u[i].from)
+			break;
+	prec = i == 3 ? 0 : gate && i > 0 ? 1 : 3;
+	snprintf(buf, len, "%.*f%s%s", prec, ns / u[i].scale, style == UTIL_DUR_TABLE ? "" : " ",
+		 u[i].unit);
+	return buf;
+}
+
 char *util_fmt_time(char *buf, size_t len, double ns)
 {
-	if (ns >= 1e9 - 5e5)
-		snprintf(buf, len, "%.3fs", ns / 1e9);
-	else if (ns >= 1e6 - 5e2)
-		snprintf(buf, len, "%.3fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3fus", ns / 1e3);
-	return buf;
+	return util_fmt_ns(buf, len, ns, UTIL_DUR_TABLE);
 }
 
 char *util_fmt_dur(char *buf, size_t len, double ns)
 {
-	if (ns >= 1e9 - 5e5)
-		snprintf(buf, len, "%.3f s", ns / 1e9);
-	else if (ns >= 1e6 - 5e2)
-		snprintf(buf, len, "%.3f ms", ns / 1e6);
-	else if (ns >= 1e3 - 0.5)
-		snprintf(buf, len, "%.3f us", ns / 1e3);
-	else
-		snprintf(buf, len, "%.0f ns", ns);
-	return buf;
+	return util_fmt_ns(buf, len, ns, UTIL_DUR_PROSE);
 }

@@ -118,10 +118,26 @@ int util_u64_cmp(const void *a, const void *b);
 char *util_fmt_bytes(char *buf, size_t len, double bytes);
 /* "812.00 MiB/s", "11.52 GiB/s": bytes per second, 1024-based */
 char *util_fmt_rate(char *buf, size_t len, double bytes_per_s);
-/* Table style, as torch's _format_time: "1.234s", "12.345ms", "123.456us". */
+
+/* The ways a duration is written; util_fmt_ns() writes every one of them. */
+enum util_dur {
+	/* tables, as torch's _format_time: "1.234s", "12.345ms", "123.456us" */
+	UTIL_DUR_TABLE,
+	/* prose, for findings and evidence: "1.234 s", "12.345 ms", "123.456 us",
+	 * "850 ns" */
+	UTIL_DUR_PROSE,
+	/* the regression gate's columns, signed: "1.234 s", "-12.3 ms",
+	 * "123.5 us", "850 ns" */
+	UTIL_DUR_GATE,
+};
+
+/* ns nanoseconds in style.  TABLE and PROSE take three decimals and choose
+ * the unit on the value as printed (999.9996 ms reads "1.000 s"); GATE takes
+ * one below a second and chooses on |ns| as it is. */
+char *util_fmt_ns(char *buf, size_t len, double ns, enum util_dur style);
+/* util_fmt_ns(UTIL_DUR_TABLE): the text tables' and the HTML's times. */
 char *util_fmt_time(char *buf, size_t len, double ns);
-/* Prose style, for findings and evidence: "1.234 s", "12.345 ms",
- * "123.456 us", "850 ns". */
+/* util_fmt_ns(UTIL_DUR_PROSE): findings, evidence, verdicts. */
 char *util_fmt_dur(char *buf, size_t len, double ns);
 
 #endif

@@ -1,7 +1,8 @@
 /*
  * test_util.c — src/util's small helpers, each with its one home: the base
- * name of a path, the uint64_t comparison qsort uses and the union of
- * intervals; and src/format's weight of a sampled allocation (cbn_weight.h).
+ * name of a path, the uint64_t comparison qsort uses, the union of intervals
+ * and the three ways a duration is written; and src/format's weight of a
+ * sampled allocation (cbn_weight.h).
  */
 #include <math.h>
 #include <stdint.h>
@@ -57,6 +58,28 @@ static void test_ival_union(void)
 	CHECK(util_ival_union(&one, 1, NULL) == 1);
 }
 
+/* Each style at its units' edges: tables and prose choose on the value as
+ * printed, the gate on the value as it is, signed. */
+static void test_fmt_ns(void)
+{
+	char b[64];
+
+	CHECK_STR(util_fmt_time(b, sizeof(b), 999999999.0), "1.000s");
+	CHECK_STR(util_fmt_time(b, sizeof(b), 999499999.0), "999.500ms");
+	CHECK_STR(util_fmt_time(b, sizeof(b), 999500.0), "1.000ms");
+	CHECK_STR(util_fmt_time(b, sizeof(b), 850.0), "0.850us");
+	CHECK_STR(util_fmt_time(b, sizeof(b), -5e6), "-5000.000us");
+	CHECK_STR(util_fmt_dur(b, sizeof(b), 1e6), "1.000 ms");
+	CHECK_STR(util_fmt_dur(b, sizeof(b), 999.5), "1.000 us");
+	CHECK_STR(util_fmt_dur(b, sizeof(b), 850.0), "850 ns");
+	CHECK_STR(util_fmt_dur(b, sizeof(b), 2.5e9), "2.500 s");
+	CHECK_STR(util_fmt_ns(b, sizeof(b), 1e6, UTIL_DUR_GATE), "1.0 ms");
+	CHECK_STR(util_fmt_ns(b, sizeof(b), 999999.0, UTIL_DUR_GATE), "1000.0 us");
+	CHECK_STR(util_fmt_ns(b, sizeof(b), -12345678.0, UTIL_DUR_GATE), "-12.3 ms");
+	CHECK_STR(util_fmt_ns(b, sizeof(b), 1.5e9, UTIL_DUR_GATE), "1.500 s");
+	CHECK_STR(util_fmt_ns(b, sizeof(b), 850.0, UTIL_DUR_GATE), "850 ns");
+}
+
 /* Every allocation recorded: each stands for itself; sampled at rate r, a
  * block of r bytes was kept with probability 1 - 1/e. */
 static void test_mem_weight(void)
@@ -82,6 +105,7 @@ int main(void)
 	test_base_name();
 	test_u64_cmp();
 	test_ival_union();
+	test_fmt_ns();
 	test_mem_weight();
 	return test_result();
 }
