@@ -26,12 +26,6 @@ static int quiet(const struct report_opts *o)
 	return o && o->quiet;
 }
 
-/* Durations in the nsys-style tables: torch's format, also for averages. */
-static char *tm(char *b, size_t n, double ns)
-{
-	return fmt_time_d(b, n, ns);
-}
-
 static void print_status(FILE *out, const struct cuda_analysis *a)
 {
 	/* one line for what many processes said alike (17 fork children) */
@@ -110,16 +104,17 @@ static int print_ops(FILE *out, const struct cuda_analysis *a, const struct repo
 		fmt_table_row(t);
 		fmt_table_cell(t, "%s", r->display ? r->display : r->name);
 		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->self_cpu_ns, self_cpu));
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->self_cpu_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->self_cpu_ns));
 		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->cpu_total_ns, self_cpu));
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->cpu_total_ns));
-		fmt_table_cell(t, "%s", fmt_time_d(b, sizeof(b), r->cpu_total_ns / calls));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->cpu_total_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->cpu_total_ns / calls));
 		if (dev) {
-			fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->self_cuda_ns));
+			fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->self_cuda_ns));
 			fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->self_cuda_ns,
 							(double)a->self_cuda_total_ns));
-			fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->cuda_total_ns));
-			fmt_table_cell(t, "%s", fmt_time_d(b, sizeof(b), r->cuda_total_ns / calls));
+			fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->cuda_total_ns));
+			fmt_table_cell(t, "%s",
+				       util_fmt_time(b, sizeof(b), r->cuda_total_ns / calls));
 		}
 		if (a->has_mem) {
 			fmt_table_cell(t, "%s", mem_bytes(b, sizeof(b), r->cpu_mem));
@@ -132,9 +127,11 @@ static int print_ops(FILE *out, const struct cuda_analysis *a, const struct repo
 	fmt_table_print(t, out, FMT_RULES, 0);
 	fmt_table_free(t);
 	free(ops);
-	fprintf(out, "Self CPU time total: %s\n", fmt_time(b, sizeof(b), a->self_cpu_total_ns));
+	fprintf(out, "Self CPU time total: %s\n",
+		util_fmt_time(b, sizeof(b), a->self_cpu_total_ns));
 	if (dev)
-		fprintf(out, "Self CUDA time total: %s\n", fmt_time(b, sizeof(b), a->self_cuda_total_ns));
+		fprintf(out, "Self CUDA time total: %s\n",
+			util_fmt_time(b, sizeof(b), a->self_cuda_total_ns));
 	fmt_more(out, n, a->nops, "rows", 0, 0, NULL);
 	fputc('\n', out);
 	return 0;
@@ -144,11 +141,11 @@ static void stats_cells(struct fmt_table *t, const struct cuda_stats *s)
 {
 	char b[64];
 
-	fmt_table_cell(t, "%s", tm(b, sizeof(b), s->avg));
-	fmt_table_cell(t, "%s", tm(b, sizeof(b), s->med));
-	fmt_table_cell(t, "%s", tm(b, sizeof(b), (double)s->min));
-	fmt_table_cell(t, "%s", tm(b, sizeof(b), (double)s->max));
-	fmt_table_cell(t, "%s", tm(b, sizeof(b), s->stddev));
+	fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), s->avg));
+	fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), s->med));
+	fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), (double)s->min));
+	fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), (double)s->max));
+	fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), s->stddev));
 }
 
 static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct report_opts *o)
@@ -186,7 +183,7 @@ static int print_kernels(FILE *out, const struct cuda_analysis *a, const struct 
 		varies |= k->config_varies;
 		fmt_table_row(t);
 		fmt_table_cell(t, "%.2f%%", k->time_pct);
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), k->t.total));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), k->t.total));
 		fmt_table_cell(t, "%" PRIu64, k->t.count);
 		stats_cells(t, &k->t);
 		fmt_table_cell(t, "%dx%dx%d%s", k->grid[0], k->grid[1], k->grid[2], mark);
@@ -229,9 +226,9 @@ static void memop_sub(struct fmt_table *t, const char *what, uint64_t n, uint64_
 
 	fmt_table_row(t);
 	fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)ns, (double)all));
-	fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), ns));
+	fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), ns));
 	fmt_table_cell(t, "%" PRIu64, n);
-	fmt_table_cell(t, "%s", tm(b, sizeof(b), n ? (double)ns / n : 0));
+	fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), n ? (double)ns / n : 0));
 	fmt_table_cell(t, "-");
 	fmt_table_cell(t, "-");
 	fmt_table_cell(t, "%s", fmt_bytes(b, sizeof(b), bytes));
@@ -269,11 +266,11 @@ static int print_memops(FILE *out, const struct cuda_analysis *a, const struct r
 
 		fmt_table_row(t);
 		fmt_table_cell(t, "%.2f%%", r->time_pct);
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->t.total));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->t.total));
 		fmt_table_cell(t, "%" PRIu64, r->t.count);
-		fmt_table_cell(t, "%s", tm(b, sizeof(b), r->t.avg));
-		fmt_table_cell(t, "%s", tm(b, sizeof(b), (double)r->t.min));
-		fmt_table_cell(t, "%s", tm(b, sizeof(b), (double)r->t.max));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->t.avg));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), (double)r->t.min));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), (double)r->t.max));
 		fmt_table_cell(t, "%s", fmt_bytes(b, sizeof(b), r->bytes));
 		if (r->t.total)
 			fmt_table_cell(t, "%s", util_fmt_rate(b, sizeof(b), (double)r->bytes * 1e9 /
@@ -329,7 +326,7 @@ static int print_api(FILE *out, const struct cuda_analysis *a, const struct repo
 
 		fmt_table_row(t);
 		fmt_table_cell(t, "%.2f%%", r->time_pct);
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->t.total));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->t.total));
 		fmt_table_cell(t, "%" PRIu64, r->t.count);
 		stats_cells(t, &r->t);
 		fmt_table_cell(t, "%s", r->name);
@@ -378,9 +375,10 @@ static int print_sites(FILE *out, const struct cuda_analysis *a, const struct re
 
 		fmt_table_row(t);
 		fmt_table_cell(t, "%" PRIu64, s->launches);
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), s->gpu_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), s->gpu_ns));
 		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)s->gpu_ns, (double)all));
-		fmt_table_cell(t, "%s", tm(b, sizeof(b), s->launches ? (double)s->gpu_ns / s->launches : 0));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), s->launches ?
+						      (double)s->gpu_ns / s->launches : 0));
 		if (s->function[0] == '[')
 			fmt_table_cell(t, "%s", s->function);
 		else
@@ -443,30 +441,32 @@ static void print_overview(FILE *out, const struct cuda_analysis *a, const struc
 			"idle (no kernel, copy or set was recorded)");
 		if (ov->sync_blocked_ns)
 			fprintf(out, "  %-26s %s\n", "CPU blocked in sync",
-				fmt_time(b1, sizeof(b1), ov->sync_blocked_ns));
+				util_fmt_time(b1, sizeof(b1), ov->sync_blocked_ns));
 		fputc('\n', out);
 		return;
 	}
 	fprintf(out, "CUDA overview (window: first to last GPU activity, %s, %u device%s)\n",
-		fmt_time(b1, sizeof(b1), ov->window_ns), ov->ndevices, ov->ndevices == 1 ? "" : "s");
+		util_fmt_time(b1, sizeof(b1), ov->window_ns), ov->ndevices,
+		ov->ndevices == 1 ? "" : "s");
 	ov_line(out, q, "GPU utilization", pct_or_dash(v, sizeof(v), ov->gpu_utilization),
 		"= |union of kernel intervals| / window, mean over devices");
 	ov_line(out, q, "Est. SM efficiency", pct_or_dash(v, sizeof(v), ov->est_sm_efficiency),
 		"= integral of min(sum of Blocks/SM of running kernels, 1) dt / window");
 	ov_line(out, q, "Est. achieved occupancy", pct_or_dash(v, sizeof(v), ov->est_achieved_occupancy),
 		"= sum(Est. Occ. x duration) / sum(duration) over kernels");
-	snprintf(v, sizeof(v), "%s / %s", fmt_time(b1, sizeof(b1), ov->cpu_ns),
-		 fmt_time(b2, sizeof(b2), ov->gpu_ns));
+	snprintf(v, sizeof(v), "%s / %s", util_fmt_time(b1, sizeof(b1), ov->cpu_ns),
+		 util_fmt_time(b2, sizeof(b2), ov->gpu_ns));
 	ov_line(out, q, "CPU time / GPU time", v,
 		"= sampled CPU time of all processes / sum of kernel, copy and set durations");
-	snprintf(v, sizeof(v), "%s (%.1f%% of wall)", fmt_time(b1, sizeof(b1), ov->sync_blocked_ns),
+	snprintf(v, sizeof(v), "%s (%.1f%% of wall)",
+		 util_fmt_time(b1, sizeof(b1), ov->sync_blocked_ns),
 		 wall ? 100.0 * ov->sync_blocked_ns / wall : 0.0);
 	ov_line(out, q, "CPU blocked in sync", v,
 		"= time inside synchronizing calls (cudaDeviceSynchronize, sync cudaMemcpy, ...)");
-	snprintf(v, sizeof(v), "%s in %" PRIu64 " gaps", fmt_time(b1, sizeof(b1), ov->idle_gaps_ns),
-		 ov->ngaps);
+	snprintf(v, sizeof(v), "%s in %" PRIu64 " gaps",
+		 util_fmt_time(b1, sizeof(b1), ov->idle_gaps_ns), ov->ngaps);
 	snprintf(f, sizeof(f), "= time between GPU activities on a device; largest %s",
-		 fmt_time(b2, sizeof(b2), ov->largest_gap_ns));
+		 util_fmt_time(b2, sizeof(b2), ov->largest_gap_ns));
 	if (q)
 		snprintf(v + strlen(v), sizeof(v) - strlen(v), ", largest %s", b2);
 	ov_line(out, q, "GPU idle gaps", v, f);

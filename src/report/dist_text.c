@@ -15,6 +15,7 @@
 #include "dist.h"
 #include "dist_report.h"
 #include "fmt.h"
+#include "util.h"
 
 const char *dist_clock_name(uint32_t source)
 {
@@ -51,7 +52,7 @@ static void clock_line(FILE *out, const struct dist_analysis *d)
 	else if (d->clock_uncertainty_ns == 0)
 		fprintf(out, "one clock (same host)");
 	else
-		fprintf(out, "clocks aligned within %s", fmt_time(b, sizeof(b),
+		fprintf(out, "clocks aligned within %s", util_fmt_time(b, sizeof(b),
 								   d->clock_uncertainty_ns));
 }
 
@@ -91,13 +92,14 @@ static void rank_table(FILE *out, const struct dist_analysis *d)
 		fmt_table_cell(t, "%d%s", r->rank, r->rank == d->straggler ? "*" : "");
 		fmt_table_cell(t, "%s", r->host[0] ? r->host : "?");
 		fmt_table_cell(t, "%u%s", r->pid, r->crashed ? " (crashed)" : "");
-		fmt_table_cell(t, "%s", fmt_time(b[0], sizeof(b[0]), r->wall_ns));
-		fmt_table_cell(t, "%s", fmt_time(b[1], sizeof(b[1]), r->cpu_ns));
-		fmt_table_cell(t, "%s", r->gpu_ns ? fmt_time(b[2], sizeof(b[2]), r->gpu_ns) : "-");
+		fmt_table_cell(t, "%s", util_fmt_time(b[0], sizeof(b[0]), r->wall_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b[1], sizeof(b[1]), r->cpu_ns));
+		fmt_table_cell(t, "%s",
+			       r->gpu_ns ? util_fmt_time(b[2], sizeof(b[2]), r->gpu_ns) : "-");
 		fmt_table_cell(t, "%s", fmt_pct(b[3], sizeof(b[3]), (double)r->mpi_ns,
 						(double)r->wall_ns));
-		fmt_table_cell(t, "%s", fmt_time(b[4], sizeof(b[4]), r->mpi_wait_ns));
-		fmt_table_cell(t, "%s", fmt_time(b[5], sizeof(b[5]), r->compute_per_step_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b[4], sizeof(b[4]), r->mpi_wait_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b[5], sizeof(b[5]), r->compute_per_step_ns));
 		fmt_table_cell(t, "%zu", r->nsteps);
 	}
 	fmt_table_print(t, out, FMT_RULES, 2);
@@ -201,8 +203,8 @@ static void site_table(FILE *out, const struct dist_analysis *d, int limit)
 		else
 			fmt_table_cell(t, "%s", s->function);
 		fmt_table_cell(t, "%" PRIu64, s->calls);
-		fmt_table_cell(t, "%s", fmt_time(b[0], sizeof(b[0]), s->time_ns));
-		fmt_table_cell(t, "%s", fmt_time(b[1], sizeof(b[1]), s->wait_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b[0], sizeof(b[0]), s->time_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b[1], sizeof(b[1]), s->wait_ns));
 		fmt_table_cell(t, "%.2f", s->app_pct);
 		fmt_table_cell(t, "%.2f", s->mpi_pct);
 		fmt_table_cell(t, "%.2f", s->cov);
@@ -240,9 +242,9 @@ static void coll_table(FILE *out, const struct dist_analysis *d)
 		fmt_table_cell(t, "%s", c->call);
 		fmt_table_cell(t, "%" PRIu64, c->instances);
 		fmt_table_cell(t, "%" PRIu64, c->unmatched);
-		fmt_table_cell(t, "%s", fmt_time(b[0], sizeof(b[0]), c->time_ns));
-		fmt_table_cell(t, "%s", fmt_time(b[1], sizeof(b[1]), c->wait_ns));
-		fmt_table_cell(t, "%s", fmt_time(b[2], sizeof(b[2]), c->transfer_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b[0], sizeof(b[0]), c->time_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b[1], sizeof(b[1]), c->wait_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b[2], sizeof(b[2]), c->transfer_ns));
 		fmt_table_cell(t, "%s", fmt_bytes(b[3], sizeof(b[3]), c->bytes));
 		if (c->latest_rank >= 0)
 			fmt_table_cell(t, "rank %d (%" PRIu64 "x)", c->latest_rank, c->latest_count);
@@ -304,8 +306,9 @@ int report_dist_text(FILE *out, const struct analysis *a, const struct report_op
 	fprintf(out, ", MPI: %s, ", d->mpi[0] ? d->mpi : (d->nsites ? "yes" : "none recorded"));
 	clock_line(out, d);
 	fputc('\n', out);
-	fprintf(out, "  MPI time %s of %s rank wall (%s)\n", fmt_time(b[0], sizeof(b[0]), d->mpi_ns),
-		fmt_time(b[1], sizeof(b[1]), d->app_ns),
+	fprintf(out, "  MPI time %s of %s rank wall (%s)\n",
+		util_fmt_time(b[0], sizeof(b[0]), d->mpi_ns),
+		util_fmt_time(b[1], sizeof(b[1]), d->app_ns),
 		fmt_pct(b[2], sizeof(b[2]), (double)d->mpi_ns, (double)d->app_ns));
 	rank_table(out, d);
 	straggler_line(out, d);

@@ -1,6 +1,6 @@
 /*
- * fmt.c — formatting helpers shared by the text reports: times, percentages,
- * sizes, UTF-8-aware truncation and the buffered column table.
+ * fmt.c — formatting helpers shared by the text reports: percentages, sizes,
+ * UTF-8-aware truncation and the buffered column table.
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -12,16 +12,6 @@
 #include "fmt.h"
 #include "rules.h"
 #include "util.h"
-
-char *fmt_time_d(char *buf, size_t len, double ns)
-{
-	return util_fmt_time(buf, len, ns);
-}
-
-char *fmt_time(char *buf, size_t len, uint64_t ns)
-{
-	return util_fmt_time(buf, len, (double)ns);
-}
 
 char *fmt_pct(char *buf, size_t len, double part, double whole)
 {

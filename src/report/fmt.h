@@ -1,7 +1,8 @@
 /*
- * fmt.h — number, time and table formatting shared by the text reports
- * (CPU and CUDA): torch-style times, percentages, byte sizes, UTF-8-aware
- * truncation with "…", and a small column-table printer.  Launcher side only.
+ * fmt.h — number and table formatting shared by the text reports (CPU and
+ * CUDA): percentages, byte sizes, UTF-8-aware truncation with "…", and a
+ * small column-table printer; times are util.h's (util_fmt_time).  Launcher
+ * side only.
  * Every function is locale-independent as long as nobody calls setlocale()
  * (cbottleneck never does): numbers use '.' and no thousands grouping.
  */
@@ -12,11 +13,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* Like torch's _format_time: "1.234s" when >= 1 s, "12.345ms" when >= 1 ms,
- * else "123.456us" (util_fmt_time).  Returns buf. */
-char *fmt_time(char *buf, size_t len, uint64_t ns);
-/* The same for a double number of nanoseconds (averages, medians). */
-char *fmt_time_d(char *buf, size_t len, double ns);
 /* "12.34%" of part/whole; "0.00%" when whole is 0. */
 char *fmt_pct(char *buf, size_t len, double part, double whole);
 /* "512 B", "1.50 KiB", "3.20 MiB", "1.02 GiB": util_fmt_bytes (1024-based, IEC

@@ -15,6 +15,7 @@
 #include "mem_report.h"
 #include "memory.h"
 #include "names.h"
+#include "util.h"
 
 #define MEM_TEXT_SITE_MAX 100    /* columns of a site */
 
@@ -114,7 +115,8 @@ static void print_summary(FILE *out, const struct analysis *an, const struct mem
 		sp->windowed ? ", inside the capture windows" : "");
 	if (sp->peak_ts)
 		fprintf(out, " at %s since start",
-			fmt_time(b2, sizeof(b2), sp->peak_ts > p->start_ns ? sp->peak_ts - p->start_ns : 0));
+			util_fmt_time(b2, sizeof(b2),
+				      sp->peak_ts > p->start_ns ? sp->peak_ts - p->start_ns : 0));
 	if (sp->peak_range < p->nranges)
 		fprintf(out, ", during range \"%s\"", p->ranges[sp->peak_range].name);
 	fputc('\n', out);

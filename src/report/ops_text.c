@@ -12,6 +12,7 @@
 #include "fmt.h"
 #include "ops.h"
 #include "ops_report.h"
+#include "util.h"
 
 #define OPS_TEXT_NAME_MAX 55       /* torch's max_name_column_width */
 
@@ -79,14 +80,14 @@ int report_ops_text(FILE *out, const struct analysis *a, const struct report_opt
 		fmt_table_row(t);
 		fmt_table_cell(t, "%s", r->name);
 		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->self_cpu_ns, self_cpu));
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->self_cpu_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->self_cpu_ns));
 		fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->cpu_total_ns, self_cpu));
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->cpu_total_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->cpu_total_ns));
 		if (gpu) {
-			fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->self_cuda_ns));
+			fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->self_cuda_ns));
 			fmt_table_cell(t, "%s", fmt_pct(b, sizeof(b), (double)r->self_cuda_ns,
 							(double)ops->gpu_ns));
-			fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), r->cuda_total_ns));
+			fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), r->cuda_total_ns));
 			fmt_table_cell(t, "%" PRIu64, r->launches);
 		}
 	}
@@ -94,14 +95,14 @@ int report_ops_text(FILE *out, const struct analysis *a, const struct report_opt
 	fmt_table_free(t);
 	free(rows);
 	fprintf(out, "Self CPU time total: %s (sampled; %s of the run's %s of sampled CPU)\n",
-		fmt_time(b, sizeof(b), ops->self_cpu_total_ns),
+		util_fmt_time(b, sizeof(b), ops->self_cpu_total_ns),
 		fmt_pct(b2, sizeof(b2), (double)ops->self_cpu_total_ns, (double)ops->cpu_ns),
-		fmt_time(b3, sizeof(b3), ops->cpu_ns));
+		util_fmt_time(b3, sizeof(b3), ops->cpu_ns));
 	if (gpu)
 		fprintf(out, "Self CUDA time total: %s (%s of the run's %s of GPU time)\n",
-			fmt_time(b, sizeof(b), ops->self_cuda_total_ns),
+			util_fmt_time(b, sizeof(b), ops->self_cuda_total_ns),
 			fmt_pct(b2, sizeof(b2), (double)ops->self_cuda_total_ns, (double)ops->gpu_ns),
-			fmt_time(b3, sizeof(b3), ops->gpu_ns));
+			util_fmt_time(b3, sizeof(b3), ops->gpu_ns));
 	fmt_more(out, n, ops->nrows, "operators", 0, 0, NULL);
 	if (!(o && o->quiet))
 		fprintf(out, "  Sampled: on-CPU time of the samples whose stack holds the operator "

@@ -10,6 +10,7 @@
 #include "fmt.h"
 #include "programs.h"
 #include "programs_report.h"
+#include "util.h"
 
 #define PT_MODS_MIN_SHARE 0.05   /* a program's modules are listed from this share */
 #define PT_MOD_MIN_SHARE 0.01    /* ... each one from this share of the run's CPU, */
@@ -22,7 +23,7 @@ static void row(struct fmt_table *tb, uint64_t ns, uint64_t all, const char *pro
 
 	fmt_table_row(tb);
 	fmt_table_cell(tb, "%s", fmt_pct(a, sizeof(a), (double)ns, (double)all));
-	fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), ns));
+	fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), ns));
 	fmt_table_cell(tb, "%s", procs);
 	fmt_table_cell(tb, "%s", wall);
 	fmt_table_cell(tb, "%s", what);
@@ -80,7 +81,8 @@ int report_programs_text(FILE *out, const struct analysis *a, const struct repor
 			continue;
 		}
 		snprintf(pr, sizeof(pr), "%u", p->images);
-		row(tb, p->cpu_ns, g->cpu_ns, pr, fmt_time(wall, sizeof(wall), p->wall_ns), p->name);
+		row(tb, p->cpu_ns, g->cpu_ns, pr, util_fmt_time(wall, sizeof(wall), p->wall_ns),
+		    p->name);
 		if ((double)p->cpu_ns >= PT_MODS_MIN_SHARE * (double)g->cpu_ns)
 			module_rows(tb, p, g->cpu_ns);
 		n++;

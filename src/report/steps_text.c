@@ -14,6 +14,7 @@
 #include "fmt.h"
 #include "steps.h"
 #include "steps_report.h"
+#include "util.h"
 
 #define STEPS_TEXT_NAME_MAX 60   /* columns of a function or kernel name */
 
@@ -32,7 +33,7 @@ static void spec_words(char *buf, size_t len, const char *spec)
 			uint64_t ns = strtoull(p + k + 1, NULL, 10);
 
 			o += (size_t)snprintf(buf + o, len - o, "%s%.*s %s", o ? " " : "",
-					      (int)(k - 3), p, fmt_time(tmp, sizeof(tmp), ns));
+					      (int)(k - 3), p, util_fmt_time(tmp, sizeof(tmp), ns));
 		} else if (k < n) {
 			o += (size_t)snprintf(buf + o, len - o, "%s%.*s %.*s", o ? " " : "", (int)k,
 					      p, (int)(n - k - 1), p + k + 1);
@@ -69,8 +70,8 @@ static void print_captured(FILE *out, const struct profile *p, const char *spec,
 		inside += p->windows[i].end - p->windows[i].start;
 	spec_words(words, sizeof(words), spec);
 	fprintf(out, "%s%zu window%s, %s of the %s run (%s)%s\n", prefix, p->nwindows,
-		p->nwindows == 1 ? "" : "s", fmt_time(t1, sizeof(t1), inside),
-		fmt_time(t2, sizeof(t2), p->wall_ns), *words ? words : "capture controls",
+		p->nwindows == 1 ? "" : "s", util_fmt_time(t1, sizeof(t1), inside),
+		util_fmt_time(t2, sizeof(t2), p->wall_ns), *words ? words : "capture controls",
 		p->nwindows ? "" : ": nothing was recorded");
 }
 
@@ -107,8 +108,8 @@ static void print_source(FILE *out, const struct profile *p, const struct step_a
 
 		fprintf(out, "  each step: %s", s->counts);
 		if (s->between_ns)
-			fprintf(out, "; the %s between steps are in none", fmt_time(b, sizeof(b),
-										    s->between_ns));
+			fprintf(out, "; the %s between steps are in none",
+				util_fmt_time(b, sizeof(b), s->between_ns));
 		fputc('\n', out);
 	}
 	if (s->precision)
@@ -149,11 +150,11 @@ static void print_table(FILE *out, const struct analysis *an, const struct step_
 			fmt_table_cell(t, "%u", st->process < p->nprocesses ?
 						       p->processes[st->process].pid : 0);
 		fmt_table_cell(t, "%" PRIu64, st->number);
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), st->end - st->start));
-		fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), st->cpu_ns));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), st->end - st->start));
+		fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), st->cpu_ns));
 		if (gpu) {
-			fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), st->gpu_busy_ns));
-			fmt_table_cell(t, "%s", fmt_time(b, sizeof(b), st->sync_ns));
+			fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), st->gpu_busy_ns));
+			fmt_table_cell(t, "%s", util_fmt_time(b, sizeof(b), st->sync_ns));
 			fmt_table_cell(t, "%u", st->kernels);
 			fmt_table_cell(t, "%u", st->copies);
 		}
@@ -179,9 +180,10 @@ static void print_distribution(FILE *out, const struct step_analysis *s)
 
 	fprintf(out, "Step time: min %s, median %s, p90 %s, max %s (mean %s, total %s over %zu "
 		     "steps)\n",
-		fmt_time(a, sizeof(a), s->min_ns), fmt_time(b, sizeof(b), s->median_ns),
-		fmt_time(c, sizeof(c), s->p90_ns), fmt_time(d, sizeof(d), s->max_ns),
-		fmt_time(e, sizeof(e), s->mean_ns), fmt_time(f, sizeof(f), s->total_ns), s->nsteps);
+		util_fmt_time(a, sizeof(a), s->min_ns), util_fmt_time(b, sizeof(b), s->median_ns),
+		util_fmt_time(c, sizeof(c), s->p90_ns), util_fmt_time(d, sizeof(d), s->max_ns),
+		util_fmt_time(e, sizeof(e), s->mean_ns), util_fmt_time(f, sizeof(f), s->total_ns),
+		s->nsteps);
 }
 
 static void print_slow(FILE *out, const struct step_analysis *s)
@@ -197,19 +199,19 @@ static void print_slow(FILE *out, const struct step_analysis *s)
 		char t[32], h[32], m[48], name[STEPS_TEXT_NAME_MAX * 4 + 8];
 
 		fprintf(out, "  step %" PRIu64 ": %s, %.1fx the median\n", st->number,
-			fmt_time(t, sizeof(t), st->end - st->start), sl->ratio);
+			util_fmt_time(t, sizeof(t), st->end - st->start), sl->ratio);
 		for (k = 0; k < sl->ngrew; k++) {
 			const struct step_growth *g = &sl->grew[k];
 
 			fmt_trunc(name, sizeof(name), g->name ? g->name : "?", STEPS_TEXT_NAME_MAX, 0);
 			if (g->median_ns)
-				fmt_time(m, sizeof(m), g->median_ns);
+				util_fmt_time(m, sizeof(m), g->median_ns);
 			else
 				snprintf(m, sizeof(m), "0: absent from most steps");
 			fprintf(out, "      %s%-*s  +%s (%s here, median %s)\n", g->gpu ? "kernel " : "",
 				g->gpu ? 0 : STEPS_TEXT_NAME_MAX / 2, name,
-				fmt_time(t, sizeof(t), g->step_ns - g->median_ns),
-				fmt_time(h, sizeof(h), g->step_ns), m);
+				util_fmt_time(t, sizeof(t), g->step_ns - g->median_ns),
+				util_fmt_time(h, sizeof(h), g->step_ns), m);
 		}
 		if (!sl->ngrew)
 			fprintf(out, "      (no function or kernel took more than its median: the time "

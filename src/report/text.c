@@ -193,7 +193,7 @@ static void text_hot_lines(struct text_ctx *t)
 		fmt_table_row(tb);
 		fmt_table_cell(tb, "%s", loc);
 		fmt_table_cell(tb, "%s", fmt_pct(a, sizeof(a), (double)l->self_ns, (double)c->cpu_ns));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), l->self_ns));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), l->self_ns));
 		fmt_table_cell(tb, "%s", names_bare_copy(loc, sizeof(loc), f->name ? f->name : "?"));
 		shown++;
 	}
@@ -253,7 +253,7 @@ static const char *text_measured(char *buf, size_t len, uint64_t ns)
 {
 	if (!ns)
 		return "-";
-	return fmt_time(buf, len, ns);
+	return util_fmt_time(buf, len, ns);
 }
 
 static void text_proc_exit(struct text_ctx *t, char *buf, size_t len, size_t idx)
@@ -308,7 +308,7 @@ static void text_processes(struct text_ctx *t)
 		fmt_table_row(tb);
 		fmt_table_cell(tb, "%u", pr->pid);
 		fmt_table_cell(tb, "%u", pr->ppid);
-		fmt_table_cell(tb, "%s", fmt_time(a, sizeof(a), v[i].ns));
+		fmt_table_cell(tb, "%s", util_fmt_time(a, sizeof(a), v[i].ns));
 		fmt_table_cell(tb, "%s", text_measured(m, sizeof(m), v[i].measured_ns));
 		fmt_table_cell(tb, "%s", fmt_pct(b, sizeof(b), (double)v[i].ns, (double)c->cpu_ns));
 		fmt_table_cell(tb, "%llu", (unsigned long long)v[i].samples);
@@ -367,7 +367,7 @@ static void text_threads(struct text_ctx *t)
 		fmt_table_cell(tb, "%u", th->tid);
 		fmt_table_cell(tb, "%s", th->name && *th->name ? th->name : "-");
 		fmt_table_cell(tb, "%u", pid);
-		fmt_table_cell(tb, "%s", fmt_time(a, sizeof(a), v[i].ns));
+		fmt_table_cell(tb, "%s", util_fmt_time(a, sizeof(a), v[i].ns));
 		fmt_table_cell(tb, "%s", text_measured(m, sizeof(m), v[i].measured_ns));
 		fmt_table_cell(tb, "%s", fmt_pct(b, sizeof(b), (double)v[i].ns, (double)c->cpu_ns));
 		fmt_table_cell(tb, "%llu", (unsigned long long)v[i].samples);

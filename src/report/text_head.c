@@ -16,6 +16,7 @@
 #include "programs.h"
 #include "steps_report.h"
 #include "text_int.h"
+#include "util.h"
 #include "wait.h"
 #include "wait_report.h"
 
@@ -106,7 +107,7 @@ static void text_ring(FILE *out, const struct profile *p)
 	if (!ring)
 		return;
 	fprintf(out, "  Ring:       the last %s of each process kept; %llu older chunks reused, "
-		"%llu older samples left out\n", fmt_time(b, sizeof(b), ring),
+		"%llu older samples left out\n", util_fmt_time(b, sizeof(b), ring),
 		(unsigned long long)recycled, (unsigned long long)dropped);
 }
 
@@ -172,7 +173,7 @@ static void text_overhead(FILE *out, const struct cpu_profile *c)
 
 	if (!o->total_ns)
 		return;
-	fprintf(out, "  Profiler overhead: %s", fmt_time(a, sizeof(a), o->total_ns));
+	fprintf(out, "  Profiler overhead: %s", util_fmt_time(a, sizeof(a), o->total_ns));
 	if (c->cpu_ns)
 		fprintf(out, " (%.1f%% of the program's CPU", 100.0 * (double)o->total_ns /
 			(double)c->cpu_ns);
@@ -182,7 +183,7 @@ static void text_overhead(FILE *out, const struct cpu_profile *c)
 		if (!part[i].ns)
 			continue;
 		fprintf(out, "%s%s %s", first ? (c->cpu_ns ? ": " : "") : ", ",
-			fmt_time(a, sizeof(a), part[i].ns), part[i].what);
+			util_fmt_time(a, sizeof(a), part[i].ns), part[i].what);
 		first = 0;
 	}
 	fprintf(out, "; in no table)\n");
@@ -281,7 +282,7 @@ static void text_cpu_time(struct text_ctx *t)
 	FILE *out = t->out;
 	char a[64], b[64];
 
-	fprintf(out, "  CPU time:   %s", fmt_time(a, sizeof(a), c->cpu_ns));
+	fprintf(out, "  CPU time:   %s", util_fmt_time(a, sizeof(a), c->cpu_ns));
 	if (t->a->wait && t->a->wait->windowed && t->a->wait->span_ns)
 		fprintf(out, " (%.2f%% of the captured time, sampled",
 			100.0 * (double)c->cpu_ns / (double)t->a->wait->span_ns);
@@ -291,7 +292,7 @@ static void text_cpu_time(struct text_ctx *t)
 		fprintf(out, " (sampled");
 	/* the kernel's count, when every thread reported one at its end */
 	if (c->measured_ns)
-		fprintf(out, "; %s measured", fmt_time(b, sizeof(b), c->measured_ns));
+		fprintf(out, "; %s measured", util_fmt_time(b, sizeof(b), c->measured_ns));
 	fprintf(out, ")");
 	/* the overview's own figure (wait.h of_cpu), so the two cannot differ */
 	if (!t->verbose && t->a->wait && t->a->wait->cpu_ns)
@@ -343,7 +344,7 @@ static void text_samples_verbose(struct text_ctx *t)
 	if (p->period_ns)
 		fprintf(out, "  Sampling:   %s (period %s)\n",
 			fmt_hz(a, sizeof(a), 1e9 / (double)p->period_ns),
-			fmt_time(b, sizeof(b), p->period_ns));
+			util_fmt_time(b, sizeof(b), p->period_ns));
 	else if (p->frequency_hz > 0)
 		fprintf(out, "  Sampling:   %s\n", fmt_hz(a, sizeof(a), p->frequency_hz));
 	if (*cpu_sampler_mode(c)) {
@@ -459,12 +460,12 @@ void text_header(struct text_ctx *t)
 	fputc('\n', out);
 	text_exit_desc(a, sizeof(a), p->exit_status, p->exit_signal);
 	fprintf(out, "  Exit:       %s\n", a);
-	fprintf(out, "  Wall time:  %s\n", fmt_time(a, sizeof(a), p->wall_ns));
+	fprintf(out, "  Wall time:  %s\n", util_fmt_time(a, sizeof(a), p->wall_ns));
 	/* what every figure below covers (span.h): the Captured line says so */
 	report_steps_captured(out, p, "  Captured:   ");
 	if (t->a->wait && t->a->wait->windowed)
 		fprintf(out, "  Span:       every figure below covers the capture windows (%s), "
-			"not the whole run\n", fmt_time(a, sizeof(a), t->a->wait->span_ns));
+			"not the whole run\n", util_fmt_time(a, sizeof(a), t->a->wait->span_ns));
 	if (p->rank_filter)
 		fprintf(out, "  Ranks:      %s (--ranks): every figure below covers these ranks' "
 			"processes only\n", p->rank_filter);

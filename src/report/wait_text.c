@@ -16,6 +16,7 @@
 #include "analysis.h"
 #include "fmt.h"
 #include "names.h"
+#include "util.h"
 #include "wait.h"
 #include "wait_report.h"
 
@@ -235,14 +236,16 @@ static void print_overview(struct wt *t)
 
 	fprintf(out, "CPU overview%s\n", w->windowed ? " (inside the capture windows)" : "");
 	if (w->windowed) {
-		snprintf(v, sizeof(v), "%s captured of the %s run", fmt_time(b1, sizeof(b1), w->span_ns),
-			 fmt_time(b2, sizeof(b2), w->wall_ns));
+		snprintf(v, sizeof(v), "%s captured of the %s run",
+			 util_fmt_time(b1, sizeof(b1), w->span_ns),
+			 util_fmt_time(b2, sizeof(b2), w->wall_ns));
 		ov_line(out, "Span", v);
 	} else {
-		ov_line(out, "Wall time", fmt_time(b1, sizeof(b1), w->wall_ns));
+		ov_line(out, "Wall time", util_fmt_time(b1, sizeof(b1), w->wall_ns));
 	}
-	snprintf(v, sizeof(v), "%s of %s thread time (sampled)", fmt_time(b1, sizeof(b1), w->cpu_ns),
-		 fmt_time(b2, sizeof(b2), w->thread_ns));
+	snprintf(v, sizeof(v), "%s of %s thread time (sampled)",
+		 util_fmt_time(b1, sizeof(b1), w->cpu_ns),
+		 util_fmt_time(b2, sizeof(b2), w->thread_ns));
 	ov_line(out, "CPU time", v);
 	snprintf(v, sizeof(v), "%u seen, %u busy (on the CPU >= 5%% of the %s or half their life), up to %u at once",
 		 w->threads, w->busy_threads, w->windowed ? "span" : "wall", w->busy_at_once);
@@ -267,25 +270,25 @@ static void print_overview(struct wt *t)
 	fprintf(out, "  %-26s %7s  %7s  %10s\n", "Share of thread time:", "thread", "CPU", "time");
 	for (a = 0; a < WAIT_ACT_N; a++)
 		fprintf(out, "    %-24s %6.1f%%  %6.1f%%  %10s\n", act_label[a], 100.0 * w->cpu_share[a],
-			100.0 * w->of_cpu[a], fmt_time(b1, sizeof(b1), w->act_ns[a]));
+			100.0 * w->of_cpu[a], util_fmt_time(b1, sizeof(b1), w->act_ns[a]));
 	if (w->offcpu) {
 		fprintf(out, "    %-24s %6.1f%%           %10s\n", "Blocked (off the CPU)",
 			100.0 * w->blocked_share,
-			fmt_time(b1, sizeof(b1), w->blocked_est_ns - w->child_ns));
+			util_fmt_time(b1, sizeof(b1), w->blocked_est_ns - w->child_ns));
 		if (w->child_ns)
 			fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "Waiting for children",
-				100.0 * w->child_share, fmt_time(b1, sizeof(b1), w->child_ns),
+				100.0 * w->child_share, util_fmt_time(b1, sizeof(b1), w->child_ns),
 				quiet ? "" : "  (their work is in their own rows)");
 		fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "Runnable (no core free)",
-			100.0 * w->runq_share, fmt_time(b1, sizeof(b1), w->runq_ns),
+			100.0 * w->runq_share, util_fmt_time(b1, sizeof(b1), w->runq_ns),
 			w->load_note && !quiet ? "  (other programs' load: Data quality)" : "");
 		if (w->other_ns)
 			fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "Not seen",
-				100.0 * w->other_share, fmt_time(b1, sizeof(b1), w->other_ns),
+				100.0 * w->other_share, util_fmt_time(b1, sizeof(b1), w->other_ns),
 				quiet ? "" : "  (between the wall sampler's looks)");
 	} else {
 		fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "Off the CPU",
-			100.0 * w->blocked_share, fmt_time(b1, sizeof(b1), w->blocked_est_ns),
+			100.0 * w->blocked_share, util_fmt_time(b1, sizeof(b1), w->blocked_est_ns),
 			quiet ? "" : "  (blocked or runnable: --off-cpu tells which)");
 	}
 	if (w->critical != PROF_NONE && w->critical < p->nthreads) {
@@ -324,7 +327,7 @@ static int print_sites(struct wt *t)
 		const struct wait_site *s = &w->sites[i];
 
 		fmt_table_row(tb);
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), s->ns));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), s->ns));
 		fmt_table_cell(tb, "%s", fmt_pct(b, sizeof(b), (double)s->ns, (double)w->thread_ns));
 		fmt_table_cell(tb, "%u", s->nthreads);
 		fmt_table_cell(tb, "%s", wait_kind_name((int)s->kind));
@@ -363,7 +366,7 @@ static int print_locks(struct wt *t)
 		const struct wait_lock *l = &w->locks[i];
 
 		fmt_table_row(tb);
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), l->wait_ns));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), l->wait_ns));
 		fmt_table_cell(tb, "%s", fmt_pct(b, sizeof(b), (double)l->contended_ns,
 						 (double)w->span_ns));
 		fmt_table_cell(tb, "%u", l->waiters);
@@ -423,16 +426,16 @@ static int print_threads(struct wt *t)
 		fmt_table_row(tb);
 		fmt_table_cell(tb, "%u", thread_tid(p, th->thread));
 		fmt_table_cell(tb, "%s", thread_name(p, th->thread));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), th->wall_ns));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), th->cpu_ns));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), th->act_ns[WAIT_ACT_SPIN]));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), th->off_ns));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), th->kind_ns[CBN_OFF_FUTEX]));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), th->kind_ns[CBN_OFF_IO] +
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), th->wall_ns));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), th->cpu_ns));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), th->act_ns[WAIT_ACT_SPIN]));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), th->off_ns));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), th->kind_ns[CBN_OFF_FUTEX]));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), th->kind_ns[CBN_OFF_IO] +
 							   th->kind_ns[CBN_OFF_POLL]));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), th->kind_ns[CBN_OFF_SLEEP]));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), th->kind_ns[CBN_OFF_RUNQ]));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), th->lock_wait_ns));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), th->kind_ns[CBN_OFF_SLEEP]));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), th->kind_ns[CBN_OFF_RUNQ]));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), th->lock_wait_ns));
 		fmt_table_cell(tb, "%.1f%%", 100.0 * th->busy);
 	}
 	fprintf(t->out, "Threads on and off the CPU\n\n");
@@ -464,10 +467,10 @@ static int print_wall(struct wt *t)
 		const struct wait_func *f = &w->funcs[i];
 
 		fmt_table_row(tb);
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), f->total_on + f->total_off));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), f->total_off));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), f->self_on + f->self_off));
-		fmt_table_cell(tb, "%s", fmt_time(b, sizeof(b), f->self_off));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), f->total_on + f->total_off));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), f->total_off));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), f->self_on + f->self_off));
+		fmt_table_cell(tb, "%s", util_fmt_time(b, sizeof(b), f->self_off));
 		fmt_table_cell(tb, "%s", func_label(b, sizeof(b), p, f->func, NULL, 0));
 	}
 	fprintf(t->out, "Wall clock: functions by time on and off the CPU (all threads)\n\n");

@@ -19,6 +19,7 @@
 #include "testlib.h"
 #include "test_cpu_builder.h"
 #include "test_mem_build.h"
+#include "util.h"
 
 static char *render_opts(const struct profile *p, const char *sort, int limit, int quiet,
 			 int verbose)
@@ -548,12 +549,12 @@ static void test_fmt(void)
 	size_t len = 0;
 	FILE *f;
 
-	CHECK_STR(fmt_time(buf, sizeof(buf), 1500000000ull), "1.500s");
-	CHECK_STR(fmt_time(buf, sizeof(buf), 2500000ull), "2.500ms");
-	CHECK_STR(fmt_time(buf, sizeof(buf), 999ull), "0.999us");
+	CHECK_STR(util_fmt_time(buf, sizeof(buf), 1500000000ull), "1.500s");
+	CHECK_STR(util_fmt_time(buf, sizeof(buf), 2500000ull), "2.500ms");
+	CHECK_STR(util_fmt_time(buf, sizeof(buf), 999ull), "0.999us");
 	/* the unit of the printed value: 999.9999 ms is 1.000s */
-	CHECK_STR(fmt_time(buf, sizeof(buf), 999999999ull), "1.000s");
-	CHECK_STR(fmt_time(buf, sizeof(buf), 999999ull), "1.000ms");
+	CHECK_STR(util_fmt_time(buf, sizeof(buf), 999999999ull), "1.000s");
+	CHECK_STR(util_fmt_time(buf, sizeof(buf), 999999ull), "1.000ms");
 	CHECK_STR(fmt_pct(buf, sizeof(buf), 1, 3), "33.33%");
 	CHECK_STR(fmt_pct(buf, sizeof(buf), 1, 0), "0.00%");
 	CHECK_STR(fmt_bytes(buf, sizeof(buf), 512), "512 B");
