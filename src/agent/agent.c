@@ -390,6 +390,7 @@ static void agent_start(void)
 						  1, 1 << 20) << 20;
 	q = agent_getenv(CBN_ENV_PERF);
 	agent.want_perf = !(q && strcmp(q, "0") == 0);
+	timer_config();
 	kernel_config();
 	unwind_check_config();
 	q = agent_getenv(CBN_ENV_MEMORY);

@@ -34,9 +34,48 @@
 /* sigev_value of our POSIX timers: tells our expirations from anyone else's. */
 static char timer_cookie;
 
-/* A perf event's mapping: its control page and one page of records. */
+/* A perf event's mapping: its control page and one page of records, or the
+ * control page alone (timer_perf_open). */
 #define TIMER_PERF_PAGE 4096u
 #define TIMER_PERF_MAP (2 * TIMER_PERF_PAGE)
+
+/*
+ * Whether a perf event gets its page of records.  The kernel charges a
+ * perf mapping's pages to the user's perf_event_mlock_kb (516 KiB a CPU,
+ * shared by all their processes), then to RLIMIT_MEMLOCK, unless the
+ * process has CAP_IPC_LOCK; past both the mapping fails and the process's
+ * later threads fall back to POSIX timers.  A page of records halves the
+ * threads that fit (an unprivileged run of 300 threads on 2 CPUs with
+ * ulimit -l 0: 129 on perf events instead of 242), so it is taken only
+ * where nothing limits it: CAP_IPC_LOCK (root) or no memlock limit.
+ */
+static int timer_ring;
+
+void timer_config(void)
+{
+	struct {
+		uint32_t version;
+		int pid;
+	} hdr = {0x20080522 /* _LINUX_CAPABILITY_VERSION_3 */, 0};
+	struct {
+		uint32_t effective, permitted, inheritable;
+	} caps[2] = {{0, 0, 0}, {0, 0, 0}};
+	struct rlimit rl;
+
+	timer_ring = (agent_syscall(SYS_capget, &hdr, caps) == 0 &&
+		      (caps[0].effective & (1u << 14 /* CAP_IPC_LOCK */))) ||
+		     (agent_syscall(SYS_getrlimit, RLIMIT_MEMLOCK, &rl) == 0 &&
+		      rl.rlim_cur == RLIM_INFINITY);
+}
+
+/* SIGNAL-SAFE.  The length of a perf event's mapping: the kernel tells the
+ * size of its records' part in the control page. */
+static size_t timer_perf_size(const void *page)
+{
+	const struct perf_event_mmap_page *m = page;
+
+	return m->data_size ? TIMER_PERF_MAP : TIMER_PERF_PAGE;
+}
 
 /* SIGNAL-SAFE (clock_gettime of a CPU clock is a plain system call). */
 uint64_t agent_thread_cpu(void)
@@ -142,8 +181,15 @@ static int timer_perf_open(void *p)
 	    agent_syscall(SYS_fcntl, fd, F_SETFL, O_RDWR | O_ASYNC) != 0)
 		goto fail;
 	/* Read-only: the kernel overwrites the ring's oldest records, and never
-	 * waits for a reader or writes a record of what it lost. */
-	page = (void *)agent_syscall(SYS_mmap, NULL, TIMER_PERF_MAP, PROT_READ, MAP_SHARED, fd, 0);
+	 * waits for a reader or writes a record of what it lost.  Without
+	 * the page of records (timer_ring, or a mapping refused), the control
+	 * page alone: the clock is then read instead (timer_cpu). */
+	page = timer_ring ? (void *)agent_syscall(SYS_mmap, NULL, TIMER_PERF_MAP, PROT_READ,
+						  MAP_SHARED, fd, 0)
+			  : (void *)-EPERM;
+	if ((long)page < 0 && (long)page > -4096)
+		page = (void *)agent_syscall(SYS_mmap, NULL, TIMER_PERF_PAGE, PROT_READ, MAP_SHARED,
+					     fd, 0);
 	if ((long)page < 0 && (long)page > -4096) {
 		errno = -(int)(long)page;
 		goto fail;
@@ -344,7 +390,7 @@ void timer_disarm(struct agent_thread *t)
 	if (t->backend == AGENT_BACKEND_TIMER)
 		agent_syscall(SYS_timer_delete, (long)t->timer);
 	else if (t->backend == AGENT_BACKEND_PERF && t->perf_page)
-		agent_syscall(SYS_munmap, t->perf_page, TIMER_PERF_MAP);
+		agent_syscall(SYS_munmap, t->perf_page, timer_perf_size(t->perf_page));
 	t->perf_page = NULL;
 	/* Its last signal may still come (irq_work runs it after the overflow):
 	 * it stays recognisable as ours. */
@@ -460,7 +506,7 @@ static uint64_t timer_cpu(const struct agent_thread *t)
 	} r;
 	uint64_t head, off;
 
-	if (t->backend != AGENT_BACKEND_PERF || !m)
+	if (t->backend != AGENT_BACKEND_PERF || !m || !m->data_size)
 		return agent_thread_cpu();
 	head = __atomic_load_n(&m->data_head, __ATOMIC_ACQUIRE);
 	off = (head - sizeof(r)) % TIMER_PERF_PAGE;

@@ -20,6 +20,9 @@ uint64_t agent_thread_cpu(void) AGENT_HIDDEN;
  * exec failure, a fork child); perf_now: open the perf event at once, else
  * start on a POSIX timer that the first sample upgrades.  0 or -errno. */
 int timer_arm(struct agent_thread *t, int signo, int perf_now) AGENT_HIDDEN;
+/* Normal context, at start: whether perf events get a page of records
+ * (timer_cpu), from what the process may lock. */
+void timer_config(void) AGENT_HIDDEN;
 /* Normal context: a fork child's file has no timer reason yet. */
 void timer_after_fork_child(void) AGENT_HIDDEN;
 /* Normal context: the calling thread moves to the new sampling signal now
