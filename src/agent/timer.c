@@ -34,6 +34,10 @@
 /* sigev_value of our POSIX timers: tells our expirations from anyone else's. */
 static char timer_cookie;
 
+/* timer_perf_open's errno when the kernel refuses the event's mapping for
+ * the locked memory it would take. */
+#define TIMER_ENOLOCK ENOBUFS
+
 /* A perf event's mapping: its control page and one page of records, or the
  * control page alone (timer_perf_open). */
 #define TIMER_PERF_PAGE 4096u
@@ -191,7 +195,10 @@ static int timer_perf_open(void *p)
 		page = (void *)agent_syscall(SYS_mmap, NULL, TIMER_PERF_PAGE, PROT_READ, MAP_SHARED,
 					     fd, 0);
 	if ((long)page < 0 && (long)page > -4096) {
-		errno = -(int)(long)page;
+		/* EPERM here is the memlock spent (timer_ring), not a refusal
+		 * of perf events: told apart, and not final (it frees as
+		 * threads end). */
+		errno = (long)page == -EPERM ? TIMER_ENOLOCK : -(int)(long)page;
 		goto fail;
 	}
 	q->fd = fd;
@@ -239,6 +246,8 @@ static const char *timer_perf_why(int err)
 	case -EMFILE:
 	case -ENFILE:
 		return "no descriptor free for a perf event";
+	case -TIMER_ENOLOCK:
+		return "no locked memory left for a perf event (perf_event_mlock_kb, ulimit -l)";
 	default:
 		return "perf event setup failed";
 	}
