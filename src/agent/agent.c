@@ -29,6 +29,7 @@
 #include "memline.h"
 #include "modules.h"
 #include "nvtx.h"
+#include "python_calls.h"
 #include "python_copy.h"
 #include "python_find.h"
 #include "python_walk.h"
@@ -215,6 +216,7 @@ static void agent_on_exit(int status, void *arg)
 		return;
 	agent_tls.no_unwind++;
 	if (!quiet) {
+		python_calls_flush();
 		python_exit();
 		capture_exit();
 		modules_scan(0);
@@ -315,6 +317,7 @@ static void agent_fork_child(void)
 	jitmap_replay();
 	sampler_thread_begin(0, NULL);
 	python_after_fork_child();
+	python_calls_after_fork_child();
 }
 
 /* The constructor's own CPU: header.overhead.init_cpu_ns (the loader's work
@@ -422,6 +425,7 @@ static void agent_start(void)
 	/* The module snapshot first: the unwinder's first backtrace walks it
 	 * (and the scan finds the Python interpreter: python_find.c). */
 	python_config();
+	python_calls_config();
 	modules_init();
 	jitmap_init();
 	if (unwind_init(why, sizeof(why)) < 0) {

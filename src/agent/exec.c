@@ -38,6 +38,7 @@
 
 #include "env.h"
 #include "floor.h"
+#include "python_calls.h"
 #include "sampler.h"
 #include "sandbox.h"
 #include "sigwrap.h"
@@ -107,6 +108,7 @@ static int exec_sampler_pause(void)
 	sampler_pause();
 	sandbox_mem_thread_end(); /* this thread's allocation counts */
 	agent_mem_last_point();
+	python_calls_flush(); /* the new image starts from zero */
 	exec_restored_ign = sigwrap_before_exec();
 	return 0;
 }

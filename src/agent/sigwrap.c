@@ -384,6 +384,13 @@ int sigwrap_real_sigaction(int sig, const struct sigaction *act, struct sigactio
 	return real_sigaction ? real_sigaction(sig, act, old) : -1;
 }
 
+static void (*_Atomic installs_fn)(int, const struct sigaction *);
+
+void sigwrap_watch_installs(void (*fn)(int sig, const struct sigaction *act))
+{
+	atomic_store(&installs_fn, fn);
+}
+
 /* A thread that held app_spin or move_lock at fork does not exist in the child. */
 void sigwrap_after_fork_child(void)
 {
@@ -627,7 +634,9 @@ static struct owned *sigwrap_guard(int sig, const struct sigaction *act)
 __attribute__((visibility("default"))) int sigaction(int sig, const struct sigaction *act,
 						     struct sigaction *old)
 {
+	void (*fn)(int, const struct sigaction *);
 	struct owned *o;
+	int ret;
 
 	sigwrap_resolve();
 	if (!real_sigaction) {
@@ -642,7 +651,15 @@ __attribute__((visibility("default"))) int sigaction(int sig, const struct sigac
 		sigwrap_app_set(o, act, old);
 		return 0;
 	}
-	return real_sigaction(sig, act, old);
+	ret = real_sigaction(sig, act, old);
+	fn = atomic_load(&installs_fn);
+	if (ret == 0 && act && fn) {
+		int e = errno;
+
+		fn(sig, act);
+		errno = e;
+	}
+	return ret;
 }
 
 /*

@@ -38,4 +38,9 @@ int sigwrap_real_sigaction(int sig, const struct sigaction *act, struct sigactio
  * one of our samples. */
 void sigwrap_chain(int sig, siginfo_t *si, void *uc) AGENT_HIDDEN;
 
+/* Normal context: fn is told of each sigaction of the program's that set a
+ * disposition, after it took effect (python_calls.c waits for the
+ * interpreter's SIGINT handler); set once, at start-up. */
+void sigwrap_watch_installs(void (*fn)(int sig, const struct sigaction *act)) AGENT_HIDDEN;
+
 #endif

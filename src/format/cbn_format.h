@@ -528,7 +528,7 @@ _Static_assert(sizeof(struct cbn_chunk_header) == 24, "chunk header layout");
 
 /* The highest record type below: raise it with each new CBN_REC_* (the
  * reader's unit test fails when the reader knows a type above it). */
-#define CBN_REC_TYPE_MAX 51
+#define CBN_REC_TYPE_MAX 52
 
 /* Record types.  Never renumber; retired values stay reserved. */
 enum cbn_rec_type {
@@ -565,6 +565,7 @@ enum cbn_rec_type {
 	CBN_REC_MEM_COUNTERS = 42,       /* RSS and live bytes (the monitor's, the agent's ends) */
 	CBN_REC_PY_CODE = 50,            /* a Python code object's names and line table */
 	CBN_REC_JIT_REGION = 51,         /* executable memory outside every module (cbn_rec_jit_region) */
+	CBN_REC_PY_CALLS = 52,           /* exact Python call counts (cbn_rec_py_calls, --calls) */
 };
 
 struct cbn_rec {
@@ -753,6 +754,39 @@ struct cbn_rec_py_code {
 	uint32_t linetable_len;
 	char data[];
 };
+
+/*
+ * Exact call counts of Python functions (--calls; docs/format.md), counted
+ * as cProfile counts: a call is the start or resumption of a frame (a
+ * generator's resumption too), a primitive call one made while no call of
+ * the same code object was running.  state says whether the process counts:
+ * a record with n = 0 is written when counting starts or is refused; at
+ * exit (and before an exec) one or more with the counts since the last
+ * such record: the reader adds them up.  Each entry names a PY_CODE id.
+ */
+enum cbn_py_calls_state {
+	CBN_PYCALLS_ON = 1,              /* counted through sys.monitoring (3.12+) or
+					  * the main thread's profile function (3.11) */
+	CBN_PYCALLS_TOOL_TAKEN = 2,      /* 3.12+: no free sys.monitoring tool id */
+	CBN_PYCALLS_FAILED = 3,          /* the interpreter refused the registration */
+	CBN_PYCALLS_NO_API = 4,          /* an API the counting needs was not found */
+};
+#define CBN_PYCALLS_MAIN_ONLY 0x1    /* h.flags: the main thread's calls only (3.11) */
+
+struct cbn_py_call_count {
+	uint32_t id;                     /* PY_CODE id */
+	uint32_t pad;
+	uint64_t calls;                  /* every call */
+	uint64_t primitive;              /* calls not nested in a call of the same code */
+};
+
+struct cbn_rec_py_calls {
+	struct cbn_rec h;                /* h.flags: CBN_PYCALLS_* flags */
+	uint32_t state;                  /* enum cbn_py_calls_state */
+	uint32_t n;                      /* entries that follow */
+	struct cbn_py_call_count c[];
+};
+#define CBN_PY_CALLS_BATCH 1024      /* entries per record at most */
 
 struct cbn_rec_thread {              /* THREAD_START, THREAD_END, THREAD_NAME */
 	struct cbn_rec h;
@@ -1327,6 +1361,7 @@ struct cbn_rec_unprofiled {
 #define CBN_ENV_OFFCPU "CBN_OFFCPU"     /* off-CPU sampler rate in Hz (--off-cpu); unset: off */
 #define CBN_ENV_CTL "CBN_CTL"             /* 0: no control socket */
 #define CBN_ENV_PYTHON "CBN_PYTHON"       /* 0: do not read Python frames (--python off) */
+#define CBN_ENV_PYCALLS "CBN_PYCALLS"     /* 1: count Python calls exactly (--calls) */
 #define CBN_ENV_SANDBOXED "CBN_SANDBOXED" /* internal: set by the agent for an image
 					  * exec'd under a seccomp filter: stay inert */
 /* Each process's control socket: SESSION/ctl/<pid>.sock (dir 0700). */

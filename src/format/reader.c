@@ -69,6 +69,7 @@ const char *reader_type_name(unsigned type)
 	case CBN_REC_CUDA_STATUS: return "cuda_status";
 	case CBN_REC_PY_CODE: return "py_code";
 	case CBN_REC_JIT_REGION: return "jit_region";
+	case CBN_REC_PY_CALLS: return "py_calls";
 	}
 	return "unknown";
 }
@@ -210,6 +211,16 @@ static int rec_check_proc(const unsigned char *p, uint32_t size, struct reader_r
 	case CBN_REC_CLOCK:
 		NEED(struct cbn_rec_clock);
 		return 0;
+	case CBN_REC_PY_CALLS: {
+		const struct cbn_rec_py_calls *c = (const void *)p;
+		NEED(struct cbn_rec_py_calls);
+		if (c->n > CBN_PY_CALLS_BATCH ||
+		    sizeof(*c) + (uint64_t)c->n * sizeof(c->c[0]) > size) {
+			*why = "Python call-count record does not fit";
+			return -1;
+		}
+		return 0;
+	}
 	case CBN_REC_JIT_REGION: {
 		/* name_len bytes, maybe without a NUL (cbn_format.h): readers
 		 * copy name_len bytes; str is set only when a NUL follows */

@@ -1,0 +1,473 @@
+/*
+ * python_calls.c — exact call counts of Python functions (--calls,
+ * docs/agent.md section 18), counted as cProfile counts them: a call is the
+ * start or the resumption of a frame (a generator's resumption too), a
+ * primitive call one made while no call of the same code object runs, a
+ * return its end or its yield.  The interpreter reports them to us itself:
+ * through sys.monitoring under a tool id of our own (3.12+: every thread),
+ * through the main thread's profile function (3.11, as cProfile there).
+ *
+ * The registration needs the GIL and a running interpreter, and no thread
+ * of ours may wait for one: when the interpreter installs its SIGINT
+ * handler while it starts (sigwrap.c tells us of each sigaction), we ask it
+ * for a pending call (Py_AddPendingCall), which its main thread runs at its
+ * next check, holding the GIL, in normal context, before the program's
+ * first line.  The callbacks run under the GIL, one at a time, in normal
+ * context: they count into a table indexed by the ids of python_table.c
+ * (those the samples name, so a count and a sample meet on one function),
+ * written at exit and before an exec.  An interpreter built without the GIL
+ * is not counted.
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "env.h"
+#include "floor.h"
+#include "python_calls.h"
+#include "python_copy.h"
+#include "python_find.h"
+#include "python_table.h"
+#include "sigwrap.h"
+
+/* The few CPython functions used, declared here: the agent is built once
+ * for every version, without Python's headers.  Objects stay opaque. */
+typedef struct py_obj py_obj;
+struct py_method_def {           /* PyMethodDef */
+	const char *name;
+	void *meth;
+	int flags;
+	const char *doc;
+};
+#define PY_METH_FASTCALL 0x0080
+#define PY_TRACE_CALL 0
+#define PY_TRACE_RETURN 3
+
+static struct {
+	int (*add_pending)(int (*fn)(void *), void *arg);
+	void *(*this_tstate)(void);
+	py_obj *(*sys_get)(const char *name);
+	py_obj *(*getattr)(py_obj *o, const char *name);
+	py_obj *(*call_method)(py_obj *o, const char *name, const char *fmt, ...);
+	py_obj *(*cmethod_new)(struct py_method_def *ml, py_obj *self, py_obj *mod, void *cls);
+	long (*as_long)(py_obj *o);
+	void (*err_clear)(void);
+	void (*decref)(py_obj *o);
+	void (*set_profile)(int (*fn)(py_obj *, void *, int, py_obj *), py_obj *arg);
+	uintptr_t (*tstate)(void);
+	py_obj *none;
+} api;
+
+struct py_count {
+	uint64_t calls, primitive;
+	/* 3.12+: where its latest primitive call runs (or ran): the thread
+	 * state, the frame and the frame's caller */
+	uintptr_t ts, frame, prev;
+	uint32_t depth;                  /* 3.11: calls of it running now */
+	uint32_t pad;
+};
+
+static int want;                         /* CBN_PYCALLS=1 */
+static _Atomic int asked;                /* the pending call was asked for (or refused) */
+static int counting;                     /* the callbacks are registered */
+static uint16_t rec_flags;               /* CBN_PYCALLS_MAIN_ONLY */
+static struct py_count *counts;          /* PY_CODES_CAP + 1, by PY_CODE id */
+static uint32_t top;                     /* highest id counted */
+
+/* Code object -> id, direct-mapped by address; an entry holds only while
+ * the object there has the same constants tuple (another object at the
+ * same address has its own) and the file is the same (gen: a fork child's
+ * ids are copied again into its own file). */
+#define PY_CC 4096
+static struct {
+	uintptr_t code, consts;
+	uint32_t id, gen;
+} cache[PY_CC];
+
+/* --- counting (under the GIL) ------------------------------------------------ */
+
+static uint32_t code_id(uintptr_t code)
+{
+	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
+	const struct cbn_py_layout *L = &pi->t.L;
+	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed), id;
+	uintptr_t consts;
+	struct py_fresh fresh;
+	unsigned slot = (unsigned)(code >> 6) & (PY_CC - 1);
+
+	if (!code)
+		return 0;
+	consts = *(const uintptr_t *)(code + L->co_consts);
+	if (cache[slot].code == code && cache[slot].consts == consts && cache[slot].gen == gen)
+		return cache[slot].id;
+	if (*(const uintptr_t *)(code + L->ob_type) != pi->t.code_type)
+		return 0;
+	fresh.n = 0;
+	id = python_code_id(code,
+			    cbn_py_code_key(code, consts, *(const uint64_t *)(code + L->co_names),
+					    *(const uint32_t *)(code + L->co_flags),
+					    *(const uint64_t *)(code + L->ob_size)),
+			    &fresh);
+	if (fresh.n)
+		python_copy_ids(fresh.id, fresh.n); /* its names, while it lives */
+	if (id) {
+		cache[slot].code = code;
+		cache[slot].consts = consts;
+		cache[slot].id = id;
+		cache[slot].gen = gen;
+		if (id > top)
+			top = id;
+	}
+	return id;
+}
+
+/*
+ * 3.12+, a call (PY_START, PY_RESUME, PY_THROW): primitive unless the
+ * latest primitive call of the same code still runs on this thread.  It
+ * runs if its frame lies in the live part of the thread's data stack (the
+ * frames of the running calls, contiguous in its chunks: the current
+ * chunk up to the top, each older one up to the top it kept) and still
+ * holds the same code and caller.  So no return event is needed (half
+ * of what counting would cost).  A generator's frame lives in the
+ * generator, never in the data stack: a generator that resumes itself
+ * recursively counts as primitive.
+ */
+static int still_runs(const struct cbn_py_layout *L, uintptr_t ts, uintptr_t code,
+		      const struct py_count *k)
+{
+	uintptr_t c = *(const uintptr_t *)(ts + L->ts_datastack);
+	uintptr_t top = *(const uintptr_t *)(ts + L->ts_datastack + 8);
+	int n;
+
+	for (n = 0; c && n < 16; n++) {
+		if (k->frame >= c + 24 && k->frame < top)
+			return *(const uintptr_t *)(k->frame + L->fr_code) == code &&
+			       *(const uintptr_t *)(k->frame + L->fr_previous) == k->prev;
+		c = *(const uintptr_t *)c;  /* _PyStackChunk: previous, size, top, data[] */
+		if (c)
+			top = c + 24 + 8 * *(const uintptr_t *)(c + 16);
+	}
+	return 0;
+}
+
+static void count_start(uintptr_t code)
+{
+	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
+	const struct cbn_py_layout *L = &pi->t.L;
+	uint32_t id = code_id(code);
+	struct py_count *k;
+	uintptr_t ts, f;
+
+	if (!id)
+		return;
+	k = &counts[id];
+	k->calls++;
+	ts = api.tstate();
+	if (L->ts_cframe >= 0) /* 3.12: tstate->cframe->current_frame */
+		f = *(const uintptr_t *)(*(const uintptr_t *)(ts + (uint32_t)L->ts_cframe) +
+					 L->cf_current);
+	else /* 3.13: tstate->current_frame */
+		f = *(const uintptr_t *)(ts + L->cf_current);
+	/* the new frame may stand where the latest one stood: that one ended */
+	if (k->frame && k->frame != f && k->ts == ts && still_runs(L, ts, code, k))
+		return;
+	k->primitive++;
+	k->ts = ts;
+	k->frame = f;
+	k->prev = f ? *(const uintptr_t *)(f + L->fr_previous) : 0;
+}
+
+/* 3.11, the profile function's call and return: a depth per code. */
+static void count_call(uintptr_t code)
+{
+	uint32_t id = code_id(code);
+
+	if (!id)
+		return;
+	counts[id].calls++;
+	if (counts[id].depth++ == 0)
+		counts[id].primitive++;
+}
+
+static void count_return(uintptr_t code)
+{
+	uint32_t id = code_id(code);
+
+	/* a return of a call that started before we counted has none */
+	if (id && counts[id].depth)
+		counts[id].depth--;
+}
+
+/* sys.monitoring's callback (METH_FASTCALL): args[0] is the code object.
+ * None is immortal in 3.12+: returned without a reference. */
+static py_obj *on_start(py_obj *self, py_obj *const *args, intptr_t n)
+{
+	(void)self;
+	if (n > 0)
+		count_start((uintptr_t)args[0]);
+	return api.none;
+}
+
+/* 3.11's profile function: the frame's code object is in its interpreter
+ * frame (PyFrameObject.f_frame, after the object header and f_back). */
+static int on_profile(py_obj *obj, void *frame, int what, py_obj *arg)
+{
+	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
+	uintptr_t f;
+
+	(void)obj;
+	(void)arg;
+	if ((what != PY_TRACE_CALL && what != PY_TRACE_RETURN) || !frame)
+		return 0;
+	f = *(const uintptr_t *)((const char *)frame + 3 * sizeof(void *));
+	if (!f)
+		return 0;
+	if (what == PY_TRACE_CALL)
+		count_call(*(const uintptr_t *)(f + pi->t.L.fr_code));
+	else
+		count_return(*(const uintptr_t *)(f + pi->t.L.fr_code));
+	return 0;
+}
+
+/* --- the records ------------------------------------------------------------- */
+
+static void write_state(uint32_t state)
+{
+	struct cbn_rec_py_calls r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = CBN_REC_PY_CALLS;
+	r.h.flags = rec_flags;
+	r.h.size = sizeof(r);
+	r.state = state;
+	agent_event(&r, sizeof(r));
+}
+
+static struct {
+	struct cbn_rec_py_calls r;
+	struct cbn_py_call_count c[CBN_PY_CALLS_BATCH];
+} batch;
+
+static void emit(void)
+{
+	if (!batch.r.n)
+		return;
+	batch.r.h.type = CBN_REC_PY_CALLS;
+	batch.r.h.flags = rec_flags;
+	batch.r.h.size = (uint32_t)(sizeof(batch.r) + batch.r.n * sizeof(batch.c[0]));
+	batch.r.state = CBN_PYCALLS_ON;
+	agent_event(&batch, batch.r.h.size);
+	batch.r.n = 0;
+}
+
+/* The counts since the last flush, then zero (the records add up). */
+void python_calls_flush(void)
+{
+	uint32_t id;
+
+	if (!counting || !counts)
+		return;
+	for (id = 1; id <= top; id++) {
+		struct cbn_py_call_count *c;
+
+		if (!counts[id].calls)
+			continue;
+		c = &batch.c[batch.r.n++];
+		c->id = id;
+		c->pad = 0;
+		c->calls = counts[id].calls;
+		c->primitive = counts[id].primitive;
+		counts[id].calls = counts[id].primitive = 0;
+		if (batch.r.n == CBN_PY_CALLS_BATCH)
+			emit();
+	}
+	emit();
+}
+
+/* A fork child writes its own file: only its own calls go there (the frames
+ * running go on, so the depths stay). */
+void python_calls_after_fork_child(void)
+{
+	uint32_t id;
+
+	if (!counting || !counts)
+		return;
+	for (id = 1; id <= top; id++)
+		counts[id].calls = counts[id].primitive = 0;
+	write_state(CBN_PYCALLS_ON);
+}
+
+/* --- registration (the pending call) ----------------------------------------- */
+
+static struct py_method_def def_start = {"cbottleneck_call", (void *)on_start, PY_METH_FASTCALL,
+					 NULL};
+
+/* One event's callback: 0, or -1 with the error cleared. */
+static int monitor_event(py_obj *mon, py_obj *events, int tool, const char *name, py_obj *fn,
+			 long *mask)
+{
+	py_obj *e = api.getattr(events, name), *r;
+	long v;
+
+	if (!e)
+		return -1;
+	v = api.as_long(e);
+	api.decref(e);
+	if (v <= 0)
+		return -1;
+	r = api.call_method(mon, "register_callback", "ilO", tool, v, fn);
+	if (!r)
+		return -1;
+	api.decref(r);
+	*mask |= v;
+	return 0;
+}
+
+/* 3.12+: a free tool id of sys.monitoring (cProfile holds 2, debuggers 0,
+ * coverage 1, optimizers 5; 4, else 3), our callback, the events that
+ * start or resume a frame. */
+static uint32_t monitor_start(void)
+{
+	static const char *const calls[] = {"PY_START", "PY_RESUME", "PY_THROW"};
+	py_obj *mon = api.sys_get("monitoring"), *events, *fn, *r;
+	int tool, ok = 0;
+	long mask = 0;
+	size_t i;
+
+	if (!mon)
+		return CBN_PYCALLS_NO_API;
+	for (tool = 4; tool >= 3; tool--) {
+		r = api.call_method(mon, "use_tool_id", "is", tool, "cbottleneck");
+		if (r) {
+			api.decref(r);
+			break;
+		}
+		api.err_clear();
+	}
+	if (tool < 3)
+		return CBN_PYCALLS_TOOL_TAKEN;
+	events = api.getattr(mon, "events");
+	fn = api.cmethod_new(&def_start, NULL, NULL, NULL);
+	if (events && fn) {
+		ok = 1;
+		for (i = 0; i < 3 && ok; i++)
+			ok = monitor_event(mon, events, tool, calls[i], fn, &mask) == 0;
+	}
+	if (ok) {
+		r = api.call_method(mon, "set_events", "il", tool, mask);
+		ok = r != NULL;
+		if (r)
+			api.decref(r);
+	}
+	if (events)
+		api.decref(events);
+	/* fn stays: the interpreter holds it, and so do we */
+	if (!ok) {
+		api.err_clear();
+		r = api.call_method(mon, "free_tool_id", "i", tool);
+		if (r)
+			api.decref(r);
+		return CBN_PYCALLS_FAILED;
+	}
+	return CBN_PYCALLS_ON;
+}
+
+static int start(void *arg)
+{
+	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
+	uint32_t state;
+
+	(void)arg;
+	if (pi->t.L.version >= 0x030c0000) {
+		state = monitor_start();
+	} else {
+		/* 3.11: the profile slot of the thread that runs this (the
+		 * main one); cProfile's own use of it takes it from us */
+		rec_flags = CBN_PYCALLS_MAIN_ONLY;
+		api.set_profile(on_profile, NULL);
+		state = CBN_PYCALLS_ON;
+	}
+	api.err_clear();
+	counting = state == CBN_PYCALLS_ON;
+	write_state(state);
+	return 0;
+}
+
+/* --- arming --------------------------------------------------------------------- */
+
+static void *sym(void *mod, const char *name)
+{
+	void *p = dlsym(RTLD_DEFAULT, name);
+
+	return p ? p : mod ? dlsym(mod, name) : NULL;
+}
+
+/* The functions, from the interpreter's module (the executable, or a
+ * libpython loaded locally): 0, or -1 when one is missing. */
+static int resolve(const struct py_info *pi)
+{
+	void *mod = NULL;
+	Dl_info di;
+
+	if (dladdr((void *)pi->t.code_type, &di) && di.dli_fname)
+		mod = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD);
+	*(void **)&api.add_pending = sym(mod, "Py_AddPendingCall");
+	*(void **)&api.this_tstate = sym(mod, "PyGILState_GetThisThreadState");
+	*(void **)&api.sys_get = sym(mod, "PySys_GetObject");
+	*(void **)&api.getattr = sym(mod, "PyObject_GetAttrString");
+	*(void **)&api.call_method = sym(mod, "PyObject_CallMethod");
+	*(void **)&api.cmethod_new = sym(mod, "PyCMethod_New");
+	*(void **)&api.as_long = sym(mod, "PyLong_AsLong");
+	*(void **)&api.err_clear = sym(mod, "PyErr_Clear");
+	*(void **)&api.decref = sym(mod, "Py_DecRef");
+	*(void **)&api.set_profile = sym(mod, "PyEval_SetProfile");
+	*(void **)&api.tstate = sym(mod, "PyThreadState_Get");
+	api.none = sym(mod, "_Py_NoneStruct");
+	if (mod)
+		dlclose(mod);
+	return api.add_pending && api.this_tstate && api.sys_get && api.getattr &&
+			       api.call_method && api.cmethod_new && api.as_long && api.err_clear &&
+			       api.decref && api.set_profile && api.tstate && api.none
+		       ? 0
+		       : -1;
+}
+
+/* sigwrap.c, after a sigaction of the program's that installed a handler:
+ * the interpreter's SIGINT handler, from a thread of its own, once. */
+static void on_install(int sig, const struct sigaction *act)
+{
+	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
+	int expect = 0;
+
+	if (sig != SIGINT || !pi || act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN ||
+	    atomic_load(&asked))
+		return;
+	if (!api.add_pending && resolve(pi) != 0) {
+		if (atomic_compare_exchange_strong(&asked, &expect, 1))
+			write_state(CBN_PYCALLS_NO_API);
+		return;
+	}
+	if (!api.this_tstate() || !atomic_compare_exchange_strong(&asked, &expect, 1))
+		return;
+	counts = (void *)agent_syscall(SYS_mmap, NULL, (PY_CODES_CAP + 1) * sizeof(*counts),
+				       PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (counts == MAP_FAILED) {
+		counts = NULL;
+		write_state(CBN_PYCALLS_FAILED);
+		return;
+	}
+	if (api.add_pending(start, NULL) != 0)
+		write_state(CBN_PYCALLS_FAILED);
+}
+
+void python_calls_config(void)
+{
+	const char *v = agent_getenv(CBN_ENV_PYCALLS);
+
+	want = v && v[0] == '1' && v[1] == '\0';
+	if (want)
+		sigwrap_watch_installs(on_install);
+}
