@@ -226,6 +226,16 @@ static void cpu_sum_samples(const struct profile *p, struct cpu_profile *c, uint
 			c->nthreads_seen++;
 }
 
+/* A function's exact calls, when it has them (Python, --calls). */
+static void cpu_counts(struct cpu_func *cf, const struct prof_func *f)
+{
+	if (!(f->flags & PROF_FUNC_COUNTED))
+		return;
+	cf->counted = 1;
+	cf->calls = f->calls;
+	cf->primitive = f->primitive;
+}
+
 /* The CPU the hottest-lines table can show: code with a line number. */
 static void cpu_line_total(struct cpu_profile *c)
 {
@@ -331,6 +341,7 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 		if (!fs[i].total_w && !fs[i].self_w)
 			continue;
 		fs[i].func = (uint32_t)i;
+		cpu_counts(&fs[i], &p->funcs[i]);
 		c->funcs[c->nfuncs++] = fs[i];
 	}
 	c->lines = lm.v;
@@ -383,6 +394,15 @@ static const struct {
 	{ "module", CPU_SORT_FILENAME },   { "line", CPU_SORT_LINE },
 	{ "nfl", CPU_SORT_NFL },           { "stdname", CPU_SORT_STDNAME },
 };
+
+size_t cpu_counted_rows(const struct cpu_profile *c)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < c->nfuncs; i++)
+		n += c->funcs[i].counted && c->funcs[i].calls;
+	return n;
+}
 
 int cpu_sort_parse(const char *key)
 {
@@ -469,7 +489,10 @@ static int cpu_func_cmp(const void *a, const void *b, void *arg)
 			c = cpu_u64cmp_desc(x->total_w, y->total_w);
 		break;
 	case CPU_SORT_NCALLS:
-		c = cpu_u64cmp_desc(x->total_w, y->total_w);
+		c = y->counted - x->counted;
+		if (!c)
+			c = x->counted ? cpu_u64cmp_desc(x->calls, y->calls)
+				       : cpu_u64cmp_desc(x->total_w, y->total_w);
 		break;
 	case CPU_SORT_NAME:
 		c = cpu_strcmp0(fx->name, fy->name);

@@ -23,6 +23,10 @@ struct cpu_func {
 	uint64_t self_w;         /* weight of samples whose leaf frame is this function */
 	uint64_t total_w;        /* weight of samples with it anywhere on the stack, once each */
 	uint64_t self_ns, total_ns;
+	/* exact counts (a Python function under --calls, counted != 0): calls,
+	 * and primitive calls (those not nested in one of its own) */
+	int counted;
+	uint64_t calls, primitive;
 };
 
 struct cpu_line {
@@ -136,7 +140,8 @@ struct cpu_profile {
 enum cpu_sort {
 	CPU_SORT_TOTTIME = 0,    /* "tottime", "time" (default) */
 	CPU_SORT_CUMTIME,        /* "cumtime", "cumulative" */
-	CPU_SORT_NCALLS,         /* "ncalls", "calls", "pcalls": sample counts here */
+	CPU_SORT_NCALLS,         /* "ncalls", "calls", "pcalls": exact calls of the counted
+				  * functions first, then sample counts */
 	CPU_SORT_NAME,           /* "name" */
 	CPU_SORT_FILENAME,       /* "filename", "file", "module" */
 	CPU_SORT_LINE,           /* "line" */
@@ -151,6 +156,8 @@ void cpu_free(struct cpu_profile *c);
 
 /* Parse a --sort key: returns the enum cpu_sort value, or -1 when key is not
  * a CPU key (it may still be a CUDA table key). */
+/* Functions of c with exact call counts (--calls). */
+size_t cpu_counted_rows(const struct cpu_profile *c);
 int cpu_sort_parse(const char *key);
 /* pstats' words for the "Ordered by:" line, e.g. "internal time (tottime)". */
 const char *cpu_sort_desc(int key);

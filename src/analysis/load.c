@@ -176,6 +176,9 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	case CBN_REC_PY_CODE:
 		load_python_rec(L, r);
 		break;
+	case CBN_REC_PY_CALLS:
+		load_python_calls_rec(L, r);
+		break;
 	case CBN_REC_UNPROFILED:
 		unprofiled_rec(L, r);
 		break;
@@ -319,6 +322,7 @@ static void file_free(struct load_file *F)
 	free(F->ostacks);
 	free(F->pstacks);
 	free(F->pycodes);
+	free(F->pycalls);
 	load_jit_free(F);
 }
 

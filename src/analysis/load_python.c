@@ -60,6 +60,21 @@ void load_python_rec(struct load *L, const struct reader_rec *r)
 		    (!strcmp(r->str, "__init__") && !strcmp(r->str2, "__init__")));
 }
 
+/* PY_CALLS: kept (in the file's buffer) until the file's codes are all
+ * known (load_python_finish); a record without entries only says the
+ * state. */
+void load_python_calls_rec(struct load *L, const struct reader_rec *r)
+{
+	const struct cbn_rec_py_calls *c = (const void *)r->raw;
+	struct load_file *F = L->f;
+	struct prof_python_proc *py = &L->p->processes[F->proc].python;
+
+	py->calls_state = c->state;
+	py->calls_flags |= c->h.flags;
+	if (c->n)
+		*LOAD_PUSH(F->pycalls, F->npycalls, F->cappycalls) = c;
+}
+
 int load_python_has(struct load *L, const uint64_t *pcs, uint32_t n)
 {
 	uint32_t i;
@@ -188,6 +203,17 @@ static uint32_t py_func(struct load *L, struct load_pycode *c, const char **file
 	return c->func;
 }
 
+/* Under --calls, the interpreter's code that calls our counting callback
+ * (sys.monitoring's dispatch, 3.12+; the profile function's, 3.11): its
+ * time is ours, as the callback's is, never the program's (a program that
+ * registers a tool of its own shares that dispatch with us). */
+static int py_calls_dispatch(const char *name)
+{
+	return !strncmp(name, "_Py_call_instrumentation", 24) ||
+	       !strncmp(name, "call_instrumentation_vector", 27) ||
+	       !strncmp(name, "call_trace", 10);
+}
+
 /* Push the frames of Python words [first, first + n), leaf first. */
 static void py_push(struct load *L, const uint64_t *w, uint32_t first, uint32_t n)
 {
@@ -243,6 +269,7 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 	uint64_t w[CBN_MAX_FRAMES];
 	uint32_t nn = 0, nw = 0, na = 0, ne = 0, i, start = 0;
 	int e, a, leaf_first, any_py = 0, owner = 1, callee_neutral = 0;
+	int counted = L->p->processes[F->proc].python.calls_state == CBN_PYCALLS_ON;
 	const char *callee = NULL;
 
 	if (n > CBN_MAX_FRAMES)
@@ -282,6 +309,8 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 			const char *name = L->p->funcs[outer->func].name;
 
 			nat[nn].eval = !strncmp(name, "_PyEval_EvalFrameDefault", 24);
+			if (counted && py_calls_dispatch(name))
+				owner = 2;
 			/* the interpreter's own code: all of its module but the
 			 * program's entry point of a python executable */
 			nat[nn].internal = strcmp(name, "_start") != 0;
@@ -339,10 +368,47 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 	return owner;
 }
 
+/* The file's call counts onto the functions they name (several code
+ * objects may make one function: their counts add up). */
+static void py_calls_finish(struct load *L)
+{
+	struct load_file *F = L->f;
+	struct prof_python_proc *py = &L->p->processes[F->proc].python;
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < F->npycalls; i++) {
+		const struct cbn_rec_py_calls *c = F->pycalls[i];
+
+		for (k = 0; k < c->n; k++) {
+			uint32_t id = c->c[k].id;
+			struct load_pycode *pc = id && id < F->npycodes && F->pycodes[id].rec
+							 ? &F->pycodes[id]
+							 : NULL;
+			struct prof_func *f;
+			const char *file;
+			uint32_t fi;
+
+			if (!pc || (pc->rec->h.flags & CBN_PYC_GONE) || pc->shim) {
+				py->calls_unnamed += !pc || !pc->shim;
+				continue;
+			}
+			fi = py_func(L, pc, &file); /* may move funcs */
+			f = &L->p->funcs[fi];
+			if (!(f->flags & PROF_FUNC_COUNTED))
+				py->calls_funcs++;
+			f->flags |= PROF_FUNC_COUNTED;
+			f->calls += c->c[k].calls;
+			f->primitive += c->c[k].primitive;
+		}
+	}
+}
+
 void load_python_finish(struct load *L)
 {
 	const struct prof_process *pr = &L->p->processes[L->f->proc];
 
+	py_calls_finish(L);
 	if (pr->python.codes_missing)
 		load_warn(L, "%s: %llu Python frames (counted once per distinct stack) name code "
 			     "objects the agent had not copied yet when the process ended; they "

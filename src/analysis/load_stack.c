@@ -50,6 +50,7 @@ uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_
 	f->line = line;
 	f->module = load_intern(&L->arena, &L->strings, probe.module);
 	f->flags = 0;
+	f->calls = f->primitive = 0;
 	v = (uint32_t)(p->nfuncs - 1);
 	load_map_put(&L->funcmap, h, v);
 	return v;

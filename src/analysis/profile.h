@@ -24,6 +24,8 @@ struct prof_func {
 	uint32_t line;           /* DW_AT_decl_line, 0 when unknown */
 	const char *module;      /* the ELF module's file name (symlinks resolved), "" unknown */
 	uint32_t flags;          /* PROF_FUNC_* */
+	uint64_t calls;          /* PROF_FUNC_COUNTED: exact calls (--calls), and of them */
+	uint64_t primitive;      /* those not nested in a call of the same function */
 };
 
 /* prof_func.flags */
@@ -33,6 +35,7 @@ struct prof_func {
 				  * co_filename, line its first line (module "") */
 #define PROF_FUNC_JIT 0x8        /* code generated at run time (module "jit"): named by the
 				  * process's perf map, else "[jit] 0xSTART" of its region */
+#define PROF_FUNC_COUNTED 0x20   /* calls and primitive are exact counts (Python, --calls) */
 #define PROF_FUNC_JIT_ANON 0x10  /* with JIT: a region the program named nowhere, one
 				  * function per region ("[jit] 0xSTART") */
 
@@ -215,6 +218,11 @@ struct prof_process {
 		uint32_t codes, codes_gone, table_full;
 		uint64_t codes_missing;  /* Python frames whose code record is not in the file */
 		const char *reason;      /* why REFUSED or OFF, "" */
+		/* exact call counts (--calls, PY_CALLS records): enum
+		 * cbn_py_calls_state (0: not asked), CBN_PYCALLS_* flags,
+		 * functions counted, entries naming no code record */
+		uint32_t calls_state, calls_flags;
+		uint64_t calls_funcs, calls_unnamed;
 	} python;
 
 	/* unwinding past code without unwind information (the CBN_UWM markers

@@ -91,6 +91,57 @@ static void text_sec(FILE *out, double ns)
 	fprintf(out, " %8.3f", ns / 1e9);
 }
 
+/*
+ * pstats' columns of one function.  A counted function (Python, --calls)
+ * has its exact calls ("total/primitive" when some were recursive) and the
+ * times per call; any other has its sample count and "-" per call (what
+ * each means: the note under the table, docs/reading-the-report.md).
+ */
+static void text_cpu_row(FILE *out, const struct cpu_func *f)
+{
+	char nc[48];
+
+	if (!f->counted || !f->calls) {
+		fprintf(out, "%9llu", (unsigned long long)f->total_w);
+		text_sec(out, (double)f->self_ns);
+		fprintf(out, "        -");
+		text_sec(out, (double)f->total_ns);
+		fprintf(out, "        -");
+		return;
+	}
+	if (f->primitive != f->calls)
+		snprintf(nc, sizeof(nc), "%llu/%llu", (unsigned long long)f->calls,
+			 (unsigned long long)f->primitive);
+	else
+		snprintf(nc, sizeof(nc), "%llu", (unsigned long long)f->calls);
+	fprintf(out, "%9s", nc);
+	text_sec(out, (double)f->self_ns);
+	text_sec(out, (double)f->self_ns / (double)f->calls);
+	text_sec(out, (double)f->total_ns);
+	text_sec(out, f->primitive ? (double)f->total_ns / (double)f->primitive : 0.0);
+}
+
+/* Under --calls: the exact calls of the whole run, as cProfile's header
+ * gives them, and which rows have them. */
+static void text_cpu_counted(FILE *out, const struct profile *p, const struct cpu_profile *c)
+{
+	uint64_t calls = 0, prim = 0;
+	size_t i, rows = cpu_counted_rows(c);
+
+	for (i = 0; i < p->nfuncs; i++)
+		if (p->funcs[i].flags & PROF_FUNC_COUNTED) {
+			calls += p->funcs[i].calls;
+			prim += p->funcs[i].primitive;
+		}
+	if (!calls)
+		return;
+	fprintf(out, "         %llu Python function calls (%llu primitive calls), counted exactly\n",
+		(unsigned long long)calls, (unsigned long long)prim);
+	fprintf(out, "         ncalls: exact calls on the %zu Python %s counted (total/primitive "
+		"when recursive; per call: sampled time / calls), samples on the others "
+		"(per call: -)\n\n", rows, rows == 1 ? "row" : "rows");
+}
+
 static int text_cpu_table(struct text_ctx *t)
 {
 	const struct profile *p = t->p;
@@ -120,7 +171,10 @@ static int text_cpu_table(struct text_ctx *t)
 	else
 		fprintf(out, "         %llu samples in %.3f CPU seconds\n\n",
 			(unsigned long long)c->samples, (double)c->cpu_ns / 1e9);
-	fprintf(out, "   Ordered by: %s%s\n", cpu_sort_desc(key),
+	text_cpu_counted(out, p, c);
+	fprintf(out, "   Ordered by: %s%s\n",
+		key == CPU_SORT_NCALLS && cpu_counted_rows(c) ? "exact calls, then samples (ncalls)"
+							       : cpu_sort_desc(key),
 		p->inline_folded ? "; inline view: fold (inlined code counts in the function it "
 				   "was inlined into)" : "");
 	/* what the columns mean in sampling mode (ncalls counts samples, so
@@ -130,13 +184,7 @@ static int text_cpu_table(struct text_ctx *t)
 	for (i = 0; i < n; i++) {
 		const struct cpu_func *f = &c->funcs[i];
 
-		/* pstats' columns; ncalls counts samples, so per call is no
-		 * figure of this table: "-" keeps the layout */
-		fprintf(out, "%9llu", (unsigned long long)f->total_w);
-		text_sec(out, (double)f->self_ns);
-		fprintf(out, "        -");
-		text_sec(out, (double)f->total_ns);
-		fprintf(out, "        -");
+		text_cpu_row(out, f);
 		text_func_name(t, buf, sizeof(buf), &p->funcs[f->func], f->inlined_into);
 		fprintf(out, " %s\n", buf);
 	}
