@@ -168,7 +168,8 @@ struct field_name {
 static int parse_field(const char *name, size_t len, enum cmp_metric m, struct cmp_expr *e,
 		       char *err, size_t errlen)
 {
-	static const struct field_name func_f[] = {{"self", CMP_F_SELF}, {"total", CMP_F_TOTAL}, {0}};
+	static const struct field_name func_f[] = {
+		{"self", CMP_F_SELF}, {"total", CMP_F_TOTAL}, {"calls", CMP_F_CALLS}, {0}};
 	static const struct field_name line_f[] = {{"self", CMP_F_SELF}, {0}};
 	static const struct field_name kern_f[] = {
 		{"total", CMP_F_TOTAL}, {"calls", CMP_F_CALLS}, {"avg", CMP_F_AVG}, {0}};
@@ -325,7 +326,7 @@ static int parse_scalar(const char *s, size_t len, struct cmp_expr *e, char *err
 	}
 	return expr_error(err, errlen, e->text,
 			  "unknown metric '%.*s': expected wall, cpu, samples, "
-			  "func[PATTERN].self|total, line[FILE:LINE].self, "
+			  "func[PATTERN].self|total|calls, line[FILE:LINE].self, "
 			  "kernel[PATTERN].total|calls|avg, api[PATTERN].calls|total|avg, "
 			  "op[NAME].FIELD, gpu.*, "
 			  "mem.*, step.*, wait.total, cpu.efficiency, lock[SITE].wait, "

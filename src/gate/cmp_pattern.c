@@ -113,6 +113,13 @@ static void collect(struct cmp_result *r, const struct cmp_side *s, const struct
 				if (!name_matches(e, f->name))
 					continue;
 				snprintf(key, sizeof(key), "%s", f->name);
+				if (e->field == CMP_F_CALLS) { /* exact (--calls) */
+					if (need(f->calls, &m.a) < 0)
+						continue;
+					if (match_add(r, out, m, key) < 0)
+						return;
+					continue;
+				}
 				if (need(self ? f->self_ns : f->total_ns, &v) < 0)
 					continue;
 				x = cmp_sampled(v, or_zero(self ? f->self_samples : f->total_samples),

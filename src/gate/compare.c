@@ -292,6 +292,7 @@ enum cmp_noise cmp_metric_noise(const struct cmp_expr *e)
 	case CMP_M_CPU:
 	case CMP_M_SAMPLES:
 	case CMP_M_FUNC:
+		return e->field == CMP_F_CALLS ? CMP_N_EXACT : CMP_N_SAMPLED;
 	case CMP_M_LINE:
 		return CMP_N_SAMPLED;
 	case CMP_M_WALL:

@@ -184,6 +184,7 @@ static int read_cpu(const cJSON *root, struct gate_run *r)
 		f->total_ns = num(it, JK_TOTAL_NS);
 		f->self_samples = num(it, JK_SELF_SAMPLES);
 		f->total_samples = num(it, JK_TOTAL_SAMPLES);
+		f->calls = num(it, "calls");
 		r->nfuncs++;
 	}
 	arr = arr_of(root, JK_LINES);

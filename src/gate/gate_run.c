@@ -4,6 +4,7 @@
  * report/cuda_json.c), without writing and parsing that report.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -214,7 +215,8 @@ int gate_run_from_analysis(const struct analysis *a, struct gate_run *r)
 
 		r->funcs[r->nfuncs++] = (struct gate_func){
 			name ? name : "", (double)f->self_ns, (double)f->total_ns,
-			(double)f->self_w, (double)f->total_w};
+			(double)f->self_w, (double)f->total_w,
+			f->counted && f->calls ? (double)f->calls : NAN};
 	}
 	for (i = 0; i < c->nlines; i++) {
 		const struct cpu_line *l = &c->lines[i];

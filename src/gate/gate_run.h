@@ -25,6 +25,7 @@ static inline int gate_has(double v)
 struct gate_func {
 	const char *name;
 	double self_ns, total_ns, self_samples, total_samples;
+	double calls;            /* exact calls (--calls), NaN when not counted */
 };
 
 struct gate_line {

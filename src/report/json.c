@@ -367,6 +367,10 @@ static cJSON *json_functions(const struct profile *p, const struct cpu_profile *
 		err |= json_put_num(o, JK_TOTAL_NS, (double)f->total_ns);
 		err |= json_put_num(o, JK_SELF_SAMPLES, (double)f->self_w);
 		err |= json_put_num(o, JK_TOTAL_SAMPLES, (double)f->total_w);
+		if (f->counted && f->calls) { /* --calls: exact counts */
+			err |= json_put_num(o, "calls", (double)f->calls);
+			err |= json_put_num(o, "primitive_calls", (double)f->primitive);
+		}
 		err |= json_bool(o, "nosym", (pf->flags & PROF_FUNC_NOSYM) != 0);
 		err |= json_bool(o, "python", (pf->flags & PROF_FUNC_PYTHON) != 0);
 		err |= json_bool(o, "inlined", f->inlined_into < p->nfuncs);

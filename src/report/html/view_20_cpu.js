@@ -96,6 +96,25 @@ CBN.view({
 		/* a run of several programs: them first, as perf report --sort comm,dso */
 		cpuPrograms(el, r, cpu);
 		el.appendChild(C.el('h2', {}, 'Functions'));
+		/* --calls: exact calls of Python functions, cProfile's ncalls and percall */
+		var counted = r.functions.some(function (x) { return x.calls != null; });
+		var calls = !counted ? [] : [
+			{ key: 'calls', label: 'Calls', num: 1,
+			  get: function (x) { return x.calls == null ? null : x.calls; },
+			  fmt: function (n) { return n == null ? '-' : C.count(n); },
+			  help: 'exact calls (--calls; cProfile\'s ncalls); - where the function was not counted' },
+			{ key: 'primitive_calls', label: 'Primitive calls', num: 1,
+			  fmt: function (n) { return n == null ? '-' : C.count(n); },
+			  help: 'calls not made while another call of it ran on the thread' },
+			{ key: 'self_percall', label: 'Self per call', num: 1,
+			  get: function (x) { return x.calls ? x.self_ns / x.calls : null; },
+			  fmt: function (n) { return n == null ? '-' : C.ns(n); },
+			  help: 'self time / calls (cProfile\'s first percall)' },
+			{ key: 'total_percall', label: 'Total per primitive call', num: 1,
+			  get: function (x) { return x.primitive_calls ? x.total_ns / x.primitive_calls : null; },
+			  fmt: function (n) { return n == null ? '-' : C.ns(n); },
+			  help: 'total time / primitive calls (cProfile\'s second percall)' }
+		];
 		v.table = C.table(r.functions, [
 			{ key: 'name', label: 'Function', name: 1 },
 			{ key: 'self_ns', label: 'Self time', num: 1, fmt: C.ns,
@@ -106,11 +125,12 @@ CBN.view({
 			  help: 'time with the function anywhere on the stack, once per sample (cumtime)' },
 			{ key: 'total_pct', label: 'Total %', num: 1, fmt: C.pct,
 			  get: function (x) { return x.total_ns / cpu; } },
+		].concat(calls, [
 			{ key: 'self_samples', label: 'Self samples', num: 1, fmt: C.count },
 			{ key: 'total_samples', label: 'Total samples', num: 1, fmt: C.count },
 			{ key: 'file', label: 'Source', cell: function (x) { return C.srcLink(x.file, x.line); } },
 			{ key: 'module', label: 'Module', name: 1 }
-		], { sort: 'self_ns', onrow: function (x) {
+		]), { sort: 'self_ns', onrow: function (x) {
 			v.select(x.name);
 			graph.scrollIntoView({ block: 'nearest' });
 		} });
