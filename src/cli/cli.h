@@ -37,6 +37,7 @@ struct cli_opts {
 	int depth;                  /* --depth, 0 = agent default */
 	int buffer_mb;              /* --buffer-mb, 0 = agent default */
 	int no_cuda;
+	int py_calls;               /* --calls: count Python calls exactly */
 	int verbose;
 	const char *signal;         /* --signal, NULL = the agent chooses */
 	const char *memory;         /* --memory: "host,cuda", "host" or "cuda"; NULL: off */
@@ -155,6 +156,7 @@ struct spawn_env {
 	uint64_t ring_ns;           /* CBN_RING_NS, 0: unset */
 	long offcpu_hz;             /* CBN_OFFCPU, 0: unset */
 	int python_off;             /* CBN_PYTHON=0 (--python off) */
+	int py_calls;               /* CBN_PYCALLS=1 (--calls) */
 	int wait_all;               /* --wait-all: wait for what the program leaves running */
 };
 

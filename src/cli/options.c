@@ -27,7 +27,7 @@
 #endif
 
 enum {
-	OPT_SORT = 256, OPT_LIMIT, OPT_REPORT, OPT_VERSION, OPT_DEPTH, OPT_BUFFER, OPT_NO_CUDA,
+	OPT_SORT = 256, OPT_CALLS, OPT_LIMIT, OPT_REPORT, OPT_VERSION, OPT_DEPTH, OPT_BUFFER, OPT_NO_CUDA,
 	OPT_JSON, OPT_TRACE, OPT_WINDOW, OPT_FOLDED, OPT_FLAME, OPT_PPROF, OPT_BASELINE,
 	OPT_FAIL, OPT_WARN, OPT_MARKDOWN, OPT_BENCH, OPT_SIGNAL, OPT_INLINE,
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
@@ -49,6 +49,7 @@ static const struct option long_opts[] = {
 	{"depth", required_argument, NULL, OPT_DEPTH},
 	{"buffer-mb", required_argument, NULL, OPT_BUFFER},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
+	{"calls", no_argument, NULL, OPT_CALLS},
 	{"signal", required_argument, NULL, OPT_SIGNAL},
 	{"memory", optional_argument, NULL, OPT_MEMORY},
 	{"memory-rate", required_argument, NULL, OPT_MEMORY_RATE},
@@ -107,6 +108,9 @@ static void usage(FILE *f)
 	      "      --depth N        at most N frames per stack (1-256)\n"
 	      "      --buffer-mb N    size of each process's session file in MiB\n"
 	      "      --no-cuda        do not trace CUDA or NVTX\n"
+	      "      --calls          count Python calls exactly (CPython 3.11+): the CPU\n"
+	      "                       table's ncalls and percall, as cProfile's (costs up\n"
+	      "                       to 1.5x on code made of tiny calls; docs/reading-the-report.md)\n"
 	      "      --memory[=WHAT]  record memory: host,cuda (default), host (malloc, new,\n"
 	      "                       anonymous mmap, brk) or cuda (device allocations)\n"
 	      "      --memory-rate BYTES  mean bytes between sampled host allocations (K, KiB,\n"
@@ -325,6 +329,9 @@ static int opt_run(int c, struct cli_opts *o)
 		break;
 	case OPT_NO_CUDA:
 		o->no_cuda = 1;
+		break;
+	case OPT_CALLS:
+		o->py_calls = 1;
 		break;
 	case OPT_MEMORY:
 		if (!optarg || !strcmp(optarg, "host,cuda") || !strcmp(optarg, "cuda,host"))
@@ -596,7 +603,7 @@ static const struct {
 	{OPT_DELAY, "--delay"},         {OPT_DURATION, "--duration"},
 	{OPT_CAPTURE_RANGE, "--capture-range"}, {OPT_TOGGLE_SIGNAL, "--toggle-signal"},
 	{OPT_RING, "--ring"},           {OPT_OFFCPU, "--off-cpu"},
-	{OPT_NO_CUDA, "--no-cuda"},
+	{OPT_NO_CUDA, "--no-cuda"},     {OPT_CALLS, "--calls"},
 };
 
 /* The option's name when only a run takes it, else NULL. */

@@ -103,6 +103,10 @@ static void child_env(const struct spawn_env *e)
 		setenv(CBN_ENV_PYTHON, "0", 1);
 	else
 		unsetenv(CBN_ENV_PYTHON);
+	if (e->py_calls)
+		setenv(CBN_ENV_PYCALLS, "1", 1);
+	else
+		unsetenv(CBN_ENV_PYCALLS);
 	setenv(CBN_ENV_SESSION, e->session, 1);
 	snprintf(num, sizeof(num), "%ld", e->freq);
 	setenv(CBN_ENV_FREQ, num, 1);
