@@ -1,0 +1,77 @@
+#!/bin/bash
+# py_calls — --calls counts Python calls exactly, as cProfile counts them:
+# on CPython 3.11 (the profile function), 3.12 and 3.13 (sys.monitoring),
+# those installed, tests/python/calls.py's functions have the same total and
+# primitive calls in the JSON report as cProfile gives on the same script
+# (a recursion, an indirect one, a generator's resumptions, a method, a
+# function that raises); the CPU table prints them as pstats does
+# ("92735/1") with the times per call; the gate reads func[NAME].calls as an
+# exact count; without --calls nothing is counted.
+. "$(dirname "$0")/lib/common.bash"
+. "$(dirname "$0")/lib/python.bash"
+need_cbn
+need_python_jsonschema
+CALLS="$CBN_SOURCE_DIR/tests/python/calls.py"
+
+tested=0
+for v in 3.11 3.12 3.13; do
+	PY=$(py_find "$v") || { note "no CPython $v here: not tested"; continue; }
+	note "testing $PY"
+	"$PY" "$CALLS" cprofile "$T/cp$v.txt" >/dev/null || fail "$v: calls.py under cProfile failed"
+	run_cbn --calls --json "$T/c$v.json" -- "$PY" "$CALLS"
+	expect_rc 0
+	grep -qx 'calls: done' "$OUTF" || fail "$v: the program's output is missing"
+	validate_schema "$T/c$v.json"
+	grep_out 'Python function calls \([0-9]+ primitive calls\), counted exactly'
+	grep_out '^ +92735/1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ .*calls\.py:[0-9]+\(fib\)$'
+	python3 - "$T/c$v.json" "$T/cp$v.txt" "$v" <<'PY' || fail "$v: counts differ from cProfile's"
+import json, sys
+rep, ref, v = json.load(open(sys.argv[1])), {}, sys.argv[3]
+for line in open(sys.argv[2]):
+    name, nc, cc = line.split()
+    ref[name] = (int(nc), int(cc))
+seen, bad = set(), []
+for f in rep["functions"]:
+    if not f["file"].endswith("calls.py") or "calls" not in f:
+        continue
+    name = f["name"].rsplit(".", 1)[-1]
+    seen.add(name)
+    if name in ref and (f["calls"], f["primitive_calls"]) != ref[name]:
+        bad.append("%s: %d/%d, cProfile %d/%d" % ((f["name"], f["calls"], f["primitive_calls"]) + ref[name]))
+missing = {"tiny", "fib", "is_even", "counter"} - seen
+if missing:
+    bad.append("not counted (or not sampled): " + " ".join(sorted(missing)))
+print("%s: %d functions compared" % (v, len(seen & set(ref))))
+if bad:
+    print("\n".join(bad))
+    sys.exit(1)
+PY
+	tested=$((tested + 1))
+done
+[ "$tested" -gt 0 ] || skip "no CPython 3.11-3.13 here"
+
+# the gate: func[NAME].calls is an exact count
+J=$(ls "$T"/c3.1*.json | head -1)
+run_cbn compare --fail 'func[fib].calls:+0' "$J" "$J"
+expect_rc 0
+python3 - "$J" "$T/more.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for f in d["functions"]:
+    if f["name"] == "fib":
+        f["calls"] += 1
+json.dump(d, open(sys.argv[2], "w"))
+PY
+run_cbn compare --fail 'func[fib].calls:+0' "$J" "$T/more.json"
+expect_rc 1
+grep_out 'func\[fib\]\.calls +92735 +92736 .* exact +FAIL'
+
+# without --calls: sample counts, no calls in the JSON
+run_cbn --json "$T/plain.json" -- "$PY" "$CALLS"
+expect_rc 0
+[ "$(json_py "$T/plain.json" 'sum("calls" in f for f in d["functions"])')" = 0 ] ||
+	fail "a run without --calls has call counts"
+if grep -q 'counted exactly' "$OUTF"; then
+	fail "a run without --calls says it counted"
+fi
+exit 0

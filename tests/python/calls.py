@@ -1,0 +1,111 @@
+"""calls.py — Python functions whose call counts are known, for --calls
+(tests/e2e/py_calls.sh): a tiny function called many times, a direct
+recursion (fib: total/primitive), an indirect one (is_even/is_odd), a
+generator (each resumption is a call, as cProfile counts it), a method, a
+function that raises.  Each part runs long enough to be sampled.  With an
+argument 'cprofile PATH' it runs itself under cProfile and writes
+"qualname ncalls primitive" lines of this file's functions to PATH."""
+import sys
+
+
+def tiny(x):
+    return x + 1
+
+
+def loop(n):
+    s = 0
+    for _ in range(n):
+        s = tiny(s)
+    return s
+
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+
+def is_even(n):
+    return True if n == 0 else is_odd(n - 1)
+
+
+def is_odd(n):
+    return False if n == 0 else is_even(n - 1)
+
+
+def parity(rounds):
+    k = 0
+    for _ in range(rounds):
+        k += is_even(60)
+    return k
+
+
+def counter(n):
+    for i in range(n):
+        yield i
+
+
+def drain(rounds):
+    t = 0
+    for _ in range(rounds):
+        t += sum(counter(500))
+    return t
+
+
+class Box:
+    def __init__(self):
+        self.v = 0
+
+    def bump(self, k):
+        self.v += k
+        return self.v
+
+
+def boxes(n):
+    b = Box()
+    for i in range(n):
+        b.bump(i)
+    return b.v
+
+
+def fails(i):
+    if i % 2:
+        raise ValueError(i)
+    return i
+
+
+def catches(n):
+    c = 0
+    for i in range(n):
+        try:
+            fails(i)
+        except ValueError:
+            c += 1
+    return c
+
+
+def main():
+    loop(300000)
+    fib(23)
+    parity(4000)
+    drain(400)
+    boxes(200000)
+    catches(100000)
+    print("calls: done")
+
+
+def cprofile(path):
+    import cProfile
+    import pstats
+    pr = cProfile.Profile()
+    pr.runcall(main)
+    st = pstats.Stats(pr)
+    with open(path, "w") as out:
+        for (fn, _, name), (cc, nc, _, _, _) in st.stats.items():
+            if fn == __file__:
+                out.write("%s %d %d\n" % (name, nc, cc))
+
+
+if __name__ == "__main__":
+    if len(sys.argv) > 2 and sys.argv[1] == "cprofile":
+        cprofile(sys.argv[2])
+    else:
+        main()
