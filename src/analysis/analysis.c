@@ -57,9 +57,11 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	if ((ret = ops_analyze(p, opts ? opts->op_patterns : NULL, opts ? opts->nop_patterns : 0,
 			       &a->ops)) < 0)
 		goto out;
-	if (!(opts && opts->cpu_only) && (ret = cuda_analyze_ops(p, a->ops, &a->cuda)) < 0)
-		goto out;
+	/* before CUDA too: its memory rules read the GPU spaces */
 	if ((ret = mem_analyze(a, opts ? opts->alloc_fns : NULL, opts ? opts->nalloc_fns : 0)) < 0)
+		goto out;
+	if (!(opts && opts->cpu_only) &&
+	    (ret = cuda_analyze_ops(p, a->ops, a->memory, &a->cuda)) < 0)
 		goto out;
 	if ((ret = mem_samples_build(p, &a->mem_samples, &a->nmem_samples)) < 0)
 		goto out;
