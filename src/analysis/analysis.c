@@ -1,7 +1,7 @@
 /*
  * analysis.c — run every analysis of a profile once (CPU aggregation, call
- * tree, operators, CUDA, memory and its samples, steps, data-quality warnings) into one struct
- * analysis.
+ * tree, operators, CUDA, memory and its samples, the stacks' weights, steps,
+ * data-quality warnings) into one struct analysis.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 #include "memory.h"
 #include "ops.h"
 #include "programs.h"
+#include "stackw.h"
 #include "steps.h"
 #include "wait.h"
 
@@ -65,6 +66,16 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 		goto out;
 	if ((ret = mem_samples_build(p, &a->mem_samples, &a->nmem_samples)) < 0)
 		goto out;
+	/* after the memory samples: it weighs their stacks */
+	if (!(a->stackw = malloc(sizeof(*a->stackw)))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if ((ret = stackw_build(p, a->mem_samples, a->nmem_samples, a->stackw)) < 0) {
+		free(a->stackw);
+		a->stackw = NULL;
+		goto out;
+	}
 	if ((ret = steps_analyze(p, opts ? opts->step_regex : NULL, opts ? opts->step_func : NULL,
 				 &a->steps)) < 0)
 		goto out;
@@ -113,6 +124,8 @@ void analysis_free(struct analysis *a)
 	ops_free(a->ops);
 	mem_free(a->memory);
 	free(a->mem_samples);
+	stackw_free(a->stackw);
+	free(a->stackw);
 	steps_free(a->steps);
 	wait_free(a->wait);
 	if (a->dist) {

@@ -79,7 +79,7 @@ static int spin_evidence(const struct profile *p, const uint16_t *cls, const uin
 		uint32_t nf = 0, call;
 
 		if (act[i] != WAIT_ACT_SPIN || s->thread >= p->nthreads ||
-		    !(fr = wait_frames_of(p, s->stack, &nf)))
+		    !(fr = stackw_frames(p, s->stack, &nf)))
 			continue;
 		ns = (uint64_t)s->weight * prof_period_of_thread(p, s->thread);
 		if (!(wait_cls_of(cls, p, fr[0].func) & FC_OMP)) {

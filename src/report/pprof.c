@@ -621,7 +621,7 @@ static int pprof_encode(const struct analysis *a, struct pb *out)
 	struct loctab lt = {0};
 	struct pb sub = {0}, sub2 = {0}, ids = {0};
 	uint32_t *map_of_module = NULL;
-	int memory = export_has_memory(p), offcpu = export_has_offcpu(p);
+	int memory = export_has_memory(a), offcpu = export_has_offcpu(a);
 	struct pprof_ctx x = {.p = p, .st = &st, .lt = &lt, .sub = &sub, .sub2 = &sub2, .ids = &ids,
 			      .nvalues = 2 + (memory ? 4 : 0) + (offcpu ? 2 : 0)};
 	int rc = -ENOMEM;

@@ -4,7 +4,8 @@
  * busy threads, parallel efficiency, what thread time went to, the critical
  * thread, the verdict, the CPU recommendations) for every CPU run, and with
  * --off-cpu where threads waited, lock contention, every thread on and off the
- * CPU and the wall-clock functions.  Also the header's "Off-CPU:" line.
+ * CPU and the wall-clock functions.  Also the header's "Off-CPU:" line, and
+ * what an off-CPU stretch is called in a trace and a flame graph.
  * Formats struct wait_analysis only; every index into the profile is checked,
  * since a damaged profile may hold anything.
  */
@@ -94,6 +95,16 @@ uint32_t wait_stack_site(const struct profile *p, uint32_t stack)
 			return f;
 	}
 	return leaf;
+}
+
+const char *wait_offcpu_frame(uint32_t kind)
+{
+	static const char *const f[CBN_OFF_NKINDS] = {
+		"[off-CPU: other]", "[off-CPU: futex]", "[off-CPU: io]", "[off-CPU: poll]",
+		"[off-CPU: sleep]", "[off-CPU: child]", "[off-CPU: fault]", "[off-CPU: runnable]",
+	};
+
+	return kind < CBN_OFF_NKINDS ? f[kind] : f[CBN_OFF_OTHER];
 }
 
 char *wait_offcpu_label(char *buf, size_t len, uint32_t kind, const char *call)
