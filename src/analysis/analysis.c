@@ -66,12 +66,12 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 		goto out;
 	if ((ret = mem_samples_build(p, &a->mem_samples, &a->nmem_samples)) < 0)
 		goto out;
-	/* after the memory samples: it weighs their stacks */
+	/* after the call tree and the memory samples: it weighs their stacks */
 	if (!(a->stackw = malloc(sizeof(*a->stackw)))) {
 		ret = -ENOMEM;
 		goto out;
 	}
-	if ((ret = stackw_build(p, a->mem_samples, a->nmem_samples, a->stackw)) < 0) {
+	if ((ret = stackw_build(p, a->calltree, a->mem_samples, a->nmem_samples, a->stackw)) < 0) {
 		free(a->stackw);
 		a->stackw = NULL;
 		goto out;

@@ -1,11 +1,15 @@
 /*
  * stackw.c — what each call stack weighs (stackw.h): the per-stack weights
- * of every sample type, once per report.
+ * of every sample type and the source lines' totals, once per report, and
+ * the per-(stack, thread) and per-thread views of the CPU samples that pprof
+ * and the HTML timeline ask for.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis.h"
+#include "calltree.h"
 #include "mem_samples.h"
 #include "stackw.h"
 
@@ -68,7 +72,7 @@ double stackw_get(const struct stackw *w, enum stackw_type t, size_t i)
 	}
 }
 
-/* The CPU samples in periods per (stack, truncated) slot. */
+/* The CPU samples in periods per (stack, truncated) slot, and the latest. */
 static void stackw_cpu(const struct profile *p, struct stackw *w)
 {
 	for (size_t i = 0; i < p->nsamples; i++) {
@@ -77,6 +81,8 @@ static void stackw_cpu(const struct profile *p, struct stackw *w)
 
 		w->cpu[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] +=
 		    s->weight ? s->weight : 1;
+		if (s->ts > w->last_ts)
+			w->last_ts = s->ts;
 	}
 }
 
@@ -126,10 +132,97 @@ static int has_offcpu(const struct profile *p)
 	return 0;
 }
 
+/* --- line totals --------------------------------------------------------------- */
+
+struct line_probe {
+	const struct stackw *w;
+	const char *file;
+	uint32_t line;
+};
+
+static int line_eq(const void *ctx, uint32_t v)
+{
+	const struct line_probe *k = ctx;
+	const struct stackw_line *l = &k->w->lines[v];
+
+	return l->line == k->line && (l->file == k->file || !strcmp(l->file, k->file));
+}
+
+static uint64_t line_hash(const char *file, uint32_t line)
+{
+	return util_mix64(util_fnv1a_str(file, UTIL_FNV_INIT) ^ line);
+}
+
+/* (file, line)'s entry, created when missing: UINT32_MAX on OOM. */
+static uint32_t line_entry(struct stackw *w, size_t *cap, const char *file, uint32_t line)
+{
+	struct line_probe k = {w, file, line};
+	uint64_t h = line_hash(file, line);
+	uint32_t v = util_map_find(&w->line_index, h, line_eq, &k);
+
+	if (v != UINT32_MAX)
+		return v;
+	if (w->nlines >= UINT32_MAX - 1 ||
+	    util_grow((void **)&w->lines, cap, w->nlines, sizeof(*w->lines)) < 0 ||
+	    util_map_put(&w->line_index, h, (uint32_t)w->nlines) < 0)
+		return UINT32_MAX;
+	w->lines[w->nlines] = (struct stackw_line){file, line, 0};
+	return (uint32_t)w->nlines++;
+}
+
+/* Each line's CPU ns (the call tree's per slot), once per stack: a line
+ * stamped with the stack it was last counted for. */
+static int stackw_lines(const struct profile *p, const struct ct_tree *ct, struct stackw *w)
+{
+	uint32_t *stamp = NULL;
+	size_t cap = 0, scap = 0;
+	int ret = 0;
+
+	for (size_t i = 0; ct && ct->weight && i < p->nstacks && !ret; i++) {
+		uint64_t wi = ct->weight[2 * i] + ct->weight[2 * i + 1];
+		const struct prof_frame *fr;
+		uint32_t n;
+
+		if (!wi || !(fr = stackw_frames(p, (uint32_t)i, &n)))
+			continue;
+		for (uint32_t d = 0; d < n; d++) {
+			size_t before = w->nlines;
+			uint32_t v;
+
+			if (!fr[d].file || !*fr[d].file || !fr[d].line)
+				continue;
+			if ((v = line_entry(w, &cap, fr[d].file, fr[d].line)) == UINT32_MAX ||
+			    util_grow((void **)&stamp, &scap, v, sizeof(*stamp)) < 0) {
+				ret = -ENOMEM;
+				break;
+			}
+			if (w->nlines != before)
+				stamp[v] = 0;
+			if (stamp[v] == i + 1)
+				continue;
+			stamp[v] = (uint32_t)(i + 1);
+			w->lines[v].total_ns += wi;
+		}
+	}
+	free(stamp);
+	return ret;
+}
+
+uint64_t stackw_line_total(const struct stackw *w, const char *file, uint32_t line)
+{
+	struct line_probe k = {w, file, line};
+	uint32_t v;
+
+	if (!w || !file || !w->nlines)
+		return 0;
+	v = util_map_find(&w->line_index, line_hash(file, line), line_eq, &k);
+	return v == UINT32_MAX ? 0 : w->lines[v].total_ns;
+}
+
 /* --- the whole ------------------------------------------------------------------ */
 
-int stackw_build(const struct profile *p, const struct mem_sample *ms, size_t nms,
-		 struct stackw *w)
+int stackw_build(const struct profile *p, const struct ct_tree *ct,
+		 const struct mem_sample *ms, size_t nms, struct stackw *w)
 {
 	size_t slots = p->nstacks + 1;
 
@@ -152,6 +245,8 @@ int stackw_build(const struct profile *p, const struct mem_sample *ms, size_t nm
 			goto oom;
 		stackw_wall(p, w->wall);
 	}
+	if (stackw_lines(p, ct, w) < 0)
+		goto oom;
 	return 0;
 oom:
 	stackw_free(w);
@@ -166,5 +261,110 @@ void stackw_free(struct stackw *w)
 	for (int t = 0; t < 4; t++)
 		free(w->mem[t]);
 	free(w->wall);
+	free(w->lines);
+	util_map_free(&w->line_index);
 	memset(w, 0, sizeof(*w));
+}
+
+/* --- views of the CPU samples, on demand ------------------------------------ */
+
+static int cmp_sample(const void *a, const void *b, void *arg)
+{
+	const struct profile *prof = arg;
+	const struct prof_sample *x = &prof->samples[*(const uint32_t *)a];
+	const struct prof_sample *y = &prof->samples[*(const uint32_t *)b];
+
+	if (x->stack != y->stack)
+		return x->stack < y->stack ? -1 : 1;
+	if (x->thread != y->thread)
+		return x->thread < y->thread ? -1 : 1;
+	return 0;
+}
+
+int stackw_by_thread(const struct analysis *a, struct stackw_thread **out, size_t *n)
+{
+	const struct profile *p = a->profile;
+	uint32_t *idx = util_reallocarray(NULL, p->nsamples + 1, sizeof(*idx));
+	struct stackw_thread *v = util_reallocarray(NULL, p->nsamples + 1, sizeof(*v));
+	size_t nv = 0;
+
+	*out = NULL;
+	*n = 0;
+	if (!idx || !v) {
+		free(idx);
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nsamples; i++)
+		idx[i] = (uint32_t)i;
+	qsort_r(idx, p->nsamples, sizeof(*idx), cmp_sample, (void *)p);
+	for (size_t i = 0; i < p->nsamples;) {
+		const struct prof_sample *s = &p->samples[idx[i]];
+		struct stackw_thread *e = &v[nv++];
+		size_t j = i;
+
+		*e = (struct stackw_thread){s->stack, s->thread, 0, 0};
+		for (; j < p->nsamples && p->samples[idx[j]].stack == s->stack &&
+		       p->samples[idx[j]].thread == s->thread;
+		     j++) {
+			uint64_t w = p->samples[idx[j]].weight ? p->samples[idx[j]].weight : 1;
+
+			e->weight += w;
+			e->ns += w * prof_period_of_thread(p, s->thread);
+		}
+		i = j;
+	}
+	free(idx);
+	if (!nv) {
+		free(v);
+		v = NULL;
+	}
+	*out = v;
+	*n = nv;
+	return 0;
+}
+
+int stackw_ticks(const struct analysis *a, struct stackw_ticks *t)
+{
+	const struct profile *p = a->profile;
+	size_t i, *at;
+
+	memset(t, 0, sizeof(*t));
+	t->nthreads = p->nthreads;
+	t->off = calloc(p->nthreads + 1, sizeof(*t->off));
+	at = calloc(p->nthreads + 1, sizeof(*at));
+	t->v = malloc((p->nsamples + 1) * sizeof(*t->v));
+	if (!t->off || !at || !t->v) {
+		free(at);
+		stackw_ticks_free(t);
+		return -ENOMEM;
+	}
+	for (i = 0; i < p->nsamples; i++)
+		if (p->samples[i].thread < p->nthreads)
+			t->off[p->samples[i].thread + 1]++;
+	for (i = 0; i < p->nthreads; i++) {
+		t->off[i + 1] += t->off[i];
+		at[i] = t->off[i];
+	}
+	for (i = 0; i < p->nsamples; i++) {
+		const struct prof_sample *s = &p->samples[i];
+
+		if (s->thread >= p->nthreads)
+			continue;
+		t->v[at[s->thread]++] = (struct stackw_tick){
+			.ts = s->ts,
+			.cpu_ns = (uint64_t)s->weight * prof_period_of_thread(p, s->thread),
+			.slot = (uint32_t)(2 * (s->stack < p->nstacks ? s->stack : p->nstacks) +
+					   ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)),
+		};
+	}
+	free(at);
+	return 0;
+}
+
+void stackw_ticks_free(struct stackw_ticks *t)
+{
+	free(t->v);
+	free(t->off);
+	memset(t, 0, sizeof(*t));
 }
