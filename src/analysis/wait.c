@@ -398,6 +398,7 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 	wait_population(p, W.th, w, &ctx);
 
 	if ((ret = wait_build_sites(p, W.cls, w)) < 0 ||
+	    (ret = wait_build_stretches(p, W.cls, w)) < 0 ||
 	    (ret = wait_build_locks(p, W.cls, W.is_lock, w)) < 0 ||
 	    (ret = wait_build_funcs(p, W.on, W.off, w)) < 0 ||
 	    (ret = wait_critical_thread(p, w, W.act, &ctx)) < 0 ||
@@ -436,6 +437,7 @@ void wait_free(struct wait_analysis *w)
 		return;
 	free(w->threads_v);
 	free(w->sites);
+	free(w->stretches);
 	free(w->locks);
 	free(w->funcs);
 	free(w->verdict_text);

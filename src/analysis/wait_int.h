@@ -106,6 +106,8 @@ int wait_build_locks(const struct profile *p, const uint16_t *cls, const uint8_t
 		     struct wait_analysis *w);
 int wait_build_funcs(const struct profile *p, const uint64_t *on, const uint64_t *off,
 		     struct wait_analysis *w);
+/* wait_stretch.c: w's stretches, one per off-CPU record.  0 or -ENOMEM. */
+int wait_build_stretches(const struct profile *p, const uint16_t *cls, struct wait_analysis *w);
 
 /* wait_crit.c: the critical thread (act: each sample's activity) into w and
  * its credit into ctx.  0, or -ENOMEM. */

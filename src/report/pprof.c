@@ -13,6 +13,7 @@
 #include "export.h"
 #include "gz.h"
 #include "mem_samples.h"
+#include "wait.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -358,12 +359,12 @@ static int pprof_mem_samples(struct pprof_ctx *x, const struct analysis *a, stru
 
 /* The off-CPU stretches (--off-cpu), one Sample each: offcpu and wall
  * nanoseconds, the last two values (the others 0). */
-static int pprof_offcpu_samples(struct pprof_ctx *x, struct pb *out)
+static int pprof_offcpu_samples(struct pprof_ctx *x, const struct analysis *a, struct pb *out)
 {
-	const struct profile *p = x->p;
+	size_t n = a->wait ? a->wait->nstretches : 0;
 
-	for (size_t i = 0; i < p->noffcpu; i++) {
-		const struct prof_offcpu *o = &p->offcpu[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct wait_stretch *o = &a->wait->stretches[i];
 		uint64_t values[8] = {0};
 
 		values[x->nvalues - 2] = values[x->nvalues - 1] = o->weight_ns;
@@ -604,7 +605,7 @@ static int pprof_encode(const struct analysis *a, struct pb *out)
 	if (!x.func_used || !map_of_module || pprof_sample_types(&x, out, memory, offcpu) < 0 ||
 	    pprof_cpu_samples(&x, a, out, offcpu) < 0 ||
 	    (memory && pprof_mem_samples(&x, a, out) < 0) ||
-	    (offcpu && pprof_offcpu_samples(&x, out) < 0) ||
+	    (offcpu && pprof_offcpu_samples(&x, a, out) < 0) ||
 	    pprof_mappings(&x, out, map_of_module) < 0 ||
 	    pprof_locations(&x, out, map_of_module) < 0 || pprof_trailer(&x, out) < 0)
 		goto out;
