@@ -1,7 +1,7 @@
 /*
  * analysis.c — run every analysis of a profile once (CPU aggregation, call
- * tree, operators, CUDA, memory and its samples, steps, data-quality warnings) into one struct
- * analysis.
+ * tree, operators, CUDA, memory and its samples, the stacks' weights, steps,
+ * data-quality warnings) into one struct analysis.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -16,6 +16,7 @@
 #include "memory.h"
 #include "ops.h"
 #include "programs.h"
+#include "stackw.h"
 #include "steps.h"
 #include "wait.h"
 
@@ -57,12 +58,24 @@ int analysis_run(const struct profile *p, const struct analysis_opts *opts, stru
 	if ((ret = ops_analyze(p, opts ? opts->op_patterns : NULL, opts ? opts->nop_patterns : 0,
 			       &a->ops)) < 0)
 		goto out;
-	if (!(opts && opts->cpu_only) && (ret = cuda_analyze_ops(p, a->ops, &a->cuda)) < 0)
-		goto out;
+	/* before CUDA too: its memory rules read the GPU spaces */
 	if ((ret = mem_analyze(a, opts ? opts->alloc_fns : NULL, opts ? opts->nalloc_fns : 0)) < 0)
+		goto out;
+	if (!(opts && opts->cpu_only) &&
+	    (ret = cuda_analyze_ops(p, a->ops, a->memory, &a->cuda)) < 0)
 		goto out;
 	if ((ret = mem_samples_build(p, &a->mem_samples, &a->nmem_samples)) < 0)
 		goto out;
+	/* after the call tree and the memory samples: it weighs their stacks */
+	if (!(a->stackw = malloc(sizeof(*a->stackw)))) {
+		ret = -ENOMEM;
+		goto out;
+	}
+	if ((ret = stackw_build(p, a->calltree, a->mem_samples, a->nmem_samples, a->stackw)) < 0) {
+		free(a->stackw);
+		a->stackw = NULL;
+		goto out;
+	}
 	if ((ret = steps_analyze(p, opts ? opts->step_regex : NULL, opts ? opts->step_func : NULL,
 				 &a->steps)) < 0)
 		goto out;
@@ -111,6 +124,8 @@ void analysis_free(struct analysis *a)
 	ops_free(a->ops);
 	mem_free(a->memory);
 	free(a->mem_samples);
+	stackw_free(a->stackw);
+	free(a->stackw);
 	steps_free(a->steps);
 	wait_free(a->wait);
 	if (a->dist) {

@@ -20,6 +20,7 @@ struct mem_analysis;
 struct op_analysis;
 struct op_pattern;
 struct prog_analysis;
+struct stackw;
 struct step_analysis;
 struct wait_analysis;
 
@@ -48,6 +49,8 @@ struct analysis {
 	struct mem_sample *mem_samples;  /* mem_samples.h: one per host allocation record,
 					  * weighed and paired with its free; NULL when none */
 	size_t nmem_samples;
+	struct stackw *stackw;           /* stackw.h: each stack's weight under every sample
+					  * type, the source lines' totals */
 	struct step_analysis *steps;     /* steps.h; NULL when the run has no steps */
 	struct wait_analysis *wait;      /* wait.h: on-CPU activities, off-CPU waits, locks,
 					  * efficiency, the CPU verdict; NULL when the run

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "memory.h"
 
 char *cuda_keep_str(struct cuda_priv *pv, char *s)
 {
@@ -50,11 +51,21 @@ void cuda_analysis_free(struct cuda_analysis *a)
 
 int cuda_analyze(const struct profile *p, struct cuda_analysis **out)
 {
-	return cuda_analyze_ops(p, NULL, out);
+	struct mem_analysis *m = NULL;
+	int ret;
+
+	*out = NULL;
+	if (p->nmemory && (!(m = calloc(1, sizeof(*m))) || mem_gpu_analyze(p, m) < 0)) {
+		mem_free(m);
+		return -ENOMEM;
+	}
+	ret = cuda_analyze_ops(p, NULL, m, out);
+	mem_free(m);
+	return ret;
 }
 
 int cuda_analyze_ops(const struct profile *p, const struct op_analysis *ops,
-		     struct cuda_analysis **out)
+		     const struct mem_analysis *mem, struct cuda_analysis **out)
 {
 	struct cuda_priv *pv = calloc(1, sizeof(*pv));
 	struct cuda_analysis *a;
@@ -96,7 +107,7 @@ int cuda_analyze_ops(const struct profile *p, const struct op_analysis *ops,
 	    (ret = cuda_display_build(pv)) || (ret = cuda_sites_build(pv, p, &ns, ops)) ||
 	    (ret = cuda_timeline_build(a, p, &ns, bps, occ)))
 		goto out;
-	if (a->has_data && (ret = cuda_rules_build(a, p, range_names, scratch, ops)))
+	if (a->has_data && (ret = cuda_rules_build(a, p, range_names, scratch, ops, mem)))
 		goto out;
 	cuda_sort_ops(a, NULL);
 	ret = 0;

@@ -225,10 +225,14 @@ struct cuda_analysis {
 int cuda_analyze(const struct profile *p, struct cuda_analysis **out);
 /* The same with the operators of p (ops.h; may be NULL): launch sites name
  * the innermost operator and pass over operator frames, and the rules can
- * say which operators launched what they found. */
+ * say which operators launched what they found; and with p's memory view
+ * (memory.h, analysed before: NULL when it has none), whose GPU spaces the
+ * memory rules read.  cuda_analyze() builds the GPU part of that view itself
+ * for callers without one. */
+struct mem_analysis;
 struct op_analysis;
 int cuda_analyze_ops(const struct profile *p, const struct op_analysis *ops,
-		     struct cuda_analysis **out);
+		     const struct mem_analysis *mem, struct cuda_analysis **out);
 void cuda_analysis_free(struct cuda_analysis *a);
 
 /* 1 if key is a key_averages sort key (cuda_time_total, cpu_time_total,

@@ -171,8 +171,10 @@ int cuda_has_mem(const struct profile *p);
 int cuda_timeline_build(struct cuda_analysis *a, const struct profile *p,
 			const struct cuda_nest *ns, const double *bps, const double *occ);
 /* cuda_rules.c: recommendations, from the tables and the overview; ops
- * (may be NULL) names the operators that launched what a rule found. */
+ * (may be NULL) names the operators that launched what a rule found, mem
+ * (may be NULL) is the memory view the memory rules read. */
 int cuda_rules_build(struct cuda_analysis *a, const struct profile *p, const char **range_names,
-		     uint64_t *scratch, const struct op_analysis *ops);
+		     uint64_t *scratch, const struct op_analysis *ops,
+		     const struct mem_analysis *mem);
 
 #endif

@@ -465,10 +465,11 @@ static const struct rule cuda_rules[] = {
 };
 
 int cuda_rules_build(struct cuda_analysis *a, const struct profile *p, const char **range_names,
-		     uint64_t *scratch, const struct op_analysis *ops)
+		     uint64_t *scratch, const struct op_analysis *ops,
+		     const struct mem_analysis *mem)
 {
 	const struct cuda_rule_ctx ctx = { .a = a, .p = p, .range_names = range_names,
-					   .scratch = scratch, .ops = ops };
+					   .scratch = scratch, .ops = ops, .mem = mem };
 	struct rule_hit *hits;
 	size_t nhits;
 	int ret;

@@ -16,6 +16,8 @@ struct cuda_rule_ctx {
 	const char **range_names;        /* row name of range i, NULL for instants */
 	uint64_t *scratch;               /* room for nranges durations, any test's to use */
 	const struct op_analysis *ops;   /* operators (ops.h), NULL when none */
+	const struct mem_analysis *mem;  /* the memory view (memory.h), analysed before the
+					  * CUDA one; NULL when none */
 };
 
 /* cuda_rules_mem.c: the memory rules. */

@@ -1,7 +1,8 @@
 /*
  * cuda_rules_mem.c — the CUDA memory rules (cuda_rules.c has the table):
  * cudaMalloc/cudaFree churn, scarce pinned host memory, device memory near
- * full.
+ * full; the last two read the memory view's GPU spaces (analysed once, before
+ * the CUDA view: cuda_rule_ctx.mem).
  */
 #include <string.h>
 #include <unistd.h>
@@ -275,7 +276,7 @@ int cuda_rule_pinned_memory(const void *ctx, struct rules_pass *pass)
 {
 	const struct cuda_rule_ctx *c = ctx;
 	const struct profile *p = c->p;
-	struct mem_analysis *m = NULL;
+	const struct mem_analysis *m = c->mem;
 	uint64_t failed = 0, ram = host_ram(), peak = 0;
 	const char *fname = NULL;
 	int32_t err = 0;
@@ -292,17 +293,9 @@ int cuda_rule_pinned_memory(const void *ctx, struct rules_pass *pass)
 			}
 		}
 	}
-	if (p->nmemory) {
-		if (!(m = calloc(1, sizeof(*m))) || mem_gpu_analyze(p, m) < 0) {
-			mem_free(m);
-			return -ENOMEM;
-		}
-		for (i = 0; i < m->nspaces; i++)
-			if (m->spaces[i].kind == MEM_SPACE_GPU &&
-			    m->spaces[i].device == MEM_DEVICE_PINNED)
-				peak = m->spaces[i].peak;
-		mem_free(m);
-	}
+	for (i = 0; m && i < m->nspaces; i++)
+		if (m->spaces[i].kind == MEM_SPACE_GPU && m->spaces[i].device == MEM_DEVICE_PINNED)
+			peak = m->spaces[i].peak;
 	if (failed)
 		ret = rules_fire(pass,
 				 "%llu pinned host allocations failed (first: %s returned %d); "
@@ -320,17 +313,11 @@ int cuda_rule_pinned_memory(const void *ctx, struct rules_pass *pass)
 int cuda_rule_gpu_memory_full(const void *ctx, struct rules_pass *pass)
 {
 	const struct profile *p = ((const struct cuda_rule_ctx *)ctx)->p;
-	struct mem_analysis *m;
+	const struct mem_analysis *m = ((const struct cuda_rule_ctx *)ctx)->mem;
 	size_t i;
 	int ret = 0;
 
-	if (!p->nmemory)
-		return 0;
-	if (!(m = calloc(1, sizeof(*m))) || mem_gpu_analyze(p, m) < 0) {
-		mem_free(m);
-		return -ENOMEM;
-	}
-	for (i = 0; i < m->nspaces && ret == 0; i++) {
+	for (i = 0; m && i < m->nspaces && ret == 0; i++) {
 		const struct mem_space *s = &m->spaces[i];
 		char where[160] = "";
 		char b1[32];
@@ -351,7 +338,6 @@ int cuda_rule_gpu_memory_full(const void *ctx, struct rules_pass *pass)
 								      : 0)),
 				 where);
 	}
-	mem_free(m);
 	return ret < 0 ? ret : 0;
 }
 

@@ -79,7 +79,7 @@ static int spin_evidence(const struct profile *p, const uint16_t *cls, const uin
 		uint32_t nf = 0, call;
 
 		if (act[i] != WAIT_ACT_SPIN || s->thread >= p->nthreads ||
-		    !(fr = wait_frames_of(p, s->stack, &nf)))
+		    !(fr = stackw_frames(p, s->stack, &nf)))
 			continue;
 		ns = (uint64_t)s->weight * prof_period_of_thread(p, s->thread);
 		if (!(wait_cls_of(cls, p, fr[0].func) & FC_OMP)) {
@@ -398,6 +398,7 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 	wait_population(p, W.th, w, &ctx);
 
 	if ((ret = wait_build_sites(p, W.cls, w)) < 0 ||
+	    (ret = wait_build_stretches(p, W.cls, w)) < 0 ||
 	    (ret = wait_build_locks(p, W.cls, W.is_lock, w)) < 0 ||
 	    (ret = wait_build_funcs(p, W.on, W.off, w)) < 0 ||
 	    (ret = wait_critical_thread(p, w, W.act, &ctx)) < 0 ||
@@ -436,6 +437,7 @@ void wait_free(struct wait_analysis *w)
 		return;
 	free(w->threads_v);
 	free(w->sites);
+	free(w->stretches);
 	free(w->locks);
 	free(w->funcs);
 	free(w->verdict_text);

@@ -69,8 +69,9 @@ struct wait_thread {
 /*
  * A place where threads were off the CPU: the call site (the innermost frame
  * outside the system libraries — libc, libpthread, ld-linux, libgomp, libstdc++,
- * libgcc_s, the vDSO; the innermost frame when all are) and the blocking call
- * made from it (the outermost system-library frame below the site).
+ * libgcc_s, the vDSO, ...: wait_class.c's one list; the innermost frame when all
+ * are) and the blocking call made from it (the outermost system-library frame
+ * below the site).
  */
 struct wait_site {
 	uint32_t func;                   /* prof.funcs index of the call site, PROF_NONE */
@@ -107,6 +108,26 @@ struct wait_lock {
 struct wait_func {
 	uint32_t func;                   /* prof.funcs index */
 	uint64_t self_on, self_off, total_on, total_off;
+};
+
+/* One off-CPU stretch (prof_offcpu) as a writer draws it: a trace slice
+ * "off-CPU futex: pthread_mutex_lock", a pprof sample. */
+struct wait_stretch {
+	uint64_t start, end;             /* CLOCK_MONOTONIC ns of its process */
+	uint64_t weight_ns;              /* the time it stands for */
+	uint64_t addr;                   /* futex word / fd argument, 0 */
+	uint32_t process, thread;        /* prof.processes, prof.threads indexes */
+	uint32_t stack;                  /* prof.stacks index, PROF_NONE */
+	uint32_t kind;                   /* enum cbn_offcpu_kind, as recorded */
+	int32_t syscall;                 /* number, -1 outside one, -2 RUNQ */
+	uint32_t site;                   /* prof.funcs index of its call site (as
+					  * struct wait_site's), PROF_NONE without a stack */
+	uint32_t call;                   /* prof.funcs index of the call it is named
+					  * after: the blocking call, or the leaf when the
+					  * leaf is the program's; PROF_NONE */
+	uint32_t holder;                 /* a futex wait in a call named "...lock...":
+					  * the prof.threads index of the other thread of
+					  * the process that owned the lock, else PROF_NONE */
 };
 
 struct wait_analysis {
@@ -158,6 +179,8 @@ struct wait_analysis {
 	double of_cpu[WAIT_ACT_N];       /* act_ns / cpu_ns: the same figure as the
 					  * header's kernel share (of CPU) */
 
+	struct wait_stretch *stretches;  /* one per off-CPU record, in the profile's order */
+	size_t nstretches;
 	struct wait_thread *threads_v;   /* by cpu_ns, most first */
 	size_t nthreads_v;
 	struct wait_site *sites;         /* by ns, most first; off-CPU only */

@@ -124,20 +124,6 @@ uint16_t wait_classify(const struct prof_func *f)
 
 /* --- helpers ------------------------------------------------------------------ */
 
-/* Stack st's frames (leaf first), NULL when st is no valid stack. */
-const struct prof_frame *wait_frames_of(const struct profile *p, uint32_t st, uint32_t *n)
-{
-	const struct prof_stack *s;
-
-	if (st >= p->nstacks)
-		return NULL;
-	s = &p->stacks[st];
-	if (!s->nframes || s->first >= p->nframes || s->nframes > p->nframes - s->first)
-		return NULL;
-	*n = s->nframes;
-	return &p->frames[s->first];
-}
-
 /* [*s, *e) of process pi: its start and end, else the run's. */
 void wait_proc_span(const struct profile *p, uint32_t pi, uint64_t *s, uint64_t *e)
 {
@@ -184,7 +170,7 @@ int wait_in_mutex(const struct profile *p, const uint16_t *cls, uint32_t st)
 	const struct prof_frame *fr;
 	uint32_t n = 0, k;
 
-	if (!(fr = wait_frames_of(p, st, &n)))
+	if (!(fr = stackw_frames(p, st, &n)))
 		return 0;
 	for (k = 0; k < n; k++)
 		if (wait_cls_of(cls, p, fr[k].func) & FC_MUTEX)
@@ -202,7 +188,7 @@ uint8_t wait_stack_act(const struct profile *p, const uint16_t *cls, uint32_t st
 	uint16_t leaf, run, all = 0;
 	uint8_t act;
 
-	if (!(fr = wait_frames_of(p, st, &n)))
+	if (!(fr = stackw_frames(p, st, &n)))
 		return WAIT_ACT_COMPUTE;
 	for (k = 0; k < n; k++)
 		all |= wait_cls_of(cls, p, fr[k].func);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "stackw.h"
 #include "wait.h"
 
 /* What a function is (wait_class.c, wait_classify): flags. */
@@ -79,8 +80,7 @@ struct wait_ctx {
 	uint64_t critical_others_wall;   /* the other threads of its process: lifetime */
 };
 
-/* wait_class.c: the FC_* flags of function f; stack st's frames (leaf
- * first), NULL when st is no valid stack; [*s, *e) of process pi (its start
+/* wait_class.c: the FC_* flags of function f; [*s, *e) of process pi (its start
  * and end, else the run's) and of thread t (its lifetime clipped to its
  * process's); the call site of a waiting stack (wait.h: the innermost frame
  * outside the system libraries, the leaf when all are) and in *call the
@@ -89,7 +89,6 @@ struct wait_ctx {
  * and a sample's (wait.h's order; first_main: per process, when main first
  * ran). */
 uint16_t wait_classify(const struct prof_func *f);
-const struct prof_frame *wait_frames_of(const struct profile *p, uint32_t st, uint32_t *n);
 void wait_proc_span(const struct profile *p, uint32_t pi, uint64_t *s, uint64_t *e);
 void wait_thread_span(const struct profile *p, uint32_t t, uint64_t *s, uint64_t *e);
 const struct prof_frame *wait_site_of(const struct profile *p, const uint16_t *cls,
@@ -107,6 +106,8 @@ int wait_build_locks(const struct profile *p, const uint16_t *cls, const uint8_t
 		     struct wait_analysis *w);
 int wait_build_funcs(const struct profile *p, const uint64_t *on, const uint64_t *off,
 		     struct wait_analysis *w);
+/* wait_stretch.c: w's stretches, one per off-CPU record.  0 or -ENOMEM. */
+int wait_build_stretches(const struct profile *p, const uint16_t *cls, struct wait_analysis *w);
 
 /* wait_crit.c: the critical thread (act: each sample's activity) into w and
  * its credit into ctx.  0, or -ENOMEM. */

@@ -61,7 +61,7 @@ static void site_fill(const struct profile *p, const uint16_t *cls, const struct
 	e->thread = r->thread;
 	e->kind = r->kind < CBN_OFF_NKINDS ? r->kind : CBN_OFF_OTHER;
 	e->ns = r->weight_ns;
-	if (!(fr = wait_frames_of(p, r->stack, &n)))
+	if (!(fr = stackw_frames(p, r->stack, &n)))
 		return;
 	s = wait_site_of(p, cls, fr, n, &e->call);
 	e->func = s->func < p->nfuncs ? s->func : PROF_NONE;
@@ -235,7 +235,7 @@ static void lock_fill(const struct profile *p, const uint16_t *cls, struct lock_
 		const struct prof_frame *fr, *s;
 		uint32_t nf = 0, call;
 
-		if ((fr = wait_frames_of(p, l->stack, &nf))) {
+		if ((fr = stackw_frames(p, l->stack, &nf))) {
 			s = wait_site_of(p, cls, fr, nf, &call);
 			l->func = s->func < p->nfuncs ? s->func : PROF_NONE;
 			l->file = s->file ? s->file : "";
@@ -335,7 +335,7 @@ int wait_build_funcs(const struct profile *p, const uint64_t *on, const uint64_t
 		const struct prof_frame *fr;
 		uint32_t nf = 0, k;
 
-		if ((!on[i] && !off[i]) || !(fr = wait_frames_of(p, (uint32_t)i, &nf)))
+		if ((!on[i] && !off[i]) || !(fr = stackw_frames(p, (uint32_t)i, &nf)))
 			continue;
 		if (fr[0].func < p->nfuncs) {
 			f[fr[0].func].self_on += on[i];

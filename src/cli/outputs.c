@@ -149,14 +149,14 @@ int cli_write_outputs(const struct analysis *a, const struct cli_opts *o,
 	FILE *out = term;
 
 	if (export_sample_is_wall(st) && (o->folded || o->flamegraph) &&
-	    !export_has_offcpu(a->profile)) {
+	    !export_has_offcpu(a)) {
 		fprintf(stderr, "cbottleneck: --sample-type %s: the run has no off-CPU data; "
 			"profile it with --off-cpu, or use --sample-type cpu\n",
 			export_sample_name(st));
 		return CLI_EXIT_USAGE;
 	}
 	if (st != EXPORT_CPU && !export_sample_is_wall(st) && (o->folded || o->flamegraph) &&
-	    !export_has_memory(a->profile)) {
+	    !export_has_memory(a)) {
 		fprintf(stderr, "cbottleneck: --sample-type %s: the run has no memory data; "
 			"profile it with --memory, or use --sample-type cpu\n",
 			export_sample_name(st));

@@ -1,8 +1,9 @@
 /*
  * export.h — files for other tools: Chrome/Perfetto trace, folded stacks,
  * interactive flame graph SVG, pprof profile.proto.  Launcher side only.
- * Each reads the analysis result (its profile's samples, for the per-stack
- * views) and returns 0, or -1 with a one-line message in err.
+ * Each reads the analysis result (the stacks' weights and frames of
+ * analysis/stackw.h for the per-stack views) and returns 0, or -1 with a
+ * one-line message in err.
  */
 #ifndef CBN_EXPORT_H
 #define CBN_EXPORT_H
@@ -11,9 +12,9 @@
 #include <stdint.h>
 
 #include "profile.h"
+#include "stackw.h"
 
 struct analysis;
-struct mem_sample;
 
 struct trace_opts {
 	uint64_t window_start_ns;   /* relative to profile start; 0 = from the start */
@@ -22,30 +23,29 @@ struct trace_opts {
 	int quiet;
 };
 
-/* What --folded and --flamegraph weigh (--sample-type): CPU samples, or the
- * host allocations under pprof's heap sample type names. */
+/* What --folded and --flamegraph weigh (--sample-type): CPU samples, the
+ * host allocations under pprof's heap sample type names, or wall-clock time
+ * (the weights themselves: analysis/stackw.h). */
 enum export_sample {
-	EXPORT_CPU = 0,
-	EXPORT_ALLOC_SPACE,      /* bytes allocated */
-	EXPORT_ALLOC_OBJECTS,    /* allocations */
-	EXPORT_INUSE_SPACE,      /* bytes never freed */
-	EXPORT_INUSE_OBJECTS,    /* blocks never freed */
-	EXPORT_WALL,             /* ns on and off the CPU per stack (--off-cpu) */
-	EXPORT_OFFCPU,           /* ns off the CPU per stack (--off-cpu) */
+	EXPORT_CPU = STACKW_CPU,
+	EXPORT_ALLOC_SPACE = STACKW_ALLOC_SPACE,     /* bytes allocated */
+	EXPORT_ALLOC_OBJECTS = STACKW_ALLOC_OBJECTS, /* allocations */
+	EXPORT_INUSE_SPACE = STACKW_INUSE_SPACE,     /* bytes never freed */
+	EXPORT_INUSE_OBJECTS = STACKW_INUSE_OBJECTS, /* blocks never freed */
+	EXPORT_WALL = STACKW_WALL,                   /* ns on and off the CPU per stack
+						      * (--off-cpu) */
+	EXPORT_OFFCPU = STACKW_OFFCPU,               /* ns off the CPU per stack (--off-cpu) */
 };
 
 /* "cpu", "alloc_space", ...: 0 with *t set, -1 when s names none. */
 int export_sample_parse(const char *s, enum export_sample *t);
 const char *export_sample_name(enum export_sample t);
-/* The value of a sampled allocation (analysis/mem_samples.h) that the
- * memory type t weighs; 0 for the other types. */
-double export_sample_value(const struct mem_sample *s, enum export_sample t);
 /* 1 when host allocations were recorded (some process's hooks were on). */
-int export_has_memory(const struct profile *p);
+int export_has_memory(const struct analysis *a);
 /* 1 for the wall-clock types (wall, offcpu), which need --off-cpu data. */
 int export_sample_is_wall(enum export_sample t);
 /* 1 when the off-CPU sampler recorded in some process. */
-int export_has_offcpu(const struct profile *p);
+int export_has_offcpu(const struct analysis *a);
 
 int export_trace(const struct analysis *a, const char *path, const struct trace_opts *o,
 		 char *err, size_t errlen);

@@ -1,28 +1,12 @@
 /*
  * export_sample.c — what --folded, --flamegraph and --pprof weigh
- * (--sample-type, export.h): the sample types' names, and a sampled
- * allocation's value under each memory type.
+ * (--sample-type, export.h): the sample types' names, and whether the run
+ * has the data each needs (analysis/stackw.h weighs the stacks).
  */
 #include <string.h>
 
+#include "analysis.h"
 #include "export.h"
-#include "mem_samples.h"
-
-double export_sample_value(const struct mem_sample *s, enum export_sample t)
-{
-	switch (t) {
-	case EXPORT_ALLOC_SPACE:
-		return s->bytes;
-	case EXPORT_ALLOC_OBJECTS:
-		return s->objects;
-	case EXPORT_INUSE_SPACE:
-		return s->live ? s->bytes : 0;
-	case EXPORT_INUSE_OBJECTS:
-		return s->live ? s->objects : 0;
-	default:
-		return 0;
-	}
-}
 
 static const char *const sample_names[] = {
 	[EXPORT_CPU] = "cpu",
@@ -51,12 +35,17 @@ const char *export_sample_name(enum export_sample t)
 									    : "?";
 }
 
-int export_has_memory(const struct profile *p)
+int export_has_memory(const struct analysis *a)
 {
-	if (p->nmem_allocs)
-		return 1;
-	for (size_t i = 0; i < p->nprocesses; i++)
-		if (p->processes[i].mem.state == CBN_MEM_ON)
-			return 1;
-	return 0;
+	return a->stackw && a->stackw->memory;
+}
+
+int export_sample_is_wall(enum export_sample t)
+{
+	return t == EXPORT_WALL || t == EXPORT_OFFCPU;
+}
+
+int export_has_offcpu(const struct analysis *a)
+{
+	return a->stackw && a->stackw->offcpu;
 }

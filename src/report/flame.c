@@ -1,7 +1,9 @@
 /*
  * flame.c — --flamegraph FILE.svg: a self-contained interactive flame graph
  * (root at the bottom, width proportional to samples, click to zoom, search,
- * hover details).  The merged call tree is built here; the script is flame_js.h.
+ * hover details).  The boxes merge the stacks that analysis/stackw.h weighs,
+ * by name (an operator's entry frame shows the operator); the script is
+ * flame_js.h.
  * Width is CPU samples, or with --sample-type the host allocations' bytes or
  * objects (estimates, rounded per stack), or wall-clock ns (wall, offcpu),
  * where off-CPU stacks end in a "[off-CPU: KIND]" frame and frames that are
@@ -12,7 +14,6 @@
 #include "export.h"
 #include "flame_js.h"
 #include "gz.h"
-#include "mem_samples.h"
 #include "ops_report.h"
 #include "wait_report.h"
 
@@ -92,112 +93,65 @@ static uint32_t flame_child(struct ftree *t, uint32_t parent, const char *name, 
 	return id;
 }
 
-/* Memory weights per stack (slot 2 * k) into w, rounded. */
-static int flame_mem_weights(const struct analysis *a, enum export_sample type, uint64_t *w)
-{
-	const struct profile *p = a->profile;
-	const struct mem_sample *ms = a->mem_samples;
-	double *d = calloc(p->nstacks + 1, sizeof(*d));
-
-	if (!d)
-		return -ENOMEM;
-	for (size_t i = 0; i < a->nmem_samples; i++)
-		d[ms[i].stack < p->nstacks ? ms[i].stack : p->nstacks] +=
-		    export_sample_value(&ms[i], type);
-	for (size_t k = 0; k <= p->nstacks; k++)
-		w[2 * k] = d[k] > 0 ? (uint64_t)llround(d[k]) : 0;
-	free(d);
-	return 0;
-}
-
+/* The boxes of the stacks weighed under type, merged by name from the
+ * root; weights rounded per slot to whole units. */
 static int flame_build(const struct analysis *a, enum export_sample type, struct ftree *t)
 {
 	const struct profile *p = a->profile;
-	/* weights per (stack, truncated); slot 2 * nstacks: no valid stack; wall
-	 * types: WAIT_WALL_SLOTS per stack, the off-CPU kinds after those two */
-	int wall = export_sample_is_wall(type);
-	size_t per = wall ? WAIT_WALL_SLOTS : 2;
-	uint64_t *w = calloc(per * (p->nstacks + 1), sizeof(*w));
+	const struct stackw *sw = a->stackw;
+	/* slots per stack: (whole, truncated), and with the wall types the
+	 * off-CPU kinds after those two */
+	enum stackw_type st = (enum stackw_type)type;
+	size_t per = stackw_per(st), nslots = stackw_nslots(sw, st);
 
-	if (!w)
-		return -ENOMEM;
-	if (wall) {
-		double *d = calloc(per * (p->nstacks + 1), sizeof(*d));
-
-		if (!d) {
-			free(w);
-			return -ENOMEM;
-		}
-		wait_wall_weights(p, type == EXPORT_WALL, d);
-		for (size_t i = 0; i < per * (p->nstacks + 1); i++)
-			w[i] = d[i] > 0 ? (uint64_t)llround(d[i]) : 0;
-		free(d);
-	} else if (type != EXPORT_CPU && flame_mem_weights(a, type, w) < 0) {
-		free(w);
-		return -ENOMEM;
-	}
 	t->cap = 1024;
 	t->n = calloc(t->cap, sizeof(*t->n));
-	if (!t->n) {
-		free(w);
+	if (!t->n)
 		return -ENOMEM;
-	}
 	t->len = 1;
 	t->n[0].name = "all";
-	for (size_t i = 0; type == EXPORT_CPU && i < p->nsamples; i++) {
-		const struct prof_sample *s = &p->samples[i];
-		size_t k = s->stack < p->nstacks ? s->stack : p->nstacks;
+	for (size_t i = 0; i < nslots; i++) {
+		double dw = stackw_get(sw, st, i);
+		uint64_t w = dw > 0 ? (uint64_t)llround(dw) : 0;
+		uint64_t off = i % per >= 2 ? w : 0;
+		uint32_t nf, cur = 0;
+		const struct prof_frame *fr = stackw_frames(p, (uint32_t)(i / per), &nf);
 
-		w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] += s->weight ? s->weight : 1;
-	}
-	for (size_t i = 0; i < per * (p->nstacks + 1); i++) {
-		const struct prof_stack *sk = i / per < p->nstacks ? &p->stacks[i / per] : NULL;
-		uint64_t off = i % per >= 2 ? w[i] : 0;
-		uint32_t cur = 0;
-
-		if (!w[i])
+		if (!w)
 			continue;
-		t->n[0].total += w[i];
+		t->n[0].total += w;
 		t->n[0].off += off;
 		/* a stack cut at max depth lacks its root: keep it under one
 		 * "[truncated]" frame rather than as towers of their own */
-		if (i % per == 1 && sk && sk->nframes) {
+		if (i % per == 1 && nf) {
 			cur = flame_child(t, 0, "[truncated]", 0);
-			if (!cur) {
-				free(w);
+			if (!cur)
 				return -ENOMEM;
-			}
-			t->n[cur].total += w[i];
+			t->n[cur].total += w;
 		}
-		for (size_t d = sk ? sk->nframes : 0; d-- > 0;) {
-			uint32_t fn = p->frames[sk->first + d].func;
+		for (size_t d = nf; d-- > 0;) {
+			uint32_t fn = fr[d].func;
 			/* a frame entering an operator shows the operator */
 			const char *name = fn < p->nfuncs
 				? report_frame_name(a->ops, fn, p->funcs[fn].name) : NULL;
 
 			/* an inlined frame: its own box, named so (flamegraph.pl's "_[i]") */
-			cur = flame_child(t, cur, name && *name ? name : "[unknown]",
-					  p->frames[sk->first + d].inlined);
-			if (!cur) {
-				free(w);
+			cur = flame_child(t, cur, name && *name ? name : "[unknown]", fr[d].inlined);
+			if (!cur)
 				return -ENOMEM;
-			}
-			t->n[cur].total += w[i];
+			t->n[cur].total += w;
 			t->n[cur].off += off;
 		}
 		/* the off-CPU kind as a leaf frame of its own, as perf's off-CPU
 		 * flame graphs end a blocked stack */
 		if (off) {
 			cur = flame_child(t, cur, wait_offcpu_frame((uint32_t)(i % per - 2)), 0);
-			if (!cur) {
-				free(w);
+			if (!cur)
 				return -ENOMEM;
-			}
-			t->n[cur].total += w[i];
+			t->n[cur].total += w;
 			t->n[cur].off += off;
 		}
 	}
-	free(w);
 	return 0;
 }
 
@@ -413,12 +367,12 @@ int export_flamegraph_as(const struct analysis *a, const char *path, enum export
 	size_t cl = 0;
 	int rc;
 
-	if (export_sample_is_wall(type) && !export_has_offcpu(p)) {
+	if (export_sample_is_wall(type) && !export_has_offcpu(a)) {
 		snprintf(err, errlen, "cannot weigh %s by %s: the run has no off-CPU data; "
 			 "profile with --off-cpu", path, export_sample_name(type));
 		return -1;
 	}
-	if (!export_sample_is_wall(type) && type != EXPORT_CPU && !export_has_memory(p)) {
+	if (!export_sample_is_wall(type) && type != EXPORT_CPU && !export_has_memory(a)) {
 		snprintf(err, errlen, "cannot weigh %s by %s: the run has no memory data; "
 			 "profile with --memory", path, export_sample_name(type));
 		return -1;

@@ -9,7 +9,6 @@
 #include "analysis.h"
 #include "export.h"
 #include "gz.h"
-#include "mem_samples.h"
 #include "ops_report.h"
 #include "wait_report.h"
 
@@ -38,22 +37,23 @@ static size_t folded_put_name(char *dst, const char *name)
 	return n;
 }
 
-/* The folded text of one stack (root first), malloc'd.  A stack cut at the
+/* The folded text of stack k (root first), malloc'd.  A stack cut at the
  * agent's max depth lacks its root frames; it gets a "[truncated]" root so
  * it does not pose as a call tree of its own.  An inlined frame gets the
  * "_[i]" suffix flamegraph.pl colours as inlined. */
-static char *folded_stack_text(const struct analysis *a, const struct prof_stack *sk,
-			       int truncated)
+static char *folded_stack_text(const struct analysis *a, uint32_t k, int truncated)
 {
 	const struct profile *p = a->profile;
 	static const char trunc[] = "[truncated];";
-	size_t len = sizeof(trunc), n = sk ? sk->nframes : 0;
+	uint32_t n;
+	const struct prof_frame *fr = stackw_frames(p, k, &n);
+	size_t len = sizeof(trunc);
 	char *s, *d;
 
 	if (!n)
 		return strdup("[no-stack]");
 	for (size_t i = 0; i < n; i++) {
-		uint32_t fn = p->frames[sk->first + i].func;
+		uint32_t fn = fr[i].func;
 		const char *name = fn < p->nfuncs
 			? report_frame_name(a->ops, fn, p->funcs[fn].name) : NULL;
 
@@ -65,12 +65,12 @@ static char *folded_stack_text(const struct analysis *a, const struct prof_stack
 	if (truncated)
 		d += sprintf(d, "%s", trunc);
 	for (size_t i = n; i-- > 0;) {
-		uint32_t fn = p->frames[sk->first + i].func;
+		uint32_t fn = fr[i].func;
 
 		/* a frame entering an operator shows the operator */
 		d += folded_put_name(d, fn < p->nfuncs
 					 ? report_frame_name(a->ops, fn, p->funcs[fn].name) : NULL);
-		if (p->frames[sk->first + i].inlined)
+		if (fr[i].inlined)
 			d += sprintf(d, "_[i]");
 		if (i)
 			*d++ = ';';
@@ -84,30 +84,6 @@ static int cmp_line(const void *a, const void *b)
 	return strcmp(((const struct folded_line *)a)->text, ((const struct folded_line *)b)->text);
 }
 
-/* Weights per (stack, truncated) into w (2 * (nstacks + 1) slots; slot
- * 2 * nstacks collects records whose stack index is out of range). */
-static void folded_weights(const struct analysis *a, enum export_sample t, double *w)
-{
-	const struct profile *p = a->profile;
-	const struct mem_sample *ms = a->mem_samples;
-
-	if (t == EXPORT_CPU) {
-		for (size_t i = 0; i < p->nsamples; i++) {
-			const struct prof_sample *s = &p->samples[i];
-			size_t k = s->stack < p->nstacks ? s->stack : p->nstacks;
-
-			w[2 * k + ((s->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)] +=
-			    s->weight ? s->weight : 1;
-		}
-		return;
-	}
-	for (size_t i = 0; i < a->nmem_samples; i++) {
-		size_t k = ms[i].stack < p->nstacks ? ms[i].stack : p->nstacks;
-
-		w[2 * k] += export_sample_value(&ms[i], t);
-	}
-}
-
 int export_folded(const struct analysis *a, const char *path, char *err, size_t errlen)
 {
 	return export_folded_as(a, path, EXPORT_CPU, err, errlen);
@@ -116,43 +92,39 @@ int export_folded(const struct analysis *a, const char *path, char *err, size_t 
 int export_folded_as(const struct analysis *a, const char *path, enum export_sample t, char *err,
 		     size_t errlen)
 {
-	const struct profile *p = a->profile;
-	double *w = NULL;
+	const struct stackw *sw = a->stackw;
 	struct folded_line *lines = NULL;
 	size_t nlines = 0;
 	struct gz_file *f = NULL;
 	int rc = 0, wall = export_sample_is_wall(t);
 	/* slots per stack: (on-CPU, truncated), and with wall types one per
-	 * off-CPU kind (wait_wall_weights) */
-	size_t per = wall ? WAIT_WALL_SLOTS : 2;
+	 * off-CPU kind (analysis/stackw.h) */
+	enum stackw_type st = (enum stackw_type)t;
+	size_t per = stackw_per(st), nslots = stackw_nslots(sw, st);
 
-	if (wall && !export_has_offcpu(p)) {
+	if (wall && !export_has_offcpu(a)) {
 		snprintf(err, errlen, "cannot weigh %s by %s: the run has no off-CPU data; "
 			 "profile with --off-cpu", path, export_sample_name(t));
 		return -1;
 	}
-	if (!wall && t != EXPORT_CPU && !export_has_memory(p)) {
+	if (!wall && t != EXPORT_CPU && !export_has_memory(a)) {
 		snprintf(err, errlen, "cannot weigh %s by %s: the run has no memory data; "
 			 "profile with --memory", path, export_sample_name(t));
 		return -1;
 	}
-	w = calloc(per * (p->nstacks + 1), sizeof(*w));
-	lines = calloc(per * (p->nstacks + 1), sizeof(*lines));
-	if (!w || !lines) {
+	lines = calloc(nslots, sizeof(*lines));
+	if (!lines) {
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (wall)
-		wait_wall_weights(p, t == EXPORT_WALL, w);
-	else
-		folded_weights(a, t, w);
-	for (size_t i = 0; i < per * (p->nstacks + 1); i++) {
+	for (size_t i = 0; i < nslots; i++) {
 		size_t k = i / per, j = i % per;
+		double w = stackw_get(sw, st, i);
 		char *text;
 
-		if (!w[i])
+		if (!w)
 			continue;
-		text = folded_stack_text(a, k < p->nstacks ? &p->stacks[k] : NULL, j == 1);
+		text = folded_stack_text(a, (uint32_t)k, j == 1);
 		if (text && j >= 2) {
 			const char *leaf = wait_offcpu_frame((uint32_t)(j - 2));
 			char *both = malloc(strlen(text) + strlen(leaf) + 2);
@@ -166,7 +138,7 @@ int export_folded_as(const struct analysis *a, const char *path, enum export_sam
 			rc = -ENOMEM;
 			goto out;
 		}
-		lines[nlines++].weight = w[i];
+		lines[nlines++].weight = w;
 	}
 	/* different pcs of the same functions fold into one line */
 	qsort(lines, nlines, sizeof(*lines), cmp_line);
@@ -200,6 +172,5 @@ out:
 	for (size_t i = 0; i < nlines; i++)
 		free(lines[i].text);
 	free(lines);
-	free(w);
 	return rc ? -1 : 0;
 }

@@ -42,8 +42,8 @@ struct cJSON *html_data_build(const struct analysis *a, const struct html_opts *
  * the span the page's timeline covers (the earliest process start to the
  * last end, sample or GPU operation). */
 struct cJSON *html_cores_json(const struct analysis *a);
-struct cJSON *html_breakdown_json(const struct profile *p);
-void html_span(const struct profile *p, uint64_t *t0, uint64_t *t1);
+struct cJSON *html_breakdown_json(const struct analysis *a);
+void html_span(const struct analysis *a, uint64_t *t0, uint64_t *t1);
 
 /* json.c: the --json document, built (cJSON_Delete it); NULL on OOM. */
 struct cJSON *report_json_build(const struct analysis *a, const struct report_opts *o);

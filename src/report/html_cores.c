@@ -55,8 +55,9 @@ cJSON *html_cores_json(const struct analysis *a)
  * the run's time in HTML_SPLIT_BINS bins at most (of a round width: 1, 2 or
  * 5 times a power of ten ns), each split by what went on (step_split.h), for
  * the overview of a run without steps.  NULL on OOM. */
-cJSON *html_breakdown_json(const struct profile *p)
+cJSON *html_breakdown_json(const struct analysis *a)
 {
+	const struct profile *p = a->profile;
 	struct step_split_line l;
 	uint64_t t0, t1, bin, part[STEP_SPLIT_N];
 	cJSON *o = cJSON_CreateObject(), *bins;
@@ -65,7 +66,7 @@ cJSON *html_breakdown_json(const struct profile *p)
 		cJSON_Delete(o);
 		return NULL;
 	}
-	html_span(p, &t0, &t1);
+	html_span(a, &t0, &t1);
 	for (uint64_t dec = 1;; dec *= 10) {
 		if ((bin = dec) * HTML_SPLIT_BINS >= t1 - t0 ||
 		    (bin = 2 * dec) * HTML_SPLIT_BINS >= t1 - t0 ||

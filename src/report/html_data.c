@@ -18,6 +18,7 @@
 #include "html.h"
 #include "names.h"
 #include "ops_report.h"
+#include "stackw.h"
 #include "util.h"
 
 #define HTML_TREE_NODES 4000     /* call tree nodes kept; the rest is "(other)" */
@@ -603,8 +604,9 @@ oom:
 
 /* The span the page's timeline and breakdown cover: the earliest process
  * start to the last process end, sample or GPU operation. */
-void html_span(const struct profile *p, uint64_t *t0p, uint64_t *t1p)
+void html_span(const struct analysis *a, uint64_t *t0p, uint64_t *t1p)
 {
+	const struct profile *p = a->profile;
 	uint64_t t0 = p->start_ns, t1 = t0;
 	size_t i;
 
@@ -614,9 +616,8 @@ void html_span(const struct profile *p, uint64_t *t0p, uint64_t *t1p)
 		if (p->processes[i].end > t1)
 			t1 = p->processes[i].end;
 	}
-	for (i = 0; i < p->nsamples; i++)
-		if (p->samples[i].ts > t1)
-			t1 = p->samples[i].ts;
+	if (a->stackw && a->stackw->last_ts > t1)
+		t1 = a->stackw->last_ts;
 	for (i = 0; i < p->ngpu_ops; i++)
 		if (p->gpu_ops[i].end > t1 && p->gpu_ops[i].end - t1 < (uint64_t)1e12)
 			t1 = p->gpu_ops[i].end;
@@ -631,12 +632,13 @@ static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map
 	cJSON *o = cJSON_CreateObject(), *lanes;
 	uint64_t t0, t1, binw, *cnt = NULL;
 	uint32_t *ord = NULL;
-	size_t *off = NULL, i, nl;
+	size_t i, nl;
 	struct tl_sample *s = NULL;
+	struct stackw_ticks ticks = {0};
 
 	if (!o)
 		return NULL;
-	html_span(p, &t0, &t1);
+	html_span(a, &t0, &t1);
 	/* a bin no narrower than a sampling period, so that a thread that ran
 	 * throughout draws as one slice and not as a comb */
 	binw = (t1 - t0) / HTML_BINS + 1;
@@ -649,31 +651,19 @@ static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map
 	if (!lanes)
 		goto fail;
 
-	/* samples bucketed by thread (counting sort), the busiest threads first */
+	/* samples bucketed by thread (analysis/stackw.h), the busiest threads first */
 	cnt = calloc(p->nthreads + 1, sizeof(*cnt));
-	off = calloc(p->nthreads + 2, sizeof(*off));
 	ord = malloc((p->nthreads + 1) * sizeof(*ord));
-	s = malloc((p->nsamples + 1) * sizeof(*s));
-	if (!cnt || !off || !ord || !s)
+	if (!cnt || !ord || stackw_ticks(a, &ticks) < 0)
 		goto fail;
-	for (i = 0; i < p->nsamples; i++)
-		if (p->samples[i].thread < p->nthreads)
-			cnt[p->samples[i].thread]++;
-	for (i = 0; i < p->nthreads; i++)
-		off[i + 1] = off[i] + cnt[i];
-	for (i = 0; i < p->nsamples; i++) {
-		const struct prof_sample *ps = &p->samples[i];
-
-		if (ps->thread >= p->nthreads)
-			continue;
-		s[off[ps->thread]].ts = ps->ts;
-		s[off[ps->thread]].cpu = (uint64_t)ps->weight * prof_period_of_thread(p, ps->thread);
-		s[off[ps->thread]++].node = map->slot_node[2 * (ps->stack < p->nstacks ? ps->stack
-									    : p->nstacks) +
-							   ((ps->flags & CBN_SAMPLE_TRUNCATED) ? 1 : 0)];
-	}
+	s = malloc((ticks.off[p->nthreads] + 1) * sizeof(*s));
+	if (!s)
+		goto fail;
+	for (i = 0; i < ticks.off[p->nthreads]; i++)
+		s[i] = (struct tl_sample){ticks.v[i].ts, ticks.v[i].cpu_ns,
+					  map->slot_node[ticks.v[i].slot]};
 	for (i = 0; i < p->nthreads; i++) {
-		off[i] -= cnt[i];
+		cnt[i] = ticks.off[i + 1] - ticks.off[i];
 		ord[i] = (uint32_t)i;
 	}
 	qsort_r(ord, p->nthreads, sizeof(*ord), by_samples_desc, cnt);
@@ -688,20 +678,20 @@ static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map
 		nodes = sl ? cJSON_AddArrayToObject(cJSON_GetArrayItem(lanes, (int)nl), "nodes") : NULL;
 		if (!nodes)
 			goto fail;
-		tl_cpu_lane(sl, nodes, s + off[ord[nl]], cnt[ord[nl]], t0, binw, map, nm);
+		tl_cpu_lane(sl, nodes, s + ticks.off[ord[nl]], cnt[ord[nl]], t0, binw, map, nm);
 	}
 	cJSON_AddNumberToObject(o, "threads_left_out",
 				(double)(p->nthreads > nl ? p->nthreads - nl : 0));
 	if (tl_cuda(o, lanes, p, t0, binw, nm) < 0)
 		goto fail;
 	free(cnt);
-	free(off);
+	stackw_ticks_free(&ticks);
 	free(ord);
 	free(s);
 	return o;
 fail:
 	free(cnt);
-	free(off);
+	stackw_ticks_free(&ticks);
 	free(ord);
 	free(s);
 	cJSON_Delete(o);
@@ -742,7 +732,6 @@ struct src_file {
 	const char *file;
 	cJSON *obj;                      /* its entry in "sources" */
 	uint64_t *self, *total;          /* per line, [0..nlines] */
-	uint32_t *stamp;                 /* last stack counted for the line + 1 */
 	size_t nlines;
 };
 
@@ -800,8 +789,7 @@ static int src_read(FILE *f, const char *used, cJSON *o, struct src_file *sf)
 	sf->nlines = nl;
 	sf->self = calloc(nl + 1, sizeof(uint64_t));
 	sf->total = calloc(nl + 1, sizeof(uint64_t));
-	sf->stamp = calloc(nl + 1, sizeof(uint32_t));
-	return sf->self && sf->total && sf->stamp ? 0 : -ENOMEM;
+	return sf->self && sf->total ? 0 : -ENOMEM;
 }
 
 /*
@@ -816,7 +804,6 @@ static int src_read(FILE *f, const char *used, cJSON *o, struct src_file *sf)
 static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho)
 {
 	const struct profile *p = a->profile;
-	const uint64_t *w = a->calltree->weight;
 	const struct cpu_profile *c = a->cpu;
 	const char *root = ho ? ho->source_root : NULL, *tried[HTML_SRC_TRIES];
 	struct src_file sf[HTML_SOURCES];
@@ -856,35 +843,15 @@ static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho)
 		if (src_read(f, used, o, &sf[nf++]) < 0)
 			goto fail;
 	}
-	/* self from the hot lines, total from every frame of every stack */
+	/* self from the hot lines, total from the analysis (analysis/stackw.h) */
 	for (i = 0; c && i < c->nlines; i++)
 		for (k = 0; k < nf; k++)
 			if (sf[k].self && c->lines[i].file && !strcmp(c->lines[i].file, sf[k].file) &&
 			    c->lines[i].line <= sf[k].nlines)
 				sf[k].self[c->lines[i].line] += c->lines[i].self_ns;
-	for (i = 0; i < p->nstacks; i++) {
-		const struct prof_stack *sk = &p->stacks[i];
-		uint64_t wi = w[2 * i] + w[2 * i + 1];
-
-		if (!wi || sk->first > p->nframes || sk->nframes > p->nframes - sk->first)
-			continue;
-		for (size_t d = 0; d < sk->nframes; d++) {
-			const struct prof_frame *fr = &p->frames[sk->first + d];
-
-			if (!fr->file || !*fr->file || !fr->line)
-				continue;
-			for (k = 0; k < nf; k++) {
-				if (!sf[k].total || fr->line > sf[k].nlines ||
-				    (fr->file != sf[k].file && strcmp(fr->file, sf[k].file)))
-					continue;
-				if (sf[k].stamp[fr->line] == i + 1)
-					break;
-				sf[k].stamp[fr->line] = (uint32_t)(i + 1);
-				sf[k].total[fr->line] += wi;
-				break;
-			}
-		}
-	}
+	for (k = 0; k < nf; k++)
+		for (size_t l = 1; sf[k].total && l <= sf[k].nlines; l++)
+			sf[k].total[l] = stackw_line_total(a->stackw, sf[k].file, (uint32_t)l);
 	for (k = 0; k < nf; k++) {
 		cJSON *h;
 
@@ -902,14 +869,12 @@ static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho)
 	for (k = 0; k < nf; k++) {
 		free(sf[k].self);
 		free(sf[k].total);
-		free(sf[k].stamp);
 	}
 	return arr;
 fail:
 	for (k = 0; k < nf; k++) {
 		free(sf[k].self);
 		free(sf[k].total);
-		free(sf[k].stamp);
 	}
 	cJSON_Delete(arr);
 	return NULL;
@@ -939,7 +904,7 @@ cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho)
 	if (!item)
 		goto fail;
 	cJSON_AddItemToObject(o, "timeline", item);
-	if (!(item = html_breakdown_json(p)))
+	if (!(item = html_breakdown_json(a)))
 		goto fail;
 	cJSON_AddItemToObject(o, "breakdown", item);
 	if (!(item = html_cores_json(a)))

@@ -13,6 +13,7 @@
 #include "export.h"
 #include "gz.h"
 #include "mem_samples.h"
+#include "wait.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -167,12 +168,13 @@ static int64_t strtab_id(struct strtab *t, const char *s)
 
 /* --- locations ----------------------------------------------------------- */
 
-/* A location is one pc with its inline chain: frames [first, first + n) of
- * prof.frames, innermost first, which is the order Location.line wants
+/* A location is one pc with its inline chain: frames f[0 .. n) of a stack
+ * (analysis/stackw.h), innermost first, which is the order Location.line wants
  * ("the last entry represents the caller into which the preceding entries
  * were inlined"). */
 struct loc {
-	uint32_t first, n;
+	const struct prof_frame *f;
+	uint32_t n;
 };
 
 struct loctab {
@@ -183,16 +185,16 @@ struct loctab {
 
 struct loc_probe {
 	const struct loctab *t;
-	const struct profile *p;
-	uint32_t first, n;
+	const struct prof_frame *f;
+	uint32_t n;
 };
 
-static uint64_t loc_hash(const struct profile *p, uint32_t first, uint32_t n)
+static uint64_t loc_hash(const struct prof_frame *fr, uint32_t n)
 {
-	uint64_t h = util_fnv1a(&p->frames[first].addr, sizeof(uint64_t), UTIL_FNV_INIT);
+	uint64_t h = util_fnv1a(&fr[0].addr, sizeof(uint64_t), UTIL_FNV_INIT);
 
 	for (uint32_t i = 0; i < n; i++) {
-		const struct prof_frame *f = &p->frames[first + i];
+		const struct prof_frame *f = &fr[i];
 
 		h = util_fnv1a(&f->func, sizeof(f->func), h);
 		h = util_fnv1a(&f->line, sizeof(f->line), h);
@@ -203,13 +205,12 @@ static uint64_t loc_hash(const struct profile *p, uint32_t first, uint32_t n)
 static int loc_eq(const void *ctx, uint32_t v)
 {
 	const struct loc_probe *k = ctx;
-	const struct profile *p = k->p;
 	const struct loc *l = &k->t->v[v];
 
-	if (l->n != k->n || p->frames[l->first].addr != p->frames[k->first].addr)
+	if (l->n != k->n || l->f[0].addr != k->f[0].addr)
 		return 0;
 	for (uint32_t i = 0; i < k->n; i++) {
-		const struct prof_frame *a = &p->frames[l->first + i], *b = &p->frames[k->first + i];
+		const struct prof_frame *a = &l->f[i], *b = &k->f[i];
 
 		if (a->func != b->func || a->line != b->line)
 			return 0;
@@ -217,11 +218,11 @@ static int loc_eq(const void *ctx, uint32_t v)
 	return 1;
 }
 
-/* Location id (1-based) of frames [first, first + n); 0 on OOM. */
-static uint64_t loctab_id(struct loctab *t, const struct profile *p, uint32_t first, uint32_t n)
+/* Location id (1-based) of frames fr[0 .. n); 0 on OOM. */
+static uint64_t loctab_id(struct loctab *t, const struct prof_frame *fr, uint32_t n)
 {
-	struct loc_probe k = {t, p, first, n};
-	uint64_t h = loc_hash(p, first, n);
+	struct loc_probe k = {t, fr, n};
+	uint64_t h = loc_hash(fr, n);
 	uint32_t v = util_map_find(&t->index, h, loc_eq, &k);
 
 	if (v != UINT32_MAX)
@@ -229,37 +230,23 @@ static uint64_t loctab_id(struct loctab *t, const struct profile *p, uint32_t fi
 	if (t->n >= UINT32_MAX - 1 || util_grow((void **)&t->v, &t->cap, t->n, sizeof(*t->v)) < 0 ||
 	    util_map_put(&t->index, h, (uint32_t)t->n) < 0)
 		return 0;
-	t->v[t->n++] = (struct loc){first, n};
+	t->v[t->n++] = (struct loc){fr, n};
 	return t->n;
 }
 
-/* Length of the inline group starting at frame i of a stack that ends at
- * end: inlined frames up to and including the first physical one, all of
- * the same pc. */
-static uint32_t loc_group(const struct profile *p, uint32_t i, uint32_t end)
+/* Length of the inline group starting at frame i of a stack of end frames:
+ * inlined frames up to and including the first physical one, all of the
+ * same pc. */
+static uint32_t loc_group(const struct prof_frame *fr, uint32_t i, uint32_t end)
 {
 	uint32_t n = 1;
 
-	while (i + n - 1 < end - 1 && p->frames[i + n - 1].inlined &&
-	       p->frames[i + n].addr == p->frames[i].addr)
+	while (i + n - 1 < end - 1 && fr[i + n - 1].inlined && fr[i + n].addr == fr[i].addr)
 		n++;
 	return n;
 }
 
 /* --- samples ------------------------------------------------------------- */
-
-static int cmp_sample(const void *a, const void *b, void *arg)
-{
-	const struct profile *prof = arg;
-	const struct prof_sample *x = &prof->samples[*(const uint32_t *)a];
-	const struct prof_sample *y = &prof->samples[*(const uint32_t *)b];
-
-	if (x->stack != y->stack)
-		return x->stack < y->stack ? -1 : 1;
-	if (x->thread != y->thread)
-		return x->thread < y->thread ? -1 : 1;
-	return 0;
-}
 
 /* What one Sample message needs while the profile is encoded. */
 struct pprof_ctx {
@@ -279,23 +266,21 @@ static int pprof_sample(struct pprof_ctx *x, struct pb *out, uint32_t stack, uin
 {
 	const struct profile *p = x->p;
 
+	uint32_t end;
+	const struct prof_frame *fr = stackw_frames(p, stack, &end);
+
 	x->ids->n = 0;
-	if (stack < p->nstacks) {
-		const struct prof_stack *sk = &p->stacks[stack];
-		uint32_t end = sk->first + sk->nframes;
+	for (uint32_t f = 0; f < end;) {
+		uint32_t nf = loc_group(fr, f, end);
+		uint64_t id = loctab_id(x->lt, &fr[f], nf);
 
-		for (uint32_t f = sk->first; f < end;) {
-			uint32_t nf = loc_group(p, f, end);
-			uint64_t id = loctab_id(x->lt, p, f, nf);
-
-			if (!id)
-				return -ENOMEM;
-			pb_varint(x->ids, id);
-			for (uint32_t k = 0; k < nf; k++)
-				if (p->frames[f + k].func < p->nfuncs)
-					x->func_used[p->frames[f + k].func] = 1;
-			f += nf;
-		}
+		if (!id)
+			return -ENOMEM;
+		pb_varint(x->ids, id);
+		for (uint32_t k = 0; k < nf; k++)
+			if (fr[f + k].func < p->nfuncs)
+				x->func_used[fr[f + k].func] = 1;
+		f += nf;
 	}
 	if (x->ids->n)
 		pb_msg(x->sub, PB_SAMPLE_LOCATION_ID, x->ids); /* packed, leaf first */
@@ -374,12 +359,12 @@ static int pprof_mem_samples(struct pprof_ctx *x, const struct analysis *a, stru
 
 /* The off-CPU stretches (--off-cpu), one Sample each: offcpu and wall
  * nanoseconds, the last two values (the others 0). */
-static int pprof_offcpu_samples(struct pprof_ctx *x, struct pb *out)
+static int pprof_offcpu_samples(struct pprof_ctx *x, const struct analysis *a, struct pb *out)
 {
-	const struct profile *p = x->p;
+	size_t n = a->wait ? a->wait->nstretches : 0;
 
-	for (size_t i = 0; i < p->noffcpu; i++) {
-		const struct prof_offcpu *o = &p->offcpu[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct wait_stretch *o = &a->wait->stretches[i];
 		uint64_t values[8] = {0};
 
 		values[x->nvalues - 2] = values[x->nvalues - 1] = o->weight_ns;
@@ -447,36 +432,25 @@ static int pprof_sample_types(struct pprof_ctx *x, struct pb *out, int memory, i
 
 /* The CPU samples, merged per (stack, thread); with off-CPU data their CPU
  * time is their wall time too. */
-static int pprof_cpu_samples(struct pprof_ctx *x, struct pb *out, int offcpu)
+static int pprof_cpu_samples(struct pprof_ctx *x, const struct analysis *a, struct pb *out,
+			     int offcpu)
 {
-	const struct profile *p = x->p;
-	uint32_t *idx = util_reallocarray(NULL, p->nsamples + 1, sizeof(*idx));
+	struct stackw_thread *v;
+	size_t n;
 	int rc = 0;
 
-	if (!idx)
+	if (stackw_by_thread(a, &v, &n) < 0)
 		return -ENOMEM;
-	for (size_t i = 0; i < p->nsamples; i++)
-		idx[i] = (uint32_t)i;
-	qsort_r(idx, p->nsamples, sizeof(*idx), cmp_sample, (void *)p);
-	for (size_t i = 0; i < p->nsamples && !rc;) {
-		const struct prof_sample *s = &p->samples[idx[i]];
+	for (size_t i = 0; i < n && !rc; i++) {
 		uint64_t values[8] = {0};
-		size_t j = i;
 
-		for (; j < p->nsamples && p->samples[idx[j]].stack == s->stack &&
-		       p->samples[idx[j]].thread == s->thread;
-		     j++) {
-			uint64_t w = p->samples[idx[j]].weight ? p->samples[idx[j]].weight : 1;
-
-			values[0] += w;
-			values[1] += w * prof_period_of_thread(p, s->thread);
-		}
-		i = j;
+		values[0] = v[i].weight;
+		values[1] = v[i].ns;
 		if (offcpu)
 			values[x->nvalues - 1] = values[1];
-		rc = pprof_sample(x, out, s->stack, s->thread, values, x->nvalues) < 0 ? -ENOMEM : 0;
+		rc = pprof_sample(x, out, v[i].stack, v[i].thread, values, x->nvalues) < 0 ? -ENOMEM : 0;
 	}
-	free(idx);
+	free(v);
 	return rc;
 }
 
@@ -537,14 +511,14 @@ static int pprof_locations(struct pprof_ctx *x, struct pb *out, const uint32_t *
 
 	for (size_t i = 0; i < x->lt->n; i++) {
 		const struct loc *l = &x->lt->v[i];
-		uint32_t phys = p->frames[l->first + l->n - 1].func;
+		uint32_t phys = l->f[l->n - 1].func;
 
 		pb_uint(x->sub, PB_LOCATION_ID, i + 1);
 		if (phys < p->nfuncs)
 			pb_uint(x->sub, PB_LOCATION_MAPPING_ID, map_of_module[phys]);
-		pb_uint(x->sub, PB_LOCATION_ADDRESS, p->frames[l->first].addr);
+		pb_uint(x->sub, PB_LOCATION_ADDRESS, l->f[0].addr);
 		for (uint32_t k = 0; k < l->n; k++) {
-			const struct prof_frame *f = &p->frames[l->first + k];
+			const struct prof_frame *f = &l->f[k];
 
 			if (f->func < p->nfuncs)
 				pb_uint(x->sub2, PB_LINE_FUNCTION_ID, (uint64_t)f->func + 1);
@@ -621,7 +595,7 @@ static int pprof_encode(const struct analysis *a, struct pb *out)
 	struct loctab lt = {0};
 	struct pb sub = {0}, sub2 = {0}, ids = {0};
 	uint32_t *map_of_module = NULL;
-	int memory = export_has_memory(p), offcpu = export_has_offcpu(p);
+	int memory = export_has_memory(a), offcpu = export_has_offcpu(a);
 	struct pprof_ctx x = {.p = p, .st = &st, .lt = &lt, .sub = &sub, .sub2 = &sub2, .ids = &ids,
 			      .nvalues = 2 + (memory ? 4 : 0) + (offcpu ? 2 : 0)};
 	int rc = -ENOMEM;
@@ -629,9 +603,9 @@ static int pprof_encode(const struct analysis *a, struct pb *out)
 	x.func_used = calloc(p->nfuncs + 1, 1);
 	map_of_module = calloc(p->nfuncs + 1, sizeof(*map_of_module));
 	if (!x.func_used || !map_of_module || pprof_sample_types(&x, out, memory, offcpu) < 0 ||
-	    pprof_cpu_samples(&x, out, offcpu) < 0 ||
+	    pprof_cpu_samples(&x, a, out, offcpu) < 0 ||
 	    (memory && pprof_mem_samples(&x, a, out) < 0) ||
-	    (offcpu && pprof_offcpu_samples(&x, out) < 0) ||
+	    (offcpu && pprof_offcpu_samples(&x, a, out) < 0) ||
 	    pprof_mappings(&x, out, map_of_module) < 0 ||
 	    pprof_locations(&x, out, map_of_module) < 0 || pprof_trailer(&x, out) < 0)
 		goto out;

@@ -125,7 +125,8 @@ int export_trace(const struct analysis *a, const char *path, const struct trace_
                  char *err, size_t errlen)
 {
 	const struct profile *p = a->profile;
-	struct tctx c = {.p = p, .mem = a->memory, .steps = a->steps, .ops = a->ops};
+	struct tctx c = {.p = p, .mem = a->memory, .steps = a->steps, .ops = a->ops,
+			 .wait = a->wait};
 	struct tvec cuda = {0}, cpu = {0};
 	uint64_t cap = o && o->max_bytes ? o->max_bytes : TRACE_DEFAULT_CAP;
 	int rc;

@@ -6,7 +6,7 @@
  */
 #include "cbn_mpi.h"
 #include "steps.h"
-#include "wait_report.h"
+#include "wait.h"
 #include "trace_int.h"
 
 #include <errno.h>
@@ -176,9 +176,10 @@ int trace_collect_steps(struct tctx *c, struct tvec *out)
 int trace_collect_offcpu(struct tctx *c, struct tvec *out)
 {
 	const struct profile *p = c->p;
+	size_t n = c->wait ? c->wait->nstretches : 0;
 
-	for (size_t i = 0; i < p->noffcpu; i++) {
-		const struct prof_offcpu *o = &p->offcpu[i];
+	for (size_t i = 0; i < n; i++) {
+		const struct wait_stretch *o = &c->wait->stretches[i];
 		uint32_t pid, tid;
 
 		if (o->thread >= p->nthreads || o->end <= o->start)
@@ -209,43 +210,31 @@ int trace_collect_mpi(struct tctx *c, struct tvec *out)
 	return 0;
 }
 
-int trace_is_lock_wait(const struct profile *p, const struct prof_offcpu *o)
-{
-	const char *call;
-
-	if (o->kind != CBN_OFF_FUTEX || o->owner_thread == PROF_NONE ||
-	    o->owner_thread >= p->nthreads || o->owner_thread == o->thread)
-		return 0;
-	call = wait_stack_call(p, o->stack);
-	return call && strstr(call, "lock") != NULL;
-}
-
 int trace_add_lock_flows(struct tctx *c, struct tvec *t)
 {
-	const struct profile *p = c->p;
 	size_t n = t->n;
 
 	for (size_t i = 0; i < n; i++) {
-		const struct prof_offcpu *o;
+		const struct wait_stretch *o;
 		struct tev s, f;
 		uint32_t pid, tid;
 
-		if (t->v[i].type != TEV_OFFCPU || t->v[i].ref >= p->noffcpu)
+		if (t->v[i].type != TEV_OFFCPU || !c->wait || t->v[i].ref >= c->wait->nstretches)
 			continue;
-		o = &p->offcpu[t->v[i].ref];
-		if (!trace_is_lock_wait(p, o) || t->v[i].dur <= 0)
+		o = &c->wait->stretches[t->v[i].ref];
+		if (o->holder == PROF_NONE || t->v[i].dur <= 0)
 			continue;
 		s = t->v[i];
 		s.type = TEV_LOCK_S;
 		s.ts = t->v[i].ts + t->v[i].dur - 1;
 		s.dur = 0;
 		s.flow = (1ull << 51) | t->v[i].ref;
-		trace_thread_id(c, o->owner_thread, o->process, &pid, &tid);
+		trace_thread_id(c, o->holder, o->process, &pid, &tid);
 		memset(&f, 0, sizeof(f));
 		f.type = TEV_LOCK_F;
 		f.pid = pid;
 		f.tid = tid;
-		f.thr = o->owner_thread;
+		f.thr = o->holder;
 		f.kind = LANE_CPU;
 		f.ts = s.ts;
 		f.flow = s.flow;

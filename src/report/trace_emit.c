@@ -153,10 +153,11 @@ static void trace_format_name(const struct tctx *c, struct sbuf *b, const struct
 		          e->type == TEV_FLOW_S ? "s" : "f\",\"bp\":\"e", e->flow);
 		break;
 	case TEV_OFFCPU: {
-		const struct prof_offcpu *o = &p->offcpu[e->ref];
+		const struct wait_stretch *o = &c->wait->stretches[e->ref];
 		char name[1024];
 
-		wait_offcpu_label(name, sizeof(name), o->kind, wait_stack_call(p, o->stack));
+		wait_offcpu_label(name, sizeof(name), o->kind,
+				  o->call < p->nfuncs ? p->funcs[o->call].name : NULL);
 		sb_puts(b, "{\"ph\":\"X\",\"cat\":\"off_cpu\",\"name\":");
 		sb_json_str(b, name);
 		break;
@@ -227,8 +228,8 @@ static void trace_format_args(const struct tctx *c, struct sbuf *b, const struct
 		break;
 	}
 	case TEV_OFFCPU: {
-		const struct prof_offcpu *o = &p->offcpu[e->ref];
-		uint32_t site = wait_stack_site(p, o->stack);
+		const struct wait_stretch *o = &c->wait->stretches[e->ref];
+		uint32_t site = o->site;
 
 		sb_printf(b, ",\"args\":{\"kind\":\"%s\",\"syscall\":%" PRId32
 		          ",\"weight_ns\":%" PRIu64, wait_kind_name((int)o->kind), o->syscall,
@@ -239,8 +240,8 @@ static void trace_format_args(const struct tctx *c, struct sbuf *b, const struct
 		}
 		if (o->addr)
 			sb_printf(b, ",\"addr\":\"0x%" PRIx64 "\"", o->addr);
-		if (trace_is_lock_wait(p, o))
-			sb_printf(b, ",\"holder_tid\":%" PRIu32, p->threads[o->owner_thread].tid);
+		if (o->holder != PROF_NONE)
+			sb_printf(b, ",\"holder_tid\":%" PRIu32, p->threads[o->holder].tid);
 		sb_puts(b, "}");
 		break;
 	}

@@ -71,6 +71,7 @@ struct tctx {
 	const struct mem_analysis *mem; /* NULL: no memory data */
 	const struct step_analysis *steps; /* NULL: no steps */
 	const struct op_analysis *ops;     /* NULL: no operators */
+	const struct wait_analysis *wait;  /* its stretches: the off-CPU slices; NULL: none */
 	int64_t ws, we;         /* window, relative ns */
 	uint32_t *gpu_pid_proc; /* synthetic GPU pid k -> process index */
 	uint32_t *gpu_pid_dev;  /* ... and device */
@@ -132,17 +133,16 @@ int trace_gpu_pids(struct tctx *c);
 /* CUDA API calls, annotation ranges and GPU operations. */
 int trace_collect_cuda(struct tctx *c, struct tvec *out);
 int trace_collect_steps(struct tctx *c, struct tvec *out);
-/* Off-CPU stretches (--off-cpu) as slices on their thread's CPU lane, where
+/* Off-CPU stretches (--off-cpu: the wait analysis' stretches, a tev's ref
+ * indexes them) as slices on their thread's CPU lane, where
  * the samples leave a gap: the slot assignment moves one that overlaps a
  * sample slice to an overflow lane. */
 int trace_collect_offcpu(struct tctx *c, struct tvec *out);
 /* MPI calls (libcbottleneck_mpi.so) as slices on their thread's API lane,
  * cat "mpi", so a rank's waits in collectives line up across the ranks. */
 int trace_collect_mpi(struct tctx *c, struct tvec *out);
-/* A wait in a mutex lock whose owner is known: the blocking call names a lock
- * (pthread_mutex_lock, __lll_lock_wait, std::mutex::lock). */
-int trace_is_lock_wait(const struct profile *p, const struct prof_offcpu *o);
-/* Lock waits as flows from the waiter's off-CPU slice to the holder's CPU
+/* Lock waits (a stretch with a holder) as flows from the waiter's off-CPU
+ * slice to the holder's CPU
  * lane at the wait's end ("f" binds to the holder's enclosing slice there,
  * "bp":"e"); ids 2^51 + the stretch's index, apart from the CUDA flows' (exact
  * in a double, as JSON readers hold them). */

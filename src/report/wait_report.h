@@ -36,24 +36,6 @@ int report_wait_json(const struct analysis *a, struct cJSON *root);
  * name, NULL or "" when unknown).  Returns buf. */
 char *wait_offcpu_label(char *buf, size_t len, uint32_t kind, const char *call);
 
-/* The blocking call of an off-CPU stack: the outermost frame of the system
- * libraries' run at its leaf (libc, libpthread, ld-linux, libgomp, ...), the
- * leaf itself when it lies outside them; NULL without a usable stack. */
-const char *wait_stack_call(const struct profile *p, uint32_t stack);
-/* Its call site: the innermost frame outside the system libraries (the leaf
- * when all are); PROF_NONE without a usable stack. */
-uint32_t wait_stack_site(const struct profile *p, uint32_t stack);
-
-/*
- * The wall-clock weights of the flame graphs and folded stacks (--sample-type
- * wall or offcpu), in ns: WAIT_WALL_SLOTS slots per stack index k in
- * [0, nstacks] (nstacks: no usable stack), at k * WAIT_WALL_SLOTS + j: j 0
- * on-CPU (samples x their process's period; wall only), 1 the same for
- * truncated stacks, 2 + kind the off-CPU stretches of that kind.  w holds
- * (nstacks + 1) * WAIT_WALL_SLOTS zeroed doubles.
- */
-#define WAIT_WALL_SLOTS (2 + CBN_OFF_NKINDS)
-void wait_wall_weights(const struct profile *p, int with_on_cpu, double *w);
 /* The frame an off-CPU stack ends in: "[off-CPU: futex]". */
 const char *wait_offcpu_frame(uint32_t kind);
 

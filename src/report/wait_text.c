@@ -4,7 +4,8 @@
  * busy threads, parallel efficiency, what thread time went to, the critical
  * thread, the verdict, the CPU recommendations) for every CPU run, and with
  * --off-cpu where threads waited, lock contention, every thread on and off the
- * CPU and the wall-clock functions.  Also the header's "Off-CPU:" line.
+ * CPU and the wall-clock functions.  Also the header's "Off-CPU:" line, and
+ * what an off-CPU stretch is called in a trace and a flame graph.
  * Formats struct wait_analysis only; every index into the profile is checked,
  * since a damaged profile may hold anything.
  */
@@ -23,77 +24,14 @@
 #define WAIT_TEXT_NAME_MAX 60    /* columns of a function name */
 #define WAIT_TEXT_PATH_MAX 40    /* columns of a path, cut from the left */
 
-/* The system libraries whose frames are "the blocking call" rather than the
- * program's call site (wait.h's struct wait_site says the same). */
-static const char *const sys_libs[] = {
-	"libc.so", "libc-", "libpthread", "ld-linux", "ld-musl", "libgomp", "libiomp",
-	"libomp", "libstdc++", "libgcc_s", "linux-vdso", "[vdso]",
-};
-
-static int is_sys_module(const char *module)
+const char *wait_offcpu_frame(uint32_t kind)
 {
-	const char *base;
-	size_t i;
+	static const char *const f[CBN_OFF_NKINDS] = {
+		"[off-CPU: other]", "[off-CPU: futex]", "[off-CPU: io]", "[off-CPU: poll]",
+		"[off-CPU: sleep]", "[off-CPU: child]", "[off-CPU: fault]", "[off-CPU: runnable]",
+	};
 
-	if (!module || !*module)
-		return 0;
-	base = strrchr(module, '/');
-	base = base ? base + 1 : module;
-	for (i = 0; i < sizeof(sys_libs) / sizeof(sys_libs[0]); i++)
-		if (!strncmp(base, sys_libs[i], strlen(sys_libs[i])))
-			return 1;
-	return 0;
-}
-
-const char *wait_stack_call(const struct profile *p, uint32_t stack)
-{
-	const struct prof_stack *s;
-	const char *call = NULL;
-	uint32_t i;
-
-	if (stack >= p->nstacks)
-		return NULL;
-	s = &p->stacks[stack];
-	for (i = 0; i < s->nframes; i++) {
-		const struct prof_frame *fr;
-		const struct prof_func *f;
-
-		if ((size_t)s->first + i >= p->nframes)
-			break;
-		fr = &p->frames[s->first + i];
-		if (fr->func >= p->nfuncs)
-			break;
-		f = &p->funcs[fr->func];
-		if (!is_sys_module(f->module)) {
-			/* a leaf outside the system libraries is its own call */
-			if (!call)
-				call = f->name;
-			break;
-		}
-		call = f->name;
-	}
-	return call;
-}
-
-uint32_t wait_stack_site(const struct profile *p, uint32_t stack)
-{
-	const struct prof_stack *s;
-	uint32_t i, leaf = PROF_NONE;
-
-	if (stack >= p->nstacks)
-		return PROF_NONE;
-	s = &p->stacks[stack];
-	for (i = 0; i < s->nframes && (size_t)s->first + i < p->nframes; i++) {
-		uint32_t f = p->frames[s->first + i].func;
-
-		if (f >= p->nfuncs)
-			break;
-		if (leaf == PROF_NONE)
-			leaf = f;
-		if (!is_sys_module(p->funcs[f].module))
-			return f;
-	}
-	return leaf;
+	return kind < CBN_OFF_NKINDS ? f[kind] : f[CBN_OFF_OTHER];
 }
 
 char *wait_offcpu_label(char *buf, size_t len, uint32_t kind, const char *call)

@@ -183,6 +183,11 @@ static inline struct analysis wf_analysis(const struct profile *p, int offcpu)
 		w->nlocks = 1;
 		w->funcs = wf_funcs;
 		w->nfuncs = 2;
+		/* the stretches as the analysis made them: what a trace draws */
+		if (a.wait) {
+			w->stretches = a.wait->stretches;
+			w->nstretches = a.wait->nstretches;
+		}
 	}
 	a.wait = w;
 	return a;

@@ -267,7 +267,7 @@ static void test_channels_last(void)
 	p.cuda_api[c].stack = s;
 	cb_kernel(&p, NHWC2NCHW, t + 2 * MS, t + 4 * MS, c, 264, 256, 32);
 	REQUIRE(ops_analyze(&p, NULL, 0, &o) == 0 && o);
-	REQUIRE(cuda_analyze_ops(&p, o, &a) == 0 && a);
+	REQUIRE(cuda_analyze_ops(&p, o, NULL, &a) == 0 && a);
 	CHECK(cb_reco(a, "channels-last") != NULL);
 	CHECK(strstr(evidence(a, "channels-last"), "2 NCHW<->NHWC layout transposes took 4.000 ms = "
 						   "16.7% of kernel time") != NULL);

@@ -248,14 +248,23 @@ static void test_json(void)
 static void test_labels(void)
 {
 	struct profile p;
+	const struct analysis *a;
+	const struct wait_stretch *s;
 	char b[128];
 
 	wf_profile(&p);
-	/* the blocking call is the outermost system-library frame at the leaf */
-	CHECK_STR(wait_stack_call(&p, 1), "pthread_mutex_lock");
-	CHECK_STR(wait_stack_call(&p, 2), "read");
-	CHECK_STR(wait_stack_call(&p, 0), "main");
-	CHECK(wait_stack_call(&p, 99) == NULL);
+	a = analysed(&p);
+	REQUIRE(a->wait && a->wait->nstretches == 3);
+	s = a->wait->stretches;
+	/* a stretch is named after the outermost system-library frame at the
+	 * leaf; its site is the program's frame that called it */
+	CHECK_STR(p.funcs[s[0].call].name, "pthread_mutex_lock");
+	CHECK_STR(p.funcs[s[0].site].name, "worker");
+	CHECK_STR(p.funcs[s[2].call].name, "read");
+	CHECK_STR(p.funcs[s[2].site].name, "load_item");
+	/* a futex wait in a lock whose owner is another thread: the holder */
+	CHECK_EQ_INT(s[0].holder, wf_th[0]);
+	CHECK_EQ_INT(s[2].holder, PROF_NONE);
 	CHECK_STR(wait_offcpu_label(b, sizeof(b), CBN_OFF_FUTEX, "pthread_mutex_lock"),
 		  "off-CPU futex: pthread_mutex_lock");
 	CHECK_STR(wait_offcpu_label(b, sizeof(b), CBN_OFF_RUNQ, NULL), "off-CPU runnable");
