@@ -184,6 +184,7 @@ int cmd_run(int argc, char **argv);          /* cbottleneck [OPTIONS] PROGRAM [A
 int cmd_report(int argc, char **argv);       /* cbottleneck report [OPTIONS] DIR */
 int cmd_compare(int argc, char **argv);      /* cbottleneck compare ...: CMP_* (compare.h) */
 int cmd_ctl(int argc, char **argv);          /* cbottleneck ctl PID COMMAND: 0-3 (cmd_ctl.c) */
+int cmd_dump(int argc, char **argv);         /* cbottleneck dump PID (cmd_dump.c) */
 /* cmd_report.c: load, analyse and write o's outputs and gate for the
  * session directory dir (what `report` does once its options are parsed);
  * the exit status of `report` (1: a partial session). */
