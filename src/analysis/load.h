@@ -74,6 +74,9 @@ struct session_meta {
 	 * running, not waited for: their profiles end there) */
 	const uint32_t *running;
 	size_t nrunning;
+	/* `cbottleneck --pid`: the process attached to (0: a launched run); its
+	 * start-up was not seen and its exit status is not known */
+	uint32_t attached_pid;
 };
 int session_meta_write(const char *session_dir, const struct session_meta *m);
 
