@@ -22,6 +22,9 @@
 #define ATTACH_MAX_FRAMES 256
 
 /* attach_proc.c */
+/* The parent of pid (0 unknown); 1 when pid runs (not gone, not a zombie). */
+pid_t attach_proc_ppid(pid_t pid);
+int attach_proc_alive(pid_t pid);
 /* pid is there, alive (not a zombie) and readable: 0, or -errno with why. */
 int attach_proc_check(pid_t pid, char *why, size_t len);
 /* The thread ids of pid (malloc'd into *tids, sorted); how many, or -errno. */
@@ -78,5 +81,27 @@ void attach_ev_close(struct attach_ev *e);
 /* attach_dump.c: every thread's stack once, printed to out as `py-spy dump`
  * prints it.  0, or -errno with why (nothing printed). */
 int attach_dump(pid_t pid, FILE *out, char *why, size_t len);
+
+/* attach_record.c: `cbottleneck --pid PID`.  Sample every thread of pid
+ * (and each thread it starts meanwhile, found by reading /proc/PID/task
+ * ATTACH_SCAN_MS apart) until *stop is set, the process exits or the
+ * duration is over; unwind each sample as it comes and write the session
+ * file SESSION/PID.0.cbp in the agent's format. */
+#define ATTACH_SCAN_MS 100
+struct attach_opts {
+	uint64_t period_ns;              /* CPU time per sample, per thread */
+	uint64_t duration_ns;            /* 0: until stopped */
+	int depth;                       /* frames per stack at most */
+	uint64_t file_bytes;             /* the session file's size at most */
+	volatile int *stop;              /* set by a signal handler: detach */
+};
+struct attach_result {
+	uint64_t start_ns, end_ns;       /* CLOCK_MONOTONIC, attached and detached */
+	int exited;                      /* the process ended while attached */
+	uint64_t samples, lost;          /* written; dropped (a full perf ring or file) */
+	uint32_t threads, unread;        /* threads followed; threads whose event was refused */
+};
+int attach_record(pid_t pid, const char *session, const struct attach_opts *o,
+		  struct attach_result *res, char *why, size_t len);
 
 #endif

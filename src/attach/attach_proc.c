@@ -40,6 +40,25 @@ static int proc_state(pid_t pid)
 	return p[2];
 }
 
+pid_t attach_proc_ppid(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (util_read_small(path, buf, sizeof(buf)) > 0 && (p = strrchr(buf, ')')) != NULL &&
+	    sscanf(p + 1, " %*c %d", &ppid) != 1)
+		ppid = 0;
+	return (pid_t)ppid;
+}
+
+int attach_proc_alive(pid_t pid)
+{
+	int state = proc_state(pid);
+
+	return state && state != 'Z' && state != 'X';
+}
+
 int attach_proc_check(pid_t pid, char *why, size_t len)
 {
 	char path[64], buf[256];

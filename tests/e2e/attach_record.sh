@@ -1,0 +1,66 @@
+#!/bin/bash
+# attach_record — `cbottleneck --pid PID` on a program it did not start:
+# the report names the hot functions with their shares, it is marked as
+# attached, the outputs are written; it stops at --duration, at SIGINT
+# (Ctrl-C) and at the process's exit; the program's output and exit status
+# are its own; and the refusals (docs/attach.md).
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+need_example threads
+
+# threads: worker i burns i units in worker_spin, main 1 unit in main_spin,
+# so worker_spin holds most of the CPU while all five run.
+"$EXAMPLES/threads" 40 >"$T/prog.out" 2>&1 &
+prog=$!
+sleep 0.3
+run_cbn -F 499 --duration 1.5 --json "$T/r.json" --folded "$T/f.txt" --pid "$prog"
+kill -0 "$prog" 2>/dev/null || fail "the program did not survive being attached to"
+expect_rc 0
+grep -q "attached to process $prog" "$ERRF" || fail "no 'attached to process' line"
+grep -q "^  Attached:   to running process $prog" "$OUTF" || fail "the report is not marked attached"
+[ "$(json_get "$T/r.json" run.attached_pid)" = "$prog" ] || fail "JSON run.attached_pid is not $prog"
+samples=$(json_get "$T/r.json" run.samples)
+[ "$samples" -ge 200 ] || fail "only $samples samples in 1.5 s of five busy threads at 499 Hz"
+# While all five run, the kernel gives each the same CPU: 4 of 5 shares.
+share=$(python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+w = sum(f["self_samples"] for f in d["functions"] if f["name"] == "worker_spin")
+print(round(100.0 * w / d["run"]["samples"]))' "$T/r.json")
+within "$share" 80 12 || fail "worker_spin has $share % of the samples, expected 80 +- 12"
+grep -q '^clone3;start_thread;worker;worker_spin [0-9]' "$T/f.txt" || fail "no whole worker stack in --folded"
+grep -q '^_start;__libc_start_main;__libc_start_call_main;main;main_spin [0-9]' "$T/f.txt" ||
+	fail "no whole main stack in --folded"
+
+# Ctrl-C: SIGINT to the launcher detaches and reports.
+OUTF=$T/int.out ERRF=$T/int.err
+"$CBN" --pid "$prog" >"$OUTF" 2>"$ERRF" &
+cbn=$!
+sleep 1
+kill -INT "$cbn"
+rc=0
+wait "$cbn" || rc=$?
+[ "$rc" = 0 ] || fail "after SIGINT: status $rc"
+grep -q 'detached after' "$ERRF" || fail "no 'detached' line after SIGINT"
+grep -q 'worker_spin' "$OUTF" || fail "no report after SIGINT"
+
+# The process's exit ends the recording; its output and status are its own.
+rc=0
+run_cbn --pid "$prog"
+wait "$prog" || rc=$?
+expect_rc 0
+grep -q 'process exited after' "$ERRF" || fail "no 'process exited' line"
+[ "$rc" = 0 ] || fail "the program's exit status was $rc after being attached to"
+[ "$(cat "$T/prog.out")" = "threads: done" ] || fail "the program's output changed: $(cat "$T/prog.out")"
+
+# Refusals.
+run_cbn --pid "$prog"
+expect_rc 3
+grep -q "no process $prog" "$ERRF" || fail "no 'no process' line for a pid that is gone"
+run_cbn --pid "$$" -- /bin/true
+expect_rc 2
+run_cbn --memory --pid "$$"
+expect_rc 2
+grep -q -- '--memory cannot be used with --pid' "$ERRF" || fail "no line refusing --memory with --pid"
+run_cbn --pid x
+expect_rc 2
+exit 0
