@@ -18,6 +18,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "cbn_pyread.h"
+
 #define ATTACH_STACK_COPY (32 * 1024)  /* bytes of user stack copied at a look or sample */
 #define ATTACH_MAX_FRAMES 256
 
@@ -77,6 +79,26 @@ int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t 
  * 0 when none is waiting. */
 int attach_ev_next(struct attach_ev *e, struct attach_sample *s, unsigned char *buf, size_t len);
 void attach_ev_close(struct attach_ev *e);
+
+/* attach_python.c: the process's CPython interpreter (3.11 to 3.13). */
+struct attach_py {
+	pid_t pid;
+	uint32_t version;                /* PY_VERSION_HEX */
+	struct cbn_py_target t;
+	struct cbn_rec_py_code *rec;     /* CBN_PY_REC_MAX bytes; NULL: no interpreter read */
+};
+/* 1 found and readable, 0 not a Python process, -1 one that cannot be read
+ * (why says why: a version not understood). */
+int attach_py_find(pid_t pid, struct attach_py *py, char *why, size_t len);
+/* Thread tid's Python frames, leaf first (cbn_py_frames_of); 0: none. */
+int attach_py_frames(struct attach_py *py, pid_t tid, struct cbn_py_frame *out, int max);
+/* The PY_CODE record of frame f's code as id into py->rec: its size. */
+size_t attach_py_code(struct attach_py *py, uint32_t id, const struct cbn_py_frame *f, int *gone);
+/* Frame f's qualified name, file and executing line (pointers into
+ * py->rec, valid until the next call): 0, or -1 when its code is gone. */
+int attach_py_where(struct attach_py *py, const struct cbn_py_frame *f, const char **qual,
+		    const char **file, int *line);
+void attach_py_free(struct attach_py *py);
 
 /* attach_dump.c: every thread's stack once, printed to out as `py-spy dump`
  * prints it.  0, or -errno with why (nothing printed). */

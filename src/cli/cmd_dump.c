@@ -17,8 +17,9 @@
 
 static const char dump_usage_text[] =
 	"usage: cbottleneck dump PID\n"
-	"Print the stack of every thread of the running process PID once, without\n"
-	"stopping it or running anything in it (docs/attach.md).  Exit status: 0\n"
+	"Print the stack of every thread of the running process PID once (native and\n"
+	"CPython 3.11-3.13 frames), without stopping it or running anything in it\n"
+	"(docs/attach.md).  Exit status: 0\n"
 	"printed, 2 usage, 3 no such process (or it exited meanwhile), 125 refused\n"
 	"(another user's process, ptrace_scope, perf_event_paranoid) or failed.\n";
 

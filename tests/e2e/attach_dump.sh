@@ -59,6 +59,27 @@ wait "$prog" || rc=$?
 [ "$rc" = 0 ] && grep -q 'wait_lock: 300 periods, done' "$T/wl.out" ||
 	fail "wait_lock after a dump: status $rc, output $(cat "$T/wl.out")"
 
+# Python: the frames of CPython 3.11-3.13 in place of the evaluation loop's
+# (tests/python/workloads.py threads: main joins thread_light while it spins).
+. "$(dirname "$0")/lib/python.bash"
+if PY=$(py_find 3.11 || py_find 3.12 || py_find 3.13); then
+	"$PY" "$WORKLOADS" threads 30 >/dev/null &
+	prog=$!
+	sleep 1.5
+	dump_of "$prog"
+	kill "$prog"
+	wait "$prog" 2>/dev/null || true
+	[ "$RC" = 0 ] || fail "dump of $PY: status $RC"
+	grep -q '^Python 3\.1[123]\.' "$OUTF" || fail "no Python version line"
+	grep -q "^    spin (.*workloads.py:[0-9]*)" "$OUTF" || fail "the running thread's spin() is missing"
+	grep -q "^    thread_light (.*workloads.py:[0-9]*)" "$OUTF" || fail "thread_light() is missing"
+	grep -A30 "^Thread $prog " "$OUTF" | grep -q "^    threads (.*workloads.py:[0-9]*)" ||
+		fail "the joining main thread's Python frames (threads()) are missing"
+	! grep -q '_PyEval_EvalFrameDefault' "$OUTF" || fail "an evaluation-loop frame was not replaced"
+else
+	note "no CPython 3.11-3.13 here: Python frames not tested"
+fi
+
 # Refusals.
 sh -c 'exit 0' &
 gone=$!
