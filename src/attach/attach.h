@@ -84,6 +84,7 @@ void attach_ev_close(struct attach_ev *e);
 struct attach_py {
 	pid_t pid;
 	uint32_t version;                /* PY_VERSION_HEX */
+	uint64_t module_base;            /* load bias of the module holding _PyRuntime */
 	struct cbn_py_target t;
 	struct cbn_rec_py_code *rec;     /* CBN_PY_REC_MAX bytes; NULL: no interpreter read */
 };

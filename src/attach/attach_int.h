@@ -8,6 +8,7 @@
 
 #include "attach.h"
 #include "cbn_format.h"
+#include "util.h"
 #include "writer.h"
 
 struct attach_file {
@@ -25,6 +26,22 @@ struct attach_thread {
 	char name[CBN_NAME_MAX];
 	uint64_t cpu0, cpu_ns;           /* CPU time from schedstat: when first seen, last read */
 };
+
+/* attach_pyrec.c: the samples' Python frames. */
+struct attach_pyrec {
+	struct attach_py py;
+	int on;                          /* the interpreter is read */
+	struct util_map map;             /* code fingerprint -> id */
+	uint64_t *keys;                  /* keys[id - 1] */
+	size_t nkeys, capkeys;
+	struct cbn_py_frame fr[CBN_MAX_FRAMES];
+};
+/* Find pid's interpreter and say so in f's header (on, refused and why). */
+void attach_pyrec_open(struct attach_pyrec *p, struct attach_file *f, pid_t pid);
+/* Thread tid's Python frames as CBN_PYW words into pcs[n..max): the new n. */
+int attach_pyrec_frames(struct attach_pyrec *p, struct attach_file *f, pid_t tid, uint64_t *pcs,
+			int n, int max);
+void attach_pyrec_close(struct attach_pyrec *p);
 
 uint64_t attach_now(void);
 int attach_file_open(struct attach_file *f, const char *session, pid_t pid,

@@ -20,6 +20,7 @@
 
 struct py_syms {
 	uintptr_t runtime, version, code, unicode, bytes;
+	uint64_t bias;
 };
 
 static int py_read(void *ctx, void *dst, uintptr_t src, size_t n)
@@ -55,7 +56,11 @@ static int py_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_
 			if (!*slot[k] && sym.st_shndx != SHN_UNDEF && strcmp(sn, want[k]) == 0)
 				*slot[k] = (uintptr_t)addr;
 	}
-	return s->runtime ? DWARF_CB_ABORT : DWARF_CB_OK;
+	if (!s->runtime)
+		return DWARF_CB_OK;
+	if (!dwfl_module_getelf(mod, &s->bias))
+		s->bias = 0;
+	return DWARF_CB_ABORT;
 }
 
 static char *py_debuginfo_path;
@@ -89,6 +94,7 @@ int attach_py_find(pid_t pid, struct attach_py *py, char *why, size_t len)
 		snprintf(why, len, "PyCode_Type, PyUnicode_Type or PyBytes_Type is not exported");
 		return -1;
 	}
+	py->module_base = s.bias;
 	py->t.runtime = s.runtime;
 	py->t.code_type = s.code;
 	py->t.unicode_type = s.unicode;

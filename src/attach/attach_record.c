@@ -32,6 +32,7 @@ struct rec {
 	const struct attach_opts *o;
 	struct attach_file f;
 	struct mon_unwind *u;
+	struct attach_pyrec py;
 	struct attach_thread *t;
 	size_t nt, capt;
 	struct attach_result *res;
@@ -60,7 +61,7 @@ static void rec_drain(struct rec *r, struct attach_thread *t)
 	struct attach_sample s;
 	uint64_t pcs[CBN_MAX_FRAMES];
 	uint64_t lost = t->ev.lost;
-	int n;
+	int n, truncated;
 
 	while (t->ev.map && attach_ev_next(&t->ev, &s, rec_buf, sizeof(rec_buf))) {
 		n = mon_unwind_stack(r->u, t->tid, s.pc, s.sp, s.bp, s.stack, s.stack_len, pcs,
@@ -69,7 +70,9 @@ static void rec_drain(struct rec *r, struct attach_thread *t)
 			pcs[0] = s.pc;
 			n = 1;
 		}
-		attach_file_sample(&r->f, t, s.time, pcs, n, n >= r->o->depth);
+		truncated = n >= r->o->depth;
+		n = attach_pyrec_frames(&r->py, &r->f, t->tid, pcs, n, CBN_MAX_FRAMES);
+		attach_file_sample(&r->f, t, s.time, pcs, n, truncated);
 		r->res->samples++;
 	}
 	if (t->ev.lost > lost) {
@@ -206,6 +209,7 @@ int attach_record(pid_t pid, const char *session, const struct attach_opts *o,
 		}
 		goto out;
 	}
+	attach_pyrec_open(&r.py, &r.f, pid);
 	res->start_ns = attach_now();
 	rec_scan(&r);
 	if (res->threads && res->unread == res->threads) {
@@ -226,6 +230,7 @@ out:
 	for (i = 0; i < r.nt; i++)
 		attach_ev_close(&r.t[i].ev);
 	free(r.t);
+	attach_pyrec_close(&r.py);
 	mon_unwind_close(r.u);
 	attach_file_close(&r.f);
 	return ret;

@@ -3,7 +3,8 @@
 # the report names the hot functions with their shares, it is marked as
 # attached, the outputs are written; it stops at --duration, at SIGINT
 # (Ctrl-C) and at the process's exit; the program's output and exit status
-# are its own; and the refusals (docs/attach.md).
+# are its own; a CPython program's Python frames; and the refusals
+# (docs/attach.md).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example threads
@@ -51,6 +52,26 @@ expect_rc 0
 grep -q 'process exited after' "$ERRF" || fail "no 'process exited' line"
 [ "$rc" = 0 ] || fail "the program's exit status was $rc after being attached to"
 [ "$(cat "$T/prog.out")" = "threads: done" ] || fail "the program's output changed: $(cat "$T/prog.out")"
+
+# Python: a thread of CPython 3.11-3.13 spinning in spin() under thread_light().
+. "$(dirname "$0")/lib/python.bash"
+if PY=$(py_find 3.11 || py_find 3.12 || py_find 3.13); then
+	"$PY" "$WORKLOADS" threads 30 >/dev/null &
+	py=$!
+	sleep 1
+	run_cbn --duration 1.5 --folded "$T/py.txt" --pid "$py"
+	kill "$py"
+	wait "$py" 2>/dev/null || true
+	expect_rc 0
+	grep -q '^  Python:     CPython 3\.1[123]\.[0-9]*: Python frames in' "$OUTF" ||
+		fail "the report does not say the Python frames were read"
+	n=$(awk '/;thread_light;spin [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/py.txt")
+	all=$(awk '{ s += $NF } END { print s + 0 }' "$T/py.txt")
+	[ "$all" -gt 0 ] && [ $((n * 100 / all)) -ge 80 ] ||
+		fail "thread_light;spin in $n of $all samples, expected >= 80 %"
+else
+	note "no CPython 3.11-3.13 here: Python frames not tested"
+fi
 
 # Refusals.
 run_cbn --pid "$prog"
