@@ -8,6 +8,7 @@
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example threads
+. "$(dirname "$0")/lib/attach.bash"
 
 # threads: worker i burns i units in worker_spin, main 1 unit in main_spin,
 # so worker_spin holds most of the CPU while all five run.
@@ -23,10 +24,8 @@ grep -q "^  Attached:   to running process $prog" "$OUTF" || fail "the report is
 samples=$(json_get "$T/r.json" run.samples)
 [ "$samples" -ge 200 ] || fail "only $samples samples in 1.5 s of five busy threads at 499 Hz"
 # While all five run, the kernel gives each the same CPU: 4 of 5 shares.
-share=$(python3 -c 'import json, sys
-d = json.load(open(sys.argv[1]))
-w = sum(f["self_samples"] for f in d["functions"] if f["name"] == "worker_spin")
-print(round(100.0 * w / d["run"]["samples"]))' "$T/r.json")
+w=$(json_func_field "$T/r.json" worker_spin self_samples)
+share=$((100 * w / samples))
 within "$share" 80 12 || fail "worker_spin has $share % of the samples, expected 80 +- 12"
 grep -q '^clone3;start_thread;worker;worker_spin [0-9]' "$T/f.txt" || fail "no whole worker stack in --folded"
 grep -q '^_start;__libc_start_main;__libc_start_call_main;main;main_spin [0-9]' "$T/f.txt" ||
@@ -56,12 +55,7 @@ grep -q 'process exited after' "$ERRF" || fail "no 'process exited' line"
 # Python: a thread of CPython 3.11-3.13 spinning in spin() under thread_light().
 . "$(dirname "$0")/lib/python.bash"
 if PY=$(py_find 3.11 || py_find 3.12 || py_find 3.13); then
-	"$PY" "$WORKLOADS" threads 30 >/dev/null &
-	py=$!
-	sleep 1
-	run_cbn --duration 1.5 --folded "$T/py.txt" --pid "$py"
-	kill "$py"
-	wait "$py" 2>/dev/null || true
+	attach_to 1 --duration 1.5 --folded "$T/py.txt" -- "$PY" "$WORKLOADS" threads 30
 	expect_rc 0
 	grep -q '^  Python:     CPython 3\.1[123]\.[0-9]*: Python frames in' "$OUTF" ||
 		fail "the report does not say the Python frames were read"
