@@ -40,6 +40,19 @@ static int proc_state(pid_t pid)
 	return p[2];
 }
 
+/* 1 when pid is a kernel thread (PF_KTHREAD in /proc/PID/stat's flags). */
+static int proc_kernel_thread(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (util_read_small(path, buf, sizeof(buf)) <= 0 || !(p = strrchr(buf, ')')) ||
+	    sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %lu", &flags) != 1)
+		return 0;
+	return (flags & 0x00200000ul) != 0; /* PF_KTHREAD, include/linux/sched.h */
+}
+
 pid_t attach_proc_ppid(pid_t pid)
 {
 	char path[64], buf[512], *p;
@@ -71,6 +84,11 @@ int attach_proc_check(pid_t pid, char *why, size_t len)
 		return -ESRCH;
 	}
 	state = proc_state(pid);
+	if (proc_kernel_thread(pid)) {
+		snprintf(why, len, "process %d is a kernel thread: it runs no user code to read",
+			 (int)pid);
+		return -EINVAL;
+	}
 	if (state == 'Z' || state == 'X') {
 		snprintf(why, len, "process %d has exited (its parent has not reaped it yet)", (int)pid);
 		return -ESRCH;
