@@ -70,11 +70,12 @@ struct attach_sample {
 	size_t stack_len;
 };
 /* Open thread tid's event: a sample every period_ns of its CPU time, with
- * stack_bytes of its stack and a ring of data_pages pages (a power of 2).
- * Nothing is sent to the thread.  0, or -errno with why (perf_event_paranoid,
- * locked memory). */
+ * stack_bytes of its stack and a ring of data_pages pages (a power of 2),
+ * readable (poll) once wake_bytes are in it (0: at each sample).  Nothing is
+ * sent to the thread.  0, or -errno with why (perf_event_paranoid, locked
+ * memory). */
 int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t stack_bytes,
-		   size_t data_pages, char *why, size_t len);
+		   size_t data_pages, uint32_t wake_bytes, char *why, size_t len);
 /* The next sample in e's ring into *s (its stack copied into buf[len]): 1,
  * 0 when none is waiting. */
 int attach_ev_next(struct attach_ev *e, struct attach_sample *s, unsigned char *buf, size_t len);

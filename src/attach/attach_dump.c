@@ -103,7 +103,7 @@ static void dump_running(struct dump *d, struct dump_thread *t, int n)
 		if (t[i].state != DUMP_UNREAD || t[i].why[0])
 			continue;
 		if (attach_ev_open(&t[i].ev, t[i].tid, DUMP_PERIOD_NS, ATTACH_STACK_COPY,
-				   DUMP_RING_PAGES, t[i].why, sizeof(t[i].why)) == 0)
+				   DUMP_RING_PAGES, 0, t[i].why, sizeof(t[i].why)) == 0)
 			left++;
 	}
 	while (left > 0 && (now = dump_now_ms()) < end) {

@@ -59,7 +59,7 @@ static void ev_refusal(pid_t tid, int err, char *why, size_t len)
 }
 
 int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t stack_bytes,
-		   size_t data_pages, char *why, size_t len)
+		   size_t data_pages, uint32_t wake_bytes, char *why, size_t len)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	struct perf_event_attr a;
@@ -82,7 +82,12 @@ int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t 
 	a.exclude_hv = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
-	a.wakeup_events = 1;
+	if (wake_bytes) {
+		a.watermark = 1;
+		a.wakeup_watermark = wake_bytes;
+	} else {
+		a.wakeup_events = 1;
+	}
 	a.disabled = 0;
 	e->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (e->fd < 0) {

@@ -23,8 +23,9 @@
 #include "util.h"
 
 #define ATTACH_REC_STACK (16 * 1024)     /* bytes of stack per sample (perf's default: 8 KiB) */
-#define ATTACH_REC_PAGES 128             /* 512 KiB of ring per thread: ~30 samples */
-#define ATTACH_REC_POLL_MS 10            /* rings drained at least this often */
+#define ATTACH_REC_PAGES 32              /* 128 KiB of ring per thread: 7 samples */
+#define ATTACH_REC_WAKE (48 * 1024)      /* a ring is drained once it holds 3 samples */
+#define ATTACH_REC_POLL_MS 10            /* and every ring at least this often */
 #define ATTACH_MODS_MS 1000              /* modules looked for again this often */
 
 struct rec {
@@ -35,6 +36,8 @@ struct rec {
 	struct attach_pyrec py;
 	struct attach_thread *t;
 	size_t nt, capt;
+	struct pollfd *p;                /* one per thread */
+	size_t capp;
 	struct attach_result *res;
 	char refused[160];               /* the first refusal of a thread's event */
 };
@@ -99,8 +102,8 @@ static struct attach_thread *rec_thread(struct rec *r, pid_t tid)
 	t->ev.fd = -1;
 	attach_proc_name(r->pid, tid, t->name, sizeof(t->name));
 	attach_file_thread(&r->f, CBN_REC_THREAD_START, tid, t->name, attach_now(), 0);
-	if (attach_ev_open(&t->ev, tid, r->o->period_ns, ATTACH_REC_STACK, ATTACH_REC_PAGES, why,
-			   sizeof(why)) < 0) {
+	if (attach_ev_open(&t->ev, tid, r->o->period_ns, ATTACH_REC_STACK, ATTACH_REC_PAGES,
+			   ATTACH_REC_WAKE, why, sizeof(why)) < 0) {
 		r->res->unread++;
 		if (!r->refused[0])
 			snprintf(r->refused, sizeof(r->refused), "%s", why);
@@ -136,6 +139,11 @@ static void rec_scan(struct rec *r)
 			t->seen = 1;
 			rec_cpu(r->pid, t);
 		}
+		/* Opening hundreds of events takes a while: the rings of the
+		 * busy threads already open are drained meanwhile. */
+		if (i % 16 == 15)
+			for (k = 0; k < r->nt; k++)
+				rec_drain(r, &r->t[k]);
 	}
 	free(tids);
 	for (k = 0, j = 0; k < r->nt; k++) {
@@ -147,19 +155,26 @@ static void rec_scan(struct rec *r)
 	r->nt = j;
 }
 
-/* Wait for samples (at most ms), then drain every ring. */
+/* Wait until a ring fills past its mark (at most ms), then drain them all. */
 static void rec_wait(struct rec *r, int ms)
 {
-	struct pollfd p[64];
-	size_t i;
-	int k = 0;
+	int polled = util_grow((void **)&r->p, &r->capp, r->nt + 1, sizeof(*r->p)) == 0;
+	size_t i, k = 0;
 
-	for (i = 0; i < r->nt && k < 64; i++)
+	for (i = 0; polled && i < r->nt; i++)
 		if (r->t[i].ev.map)
-			p[k++] = (struct pollfd){.fd = r->t[i].ev.fd, .events = POLLIN};
-	(void)poll(p, (nfds_t)k, ms);
-	for (i = 0; i < r->nt; i++)
-		rec_drain(r, &r->t[i]);
+			r->p[k++] = (struct pollfd){.fd = r->t[i].ev.fd, .events = POLLIN};
+	(void)poll(polled ? r->p : NULL, (nfds_t)k, ms); /* no room: a sleep */
+	for (i = 0, k = 0; i < r->nt; i++) {
+		struct attach_thread *t = &r->t[i];
+		int hup = polled && t->ev.map && (r->p[k++].revents & (POLLHUP | POLLERR));
+
+		rec_drain(r, t);
+		/* An ended thread's event reads as hung up from then on: closed
+		 * now, not polled again until the scan writes its end. */
+		if (hup)
+			attach_ev_close(&t->ev);
+	}
 }
 
 static void rec_loop(struct rec *r)
@@ -230,6 +245,7 @@ out:
 	for (i = 0; i < r.nt; i++)
 		attach_ev_close(&r.t[i].ev);
 	free(r.t);
+	free(r.p);
 	attach_pyrec_close(&r.py);
 	mon_unwind_close(r.u);
 	attach_file_close(&r.f);
