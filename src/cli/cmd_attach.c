@@ -103,7 +103,7 @@ static int attach_run(struct cli_opts *o, pid_t pid, const char *session)
 	ao.stop = &attach_stop;
 	attach_argv(pid, cmd, sizeof(cmd), argv, sizeof(argv) / sizeof(argv[0]));
 	if (!o->quiet)
-		fprintf(stderr, "cbottleneck: attached to process %d (%s): sampling its threads "
+		fprintf(stderr, "cbottleneck: attaching to process %d (%s): sampling its threads "
 			"from outside; Ctrl-C to stop\n", (int)pid, argv[0] ? argv[0] : "?");
 	attach_signals(1);
 	ret = attach_record(pid, session, &ao, &res, why, sizeof(why));

@@ -18,7 +18,7 @@ sleep 0.3
 run_cbn -F 499 --duration 1.5 --json "$T/r.json" --folded "$T/f.txt" --pid "$prog"
 kill -0 "$prog" 2>/dev/null || fail "the program did not survive being attached to"
 expect_rc 0
-grep -q "attached to process $prog" "$ERRF" || fail "no 'attached to process' line"
+grep -q "attaching to process $prog" "$ERRF" || fail "no 'attaching to process' line"
 grep -q "^  Attached:   to running process $prog" "$OUTF" || fail "the report is not marked attached"
 [ "$(json_get "$T/r.json" run.attached_pid)" = "$prog" ] || fail "JSON run.attached_pid is not $prog"
 # The samples stand for the CPU the threads had while attached (a loaded
