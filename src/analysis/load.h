@@ -74,7 +74,15 @@ struct session_meta {
 	 * running, not waited for: their profiles end there) */
 	const uint32_t *running;
 	size_t nrunning;
+	/* `cbottleneck --pid`: the process attached to (0: a launched run); its
+	 * start-up was not seen and its exit status is not known */
+	uint32_t attached_pid;
 };
 int session_meta_write(const char *session_dir, const struct session_meta *m);
+
+/* load_python.c: the line of code unit u (0-based) in a CPython 3.11+
+ * location table (PEP 626/657), -1 when the table gives none or is
+ * malformed (also for `cbottleneck dump`'s Python frames). */
+int load_python_line(const unsigned char *lt, size_t len, int firstlineno, uint32_t u);
 
 #endif

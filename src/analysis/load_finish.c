@@ -131,8 +131,9 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 		if (pr->pid == p->processes[0].pid && meta->found && meta->exit_signal == 0 &&
 		    meta->exit_status >= 0)
 			continue;
-		/* Left running when the program ended: not an abnormal end. */
-		if (meta_running(meta, pr->pid))
+		/* Left running when the program ended, or attached to (its
+		 * end, if seen, is not ours to know): not an abnormal end. */
+		if (meta_running(meta, pr->pid) || pr->pid == meta->attached_pid)
 			continue;
 		if (fork_exit(p, pr)) {
 			p->fork_exits++;
@@ -236,6 +237,7 @@ void load_run_totals(struct load *L, const struct load_meta *meta)
 		p->launcher_ns = meta->launcher_ns;
 		p->exit_status = meta->exit_status;
 		p->exit_signal = meta->exit_signal;
+		p->attached_pid = meta->attached_pid;
 	} else {
 		const struct prof_process *root = p->nprocesses ? &p->processes[0] : NULL;
 		p->start_ns = start;

@@ -361,9 +361,6 @@ void load_python_calls_rec(struct load *L, const struct reader_rec *r);
 int load_python_has(struct load *L, const uint64_t *pcs, uint32_t n);
 int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all);
 void load_python_finish(struct load *L);
-/* The line of code unit u (0-based) in a CPython 3.11+ location table
- * (PEP 626/657), -1 when the table gives none or is malformed. */
-int load_python_line(const unsigned char *lt, size_t len, int firstlineno, uint32_t u);
 
 /* load_kernel.c: read the session's kernel-symbols file; free what was built.
  * load_kernel_samples: share the kweight of raw sample w (already in

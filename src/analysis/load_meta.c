@@ -48,6 +48,8 @@ int session_meta_write(const char *session_dir, const struct session_meta *m)
 	}
 	if (m->launcher_ns)
 		cJSON_AddNumberToObject(root, "launcher_cpu_ns", (double)m->launcher_ns);
+	if (m->attached_pid)
+		cJSON_AddNumberToObject(root, "attached_pid", m->attached_pid);
 	if (m->nrunning) {
 		cJSON *r = cJSON_AddArrayToObject(root, "running_at_end");
 
@@ -179,6 +181,7 @@ void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
 	m->user_ns = (uint64_t)num(root, "user_ns", 0, 0, 1.8e19);
 	m->sys_ns = (uint64_t)num(root, "sys_ns", 0, 0, 1.8e19);
 	m->launcher_ns = (uint64_t)num(root, "launcher_cpu_ns", 0, 0, 1.8e19);
+	m->attached_pid = (uint32_t)num(root, "attached_pid", 0, 0, 4194304);
 	env_read(L, cJSON_GetObjectItemCaseSensitive(root, "environment"));
 	a = cJSON_GetObjectItemCaseSensitive(root, "running_at_end");
 	if (cJSON_IsArray(a)) {

@@ -20,6 +20,7 @@ struct load_meta {
 	/* pids still running when the program ended (session_meta.running) */
 	uint32_t running[64];
 	size_t nrunning;          /* may exceed 64: only the first 64 are kept */
+	uint32_t attached_pid;    /* session_meta.attached_pid */
 };
 
 /* Fill m (found = 0 when absent or unreadable) and L->p->argv when present. */

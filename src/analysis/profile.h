@@ -480,6 +480,8 @@ struct profile {
 	char **argv;              /* command line as given to the launcher (NULL-terminated) */
 	int exit_status;          /* launcher's view: exit code, or -1 if killed */
 	int exit_signal;          /* signal that killed the target, 0 if none */
+	uint32_t attached_pid;    /* `--pid`: the process attached to, 0 for a launched run
+				   * (no exit status, start-up not seen: docs/attach.md) */
 	uint64_t wall_ns;         /* launch to last process end */
 	uint64_t start_ns;        /* earliest process start (CLOCK_MONOTONIC) */
 	uint64_t start_real_ns;   /* the same process's start_real_ns (epoch ns), 0 unknown */

@@ -49,6 +49,7 @@ struct cli_opts {
 	uint64_t ring_ns;           /* --ring, 0 = none */
 	long offcpu_hz;             /* --off-cpu[=HZ]: wall sampler rate, 0 = off */
 	int wait_all;               /* --wait-all */
+	long attach_pid;            /* --pid: attach to this running process (cmd_attach.c) */
 	const char *capture_range;  /* --capture-range: "api" or "nvtx:NAME[@DOMAIN]" (checked;
 	                             * cudaProfilerApi is stored as "api") */
 	const char *toggle_signal;  /* --toggle-signal SIG, NULL = none */
@@ -186,6 +187,10 @@ int cmd_run(int argc, char **argv);          /* cbottleneck [OPTIONS] PROGRAM [A
 int cmd_report(int argc, char **argv);       /* cbottleneck report [OPTIONS] DIR */
 int cmd_compare(int argc, char **argv);      /* cbottleneck compare ...: CMP_* (compare.h) */
 int cmd_ctl(int argc, char **argv);          /* cbottleneck ctl PID COMMAND: 0-3 (cmd_ctl.c) */
+int cmd_dump(int argc, char **argv);         /* cbottleneck dump PID (cmd_dump.c) */
+/* cmd_attach.c: cbottleneck [OPTIONS] --pid PID, once options are parsed
+ * (noperands: the words after them, a usage error). */
+int cmd_attach(struct cli_opts *o, int noperands);
 /* cmd_report.c: load, analyse and write o's outputs and gate for the
  * session directory dir (what `report` does once its options are parsed);
  * the exit status of `report` (1: a partial session). */

@@ -216,6 +216,8 @@ int cmd_run(int argc, char **argv)
 	int ret, status, have_session = 0, keep = 0;
 
 	ret = cli_parse_opts(argc, argv, CLI_MODE_RUN, &o);
+	if (ret < 0 && o.attach_pid)
+		ret = cmd_attach(&o, argc - optind);
 	if (ret >= 0)
 		goto out;
 	if (optind >= argc) {

@@ -33,7 +33,7 @@ enum {
 	OPT_SAMPLE_TYPE, OPT_MEMORY, OPT_MEMORY_RATE, OPT_SCHEDULE, OPT_DELAY, OPT_DURATION,
 	OPT_CAPTURE_RANGE, OPT_TOGGLE_SIGNAL, OPT_STEP, OPT_STEP_FUNC, OPT_RING, OPT_OFFCPU,
 	OPT_HTML, OPT_WAIT_ALL, OPT_SOURCE_ROOT, OPT_RANK, OPT_RANKS, OPT_PYTHON, OPT_OP_PATTERN,
-	OPT_ALLOC_FN,
+	OPT_ALLOC_FN, OPT_PID,
 };
 
 static const struct option long_opts[] = {
@@ -66,6 +66,7 @@ static const struct option long_opts[] = {
 	{"off-cpu", optional_argument, NULL, OPT_OFFCPU},
 	{"wall", optional_argument, NULL, OPT_OFFCPU},
 	{"wait-all", no_argument, NULL, OPT_WAIT_ALL},
+	{"pid", required_argument, NULL, OPT_PID},
 	{"inline", required_argument, NULL, OPT_INLINE},
 	{"python", required_argument, NULL, OPT_PYTHON},
 	{"json", required_argument, NULL, OPT_JSON},
@@ -94,6 +95,8 @@ static const struct option long_opts[] = {
 static void usage(FILE *f)
 {
 	fputs("usage: cbottleneck [OPTIONS] [--] PROGRAM [ARGS...]\n"
+	      "       cbottleneck [OPTIONS] --pid PID   (a running process: docs/attach.md)\n"
+	      "       cbottleneck dump PID\n"
 	      "       cbottleneck report [OPTIONS] DIR\n"
 	      "       cbottleneck compare [OPTIONS] BASE.json NEW.json   (see compare --help)\n"
 	      "\n"
@@ -120,6 +123,8 @@ static void usage(FILE *f)
 	      "      --wait-all       after the program ends, wait for the processes it left\n"
 	      "                       running (daemons) too; by default the report covers them\n"
 	      "                       up to the program's end\n"
+	      "      --pid PID        attach to the running process PID instead: sample its\n"
+	      "                       threads from outside until Ctrl-C, its exit or --duration\n"
 	      "  -v, --verbose        say where the session and the agent are\n"
 	      "Steps and capture control (docs/steps.md):\n"
 	      "      --step REGEX     NVTX/annotation ranges or marks named so are steps too\n"
@@ -371,6 +376,11 @@ static int opt_run(int c, struct cli_opts *o)
 	case OPT_WAIT_ALL:
 		o->wait_all = 1;
 		break;
+	case OPT_PID:
+		if (parse_long(optarg, 1, 0x3fffffff, &v) < 0)
+			return cli_usage_error("--pid %s: expected a process id", optarg);
+		o->attach_pid = v;
+		break;
 	case OPT_OFFCPU:
 		if (!optarg)
 			o->offcpu_hz = CLI_DEFAULT_OFFCPU_HZ;
@@ -603,7 +613,8 @@ static const struct {
 	{OPT_DELAY, "--delay"},         {OPT_DURATION, "--duration"},
 	{OPT_CAPTURE_RANGE, "--capture-range"}, {OPT_TOGGLE_SIGNAL, "--toggle-signal"},
 	{OPT_RING, "--ring"},           {OPT_OFFCPU, "--off-cpu"},
-	{OPT_NO_CUDA, "--no-cuda"},     {OPT_CALLS, "--calls"},
+	{OPT_NO_CUDA, "--no-cuda"},     {OPT_PID, "--pid"},
+	{OPT_CALLS, "--calls"},
 };
 
 /* The option's name when only a run takes it, else NULL. */

@@ -79,13 +79,6 @@ void mon_capture_record(struct mon_image *im, uint64_t ts, int event, int cause,
 uint64_t mon_offcpu_turn(struct mon *m, uint64_t now);
 void mon_offcpu_end(struct mon_image *im);
 
-/* mon_unwind.c: another process's thread stacks (libdwfl). */
-struct mon_unwind;
-struct mon_unwind *mon_unwind_open(pid_t pid);
-int mon_unwind_stack(struct mon_unwind *u, pid_t tid, uint64_t pc, uint64_t sp, uint64_t bp,
-		     const void *stack, size_t n, uint64_t *out, int max);
-void mon_unwind_close(struct mon_unwind *u);
-
 /* mon_python.c: thread tid's Python frames as CBN_PYW words (at most max),
  * their code objects' names into the side file; the image's state freed. */
 int mon_py_frames(struct mon_image *im, uint32_t tid, uint64_t *out, int max);

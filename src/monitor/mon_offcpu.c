@@ -42,6 +42,7 @@
 
 #include "cbn_gates.h"
 #include "mon_int.h"
+#include "util.h"
 #include "../format/cbn_time.h"
 
 #define OFF_STACK_COPY (32 * 1024)       /* bytes of stack copied from sp */
@@ -139,20 +140,9 @@ static uint16_t off_kind(int64_t nr)
 static int off_read(uint32_t pid, uint32_t tid, const char *what, char *buf, size_t len)
 {
 	char path[96];
-	ssize_t n;
-	int fd, e;
 
 	snprintf(path, sizeof(path), "/proc/%u/task/%u/%s", pid, tid, what);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	e = errno;
-	close(fd);
-	if (n < 0)
-		return -e;
-	buf[n] = 0;
-	return (int)n;
+	return util_read_small(path, buf, len);
 }
 
 struct off_where {

@@ -200,3 +200,25 @@ int mon_unwind_stack(struct mon_unwind *u, pid_t tid, uint64_t pc, uint64_t sp, 
 	}
 	return w.n;
 }
+
+int mon_unwind_module(struct mon_unwind *u, uint64_t pc, const char **path, uint64_t *bias,
+		      const unsigned char **id, int *id_len)
+{
+	Dwfl_Module *m = u && u->dwfl ? dwfl_addrmodule(u->dwfl, pc) : NULL;
+	const unsigned char *bits = NULL;
+	GElf_Addr b = 0, id_at;
+	const char *name;
+	int n;
+
+	if (!m)
+		return -1;
+	name = dwfl_module_info(m, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (!name || !dwfl_module_getelf(m, &b))
+		return -1;
+	n = dwfl_module_build_id(m, &bits, &id_at);
+	*path = name;
+	*bias = b;
+	*id = n > 0 ? bits : NULL;
+	*id_len = n > 0 ? n : 0;
+	return 0;
+}

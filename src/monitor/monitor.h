@@ -27,6 +27,7 @@
 #include <poll.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct mon_opts {
 	const char *session;             /* the session directory (absolute) */
@@ -53,5 +54,19 @@ int mon_fds(struct mon *m, struct pollfd *p, int max);
 uint64_t mon_turn(struct mon *m, uint64_t now, const struct pollfd *p, int n);
 /* The program ended: a last turn, side files closed, everything freed. */
 void mon_stop(struct mon *m);
+
+/* mon_unwind.c: another process's thread stacks (libdwfl), for the off-CPU
+ * sampler and for attaching to a running process (src/attach/).  NULL when
+ * the process's modules cannot be read (gone, or not ours to read). */
+struct mon_unwind;
+struct mon_unwind *mon_unwind_open(pid_t pid);
+int mon_unwind_stack(struct mon_unwind *u, pid_t tid, uint64_t pc, uint64_t sp, uint64_t bp,
+		     const void *stack, size_t n, uint64_t *out, int max);
+/* The module holding pc as the process mapped it: its path (owned by u),
+ * load bias (pc - bias is the address in the file) and build-id (owned by
+ * u, *id_len 0 when none).  0, or -1 when pc is in no module. */
+int mon_unwind_module(struct mon_unwind *u, uint64_t pc, const char **path, uint64_t *bias,
+		      const unsigned char **id, int *id_len);
+void mon_unwind_close(struct mon_unwind *u);
 
 #endif

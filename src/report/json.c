@@ -298,6 +298,8 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 	}
 	err |= json_put_num(run, "exit_status", p->exit_status);
 	err |= json_put_num(run, "exit_signal", p->exit_signal);
+	if (p->attached_pid)
+		err |= json_put_num(run, "attached_pid", p->attached_pid);
 	err |= json_put_num(run, JK_WALL_NS, (double)p->wall_ns);
 	err |= json_put_num(run, JK_CPU_NS, (double)c->cpu_ns);
 	err |= json_measured(run, c->measured_ns);

@@ -459,7 +459,11 @@ void text_header(struct text_ctx *t)
 	text_command(out, p);
 	fputc('\n', out);
 	text_exit_desc(a, sizeof(a), p->exit_status, p->exit_signal);
-	fprintf(out, "  Exit:       %s\n", a);
+	if (p->attached_pid)
+		fprintf(out, "  Attached:   to running process %u: its start-up and exit status "
+			"not seen\n", p->attached_pid);
+	else
+		fprintf(out, "  Exit:       %s\n", a);
 	fprintf(out, "  Wall time:  %s\n", util_fmt_time(a, sizeof(a), p->wall_ns));
 	/* what every figure below covers (span.h): the Captured line says so */
 	report_steps_captured(out, p, "  Captured:   ");

@@ -2,10 +2,12 @@
  * util.c — see util.h.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -363,4 +365,21 @@ char *util_fmt_time(char *buf, size_t len, double ns)
 char *util_fmt_dur(char *buf, size_t len, double ns)
 {
 	return util_fmt_ns(buf, len, ns, UTIL_DUR_PROSE);
+}
+
+int util_read_small(const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	e = errno;
+	close(fd);
+	if (n < 0)
+		return -e;
+	buf[n] = 0;
+	return (int)n;
 }

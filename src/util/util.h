@@ -140,4 +140,10 @@ char *util_fmt_time(char *buf, size_t len, double ns);
 /* util_fmt_ns(UTIL_DUR_PROSE): findings, evidence, verdicts. */
 char *util_fmt_dur(char *buf, size_t len, double ns);
 
+/* --- small files -------------------------------------------------------- */
+
+/* A small file (a /proc entry) into buf[len], NUL-terminated, in one read:
+ * its length, or -errno. */
+int util_read_small(const char *path, char *buf, size_t len);
+
 #endif

@@ -1,0 +1,108 @@
+#!/bin/bash
+# attach_record — `cbottleneck --pid PID` on a program it did not start:
+# the report names the hot functions with their shares, it is marked as
+# attached, the outputs are written; it stops at --duration, at SIGINT
+# (Ctrl-C) and at the process's exit; the program's output and exit status
+# are its own; a CPython program's Python frames; and the refusals
+# (docs/attach.md).
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+need_example threads
+. "$(dirname "$0")/lib/attach.bash"
+
+# threads: worker i burns i units in worker_spin, main 1 unit in main_spin,
+# so worker_spin holds most of the CPU while all five run.
+"$EXAMPLES/threads" 40 >"$T/prog.out" 2>&1 &
+prog=$!
+sleep 0.3
+run_cbn -F 499 --duration 1.5 --json "$T/r.json" --folded "$T/f.txt" --pid "$prog"
+kill -0 "$prog" 2>/dev/null || fail "the program did not survive being attached to"
+expect_rc 0
+grep -q "attaching to process $prog" "$ERRF" || fail "no 'attaching to process' line"
+grep -q "^  Attached:   to running process $prog" "$OUTF" || fail "the report is not marked attached"
+[ "$(json_get "$T/r.json" run.attached_pid)" = "$prog" ] || fail "JSON run.attached_pid is not $prog"
+# The samples stand for the CPU the threads had while attached (a loaded
+# machine gives them less, and the samples follow): sampled / measured.
+samples=$(json_get "$T/r.json" run.samples)
+[ "$samples" -ge 50 ] || fail "only $samples samples in 1.5 s of five busy threads at 499 Hz"
+ratio=$(json_py "$T/r.json" 'round(d["run"]["cpu_ns"] / d["run"]["measured_cpu_ns"], 2)')
+within "$ratio" 0.95 0.15 || fail "sampled CPU / measured CPU = $ratio, expected 0.95 +- 0.15"
+# While all five run, the kernel gives each the same CPU: 4 of 5 shares.
+w=$(json_func_field "$T/r.json" worker_spin self_samples)
+share=$((100 * w / samples))
+within "$share" 80 12 || fail "worker_spin has $share % of the samples, expected 80 +- 12"
+grep -q '^clone3;start_thread;worker;worker_spin [0-9]' "$T/f.txt" || fail "no whole worker stack in --folded"
+grep -q '^_start;__libc_start_main;__libc_start_call_main;main;main_spin [0-9]' "$T/f.txt" ||
+	fail "no whole main stack in --folded"
+
+# Ctrl-C: SIGINT to the launcher detaches and reports.
+OUTF=$T/int.out ERRF=$T/int.err
+"$CBN" --pid "$prog" >"$OUTF" 2>"$ERRF" &
+cbn=$!
+sleep 1
+kill -INT "$cbn"
+rc=0
+wait "$cbn" || rc=$?
+[ "$rc" = 0 ] || fail "after SIGINT: status $rc"
+grep -q 'detached after' "$ERRF" || fail "no 'detached' line after SIGINT"
+grep -q 'worker_spin' "$OUTF" || fail "no report after SIGINT"
+
+# The process's exit ends the recording; its output and status are its own.
+rc=0
+run_cbn --pid "$prog"
+wait "$prog" || rc=$?
+expect_rc 0
+grep -q 'process exited after' "$ERRF" || fail "no 'process exited' line"
+[ "$rc" = 0 ] || fail "the program's exit status was $rc after being attached to"
+[ "$(cat "$T/prog.out")" = "threads: done" ] || fail "the program's output changed: $(cat "$T/prog.out")"
+
+# Python: a thread of CPython 3.11-3.13 spinning in spin() under thread_light().
+. "$(dirname "$0")/lib/python.bash"
+if PY=$(py_find 3.11 || py_find 3.12 || py_find 3.13); then
+	attach_to 1 --duration 1.5 --folded "$T/py.txt" -- "$PY" "$WORKLOADS" threads 30
+	expect_rc 0
+	grep -q '^  Python:     CPython 3\.1[123]\.[0-9]*: Python frames in' "$OUTF" ||
+		fail "the report does not say the Python frames were read"
+	n=$(awk '/;thread_light;spin [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/py.txt")
+	all=$(awk '{ s += $NF } END { print s + 0 }' "$T/py.txt")
+	[ "$all" -gt 0 ] && [ $((n * 100 / all)) -ge 80 ] ||
+		fail "thread_light;spin in $n of $all samples, expected >= 80 %"
+else
+	note "no CPython 3.11-3.13 here: Python frames not tested"
+fi
+
+# Refusals.
+run_cbn --pid "$prog"
+expect_rc 3
+grep -q "no process $prog" "$ERRF" || fail "no 'no process' line for a pid that is gone"
+run_cbn --pid "$$" -- /bin/true
+expect_rc 2
+run_cbn --memory --pid "$$"
+expect_rc 2
+grep -q -- '--memory cannot be used with --pid' "$ERRF" || fail "no line refusing --memory with --pid"
+run_cbn --pid x
+expect_rc 2
+
+# Not root: a user attaches to a process of its own (perf_event_paranoid 2
+# lets it; the rings come out of its locked-memory allowance) and is refused
+# another user's.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$CBN" --version >/dev/null 2>&1; then
+	nobody=(setpriv --reuid=65534 --regid=65534 --clear-groups env TMPDIR=/tmp)
+	"${nobody[@]}" "$EXAMPLES/threads" 20 >/dev/null &
+	prog=$!
+	sleep 0.3
+	RC=0
+	"${nobody[@]}" "$CBN" --duration 1 --pid "$prog" >"$OUTF" 2>"$ERRF" || RC=$?
+	expect_rc 0
+	grep -q 'worker_spin' "$OUTF" || fail "no worker_spin when attaching as the process's own user"
+	RC=0
+	"${nobody[@]}" "$CBN" --duration 1 --pid "$$" >"$OUTF" 2>"$ERRF" || RC=$?
+	kill "$prog" 2>/dev/null || true
+	wait "$prog" 2>/dev/null || true
+	expect_rc 125
+	grep -q "process $$ belongs to user 0" "$ERRF" || fail "no line naming the owner"
+else
+	note "not root, or cbottleneck not runnable as nobody: attaching as another user not tested"
+fi
+exit 0
