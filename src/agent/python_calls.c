@@ -125,14 +125,12 @@ static uint32_t code_id(uintptr_t code)
 
 /*
  * 3.12+, a call (PY_START, PY_RESUME, PY_THROW): primitive unless the
- * latest primitive call of the same code still runs on this thread.  It
- * runs if its frame lies in the live part of the thread's data stack (the
- * frames of the running calls, contiguous in its chunks: the current
+ * latest primitive call of the same code still runs on this thread.  So no
+ * return event is needed (half of what counting would cost).  A frame in
+ * the thread's data stack runs if it lies in the live part (the current
  * chunk up to the top, each older one up to the top it kept) and still
- * holds the same code and caller.  So no return event is needed (half
- * of what counting would cost).  A generator's frame lives in the
- * generator, never in the data stack: a generator that resumes itself
- * recursively counts as primitive.
+ * holds the same code and caller: 1 runs, 0 does not, -1 it lies in no
+ * chunk (a generator's or coroutine's frame, inside its object).
  */
 static int still_runs(const struct cbn_py_layout *L, uintptr_t ts, uintptr_t code,
 		      const struct py_count *k)
@@ -142,13 +140,32 @@ static int still_runs(const struct cbn_py_layout *L, uintptr_t ts, uintptr_t cod
 	int n;
 
 	for (n = 0; c && n < 16; n++) {
-		if (k->frame >= c + 24 && k->frame < top)
-			return *(const uintptr_t *)(k->frame + L->fr_code) == code &&
+		/* _PyStackChunk: previous, size, top, data[] */
+		uintptr_t lo = c + 24, hi = c + *(const uintptr_t *)(c + 8);
+
+		if (k->frame >= lo && k->frame < hi)
+			return k->frame < top &&
+			       *(const uintptr_t *)(k->frame + L->fr_code) == code &&
 			       *(const uintptr_t *)(k->frame + L->fr_previous) == k->prev;
-		c = *(const uintptr_t *)c;  /* _PyStackChunk: previous, size, top, data[] */
+		c = *(const uintptr_t *)c;
 		if (c)
 			top = c + 24 + 8 * *(const uintptr_t *)(c + 16);
 	}
+	return -1;
+}
+
+/* A frame outside the data stack (a generator's) runs if the thread's
+ * chain of running frames holds it: looked for among the 256 callers of
+ * the new frame f (a recursion of generators deeper than that counts as
+ * primitive).  Only live frames are read. */
+static int on_chain(const struct cbn_py_layout *L, uintptr_t f, uintptr_t code, uintptr_t target)
+{
+	int n;
+
+	for (f = *(const uintptr_t *)(f + L->fr_previous), n = 0; f && n < 256;
+	     f = *(const uintptr_t *)(f + L->fr_previous), n++)
+		if (f == target)
+			return *(const uintptr_t *)(f + L->fr_code) == code;
 	return 0;
 }
 
@@ -171,8 +188,14 @@ static void count_start(uintptr_t code)
 	else /* 3.13: tstate->current_frame */
 		f = *(const uintptr_t *)(ts + L->cf_current);
 	/* the new frame may stand where the latest one stood: that one ended */
-	if (k->frame && k->frame != f && k->ts == ts && still_runs(L, ts, code, k))
-		return;
+	if (k->frame && k->frame != f && k->ts == ts) {
+		int runs = still_runs(L, ts, code, k);
+
+		if (runs < 0)
+			runs = f && on_chain(L, f, code, k->frame);
+		if (runs)
+			return;
+	}
 	k->primitive++;
 	k->ts = ts;
 	k->frame = f;

@@ -1,8 +1,9 @@
 """calls.py — Python functions whose call counts are known, for --calls
 (tests/e2e/py_calls.sh): a tiny function called many times, a direct
 recursion (fib: total/primitive), an indirect one (is_even/is_odd), a
-generator (each resumption is a call, as cProfile counts it), a method, a
-function that raises.  Each part runs long enough to be sampled.  With an
+generator (each resumption is a call, as cProfile counts it), a recursive
+generator (walk: its resumptions run in the generators' own frames), a method, a
+function that raises.  Each part runs long enough to be sampled (tens of ms).  With an
 argument 'cprofile PATH' it runs itself under cProfile and writes
 "qualname ncalls primitive" lines of this file's functions to PATH."""
 import sys
@@ -50,6 +51,24 @@ def drain(rounds):
     return t
 
 
+def walk(node):
+    yield node[0]
+    for child in node[1]:
+        yield from walk(child)
+
+
+def tree(depth):
+    return (depth, [tree(depth - 1) for _ in range(2)] if depth else [])
+
+
+def trees(rounds):
+    t = tree(8)
+    n = 0
+    for _ in range(rounds):
+        n += sum(walk(t))
+    return n
+
+
 class Box:
     def __init__(self):
         self.v = 0
@@ -83,10 +102,11 @@ def catches(n):
 
 
 def main():
-    loop(300000)
-    fib(23)
+    loop(600000)
+    fib(25)
     parity(4000)
-    drain(400)
+    drain(1500)
+    trees(100)
     boxes(200000)
     catches(100000)
     print("calls: done")
