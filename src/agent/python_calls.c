@@ -27,7 +27,6 @@
 #include "env.h"
 #include "floor.h"
 #include "python_calls.h"
-#include "python_copy.h"
 #include "python_find.h"
 #include "python_table.h"
 #include "sigwrap.h"
@@ -104,14 +103,15 @@ static uint32_t code_id(uintptr_t code)
 		return cache[slot].id;
 	if (*(const uintptr_t *)(code + L->ob_type) != pi->t.code_type)
 		return 0;
+	/* its names are copied by the first sample that holds it, or at exit
+	 * (python_copy.c): only sampled functions are rows, and a copy here
+	 * would cost every function its first call (two system calls) */
 	fresh.n = 0;
 	id = python_code_id(code,
 			    cbn_py_code_key(code, consts, *(const uint64_t *)(code + L->co_names),
 					    *(const uint32_t *)(code + L->co_flags),
 					    *(const uint64_t *)(code + L->ob_size)),
 			    &fresh);
-	if (fresh.n)
-		python_copy_ids(fresh.id, fresh.n); /* its names, while it lives */
 	if (id) {
 		cache[slot].code = code;
 		cache[slot].consts = consts;

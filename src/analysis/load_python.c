@@ -368,40 +368,45 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 	return owner;
 }
 
-/* The file's call counts onto the functions they name (several code
- * objects may make one function: their counts add up). */
-static void py_calls_finish(struct load *L)
+/* One count onto the function its code id names (several code objects may
+ * make one function: their counts add up); every count into the totals. */
+static void py_count_one(struct load *L, const struct cbn_py_call_count *e)
 {
 	struct load_file *F = L->f;
 	struct prof_python_proc *py = &L->p->processes[F->proc].python;
+	struct load_pycode *pc = e->id && e->id < F->npycodes && F->pycodes[e->id].rec
+					 ? &F->pycodes[e->id]
+					 : NULL;
+	struct prof_func *f;
+	const char *file;
+	uint32_t fi;
+
+	py->calls += e->calls;
+	py->primitive += e->primitive;
+	if (!pc || (pc->rec->h.flags & CBN_PYC_GONE) || pc->shim) {
+		py->calls_unnamed += !pc || !pc->shim;
+		return;
+	}
+	fi = py_func(L, pc, &file); /* may move funcs */
+	f = &L->p->funcs[fi];
+	if (!(f->flags & PROF_FUNC_COUNTED))
+		py->calls_funcs++;
+	f->flags |= PROF_FUNC_COUNTED;
+	f->calls += e->calls;
+	f->primitive += e->primitive;
+}
+
+/* The file's call counts (PY_CALLS records, kept until its codes are all
+ * known). */
+static void py_calls_finish(struct load *L)
+{
+	struct load_file *F = L->f;
 	size_t i;
 	uint32_t k;
 
-	for (i = 0; i < F->npycalls; i++) {
-		const struct cbn_rec_py_calls *c = F->pycalls[i];
-
-		for (k = 0; k < c->n; k++) {
-			uint32_t id = c->c[k].id;
-			struct load_pycode *pc = id && id < F->npycodes && F->pycodes[id].rec
-							 ? &F->pycodes[id]
-							 : NULL;
-			struct prof_func *f;
-			const char *file;
-			uint32_t fi;
-
-			if (!pc || (pc->rec->h.flags & CBN_PYC_GONE) || pc->shim) {
-				py->calls_unnamed += !pc || !pc->shim;
-				continue;
-			}
-			fi = py_func(L, pc, &file); /* may move funcs */
-			f = &L->p->funcs[fi];
-			if (!(f->flags & PROF_FUNC_COUNTED))
-				py->calls_funcs++;
-			f->flags |= PROF_FUNC_COUNTED;
-			f->calls += c->c[k].calls;
-			f->primitive += c->c[k].primitive;
-		}
-	}
+	for (i = 0; i < F->npycalls; i++)
+		for (k = 0; k < F->pycalls[i]->n; k++)
+			py_count_one(L, &F->pycalls[i]->c[k]);
 }
 
 void load_python_finish(struct load *L)

@@ -223,6 +223,7 @@ struct prof_process {
 		 * functions counted, entries naming no code record */
 		uint32_t calls_state, calls_flags;
 		uint64_t calls_funcs, calls_unnamed;
+		uint64_t calls, primitive;   /* all counted, named or not */
 	} python;
 
 	/* unwinding past code without unwind information (the CBN_UWM markers

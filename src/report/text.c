@@ -128,11 +128,10 @@ static void text_cpu_counted(FILE *out, const struct profile *p, const struct cp
 	uint64_t calls = 0, prim = 0;
 	size_t i, rows = cpu_counted_rows(c);
 
-	for (i = 0; i < p->nfuncs; i++)
-		if (p->funcs[i].flags & PROF_FUNC_COUNTED) {
-			calls += p->funcs[i].calls;
-			prim += p->funcs[i].primitive;
-		}
+	for (i = 0; i < p->nprocesses; i++) {
+		calls += p->processes[i].python.calls;
+		prim += p->processes[i].python.primitive;
+	}
 	if (!calls)
 		return;
 	fprintf(out, "         %llu Python function calls (%llu primitive calls), counted exactly\n",
