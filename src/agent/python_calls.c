@@ -57,6 +57,8 @@ static struct {
 	void (*set_profile)(int (*fn)(py_obj *, void *, int, py_obj *), py_obj *arg);
 	uintptr_t (*tstate)(void);
 	py_obj *none;
+	py_obj *(*call)(py_obj *fn, py_obj *args);   /* optional: the GIL check */
+	py_obj *no;                                   /* optional: &_Py_FalseStruct */
 } api;
 
 struct py_count {
@@ -76,12 +78,12 @@ static struct py_count *counts;          /* PY_CODES_CAP + 1, by PY_CODE id */
 static uint32_t top;                     /* highest id counted */
 
 /* Code object -> id, direct-mapped by address; an entry holds only while
- * the object there has the same constants tuple (another object at the
- * same address has its own) and the file is the same (gen: a fork child's
+ * the object there has the same constants and names tuples (another
+ * object at the same address has its own) and the file is the same (gen: a fork child's
  * ids are copied again into its own file). */
 #define PY_CC 4096
 static struct {
-	uintptr_t code, consts;
+	uintptr_t code, consts, names;
 	uint32_t id, gen;
 } cache[PY_CC];
 
@@ -92,14 +94,16 @@ static uint32_t code_id(uintptr_t code)
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
 	const struct cbn_py_layout *L = &pi->t.L;
 	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed), id;
-	uintptr_t consts;
+	uintptr_t consts, names;
 	struct py_fresh fresh;
 	unsigned slot = (unsigned)(code >> 6) & (PY_CC - 1);
 
 	if (!code)
 		return 0;
 	consts = *(const uintptr_t *)(code + L->co_consts);
-	if (cache[slot].code == code && cache[slot].consts == consts && cache[slot].gen == gen)
+	names = *(const uintptr_t *)(code + L->co_names);
+	if (cache[slot].code == code && cache[slot].consts == consts && cache[slot].names == names &&
+	    cache[slot].gen == gen)
 		return cache[slot].id;
 	if (*(const uintptr_t *)(code + L->ob_type) != pi->t.code_type)
 		return 0;
@@ -108,13 +112,14 @@ static uint32_t code_id(uintptr_t code)
 	 * would cost every function its first call (two system calls) */
 	fresh.n = 0;
 	id = python_code_id(code,
-			    cbn_py_code_key(code, consts, *(const uint64_t *)(code + L->co_names),
+			    cbn_py_code_key(code, consts, names,
 					    *(const uint32_t *)(code + L->co_flags),
 					    *(const uint64_t *)(code + L->ob_size)),
 			    &fresh);
 	if (id) {
 		cache[slot].code = code;
 		cache[slot].consts = consts;
+		cache[slot].names = names;
 		cache[slot].id = id;
 		cache[slot].gen = gen;
 		if (id > top)
@@ -397,13 +402,32 @@ static uint32_t monitor_start(void)
 	return CBN_PYCALLS_ON;
 }
 
+/* 3.13's free-threaded build runs callbacks on several threads at once:
+ * 0 when sys._is_gil_enabled() says the GIL is off. */
+static int gil_enabled(void)
+{
+	py_obj *fn = api.call && api.no ? api.sys_get("_is_gil_enabled") : NULL, *r;
+	int on;
+
+	if (!fn)
+		return 1;
+	r = api.call(fn, NULL);
+	if (!r)
+		return 1;
+	on = r != api.no;
+	api.decref(r);
+	return on;
+}
+
 static int start(void *arg)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
 	uint32_t state;
 
 	(void)arg;
-	if (pi->t.L.version >= 0x030c0000) {
+	if (!gil_enabled()) {
+		state = CBN_PYCALLS_FAILED; /* our counters are not made for threads at once */
+	} else if (pi->t.L.version >= 0x030c0000) {
 		state = monitor_start();
 	} else {
 		/* 3.11: the profile slot of the thread that runs this (the
@@ -448,6 +472,8 @@ static int resolve(const struct py_info *pi)
 	*(void **)&api.set_profile = sym(mod, "PyEval_SetProfile");
 	*(void **)&api.tstate = sym(mod, "PyThreadState_Get");
 	api.none = sym(mod, "_Py_NoneStruct");
+	*(void **)&api.call = sym(mod, "PyObject_CallObject");
+	api.no = sym(mod, "_Py_FalseStruct");
 	if (mod)
 		dlclose(mod);
 	return api.add_pending && api.this_tstate && api.sys_get && api.getattr &&

@@ -414,6 +414,15 @@ void load_python_finish(struct load *L)
 	const struct prof_process *pr = &L->p->processes[L->f->proc];
 
 	py_calls_finish(L);
+	if (pr->python.calls_state > CBN_PYCALLS_ON)
+		load_warn(L, "%s: --calls: the Python calls were not counted: %s; ncalls counts "
+			     "samples", pr->file,
+			  pr->python.calls_state == CBN_PYCALLS_TOOL_TAKEN
+				  ? "sys.monitoring's tool ids 3 and 4 were both taken"
+			  : pr->python.calls_state == CBN_PYCALLS_NO_API
+				  ? "the interpreter lacks a function the counting calls"
+				  : "the interpreter refused the registration (or runs without "
+				    "its GIL)");
 	if (pr->python.codes_missing)
 		load_warn(L, "%s: %llu Python frames (counted once per distinct stack) name code "
 			     "objects the agent had not copied yet when the process ended; they "
