@@ -780,9 +780,10 @@ int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***o
 			cpu_wadd(&l, "%s", uw);
 	}
 	if (c->truncated)
-		cpu_wadd(&l, "%llu of %llu samples were cut at the maximum stack depth: their "
+		cpu_wadd(&l, "%llu of %llu samples were cut at the maximum stack depth%s: their "
 			 "outermost callers are missing, so cumtime of those callers is low",
-			 (unsigned long long)c->truncated, (unsigned long long)c->samples);
+			 (unsigned long long)c->truncated, (unsigned long long)c->samples,
+			 p->attached_pid ? " or, attached, at the end of the stack copied at each sample" : "");
 	/* a sample or two of a thousand with only their pc changes no
 	 * caller's cumtime that matters (the JSON keeps the count) */
 	if (c->pc_only && c->pc_only * 100 >= c->samples) {

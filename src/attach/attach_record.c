@@ -73,7 +73,8 @@ static void rec_drain(struct rec *r, struct attach_thread *t)
 			pcs[0] = s.pc;
 			n = 1;
 		}
-		truncated = n >= r->o->depth;
+		/* deeper than the copied part: cut there, marked and counted */
+		truncated = n >= r->o->depth || mon_unwind_cut(r->u);
 		n = attach_pyrec_frames(&r->py, &r->f, t->tid, pcs, n, CBN_MAX_FRAMES);
 		attach_file_sample(&r->f, t, s.time, pcs, n, truncated);
 		r->res->samples++;
@@ -215,6 +216,7 @@ int attach_record(pid_t pid, const char *session, const struct attach_opts *o,
 	if (ret < 0)
 		return ret;
 	r.u = mon_unwind_open(pid);
+	mon_unwind_copy_only(r.u, 1);
 	if (!r.u || attach_file_modules(&r.f, pid) < 0) {
 		ret = attach_proc_check(pid, why, len);
 		if (ret == 0) {

@@ -5,7 +5,9 @@
  * the modules it has mapped, walked with elfutils' unwinder (libdwfl, as
  * `perf --call-graph dwarf` does: tools/perf/util/unwind-libdw.c).  Reads
  * beyond the copy go to the process's memory (process_vm_readv: they fail
- * instead of faulting).  One Dwfl per process, its modules reported from
+ * instead of faulting), unless the copy is all there is to read (a running
+ * thread's sample: the rest of its stack has moved on since; the walk stops
+ * there and says so, mon_unwind_cut).  One Dwfl per process, its modules reported from
  * /proc/PID/maps and again when a pc falls in none of them (a dlopen since).
  * Launcher side only.
  */
@@ -31,6 +33,8 @@ struct mon_unwind {
 	uint64_t pc, sp, bp;
 	const unsigned char *stack;
 	uint64_t stack_lo, stack_n;
+	int copy_only;                   /* reads past the copy are refused ... */
+	int cut;                         /* ... and the last walk met one */
 };
 
 static char *unw_debuginfo_path;
@@ -73,6 +77,10 @@ static bool unw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, voi
 	    addr + sizeof(*result) > addr) {
 		memcpy(result, u->stack + (addr - u->stack_lo), sizeof(*result));
 		return true;
+	}
+	if (u->copy_only && u->stack) {
+		u->cut = 1;
+		return false;
 	}
 	return process_vm_readv(u->pid, &local, 1, &remote, 1, 0) == (ssize_t)sizeof(*result);
 }
@@ -188,6 +196,7 @@ int mon_unwind_stack(struct mon_unwind *u, pid_t tid, uint64_t pc, uint64_t sp, 
 		u->stack = stack;
 		u->stack_lo = sp;
 		u->stack_n = n;
+		u->cut = 0;
 		w.n = 0;
 		w.outside = 0;
 		dwfl_getthread_frames(u->dwfl, tid, unw_frame, &w);
@@ -199,6 +208,17 @@ int mon_unwind_stack(struct mon_unwind *u, pid_t tid, uint64_t pc, uint64_t sp, 
 			break;
 	}
 	return w.n;
+}
+
+void mon_unwind_copy_only(struct mon_unwind *u, int on)
+{
+	if (u)
+		u->copy_only = on;
+}
+
+int mon_unwind_cut(const struct mon_unwind *u)
+{
+	return u && u->cut;
 }
 
 int mon_unwind_module(struct mon_unwind *u, uint64_t pc, const char **path, uint64_t *bias,

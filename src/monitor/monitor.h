@@ -62,6 +62,11 @@ struct mon_unwind;
 struct mon_unwind *mon_unwind_open(pid_t pid);
 int mon_unwind_stack(struct mon_unwind *u, pid_t tid, uint64_t pc, uint64_t sp, uint64_t bp,
 		     const void *stack, size_t n, uint64_t *out, int max);
+/* copy_only: a walk reads the copy given and nothing else (a running
+ * thread's sample: its live stack has moved on); mon_unwind_cut: the last
+ * walk stopped at the copy's end. */
+void mon_unwind_copy_only(struct mon_unwind *u, int on);
+int mon_unwind_cut(const struct mon_unwind *u);
 /* The module holding pc as the process mapped it: its path (owned by u),
  * load bias (pc - bias is the address in the file) and build-id (owned by
  * u, *id_len 0 when none).  0, or -1 when pc is in no module. */

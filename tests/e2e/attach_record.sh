@@ -7,7 +7,7 @@
 # (docs/attach.md).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
-need_example threads
+need_example threads recursion
 . "$(dirname "$0")/lib/attach.bash"
 
 # threads: worker i burns i units in worker_spin, main 1 unit in main_spin,
@@ -105,4 +105,15 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null &&
 else
 	note "not root, or cbottleneck not runnable as nobody: attaching as another user not tested"
 fi
+# A stack deeper than the copied part (recursion: ~200 frames of ~100 bytes
+# past 16 KiB) stops at the copy's end: marked truncated, counted, and said.
+"$EXAMPLES/recursion" 40 >/dev/null 2>&1 &
+prog=$!
+sleep 0.3
+run_cbn --duration 1 --json "$T/deep.json" --pid "$prog"
+kill "$prog" 2>/dev/null
+expect_rc 0
+cut=$(json_get "$T/deep.json" run.truncated)
+[ "$cut" -gt 0 ] || fail "no stack of a 200-deep recursion was cut at the copy's end"
+grep_out 'samples were cut at the maximum stack depth or, attached, at the end of the stack copied'
 exit 0
