@@ -11,7 +11,10 @@
 # back on the stretches off the CPU.  On a loaded machine, where a return
 # cannot be told from a wait for a CPU, the report says so (loaded below;
 # tests/unit/test_steps.c checks each rule on a built profile).
-# ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
+# ctest-labels: sanitize serial (the ASan+UBSan stage of .ci/run runs it;
+# alone: under ASan the launcher's off-CPU looks, which tell a call's end,
+# run slower, and another test beside it made them miss a sleep between
+# two calls: 10 or 11 steps, one run in four with two busy loops beside it)
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/python.bash"
 need_cbn
