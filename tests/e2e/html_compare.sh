@@ -47,7 +47,7 @@ cc -std=c11 -D_GNU_SOURCE -O1 -g -I"$CBN_SOURCE_DIR/src/format" \
 # NEW: the split run, with the waiting section of the wait_lock run, that
 # distributed section, and its call tree given a path BASE lacks and losing
 # one BASE has
-/usr/bin/python3 - "$T/new.json" "$T/w.json" "$T/dist.json" <<'PY' || fail "cannot edit new.json"
+/usr/bin/python3 - "$T/new.json" "$T/w.json" "$T/dist.json" "$T/base.json" <<'PY' || fail "cannot edit new.json"
 import json, sys
 d = json.load(open(sys.argv[1]))
 d["waiting"] = json.load(open(sys.argv[2]))["waiting"]
@@ -57,7 +57,17 @@ add = 10000000
 ct[0]["total_ns"] += add
 ct.append({"parent": 0, "function": "only_in_new", "file": "", "line": 0, "self_ns": add,
 	   "total_ns": add, "inlined": False})
-gone = next(i for i in range(len(ct) - 1, 0, -1) if ct[i]["function"] != "only_in_new")
+# a path BASE has too: one NEW samples alone would leave BASE nothing to lose
+def paths(nodes):
+	out = []
+	for n in nodes:
+		up = out[n["parent"]] if n["parent"] >= 0 else ()
+		out.append(up + ((n["function"], n["file"]),))
+	return out
+base = set(paths(json.load(open(sys.argv[4]))["call_tree"]["nodes"]))
+mine = paths(ct)
+gone = next(i for i in range(len(ct) - 1, 0, -1)
+	    if ct[i]["function"] != "only_in_new" and mine[i] in base)
 ct[gone]["function"] = "renamed_in_new"
 d["distributed"] = json.load(open(sys.argv[3]))["distributed"]
 json.dump(d, open(sys.argv[1], "w"))
