@@ -27,6 +27,7 @@
 #include "env.h"
 #include "floor.h"
 #include "python_calls.h"
+#include "python_ccalls.h"
 #include "python_find.h"
 #include "python_table.h"
 #include "sigwrap.h"
@@ -43,6 +44,12 @@ struct py_method_def {           /* PyMethodDef */
 #define PY_METH_FASTCALL 0x0080
 #define PY_TRACE_CALL 0
 #define PY_TRACE_RETURN 3
+#define PY_TRACE_C_CALL 4
+#define PY_TRACE_C_EXCEPTION 5
+#define PY_TRACE_C_RETURN 6
+
+static void *sym(void *mod, const char *name);
+static void *module; /* the interpreter's module, when not the executable */
 
 static struct {
 	int (*add_pending)(int (*fn)(void *), void *arg);
@@ -239,14 +246,22 @@ static py_obj *on_start(py_obj *self, py_obj *const *args, intptr_t n)
 }
 
 /* 3.11's profile function: the frame's code object is in its interpreter
- * frame (PyFrameObject.f_frame, after the object header and f_back). */
+ * frame (PyFrameObject.f_frame, after the object header and f_back); a C
+ * call's callable is its argument (python_ccalls.c). */
 static int on_profile(py_obj *obj, void *frame, int what, py_obj *arg)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
 	uintptr_t f;
 
 	(void)obj;
-	(void)arg;
+	if (what == PY_TRACE_C_CALL && arg) {
+		python_ccalls_call(arg);
+		return 0;
+	}
+	if ((what == PY_TRACE_C_RETURN || what == PY_TRACE_C_EXCEPTION) && arg) {
+		python_ccalls_return(arg);
+		return 0;
+	}
 	if ((what != PY_TRACE_CALL && what != PY_TRACE_RETURN) || !frame)
 		return 0;
 	f = *(const uintptr_t *)((const char *)frame + 3 * sizeof(void *));
@@ -312,6 +327,7 @@ void python_calls_flush(void)
 			emit();
 	}
 	emit();
+	python_ccalls_flush();
 }
 
 /* A fork child writes its own file: only its own calls go there (the frames
@@ -324,6 +340,7 @@ void python_calls_after_fork_child(void)
 		return;
 	for (id = 1; id <= top; id++)
 		counts[id].calls = counts[id].primitive = 0;
+	python_ccalls_after_fork_child();
 	write_state(CBN_PYCALLS_ON);
 }
 
@@ -433,6 +450,8 @@ static int start(void *arg)
 		/* 3.11: the profile slot of the thread that runs this (the
 		 * main one); cProfile's own use of it takes it from us */
 		rec_flags = CBN_PYCALLS_MAIN_ONLY;
+		if (python_ccalls_init(sym, module) == 0)
+			rec_flags |= CBN_PYCALLS_BUILTINS;
 		api.set_profile(on_profile, NULL);
 		state = CBN_PYCALLS_ON;
 	}
@@ -474,8 +493,7 @@ static int resolve(const struct py_info *pi)
 	api.none = sym(mod, "_Py_NoneStruct");
 	*(void **)&api.call = sym(mod, "PyObject_CallObject");
 	api.no = sym(mod, "_Py_FalseStruct");
-	if (mod)
-		dlclose(mod);
+	module = mod; /* kept: python_ccalls_init looks in it too */
 	return api.add_pending && api.this_tstate && api.sys_get && api.getattr &&
 			       api.call_method && api.cmethod_new && api.as_long && api.err_clear &&
 			       api.decref && api.set_profile && api.tstate && api.none

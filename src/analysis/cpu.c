@@ -236,6 +236,30 @@ static void cpu_counts(struct cpu_func *cf, const struct prof_func *f)
 	cf->primitive = f->primitive;
 }
 
+/* The rows: the functions that were seen, and those counted (--calls: a
+ * function called often and quickly is a row, as in cProfile, even with
+ * no sample in it).  0, or -ENOMEM. */
+static int cpu_keep_funcs(struct cpu_profile *c, const struct profile *p, struct cpu_func *fs)
+{
+	size_t i, n;
+
+	for (i = 0; i < p->nfuncs; i++)
+		cpu_counts(&fs[i], &p->funcs[i]);
+	for (i = 0, n = 0; i < p->nfuncs; i++)
+		if (fs[i].total_w || fs[i].self_w || fs[i].counted)
+			n++;
+	c->funcs = calloc(n ? n : 1, sizeof(*c->funcs));
+	if (!c->funcs)
+		return -ENOMEM;
+	for (i = 0; i < p->nfuncs; i++) {
+		if (!fs[i].total_w && !fs[i].self_w && !fs[i].counted)
+			continue;
+		fs[i].func = (uint32_t)i;
+		c->funcs[c->nfuncs++] = fs[i];
+	}
+	return 0;
+}
+
 /* The CPU the hottest-lines table can show: code with a line number. */
 static void cpu_line_total(struct cpu_profile *c)
 {
@@ -254,7 +278,7 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 	uint32_t *stamp = NULL;
 	uint64_t *best_in = NULL;
 	struct cpu_lmap lm = { 0 };
-	size_t i, k, n;
+	size_t i, k;
 	int ret = -ENOMEM;
 
 	*out = NULL;
@@ -330,20 +354,8 @@ int cpu_aggregate(const struct profile *p, struct cpu_profile **out)
 		}
 	}
 
-	/* compact: keep the functions that were seen */
-	for (i = 0, n = 0; i < p->nfuncs; i++)
-		if (fs[i].total_w || fs[i].self_w)
-			n++;
-	c->funcs = calloc(n ? n : 1, sizeof(*c->funcs));
-	if (!c->funcs)
+	if (cpu_keep_funcs(c, p, fs) < 0)
 		goto out;
-	for (i = 0; i < p->nfuncs; i++) {
-		if (!fs[i].total_w && !fs[i].self_w)
-			continue;
-		fs[i].func = (uint32_t)i;
-		cpu_counts(&fs[i], &p->funcs[i]);
-		c->funcs[c->nfuncs++] = fs[i];
-	}
 	c->lines = lm.v;
 	c->nlines = lm.n;
 	cpu_line_total(c);

@@ -179,6 +179,9 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	case CBN_REC_PY_CALLS:
 		load_python_calls_rec(L, r);
 		break;
+	case CBN_REC_PY_CCALLS:
+		load_python_ccalls_rec(L, r);
+		break;
 	case CBN_REC_UNPROFILED:
 		unprofiled_rec(L, r);
 		break;
@@ -323,6 +326,7 @@ static void file_free(struct load_file *F)
 	free(F->pstacks);
 	free(F->pycodes);
 	free(F->pycalls);
+	free(F->pyccalls);
 	load_jit_free(F);
 }
 

@@ -174,6 +174,7 @@ struct load_file {
 	 * were read (header.python.state ON) */
 	struct load_pycode *pycodes;     size_t npycodes, cappycodes;
 	const struct cbn_rec_py_calls **pycalls; size_t npycalls, cappycalls;
+	const struct cbn_rec_py_ccalls **pyccalls; size_t npyccalls, cappyccalls;
 	uint64_t py_base;
 	int py_on;
 	int exited;                      /* PROCESS_EXIT seen */
@@ -358,6 +359,7 @@ uint32_t load_stack_kernel(struct load *L, uint32_t st);
 void load_python_header(struct load *L, struct prof_process *pr, const struct cbn_file_header *h);
 void load_python_rec(struct load *L, const struct reader_rec *r);
 void load_python_calls_rec(struct load *L, const struct reader_rec *r);
+void load_python_ccalls_rec(struct load *L, const struct reader_rec *r);
 int load_python_has(struct load *L, const uint64_t *pcs, uint32_t n);
 int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all);
 void load_python_finish(struct load *L);

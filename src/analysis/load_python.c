@@ -75,6 +75,16 @@ void load_python_calls_rec(struct load *L, const struct reader_rec *r)
 		*LOAD_PUSH(F->pycalls, F->npycalls, F->cappycalls) = c;
 }
 
+/* PY_CCALLS: kept like PY_CALLS, until the file's modules are all known. */
+void load_python_ccalls_rec(struct load *L, const struct reader_rec *r)
+{
+	const struct cbn_rec_py_ccalls *c = (const void *)r->raw;
+	struct load_file *F = L->f;
+
+	if (c->n)
+		*LOAD_PUSH(F->pyccalls, F->npyccalls, F->cappyccalls) = c;
+}
+
 int load_python_has(struct load *L, const uint64_t *pcs, uint32_t n)
 {
 	uint32_t i;
@@ -396,8 +406,40 @@ static void py_count_one(struct load *L, const struct cbn_py_call_count *e)
 	f->primitive += e->primitive;
 }
 
-/* The file's call counts (PY_CALLS records, kept until its codes are all
- * known). */
+/* One builtin's count onto the function its C code is (a sample in it names
+ * the same one), labelled as cProfile labels it; every count into the
+ * totals, as cProfile's total counts builtins. */
+static void py_ccount_one(struct load *L, const struct cbn_py_ccall_count *e)
+{
+	struct load_file *F = L->f;
+	struct prof_python_proc *py = &L->p->processes[F->proc].python;
+	const struct load_symkey *sk;
+	struct load_mod *m;
+	struct prof_func *f;
+	char label[CBN_PY_CLABEL + 1];
+	uint32_t k = load_resolve(L, e->meth, F->last_ts, &m);
+
+	py->calls += e->calls;
+	py->primitive += e->primitive;
+	if (k == PROF_NONE || m->ours || !L->symkeys[k].n) {
+		py->calls_unnamed++;
+		return;
+	}
+	sk = &L->symkeys[k];
+	f = &L->p->funcs[L->rframes[sk->first + sk->n - 1].func]; /* not an inlined one */
+	if (!(f->flags & PROF_FUNC_COUNTED))
+		py->calls_funcs++;
+	f->flags |= PROF_FUNC_COUNTED;
+	f->calls += e->calls;
+	f->primitive += e->primitive;
+	memcpy(label, e->label, CBN_PY_CLABEL);
+	label[CBN_PY_CLABEL] = '\0';
+	if (!f->label && label[0])
+		f->label = load_intern(&L->arena, &L->strings, label);
+}
+
+/* The file's call counts (PY_CALLS and PY_CCALLS records, kept until its
+ * codes are all known). */
 static void py_calls_finish(struct load *L)
 {
 	struct load_file *F = L->f;
@@ -407,6 +449,9 @@ static void py_calls_finish(struct load *L)
 	for (i = 0; i < F->npycalls; i++)
 		for (k = 0; k < F->pycalls[i]->n; k++)
 			py_count_one(L, &F->pycalls[i]->c[k]);
+	for (i = 0; i < F->npyccalls; i++)
+		for (k = 0; k < F->pyccalls[i]->n; k++)
+			py_ccount_one(L, &F->pyccalls[i]->c[k]);
 }
 
 void load_python_finish(struct load *L)

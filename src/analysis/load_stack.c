@@ -51,6 +51,7 @@ uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_
 	f->module = load_intern(&L->arena, &L->strings, probe.module);
 	f->flags = 0;
 	f->calls = f->primitive = 0;
+	f->label = NULL;
 	v = (uint32_t)(p->nfuncs - 1);
 	load_map_put(&L->funcmap, h, v);
 	return v;

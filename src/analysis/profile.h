@@ -26,6 +26,8 @@ struct prof_func {
 	uint32_t flags;          /* PROF_FUNC_* */
 	uint64_t calls;          /* PROF_FUNC_COUNTED: exact calls (--calls), and of them */
 	uint64_t primitive;      /* those not nested in a call of the same function */
+	const char *label;       /* a builtin counted by --calls: cProfile's name for it
+	                          * ("{built-in method builtins.len}"), else NULL */
 };
 
 /* prof_func.flags */
@@ -35,7 +37,8 @@ struct prof_func {
 				  * co_filename, line its first line (module "") */
 #define PROF_FUNC_JIT 0x8        /* code generated at run time (module "jit"): named by the
 				  * process's perf map, else "[jit] 0xSTART" of its region */
-#define PROF_FUNC_COUNTED 0x20   /* calls and primitive are exact counts (Python, --calls) */
+#define PROF_FUNC_COUNTED 0x20   /* calls and primitive are exact counts (Python and the
+				  * builtins it called, --calls) */
 #define PROF_FUNC_JIT_ANON 0x10  /* with JIT: a region the program named nowhere, one
 				  * function per region ("[jit] 0xSTART") */
 

@@ -528,7 +528,7 @@ _Static_assert(sizeof(struct cbn_chunk_header) == 24, "chunk header layout");
 
 /* The highest record type below: raise it with each new CBN_REC_* (the
  * reader's unit test fails when the reader knows a type above it). */
-#define CBN_REC_TYPE_MAX 52
+#define CBN_REC_TYPE_MAX 53
 
 /* Record types.  Never renumber; retired values stay reserved. */
 enum cbn_rec_type {
@@ -566,6 +566,8 @@ enum cbn_rec_type {
 	CBN_REC_PY_CODE = 50,            /* a Python code object's names and line table */
 	CBN_REC_JIT_REGION = 51,         /* executable memory outside every module (cbn_rec_jit_region) */
 	CBN_REC_PY_CALLS = 52,           /* exact Python call counts (cbn_rec_py_calls, --calls) */
+	CBN_REC_PY_CCALLS = 53,          /* exact calls of C functions from Python
+					  * (cbn_rec_py_ccalls, --calls) */
 };
 
 struct cbn_rec {
@@ -772,6 +774,7 @@ enum cbn_py_calls_state {
 	CBN_PYCALLS_NO_API = 4,          /* an API the counting needs was not found */
 };
 #define CBN_PYCALLS_MAIN_ONLY 0x1    /* h.flags: the main thread's calls only (3.11) */
+#define CBN_PYCALLS_BUILTINS 0x2     /* h.flags: builtins counted too (PY_CCALLS) */
 
 struct cbn_py_call_count {
 	uint32_t id;                     /* PY_CODE id */
@@ -787,6 +790,32 @@ struct cbn_rec_py_calls {
 	struct cbn_py_call_count c[];
 };
 #define CBN_PY_CALLS_BATCH 1024      /* entries per record at most */
+
+/*
+ * Exact calls of builtins and of methods of C types (--calls), counted as
+ * cProfile counts them where the interpreter reports them (CPython 3.11's
+ * profile function: the main thread): one entry per method definition
+ * (PyMethodDef), the calls since the last such record.  meth is the C
+ * function's address in the process (a sample in it names the same
+ * function); label is cProfile's name for it, e.g. "{built-in method
+ * builtins.len}" or "{method 'append' of 'list' objects}", NUL-terminated
+ * and cut to fit.  Written after the PY_CALLS record of the same flush.
+ */
+#define CBN_PY_CLABEL 88
+struct cbn_py_ccall_count {
+	uint64_t meth;
+	uint64_t calls;
+	uint64_t primitive;              /* calls not nested in one of the same */
+	char label[CBN_PY_CLABEL];
+};
+
+struct cbn_rec_py_ccalls {
+	struct cbn_rec h;
+	uint32_t n;                      /* entries that follow */
+	uint32_t pad;
+	struct cbn_py_ccall_count c[];
+};
+#define CBN_PY_CCALLS_BATCH 256      /* entries per record at most */
 
 struct cbn_rec_thread {              /* THREAD_START, THREAD_END, THREAD_NAME */
 	struct cbn_rec h;

@@ -70,6 +70,7 @@ const char *reader_type_name(unsigned type)
 	case CBN_REC_PY_CODE: return "py_code";
 	case CBN_REC_JIT_REGION: return "jit_region";
 	case CBN_REC_PY_CALLS: return "py_calls";
+	case CBN_REC_PY_CCALLS: return "py_ccalls";
 	}
 	return "unknown";
 }
@@ -217,6 +218,16 @@ static int rec_check_proc(const unsigned char *p, uint32_t size, struct reader_r
 		if (c->n > CBN_PY_CALLS_BATCH ||
 		    sizeof(*c) + (uint64_t)c->n * sizeof(c->c[0]) > size) {
 			*why = "Python call-count record does not fit";
+			return -1;
+		}
+		return 0;
+	}
+	case CBN_REC_PY_CCALLS: {
+		const struct cbn_rec_py_ccalls *c = (const void *)p;
+		NEED(struct cbn_rec_py_ccalls);
+		if (c->n > CBN_PY_CCALLS_BATCH ||
+		    sizeof(*c) + (uint64_t)c->n * sizeof(c->c[0]) > size) {
+			*why = "C call-count record does not fit";
 			return -1;
 		}
 		return 0;

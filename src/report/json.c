@@ -372,6 +372,8 @@ static cJSON *json_functions(const struct profile *p, const struct cpu_profile *
 		if (f->counted && f->calls) { /* --calls: exact counts */
 			err |= json_put_num(o, "calls", (double)f->calls);
 			err |= json_put_num(o, "primitive_calls", (double)f->primitive);
+			if (pf->label)
+				err |= json_put_str(o, "cprofile_name", pf->label);
 		}
 		err |= json_bool(o, "nosym", (pf->flags & PROF_FUNC_NOSYM) != 0);
 		err |= json_bool(o, "python", (pf->flags & PROF_FUNC_PYTHON) != 0);

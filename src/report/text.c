@@ -68,6 +68,11 @@ static void text_func_name(struct text_ctx *t, char *buf, size_t len, const stru
 
 	char bare[TEXT_NAME_MAX * 8 + 32];
 
+	/* a builtin counted by --calls: cProfile's row name, as pstats prints it */
+	if (f->label) {
+		fmt_trunc(buf, len, f->label, TEXT_NAME_MAX + TEXT_PATH_MAX, 0);
+		return;
+	}
 	/* rows show C++ functions without their parameter lists, as cProfile
 	 * shows file:line(function); JSON keeps the signature */
 	names_bare_copy(bare, sizeof(bare), f->name ? f->name : "?");
@@ -121,6 +126,17 @@ static void text_cpu_row(FILE *out, const struct cpu_func *f)
 	text_sec(out, f->primitive ? (double)f->total_ns / (double)f->primitive : 0.0);
 }
 
+/* 1 when a process counted the builtins its Python code called (3.11). */
+static int text_builtins_counted(const struct profile *p)
+{
+	size_t i;
+
+	for (i = 0; i < p->nprocesses; i++)
+		if (p->processes[i].python.calls_flags & CBN_PYCALLS_BUILTINS)
+			return 1;
+	return 0;
+}
+
 /* Under --calls: the exact calls of the whole run, as cProfile's header
  * gives them, and which rows have them. */
 static void text_cpu_counted(FILE *out, const struct profile *p, const struct cpu_profile *c)
@@ -136,9 +152,10 @@ static void text_cpu_counted(FILE *out, const struct profile *p, const struct cp
 		return;
 	fprintf(out, "         %llu Python function calls (%llu primitive calls), counted exactly\n",
 		(unsigned long long)calls, (unsigned long long)prim);
-	fprintf(out, "         ncalls: exact calls on the %zu Python %s counted (total/primitive "
-		"when recursive; per call: sampled time / calls), samples on the others "
-		"(per call: -)\n\n", rows, rows == 1 ? "row" : "rows");
+	fprintf(out, "         ncalls: exact calls on the %zu %s counted (Python functions%s; "
+		"total/primitive when recursive; per call: sampled time / calls), samples on "
+		"the others (per call: -)\n\n", rows, rows == 1 ? "row" : "rows",
+		text_builtins_counted(p) ? " and the builtins they called" : "");
 }
 
 static int text_cpu_table(struct text_ctx *t)

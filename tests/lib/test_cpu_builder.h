@@ -46,6 +46,8 @@ static inline uint32_t pb_func(struct pb *b, const char *name, const char *file,
 	f->line = line;
 	f->module = module ? module : "";
 	f->flags = 0;
+	f->calls = f->primitive = 0;
+	f->label = NULL;
 	return (uint32_t)(b->p.nfuncs - 1);
 }
 

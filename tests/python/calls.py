@@ -3,10 +3,15 @@
 recursion (fib: total/primitive), an indirect one (is_even/is_odd), a
 generator (each resumption is a call, as cProfile counts it), a recursive
 generator (walk: its resumptions run in the generators' own frames), a method, a
-function that raises.  Each part runs long enough to be sampled (tens of ms).  With an
-argument 'cprofile PATH' it runs itself under cProfile and writes
-"qualname ncalls primitive" lines of this file's functions to PATH."""
+function that raises, and builtins no other code here calls (a module's
+function, a method of a C type).  Each part runs long enough to be sampled
+(tens of ms).  With an argument 'cprofile PATH' it runs itself under cProfile
+and writes "qualname ncalls primitive" lines of this file's functions and of
+those builtins (pstats' name) to PATH."""
+import math
 import sys
+
+BUILTINS = ("{built-in method math.hypot}", "{method 'bit_length' of 'int' objects}")
 
 
 def tiny(x):
@@ -101,6 +106,13 @@ def catches(n):
     return c
 
 
+def builtins_part(n):
+    s = 0
+    for i in range(n):
+        s += math.hypot(i, 1.0) + i.bit_length()
+    return s
+
+
 def main():
     loop(600000)
     fib(25)
@@ -109,6 +121,7 @@ def main():
     trees(100)
     boxes(200000)
     catches(100000)
+    builtins_part(70000)
     print("calls: done")
 
 
@@ -120,8 +133,11 @@ def cprofile(path):
     st = pstats.Stats(pr)
     with open(path, "w") as out:
         for (fn, _, name), (cc, nc, _, _, _) in st.stats.items():
-            if fn == __file__:
-                out.write("%s %d %d\n" % (name, nc, cc))
+            if fn == "~" and name.startswith("<") and "{%s}" % name[1:-1] in BUILTINS:
+                name = "{%s}" % name[1:-1]
+            elif fn != __file__:
+                continue
+            out.write("%s %d %d\n" % (name, nc, cc))
 
 
 if __name__ == "__main__":

@@ -28,9 +28,9 @@
 static struct prof_process procs[NR];
 static struct prof_thread threads[NR];
 static struct prof_func funcs[3] = {
-	{"PMPI_Allreduce", "", 0, "libmpi.so.40", 0, 0, 0},
-	{"step_loop", "train.c", 30, "train", 0, 0, 0},
-	{"main", "train.c", 10, "train", 0, 0, 0},
+	{"PMPI_Allreduce", "", 0, "libmpi.so.40", 0, 0, 0, NULL},
+	{"step_loop", "train.c", 30, "train", 0, 0, 0, NULL},
+	{"main", "train.c", 10, "train", 0, 0, 0, NULL},
 };
 static struct prof_frame frames[3] = {
 	{0, 0, "", 0, 0x1000},

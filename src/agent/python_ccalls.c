@@ -1,0 +1,228 @@
+/*
+ * python_ccalls.c — exact calls of builtins and of methods of C types
+ * (--calls, docs/agent.md section 18), counted as cProfile counts them: by
+ * method definition (PyMethodDef), primitive unless a call of the same one
+ * runs (a builtin that calls back into Python, which calls it again), named
+ * as cProfile names them ("{built-in method builtins.len}").  CPython 3.11's
+ * profile function reports them (C_CALL, C_RETURN, C_EXCEPTION: the callable,
+ * a builtin function object, as its argument); python_calls.c passes them on.
+ * Everything here runs under the GIL, in normal context, one call at a time.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "floor.h"
+#include "python_ccalls.h"
+
+/* PyCFunctionObject: the object header, then m_ml, m_self, m_module. */
+#define CF_ML 16
+#define CF_SELF 24
+#define CF_MODULE 32
+#define OB_TYPE 8
+
+typedef struct py_obj py_obj;
+
+static struct {
+	py_obj *(*repr)(py_obj *o);
+	const char *(*utf8)(py_obj *s);
+	py_obj *(*from_string)(const char *s);
+	py_obj *(*type_lookup)(void *type, py_obj *name);
+	void (*decref)(py_obj *o);
+	void (*err_clear)(void);
+	void *str_type;
+} api;
+
+struct ccount {
+	uintptr_t ml;                    /* the PyMethodDef; 0: a free slot */
+	uint64_t calls, primitive;
+	uint32_t depth;                  /* calls of it running now */
+	uint32_t pad;
+	uint64_t meth;
+	char label[CBN_PY_CLABEL];
+};
+
+/* Open addressing by the PyMethodDef's address; past half full, calls of
+ * a new one are not counted. */
+#define CC_CAP 8192
+static struct ccount *table;
+
+int python_ccalls_init(void *(*sym)(void *mod, const char *name), void *mod)
+{
+	*(void **)&api.repr = sym(mod, "PyObject_Repr");
+	*(void **)&api.utf8 = sym(mod, "PyUnicode_AsUTF8");
+	*(void **)&api.from_string = sym(mod, "PyUnicode_FromString");
+	*(void **)&api.type_lookup = sym(mod, "_PyType_Lookup");
+	*(void **)&api.decref = sym(mod, "Py_DecRef");
+	*(void **)&api.err_clear = sym(mod, "PyErr_Clear");
+	api.str_type = sym(mod, "PyUnicode_Type");
+	if (!api.repr || !api.utf8 || !api.from_string || !api.type_lookup || !api.decref ||
+	    !api.err_clear || !api.str_type)
+		return -1;
+	table = (void *)agent_syscall(SYS_mmap, NULL, CC_CAP * sizeof(*table),
+				      PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (table == MAP_FAILED) {
+		table = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+/* "<...>" of o, copied: 0, or -1 (the error cleared). */
+static int repr_of(py_obj *o, char *out, size_t cap)
+{
+	py_obj *r = api.repr(o);
+	const char *s = r ? api.utf8(r) : NULL;
+
+	if (s)
+		snprintf(out, cap, "%s", s);
+	if (r)
+		api.decref(r);
+	if (!s)
+		api.err_clear();
+	return s ? 0 : -1;
+}
+
+/* The module's name when m_module is a str, else NULL. */
+static const char *module_name(py_obj *fn)
+{
+	py_obj *m = *(py_obj **)((char *)fn + CF_MODULE);
+	const char *s;
+
+	if (!m || *(void **)((char *)m + OB_TYPE) != api.str_type)
+		return NULL;
+	s = api.utf8(m);
+	if (!s)
+		api.err_clear();
+	return s;
+}
+
+/* cProfile's name of the builtin function object fn (_lsprof.c's
+ * normalizeUserObj), in pstats' braces: a function bound to no object is
+ * "{MODULE.NAME}" ("{NAME}" in builtins); a method, the repr of what its
+ * type holds under its name ("{method 'append' of 'list' objects}"), else
+ * "{built-in method MODULE.NAME}". */
+static void label_of(py_obj *fn, const char *name, char *out, size_t cap)
+{
+	py_obj *self = *(py_obj **)((char *)fn + CF_SELF), *key, *mo;
+	const char *mod = module_name(fn);
+	char r[CBN_PY_CLABEL - 1]; /* "<" and ">" become "{" and "}": it fits */
+	size_t n;
+
+	if (!self) {
+		if (mod && strcmp(mod, "builtins"))
+			snprintf(out, cap, "{%s.%s}", mod, name);
+		else
+			snprintf(out, cap, "{%s}", name);
+		return;
+	}
+	key = api.from_string(name);
+	mo = key ? api.type_lookup(*(void **)((char *)self + OB_TYPE), key) : NULL;
+	if (key)
+		api.decref(key);
+	else
+		api.err_clear();
+	/* _PyType_Lookup's result is borrowed */
+	if (mo && repr_of(mo, r, sizeof(r)) == 0 && (n = strlen(r)) >= 2 && r[0] == '<' &&
+	    r[n - 1] == '>') {
+		r[n - 1] = '\0';
+		snprintf(out, cap, "{%s}", r + 1);
+	} else if (mod) {
+		snprintf(out, cap, "{built-in method %s.%s}", mod, name);
+	} else {
+		snprintf(out, cap, "{built-in method %s}", name);
+	}
+}
+
+static struct ccount *slot_of(py_obj *fn, int make)
+{
+	uintptr_t ml = *(uintptr_t *)((char *)fn + CF_ML);
+	unsigned i = (unsigned)(ml >> 4) * 2654435761u, n;
+
+	if (!table || !ml)
+		return NULL;
+	for (n = 0; n < CC_CAP; n++, i++) {
+		struct ccount *c = &table[i & (CC_CAP - 1)];
+
+		if (c->ml == ml)
+			return c;
+		if (c->ml)
+			continue;
+		if (!make || n > CC_CAP / 2)
+			break;
+		/* PyMethodDef: ml_name, ml_meth, ... */
+		c->ml = ml;
+		c->meth = (uint64_t)((void *const *)ml)[1];
+		label_of(fn, ((const char *const *)ml)[0], c->label, sizeof(c->label));
+		return c;
+	}
+	return NULL;
+}
+
+void python_ccalls_call(py_obj *fn)
+{
+	struct ccount *c = slot_of(fn, 1);
+
+	if (!c)
+		return;
+	c->calls++;
+	if (c->depth++ == 0)
+		c->primitive++;
+}
+
+void python_ccalls_return(py_obj *fn)
+{
+	struct ccount *c = slot_of(fn, 0);
+
+	/* a return of a call that started before we counted has none */
+	if (c && c->depth)
+		c->depth--;
+}
+
+static struct {
+	struct cbn_rec_py_ccalls r;
+	struct cbn_py_ccall_count c[CBN_PY_CCALLS_BATCH];
+} batch;
+
+static void emit(void)
+{
+	if (!batch.r.n)
+		return;
+	batch.r.h.type = CBN_REC_PY_CCALLS;
+	batch.r.h.flags = 0;
+	batch.r.h.size = (uint32_t)(sizeof(batch.r) + batch.r.n * sizeof(batch.c[0]));
+	agent_event(&batch, batch.r.h.size);
+	batch.r.n = 0;
+}
+
+void python_ccalls_flush(void)
+{
+	unsigned i;
+
+	for (i = 0; table && i < CC_CAP; i++) {
+		struct ccount *c = &table[i];
+		struct cbn_py_ccall_count *e;
+
+		if (!c->ml || !c->calls)
+			continue;
+		e = &batch.c[batch.r.n++];
+		e->meth = c->meth;
+		e->calls = c->calls;
+		e->primitive = c->primitive;
+		memcpy(e->label, c->label, sizeof(e->label));
+		c->calls = c->primitive = 0;
+		if (batch.r.n == CBN_PY_CCALLS_BATCH)
+			emit();
+	}
+	emit();
+}
+
+void python_ccalls_after_fork_child(void)
+{
+	unsigned i;
+
+	for (i = 0; table && i < CC_CAP; i++)
+		table[i].calls = table[i].primitive = 0;
+}
