@@ -402,6 +402,107 @@ static void test_not_on(const struct synth_self *self)
 	prof_free(p);
 }
 
+/* A PY_CALLS record (state, flags, one entry per code id). */
+static void py_calls(struct synth *s, uint32_t state, uint16_t flags, uint32_t id,
+		     uint64_t calls, uint64_t prim)
+{
+	struct {
+		struct cbn_rec_py_calls r;
+		struct cbn_py_call_count c[1];
+	} b;
+
+	memset(&b, 0, sizeof(b));
+	b.r.h.type = CBN_REC_PY_CALLS;
+	b.r.h.flags = flags;
+	b.r.state = state;
+	b.r.n = id ? 1 : 0;
+	b.r.h.size = (uint32_t)(sizeof(b.r) + b.r.n * sizeof(b.c[0]));
+	b.c[0].id = id;
+	b.c[0].calls = calls;
+	b.c[0].primitive = prim;
+	synth_rec(s, &b, b.r.h.size);
+}
+
+/* A builtin's count lands on the C function at its address, with
+ * cProfile's name; a code id's on its Python function; both in the run's
+ * total.  The refusals of the registration each say why. */
+static void test_calls(const struct synth_self *self)
+{
+	static const struct {
+		uint32_t state;
+		const char *why;
+	} refused[] = {
+		{CBN_PYCALLS_TOOL_TAKEN, "sys.monitoring's tool ids 3 and 4 were both taken"},
+		{CBN_PYCALLS_NO_API, "the interpreter lacks a function the counting calls"},
+		{CBN_PYCALLS_FAILED, "the interpreter refused the registration (or runs without its GIL)"},
+	};
+	struct {
+		struct cbn_rec_py_ccalls r;
+		struct cbn_py_ccall_count c[1];
+	} cc;
+	const struct prof_python_proc *py;
+	struct synth s;
+	struct profile *p;
+	size_t i, k;
+	int seen_c = 0, seen_py = 0;
+
+	synth_init(&s, 100, 1, 0, 0, self->path);
+	synth_hdr(&s)->python.state = CBN_PY_ON;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
+	py_code(&s, 3, "tiny", "/t/w.py", 7, NULL, 0);
+	py_calls(&s, CBN_PYCALLS_ON, CBN_PYCALLS_MAIN_ONLY | CBN_PYCALLS_BUILTINS, 0, 0, 0);
+	py_calls(&s, CBN_PYCALLS_ON, CBN_PYCALLS_MAIN_ONLY | CBN_PYCALLS_BUILTINS, 3, 1000, 10);
+	memset(&cc, 0, sizeof(cc));
+	cc.r.h.type = CBN_REC_PY_CCALLS;
+	cc.r.h.size = sizeof(cc);
+	cc.r.n = 1;
+	cc.c[0].meth = (uint64_t)(uintptr_t)&test_not_on;
+	cc.c[0].calls = 70000;
+	cc.c[0].primitive = 69999;
+	snprintf(cc.c[0].label, sizeof(cc.c[0].label), "{built-in method m.f}");
+	synth_rec(&s, &cc, sizeof(cc));
+	p = load_with(&s, PROF_PYTHON_ON);
+	synth_free(&s);
+	py = &p->processes[0].python;
+	CHECK(py->calls == 71000 && py->primitive == 70009);
+	CHECK(py->calls_flags & CBN_PYCALLS_BUILTINS);
+	for (i = 0; i < p->nfuncs; i++) {
+		const struct prof_func *f = &p->funcs[i];
+
+		if (!strcmp(f->name, "test_not_on")) {
+			seen_c = 1;
+			CHECK(f->flags & PROF_FUNC_COUNTED);
+			CHECK(f->calls == 70000 && f->primitive == 69999);
+			CHECK(f->label && !strcmp(f->label, "{built-in method m.f}"));
+		} else if (!strcmp(f->name, "tiny")) {
+			seen_py = 1;
+			CHECK(f->calls == 1000 && f->primitive == 10 && !f->label);
+		}
+	}
+	CHECK(seen_c && seen_py);
+	prof_free(p);
+
+	for (k = 0; k < sizeof(refused) / sizeof(refused[0]); k++) {
+		int said = 0;
+
+		synth_init(&s, 100, 1, 0, 0, self->path);
+		synth_hdr(&s)->python.state = CBN_PY_ON;
+		synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+		module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
+		py_calls(&s, refused[k].state, 0, 0, 0, 0);
+		p = load_with(&s, PROF_PYTHON_ON);
+		synth_free(&s);
+		for (i = 0; i < p->nwarnings; i++)
+			said |= strstr(p->warnings[i], refused[k].why) != NULL &&
+				strstr(p->warnings[i], "--calls: the Python calls were not counted") != NULL;
+		if (!said)
+			fprintf(stderr, "no warning says: %s\n", refused[k].why);
+		CHECK(said);
+		prof_free(p);
+	}
+}
+
 /* A CUDA launch's host stack (CUDA_STACK, every pc a return address) gets
  * its Python frames too: the launch's call site is a Python line. */
 static void test_cuda_stack(const struct synth_self *self)
@@ -467,6 +568,7 @@ int main(void)
 	REQUIRE(libc.nseg > 0);
 	test_stacks(&self, &libc);
 	test_not_on(&self);
+	test_calls(&self);
 	test_cuda_stack(&self);
 	return test_result();
 }
