@@ -9,13 +9,14 @@
 #           then fib(25) (the worst case: nothing but calls)
 #   stdlib  bench/py_stdlib.py: json, re and email (an ordinary program)
 # Modes, RUNS rounds interleaved: plain, cbn (cbottleneck), calls
-# (cbottleneck --calls), cprofile (python -m cProfile).  Per interpreter and
+# (cbottleneck --calls), builtins (--calls=builtins), cprofile (python -m
+# cProfile); MODES picks some (plain always among them).  Per interpreter and
 # program: each mode's figure over plain's (median of the rounds' ratios and
 # their range), and for heavy the share of f's self time in the CPU with and
 # without --calls (the counting must not move it: target within 2 points).
 # Targets: calls <= 1.5x on heavy, <= 1.05x on stdlib.
 # Not part of ctest.  Usage: bench/python_calls.sh [BUILD_DIR]  (default: build)
-# Env: RUNS (5), PY_VERSIONS ("3.11 3.12 3.13"), PYENV_ROOT (~/.pyenv)
+# Env: RUNS (5), PY_VERSIONS ("3.11 3.12 3.13"), MODES, PYENV_ROOT (~/.pyenv)
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +50,7 @@ run()
 	plain) "$py" "$script" ;;
 	cbn) "$CBN" -q --json "$TMP/cbn.json" -- "$py" "$script" 2>/dev/null ;;
 	calls) "$CBN" -q --calls --json "$TMP/calls.json" -- "$py" "$script" 2>/dev/null ;;
+	builtins) "$CBN" -q --calls=builtins -- "$py" "$script" 2>/dev/null ;;
 	cprofile) "$py" -m cProfile "$script" ;;
 	esac | awk 'NF == 1 && $1 ~ /^[0-9.]+$/ { v = $1 } END { print v }'
 }
@@ -63,7 +65,7 @@ cpu = sum(f["self_ns"] for f in d["functions"]) or 1
 print("%.1f" % (100.0 * sum(f["self_ns"] for f in d["functions"] if f["name"] == "f") / cpu))' "$1"
 }
 
-modes="plain cbn calls cprofile"
+modes=${MODES:-"plain cbn calls builtins cprofile"}
 for v in $PY_VERSIONS; do
 	py=$(py_of "$v") || { echo "python$v: not installed, skipped"; continue; }
 	for prog in heavy stdlib; do
@@ -88,7 +90,7 @@ for r, m, x in rows:
     fig.setdefault(m, {})[r] = float(x)
 plain = fig.get("plain", {})
 out = []
-for m in ("cbn", "calls", "cprofile"):
+for m in ("cbn", "calls", "builtins", "cprofile"):
     rs = [fig[m][r] / plain[r] for r in fig.get(m, {}) if plain.get(r)]
     if rs:
         out.append("%s %.2fx (%.2f-%.2f)" % (m, statistics.median(rs), min(rs), max(rs)))

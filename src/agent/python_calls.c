@@ -77,7 +77,8 @@ struct py_count {
 	uint32_t pad;
 };
 
-static int want;                         /* CBN_PYCALLS=1 */
+static int want;                         /* CBN_PYCALLS: 1, 2 with builtins on 3.12+ */
+static py_obj *missing;                  /* sys.monitoring.MISSING */
 static _Atomic int asked;                /* the pending call was asked for (or refused) */
 static int counting;                     /* the callbacks are registered */
 static uint16_t rec_flags;               /* CBN_PYCALLS_MAIN_ONLY */
@@ -245,6 +246,24 @@ static py_obj *on_start(py_obj *self, py_obj *const *args, intptr_t n)
 	return api.none;
 }
 
+/* sys.monitoring's CALL, C_RETURN and C_RAISE (--calls=builtins): args[2]
+ * is the callable, args[3] its first argument. */
+static py_obj *on_ccall(py_obj *self, py_obj *const *args, intptr_t n)
+{
+	(void)self;
+	if (n >= 4)
+		python_ccalls_event(args[2], args[3], missing, 1);
+	return api.none;
+}
+
+static py_obj *on_cret(py_obj *self, py_obj *const *args, intptr_t n)
+{
+	(void)self;
+	if (n >= 4)
+		python_ccalls_event(args[2], args[3], missing, 0);
+	return api.none;
+}
+
 /* 3.11's profile function: the frame's code object is in its interpreter
  * frame (PyFrameObject.f_frame, after the object header and f_back); a C
  * call's callable is its argument (python_ccalls.c). */
@@ -348,6 +367,11 @@ void python_calls_after_fork_child(void)
 
 static struct py_method_def def_start = {"cbottleneck_call", (void *)on_start, PY_METH_FASTCALL,
 					 NULL};
+static struct py_method_def def_ccall = {"cbottleneck_ccall", (void *)on_ccall, PY_METH_FASTCALL,
+					 NULL};
+static struct py_method_def def_cret = {"cbottleneck_creturn", (void *)on_cret, PY_METH_FASTCALL,
+					NULL};
+
 
 /* One event's callback: 0, or -1 with the error cleared. */
 static int monitor_event(py_obj *mon, py_obj *events, int tool, const char *name, py_obj *fn,
@@ -367,6 +391,26 @@ static int monitor_event(py_obj *mon, py_obj *events, int tool, const char *name
 		return -1;
 	api.decref(r);
 	*mask |= v;
+	return 0;
+}
+
+/* --calls=builtins: CALL, and C_RETURN and C_RAISE for the depth; 0, or
+ * -1 (the error cleared, nothing of it registered that counts). */
+static int monitor_builtins(py_obj *mon, py_obj *events, int tool, long *mask)
+{
+	py_obj *call = api.cmethod_new(&def_ccall, NULL, NULL, NULL);
+	py_obj *ret = api.cmethod_new(&def_cret, NULL, NULL, NULL);
+	long m = 0;
+
+	missing = api.getattr(mon, "MISSING"); /* kept */
+	if (!call || !ret || !missing || python_ccalls_init(sym, module) != 0 ||
+	    monitor_event(mon, events, tool, "CALL", call, &m) != 0 ||
+	    monitor_event(mon, events, tool, "C_RETURN", ret, &m) != 0 ||
+	    monitor_event(mon, events, tool, "C_RAISE", ret, &m) != 0) {
+		api.err_clear();
+		return -1;
+	}
+	*mask |= m;
 	return 0;
 }
 
@@ -399,6 +443,8 @@ static uint32_t monitor_start(void)
 		ok = 1;
 		for (i = 0; i < 3 && ok; i++)
 			ok = monitor_event(mon, events, tool, calls[i], fn, &mask) == 0;
+		if (ok && want == 2 && monitor_builtins(mon, events, tool, &mask) == 0)
+			rec_flags |= CBN_PYCALLS_BUILTINS;
 	}
 	if (ok) {
 		r = api.call_method(mon, "set_events", "il", tool, mask);
@@ -534,7 +580,7 @@ void python_calls_config(void)
 {
 	const char *v = agent_getenv(CBN_ENV_PYCALLS);
 
-	want = v && v[0] == '1' && v[1] == '\0';
+	want = v && (v[0] == '1' || v[0] == '2') && v[1] == '\0' ? v[0] - '0' : 0;
 	if (want)
 		sigwrap_watch_installs(on_install);
 }

@@ -5,7 +5,9 @@
  * runs (a builtin that calls back into Python, which calls it again), named
  * as cProfile names them ("{built-in method builtins.len}").  CPython 3.11's
  * profile function reports them (C_CALL, C_RETURN, C_EXCEPTION: the callable,
- * a builtin function object, as its argument); python_calls.c passes them on.
+ * a builtin function object, as its argument), 3.12+'s sys.monitoring with
+ * --calls=builtins (CALL, C_RETURN, C_RAISE: every callable and its first
+ * argument); python_calls.c passes them on.
  * Everything here runs under the GIL, in normal context, one call at a time.
  */
 #include <stdio.h>
@@ -16,11 +18,13 @@
 #include "floor.h"
 #include "python_ccalls.h"
 
-/* PyCFunctionObject: the object header, then m_ml, m_self, m_module. */
+/* PyCFunctionObject: the object header, then m_ml, m_self, m_module;
+ * PyMethodDescrObject: the header, d_type, d_name, d_qualname, d_method. */
 #define CF_ML 16
 #define CF_SELF 24
 #define CF_MODULE 32
 #define OB_TYPE 8
+#define DESCR_METHOD 40
 
 typedef struct py_obj py_obj;
 
@@ -32,6 +36,7 @@ static struct {
 	void (*decref)(py_obj *o);
 	void (*err_clear)(void);
 	void *str_type;
+	void *cfunc_type, *cmethod_type, *descr_type; /* 3.12+'s CALL events */
 } api;
 
 struct ccount {
@@ -57,8 +62,11 @@ int python_ccalls_init(void *(*sym)(void *mod, const char *name), void *mod)
 	*(void **)&api.decref = sym(mod, "Py_DecRef");
 	*(void **)&api.err_clear = sym(mod, "PyErr_Clear");
 	api.str_type = sym(mod, "PyUnicode_Type");
+	api.cfunc_type = sym(mod, "PyCFunction_Type");
+	api.cmethod_type = sym(mod, "PyCMethod_Type");
+	api.descr_type = sym(mod, "PyMethodDescr_Type");
 	if (!api.repr || !api.utf8 || !api.from_string || !api.type_lookup || !api.decref ||
-	    !api.err_clear || !api.str_type)
+	    !api.err_clear || !api.str_type || !api.cfunc_type || !api.descr_type)
 		return -1;
 	table = (void *)agent_syscall(SYS_mmap, NULL, CC_CAP * sizeof(*table),
 				      PROT_READ | PROT_WRITE,
@@ -136,9 +144,27 @@ static void label_of(py_obj *fn, const char *name, char *out, size_t cap)
 	}
 }
 
-static struct ccount *slot_of(py_obj *fn, int make)
+/* cProfile's name of a method descriptor called with its object (3.12+:
+ * cProfile binds it, and names the bound method by the repr of what the
+ * object's type holds under its name: the descriptor, most often). */
+static void label_of_descr(py_obj *descr, char *out, size_t cap)
 {
-	uintptr_t ml = *(uintptr_t *)((char *)fn + CF_ML);
+	char r[CBN_PY_CLABEL - 1]; /* "<" and ">" become "{" and "}": it fits */
+	size_t n;
+
+	if (repr_of(descr, r, sizeof(r)) == 0 && (n = strlen(r)) >= 2 && r[0] == '<' &&
+	    r[n - 1] == '>') {
+		r[n - 1] = '\0';
+		snprintf(out, cap, "{%s}", r + 1);
+	} else {
+		snprintf(out, cap, "{method '%s'}", *(const char *const *)((char *)descr + DESCR_METHOD));
+	}
+}
+
+/* The table's entry for the method definition ml (made when make, named
+ * from fn, a builtin function object, or descr, a method descriptor). */
+static struct ccount *slot_of(uintptr_t ml, py_obj *fn, py_obj *descr, int make)
+{
 	unsigned i = (unsigned)(ml >> 4) * 2654435761u, n;
 
 	if (!table || !ml)
@@ -155,7 +181,10 @@ static struct ccount *slot_of(py_obj *fn, int make)
 		/* PyMethodDef: ml_name, ml_meth, ... */
 		c->ml = ml;
 		c->meth = (uint64_t)((void *const *)ml)[1];
-		label_of(fn, ((const char *const *)ml)[0], c->label, sizeof(c->label));
+		if (fn)
+			label_of(fn, ((const char *const *)ml)[0], c->label, sizeof(c->label));
+		else
+			label_of_descr(descr, c->label, sizeof(c->label));
 		return c;
 	}
 	return NULL;
@@ -163,7 +192,7 @@ static struct ccount *slot_of(py_obj *fn, int make)
 
 void python_ccalls_call(py_obj *fn)
 {
-	struct ccount *c = slot_of(fn, 1);
+	struct ccount *c = slot_of(*(uintptr_t *)((char *)fn + CF_ML), fn, NULL, 1);
 
 	if (!c)
 		return;
@@ -174,11 +203,36 @@ void python_ccalls_call(py_obj *fn)
 
 void python_ccalls_return(py_obj *fn)
 {
-	struct ccount *c = slot_of(fn, 0);
+	struct ccount *c = slot_of(*(uintptr_t *)((char *)fn + CF_ML), fn, NULL, 0);
 
 	/* a return of a call that started before we counted has none */
 	if (c && c->depth)
 		c->depth--;
+}
+
+/* 3.12+: what a CALL, C_RETURN or C_RAISE event names, as cProfile takes
+ * it: a builtin function object, or a method descriptor called with an
+ * object (self is not missing); any other callable is no C call. */
+void python_ccalls_event(py_obj *callable, py_obj *self, py_obj *missing, int call)
+{
+	void *t = *(void **)((char *)callable + OB_TYPE);
+	struct ccount *c;
+
+	if (t == api.cfunc_type || (api.cmethod_type && t == api.cmethod_type))
+		c = slot_of(*(uintptr_t *)((char *)callable + CF_ML), callable, NULL, call);
+	else if (t == api.descr_type && self != missing)
+		c = slot_of(*(uintptr_t *)((char *)callable + DESCR_METHOD), NULL, callable, call);
+	else
+		return;
+	if (!c)
+		return;
+	if (call) {
+		c->calls++;
+		if (c->depth++ == 0)
+			c->primitive++;
+	} else if (c->depth) {
+		c->depth--;
+	}
 }
 
 static struct {

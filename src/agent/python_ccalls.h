@@ -18,6 +18,10 @@ struct py_obj;
 int python_ccalls_init(void *(*sym)(void *mod, const char *name), void *mod) AGENT_HIDDEN;
 void python_ccalls_call(struct py_obj *fn) AGENT_HIDDEN;
 void python_ccalls_return(struct py_obj *fn) AGENT_HIDDEN;
+/* 3.12+: a CALL (call 1), C_RETURN or C_RAISE (call 0) event's callable
+ * and first argument (missing: sys.monitoring.MISSING). */
+void python_ccalls_event(struct py_obj *callable, struct py_obj *self, struct py_obj *missing,
+			 int call) AGENT_HIDDEN;
 void python_ccalls_flush(void) AGENT_HIDDEN;
 void python_ccalls_after_fork_child(void) AGENT_HIDDEN;
 

@@ -37,7 +37,7 @@ struct cli_opts {
 	int depth;                  /* --depth, 0 = agent default */
 	int buffer_mb;              /* --buffer-mb, 0 = agent default */
 	int no_cuda;
-	int py_calls;               /* --calls: count Python calls exactly */
+	int py_calls;               /* --calls: count Python calls exactly (2: =builtins) */
 	int verbose;
 	const char *signal;         /* --signal, NULL = the agent chooses */
 	const char *memory;         /* --memory: "host,cuda", "host" or "cuda"; NULL: off */

@@ -123,7 +123,7 @@ static void spawn_env_fill(struct spawn_env *env, const struct cli_opts *o, cons
 	env->ring_ns = o->ring_ns;
 	env->offcpu_hz = o->offcpu_hz;
 	env->python_off = o->python_view == PROF_PYTHON_OFF;
-	env->py_calls = o->py_calls && !env->python_off;
+	env->py_calls = env->python_off ? 0 : o->py_calls;
 	env->wait_all = o->wait_all;
 }
 

@@ -49,7 +49,7 @@ static const struct option long_opts[] = {
 	{"depth", required_argument, NULL, OPT_DEPTH},
 	{"buffer-mb", required_argument, NULL, OPT_BUFFER},
 	{"no-cuda", no_argument, NULL, OPT_NO_CUDA},
-	{"calls", no_argument, NULL, OPT_CALLS},
+	{"calls", optional_argument, NULL, OPT_CALLS},
 	{"signal", required_argument, NULL, OPT_SIGNAL},
 	{"memory", optional_argument, NULL, OPT_MEMORY},
 	{"memory-rate", required_argument, NULL, OPT_MEMORY_RATE},
@@ -111,9 +111,11 @@ static void usage(FILE *f)
 	      "      --depth N        at most N frames per stack (1-256)\n"
 	      "      --buffer-mb N    size of each process's session file in MiB\n"
 	      "      --no-cuda        do not trace CUDA or NVTX\n"
-	      "      --calls          count Python calls exactly (CPython 3.11+): the CPU\n"
+	      "      --calls[=builtins]\n"
+	      "                       count Python calls exactly (CPython 3.11+): the CPU\n"
 	      "                       table's ncalls and percall, as cProfile's (costs up\n"
-	      "                       to 1.5x on code made of tiny calls; docs/reading-the-report.md)\n"
+	      "                       to 1.5x on code made of tiny calls; docs/reading-the-report.md);\n"
+	      "                       =builtins: the builtins called too on 3.12+ (3.11: always)\n"
 	      "      --memory[=WHAT]  record memory: host,cuda (default), host (malloc, new,\n"
 	      "                       anonymous mmap, brk) or cuda (device allocations)\n"
 	      "      --memory-rate BYTES  mean bytes between sampled host allocations (K, KiB,\n"
@@ -336,7 +338,10 @@ static int opt_run(int c, struct cli_opts *o)
 		o->no_cuda = 1;
 		break;
 	case OPT_CALLS:
-		o->py_calls = 1;
+		if (optarg && strcmp(optarg, "builtins"))
+			return cli_usage_error("--calls=%s: expected builtins (or --calls alone)",
+					       optarg);
+		o->py_calls = optarg ? 2 : 1;
 		break;
 	case OPT_MEMORY:
 		if (!optarg || !strcmp(optarg, "host,cuda") || !strcmp(optarg, "cuda,host"))

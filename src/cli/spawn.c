@@ -104,7 +104,7 @@ static void child_env(const struct spawn_env *e)
 	else
 		unsetenv(CBN_ENV_PYTHON);
 	if (e->py_calls)
-		setenv(CBN_ENV_PYCALLS, "1", 1);
+		setenv(CBN_ENV_PYCALLS, e->py_calls == 2 ? "2" : "1", 1);
 	else
 		unsetenv(CBN_ENV_PYCALLS);
 	setenv(CBN_ENV_SESSION, e->session, 1);

@@ -794,7 +794,8 @@ struct cbn_rec_py_calls {
 /*
  * Exact calls of builtins and of methods of C types (--calls), counted as
  * cProfile counts them where the interpreter reports them (CPython 3.11's
- * profile function: the main thread): one entry per method definition
+ * profile function: the main thread; 3.12+'s sys.monitoring with
+ * --calls=builtins: every thread): one entry per method definition
  * (PyMethodDef), the calls since the last such record.  meth is the C
  * function's address in the process (a sample in it names the same
  * function); label is cProfile's name for it, e.g. "{built-in method
@@ -1390,7 +1391,7 @@ struct cbn_rec_unprofiled {
 #define CBN_ENV_OFFCPU "CBN_OFFCPU"     /* off-CPU sampler rate in Hz (--off-cpu); unset: off */
 #define CBN_ENV_CTL "CBN_CTL"             /* 0: no control socket */
 #define CBN_ENV_PYTHON "CBN_PYTHON"       /* 0: do not read Python frames (--python off) */
-#define CBN_ENV_PYCALLS "CBN_PYCALLS"     /* 1: count Python calls exactly (--calls) */
+#define CBN_ENV_PYCALLS "CBN_PYCALLS"     /* 1: count Python calls exactly (--calls); 2: builtins too on 3.12+ (--calls=builtins) */
 #define CBN_ENV_SANDBOXED "CBN_SANDBOXED" /* internal: set by the agent for an image
 					  * exec'd under a seccomp filter: stay inert */
 /* Each process's control socket: SESSION/ctl/<pid>.sock (dir 0700). */

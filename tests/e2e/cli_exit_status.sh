@@ -76,6 +76,7 @@ for args in "--no-such-option" "-F" "-F 0" "-F 10001" "-F abc" "--limit 0" "--so
 	"--schedule active=0" "--schedule wait=1" "--schedule active=1,speed=2" "--schedule active=1," \
 	"--delay 0" "--delay -1s" "--delay 5parsecs" "--duration x" "--capture-range nvtx:" \
 	"--capture-range hotkey" "--toggle-signal SIGKILL" "--toggle-signal SIGSEGV" "--step (" \
+	"--calls=bogus" \
 	"-q --report $T/r.txt"; do
 	# shellcheck disable=SC2086
 	run_cbn $args -- sh -c "touch $T/ran"

@@ -5,8 +5,10 @@
 # primitive calls in the JSON report as cProfile gives on the same script
 # (a recursion, an indirect one, a generator's resumptions, a recursive
 # generator, a method, a
-# function that raises; on 3.11, whose profile function reports them, two
-# builtins by cProfile's names); the CPU table prints them as pstats does
+# function that raises; and two builtins by cProfile's names: on 3.11 the
+# profile function reports them, on 3.12+ --calls=builtins asks
+# sys.monitoring for them, and --calls alone counts none there); the CPU
+# table prints them as pstats does
 # ("242785/1") with the times per call; the gate reads func[NAME].calls as an
 # exact count; without --calls nothing is counted.
 . "$(dirname "$0")/lib/common.bash"
@@ -20,16 +22,15 @@ for v in 3.11 3.12 3.13; do
 	PY=$(py_find "$v") || { note "no CPython $v here: not tested"; continue; }
 	note "testing $PY"
 	"$PY" "$CALLS" cprofile "$T/cp$v.txt" >/dev/null || fail "$v: calls.py under cProfile failed"
-	run_cbn -F 4999 --calls --sort ncalls --json "$T/c$v.json" -- "$PY" "$CALLS"
+	# builtins: always on 3.11, with =builtins on 3.12+ (sys.monitoring's CALL)
+	run_cbn -F 4999 --calls=builtins --sort ncalls --json "$T/c$v.json" -- "$PY" "$CALLS"
 	expect_rc 0
 	grep -qx 'calls: done' "$OUTF" || fail "$v: the program's output is missing"
 	validate_schema "$T/c$v.json"
 	grep_out 'Python function calls \([0-9]+ primitive calls\), counted exactly'
 	grep_out '^ +242785/1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ .*calls\.py:[0-9]+\(fib\)$'
-	if [ "$v" = 3.11 ]; then
-		grep_out '^ +70000 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ \{built-in method math\.hypot\}$'
-		grep_out "exact calls on the [0-9]+ rows counted \(Python functions and the builtins they called;"
-	fi
+	grep_out '^ +70000 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ \{built-in method math\.hypot\}$'
+	grep_out "exact calls on the [0-9]+ rows counted \(Python functions and the builtins they called;"
 	python3 - "$T/c$v.json" "$T/cp$v.txt" "$v" <<'PY' || fail "$v: counts differ from cProfile's"
 import json, sys
 rep, ref, v = json.load(open(sys.argv[1])), {}, sys.argv[3]
@@ -52,8 +53,7 @@ for f in rep["functions"]:
     if name in ref and (f["calls"], f["primitive_calls"]) != ref[name]:
         bad.append("%s: %d/%d, cProfile %d/%d" % ((f["name"], f["calls"], f["primitive_calls"]) + ref[name]))
 missing = {"tiny", "fib", "is_even", "counter", "walk"} - seen
-if v == "3.11":
-    missing |= builtins - seen
+missing |= builtins - seen
 if missing:
     bad.append("not counted (or not sampled): " + " ".join(sorted(missing)))
 print("%s: %d functions compared" % (v, len(seen & set(ref))))
@@ -64,6 +64,21 @@ PY
 	tested=$((tested + 1))
 done
 [ "$tested" -gt 0 ] || skip "no CPython 3.11-3.13 here"
+
+# 3.12+ without =builtins: the Python functions' counts, no builtin's
+for v in 3.13 3.12; do
+	PY=$(py_find "$v") || continue
+	run_cbn --calls --json "$T/nob.json" -- "$PY" "$CALLS"
+	expect_rc 0
+	python3 - "$T/nob.json" <<'PY' || fail "$v: --calls alone counted builtins, or no Python function"
+import json, sys
+fs = json.load(open(sys.argv[1]))["functions"]
+assert not any("cprofile_name" in f for f in fs), "a builtin counted"
+assert any(f["name"] == "fib" and f.get("calls") == 242785 for f in fs), "fib not counted"
+PY
+	grep_out "exact calls on the [0-9]+ rows counted \(Python functions;"
+	break
+done
 
 # the gate: func[NAME].calls is an exact count
 J=$(ls "$T"/c3.1*.json | head -1)
