@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda_int.h"
+#include "names.h"
 
 static const char *or_unnamed(const char *s, const char *unnamed)
 {
@@ -113,42 +114,6 @@ int cuda_module_is_runtime(const char *m)
 	       strncmp(m, "libcbottleneck", 14) == 0;
 }
 
-/* The name without return type and parameter list: "void ns::k<int>(int*)"
- * gives "ns::k<int>" (length in *len).  Demangled templates carry their return
- * type; a name that is not demangled comes back whole. */
-static const char *fn_bare(const char *name, size_t *len)
-{
-	size_t n = strlen(name), b = 0, i;
-	const char *clone = strstr(name, " [clone ");
-	int depth = 0;
-
-	if (clone)
-		n = (size_t)(clone - name);   /* "f(int) [clone .cold]": a part of f */
-	while (n && name[n - 1] == ' ')
-		n--;
-	if (n && name[n - 1] == ')') {
-		for (i = n; i-- > 0;) {
-			if (name[i] == ')') {
-				depth++;
-			} else if (name[i] == '(' && --depth == 0) {
-				n = i;
-				break;
-			}
-		}
-	}
-	depth = 0;
-	for (i = 0; i < n; i++) {
-		if (name[i] == '<' || name[i] == '(')
-			depth++;
-		else if ((name[i] == '>' || name[i] == ')') && depth)
-			depth--;
-		else if (name[i] == ' ' && !depth)
-			b = i + 1;
-	}
-	*len = n - b;
-	return name + b;
-}
-
 /* The last component of a qualified bare name: "ns::k<int>" gives "k<int>". */
 static const char *fn_last(const char *bare, size_t len, size_t *out_len)
 {
@@ -213,7 +178,7 @@ int cuda_frame_is_launch_glue(const char *function, const char *file)
 		return 1;
 	if (!function || !*function)
 		return 0;
-	bare = fn_bare(function, &blen);
+	bare = names_bare(function, &blen);
 	last = fn_last(bare, blen, &llen);
 	if (has_prefix(last, llen, "__device_stub__") || has_prefix(last, llen, "__cudaLaunch") ||
 	    has_prefix(last, llen, "cudaLaunch") ||
@@ -237,7 +202,7 @@ int cuda_frame_is_device_stub(const char *function)
 
 	if (!function)
 		return 0;
-	bare = fn_bare(function, &blen);
+	bare = names_bare(function, &blen);
 	last = fn_last(bare, blen, &llen);
 	return has_prefix(last, llen, "__device_stub__");
 }
@@ -249,16 +214,16 @@ int cuda_frame_is_host_wrapper(const char *function, const char *kernel, const c
 
 	if (!function || !*function)
 		return 0;
-	a = fn_bare(function, &alen);
+	a = names_bare(function, &alen);
 	if (kernel && *kernel) {
-		b = fn_bare(kernel, &blen);
+		b = names_bare(kernel, &blen);
 		if (alen == blen && strncmp(a, b, alen) == 0)
 			return 1;
 	}
 	/* "__device_stub__Z7kernelEPf" names the kernel "_Z7kernelEPf": a wrapper
 	 * whose symbol was not demangled (extern "C" view, no C++ demangler). */
 	if (stub && *stub) {
-		b = fn_bare(stub, &blen);
+		b = names_bare(stub, &blen);
 		b = fn_last(b, blen, &blen);
 		if (has_prefix(b, blen, "__device_stub__")) {
 			b += strlen("__device_stub_");
@@ -342,7 +307,7 @@ enum cuda_frame_class cuda_frame_class(const char *module, const char *function,
 	}
 	/* CUTLASS linked into the user's own binary */
 	if (function && *function) {
-		bare = fn_bare(function, &blen);
+		bare = names_bare(function, &blen);
 		if (has_prefix(bare, blen, "cutlass::") || has_prefix(bare, blen, "cutlass_") ||
 		    has_prefix(bare, blen, "cute::"))
 			return CUDA_FRAME_VENDOR;

@@ -33,21 +33,12 @@ static const char *status_name(enum cmp_status s)
 
 void cmp_format_value(char *buf, size_t len, enum cmp_unit unit, double v)
 {
-	double a = fabs(v);
-
 	switch (unit) {
 	case CMP_U_NS:
 		util_fmt_ns(buf, len, v, UTIL_DUR_GATE);
 		break;
 	case CMP_U_BYTES:
-		if (a < 1024)
-			snprintf(buf, len, "%.0f B", v);
-		else if (a < 1048576.0)
-			snprintf(buf, len, "%.1f KiB", v / 1024);
-		else if (a < 1073741824.0)
-			snprintf(buf, len, "%.1f MiB", v / 1048576.0);
-		else
-			snprintf(buf, len, "%.2f GiB", v / 1073741824.0);
+		util_fmt_size(buf, len, v, UTIL_SIZE_GATE);
 		break;
 	case CMP_U_COUNT:
 		snprintf(buf, len, "%.0f", v);

@@ -305,21 +305,29 @@ size_t util_ival_union(struct util_ival *v, size_t n, uint64_t *len)
 	return m;
 }
 
-char *util_fmt_bytes(char *buf, size_t len, double b)
+char *util_fmt_size(char *buf, size_t len, double b, enum util_size style)
 {
 	static const char *const unit[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
+	int gate = style == UTIL_SIZE_GATE;
+	int u = -1, last = gate ? 2 : 4;   /* the gate's stop at GiB */
 	double v = b < 0 ? -b : b;
-	int u = -1;
 
-	while (v >= 1024.0 && u + 1 < (int)(sizeof(unit) / sizeof(unit[0]))) {
+	/* a NaN: the gate's in GiB, the report's in bytes */
+	while ((gate ? !(v < 1024.0) : v >= 1024.0) && u < last) {
 		v /= 1024.0;
 		u++;
 	}
 	if (u < 0)
 		snprintf(buf, len, "%.0f B", b);
 	else
-		snprintf(buf, len, "%s%.2f %s", b < 0 ? "-" : "", v, unit[u]);
+		snprintf(buf, len, "%s%.*f %s", b < 0 ? "-" : "", gate && u < 2 ? 1 : 2, v,
+			 unit[u]);
 	return buf;
+}
+
+char *util_fmt_bytes(char *buf, size_t len, double b)
+{
+	return util_fmt_size(buf, len, b, UTIL_SIZE_REPORT);
 }
 
 char *util_fmt_rate(char *buf, size_t len, double bytes_per_s)

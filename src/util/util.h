@@ -114,7 +114,19 @@ int util_u64_cmp(const void *a, const void *b);
  * unit.  Locale-independent as long as nobody calls setlocale().  Each
  * returns buf. */
 
-/* "512 B", "1.50 KiB", "3.20 MiB", "1.02 GiB", "2.00 TiB" */
+/* The ways a size is written; util_fmt_size() writes both. */
+enum util_size {
+	/* the report: "512 B", "1.50 KiB", "3.20 MiB", "1.02 GiB", "2.00 TiB" */
+	UTIL_SIZE_REPORT,
+	/* the regression gate's columns, signed, GiB at the most: "512 B",
+	 * "-1.5 KiB", "3.2 MiB", "2048.00 GiB" */
+	UTIL_SIZE_GATE,
+};
+
+/* bytes in style: the unit is the largest whose 1 it reaches, |bytes| as it
+ * is; two decimals, one for the gate's KiB and MiB. */
+char *util_fmt_size(char *buf, size_t len, double bytes, enum util_size style);
+/* util_fmt_size(UTIL_SIZE_REPORT): every size the report writes. */
 char *util_fmt_bytes(char *buf, size_t len, double bytes);
 /* "812.00 MiB/s", "11.52 GiB/s": bytes per second, 1024-based */
 char *util_fmt_rate(char *buf, size_t len, double bytes_per_s);

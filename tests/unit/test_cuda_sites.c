@@ -313,6 +313,7 @@ static void test_predicates(void)
 	CHECK(!cuda_frame_is_host_wrapper("kernelE2(float*)", "kernelE(float*)", NULL));
 	CHECK(!cuda_frame_is_host_wrapper("ns::kern<long>", "void ns::kern<int>(int*)", NULL));
 	CHECK(!cuda_frame_is_host_wrapper("other::kernelE(float*)", "kernelE(float*)", NULL));
+	CHECK(!cuda_frame_is_host_wrapper("A::f() const", "B::g() const", NULL));
 	CHECK(!cuda_frame_is_host_wrapper("", "", NULL));
 	CHECK(!cuda_frame_is_host_wrapper(NULL, "kernelE(float*)", NULL));
 }
@@ -425,6 +426,9 @@ static void test_frame_class(void)
 	CHECK_EQ_INT(cuda_frame_class("python_tool", "x", ""), CUDA_FRAME_USER);
 	CHECK_EQ_INT(cuda_frame_class("libc.so.6", "x", ""), CUDA_FRAME_SYSTEM);
 	CHECK_EQ_INT(cuda_frame_class("prog", "cutlass::gemm::device::Gemm<float>::run()", ""),
+		     CUDA_FRAME_VENDOR);
+	/* the name without its qualifiers (names_bare()), not the last word */
+	CHECK_EQ_INT(cuda_frame_class("prog", "cutlass::gemm::device::Gemm<float>::run() const", ""),
 		     CUDA_FRAME_VENDOR);
 	CHECK_EQ_INT(cuda_frame_class("prog", "cutlassish_helper()", ""), CUDA_FRAME_USER);
 	CHECK_EQ_INT(cuda_frame_class("", "step", "/home/u/train.py"), CUDA_FRAME_USER);

@@ -80,6 +80,26 @@ static void test_fmt_ns(void)
 	CHECK_STR(util_fmt_ns(b, sizeof(b), 850.0, UTIL_DUR_GATE), "850 ns");
 }
 
+/* Each style at its units' edges, both signs: the gate writes one decimal
+ * below GiB and nothing above it. */
+static void test_fmt_size(void)
+{
+	char b[64];
+
+	CHECK_STR(util_fmt_bytes(b, sizeof(b), 1023.0), "1023 B");
+	CHECK_STR(util_fmt_bytes(b, sizeof(b), 1536.0), "1.50 KiB");
+	CHECK_STR(util_fmt_bytes(b, sizeof(b), -1536.0), "-1.50 KiB");
+	CHECK_STR(util_fmt_bytes(b, sizeof(b), 1048575.0), "1024.00 KiB");
+	CHECK_STR(util_fmt_bytes(b, sizeof(b), 2199023255552.0), "2.00 TiB");
+	CHECK_STR(util_fmt_size(b, sizeof(b), 1023.0, UTIL_SIZE_GATE), "1023 B");
+	CHECK_STR(util_fmt_size(b, sizeof(b), -1536.0, UTIL_SIZE_GATE), "-1.5 KiB");
+	CHECK_STR(util_fmt_size(b, sizeof(b), 1048576.0, UTIL_SIZE_GATE), "1.0 MiB");
+	CHECK_STR(util_fmt_size(b, sizeof(b), 1073741824.0, UTIL_SIZE_GATE), "1.00 GiB");
+	CHECK_STR(util_fmt_size(b, sizeof(b), 2199023255552.0, UTIL_SIZE_GATE), "2048.00 GiB");
+	CHECK_STR(util_fmt_size(b, sizeof(b), NAN, UTIL_SIZE_GATE), "nan GiB");
+	CHECK_STR(util_fmt_size(b, sizeof(b), NAN, UTIL_SIZE_REPORT), "nan B");
+}
+
 /* Every allocation recorded: each stands for itself; sampled at rate r, a
  * block of r bytes was kept with probability 1 - 1/e. */
 static void test_mem_weight(void)
@@ -106,6 +126,7 @@ int main(void)
 	test_u64_cmp();
 	test_ival_union();
 	test_fmt_ns();
+	test_fmt_size();
 	test_mem_weight();
 	return test_result();
 }
