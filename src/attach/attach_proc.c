@@ -249,34 +249,54 @@ const char *attach_proc_syscall_name(int64_t nr)
 	return NULL;
 }
 
-/* The end of the mapping of pid holding addr (/proc/PID/maps), 0: none. */
-static uint64_t proc_map_end(pid_t pid, uint64_t addr)
+/* m's mappings read again from /proc/PID/maps: 0, or -1. */
+static int proc_maps_read(struct attach_maps *m)
 {
 	char path[64], line[512];
 	unsigned long long lo, hi;
-	uint64_t end = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)m->pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return -1;
+	m->n = 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && addr >= lo && addr < hi) {
-			end = hi;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2)
+			continue;
+		if (util_grow((void **)&m->range, &m->cap, 2 * (m->n + 1), sizeof(*m->range)) < 0)
 			break;
-		}
+		m->range[2 * m->n] = lo;
+		m->range[2 * m->n + 1] = hi;
+		m->n++;
 	}
 	fclose(f);
-	return end;
+	m->read = 1;
+	return 0;
 }
 
-size_t attach_proc_stack(pid_t pid, uint64_t sp, void *dst, size_t len)
+/* The end of the mapping holding addr, 0: none. */
+static uint64_t proc_map_end(struct attach_maps *m, uint64_t addr)
 {
-	uint64_t end = proc_map_end(pid, sp);
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (addr >= m->range[2 * i] && addr < m->range[2 * i + 1])
+			return m->range[2 * i + 1];
+	return 0;
+}
+
+size_t attach_proc_stack(struct attach_maps *m, uint64_t sp, void *dst, size_t len)
+{
 	struct iovec local, remote;
+	uint64_t end = 0;
 	ssize_t n;
 
+	if (m->read)
+		end = proc_map_end(m, sp);
+	/* Not read yet, or a stack mapped since (a new thread's). */
+	if (!end && proc_maps_read(m) == 0)
+		end = proc_map_end(m, sp);
 	if (!end)
 		return 0;
 	if (end - sp < len)
@@ -285,8 +305,18 @@ size_t attach_proc_stack(pid_t pid, uint64_t sp, void *dst, size_t len)
 	local.iov_len = len;
 	remote.iov_base = (void *)(uintptr_t)sp;
 	remote.iov_len = len;
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	/* A mapping gone since it was read: the kernel copies up to the
+	 * first page it cannot read and says how much. */
+	n = process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
 	return n > 0 ? (size_t)n : 0;
+}
+
+void attach_maps_free(struct attach_maps *m)
+{
+	free(m->range);
+	m->range = NULL;
+	m->n = m->cap = 0;
+	m->read = 0;
 }
 
 void attach_proc_refusal(pid_t pid, int err, char *why, size_t len)
