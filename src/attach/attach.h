@@ -29,6 +29,9 @@ pid_t attach_proc_ppid(pid_t pid);
 int attach_proc_alive(pid_t pid);
 /* pid is there, alive (not a zombie) and readable: 0, or -errno with why. */
 int attach_proc_check(pid_t pid, char *why, size_t len);
+/* Why pid's threads or modules could not be read: it is gone or exiting
+ * (-ESRCH), not ours to read (as attach_proc_check), or -EIO. */
+int attach_proc_unreadable(pid_t pid, char *why, size_t len);
 /* The thread ids of pid (malloc'd into *tids, sorted); how many, or -errno. */
 int attach_proc_threads(pid_t pid, pid_t **tids);
 /* A thread's name (/proc/PID/task/TID/comm), "" when gone. */

@@ -246,11 +246,10 @@ int attach_dump(pid_t pid, FILE *out, char *why, size_t len)
 	n = attach_proc_threads(pid, &tids);
 	d.u = n > 0 ? mon_unwind_open(pid) : NULL;
 	if (n <= 0 || !d.u) {
-		ret = attach_proc_check(pid, why, len);
-		if (ret == 0) {
-			snprintf(why, len, "cannot read the modules of process %d (/proc/%d/maps)",
-				 (int)pid, (int)pid);
-			ret = n == -ENOMEM ? -ENOMEM : -EIO;
+		ret = attach_proc_unreadable(pid, why, len);
+		if (ret == -EIO && n == -ENOMEM) {
+			snprintf(why, len, "out of memory");
+			ret = -ENOMEM;
 		}
 		goto out;
 	}

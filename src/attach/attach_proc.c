@@ -112,6 +112,33 @@ int attach_proc_check(pid_t pid, char *why, size_t len)
 	return 0;
 }
 
+/* 0 when pid no longer has its memory (it is exiting: /proc/PID/status
+ * lists no VmSize then, as for a kernel thread), 1 when it has, -1 unknown. */
+static int proc_has_mm(pid_t pid)
+{
+	char path[64], buf[4096];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (util_read_small(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strstr(buf, "\nVmSize:") != NULL;
+}
+
+int attach_proc_unreadable(pid_t pid, char *why, size_t len)
+{
+	int ret = attach_proc_check(pid, why, len);
+
+	if (ret < 0)
+		return ret;
+	if (proc_has_mm(pid) <= 0) {
+		snprintf(why, len, "process %d exited while cbottleneck attached", (int)pid);
+		return -ESRCH;
+	}
+	snprintf(why, len, "cannot read the modules of process %d (/proc/%d/maps)", (int)pid,
+		 (int)pid);
+	return -EIO;
+}
+
 static int proc_tid_cmp(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
