@@ -29,6 +29,9 @@ pid_t attach_proc_ppid(pid_t pid);
 int attach_proc_alive(pid_t pid);
 /* pid is there, alive (not a zombie) and readable: 0, or -errno with why. */
 int attach_proc_check(pid_t pid, char *why, size_t len);
+/* Why pid's threads or modules could not be read: it is gone or exiting
+ * (-ESRCH), not ours to read (as attach_proc_check), or -EIO. */
+int attach_proc_unreadable(pid_t pid, char *why, size_t len);
 /* The thread ids of pid (malloc'd into *tids, sorted); how many, or -errno. */
 int attach_proc_threads(pid_t pid, pid_t **tids);
 /* A thread's name (/proc/PID/task/TID/comm), "" when gone. */
@@ -45,9 +48,19 @@ struct attach_where {
 int attach_proc_where(pid_t pid, pid_t tid, struct attach_where *w);
 /* The name of system call nr ("futex"), or NULL when not one we name. */
 const char *attach_proc_syscall_name(int64_t nr);
-/* Up to len bytes of pid's memory from sp, cut at the end of the mapping
+/* The mappings of process pid (start and end of each, from /proc/PID/maps),
+ * read at the first look and again when an address falls in none of them:
+ * once per dump, not once per thread. */
+struct attach_maps {
+	pid_t pid;
+	uint64_t *range;                 /* start, end of mapping i at [2i], [2i + 1] */
+	size_t n, cap;                   /* mappings; room for cap values */
+	int read;
+};
+/* Up to len bytes of m->pid's memory from sp, cut at the end of the mapping
  * holding sp; the bytes copied (0: none). */
-size_t attach_proc_stack(pid_t pid, uint64_t sp, void *dst, size_t len);
+size_t attach_proc_stack(struct attach_maps *m, uint64_t sp, void *dst, size_t len);
+void attach_maps_free(struct attach_maps *m);
 /* Why a read of pid's threads failed with err (-EPERM, -EACCES): the owner,
  * Yama's ptrace_scope or the process's dumpable flag, in one line. */
 void attach_proc_refusal(pid_t pid, int err, char *why, size_t len);
@@ -88,16 +101,28 @@ struct attach_py {
 	uint64_t module_base;            /* load bias of the module holding _PyRuntime */
 	struct cbn_py_target t;
 	struct cbn_rec_py_code *rec;     /* CBN_PY_REC_MAX bytes; NULL: no interpreter read */
+	/* The interpreter's thread states as last read (cbn_py_threads): a
+	 * thread's frames are read from its state at once, without walking the
+	 * list (a walk per thread made a dump of n threads n^2 reads). */
+	uint32_t *ts_tid;
+	uintptr_t *ts_addr;
+	int nts;
+	uint64_t ts_ns;                  /* when it was read (CLOCK_MONOTONIC), 0 never */
+	struct attach_py_names *names;   /* attach_py_where's code objects, read once each */
 };
 /* 1 found and readable, 0 not a Python process, -1 one that cannot be read
  * (why says why: a version not understood). */
 int attach_py_find(pid_t pid, struct attach_py *py, char *why, size_t len);
-/* Thread tid's Python frames, leaf first (cbn_py_frames_of); 0: none. */
+/* Thread tid's Python frames, leaf first (as cbn_py_frames_of); 0: none.
+ * The list of thread states is read again when tid's has moved, or when tid
+ * is not in it and it is older than ATTACH_PY_REREAD_MS. */
+#define ATTACH_PY_REREAD_MS 10
 int attach_py_frames(struct attach_py *py, pid_t tid, struct cbn_py_frame *out, int max);
 /* The PY_CODE record of frame f's code as id into py->rec: its size. */
 size_t attach_py_code(struct attach_py *py, uint32_t id, const struct cbn_py_frame *f, int *gone);
-/* Frame f's qualified name, file and executing line (pointers into
- * py->rec, valid until the next call): 0, or -1 when its code is gone. */
+/* Frame f's qualified name, file and executing line (pointers valid until
+ * the next call at least: each code object is read once, by its fingerprint,
+ * and kept): 0, or -1 when its code is gone. */
 int attach_py_where(struct attach_py *py, const struct cbn_py_frame *f, const char **qual,
 		    const char **file, int *line);
 void attach_py_free(struct attach_py *py);

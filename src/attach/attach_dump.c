@@ -45,6 +45,7 @@ struct dump_thread {
 struct dump {
 	pid_t pid;
 	struct mon_unwind *u;
+	struct attach_maps maps;          /* for the stacks' ends */
 	struct attach_py py;
 	int py_state;                     /* attach_py_find's answer */
 	char py_why[160];
@@ -64,7 +65,7 @@ static int dump_blocked(struct dump *d, struct dump_thread *t)
 	for (i = 0; i < DUMP_TRIES; i++) {
 		if (!attach_proc_where(pid, t->tid, &w))
 			return 0;
-		n = attach_proc_stack(pid, w.sp, dump_stack, sizeof(dump_stack));
+		n = attach_proc_stack(&d->maps, w.sp, dump_stack, sizeof(dump_stack));
 		t->npcs = n >= 8 ? mon_unwind_stack(d->u, t->tid, w.pc, w.sp, 0, dump_stack, n,
 						    t->pcs, ATTACH_MAX_FRAMES)
 				 : 0;
@@ -235,7 +236,7 @@ static void dump_print(FILE *out, struct dump *d, struct dump_thread *t, int n)
 int attach_dump(pid_t pid, FILE *out, char *why, size_t len)
 {
 	struct dump_thread *t = NULL;
-	struct dump d = {.pid = pid};
+	struct dump d = {.pid = pid, .maps = {.pid = pid}};
 	pid_t *tids = NULL;
 	int n, i, ret;
 
@@ -245,11 +246,10 @@ int attach_dump(pid_t pid, FILE *out, char *why, size_t len)
 	n = attach_proc_threads(pid, &tids);
 	d.u = n > 0 ? mon_unwind_open(pid) : NULL;
 	if (n <= 0 || !d.u) {
-		ret = attach_proc_check(pid, why, len);
-		if (ret == 0) {
-			snprintf(why, len, "cannot read the modules of process %d (/proc/%d/maps)",
-				 (int)pid, (int)pid);
-			ret = n == -ENOMEM ? -ENOMEM : -EIO;
+		ret = attach_proc_unreadable(pid, why, len);
+		if (ret == -EIO && n == -ENOMEM) {
+			snprintf(why, len, "out of memory");
+			ret = -ENOMEM;
 		}
 		goto out;
 	}
@@ -271,6 +271,7 @@ int attach_dump(pid_t pid, FILE *out, char *why, size_t len)
 	ret = 0;
 out:
 	attach_py_free(&d.py);
+	attach_maps_free(&d.maps);
 	mon_unwind_close(d.u);
 	free(t);
 	free(tids);

@@ -112,6 +112,33 @@ int attach_proc_check(pid_t pid, char *why, size_t len)
 	return 0;
 }
 
+/* 0 when pid no longer has its memory (it is exiting: /proc/PID/status
+ * lists no VmSize then, as for a kernel thread), 1 when it has, -1 unknown. */
+static int proc_has_mm(pid_t pid)
+{
+	char path[64], buf[4096];
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (util_read_small(path, buf, sizeof(buf)) <= 0)
+		return -1;
+	return strstr(buf, "\nVmSize:") != NULL;
+}
+
+int attach_proc_unreadable(pid_t pid, char *why, size_t len)
+{
+	int ret = attach_proc_check(pid, why, len);
+
+	if (ret < 0)
+		return ret;
+	if (proc_has_mm(pid) <= 0) {
+		snprintf(why, len, "process %d exited while cbottleneck attached", (int)pid);
+		return -ESRCH;
+	}
+	snprintf(why, len, "cannot read the modules of process %d (/proc/%d/maps)", (int)pid,
+		 (int)pid);
+	return -EIO;
+}
+
 static int proc_tid_cmp(const void *a, const void *b)
 {
 	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
@@ -249,34 +276,54 @@ const char *attach_proc_syscall_name(int64_t nr)
 	return NULL;
 }
 
-/* The end of the mapping of pid holding addr (/proc/PID/maps), 0: none. */
-static uint64_t proc_map_end(pid_t pid, uint64_t addr)
+/* m's mappings read again from /proc/PID/maps: 0, or -1. */
+static int proc_maps_read(struct attach_maps *m)
 {
 	char path[64], line[512];
 	unsigned long long lo, hi;
-	uint64_t end = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)m->pid);
 	f = fopen(path, "re");
 	if (!f)
-		return 0;
+		return -1;
+	m->n = 0;
 	while (fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%llx-%llx", &lo, &hi) == 2 && addr >= lo && addr < hi) {
-			end = hi;
+		if (sscanf(line, "%llx-%llx", &lo, &hi) != 2)
+			continue;
+		if (util_grow((void **)&m->range, &m->cap, 2 * (m->n + 1), sizeof(*m->range)) < 0)
 			break;
-		}
+		m->range[2 * m->n] = lo;
+		m->range[2 * m->n + 1] = hi;
+		m->n++;
 	}
 	fclose(f);
-	return end;
+	m->read = 1;
+	return 0;
 }
 
-size_t attach_proc_stack(pid_t pid, uint64_t sp, void *dst, size_t len)
+/* The end of the mapping holding addr, 0: none. */
+static uint64_t proc_map_end(struct attach_maps *m, uint64_t addr)
 {
-	uint64_t end = proc_map_end(pid, sp);
+	size_t i;
+
+	for (i = 0; i < m->n; i++)
+		if (addr >= m->range[2 * i] && addr < m->range[2 * i + 1])
+			return m->range[2 * i + 1];
+	return 0;
+}
+
+size_t attach_proc_stack(struct attach_maps *m, uint64_t sp, void *dst, size_t len)
+{
 	struct iovec local, remote;
+	uint64_t end = 0;
 	ssize_t n;
 
+	if (m->read)
+		end = proc_map_end(m, sp);
+	/* Not read yet, or a stack mapped since (a new thread's). */
+	if (!end && proc_maps_read(m) == 0)
+		end = proc_map_end(m, sp);
 	if (!end)
 		return 0;
 	if (end - sp < len)
@@ -285,8 +332,18 @@ size_t attach_proc_stack(pid_t pid, uint64_t sp, void *dst, size_t len)
 	local.iov_len = len;
 	remote.iov_base = (void *)(uintptr_t)sp;
 	remote.iov_len = len;
-	n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	/* A mapping gone since it was read: the kernel copies up to the
+	 * first page it cannot read and says how much. */
+	n = process_vm_readv(m->pid, &local, 1, &remote, 1, 0);
 	return n > 0 ? (size_t)n : 0;
+}
+
+void attach_maps_free(struct attach_maps *m)
+{
+	free(m->range);
+	m->range = NULL;
+	m->n = m->cap = 0;
+	m->read = 0;
 }
 
 void attach_proc_refusal(pid_t pid, int err, char *why, size_t len)

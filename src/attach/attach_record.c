@@ -218,17 +218,19 @@ int attach_record(pid_t pid, const char *session, const struct attach_opts *o,
 	r.u = mon_unwind_open(pid);
 	mon_unwind_copy_only(r.u, 1);
 	if (!r.u || attach_file_modules(&r.f, pid) < 0) {
-		ret = attach_proc_check(pid, why, len);
-		if (ret == 0) {
-			snprintf(why, len, "cannot read the modules of process %d (/proc/%d/maps)",
-				 (int)pid, (int)pid);
-			ret = -EIO;
-		}
+		ret = attach_proc_unreadable(pid, why, len);
 		goto out;
 	}
 	attach_pyrec_open(&r.py, &r.f, pid);
 	res->start_ns = attach_now();
 	rec_scan(&r);
+	/* No thread's event open: the process ended meanwhile (its threads'
+	 * events refused with ESRCH), or they were all refused. */
+	if ((!res->threads || res->unread == res->threads) &&
+	    attach_proc_unreadable(pid, why, len) == -ESRCH) {
+		ret = -ESRCH;
+		goto out;
+	}
 	if (res->threads && res->unread == res->threads) {
 		snprintf(why, len, "%s", r.refused);
 		ret = -EPERM;

@@ -120,6 +120,16 @@ int session_find_mpi(const char *agent, char *out, size_t len);
 int session_create(const char *dir, char *out, size_t len);
 /* Remove a private session directory and the files in it. */
 void session_remove(const char *dir);
+/* session_signal.c.  From now on SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * remove the private session dir (NULL: none, only SIGPIPE is ignored) and
+ * the launcher dies of that signal; those it was started with ignored stay
+ * ignored, and SIGPIPE is ignored so that a closed stdout cannot end it
+ * before its cleanup. */
+void session_protect(const char *dir);
+/* The directory session_cleanup_signal removes, for a caller's own handler. */
+void session_protect_dir(const char *dir);
+/* SIGNAL-SAFE: remove that directory (if any) and die of sig. */
+void session_cleanup_signal(int sig);
 /* 1 if dir looks like a cbottleneck session (session.json or *.cbp in it). */
 int session_is_session(const char *dir);
 /* -v: the agents' notes (DIR/notes) on stderr, one line each. */

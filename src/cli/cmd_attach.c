@@ -2,7 +2,8 @@
  * cmd_attach.c — `cbottleneck [OPTIONS] --pid PID`: profile a process that
  * is already running, from outside (src/attach/attach_record.c), until
  * Ctrl-C (SIGINT; SIGTERM and SIGHUP too), the process's exit or
- * --duration; then the same report, files and gate as a launched run, from
+ * --duration (a second signal, or one during the report, ends it at once
+ * and removes its private session directory); then the same report, files and gate as a launched run, from
  * a session in the same format, marked as attached (session.json's
  * attached_pid: no exit status, start-up not seen).  Exit statuses
  * (docs/attach.md): those of a run's report and gate, 2 usage, 3 no such
@@ -23,23 +24,30 @@
 #define ATTACH_FILE_MB 1024          /* the session file at most, as the agent's default */
 
 static volatile int attach_stop;
+static volatile sig_atomic_t attach_detached;
 
+/* While attached, the first signal stops the recording; a second one, or
+ * any once detached (while the report is made), removes the private session
+ * directory and ends the launcher with that signal (session_signal.c). */
 static void attach_on_signal(int sig)
 {
-	(void)sig;
+	if (attach_stop || attach_detached || sig == SIGQUIT)
+		session_cleanup_signal(sig);
 	attach_stop = 1;
 }
 
-/* SIGINT, SIGTERM, SIGHUP stop the recording (on = 1), or are the
- * launcher's again (on = 0).  No SA_RESTART: the wait returns at once. */
-static void attach_signals(int on)
+/* SIGINT, SIGTERM, SIGHUP stop the recording, SIGQUIT ends it at once.  No
+ * SA_RESTART: the wait returns at once.  Installed before the session
+ * directory is made, so that no signal finds it unprotected; taken over by
+ * session_protect once detached. */
+static void attach_signals(void)
 {
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 	struct sigaction sa;
 	size_t i;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on ? attach_on_signal : SIG_DFL;
+	sa.sa_handler = attach_on_signal;
 	for (i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		sigaction(sigs[i], &sa, NULL);
 }
@@ -106,9 +114,9 @@ static int attach_run(struct cli_opts *o, pid_t pid, const char *session)
 	if (!o->quiet)
 		fprintf(stderr, "cbottleneck: attaching to process %d (%s): sampling its threads "
 			"from outside; Ctrl-C to stop\n", (int)pid, argv[0] ? argv[0] : "?");
-	attach_signals(1);
 	ret = attach_record(pid, session, &ao, &res, why, sizeof(why));
-	attach_signals(0);
+	attach_detached = 1;
+	session_protect(o->output_dir ? NULL : session);
 	if (ret < 0)
 		return attach_refused(ret, why);
 	if (!o->quiet)
@@ -150,9 +158,12 @@ int cmd_attach(struct cli_opts *o, int noperands)
 	ret = attach_proc_check(pid, why, sizeof(why));
 	if (ret < 0)
 		return attach_refused(ret, why);
+	attach_signals();
 	ret = session_create(o->output_dir, session, sizeof(session));
 	if (ret)
 		return ret;
+	if (!o->output_dir)
+		session_protect_dir(session);
 	ret = attach_run(o, pid, session);
 	if (ret == 0) {
 		/* No program output to keep apart: the report goes to stdout. */

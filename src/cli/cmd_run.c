@@ -24,48 +24,6 @@
 #include "compare.h"
 #include "load.h"
 
-/*
- * After the program has ended, reading and symbolizing can take a while.  A
- * Ctrl-C then must not leave a private session (possibly large) in TMPDIR, and
- * a closed stdout (`cbottleneck ./prog | head`) must not kill us before the
- * cleanup.  Only async-signal-safe calls are allowed in the handler, so it
- * hands the cleanup to a shell that then dies of the same signal.
- */
-static char cleanup_dir[PATH_MAX];
-
-static void cleanup_on_signal(int sig)
-{
-	static char script[] = "rm -rf -- \"$1\"; trap - \"$2\"; kill -s \"$2\" $$";
-	char *name = sig == SIGINT ? "INT" : sig == SIGTERM ? "TERM" : sig == SIGHUP ? "HUP" : "QUIT";
-	char *argv[] = {"sh", "-c", script, "sh", cleanup_dir, name, NULL};
-	char *envp[] = {"PATH=/usr/bin:/bin", NULL};
-
-	execve("/bin/sh", argv, envp);
-	_exit(128 + sig);
-}
-
-static void protect_session(const char *dir)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-	if (!dir || strlen(dir) >= sizeof(cleanup_dir))
-		return;
-	strcpy(cleanup_dir, dir);
-	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
-		struct sigaction old;
-		/* A signal we were started with ignored (nohup, background job)
-		 * stays ignored. */
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-			continue;
-		sa.sa_handler = cleanup_on_signal;
-		sigaction(sigs[i], &sa, NULL);
-	}
-}
-
 /* The variable a rank came from, for messages. */
 static const char *rank_env_name(uint32_t source)
 {
@@ -275,7 +233,7 @@ int cmd_run(int argc, char **argv)
 	memset(&meta, 0, sizeof(meta));
 	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);
-	protect_session(o.output_dir ? NULL : session);
+	session_protect(o.output_dir ? NULL : session);
 	spawn_signals_release();
 	if (ret)
 		goto out;

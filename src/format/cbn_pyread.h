@@ -89,6 +89,24 @@ struct cbn_py_frame {
 int cbn_py_frames_of(const struct cbn_py_target *t, cbn_py_read_fn rd, void *ctx, uint32_t tid,
 		     struct cbn_py_frame *out, int max);
 
+/*
+ * The interpreter's thread states, at most max: each one's native thread id
+ * into tids and its address into ts, in the interpreter's order; how many
+ * (0: none, the runtime finalizes, or the first read failed; a read that
+ * fails later ends the list there).  With cbn_py_frames_at, a reader of many
+ * threads walks the list once instead of once a thread.
+ */
+int cbn_py_threads(const struct cbn_py_target *t, cbn_py_read_fn rd, void *ctx, uint32_t *tids,
+		   uintptr_t *ts, int max);
+
+/*
+ * The Python frames of thread tid whose thread state was at ts (from
+ * cbn_py_threads), as cbn_py_frames_of; -1 when ts no longer holds tid's
+ * state (the thread ended, its state freed or reused: read the list again).
+ */
+int cbn_py_frames_at(const struct cbn_py_target *t, cbn_py_read_fn rd, void *ctx, uintptr_t ts,
+		     uint32_t tid, struct cbn_py_frame *out, int max);
+
 /* The largest PY_CODE record: room to reserve for cbn_py_code_record. */
 #define CBN_PY_REC_MAX                                                                             \
 	CBN_REC_ALIGN(sizeof(struct cbn_rec_py_code) + 2 * (CBN_PY_NAME_MAX + 1) +                   \

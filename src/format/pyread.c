@@ -249,17 +249,81 @@ static int py_chain_of(const struct cbn_py_target *t, cbn_py_read_fn rd, void *c
 	return n;
 }
 
+/* The interpreter's first thread state, 0 when the runtime finalizes or a
+ * read failed. */
+static uintptr_t py_threads_head(const struct cbn_py_target *t, cbn_py_read_fn rd, void *ctx)
+{
+	const struct cbn_py_layout *L = &t->L;
+	uintptr_t interp, ts, fin;
+
+	if (rd(ctx, &fin, t->runtime + L->rt_finalizing, 8) < 0 || fin ||
+	    rd(ctx, &interp, t->runtime + L->rt_interp_head, 8) < 0 || !py_addr_ok(interp) ||
+	    rd(ctx, &ts, interp + L->is_threads_head, 8) < 0)
+		return 0;
+	return ts;
+}
+
+int cbn_py_threads(const struct cbn_py_target *t, cbn_py_read_fn rd, void *ctx, uint32_t *tids,
+		   uintptr_t *ts, int max)
+{
+	const struct cbn_py_layout *L = &t->L;
+	uintptr_t at = py_threads_head(t, rd, ctx);
+	uint64_t ntid;
+	int n = 0, i;
+
+	for (i = 0; i < 4096 && n < max && py_addr_ok(at); i++) {
+		if (rd(ctx, &ntid, at + L->ts_native_tid, 8) < 0)
+			break;
+		tids[n] = (uint32_t)ntid;
+		ts[n++] = at;
+		if (rd(ctx, &at, at + L->ts_next, 8) < 0)
+			break;
+	}
+	return n;
+}
+
+/* The frames of the thread whose state is at ts (its tid checked). */
+static int py_frames_in(const struct cbn_py_target *t, cbn_py_read_fn rd, void *ctx, uintptr_t ts,
+			struct cbn_py_frame *out, int max)
+{
+	const struct cbn_py_layout *L = &t->L;
+	uintptr_t f = 0;
+
+	if (L->ts_cframe >= 0) {
+		uintptr_t cf;
+
+		if (rd(ctx, &cf, ts + (uint32_t)L->ts_cframe, 8) < 0 || !py_addr_ok(cf) ||
+		    rd(ctx, &f, cf + L->cf_current, 8) < 0)
+			return 0;
+	} else if (rd(ctx, &f, ts + L->cf_current, 8) < 0) {
+		return 0;
+	}
+	return f ? py_chain_of(t, rd, ctx, f, out, max) : 0;
+}
+
+int cbn_py_frames_at(const struct cbn_py_target *t, cbn_py_read_fn rd, void *ctx, uintptr_t ts,
+		     uint32_t tid, struct cbn_py_frame *out, int max)
+{
+	const struct cbn_py_layout *L = &t->L;
+	uintptr_t fin;
+	uint64_t ntid;
+
+	if (!py_addr_ok(ts) || rd(ctx, &ntid, ts + L->ts_native_tid, 8) < 0 || ntid != tid)
+		return -1;
+	if (max <= 0 || rd(ctx, &fin, t->runtime + L->rt_finalizing, 8) < 0 || fin)
+		return 0;
+	return py_frames_in(t, rd, ctx, ts, out, max);
+}
+
 int cbn_py_frames_of(const struct cbn_py_target *t, cbn_py_read_fn rd, void *ctx, uint32_t tid,
 		     struct cbn_py_frame *out, int max)
 {
 	const struct cbn_py_layout *L = &t->L;
-	uintptr_t interp, ts, f = 0, fin;
+	uintptr_t ts;
 	uint64_t ntid = 0;
 	int i;
 
-	if (max <= 0 || rd(ctx, &fin, t->runtime + L->rt_finalizing, 8) < 0 || fin ||
-	    rd(ctx, &interp, t->runtime + L->rt_interp_head, 8) < 0 || !py_addr_ok(interp) ||
-	    rd(ctx, &ts, interp + L->is_threads_head, 8) < 0)
+	if (max <= 0 || !(ts = py_threads_head(t, rd, ctx)))
 		return 0;
 	for (i = 0; i < 4096 && py_addr_ok(ts); i++) {
 		if (rd(ctx, &ntid, ts + L->ts_native_tid, 8) < 0)
@@ -271,16 +335,7 @@ int cbn_py_frames_of(const struct cbn_py_target *t, cbn_py_read_fn rd, void *ctx
 	}
 	if (!py_addr_ok(ts) || ntid != tid)
 		return 0; /* no Python on that thread */
-	if (L->ts_cframe >= 0) {
-		uintptr_t cf;
-
-		if (rd(ctx, &cf, ts + (uint32_t)L->ts_cframe, 8) < 0 || !py_addr_ok(cf) ||
-		    rd(ctx, &f, cf + L->cf_current, 8) < 0)
-			return 0;
-	} else if (rd(ctx, &f, ts + L->cf_current, 8) < 0) {
-		return 0;
-	}
-	return f ? py_chain_of(t, rd, ctx, f, out, max) : 0;
+	return py_frames_in(t, rd, ctx, ts, out, max);
 }
 
 /* --- a code object's names ---------------------------------------------------- */

@@ -8,6 +8,7 @@
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example threads wait_lock
+. "$(dirname "$0")/lib/attach.bash"
 
 # dump_of PID: the dump into $OUTF/$ERRF, its status in $RC, its wall in $MS.
 dump_of()
@@ -89,16 +90,7 @@ dump_of "$gone"
 grep -qx "cbottleneck: dump: no process $gone" "$ERRF" || fail "no 'no process' line"
 [ "$(wc -l <"$ERRF")" = 1 ] || fail "more than one line for a missing pid"
 
-python3 -c 'import os, sys, time
-pid = os.fork()
-if pid == 0:
-    os._exit(0)
-print(pid, flush=True)
-time.sleep(30)' >"$T/zombie.pid" &
-parent=$!
-for _ in $(seq 100); do [ -s "$T/zombie.pid" ] && break; sleep 0.1; done
-zombie=$(cat "$T/zombie.pid")
-sleep 0.1
+zombie_start
 dump_of "$zombie"
 kill "$parent" 2>/dev/null || true
 [ "$RC" = 3 ] || fail "a process that exited: status $RC, want 3"
