@@ -534,6 +534,7 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	reader_walk(&rf, rec_cb, L, &res);
 	load_side(L, dir, name);
 	load_modmap_finish(&F);
+	load_python_builtins(L);
 	load_jit_open(L, dir, name);
 
 	/* Ring mode: only the last ring_ns before the process's end. */

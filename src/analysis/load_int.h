@@ -362,6 +362,9 @@ void load_python_calls_rec(struct load *L, const struct reader_rec *r);
 void load_python_ccalls_rec(struct load *L, const struct reader_rec *r);
 int load_python_has(struct load *L, const uint64_t *pcs, uint32_t n);
 int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all);
+/* After the file's records and modules, before its stacks: the builtins
+ * its PY_CCALLS records name (PROF_FUNC_BUILTIN). */
+void load_python_builtins(struct load *L);
 void load_python_finish(struct load *L);
 
 /* load_kernel.c: read the session's kernel-symbols file; free what was built.

@@ -322,8 +322,11 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 			if (counted && py_calls_dispatch(name))
 				owner = 2;
 			/* the interpreter's own code: all of its module but the
-			 * program's entry point of a python executable */
-			nat[nn].internal = strcmp(name, "_start") != 0;
+			 * program's entry point of a python executable, and the
+			 * builtins counted (--calls): rows of their own, as in
+			 * cProfile, with the interpreter's code below them */
+			nat[nn].internal = strcmp(name, "_start") != 0 &&
+					   !(L->p->funcs[outer->func].flags & PROF_FUNC_BUILTIN);
 			ne += nat[nn].eval;
 		} else if (m && nat[nn].key != PROF_NONE &&
 			   !strncmp(m->path + py_base_len(m->path), "ld-linux", 8)) {
@@ -406,27 +409,47 @@ static void py_count_one(struct load *L, const struct cbn_py_call_count *e)
 	f->primitive += e->primitive;
 }
 
-/* One builtin's count onto the function its C code is (a sample in it names
- * the same one), labelled as cProfile labels it; every count into the
- * totals, as cProfile's total counts builtins. */
-static void py_ccount_one(struct load *L, const struct cbn_py_ccall_count *e)
+/* The function a builtin's C code is (a sample in it names the same one),
+ * or NULL. */
+static struct prof_func *py_builtin_func(struct load *L, const struct cbn_py_ccall_count *e)
 {
-	struct load_file *F = L->f;
-	struct prof_python_proc *py = &L->p->processes[F->proc].python;
 	const struct load_symkey *sk;
 	struct load_mod *m;
+	uint32_t k = load_resolve(L, e->meth, L->f->last_ts, &m);
+
+	if (k == PROF_NONE || m->ours || !L->symkeys[k].n)
+		return NULL;
+	sk = &L->symkeys[k];
+	return &L->p->funcs[L->rframes[sk->first + sk->n - 1].func]; /* not an inlined one */
+}
+
+void load_python_builtins(struct load *L)
+{
+	struct load_file *F = L->f;
 	struct prof_func *f;
+	size_t i;
+	uint32_t k;
+
+	for (i = 0; i < F->npyccalls; i++)
+		for (k = 0; k < F->pyccalls[i]->n; k++)
+			if ((f = py_builtin_func(L, &F->pyccalls[i]->c[k])))
+				f->flags |= PROF_FUNC_BUILTIN;
+}
+
+/* One builtin's count onto its function, labelled as cProfile labels it;
+ * every count into the totals, as cProfile's total counts builtins. */
+static void py_ccount_one(struct load *L, const struct cbn_py_ccall_count *e)
+{
+	struct prof_python_proc *py = &L->p->processes[L->f->proc].python;
+	struct prof_func *f = py_builtin_func(L, e);
 	char label[CBN_PY_CLABEL + 1];
-	uint32_t k = load_resolve(L, e->meth, F->last_ts, &m);
 
 	py->calls += e->calls;
 	py->primitive += e->primitive;
-	if (k == PROF_NONE || m->ours || !L->symkeys[k].n) {
+	if (!f) {
 		py->calls_unnamed++;
 		return;
 	}
-	sk = &L->symkeys[k];
-	f = &L->p->funcs[L->rframes[sk->first + sk->n - 1].func]; /* not an inlined one */
 	if (!(f->flags & PROF_FUNC_COUNTED))
 		py->calls_funcs++;
 	f->flags |= PROF_FUNC_COUNTED;

@@ -41,6 +41,9 @@ struct prof_func {
 				  * builtins it called, --calls) */
 #define PROF_FUNC_JIT_ANON 0x10  /* with JIT: a region the program named nowhere, one
 				  * function per region ("[jit] 0xSTART") */
+#define PROF_FUNC_BUILTIN 0x40   /* a builtin Python code called, counted (--calls): its
+				  * frames stay in the Python view, which folds the rest
+				  * of the interpreter into the calling line */
 
 /* One symbolized frame; an inlined call produces several frames for one pc. */
 struct prof_frame {

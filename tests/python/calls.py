@@ -4,14 +4,15 @@ recursion (fib: total/primitive), an indirect one (is_even/is_odd), a
 generator (each resumption is a call, as cProfile counts it), a recursive
 generator (walk: its resumptions run in the generators' own frames), a method, a
 function that raises, and builtins no other code here calls (a module's
-function, a method of a C type).  Each part runs long enough to be sampled
+function, methods of C types, one of them long enough to be sampled).  Each part runs long enough to be sampled
 (tens of ms).  With an argument 'cprofile PATH' it runs itself under cProfile
 and writes "qualname ncalls primitive" lines of this file's functions and of
 those builtins (pstats' name) to PATH."""
 import math
 import sys
 
-BUILTINS = ("{built-in method math.hypot}", "{method 'bit_length' of 'int' objects}")
+BUILTINS = ("{built-in method math.hypot}", "{method 'bit_length' of 'int' objects}",
+            "{method 'swapcase' of 'str' objects}")
 
 
 def tiny(x):
@@ -110,6 +111,9 @@ def builtins_part(n):
     s = 0
     for i in range(n):
         s += math.hypot(i, 1.0) + i.bit_length()
+    big = "aB" * 2000000
+    for _ in range(12):  # C work inside the interpreter: a row with time
+        s += len(big.swapcase())
     return s
 
 
