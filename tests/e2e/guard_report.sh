@@ -7,6 +7,7 @@
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 H=$CBN_BUILD_DIR/tests/hostile
+[ -d "$H" ] || skip "this build leaves out the hostile programs (-DCBN_TESTS_HOSTILE=OFF)"
 need_built "$H/seccomp_tsync" "$H/seccomp_strict" "$H/seccomp_exec" "$H/setuid_exec"
 
 # run_guard PROG: the report in $OUTF, its JSON in $T/PROG.json.
