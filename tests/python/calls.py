@@ -4,7 +4,7 @@ recursion (fib: total/primitive), an indirect one (is_even/is_odd), a
 generator (each resumption is a call, as cProfile counts it), a recursive
 generator (walk: its resumptions run in the generators' own frames), a method, a
 function that raises, and builtins no other code here calls (a module's
-function, methods of C types, one of them long enough to be sampled).  Each part runs long enough to be sampled
+function, methods of C types) and sorted(), long enough to be sampled.  Each part runs long enough to be sampled
 (tens of ms).  With an argument 'cprofile PATH' it runs itself under cProfile
 and writes "qualname ncalls primitive" lines of this file's functions and of
 those builtins (pstats' name) to PATH."""
@@ -111,9 +111,14 @@ def builtins_part(n):
     s = 0
     for i in range(n):
         s += math.hypot(i, 1.0) + i.bit_length()
-    big = "aB" * 2000000
-    for _ in range(12):  # C work inside the interpreter: a row with time
-        s += len(big.swapcase())
+    for _ in range(12):
+        s += len("aB".swapcase())
+    # C work inside the interpreter, in a builtin that keeps its frame while
+    # it works (swapcase's C function tail-calls its worker): a row with time
+    xs = list(map(float, range(200000)))
+    xs.reverse()
+    for _ in range(6):
+        s += len(sorted(xs))
     return s
 
 
