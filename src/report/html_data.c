@@ -139,7 +139,7 @@ static uint32_t names_str(struct names *nm, const char *s)
 	return v;
 }
 
-/* ---- call tree (analysis/calltree.c builds it) ------------------------------- */
+/* ---- call tree (analysis/cpu/calltree.c builds it) ------------------------------- */
 
 static int by_total_desc(const void *a, const void *b, void *ctx)
 {
@@ -651,7 +651,7 @@ static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map
 	if (!lanes)
 		goto fail;
 
-	/* samples bucketed by thread (analysis/stackw.h), the busiest threads first */
+	/* samples bucketed by thread (analysis/cpu/stackw.h), the busiest threads first */
 	cnt = calloc(p->nthreads + 1, sizeof(*cnt));
 	ord = malloc((p->nthreads + 1) * sizeof(*ord));
 	if (!cnt || !ord || stackw_ticks(a, &ticks) < 0)
@@ -843,7 +843,7 @@ static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho)
 		if (src_read(f, used, o, &sf[nf++]) < 0)
 			goto fail;
 	}
-	/* self from the hot lines, total from the analysis (analysis/stackw.h) */
+	/* self from the hot lines, total from the analysis (analysis/cpu/stackw.h) */
 	for (i = 0; c && i < c->nlines; i++)
 		for (k = 0; k < nf; k++)
 			if (sf[k].self && c->lines[i].file && !strcmp(c->lines[i].file, sf[k].file) &&

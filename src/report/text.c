@@ -36,8 +36,8 @@
 /* --sort takes exactly the pstats keys of the CPU table and the key_averages
  * keys of the CUDA tables, torch's device_* spellings included, and the keys
  * of the memory allocation-sites table: each table's own parser decides, so
- * the lists live in one place each (analysis/cpu.c, analysis/cuda_tables.c,
- * analysis/memory.c).  Each table falls back to its own default for a key of the
+ * the lists live in one place each (analysis/cpu/cpu.c, analysis/cuda/cuda_tables.c,
+ * analysis/mem/memory.c).  Each table falls back to its own default for a key of the
  * other kind.  The parsers reject NULL. */
 int report_sort_key_valid(const char *key)
 {

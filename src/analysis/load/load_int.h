@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../format/reader.h"
-#include "../symbols/ksym.h"
-#include "../symbols/perfmap.h"
-#include "../symbols/sym.h"
+#include "../../format/reader.h"
+#include "../../symbols/ksym.h"
+#include "../../symbols/perfmap.h"
+#include "../../symbols/sym.h"
 #include "load.h"
 #include "util.h"
 
