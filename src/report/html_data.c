@@ -602,29 +602,6 @@ oom:
 	return -ENOMEM;
 }
 
-/* The span the page's timeline and breakdown cover: the earliest process
- * start to the last process end, sample or GPU operation. */
-void html_span(const struct analysis *a, uint64_t *t0p, uint64_t *t1p)
-{
-	const struct profile *p = a->profile;
-	uint64_t t0 = p->start_ns, t1 = t0;
-	size_t i;
-
-	for (i = 0; i < p->nprocesses; i++) {
-		if (p->processes[i].start && (!t0 || p->processes[i].start < t0))
-			t0 = p->processes[i].start;
-		if (p->processes[i].end > t1)
-			t1 = p->processes[i].end;
-	}
-	if (a->stackw && a->stackw->last_ts > t1)
-		t1 = a->stackw->last_ts;
-	for (i = 0; i < p->ngpu_ops; i++)
-		if (p->gpu_ops[i].end > t1 && p->gpu_ops[i].end - t1 < (uint64_t)1e12)
-			t1 = p->gpu_ops[i].end;
-	*t0p = t0;
-	*t1p = t1;
-}
-
 static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map,
 			    struct names *nm)
 {

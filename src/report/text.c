@@ -44,15 +44,6 @@ int report_sort_key_valid(const char *key)
 	return cpu_sort_parse(key) >= 0 || cuda_sort_key_valid(key) || mem_sort_key_valid(key);
 }
 
-size_t report_limit(const struct report_opts *o, size_t n)
-{
-	int l = o ? o->limit : 0;
-
-	if (l == 0)
-		l = REPORT_DEFAULT_LIMIT;
-	return l > 0 && (size_t)l < n ? (size_t)l : n;
-}
-
 static const char *text_plural(size_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
