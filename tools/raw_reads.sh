@@ -2,7 +2,7 @@
 # raw_reads.sh — writers only format (docs/architecture.md): no file of the
 # writers reads the profile's raw per-event arrays, whose every figure,
 # weight and site comes from struct analysis (the stacks' weights and frames:
-# src/analysis/stackw.h; the off-CPU stretches: wait.h; the memory samples:
+# src/analysis/cpu/stackw.h; the off-CPU stretches: wait.h; the memory samples:
 # mem_samples.h).
 #
 #   tools/raw_reads.sh [--self-test] [DIR|FILE...]

@@ -26,7 +26,7 @@ struct cmp_val {
 };
 
 
-/* compare.c: a copy of s (NULL when memory is short); sampled time v (ns)
+/* cmp_row.c: a copy of s (NULL when memory is short); sampled time v (ns)
  * of n counted periods as a value with its Poisson variance (v * period
  * without a count). */
 char *cmp_strdup(const char *s);
@@ -35,7 +35,7 @@ struct cmp_val cmp_sampled(double v, double n, double period);
 /* cmp_pattern.c: whether file matches pattern ("file.c" or a path glob). */
 int cmp_file_matches(const char *pattern, const char *file);
 
-/* compare.c: a new row (NULL with r->nomem set); one row's status from its
+/* cmp_row.c: a new row (NULL with r->nomem set); one row's status from its
  * numbers and its expression's threshold; a gate that names what the
  * baseline lacks (said on stderr, r->config_error set); the name of e's
  * metric into name; the noise of e's metric. */

@@ -4,8 +4,9 @@
  * rows with noise-aware verdicts, and decide the exit status (docs/ci.md).
  * The run's scalars (wall, cpu, samples, gpu.*) are evaluated here, each
  * view's metrics in a file of its own (cmp_pattern.c, cmp_mem.c,
- * cmp_steps.c, cmp_dist.c, cmp_wait.c: cmp_eval.h).  Out of memory is
- * CMP_NOMEM, returned: the caller says so and exits.
+ * cmp_steps.c, cmp_dist.c, cmp_wait.c: cmp_eval.h), the rows they all add
+ * in cmp_row.c, below them.  Out of memory is CMP_NOMEM, returned: the
+ * caller says so and exits.
  */
 #include <errno.h>
 #include <math.h>
@@ -17,14 +18,6 @@
 #include "cmp_eval.h"
 #include "gate_run.h"
 #include "util.h"
-
-char *cmp_strdup(const char *s)
-{
-	size_t n = strlen(s) + 1;
-	char *d = malloc(n);
-
-	return d ? memcpy(d, s, n) : NULL;
-}
 
 static void side_cuda_state(struct cmp_side *s)
 {
@@ -72,131 +65,6 @@ static void side_command(const struct cmp_side *s, char *buf, size_t len)
 		if (n >= len)
 			n = len - 1;
 	}
-}
-
-/* --- rows ---------------------------------------------------------------- */
-
-/* A new row, or NULL with r->nomem set. */
-struct cmp_row *cmp_row_add(struct cmp_result *r, const struct cmp_expr *e, const char *name)
-{
-	struct cmp_row *row;
-	char *copy;
-
-	if (r->nrows == r->cap) {
-		size_t cap = r->cap ? r->cap * 2 : 16;
-		struct cmp_row *rows = util_reallocarray(r->rows, cap, sizeof(*rows));
-
-		if (!rows) {
-			r->nomem = 1;
-			return NULL;
-		}
-		r->rows = rows;
-		r->cap = cap;
-	}
-	if (!(copy = cmp_strdup(name))) {
-		r->nomem = 1;
-		return NULL;
-	}
-	row = &r->rows[r->nrows++];
-	memset(row, 0, sizeof(*row));
-	row->name = copy;
-	row->expr = e;
-	return row;
-}
-
-/* Decide one row's status from its numbers and its expression's threshold. */
-void cmp_row_judge(struct cmp_result *r, struct cmp_row *row)
-{
-	const struct cmp_threshold *th = &row->expr->th;
-	double delta, d, rel;
-	int fires;
-
-	if (row->status == CMP_S_NA) {
-		/* already decided */
-	} else if (!row->has_base) {
-		row->status = CMP_S_NEW;
-	} else if (!row->has_cur) {
-		row->status = CMP_S_MISSING;
-	} else {
-		delta = row->cur - row->base;
-		d = th->dir * delta;
-		if (row->base > 0)
-			rel = d / row->base;
-		else
-			rel = d > 0 ? INFINITY : 0;
-		fires = th->relative ? rel > th->value : d > th->value;
-		if (fires && th->has_floor)
-			fires = d >= th->floor;
-		if (!fires)
-			row->status = CMP_S_OK;
-		else if (row->noise == CMP_N_SAMPLED && fabs(delta) <= CMP_NOISE_K * row->sigma)
-			row->status = CMP_S_NOISE;
-		else
-			row->status = row->expr->level == CMP_LEVEL_FAIL ? CMP_S_FAIL : CMP_S_WARN;
-	}
-	if (row->status == CMP_S_NA && row->expr->level == CMP_LEVEL_FAIL)
-		r->unmeasurable = 1;
-	r->counts[row->status]++;
-}
-
-void cmp_config_error(struct cmp_result *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("cbottleneck compare: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	r->config_error = 1;
-}
-
-void cmp_eval_section(struct cmp_result *r, const struct cmp_side *b, const struct cmp_expr *e,
-		      const struct cmp_section *g)
-{
-	struct cmp_row *row;
-
-	if (!g->base_has) {
-		cmp_config_error(r, "'%s': %s %s%s", e->text, g->base_pre, b->path, g->base_post);
-		return;
-	}
-	if (!gate_has(g->base)) {
-		cmp_config_error(r, "'%s': the baseline %s has no %s; is it a complete cbottleneck "
-				 "report?", e->text, b->path, g->key);
-		return;
-	}
-	row = cmp_row_add(r, e, e->text);
-	if (!row)
-		return;
-	cmp_metric_name(e, row->name);
-	row->noise = g->noise;
-	row->has_base = 1;
-	row->base = g->base;
-	if (!g->cur_has) {
-		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "%s", g->cur_note);
-	} else if (!gate_has(g->cur)) {
-		row->status = CMP_S_NA;
-		snprintf(row->note, sizeof(row->note), "the current report has no %s", g->key);
-	} else {
-		row->has_cur = 1;
-		row->cur = g->cur;
-	}
-	cmp_row_judge(r, row);
-}
-
-
-/* Sampled time in ns with its weight in samples: variance = p^2 * n, the
- * Poisson error of n counted periods of p = v / n each. */
-struct cmp_val cmp_sampled(double v, double n, double period)
-{
-	struct cmp_val x = {1, v, 0};
-
-	if (n > 0)
-		x.var = v * v / n;
-	else
-		x.var = v * period;
-	return x;
 }
 
 static struct cmp_val scalar_value(const struct cmp_side *s, const struct cmp_expr *e)
@@ -271,40 +139,9 @@ static const char *scalar_key(const struct cmp_expr *e)
 	}
 }
 
-/* The metric part of an expression ("gpu.kernels" of "gpu.kernels:+0"), in
- * place: name holds a copy of e->text. */
-void cmp_metric_name(const struct cmp_expr *e, char *name)
-{
-	size_t n = strlen(name), t = strlen(e->th_text);
-
-	if (n > t && name[n - t - 1] == ':')
-		name[n - t - 1] = '\0';
-}
-
 static int is_gpu_metric(const struct cmp_expr *e)
 {
 	return e->metric == CMP_M_GPU || e->metric == CMP_M_KERNEL || e->metric == CMP_M_API;
-}
-
-enum cmp_noise cmp_metric_noise(const struct cmp_expr *e)
-{
-	switch (e->metric) {
-	case CMP_M_CPU:
-	case CMP_M_SAMPLES:
-	case CMP_M_FUNC:
-		return e->field == CMP_F_CALLS ? CMP_N_EXACT : CMP_N_SAMPLED;
-	case CMP_M_LINE:
-		return CMP_N_SAMPLED;
-	case CMP_M_WALL:
-		return CMP_N_SINGLE;
-	case CMP_M_OP:
-		/* sampled CPU; exact GPU times are one measurement per run,
-		 * launches exact counts */
-		return e->field == CMP_F_CPU || e->field == CMP_F_SELF_CPU ? CMP_N_SAMPLED
-		       : e->field == CMP_F_LAUNCHES ? CMP_N_EXACT : CMP_N_SINGLE;
-	default:
-		return e->unit == CMP_U_NS || e->unit == CMP_U_RATIO ? CMP_N_SINGLE : CMP_N_EXACT;
-	}
 }
 
 static void eval_scalar(struct cmp_result *r, const struct cmp_side *b, const struct cmp_side *c,
@@ -384,17 +221,6 @@ static void eval_expr(struct cmp_result *r, const struct cmp_side *b, const stru
 		cmp_eval_pattern(r, b, c, e);
 	else
 		eval_scalar(r, b, c, e);
-}
-
-int cmp_result_status(const struct cmp_result *r)
-{
-	if (r->config_error)
-		return CMP_USAGE;
-	if (r->counts[CMP_S_FAIL])
-		return CMP_REGRESSION;
-	if (r->unmeasurable)
-		return CMP_UNMEASURABLE;
-	return CMP_PASS;
 }
 
 /* --- the default report -------------------------------------------------- */

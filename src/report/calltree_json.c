@@ -1,6 +1,6 @@
 /*
  * calltree_json.c — the --json report's bounded form of the analysis' call
- * tree (analysis/calltree.h), "call_tree": a flat array of nodes,
+ * tree (analysis/cpu/calltree.h), "call_tree": a flat array of nodes,
  * parents first, each naming its parent by index.  Flat, not nested: a
  * 1 000-deep recursion would nest past what JSON readers accept (cJSON and
  * Python stop near 1 000 levels), and `compare` reads these files back.

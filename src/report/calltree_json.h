@@ -1,6 +1,6 @@
 /*
  * calltree_json.h — the --json report's bounded "call_tree", from the
- * analysis' call tree (analysis/calltree.h); the differential flame graph of
+ * analysis' call tree (analysis/cpu/calltree.h); the differential flame graph of
  * `compare --html` reads it from two reports.  Launcher side only;
  * docs/outputs.md.
  */

@@ -8,7 +8,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "../analysis/cuda_analysis.h"
+#include "cuda_analysis.h"
 #include "analysis.h"
 #include "cuda_report.h"
 #include "json_keys.h"

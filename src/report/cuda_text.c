@@ -9,13 +9,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "../analysis/cuda_analysis.h"
+#include "cuda_analysis.h"
 #include "analysis.h"
 #include "cuda_report.h"
 #include "fmt.h"
 #include "util.h"
 #include "names.h"
-#include "../analysis/occupancy.h"
+#include "occupancy.h"
 
 #define CUDA_TEXT_NAME_MAX 55      /* torch's max_name_column_width */
 #define CUDA_TEXT_KNAME_MAX 80     /* kernel names in the nsys-style tables */

@@ -1,5 +1,5 @@
 /*
- * dist_report.h — the writers of the distributed view (analysis/dist.h): the
+ * dist_report.h — the writers of the distributed view (analysis/dist/dist.h): the
  * text report's "Distributed run" section (dist_text.c) and the JSON report's
  * "distributed" object (dist_json.c).  Each prints or adds nothing when the
  * profile has no rank.  Launcher side only.

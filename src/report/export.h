@@ -2,7 +2,7 @@
  * export.h — files for other tools: Chrome/Perfetto trace, folded stacks,
  * interactive flame graph SVG, pprof profile.proto.  Launcher side only.
  * Each reads the analysis result (the stacks' weights and frames of
- * analysis/stackw.h for the per-stack views) and returns 0, or -1 with a
+ * analysis/cpu/stackw.h for the per-stack views) and returns 0, or -1 with a
  * one-line message in err.
  */
 #ifndef CBN_EXPORT_H
@@ -25,7 +25,7 @@ struct trace_opts {
 
 /* What --folded and --flamegraph weigh (--sample-type): CPU samples, the
  * host allocations under pprof's heap sample type names, or wall-clock time
- * (the weights themselves: analysis/stackw.h). */
+ * (the weights themselves: analysis/cpu/stackw.h). */
 enum export_sample {
 	EXPORT_CPU = STACKW_CPU,
 	EXPORT_ALLOC_SPACE = STACKW_ALLOC_SPACE,     /* bytes allocated */

@@ -1,7 +1,7 @@
 /*
  * export_sample.c — what --folded, --flamegraph and --pprof weigh
  * (--sample-type, export.h): the sample types' names, and whether the run
- * has the data each needs (analysis/stackw.h weighs the stacks).
+ * has the data each needs (analysis/cpu/stackw.h weighs the stacks).
  */
 #include <string.h>
 

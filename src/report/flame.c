@@ -1,7 +1,7 @@
 /*
  * flame.c — --flamegraph FILE.svg: a self-contained interactive flame graph
  * (root at the bottom, width proportional to samples, click to zoom, search,
- * hover details).  The boxes merge the stacks that analysis/stackw.h weighs,
+ * hover details).  The boxes merge the stacks that analysis/cpu/stackw.h weighs,
  * by name (an operator's entry frame shows the operator); the script is
  * flame_js.h.
  * Width is CPU samples, or with --sample-type the host allocations' bytes or

@@ -1,6 +1,7 @@
 /*
- * fmt.c — formatting helpers shared by the text reports: percentages, sizes,
- * UTF-8-aware truncation and the buffered column table.
+ * fmt.c — formatting helpers shared by the text reports: how many rows a
+ * table shows (report_limit), percentages, sizes, UTF-8-aware truncation and
+ * the buffered column table.  Below text.c and every view's text writer.
  */
 #include <signal.h>
 #include <stdarg.h>
@@ -10,8 +11,18 @@
 #include <unistd.h>
 
 #include "fmt.h"
+#include "report.h"
 #include "rules.h"
 #include "util.h"
+
+size_t report_limit(const struct report_opts *o, size_t n)
+{
+	int l = o ? o->limit : 0;
+
+	if (l == 0)
+		l = REPORT_DEFAULT_LIMIT;
+	return l > 0 && (size_t)l < n ? (size_t)l : n;
+}
 
 char *fmt_pct(char *buf, size_t len, double part, double whole)
 {

@@ -98,7 +98,7 @@ int export_folded_as(const struct analysis *a, const char *path, enum export_sam
 	struct gz_file *f = NULL;
 	int rc = 0, wall = export_sample_is_wall(t);
 	/* slots per stack: (on-CPU, truncated), and with wall types one per
-	 * off-CPU kind (analysis/stackw.h) */
+	 * off-CPU kind (analysis/cpu/stackw.h) */
 	enum stackw_type st = (enum stackw_type)t;
 	size_t per = stackw_per(st), nslots = stackw_nslots(sw, st);
 

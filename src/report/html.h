@@ -38,8 +38,8 @@ int report_html_compare(const char *base_json, const char *new_json, const char 
  * total).  Each is bounded whatever the number of samples.  NULL on OOM. */
 struct cJSON *html_data_build(const struct analysis *a, const struct html_opts *ho);
 /* html_cores.c: the CPU in use over the run by program, and the run's time
- * split as a step's in bins, for the overview (NULL on OOM); html_data.c:
- * the span the page's timeline covers (the earliest process start to the
+ * split as a step's in bins, for the overview (NULL on OOM); the span the
+ * page's timeline covers (the earliest process start to the
  * last end, sample or GPU operation). */
 struct cJSON *html_cores_json(const struct analysis *a);
 struct cJSON *html_breakdown_json(const struct analysis *a);

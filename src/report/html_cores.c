@@ -3,15 +3,39 @@
  * the CPU the run kept busy by program (programs.h tl_*), for the
  * overview's chart in CPUs (a build on 2 CPUs reads up to 2, not one bin
  * of wall time), and "breakdown", the run's time split as a step's
- * (step_split.h), for a GPU run without steps.
+ * (step_split.h), for a GPU run without steps; and the span the page's
+ * timeline and charts cover (html_span), which html_data.c reads too.
  */
 #include <cjson/cJSON.h>
 
 #include "analysis.h"
 #include "html.h"
 #include "programs.h"
+#include "stackw.h"
 #include "step_split.h"
 
+/* The span the page's timeline and breakdown cover: the earliest process
+ * start to the last process end, sample or GPU operation. */
+void html_span(const struct analysis *a, uint64_t *t0p, uint64_t *t1p)
+{
+	const struct profile *p = a->profile;
+	uint64_t t0 = p->start_ns, t1 = t0;
+	size_t i;
+
+	for (i = 0; i < p->nprocesses; i++) {
+		if (p->processes[i].start && (!t0 || p->processes[i].start < t0))
+			t0 = p->processes[i].start;
+		if (p->processes[i].end > t1)
+			t1 = p->processes[i].end;
+	}
+	if (a->stackw && a->stackw->last_ts > t1)
+		t1 = a->stackw->last_ts;
+	for (i = 0; i < p->ngpu_ops; i++)
+		if (p->gpu_ops[i].end > t1 && p->gpu_ops[i].end - t1 < (uint64_t)1e12)
+			t1 = p->gpu_ops[i].end;
+	*t0p = t0;
+	*t1p = t1;
+}
 
 /* {"start_ns": since the run's start, "bin_ns", "cpus", "series": [names],
  *  "bins": [series values of bin 0, then bin 1, ...]}; cJSON null without a

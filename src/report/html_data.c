@@ -139,7 +139,7 @@ static uint32_t names_str(struct names *nm, const char *s)
 	return v;
 }
 
-/* ---- call tree (analysis/calltree.c builds it) ------------------------------- */
+/* ---- call tree (analysis/cpu/calltree.c builds it) ------------------------------- */
 
 static int by_total_desc(const void *a, const void *b, void *ctx)
 {
@@ -602,29 +602,6 @@ oom:
 	return -ENOMEM;
 }
 
-/* The span the page's timeline and breakdown cover: the earliest process
- * start to the last process end, sample or GPU operation. */
-void html_span(const struct analysis *a, uint64_t *t0p, uint64_t *t1p)
-{
-	const struct profile *p = a->profile;
-	uint64_t t0 = p->start_ns, t1 = t0;
-	size_t i;
-
-	for (i = 0; i < p->nprocesses; i++) {
-		if (p->processes[i].start && (!t0 || p->processes[i].start < t0))
-			t0 = p->processes[i].start;
-		if (p->processes[i].end > t1)
-			t1 = p->processes[i].end;
-	}
-	if (a->stackw && a->stackw->last_ts > t1)
-		t1 = a->stackw->last_ts;
-	for (i = 0; i < p->ngpu_ops; i++)
-		if (p->gpu_ops[i].end > t1 && p->gpu_ops[i].end - t1 < (uint64_t)1e12)
-			t1 = p->gpu_ops[i].end;
-	*t0p = t0;
-	*t1p = t1;
-}
-
 static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map,
 			    struct names *nm)
 {
@@ -651,7 +628,7 @@ static cJSON *timeline_json(const struct analysis *a, const struct tree_map *map
 	if (!lanes)
 		goto fail;
 
-	/* samples bucketed by thread (analysis/stackw.h), the busiest threads first */
+	/* samples bucketed by thread (analysis/cpu/stackw.h), the busiest threads first */
 	cnt = calloc(p->nthreads + 1, sizeof(*cnt));
 	ord = malloc((p->nthreads + 1) * sizeof(*ord));
 	if (!cnt || !ord || stackw_ticks(a, &ticks) < 0)
@@ -843,7 +820,7 @@ static cJSON *sources_json(const struct analysis *a, const struct html_opts *ho)
 		if (src_read(f, used, o, &sf[nf++]) < 0)
 			goto fail;
 	}
-	/* self from the hot lines, total from the analysis (analysis/stackw.h) */
+	/* self from the hot lines, total from the analysis (analysis/cpu/stackw.h) */
 	for (i = 0; c && i < c->nlines; i++)
 		for (k = 0; k < nf; k++)
 			if (sf[k].self && c->lines[i].file && !strcmp(c->lines[i].file, sf[k].file) &&

@@ -60,7 +60,7 @@
 #define JK_CUDA_MEM "cuda_mem"
 #define JK_SELF_CUDA_MEM "self_cuda_mem"
 
-/* cuda.status[]; the states the gate tells apart (analysis/cuda_status.c
+/* cuda.status[]; the states the gate tells apart (analysis/cuda/cuda_status.c
  * names them) */
 #define JK_STATUS "status"
 #define JK_STATE "state"

@@ -1,6 +1,6 @@
 /*
  * mem_json.h — the JSON report's "memory" object (mem_json.c): the memory
- * view (analysis/memory.h) of a run that recorded host or GPU memory.
+ * view (analysis/mem/memory.h) of a run that recorded host or GPU memory.
  * Launcher side only.
  */
 #ifndef CBN_MEM_JSON_H

@@ -1,5 +1,5 @@
 /*
- * ops_report.h — the operator table (analysis/ops.h) in the text report and
+ * ops_report.h — the operator table (analysis/ops/ops.h) in the text report and
  * the JSON report's "operators" object.  Both print/return nothing when no
  * frame entered an operator.  Launcher side only.
  */

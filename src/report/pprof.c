@@ -169,7 +169,7 @@ static int64_t strtab_id(struct strtab *t, const char *s)
 /* --- locations ----------------------------------------------------------- */
 
 /* A location is one pc with its inline chain: frames f[0 .. n) of a stack
- * (analysis/stackw.h), innermost first, which is the order Location.line wants
+ * (analysis/cpu/stackw.h), innermost first, which is the order Location.line wants
  * ("the last entry represents the caller into which the preceding entries
  * were inlined"). */
 struct loc {

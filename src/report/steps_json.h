@@ -1,6 +1,6 @@
 /*
  * steps_json.h — the JSON report's "steps" object (steps_json.c): the steps
- * view (analysis/steps.h) of a run whose main loop was cut into steps, with
+ * view (analysis/steps/steps.h) of a run whose main loop was cut into steps, with
  * the capture windows it was recorded in.  Launcher side only.
  */
 #ifndef CBN_STEPS_JSON_H

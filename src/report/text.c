@@ -36,21 +36,12 @@
 /* --sort takes exactly the pstats keys of the CPU table and the key_averages
  * keys of the CUDA tables, torch's device_* spellings included, and the keys
  * of the memory allocation-sites table: each table's own parser decides, so
- * the lists live in one place each (analysis/cpu.c, analysis/cuda_tables.c,
- * analysis/memory.c).  Each table falls back to its own default for a key of the
+ * the lists live in one place each (analysis/cpu/cpu.c, analysis/cuda/cuda_tables.c,
+ * analysis/mem/memory.c).  Each table falls back to its own default for a key of the
  * other kind.  The parsers reject NULL. */
 int report_sort_key_valid(const char *key)
 {
 	return cpu_sort_parse(key) >= 0 || cuda_sort_key_valid(key) || mem_sort_key_valid(key);
-}
-
-size_t report_limit(const struct report_opts *o, size_t n)
-{
-	int l = o ? o->limit : 0;
-
-	if (l == 0)
-		l = REPORT_DEFAULT_LIMIT;
-	return l > 0 && (size_t)l < n ? (size_t)l : n;
 }
 
 static const char *text_plural(size_t n, const char *one, const char *many)

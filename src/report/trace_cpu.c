@@ -1,6 +1,6 @@
 /*
  * trace_cpu.c — the trace's CPU lanes: the slices of each thread's frames
- * (analysis/cpu_lanes.h walks them) inside the window, and the plan that
+ * (analysis/cpu/cpu_lanes.h walks them) inside the window, and the plan that
  * cuts every thread at the same time when they would pass the size cap.
  */
 #include "util.h"

@@ -1,5 +1,5 @@
 /*
- * wait_report.h — the writers of the CPU waiting view (analysis/wait.h): the
+ * wait_report.h — the writers of the CPU waiting view (analysis/wait/wait.h): the
  * text report's "CPU overview" and off-CPU tables (wait_text.c), the header's
  * "Off-CPU:" line, and the JSON report's "waiting" object (wait_json.c).
  * Each prints or adds nothing when the run has no wait analysis.  Launcher

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "analysis/analysis.h"
+#include "analysis.h"
 
 #define ANALYSED_RING 8
 

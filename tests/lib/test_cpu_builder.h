@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/profile.h"
+#include "profile.h"
 #include "test_profile_builder.h"
 
 struct pb {

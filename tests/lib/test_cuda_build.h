@@ -14,8 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/cuda_analysis.h"
-#include "analysis/profile.h"
+#include "cuda_analysis.h"
+#include "profile.h"
 #include "test_profile_builder.h"
 
 #define US 1000ull

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/profile.h"
+#include "profile.h"
 #include "report/export.h"
 #include "test_profile_builder.h"
 

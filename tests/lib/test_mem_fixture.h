@@ -1,5 +1,5 @@
 /*
- * test_mem_fixture.h — a hand-built memory view (analysis/memory.h) for the
+ * test_mem_fixture.h — a hand-built memory view (analysis/mem/memory.h) for the
  * writers' unit tests (JSON, trace, gate): a profile from
  * test_export_fixture.h with one process, and a struct analysis whose
  * memory is host-only, GPU-only, both, or empty (no spaces), as
@@ -9,7 +9,7 @@
 #define CBN_TEST_MEM_FIXTURE_H
 
 #include "analysed.h"
-#include "analysis/memory.h"
+#include "memory.h"
 #include "test_export_fixture.h"
 
 enum mf_kind { MF_EMPTY, MF_HOST, MF_GPU, MF_BOTH };

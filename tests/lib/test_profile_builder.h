@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/profile.h"
+#include "profile.h"
 
 /* The arrays the builder allocated and has not freed (this test's). */
 #define PB_OWNED_MAX 4096

@@ -1,5 +1,5 @@
 /*
- * test_steps_fixture.h — a hand-built steps view (analysis/steps.h) for the
+ * test_steps_fixture.h — a hand-built steps view (analysis/steps/steps.h) for the
  * writers' unit tests (JSON, trace, gate): the memory fixture's profile (one
  * process, pid SF_PID) with two capture windows of a schedule, and a struct
  * analysis whose steps are SF_NSTEPS steps numbered from 2 (the schedule
@@ -9,7 +9,7 @@
 #ifndef CBN_TEST_STEPS_FIXTURE_H
 #define CBN_TEST_STEPS_FIXTURE_H
 
-#include "analysis/steps.h"
+#include "steps.h"
 #include "test_mem_fixture.h"
 
 #define SF_PID MF_PID

@@ -1,5 +1,5 @@
 /*
- * test_wait_fixture.h — a hand-built CPU waiting view (analysis/wait.h) for
+ * test_wait_fixture.h — a hand-built CPU waiting view (analysis/wait/wait.h) for
  * the writers' unit tests (text, JSON, trace, flame, gate): a profile of one
  * process (pid WF_PID) with three threads, where two workers wait on one
  * mutex the main thread holds and one reads a file, with the off-CPU
@@ -9,7 +9,7 @@
 #ifndef CBN_TEST_WAIT_FIXTURE_H
 #define CBN_TEST_WAIT_FIXTURE_H
 
-#include "analysis/wait.h"
+#include "wait.h"
 #include "analysed.h"
 #include "test_export_fixture.h"
 

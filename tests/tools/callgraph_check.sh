@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # callgraph_check.sh CALLGRAPH_PY 'OBJ;OBJ;...' — tools/callgraph.py finds a
 # call cycle, a call up a layer and a file in no layer in the fixture
-# (layers/: high.c calls low.c; loop_a.c and loop_b.c call each other), and
-# passes a table that matches it.
+# (layers/: high.c calls low.c; loop_a.c and loop_b.c call each other) and
+# two objects of one name, and passes a table that matches it.
 set -u
 py=$1
 IFS=';' read -r -a objs <<<"$2"
@@ -46,6 +46,7 @@ expect 1 "names gone.c, which is not among the objects" --layers "$T/stale" "$lo
 expect 1 "cycle of 2 files: loop_a.c loop_b.c" "$a" "$b" "$low"
 expect 0 "no call cycle among 2 files" --allow loop_a.c,loop_b.c "$a" "$b"
 expect 0 '"high.c" -> "low.c"' --dot "$low" "$high"
+expect 1 "two objects named low.c" "$low" "$high" "$low"
 
-[ "$fails" = 0 ] && echo "callgraph.py: 7 of 7 cases as expected"
+[ "$fails" = 0 ] && echo "callgraph.py: 8 of 8 cases as expected"
 exit $((fails > 0))

@@ -5,7 +5,7 @@
  */
 #include <time.h>
 
-#include "analysis/cpu.h"
+#include "cpu.h"
 #include "testlib.h"
 #include "test_cpu_builder.h"
 

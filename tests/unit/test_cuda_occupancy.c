@@ -4,7 +4,7 @@
  * §4), the per-kernel duration-weighted means, and green-context SM counts.
  * Exits 77 when this build has no cuda_occupancy.h (no CUDA toolkit).
  */
-#include "analysis/occupancy.h"
+#include "occupancy.h"
 #include "test_cuda_build.h"
 #include "testlib.h"
 

@@ -3,7 +3,7 @@
  * show its problem, carries the numbers that fired it, and none fires on a
  * clean, compute-bound profile.
  */
-#include "analysis/ops.h"
+#include "ops.h"
 #include "test_cuda_build.h"
 #include "testlib.h"
 

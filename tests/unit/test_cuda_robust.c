@@ -10,7 +10,7 @@
  */
 #include <cjson/cJSON.h>
 
-#include "analysis/wait.h"
+#include "wait.h"
 #include "report/cuda_report.h"
 #include "test_cuda_build.h"
 #include "analysed.h"

@@ -1,5 +1,5 @@
 /*
- * test_debuginfo.c — the "no debug info" line (analysis/cpu_debuginfo.c)
+ * test_debuginfo.c — the "no debug info" line (analysis/cpu/cpu_debuginfo.c)
  * and the package lookup under it (symbols/sym_pkg.c): modules are weighed
  * by the samples whose leaf is in them; the ones holding at least 1 % are
  * named with the Debian -dbgsym package that has their debug info (dpkg's
@@ -14,7 +14,7 @@
 
 #include "testlib.h"
 #include "test_cpu_builder.h"
-#include "analysis/cpu.h"
+#include "cpu.h"
 #include "symbols/sym.h"
 
 static char dir[] = "/tmp/cbn-test-dpkg-XXXXXX";

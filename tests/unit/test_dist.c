@@ -1,5 +1,5 @@
 /*
- * test_dist.c — the distributed view (analysis/dist.c) on hand-built
+ * test_dist.c — the distributed view (analysis/dist/dist.c) on hand-built
  * profiles of 4 ranks: rank 2 computes twice as long before each
  * MPI_Allreduce, rank 3 runs on another host whose clock is 5 ms behind.
  * Checks the exact late-arrival waits, compute per step, imbalance, the
@@ -10,8 +10,8 @@
 #include <math.h>
 #include <string.h>
 
-#include "analysis/dist.h"
-#include "analysis/load.h"
+#include "dist.h"
+#include "load.h"
 #include "format/cbn_format.h"
 #include "format/cbn_mpi.h"
 #include "testlib.h"

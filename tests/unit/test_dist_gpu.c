@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/dist.h"
-#include "analysis/load.h"
-#include "analysis/profile.h"
+#include "dist.h"
+#include "load.h"
+#include "profile.h"
 #include "cuda/workload.h"
 #include "test_profile_builder.h"
 #include "testlib.h"

@@ -14,7 +14,7 @@
 
 #include "testlib.h"
 #include "test_reader_synth.h"
-#include "analysis/load.h"
+#include "load.h"
 
 __attribute__((noinline)) int load_test_leaf(int x)
 {

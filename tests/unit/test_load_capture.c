@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/load.h"
-#include "analysis/profile.h"
+#include "load.h"
+#include "profile.h"
 #include "test_reader_synth.h"
 #include "testlib.h"
 

@@ -12,7 +12,7 @@
 
 #include "testlib.h"
 #include "test_reader_synth.h"
-#include "analysis/load.h"
+#include "load.h"
 
 static char dir[] = "/tmp/cbn-test-loadmem-XXXXXX";
 

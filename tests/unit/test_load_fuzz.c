@@ -19,9 +19,9 @@
 
 #include "testlib.h"
 #include "test_reader_synth.h"
-#include "analysis/analysis.h"
-#include "analysis/load.h"
-#include "analysis/memory.h"
+#include "analysis.h"
+#include "load.h"
+#include "memory.h"
 
 #define FUZZ_SECONDS 2.0
 

@@ -1,6 +1,6 @@
 /*
  * test_load_jit.c — stacks through code without unwind information, loaded
- * from a session written here (src/analysis/load_jit.c): the agent's CBN_UWM
+ * from a session written here (src/analysis/load/load_jit.c): the agent's CBN_UWM
  * marker words dropped from the frames and what they said counted (by frame
  * pointer, by scan, stopped, where and why), native words past a STOP
  * dropped; pcs in JIT regions one function per region ("[jit] 0xSTART"),
@@ -16,8 +16,8 @@
 
 #include "testlib.h"
 #include "test_reader_synth.h"
-#include "analysis/cpu.h"
-#include "analysis/load.h"
+#include "cpu.h"
+#include "load.h"
 
 __attribute__((noinline)) int jit_test_leaf(int x)
 {

@@ -15,7 +15,7 @@
 
 #include "testlib.h"
 #include "test_reader_synth.h"
-#include "analysis/load.h"
+#include "load.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define SANITIZED 1

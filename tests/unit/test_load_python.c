@@ -21,9 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis/load.h"
-#include "analysis/load_int.h"
-#include "analysis/profile.h"
+#include "load.h"
+#include "load_int.h"
+#include "profile.h"
 #include "test_reader_synth.h"
 #include "testlib.h"
 

@@ -1,5 +1,5 @@
 /*
- * test_mem_gpu.c — the GPU side of the memory view (src/analysis/mem_gpu.c) on
+ * test_mem_gpu.c — the GPU side of the memory view (src/analysis/mem/mem_gpu.c) on
  * hand-built profiles: per-device live bytes, peak and when, the range open at
  * the peak, reserved bytes with a memory pool, pinned host memory as its own
  * space, allocation sites from the API call's host stack (past the CUDA
@@ -9,7 +9,7 @@
  */
 #include <stdio.h>
 
-#include "analysis/memory.h"
+#include "memory.h"
 #include "test_cuda_build.h"
 #include "testlib.h"
 

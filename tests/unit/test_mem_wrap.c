@@ -1,6 +1,6 @@
 /*
  * test_mem_wrap.c — allocation sites past the program's wrappers and
- * memory that arenas keep on purpose (analysis/mem_wrap.c): an xmalloc that
+ * memory that arenas keep on purpose (analysis/mem/mem_wrap.c): an xmalloc that
  * forwards to malloc from one place for three callers is looked past (the
  * sites are its callers, "via xmalloc"); a function that allocates for one
  * caller (a real site) is not, nor one whose name says nothing; a stripped
@@ -14,8 +14,8 @@
  */
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/memory.h"
+#include "analysis.h"
+#include "memory.h"
 #include "analysed.h"
 #include "testlib.h"
 #include "test_mem_build.h"

@@ -1,5 +1,5 @@
 /*
- * test_memory.c — the host side of the memory view (analysis/memory.c) and the
+ * test_memory.c — the host side of the memory view (analysis/mem/memory.c) and the
  * memory rules (mem_rules.c) on hand-built profiles: allocator frames skipped
  * (inlined std::allocator frames too), unbiased weights, peak from counters
  * and from the replay, sites at the peak, leaks, lifetimes, processes with
@@ -10,9 +10,9 @@
 
 #include <unistd.h>
 
-#include "analysis/analysis.h"
-#include "analysis/load.h"
-#include "analysis/memory.h"
+#include "analysis.h"
+#include "load.h"
+#include "memory.h"
 #include "analysed.h"
 #include "testlib.h"
 #include "test_mem_build.h"

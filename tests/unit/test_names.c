@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/names.h"
+#include "names.h"
 #include "testlib.h"
 
 static void check_bare(const char *in, const char *want)

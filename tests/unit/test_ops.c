@@ -12,8 +12,8 @@
 
 #include <cjson/cJSON.h>
 
-#include "analysis/analysis.h"
-#include "analysis/ops.h"
+#include "analysis.h"
+#include "ops.h"
 #include "report/ops_report.h"
 #include "test_cuda_build.h"
 #include "testlib.h"

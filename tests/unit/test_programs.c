@@ -1,5 +1,5 @@
 /*
- * test_programs.c — the run by program image and module (analysis/programs.c
+ * test_programs.c — the run by program image and module (analysis/cpu/programs.c
  * and its writers): a build-like tree where 3 compiler processes hold most
  * of the CPU, in their own code, the kernel and libc, beside an assembler
  * and a make; each program's images, threads, CPU, kernel share, wall (the
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/programs.h"
+#include "programs.h"
 #include "report/report.h"
 #include "analysed.h"
 #include "testlib.h"

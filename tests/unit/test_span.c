@@ -1,5 +1,5 @@
 /*
- * test_span.c — what the figures cover (analysis/span.c): without capture
+ * test_span.c — what the figures cover (analysis/common/span.c): without capture
  * controls the wall; with them the union of the controlled processes'
  * windows and the lives of the others; a process's recorded time inside a
  * stretch; and the recorded part of a stretch of the run (the GPU window's
@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "analysis/span.h"
+#include "span.h"
 
 #define MS 1000000ull
 

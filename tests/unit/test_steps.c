@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/steps.h"
+#include "analysis.h"
+#include "steps.h"
 #include "report/steps_report.h"
 #include "test_cpu_builder.h"
 #include "testlib.h"

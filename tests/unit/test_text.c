@@ -8,10 +8,10 @@
 #include <stdint.h>
 #include <unistd.h>
 
-#include "analysis/cpu.h"
-#include "analysis/cuda_analysis.h"
-#include "analysis/memory.h"
-#include "analysis/rules.h"
+#include "cpu.h"
+#include "cuda_analysis.h"
+#include "memory.h"
+#include "rules.h"
 #include "report/fmt.h"
 #include "report/mem_report.h"
 #include "report/report.h"

@@ -13,12 +13,12 @@
 #include <string.h>
 
 #include "testlib.h"
-#include "analysis/analysis.h"
-#include "analysis/cpu.h"
-#include "analysis/cuda_analysis.h"
-#include "analysis/memory.h"
-#include "analysis/programs.h"
-#include "analysis/wait.h"
+#include "analysis.h"
+#include "cpu.h"
+#include "cuda_analysis.h"
+#include "memory.h"
+#include "programs.h"
+#include "wait.h"
 
 #define MS 1000000ull
 

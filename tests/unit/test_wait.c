@@ -1,5 +1,5 @@
 /*
- * test_wait.c — the wait analysis (analysis/wait.c, wait_rules.c) on
+ * test_wait.c — the wait analysis (analysis/wait/wait.c, wait_rules.c) on
  * hand-built profiles with known numbers: activities of on-CPU time, OpenMP
  * barrier spin, a contended lock with its holder, a serial run and its
  * critical thread (with and without off-CPU data), an I/O-bound run, the
@@ -8,8 +8,8 @@
  */
 #include <math.h>
 
-#include "analysis/wait.h"
-#include "analysis/wait_int.h"
+#include "wait.h"
+#include "wait_int.h"
 #include "test_cpu_builder.h"
 #include "testlib.h"
 

@@ -1,26 +1,14 @@
 /*
  * cuda_analysis.c — the entry points of the CUDA analysis: runs the passes
  * (status, nesting, occupancy, tables, display names, sites, timeline, rules)
- * in order over one profile, and owns the analysis object and the strings it
- * keeps.
+ * in order over one profile, and owns the analysis object and frees the
+ * strings it keeps (kept by cuda_keep_str, cuda_names.c).
  * Formulas and thresholds are documented in docs/cuda.md; keep them in step.
  */
 #include <string.h>
 
 #include "cuda_int.h"
 #include "memory.h"
-
-char *cuda_keep_str(struct cuda_priv *pv, char *s)
-{
-	if (!s)
-		return NULL;
-	if (util_grow((void **)&pv->strs, &pv->capstrs, pv->nstrs, sizeof(char *))) {
-		free(s);
-		return NULL;
-	}
-	pv->strs[pv->nstrs++] = s;
-	return s;
-}
 
 void cuda_analysis_free(struct cuda_analysis *a)
 {

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../format/cbn_mpi.h"
+#include "../../format/cbn_mpi.h"
 #include "load_int.h"
 
 /* A call longer than a day is a broken record (its end would stretch the

@@ -11,10 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../format/reader.h"
-#include "../symbols/ksym.h"
-#include "../symbols/perfmap.h"
-#include "../symbols/sym.h"
+#include "../../format/reader.h"
+#include "../../symbols/ksym.h"
+#include "../../symbols/perfmap.h"
+#include "../../symbols/sym.h"
 #include "load.h"
 #include "util.h"
 
@@ -287,7 +287,7 @@ struct load {
 	struct load_kstackkey *kstackkeys; size_t nkstackkeys, capkstackkeys;
 };
 
-/* load.c: the thread (proc, tid), made at first sight; load_thread_find:
+/* load_util.c: the thread (proc, tid), made at first sight; load_thread_find:
  * the thread if one was seen, else PROF_NONE (none is made). */
 uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid);
 uint32_t load_thread_find(struct load *L, uint32_t proc, uint32_t tid);
@@ -325,27 +325,39 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta);
 void load_module_checks(struct load *L);
 void load_run_totals(struct load *L, const struct load_meta *meta);
 
-/* load_stack.c: the function (name, file, line, module), made once; frames
- * [first, nframes) as a stack, an identical existing one reused. */
+/* load_frame.c: the function (name, file, line, module), made once;
+ * load_stack.c: frames [first, nframes) as a stack, an identical existing
+ * one reused. */
 uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_t line,
 		     const char *module);
 uint32_t stack_commit(struct load *L, size_t first);
 /* stack_commit() of a stack whose unwinding is described by unwind
  * (PROF_UNWIND_*): stacks of the same frames but other unwind stay apart. */
 uint32_t stack_commit_unwind(struct load *L, size_t first, uint32_t unwind);
-/* load_stack.c: the symbol key (index into L->symkeys) of addr at ts and its module,
+/* load_frame.c: the symbol key (index into L->symkeys) of addr at ts and its module,
  * PROF_NONE outside every module; the frames of a key pushed for pc
  * (PROF_NONE: "[unknown]"). */
 uint32_t load_resolve(struct load *L, uint64_t addr, uint64_t ts, struct load_mod **mod);
 /* Whose frame the code at addr (module m, symbol key sk) is, for the
- * profiler's own work (load_stack.c): 0 the program's, 1 look further out, 2
+ * profiler's own work (load_frame.c): 0 the program's, 1 look further out, 2
  * cbottleneck's; callee: the function it called (NULL at the leaf) and
  * whether that lies in a system library. */
 int load_frame_owner(struct load *L, const struct load_mod *m, const struct load_symkey *sk,
 		     uint64_t addr, int leaf, const char *callee, int callee_neutral);
 void load_push_symkey(struct load *L, uint32_t k, uint64_t pc);
-/* load_stack.c: the debug-info state of the modules frames landed in, after
- * every file; stack st with a [kernel] leaf added (made once per stack). */
+/* load_frame.c: the resolved frames of (mod, vaddr), innermost first,
+ * symbolized once; a module that had samples noted (debug-info hint,
+ * changed-binary warning); one frame pushed for addr, or "[unknown]"; 2 when
+ * the interrupted pc lies in a spin loop, 1 when not. */
+const struct load_symkey *load_sym_lookup(struct load *L, struct sym_module *mod,
+					 uint64_t vaddr);
+void load_note_symmod(struct load *L, struct load_mod *m);
+void load_push_frame(struct load *L, const struct load_frame *lf, uint64_t addr);
+void load_push_unknown(struct load *L, uint64_t addr);
+uint32_t load_spin_at(struct load *L, uint64_t pc, uint64_t ts);
+/* load_frame.c: the debug-info state of the modules frames landed in, after
+ * every file; load_stack.c: stack st with a [kernel] leaf added (made once
+ * per stack). */
 void load_modules_finish(struct load *L);
 uint32_t load_stack_kernel(struct load *L, uint32_t st);
 
@@ -378,7 +390,7 @@ void load_kernel_free(struct load *L);
 int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, size_t left);
 uint32_t load_stack(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all);
 /* load_stack() of a sample's pcs (pcs[0] the interrupted pc), and in *spin
- * whether that pc lies in a spin loop (load_stack.c, spin_at). */
+ * whether that pc lies in a spin loop (load_frame.c, load_spin_at). */
 uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin);
 /* load_stack_spin() that also says in *ours whether the sample is the
  * profiler's own work: the innermost frame that is neither a system library
@@ -388,7 +400,7 @@ uint32_t load_stack_spin(struct load *L, const uint64_t *pcs, uint32_t n, uint64
  * cbottleneck's frames (the thread-start trampoline, interposers). */
 uint32_t load_stack_ours(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int *spin,
 			 int *ours, struct load_uwm *uwm);
-/* load_stack.c: the frame of a pc in no module (address addr, looked up at
+/* load_jit.c: the frame of a pc in no module (address addr, looked up at
  * ts): JIT code's function (load_jit_func) when a region holds it, else
  * "[unknown]". */
 void load_push_nomod(struct load *L, uint64_t pc, uint64_t addr, uint64_t ts);

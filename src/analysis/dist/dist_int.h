@@ -5,7 +5,7 @@
 #ifndef CBN_DIST_INT_H
 #define CBN_DIST_INT_H
 
-#include "../format/cbn_mpi.h"
+#include "../../format/cbn_mpi.h"
 #include "analysis.h"
 #include "dist.h"
 

@@ -384,3 +384,15 @@ void load_jit_free(struct load_file *F)
 	util_map_free(&F->ustopmap);
 	perfmap_free(&F->perfmap);
 }
+
+/* A pc in no module: JIT code's function (load_jit.c) or "[unknown]". */
+void load_push_nomod(struct load *L, uint64_t pc, uint64_t addr, uint64_t ts)
+{
+	struct load_frame lf = {0, 0, 0, 0, ""};
+
+	lf.func = pc ? load_jit_func(L, addr, ts) : PROF_NONE;
+	if (lf.func == PROF_NONE)
+		load_push_unknown(L, pc);
+	else
+		load_push_frame(L, &lf, pc);
+}

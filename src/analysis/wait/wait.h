@@ -226,7 +226,7 @@ void wait_free(struct wait_analysis *w);
  * efficiency and what it divides by, in the words of every verdict. */
 const char *wait_efficiency_words(const struct wait_analysis *w, char *buf, size_t len);
 
-/* Names used by every writer (static strings). */
+/* wait_names.c: names used by every writer (static strings). */
 const char *wait_activity_name(int act);   /* "compute", "spin", "kernel", "allocator",
 					    * "memcpy/memset", "start-up" */
 const char *wait_kind_name(int kind);      /* "other", "futex", "io", "poll", "sleep",

@@ -4,7 +4,8 @@
  * kind, the overview figures and the evidence of spin; then the call sites,
  * contended locks and wall-clock view (wait_sites.c), the critical thread
  * (wait_crit.c), the verdict and the rules (wait_rules.c).  Formulas:
- * docs/waiting.md.
+ * docs/waiting.md.  The names of activities, kinds and verdicts, which the
+ * rules and every writer print, are wait_names.c's.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -444,31 +445,4 @@ void wait_free(struct wait_analysis *w)
 	free(w->load_note);
 	rules_findings_free(w->findings, w->nfindings);
 	free(w);
-}
-
-/* --- names ------------------------------------------------------------------------ */
-
-const char *wait_activity_name(int act)
-{
-	static const char *const n[WAIT_ACT_N] = { "compute", "spin", "kernel", "allocator",
-						   "memcpy/memset", "start-up" };
-
-	return act >= 0 && act < WAIT_ACT_N ? n[act] : "";
-}
-
-const char *wait_kind_name(int kind)
-{
-	static const char *const n[CBN_OFF_NKINDS] = { "other", "futex", "io", "poll",
-						       "sleep", "child", "fault", "runnable" };
-
-	return kind >= 0 && kind < CBN_OFF_NKINDS ? n[kind] : "";
-}
-
-const char *wait_verdict_name(int verdict)
-{
-	static const char *const n[] = { "", "compute-bound", "synchronization-bound",
-					 "I/O-bound", "allocator-bound", "start-up-bound",
-					 "serial", "idle", "system-bound" };
-
-	return verdict >= 0 && verdict < (int)(sizeof(n) / sizeof(n[0])) ? n[verdict] : "";
 }

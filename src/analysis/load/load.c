@@ -4,10 +4,12 @@
  * its process and threads, each record handed to the loader of its family,
  * its samples symbolized; then what needs every file (load_finish.c), and
  * the struct profile the analysis works from.  Families: module maps
- * load_modmap.c, symbols and stacks load_stack.c, CUDA load_cuda.c, memory
- * load_mem.c, capture windows load_capture.c, off-CPU load_offcpu.c, MPI
- * load_mpi.c, Python load_python.c, kernel stacks load_kernel.c, JIT code
- * and unwinding past code without CFI load_jit.c; session.json load_meta.c.
+ * load_modmap.c, symbols and frames load_frame.c, stacks load_stack.c, CUDA
+ * load_cuda.c, memory load_mem.c, capture windows load_capture.c, off-CPU
+ * load_offcpu.c, MPI load_mpi.c, Python load_python.c, kernel stacks
+ * load_kernel.c, JIT code and unwinding past code without CFI load_jit.c;
+ * session.json load_meta.c.  What they all call (warnings, threads, the
+ * out-of-memory policy) is load_util.c's, below them.
  */
 #include <inttypes.h>
 #include <limits.h>
@@ -20,66 +22,6 @@
 
 #include "load_int.h"
 #include "load_meta.h"
-
-void load_warn(struct load *L, const char *fmt, ...)
-{
-	struct profile *p = L->p;
-	char buf[1024];
-	va_list ap;
-	size_t i;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	for (i = 0; i < p->nwarnings; i++)
-		if (strcmp(p->warnings[i], buf) == 0)
-			return;
-	*LOAD_PUSH(p->warnings, p->nwarnings, L->capwarn) =
-		load_arena_strndup(&L->arena, buf, strlen(buf));
-}
-
-/* --- threads --------------------------------------------------------------- */
-
-struct thread_probe {
-	const struct profile *p;
-	uint32_t proc, tid;
-};
-
-static int thread_eq(const void *ctx, uint32_t v)
-{
-	const struct thread_probe *t = ctx;
-
-	return t->p->threads[v].tid == t->tid && t->p->threads[v].process == t->proc;
-}
-
-uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid)
-{
-	struct profile *p = L->p;
-	struct thread_probe probe = {p, proc, tid};
-	uint64_t h = util_mix64(((uint64_t)proc << 32) | tid);
-	uint32_t v = util_map_find(&L->threadmap, h, thread_eq, &probe);
-	struct prof_thread *t;
-
-	if (v != UINT32_MAX)
-		return v;
-	t = LOAD_PUSH(p->threads, p->nthreads, L->capthreads);
-	memset(t, 0, sizeof(*t));
-	t->tid = tid;
-	t->process = proc;
-	t->name = "";
-	v = (uint32_t)(p->nthreads - 1);
-	load_map_put(&L->threadmap, h, v);
-	return v;
-}
-
-uint32_t load_thread_find(struct load *L, uint32_t proc, uint32_t tid)
-{
-	struct thread_probe probe = {L->p, proc, tid};
-	uint32_t v = util_map_find(&L->threadmap, util_mix64(((uint64_t)proc << 32) | tid),
-				   thread_eq, &probe);
-
-	return v == UINT32_MAX ? PROF_NONE : v;
-}
 
 /* --- one file -------------------------------------------------------------- */
 

@@ -2,12 +2,26 @@
  * cuda_names.c — what CUDA records are called and what names say: display
  * names of ops, API calls and ranges; which API functions synchronize; which
  * modules, files and frames belong to the CUDA runtime or to the launch glue
- * nvcc generates (docs/cuda.md, "Launch sites").
+ * nvcc generates (docs/cuda.md, "Launch sites"); and the strings the
+ * analysis keeps (cuda_keep_str), made here and by the display names and
+ * sites, freed with the analysis (cuda_analysis.c).
  */
 #include <string.h>
 
 #include "cuda_int.h"
 #include "names.h"
+
+char *cuda_keep_str(struct cuda_priv *pv, char *s)
+{
+	if (!s)
+		return NULL;
+	if (util_grow((void **)&pv->strs, &pv->capstrs, pv->nstrs, sizeof(char *))) {
+		free(s);
+		return NULL;
+	}
+	pv->strs[pv->nstrs++] = s;
+	return s;
+}
 
 static const char *or_unnamed(const char *s, const char *unnamed)
 {

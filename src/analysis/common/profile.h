@@ -1,7 +1,7 @@
 /*
  * profile.h — the in-memory model of a session after it has been read and
  * symbolized: what every table, exporter and comparison works from.
- * Built by prof_load() (analysis/load.c); read-only afterwards.  All strings and
+ * Built by prof_load() (analysis/load/load.c); read-only afterwards.  All strings and
  * arrays are owned by the profile and freed by prof_free().  Launcher side only.
  */
 #ifndef CBN_PROFILE_H
@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../format/cbn_format.h"
+#include "../../format/cbn_format.h"
 
 #define PROF_NONE UINT32_MAX
 

@@ -299,7 +299,7 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 		nat[nn].eval = nat[nn].internal = 0;
 		nat[nn].act = -1;
 		nat[nn].ours = m && m->ours;
-		/* whose stack (load.c, load_frame_owner), as for a native one */
+		/* whose stack (load_frame.c, load_frame_owner), as for a native one */
 		if (nat[nn].key == PROF_NONE) {
 			if (owner == 1)
 				owner = 0;

@@ -87,7 +87,7 @@ static inline int range_is_span(const struct prof_range *r)
 	return r->kind != CBN_RANGE_MARK && r->kind != CBN_RANGE_STEP && r->end > r->start;
 }
 
-/* cuda_analysis.c: keep s (from xasprintf, may be NULL) until the analysis is
+/* cuda_names.c: keep s (from xasprintf, may be NULL) until the analysis is
  * freed.  Returns s, or NULL (s freed) when out of memory. */
 char *cuda_keep_str(struct cuda_priv *pv, char *s);
 

@@ -2,7 +2,8 @@
  * memory.c — the memory view's entry point (memory.h): the host spaces
  * (mem_host.c, with mem_sites.c and mem_replay.c), then the GPU side
  * (mem_gpu.c) appended to the same result, the sites in order, then the
- * memory rules (mem_rules.c).
+ * memory rules (mem_rules.c).  The result's strings and its release are
+ * mem_result.c's, below every file that builds or frees it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -13,27 +14,6 @@
 #include "analysis.h"
 #include "mem_int.h"
 #include "util.h"
-
-/* --- the result ------------------------------------------------------------ */
-
-const char *mem_strdup(struct mem_analysis *m, const char *fmt, ...)
-{
-	char buf[256], **v, *s;
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	if (!(s = strdup(buf)))
-		return NULL;
-	if (!(v = util_reallocarray(m->strs, m->nstrs + 1, sizeof(*v)))) {
-		free(s);
-		return NULL;
-	}
-	m->strs = v;
-	m->strs[m->nstrs++] = s;
-	return s;
-}
 
 /* --- entry point ----------------------------------------------------------- */
 
@@ -60,24 +40,4 @@ int mem_analyze(struct analysis *a, const char *const *alloc_fns, size_t nalloc_
 fail:
 	mem_free(m);
 	return ret;
-}
-
-void mem_free(struct mem_analysis *m)
-{
-	size_t i;
-
-	if (!m)
-		return;
-	for (i = 0; i < m->nspaces; i++) {
-		free(m->spaces[i].timeline);
-		free(m->spaces[i].at_peak);
-	}
-	for (i = 0; i < m->nstrs; i++)
-		free(m->strs[i]);
-	free(m->spaces);
-	free(m->sites);
-	free(m->leaks);
-	rules_findings_free(m->recos, m->nrecos);
-	free(m->strs);
-	free(m);
 }
