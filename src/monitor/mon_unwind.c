@@ -13,6 +13,8 @@
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -27,6 +29,8 @@ struct mon_unwind {
 	pid_t pid;
 	Dwfl *dwfl;
 	int attached;
+	int arch_fd;                     /* this program's own ELF, for its architecture */
+	Elf *arch_elf;
 	uint64_t reported_ns;
 	/* the walk in progress */
 	pid_t tid;
@@ -123,7 +127,8 @@ static int unw_report(struct mon_unwind *u)
 		return -1;
 	u->reported_ns = cbn_clock_ns(CLOCK_MONOTONIC);
 	if (!u->attached) {
-		if (!dwfl_attach_state(u->dwfl, NULL, u->pid, &unw_thread_callbacks, u))
+		if (!u->arch_elf || !dwfl_attach_state(u->dwfl, u->arch_elf, u->pid,
+						       &unw_thread_callbacks, u))
 			return -1;
 		u->attached = 1;
 	}
@@ -137,6 +142,14 @@ struct mon_unwind *mon_unwind_open(pid_t pid)
 	if (!u)
 		return NULL;
 	u->pid = pid;
+	/* The architecture is this program's own (x86-64, as every process it
+	 * reads), not libdwfl's guess from the first module of the list: in a
+	 * process in the middle of execve that may be a file read half-way,
+	 * and a wrong guess aborts in libdwfl (state_alloc's assertion on the
+	 * register count). */
+	elf_version(EV_CURRENT);
+	u->arch_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	u->arch_elf = u->arch_fd >= 0 ? elf_begin(u->arch_fd, ELF_C_READ_MMAP, NULL) : NULL;
 	if (unw_report(u) < 0) {
 		mon_unwind_close(u);
 		return NULL;
@@ -150,6 +163,10 @@ void mon_unwind_close(struct mon_unwind *u)
 		return;
 	if (u->dwfl)
 		dwfl_end(u->dwfl);
+	if (u->arch_elf)
+		elf_end(u->arch_elf);
+	if (u->arch_fd >= 0)
+		close(u->arch_fd);
 	free(u);
 }
 
