@@ -32,6 +32,9 @@ int attach_proc_check(pid_t pid, char *why, size_t len);
 /* Why pid's threads or modules could not be read: it is gone or exiting
  * (-ESRCH), not ours to read (as attach_proc_check), or -EIO. */
 int attach_proc_unreadable(pid_t pid, char *why, size_t len);
+/* After a failed read of pid's modules: 1 when it is worth another try
+ * (pid alive, *tries under the limit; waits a little first), else 0. */
+int attach_proc_again(pid_t pid, int *tries);
 /* The thread ids of pid (malloc'd into *tids, sorted); how many, or -errno. */
 int attach_proc_threads(pid_t pid, pid_t **tids);
 /* A thread's name (/proc/PID/task/TID/comm), "" when gone. */

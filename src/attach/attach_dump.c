@@ -238,13 +238,15 @@ int attach_dump(pid_t pid, FILE *out, char *why, size_t len)
 	struct dump_thread *t = NULL;
 	struct dump d = {.pid = pid, .maps = {.pid = pid}};
 	pid_t *tids = NULL;
-	int n, i, ret;
+	int n, i, ret, tries;
 
 	ret = attach_proc_check(pid, why, len);
 	if (ret < 0)
 		return ret;
 	n = attach_proc_threads(pid, &tids);
 	d.u = n > 0 ? mon_unwind_open(pid) : NULL;
+	for (tries = 0; n > 0 && !d.u && attach_proc_again(pid, &tries);)
+		d.u = mon_unwind_open(pid);
 	if (n <= 0 || !d.u) {
 		ret = attach_proc_unreadable(pid, why, len);
 		if (ret == -EIO && n == -ENOMEM) {

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach.h"
@@ -137,6 +138,22 @@ int attach_proc_unreadable(pid_t pid, char *why, size_t len)
 	snprintf(why, len, "cannot read the modules of process %d (/proc/%d/maps)", (int)pid,
 		 (int)pid);
 	return -EIO;
+}
+
+/* A process in the middle of execve has its old memory gone and its new
+ * maps not all there yet for a few milliseconds: a read of its modules that
+ * failed is tried again, this many times, this far apart. */
+#define PROC_AGAIN_TRIES 10
+#define PROC_AGAIN_NS 10000000L
+
+int attach_proc_again(pid_t pid, int *tries)
+{
+	struct timespec ts = {0, PROC_AGAIN_NS};
+
+	if (++*tries > PROC_AGAIN_TRIES || !attach_proc_alive(pid))
+		return 0;
+	nanosleep(&ts, NULL);
+	return 1;
 }
 
 static int proc_tid_cmp(const void *a, const void *b)

@@ -209,17 +209,23 @@ int attach_record(pid_t pid, const char *session, const struct attach_opts *o,
 {
 	struct rec r = {.pid = pid, .o = o, .res = res};
 	size_t i;
-	int ret;
+	int ret, tries;
 
 	memset(res, 0, sizeof(*res));
 	ret = attach_file_open(&r.f, session, pid, o, why, len);
 	if (ret < 0)
 		return ret;
-	r.u = mon_unwind_open(pid);
-	mon_unwind_copy_only(r.u, 1);
-	if (!r.u || attach_file_modules(&r.f, pid) < 0) {
-		ret = attach_proc_unreadable(pid, why, len);
-		goto out;
+	for (tries = 0;;) {
+		r.u = mon_unwind_open(pid);
+		mon_unwind_copy_only(r.u, 1);
+		if (r.u && attach_file_modules(&r.f, pid) == 0)
+			break;
+		mon_unwind_close(r.u);
+		r.u = NULL;
+		if (!attach_proc_again(pid, &tries)) {
+			ret = attach_proc_unreadable(pid, why, len);
+			goto out;
+		}
 	}
 	attach_pyrec_open(&r.py, &r.f, pid);
 	res->start_ns = attach_now();

@@ -8,8 +8,9 @@
 # exited, exited while attaching), or, when the process was read before it
 # ended, 0 with its stacks (dump) or `process exited after` and a report
 # (--pid); never another status, and never a session directory left in
-# TMPDIR.  Also --pid on a process that has exited but is not reaped, and
-# both on a kernel thread.
+# TMPDIR.  The same for processes attached to in the middle of execve.
+# Also --pid on a process that has exited but is not reaped, and both on a
+# kernel thread.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example threads
@@ -70,6 +71,26 @@ for ms in 0 5 10 20 40 80 150; do
 	done
 done
 note "outcomes seen: ${!seen[*]}"
+
+# A process in the middle of execve (a shell that execs the program 0 to 9
+# ms after it starts), attached to at once: its modules are read again once
+# it is through (it was refused with 125 "cannot read the modules", or
+# libdwfl aborted on an architecture guessed from a half-read module).
+seen=()
+for i in $(seq 0 19); do
+	bash -c "sleep 0.00$((i % 10)); exec '$EXAMPLES/threads' 0.1" >/dev/null &
+	pid=$!
+	if [ $((i % 2)) = 0 ]; then
+		what=dump OUTF=$T/dump.out ERRF=$T/dump.err RC=0
+		"$CBN" dump "$pid" >"$OUTF" 2>"$ERRF" || RC=$?
+	else
+		what=--pid
+		run_cbn --pid "$pid"
+	fi
+	wait "$pid" 2>/dev/null || true
+	check "$what"
+done
+note "outcomes seen across execve: ${!seen[*]}"
 
 # Exited, not reaped.
 zombie_start
