@@ -76,11 +76,15 @@ struct attach_ev {
 	unsigned char *map;              /* the header page, then the data pages */
 	size_t data_len;
 	uint64_t lost;                   /* samples the kernel dropped (ring full) */
+	uint64_t count;                  /* the thread's CPU ns it counted, read when closed */
+	int kernel;                      /* samples taken in the kernel too */
 };
 /* One sample, pointing into the caller's buffer. */
 struct attach_sample {
 	pid_t tid;
 	uint64_t time;                   /* CLOCK_MONOTONIC ns */
+	uint64_t count;                  /* the thread's CPU ns counted since the event opened */
+	int kernel;                      /* taken in the kernel (in a system call from pc) */
 	uint64_t pc, sp, bp;
 	const unsigned char *stack;      /* the copy of the stack from sp */
 	size_t stack_len;

@@ -195,7 +195,7 @@ static void *file_reserve(struct attach_file *f, struct attach_thread *t, uint32
 }
 
 void attach_file_sample(struct attach_file *f, struct attach_thread *t, uint64_t ts,
-			const uint64_t *pcs, int n, int truncated)
+			uint32_t weight, int kernel, const uint64_t *pcs, int n, int truncated)
 {
 	struct cbn_file_header *h = f->w.hdr;
 	uint32_t size = (uint32_t)(sizeof(struct cbn_rec_sample) + (size_t)n * 8);
@@ -209,9 +209,9 @@ void attach_file_sample(struct attach_file *f, struct attach_thread *t, uint64_t
 	s->h.flags = truncated ? CBN_SAMPLE_TRUNCATED : 0;
 	s->h.size = size;
 	s->ts = ts;
-	s->weight = 1;
+	s->weight = weight;
 	s->nframes = (uint16_t)n;
-	s->kweight = 0;
+	s->kweight = kernel ? (uint16_t)weight : 0;
 	memcpy(s->pc, pcs, (size_t)n * 8);
 	writer_commit(t->chunk, size);
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);

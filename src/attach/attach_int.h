@@ -25,6 +25,7 @@ struct attach_thread {
 	struct cbn_chunk_header *chunk;  /* its SAMPLES chunk, NULL before the first */
 	char name[CBN_NAME_MAX];
 	uint64_t cpu0, cpu_ns;           /* CPU time from schedstat: when first seen, last read */
+	uint64_t weighed;                /* of its event's count, what its samples' weights hold */
 };
 
 /* attach_pyrec.c: the samples' Python frames. */
@@ -51,7 +52,7 @@ int attach_file_modules(struct attach_file *f, pid_t pid);
 void attach_file_thread(struct attach_file *f, uint16_t type, pid_t tid, const char *name,
 			uint64_t ts, uint64_t cpu_ns);
 void attach_file_sample(struct attach_file *f, struct attach_thread *t, uint64_t ts,
-			const uint64_t *pcs, int n, int truncated);
+			uint32_t weight, int kernel, const uint64_t *pcs, int n, int truncated);
 void attach_file_close(struct attach_file *f);
 
 #endif

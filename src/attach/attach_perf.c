@@ -74,11 +74,21 @@ int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t 
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_TASK_CLOCK;
 	a.sample_period = period_ns;
-	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
-			PERF_SAMPLE_STACK_USER;
+	/* READ: the count at each sample, so that a sample weighs the CPU time
+	 * since the one before (the timer's period restarts at each switch to
+	 * the thread, and a lost sample's time goes to the next one) */
+	a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_READ |
+			PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+	a.read_format = 0;
 	a.sample_regs_user = EV_REGS;
 	a.sample_stack_user = stack_bytes & ~7u;
-	a.exclude_kernel = 1;
+	/* The kernel's part of the thread's time is sampled too where this user
+	 * may (perf_event_paranoid 1 or less, or root): a sample taken in the
+	 * kernel still has the user registers and stack of the system call
+	 * that entered it, so its time goes to that user stack, marked as
+	 * kernel time, as in a launched run.  Elsewhere the kernel's time
+	 * goes into the weight of the next user sample (PERF_SAMPLE_READ). */
+	a.exclude_kernel = 0;
 	a.exclude_hv = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
@@ -90,6 +100,11 @@ int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t 
 	}
 	a.disabled = 0;
 	e->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (e->fd < 0 && (errno == EACCES || errno == EPERM)) {
+		a.exclude_kernel = 1;
+		e->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
+	e->kernel = !a.exclude_kernel;
 	if (e->fd < 0) {
 		ev_refusal(tid, errno, why, len);
 		return -errno;
@@ -125,20 +140,22 @@ static void ev_copy(const struct attach_ev *e, uint64_t off, void *dst, size_t n
 }
 
 /* A sample record's body (after its header) in buf[n] into *s. */
-static int ev_parse(const unsigned char *buf, size_t n, struct attach_sample *s)
+static int ev_parse(const unsigned char *buf, size_t n, uint16_t misc, struct attach_sample *s)
 {
 	uint64_t abi, size;
 	size_t at = 0;
 	uint32_t pidtid[2];
 	uint64_t regs[3];
 
-	if (n < 8 + 8 + 8)
+	if (n < 8 + 8 + 8 + 8)
 		return 0;
 	memcpy(pidtid, buf, 8);
 	memcpy(&s->time, buf + 8, 8);
-	memcpy(&abi, buf + 16, 8);
-	at = 24;
+	memcpy(&s->count, buf + 16, 8); /* PERF_SAMPLE_READ, read_format 0 */
+	memcpy(&abi, buf + 24, 8);
+	at = 32;
 	s->tid = (pid_t)pidtid[1];
+	s->kernel = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
 		return 0; /* no user context: a kernel thread, or an exiting one */
 	if (at + sizeof(regs) + 8 > n)
@@ -178,7 +195,7 @@ int attach_ev_next(struct attach_ev *e, struct attach_sample *s, unsigned char *
 			break;
 		if (rh.type == PERF_RECORD_SAMPLE && rh.size - sizeof(rh) <= len) {
 			ev_copy(e, tail + sizeof(rh), buf, rh.size - sizeof(rh));
-			got = ev_parse(buf, rh.size - sizeof(rh), s);
+			got = ev_parse(buf, rh.size - sizeof(rh), rh.misc, s);
 		} else if (rh.type == PERF_RECORD_LOST && rh.size >= sizeof(rh) + 16) {
 			uint64_t lost[2];
 
@@ -193,10 +210,16 @@ int attach_ev_next(struct attach_ev *e, struct attach_sample *s, unsigned char *
 
 void attach_ev_close(struct attach_ev *e)
 {
+	uint64_t v;
+
 	if (e->map)
 		munmap(e->map, e->data_len + (size_t)sysconf(_SC_PAGESIZE));
-	if (e->fd >= 0)
+	if (e->fd >= 0) {
+		/* an ended thread's event still reads its final count */
+		if (read(e->fd, &v, sizeof(v)) == (ssize_t)sizeof(v))
+			e->count = v;
 		close(e->fd);
+	}
 	e->map = NULL;
 	e->fd = -1;
 }

@@ -58,6 +58,20 @@ static void rec_cpu(pid_t pid, struct attach_thread *t)
 		t->cpu0 = cpu;
 }
 
+/* The periods of CPU a sample stands for: the thread's count since the CPU
+ * its samples so far stand for, to the nearest period, at least one. */
+static uint32_t rec_weight(struct attach_thread *t, uint64_t count, uint64_t period)
+{
+	uint64_t w = count > t->weighed ? (count - t->weighed + period / 2) / period : 0;
+
+	if (w < 1)
+		w = 1;
+	if (w > UINT16_MAX)
+		w = UINT16_MAX;
+	t->weighed += w * period;
+	return (uint32_t)w;
+}
+
 /* Every sample waiting in t's ring: unwound and written. */
 static void rec_drain(struct rec *r, struct attach_thread *t)
 {
@@ -76,7 +90,8 @@ static void rec_drain(struct rec *r, struct attach_thread *t)
 		/* deeper than the copied part: cut there, marked and counted */
 		truncated = n >= r->o->depth || mon_unwind_cut(r->u);
 		n = attach_pyrec_frames(&r->py, &r->f, t->tid, pcs, n, CBN_MAX_FRAMES);
-		attach_file_sample(&r->f, t, s.time, pcs, n, truncated);
+		attach_file_sample(&r->f, t, s.time, rec_weight(t, s.count, r->o->period_ns),
+				   s.kernel, pcs, n, truncated);
 		r->res->samples++;
 	}
 	if (t->ev.lost > lost) {
@@ -118,10 +133,16 @@ static struct attach_thread *rec_thread(struct rec *r, pid_t tid)
  * with the CPU time it had while followed. */
 static void rec_thread_end(struct rec *r, struct attach_thread *t)
 {
+	uint64_t cpu;
+
 	rec_drain(r, t);
 	attach_ev_close(&t->ev);
-	attach_file_thread(&r->f, CBN_REC_THREAD_END, t->tid, t->name, attach_now(),
-			   t->cpu_ns - t->cpu0);
+	/* /proc's figure stops at the last scan before the thread ended; its
+	 * event counted to the end (from its opening, just after cpu0) */
+	cpu = t->cpu_ns - t->cpu0;
+	if (t->ev.count > cpu)
+		cpu = t->ev.count;
+	attach_file_thread(&r->f, CBN_REC_THREAD_END, t->tid, t->name, attach_now(), cpu);
 }
 
 /* /proc/PID/task read again: new threads followed, ended ones closed. */

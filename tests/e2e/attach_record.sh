@@ -7,7 +7,7 @@
 # (docs/attach.md).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
-need_example threads recursion
+need_example threads recursion syscalls
 . "$(dirname "$0")/lib/attach.bash"
 
 # threads: worker i burns i units in worker_spin, main 1 unit in main_spin,
@@ -116,4 +116,23 @@ expect_rc 0
 cut=$(json_get "$T/deep.json" run.truncated)
 [ "$cut" -gt 0 ] || fail "no stack of a 200-deep recursion was cut at the copy's end"
 grep_out 'samples were cut at the maximum stack depth or, attached, at the end of the stack copied'
+
+# A thread that spends most of its CPU in system calls (syscalls: read of
+# /dev/zero): each sample weighs the CPU since the one before (its event's
+# count), so the samples stand for all the CPU measured, not only the user
+# part; as root its kernel part is sampled and said, as in a launched run
+# (docs/attach.md, "How it samples").  With one sample per period and user
+# samples only, sampled / measured was about 0.3 here.
+"$EXAMPLES/syscalls" 20 >/dev/null 2>&1 &
+prog=$!
+sleep 0.3
+run_cbn --duration 1 --json "$T/sys.json" --pid "$prog"
+kill "$prog" 2>/dev/null
+expect_rc 0
+ratio=$(json_py "$T/sys.json" 'round(d["run"]["cpu_ns"] / d["run"]["measured_cpu_ns"], 3)')
+within "$ratio" 1 0.03 || fail "syscalls: sampled CPU / measured CPU = $ratio, expected 1 +- 0.03"
+if [ "$(id -u)" = 0 ]; then
+	k=$(json_py "$T/sys.json" 'round(100 * d["programs"][0]["kernel_ns"] / d["programs"][0]["cpu_ns"])')
+	[ "$k" -ge 40 ] || fail "syscalls attached as root: $k % of the CPU in the kernel, expected >= 40"
+fi
 exit 0
