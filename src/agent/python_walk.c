@@ -64,6 +64,14 @@ static uint32_t py_id(uintptr_t code, uint64_t key, struct py_fresh *fresh)
 	return id;
 }
 
+/* The code objects the thread's last walk met first (python_last_fresh). */
+static __thread int py_fresh_last AGENT_TLS;
+
+int python_last_fresh(void)
+{
+	return py_fresh_last;
+}
+
 /* --- the walk ---------------------------------------------------------------- */
 
 #define PY_CHUNKS 16
@@ -293,6 +301,7 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 		return 0;
 	py_chunks(&w, tstate);
 	n = py_chain(&w, f, out, max);
+	py_fresh_last = w.fresh.n;
 	python_copy_ids(w.fresh.id, w.fresh.n);
 	return n;
 }

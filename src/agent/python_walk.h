@@ -16,6 +16,9 @@
  * part of this thread's stack.  python_active: an interpreter is read. */
 int python_stack(uint64_t *out, int max, uintptr_t sp) AGENT_HIDDEN;
 int python_stack_for(uint64_t *out, int cap, uintptr_t sp) AGENT_HIDDEN;
+/* SIGNAL-SAFE: how many code objects the calling thread's last walk met
+ * first and copied the names of (0 in the steady state). */
+int python_last_fresh(void) AGENT_HIDDEN;
 int python_active(void) AGENT_HIDDEN;
 
 #endif

@@ -230,7 +230,11 @@ static int sample_why(struct agent_thread *t, ucontext_t *uc, uintptr_t here)
 }
 
 /* SIGNAL-SAFE.  The thread's Python frames (python_walk.c); one walk in
- * eight timed (two vDSO clock reads), for the report's cost per frame. */
+ * eight timed (two vDSO clock reads), for the report's cost per frame.  A
+ * walk that met code objects for the first time also copied their names
+ * (system calls, once per object): it is left out of the figure, which is
+ * what a walk costs once the program's code has been seen; its time is in
+ * the handler's all the same. */
 static int sample_python(uint64_t *pyw, int cap, uintptr_t sp)
 {
 	struct cbn_file_header *h = agent.w.hdr;
@@ -241,7 +245,7 @@ static int sample_python(uint64_t *pyw, int cap, uintptr_t sp)
 		return python_stack_for(pyw, cap, sp);
 	t0 = cbn_clock_ns(CLOCK_MONOTONIC);
 	n = python_stack_for(pyw, cap, sp);
-	if (n > 0) {
+	if (n > 0 && !python_last_fresh()) {
 		atomic_fetch_add_explicit(&h->overhead.site_ns[CBN_OVH_PYWALK],
 					  cbn_clock_ns(CLOCK_MONOTONIC) - t0, memory_order_relaxed);
 		atomic_fetch_add_explicit(&h->overhead.site_calls[CBN_OVH_PYWALK], 1,

@@ -250,7 +250,8 @@ enum cbn_overhead_site {
 	CBN_OVH_MEM,                     /* allocation hooks */
 	CBN_OVH_OTHER,                   /* thread start, fork, exec, module map */
 	CBN_OVH_PYWALK,                  /* of CBN_OVH_HANDLER: reading Python frames, timed
-					  * at one sample in eight (calls: walks timed) */
+					  * at one sample in eight, walks that copied no
+					  * code object's names (calls: walks timed) */
 	CBN_OVH_PYFRAMES,                /* calls: the frames those timed walks read (ns: 0) */
 	CBN_OVH_NSITES = 8,
 };
