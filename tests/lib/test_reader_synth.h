@@ -591,4 +591,65 @@ static inline int synth_self_find(struct synth_self *m)
 	return m->nseg > 0 && m->hi > m->lo ? 0 : -1;
 }
 
+static inline uint64_t synth_rnd(uint64_t *rng)
+{
+	*rng ^= *rng << 13;
+	*rng ^= *rng >> 7;
+	*rng ^= *rng << 17;
+	return *rng;
+}
+
+/* The test executable (synth_self_find) as a MODULE_LOAD record at ts 10. */
+static inline void synth_self_module(struct synth *s, const struct synth_self *me)
+{
+	unsigned char b[8192];
+	struct cbn_rec_module *m = (struct cbn_rec_module *)b;
+	size_t plen = strlen(me->path);
+	uint32_t size = (uint32_t)CBN_REC_ALIGN(sizeof(*m) + me->nseg * sizeof(struct cbn_segment) +
+						plen + 1);
+
+	memset(b, 0, sizeof(b));
+	m->h.type = CBN_REC_MODULE_LOAD;
+	m->h.size = size;
+	m->ts = 10;
+	m->base = me->base;
+	m->nseg = me->nseg;
+	memcpy(m->seg, me->seg, me->nseg * sizeof(struct cbn_segment));
+	m->path_len = (uint32_t)plen;
+	memcpy((char *)&m->seg[me->nseg], me->path, plen + 1);
+	synth_rec(s, m, size);
+}
+
+/* The all-types file (synth_all_types) plus the test executable as a module
+ * (synth_self_find), with samples and allocations inside it so that
+ * symbolization runs; rng: an xorshift state for the pcs. */
+static inline void synth_all_with_self(struct synth *s, const struct synth_self *me,
+				       uint64_t *rng)
+{
+	uint64_t pcs[6];
+	int i;
+
+	synth_all_types(s, 4096);
+	synth_chunk(s, CBN_CHUNK_EVENTS, 0);
+	synth_self_module(s, me);
+	synth_chunk(s, CBN_CHUNK_SAMPLES, 102);
+	for (i = 0; i < 40; i++) {
+		for (int k = 0; k < 6; k++)
+			pcs[k] = me->lo + 1 + synth_rnd(rng) % (me->hi - me->lo - 1);
+		synth_sample(s, 2000 + (uint64_t)i, 1, pcs, (uint16_t)(1 + i % 6), 0);
+	}
+	/* host memory: allocations with stacks in this executable, frees, counters */
+	synth_mem_types(s);
+	synth_chunk(s, CBN_CHUNK_MEMORY, 102);
+	for (i = 0; i < 20; i++) {
+		for (int k = 0; k < 6; k++)
+			pcs[k] = me->lo + 1 + synth_rnd(rng) % (me->hi - me->lo - 1);
+		synth_mem_alloc(s, 3000 + (uint64_t)i, 0x50000 + 64 * (uint64_t)i, 1 + synth_rnd(rng) % 100000,
+				102, CBN_ALLOC_HEAP, CBN_AFN_MALLOC, pcs, (uint16_t)(i % 7));
+		if (i % 3 == 0)
+			synth_mem_free(s, 3001 + (uint64_t)i, 0x50000 + 64 * (uint64_t)i, 0, 102,
+				       CBN_ALLOC_HEAP, CBN_AFN_FREE);
+	}
+}
+
 #endif

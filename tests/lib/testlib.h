@@ -12,6 +12,19 @@
 
 #define TEST_SKIP 77
 
+/* SANITIZED: 1 in an AddressSanitizer build (GCC's macro, clang's feature),
+ * whose shadow memory and own malloc some tests cannot live with. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
 static int test_failures;
 static int test_checks;
 

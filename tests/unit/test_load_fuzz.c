@@ -43,50 +43,6 @@ static double now(void)
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* The all-types file of the reader tests, plus this executable as a module
- * and samples inside it so that symbolization runs. */
-static void build(struct synth *s, const struct synth_self *me)
-{
-	unsigned char b[8192];
-	struct cbn_rec_module *m = (struct cbn_rec_module *)b;
-	size_t plen = strlen(me->path);
-	uint32_t size = (uint32_t)CBN_REC_ALIGN(sizeof(*m) + me->nseg * sizeof(struct cbn_segment) +
-						plen + 1);
-	uint64_t pcs[6];
-	int i;
-
-	synth_all_types(s, 4096);
-	synth_chunk(s, CBN_CHUNK_EVENTS, 0);
-	memset(b, 0, sizeof(b));
-	m->h.type = CBN_REC_MODULE_LOAD;
-	m->h.size = size;
-	m->ts = 10;
-	m->base = me->base;
-	m->nseg = me->nseg;
-	memcpy(m->seg, me->seg, me->nseg * sizeof(struct cbn_segment));
-	m->path_len = (uint32_t)plen;
-	memcpy((char *)&m->seg[me->nseg], me->path, plen + 1);
-	synth_rec(s, m, size);
-	synth_chunk(s, CBN_CHUNK_SAMPLES, 102);
-	for (i = 0; i < 40; i++) {
-		for (int k = 0; k < 6; k++)
-			pcs[k] = me->lo + 1 + rnd() % (me->hi - me->lo - 1);
-		synth_sample(s, 2000 + (uint64_t)i, 1, pcs, (uint16_t)(1 + i % 6), 0);
-	}
-	/* host memory: allocations with stacks in this executable, frees, counters */
-	synth_mem_types(s);
-	synth_chunk(s, CBN_CHUNK_MEMORY, 102);
-	for (i = 0; i < 20; i++) {
-		for (int k = 0; k < 6; k++)
-			pcs[k] = me->lo + 1 + rnd() % (me->hi - me->lo - 1);
-		synth_mem_alloc(s, 3000 + (uint64_t)i, 0x50000 + 64 * (uint64_t)i, 1 + rnd() % 100000,
-				102, CBN_ALLOC_HEAP, CBN_AFN_MALLOC, pcs, (uint16_t)(i % 7));
-		if (i % 3 == 0)
-			synth_mem_free(s, 3001 + (uint64_t)i, 0x50000 + 64 * (uint64_t)i, 0, 102,
-				       CBN_ALLOC_HEAP, CBN_AFN_FREE);
-	}
-}
-
 /* Offsets of every record (and its size) in the original file. */
 static size_t records(const struct synth *s, size_t *off, uint32_t *sz, size_t max)
 {
@@ -172,7 +128,7 @@ int main(void)
 	REQUIRE(synth_self_find(&me) == 0);
 	REQUIRE(mkdtemp(dir) != NULL);
 	snprintf(path, sizeof(path), "%s/100.0.cbp", dir);
-	build(&s, &me);
+	synth_all_with_self(&s, &me, &rng);
 	size = synth_size(&s);
 	n = records(&s, offs, sizes, 512);
 	REQUIRE(n > 50);

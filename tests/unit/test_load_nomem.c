@@ -17,17 +17,6 @@
 #include "test_reader_synth.h"
 #include "load.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define SANITIZED 1
-#endif
-#endif
-#ifndef SANITIZED
-#define SANITIZED 0
-#endif
-
 #define SAMPLES 200000
 #define FRAMES 32
 

@@ -651,26 +651,6 @@ __attribute__((noinline)) int mem_probe_b(int x)
 	return mem_probe_a(x) * 5 + 2;
 }
 
-static void synth_self_module(struct synth *s, const struct synth_self *me)
-{
-	unsigned char b[8192];
-	struct cbn_rec_module *m = (struct cbn_rec_module *)b;
-	size_t plen = strlen(me->path);
-	uint32_t size = (uint32_t)CBN_REC_ALIGN(sizeof(*m) + me->nseg * sizeof(struct cbn_segment) +
-						plen + 1);
-
-	memset(b, 0, sizeof(b));
-	m->h.type = CBN_REC_MODULE_LOAD;
-	m->h.size = size;
-	m->ts = 10;
-	m->base = me->base;
-	m->nseg = me->nseg;
-	memcpy(m->seg, me->seg, me->nseg * sizeof(struct cbn_segment));
-	m->path_len = (uint32_t)plen;
-	memcpy((char *)&m->seg[me->nseg], me->path, plen + 1);
-	synth_rec(s, m, size);
-}
-
 /* Through the real loader: header.mem, records of two threads in time order,
  * stacks symbolized at pc - 1, counters sorted, a refused process. */
 static void test_load(void)
