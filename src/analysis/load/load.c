@@ -29,10 +29,13 @@ static void thread_rec(struct load *L, const struct reader_rec *r)
 {
 	const struct cbn_rec_thread *t = (const void *)r->raw;
 	uint32_t idx = load_thread(L, L->f->proc, t->tid); /* may move the array */
-	struct prof_thread *th = &L->p->threads[idx];
+	struct prof_thread *th;
 
+	if (idx == PROF_NONE)
+		return;
+	th = &L->p->threads[idx];
 	if (r->str_len)
-		th->name = load_intern(&L->arena, &L->strings, r->str);
+		th->name = load_intern(L, r->str);
 	if (r->type == CBN_REC_THREAD_START && (!th->start || t->ts < th->start))
 		th->start = t->ts;
 	if (r->type == CBN_REC_THREAD_END) {
@@ -77,7 +80,10 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	switch (r->type) {
 	case CBN_REC_SAMPLE: {
 		const struct cbn_rec_sample *s = (const void *)r->raw;
-		struct load_raw *w = LOAD_PUSH(F->raw, F->nraw, F->capraw);
+		struct load_raw *w = LOAD_PUSH(L, F->raw, F->nraw, F->capraw);
+
+		if (!w)
+			break;
 		w->ts = s->ts;
 		w->pcs = r->pcs;
 		w->nframes = r->nframes;
@@ -142,7 +148,7 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 		load_cuda_rec(L, r);
 		break;
 	}
-	return 0;
+	return L->nomem ? -1 : 0; /* out of memory: the walk stops */
 }
 
 /* "a\0b\0c\0" -> "a b c" */
@@ -156,7 +162,7 @@ static const char *join_cmdline(struct load *L, const char *c, uint32_t len)
 	for (i = 0; i < len; i++)
 		buf[i] = c[i] == '\0' ? ' ' : c[i];
 	buf[len] = '\0';
-	return load_arena_strndup(&L->arena, buf, len);
+	return load_strndup(L, buf, len);
 }
 
 static void process_from_header(struct load *L, struct prof_process *pr,
@@ -166,9 +172,9 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->pid = h->pid;
 	pr->ppid = h->ppid;
 	pr->exec_seq = h->exec_seq;
-	pr->exe = load_intern(&L->arena, &L->strings, h->exe);
+	pr->exe = load_intern(L, h->exe);
 	pr->cmdline = join_cmdline(L, h->cmdline, h->cmdline_len);
-	pr->file = load_intern(&L->arena, &L->strings, name);
+	pr->file = load_intern(L, name);
 	pr->start = h->start_mono_ns;
 	pr->end = h->end_mono_ns;
 	pr->period_ns = h->period_ns;
@@ -179,7 +185,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->exec_unprofiled = h->guard.exec_unprofiled;
 	pr->exit_code = h->exit_code;
 	if (h->disabled)
-		pr->disabled = load_arena_strndup(&L->arena, h->disabled_reason[0] ?
+		pr->disabled = load_strndup(L, h->disabled_reason[0] ?
 						  h->disabled_reason : "disabled",
 						  strlen(h->disabled_reason[0] ?
 							 h->disabled_reason : "disabled"));
@@ -192,7 +198,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->signo_first = h->signo_first ? h->signo_first : h->signo;
 	pr->notes = h->notes;
 	pr->perf_errno = h->perf_errno;
-	pr->timer_reason = load_arena_strndup(&L->arena, h->timer_reason,
+	pr->timer_reason = load_strndup(L, h->timer_reason,
 					      strnlen(h->timer_reason, sizeof(h->timer_reason)));
 	pr->kstack_state = h->kstack_state;
 	pr->kstack_errno = h->kstack_errno;
@@ -212,7 +218,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->ucheck.first_at = h->unwind_check.first_at;
 	pr->ucheck.first_cached_pc = h->unwind_check.first_cached_pc;
 	pr->ucheck.first_full_pc = h->unwind_check.first_full_pc;
-	pr->kstack_reason = load_arena_strndup(&L->arena, h->kstack_reason,
+	pr->kstack_reason = load_strndup(L, h->kstack_reason,
 					       strnlen(h->kstack_reason, sizeof(h->kstack_reason)));
 	memcpy(pr->pc_only_why, (const void *)h->pc_only_why, sizeof(pr->pc_only_why));
 	memcpy(pr->unsampled_why, (const void *)h->unsampled_why, sizeof(pr->unsampled_why));
@@ -241,9 +247,18 @@ static void push_modules(struct load *L)
 		struct prof_module *pm;
 
 		cap = L->capmodules;
-		pm = LOAD_PUSH(p->modules, p->nmodules, L->capmodules);
-		if (L->capmodules != cap)
-			L->modsyms = load_xrealloc(L->modsyms, L->capmodules * sizeof(*L->modsyms));
+		pm = LOAD_PUSH(L, p->modules, p->nmodules, L->capmodules);
+		if (!pm)
+			return;
+		if (L->capmodules != cap) {
+			struct sym_module **ms = load_realloc(L, L->modsyms,
+							      L->capmodules * sizeof(*ms));
+			if (!ms) {
+				p->nmodules--;
+				return;
+			}
+			L->modsyms = ms;
+		}
 		L->modsyms[p->nmodules - 1] = m->sym;
 		pm->process = F->proc;
 		pm->path = m->path;
@@ -282,8 +297,10 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 	uint64_t dropped = 0;
 	size_t i;
 
-	load_grow((void **)&p->samples, &L->capsamples, p->nsamples + F->nraw, sizeof(*p->samples));
-	for (i = 0; i < F->nraw; i++) {
+	if (load_grow(L, (void **)&p->samples, &L->capsamples, p->nsamples + F->nraw,
+		      sizeof(*p->samples)) < 0)
+		return 0;
+	for (i = 0; i < F->nraw && !L->nomem; i++) {
 		const struct load_raw *w = &F->raw[i];
 		struct prof_sample *s;
 		struct load_uwm uwm;
@@ -298,6 +315,8 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 		if ((w->flags & CBN_SAMPLE_PC_ONLY) && n > 1)
 			n = 1;
 		ustack = load_stack_ours(L, w->pcs, n, w->ts, &spin, &ours, &uwm);
+		if (L->nomem)
+			break;
 		if (uwm.unwind && !ours)
 			load_uwm_count(L, &uwm, w->weight);
 		if (ours) {
@@ -331,8 +350,9 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 			 * shown as a [kernel] frame on the stack it returned to. */
 			struct prof_sample *k;
 
-			load_grow((void **)&p->samples, &L->capsamples, p->nsamples + 1 + F->nraw - i,
-				  sizeof(*p->samples));
+			if (load_grow(L, (void **)&p->samples, &L->capsamples,
+				      p->nsamples + 1 + F->nraw - i, sizeof(*p->samples)) < 0)
+				break;
 			s = &p->samples[p->nsamples - 1];
 			k = &p->samples[p->nsamples++];
 			*k = *s;
@@ -411,8 +431,6 @@ static void guard_warnings(struct load *L, const struct prof_process *pr,
 			  at, threads, threads == 1 ? "" : "s");
 }
 
-/* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
- * was unusable. */
 /* The launcher's side file of the image (PID.SEQ.cbs: what it saw from
  * outside, cbn_format.h), read as part of it when there is one; open until
  * the image is loaded (records point into it, as into the image's file). */
@@ -437,6 +455,59 @@ static void load_side(struct load *L, const char *dir, const char *name)
 	reader_walk(rf, rec_cb, L, &res);
 }
 
+/* What comes after a file's records: its modules, stacks and families
+ * finished, its process's figures and warnings.  Stops where memory ran
+ * short (L->nomem). */
+static void file_finish(struct load *L, const struct reader_file *rf, const char *dir,
+			const char *name, const struct reader_result *res, int *damaged)
+{
+	struct profile *p = L->p;
+	struct load_file *F = L->f;
+	struct prof_process *pr;
+	uint64_t ring_cut = 0, dropped;
+
+	load_modmap_finish(F);
+	load_python_builtins(L);
+	load_jit_open(L, dir, name);
+	if (L->nomem)
+		return;
+	/* Ring mode: only the last ring_ns before the process's end. */
+	if (rf->hdr.ring_ns) {
+		uint64_t pe = p->processes[F->proc].end, end = F->last_ts > pe ? F->last_ts : pe;
+
+		ring_cut = end > rf->hdr.ring_ns ? end - rf->hdr.ring_ns : 0;
+	}
+	dropped = file_samples(L, ring_cut);
+	if (L->nomem)
+		return;
+	load_jit_finish(L);
+	load_cuda_finish(L);
+	load_mem_finish(L);
+	load_offcpu_finish(L, ring_cut);
+	load_mpi_finish(L);
+	push_modules(L);
+	load_python_finish(L);
+	if (L->nomem)
+		return;
+
+	pr = &p->processes[F->proc];
+	pr->samples = F->nraw - dropped;
+	pr->ring_ns = rf->hdr.ring_ns;
+	pr->ring_recycled = rf->hdr.ring_recycled;
+	pr->ring_dropped = dropped;
+	if (F->exited) {
+		pr->clean_exit = 1;
+		pr->exit_code = F->exit_status;
+	}
+	if (F->last_ts > pr->end)
+		pr->end = F->last_ts;
+	load_capture_finish(L);
+	file_warnings(L, pr, name, &rf->hdr, res, reader_changed(rf), damaged);
+	guard_warnings(L, pr, &rf->hdr);
+}
+
+/* Returns 0 when the file was read (maybe damaged: *damaged set), -1 when it
+ * was unusable or memory ran short (L->nomem). */
 static int load_one(struct load *L, const char *dir, const char *name, int *damaged)
 {
 	struct profile *p = L->p;
@@ -445,7 +516,6 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	struct load_file F;
 	struct prof_process *pr;
 	char path[PATH_MAX];
-	uint64_t ring_cut = 0, dropped;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
 	if (reader_open(path, &rf, &res) != 0) {
@@ -463,7 +533,11 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	F.mctr_first = p->nmem_counters;
 	F.offcpu_first = p->noffcpu;
 	F.mpi_first = p->nmpi_calls;
-	pr = LOAD_PUSH(p->processes, p->nprocesses, L->capprocs);
+	pr = LOAD_PUSH(L, p->processes, p->nprocesses, L->capprocs);
+	if (!pr) {
+		reader_close(&rf);
+		return -1;
+	}
 	process_from_header(L, pr, &rf.hdr, name);
 	L->f = &F;
 	F.py_on = rf.hdr.python.state == CBN_PY_ON;
@@ -473,47 +547,18 @@ static int load_one(struct load *L, const char *dir, const char *name, int *dama
 	util_map_free(&L->stackmap);
 	L->nstackkeys = 0;
 
-	reader_walk(&rf, rec_cb, L, &res);
-	load_side(L, dir, name);
-	load_modmap_finish(&F);
-	load_python_builtins(L);
-	load_jit_open(L, dir, name);
-
-	/* Ring mode: only the last ring_ns before the process's end. */
-	if (rf.hdr.ring_ns) {
-		uint64_t pe = p->processes[F.proc].end, end = F.last_ts > pe ? F.last_ts : pe;
-
-		ring_cut = end > rf.hdr.ring_ns ? end - rf.hdr.ring_ns : 0;
-	}
-	dropped = file_samples(L, ring_cut);
-	load_jit_finish(L);
-	load_cuda_finish(L);
-	load_mem_finish(L);
-	load_offcpu_finish(L, ring_cut);
-	load_mpi_finish(L);
-	push_modules(L);
-	load_python_finish(L);
-
-	pr = &p->processes[F.proc];
-	pr->samples = F.nraw - dropped;
-	pr->ring_ns = rf.hdr.ring_ns;
-	pr->ring_recycled = rf.hdr.ring_recycled;
-	pr->ring_dropped = dropped;
-	if (F.exited) {
-		pr->clean_exit = 1;
-		pr->exit_code = F.exit_status;
-	}
-	if (F.last_ts > pr->end)
-		pr->end = F.last_ts;
-	load_capture_finish(L);
-	file_warnings(L, pr, name, &rf.hdr, &res, reader_changed(&rf), damaged);
-	guard_warnings(L, pr, &rf.hdr);
+	if (!L->nomem)
+		reader_walk(&rf, rec_cb, L, &res);
+	if (!L->nomem)
+		load_side(L, dir, name);
+	if (!L->nomem)
+		file_finish(L, &rf, dir, name, &res, damaged);
 	L->f = NULL;
 	file_free(&F);
 	reader_close(&rf);
 	if (F.side_open)
 		reader_close(&F.side);
-	return 0;
+	return L->nomem ? -1 : 0;
 }
 
 static void load_state_free(struct load *L)
@@ -557,9 +602,11 @@ static int load_files(struct load *L, const char *session_dir, const struct cbp_
 	load_meta_read(L, session_dir, &meta);
 	load_notes_read(L, session_dir);
 	load_kernel_open(L, session_dir);
-	for (i = 0; i < nnames; i++)
+	for (i = 0; i < nnames && !L->nomem; i++)
 		if (load_one(L, session_dir, names[i].name, &damaged) == 0)
 			readable++;
+	if (L->nomem)
+		return PROF_LOAD_NOMEM;
 	if (readable == 0) {
 		snprintf(err, errlen, "no readable session file in %s (%s)", session_dir,
 			 L->p->nwarnings ? L->p->warnings[0] : "all damaged");
@@ -570,30 +617,15 @@ static int load_files(struct load *L, const char *session_dir, const struct cbp_
 	load_modules_finish(L);
 	load_mpi_align(L);
 	load_run_totals(L, &meta);
+	if (L->nomem)
+		return PROF_LOAD_NOMEM;
 	/* the profile owns the strings from here on */
-	L->p->arena = load_xrealloc(NULL, sizeof(struct util_arena));
+	L->p->arena = load_realloc(L, NULL, sizeof(struct util_arena));
+	if (!L->p->arena)
+		return PROF_LOAD_NOMEM;
 	*(struct util_arena *)L->p->arena = L->arena;
 	memset(&L->arena, 0, sizeof(L->arena));
 	return damaged ? PROF_LOAD_PARTIAL : PROF_LOAD_OK;
-}
-
-/* load_files() with the loader's out-of-memory policy: load_oom() lands
- * here, and everything built so far is still reachable from L for freeing. */
-static int load_guarded(struct load *L, const char *session_dir, const struct cbp_name *names,
-			size_t nnames, char *err, size_t errlen)
-{
-	jmp_buf oom;
-	int ret;
-
-	if (setjmp(oom) == 0) {
-		load_oom_target = &oom;
-		ret = load_files(L, session_dir, names, nnames, err, errlen);
-	} else {
-		snprintf(err, errlen, "out of memory reading %s", session_dir);
-		ret = PROF_LOAD_NOMEM;
-	}
-	load_oom_target = NULL;
-	return ret;
 }
 
 int prof_load_with(const char *session_dir, const struct prof_load_opts *o, struct profile **out,
@@ -614,8 +646,9 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 	}
 	if (o && o->ranks && prof_ranks_match(o->ranks, -1, err, errlen) < 0)
 		return PROF_LOAD_EMPTY;
-	if (load_list_files(session_dir, o ? o->ranks : NULL, &names, &nnames, err, errlen) < 0)
-		return PROF_LOAD_EMPTY;
+	ret = load_list_files(session_dir, o ? o->ranks : NULL, &names, &nnames, err, errlen);
+	if (ret < 0)
+		return ret;
 	if (nnames == 0 && o && o->ranks) {
 		snprintf(err, errlen, "no session file of ranks %s in %s", o->ranks, session_dir);
 		free(names);
@@ -646,7 +679,9 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 			snprintf(err, errlen, "out of memory starting to read %s", session_dir);
 			ret = PROF_LOAD_NOMEM;
 		} else {
-			ret = load_guarded(&L, session_dir, names, nnames, err, errlen);
+			ret = load_files(&L, session_dir, names, nnames, err, errlen);
+			if (ret == PROF_LOAD_NOMEM)
+				snprintf(err, errlen, "out of memory reading %s", session_dir);
 		}
 	}
 	for (i = 0; i < nnames; i++)

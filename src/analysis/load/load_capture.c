@@ -27,7 +27,7 @@ void load_capture_header(struct load *L, struct prof_process *pr, const struct c
 	pc->steps = c->steps;
 	pc->active_ns = c->active_ns;
 	pc->spec = pc->mode == CBN_CAPTURE_ALL ? "" :
-		   load_arena_strndup(&L->arena, c->spec, strnlen(c->spec, n));
+		   load_strndup(L, c->spec, strnlen(c->spec, n));
 }
 
 void load_capture_rec(struct load *L, const struct reader_rec *r)
@@ -42,13 +42,15 @@ void load_capture_rec(struct load *L, const struct reader_rec *r)
 			  L->p->processes[F->proc].file, c->event, c->cause);
 		return;
 	}
-	e = LOAD_PUSH(F->capevs, F->ncapevs, F->capcapevs);
+	e = LOAD_PUSH(L, F->capevs, F->ncapevs, F->capcapevs);
+	if (!e)
+		return;
 	e->ts = c->ts;
 	e->step = c->step;
 	e->seq = (uint32_t)(F->ncapevs - 1);
 	e->event = c->event;
 	e->cause = c->cause;
-	e->name = c->event == CBN_CAPTURE_MARK ? load_intern(&L->arena, &L->strings, r->str) : NULL;
+	e->name = c->event == CBN_CAPTURE_MARK ? load_intern(L, r->str) : NULL;
 	if (c->ts > F->last_ts)
 		F->last_ts = c->ts;
 }
@@ -64,11 +66,14 @@ static int capev_cmp(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* A window from ts, NULL when memory is short. */
 static struct prof_window *window_open(struct load *L, uint64_t ts, uint32_t cause, uint64_t step)
 {
 	struct profile *p = L->p;
-	struct prof_window *w = LOAD_PUSH(p->windows, p->nwindows, L->capwindows);
+	struct prof_window *w = LOAD_PUSH(L, p->windows, p->nwindows, L->capwindows);
 
+	if (!w)
+		return NULL;
 	memset(w, 0, sizeof(*w));
 	w->start = ts;
 	w->end = ts;
@@ -91,6 +96,8 @@ void load_capture_finish(struct load *L)
 	if (pr->capture.mode == CBN_CAPTURE_ALL) {
 		struct prof_window *w = window_open(L, pr->start, CBN_CAUSE_START, 0);
 
+		if (!w)
+			return;
 		w->end = pr->end > pr->start ? pr->end : pr->start;
 		w->close_cause = CBN_CAUSE_EXIT;
 		for (i = 0; i < F->ncapevs; i++)
@@ -100,8 +107,10 @@ void load_capture_finish(struct load *L)
 		const struct load_capev *e = &F->capevs[i];
 
 		if (e->event == CBN_CAPTURE_MARK) {
-			struct prof_ctl_mark *m = LOAD_PUSH(p->ctl_marks, p->nctl_marks, L->capctlmarks);
+			struct prof_ctl_mark *m = LOAD_PUSH(L, p->ctl_marks, p->nctl_marks, L->capctlmarks);
 
+			if (!m)
+				return;
 			m->ts = e->ts;
 			m->process = F->proc;
 			m->name = e->name;
@@ -113,7 +122,8 @@ void load_capture_finish(struct load *L)
 			/* e->step: the cbn_step() calls before it, the number of the
 			 * step in progress (a window the schedule opens opens at the
 			 * call that starts its first step, already counted) */
-			window_open(L, e->ts, e->cause, e->step);
+			if (!window_open(L, e->ts, e->cause, e->step))
+				return;
 			open = p->nwindows - 1;
 		} else if (e->event == CBN_CAPTURE_CLOSE && open != SIZE_MAX) {
 			p->windows[open].end = e->ts;

@@ -32,7 +32,7 @@ static const char *copy_name(unsigned kind, int peer)
 
 static const char *str(struct load *L, const char *s)
 {
-	return load_intern(&L->arena, &L->strings, s);
+	return load_intern(L, s);
 }
 
 struct corr_probe {
@@ -59,8 +59,10 @@ static uint32_t api_of(struct load *L, uint32_t correlation)
 static struct prof_gpu_op *gpu_op(struct load *L, uint32_t kind, uint64_t start, uint64_t end)
 {
 	struct profile *p = L->p;
-	struct prof_gpu_op *g = LOAD_PUSH(p->gpu_ops, p->ngpu_ops, L->capgpu);
+	struct prof_gpu_op *g = LOAD_PUSH(L, p->gpu_ops, p->ngpu_ops, L->capgpu);
 
+	if (!g)
+		return NULL;
 	memset(g, 0, sizeof(*g));
 	g->kind = kind;
 	g->process = L->f->proc;
@@ -84,8 +86,10 @@ static void cuda_range(struct load *L, const struct reader_rec *r)
 	struct profile *p = L->p;
 	uint32_t proc = L->f->proc;
 	const struct cbn_rec_range *s = (const void *)r->raw;
-	struct prof_range *g = LOAD_PUSH(p->ranges, p->nranges, L->capranges);
+	struct prof_range *g = LOAD_PUSH(L, p->ranges, p->nranges, L->capranges);
 
+	if (!g)
+		return;
 	g->start = s->start;
 	g->end = s->end;
 	g->process = proc;
@@ -103,8 +107,10 @@ static void cuda_api(struct load *L, const struct reader_rec *r)
 	struct profile *p = L->p;
 	uint32_t proc = L->f->proc;
 	const struct cbn_rec_cuda_api *s = (const void *)r->raw;
-	struct prof_cuda_api *a = LOAD_PUSH(p->cuda_api, p->ncuda_api, L->capapi);
+	struct prof_cuda_api *a = LOAD_PUSH(L, p->cuda_api, p->ncuda_api, L->capapi);
 
+	if (!a)
+		return;
 	a->start = s->start;
 	a->end = s->end;
 	a->thread = load_thread(L, proc, s->tid);
@@ -116,7 +122,7 @@ static void cuda_api(struct load *L, const struct reader_rec *r)
 	a->name = str(L, r->str);
 	a->stack = PROF_NONE;
 	if (s->correlation && api_of(L, s->correlation) == PROF_NONE)
-		load_map_put(&L->corrmap, util_mix64(s->correlation),
+		load_map_put(L, &L->corrmap, util_mix64(s->correlation),
 			     (uint32_t)(p->ncuda_api - 1));
 	note_ts(L, s->end);
 }
@@ -125,8 +131,10 @@ static void cuda_stack(struct load *L, const struct reader_rec *r)
 {
 	struct load_file *F = L->f;
 	const struct cbn_rec_cuda_stack *s = (const void *)r->raw;
-	struct load_cstack *c = LOAD_PUSH(F->cstacks, F->ncstacks, F->capcstacks);
+	struct load_cstack *c = LOAD_PUSH(L, F->cstacks, F->ncstacks, F->capcstacks);
 
+	if (!c)
+		return;
 	c->correlation = s->correlation;
 	c->pcs = r->pcs;
 	c->nframes = r->nframes;
@@ -138,6 +146,8 @@ static void cuda_kernel(struct load *L, const struct reader_rec *r)
 	const struct cbn_rec_cuda_kernel *s = (const void *)r->raw;
 	struct prof_gpu_op *g = gpu_op(L, PROF_GPU_KERNEL, s->start, s->end);
 
+	if (!g)
+		return;
 	g->device = s->device;
 	g->context = s->context;
 	g->stream = s->stream;
@@ -159,6 +169,8 @@ static void cuda_memcpy(struct load *L, const struct reader_rec *r)
 	const struct cbn_rec_cuda_memcpy *s = (const void *)r->raw;
 	struct prof_gpu_op *g = gpu_op(L, PROF_GPU_MEMCPY, s->start, s->end);
 
+	if (!g)
+		return;
 	g->device = s->device;
 	g->context = s->context;
 	g->stream = s->stream;
@@ -178,6 +190,8 @@ static void cuda_memset(struct load *L, const struct reader_rec *r)
 	const struct cbn_rec_cuda_memset *s = (const void *)r->raw;
 	struct prof_gpu_op *g = gpu_op(L, PROF_GPU_MEMSET, s->start, s->end);
 
+	if (!g)
+		return;
 	g->device = s->device;
 	g->context = s->context;
 	g->stream = s->stream;
@@ -195,8 +209,10 @@ static void cuda_sync(struct load *L, const struct reader_rec *r)
 	struct profile *p = L->p;
 	uint32_t proc = L->f->proc;
 	const struct cbn_rec_cuda_sync *s = (const void *)r->raw;
-	struct prof_cuda_sync *y = LOAD_PUSH(p->syncs, p->nsyncs, L->capsyncs);
+	struct prof_cuda_sync *y = LOAD_PUSH(L, p->syncs, p->nsyncs, L->capsyncs);
 
+	if (!y)
+		return;
 	y->start = s->start;
 	y->end = s->end;
 	y->process = proc;
@@ -211,8 +227,10 @@ static void cuda_overhead(struct load *L, const struct reader_rec *r)
 	struct profile *p = L->p;
 	uint32_t proc = L->f->proc;
 	const struct cbn_rec_cuda_overhead *s = (const void *)r->raw;
-	struct prof_cuda_overhead *o = LOAD_PUSH(p->overheads, p->noverheads, L->capover);
+	struct prof_cuda_overhead *o = LOAD_PUSH(L, p->overheads, p->noverheads, L->capover);
 
+	if (!o)
+		return;
 	o->start = s->start;
 	o->end = s->end;
 	o->process = proc;
@@ -225,8 +243,10 @@ static void cuda_device(struct load *L, const struct reader_rec *r)
 	struct profile *p = L->p;
 	uint32_t proc = L->f->proc;
 	const struct cbn_rec_cuda_device *s = (const void *)r->raw;
-	struct prof_cuda_device *d = LOAD_PUSH(p->devices, p->ndevices, L->capdev);
+	struct prof_cuda_device *d = LOAD_PUSH(L, p->devices, p->ndevices, L->capdev);
 
+	if (!d)
+		return;
 	d->process = proc;
 	d->id = s->id;
 	d->name = str(L, r->str);
@@ -257,8 +277,10 @@ static void cuda_context(struct load *L, const struct reader_rec *r)
 	struct profile *p = L->p;
 	uint32_t proc = L->f->proc;
 	const struct cbn_rec_cuda_context *s = (const void *)r->raw;
-	struct prof_cuda_context *c = LOAD_PUSH(p->contexts, p->ncontexts, L->capctx);
+	struct prof_cuda_context *c = LOAD_PUSH(L, p->contexts, p->ncontexts, L->capctx);
 
+	if (!c)
+		return;
 	c->process = proc;
 	c->context = s->context;
 	c->device = s->device;
@@ -271,8 +293,10 @@ static void cuda_memory(struct load *L, const struct reader_rec *r)
 	struct profile *p = L->p;
 	uint32_t proc = L->f->proc;
 	const struct cbn_rec_cuda_memory *s = (const void *)r->raw;
-	struct prof_cuda_memory *m = LOAD_PUSH(p->memory, p->nmemory, L->capmem);
+	struct prof_cuda_memory *m = LOAD_PUSH(L, p->memory, p->nmemory, L->capmem);
 
+	if (!m)
+		return;
 	memset(m, 0, sizeof(*m)); /* the extension's fields stay 0 without it */
 	m->ts = s->ts;
 	m->address = s->address;
@@ -305,8 +329,10 @@ static void cuda_mempool(struct load *L, const struct reader_rec *r)
 	struct profile *p = L->p;
 	uint32_t proc = L->f->proc;
 	const struct cbn_rec_cuda_mempool *s = (const void *)r->raw;
-	struct prof_cuda_mempool *q = LOAD_PUSH(p->mempools, p->nmempools, L->capmempool);
+	struct prof_cuda_mempool *q = LOAD_PUSH(L, p->mempools, p->nmempools, L->capmempool);
 
+	if (!q)
+		return;
 	q->ts = s->ts;
 	q->address = s->address;
 	q->size = s->size;
@@ -336,8 +362,10 @@ static void cuda_status(struct load *L, const struct reader_rec *r)
 		return;
 	}
 	if (F->status_idx == PROF_NONE) {
-		memset(LOAD_PUSH(p->cuda_status, p->ncuda_status, L->capstatus), 0,
-		       sizeof(*p->cuda_status));
+		st = LOAD_PUSH(L, p->cuda_status, p->ncuda_status, L->capstatus);
+		if (!st)
+			return;
+		memset(st, 0, sizeof(*st));
 		F->status_idx = (uint32_t)(p->ncuda_status - 1);
 	}
 	/* The last one written wins: counters only grow, FINISHED comes last. */
@@ -420,8 +448,10 @@ static void load_cuda_share(struct load *L, uint32_t proc, uint32_t state, uint3
 			continue;
 		if (state == CBN_CUDA_YIELDED) {
 			struct prof_cuda_share *sh =
-				LOAD_PUSH(p->cuda_shares, p->ncuda_shares, L->capshares);
+				LOAD_PUSH(L, p->cuda_shares, p->ncuda_shares, L->capshares);
 
+			if (!sh)
+				return;
 			*sh = (struct prof_cuda_share){ .process = proc, .what = bit, .start = ts,
 							.holder = msg, .note = "" };
 			continue;
@@ -467,8 +497,10 @@ static void cstacks_resolve(struct load *L)
 			continue;
 		v = util_map_find(&m, c->key, cstack_def_eq, &(struct cstack_probe){ F, c->key });
 		if (c->nframes) {
-			if (v == UINT32_MAX && util_map_put(&m, c->key, (uint32_t)i) < 0)
-				load_oom();
+			if (v == UINT32_MAX && util_map_put(&m, c->key, (uint32_t)i) < 0) {
+				load_nomem(L);
+				break;
+			}
 		} else if (v != UINT32_MAX) {
 			c->pcs = F->cstacks[v].pcs;
 			c->nframes = F->cstacks[v].nframes;
@@ -484,6 +516,8 @@ void load_cuda_finish(struct load *L)
 	size_t i;
 
 	cstacks_resolve(L);
+	if (L->nomem)
+		return;
 	/* Every pc of a CUDA stack is a return address (captured at API enter). */
 	for (i = 0; i < F->ncstacks; i++) {
 		const struct load_cstack *c = &F->cstacks[i];
@@ -491,6 +525,8 @@ void load_cuda_finish(struct load *L)
 		if (a == PROF_NONE || p->cuda_api[a].stack != PROF_NONE || c->nframes == 0)
 			continue;
 		p->cuda_api[a].stack = load_stack(L, c->pcs, c->nframes, p->cuda_api[a].start, 1);
+		if (L->nomem)
+			return;
 	}
 	for (i = F->gpu_first; i < p->ngpu_ops; i++)
 		p->gpu_ops[i].api = api_of(L, p->gpu_ops[i].correlation);

@@ -57,7 +57,8 @@ static void cbp_peek(const char *dir, struct cbp_name *c)
 }
 
 /* The *.cbp of dir/sub (sub "" the top) into *out, names relative to dir;
- * with ranks, only files whose header names one of them. */
+ * with ranks, only files whose header names one of them.  0, -1 when dir
+ * cannot be opened (errno), PROF_LOAD_NOMEM. */
 static int list_dir(const char *dir, const char *sub, const char *ranks, struct cbp_name **out,
 		    size_t *n, size_t *cap)
 {
@@ -65,30 +66,38 @@ static int list_dir(const char *dir, const char *sub, const char *ranks, struct 
 	DIR *d;
 	struct dirent *e;
 
+	int ret = 0;
+
 	snprintf(path, sizeof(path), "%s%s%s", dir, sub[0] ? "/" : "", sub);
 	d = opendir(path);
 	if (!d)
-		return -1;
-	while ((e = readdir(d)) != NULL) {
+		return errno == ENOMEM ? PROF_LOAD_NOMEM : -1;
+	while (ret == 0 && (e = readdir(d)) != NULL) {
 		size_t len = strlen(e->d_name);
 		struct cbp_name *c;
 		char name[PATH_MAX];
 
 		/* a rank's session lives in OUT/rank-NNNNN/ (docs/distributed.md) */
 		if (!sub[0] && strncmp(e->d_name, "rank-", 5) == 0) {
-			list_dir(dir, e->d_name, ranks, out, n, cap);
+			if (list_dir(dir, e->d_name, ranks, out, n, cap) == PROF_LOAD_NOMEM)
+				ret = PROF_LOAD_NOMEM;
 			continue;
 		}
 		if (len <= strlen(CBN_FILE_EXT) ||
 		    strcmp(e->d_name + len - strlen(CBN_FILE_EXT), CBN_FILE_EXT) != 0)
 			continue;
 		snprintf(name, sizeof(name), "%s%s%s", sub, sub[0] ? "/" : "", e->d_name);
-		c = LOAD_PUSH(*out, *n, *cap);
+		if (util_grow((void **)out, cap, *n, sizeof(**out)) < 0) {
+			ret = PROF_LOAD_NOMEM;
+			break;
+		}
+		c = &(*out)[(*n)++];
 		memset(c, 0, sizeof(*c));
 		c->name = strdup(name);
 		if (!c->name) {
 			(*n)--;
-			continue;
+			ret = PROF_LOAD_NOMEM;
+			break;
 		}
 		cbp_peek(dir, c);
 		if (ranks && (c->rank < 0 || prof_ranks_match(ranks, c->rank, NULL, 0) != 1)) {
@@ -97,19 +106,29 @@ static int list_dir(const char *dir, const char *sub, const char *ranks, struct 
 		}
 	}
 	closedir(d);
-	return 0;
+	return ret;
 }
 
 int load_list_files(const char *dir, const char *ranks, struct cbp_name **out, size_t *n,
 		    char *err, size_t errlen)
 {
-	size_t cap = 0;
+	size_t cap = 0, i;
+	int ret;
 
 	*out = NULL;
 	*n = 0;
-	if (list_dir(dir, "", ranks, out, n, &cap) < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
-		return -1;
+	ret = list_dir(dir, "", ranks, out, n, &cap);
+	if (ret < 0) {
+		if (ret == PROF_LOAD_NOMEM)
+			snprintf(err, errlen, "out of memory listing %s", dir);
+		else
+			snprintf(err, errlen, "cannot open %s: %s", dir, strerror(errno));
+		for (i = 0; i < *n; i++)
+			free((*out)[i].name);
+		free(*out);
+		*out = NULL;
+		*n = 0;
+		return ret == PROF_LOAD_NOMEM ? PROF_LOAD_NOMEM : PROF_LOAD_EMPTY;
 	}
 	if (*n)
 		qsort(*out, *n, sizeof(**out), cbp_cmp);

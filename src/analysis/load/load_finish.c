@@ -108,7 +108,9 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 
 	if (!n)
 		return;
-	ps = load_xrealloc(NULL, n * sizeof(*ps));
+	ps = load_realloc(L, NULL, n * sizeof(*ps));
+	if (!ps)
+		return;
 	for (i = 0; i < n; i++) {
 		ps[i].pid = p->processes[i].pid;
 		ps[i].seq = p->processes[i].exec_seq;
@@ -178,12 +180,16 @@ void load_module_checks(struct load *L)
 		if (!base || pseudo_module(base))
 			continue;
 		file = sym_module_filename(L->sym, m);
-		hm = LOAD_PUSH(p->hitmods, p->nhitmods, capm);
-		hm->file = load_intern(&L->arena, &L->strings, file);
-		hm->soname = load_intern(&L->arena, &L->strings, sym_module_soname(L->sym, m));
-		hm->path = load_intern(&L->arena, &L->strings, L->symmods[i].path ? L->symmods[i].path : "");
+		hm = LOAD_PUSH(L, p->hitmods, p->nhitmods, capm);
+		if (!hm)
+			return;
+		hm->file = load_intern(L, file);
+		hm->soname = load_intern(L, sym_module_soname(L->sym, m));
+		hm->path = load_intern(L, L->symmods[i].path ? L->symmods[i].path : "");
 		hm->has_debuginfo = sym_module_has_debuginfo(L->sym, m);
-		hm->producer = load_intern(&L->arena, &L->strings, sym_module_producer(L->sym, m));
+		hm->producer = load_intern(L, sym_module_producer(L->sym, m));
+		if (L->nomem)
+			return;
 		if (p->nprocesses && L->symmods[i].path && p->processes[0].exe &&
 		    !strcmp(L->symmods[i].path, p->processes[0].exe) && !p->env.producer) {
 			p->env.producer = hm->producer;
@@ -199,9 +205,15 @@ void load_module_checks(struct load *L)
 		for (j = 0; j < p->nnodebug_modules; j++)
 			if (strcmp(p->nodebug_modules[j], base) == 0)
 				dup = 1;
-		if (!dup)
-			*LOAD_PUSH(p->nodebug_modules, p->nnodebug_modules, cap) =
-				load_arena_strndup(&L->arena, base, strlen(base));
+		if (!dup) {
+			char *copy = load_strndup(L, base, strlen(base));
+			char **slot = copy ? LOAD_PUSH(L, p->nodebug_modules, p->nnodebug_modules,
+						       cap) : NULL;
+
+			if (!slot)
+				return;
+			*slot = copy;
+		}
 	}
 }
 
@@ -253,11 +265,18 @@ void load_run_totals(struct load *L, const struct load_meta *meta)
 		const struct prof_process *root = p->nprocesses ? &p->processes[0] : NULL;
 		const char *c = root ? root->cmdline : "";
 		size_t n = 0, cap = 0;
-		char *copy = load_arena_strndup(&L->arena, c, strlen(c)), *tok, *save = NULL;
+		char *copy = load_strndup(L, c, strlen(c)), *tok, *save = NULL;
+		char **slot;
 
-		for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save))
-			*LOAD_PUSH(p->argv, n, cap) = tok;
-		*LOAD_PUSH(p->argv, n, cap) = NULL;
+		if (!copy)
+			return;
+		for (tok = strtok_r(copy, " ", &save); tok; tok = strtok_r(NULL, " ", &save)) {
+			if (!(slot = LOAD_PUSH(L, p->argv, n, cap)))
+				return;
+			*slot = tok;
+		}
+		if ((slot = LOAD_PUSH(L, p->argv, n, cap)))
+			*slot = NULL;
 	}
 }
 

@@ -44,16 +44,21 @@ uint32_t intern_func(struct load *L, const char *name, const char *file, uint32_
 	v = util_map_find(&L->funcmap, h, func_eq, &probe);
 	if (v != UINT32_MAX)
 		return v;
-	f = LOAD_PUSH(p->funcs, p->nfuncs, L->capfuncs);
-	f->name = load_intern(&L->arena, &L->strings, probe.name);
-	f->file = load_intern(&L->arena, &L->strings, probe.file);
+	f = LOAD_PUSH(L, p->funcs, p->nfuncs, L->capfuncs);
+	if (!f)
+		return PROF_NONE;
+	f->name = load_intern(L, probe.name);
+	f->file = load_intern(L, probe.file);
 	f->line = line;
-	f->module = load_intern(&L->arena, &L->strings, probe.module);
+	f->module = load_intern(L, probe.module);
 	f->flags = 0;
 	f->calls = f->primitive = 0;
 	f->label = NULL;
 	v = (uint32_t)(p->nfuncs - 1);
-	load_map_put(&L->funcmap, h, v);
+	/* (a function whose strings could not be copied is in no map: never
+	 * compared, gone with the load) */
+	if (L->nomem || load_map_put(L, &L->funcmap, h, v) < 0)
+		return PROF_NONE;
 	return v;
 }
 
@@ -76,7 +81,8 @@ static int symkey_eq(const void *ctx, uint32_t v)
 	return k->L->symkeys[v].mod == k->mod && k->L->symkeys[v].vaddr == k->vaddr;
 }
 
-/* The resolved frames of (mod, vaddr), innermost first: symbolized once. */
+/* The resolved frames of (mod, vaddr), innermost first: symbolized once;
+ * NULL when memory ran short. */
 const struct load_symkey *load_sym_lookup(struct load *L, struct sym_module *mod,
 					 uint64_t vaddr)
 {
@@ -92,13 +98,18 @@ const struct load_symkey *load_sym_lookup(struct load *L, struct sym_module *mod
 		return &L->symkeys[v];
 	n = sym_resolve(L->sym, mod, vaddr, &fr);
 	modname = sym_module_filename(L->sym, mod);
-	k = LOAD_PUSH(L->symkeys, L->nsymkeys, L->capsymkeys);
+	k = LOAD_PUSH(L, L->symkeys, L->nsymkeys, L->capsymkeys);
+	if (!k)
+		return NULL;
 	k->mod = mod;
 	k->vaddr = vaddr;
 	k->first = (uint32_t)L->nrframes;
 	k->spin = 0;
 	for (i = 0; i < n && fr; i++) {
-		struct load_frame *lf = LOAD_PUSH(L->rframes, L->nrframes, L->caprframes);
+		struct load_frame *lf = LOAD_PUSH(L, L->rframes, L->nrframes, L->caprframes);
+
+		if (!lf)
+			return NULL;
 		lf->func = intern_func(L, fr[i].func, fr[i].func_file, fr[i].func_line, modname);
 		lf->line = fr[i].line;
 		lf->inlined = fr[i].inlined ? 1 : 0;
@@ -106,12 +117,15 @@ const struct load_symkey *load_sym_lookup(struct load *L, struct sym_module *mod
 		p_flag_func(L, lf->func, (fr[i].nosym ? PROF_FUNC_NOSYM : 0) |
 						 (fr[i].inlined && !L->fold_inline ? PROF_FUNC_INLINED
 										    : 0));
-		lf->file = load_intern(&L->arena, &L->strings, fr[i].file ? fr[i].file : "");
+		lf->file = load_intern(L, fr[i].file ? fr[i].file : "");
 	}
 	if (L->nrframes == k->first) {
 		/* The symbolizer promises >= 1 frame; never trust that blindly. */
 		char name[64 + PATH_MAX];
-		struct load_frame *lf = LOAD_PUSH(L->rframes, L->nrframes, L->caprframes);
+		struct load_frame *lf = LOAD_PUSH(L, L->rframes, L->nrframes, L->caprframes);
+
+		if (!lf)
+			return NULL;
 		snprintf(name, sizeof(name), "[%s+0x%" PRIx64 "]", modname, vaddr);
 		lf->func = intern_func(L, name, "", 0, modname);
 		lf->line = 0;
@@ -120,7 +134,9 @@ const struct load_symkey *load_sym_lookup(struct load *L, struct sym_module *mod
 		lf->file = "";
 	}
 	k->n = (uint32_t)(L->nrframes - k->first);
-	load_map_put(&L->symmap, h, (uint32_t)(L->nsymkeys - 1));
+	/* (a key left half-made is in no map: never found again) */
+	if (L->nomem || load_map_put(L, &L->symmap, h, (uint32_t)(L->nsymkeys - 1)) < 0)
+		return NULL;
 	return k;
 }
 
@@ -145,18 +161,22 @@ void load_note_symmod(struct load *L, struct load_mod *m)
 
 	if (util_map_find(&L->symmodmap, h, symmod_eq, &probe) != UINT32_MAX)
 		return;
-	s = LOAD_PUSH(L->symmods, L->nsymmods, L->capsymmods);
+	s = LOAD_PUSH(L, L->symmods, L->nsymmods, L->capsymmods);
+	if (!s)
+		return;
 	s->sym = m->sym;
 	s->path = m->path;
-	load_map_put(&L->symmodmap, h, (uint32_t)(L->nsymmods - 1));
+	load_map_put(L, &L->symmodmap, h, (uint32_t)(L->nsymmods - 1));
 }
 
 
 void load_push_frame(struct load *L, const struct load_frame *lf, uint64_t addr)
 {
 	struct profile *p = L->p;
-	struct prof_frame *f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+	struct prof_frame *f;
 
+	if (L->nomem || !(f = LOAD_PUSH(L, p->frames, p->nframes, L->capframes)))
+		return; /* (the load stops: the stack it was for is not made) */
 	f->func = lf->func;
 	f->line = lf->line;
 	f->file = lf->file;
@@ -217,6 +237,8 @@ uint32_t load_spin_at(struct load *L, uint64_t pc, uint64_t ts)
 	if (pc == 0 || !(m = load_mod_at(L->f, pc, ts)))
 		return 1;
 	k = (struct load_symkey *)load_sym_lookup(L, m->sym, pc - m->base);
+	if (!k)
+		return 1;
 	if (k->spin)
 		return k->spin;
 	n = sym_code_bytes(L->sym, m->sym, pc - m->base, SPIN_BEFORE, SPIN_AFTER, &b, &start);
@@ -229,13 +251,15 @@ uint32_t load_spin_at(struct load *L, uint64_t pc, uint64_t ts)
 uint32_t load_resolve(struct load *L, uint64_t addr, uint64_t ts, struct load_mod **mod)
 {
 	struct load_mod *m = load_mod_at(L->f, addr, ts);
+	const struct load_symkey *k;
 
 	*mod = m;
 	if (!m)
 		return PROF_NONE;
 	if (!m->ours)
 		load_note_symmod(L, m);
-	return (uint32_t)(load_sym_lookup(L, m->sym, addr - m->base) - L->symkeys);
+	k = load_sym_lookup(L, m->sym, addr - m->base);
+	return k ? (uint32_t)(k - L->symkeys) : PROF_NONE;
 }
 
 /* The frames of symbol key k (innermost first) for pc, or "[unknown]". */

@@ -7,7 +7,6 @@
 #ifndef CBN_LOAD_INT_H
 #define CBN_LOAD_INT_H
 
-#include <setjmp.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -20,55 +19,42 @@
 
 /* --- containers: src/util, with the loader's out-of-memory policy ---------
  *
- * A profile that cannot be built in memory has nothing useful to degrade to,
- * so the loader does not check each allocation: these wrappers jump back to
- * prof_load_with() when memory is short, which frees what was built and
- * returns PROF_LOAD_NOMEM.  Only the CLI decides to exit. */
+ * The project's one policy (docs/architecture.md, "Out of memory"): an
+ * allocation that fails is reported to the caller, never jumped over, and
+ * what was built is freed by the ordinary paths.  Most of the loader's
+ * helpers return an index, where a failure has no room, so these wrappers
+ * also note it in the load (L->nomem), as a stream keeps its error: the
+ * helper returns NULL, -1 or PROF_NONE, its callers stop before using it,
+ * the record walk stops (rec_cb), and prof_load_with() frees the partial
+ * profile and returns PROF_LOAD_NOMEM.  Only the CLI decides to exit. */
 
-_Noreturn void load_oom(void);
-extern _Thread_local jmp_buf *load_oom_target; /* set by prof_load_with */
+struct load;
+static inline int load_nomem(struct load *L);
 
-static inline void load_grow(void **arr, size_t *cap, size_t n, size_t esz)
+static inline int load_grow(struct load *L, void **arr, size_t *cap, size_t n, size_t esz)
 {
-	if (util_grow(arr, cap, n, esz) < 0)
-		load_oom();
+	return util_grow(arr, cap, n, esz) < 0 ? load_nomem(L) : 0;
 }
 
-/* Append one element to arr (count n, capacity cap) and return its address. */
-#define LOAD_PUSH(arr, n, cap) \
-	(load_grow((void **)&(arr), &(cap), (n), sizeof(*(arr))), &(arr)[(n)++])
+/* Append one element to arr (count n, capacity cap) and return its address;
+ * NULL (L->nomem set) when arr cannot grow. */
+#define LOAD_PUSH(L, arr, n, cap)                                                   \
+	(load_grow((L), (void **)&(arr), &(cap), (n), sizeof(*(arr))) < 0 ? NULL : \
+									     &(arr)[(n)++])
 
-static inline void *load_xrealloc(void *p, size_t n)
+/* realloc(p, n); NULL (p kept, L->nomem set) when memory is short. */
+static inline void *load_realloc(struct load *L, void *p, size_t n)
 {
 	void *q = util_reallocarray(p, n, 1);
 
 	if (!q)
-		load_oom();
+		load_nomem(L);
 	return q;
 }
 
-static inline void load_map_put(struct util_map *m, uint64_t h, uint32_t val)
+static inline int load_map_put(struct load *L, struct util_map *m, uint64_t h, uint32_t val)
 {
-	if (util_map_put(m, h, val) < 0)
-		load_oom();
-}
-
-static inline const char *load_intern(struct util_arena *a, struct util_strings *t, const char *s)
-{
-	const char *r = util_intern(a, t, s);
-
-	if (!r)
-		load_oom();
-	return r;
-}
-
-static inline char *load_arena_strndup(struct util_arena *a, const char *s, size_t n)
-{
-	char *r = util_arena_strndup(a, s, n);
-
-	if (!r)
-		load_oom();
-	return r;
+	return util_map_put(m, h, val) < 0 ? load_nomem(L) : 0;
 }
 
 /* --- loader state --------------------------------------------------------- */
@@ -285,7 +271,35 @@ struct load {
 	struct load_kfunc *kfuncs;       size_t nkfuncs, capkfuncs;
 	struct util_map kstackmap;       /* (user stack, kernel pcs) -> kstackkeys */
 	struct load_kstackkey *kstackkeys; size_t nkstackkeys, capkstackkeys;
+	int nomem;                       /* an allocation failed: the load stops */
 };
+
+static inline int load_nomem(struct load *L)
+{
+	L->nomem = 1;
+	return -1;
+}
+
+/* s in the load's string table (one copy of each); NULL when memory is short. */
+static inline const char *load_intern(struct load *L, const char *s)
+{
+	const char *r = util_intern(&L->arena, &L->strings, s);
+
+	if (!r)
+		load_nomem(L);
+	return r;
+}
+
+/* The first n bytes of s, NUL-terminated, in the load's arena; NULL when
+ * memory is short. */
+static inline char *load_strndup(struct load *L, const char *s, size_t n)
+{
+	char *r = util_arena_strndup(&L->arena, s, n);
+
+	if (!r)
+		load_nomem(L);
+	return r;
+}
 
 /* load_util.c: the thread (proc, tid), made at first sight; load_thread_find:
  * the thread if one was seen, else PROF_NONE (none is made). */
@@ -297,8 +311,9 @@ const char *load_thousands(char *buf, size_t len, uint64_t v);
 
 /* load_dir.c: a session file's name (relative to the session directory) and
  * what its header says of it; the list of them, in start order (root
- * first), only the files of ranks when ranks is not NULL; -1 with err set
- * when the directory cannot be read. */
+ * first), only the files of ranks when ranks is not NULL; with err set,
+ * PROF_LOAD_EMPTY when the directory cannot be read, PROF_LOAD_NOMEM when
+ * memory ran short (nothing left to free either way). */
 struct cbp_name {
 	char *name;
 	uint64_t start;

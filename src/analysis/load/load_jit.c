@@ -34,7 +34,9 @@ void load_jit_rec(struct load *L, const struct reader_rec *r)
 	}
 	if (j->len == 0 || j->start + j->len < j->start)
 		return;
-	e = LOAD_PUSH(F->jitevs, F->njitevs, F->capjitevs);
+	e = LOAD_PUSH(L, F->jitevs, F->njitevs, F->capjitevs);
+	if (!e)
+		return;
 	e->ts = j->ts;
 	e->start = j->start;
 	e->len = j->len;
@@ -43,7 +45,12 @@ void load_jit_rec(struct load *L, const struct reader_rec *r)
 	if (!e->gone)
 		pr->unwind.jit_regions++;
 	/* a pc's name depends on the regions at its time, as on the modules */
-	*LOAD_PUSH(F->events, F->nevents, F->capevents) = j->ts;
+	{
+		uint64_t *ev = LOAD_PUSH(L, F->events, F->nevents, F->capevents);
+
+		if (ev)
+			*ev = j->ts;
+	}
 }
 
 static int jitev_cmp(const void *a, const void *b)
@@ -64,11 +71,13 @@ static int jit_cmp(const void *a, const void *b)
 	return x->ts < y->ts ? -1 : x->ts > y->ts;
 }
 
-static void jit_push(struct load_file *F, uint64_t start, uint64_t end, uint64_t ts,
-		     uint64_t label)
+static void jit_push(struct load *L, uint64_t start, uint64_t end, uint64_t ts, uint64_t label)
 {
-	struct load_jit *g = LOAD_PUSH(F->jits, F->njits, F->capjits);
+	struct load_file *F = L->f;
+	struct load_jit *g = LOAD_PUSH(L, F->jits, F->njits, F->capjits);
 
+	if (!g)
+		return;
 	g->start = start;
 	g->end = end;
 	g->ts = ts;
@@ -80,20 +89,21 @@ static void jit_push(struct load_file *F, uint64_t start, uint64_t end, uint64_t
 /* A GONE: every region alive that overlaps [start, end) ends at ts; what lies
  * outside that range lives on as regions of its own, with the same name (the
  * same label: functions are interned by name). */
-static void jit_gone(struct load_file *F, uint64_t start, uint64_t end, uint64_t ts)
+static void jit_gone(struct load *L, uint64_t start, uint64_t end, uint64_t ts)
 {
+	struct load_file *F = L->f;
 	size_t i, n = F->njits;
 
-	for (i = 0; i < n; i++) {
+	for (i = 0; i < n && !L->nomem; i++) {
 		struct load_jit g = F->jits[i];
 
 		if (g.gone != UINT64_MAX || g.end <= start || end <= g.start)
 			continue;
 		F->jits[i].gone = ts;
 		if (g.start < start)
-			jit_push(F, g.start, start, ts, g.label);
+			jit_push(L, g.start, start, ts, g.label);
 		if (end < g.end)
-			jit_push(F, end, g.end, ts, g.label);
+			jit_push(L, end, g.end, ts, g.label);
 	}
 }
 
@@ -112,8 +122,10 @@ static void jit_perfmap(struct load *L, const char *dir, const char *name)
 	snprintf(path, sizeof(path), "%s/%.*s%s", dir, slash ? (int)(slash + 1 - name) : 0, name,
 		 file);
 	ret = perfmap_read(path, LOAD_PERFMAP_READ, &F->perfmap);
-	if (ret == -ENOMEM)
-		load_oom();
+	if (ret == -ENOMEM) {
+		load_nomem(L);
+		return;
+	}
 	if (ret < 0) {
 		if (ret != -ENOENT)
 			load_warn(L, "%s: cannot be read (%s): JIT code of pid %u is named by its "
@@ -123,7 +135,9 @@ static void jit_perfmap(struct load *L, const char *dir, const char *name)
 	pr->unwind.perfmap_entries = F->perfmap.n;
 	if (!F->perfmap.n)
 		return;
-	F->pmfuncs = load_xrealloc(NULL, F->perfmap.n * sizeof(*F->pmfuncs));
+	F->pmfuncs = load_realloc(L, NULL, F->perfmap.n * sizeof(*F->pmfuncs));
+	if (!F->pmfuncs)
+		return;
 	for (i = 0; i < F->perfmap.n; i++)
 		F->pmfuncs[i] = PROF_NONE;
 }
@@ -136,16 +150,16 @@ void load_jit_open(struct load *L, const char *dir, const char *name)
 	/* read even without regions: JIT code in memory the agent saw made
 	 * executable some other way is still named by the program's map */
 	jit_perfmap(L, dir, name);
-	if (!F->njitevs)
+	if (!F->njitevs || L->nomem)
 		return;
 	qsort(F->jitevs, F->njitevs, sizeof(*F->jitevs), jitev_cmp);
-	for (i = 0; i < F->njitevs; i++) {
+	for (i = 0; i < F->njitevs && !L->nomem; i++) {
 		const struct load_jitev *e = &F->jitevs[i];
 
 		if (e->gone)
-			jit_gone(F, e->start, e->start + e->len, e->ts);
+			jit_gone(L, e->start, e->start + e->len, e->ts);
 		else
-			jit_push(F, e->start, e->start + e->len, e->ts, e->start);
+			jit_push(L, e->start, e->start + e->len, e->ts, e->start);
 	}
 	for (i = 0; i < F->njits; i++) {
 		uint64_t len = F->jits[i].end - F->jits[i].start;
@@ -199,7 +213,8 @@ static uint32_t jit_region_func(struct load *L, struct load_jit *g)
 	if (g->func == PROF_NONE) {
 		snprintf(name, sizeof(name), "[jit] 0x%" PRIx64, g->label);
 		g->func = intern_func(L, name, "", 0, "jit");
-		L->p->funcs[g->func].flags |= PROF_FUNC_JIT | PROF_FUNC_JIT_ANON;
+		if (g->func != PROF_NONE)
+			L->p->funcs[g->func].flags |= PROF_FUNC_JIT | PROF_FUNC_JIT_ANON;
 	}
 	return g->func;
 }
@@ -218,7 +233,8 @@ uint32_t load_jit_func(struct load *L, uint64_t addr, uint64_t ts)
 	k = (size_t)(e - F->perfmap.v);
 	if (F->pmfuncs[k] == PROF_NONE) {
 		F->pmfuncs[k] = intern_func(L, e->name, "", 0, "jit");
-		L->p->funcs[F->pmfuncs[k]].flags |= PROF_FUNC_JIT;
+		if (F->pmfuncs[k] != PROF_NONE)
+			L->p->funcs[F->pmfuncs[k]].flags |= PROF_FUNC_JIT;
 	}
 	return F->pmfuncs[k];
 }
@@ -234,12 +250,12 @@ static const char *uwm_place(struct load *L, uint64_t addr, uint64_t ts)
 	char name[40];
 
 	if (m)
-		return load_intern(&L->arena, &L->strings, sym_module_filename(L->sym, m->sym));
+		return load_intern(L, sym_module_filename(L->sym, m->sym));
 	g = L->f->njits ? jit_at(L->f, addr, ts) : NULL;
 	if (!g)
-		return load_intern(&L->arena, &L->strings, "[unknown]");
+		return load_intern(L, "[unknown]");
 	snprintf(name, sizeof(name), "[jit] 0x%" PRIx64, g->label);
-	return load_intern(&L->arena, &L->strings, name);
+	return load_intern(L, name);
 }
 
 uint32_t load_uwm_strip(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts, int ret_all,
@@ -283,7 +299,7 @@ uint32_t load_uwm_strip(struct load *L, const uint64_t *pcs, uint32_t n, uint64_
 		}
 		u->unwind |= PROF_UNWIND_STOP_SET(cause);
 		if (last == UINT32_MAX) {
-			u->stop_at = load_intern(&L->arena, &L->strings, "[unknown]");
+			u->stop_at = load_intern(L, "[unknown]");
 			continue;
 		}
 		addr = (last == 0 && !ret_all) ? out[last] : out[last] - 1;
@@ -331,11 +347,14 @@ void load_uwm_count(struct load *L, const struct load_uwm *u, uint64_t weight)
 	h = util_mix64((uintptr_t)probe.place ^ probe.cause);
 	v = util_map_find(&F->ustopmap, h, ustop_eq, &probe);
 	if (v == UINT32_MAX) {
-		s = LOAD_PUSH(F->ustops, F->nustops, F->capustops);
+		s = LOAD_PUSH(L, F->ustops, F->nustops, F->capustops);
+		if (!s)
+			return;
 		s->place = probe.place;
 		s->cause = probe.cause;
 		s->samples = s->weight = 0;
-		load_map_put(&F->ustopmap, h, (uint32_t)(F->nustops - 1));
+		if (load_map_put(L, &F->ustopmap, h, (uint32_t)(F->nustops - 1)) < 0)
+			return;
 	} else {
 		s = &F->ustops[v];
 	}
@@ -361,9 +380,11 @@ void load_jit_finish(struct load *L)
 	size_t i, first = p->nunwind_stops;
 
 	for (i = 0; i < F->nustops; i++) {
-		struct prof_unwind_stop *s = LOAD_PUSH(p->unwind_stops, p->nunwind_stops,
+		struct prof_unwind_stop *s = LOAD_PUSH(L, p->unwind_stops, p->nunwind_stops,
 						       L->capustops);
 
+		if (!s)
+			return;
 		s->process = F->proc;
 		s->cause = F->ustops[i].cause;
 		s->place = F->ustops[i].place;

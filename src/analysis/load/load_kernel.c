@@ -22,7 +22,7 @@ void load_kernel_open(struct load *L, const char *session_dir)
 
 	snprintf(path, sizeof(path), "%s/%s", session_dir, CBN_KSYMS_FILE);
 	if (ksym_read_file(path, &L->ksyms) == -ENOMEM)
-		load_oom();
+		load_nomem(L);
 }
 
 void load_kernel_free(struct load *L)
@@ -65,10 +65,13 @@ static uint32_t kernel_func(struct load *L, uint64_t pc, int ret)
 		snprintf(name, sizeof(name), "[kernel] %s", k->name);
 	else
 		snprintf(name, sizeof(name), "[kernel] 0x%" PRIx64, pc);
-	kf = LOAD_PUSH(L->kfuncs, L->nkfuncs, L->capkfuncs);
+	kf = LOAD_PUSH(L, L->kfuncs, L->nkfuncs, L->capkfuncs);
+	if (!kf)
+		return PROF_NONE;
 	kf->key = probe.key;
 	kf->func = intern_func(L, name, "", 0, "kernel");
-	load_map_put(&L->kfuncmap, h, (uint32_t)(L->nkfuncs - 1));
+	if (L->nomem || load_map_put(L, &L->kfuncmap, h, (uint32_t)(L->nkfuncs - 1)) < 0)
+		return PROF_NONE;
 	return kf->func;
 }
 
@@ -86,7 +89,8 @@ static int kstack_eq(const void *ctx, uint32_t v)
 	return e->hash2 == k->hash2 && e->ustack == k->ustack;
 }
 
-/* Kernel stack k (leaf first) over user stack ustack, made once. */
+/* Kernel stack k (leaf first) over user stack ustack, made once; PROF_NONE
+ * when memory ran short. */
 static uint32_t kernel_user_stack(struct load *L, const struct cbn_kstack *k, uint32_t ustack)
 {
 	struct profile *p = L->p;
@@ -101,9 +105,13 @@ static uint32_t kernel_user_stack(struct load *L, const struct cbn_kstack *k, ui
 	v = util_map_find(&L->kstackmap, hh[0], kstack_eq, &probe);
 	if (v != UINT32_MAX)
 		return L->kstackkeys[v].stack;
+	if (ustack == PROF_NONE)
+		return PROF_NONE;
 	for (i = 0; i < k->nframes; i++) {
-		struct prof_frame *f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+		struct prof_frame *f = LOAD_PUSH(L, p->frames, p->nframes, L->capframes);
 
+		if (!f)
+			return PROF_NONE;
 		memset(f, 0, sizeof(*f));
 		f->func = kernel_func(L, k->pc[i], i > 0);
 		f->file = "";
@@ -111,15 +119,20 @@ static uint32_t kernel_user_stack(struct load *L, const struct cbn_kstack *k, ui
 	}
 	n = p->stacks[ustack].nframes;
 	for (i = 0; i < n; i++) {
-		struct prof_frame *f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+		struct prof_frame *f = LOAD_PUSH(L, p->frames, p->nframes, L->capframes);
 
+		if (!f)
+			return PROF_NONE;
 		*f = p->frames[p->stacks[ustack].first + i];
 	}
-	e = LOAD_PUSH(L->kstackkeys, L->nkstackkeys, L->capkstackkeys);
+	e = LOAD_PUSH(L, L->kstackkeys, L->nkstackkeys, L->capkstackkeys);
+	if (!e)
+		return PROF_NONE;
 	e->hash2 = hh[1];
 	e->ustack = ustack;
 	e->stack = stack_commit_unwind(L, first, p->stacks[ustack].unwind);
-	load_map_put(&L->kstackmap, hh[0], (uint32_t)(L->nkstackkeys - 1));
+	if (L->nomem || load_map_put(L, &L->kstackmap, hh[0], (uint32_t)(L->nkstackkeys - 1)) < 0)
+		return PROF_NONE;
 	return e->stack;
 }
 
@@ -176,6 +189,8 @@ int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, siz
 		if (share == 0)
 			continue;
 		st = kernel_user_stack(L, k, kernel_place(L, w, kp, base.stack));
+		if (L->nomem)
+			return 1;
 		if (reuse) {
 			/* the record itself: the kernel's time, still a record */
 			s = &p->samples[si];
@@ -185,8 +200,9 @@ int load_kernel_samples(struct load *L, size_t si, const struct load_raw *w, siz
 			reuse = 0;
 			continue;
 		}
-		load_grow((void **)&p->samples, &L->capsamples, p->nsamples + 1 + left,
-			  sizeof(*p->samples));
+		if (load_grow(L, (void **)&p->samples, &L->capsamples, p->nsamples + 1 + left,
+			      sizeof(*p->samples)) < 0)
+			return 1;
 		s = &p->samples[p->nsamples++];
 		*s = base;
 		s->stack = st;

@@ -39,7 +39,7 @@ void load_mem_header(struct load *L, struct prof_process *pr, const struct cbn_f
 	pm->untracked = m->untracked;
 	pm->no_stack = m->no_stack;
 	pm->host_live_end = m->host_live;
-	pm->reason = load_arena_strndup(&L->arena, m->reason, strnlen(m->reason, n));
+	pm->reason = load_strndup(L, m->reason, strnlen(m->reason, n));
 }
 
 static void note_ts(struct load_file *F, uint64_t ts)
@@ -56,9 +56,12 @@ void load_mem_rec(struct load *L, const struct reader_rec *r)
 	switch (r->type) {
 	case CBN_REC_MEM_ALLOC: {
 		const struct cbn_rec_mem_alloc *s = (const void *)r->raw;
-		struct prof_mem_alloc *a = LOAD_PUSH(p->mem_allocs, p->nmem_allocs, L->capmemallocs);
-		struct load_cstack *c = LOAD_PUSH(F->mstacks, F->nmstacks, F->capmstacks);
+		struct prof_mem_alloc *a = LOAD_PUSH(L, p->mem_allocs, p->nmem_allocs, L->capmemallocs);
+		struct load_cstack *c = a ? LOAD_PUSH(L, F->mstacks, F->nmstacks, F->capmstacks) :
+					    NULL;
 
+		if (!c)
+			break;
 		a->ts = s->ts;
 		a->addr = s->addr;
 		a->size = s->size;
@@ -76,8 +79,10 @@ void load_mem_rec(struct load *L, const struct reader_rec *r)
 	}
 	case CBN_REC_MEM_FREE: {
 		const struct cbn_rec_mem_free *s = (const void *)r->raw;
-		struct prof_mem_free *f = LOAD_PUSH(p->mem_frees, p->nmem_frees, L->capmemfrees);
+		struct prof_mem_free *f = LOAD_PUSH(L, p->mem_frees, p->nmem_frees, L->capmemfrees);
 
+		if (!f)
+			break;
 		f->ts = s->ts;
 		f->addr = s->addr;
 		f->size = s->size;
@@ -91,8 +96,10 @@ void load_mem_rec(struct load *L, const struct reader_rec *r)
 	case CBN_REC_MEM_COUNTERS: {
 		const struct cbn_rec_mem_counters *s = (const void *)r->raw;
 		struct prof_mem_counter *c =
-			LOAD_PUSH(p->mem_counters, p->nmem_counters, L->capmemctrs);
+			LOAD_PUSH(L, p->mem_counters, p->nmem_counters, L->capmemctrs);
 
+		if (!c)
+			break;
 		c->ts = s->ts;
 		c->rss = s->rss;
 		c->brk = s->brk;
@@ -149,6 +156,8 @@ void load_mem_finish(struct load *L)
 
 		if (c->nframes)
 			a->stack = load_stack(L, c->pcs, c->nframes, a->ts, 1);
+		if (L->nomem)
+			return;
 	}
 	if ((n = p->nmem_allocs - F->malloc_first) > 1)
 		qsort(p->mem_allocs + F->malloc_first, n, sizeof(*p->mem_allocs), alloc_cmp);

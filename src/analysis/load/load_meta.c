@@ -118,7 +118,7 @@ static const char *str(struct load *L, const cJSON *o, const char *key)
 
 	if (!cJSON_IsString(v) || !v->valuestring)
 		return "";
-	return load_arena_strndup(&L->arena, v->valuestring, strnlen(v->valuestring, 512));
+	return load_strndup(L, v->valuestring, strnlen(v->valuestring, 512));
 }
 
 /* session.json's "environment" into the profile. */
@@ -165,7 +165,9 @@ void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
 	if (fseek(f, 0, SEEK_END) < 0 || (len = ftell(f)) < 0 || len > (long)META_MAX ||
 	    fseek(f, 0, SEEK_SET) < 0)
 		goto bad;
-	text = load_xrealloc(NULL, (size_t)len + 1);
+	text = load_realloc(L, NULL, (size_t)len + 1);
+	if (!text)
+		goto out;
 	if (fread(text, 1, (size_t)len, f) != (size_t)len)
 		goto bad;
 	text[len] = '\0';
@@ -199,14 +201,21 @@ void load_meta_read(struct load *L, const char *dir, struct load_meta *m)
 	argv = cJSON_GetObjectItemCaseSensitive(root, "argv");
 	if (cJSON_IsArray(argv)) {
 		size_t n = 0, cap = 0;
+		char **slot;
+
 		cJSON_ArrayForEach(a, argv)
 		{
-			if (cJSON_IsString(a))
-				*LOAD_PUSH(L->p->argv, n, cap) =
-					load_arena_strndup(&L->arena, a->valuestring,
-							   strlen(a->valuestring));
+			char *copy;
+
+			if (!cJSON_IsString(a))
+				continue;
+			copy = load_strndup(L, a->valuestring, strlen(a->valuestring));
+			if (!copy || !(slot = LOAD_PUSH(L, L->p->argv, n, cap)))
+				goto out;
+			*slot = copy;
 		}
-		*LOAD_PUSH(L->p->argv, n, cap) = NULL;
+		if ((slot = LOAD_PUSH(L, L->p->argv, n, cap)))
+			*slot = NULL;
 	}
 	goto out;
 bad:
@@ -231,7 +240,7 @@ struct note {
 
 /* One line "pid N\tTEXT" (NUL-terminated, without its newline) into the
  * list, folded with the lines of the same text. */
-static void note_add(struct note **v, size_t *n, size_t *cap, char *line)
+static void note_add(struct load *L, struct note **v, size_t *n, size_t *cap, char *line)
 {
 	char *tab = strchr(line, '\t'), *end;
 	unsigned long pid;
@@ -246,8 +255,10 @@ static void note_add(struct note **v, size_t *n, size_t *cap, char *line)
 		if (strcmp((*v)[i].text, tab + 1) == 0)
 			break;
 	if (i == *n) {
-		struct note *x = LOAD_PUSH(*v, *n, *cap);
+		struct note *x = LOAD_PUSH(L, *v, *n, *cap);
 
+		if (!x)
+			return;
 		memset(x, 0, sizeof(*x));
 		x->text = tab + 1;
 	}
@@ -280,7 +291,9 @@ void load_notes_read(struct load *L, const char *dir)
 	struct dirent *e;
 	DIR *d;
 
-	text = load_xrealloc(NULL, NOTES_MAX + 1);
+	text = load_realloc(L, NULL, NOTES_MAX + 1);
+	if (!text)
+		return;
 	notes_file(dir, "", text, &len);
 	/* rank mode: each rank's launcher had DIR/rank-NNNNN as its session */
 	d = opendir(dir);
@@ -295,7 +308,7 @@ void load_notes_read(struct load *L, const char *dir)
 		if (!nl)
 			break; /* a line cut short: an agent killed while writing it */
 		*nl = '\0';
-		note_add(&v, &n, &cap, line);
+		note_add(L, &v, &n, &cap, line);
 	}
 	for (i = 0; i < n; i++) {
 		size_t off = 0, k;

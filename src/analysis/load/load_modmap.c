@@ -113,9 +113,12 @@ void load_mod_event(struct load *L, const struct reader_rec *r)
 	const struct cbn_rec_module *m = (const void *)r->raw;
 	struct load_mod *mod;
 	uint32_t i, nx = 0;
+	uint64_t *ev = LOAD_PUSH(L, F->events, F->nevents, F->capevents);
 	size_t k;
 
-	*LOAD_PUSH(F->events, F->nevents, F->capevents) = m->ts;
+	if (!ev)
+		return;
+	*ev = m->ts;
 	if (r->type == CBN_REC_MODULE_UNLOAD) {
 		for (k = F->nmods; k-- > 0;) {
 			mod = &F->mods[k];
@@ -127,12 +130,18 @@ void load_mod_event(struct load *L, const struct reader_rec *r)
 		}
 		return;
 	}
-	mod = LOAD_PUSH(F->mods, F->nmods, F->capmods);
+	mod = LOAD_PUSH(L, F->mods, F->nmods, F->capmods);
+	if (!mod)
+		return;
 	mod->base = m->base;
 	mod->load_ts = m->ts;
 	mod->unload_ts = UINT64_MAX;
 	mod->seq = m->seq;
-	mod->path = load_intern(&L->arena, &L->strings, r->str);
+	mod->path = load_intern(L, r->str);
+	if (!mod->path) {
+		F->nmods--;
+		return;
+	}
 	mod->sym = sym_module_get(L->sym, mod->path, m->build_id_len ? m->build_id : NULL,
 				  m->build_id_len);
 	mod->ours = mod_ours(mod->path);
@@ -148,7 +157,9 @@ void load_mod_event(struct load *L, const struct reader_rec *r)
 			continue;
 		if (s->memsz == 0 || start + s->memsz < start)
 			continue;
-		rg = LOAD_PUSH(F->ranges, F->nranges, F->capranges);
+		rg = LOAD_PUSH(L, F->ranges, F->nranges, F->capranges);
+		if (!rg)
+			return;
 		rg->start = start;
 		rg->end = start + s->memsz;
 		rg->mod = (uint32_t)(F->nmods - 1);

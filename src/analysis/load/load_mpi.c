@@ -32,10 +32,10 @@ void load_mpi_header(struct load *L, struct prof_process *pr, const struct cbn_f
 	pk->local_rank = pk->rank < 0 ? -1 : r->local_rank;
 	pk->world_size = r->world_size > 0 ? r->world_size : 0;
 	pk->source = r->source;
-	pk->host = load_arena_strndup(&L->arena, r->host, strnlen(r->host, sizeof(r->host)));
+	pk->host = load_strndup(L, r->host, strnlen(r->host, sizeof(r->host)));
 	pk->mpi = r->mpi;
 	pk->mpi_impl = r->mpi_impl;
-	pk->mpi_version = load_arena_strndup(&L->arena, r->mpi_version,
+	pk->mpi_version = load_strndup(L, r->mpi_version,
 					     strnlen(r->mpi_version, sizeof(r->mpi_version)));
 	pk->mpi_calls = r->mpi_calls;
 	pk->mpi_lost = r->mpi_lost;
@@ -85,7 +85,9 @@ void load_mpi_rec(struct load *L, const struct reader_rec *r)
 		F->mpi_bad++;
 		return;
 	}
-	e = LOAD_PUSH(p->mpi_calls, p->nmpi_calls, L->capmpi);
+	e = LOAD_PUSH(L, p->mpi_calls, p->nmpi_calls, L->capmpi);
+	if (!e)
+		return;
 	e->start = m->start;
 	e->end = m->end;
 	e->bytes_sent = m->bytes_sent;
@@ -103,8 +105,10 @@ void load_mpi_rec(struct load *L, const struct reader_rec *r)
 	e->count = m->count;
 	if (r->nframes) {
 		/* the stack is built once the module map is complete */
-		struct load_cstack *c = LOAD_PUSH(F->pstacks, F->npstacks, F->cappstacks);
+		struct load_cstack *c = LOAD_PUSH(L, F->pstacks, F->npstacks, F->cappstacks);
 
+		if (!c)
+			return;
 		c->correlation = (uint32_t)(p->nmpi_calls - 1 - F->mpi_first);
 		c->pcs = r->pcs;
 		c->nframes = r->nframes;
@@ -137,6 +141,8 @@ void load_mpi_finish(struct load *L)
 		struct prof_mpi_call *e = &p->mpi_calls[F->mpi_first + c->correlation];
 
 		e->stack = load_stack(L, c->pcs, c->nframes, e->start, 1);
+		if (L->nomem)
+			return;
 	}
 	if (n > 1)
 		qsort(p->mpi_calls + F->mpi_first, n, sizeof(*p->mpi_calls), mpi_cmp);

@@ -38,7 +38,7 @@ void load_offcpu_header(struct load *L, struct prof_process *pr, const struct cb
 	po->no_stack = o->no_stack;
 	po->lost = o->lost;
 	po->late_ns = o->late_ns;
-	po->reason = load_arena_strndup(&L->arena, o->reason, strnlen(o->reason, n));
+	po->reason = load_strndup(L, o->reason, strnlen(o->reason, n));
 }
 
 void load_offcpu_rec(struct load *L, const struct reader_rec *r)
@@ -57,7 +57,9 @@ void load_offcpu_rec(struct load *L, const struct reader_rec *r)
 		return;
 	}
 	span = o->end - o->start;
-	e = LOAD_PUSH(p->offcpu, p->noffcpu, L->capoffcpu);
+	e = LOAD_PUSH(L, p->offcpu, p->noffcpu, L->capoffcpu);
+	if (!e)
+		return;
 	e->start = o->start;
 	e->end = o->end;
 	/* A stretch stands for no more wall than it spans; ticks that came
@@ -80,8 +82,10 @@ void load_offcpu_rec(struct load *L, const struct reader_rec *r)
 	e->flags = r->flags;
 	if (r->nframes && !(r->flags & CBN_OFFCPU_NO_STACK)) {
 		/* the stack is built once the module map is complete */
-		struct load_cstack *c = LOAD_PUSH(F->ostacks, F->nostacks, F->capostacks);
+		struct load_cstack *c = LOAD_PUSH(L, F->ostacks, F->nostacks, F->capostacks);
 
+		if (!c)
+			return;
 		c->correlation = (uint32_t)(p->noffcpu - 1 - F->offcpu_first);
 		c->pcs = r->pcs;
 		c->nframes = r->nframes;
@@ -154,6 +158,8 @@ void load_offcpu_finish(struct load *L, uint64_t ring_cut)
 
 		if (e->end > ring_cut)
 			e->stack = load_stack(L, c->pcs, c->nframes, e->start, 0);
+		if (L->nomem)
+			return;
 	}
 	for (i = o = 0; i < n; i++) {
 		struct prof_offcpu e = v[i];

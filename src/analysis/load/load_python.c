@@ -29,7 +29,7 @@ void load_python_header(struct load *L, struct prof_process *pr, const struct cb
 	py->codes = h->python.codes;
 	py->codes_gone = h->python.codes_gone;
 	py->table_full = h->python.table_full;
-	py->reason = load_arena_strndup(&L->arena, h->python.reason,
+	py->reason = load_strndup(L, h->python.reason,
 					strnlen(h->python.reason, sizeof(h->python.reason)));
 }
 
@@ -44,7 +44,9 @@ void load_python_rec(struct load *L, const struct reader_rec *r)
 	if (c->id >= F->npycodes) {
 		size_t old = F->npycodes;
 
-		load_grow((void **)&F->pycodes, &F->cappycodes, c->id, sizeof(*F->pycodes));
+		if (load_grow(L, (void **)&F->pycodes, &F->cappycodes, c->id,
+			      sizeof(*F->pycodes)) < 0)
+			return;
 		memset(F->pycodes + old, 0, (F->cappycodes - old) * sizeof(*F->pycodes));
 		F->npycodes = c->id + 1;
 	}
@@ -71,8 +73,13 @@ void load_python_calls_rec(struct load *L, const struct reader_rec *r)
 
 	py->calls_state = c->state;
 	py->calls_flags |= c->h.flags;
-	if (c->n)
-		*LOAD_PUSH(F->pycalls, F->npycalls, F->cappycalls) = c;
+	if (c->n) {
+		const struct cbn_rec_py_calls **slot =
+			LOAD_PUSH(L, F->pycalls, F->npycalls, F->cappycalls);
+
+		if (slot)
+			*slot = c;
+	}
 }
 
 /* PY_CCALLS: kept like PY_CALLS, until the file's modules are all known. */
@@ -81,8 +88,13 @@ void load_python_ccalls_rec(struct load *L, const struct reader_rec *r)
 	const struct cbn_rec_py_ccalls *c = (const void *)r->raw;
 	struct load_file *F = L->f;
 
-	if (c->n)
-		*LOAD_PUSH(F->pyccalls, F->npyccalls, F->cappyccalls) = c;
+	if (c->n) {
+		const struct cbn_rec_py_ccalls **slot =
+			LOAD_PUSH(L, F->pyccalls, F->npyccalls, F->cappyccalls);
+
+		if (slot)
+			*slot = c;
+	}
 }
 
 int load_python_has(struct load *L, const uint64_t *pcs, uint32_t n)
@@ -190,13 +202,15 @@ struct py_act {
 	uint32_t first, n;               /* words [first, first + n) of the Python part */
 };
 
-/* The prof_func of a Python frame (interned once per code object). */
+/* The prof_func of a Python frame (interned once per code object);
+ * PROF_NONE when memory ran short. */
 static uint32_t py_func(struct load *L, struct load_pycode *c, const char **file)
 {
 	if (!c || !c->rec || (c->rec->h.flags & CBN_PYC_GONE)) {
 		if (L->pyunknown_func == PROF_NONE) {
 			L->pyunknown_func = intern_func(L, "[unknown Python function]", "", 0, "");
-			L->p->funcs[L->pyunknown_func].flags |= PROF_FUNC_PYTHON;
+			if (L->pyunknown_func != PROF_NONE)
+				L->p->funcs[L->pyunknown_func].flags |= PROF_FUNC_PYTHON;
 		}
 		*file = "";
 		return L->pyunknown_func;
@@ -206,6 +220,10 @@ static uint32_t py_func(struct load *L, struct load_pycode *c, const char **file
 
 		c->func = intern_func(L, q, fn, (uint32_t)(c->rec->firstlineno > 0 ? c->rec->firstlineno
 										   : 0), "");
+		if (c->func == PROF_NONE) {
+			*file = "";
+			return PROF_NONE;
+		}
 		L->p->funcs[c->func].flags |= PROF_FUNC_PYTHON;
 		c->file = L->p->funcs[c->func].file;
 	}
@@ -242,7 +260,9 @@ static void py_push(struct load *L, const uint64_t *w, uint32_t first, uint32_t 
 			continue;
 		if (!c)
 			p->processes[F->proc].python.codes_missing++;
-		f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+		f = LOAD_PUSH(L, p->frames, p->nframes, L->capframes);
+		if (!f)
+			return;
 		f->func = py_func(L, c, &file);
 		if (c && !(c->rec->h.flags & CBN_PYC_GONE)) {
 			line = c->rec->firstlineno;
@@ -401,6 +421,8 @@ static void py_count_one(struct load *L, const struct cbn_py_call_count *e)
 		return;
 	}
 	fi = py_func(L, pc, &file); /* may move funcs */
+	if (fi == PROF_NONE)
+		return;
 	f = &L->p->funcs[fi];
 	if (!(f->flags & PROF_FUNC_COUNTED))
 		py->calls_funcs++;
@@ -458,7 +480,7 @@ static void py_ccount_one(struct load *L, const struct cbn_py_ccall_count *e)
 	memcpy(label, e->label, CBN_PY_CLABEL);
 	label[CBN_PY_CLABEL] = '\0';
 	if (!f->label && label[0])
-		f->label = load_intern(&L->arena, &L->strings, label);
+		f->label = load_intern(L, label);
 }
 
 /* The file's call counts (PY_CALLS and PY_CCALLS records, kept until its

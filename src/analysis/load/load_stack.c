@@ -60,7 +60,7 @@ static int symstack_eq(const void *ctx, uint32_t v)
 /* Frames [first, nframes) as a stack: an existing one with the same functions,
  * lines and files (raw stacks that differ only in pcs of one line, or that
  * differ only in frames that fold away) and the same unwinding is reused and
- * the new frames dropped. */
+ * the new frames dropped.  PROF_NONE when memory ran short (L->nomem). */
 uint32_t stack_commit_unwind(struct load *L, size_t first, uint32_t unwind)
 {
 	struct profile *p = L->p;
@@ -70,6 +70,8 @@ uint32_t stack_commit_unwind(struct load *L, size_t first, uint32_t unwind)
 	uint32_t v, i;
 	struct prof_stack *s;
 
+	if (L->nomem)
+		return PROF_NONE;
 	for (i = 0; i < probe.n; i++) {
 		const struct prof_frame *f = &p->frames[first + i];
 
@@ -81,11 +83,14 @@ uint32_t stack_commit_unwind(struct load *L, size_t first, uint32_t unwind)
 		p->nframes = first;
 		return v;
 	}
-	s = LOAD_PUSH(p->stacks, p->nstacks, L->capstacks);
+	s = LOAD_PUSH(L, p->stacks, p->nstacks, L->capstacks);
+	if (!s)
+		return PROF_NONE;
 	s->first = (uint32_t)first;
 	s->nframes = probe.n;
 	s->unwind = unwind;
-	load_map_put(&L->symstackmap, h, (uint32_t)(p->nstacks - 1));
+	if (load_map_put(L, &L->symstackmap, h, (uint32_t)(p->nstacks - 1)) < 0)
+		return PROF_NONE;
 	return (uint32_t)(p->nstacks - 1);
 }
 
@@ -94,7 +99,8 @@ uint32_t stack_commit(struct load *L, size_t first)
 	return stack_commit_unwind(L, first, 0);
 }
 
-/* The stack st with a "[kernel]" frame as its leaf, made once per stack. */
+/* The stack st with a "[kernel]" frame as its leaf, made once per stack;
+ * PROF_NONE when memory ran short. */
 uint32_t load_stack_kernel(struct load *L, uint32_t st)
 {
 	struct profile *p = L->p;
@@ -106,24 +112,33 @@ uint32_t load_stack_kernel(struct load *L, uint32_t st)
 		return L->kstack[st] - 1;
 	if (L->kernel_func == PROF_NONE)
 		L->kernel_func = intern_func(L, "[kernel]", "", 0, "kernel");
+	if (L->nomem || st == PROF_NONE)
+		return PROF_NONE;
 	first = (uint32_t)p->nframes;
 	n = p->stacks[st].nframes;
-	f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+	f = LOAD_PUSH(L, p->frames, p->nframes, L->capframes);
+	if (!f)
+		return PROF_NONE;
 	memset(f, 0, sizeof(*f));
 	f->func = L->kernel_func;
 	f->file = "";
 	for (i = 0; i < n; i++) {
-		f = LOAD_PUSH(p->frames, p->nframes, L->capframes);
+		if (!(f = LOAD_PUSH(L, p->frames, p->nframes, L->capframes)))
+			return PROF_NONE;
 		*f = p->frames[p->stacks[st].first + i];
 	}
-	ks = LOAD_PUSH(p->stacks, p->nstacks, L->capstacks);
+	ks = LOAD_PUSH(L, p->stacks, p->nstacks, L->capstacks);
+	if (!ks)
+		return PROF_NONE;
 	ks->first = first;
 	ks->nframes = n + 1;
 	ks->unwind = p->stacks[st].unwind;
 	if (st >= L->capkstack) {
 		size_t old = L->capkstack;
 
-		load_grow((void **)&L->kstack, &L->capkstack, (size_t)st, sizeof(*L->kstack));
+		if (load_grow(L, (void **)&L->kstack, &L->capkstack, (size_t)st,
+			      sizeof(*L->kstack)) < 0)
+			return PROF_NONE;
 		memset(L->kstack + old, 0, (L->capkstack - old) * sizeof(*L->kstack));
 	}
 	L->kstack[st] = (uint32_t)(p->nstacks - 1) + 1;
@@ -134,7 +149,8 @@ uint32_t load_stack_kernel(struct load *L, uint32_t st)
  * pcs[0] is the interrupted pc unless ret_all; the others are return addresses
  * and are looked up at pc-1 so the call's line, not the next one, is shown.
  * Identical raw stacks (same process, same module epoch) are built once.
- * Frames in cbottleneck's own libraries are left out (load_stack_ours). */
+ * Frames in cbottleneck's own libraries are left out (load_stack_ours).
+ * PROF_NONE, *spin, *ours and *uwm unset, when memory ran short (L->nomem). */
 static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t ts,
 			    int ret_all, int *spin, int *ours, struct load_uwm *uwm)
 {
@@ -200,6 +216,8 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 				continue;
 			}
 			sk = load_sym_lookup(L, m->sym, addr - m->base);
+			if (!sk)
+				return PROF_NONE;
 			if (owner == 1)
 				owner = load_frame_owner(L, m, sk, addr, i == 0 && !ret_all, callee,
 							 callee_neutral);
@@ -220,7 +238,8 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 	if (p->nframes == first)
 		load_push_unknown(L, n ? pcs[0] : 0);
 	sidx = stack_commit_unwind(L, first, u.unwind);
-	k = LOAD_PUSH(L->stackkeys, L->nstackkeys, L->capstackkeys);
+	if (L->nomem || !(k = LOAD_PUSH(L, L->stackkeys, L->nstackkeys, L->capstackkeys)))
+		return PROF_NONE;
 	k->proc = probe.proc;
 	k->epoch = probe.epoch;
 	k->nframes = n;
@@ -231,7 +250,8 @@ static uint32_t stack_build(struct load *L, const uint64_t *pcs, uint32_t n, uin
 	k->spin = 0;
 	k->ours = owner == 2;
 	k->uwm = u;
-	load_map_put(&L->stackmap, h, (uint32_t)(L->nstackkeys - 1));
+	if (load_map_put(L, &L->stackmap, h, (uint32_t)(L->nstackkeys - 1)) < 0)
+		return PROF_NONE;
 	if (ours)
 		*ours = owner == 2;
 	if (uwm)

@@ -1,30 +1,15 @@
 /*
  * load_util.c — what every file of the loader calls (load_int.h): its
- * out-of-memory policy, its warnings and its index of threads.  The
- * containers come from src/util; when one cannot grow, load_oom() returns
- * control to prof_load_with(), which frees the partial profile and reports
- * PROF_LOAD_NOMEM.  The loader runs single-threaded per call; the jump target
- * is per thread so two threads may load two sessions at once.  Below load.c
- * and the family loaders, so that they need not call each other back.
+ * warnings and its index of threads.  Below load.c and the family loaders,
+ * so that they need not call each other back.
  */
 #include <inttypes.h>
-#include <setjmp.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "load_int.h"
-
-_Thread_local jmp_buf *load_oom_target;
-
-_Noreturn void load_oom(void)
-{
-	if (load_oom_target)
-		longjmp(*load_oom_target, 1);
-	/* Not inside prof_load_with: a caller bug, not a shortage to report. */
-	abort();
-}
 
 /* 34567 -> "34,567" */
 const char *load_thousands(char *buf, size_t len, uint64_t v)
@@ -56,8 +41,14 @@ void load_warn(struct load *L, const char *fmt, ...)
 	for (i = 0; i < p->nwarnings; i++)
 		if (strcmp(p->warnings[i], buf) == 0)
 			return;
-	*LOAD_PUSH(p->warnings, p->nwarnings, L->capwarn) =
-		load_arena_strndup(&L->arena, buf, strlen(buf));
+	{
+		char *copy = load_strndup(L, buf, strlen(buf));
+		char **slot = copy ? LOAD_PUSH(L, p->warnings, p->nwarnings, L->capwarn) :
+				     NULL;
+
+		if (slot)
+			*slot = copy;
+	}
 }
 
 /* --- threads --------------------------------------------------------------- */
@@ -84,14 +75,15 @@ uint32_t load_thread(struct load *L, uint32_t proc, uint32_t tid)
 
 	if (v != UINT32_MAX)
 		return v;
-	t = LOAD_PUSH(p->threads, p->nthreads, L->capthreads);
+	t = LOAD_PUSH(L, p->threads, p->nthreads, L->capthreads);
+	if (!t)
+		return PROF_NONE;
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	t->process = proc;
 	t->name = "";
 	v = (uint32_t)(p->nthreads - 1);
-	load_map_put(&L->threadmap, h, v);
-	return v;
+	return load_map_put(L, &L->threadmap, h, v) < 0 ? PROF_NONE : v;
 }
 
 uint32_t load_thread_find(struct load *L, uint32_t proc, uint32_t tid)
