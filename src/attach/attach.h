@@ -77,7 +77,8 @@ struct attach_ev {
 	size_t data_len;
 	uint64_t lost;                   /* samples the kernel dropped (ring full) */
 	uint64_t count;                  /* the thread's CPU ns it counted, read when closed */
-	int kernel;                      /* samples taken in the kernel too */
+	int kernel;                      /* samples taken in the kernel too, with the
+	                                  * kernel's call chain */
 };
 /* One sample, pointing into the caller's buffer. */
 struct attach_sample {
@@ -88,6 +89,10 @@ struct attach_sample {
 	uint64_t pc, sp, bp;
 	const unsigned char *stack;      /* the copy of the stack from sp */
 	size_t stack_len;
+	/* taken in the kernel: the kernel's call chain, leaf first (the pcs
+	 * after it are return addresses); kcut: it was longer than kept */
+	uint64_t kpc[CBN_KSTACK_MAX_FRAMES];
+	uint32_t nk, kcut;
 };
 /* Open thread tid's event: a sample every period_ns of its CPU time, with
  * stack_bytes of its stack and a ring of data_pages pages (a power of 2),

@@ -194,12 +194,45 @@ static void *file_reserve(struct attach_file *f, struct attach_thread *t, uint32
 	return t->chunk ? writer_reserve(t->chunk, size) : NULL;
 }
 
-void attach_file_sample(struct attach_file *f, struct attach_thread *t, uint64_t ts,
-			uint32_t weight, int kernel, const uint64_t *pcs, int n, int truncated)
+void attach_file_kernel(struct attach_file *f)
 {
 	struct cbn_file_header *h = f->w.hdr;
-	uint32_t size = (uint32_t)(sizeof(struct cbn_rec_sample) + (size_t)n * 8);
+
+	atomic_store(&h->kstack_state, CBN_KSTACK_TAKEN);
+	atomic_fetch_add_explicit(&h->threads_kstacks, 1, memory_order_relaxed);
+}
+
+/* The kernel stack of a sample taken in the kernel after its pcs (struct
+ * cbn_kstacks, one stack): it sits on the user stack of the system call,
+ * which is the sample's own. */
+static void file_kstack(struct cbn_file_header *h, struct cbn_rec_sample *s, int n,
+			const struct attach_sample *as)
+{
+	struct cbn_kstacks *ks = (struct cbn_kstacks *)&s->pc[n];
+	struct cbn_kstack *k = (struct cbn_kstack *)(ks + 1);
+
+	ks->nstacks = 1;
+	ks->flags = 0;
+	ks->lost = 0;
+	k->count = 1;
+	k->nframes = (uint16_t)as->nk;
+	k->flags = as->kcut ? CBN_KSTACK_TRUNCATED : 0;
+	memcpy(k->pc, as->kpc, (size_t)as->nk * 8);
+	s->h.flags |= CBN_SAMPLE_KSTACKS;
+	atomic_fetch_add_explicit(&h->kstack_samples, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&h->kstack_placed, 1, memory_order_relaxed);
+}
+
+void attach_file_sample(struct attach_file *f, struct attach_thread *t, uint32_t weight,
+			const struct attach_sample *as, const uint64_t *pcs, int n, int truncated)
+{
+	struct cbn_file_header *h = f->w.hdr;
+	int kstack = as->kernel && as->nk > 0;
+	uint32_t size = (uint32_t)(sizeof(struct cbn_rec_sample) + (size_t)n * 8 +
+				   (kstack ? sizeof(struct cbn_kstacks) + sizeof(struct cbn_kstack) +
+						     (size_t)as->nk * 8 : 0));
 	struct cbn_rec_sample *s = file_reserve(f, t, size);
+	uint64_t ts = as->time;
 
 	if (!s) {
 		writer_lost(&f->w, CBN_LOST_BUFFER_FULL);
@@ -211,8 +244,10 @@ void attach_file_sample(struct attach_file *f, struct attach_thread *t, uint64_t
 	s->ts = ts;
 	s->weight = weight;
 	s->nframes = (uint16_t)n;
-	s->kweight = kernel ? (uint16_t)weight : 0;
+	s->kweight = as->kernel ? (uint16_t)weight : 0;
 	memcpy(s->pc, pcs, (size_t)n * 8);
+	if (kstack)
+		file_kstack(h, s, n, as);
 	writer_commit(t->chunk, size);
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
 	if (truncated)

@@ -51,8 +51,15 @@ int attach_file_open(struct attach_file *f, const char *session, pid_t pid,
 int attach_file_modules(struct attach_file *f, pid_t pid);
 void attach_file_thread(struct attach_file *f, uint16_t type, pid_t tid, const char *name,
 			uint64_t ts, uint64_t cpu_ns);
-void attach_file_sample(struct attach_file *f, struct attach_thread *t, uint64_t ts,
-			uint32_t weight, int kernel, const uint64_t *pcs, int n, int truncated);
+/* Sample as of thread t, of weight periods, with its unwound pcs[n] (and its
+ * kernel stack when it was taken in the kernel with one). */
+void attach_file_sample(struct attach_file *f, struct attach_thread *t, uint32_t weight,
+			const struct attach_sample *as, const uint64_t *pcs, int n, int truncated);
+/* A thread's event opened with kernel samples and their call chains: the
+ * header says kernel stacks were taken.  (Without them, the kernel's time
+ * is in the user samples' weights and no header field says so: the report
+ * shows no kernel time, docs/attach.md.) */
+void attach_file_kernel(struct attach_file *f);
 void attach_file_close(struct attach_file *f);
 
 #endif

@@ -4,8 +4,11 @@
  * (PERF_SAMPLE_REGS_USER, PERF_SAMPLE_STACK_USER), as `perf record
  * --call-graph dwarf -p PID` opens them, and the reading of its ring.  The
  * event counts the thread's CPU time only, so a thread that sleeps takes no
- * sample.  No signal is asked for: the thread never knows.  x86-64 only (the
- * register numbers are the kernel's PERF_REG_X86_*).
+ * sample.  Where kernel samples are allowed, a sample taken in the kernel
+ * carries the kernel's call chain too (PERF_SAMPLE_CALLCHAIN, the user part
+ * left out), as the launched run's kernel stacks.  No signal is asked for:
+ * the thread never knows.  x86-64 only (the register numbers are the
+ * kernel's PERF_REG_X86_*).
  */
 #include <errno.h>
 #include <linux/perf_event.h>
@@ -85,10 +88,13 @@ int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t 
 	/* The kernel's part of the thread's time is sampled too where this user
 	 * may (perf_event_paranoid 1 or less, or root): a sample taken in the
 	 * kernel still has the user registers and stack of the system call
-	 * that entered it, so its time goes to that user stack, marked as
-	 * kernel time, as in a launched run.  Elsewhere the kernel's time
-	 * goes into the weight of the next user sample (PERF_SAMPLE_READ). */
+	 * that entered it, so its time goes to that user stack, under the
+	 * kernel's own call chain, as in a launched run.  Elsewhere the
+	 * kernel's time goes into the weight of the next user sample
+	 * (PERF_SAMPLE_READ). */
 	a.exclude_kernel = 0;
+	a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+	a.exclude_callchain_user = 1;
 	a.exclude_hv = 1;
 	a.use_clockid = 1;
 	a.clockid = CLOCK_MONOTONIC;
@@ -102,6 +108,8 @@ int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t 
 	e->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	if (e->fd < 0 && (errno == EACCES || errno == EPERM)) {
 		a.exclude_kernel = 1;
+		a.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
+		a.exclude_callchain_user = 0;
 		e->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	e->kernel = !a.exclude_kernel;
@@ -139,11 +147,37 @@ static void ev_copy(const struct attach_ev *e, uint64_t off, void *dst, size_t n
 	}
 }
 
-/* A sample record's body (after its header) in buf[n] into *s. */
-static int ev_parse(const unsigned char *buf, size_t n, uint16_t misc, struct attach_sample *s)
+/* The kernel's part of a call chain at buf[n] (nr, then nr entries) into
+ * s->kpc; the context markers (PERF_CONTEXT_*) left out.  The bytes it
+ * took, 0 when it does not fit. */
+static size_t ev_chain(const unsigned char *buf, size_t n, struct attach_sample *s)
+{
+	uint64_t nr, ip, i;
+
+	if (n < 8)
+		return 0;
+	memcpy(&nr, buf, 8);
+	if (nr > (n - 8) / 8)
+		return 0;
+	for (i = 0; i < nr; i++) {
+		memcpy(&ip, buf + 8 + 8 * i, 8);
+		if (ip >= (uint64_t)PERF_CONTEXT_MAX)
+			continue;
+		if (s->nk < CBN_KSTACK_MAX_FRAMES)
+			s->kpc[s->nk++] = ip;
+		else
+			s->kcut = 1;
+	}
+	return 8 + 8 * (size_t)nr;
+}
+
+/* A sample record's body (after its header) in buf[n] into *s; chain: it
+ * has a call chain (PERF_SAMPLE_CALLCHAIN). */
+static int ev_parse(const unsigned char *buf, size_t n, uint16_t misc, int chain,
+		    struct attach_sample *s)
 {
 	uint64_t abi, size;
-	size_t at = 0;
+	size_t at = 0, took;
 	uint32_t pidtid[2];
 	uint64_t regs[3];
 
@@ -152,10 +186,21 @@ static int ev_parse(const unsigned char *buf, size_t n, uint16_t misc, struct at
 	memcpy(pidtid, buf, 8);
 	memcpy(&s->time, buf + 8, 8);
 	memcpy(&s->count, buf + 16, 8); /* PERF_SAMPLE_READ, read_format 0 */
-	memcpy(&abi, buf + 24, 8);
-	at = 32;
+	at = 24;
+	s->nk = s->kcut = 0;
+	if (chain) {
+		if (!(took = ev_chain(buf + at, n - at, s)))
+			return 0;
+		at += took;
+	}
 	s->tid = (pid_t)pidtid[1];
 	s->kernel = (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
+	if (!s->kernel)
+		s->nk = s->kcut = 0;
+	if (at + 8 > n)
+		return 0;
+	memcpy(&abi, buf + at, 8);
+	at += 8;
 	if (abi == PERF_SAMPLE_REGS_ABI_NONE)
 		return 0; /* no user context: a kernel thread, or an exiting one */
 	if (at + sizeof(regs) + 8 > n)
@@ -195,7 +240,7 @@ int attach_ev_next(struct attach_ev *e, struct attach_sample *s, unsigned char *
 			break;
 		if (rh.type == PERF_RECORD_SAMPLE && rh.size - sizeof(rh) <= len) {
 			ev_copy(e, tail + sizeof(rh), buf, rh.size - sizeof(rh));
-			got = ev_parse(buf, rh.size - sizeof(rh), rh.misc, s);
+			got = ev_parse(buf, rh.size - sizeof(rh), rh.misc, e->kernel, s);
 		} else if (rh.type == PERF_RECORD_LOST && rh.size >= sizeof(rh) + 16) {
 			uint64_t lost[2];
 

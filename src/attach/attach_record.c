@@ -90,8 +90,8 @@ static void rec_drain(struct rec *r, struct attach_thread *t)
 		/* deeper than the copied part: cut there, marked and counted */
 		truncated = n >= r->o->depth || mon_unwind_cut(r->u);
 		n = attach_pyrec_frames(&r->py, &r->f, t->tid, pcs, n, CBN_MAX_FRAMES);
-		attach_file_sample(&r->f, t, s.time, rec_weight(t, s.count, r->o->period_ns),
-				   s.kernel, pcs, n, truncated);
+		attach_file_sample(&r->f, t, rec_weight(t, s.count, r->o->period_ns), &s, pcs, n,
+				   truncated);
 		r->res->samples++;
 	}
 	if (t->ev.lost > lost) {
@@ -123,8 +123,11 @@ static struct attach_thread *rec_thread(struct rec *r, pid_t tid)
 		r->res->unread++;
 		if (!r->refused[0])
 			snprintf(r->refused, sizeof(r->refused), "%s", why);
-	} else
+	} else {
 		atomic_fetch_add_explicit(&r->f.w.hdr->threads_perf, 1, memory_order_relaxed);
+		if (t->ev.kernel)
+			attach_file_kernel(&r->f);
+	}
 	r->res->threads++;
 	return t;
 }

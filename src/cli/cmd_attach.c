@@ -135,6 +135,7 @@ static int attach_run(struct cli_opts *o, pid_t pid, const char *session)
 	if (session_meta_write(session, &meta) < 0 && o->verbose)
 		fprintf(stderr, "cbottleneck: cannot write %s/session.json\n", session);
 	jitmaps_collect(session, o->verbose);
+	kernel_symbols_write(session, o->verbose);
 	if (o->output_dir)
 		session_trim(session);
 	return 0;

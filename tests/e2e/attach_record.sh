@@ -126,7 +126,7 @@ grep_out 'samples were cut at the maximum stack depth or, attached, at the end o
 "$EXAMPLES/syscalls" 20 >/dev/null 2>&1 &
 prog=$!
 sleep 0.3
-run_cbn --duration 1 --json "$T/sys.json" --pid "$prog"
+run_cbn --duration 1 --json "$T/sys.json" --folded "$T/sys.folded" --pid "$prog"
 kill "$prog" 2>/dev/null
 expect_rc 0
 ratio=$(json_py "$T/sys.json" 'round(d["run"]["cpu_ns"] / d["run"]["measured_cpu_ns"], 3)')
@@ -134,5 +134,22 @@ within "$ratio" 1 0.03 || fail "syscalls: sampled CPU / measured CPU = $ratio, e
 if [ "$(id -u)" = 0 ]; then
 	k=$(json_py "$T/sys.json" 'round(100 * d["programs"][0]["kernel_ns"] / d["programs"][0]["cpu_ns"])')
 	[ "$k" -ge 40 ] || fail "syscalls attached as root: $k % of the CPU in the kernel, expected >= 40"
+	# ... under the kernel's own call chain, named as in a launched run
+	# (cpu_kernel_stacks): kernel functions above read_zero's read
+	state=$(json_get "$T/sys.json" run.sampler.kernel_stacks.state)
+	[ "$state" = taken ] || fail "syscalls attached as root: kernel stacks '$state', expected taken"
+	ks=$(json_get "$T/sys.json" run.sampler.kernel_stacks.samples)
+	[ "$ks" -gt 100 ] || fail "syscalls attached as root: $ks samples with a kernel stack"
+	python3 - "$T/sys.folded" <<'PY' || fail "attached: no folded stack has [kernel] frames above read_zero"
+import sys
+for line in open(sys.argv[1]):
+    frames = line.rsplit(" ", 1)[0].split(";")
+    if "read_zero" in frames:
+        above = frames[frames.index("read_zero") + 1:]
+        k = [i for i, f in enumerate(above) if f.startswith("[kernel]_")]
+        if len(k) >= 2 and k == list(range(k[0], len(above))):
+            sys.exit(0)
+sys.exit(1)
+PY
 fi
 exit 0
