@@ -32,6 +32,8 @@ struct attach_thread {
 struct attach_pyrec {
 	struct attach_py py;
 	int on;                          /* the interpreter is read */
+	int replaced;                    /* the image it was read from exec'd another */
+	char exe[4096];                  /* the process's executable when last looked at */
 	struct util_map map;             /* code fingerprint -> id */
 	uint64_t *keys;                  /* keys[id - 1] */
 	size_t nkeys, capkeys;
@@ -39,6 +41,12 @@ struct attach_pyrec {
 };
 /* Find pid's interpreter and say so in f's header (on, refused and why). */
 void attach_pyrec_open(struct attach_pyrec *p, struct attach_file *f, pid_t pid);
+/* 1 when pid's executable changed since the last look (an exec). */
+int attach_pyrec_exec(struct attach_pyrec *p, pid_t pid);
+/* After an exec: the new image's interpreter found, when none was read
+ * before (one per session file: the header holds one); one read before is
+ * read no more (its addresses were the old image's). */
+void attach_pyrec_again(struct attach_pyrec *p, struct attach_file *f, pid_t pid);
 /* Thread tid's Python frames as CBN_PYW words into pcs[n..max): the new n. */
 int attach_pyrec_frames(struct attach_pyrec *p, struct attach_file *f, pid_t tid, uint64_t *pcs,
 			int n, int max);

@@ -8,6 +8,7 @@
  * so that the loader interleaves and names them as in a launched run.
  */
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 
 #include "attach_int.h"
@@ -25,13 +26,25 @@ static int pyrec_same(const void *ctx, uint32_t id)
 	return e->p->keys[id - 1] == e->key;
 }
 
-void attach_pyrec_open(struct attach_pyrec *p, struct attach_file *f, pid_t pid)
+/* pid's executable into exe[len] ("" when it cannot be read). */
+static void pyrec_exe(pid_t pid, char *exe, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, exe, len - 1);
+	exe[n > 0 ? n : 0] = '\0';
+}
+
+/* pid's interpreter found and said in f's header. */
+static void pyrec_find(struct attach_pyrec *p, struct attach_file *f, pid_t pid)
 {
 	struct cbn_file_header *h = f->w.hdr;
 	char why[120] = "";
 	int st;
 
-	memset(p, 0, sizeof(*p));
+	attach_py_free(&p->py);
 	st = attach_py_find(pid, &p->py, why, sizeof(why));
 	if (st == 0)
 		return;
@@ -44,11 +57,42 @@ void attach_pyrec_open(struct attach_pyrec *p, struct attach_file *f, pid_t pid)
 		atomic_store(&h->python.state, CBN_PY_REFUSED);
 		return;
 	}
+	h->python.reason[0] = '\0';
+	h->python.reason_len = 0;
 	h->python_code_type = p->py.t.code_type;
 	h->python_unicode_type = p->py.t.unicode_type;
 	h->python_bytes_type = p->py.t.bytes_type;
 	atomic_store(&h->python.state, CBN_PY_ON);
 	p->on = 1;
+}
+
+void attach_pyrec_open(struct attach_pyrec *p, struct attach_file *f, pid_t pid)
+{
+	memset(p, 0, sizeof(*p));
+	pyrec_exe(pid, p->exe, sizeof(p->exe));
+	pyrec_find(p, f, pid);
+}
+
+int attach_pyrec_exec(struct attach_pyrec *p, pid_t pid)
+{
+	char exe[sizeof(p->exe)];
+
+	pyrec_exe(pid, exe, sizeof(exe));
+	if (!exe[0] || !strcmp(exe, p->exe))
+		return 0;
+	memcpy(p->exe, exe, sizeof(exe));
+	return 1;
+}
+
+void attach_pyrec_again(struct attach_pyrec *p, struct attach_file *f, pid_t pid)
+{
+	if (p->on || p->replaced) {
+		/* its addresses are the old image's: nothing of them is read */
+		p->on = 0;
+		p->replaced = 1;
+		return;
+	}
+	pyrec_find(p, f, pid);
 }
 
 /* The id of frame fr's code object, its PY_CODE record written the first

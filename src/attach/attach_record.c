@@ -202,6 +202,16 @@ static void rec_wait(struct rec *r, int ms)
 	}
 }
 
+/* An exec (the executable changed): the new image's modules recorded and
+ * its interpreter looked for at once, not at the next look at the modules. */
+static void rec_exec(struct rec *r)
+{
+	if (!attach_pyrec_exec(&r->py, r->pid))
+		return;
+	attach_file_modules(&r->f, r->pid);
+	attach_pyrec_again(&r->py, &r->f, r->pid);
+}
+
 static void rec_loop(struct rec *r)
 {
 	uint64_t now, next_scan = 0, next_mods, end;
@@ -218,6 +228,7 @@ static void rec_loop(struct rec *r)
 				break;
 			}
 			rec_scan(r);
+			rec_exec(r);
 			next_scan = now + ATTACH_SCAN_MS * 1000000ull;
 		}
 		if (now >= next_mods) {
