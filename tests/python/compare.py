@@ -31,6 +31,12 @@ def bad(msg):
 
 py = [f for f in d["functions"] if f.get("python")]
 cpu = d["run"]["cpu_ns"] or 1
+# The CPU the scenario itself took (workloads.py's process clock around it,
+# WORKLOADS_TRUTH): the checks of "nearly all of it" are made against this,
+# not the run's CPU, whose share of interpreter start-up a loaded machine
+# grows (consume held 0.75 of the run's CPU at load 8, 0.9 when quiet).
+spent = json.load(open(truth)) if truth and os.path.exists(truth) else {}
+work = spent["work"] * 1e9 if spent.get("work") else cpu
 
 
 def ours(name):
@@ -94,9 +100,10 @@ if scenario == "split":
                      3.0, 0.35)
     # the loop itself is spin's own time: folded interpreter frames included
     s = ours("spin")
-    say("spin self share of CPU: %.3f" % (s["self_ns"] / cpu))
-    if s["self_ns"] < 0.7 * cpu:
-        bad("spin's tottime is %.2f of the CPU, expected nearly all of it" % (s["self_ns"] / cpu))
+    say("spin self share of the scenario's CPU: %.3f" % (s["self_ns"] / work))
+    if s["self_ns"] < 0.7 * work:
+        bad("spin's tottime is %.2f of the scenario's CPU, expected nearly all of it"
+            % (s["self_ns"] / work))
 elif scenario == "threads":
     # each thread's function holds its thread's CPU (the kernel's count at
     # thread end): the split is whatever the machine gave each loop, which
@@ -121,10 +128,11 @@ elif scenario == "threads":
         bad("thread_heavy (2x the work) has less time than thread_light")
 elif scenario == "generators":
     g, c = ours("gen_values"), ours("consume")
-    say("gen_values self %.3f, consume total %.3f of CPU" % (g["self_ns"] / cpu, c["total_ns"] / cpu))
+    say("gen_values self %.3f, consume total %.3f of the scenario's CPU"
+        % (g["self_ns"] / work, c["total_ns"] / work))
     if g["total_ns"] > c["total_ns"]:
         bad("gen_values' cumtime exceeds its consumer's")
-    if g["self_ns"] < 0.2 * cpu or c["total_ns"] < 0.8 * cpu:
+    if g["self_ns"] < 0.2 * work or c["total_ns"] < 0.8 * work:
         bad("the generator's work is not under consume")
     if prof:
         cg, cc = cprof(g), cprof(c)
@@ -145,14 +153,16 @@ elif scenario == "recursion":
         bad("%d stacks had their Python frames cut" % d["run"]["python"]["truncated"])
 elif scenario == "exceptions":
     r, c = ours("raise_and_catch"), ours("check")
-    say("raise_and_catch total %.3f, check total %.3f of CPU" % (r["total_ns"] / cpu, c["total_ns"] / cpu))
-    if r["total_ns"] < 0.8 * cpu or c["total_ns"] <= 0 or c["total_ns"] >= r["total_ns"]:
+    say("raise_and_catch total %.3f, check total %.3f of the scenario's CPU"
+        % (r["total_ns"] / work, c["total_ns"] / work))
+    if r["total_ns"] < 0.8 * work or c["total_ns"] <= 0 or c["total_ns"] >= r["total_ns"]:
         bad("check must be inside raise_and_catch, which holds nearly all the CPU")
 elif scenario == "cext":
     c = ours("cmp_keys")
-    say("cmp_keys total %.3f of CPU" % (c["total_ns"] / cpu))
-    if c["total_ns"] < 0.25 * cpu:
-        bad("the Python callback cmp_keys has only %.2f of the CPU" % (c["total_ns"] / cpu))
+    say("cmp_keys total %.3f of the scenario's CPU" % (c["total_ns"] / work))
+    if c["total_ns"] < 0.25 * work:
+        bad("the Python callback cmp_keys has only %.2f of the scenario's CPU"
+            % (c["total_ns"] / work))
     # interleaved: by_qsort (Python) -> qsort (libc, C) -> cmp_keys (Python).
     # A sample whose leaf is in libffi's closure code, between the C sort
     # and the callback's evaluation loop, can have the callback's Python
