@@ -37,9 +37,31 @@ expect_rc 0
 grep -q '_PyEval_EvalFrameDefault;<module>;memory;grow' "$T/native.folded" ||
 	fail "--python native: no _PyEval_EvalFrameDefault;<module>;memory;grow stack"
 run_cbn report --folded "$T/on.folded" "$T/mem"
-if grep -q '_PyEval_EvalFrameDefault' "$T/on.folded"; then
+# A stack with Python frames has its evaluation loop's frames folded into
+# them.  A sample whose Python frames were not read (run.python: samples of
+# samples_of; start-up, or a walk that found the thread state moving) keeps
+# its native stack as it is, loop frames and all: at most that share.
+python3 - "$T/on.folded" "$T/mem.json" <<'PY' ||
+import json, sys
+py = json.load(open(sys.argv[2]))["run"]["python"]
+mine = ("<module>", "memory", "grow", "churn")
+total = folded = unread = 0
+for line in open(sys.argv[1]):
+    stack, n = line.rsplit(" ", 1)
+    frames, n = stack.split(";"), int(n)
+    total += n
+    if "_PyEval_EvalFrameDefault" in frames:
+        if any(f in mine for f in frames):
+            folded += n
+            print("not folded: " + line.strip()[:300], file=sys.stderr)
+        else:
+            unread += n
+allowed = 1 - py["samples"] / max(py["samples_of"], 1)
+print("loop frames: %d with Python frames, %d in stacks without (%.3f of %d; %.3f unread)"
+      % (folded, unread, unread / max(total, 1), total, allowed), file=sys.stderr)
+sys.exit(0 if folded == 0 and unread / max(total, 1) <= allowed + 0.02 else 1)
+PY
 	fail "--python on (default): the evaluation loop's frames were not folded"
-fi
 grep -q '<module>;memory;grow' "$T/on.folded" || fail "--python on: no <module>;memory;grow stack"
 
 # --python off: a report of the same session shows native frames only ...
