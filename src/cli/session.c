@@ -138,11 +138,12 @@ int session_find_mpi(const char *agent, char *out, size_t len)
 /* 1 when name is one of the files a session holds. */
 static int session_file(const char *name)
 {
-	size_t len = strlen(name), ext = strlen(CBN_FILE_EXT);
+	size_t len = strlen(name), ext = strlen(CBN_FILE_EXT), sext = strlen(CBN_SIDE_EXT);
 
 	return strcmp(name, META_NAME) == 0 || strcmp(name, CBN_KSYMS_FILE) == 0 ||
 	       strcmp(name, CBN_NOTES_FILE) == 0 ||
-	       (len > ext && strcmp(name + len - ext, CBN_FILE_EXT) == 0);
+	       (len > ext && strcmp(name + len - ext, CBN_FILE_EXT) == 0) ||
+	       (len > sext && strcmp(name + len - sext, CBN_SIDE_EXT) == 0);
 }
 
 /* 1 when name is a rank's directory, "rank-" and five or more digits

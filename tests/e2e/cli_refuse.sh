@@ -1,10 +1,12 @@
 #!/bin/bash
 # cli_refuse — programs the agent cannot get into are refused with 125 and a
 # line saying why: static executables, setuid/setgid copies; and launcher setup
-# failures: agent missing, -o pointing at a directory that is not a session.
+# failures: agent missing, -o pointing at a directory that is not a session;
+# a kept session cut to what it holds.
 # ctest-labels: sanitize (the ASan+UBSan stage of .ci/run runs it)
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
+need_example split
 
 # setuid and setgid copies of a dynamic program
 cp /bin/true "$T/suid-true"
@@ -65,6 +67,20 @@ run_cbn -q -o "$T/new/sub" --report "$T/r.txt" -- sh -c 'exit 0'
 expect_rc 0
 n2=$(find "$T/new/sub" -name '*.cbp' | wc -l)
 [ "$n1" = "$n2" ] || fail "re-using -o kept the previous run's files ($n1 then $n2)"
+# A kept session holds what was written, not the files' reserved length:
+# the launcher's side files (PID.SEQ.cbs, --memory) are cut too, and a
+# re-used session drops the previous run's (before, each read 256 MiB to
+# ls, du --apparent-size and a copy that does not keep holes).
+run_cbn -q -o "$T/new/sub" --memory --report "$T/r.txt" -- "$EXAMPLES/split" 0.1
+expect_rc 0
+for f in "$T/new/sub"/*; do
+	[ "$(stat -c %s "$f")" -le $((16 << 20)) ] ||
+		fail "$(basename "$f") of a kept session is $(stat -c %s "$f") bytes long"
+done
+[ -n "$(find "$T/new/sub" -name '*.cbs')" ] || fail "no side file (.cbs) in a --memory session"
+run_cbn -q -o "$T/new/sub" --report "$T/r.txt" -- sh -c 'exit 0'
+expect_rc 0
+[ -z "$(find "$T/new/sub" -name '*.cbs')" ] || fail "re-using -o kept the previous run's side files"
 touch "$T/afile"
 run_cbn -o "$T/afile" -- /bin/true
 expect_rc 125
