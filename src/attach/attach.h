@@ -77,8 +77,8 @@ struct attach_ev {
 	size_t data_len;
 	uint64_t lost;                   /* samples the kernel dropped (ring full) */
 	uint64_t count;                  /* the thread's CPU ns it counted, read when closed */
-	int kernel;                      /* samples taken in the kernel too, with the
-	                                  * kernel's call chain */
+	int kernel;                      /* samples taken in the kernel too */
+	int chain;                       /* with the kernel's call chain */
 };
 /* One sample, pointing into the caller's buffer. */
 struct attach_sample {

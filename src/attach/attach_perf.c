@@ -106,6 +106,13 @@ int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t 
 	}
 	a.disabled = 0;
 	e->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (e->fd < 0 && errno == EINVAL) {
+		/* a kernel that refuses the call chain's options: kernel time
+		 * without its call chain (a plain [kernel] frame) */
+		a.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
+		a.exclude_callchain_user = 0;
+		e->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	}
 	if (e->fd < 0 && (errno == EACCES || errno == EPERM)) {
 		a.exclude_kernel = 1;
 		a.sample_type &= ~(uint64_t)PERF_SAMPLE_CALLCHAIN;
@@ -113,6 +120,7 @@ int attach_ev_open(struct attach_ev *e, pid_t tid, uint64_t period_ns, uint32_t 
 		e->fd = (int)syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	}
 	e->kernel = !a.exclude_kernel;
+	e->chain = (a.sample_type & PERF_SAMPLE_CALLCHAIN) != 0;
 	if (e->fd < 0) {
 		ev_refusal(tid, errno, why, len);
 		return -errno;
@@ -240,7 +248,7 @@ int attach_ev_next(struct attach_ev *e, struct attach_sample *s, unsigned char *
 			break;
 		if (rh.type == PERF_RECORD_SAMPLE && rh.size - sizeof(rh) <= len) {
 			ev_copy(e, tail + sizeof(rh), buf, rh.size - sizeof(rh));
-			got = ev_parse(buf, rh.size - sizeof(rh), rh.misc, e->kernel, s);
+			got = ev_parse(buf, rh.size - sizeof(rh), rh.misc, e->chain, s);
 		} else if (rh.type == PERF_RECORD_LOST && rh.size >= sizeof(rh) + 16) {
 			uint64_t lost[2];
 

@@ -125,7 +125,7 @@ static struct attach_thread *rec_thread(struct rec *r, pid_t tid)
 			snprintf(r->refused, sizeof(r->refused), "%s", why);
 	} else {
 		atomic_fetch_add_explicit(&r->f.w.hdr->threads_perf, 1, memory_order_relaxed);
-		if (t->ev.kernel)
+		if (t->ev.chain)
 			attach_file_kernel(&r->f);
 	}
 	r->res->threads++;
