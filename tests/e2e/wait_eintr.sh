@@ -5,8 +5,7 @@
 # computes; under --off-cpu=1000 (the sampler's highest rate, looking at the
 # blocked threads about once per call) it must see none, print the same as
 # without the profiler and exit the same; and the sampler must have seen
-# those waits (the sleeps, and the polls or the reads: so the test is not
-# passing on an idle sampler).  Capture
+# some of those waits (so the test is not passing on an idle sampler).  Capture
 # windows: opened and closed 40 times from another process (cbottleneck ctl)
 # while the threads wait in those calls, they see no EINTR either (a window
 # that opened used to queue a signal to every thread).
@@ -36,9 +35,10 @@ assert w["offcpu"] is True and w["rate_hz"] == int(sys.argv[2]), (w["offcpu"], w
 k = w["off_cpu"]
 print("# --off-cpu=%s: sleep %.0f ms, poll %.0f ms, io %.0f ms" % (sys.argv[2], k["sleep"] / 1e6,
       k["poll"] / 1e6, k["io"] / 1e6), file=sys.stderr)
-# sleep, and poll or the pipe reads: on a loaded machine (load 4.5 on 2
-# CPUs) the short polls' waits were all taken for runnable time once
-assert k["sleep"] > 0 and (k["poll"] > 0 or k["io"] > 0), k
+# some of the three waits: on a loaded machine (load 4-5 on 2 CPUs) the
+# short polls' waits were all taken for runnable time once, and at 100 Hz
+# the sleeps' once (sleep 0 ms, poll 231 ms, io 23 ms, runnable 145 ms)
+assert k["sleep"] + k["poll"] + k["io"] > 0, k
 PYEOF
 done
 
