@@ -26,18 +26,18 @@
 
 static long calls, live, fail_at = -1;
 
+/* This executable's code: the allocations made from there (the project's
+ * code is linked in statically) are the ones counted and failed.  Those that
+ * elfutils makes are not: libdw's answer to a failed allocation is to exit
+ * or assert (__libdw_oom), which no caller can change. */
+static uintptr_t own_lo, own_hi;
+
 #if !SANITIZED
 void *__libc_malloc(size_t n);
 void *__libc_calloc(size_t n, size_t m);
 void *__libc_realloc(void *p, size_t n);
 void *__libc_memalign(size_t align, size_t n);
 void __libc_free(void *p);
-
-/* This executable's code: the allocations made from there (the project's
- * code is linked in statically) are the ones counted and failed.  Those that
- * elfutils makes are not: libdw's answer to a failed allocation is to exit
- * or assert (__libdw_oom), which no caller can change. */
-static uintptr_t own_lo, own_hi;
 
 /* 1 when this call, made from ret, is the one to fail. */
 static int failing(const void *ret)
