@@ -1,6 +1,6 @@
 /*
  * python_calls.c — exact call counts of Python functions (--calls,
- * docs/agent.md section 18), counted as cProfile counts them: a call is the
+ * docs/agent.md section 17), counted as cProfile counts them: a call is the
  * start or the resumption of a frame (a generator's resumption too), a
  * primitive call one made while no call of the same code object runs, a
  * return its end or its yield.  The interpreter reports them to us itself:
@@ -8,9 +8,9 @@
  * through the main thread's profile function (3.11, as cProfile there).
  *
  * The registration needs the GIL and a running interpreter, and no thread
- * of ours may wait for one: when the interpreter installs its SIGINT
- * handler while it starts (sigwrap.c tells us of each sigaction), we ask it
- * for a pending call (Py_AddPendingCall), which its main thread runs at its
+ * of ours may wait for one: when the interpreter sets its signal
+ * dispositions while it starts (sigwrap.c tells us of each sigaction;
+ * is_start_signal), we ask it for a pending call (Py_AddPendingCall), which its main thread runs at its
  * next check, holding the GIL, in normal context, before the program's
  * first line.  The callbacks run under the GIL, one at a time, in normal
  * context: they count into a table indexed by the ids of python_table.c
@@ -329,6 +329,13 @@ void python_calls_flush(void)
 {
 	uint32_t id;
 
+	if (want && !counting && atomic_load_explicit(&python_info, memory_order_acquire)) {
+		int expect = 0;
+
+		if (atomic_compare_exchange_strong(&asked, &expect, 1))
+			write_state(CBN_PYCALLS_NOT_STARTED);
+		return;
+	}
 	if (!counting || !counts)
 		return;
 	for (id = 1; id <= top; id++) {
@@ -547,15 +554,27 @@ static int resolve(const struct py_info *pi)
 		       : -1;
 }
 
-/* sigwrap.c, after a sigaction of the program's that installed a handler:
- * the interpreter's SIGINT handler, from a thread of its own, once. */
+/*
+ * The interpreter's start-up sets its signal dispositions: SIGPIPE ignored,
+ * then its SIGINT handler, the latter only over SIG_DFL.  A program started
+ * with SIGINT ignored (nohup, a shell's background job) gets no SIGINT
+ * handler, so the ignored SIGPIPE starts the counting too.
+ */
+static int is_start_signal(int sig, const struct sigaction *act)
+{
+	if (sig == SIGPIPE)
+		return !(act->sa_flags & SA_SIGINFO) && act->sa_handler == SIG_IGN;
+	return sig == SIGINT && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN;
+}
+
+/* sigwrap.c, after a sigaction of the program's: the first start signal
+ * (is_start_signal) set from a thread with a Python thread state. */
 static void on_install(int sig, const struct sigaction *act)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
 	int expect = 0;
 
-	if (sig != SIGINT || !pi || act->sa_handler == SIG_DFL || act->sa_handler == SIG_IGN ||
-	    atomic_load(&asked))
+	if (!pi || !is_start_signal(sig, act) || atomic_load(&asked))
 		return;
 	if (!api.add_pending && resolve(pi) != 0) {
 		if (atomic_compare_exchange_strong(&asked, &expect, 1))

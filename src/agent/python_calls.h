@@ -1,6 +1,6 @@
 /*
  * python_calls.h — exact call counts of Python functions (--calls,
- * python_calls.c, docs/agent.md section 18).
+ * python_calls.c, docs/agent.md section 17).
  */
 #ifndef CBN_AGENT_PYTHON_CALLS_H
 #define CBN_AGENT_PYTHON_CALLS_H

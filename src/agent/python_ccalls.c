@@ -1,6 +1,6 @@
 /*
  * python_ccalls.c — exact calls of builtins and of methods of C types
- * (--calls, docs/agent.md section 18), counted as cProfile counts them: by
+ * (--calls, docs/agent.md section 17), counted as cProfile counts them: by
  * method definition (PyMethodDef), primitive unless a call of the same one
  * runs (a builtin that calls back into Python, which calls it again), named
  * as cProfile names them ("{built-in method builtins.len}").  CPython 3.11's

@@ -773,6 +773,9 @@ enum cbn_py_calls_state {
 	CBN_PYCALLS_TOOL_TAKEN = 2,      /* 3.12+: no free sys.monitoring tool id */
 	CBN_PYCALLS_FAILED = 3,          /* the interpreter refused the registration */
 	CBN_PYCALLS_NO_API = 4,          /* an API the counting needs was not found */
+	CBN_PYCALLS_NOT_STARTED = 5,     /* the interpreter never reached the point where
+					  * counting starts (it installed none of its
+					  * signal dispositions, from a Python thread) */
 };
 #define CBN_PYCALLS_MAIN_ONLY 0x1    /* h.flags: the main thread's calls only (3.11) */
 #define CBN_PYCALLS_BUILTINS 0x2     /* h.flags: builtins counted too (PY_CCALLS) */

@@ -9,8 +9,11 @@
 # profile function reports them, on 3.12+ --calls=builtins asks
 # sys.monitoring for them, and --calls alone counts none there); the CPU
 # table prints them as pstats does
-# ("242785/1") with the times per call; the gate reads func[NAME].calls as an
-# exact count; without --calls nothing is counted.
+# ("242785/1") with the times per call; a program started with SIGINT
+# ignored is counted too, and so is a C program that embeds the interpreter
+# with its signal handlers (without them the report says it did not count);
+# the gate reads func[NAME].calls as an exact count; without --calls nothing
+# is counted.
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/python.bash"
 need_cbn
@@ -85,6 +88,35 @@ PY
 	grep_out "exact calls on the [0-9]+ rows counted \(Python functions;"
 	break
 done
+
+# started with SIGINT ignored (nohup, a shell's background job): the
+# interpreter installs no SIGINT handler, and the counting still starts
+for v in 3.11 3.12 3.13; do
+	PY=$(py_find "$v") || continue
+	trap '' INT
+	run_cbn --calls --json "$T/noint.json" -- "$PY" "$CALLS"
+	trap - INT
+	expect_rc 0
+	[ "$(json_py "$T/noint.json" '[f.get("calls") for f in d["functions"] if f["name"] == "fib"]')" = "[242785]" ] ||
+		fail "$v with SIGINT ignored: fib not counted exactly"
+	break
+done
+
+# a C program embedding CPython: counted when the interpreter has its
+# signal handlers; without them not counted, and the report says so
+EMBED="$EXAMPLES/py_embed"
+if "$EMBED" libpython3.11.so.1.0 1 >/dev/null 2>&1; then
+	run_cbn -F 4999 --calls --json "$T/emb1.json" -- "$EMBED" libpython3.11.so.1.0 1
+	expect_rc 0
+	[ "$(json_py "$T/emb1.json" 'sorted((f["name"], f.get("calls"), f.get("primitive_calls")) for f in d["functions"] if f["name"] in ("tiny", "fib"))')" = '[["fib", 57313, 1], ["tiny", 300000, 300000]]' ] ||
+		fail "embedded CPython: tiny and fib not counted exactly"
+	run_cbn --calls --json "$T/emb0.json" -- "$EMBED" libpython3.11.so.1.0 0
+	expect_rc 0
+	grep -qx 'embed: done' "$OUTF" || fail "embedded CPython: the program's output is missing"
+	grep_out 'the Python calls were not counted: the interpreter never set its signal dispositions'
+else
+	note "no libpython3.11.so.1.0 here: the embedded interpreter is not tested"
+fi
 
 # the gate: func[NAME].calls is an exact count
 J=$(ls "$T"/c3.1*.json | head -1)

@@ -434,6 +434,7 @@ static void test_calls(const struct synth_self *self)
 	} refused[] = {
 		{CBN_PYCALLS_TOOL_TAKEN, "sys.monitoring's tool ids 3 and 4 were both taken"},
 		{CBN_PYCALLS_NO_API, "the interpreter lacks a function the counting calls"},
+		{CBN_PYCALLS_NOT_STARTED, "the interpreter never set its signal dispositions"},
 		{CBN_PYCALLS_FAILED, "the interpreter refused the registration (or runs without its GIL)"},
 	};
 	struct {

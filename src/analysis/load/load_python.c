@@ -511,6 +511,9 @@ void load_python_finish(struct load *L)
 				  ? "sys.monitoring's tool ids 3 and 4 were both taken"
 			  : pr->python.calls_state == CBN_PYCALLS_NO_API
 				  ? "the interpreter lacks a function the counting calls"
+			  : pr->python.calls_state == CBN_PYCALLS_NOT_STARTED
+				  ? "the interpreter never set its signal dispositions, where the "
+				    "counting starts (embedded with its signal handlers off?)"
 				  : "the interpreter refused the registration (or runs without "
 				    "its GIL)");
 	if (pr->python.codes_missing)
