@@ -10,10 +10,11 @@
  * The registration needs the GIL and a running interpreter, and no thread
  * of ours may wait for one: when the interpreter sets its signal
  * dispositions while it starts (sigwrap.c tells us of each sigaction;
- * is_start_signal), we ask it for a pending call (Py_AddPendingCall), which its main thread runs at its
- * next check, holding the GIL, in normal context, before the program's
- * first line.  The callbacks run under the GIL, one at a time, in normal
- * context: they count into a table indexed by the ids of python_table.c
+ * is_start_signal), we ask it for a pending call (Py_AddPendingCall),
+ * which its main thread runs at its next check, holding the GIL, in normal
+ * context, before the program's first line.  The callbacks run under the
+ * GIL, one at a time, in normal context: they count into a table indexed
+ * by the ids of python_table.c
  * (those the samples name, so a count and a sample meet on one function),
  * written at exit and before an exec.  An interpreter built without the GIL
  * is not counted.
