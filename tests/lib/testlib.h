@@ -6,6 +6,7 @@
 #ifndef CBN_TESTLIB_H
 #define CBN_TESTLIB_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -69,6 +70,16 @@ static int test_checks;
 			test_failures++;                                                 \
 		}                                                                        \
 	} while (0)
+
+/* A xorshift64 step of *state (never 0): repeatable pseudo-random numbers
+ * for the generated cases of a test. */
+static inline uint64_t test_xorshift(uint64_t *state)
+{
+	*state ^= *state << 13;
+	*state ^= *state >> 7;
+	*state ^= *state << 17;
+	return *state;
+}
 
 static inline int test_result(void)
 {

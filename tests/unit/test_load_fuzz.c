@@ -29,10 +29,7 @@ static uint64_t rng = 0x243f6a8885a308d3ull;
 
 static uint64_t rnd(void)
 {
-	rng ^= rng << 13;
-	rng ^= rng >> 7;
-	rng ^= rng << 17;
-	return rng;
+	return test_xorshift(&rng);
 }
 
 static double now(void)
