@@ -393,6 +393,8 @@ static void agent_start(void)
 						  1, 1 << 20) << 20;
 	q = agent_getenv(CBN_ENV_PERF);
 	agent.want_perf = !(q && strcmp(q, "0") == 0);
+	q = agent_getenv(CBN_ENV_SHARE);
+	agent.no_share = q && strcmp(q, "0") == 0;
 	timer_config();
 	kernel_config();
 	unwind_check_config();

@@ -46,6 +46,7 @@ struct agent {
 	int depth;                       /* frames per sample cap */
 	int quiet;
 	int want_perf;                   /* 0: CBN_PERF_EVENTS=0, POSIX timers only */
+	int no_share;                    /* CBN_SHARE_STACKS=0: no CBN_SAMPLE_SHARED */
 	_Atomic int perf_refused;        /* errno of a refusal that holds for every thread:
 					  * set by any thread's handler, relaxed (a hint) */
 	uint32_t pid;                    /* pid the file belongs to */
@@ -174,6 +175,12 @@ struct agent_thread {
 	 * routine (threads.c) and its last committed sample. */
 	uint64_t start_fn;
 	struct cbn_rec_sample *last_sample;
+	/* The latest full sample of the thread's chunk, whose outer frames the
+	 * next samples share (CBN_SAMPLE_SHARED): its words, native ones, and
+	 * its chunk's seq (a chunk recycled at the same address is another). */
+	struct cbn_rec_sample *share_base;
+	uint32_t share_seq;
+	uint16_t share_n, share_nn;
 
 	struct range_stack *ranges;      /* annotation ranges (ranges.c), heap */
 

@@ -29,6 +29,7 @@
 #include "unwind.h"
 #include "unwind_nocfi.h"
 #include "unwind_check.h"
+#include "../format/cbn_share.h"
 #include "../format/cbn_time.h"
 
 int sigpath_active(void)
@@ -327,6 +328,73 @@ static uint32_t sample_kstacks(struct agent_thread *t, ucontext_t *uc, struct cb
 }
 
 /*
+ * SIGNAL-SAFE.  Record r (nframes words, nf of them native, kb bytes of
+ * kernel stacks after them) written shared with the thread's base when that
+ * pays (cbn_share.h): its own words kept, struct cbn_sample_share after them,
+ * the kernel stacks moved down.  A 100-frame Python sample takes about a
+ * kilobyte whole, and each new page of the session file costs the program
+ * a page fault or two; shared, a steady loop's sample is a few words.
+ * Returns the words left, or -1 when r stays whole; *size is its new size.
+ */
+static int sample_share(struct agent_thread *t, struct cbn_rec_sample *r, int nframes, int nf,
+			uint32_t kb, uint32_t *size)
+{
+	const struct cbn_rec_sample *b = t->share_base;
+	struct cbn_sample_share *sh;
+	int kn, kp, own;
+
+	if (!b || agent.no_share || !t->chunk || t->chunk->seq != t->share_seq ||
+	    (const char *)b <= (const char *)t->chunk || (const char *)b >= (const char *)r ||
+	    !cbn_share_plan(b->pc, t->share_n, t->share_nn, r->pc, nframes, nf, &kn, &kp))
+		return -1;
+	own = cbn_share_pack(r->pc, nframes, nf, kn, kp);
+	sh = (struct cbn_sample_share *)(r->pc + own);
+	if (kb)
+		memmove(sh + 1, r->pc + nframes, kb);
+	sh->base = (uint32_t)((const char *)b - (const char *)(t->chunk + 1));
+	sh->native = (uint16_t)kn;
+	sh->python = (uint16_t)kp;
+	*size = (uint32_t)(sizeof(*r) + (size_t)own * sizeof(uint64_t) + sizeof(*sh)) + kb;
+	return own;
+}
+
+/*
+ * SIGNAL-SAFE.  The whole stack of s, a committed sample of t's chunk, into
+ * out (room for CBN_MAX_FRAMES words); its words.
+ */
+static int sample_words(const struct agent_thread *t, const struct cbn_rec_sample *s,
+			uint64_t *out)
+{
+	const struct cbn_sample_share *sh = (const void *)(s->pc + s->nframes);
+	const struct cbn_rec_sample *b = t->share_base;
+
+	if (!(s->h.flags & CBN_SAMPLE_SHARED)) {
+		memmove(out, s->pc, (size_t)s->nframes * sizeof(uint64_t));
+		return s->nframes;
+	}
+	/* its base is the thread's: the base changes only at a full sample */
+	if (!b || sh->native > t->share_nn || sh->python > t->share_n - t->share_nn ||
+	    s->nframes + sh->native + sh->python > CBN_MAX_FRAMES)
+		return 0;
+	return cbn_share_expand(s->pc, s->nframes, b->pc, t->share_n, t->share_nn, sh->native,
+				sh->python, out);
+}
+
+/*
+ * SIGNAL-SAFE.  A committed sample of t's chunk written whole, with a stack
+ * (not PC_ONLY): the base of those that follow (the reader takes the same).
+ */
+static void sample_base(struct agent_thread *t, struct cbn_rec_sample *r, int nframes, int nf)
+{
+	if (r->h.flags & (CBN_SAMPLE_SHARED | CBN_SAMPLE_PC_ONLY))
+		return;
+	t->share_base = r;
+	t->share_seq = t->chunk->seq;
+	t->share_n = (uint16_t)nframes;
+	t->share_nn = (uint16_t)nf;
+}
+
+/*
  * SIGNAL-SAFE.  Stamp and commit r (size bytes, nframes frames) and count it,
  * unless a window closed while the sample was taken (the thread may have
  * been preempted in the unwind): dropped.  The clock is read before the
@@ -334,7 +402,8 @@ static uint32_t sample_kstacks(struct agent_thread *t, ucontext_t *uc, struct cb
  * so a sample kept here lies before the close.
  */
 static void sample_commit(struct agent_thread *t, struct cbn_rec_sample *r, int flags,
-			  uint32_t size, int nframes, uint32_t weight, uint32_t kernel, int why)
+			  uint32_t size, int nframes, int nf, uint32_t weight, uint32_t kernel,
+			  int why)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 
@@ -350,6 +419,7 @@ static void sample_commit(struct agent_thread *t, struct cbn_rec_sample *r, int 
 	r->kweight = (uint16_t)(kernel < 0xffff ? kernel : 0xffff);
 	writer_commit(t->chunk, size);
 	t->last_sample = r;
+	sample_base(t, r, nframes, nf);
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
 	if (flags & CBN_SAMPLE_TRUNCATED)
 		atomic_fetch_add_explicit(&h->truncated, 1, memory_order_relaxed);
@@ -364,7 +434,7 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 {
 	struct cbn_rec_sample *r;
 	uint32_t size, max_size, weight, kernel;
-	int nf, flags = 0, why, kroom, unwinding = 0, npy = 0;
+	int nf, flags = 0, why, kroom, unwinding = 0, npy = 0, own;
 	int cap = python_depth(agent.depth); /* more frames when Python frames are read */
 	char here;
 
@@ -406,7 +476,17 @@ static void sample_take(struct agent_thread *t, ucontext_t *uc)
 		kernel_thread_unpark(t);
 	if (unwinding)
 		unwind_end();
-	sample_commit(t, r, flags, size, nf + npy, weight, kernel, why);
+	own = why < 0 && !(flags & CBN_SAMPLE_PC_ONLY)
+		      ? sample_share(t, r, nf + npy, nf,
+				     size - (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)(nf + npy) * 8),
+				     &size)
+		      : -1;
+	if (own >= 0) {
+		flags |= CBN_SAMPLE_SHARED;
+		sample_commit(t, r, flags, size, own, 0, weight, kernel, why);
+	} else {
+		sample_commit(t, r, flags, size, nf + npy, nf, weight, kernel, why);
+	}
 out:
 	t->in_handler = 0;
 }
@@ -676,8 +756,12 @@ static void sampler_end_sample(struct agent_thread *t)
 		return;
 	}
 	if (last && last != r) {
-		nf = last->nframes < agent.depth ? last->nframes : agent.depth;
-		memmove(r->pc, last->pc, (size_t)nf * sizeof(uint64_t));
+		uint64_t pcs[CBN_MAX_FRAMES];
+
+		/* the previous sample's whole stack: it may be shared */
+		nf = sample_words(t, last, pcs);
+		nf = nf < agent.depth ? nf : agent.depth;
+		memcpy(r->pc, pcs, (size_t)nf * sizeof(uint64_t));
 	} else if (t->start_fn) {
 		r->pc[nf++] = t->start_fn;
 	}
@@ -691,6 +775,7 @@ static void sampler_end_sample(struct agent_thread *t)
 	r->nframes = (uint16_t)nf;
 	r->kweight = (uint16_t)(kernel < 0xffff ? kernel : 0xffff);
 	writer_commit(t->chunk, r->h.size);
+	sample_base(t, r, nf, cbn_share_native(r->pc, nf));
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->guard.end_samples, 1, memory_order_relaxed);
 }

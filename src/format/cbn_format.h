@@ -589,6 +589,9 @@ struct cbn_rec {
 				      * CPU gave a sample (so short threads count in
 				      * proportion); its stack is the thread's last
 				      * sample's, or its start routine alone */
+#define CBN_SAMPLE_SHARED 0x10       /* struct cbn_sample_share follows pc[nframes]: the
+				      * stack's outer frames are those of the chunk's
+				      * latest full sample (cbn_share.h) */
 
 /* In a SAMPLES chunk; the thread is chunk.tid.  pc[0] is the interrupted pc,
  * pc[1..] are return addresses (the reader symbolizes pc[i]-1 for i >= 1). */
@@ -602,12 +605,31 @@ struct cbn_rec_sample {
 };
 
 /*
- * With CBN_SAMPLE_KSTACKS, after pc[nframes] (inside h.size, which readers
- * that predate it ignore): the kernel stacks the thread's kernel-only perf
- * event sampled since its previous sample, distinct stacks with counts.  The
- * sample's kweight is shared among them in proportion to count; lost counts
- * kernel samples whose stack is not here (ring full, too many distinct
- * stacks).  Each stack is leaf first; pc[1..] are return addresses.
+ * With CBN_SAMPLE_SHARED, after pc[nframes] (before the kernel stacks): the
+ * sample's stack is its own pcs with the outer frames of its base, the latest
+ * sample of the same chunk written without the flag, put back (cbn_share.h):
+ * the own native frames, then the base's last `native` native frames, then
+ * the own Python words (CBN_PYW), then the base's last `python` Python words.
+ * A deep stack that stays the same from one sample to the next is written as
+ * its few changed leaf frames.  Each part counts in the stack's depth
+ * (nframes + native + python <= CBN_MAX_FRAMES); a placement's drop
+ * (struct cbn_kplace) indexes the whole stack.
+ */
+struct cbn_sample_share {
+	uint32_t base;                   /* the base record's offset from the chunk's first
+					  * record (checked: the latest full sample) */
+	uint16_t native;                 /* its native frames shared (the outermost ones) */
+	uint16_t python;                 /* its Python words shared (the outermost ones) */
+};
+
+/*
+ * With CBN_SAMPLE_KSTACKS, after pc[nframes] and the share, if any (inside
+ * h.size, which readers that predate it ignore): the kernel stacks the
+ * thread's kernel-only perf event sampled since its previous sample,
+ * distinct stacks with counts.  The sample's kweight is shared among them
+ * in proportion to count; lost counts kernel samples whose stack is not
+ * here (ring full, too many distinct stacks).  Each stack is leaf first;
+ * pc[1..] are return addresses.
  */
 struct cbn_kstacks {
 	uint16_t nstacks;
@@ -1378,6 +1400,8 @@ struct cbn_rec_unprofiled {
 #define CBN_ENV_PERF "CBN_PERF_EVENTS"    /* 0: POSIX CPU timers, no perf events */
 #define CBN_ENV_UNWIND_CHECK "CBN_UNWIND_CHECK" /* 1: compare every sample's unwind
 						   * with a full one (slow; a test mode) */
+#define CBN_ENV_SHARE "CBN_SHARE_STACKS" /* 0: write every sample's stack whole
+					  * (no CBN_SAMPLE_SHARED) */
 #define CBN_ENV_KSTACKS "CBN_KERNEL_STACKS" /* 0: no kernel stacks; always: never
 					     * park a thread's kernel event */
 #define CBN_ENV_MEMORY "CBN_MEMORY"       /* "host,cuda", "host", "cuda": --memory */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "reader.h"
+#include "cbn_share.h"
 
 #define READER_MAX_CHUNK (64u << 20)   /* sanity cap on header.chunk_size */
 #define READER_MAX_HEADER (1u << 20)   /* sanity cap on header.header_size */
@@ -118,7 +119,7 @@ static int kstacks_check(const unsigned char *p, uint32_t size, uint64_t off,
 		const struct cbn_kplace *k = (const void *)(p + off);
 
 		if (off + sizeof(*k) > size || k->nuser > CBN_KPLACE_MAX_FRAMES ||
-		    k->drop > r->nframes || off + sizeof(*k) + (uint64_t)k->nuser * 8 > size) {
+		    k->drop > r->stack_n || off + sizeof(*k) + (uint64_t)k->nuser * 8 > size) {
 			r->kplace = NULL;
 			*why = "kernel stack's user placement does not fit in the sample";
 			return -1;
@@ -262,6 +263,8 @@ static int rec_check_stacks(const unsigned char *p, uint32_t size, uint16_t chun
 	switch (h->type) {
 	case CBN_REC_SAMPLE: {
 		const struct cbn_rec_sample *s = (const void *)p;
+		uint64_t off;
+
 		NEED(struct cbn_rec_sample);
 		if (chunk_kind != CBN_CHUNK_SAMPLES) {
 			*why = "sample outside a samples chunk";
@@ -274,9 +277,26 @@ static int rec_check_stacks(const unsigned char *p, uint32_t size, uint16_t chun
 		}
 		r->pcs = s->pc;
 		r->nframes = s->nframes;
+		r->stack_n = s->nframes;
+		off = offsetof(struct cbn_rec_sample, pc) + (uint64_t)s->nframes * 8;
+		if (h->flags & CBN_SAMPLE_SHARED) {
+			/* its base is checked by chunk_walk */
+			const struct cbn_sample_share *sh = (const void *)(p + off);
+
+			if (off + sizeof(*sh) > size) {
+				*why = "sample share does not fit";
+				return -1;
+			}
+			if ((uint32_t)s->nframes + sh->native + sh->python > CBN_MAX_FRAMES) {
+				*why = "shared sample deeper than a stack can be";
+				return -1;
+			}
+			r->share = sh;
+			r->stack_n = (uint32_t)s->nframes + sh->native + sh->python;
+			off += sizeof(*sh);
+		}
 		if (h->flags & CBN_SAMPLE_KSTACKS)
-			return kstacks_check(p, size, offsetof(struct cbn_rec_sample, pc) +
-							  (uint64_t)s->nframes * 8, r, why);
+			return kstacks_check(p, size, off, r, why);
 		return 0;
 	}
 	case CBN_REC_OFFCPU: {
@@ -790,12 +810,44 @@ void reader_close(struct reader_file *f)
 	f->end = 0;
 }
 
+/*
+ * A sample of a chunk: a full one (not shared, not PC_ONLY) becomes the base
+ * of those that follow; a shared one must name that base, and share no more
+ * of it than it has.  0, or -1 (*why says what).
+ */
+static int chunk_share(struct reader_rec *r, uint64_t pos, const struct cbn_rec_sample **base,
+		       uint64_t *base_pos, const char **why)
+{
+	const struct cbn_rec_sample *s = (const void *)r->raw, *b = *base;
+
+	if (!(r->flags & CBN_SAMPLE_SHARED)) {
+		if (!(r->flags & CBN_SAMPLE_PC_ONLY)) {
+			*base = s;
+			*base_pos = pos;
+		}
+		return 0;
+	}
+	if (!b || r->share->base != *base_pos) {
+		*why = "shared sample without its base";
+		return -1;
+	}
+	r->base_pcs = b->pc;
+	r->base_n = b->nframes;
+	r->base_nn = (uint16_t)cbn_share_native(b->pc, b->nframes);
+	if (r->share->native > r->base_nn || r->share->python > r->base_n - r->base_nn) {
+		*why = "shared sample shares more than its base has";
+		return -1;
+	}
+	return 0;
+}
+
 /* Walk the records of one chunk whose committed bytes are [base, base + used). */
 static int chunk_walk(const struct reader_file *f, uint64_t base, uint64_t used,
 		      const struct cbn_chunk_header *ch, uint32_t idx, int cut_by_eof,
 		      reader_cb cb, void *ctx, struct reader_result *res)
 {
-	uint64_t pos = 0;
+	const struct cbn_rec_sample *share_base = NULL;
+	uint64_t pos = 0, share_pos = 0;
 	int ret;
 
 	while (pos < used) {
@@ -834,6 +886,9 @@ static int chunk_walk(const struct reader_file *f, uint64_t base, uint64_t used,
 		r.str = "";
 		r.str2 = "";
 		st = rec_check(p, h.size, ch->kind, &r, &why);
+		if (st == 0 && h.type == CBN_REC_SAMPLE &&
+		    chunk_share(&r, pos, &share_base, &share_pos, &why) < 0)
+			st = -1;
 		if (st < 0)
 			goto bad;
 		pos += h.size;

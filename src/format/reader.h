@@ -68,7 +68,15 @@ struct reader_rec {
 	                          * its nstacks stacks have been checked to fit */
 	const struct cbn_kplace *kplace; /* with CBN_KSTACKS_PLACED, the first of
 	                          * nstacks (checked: inside the record, nuser in
-	                          * range, drop <= nframes), else NULL */
+	                          * range, drop <= stack_n), else NULL */
+	/* SAMPLE: its whole stack's words (stack_n), which with
+	 * CBN_SAMPLE_SHARED are more than its own (pcs, nframes): then share
+	 * says how many of its base's (base_pcs: base_n words, base_nn
+	 * native) follow them, checked (cbn_share_expand puts them back). */
+	uint32_t stack_n;
+	const struct cbn_sample_share *share;
+	const uint64_t *base_pcs;
+	uint16_t base_n, base_nn;
 };
 
 /* The kernel stacks of a sample: reader_kstack_first(r->kstacks), then

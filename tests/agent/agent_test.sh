@@ -491,11 +491,24 @@ nvtx)
 	;;
 single)
 	# No helper thread in a single-threaded target; the handler grows the file.
+	# Its stacks, 245 frames deep in one loop, are written shared with the
+	# sample before (cbpdump puts them back whole); written whole
+	# (CBN_SHARE_STACKS=0) they fill more than 512 KiB, which the handler
+	# grows the file for.
 	export CBN_FREQ=250 CBN_DEPTH=256
 	run_both "$P/single"
 	grep -q "Threads:[[:space:]]*1$" "$T/agent.out" || fail "the agent made the target multi-threaded: $(cat "$T/agent.out")"
 	dump "$(files)"
 	grep -E "^(file|samples|lost)" "$T/dump"
+	[ "$(val samples frames_max)" -ge 240 ] || fail "shared deep stacks cut"
+	[ "$(val samples frames_avg | cut -d. -f1)" -ge 240 ] || fail "shared deep stacks not whole"
+	[ "$(val samples shared)" -ge $(($(val samples records) / 2)) ] || fail "few stacks shared"
+	[ "$(val file file_size)" -lt $((512 * 1024)) ] || fail "shared stacks took as much room as whole ones"
+	rm -f "$S"/*
+	CBN_SHARE_STACKS=0 run_both "$P/single"
+	dump "$(files)"
+	grep -E "^(file|samples|lost)" "$T/dump"
+	[ "$(val samples shared)" = 0 ] || fail "stacks shared with CBN_SHARE_STACKS=0"
 	[ "$(val file file_size)" -gt $((512 * 1024)) ] || fail "the file did not grow"
 	[ "$(val lost buffer_full)" = 0 ] || fail "samples lost for lack of space"
 	[ "$(val samples frames_max)" -ge 240 ] || fail "deep stacks cut"

@@ -16,6 +16,7 @@
 
 #include "cbn_format.h"
 #include "cbn_mpi.h"
+#include "cbn_share.h"
 
 #define MAXT 1024
 #define MAXM 512
@@ -183,7 +184,9 @@ static void win_sample(int i, uint32_t tid)
 		win[i].tid[win[i].ntid++] = tid;
 }
 
-static void on_sample(const struct cbn_rec_sample *s, uint32_t tid, uint64_t *frames)
+/* s's stack is pc[n], whole (a shared sample's put back). */
+static void on_sample(const struct cbn_rec_sample *s, const uint64_t *pc, int n, uint32_t tid,
+		      uint64_t *frames)
 {
 	struct thr *t = thr_get(tid);
 	struct sym *seen[CBN_MAX_FRAMES];
@@ -195,11 +198,11 @@ static void on_sample(const struct cbn_rec_sample *s, uint32_t tid, uint64_t *fr
 	if (!win_inside(s->ts) && samples_outside++ < 5)
 		printf("sample_outside tid=%u ts=%llu weight=%u\n", tid, (unsigned long long)s->ts,
 		       s->weight);
-	*frames += s->nframes;
-	if (s->nframes > frames_max)
-		frames_max = s->nframes;
-	for (i = 0; i < s->nframes && nsyms; i++) {
-		struct sym *y = sym_find(i ? s->pc[i] - 1 : s->pc[i]);
+	*frames += (uint64_t)n;
+	if ((unsigned)n > frames_max)
+		frames_max = (unsigned)n;
+	for (i = 0; i < n && nsyms; i++) {
+		struct sym *y = sym_find(i ? pc[i] - 1 : pc[i]);
 
 		if (!y)
 			continue;
@@ -373,7 +376,7 @@ static void on_event(const struct cbn_rec *r, size_t avail)
 int main(int argc, char **argv)
 {
 	const struct cbn_file_header *h;
-	uint64_t size, end, off, nsamples = 0, weight = 0, frames = 0, chunks = 0;
+	uint64_t size, end, off, nsamples = 0, weight = 0, frames = 0, chunks = 0, shared = 0;
 	struct stat st;
 	const char *file = NULL;
 	void *map;
@@ -477,7 +480,8 @@ int main(int argc, char **argv)
 	}
 	for (off = h->data_offset; off + CBN_CHUNK_SIZE <= end; off += CBN_CHUNK_SIZE) {
 		const struct cbn_chunk_header *c = (const void *)((const char *)map + off);
-		uint64_t used = c->used, p = 0;
+		uint64_t used = c->used, p = 0, base_p = 0;
+		const struct cbn_rec_sample *base = NULL;
 
 		if (c->magic != CBN_CHUNK_MAGIC)
 			continue; /* handed out, header not yet written */
@@ -496,14 +500,38 @@ int main(int argc, char **argv)
 			if (c->kind == CBN_CHUNK_SAMPLES && r->type == CBN_REC_SAMPLE) {
 				const struct cbn_rec_sample *s = (const void *)r;
 
+				const struct cbn_sample_share *sh = (const void *)(s->pc + s->nframes);
+				uint64_t whole[CBN_MAX_FRAMES];
+				int n = s->nframes, bnn;
+
 				if (r->size < sizeof(*s) + (size_t)s->nframes * 8 ||
 				    s->nframes > CBN_MAX_FRAMES) {
 					damaged = 1;
 					break;
 				}
+				if (r->flags & CBN_SAMPLE_SHARED) {
+					/* its base: the chunk's latest full sample */
+					bnn = base ? cbn_share_native(base->pc, base->nframes) : 0;
+					if (!base || r->size < sizeof(*s) + (size_t)n * 8 + sizeof(*sh) ||
+					    sh->base != base_p || sh->native > bnn ||
+					    sh->python > base->nframes - bnn ||
+					    n + sh->native + sh->python > CBN_MAX_FRAMES) {
+						damaged = 1;
+						break;
+					}
+					n = cbn_share_expand(s->pc, n, base->pc, base->nframes, bnn,
+							     sh->native, sh->python, whole);
+					shared++;
+				} else {
+					memcpy(whole, s->pc, (size_t)n * 8);
+					if (!(r->flags & CBN_SAMPLE_PC_ONLY)) {
+						base = s;
+						base_p = p;
+					}
+				}
 				nsamples++;
 				weight += s->weight;
-				on_sample(s, c->tid, &frames);
+				on_sample(s, whole, n, c->tid, &frames);
 			} else if (c->kind == CBN_CHUNK_EVENTS) {
 				on_event(r, r->size);
 			}
@@ -511,11 +539,11 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("samples records=%llu weight=%llu frames_avg=%.1f frames_max=%u pc_only=%llu "
-	       "truncated=%llu chunks=%llu\n",
+	       "truncated=%llu chunks=%llu shared=%llu\n",
 	       (unsigned long long)nsamples, (unsigned long long)weight,
 	       nsamples ? (double)frames / (double)nsamples : 0.0, frames_max,
 	       (unsigned long long)h->pc_only, (unsigned long long)h->truncated,
-	       (unsigned long long)chunks);
+	       (unsigned long long)chunks, (unsigned long long)shared);
 	printf("capture mode=%u active=%u windows=%u parks=%u steps=%llu active_ns=%llu "
 	       "windows_seen=%d samples_outside=%llu ranges_outside=%llu steps_outside=%llu "
 	       "spec=%.*s\n",

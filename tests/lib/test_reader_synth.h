@@ -141,6 +141,32 @@ static inline void synth_sample(struct synth *s, uint64_t ts, uint32_t weight,
 	synth_hdr(s)->samples++;
 }
 
+/* A sample written shared (CBN_SAMPLE_SHARED): its own n words, then the
+ * share naming base (the base record's offset from the chunk's first
+ * record) and the kn native and kp Python words it takes from it. */
+static inline void synth_sample_shared(struct synth *s, uint64_t ts, const uint64_t *own,
+				       uint16_t n, uint32_t base, uint16_t kn, uint16_t kp)
+{
+	unsigned char b[sizeof(struct cbn_rec_sample) + CBN_MAX_FRAMES * 8 + 8];
+	struct cbn_rec_sample *r = (struct cbn_rec_sample *)b;
+	struct cbn_sample_share *sh = (struct cbn_sample_share *)(r->pc + n);
+	uint32_t size = (uint32_t)(sizeof(*r) + n * 8u + sizeof(*sh));
+
+	memset(b, 0, size);
+	r->h.type = CBN_REC_SAMPLE;
+	r->h.flags = CBN_SAMPLE_SHARED;
+	r->h.size = size;
+	r->ts = ts;
+	r->weight = 1;
+	r->nframes = n;
+	memcpy(r->pc, own, n * 8u);
+	sh->base = base;
+	sh->native = kn;
+	sh->python = kp;
+	synth_rec(s, r, size);
+	synth_hdr(s)->samples++;
+}
+
 /* A sample with kweight kw and nk kernel stacks: stack j has count[j] and
  * knf[j] frames kpc[j][0..] (leaf first); lost kernel samples. */
 static inline void synth_sample_k(struct synth *s, uint64_t ts, uint32_t weight, uint16_t kw,

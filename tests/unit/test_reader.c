@@ -9,6 +9,7 @@
 #include "testlib.h"
 #include "test_reader_synth.h"
 #include "format/reader.h"
+#include "format/cbn_share.h"
 
 struct tally {
 	unsigned records;
@@ -727,8 +728,133 @@ static void test_jit_records(void)
 	synth_free(&s);
 }
 
+/* The whole stack of a walked sample (its base's words put back). */
+struct whole {
+	uint64_t pc[8][CBN_MAX_FRAMES];
+	int n[8];
+	int shared[8];
+	int count;
+};
+
+static int whole_cb(void *ctx, const struct reader_rec *r)
+{
+	struct whole *w = ctx;
+
+	if (r->type != CBN_REC_SAMPLE || w->count >= 8)
+		return 0;
+	if (r->share) {
+		w->n[w->count] = cbn_share_expand(r->pcs, (int)r->nframes, r->base_pcs, r->base_n,
+						  r->base_nn, r->share->native, r->share->python,
+						  w->pc[w->count]);
+		w->shared[w->count] = 1;
+		CHECK_EQ_INT(r->stack_n, w->n[w->count]);
+	} else {
+		memcpy(w->pc[w->count], r->pcs, r->nframes * 8u);
+		w->n[w->count] = (int)r->nframes;
+		CHECK_EQ_INT(r->stack_n, r->nframes);
+	}
+	w->count++;
+	return 0;
+}
+
+/* Walk the synthetic file into w (emptied first). */
+static void walk_whole(struct synth *s, struct whole *w, struct reader_result *res)
+{
+	struct reader_file f;
+
+	memset(w, 0, sizeof(*w));
+	REQUIRE(reader_open_mem(s->buf, synth_size(s), &f, res) == 0);
+	reader_walk(&f, whole_cb, w, res);
+	reader_close(&f);
+}
+
+/* A samples chunk holding base (5 words, 3 native) first. */
+static void with_base(struct synth *s, const uint64_t *base)
+{
+	synth_init(s, 100, 1, 0, 0, "/bin/s");
+	synth_chunk(s, CBN_CHUNK_SAMPLES, 100);
+	synth_sample(s, 10, 1, base, 5, 0);
+}
+
+/* Samples written shared come back whole; a share without its base (the
+ * chunk's latest full sample, PC_ONLY ones not counted) or asking for more
+ * than the base has cuts the chunk there. */
+static void test_shared(void)
+{
+	uint64_t py1 = CBN_PYW_MAKE(0, 7, 3), py2 = CBN_PYW_MAKE(0, 8, 1), py3 = CBN_PYW_MAKE(1, 9, 2);
+	uint64_t base[5] = {0x401000, 0x402000, 0x403000, py1, py2};
+	uint64_t own[2] = {0x401010, py3}, pc1[1] = {0x405000};
+	uint64_t want[6] = {0x401010, 0x402000, 0x403000, py3, py1, py2};
+	struct synth s;
+	struct reader_result res;
+	struct whole w;
+	uint32_t base_off = 0;
+
+	with_base(&s, base);
+	synth_sample_shared(&s, 20, own, 2, base_off, 2, 2);
+	/* a PC_ONLY sample is no base: the next one still shares the first */
+	synth_sample(&s, 25, 1, pc1, 1, CBN_SAMPLE_PC_ONLY);
+	synth_sample_shared(&s, 30, own, 1, base_off, 2, 0);
+	walk_whole(&s, &w, &res);
+	CHECK_EQ_INT(res.damaged, 0);
+	REQUIRE(w.count == 4);
+	CHECK_EQ_INT(w.n[1], 6);
+	CHECK(memcmp(w.pc[1], want, sizeof(want)) == 0);
+	CHECK_EQ_INT(w.n[3], 3);
+	CHECK(w.pc[3][0] == 0x401010 && w.pc[3][1] == 0x402000 && w.pc[3][2] == 0x403000);
+	CHECK_EQ_INT(w.shared[2], 0);
+
+	/* a new full sample is the base from then on: naming the old one fails */
+	synth_sample(&s, 40, 1, base, 5, 0);
+	synth_sample_shared(&s, 50, own, 2, base_off, 2, 2);
+	walk_whole(&s, &w, &res);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK(strstr(res.reason, "without its base") != NULL);
+	CHECK_EQ_INT(w.count, 5);
+	synth_free(&s);
+
+	/* more native or Python words than the base has */
+	with_base(&s, base);
+	synth_sample_shared(&s, 20, own, 2, 0, 4, 2);
+	walk_whole(&s, &w, &res);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK(strstr(res.reason, "more than its base") != NULL);
+	CHECK_EQ_INT(w.count, 1);
+	synth_free(&s);
+
+	/* a shared sample first in its chunk has no base */
+	synth_init(&s, 100, 1, 0, 0, "/bin/s");
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 100);
+	synth_sample_shared(&s, 20, own, 2, 0, 0, 0);
+	walk_whole(&s, &w, &res);
+	CHECK_EQ_INT(res.chunks_cut, 1);
+	CHECK_EQ_INT(w.count, 0);
+	synth_free(&s);
+
+	/* deeper than a stack can be, or its share cut off by the record's end */
+	with_base(&s, base);
+	synth_sample_shared(&s, 20, own, 2, 0, 2, 2);
+	{
+		struct cbn_rec_sample *r =
+			(struct cbn_rec_sample *)(s.buf + s.cur + sizeof(struct cbn_chunk_header) +
+						  sizeof(struct cbn_rec_sample) + 5 * 8);
+		struct cbn_sample_share *sh = (struct cbn_sample_share *)(r->pc + 2);
+
+		sh->native = CBN_MAX_FRAMES;
+		walk_whole(&s, &w, &res);
+		CHECK(strstr(res.reason, "deeper") != NULL);
+		sh->native = 2;
+		r->h.size -= 8;
+		r->nframes = 3;
+		walk_whole(&s, &w, &res);
+		CHECK(res.chunks_cut == 1);
+	}
+	synth_free(&s);
+}
+
 int main(void)
 {
+	test_shared();
 	test_jit_records();
 	test_python_records();
 	test_memory_records();

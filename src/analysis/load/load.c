@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 
 #include "load_int.h"
+#include "../../format/cbn_share.h"
 #include "load_meta.h"
 
 /* --- one file -------------------------------------------------------------- */
@@ -87,6 +88,10 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 		w->ts = s->ts;
 		w->pcs = r->pcs;
 		w->nframes = r->nframes;
+		w->share = r->share;
+		w->base_pcs = r->base_pcs;
+		w->base_n = r->base_n;
+		w->base_nn = r->base_nn;
 		w->weight = s->weight;
 		w->kweight = s->kweight <= s->weight ? s->kweight : s->weight;
 		w->flags = r->flags;
@@ -302,6 +307,8 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 		return 0;
 	for (i = 0; i < F->nraw && !L->nomem; i++) {
 		const struct load_raw *w = &F->raw[i];
+		struct load_raw whole;
+		uint64_t words[CBN_MAX_FRAMES];
 		struct prof_sample *s;
 		struct load_uwm uwm;
 		uint32_t n = w->nframes, ustack;
@@ -311,6 +318,18 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 		if (w->ts < ring_cut) {
 			dropped++;
 			continue;
+		}
+		if (w->share) {
+			/* written as what changed since its base: made whole */
+			whole = *w;
+			whole.nframes = (uint32_t)cbn_share_expand(w->pcs, (int)w->nframes, w->base_pcs,
+								   w->base_n, w->base_nn,
+								   w->share->native,
+								   w->share->python, words);
+			whole.pcs = words;
+			whole.share = NULL;
+			w = &whole;
+			n = w->nframes;
 		}
 		if ((w->flags & CBN_SAMPLE_PC_ONLY) && n > 1)
 			n = 1;

@@ -79,8 +79,13 @@ struct load_range {
 /* A sample as read, before symbolization: pcs point into the file buffer. */
 struct load_raw {
 	uint64_t ts;
-	const uint64_t *pcs;
+	const uint64_t *pcs;         /* its own words (in the file buffer) */
 	uint32_t thread, weight, flags, nframes;
+	/* CBN_SAMPLE_SHARED: the base's words put back after its own
+	 * (cbn_share_expand), else share NULL */
+	const struct cbn_sample_share *share;
+	const uint64_t *base_pcs;
+	uint16_t base_n, base_nn;
 	uint32_t kweight;            /* of weight, periods the kernel spent for the thread */
 	const struct cbn_kstacks *kstacks; /* its kernel stacks (in the file buffer), or NULL */
 	const struct cbn_kplace *kplace;   /* where each came from (reader_rec.kplace), or NULL */
