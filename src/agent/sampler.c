@@ -556,8 +556,14 @@ static void sampler_drain(int sig, void *uc)
 	}
 }
 
-/* A handler longer than this was probably preempted: its CPU time is read. */
-#define SAMPLER_SLOW_NS 10000u
+/*
+ * A handler longer than this was probably preempted: its CPU time is read.
+ * A preempted thread waits a scheduler slice, a millisecond or more; a deep
+ * stack's sample runs 20-40 us unpreempted (a PyTorch loop here), and at
+ * 10 us nearly every such sample paid for the read, a system call (~1.2 us
+ * in a VM, 8 % of the handler's time under perf).
+ */
+#define SAMPLER_SLOW_NS 200000u
 
 /*
  * SIGNAL-SAFE.  Whether more of the sampler's signals may be queued behind
