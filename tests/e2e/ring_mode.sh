@@ -27,4 +27,15 @@ done
 # The report of the kept session says the same.
 "$CBN" report -q "$T/s" >"$T/again.txt" 2>&1 || fail "report of the kept ring session failed"
 grep -q late_phase "$T/again.txt" || fail "report DIR lost late_phase"
+# Shared stacks (the default) fill the ring too at 10 kHz for twice as long:
+# a recycled chunk starts a new base (the old one's samples are gone), so
+# every kept sample reads back whole and nothing is damaged.
+run_cbn -F 10000 --ring 0.5s --buffer-mb 1 -o "$T/s2" -- "$EXAMPLES/ring_phases" 2
+expect_rc 0
+grep_out 'late_phase'
+grep -q 'early_phase' "$OUTF" && fail "shared stacks: early_phase is in the report"
+line=$(grep '^  Ring:' "$OUTF") || fail "shared stacks: no Ring: line in the header"
+reused=$(sed -n 's/.*kept; \([0-9]*\) older chunks reused.*/\1/p' <<<"$line")
+[ -n "$reused" ] && [ "$reused" -gt 0 ] || fail "shared stacks: no chunk was reused: $line"
+grep -qiE 'corrupt|damage' "$OUTF" "$ERRF" && fail "shared stacks in a ring read as damage: $(cat "$ERRF")"
 exit 0
