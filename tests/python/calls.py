@@ -3,11 +3,13 @@
 recursion (fib: total/primitive), an indirect one (is_even/is_odd), a
 generator (each resumption is a call, as cProfile counts it), a recursive
 generator (walk: its resumptions run in the generators' own frames), a method, a
-function that raises, and builtins no other code here calls (a module's
-function, methods of C types) and sorted(), long enough to be sampled.  Each part runs long enough to be sampled
-(tens of ms).  With an argument 'cprofile PATH' it runs itself under cProfile
-and writes "qualname ncalls primitive" lines of this file's functions and of
-those builtins (pstats' name) to PATH."""
+function that raises, a function called three times and never sampled
+(rare: named from its count alone), and builtins no other code here calls
+(a module's function, methods of C types) and sorted().  Each other part
+runs long enough to be sampled (tens of ms).  With an argument 'cprofile
+PATH' it runs itself under cProfile and writes "qualname ncalls primitive"
+lines of this file's functions and of those builtins (pstats' name) to
+PATH."""
 import math
 import sys
 
@@ -122,7 +124,14 @@ def builtins_part(n):
     return s
 
 
+def rare(x):
+    """Called three times, too briefly to be sampled: its row is its count's."""
+    return x * 2
+
+
 def main():
+    for i in range(3):
+        rare(i)
     loop(600000)
     fib(25)
     parity(4000)

@@ -148,8 +148,9 @@ int cpu_python_warning(const struct cpu_python *py, int k, char *buf, size_t len
 	case 3:
 		if (py->codes_gone * 50 > py->codes) {
 			snprintf(buf, len, "%llu of %llu Python code objects had died before the agent "
-				 "copied their names (code that ran once, as a module's body): their "
-				 "frames read [unknown Python function]",
+				 "copied their names (code made and dropped while the program ran): "
+				 "their frames read [unknown Python function], and with --calls "
+				 "their calls are in no row",
 				 (unsigned long long)py->codes_gone, (unsigned long long)py->codes);
 			return 4;
 		}
