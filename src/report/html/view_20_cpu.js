@@ -169,10 +169,12 @@ CBN.view({
 			click('self_ns');
 			return 'rows=' + a.length + ' first=' + n[0];
 		},
-		/* type the hottest function's name in the filter box */
+		/* type the hottest function's name in the filter box, as the
+		 * table shows it (a C++ name without its parameters: the full
+		 * name keeps the row but marks nothing in its short form) */
 		filter: function (sec, d) {
-			var C = CBN, t = this.table;
-			var name = d.report.functions[0].name;
+			var C = CBN, t = this.table, f0 = d.report.functions[0];
+			var name = f0.short_name || f0.name;
 			t.input.value = name;
 			t.input.dispatchEvent(new Event('input'));
 			var rows = t.tbody.children.length, marks = t.tbody.querySelectorAll('mark').length;
