@@ -58,27 +58,27 @@ grep -q 'process exited after' "$ERRF" || fail "no 'process exited' line"
 
 # Python: a thread of CPython 3.11-3.13 spinning in spin() under thread_light().
 . "$(dirname "$0")/lib/python.bash"
-if PY=$(py_find 3.11 || py_find 3.12 || py_find 3.13); then
-	attach_to 1 --duration 1.5 --folded "$T/py.txt" -- "$PY" "$WORKLOADS" threads 30
+# py_spin FOLDED MIN WHAT: the report says the Python frames were read, and
+# thread_light;spin holds at least MIN % of the samples of FOLDED.
+py_spin() {
+	local n all
 	expect_rc 0
 	grep -q '^  Python:     CPython 3\.1[123]\.[0-9]*: Python frames in' "$OUTF" ||
-		fail "the report does not say the Python frames were read"
-	n=$(awk '/;thread_light;spin [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/py.txt")
-	all=$(awk '{ s += $NF } END { print s + 0 }' "$T/py.txt")
-	[ "$all" -gt 0 ] && [ $((n * 100 / all)) -ge 80 ] ||
-		fail "thread_light;spin in $n of $all samples, expected >= 80 %"
+		fail "$3: the report does not say the Python frames were read"
+	n=$(awk '/;thread_light;spin [0-9]+$/ { s += $NF } END { print s + 0 }' "$1")
+	all=$(awk '{ s += $NF } END { print s + 0 }' "$1")
+	[ "$all" -gt 0 ] && [ $((n * 100 / all)) -ge "$2" ] ||
+		fail "$3: thread_light;spin in $n of $all samples, expected >= $2 %"
+}
+if PY=$(py_find 3.11 || py_find 3.12 || py_find 3.13); then
+	attach_to 1 --duration 1.5 --folded "$T/py.txt" -- "$PY" "$WORKLOADS" threads 30
+	py_spin "$T/py.txt" 80 "attached to Python"
 	# ... and when the process becomes Python by exec while attached (a
 	# wrapper script's `exec python3`): the new image's interpreter is
 	# looked for at the exec, not only when the attach began
 	attach_to 0.1 --duration 1.5 --folded "$T/pyx.txt" -- \
 		sh -c "sleep 0.4; exec $PY $WORKLOADS threads 30"
-	expect_rc 0
-	grep -q '^  Python:     CPython 3\.1[123]\.[0-9]*: Python frames in' "$OUTF" ||
-		fail "exec'd into Python: the report does not say the Python frames were read"
-	n=$(awk '/;thread_light;spin [0-9]+$/ { s += $NF } END { print s + 0 }' "$T/pyx.txt")
-	all=$(awk '{ s += $NF } END { print s + 0 }' "$T/pyx.txt")
-	[ "$all" -gt 0 ] && [ $((n * 100 / all)) -ge 60 ] ||
-		fail "exec'd into Python: thread_light;spin in $n of $all samples, expected >= 60 %"
+	py_spin "$T/pyx.txt" 60 "exec'd into Python"
 else
 	note "no CPython 3.11-3.13 here: Python frames not tested"
 fi
