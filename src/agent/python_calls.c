@@ -70,6 +70,8 @@ static struct {
 	py_obj *no;                                   /* optional: &_Py_FalseStruct */
 	py_obj *(*import)(const char *name);          /* optional: the exit copy */
 	void (*incref)(py_obj *o);                    /* optional: the exit copy */
+	py_obj *(*dict_get)(py_obj *d, const char *k); /* optional: sys.modules kept */
+	int (*dict_del)(py_obj *d, const char *k);     /* optional: sys.modules kept */
 } api;
 
 #define PY_CO_OPTIMIZED 0x0001           /* a function's code: not a module or class body */
@@ -414,13 +416,19 @@ static py_obj *on_exit_copy(py_obj *self, py_obj *const *args, intptr_t n)
 static struct py_method_def def_exit = {"cbottleneck_names", (void *)on_exit_copy,
 					PY_METH_FASTCALL, NULL};
 
-/* atexit.register(on_exit_copy), under the GIL; nothing when it fails
- * (the names are then copied at the agent's exit, of what still lives). */
+/*
+ * atexit.register(on_exit_copy), under the GIL; nothing when it fails (the
+ * names are then copied at the agent's exit, of what still lives).  The
+ * interpreter keeps its atexit callbacks itself (3.10+), not in the module:
+ * a module imported for us alone leaves sys.modules again, so the program
+ * finds there what it finds without us ("atexit" is not imported at start).
+ */
 static void exit_copy_register(void)
 {
-	py_obj *m, *fn, *r;
+	py_obj *mods = api.sys_get("modules"), *m, *fn, *r; /* mods: borrowed */
+	int had = mods && api.dict_get && api.dict_get(mods, "atexit");
 
-	if (!api.import || !api.incref)
+	if (!api.import || !api.incref || !mods || !api.dict_get || !api.dict_del)
 		return;
 	m = api.import("atexit");
 	fn = m ? api.cmethod_new(&def_exit, NULL, NULL, NULL) : NULL;
@@ -431,6 +439,8 @@ static void exit_copy_register(void)
 		api.decref(fn);
 	if (m)
 		api.decref(m);
+	if (m && !had)
+		api.dict_del(mods, "atexit");
 	api.err_clear();
 }
 
@@ -614,6 +624,8 @@ static int resolve(const struct py_info *pi)
 	api.no = sym(mod, "_Py_FalseStruct");
 	*(void **)&api.import = sym(mod, "PyImport_ImportModule");
 	*(void **)&api.incref = sym(mod, "Py_IncRef");
+	*(void **)&api.dict_get = sym(mod, "PyDict_GetItemString");
+	*(void **)&api.dict_del = sym(mod, "PyDict_DelItemString");
 	module = mod; /* kept: python_ccalls_init looks in it too */
 	return api.add_pending && api.this_tstate && api.sys_get && api.getattr &&
 			       api.call_method && api.cmethod_new && api.as_long && api.err_clear &&

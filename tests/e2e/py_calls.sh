@@ -29,6 +29,7 @@ for v in 3.11 3.12 3.13; do
 	run_cbn -F 4999 --calls=builtins --sort ncalls --json "$T/c$v.json" -- "$PY" "$CALLS"
 	expect_rc 0
 	grep -qx 'calls: done' "$OUTF" || fail "$v: the program's output is missing"
+	grep -qx 'atexit imported: False' "$OUTF" || fail "$v: the counting left atexit in sys.modules"
 	validate_schema "$T/c$v.json"
 	grep_out 'Python function calls \([0-9]+ primitive calls\), counted exactly'
 	grep_out '^ +242785/1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ .*calls\.py:[0-9]+\(fib\)$'

@@ -130,6 +130,8 @@ def rare(x):
 
 
 def main():
+    # the counting imports nothing the program can see
+    print("atexit imported:", "atexit" in sys.modules)
     for i in range(3):
         rare(i)
     loop(600000)
