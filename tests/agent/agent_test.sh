@@ -214,7 +214,10 @@ recursion)
 	[ "$(val samples truncated)" -gt 0 ] || fail "200-deep stacks not flagged truncated at depth 128"
 	[ "$(val samples frames_max)" = 128 ] || fail "depth cap 128 not applied: $(grep ^samples "$T/dump")"
 	rm -f "$S"/*.cbp
-	CBN_DEPTH=256 run_both "$EX/recursion" 0.3
+	# a second of CPU: about 100 samples, some 200 frames deep even when
+	# both cores are busy (0.3 s gave 24-30, and under stress-ng a run
+	# with none deeper than 186 now and then)
+	CBN_DEPTH=256 run_both "$EX/recursion" 1
 	dump "$(files)"
 	[ "$(val file depth)" = 256 ] || fail "CBN_DEPTH=256 not honoured"
 	[ "$(val samples truncated)" = 0 ] || fail "stacks truncated at depth 256"
