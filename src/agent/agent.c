@@ -42,6 +42,7 @@
 #include "timer.h"
 #include "unwind.h"
 #include "unwind_check.h"
+#include "fastwalk.h"
 #include "unwind_hold.h"
 #include "agent_api.h"
 #include "../format/cbn_time.h"
@@ -398,6 +399,7 @@ static void agent_start(void)
 	timer_config();
 	kernel_config();
 	unwind_check_config();
+	fastwalk_config();
 	q = agent_getenv(CBN_ENV_MEMORY);
 	agent.mem_host = q && strstr(q, "host") != NULL;
 	agent.pid = (uint32_t)getpid();

@@ -163,6 +163,7 @@ struct agent_thread {
 	unsigned char unw_tls[AGENT_UNW_TLS] __attribute__((aligned(16)));
 	void *unw_key_val;
 	unsigned unw_gen;                /* unwind_generation() its cache was built in */
+	void *fw_rules;                  /* the handler's frame rules (fastwalk.c), or NULL */
 	/* Unwinds in progress on this thread (unwind_begin nesting); the depth
 	 * of the one whose libunwind blocked every signal (0: none), and the
 	 * mask its first sigprocmask replaced (unwind.c, unwind_sigprocmask):

@@ -177,9 +177,14 @@ struct snap_mod {
 	struct dl_phdr_info info;        /* dlpi_phdr and dlpi_name point into the block */
 };
 
-/* An executable segment of a snapshot module, for modules_snap_exec. */
+/* An executable segment of a snapshot module, for modules_snap_exec; and
+ * its module's unwind tables, for modules_snap_cfi: the .eh_frame_hdr
+ * (PT_GNU_EH_FRAME, 0: none) and the file-backed part of the segment
+ * that holds it (and .eh_frame). */
 struct snap_exec {
 	uintptr_t lo, hi;
+	uintptr_t eh_hdr;
+	uintptr_t rlo, rhi;
 };
 
 struct snap {
@@ -300,6 +305,26 @@ static void snap_publish(struct snap_build *b)
 	s->exec = ex;
 	s->nexec = 0;
 	for (i = 0; i < b->n; i++) {
+		uintptr_t eh = 0, rlo = 0, rhi = 0;
+
+		/* the segment that holds .eh_frame_hdr, which holds .eh_frame
+		 * too in what the linkers write: a read outside it could meet
+		 * a hole between segments */
+		for (j = 0; j < b->info[i].dlpi_phnum; j++)
+			if (b->info[i].dlpi_phdr[j].p_type == PT_GNU_EH_FRAME)
+				eh = b->info[i].dlpi_addr + b->info[i].dlpi_phdr[j].p_vaddr;
+		for (j = 0; eh && j < b->info[i].dlpi_phnum; j++) {
+			const ElfW(Phdr) *ph = &b->info[i].dlpi_phdr[j];
+			uintptr_t a = b->info[i].dlpi_addr + ph->p_vaddr;
+
+			if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) && eh >= a &&
+			    eh - a < ph->p_filesz) {
+				rlo = a;
+				rhi = a + ph->p_filesz;
+			}
+		}
+		if (!rhi)
+			eh = 0;
 		for (j = 0; j < b->info[i].dlpi_phnum; j++) {
 			const ElfW(Phdr) *ph = &b->info[i].dlpi_phdr[j];
 			struct snap_exec e;
@@ -308,6 +333,9 @@ static void snap_publish(struct snap_build *b)
 				continue;
 			e.lo = b->info[i].dlpi_addr + ph->p_vaddr;
 			e.hi = e.lo + ph->p_memsz;
+			e.eh_hdr = eh;
+			e.rlo = rlo;
+			e.rhi = rhi;
 			for (k = s->nexec; k > 0 && ex[k - 1].lo > e.lo; k--)
 				ex[k] = ex[k - 1];
 			ex[k] = e;
@@ -345,15 +373,15 @@ unsigned modules_snap_seq(void)
 	return atomic_load_explicit(&snap_seq, memory_order_acquire);
 }
 
-/* SIGNAL-SAFE (between unwind_begin and unwind_end): 1 when addr lies in
- * an executable segment of a module of the snapshot (a binary search). */
-int modules_snap_exec(uintptr_t addr)
+/* SIGNAL-SAFE (between unwind_begin and unwind_end): the snapshot's
+ * executable segment that holds addr (a binary search), or NULL. */
+static const struct snap_exec *snap_exec_find(uintptr_t addr)
 {
 	struct snap *s = atomic_load(&snap_cur);
 	int lo = 0, hi, mid;
 
 	if (!s)
-		return 0;
+		return NULL;
 	hi = s->nexec;
 	while (lo < hi) {
 		mid = (lo + hi) / 2;
@@ -362,7 +390,30 @@ int modules_snap_exec(uintptr_t addr)
 		else
 			hi = mid;
 	}
-	return lo > 0 && addr < s->exec[lo - 1].hi;
+	return lo > 0 && addr < s->exec[lo - 1].hi ? &s->exec[lo - 1] : NULL;
+}
+
+/* SIGNAL-SAFE (between unwind_begin and unwind_end): 1 when addr lies in
+ * an executable segment of a module of the snapshot. */
+int modules_snap_exec(uintptr_t addr)
+{
+	return snap_exec_find(addr) != NULL;
+}
+
+/* SIGNAL-SAFE (between unwind_begin and unwind_end): the unwind tables of
+ * the module whose executable segment holds addr: 0 and *hdr, its
+ * .eh_frame_hdr, *lo and *hi, its readable span; -1 when no module of the
+ * snapshot has addr in its code, or it has no .eh_frame_hdr. */
+int modules_snap_cfi(uintptr_t addr, uintptr_t *hdr, uintptr_t *lo, uintptr_t *hi)
+{
+	const struct snap_exec *e = snap_exec_find(addr);
+
+	if (!e || !e->eh_hdr)
+		return -1;
+	*hdr = e->eh_hdr;
+	*lo = e->rlo;
+	*hi = e->rhi;
+	return 0;
 }
 
 /* SIGNAL-SAFE (between unwind_begin and unwind_end): dl_iterate_phdr over

@@ -39,5 +39,9 @@ int modules_snap_readable(uintptr_t addr, size_t len) AGENT_HIDDEN;
 /* SIGNAL-SAFE.  addr lies in an executable segment of a snapshot module. */
 int modules_snap_exec(uintptr_t addr) AGENT_HIDDEN;
 unsigned modules_snap_seq(void) AGENT_HIDDEN;
+/* SIGNAL-SAFE (between unwind_begin and unwind_end).  The .eh_frame_hdr of
+ * the module whose code holds addr and the span of its readable segments;
+ * -1 when none. */
+int modules_snap_cfi(uintptr_t addr, uintptr_t *hdr, uintptr_t *lo, uintptr_t *hi) AGENT_HIDDEN;
 
 #endif

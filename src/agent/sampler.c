@@ -29,6 +29,7 @@
 #include "unwind.h"
 #include "unwind_nocfi.h"
 #include "unwind_check.h"
+#include "fastwalk.h"
 #include "../format/cbn_share.h"
 #include "../format/cbn_time.h"
 
@@ -264,11 +265,16 @@ static int sample_python(uint64_t *pyw, int cap, uintptr_t sp)
 static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int *flags, int *npy)
 {
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], pyw[CBN_MAX_FRAMES];
-	int n, nf;
+	int n, nf, fast;
 
 	*npy = sample_python(pyw, cap, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
-	n = unwind_backtrace((void **)r->pc, cap - *npy + 8);
-	nf = sample_frames(r->pc, n > 0 ? n : 0, rip, cap - *npy, flags);
+	/* the agent's own walk, else libunwind's (fastwalk.h) */
+	nf = fastwalk_stack(uc, r->pc, cap - *npy, flags);
+	fast = nf > 0;
+	if (!fast) {
+		n = unwind_backtrace((void **)r->pc, cap - *npy + 8);
+		nf = sample_frames(r->pc, n > 0 ? n : 0, rip, cap - *npy, flags);
+	}
 	if (*flags & CBN_SAMPLE_PC_ONLY) {
 		*npy = 0;
 	} else {
@@ -276,7 +282,7 @@ static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int 
 			nf = unwind_recover(uc, r->pc, nf, cap - *npy);
 		if (unwind_check_on())
 			unwind_check_sample(uc, r->pc, nf,
-					    (*flags & CBN_SAMPLE_TRUNCATED) || nf >= cap - *npy);
+					    (*flags & CBN_SAMPLE_TRUNCATED) || nf >= cap - *npy, fast);
 	}
 	memcpy(r->pc + nf, pyw, (size_t)*npy * sizeof(uint64_t));
 	return nf;

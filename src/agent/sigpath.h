@@ -26,8 +26,10 @@
  *              unwind_cursor_init, unwind_cursor_step, unwind_cursor_reg,
  *              unwind_word
  *   unwind_nocfi.h  unwind_recover
+ *   fastwalk.h fastwalk_stack, fastwalk_regs, fastwalk_flush, fastwalk_thread_end
+ *   cfi.h      cfi_lookup, cfi_find, cfi_rule_at (pure)
  *   modules.h  modules_snap_iterate, modules_snap_readable,
- *              modules_snap_exec
+ *              modules_snap_exec, modules_snap_cfi (and snap_exec_find)
  *   python_find.h  python_read, python_depth
  *   python_table.h  python_code_id
  *   python_walk.h  python_stack, python_stack_for, python_active
@@ -68,6 +70,12 @@
  *              unwind_tls_get_addr, unwind_getspecific, unwind_setspecific,
  *              and the refusals unwind_malloc, unwind_free, unwind_open,
  *              unwind_stat, unwind_fstat, unwind_pipe2
+ *   fastwalk.c fw_thread_get, fw_rule, fw_read, fw_word (the handler's own
+ *              walk: a raw mmap of the thread's rule tables at its first
+ *              sample, reads of the thread's live stack only)
+ *   cfi.c      find_fde, read_cie, run, rd_u, rd_uleb, rd_sleb, rd_enc,
+ *              enc_size, set_reg (reads of .eh_frame_hdr and .eh_frame,
+ *              each bounded by the snapshot's segment that holds them)
  *   unwind_nocfi.c  recover_caller, recover_lookahead, recover_cursor,
  *              recover_ra_ok, recover_call_before (callers past code
  *              without CFI: reads through unwind_word and, of code, only

@@ -45,6 +45,7 @@
 #include "unwind.h"
 #include "unwind_hold.h"
 #include "elfsym.h"
+#include "fastwalk.h"
 
 /* glibc's argument to __tls_get_addr (x86-64 psABI). */
 struct unwind_tls_index {
@@ -626,6 +627,7 @@ static void unwind_flush_thread(void)
 	}
 	agent_tls.unw_key_val = NULL;
 	memset(agent_tls.unw_tls, 0, sizeof(agent_tls.unw_tls));
+	fastwalk_flush();
 }
 
 /* SIGNAL-SAFE.  1: the caller may unwind and must call unwind_end.  sp (or
@@ -698,6 +700,7 @@ int unwind_backtrace(void **buf, int size)
 void unwind_thread_end(void)
 {
 	unwind_flush_thread();
+	fastwalk_thread_end();
 }
 
 /*

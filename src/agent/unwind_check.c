@@ -49,7 +49,8 @@ static void check_first(struct cbn_unwind_check *c, int at, uint64_t cached, uin
 	c->first_full_pc = full;
 }
 
-void unwind_check_sample(const ucontext_t *uc, const uint64_t *pcs, int n, int truncated)
+void unwind_check_sample(const ucontext_t *uc, const uint64_t *pcs, int n, int truncated,
+			 int fast)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 	struct cbn_unwind_check *c;
@@ -100,6 +101,8 @@ void unwind_check_sample(const ucontext_t *uc, const uint64_t *pcs, int n, int t
 	if (differ < 0 && i < n && (!last || unwind_has_cfi_fresh(i == 1 ? last : last - 1)))
 		differ = i; /* the cached unwind had frames the full one had not */
 	atomic_fetch_add_explicit(&c->samples, 1, memory_order_relaxed);
+	if (fast)
+		atomic_fetch_add_explicit(&c->fast, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&c->frames, (uint64_t)i, memory_order_relaxed);
 	if (differ >= 0) {
 		atomic_fetch_add_explicit(&c->differed, 1, memory_order_relaxed);

@@ -18,9 +18,11 @@ int unwind_check_on(void) AGENT_HIDDEN;
 /* SIGNAL-SAFE, between unwind_begin and unwind_end.  pcs[0..n): the
  * sample's native frames (pcs[0] interrupted in uc), recovered frames and
  * their markers included; truncated: n is the depth cap's, not the stack's
- * end.  The frames before the first marker are compared; the count goes to
- * the file header. */
-void unwind_check_sample(const ucontext_t *uc, const uint64_t *pcs, int n, int truncated)
+ * end; fast: the agent's own walk gave them (fastwalk.h), not libunwind.
+ * The frames before the first marker are compared; the count goes to the
+ * file header. */
+void unwind_check_sample(const ucontext_t *uc, const uint64_t *pcs, int n, int truncated,
+			 int fast)
 	AGENT_HIDDEN;
 
 #endif

@@ -350,6 +350,8 @@ struct cbn_unwind_check {
 	uint32_t first_at;               /* the first differing sample: frame index */
 	uint64_t first_cached_pc;        /* ... the cached unwind's pc there (0: none) */
 	uint64_t first_full_pc;          /* ... the full unwind's (0: none) */
+	_Atomic uint64_t fast;           /* of the samples compared: walked by the
+	                                  * agent's own walk (fastwalk.c), not libunwind */
 };
 
 struct cbn_file_header {
@@ -1400,6 +1402,8 @@ struct cbn_rec_unprofiled {
 #define CBN_ENV_PERF "CBN_PERF_EVENTS"    /* 0: POSIX CPU timers, no perf events */
 #define CBN_ENV_UNWIND_CHECK "CBN_UNWIND_CHECK" /* 1: compare every sample's unwind
 						   * with a full one (slow; a test mode) */
+#define CBN_ENV_FAST_UNWIND "CBN_FAST_UNWIND" /* 0: every stack by libunwind (no
+						 * fastwalk.c: for comparisons) */
 #define CBN_ENV_SHARE "CBN_SHARE_STACKS" /* 0: write every sample's stack whole
 					  * (no CBN_SAMPLE_SHARED) */
 #define CBN_ENV_KSTACKS "CBN_KERNEL_STACKS" /* 0: no kernel stacks; always: never

@@ -119,6 +119,7 @@ static int json_unwind_check(cJSON *sampler, const struct cpu_profile *c)
 	err |= json_put_num(o, "differed", (double)u->differed);
 	err |= json_put_num(o, "cfi_checked", (double)u->cfi_checked);
 	err |= json_put_num(o, "cfi_differed", (double)u->cfi_differed);
+	err |= json_put_num(o, "fast", (double)u->fast);
 	if (u->first)
 		err |= json_put_num(o, "first_frame", (double)u->first_at);
 	return err;

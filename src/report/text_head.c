@@ -143,10 +143,11 @@ static void text_unwind_check(FILE *out, const struct cpu_sampler *sm)
 	if (!u->samples)
 		return;
 	fprintf(out, "  Unwind check: %llu samples (%llu frames) compared with a full unwind: %llu "
-		"differed; %llu cached CFI answers compared: %llu differed",
+		"differed; %llu cached CFI answers compared: %llu differed; %llu walked by the "
+		"agent's own walk",
 		(unsigned long long)u->samples, (unsigned long long)u->frames,
 		(unsigned long long)u->differed, (unsigned long long)u->cfi_checked,
-		(unsigned long long)u->cfi_differed);
+		(unsigned long long)u->cfi_differed, (unsigned long long)u->fast);
 	if (u->first)
 		fprintf(out, "; the first at frame %u (cached 0x%llx, full 0x%llx)", u->first_at,
 			(unsigned long long)u->first_cached_pc, (unsigned long long)u->first_full_pc);

@@ -156,6 +156,7 @@ struct prof_process {
 	/* the unwinder's self-check (header.unwind_check; zero without it) */
 	struct prof_unwind_check {
 		uint64_t samples, frames, differed, cfi_checked, cfi_differed;
+		uint64_t fast;            /* of samples: walked by the agent's own walk */
 		int first;                /* 1: first_* say where one differed */
 		uint32_t first_at;
 		uint64_t first_cached_pc, first_full_pc;

@@ -166,6 +166,7 @@ static void cpu_sum_processes(const struct profile *p, struct cpu_profile *c)
 		sm->ucheck.differed += pr->ucheck.differed;
 		sm->ucheck.cfi_checked += pr->ucheck.cfi_checked;
 		sm->ucheck.cfi_differed += pr->ucheck.cfi_differed;
+		sm->ucheck.fast += pr->ucheck.fast;
 		if (!sm->ucheck.first && pr->ucheck.first) {
 			sm->ucheck.first = 1;
 			sm->ucheck.first_at = pr->ucheck.first_at;

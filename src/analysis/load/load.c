@@ -219,6 +219,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->ucheck.differed = h->unwind_check.differed;
 	pr->ucheck.cfi_checked = h->unwind_check.cfi_checked;
 	pr->ucheck.cfi_differed = h->unwind_check.cfi_differed;
+	pr->ucheck.fast = h->unwind_check.fast;
 	pr->ucheck.first = h->unwind_check.first_taken != 0;
 	pr->ucheck.first_at = h->unwind_check.first_at;
 	pr->ucheck.first_cached_pc = h->unwind_check.first_cached_pc;

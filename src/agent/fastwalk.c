@@ -1,0 +1,245 @@
+/*
+ * fastwalk.c — the sampler's walk of the interrupted stack without
+ * libunwind, for the frames it can follow exactly (docs/agent.md, "The
+ * handler's own walk").  libunwind's trace cache keeps frame rules by exact
+ * pc too, but a miss pays a full unw_step (the module walk, the search
+ * table, the CIE and FDE read through the validating accessor), and a
+ * PyTorch loop's leaf is any instruction of a large hot set: a third of
+ * the handler was those misses, and each hit still went through the
+ * accessor.  Here a miss reads the rule straight from the module's tables
+ * (cfi.c) and a hit is a table load; stack words are read directly, from
+ * the thread's live stack only.  What it does not follow (no module, no
+ * CFI, a rule it does not keep, a word off the live stack) gives the whole
+ * sample back to libunwind, so nothing is lost and nothing guessed.
+ *
+ * The rules are kept per thread, direct-mapped by the pc looked up, in a
+ * table mapped at the thread's first sample and unmapped at its end;
+ * only the handler of that thread reads or writes it.  A module unloaded
+ * empties it (unwind_begin, by the unloads' generation).
+ */
+#include <stddef.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "cfi.h"
+#include "env.h"
+#include "fastwalk.h"
+#include "floor.h"
+#include "modules.h"
+
+#define FW_BITS 12               /* rules kept: 4096 pcs */
+#define FW_FDE_BITS 10           /* FDEs kept: 1024 granules of code */
+#define FW_GRANULE_SHIFT 6       /* ... of 64 bytes */
+
+enum { FW_EMPTY = 0, FW_OK = 1, FW_END = 2, FW_NO = 3 };
+#define FW_CFA_RBP 1             /* how: the CFA is on rbp (else rsp) */
+#define FW_RBP_SHIFT 1           /* how >> 1: cfi_rule.rbp_where */
+
+struct fw_ent {
+	uint64_t key;                /* the pc looked up (0: empty) */
+	int32_t cfa_off;
+	int16_t rbp_off;
+	uint8_t kind;
+	uint8_t how;
+};
+_Static_assert(sizeof(struct fw_ent) == 16, "fw_ent: two words");
+
+/* A granule of code and the FDE that covered a pc in it: the search table's
+ * binary search (18 probes in libtorch's, each a cache miss) skipped for
+ * the other pcs of a function already seen. */
+struct fw_fde {
+	uint64_t key;                /* granule + 1 (0: empty) */
+	uint64_t fde;
+};
+
+/*
+ * The rules again, by where the frame is on the stack: slot (sp / 16) mod
+ * 1024.  A deep stack's frames sit at the same stack pointers sample after
+ * sample with the same pcs, and a walk goes up the stack, so it reads this
+ * table in order, a few pages; the table by pc is one cache miss a frame
+ * once the program's own work has evicted it (83 % of the walk's time in
+ * perf annotate on a PyTorch loop, each miss 150-350 ns in this VM).
+ * An entry is the rule for its key, the pc looked up, wherever it came
+ * from: a slot whose key is not this frame's is simply a miss.
+ */
+#define FW_SP_BITS 10
+
+struct fw_thread {
+	struct fw_ent by_sp[1u << FW_SP_BITS];
+	struct fw_ent rules[1u << FW_BITS];
+	struct fw_fde fdes[1u << FW_FDE_BITS];
+};
+
+#define FW_BYTES ((sizeof(struct fw_thread) + 4095) & ~(size_t)4095)
+
+static int fw_on = 1;
+
+void fastwalk_config(void)
+{
+	const char *s = agent_getenv(CBN_ENV_FAST_UNWIND);
+
+	fw_on = !(s && strcmp(s, "0") == 0);
+}
+
+/* SIGNAL-SAFE.  The thread's tables, mapped at its first use. */
+static struct fw_thread *fw_thread_get(struct agent_thread *t)
+{
+	long r;
+
+	if (t->fw_rules)
+		return t->fw_rules;
+	if (t->sandboxed)
+		return NULL;
+	r = agent_syscall6(SYS_mmap, 0, (long)FW_BYTES, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if ((unsigned long)r > -4096UL)
+		return NULL;
+	t->fw_rules = (void *)r;
+	return t->fw_rules;
+}
+
+void fastwalk_flush(void)
+{
+	if (agent_tls.fw_rules)
+		memset(agent_tls.fw_rules, 0, sizeof(struct fw_thread));
+}
+
+void fastwalk_thread_end(void)
+{
+	void *p = agent_tls.fw_rules;
+
+	agent_tls.fw_rules = NULL;
+	if (p)
+		agent_syscall6(SYS_munmap, (long)p, (long)FW_BYTES, 0, 0, 0, 0);
+}
+
+/* SIGNAL-SAFE.  The rule for target from the module's tables, through the
+ * FDE kept for its granule when that FDE covers it. */
+static int fw_read(struct fw_thread *w, uint64_t target, uintptr_t hdr,
+		   const struct cfi_span *sp, struct cfi_rule *r)
+{
+	uint64_t gk = (target >> FW_GRANULE_SHIFT) + 1;
+	struct fw_fde *g = &w->fdes[(gk * 0x9e3779b97f4a7c15ull) >> (64 - FW_FDE_BITS)];
+	uintptr_t fde;
+	int k;
+
+	if (g->key == gk) {
+		k = cfi_rule_at((uintptr_t)g->fde, sp, (uintptr_t)target, r);
+		if (k != CFI_NONE)
+			return k;
+	}
+	k = cfi_find(hdr, sp, (uintptr_t)target, &fde);
+	if (k != CFI_OK)
+		return k;
+	g->key = gk;
+	g->fde = fde;
+	return cfi_rule_at(fde, sp, (uintptr_t)target, r);
+}
+
+/* SIGNAL-SAFE.  The rule for target, from the table or the module's
+ * tables; NULL when no module's code holds target (not kept: a library
+ * loaded later may hold it). */
+static const struct fw_ent *fw_rule(struct fw_thread *w, uint64_t target)
+{
+	struct fw_ent *e = &w->rules[(target * 0x9e3779b97f4a7c15ull) >> (64 - FW_BITS)];
+	struct cfi_rule r = {0};
+	struct cfi_span sp;
+	uintptr_t hdr;
+	int k;
+
+	if (e->key == target)
+		return e;
+	if (modules_snap_cfi((uintptr_t)target, &hdr, &sp.lo, &sp.hi) < 0)
+		return NULL;
+	k = fw_read(w, target, hdr, &sp, &r);
+	e->key = target;
+	e->cfa_off = r.cfa_off;
+	e->rbp_off = (int16_t)r.rbp_off;
+	e->how = (uint8_t)((r.cfa_reg == CFI_REG_RBP ? FW_CFA_RBP : 0) |
+			   r.rbp_where << FW_RBP_SHIFT);
+	if (k == CFI_OK && r.rbp_off == (int32_t)e->rbp_off)
+		e->kind = FW_OK;
+	else if (k == CFI_END)
+		e->kind = FW_END;
+	else
+		e->kind = FW_NO;
+	return e;
+}
+
+/* SIGNAL-SAFE.  A word of the thread's live stack (unwind_begin's span). */
+static inline int fw_word(const struct agent_thread *t, uint64_t addr, uint64_t *v)
+{
+	if ((addr & 7) || addr < t->live_lo || addr >= t->live_hi ||
+	    t->live_hi - addr < 8)
+		return -1;
+	*v = *(const uint64_t *)(uintptr_t)addr;
+	return 0;
+}
+
+int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags)
+{
+	return fastwalk_regs((uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+			     (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+			     (uint64_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, flags);
+}
+
+int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags)
+{
+	struct agent_thread *t = &agent_tls;
+	struct fw_thread *w;
+	uint64_t target = pc;
+	int n = 0, bp_ok = 1;
+
+	if (!fw_on || !t->live_hi || max < 1 || !(w = fw_thread_get(t)))
+		return -1;
+	for (;;) {
+		struct fw_ent *s = &w->by_sp[(sp >> 4) & ((1u << FW_SP_BITS) - 1)];
+		const struct fw_ent *e;
+		uint64_t cfa, ra;
+
+		if (n == max) {
+			*flags |= CBN_SAMPLE_TRUNCATED;
+			return n;
+		}
+		if (s->key == target) {
+			e = s;
+		} else {
+			e = fw_rule(w, target);
+			if (!e)
+				return -1;
+			*s = *e;
+		}
+		if (e->kind == FW_NO)
+			return -1;
+		pcs[n++] = pc;
+		if (e->kind == FW_END)
+			return n;
+		if (e->how & FW_CFA_RBP) {
+			if (!bp_ok)
+				return -1;
+			cfa = bp + (uint64_t)(int64_t)e->cfa_off;
+		} else {
+			cfa = sp + (uint64_t)(int64_t)e->cfa_off;
+		}
+		if (fw_word(t, cfa - 8, &ra) < 0)
+			return -1;
+		switch (e->how >> FW_RBP_SHIFT) {
+		case CFI_RBP_SAVED:
+			if (fw_word(t, cfa + (uint64_t)(int64_t)e->rbp_off, &bp) < 0)
+				return -1;
+			bp_ok = 1;
+			break;
+		case CFI_RBP_LOST:
+			bp_ok = 0;
+			break;
+		default:
+			break;
+		}
+		sp = cfa;
+		pc = ra;
+		if (!pc)
+			return n; /* where libunwind's cursor stops too */
+		target = pc - 1;
+	}
+}

@@ -1,0 +1,40 @@
+/*
+ * fastwalk.h — the handler's own walk of the interrupted stack (fastwalk.c):
+ * frame rules read from the modules' .eh_frame (cfi.h) and kept per thread
+ * by pc, each frame a lookup and two loads from the thread's live stack.
+ * Where it cannot follow a frame, the caller unwinds with libunwind.
+ */
+#ifndef CBN_AGENT_FASTWALK_H
+#define CBN_AGENT_FASTWALK_H
+
+#include <stdint.h>
+#include <ucontext.h>
+
+#include "agent.h"
+
+/* Normal context, at start-up: CBN_FAST_UNWIND=0 turns the walk off. */
+void fastwalk_config(void) AGENT_HIDDEN;
+
+/*
+ * SIGNAL-SAFE, between unwind_begin and unwind_end.  The stack interrupted
+ * in uc into pcs: pcs[0] its pc, then the return addresses, at most max
+ * (CBN_SAMPLE_TRUNCATED in *flags when there were more).  Returns how many,
+ * or -1 when some frame is not one it follows (no module, no CFI, a rule
+ * it does not keep, a read off the thread's live stack): then pcs holds
+ * nothing usable and the caller unwinds the whole stack with libunwind.
+ * The frames it gives are the ones libunwind's cursor gives (the unwinder's
+ * self-check compares them, docs/agent.md).
+ */
+int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags) AGENT_HIDDEN;
+/* The same from the registers of a frame at an exact pc: the handler's from
+ * uc, or a function's own, read where the pc is (agent.c's stacks taken in
+ * normal code, with in_agent raised so that no sample walks meanwhile). */
+int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags)
+	AGENT_HIDDEN;
+
+/* SIGNAL-SAFE.  Forget the calling thread's rules (a module was unloaded);
+ * fastwalk_thread_end: and give their memory back. */
+void fastwalk_flush(void) AGENT_HIDDEN;
+void fastwalk_thread_end(void) AGENT_HIDDEN;
+
+#endif
