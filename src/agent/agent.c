@@ -495,7 +495,21 @@ static inline __attribute__((always_inline)) int agent_stack(uint64_t *pcs, int 
 	 * re-entrant on one thread (libunwind #425). */
 	agent_tls.in_agent++;
 	npy = python_stack_for(py, max, (uintptr_t)__builtin_frame_address(0));
-	n = unwind_backtrace(buf, max - npy + skip + 1 < nmax ? max - npy + skip + 1 : nmax);
+	{
+		/* The agent's own walk (fastwalk.h) from this very point: the
+		 * pc after the lea, and the stack and frame registers there,
+		 * which one asm statement cannot change in between. */
+		uint64_t pc, sp, bp;
+		int f = 0, want = max - npy + skip + 1 < nmax ? max - npy + skip + 1 : nmax;
+
+		__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
+				 : "=r"(pc), "=r"(sp), "=r"(bp));
+		n = fastwalk_regs(pc, sp, bp, (uint64_t *)buf, want, &f);
+		if (n <= 0)
+			n = unwind_backtrace(buf, want);
+		else if (unwind_check_on())
+			unwind_check_walk((const uint64_t *)buf, n, want);
+	}
 	agent_tls.in_agent--;
 	unwind_end();
 	/* buf[0] is in the API function (this one is inlined there); then its

@@ -118,3 +118,37 @@ void unwind_check_sample(const ucontext_t *uc, const uint64_t *pcs, int n, int t
 			atomic_fetch_add_explicit(&c->cfi_differed, 1, memory_order_relaxed);
 	}
 }
+
+__attribute__((noinline)) void unwind_check_walk(const uint64_t *pcs, int n, int want)
+{
+	struct cbn_file_header *h = agent.w.hdr;
+	struct cbn_unwind_check *c;
+	void *full[CBN_MAX_FRAMES + 16];
+	int m, i, differ = -1;
+
+	if (!check_on || !h || n <= 1)
+		return;
+	c = &h->unwind_check;
+	if (want + 1 > (int)(sizeof(full) / sizeof(full[0])))
+		want = (int)(sizeof(full) / sizeof(full[0])) - 1;
+	/* full[0] is in this function, full[1] in the caller's, where pcs[0]
+	 * is (at another pc): pcs[i] must be full[i + 1] from 1 on */
+	m = unwind_backtrace(full, want + 1) - 1;
+	for (i = 1; i < n && i < m; i++) {
+		if (pcs[i] + (check_on == 2 && i == 1 && !(c->samples & 15)) !=
+		    (uint64_t)full[i + 1]) {
+			differ = i;
+			break;
+		}
+	}
+	if (differ < 0 && n != m)
+		differ = i;
+	atomic_fetch_add_explicit(&c->samples, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->fast, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->frames, (uint64_t)(n - 1), memory_order_relaxed);
+	if (differ >= 0) {
+		atomic_fetch_add_explicit(&c->differed, 1, memory_order_relaxed);
+		check_first(c, differ, differ < n ? pcs[differ] : 0,
+			    differ < m ? (uint64_t)full[differ + 1] : 0);
+	}
+}

@@ -25,4 +25,10 @@ void unwind_check_sample(const ucontext_t *uc, const uint64_t *pcs, int n, int t
 			 int fast)
 	AGENT_HIDDEN;
 
+/* Normal context, between unwind_begin and unwind_end, in a function that
+ * took its own stack with the agent's walk: pcs[0..n), pcs[0] in that
+ * function, compared from pcs[1] on with unw_backtrace's from the same
+ * function (want: the most either took), counted as a sample compared. */
+void unwind_check_walk(const uint64_t *pcs, int n, int want) AGENT_HIDDEN;
+
 #endif

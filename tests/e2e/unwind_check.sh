@@ -56,6 +56,12 @@ run_cbn --json "$T/dl.json" -o "$T/dl" -- "$EXAMPLES/dlopen_hot"
 expect_rc 0
 check dlopen_hot "$T/dl.json" 0 0.9
 
+# the allocation hooks' stacks (normal context, the agent's walk from the
+# hook's own registers) compared with unw_backtrace's from the same point
+run_cbn --memory --memory-rate 4K --json "$T/mem.json" -o "$T/mem" -- "$EXAMPLES/mem_cxx"
+expect_rc 0
+check "mem_cxx --memory" "$T/mem.json" 0 0.9
+
 cat >"$T/deep.py" <<'PY'
 import sys, time
 def rec(n):
@@ -95,7 +101,7 @@ while time.monotonic() < end:
     m(x).sum().backward()
     opt.step()
 PY
-	run_cbn --json "$T/torch.json" -o "$T/torch" -- /usr/bin/python3 "$T/train.py"
+	run_cbn --memory --json "$T/torch.json" -o "$T/torch" -- /usr/bin/python3 "$T/train.py"
 	expect_rc 0
 	# libunwind's trace cache skips a frame now and then while PyTorch
 	# registers its operators (a leaf in malloc under operator new, with
