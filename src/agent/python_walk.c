@@ -184,7 +184,9 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 	const struct cbn_py_layout *L = w->L;
 	struct cbn_file_header *h = agent.w.hdr;
 	const unsigned char *fr;
-	uintptr_t code, next;
+	uintptr_t code, next, last_code = 0;
+	uint64_t last_units = 0;
+	uint32_t last_id = 0;
 	int n = 0, steps = 0;
 
 	if (L->fr_size > 256)
@@ -216,16 +218,27 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 			break;
 		}
 		code = py_u64(fr, L->fr_code);
-		if (!py_addr_ok(code))
-			return py_unread(CBN_PYU_BAD_CODE);
-		/* Its own frame holds a strong reference: a live object (read
-		 * field by field: three cache lines, not the whole header). */
-		if (*(const uintptr_t *)(code + L->ob_type) != pi->t.code_type)
-			return py_unread(CBN_PYU_BAD_CODE);
-		units = *(const uint64_t *)(code + L->ob_size);
-		key = cbn_py_code_key(code, *(const uint64_t *)(code + L->co_consts),
-				      *(const uint64_t *)(code + L->co_names),
-				      *(const uint32_t *)(code + L->co_flags), units);
+		if (code != last_code || !last_id) {
+			if (!py_addr_ok(code))
+				return py_unread(CBN_PYU_BAD_CODE);
+			/* Its own frame holds a strong reference: a live object
+			 * (read field by field: three cache lines, not the whole
+			 * header). */
+			if (*(const uintptr_t *)(code + L->ob_type) != pi->t.code_type)
+				return py_unread(CBN_PYU_BAD_CODE);
+			units = *(const uint64_t *)(code + L->ob_size);
+			key = cbn_py_code_key(code, *(const uint64_t *)(code + L->co_consts),
+					      *(const uint64_t *)(code + L->co_names),
+					      *(const uint32_t *)(code + L->co_flags), units);
+			last_code = code;
+			last_units = units;
+			last_id = py_id(code, key, &w->fresh);
+		} else {
+			/* the frame below ran the same code object (a recursion):
+			 * checked and named a frame ago in this walk, and alive
+			 * while both frames hold it */
+			units = last_units;
+		}
 		u = ((int64_t)py_u64(fr, L->fr_instr) - (int64_t)(code + L->co_code)) / 2;
 		/* prev_instr (3.11, 3.12) is one unit before the first instruction
 		 * in a new frame: u == -1, the function's first line */
@@ -234,7 +247,7 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 			       : CBN_PYW_UNIT_UNKNOWN;
 		if (L->fr_is_entry >= 0 && fr[L->fr_is_entry])
 			flags |= CBN_PYW_ENTRY;
-		out[n++] = CBN_PYW_MAKE(flags, py_id(code, key, &w->fresh), unit);
+		out[n++] = CBN_PYW_MAKE(flags, last_id, unit);
 	}
 	if (n && h) {
 		py_count(&h->python.stacks, 1);
