@@ -815,25 +815,31 @@ void reader_close(struct reader_file *f)
  * of those that follow; a shared one must name that base, and share no more
  * of it than it has.  0, or -1 (*why says what).
  */
-static int chunk_share(struct reader_rec *r, uint64_t pos, const struct cbn_rec_sample **base,
-		       uint64_t *base_pos, const char **why)
+struct share_base {
+	const struct cbn_rec_sample *s;  /* NULL: none yet in this chunk */
+	uint64_t pos;                    /* its offset from the chunk's first record */
+	uint16_t nn;                     /* its native words (counted once) */
+};
+
+static int chunk_share(struct reader_rec *r, uint64_t pos, struct share_base *sb, const char **why)
 {
-	const struct cbn_rec_sample *s = (const void *)r->raw, *b = *base;
+	const struct cbn_rec_sample *s = (const void *)r->raw, *b = sb->s;
 
 	if (!(r->flags & CBN_SAMPLE_SHARED)) {
 		if (!(r->flags & CBN_SAMPLE_PC_ONLY)) {
-			*base = s;
-			*base_pos = pos;
+			sb->s = s;
+			sb->pos = pos;
+			sb->nn = (uint16_t)cbn_share_native(s->pc, s->nframes);
 		}
 		return 0;
 	}
-	if (!b || r->share->base != *base_pos) {
+	if (!b || r->share->base != sb->pos) {
 		*why = "shared sample without its base";
 		return -1;
 	}
 	r->base_pcs = b->pc;
 	r->base_n = b->nframes;
-	r->base_nn = (uint16_t)cbn_share_native(b->pc, b->nframes);
+	r->base_nn = sb->nn;
 	if (r->share->native > r->base_nn || r->share->python > r->base_n - r->base_nn) {
 		*why = "shared sample shares more than its base has";
 		return -1;
@@ -846,8 +852,8 @@ static int chunk_walk(const struct reader_file *f, uint64_t base, uint64_t used,
 		      const struct cbn_chunk_header *ch, uint32_t idx, int cut_by_eof,
 		      reader_cb cb, void *ctx, struct reader_result *res)
 {
-	const struct cbn_rec_sample *share_base = NULL;
-	uint64_t pos = 0, share_pos = 0;
+	struct share_base sb = {NULL, 0, 0};
+	uint64_t pos = 0;
 	int ret;
 
 	while (pos < used) {
@@ -887,7 +893,7 @@ static int chunk_walk(const struct reader_file *f, uint64_t base, uint64_t used,
 		r.str2 = "";
 		st = rec_check(p, h.size, ch->kind, &r, &why);
 		if (st == 0 && h.type == CBN_REC_SAMPLE &&
-		    chunk_share(&r, pos, &share_base, &share_pos, &why) < 0)
+		    chunk_share(&r, pos, &sb, &why) < 0)
 			st = -1;
 		if (st < 0)
 			goto bad;
