@@ -167,14 +167,87 @@ static const struct fw_ent *fw_rule(struct fw_thread *w, uint64_t target)
 	return e;
 }
 
-/* SIGNAL-SAFE.  A word of the thread's live stack (unwind_begin's span). */
-static inline int fw_word(const struct agent_thread *t, uint64_t addr, uint64_t *v)
+/* SIGNAL-SAFE.  A word of the stack: from the cursor's copy where it has
+ * one (a kernel entry's stack, as the kernel copied it), else of the
+ * thread's live stack (unwind_begin's span). */
+static inline int fw_word(const struct agent_thread *t, const struct fastwalk_cursor *c,
+			  uint64_t addr, uint64_t *v)
 {
-	if ((addr & 7) || addr < t->live_lo || addr >= t->live_hi ||
-	    t->live_hi - addr < 8)
+	if (addr & 7)
+		return -1;
+	if (c->copy && addr >= c->copy_lo && addr < c->copy_hi && c->copy_hi - addr >= 8) {
+		memcpy(v, c->copy + (addr - c->copy_lo), 8);
+		return 0;
+	}
+	if (addr < t->live_lo || addr >= t->live_hi || t->live_hi - addr < 8)
 		return -1;
 	*v = *(const uint64_t *)(uintptr_t)addr;
 	return 0;
+}
+
+/*
+ * SIGNAL-SAFE.  One frame up from c: 1 and c is its caller; 0 when c's
+ * frame is the stack's end (its return address undefined or zero); -1
+ * when the walk cannot follow (c is left as it was).
+ */
+static int fw_step(struct fw_thread *w, const struct agent_thread *t, struct fastwalk_cursor *c)
+{
+	uint64_t target = c->exact ? c->pc : c->pc - 1, cfa, ra, bp = c->bp;
+	struct fw_ent *s = &w->by_sp[(c->sp >> 4) & ((1u << FW_SP_BITS) - 1)];
+	const struct fw_ent *e;
+	int bp_ok = c->bp_ok;
+
+	if (s->key == target) {
+		e = s;
+	} else {
+		e = fw_rule(w, target);
+		if (!e)
+			return -1;
+		*s = *e;
+	}
+	if (e->kind == FW_NO)
+		return -1;
+	if (e->kind == FW_END)
+		return 0;
+	if (e->how & FW_CFA_RBP) {
+		if (!bp_ok)
+			return -1;
+		cfa = bp + (uint64_t)(int64_t)e->cfa_off;
+	} else {
+		cfa = c->sp + (uint64_t)(int64_t)e->cfa_off;
+	}
+	if (fw_word(t, c, cfa - 8, &ra) < 0)
+		return -1;
+	switch (e->how >> FW_RBP_SHIFT) {
+	case CFI_RBP_SAVED:
+		if (fw_word(t, c, cfa + (uint64_t)(int64_t)e->rbp_off, &bp) < 0)
+			return -1;
+		bp_ok = 1;
+		break;
+	case CFI_RBP_LOST:
+		bp_ok = 0;
+		break;
+	default:
+		break;
+	}
+	if (!ra)
+		return 0; /* where libunwind's cursor stops too */
+	c->pc = ra;
+	c->sp = cfa;
+	c->bp = bp;
+	c->bp_ok = bp_ok;
+	c->exact = 0;
+	return 1;
+}
+
+int fastwalk_step(struct fastwalk_cursor *c)
+{
+	struct agent_thread *t = &agent_tls;
+	struct fw_thread *w;
+
+	if (!fw_on || !t->live_hi || !(w = fw_thread_get(t)))
+		return -1;
+	return fw_step(w, t, c);
 }
 
 int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags)
@@ -187,59 +260,20 @@ int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags)
 int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags)
 {
 	struct agent_thread *t = &agent_tls;
+	struct fastwalk_cursor c = {pc, sp, bp, 1, 1, NULL, 0, 0};
 	struct fw_thread *w;
-	uint64_t target = pc;
-	int n = 0, bp_ok = 1;
+	int n = 0, k;
 
 	if (!fw_on || !t->live_hi || max < 1 || !(w = fw_thread_get(t)))
 		return -1;
 	for (;;) {
-		struct fw_ent *s = &w->by_sp[(sp >> 4) & ((1u << FW_SP_BITS) - 1)];
-		const struct fw_ent *e;
-		uint64_t cfa, ra;
-
 		if (n == max) {
 			*flags |= CBN_SAMPLE_TRUNCATED;
 			return n;
 		}
-		if (s->key == target) {
-			e = s;
-		} else {
-			e = fw_rule(w, target);
-			if (!e)
-				return -1;
-			*s = *e;
-		}
-		if (e->kind == FW_NO)
-			return -1;
-		pcs[n++] = pc;
-		if (e->kind == FW_END)
-			return n;
-		if (e->how & FW_CFA_RBP) {
-			if (!bp_ok)
-				return -1;
-			cfa = bp + (uint64_t)(int64_t)e->cfa_off;
-		} else {
-			cfa = sp + (uint64_t)(int64_t)e->cfa_off;
-		}
-		if (fw_word(t, cfa - 8, &ra) < 0)
-			return -1;
-		switch (e->how >> FW_RBP_SHIFT) {
-		case CFI_RBP_SAVED:
-			if (fw_word(t, cfa + (uint64_t)(int64_t)e->rbp_off, &bp) < 0)
-				return -1;
-			bp_ok = 1;
-			break;
-		case CFI_RBP_LOST:
-			bp_ok = 0;
-			break;
-		default:
-			break;
-		}
-		sp = cfa;
-		pc = ra;
-		if (!pc)
-			return n; /* where libunwind's cursor stops too */
-		target = pc - 1;
+		pcs[n++] = c.pc;
+		k = fw_step(w, t, &c);
+		if (k <= 0)
+			return k < 0 ? -1 : n;
 	}
 }

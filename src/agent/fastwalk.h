@@ -32,6 +32,24 @@ int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags) AGE
 int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags)
 	AGENT_HIDDEN;
 
+/*
+ * SIGNAL-SAFE, between unwind_begin and unwind_end: the walk a frame at a
+ * time, with each frame's stack pointer (the kernel stacks' placement,
+ * unwind_place).  A cursor starts at a frame's registers with exact set
+ * (pc is where it was stopped, not a return address); copy, when not NULL,
+ * holds the stack words [copy_lo, copy_hi) to read instead of the live
+ * stack (the user stack at a kernel entry, as the kernel copied it).
+ * fastwalk_step: 1 and the cursor is the caller's frame, 0 at the stack's
+ * end, -1 when the walk cannot follow (then libunwind must).
+ */
+struct fastwalk_cursor {
+	uint64_t pc, sp, bp;
+	int bp_ok, exact;
+	const unsigned char *copy;
+	uint64_t copy_lo, copy_hi;
+};
+int fastwalk_step(struct fastwalk_cursor *c) AGENT_HIDDEN;
+
 /* SIGNAL-SAFE.  Forget the calling thread's rules (a module was unloaded);
  * fastwalk_thread_end: and give their memory back. */
 void fastwalk_flush(void) AGENT_HIDDEN;

@@ -308,6 +308,7 @@ static uint32_t sample_kstacks(struct agent_thread *t, ucontext_t *uc, struct cb
 	pc.pcs = r->pc;
 	pc.npcs = nf;
 	pc.ncur = -1;
+	pc.slow = 0;
 
 	/*
 	 * Where the kernel stacks' system calls came from: only for a full

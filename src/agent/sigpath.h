@@ -26,7 +26,8 @@
  *              unwind_cursor_init, unwind_cursor_step, unwind_cursor_reg,
  *              unwind_word
  *   unwind_nocfi.h  unwind_recover
- *   fastwalk.h fastwalk_stack, fastwalk_regs, fastwalk_flush, fastwalk_thread_end
+ *   fastwalk.h fastwalk_stack, fastwalk_regs, fastwalk_step, fastwalk_flush,
+ *              fastwalk_thread_end
  *   cfi.h      cfi_lookup, cfi_find, cfi_rule_at (pure)
  *   modules.h  modules_snap_iterate, modules_snap_readable,
  *              modules_snap_exec, modules_snap_cfi (and snap_exec_find)
@@ -61,21 +62,24 @@
  *              (then the program's own handler, with sigpath_active()
  *              false: not ours to judge)
  *   unwind.c   unwind_flush_thread (libunwind's trace-cache destructor),
- *              unwind_place, unwind_place_step, unwind_place_upto,
- *              unwind_place_match (the
- *              cursor API: unw_init_local2, unw_step, unw_get_reg), and
+ *              unwind_overlay, unwind_cursor_init, unwind_cursor_step,
+ *              unwind_cursor_reg (the cursor API: unw_init_local2, unw_step,
+ *              unw_get_reg), and
  *              the copy's redirected imports and accessors it calls back:
  *              unwind_access_mem, unwind_page_ok, unwind_probe, unwind_read,
  *              unwind_dl_iterate_phdr, unwind_mmap, unwind_munmap,
  *              unwind_tls_get_addr, unwind_getspecific, unwind_setspecific,
  *              and the refusals unwind_malloc, unwind_free, unwind_open,
  *              unwind_stat, unwind_fstat, unwind_pipe2
- *   fastwalk.c fw_thread_get, fw_rule, fw_read, fw_word (the handler's own
+ *   fastwalk.c fw_thread_get, fw_rule, fw_read, fw_word, fw_step (the handler's own
  *              walk: a raw mmap of the thread's rule tables at its first
  *              sample, reads of the thread's live stack only)
  *   cfi.c      find_fde, read_cie, run, rd_u, rd_uleb, rd_sleb, rd_enc,
  *              enc_size, set_reg (reads of .eh_frame_hdr and .eh_frame,
  *              each bounded by the snapshot's segment that holds them)
+ *   unwind_place.c  unwind_place, unwind_place_step, unwind_place_upto,
+ *              unwind_place_match, unwind_place_by, place_walk_step (kernel
+ *              stacks' placement: the agent's walk, else libunwind's cursor)
  *   unwind_nocfi.c  recover_caller, recover_lookahead, recover_cursor,
  *              recover_ra_ok, recover_call_before (callers past code
  *              without CFI: reads through unwind_word and, of code, only

@@ -737,114 +737,13 @@ int unwind_backtrace_sp(uint64_t *ips, uintptr_t *sps, int max)
 	return n;
 }
 
-_Static_assert(sizeof(unw_cursor_t) <= sizeof(((struct unwind_place_ctx *)0)->cursor),
-	       "unwind_place_ctx.cursor too small for libunwind's cursor");
-
-/* The interrupted thread's frames with their stack pointers, one more (0:
- * no more).  The first call starts the cursor. */
-static int unwind_place_step(struct unwind_place_ctx *c)
+/* SIGNAL-SAFE.  While data is set, reads of [lo, hi) come from it (the
+ * kernel's copy of a stack, unwind_place.c); NULL ends it. */
+void unwind_overlay(const void *data, uintptr_t lo, uintptr_t hi)
 {
-	unw_cursor_t *cur = (unw_cursor_t *)c->cursor;
-	unw_word_t ip, sp;
-
-	if (c->cdone || c->ncur >= UNWIND_PLACE_DEPTH)
-		return 0;
-	if (c->ncur < 0) {
-		c->ncur = 0;
-		if (unw_init2(cur, (unw_context_t *)c->uc, UNW_INIT_SIGNAL_FRAME) < 0)
-			goto done;
-	} else if (unw_stp(cur) <= 0) {
-		goto done;
-	}
-	if (unw_greg(cur, UNW_REG_IP, &ip) < 0 || unw_greg(cur, UNW_REG_SP, &sp) < 0 ||
-	    (c->ncur > 0 && sp <= c->csp[c->ncur - 1]))
-		goto done;
-	c->cpc[c->ncur] = ip;
-	c->csp[c->ncur] = sp;
-	c->ncur++;
-	return 1;
-done:
-	c->cdone = 1;
-	return 0;
-}
-
-/* The interrupted frames up to one above stack pointer sp (as far as there
- * are). */
-static void unwind_place_upto(struct unwind_place_ctx *c, uint64_t sp)
-{
-	while ((c->ncur <= 0 || c->csp[c->ncur - 1] <= sp) && unwind_place_step(c))
-		;
-}
-
-/*
- * Is the entry's frame i (ip/sp: its pc and stack pointer, and its caller's)
- * the sample's frame j, still live?  The same stack pointer, the same caller
- * frame, the same return address into it.  A frame that returned and was
- * replaced by one at the same depth fails on its return address unless the
- * new one was called from the same call site (then the stack reads the same).
- */
-static int unwind_place_match(const struct unwind_place_ctx *c, const uint64_t *ip,
-			      const uint64_t *sp, int j)
-{
-	return sp[0] == c->csp[j] && sp[1] == c->csp[j + 1] && ip[1] == c->cpc[j + 1] &&
-	       j + 1 < c->npcs && c->pcs[j + 1] == c->cpc[j + 1];
-}
-
-int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t *drop)
-{
-	struct unwind_place_ctx *c = ctx;
-	unw_cursor_t cur;
-	ucontext_t fake;
-	uint64_t ip[2], sp[2];
-	unw_word_t v;
-	int i, j, n = 0;
-
-	if (!unw_init2)
-		return 0;
-	if (c->ncur < 0)
-		c->cdone = 0;
-	unwind_place_upto(c, u->sp);
-	if (c->ncur < 1)
-		return 0;
-	/* The registers at kernel entry (x86-64: libunwind's unw_context_t is
-	 * a ucontext_t; the others' values matter only to CFI that uses them,
-	 * and are the interrupted ones). */
-	memcpy(&fake, c->uc, sizeof(fake));
-	fake.uc_mcontext.gregs[REG_RIP] = (greg_t)u->ip;
-	fake.uc_mcontext.gregs[REG_RSP] = (greg_t)u->sp;
-	fake.uc_mcontext.gregs[REG_RBP] = (greg_t)u->bp;
-	ovl_data = (const unsigned char *)u->stack;
-	ovl_lo = (uintptr_t)u->sp;
-	ovl_hi = (uintptr_t)u->sp + (uintptr_t)u->nstack * 8;
-	/* the pc is where the system call returns to: not a return address */
-	if (unw_init2(&cur, (unw_context_t *)&fake, UNW_INIT_SIGNAL_FRAME) < 0)
-		goto out;
-	ip[1] = u->ip;
-	sp[1] = u->sp;
-	for (i = 0; i < CBN_KPLACE_MAX_FRAMES; i++) {
-		ip[0] = ip[1];
-		sp[0] = sp[1];
-		pc[i] = ip[0];
-		if (unw_stp(&cur) <= 0 || unw_greg(&cur, UNW_REG_IP, &v) < 0)
-			break;
-		ip[1] = v;
-		if (unw_greg(&cur, UNW_REG_SP, &v) < 0 || v <= sp[0])
-			break; /* the stack grows down: a caller is above */
-		sp[1] = v;
-		unwind_place_upto(c, sp[0]);
-		for (j = 0; j + 1 < c->ncur && c->csp[j] <= sp[0]; j++) {
-			if (unwind_place_match(c, ip, sp, j)) {
-				*drop = (uint16_t)(j + 1);
-				n = i + 1;
-				goto out;
-			}
-		}
-		if (c->cdone && sp[0] > c->csp[c->ncur - 1])
-			break; /* past the frames the sample has */
-	}
-out:
-	ovl_data = NULL;
-	return n;
+	ovl_data = data;
+	ovl_lo = lo;
+	ovl_hi = hi;
 }
 
 /* --- for unwind_nocfi.c: libunwind's cursor and unwind tables -------------- */

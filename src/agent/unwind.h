@@ -10,6 +10,7 @@
 #include <ucontext.h>
 
 #include "agent.h"
+#include "fastwalk.h"
 #include "kstacks.h"
 
 /* Normal context.  unwind_init: in the constructor, before any sampler is
@@ -45,8 +46,10 @@ int unwind_backtrace(void **buf, int size) AGENT_HIDDEN;
  * to a frame that is still live in the interrupted thread's stack, which it
  * unwinds too with each frame's stack pointer, once per sample and only as
  * deep as the entries need; at most CBN_KPLACE_MAX_FRAMES steps per entry and
- * UNWIND_PLACE_DEPTH per sample.  ctx: a struct unwind_place_ctx with
- * ncur = -1 (the rest need not be initialised).
+ * UNWIND_PLACE_DEPTH per sample.  Both walks are the agent's own; where it
+ * cannot follow a frame, the placement is done again by libunwind's cursor.
+ * ctx: a struct unwind_place_ctx with ncur = -1 and slow = 0 (the rest need
+ * not be initialised).
  */
 #define UNWIND_PLACE_DEPTH 64
 struct unwind_place_ctx {
@@ -56,8 +59,13 @@ struct unwind_place_ctx {
 	int ncur;                        /* frames below, -1 before the first place() */
 	int cdone;                       /* no frame beyond cpc[ncur - 1] */
 	uint64_t cpc[UNWIND_PLACE_DEPTH], csp[UNWIND_PLACE_DEPTH];
-	/* libunwind's cursor over the interrupted stack, stepped only as far
-	 * as the entries' frames need (each step may cost two sigprocmask) */
+	/* The walk over the interrupted stack, stepped only as far as the
+	 * entries' frames need: the agent's own (fastwalk.h), or, once it
+	 * could not follow a frame (slow, 0 at first), libunwind's cursor
+	 * (a step may cost two sigprocmask). */
+	int slow;
+	int fail;                        /* the agent's walk stopped where it could not follow */
+	struct fastwalk_cursor fc;
 	_Alignas(16) unsigned char cursor[1024];
 };
 int unwind_place(void *ctx, const struct kstacks_user *u, uint64_t *pc, uint16_t *drop)
@@ -74,5 +82,8 @@ int unwind_cursor_init(void *c, const ucontext_t *uc, int signal_frame) AGENT_HI
 int unwind_cursor_step(void *c) AGENT_HIDDEN;
 int unwind_cursor_reg(void *c, int reg, uint64_t *v) AGENT_HIDDEN;
 int unwind_word(uintptr_t addr, uint64_t *v) AGENT_HIDDEN;
+/* SIGNAL-SAFE.  While data is set, libunwind's reads of [lo, hi) come from
+ * it (the kernel's copy of a stack: unwind_place.c); NULL ends it. */
+void unwind_overlay(const void *data, uintptr_t lo, uintptr_t hi) AGENT_HIDDEN;
 
 #endif
