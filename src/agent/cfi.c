@@ -135,6 +135,14 @@ static size_t enc_size(unsigned enc)
 	}
 }
 
+/* v times the CIE's alignment factor, wrapping as the hardware does: a
+ * malformed table's huge factor gives a huge offset, refused later, never
+ * signed overflow. */
+static int64_t scaled(uint64_t v, int64_t align)
+{
+	return (int64_t)(v * (uint64_t)align);
+}
+
 /* The rules the walk follows, for the registers it follows. */
 enum how { H_SAME, H_UNDEF, H_OFFSET, H_OTHER };
 
@@ -209,7 +217,7 @@ static int run_op(struct cur *c, const struct cie *ci, struct state *s, const st
 		return 0;
 	case 0x05: /* offset_extended */
 		reg = rd_uleb(c);
-		set_reg(s, reg, H_OFFSET, (int64_t)rd_uleb(c) * ci->data_align);
+		set_reg(s, reg, H_OFFSET, scaled(rd_uleb(c), ci->data_align));
 		return 0;
 	case 0x06: /* restore_extended */
 		restore_reg(s, init, rd_uleb(c));
@@ -261,22 +269,22 @@ static int run_op(struct cur *c, const struct cie *ci, struct state *s, const st
 		return skip_block(c);
 	case 0x11: /* offset_extended_sf */
 		reg = rd_uleb(c);
-		set_reg(s, reg, H_OFFSET, rd_sleb(c) * ci->data_align);
+		set_reg(s, reg, H_OFFSET, scaled((uint64_t)rd_sleb(c), ci->data_align));
 		return 0;
 	case 0x12: /* def_cfa_sf */
 		s->cfa_reg = (uint8_t)rd_uleb(c);
-		s->cfa_off = rd_sleb(c) * ci->data_align;
+		s->cfa_off = scaled((uint64_t)rd_sleb(c), ci->data_align);
 		s->cfa_complex = 0;
 		return 0;
 	case 0x13: /* def_cfa_offset_sf */
-		s->cfa_off = rd_sleb(c) * ci->data_align;
+		s->cfa_off = scaled((uint64_t)rd_sleb(c), ci->data_align);
 		return 0;
 	case 0x2e: /* GNU_args_size */
 		(void)rd_uleb(c);
 		return 0;
 	case 0x2f: /* GNU_negative_offset_extended */
 		reg = rd_uleb(c);
-		set_reg(s, reg, H_OFFSET, -(int64_t)rd_uleb(c) * ci->data_align);
+		set_reg(s, reg, H_OFFSET, scaled(0 - rd_uleb(c), ci->data_align));
 		return 0;
 	default:
 		return -1;
@@ -304,7 +312,7 @@ static int run(struct cur *c, const struct cie *ci, struct state *s, const struc
 			adv = lo * ci->code_align;
 			break;
 		case 0x80:
-			set_reg(s, lo, H_OFFSET, (int64_t)rd_uleb(c) * ci->data_align);
+			set_reg(s, lo, H_OFFSET, scaled(rd_uleb(c), ci->data_align));
 			continue;
 		case 0xc0:
 			restore_reg(s, init, lo);
