@@ -699,8 +699,8 @@ int unwind_backtrace(void **buf, int size)
 /* At the end of a thread: free its trace cache. */
 void unwind_thread_end(void)
 {
+	fastwalk_thread_end(); /* first: its tables go, not zeroed */
 	unwind_flush_thread();
-	fastwalk_thread_end();
 }
 
 /*
