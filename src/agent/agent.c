@@ -504,7 +504,7 @@ static inline __attribute__((always_inline)) int agent_stack(uint64_t *pcs, int 
 
 		__asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"
 				 : "=r"(pc), "=r"(sp), "=r"(bp));
-		n = fastwalk_regs(pc, sp, bp, (uint64_t *)buf, want, &f);
+		n = fastwalk_regs(pc, sp, bp, (uint64_t *)buf, want, &f, NULL);
 		if (n <= 0)
 			n = unwind_backtrace(buf, want);
 		else if (unwind_check_on())

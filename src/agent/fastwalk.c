@@ -32,7 +32,7 @@
 #define FW_FDE_BITS 10           /* FDEs kept: 1024 granules of code */
 #define FW_GRANULE_SHIFT 6       /* ... of 64 bytes */
 
-enum { FW_EMPTY = 0, FW_OK = 1, FW_END = 2, FW_NO = 3 };
+enum { FW_EMPTY = 0, FW_OK = 1, FW_END = 2, FW_NO = 3, FW_NOCFI = 4 };
 #define FW_CFA_RBP 1             /* how: the CFA is on rbp (else rsp) */
 #define FW_RBP_SHIFT 1           /* how >> 1: cfi_rule.rbp_where */
 
@@ -168,6 +168,8 @@ static const struct fw_ent *fw_rule(struct fw_thread *w, uint64_t target)
 		e->kind = FW_OK;
 	else if (k == CFI_END)
 		e->kind = FW_END;
+	else if (k == CFI_NONE)
+		e->kind = FW_NOCFI;
 	else
 		e->kind = FW_NO;
 	return e;
@@ -194,7 +196,8 @@ static inline int fw_word(const struct agent_thread *t, const struct fastwalk_cu
 /*
  * SIGNAL-SAFE.  One frame up from c: 1 and c is its caller; 0 when c's
  * frame is the stack's end (its return address undefined or zero); -1
- * when the walk cannot follow (c is left as it was).
+ * when the walk cannot follow, -2 when c's code has no CFI (JIT code, or a
+ * module's code without an FDE): c is then left as it was.
  */
 static int fw_step(struct fw_thread *w, const struct agent_thread *t, struct fastwalk_cursor *c)
 {
@@ -208,11 +211,13 @@ static int fw_step(struct fw_thread *w, const struct agent_thread *t, struct fas
 	} else {
 		e = fw_rule(w, target);
 		if (!e)
-			return -1;
+			return FASTWALK_NOCFI; /* in no module: JIT code */
 		*s = *e;
 	}
 	if (e->kind == FW_NO)
 		return -1;
+	if (e->kind == FW_NOCFI)
+		return FASTWALK_NOCFI;
 	if (e->kind == FW_END)
 		return 0;
 	if (e->how & FW_CFA_RBP) {
@@ -256,20 +261,24 @@ int fastwalk_step(struct fastwalk_cursor *c)
 	return fw_step(w, t, c);
 }
 
-int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags)
+int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags,
+		   struct fastwalk_cursor *stop)
 {
 	return fastwalk_regs((uint64_t)uc->uc_mcontext.gregs[REG_RIP],
 			     (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
-			     (uint64_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, flags);
+			     (uint64_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, flags, stop);
 }
 
-int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags)
+int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags,
+		  struct fastwalk_cursor *stop)
 {
 	struct agent_thread *t = &agent_tls;
 	struct fastwalk_cursor c = {pc, sp, bp, 1, 1, NULL, 0, 0};
 	struct fw_thread *w;
 	int n = 0, k;
 
+	if (stop)
+		stop->exact = -1; /* not stopped */
 	if (!fw_on || !t->live_hi || max < 1 || !(w = fw_thread_get(t)))
 		return -1;
 	for (;;) {
@@ -279,6 +288,10 @@ int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max,
 		}
 		pcs[n++] = c.pc;
 		k = fw_step(w, t, &c);
+		if (k == FASTWALK_NOCFI && stop) {
+			*stop = c;
+			return n;
+		}
 		if (k <= 0)
 			return k < 0 ? -1 : n;
 	}

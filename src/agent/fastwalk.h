@@ -25,12 +25,19 @@ void fastwalk_config(void) AGENT_HIDDEN;
  * The frames it gives are the ones libunwind's cursor gives (the unwinder's
  * self-check compares them, docs/agent.md).
  */
-int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags) AGENT_HIDDEN;
+struct fastwalk_cursor;
+int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags,
+		   struct fastwalk_cursor *stop) AGENT_HIDDEN;
 /* The same from the registers of a frame at an exact pc: the handler's from
  * uc, or a function's own, read where the pc is (agent.c's stacks taken in
- * normal code, with in_agent raised so that no sample walks meanwhile). */
-int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags)
-	AGENT_HIDDEN;
+ * normal code, with in_agent raised so that no sample walks meanwhile).
+ * stop, when not NULL: a walk that reaches a frame whose code has no CFI
+ * (JIT code, a module's code without an FDE) returns its frames up to that
+ * one, pcs[n - 1], with that frame's registers in *stop (for the recovery
+ * past it, unwind_nocfi.h); otherwise stop->exact is -1.  With stop NULL
+ * such a walk returns -1. */
+int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags,
+		  struct fastwalk_cursor *stop) AGENT_HIDDEN;
 
 /*
  * SIGNAL-SAFE, between unwind_begin and unwind_end: the walk a frame at a
@@ -40,8 +47,10 @@ int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max,
  * holds the stack words [copy_lo, copy_hi) to read instead of the live
  * stack (the user stack at a kernel entry, as the kernel copied it).
  * fastwalk_step: 1 and the cursor is the caller's frame, 0 at the stack's
- * end, -1 when the walk cannot follow (then libunwind must).
+ * end, -1 when the walk cannot follow (then libunwind must), FASTWALK_NOCFI
+ * when the cursor's frame has no CFI (the cursor is left there).
  */
+#define FASTWALK_NOCFI (-2)
 struct fastwalk_cursor {
 	uint64_t pc, sp, bp;
 	int bp_ok, exact;
@@ -49,6 +58,19 @@ struct fastwalk_cursor {
 	uint64_t copy_lo, copy_hi;
 };
 int fastwalk_step(struct fastwalk_cursor *c) AGENT_HIDDEN;
+
+/* A cursor at a frame whose pc is a return address, reading the live stack. */
+static inline void fastwalk_caller_at(struct fastwalk_cursor *c, uint64_t pc, uint64_t sp,
+				      uint64_t bp)
+{
+	c->pc = pc;
+	c->sp = sp;
+	c->bp = bp;
+	c->bp_ok = 1;
+	c->exact = 0;
+	c->copy = NULL;
+	c->copy_lo = c->copy_hi = 0;
+}
 
 /* SIGNAL-SAFE.  Forget the calling thread's rules (a module was unloaded);
  * fastwalk_thread_end: and give their memory back. */

@@ -265,11 +265,12 @@ static int sample_python(uint64_t *pyw, int cap, uintptr_t sp)
 static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int *flags, int *npy)
 {
 	uint64_t rip = (uint64_t)uc->uc_mcontext.gregs[REG_RIP], pyw[CBN_MAX_FRAMES];
+	struct fastwalk_cursor stop;
 	int n, nf, fast;
 
 	*npy = sample_python(pyw, cap, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
 	/* the agent's own walk, else libunwind's (fastwalk.h) */
-	nf = fastwalk_stack(uc, r->pc, cap - *npy, flags);
+	nf = fastwalk_stack(uc, r->pc, cap - *npy, flags, &stop);
 	fast = nf > 0;
 	if (!fast) {
 		n = unwind_backtrace((void **)r->pc, cap - *npy + 8);
@@ -278,8 +279,12 @@ static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int 
 	if (*flags & CBN_SAMPLE_PC_ONLY) {
 		*npy = 0;
 	} else {
+		/* past code without CFI: from where the agent's walk stopped,
+		 * or where libunwind's trace did */
 		if (!(*flags & CBN_SAMPLE_TRUNCATED))
-			nf = unwind_recover(uc, r->pc, nf, cap - *npy);
+			nf = fast && stop.exact >= 0
+				     ? unwind_recover_walk(uc, r->pc, nf, cap - *npy, &stop)
+				     : unwind_recover(uc, r->pc, nf, cap - *npy);
 		if (unwind_check_on())
 			unwind_check_sample(uc, r->pc, nf,
 					    (*flags & CBN_SAMPLE_TRUNCATED) || nf >= cap - *npy, fast);

@@ -25,7 +25,7 @@
  *              unwind_backtrace, unwind_place, unwind_has_cfi,
  *              unwind_cursor_init, unwind_cursor_step, unwind_cursor_reg,
  *              unwind_word
- *   unwind_nocfi.h  unwind_recover
+ *   unwind_nocfi.h  unwind_recover, unwind_recover_walk
  *   fastwalk.h fastwalk_stack, fastwalk_regs, fastwalk_step, fastwalk_flush,
  *              fastwalk_thread_end
  *   cfi.h      cfi_lookup, cfi_find, cfi_rule_at (pure)
@@ -80,7 +80,7 @@
  *   unwind_place.c  unwind_place, unwind_place_step, unwind_place_upto,
  *              unwind_place_match, unwind_place_by, place_walk_step (kernel
  *              stacks' placement: the agent's walk, else libunwind's cursor)
- *   unwind_nocfi.c  recover_caller, recover_lookahead, recover_cursor,
+ *   unwind_nocfi.c  recover_caller, recover_mark, recover_lookahead, recover_cursor,
  *              recover_ra_ok, recover_call_before (callers past code
  *              without CFI: reads through unwind_word and, of code, only
  *              inside the snapshot's executable segments)

@@ -27,6 +27,7 @@
 #include "floor.h"
 #include "modules.h"
 #include "unwind.h"
+#include "fastwalk.h"
 #include "unwind_nocfi.h"
 
 #define RECOVER_CANDIDATES 8             /* return addresses tried per recovery */
@@ -117,18 +118,30 @@ static int recover_cursor(unw_cursor_t *c, const ucontext_t *uc, uint64_t ip, ui
  * from it by its CFI ends the stack or reaches known code after a call. */
 static int recover_lookahead(const ucontext_t *uc, uint64_t ip, uint64_t sp, uint64_t bp)
 {
+	struct fastwalk_cursor w;
 	unw_cursor_t c;
 	uint64_t next, nsp;
 	int r;
 
-	if (recover_cursor(&c, uc, ip, sp, bp) < 0)
-		return 0;
-	r = unwind_cursor_step(&c);
+	/* the agent's walk first (fastwalk.h), libunwind's cursor where it
+	 * cannot follow: the same step by the same CFI */
+	fastwalk_caller_at(&w, ip, sp, bp);
+	r = fastwalk_step(&w);
 	if (r == 0)
 		return 1;
-	if (r < 0 || unwind_cursor_reg(&c, UNW_REG_IP, &next) < 0 ||
-	    unwind_cursor_reg(&c, UNW_REG_SP, &nsp) < 0)
-		return 0;
+	if (r == 1) {
+		next = w.pc;
+		nsp = w.sp;
+	} else {
+		if (recover_cursor(&c, uc, ip, sp, bp) < 0)
+			return 0;
+		r = unwind_cursor_step(&c);
+		if (r == 0)
+			return 1;
+		if (r < 0 || unwind_cursor_reg(&c, UNW_REG_IP, &next) < 0 ||
+		    unwind_cursor_reg(&c, UNW_REG_SP, &nsp) < 0)
+			return 0;
+	}
 	if (!next)
 		return 1;
 	if (nsp <= sp)
@@ -274,6 +287,26 @@ static int recover_follow(unw_cursor_t *c, uint64_t *pcs, int n, int cap, uint64
 }
 
 /*
+ * SIGNAL-SAFE.  The caller of (ip, sp, bp), a frame without CFI, appended
+ * to pcs after its marker (recover_caller): 1 and its registers in *nip,
+ * *nsp, *nbp; or 0 with a stop marker appended.
+ */
+static int recover_mark(const ucontext_t *uc, uint64_t *pcs, int *n, uint64_t ip, uint64_t sp,
+			uint64_t bp, uint64_t *nip, uint64_t *nsp, uint64_t *nbp)
+{
+	unsigned where = modules_snap_exec(ip) ? CBN_UWM_NOCFI : CBN_UWM_JIT;
+	int kind = recover_caller(uc, ip, sp, bp, nip, nsp, nbp);
+
+	if (!kind) {
+		pcs[(*n)++] = CBN_UWM_MAKE(CBN_UWM_STOP, where);
+		return 0;
+	}
+	pcs[(*n)++] = CBN_UWM_MAKE(kind, where);
+	pcs[(*n)++] = *nip;
+	return 1;
+}
+
+/*
  * SIGNAL-SAFE, between unwind_begin and unwind_end.  pcs[0..n): a sample's
  * native frames, pcs[0] the pc interrupted in uc.  When the last one has no
  * CFI (JIT code, assembly without .cfi directives) the unwinding went no
@@ -287,8 +320,7 @@ int unwind_recover(const ucontext_t *uc, uint64_t *pcs, int n, int cap)
 {
 	unw_cursor_t c;
 	uint64_t ip, sp, bp, nip, nsp, nbp;
-	int r, kind, more, n0;
-	unsigned where;
+	int r, more, n0;
 
 	if (n <= 0 || n + 2 > cap)
 		return n;
@@ -307,14 +339,8 @@ int unwind_recover(const ucontext_t *uc, uint64_t *pcs, int n, int cap)
 		return n;
 	}
 	for (r = 0; r < CBN_UWM_MAX && n + 2 <= cap; r++) {
-		where = modules_snap_exec(ip) ? CBN_UWM_NOCFI : CBN_UWM_JIT;
-		kind = recover_caller(uc, ip, sp, bp, &nip, &nsp, &nbp);
-		if (!kind) {
-			pcs[n++] = CBN_UWM_MAKE(CBN_UWM_STOP, where);
+		if (!recover_mark(uc, pcs, &n, ip, sp, bp, &nip, &nsp, &nbp))
 			return n;
-		}
-		pcs[n++] = CBN_UWM_MAKE(kind, where);
-		pcs[n++] = nip;
 		if (recover_cursor(&c, uc, nip, nsp, nbp) < 0)
 			return n;
 		n = recover_follow(&c, pcs, n, cap, &sp, &bp, &more);
@@ -324,3 +350,48 @@ int unwind_recover(const ucontext_t *uc, uint64_t *pcs, int n, int cap)
 	}
 	return n;
 }
+
+/*
+ * SIGNAL-SAFE, between unwind_begin and unwind_end.  unwind_recover for a
+ * stack the agent's own walk gave up to pcs[n-1], a frame without CFI
+ * whose registers are *at: the same recovery of its caller, then the
+ * agent's walk again from each recovered caller, and libunwind's cursor
+ * only from a frame that walk cannot follow.  Returns the new count.
+ */
+int unwind_recover_walk(const ucontext_t *uc, uint64_t *pcs, int n, int cap,
+			const struct fastwalk_cursor *at)
+{
+	struct fastwalk_cursor w;
+	unw_cursor_t c;
+	uint64_t ip = at->pc, sp = at->sp, bp = at->bp, nip, nsp, nbp;
+	int r, k, more;
+
+	if (n <= 0 || n + 2 > cap)
+		return n;
+	for (r = 0; r < CBN_UWM_MAX && n + 2 <= cap; r++) {
+		if (!recover_mark(uc, pcs, &n, ip, sp, bp, &nip, &nsp, &nbp))
+			return n;
+		fastwalk_caller_at(&w, nip, nsp, nbp);
+		while ((k = fastwalk_step(&w)) == 1) {
+			if (n >= cap)
+				return n;
+			pcs[n++] = w.pc;
+		}
+		if (k == 0)
+			return n;
+		if (k != FASTWALK_NOCFI) {
+			/* from the frame the walk cannot follow, by the cursor */
+			if (recover_cursor(&c, uc, w.pc, w.sp, w.bp) < 0)
+				return n;
+			n = recover_follow(&c, pcs, n, cap, &w.sp, &w.bp, &more);
+			if (!more)
+				return n;
+			w.pc = pcs[n - 1];
+		}
+		ip = w.pc;
+		sp = w.sp;
+		bp = w.bp;
+	}
+	return n;
+}
+
