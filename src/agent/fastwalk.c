@@ -8,14 +8,17 @@
  * the handler was those misses, and each hit still went through the
  * accessor.  Here a miss reads the rule straight from the module's tables
  * (cfi.c) and a hit is a table load; stack words are read directly, from
- * the thread's live stack only.  What it does not follow (no module, no
- * CFI, a rule it does not keep, a word off the live stack) gives the whole
- * sample back to libunwind, so nothing is lost and nothing guessed.
+ * the thread's live stack only.  A frame whose code has no CFI (JIT code,
+ * assembly without an FDE) ends the walk with its registers, for the
+ * recovery past it (unwind_nocfi.c); what else it does not follow (a rule
+ * it does not keep, a word off the live stack) gives the whole sample back
+ * to libunwind, so nothing is lost and nothing guessed.
  *
- * The rules are kept per thread, direct-mapped by the pc looked up, in a
- * table mapped at the thread's first sample and unmapped at its end;
- * only the handler of that thread reads or writes it.  A module unloaded
- * empties it (unwind_begin, by the unloads' generation).
+ * The rules are kept per thread, in tables (by stack slot, by pc, and the
+ * FDE by code granule) mapped at the thread's first sample and unmapped at
+ * its end; only that thread's handler, or its own code with in_agent
+ * raised, reads or writes them.  A module unloaded empties them
+ * (unwind_begin, by the unloads' generation).
  */
 #include <stddef.h>
 #include <string.h>

@@ -1,8 +1,10 @@
 /*
  * fastwalk.h — the handler's own walk of the interrupted stack (fastwalk.c):
- * frame rules read from the modules' .eh_frame (cfi.h) and kept per thread
- * by pc, each frame a lookup and two loads from the thread's live stack.
- * Where it cannot follow a frame, the caller unwinds with libunwind.
+ * frame rules read from the modules' .eh_frame (cfi.h) and kept per thread,
+ * each frame a lookup and two loads from the thread's live stack.  It stops
+ * at code without CFI (the recovery goes on from there: unwind_nocfi.h);
+ * where it cannot follow a frame otherwise, the caller unwinds with
+ * libunwind.
  */
 #ifndef CBN_AGENT_FASTWALK_H
 #define CBN_AGENT_FASTWALK_H
