@@ -1,7 +1,10 @@
 /*
  * ring_phases.c — a run whose first part is not its last: early_phase burns
- * CPU for the first 1.5 s, late_phase for the next second, each called 60
- * frames deep so that every sample is large (the session file fills fast).
+ * the first 1.5 s of the process's CPU, late_phase the next second, each
+ * called 60 frames deep so that every sample is large (the session file
+ * fills fast).  Phases of CPU time, not wall time: on a loaded machine the
+ * run takes longer, and as many samples (the ring's last 0.5 s of wall
+ * time is then still inside late_phase).
  * Under `cbottleneck --ring 0.5s --buffer-mb 1` only late_phase may remain,
  * in a file of at most 1 MiB.  Usage: ring_phases [SCALE] (times x SCALE).
  */
@@ -15,7 +18,7 @@ static double now(void)
 {
 	struct timespec t;
 
-	clock_gettime(CLOCK_MONOTONIC, &t);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
