@@ -4,8 +4,10 @@
  * start or the resumption of a frame (a generator's resumption too), a
  * primitive call one made while no call of the same code object runs, a
  * return its end or its yield.  The interpreter reports them to us itself:
- * through sys.monitoring under a tool id of our own (3.12+: every thread),
- * through the main thread's profile function (3.11, as cProfile there).
+ * through sys.monitoring under a tool id of our own (3.12+: every thread);
+ * on 3.11 through the frame evaluation function (PEP 523: every thread), or
+ * with builtins (and where a thread's C stack runs low) through the
+ * profile function of one thread, as cProfile there.
  *
  * The registration needs the GIL and a running interpreter, and no thread
  * of ours may wait for one: when the interpreter sets its signal
@@ -37,6 +39,7 @@
 /* The few CPython functions used, declared here: the agent is built once
  * for every version, without Python's headers.  Objects stay opaque. */
 typedef struct py_obj py_obj;
+typedef py_obj *(*py_evalf)(void *ts, void *frame, int throwflag);
 struct py_method_def {           /* PyMethodDef */
 	const char *name;
 	void *meth;
@@ -72,16 +75,23 @@ static struct {
 	void (*incref)(py_obj *o);                    /* optional: the exit copy */
 	py_obj *(*dict_get)(py_obj *d, const char *k); /* optional: sys.modules kept */
 	int (*dict_del)(py_obj *d, const char *k);     /* optional: sys.modules kept */
+	/* optional, 3.11's frame evaluation function (PEP 523) */
+	void *(*interp_get)(void);
+	py_evalf (*get_eval)(void *interp);
+	void (*set_eval)(void *interp, py_evalf fn);
+	void (*err_fetch)(py_obj **t, py_obj **v, py_obj **tb);
+	void (*err_restore)(py_obj *t, py_obj *v, py_obj *tb);
 } api;
 
 #define PY_CO_OPTIMIZED 0x0001           /* a function's code: not a module or class body */
+#define PY_CO_GENERATORS 0x02a0          /* CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR */
 
 struct py_count {
 	uint64_t calls, primitive;
 	/* 3.12+: where its latest primitive call runs (or ran): the thread
 	 * state, the frame and the frame's caller */
 	uintptr_t ts, frame, prev;
-	uint32_t depth;                  /* 3.11: calls of it running now */
+	uint32_t depth;                  /* 3.11: calls of it running now on thread ts */
 	uint32_t pad;
 };
 
@@ -89,7 +99,7 @@ static int want;                         /* CBN_PYCALLS: 1, 2 with builtins on 3
 static py_obj *missing;                  /* sys.monitoring.MISSING */
 static _Atomic int asked;                /* the pending call was asked for (or refused) */
 static int counting;                     /* the callbacks are registered */
-static uint16_t rec_flags;               /* CBN_PYCALLS_MAIN_ONLY */
+static uint16_t rec_flags;               /* CBN_PYCALLS_* flags */
 static struct py_count *counts;          /* PY_CODES_CAP + 1, by PY_CODE id */
 static uint32_t top;                     /* highest id counted */
 
@@ -227,24 +237,36 @@ static void count_start(uintptr_t code)
 	k->prev = f ? *(const uintptr_t *)(f + L->fr_previous) : 0;
 }
 
-/* 3.11, the profile function's call and return: a depth per code. */
-static void count_call(uintptr_t code)
+/* 3.11, a call (a frame's start or resumption) on thread ts: primitive
+ * unless a call of the same code runs on that thread.  The depth follows
+ * one thread at a time; a call on another thread meanwhile is primitive and
+ * not followed (0 returned: its end does nothing). */
+static uint32_t count_enter(uintptr_t code, uintptr_t ts)
 {
 	uint32_t id = code_id(code);
+	struct py_count *k;
 
 	if (!id)
-		return;
-	counts[id].calls++;
-	if (counts[id].depth++ == 0)
-		counts[id].primitive++;
+		return 0;
+	k = &counts[id];
+	k->calls++;
+	if (k->depth && k->ts == ts) {
+		k->depth++;
+		return id;
+	}
+	k->primitive++;
+	if (k->depth)
+		return 0;
+	k->ts = ts;
+	k->depth = 1;
+	return id;
 }
 
-static void count_return(uintptr_t code)
+/* 3.11, its end (a return, a yield, an exception going out) */
+static void count_exit(uint32_t id, uintptr_t ts)
 {
-	uint32_t id = code_id(code);
-
 	/* a return of a call that started before we counted has none */
-	if (id && counts[id].depth)
+	if (id && counts[id].ts == ts && counts[id].depth)
 		counts[id].depth--;
 }
 
@@ -282,9 +304,11 @@ static py_obj *on_cret(py_obj *self, py_obj *const *args, intptr_t n)
 static int on_profile(py_obj *obj, void *frame, int what, py_obj *arg)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
-	uintptr_t f;
+	uintptr_t f, code;
 
 	(void)obj;
+	if (!(rec_flags & CBN_PYCALLS_BUILTINS) && what >= PY_TRACE_C_CALL)
+		return 0;
 	if (what == PY_TRACE_C_CALL && arg) {
 		python_ccalls_call(arg);
 		return 0;
@@ -298,10 +322,144 @@ static int on_profile(py_obj *obj, void *frame, int what, py_obj *arg)
 	f = *(const uintptr_t *)((const char *)frame + 3 * sizeof(void *));
 	if (!f)
 		return 0;
+	code = *(const uintptr_t *)(f + pi->t.L.fr_code);
 	if (what == PY_TRACE_CALL)
-		count_call(*(const uintptr_t *)(f + pi->t.L.fr_code));
+		count_enter(code, api.tstate());
 	else
-		count_return(*(const uintptr_t *)(f + pi->t.L.fr_code));
+		count_exit(code_id(code), api.tstate());
+	return 0;
+}
+
+/* --- 3.11: the frame evaluation function (PEP 523) -------------------------- */
+
+/*
+ * --calls on 3.11: the interpreter calls our function to evaluate each
+ * frame it starts or resumes (a generator's too, and one thrown into), on
+ * every thread: a call and its end, for two counts, where a profile
+ * function would put the interpreter on its slow path for every call,
+ * return and C call (3.2x on the call-heavy bench; docs/performance.md).
+ * The price is the C stack: with a frame evaluation function set, 3.11
+ * evaluates each Python call in a C call of its own (some 300 bytes a
+ * level) instead of in the caller's loop, so a recursion the program runs
+ * plainly 100,000 deep would overflow it.  Where a thread's C stack has
+ * less than a quarter of it (at least 1 MiB) left, or its bounds are not
+ * known, the hook steps aside while that frame runs (a window): the
+ * interpreter gets back the function it had, so the calls under it run in
+ * one loop as plainly, and that thread's profile function counts them
+ * (the flag SWITCHED: other threads' calls meanwhile are not counted; if
+ * the program's own profile function holds the slot, neither are the
+ * thread's: STOPPED).  When the frame ends, the hook is back.
+ */
+#define EVAL_ROOM (1u << 20)
+
+static void *eval_interp;         /* the interpreter hooked */
+static py_evalf eval_next;        /* the function ours passes each frame on to */
+static uintptr_t eval_window;     /* the thread running without the hook; 0: none */
+static py_obj *prof_mark;         /* our profile function's argument: ours is set */
+
+static py_obj *on_eval(void *ts, void *frame, int throwflag);
+static struct py_method_def def_exit;
+
+/* 1 when the C stack below sp has too little room for the hook to go on */
+static int stack_low(uintptr_t sp)
+{
+	const struct agent_thread *t = &agent_tls;
+	uintptr_t room;
+
+	if (!t->ustk_hi || sp < t->ustk_lo || sp >= t->ustk_hi)
+		return 1;
+	room = (t->ustk_hi - t->ustk_lo) / 4;
+	return sp - t->ustk_lo < (room > EVAL_ROOM ? room : EVAL_ROOM);
+}
+
+/* The calling thread's profile function's argument (sys.getprofile()):
+ * NULL for none, api.none when it cannot be told; a borrowed pointer, only
+ * compared.  The error indicator is kept as it was. */
+static py_obj *profile_arg(void)
+{
+	py_obj *fn = api.sys_get("getprofile"), *r, *t, *v, *tb;
+
+	if (!fn)
+		return api.none;
+	api.err_fetch(&t, &v, &tb);
+	r = api.call(fn, NULL);
+	if (r)
+		api.decref(r);
+	else
+		api.err_clear();
+	api.err_restore(t, v, tb);
+	return !r ? api.none : r == api.none ? NULL : r;
+}
+
+/* The frame, on a thread whose C stack runs low (stack_low), evaluated
+ * without the hook, under the GIL. */
+static py_obj *eval_window_run(void *ts, void *frame, int throwflag)
+{
+	py_obj *r, *t, *v, *tb;
+	int ours = 0, hooked = api.get_eval(eval_interp) == on_eval;
+
+	eval_window = (uintptr_t)ts;
+	if (hooked)
+		api.set_eval(eval_interp, eval_next);
+	if (profile_arg()) {
+		rec_flags |= CBN_PYCALLS_STOPPED;
+	} else {
+		rec_flags |= CBN_PYCALLS_SWITCHED;
+		api.err_fetch(&t, &v, &tb);
+		api.set_profile(on_profile, prof_mark); /* it counts this frame's call */
+		api.err_restore(t, v, tb);
+		ours = 1;
+	}
+	r = eval_next(ts, frame, throwflag);
+	if (ours && profile_arg() == prof_mark) {
+		api.err_fetch(&t, &v, &tb);
+		api.set_profile(NULL, NULL);
+		api.err_restore(t, v, tb);
+	}
+	if (hooked && api.get_eval(eval_interp) == eval_next)
+		api.set_eval(eval_interp, on_eval);
+	eval_window = 0;
+	return r;
+}
+
+static py_obj *on_eval(void *ts, void *frame, int throwflag)
+{
+	const struct cbn_py_layout *L =
+		&atomic_load_explicit(&python_info, memory_order_relaxed)->t.L;
+	uintptr_t code;
+	uint32_t id;
+	py_obj *r;
+
+	if (eval_window) /* a function set over ours passes it on: not counted */
+		return eval_next(ts, frame, throwflag);
+	if (stack_low((uintptr_t)__builtin_frame_address(0)))
+		return eval_window_run(ts, frame, throwflag);
+	code = *(const uintptr_t *)((const char *)frame + L->fr_code);
+	/* A generator's or coroutine's function runs its new frame up to its
+	 * first RETURN_GENERATOR, which makes the object: no call (cProfile's
+	 * is the first resumption), and the frame is fresh, before its first
+	 * instruction. */
+	if ((*(const uint32_t *)(code + L->co_flags) & PY_CO_GENERATORS) &&
+	    *(const uintptr_t *)((const char *)frame + L->fr_instr) == code + L->co_code - 2)
+		return eval_next(ts, frame, throwflag);
+	id = count_enter(code, (uintptr_t)ts);
+	r = eval_next(ts, frame, throwflag);
+	count_exit(id, (uintptr_t)ts);
+	return r;
+}
+
+/* 0 with the hook set, -1 without the API */
+static int eval_start(void)
+{
+	if (!api.interp_get || !api.get_eval || !api.set_eval || !api.err_fetch ||
+	    !api.err_restore || !api.call)
+		return -1;
+	prof_mark = api.cmethod_new(&def_exit, NULL, NULL, NULL); /* kept */
+	eval_interp = prof_mark ? api.interp_get() : NULL;
+	eval_next = eval_interp ? api.get_eval(eval_interp) : NULL;
+	if (!eval_next)
+		return -1;
+	api.set_eval(eval_interp, on_eval);
 	return 0;
 }
 
@@ -399,6 +557,9 @@ static py_obj *on_exit_copy(py_obj *self, py_obj *const *args, intptr_t n)
 	(void)self;
 	(void)args;
 	(void)n;
+	/* the program set a frame evaluation function of its own after ours */
+	if (eval_interp && !eval_window && api.get_eval(eval_interp) != on_eval)
+		rec_flags |= CBN_PYCALLS_REPLACED;
 	for (id = 1; counts && id <= top; id++) {
 		if (!counts[id].calls)
 			continue;
@@ -573,9 +734,12 @@ static int start(void *arg)
 		state = CBN_PYCALLS_FAILED; /* our counters are not made for threads at once */
 	} else if (pi->t.L.version >= 0x030c0000) {
 		state = monitor_start();
+	} else if (want == 1 && eval_start() == 0) {
+		state = CBN_PYCALLS_ON; /* 3.11, Python functions: PEP 523 */
 	} else {
-		/* 3.11: the profile slot of the thread that runs this (the
-		 * main one); cProfile's own use of it takes it from us */
+		/* 3.11 with builtins: the profile slot of the thread that
+		 * runs this (the main one); cProfile's own use of it takes it
+		 * from us */
 		rec_flags = CBN_PYCALLS_MAIN_ONLY;
 		if (python_ccalls_init(sym, module) == 0)
 			rec_flags |= CBN_PYCALLS_BUILTINS;
@@ -626,6 +790,11 @@ static int resolve(const struct py_info *pi)
 	*(void **)&api.incref = sym(mod, "Py_IncRef");
 	*(void **)&api.dict_get = sym(mod, "PyDict_GetItemString");
 	*(void **)&api.dict_del = sym(mod, "PyDict_DelItemString");
+	*(void **)&api.interp_get = sym(mod, "PyInterpreterState_Get");
+	*(void **)&api.get_eval = sym(mod, "_PyInterpreterState_GetEvalFrameFunc");
+	*(void **)&api.set_eval = sym(mod, "_PyInterpreterState_SetEvalFrameFunc");
+	*(void **)&api.err_fetch = sym(mod, "PyErr_Fetch");
+	*(void **)&api.err_restore = sym(mod, "PyErr_Restore");
 	module = mod; /* kept: python_ccalls_init looks in it too */
 	return api.add_pending && api.this_tstate && api.sys_get && api.getattr &&
 			       api.call_method && api.cmethod_new && api.as_long && api.err_clear &&

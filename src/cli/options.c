@@ -115,7 +115,7 @@ static void usage(FILE *f)
 	      "                       count Python calls exactly (CPython 3.11+): the CPU\n"
 	      "                       table's ncalls and percall, as cProfile's (costs up\n"
 	      "                       to 1.5x on code made of tiny calls; docs/reading-the-report.md);\n"
-	      "                       =builtins: the builtins called too on 3.12+ (3.11: always)\n"
+	      "                       =builtins: the builtins called too (costs more)\n"
 	      "      --memory[=WHAT]  record memory: host,cuda (default), host (malloc, new,\n"
 	      "                       anonymous mmap, brk) or cuda (device allocations)\n"
 	      "      --memory-rate BYTES  mean bytes between sampled host allocations (K, KiB,\n"

@@ -792,8 +792,8 @@ struct cbn_rec_py_code {
  * such record: the reader adds them up.  Each entry names a PY_CODE id.
  */
 enum cbn_py_calls_state {
-	CBN_PYCALLS_ON = 1,              /* counted through sys.monitoring (3.12+) or
-					  * the main thread's profile function (3.11) */
+	CBN_PYCALLS_ON = 1,              /* counted through sys.monitoring (3.12+), or on
+					  * 3.11 the frame evaluation or a profile function */
 	CBN_PYCALLS_TOOL_TAKEN = 2,      /* 3.12+: no free sys.monitoring tool id */
 	CBN_PYCALLS_FAILED = 3,          /* the interpreter refused the registration */
 	CBN_PYCALLS_NO_API = 4,          /* an API the counting needs was not found */
@@ -801,8 +801,14 @@ enum cbn_py_calls_state {
 					  * counting starts (it installed none of its
 					  * signal dispositions, from a Python thread) */
 };
-#define CBN_PYCALLS_MAIN_ONLY 0x1    /* h.flags: the main thread's calls only (3.11) */
+#define CBN_PYCALLS_MAIN_ONLY 0x1    /* h.flags: one thread's calls only (3.11's profile function) */
 #define CBN_PYCALLS_BUILTINS 0x2     /* h.flags: builtins counted too (PY_CCALLS) */
+#define CBN_PYCALLS_SWITCHED 0x4     /* h.flags: 3.11, a thread ran low on C stack: while it
+				      * did, its profile function counted its calls, alone */
+#define CBN_PYCALLS_STOPPED 0x8      /* h.flags: 3.11, as SWITCHED, but the program's own profile
+				      * function held the slot: nothing counted meanwhile */
+#define CBN_PYCALLS_REPLACED 0x10    /* h.flags: 3.11, the program set a frame evaluation function
+				      * of its own after ours */
 
 struct cbn_py_call_count {
 	uint32_t id;                     /* PY_CODE id */

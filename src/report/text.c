@@ -117,7 +117,7 @@ static void text_cpu_row(FILE *out, const struct cpu_func *f)
 	text_sec(out, f->primitive ? (double)f->total_ns / (double)f->primitive : 0.0);
 }
 
-/* 1 when a process counted the builtins its Python code called (3.11). */
+/* 1 when a process counted the builtins its Python code called (--calls=builtins). */
 static int text_builtins_counted(const struct profile *p)
 {
 	size_t i;

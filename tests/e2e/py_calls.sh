@@ -1,13 +1,13 @@
 #!/bin/bash
 # py_calls — --calls counts Python calls exactly, as cProfile counts them:
-# on CPython 3.11 (the profile function), 3.12 and 3.13 (sys.monitoring),
+# on CPython 3.11 (the frame evaluation function, and with builtins the
+# profile function), 3.12 and 3.13 (sys.monitoring),
 # those installed, tests/python/calls.py's functions have the same total and
 # primitive calls in the JSON report as cProfile gives on the same script
 # (a recursion, an indirect one, a generator's resumptions, a recursive
-# generator, a method, a
-# function that raises, one called 3 times and never sampled; and two builtins by cProfile's names: on 3.11 the
-# profile function reports them, on 3.12+ --calls=builtins asks
-# sys.monitoring for them, and --calls alone counts none there); the CPU
+# generator, a method, a function that raises, one called 3 times and never
+# sampled; and with --calls=builtins two builtins by cProfile's names, which
+# --calls alone does not count); the CPU
 # table prints them as pstats does
 # ("242785/1") with the times per call; a program started with SIGINT
 # ignored is counted too, and so is a C program that embeds the interpreter
@@ -20,30 +20,21 @@ need_cbn
 need_python_jsonschema
 CALLS="$CBN_SOURCE_DIR/tests/python/calls.py"
 
-tested=0
-for v in 3.11 3.12 3.13; do
-	PY=$(py_find "$v") || { note "no CPython $v here: not tested"; continue; }
-	note "testing $PY"
-	"$PY" "$CALLS" cprofile "$T/cp$v.txt" >/dev/null || fail "$v: calls.py under cProfile failed"
-	# builtins: always on 3.11, with =builtins on 3.12+ (sys.monitoring's CALL)
-	run_cbn -F 4999 --calls=builtins --sort ncalls --json "$T/c$v.json" -- "$PY" "$CALLS"
-	expect_rc 0
-	grep -qx 'calls: done' "$OUTF" || fail "$v: the program's output is missing"
-	grep -qx 'atexit imported: False' "$OUTF" || fail "$v: the counting left atexit in sys.modules"
-	validate_schema "$T/c$v.json"
-	grep_out 'Python function calls \([0-9]+ primitive calls\), counted exactly'
-	grep_out '^ +242785/1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ .*calls\.py:[0-9]+\(fib\)$'
-	grep_out '^ +70000 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ \{built-in method math\.hypot\}$'
-	grep_out "exact calls on the [0-9]+ rows counted \(Python functions and the builtins they called;"
-	python3 - "$T/c$v.json" "$T/cp$v.txt" "$v" <<'PY' || fail "$v: counts differ from cProfile's"
+# cmp.py REPORT.json CPROFILE.txt VERSION builtins|python: every function of
+# calls.py (and with builtins, each builtin it calls) has cProfile's counts
+cat > "$T/cmp.py" <<'PY'
 import json, sys
 rep, ref, v = json.load(open(sys.argv[1])), {}, sys.argv[3]
+want_b = sys.argv[4] == "builtins"
 for line in open(sys.argv[2]):
     name, nc, cc = line.rsplit(None, 2)
     ref[name] = (int(nc), int(cc))
 seen, bad = set(), []
-builtins = {n for n in ref if n.startswith("{")}
+builtins = {n for n in ref if n.startswith("{")} if want_b else set()
 for f in rep["functions"]:
+    if "cprofile_name" in f and not want_b:
+        bad.append("a builtin counted: " + f["cprofile_name"])
+        continue
     if "cprofile_name" in f and f["cprofile_name"] in builtins:
         n = f["cprofile_name"]
         seen.add(n)
@@ -63,7 +54,7 @@ missing |= builtins - seen
 # a builtin's samples are its own, not folded into the Python line that
 # called it with the rest of the interpreter
 sw = [f for f in rep["functions"] if f.get("cprofile_name") == "{built-in method builtins.sorted}"]
-if v == "3.11" or sw:
+if want_b and (v == "3.11" or sw):
     if not sw or not sw[0]["total_ns"]:
         bad.append("sorted has no samples of its own: %r" % sw[:1])
 if missing:
@@ -73,9 +64,53 @@ if bad:
     print("\n".join(bad))
     sys.exit(1)
 PY
+
+tested=0
+for v in 3.11 3.12 3.13; do
+	PY=$(py_find "$v") || { note "no CPython $v here: not tested"; continue; }
+	note "testing $PY"
+	"$PY" "$CALLS" cprofile "$T/cp$v.txt" >/dev/null || fail "$v: calls.py under cProfile failed"
+	# =builtins: 3.11's profile function, 3.12+'s sys.monitoring CALL
+	run_cbn -F 4999 --calls=builtins --sort ncalls --json "$T/c$v.json" -- "$PY" "$CALLS"
+	expect_rc 0
+	grep -qx 'calls: done' "$OUTF" || fail "$v: the program's output is missing"
+	grep -qx 'atexit imported: False' "$OUTF" || fail "$v: the counting left atexit in sys.modules"
+	validate_schema "$T/c$v.json"
+	grep_out 'Python function calls \([0-9]+ primitive calls\), counted exactly'
+	grep_out '^ +242785/1 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ .*calls\.py:[0-9]+\(fib\)$'
+	grep_out '^ +70000 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+ \{built-in method math\.hypot\}$'
+	grep_out "exact calls on the [0-9]+ rows counted \(Python functions and the builtins they called;"
+	python3 "$T/cmp.py" "$T/c$v.json" "$T/cp$v.txt" "$v" builtins ||
+		fail "$v: counts differ from cProfile's"
+	if [ "$v" = 3.11 ]; then
+		# --calls alone on 3.11: the frame evaluation function, no builtins
+		run_cbn -F 4999 --calls --json "$T/e$v.json" -- "$PY" "$CALLS"
+		expect_rc 0
+		grep -qx 'calls: done' "$OUTF" || fail "$v --calls: the program's output is missing"
+		python3 "$T/cmp.py" "$T/e$v.json" "$T/cp$v.txt" "$v" python ||
+			fail "$v --calls: counts differ from cProfile's"
+	fi
 	tested=$((tested + 1))
 done
 [ "$tested" -gt 0 ] || skip "no CPython 3.11-3.13 here"
+
+# 3.11's frame evaluation function makes each Python level a C call: where
+# a thread's C stack runs low (a recursion 100,000 deep, a thread with a
+# 256 KiB stack) the hook steps aside for the deep part, the program runs as
+# plainly, the counts stay exact (its profile function counts meanwhile),
+# and the report says what was not counted
+if PY=$(py_find 3.11); then
+	for m in deep thread; do
+		run_cbn --calls --json "$T/deep_$m.json" -- "$PY" "$CBN_SOURCE_DIR/tests/python/calls_deep.py" "$m"
+		expect_rc 0
+		grep -qx 'calls_deep: done' "$OUTF" || fail "3.11 $m: the program did not finish"
+		want=100012
+		[ "$m" = thread ] && want=3012
+		got=$(json_py "$T/deep_$m.json" '[[f.get("calls"), f.get("primitive_calls")] for f in d["functions"] if f["name"] == "down"]')
+		[ "$got" = "[[$want, 2]]" ] || fail "3.11 $m: down counted $got, not $want/2"
+		grep_out 'a thread ran low on C stack'
+	done
+fi
 
 # 3.12+ without =builtins: the Python functions' counts, no builtin's
 for v in 3.13 3.12; do

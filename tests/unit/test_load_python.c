@@ -429,6 +429,16 @@ static void py_calls(struct synth *s, uint32_t state, uint16_t flags, uint32_t i
 static void test_calls(const struct synth_self *self)
 {
 	static const struct {
+		uint16_t flag;
+		const char *why;
+	} stepped[] = {
+		{0, ""},
+		{CBN_PYCALLS_MAIN_ONLY, ""},
+		{CBN_PYCALLS_SWITCHED, "only its calls were counted, by its profile function"},
+		{CBN_PYCALLS_STOPPED, "no calls were counted meanwhile"},
+		{CBN_PYCALLS_REPLACED, "a frame evaluation function of its own"},
+	};
+	static const struct {
 		uint32_t state;
 		const char *why;
 	} refused[] = {
@@ -500,6 +510,28 @@ static void test_calls(const struct synth_self *self)
 		if (!said)
 			fprintf(stderr, "no warning says: %s\n", refused[k].why);
 		CHECK(said);
+		prof_free(p);
+	}
+
+	/* 3.11's frame evaluation hook: each flag its own warning, none without */
+	for (k = 0; k < sizeof(stepped) / sizeof(stepped[0]); k++) {
+		int said = 0, any = 0;
+
+		synth_init(&s, 100, 1, 0, 0, self->path);
+		synth_hdr(&s)->python.state = CBN_PY_ON;
+		synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+		module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
+		py_calls(&s, CBN_PYCALLS_ON, 0, 0, 0, 0);
+		py_calls(&s, CBN_PYCALLS_ON, stepped[k].flag, 3, 1000, 10);
+		p = load_with(&s, PROF_PYTHON_ON);
+		synth_free(&s);
+		for (i = 0; i < p->nwarnings; i++) {
+			any |= strstr(p->warnings[i], "--calls") != NULL;
+			said |= strstr(p->warnings[i], stepped[k].why) != NULL;
+		}
+		if (stepped[k].why[0] && !said)
+			fprintf(stderr, "no warning says: %s\n", stepped[k].why);
+		CHECK(stepped[k].why[0] ? said : !any);
 		prof_free(p);
 	}
 }

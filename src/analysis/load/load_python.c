@@ -516,6 +516,18 @@ void load_python_finish(struct load *L)
 				    "counting starts (embedded with its signal handlers off?)"
 				  : "the interpreter refused the registration (or runs without "
 				    "its GIL)");
+	if (pr->python.calls_flags & CBN_PYCALLS_SWITCHED)
+		load_warn(L, "%s: --calls: a thread ran low on C stack (a deep recursion, or a small "
+			     "thread stack): while it did, only its calls were counted, by its "
+			     "profile function", pr->file);
+	if (pr->python.calls_flags & CBN_PYCALLS_STOPPED)
+		load_warn(L, "%s: --calls: a thread ran low on C stack (a deep recursion, or a small "
+			     "thread stack) while the program's own profile function ran there: "
+			     "no calls were counted meanwhile", pr->file);
+	if (pr->python.calls_flags & CBN_PYCALLS_REPLACED)
+		load_warn(L, "%s: --calls: the program set a frame evaluation function of its own "
+			     "(PEP 523): the calls it evaluated were counted only if it passes frames "
+			     "on to the one it replaced", pr->file);
 	if (pr->python.codes_missing)
 		load_warn(L, "%s: %llu Python frames (counted once per distinct stack) name code "
 			     "objects the agent had not copied yet when the process ended; they "
