@@ -98,7 +98,8 @@ done
 # a thread's C stack runs low (a recursion 100,000 deep, a thread with a
 # 256 KiB stack) the hook steps aside for the deep part, the program runs as
 # plainly, the counts stay exact (its profile function counts meanwhile),
-# and the report says what was not counted
+# and the report says what was not counted; a program that sets that
+# function itself is counted until it does, and the report says so
 if PY=$(py_find 3.11); then
 	for m in deep thread; do
 		run_cbn --calls --json "$T/deep_$m.json" -- "$PY" "$CBN_SOURCE_DIR/tests/python/calls_deep.py" "$m"
@@ -110,6 +111,14 @@ if PY=$(py_find 3.11); then
 		[ "$got" = "[[$want, 2]]" ] || fail "3.11 $m: down counted $got, not $want/2"
 		grep_out 'a thread ran low on C stack'
 	done
+	# a program that sets the frame evaluation function itself (a JIT, a
+	# debugger) takes the counting's place: counted up to there, and said
+	run_cbn --calls --json "$T/evalframe.json" -- "$PY" "$CBN_SOURCE_DIR/tests/python/calls_evalframe.py"
+	expect_rc 0
+	grep -qx 'evalframe: done' "$OUTF" || fail "3.11 evalframe: the program did not finish"
+	got=$(json_py "$T/evalframe.json" '[f.get("calls") for f in d["functions"] if f["name"] == "tiny"]')
+	[ "$got" = "[1000]" ] || fail "3.11 evalframe: tiny counted $got, not the 1000 calls before"
+	grep_out 'the program set a frame evaluation function of its own'
 fi
 
 # 3.12+ without =builtins: the Python functions' counts, no builtin's
