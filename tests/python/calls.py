@@ -3,17 +3,23 @@
 recursion (fib: total/primitive), an indirect one (is_even/is_odd), a
 generator (each resumption is a call, as cProfile counts it), a recursive
 generator (walk: its resumptions run in the generators' own frames), a method, a
-function that raises, a function called three times and never sampled
-(rare: named from its count alone), and builtins no other code here calls
-(a module's function, methods of C types) and sorted().  Each other part
+function that raises, a lambda called from C (map), a comprehension and a
+generator expression (functions of their own before 3.12's inlining),
+asyncio tasks (each resumption of a coroutine is a call), a function run by
+two threads (tick: 2 x TICKS calls, which cProfile counts on 3.12+ only), a
+function called three times and never sampled (rare: named from its count
+alone), and builtins no other code here calls (a module's function, methods
+of C types) and sorted().  Each other part
 runs long enough to be sampled (tens of ms).  With an argument 'cprofile
-PATH' it runs itself under cProfile and writes "qualname ncalls primitive"
-lines of this file's functions and of those builtins (pstats' name) to
-PATH."""
+PATH' it runs itself under cProfile and writes "name line ncalls primitive"
+lines of this file's functions and of those builtins (pstats' name, line 0)
+to PATH."""
 import math
 import sys
 
-BUILTINS = ("{built-in method math.hypot}", "{method 'bit_length' of 'int' objects}",
+TICKS = 50000
+
+BUILTINS = ("{built-in method math.hypot}", "{method 'bit_count' of 'int' objects}",
             "{method 'swapcase' of 'str' objects}")
 
 
@@ -112,7 +118,7 @@ def catches(n):
 def builtins_part(n):
     s = 0
     for i in range(n):
-        s += math.hypot(i, 1.0) + i.bit_length()
+        s += math.hypot(i, 1.0) + i.bit_count()
     for _ in range(12):
         s += len("aB".swapcase())
     # C work inside the interpreter, in a builtin that keeps its frame while
@@ -122,6 +128,53 @@ def builtins_part(n):
     for _ in range(6):
         s += len(sorted(xs))
     return s
+
+
+def square(n):
+    return sum(map(lambda v: v * v, range(n)))
+
+
+def comprehensions(rounds):
+    t = 0
+    for i in range(rounds):
+        t += len([v for v in range(i % 7)]) + sum(v for v in range(i % 5))
+    return t
+
+
+async def hop(aio, k):
+    for _ in range(k):
+        await aio.sleep(0)
+    return k
+
+
+async def gather_hops(aio, n):
+    return sum(await aio.gather(*(hop(aio, i % 10) for i in range(n))))
+
+
+def tasks(n):
+    import asyncio  # here: the check of main() is that nothing imported atexit
+
+    return asyncio.run(gather_hops(asyncio, n))
+
+
+def tick(x):
+    return x ^ 1
+
+
+def ticker():
+    x = 0
+    for _ in range(TICKS):
+        x = tick(x)
+
+
+def threaded():
+    import threading
+
+    ts = [threading.Thread(target=ticker) for _ in range(2)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
 
 
 def rare(x):
@@ -142,6 +195,10 @@ def main():
     boxes(200000)
     catches(100000)
     builtins_part(70000)
+    square(100000)
+    comprehensions(30000)
+    tasks(2000)
+    threaded()
     print("calls: done")
 
 
@@ -152,12 +209,12 @@ def cprofile(path):
     pr.runcall(main)
     st = pstats.Stats(pr)
     with open(path, "w") as out:
-        for (fn, _, name), (cc, nc, _, _, _) in st.stats.items():
+        for (fn, line, name), (cc, nc, _, _, _) in st.stats.items():
             if fn == "~" and name.startswith("<") and "{%s}" % name[1:-1] in BUILTINS:
                 name = "{%s}" % name[1:-1]
             elif fn != __file__:
                 continue
-            out.write("%s %d %d\n" % (name, nc, cc))
+            out.write("%s %d %d %d\n" % (name, line, nc, cc))
 
 
 if __name__ == "__main__":
