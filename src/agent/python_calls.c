@@ -85,6 +85,7 @@ static struct {
 
 #define PY_CO_OPTIMIZED 0x0001           /* a function's code: not a module or class body */
 #define PY_CO_GENERATORS 0x02a0          /* CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR */
+#define PY_CHUNKS_WALKED 256             /* the data stack's chunks still_runs looks in */
 
 struct py_count {
 	uint64_t calls, primitive;
@@ -174,7 +175,11 @@ static int still_runs(const struct cbn_py_layout *L, uintptr_t ts, uintptr_t cod
 	uintptr_t top = *(const uintptr_t *)(ts + L->ts_datastack + 8);
 	int n;
 
-	for (n = 0; c && n < 16; n++) {
+	/* 256 chunks of 16 KiB: a recursion some 40,000 frames deep (a deeper
+	 * one counts one more primitive call each time it gets that much
+	 * deeper); each chunk one load, walked only while the latest primitive
+	 * call runs in an older chunk than the new one */
+	for (n = 0; c && n < PY_CHUNKS_WALKED; n++) {
 		/* _PyStackChunk: previous, size, top, data[] */
 		uintptr_t lo = c + 24, hi = c + *(const uintptr_t *)(c + 8);
 
