@@ -89,14 +89,12 @@ static struct {
 
 struct py_count {
 	uint64_t calls, primitive;
-	/* 3.12+: where its latest primitive call runs (or ran): the thread
-	 * state, the frame and the frame's caller */
+	/* where its latest primitive call runs (or ran): the thread state,
+	 * the frame and the frame's caller */
 	uintptr_t ts, frame, prev;
-	uint32_t depth;                  /* 3.11: calls of it running now on thread ts */
-	uint32_t pad;
 };
 
-static int want;                         /* CBN_PYCALLS: 1, 2 with builtins on 3.12+ */
+static int want;                         /* CBN_PYCALLS: 1, 2 with builtins */
 static py_obj *missing;                  /* sys.monitoring.MISSING */
 static _Atomic int asked;                /* the pending call was asked for (or refused) */
 static int counting;                     /* the callbacks are registered */
@@ -160,9 +158,10 @@ static uint32_t code_id(uintptr_t code)
 }
 
 /*
- * 3.12+, a call (PY_START, PY_RESUME, PY_THROW): primitive unless the
- * latest primitive call of the same code still runs on this thread.  So no
- * return event is needed (half of what counting would cost).  A frame in
+ * A call (3.12+: PY_START, PY_RESUME, PY_THROW; 3.11: a frame the
+ * interpreter evaluates, or the profile function's call): primitive unless
+ * the latest primitive call of the same code still runs on this thread.  So
+ * no return event is needed (half of what counting would cost).  A frame in
  * the thread's data stack runs if it lies in the live part (the current
  * chunk up to the top, each older one up to the top it kept) and still
  * holds the same code and caller: 1 runs, 0 does not, -1 it lies in no
@@ -195,84 +194,63 @@ static int still_runs(const struct cbn_py_layout *L, uintptr_t ts, uintptr_t cod
 }
 
 /* A frame outside the data stack (a generator's) runs if the thread's
- * chain of running frames holds it: looked for among the 256 callers of
- * the new frame f (a recursion of generators deeper than that counts as
- * primitive).  Only live frames are read. */
+ * chain of running frames holds it: looked for among the new frame's 256
+ * callers from f, its caller, out (a recursion of generators deeper than
+ * that counts as primitive).  Only live frames are read. */
 static int on_chain(const struct cbn_py_layout *L, uintptr_t f, uintptr_t code, uintptr_t target)
 {
 	int n;
 
-	for (f = *(const uintptr_t *)(f + L->fr_previous), n = 0; f && n < 256;
-	     f = *(const uintptr_t *)(f + L->fr_previous), n++)
+	for (n = 0; f && n < 256; f = *(const uintptr_t *)(f + L->fr_previous), n++)
 		if (f == target)
 			return *(const uintptr_t *)(f + L->fr_code) == code;
 	return 0;
 }
 
-static void count_start(uintptr_t code)
+/* A call of code on thread state ts, in frame f, called from frame prev. */
+static void count_frame(const struct cbn_py_layout *L, uintptr_t code, uintptr_t ts, uintptr_t f,
+			uintptr_t prev)
 {
-	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
-	const struct cbn_py_layout *L = &pi->t.L;
 	uint32_t id = code_id(code);
 	struct py_count *k;
-	uintptr_t ts, f;
 
 	if (!id)
 		return;
 	k = &counts[id];
 	k->calls++;
-	ts = api.tstate();
-	if (L->ts_cframe >= 0) /* 3.12: tstate->cframe->current_frame */
-		f = *(const uintptr_t *)(*(const uintptr_t *)(ts + (uint32_t)L->ts_cframe) +
-					 L->cf_current);
-	else /* 3.13: tstate->current_frame */
-		f = *(const uintptr_t *)(ts + L->cf_current);
 	/* the new frame may stand where the latest one stood: that one ended */
 	if (k->frame && k->frame != f && k->ts == ts) {
 		int runs = still_runs(L, ts, code, k);
 
 		if (runs < 0)
-			runs = f && on_chain(L, f, code, k->frame);
+			runs = on_chain(L, prev, code, k->frame);
 		if (runs)
 			return;
 	}
 	k->primitive++;
 	k->ts = ts;
 	k->frame = f;
-	k->prev = f ? *(const uintptr_t *)(f + L->fr_previous) : 0;
+	k->prev = prev;
 }
 
-/* 3.11, a call (a frame's start or resumption) on thread ts: primitive
- * unless a call of the same code runs on that thread.  The depth follows
- * one thread at a time; a call on another thread meanwhile is primitive and
- * not followed (0 returned: its end does nothing). */
-static uint32_t count_enter(uintptr_t code, uintptr_t ts)
+/* The frame a thread runs now: 3.11 and 3.12 tstate->cframe->current_frame,
+ * 3.13 tstate->current_frame. */
+static uintptr_t current_frame(const struct cbn_py_layout *L, uintptr_t ts)
 {
-	uint32_t id = code_id(code);
-	struct py_count *k;
-
-	if (!id)
-		return 0;
-	k = &counts[id];
-	k->calls++;
-	if (k->depth && k->ts == ts) {
-		k->depth++;
-		return id;
-	}
-	k->primitive++;
-	if (k->depth)
-		return 0;
-	k->ts = ts;
-	k->depth = 1;
-	return id;
+	if (L->ts_cframe >= 0)
+		return *(const uintptr_t *)(*(const uintptr_t *)(ts + (uint32_t)L->ts_cframe) +
+					    L->cf_current);
+	return *(const uintptr_t *)(ts + L->cf_current);
 }
 
-/* 3.11, its end (a return, a yield, an exception going out) */
-static void count_exit(uint32_t id, uintptr_t ts)
+/* 3.12+: the new frame is the thread's current one */
+static void count_start(uintptr_t code)
 {
-	/* a return of a call that started before we counted has none */
-	if (id && counts[id].ts == ts && counts[id].depth)
-		counts[id].depth--;
+	const struct cbn_py_layout *L =
+		&atomic_load_explicit(&python_info, memory_order_relaxed)->t.L;
+	uintptr_t ts = api.tstate(), f = current_frame(L, ts);
+
+	count_frame(L, code, ts, f, f ? *(const uintptr_t *)(f + L->fr_previous) : 0);
 }
 
 /* sys.monitoring's callback (METH_FASTCALL): args[0] is the code object.
@@ -308,8 +286,9 @@ static py_obj *on_cret(py_obj *self, py_obj *const *args, intptr_t n)
  * call's callable is its argument (python_ccalls.c). */
 static int on_profile(py_obj *obj, void *frame, int what, py_obj *arg)
 {
-	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
-	uintptr_t f, code;
+	const struct cbn_py_layout *L =
+		&atomic_load_explicit(&python_info, memory_order_relaxed)->t.L;
+	uintptr_t f;
 
 	(void)obj;
 	if (!(rec_flags & CBN_PYCALLS_BUILTINS) && what >= PY_TRACE_C_CALL)
@@ -322,16 +301,15 @@ static int on_profile(py_obj *obj, void *frame, int what, py_obj *arg)
 		python_ccalls_return(arg);
 		return 0;
 	}
-	if ((what != PY_TRACE_CALL && what != PY_TRACE_RETURN) || !frame)
+	if (what != PY_TRACE_CALL || !frame)
 		return 0;
 	f = *(const uintptr_t *)((const char *)frame + 3 * sizeof(void *));
 	if (!f)
 		return 0;
-	code = *(const uintptr_t *)(f + pi->t.L.fr_code);
+	/* a call's frame has started: its caller is linked */
 	if (what == PY_TRACE_CALL)
-		count_enter(code, api.tstate());
-	else
-		count_exit(code_id(code), api.tstate());
+		count_frame(L, *(const uintptr_t *)(f + L->fr_code), api.tstate(), f,
+			    *(const uintptr_t *)(f + L->fr_previous));
 	return 0;
 }
 
@@ -340,10 +318,11 @@ static int on_profile(py_obj *obj, void *frame, int what, py_obj *arg)
 /*
  * --calls on 3.11: the interpreter calls our function to evaluate each
  * frame it starts or resumes (a generator's too, and one thrown into), on
- * every thread: a call and its end, for two counts, where a profile
- * function would put the interpreter on its slow path for every call,
- * return and C call (3.2x on the call-heavy bench; docs/performance.md).
- * The price is the C stack: with a frame evaluation function set, 3.11
+ * every thread: ours counts the call and passes the frame on by a tail
+ * call, where a profile function would put the interpreter on its slow path
+ * for every call, return and C call (3.2x on the call-heavy bench;
+ * docs/performance.md).  The price is the C stack (and three native frames
+ * a Python level in the samples): with a frame evaluation function set, 3.11
  * evaluates each Python call in a C call of its own (some 300 bytes a
  * level) instead of in the caller's loop, so a recursion the program runs
  * plainly 100,000 deep would overflow it.  Where a thread's C stack has
@@ -432,8 +411,6 @@ static py_obj *on_eval(void *ts, void *frame, int throwflag)
 	const struct cbn_py_layout *L =
 		&atomic_load_explicit(&python_info, memory_order_relaxed)->t.L;
 	uintptr_t code;
-	uint32_t id;
-	py_obj *r;
 
 	if (eval_window) /* a function set over ours passes it on: not counted */
 		return eval_next(ts, frame, throwflag);
@@ -443,14 +420,14 @@ static py_obj *on_eval(void *ts, void *frame, int throwflag)
 	/* A generator's or coroutine's function runs its new frame up to its
 	 * first RETURN_GENERATOR, which makes the object: no call (cProfile's
 	 * is the first resumption), and the frame is fresh, before its first
-	 * instruction. */
-	if ((*(const uint32_t *)(code + L->co_flags) & PY_CO_GENERATORS) &&
-	    *(const uintptr_t *)((const char *)frame + L->fr_instr) == code + L->co_code - 2)
-		return eval_next(ts, frame, throwflag);
-	id = count_enter(code, (uintptr_t)ts);
-	r = eval_next(ts, frame, throwflag);
-	count_exit(id, (uintptr_t)ts);
-	return r;
+	 * instruction.  Otherwise the frame is not linked yet: its caller is
+	 * the thread's current frame. */
+	if (!(*(const uint32_t *)(code + L->co_flags) & PY_CO_GENERATORS) ||
+	    *(const uintptr_t *)((const char *)frame + L->fr_instr) != code + L->co_code - 2)
+		count_frame(L, code, (uintptr_t)ts, (uintptr_t)frame,
+			    current_frame(L, (uintptr_t)ts));
+	/* a tail call: no frame of ours between two of the interpreter's */
+	return eval_next(ts, frame, throwflag);
 }
 
 /* 0 with the hook set, -1 without the API */
@@ -532,7 +509,7 @@ void python_calls_flush(void)
 }
 
 /* A fork child writes its own file: only its own calls go there (the frames
- * running go on, so the depths stay). */
+ * running go on, so their records stay). */
 void python_calls_after_fork_child(void)
 {
 	uint32_t id;
