@@ -147,10 +147,14 @@ static inline uint64_t py_u64(const unsigned char *b, uint32_t off)
 	return v;
 }
 
-/* SIGNAL-SAFE: the thread state's data-stack chunks, newest first. */
+/* SIGNAL-SAFE: the live part of the thread state's data-stack chunks,
+ * newest first: the newest up to the thread's top, each older one up to the
+ * top it kept when a newer one was pushed (a frame's memory above it is
+ * stale). */
 static void py_chunks(struct py_walk *w, uintptr_t tstate)
 {
 	uintptr_t c = *(const uintptr_t *)(tstate + w->L->ts_datastack);
+	uintptr_t top = *(const uintptr_t *)(tstate + w->L->ts_datastack + 8);
 
 	w->nchunks = 0;
 	while (c && py_addr_ok(c) && w->nchunks < PY_CHUNKS) {
@@ -159,10 +163,47 @@ static void py_chunks(struct py_walk *w, uintptr_t tstate)
 		if (size < 64 || size > (1ull << 32))
 			break;
 		w->lo[w->nchunks] = c + 24;  /* _PyStackChunk: previous, size, top, data[] */
-		w->hi[w->nchunks] = c + size;
+		w->hi[w->nchunks] = top > c + 24 && top <= c + size ? top : c + 24;
 		w->nchunks++;
 		c = *(const uintptr_t *)c;
+		if (c)
+			top = c + 24 + 8 * *(const uint64_t *)(c + 16);
 	}
+}
+
+/*
+ * SIGNAL-SAFE.  3.11 and 3.12: the evaluation loop's newest activation
+ * points tstate->cframe at its own _PyCFrame before it sets that cframe's
+ * current_frame, so a sample between the two stores reads an uninitialized
+ * stack slot: a stale pointer whose code field may name freed, unmapped
+ * memory (a crash under 3.11's --calls, where every Python call is such an
+ * activation).  The older activation's current frame (in pcf, the cframe's
+ * previous) was set before the newer one began.  So f, the newest one's, is
+ * taken only when its chain, read without following a code pointer,
+ * reaches the activation's entry (3.11: the frame marked is_entry; 3.12:
+ * the C-stack entry frame) whose previous is that older frame; otherwise
+ * the walk starts from the older frame, as if the new call had not begun.
+ * Returns the frame to walk from (0: none), or 1 when pcf is no cframe.
+ */
+static uintptr_t py_leaf(struct py_walk *w, uintptr_t tstate, uintptr_t f, uintptr_t pcf)
+{
+	const struct cbn_py_layout *L = w->L;
+	uintptr_t old, g = f;
+	int n;
+
+	if (!py_addr_ok(pcf) ||
+	    !((pcf >= tstate && pcf < tstate + 4096) || (w->stk_hi && pcf >= w->sp && pcf < w->stk_hi)))
+		return 1;
+	old = *(const uintptr_t *)(pcf + L->cf_current);
+	for (n = 0; g && n < 4096 && py_frame_ok(w, g); n++) {
+		const unsigned char *fr = (const unsigned char *)g;
+		uintptr_t prev = py_u64(fr, L->fr_previous);
+
+		if (L->fr_is_entry >= 0 ? fr[L->fr_is_entry] != 0 : fr[L->fr_owner] >= L->owner_marker)
+			return prev == old ? f : old;
+		g = prev;
+	}
+	return old;
 }
 
 static int py_unread(int why)
@@ -298,21 +339,29 @@ int python_stack(uint64_t *out, int max, uintptr_t sp)
 	w.L = L;
 	w.sp = sp;
 	w.stk_hi = agent_tls.ustk_hi;
+	py_chunks(&w, tstate);
 	if (L->ts_cframe >= 0) {
 		/* 3.11, 3.12: tstate->cframe, on the C stack or inside the state */
-		uintptr_t cf = *(const uintptr_t *)(tstate + (uint32_t)L->ts_cframe);
+		uintptr_t cf = *(const uintptr_t *)(tstate + (uint32_t)L->ts_cframe), pcf;
 
 		if (!py_addr_ok(cf) ||
 		    !((cf >= tstate && cf < tstate + 4096) || (w.stk_hi && cf >= sp && cf < w.stk_hi) ||
 		      py_page_ok(&w, cf & ~(uintptr_t)4095)))
 			return py_unread(CBN_PYU_BAD_TSTATE);
 		f = *(const uintptr_t *)(cf + L->cf_current);
+		/* _PyCFrame.previous follows current_frame in both versions;
+		 * the root cframe (inside the state) has none */
+		pcf = *(const uintptr_t *)(cf + L->cf_current + 8);
+		if (f && pcf) {
+			f = py_leaf(&w, tstate, f, pcf);
+			if (f == 1)
+				return py_unread(CBN_PYU_BAD_TSTATE);
+		}
 	} else {
 		f = *(const uintptr_t *)(tstate + L->cf_current);
 	}
 	if (!f)
 		return 0;
-	py_chunks(&w, tstate);
 	n = py_chain(&w, f, out, max);
 	py_fresh_last = w.fresh.n;
 	python_copy_ids(w.fresh.id, w.fresh.n);
