@@ -340,6 +340,7 @@ static void *eval_interp;         /* the interpreter hooked */
 static py_evalf eval_next;        /* the function ours passes each frame on to */
 static uintptr_t eval_window;     /* the thread running without the hook; 0: none */
 static py_obj *prof_mark;         /* our profile function's argument: ours is set */
+static int prof_main;             /* counting by the main thread's profile function */
 
 static py_obj *on_eval(void *ts, void *frame, int throwflag);
 static struct py_method_def def_exit;
@@ -361,7 +362,8 @@ static int stack_low(uintptr_t sp)
  * compared.  The error indicator is kept as it was. */
 static py_obj *profile_arg(void)
 {
-	py_obj *fn = api.sys_get("getprofile"), *r, *t, *v, *tb;
+	py_obj *fn = api.call && api.err_fetch && api.err_restore ? api.sys_get("getprofile") : NULL;
+	py_obj *r, *t, *v, *tb;
 
 	if (!fn)
 		return api.none;
@@ -542,6 +544,14 @@ static py_obj *on_exit_copy(py_obj *self, py_obj *const *args, intptr_t n)
 	/* the program set a frame evaluation function of its own after ours */
 	if (eval_interp && !eval_window && api.get_eval(eval_interp) != on_eval)
 		rec_flags |= CBN_PYCALLS_REPLACED;
+	/* or its own profile function in the main thread (sys.setprofile,
+	 * cProfile), which took ours out of the slot */
+	if (prof_main && prof_mark) {
+		py_obj *a = profile_arg();
+
+		if (a != api.none && a != prof_mark)
+			rec_flags |= CBN_PYCALLS_PROFILE_TAKEN;
+	}
 	for (id = 1; counts && id <= top; id++) {
 		if (!counts[id].calls)
 			continue;
@@ -725,7 +735,10 @@ static int start(void *arg)
 		rec_flags = CBN_PYCALLS_MAIN_ONLY;
 		if (python_ccalls_init(sym, module) == 0)
 			rec_flags |= CBN_PYCALLS_BUILTINS;
-		api.set_profile(on_profile, NULL);
+		if (!prof_mark)
+			prof_mark = api.cmethod_new(&def_exit, NULL, NULL, NULL); /* kept */
+		prof_main = 1;
+		api.set_profile(on_profile, prof_mark);
 		state = CBN_PYCALLS_ON;
 	}
 	api.err_clear();

@@ -809,6 +809,8 @@ enum cbn_py_calls_state {
 				      * function held the slot: nothing counted meanwhile */
 #define CBN_PYCALLS_REPLACED 0x10    /* h.flags: 3.11, the program set a frame evaluation function
 				      * of its own after ours */
+#define CBN_PYCALLS_PROFILE_TAKEN 0x20 /* h.flags: 3.11 with builtins, the program set a profile
+					* function of its own in the main thread: ours was out */
 
 struct cbn_py_call_count {
 	uint32_t id;                     /* PY_CODE id */

@@ -149,7 +149,31 @@ if PY=$(py_find 3.11); then
 	grep_out 'the program set a frame evaluation function of its own'
 fi
 
-# 3.12+ without =builtins: the Python functions' counts, no builtin's
+# the program's own tools (a profile function, a trace function as a
+# debugger's, cProfile, a sys.monitoring tool of its own on 3.12+) get every
+# event they get plainly: the program's output is the same, and tiny's
+# calls are counted beside them; on 3.11 --calls=builtins steps aside for
+# the program's profile function (the same slot), and the report says so
+TOOLS="$CBN_SOURCE_DIR/tests/python/calls_tools.py"
+for v in 3.11 3.12 3.13; do
+	PY=$(py_find "$v") || continue
+	"$PY" "$TOOLS" >"$T/tools_plain.txt" || fail "$v: calls_tools.py failed plainly"
+	for c in --calls --calls=builtins; do
+		run_cbn "$c" --report "$T/tools_rep.txt" --json "$T/tools.json" -- "$PY" "$TOOLS"
+		expect_rc 0
+		diff "$T/tools_plain.txt" "$OUTF" >&2 || fail "$v $c: the program's tools saw other events"
+		want='[4000]'
+		[ "$v" = 3.11 ] && want='[3000]' # no sys.monitoring there
+		if [ "$v" = 3.11 ] && [ "$c" = --calls=builtins ]; then
+			want='[null]'
+			grep -q 'the program set a profile function of its own' "$T/tools_rep.txt" ||
+				fail "$v $c: the report does not say the program's profile function took the slot"
+		fi
+		got=$(json_py "$T/tools.json" '[f.get("calls") for f in d["functions"] if f["name"] == "tiny"]')
+		[ "$got" = "$want" ] || fail "$v $c: tiny counted $got, not $want"
+	done
+done
+
 for v in 3.13 3.12; do
 	PY=$(py_find "$v") || continue
 	run_cbn --calls --json "$T/nob.json" -- "$PY" "$CALLS"

@@ -437,6 +437,7 @@ static void test_calls(const struct synth_self *self)
 		{CBN_PYCALLS_SWITCHED, "only its calls were counted, by its profile function"},
 		{CBN_PYCALLS_STOPPED, "no calls were counted meanwhile"},
 		{CBN_PYCALLS_REPLACED, "a frame evaluation function of its own"},
+		{CBN_PYCALLS_PROFILE_TAKEN, "a profile function of its own"},
 	};
 	static const struct {
 		uint32_t state;

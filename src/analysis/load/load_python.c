@@ -524,6 +524,11 @@ void load_python_finish(struct load *L)
 		load_warn(L, "%s: --calls: a thread ran low on C stack (a deep recursion, or a small "
 			     "thread stack) while the program's own profile function ran there: "
 			     "no calls were counted meanwhile", pr->file);
+	if (pr->python.calls_flags & CBN_PYCALLS_PROFILE_TAKEN)
+		load_warn(L, "%s: --calls=builtins: the program set a profile function of its own "
+			     "(sys.setprofile, cProfile) in the main thread, in the counting's place: "
+			     "the calls after that were not counted (on 3.11 --calls without "
+			     "=builtins counts beside it)", pr->file);
 	if (pr->python.calls_flags & CBN_PYCALLS_REPLACED)
 		load_warn(L, "%s: --calls: the program set a frame evaluation function of its own "
 			     "(PEP 523): the calls it evaluated were counted only if it passes frames "
