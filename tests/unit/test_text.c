@@ -430,6 +430,36 @@ static void test_footer(void)
 	pb_free(&b);
 }
 
+/* Truncated samples whose Python chain was read to its end lose only native
+ * frames at the root end: the warning says the Python cumtime is right; mixed
+ * with others, it counts them. */
+static void test_truncated_python(void)
+{
+	struct pb b;
+	char *out;
+	uint32_t f, pr, th, st;
+
+	pb_init(&b, 1000000, "./deep");
+	f = pb_func(&b, "down", "deep.py", 3, "");
+	pr = pb_process(&b, 1, 0, "deep", "./deep", 1000000);
+	th = pb_thread(&b, 1, pr, "");
+	st = pb_stack(&b, 1, &f);
+	pb_samples(&b, th, st, 5, 1, CBN_SAMPLE_TRUNCATED | PROF_SAMPLE_PY_WHOLE);
+	pb_samples(&b, th, st, 95, 1, 0);
+	out = render_v(&b.p);
+	CHECK(strstr(out, "5 of 100 samples were cut at the maximum stack depth with all their "
+			  "Python frames read: the Python functions' cumtime is right"));
+	CHECK(!strstr(out, "outermost callers are missing"));
+	free(out);
+	pb_samples(&b, th, st, 3, 1, CBN_SAMPLE_TRUNCATED);
+	out = render_v(&b.p);
+	CHECK(strstr(out, "8 of 103 samples were cut at the maximum stack depth: their outermost "
+			  "callers are missing, so cumtime of those callers is low (5 of them with "
+			  "all their Python frames read"));
+	free(out);
+	pb_free(&b);
+}
+
 /* Hottest source lines: rows without line information (bare addresses) are
  * left out and counted; with none left, one line says why there are none. */
 static void test_hot_lines_without_lines(void)
@@ -907,6 +937,7 @@ int main(void)
 	test_limit_and_names();
 	test_processes_threads();
 	test_footer();
+	test_truncated_python();
 	test_sort_keys_valid();
 	test_fmt();
 	test_folded();

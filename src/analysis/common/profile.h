@@ -95,6 +95,9 @@ struct prof_sample {
 #define PROF_SAMPLE_SPLIT 0x400  /* a share split off a record (its kernel part, set
 				  * with PROF_SAMPLE_KERNEL): not a record of its own,
 				  * so record counts skip it */
+#define PROF_SAMPLE_PY_WHOLE 0x800 /* with CBN_SAMPLE_TRUNCATED: its Python chain was read to
+				   * its end, so only native frames under the outermost
+				   * Python one are missing (the interpreter's start-up) */
 #define PROF_SAMPLE_SPIN 0x200   /* the leaf pc lies in a spin loop (a PAUSE instruction
 				  * shortly before it in the same code): set by the
 				  * loader from the module's bytes (docs/waiting.md) */

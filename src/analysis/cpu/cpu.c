@@ -200,8 +200,10 @@ static void cpu_sum_samples(const struct profile *p, struct cpu_profile *c, uint
 		c->samples += !(s->flags & PROF_SAMPLE_SPLIT);
 		c->weight += s->weight;
 		c->cpu_ns += ns;
-		if ((s->flags & CBN_SAMPLE_TRUNCATED) && !(s->flags & PROF_SAMPLE_SPLIT))
+		if ((s->flags & CBN_SAMPLE_TRUNCATED) && !(s->flags & PROF_SAMPLE_SPLIT)) {
 			c->truncated++;
+			c->truncated_py_whole += (s->flags & PROF_SAMPLE_PY_WHOLE) != 0;
+		}
 		if ((s->flags & CBN_SAMPLE_PC_ONLY) && !(s->flags & PROF_SAMPLE_SPLIT))
 			c->pc_only++;
 		if (s->thread < p->nthreads) {
@@ -701,6 +703,28 @@ static void cpu_build_warnings(const struct profile *p, const struct cpu_profile
 	}
 }
 
+/* Samples cut at the depth cap; those whose Python chain was read to its
+ * end keep every Python caller (PROF_SAMPLE_PY_WHOLE). */
+static void cpu_truncated_warning(const struct profile *p, const struct cpu_profile *c,
+				  struct cpu_wlist *l)
+{
+	if (c->truncated && c->truncated_py_whole == c->truncated)
+		cpu_wadd(l, "%llu of %llu samples were cut at the maximum stack depth with all their "
+			 "Python frames read: the Python functions' cumtime is right; native "
+			 "frames at the root end are missing (the interpreter's start-up, C between "
+			 "the outermost Python calls), so their cumtime is low",
+			 (unsigned long long)c->truncated, (unsigned long long)c->samples);
+	else if (c->truncated)
+		cpu_wadd(l, "%llu of %llu samples were cut at the maximum stack depth%s: their "
+			 "outermost callers are missing, so cumtime of those callers is low%s%.0llu%s",
+			 (unsigned long long)c->truncated, (unsigned long long)c->samples,
+			 p->attached_pid ? " or, attached, at the end of the stack copied at each sample" : "",
+			 c->truncated_py_whole ? " (" : "",
+			 (unsigned long long)c->truncated_py_whole,
+			 c->truncated_py_whole ? " of them with all their Python frames read, whose "
+						 "Python functions' cumtime is right)" : "");
+}
+
 /*
  * Threads that ran at least 4 periods and 20 ms of CPU (their THREAD_END says
  * so: a POSIX timer, checked at the tick, may leave a thread of a few ms
@@ -792,11 +816,7 @@ int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***o
 		while ((k = cpu_unwind_warning(c, k, uw, sizeof(uw))) > 0)
 			cpu_wadd(&l, "%s", uw);
 	}
-	if (c->truncated)
-		cpu_wadd(&l, "%llu of %llu samples were cut at the maximum stack depth%s: their "
-			 "outermost callers are missing, so cumtime of those callers is low",
-			 (unsigned long long)c->truncated, (unsigned long long)c->samples,
-			 p->attached_pid ? " or, attached, at the end of the stack copied at each sample" : "");
+	cpu_truncated_warning(p, c, &l);
 	/* a sample or two of a thousand with only their pc changes no
 	 * caller's cumtime that matters (the JSON keeps the count) */
 	if (c->pc_only && c->pc_only * 100 >= c->samples) {

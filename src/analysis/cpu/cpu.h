@@ -65,6 +65,7 @@ struct cpu_profile {
 	uint64_t lost[CBN_LOST_NREASONS];
 	uint64_t lost_total;
 	uint64_t truncated, pc_only;   /* sample records with those flags */
+	uint64_t truncated_py_whole;   /* of truncated: their Python frames all there */
 	size_t nthreads_seen;          /* threads with at least one sample */
 	/* The profiler's own CPU, never in the tables (the program's cpu_ns
 	 * excludes it; measured_ns, the kernel's count, includes it). */

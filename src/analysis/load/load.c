@@ -293,6 +293,18 @@ static void file_free(struct load_file *F)
 	load_jit_free(F);
 }
 
+/* 1 when the stack's Python words reach the chain's end: the last one
+ * (the root-most) is not marked as cut. */
+static int py_whole(const uint64_t *pcs, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = n; i-- > 0;)
+		if (CBN_PYW_IS(pcs[i]))
+			return !(CBN_PYW_FLAGS(pcs[i]) & CBN_PYW_TRUNC);
+	return 0;
+}
+
 /* The current file's raw samples into p->samples, symbolized, each split
  * into its user part and the kernel's share; the profiler's own counted
  * apart; those before ring_cut (ring mode) dropped.  Returns how many were. */
@@ -353,7 +365,9 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 		s->weight = w->weight - w->kweight;
 		/* the loader's own flags are not the file's to set */
 		s->flags = w->flags & ~(uint32_t)(PROF_SAMPLE_KERNEL | PROF_SAMPLE_SPIN |
-						  PROF_SAMPLE_SPLIT);
+						  PROF_SAMPLE_SPLIT | PROF_SAMPLE_PY_WHOLE);
+		if ((w->flags & CBN_SAMPLE_TRUNCATED) && py_whole(w->pcs, n))
+			s->flags |= PROF_SAMPLE_PY_WHOLE;
 		p->threads[w->thread].weight += w->weight;
 		p->processes[F->proc].weight += w->weight;
 		if (w->kweight && w->kstacks &&
