@@ -499,9 +499,31 @@ static void py_calls_finish(struct load *L)
 			py_ccount_one(L, &F->pyccalls[i]->c[k]);
 }
 
+/* What each counting flag of 3.11's (docs/agent.md section 17) leaves
+ * uncounted, as Data quality says it. */
+static const struct {
+	uint16_t flag;
+	const char *text;
+} calls_flag_said[] = {
+	{CBN_PYCALLS_SWITCHED,
+	 "--calls: a thread ran low on C stack (a deep recursion, or a small thread stack): "
+	 "while it did, only its calls were counted, by its profile function"},
+	{CBN_PYCALLS_STOPPED,
+	 "--calls: a thread ran low on C stack (a deep recursion, or a small thread stack) "
+	 "while the program's own profile function ran there: no calls were counted meanwhile"},
+	{CBN_PYCALLS_PROFILE_TAKEN,
+	 "--calls=builtins: the program set a profile function of its own (sys.setprofile, "
+	 "cProfile) in the main thread, in the counting's place: the calls after that were not "
+	 "counted (on 3.11 --calls without =builtins counts beside it)"},
+	{CBN_PYCALLS_REPLACED,
+	 "--calls: the program set a frame evaluation function of its own (PEP 523): the calls "
+	 "it evaluated were counted only if it passes frames on to the one it replaced"},
+};
+
 void load_python_finish(struct load *L)
 {
 	const struct prof_process *pr = &L->p->processes[L->f->proc];
+	size_t i;
 
 	py_calls_finish(L);
 	if (pr->python.calls_state > CBN_PYCALLS_ON)
@@ -516,23 +538,9 @@ void load_python_finish(struct load *L)
 				    "counting starts (embedded with its signal handlers off?)"
 				  : "the interpreter refused the registration (or runs without "
 				    "its GIL)");
-	if (pr->python.calls_flags & CBN_PYCALLS_SWITCHED)
-		load_warn(L, "%s: --calls: a thread ran low on C stack (a deep recursion, or a small "
-			     "thread stack): while it did, only its calls were counted, by its "
-			     "profile function", pr->file);
-	if (pr->python.calls_flags & CBN_PYCALLS_STOPPED)
-		load_warn(L, "%s: --calls: a thread ran low on C stack (a deep recursion, or a small "
-			     "thread stack) while the program's own profile function ran there: "
-			     "no calls were counted meanwhile", pr->file);
-	if (pr->python.calls_flags & CBN_PYCALLS_PROFILE_TAKEN)
-		load_warn(L, "%s: --calls=builtins: the program set a profile function of its own "
-			     "(sys.setprofile, cProfile) in the main thread, in the counting's place: "
-			     "the calls after that were not counted (on 3.11 --calls without "
-			     "=builtins counts beside it)", pr->file);
-	if (pr->python.calls_flags & CBN_PYCALLS_REPLACED)
-		load_warn(L, "%s: --calls: the program set a frame evaluation function of its own "
-			     "(PEP 523): the calls it evaluated were counted only if it passes frames "
-			     "on to the one it replaced", pr->file);
+	for (i = 0; i < sizeof(calls_flag_said) / sizeof(calls_flag_said[0]); i++)
+		if (pr->python.calls_flags & calls_flag_said[i].flag)
+			load_warn(L, "%s: %s", pr->file, calls_flag_said[i].text);
 	if (pr->python.codes_missing)
 		load_warn(L, "%s: %llu Python frames (counted once per distinct stack) name code "
 			     "objects the agent had not copied yet when the process ended; they "
