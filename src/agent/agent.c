@@ -403,6 +403,7 @@ static void agent_start(void)
 	q = agent_getenv(CBN_ENV_MEMORY);
 	agent.mem_host = q && strstr(q, "host") != NULL;
 	agent.pid = (uint32_t)getpid();
+	agent_pid_init();
 	agent.exec_seq = agent_exec_seq(agent.pid);
 	agent.main_thread = pthread_self();
 	n = readlink("/proc/self/exe", agent.exe, sizeof(agent.exe) - 1);

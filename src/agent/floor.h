@@ -89,6 +89,14 @@ uint64_t agent_now(void) AGENT_HIDDEN;
 void *agent_real(const char *name) AGENT_HIDDEN;
 /* n bytes at src, or -1 when any is unmapped (never a fault).  Signal-safe. */
 int agent_vmread(void *dst, uintptr_t src, size_t n) AGENT_HIDDEN;
+/* Pieces read in one system call: remote[i] into local[i] (the same
+ * lengths), in order, up to the first piece not all mapped.  Returns the
+ * bytes read, -1 when none.  Signal-safe; at most AGENT_VMREAD_PIECES
+ * pieces.  agent_pid_init, at start-up, lets each read skip a getpid. */
+#define AGENT_VMREAD_PIECES 8
+struct iovec;
+long agent_vmreadv(const struct iovec *local, const struct iovec *remote, int n) AGENT_HIDDEN;
+void agent_pid_init(void) AGENT_HIDDEN;
 int agent_event(const void *rec, size_t size) AGENT_HIDDEN;
 void agent_disable(const char *why) AGENT_HIDDEN;
 /* One line into the session's notes file (never the program's stderr);

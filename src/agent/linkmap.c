@@ -23,6 +23,7 @@
 #include <link.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/uio.h>
 #include <time.h>
 
 #include "floor.h"
@@ -53,12 +54,11 @@ void linkmap_close_end(void)
 	atomic_fetch_sub(&linkmap_closing, 1);
 }
 
-/* A NUL-terminated string at src into out (cap bytes), read in pieces that
- * do not cross a page (the string may end just before an unmapped one). */
-static int linkmap_str(char *out, size_t cap, uintptr_t src)
+/* The rest of a NUL-terminated string at src into out (cap bytes), n of
+ * them read already, in pieces that do not cross a page (the string may
+ * end just before an unmapped one). */
+static int linkmap_str(char *out, size_t cap, uintptr_t src, size_t n)
 {
-	size_t n = 0;
-
 	while (n + 1 < cap) {
 		size_t room = 4096 - ((src + n) & 4095), want = cap - 1 - n, i;
 
@@ -120,26 +120,70 @@ static int linkmap_phdrs(struct linkmap_obj *o, uintptr_t addr, int main_map)
 	return first_load ? 0 : -1; /* a prelinked object: its header is elsewhere */
 }
 
+/*
+ * The name of the object at lm into o->name and, in the same system call,
+ * the next node into *next (*have_next: 1 when it was read): one read an
+ * object where there were two.  The name's first piece stops at its page's
+ * end, as linkmap_str's do.
+ */
+static int linkmap_name(struct linkmap_obj *o, const struct link_map *lm, struct link_map *next,
+			int *have_next)
+{
+	uintptr_t src = (uintptr_t)lm->l_name;
+	size_t want = 4096 - (src & 4095), i;
+	struct iovec loc[2], rem[2];
+	long r;
+
+	*have_next = 0;
+	o->name[0] = '\0';
+	if (!src)
+		return 0;
+	if (want > 256)
+		want = 256;
+	loc[0] = (struct iovec){o->name, want};
+	rem[0] = (struct iovec){(void *)src, want};
+	loc[1] = (struct iovec){next, sizeof(*next)};
+	rem[1] = (struct iovec){(void *)lm->l_next, sizeof(*next)};
+	r = agent_vmreadv(loc, rem, lm->l_next ? 2 : 1);
+	if (r < (long)want)
+		return linkmap_str(o->name, sizeof(o->name), src, 0);
+	*have_next = lm->l_next && r == (long)(want + sizeof(*next));
+	for (i = 0; i < want; i++)
+		if (!o->name[i])
+			return 0;
+	return linkmap_str(o->name, sizeof(o->name), src, want);
+}
+
 /* One namespace's list from its first object; the callback's nonzero return
- * stops the walk (returned), -EAGAIN when a read failed. */
-static int linkmap_list(uintptr_t l, int base_ns, struct linkmap_obj *o,
+ * stops the walk (returned), -EAGAIN when a read failed.  known: the
+ * program headers already read of an object at addr with that name and
+ * dynamic section (NULL: read them). */
+static int linkmap_list(uintptr_t l, int base_ns, struct linkmap_obj *o, linkmap_known_fn known,
 			int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
 {
-	struct link_map lm;
-	int i, ret;
+	struct link_map lm, next;
+	const ElfW(Phdr) *kph;
+	ElfW(Half) kn;
+	int i, ret, have = 0;
 
 	for (i = 0; l && i < LINKMAP_MAX; i++, l = (uintptr_t)lm.l_next) {
-		if (agent_vmread(&lm, l, sizeof(lm)) < 0)
+		if (have)
+			lm = next;
+		else if (agent_vmread(&lm, l, sizeof(lm)) < 0)
 			return -EAGAIN;
-		o->name[0] = '\0';
-		if (lm.l_name && linkmap_str(o->name, sizeof(o->name), (uintptr_t)lm.l_name) < 0)
+		if (linkmap_name(o, &lm, &next, &have) < 0)
 			return -EAGAIN;
 		memset(&o->info, 0, sizeof(o->info));
-		if (linkmap_phdrs(o, (uintptr_t)lm.l_addr, base_ns && i == 0) < 0)
+		o->info.dlpi_phdr = o->ph;
+		if (!(base_ns && i == 0) && known &&
+		    (kph = known((uintptr_t)lm.l_addr, o->name, (uintptr_t)lm.l_ld, &kn, arg))) {
+			o->info.dlpi_phdr = kph;
+			o->info.dlpi_phnum = kn;
+		} else if (linkmap_phdrs(o, (uintptr_t)lm.l_addr, base_ns && i == 0) < 0) {
 			continue; /* nothing to read (or a prelinked object) */
+		}
 		o->info.dlpi_addr = lm.l_addr;
 		o->info.dlpi_name = o->name;
-		o->info.dlpi_phdr = o->ph;
 		ret = cb(&o->info, sizeof(o->info), arg);
 		if (ret)
 			return ret;
@@ -153,7 +197,8 @@ static int linkmap_list(uintptr_t l, int base_ns, struct linkmap_obj *o,
  * value, 0 when the walk was whole and consistent, -EAGAIN when the loader
  * was changing the list (the caller tries later; what cb saw may be partial).
  */
-int linkmap_walk(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+int linkmap_walk(int (*cb)(struct dl_phdr_info *, size_t, void *), linkmap_known_fn known,
+		 void *arg)
 {
 	static struct linkmap_obj obj; /* callers hold modules_lock */
 	struct r_debug_extended rd;
@@ -175,7 +220,7 @@ int linkmap_walk(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
 			ret = -EAGAIN;
 			break;
 		}
-		ret = linkmap_list((uintptr_t)rd.base.r_map, ns == 0, &obj, cb, arg);
+		ret = linkmap_list((uintptr_t)rd.base.r_map, ns == 0, &obj, known, cb, arg);
 		next = rd.base.r_version >= 2 ? (uintptr_t)rd.r_next : 0;
 	}
 	if (!ret && _r_debug.r_state != RT_CONSISTENT)

@@ -211,6 +211,7 @@ struct snap_build {
 };
 
 struct scan_state {
+	int hint;                        /* modules_known's next slot */
 	int first;
 	int changed;
 	int count;
@@ -522,6 +523,43 @@ static int modules_cb(struct dl_phdr_info *info, size_t size, void *arg)
 }
 
 /*
+ * linkmap_walk's known: the program headers the current snapshot holds for
+ * the object at addr named name, when their dynamic segment is where the
+ * loader says this object's is (a library loaded where an unloaded one of
+ * the same name was, but built otherwise, is read again).  Under mod_lock:
+ * the current snapshot is not freed under it.  *hint: where the search
+ * starts, the slot after the last one found (the loader's order changes
+ * little from one walk to the next).
+ */
+static const ElfW(Phdr) *modules_known(uintptr_t addr, const char *name, uintptr_t ld,
+				       ElfW(Half) *phnum, void *arg)
+{
+	const struct snap *s = atomic_load_explicit(&snap_cur, memory_order_acquire);
+	struct scan_state *st = arg;
+	int i, k, j;
+
+	if (!s || !ld)
+		return NULL;
+	for (k = 0; k < s->n; k++) {
+		const struct dl_phdr_info *in;
+
+		i = (st->hint + k) % s->n;
+		in = &s->m[i].info;
+		if (in->dlpi_addr != addr || strcmp(in->dlpi_name, name) != 0)
+			continue;
+		for (j = 0; j < in->dlpi_phnum; j++)
+			if (in->dlpi_phdr[j].p_type == PT_DYNAMIC &&
+			    in->dlpi_addr + in->dlpi_phdr[j].p_vaddr == ld) {
+				st->hint = i + 1;
+				*phnum = in->dlpi_phnum;
+				return in->dlpi_phdr;
+			}
+		return NULL;
+	}
+	return NULL;
+}
+
+/*
  * Compare the loader's list with ours and write the difference.  force: a
  * full scan's records and snapshot even if nothing changed.  A walk that met
  * the loader changing its list is tried again a few times, then left to the
@@ -545,7 +583,7 @@ void modules_scan(int force)
 		for (i = 0; i < nmods; i++)
 			mods[i].seen = 0;
 		snap_build_free(&st.sb);
-		ret = linkmap_walk(modules_cb, &st);
+		ret = linkmap_walk(modules_cb, modules_known, &st);
 	}
 	if (ret < 0) {
 		snap_build_free(&st.sb);
