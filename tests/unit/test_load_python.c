@@ -535,6 +535,25 @@ static void test_calls(const struct synth_self *self)
 		CHECK(stepped[k].why[0] ? said : !any);
 		prof_free(p);
 	}
+
+	/* 3.11 with builtins, and more threads than the main one: their
+	 * calls were not counted, and the report says so */
+	for (k = 1; k <= 2; k++) {
+		int said = 0;
+
+		synth_init(&s, 100, 1, 0, 0, self->path);
+		synth_hdr(&s)->python.state = CBN_PY_ON;
+		synth_hdr(&s)->threads_perf = (uint32_t)k;
+		synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+		module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
+		py_calls(&s, CBN_PYCALLS_ON, CBN_PYCALLS_MAIN_ONLY, 3, 1000, 10);
+		p = load_with(&s, PROF_PYTHON_ON);
+		synth_free(&s);
+		for (i = 0; i < p->nwarnings; i++)
+			said |= strstr(p->warnings[i], "other threads made were not counted") != NULL;
+		CHECK(said == (k == 2));
+		prof_free(p);
+	}
 }
 
 /* A CUDA launch's host stack (CUDA_STACK, every pc a return address) gets

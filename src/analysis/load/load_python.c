@@ -523,7 +523,7 @@ static const struct {
 void load_python_finish(struct load *L)
 {
 	const struct prof_process *pr = &L->p->processes[L->f->proc];
-	size_t i;
+	size_t i, nthreads;
 
 	py_calls_finish(L);
 	if (pr->python.calls_state > CBN_PYCALLS_ON)
@@ -541,6 +541,14 @@ void load_python_finish(struct load *L)
 	for (i = 0; i < sizeof(calls_flag_said) / sizeof(calls_flag_said[0]); i++)
 		if (pr->python.calls_flags & calls_flag_said[i].flag)
 			load_warn(L, "%s: %s", pr->file, calls_flag_said[i].text);
+	/* 3.11 with builtins: a profile function is one thread's */
+	for (i = 0, nthreads = 0; i < L->p->nthreads; i++)
+		nthreads += L->p->threads[i].process == L->f->proc;
+	if ((pr->python.calls_flags & CBN_PYCALLS_MAIN_ONLY) &&
+	    (nthreads > 1 || pr->threads_perf + pr->threads_timer > 1))
+		load_warn(L, "%s: --calls=builtins on 3.11 counts through the main thread's profile "
+			     "function: the calls the program's other threads made were not counted "
+			     "(--calls alone counts every thread's Python functions)", pr->file);
 	if (pr->python.codes_missing)
 		load_warn(L, "%s: %llu Python frames (counted once per distinct stack) name code "
 			     "objects the agent had not copied yet when the process ended; they "
