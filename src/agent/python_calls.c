@@ -81,6 +81,9 @@ static struct {
 	void (*set_eval)(void *interp, py_evalf fn);
 	void (*err_fetch)(py_obj **t, py_obj **v, py_obj **tb);
 	void (*err_restore)(py_obj *t, py_obj *v, py_obj *tb);
+	/* optional: a code object's extra slot, and a function at its death */
+	intptr_t (*extra_index)(void (*fn)(void *));
+	int (*set_extra)(py_obj *code, intptr_t index, void *extra);
 } api;
 
 #define PY_CO_OPTIMIZED 0x0001           /* a function's code: not a module or class body */
@@ -101,6 +104,7 @@ static int counting;                     /* the callbacks are registered */
 static uint16_t rec_flags;               /* CBN_PYCALLS_* flags */
 static struct py_count *counts;          /* PY_CODES_CAP + 1, by PY_CODE id */
 static uint32_t top;                     /* highest id counted */
+static intptr_t extra_at = -1;           /* our code-extra slot (code_died), -1: none */
 
 /* Code object -> id, direct-mapped by address; an entry holds only while
  * the object there has the same constants and names tuples (another
@@ -113,6 +117,50 @@ static struct {
 } cache[PY_CC];
 
 /* --- counting (under the GIL) ------------------------------------------------ */
+
+/*
+ * A counted function's code object may die before any sample or the exit
+ * copy names it (pdb running the script again, code made by exec and
+ * dropped): its calls would be in no row.  So each new one gets our
+ * code-extra slot, whose function the interpreter calls as the object dies,
+ * with its fields still there: its names are copied then (once: a copy
+ * already made is not made again).  One small allocation of the
+ * interpreter's per function, at its first call.
+ */
+static void code_died(void *extra)
+{
+	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
+	const struct cbn_py_layout *L;
+	uintptr_t code = (uintptr_t)extra;
+	struct py_fresh fresh;
+	uint32_t id;
+
+	if (!code || !pi || !counts)
+		return;
+	L = &pi->t.L;
+	fresh.n = 0;
+	id = python_code_id(code,
+			    cbn_py_code_key(code, *(const uintptr_t *)(code + L->co_consts),
+					    *(const uintptr_t *)(code + L->co_names),
+					    *(const uint32_t *)(code + L->co_flags),
+					    *(const uint64_t *)(code + L->ob_size)),
+			    &fresh);
+	if (id && id <= top && counts[id].calls)
+		python_copy_ids(&id, 1);
+}
+
+/* Under the GIL, in a callback: keep an exception being raised as it was. */
+static void watch_death(uintptr_t code)
+{
+	py_obj *t = NULL, *v = NULL, *tb = NULL;
+
+	if (extra_at < 0 || !api.err_fetch || !api.err_restore)
+		return;
+	api.err_fetch(&t, &v, &tb);
+	if (api.set_extra((py_obj *)code, extra_at, (void *)code) != 0)
+		api.err_clear();
+	api.err_restore(t, v, tb);
+}
 
 static uint32_t code_id(uintptr_t code)
 {
@@ -145,6 +193,8 @@ static uint32_t code_id(uintptr_t code)
 			    &fresh);
 	if (fresh.n && !(flags & PY_CO_OPTIMIZED))
 		python_copy_ids(fresh.id, fresh.n);
+	else if (fresh.n)
+		watch_death(code);
 	if (id) {
 		cache[slot].code = code;
 		cache[slot].consts = consts;
@@ -741,6 +791,8 @@ static int start(void *arg)
 		api.set_profile(on_profile, prof_mark);
 		state = CBN_PYCALLS_ON;
 	}
+	if (state == CBN_PYCALLS_ON && api.extra_index && api.set_extra && extra_at < 0)
+		extra_at = api.extra_index(code_died);
 	api.err_clear();
 	counting = state == CBN_PYCALLS_ON;
 	if (counting)
@@ -790,6 +842,12 @@ static int resolve(const struct py_info *pi)
 	*(void **)&api.set_eval = sym(mod, "_PyInterpreterState_SetEvalFrameFunc");
 	*(void **)&api.err_fetch = sym(mod, "PyErr_Fetch");
 	*(void **)&api.err_restore = sym(mod, "PyErr_Restore");
+	*(void **)&api.extra_index = sym(mod, "PyUnstable_Eval_RequestCodeExtraIndex");
+	if (!api.extra_index)
+		*(void **)&api.extra_index = sym(mod, "_PyEval_RequestCodeExtraIndex");
+	*(void **)&api.set_extra = sym(mod, "PyUnstable_Code_SetExtra");
+	if (!api.set_extra)
+		*(void **)&api.set_extra = sym(mod, "_PyCode_SetExtra");
 	module = mod; /* kept: python_ccalls_init looks in it too */
 	return api.add_pending && api.this_tstate && api.sys_get && api.getattr &&
 			       api.call_method && api.cmethod_new && api.as_long && api.err_clear &&
