@@ -15,11 +15,12 @@ pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev 
 # docs/distributed.md), PyTorch on the CPU (e2e.nocfi_torch: oneDNN's JIT
 # convolutions next to torch.profiler), and sqlite3, a real library program
 # whose page the HTML screenshots test opens (tests/e2e/html_shots.sh), and
-# libpython3.11, the interpreter a C program embeds (examples/py_embed.c).
+# libpython3.11, the interpreter a C program embeds (examples/py_embed.c),
+# and coverage.py, a real tool of the program's own beside --calls.
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(python3 python3-jsonschema python3-yaml libc6-dev libc6-dbg g++ golang-go xz-utils
 		debuginfod tmux libjemalloc2 libgoogle-perftools4 chromium openmpi-bin libopenmpi-dev
-		python3-torch sqlite3 libpython3.11)
+		python3-torch sqlite3 libpython3.11 python3-coverage)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

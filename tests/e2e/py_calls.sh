@@ -16,7 +16,7 @@
 # ignored is counted too, and so is a C program that embeds the interpreter
 # with its signal handlers (without them the report says it did not count);
 # the gate reads func[NAME].calls as an exact count; without --calls nothing
-# is counted.
+# is counted; the real coverage.py and pdb see what they see plainly.
 . "$(dirname "$0")/lib/common.bash"
 . "$(dirname "$0")/lib/python.bash"
 need_cbn
@@ -172,6 +172,55 @@ for v in 3.11 3.12 3.13; do
 		got=$(json_py "$T/tools.json" '[f.get("calls") for f in d["functions"] if f["name"] == "tiny"]')
 		[ "$got" = "$want" ] || fail "$v $c: tiny counted $got, not $want"
 	done
+done
+
+# the real tools: coverage.py (Debian's python3-coverage: its C tracer on
+# 3.11, its Python tracer on pyenv's 3.12 and 3.13, which it falls back to
+# there) measures the same lines, and pdb stopped at a breakpoint in fib
+# prints the same session, as plainly; fib and tick are counted exactly
+# beside them, though pdb runs the script again at its end and the first
+# run's code objects die unsampled (tick, run by two threads, is not
+# counted on 3.11 with builtins: the profile function is the main
+# thread's, and the report says so)
+calls_peer() # VERSION FLAG WHAT: fib's and tick's counts as expected
+{
+	local want='[["fib", 1973, 1], ["tick", 4000, 4000]]'
+	[ "$1" = 3.11 ] && [ "$2" = --calls=builtins ] && want='[["fib", 1973, 1], ["tick", null, null]]'
+	[ "$(json_py "$T/peer.json" '[[n] + next(([f.get("calls"), f.get("primitive_calls")] for f in d["functions"] if f["name"] == n), [None, None]) for n in ("fib", "tick")]')" = "$want" ] ||
+		fail "$1 $2 under $3: fib and tick not counted exactly"
+	if [ "$1" = 3.11 ] && [ "$2" = --calls=builtins ]; then
+		grep -q "other threads made were not counted" "$T/peer_rep.txt" ||
+			fail "$1 $2 under $3: the report does not say the other threads were not counted"
+	fi
+}
+PEERS="$CBN_SOURCE_DIR/tests/python/calls_peers.py"
+printf 'b fib\nc\np n\nw\ncl 1\nc\nq\n' >"$T/pdb.in"
+COVPATH=$(/usr/bin/python3 -c 'import coverage, os; print(os.path.dirname(os.path.dirname(coverage.__file__)))' 2>/dev/null) ||
+	note "no python3-coverage here: coverage.py is not tested beside --calls"
+for v in 3.11 3.12 3.13; do
+	PY=$(py_find "$v") || continue
+	"$PY" -m pdb "$PEERS" <"$T/pdb.in" >"$T/pdb_plain.txt" 2>&1 || fail "$v: pdb failed plainly"
+	grep -q 'fib()' "$T/pdb_plain.txt" || fail "$v: pdb did not stop in fib plainly"
+	for c in --calls --calls=builtins; do
+		run_cbn "$c" --report "$T/peer_rep.txt" --json "$T/peer.json" -- "$PY" -m pdb "$PEERS" <"$T/pdb.in"
+		expect_rc 0
+		diff "$T/pdb_plain.txt" "$OUTF" >&2 || fail "$v $c: pdb's session differs from the plain one"
+		calls_peer "$v" "$c" pdb
+	done
+	[ -n "$COVPATH" ] || continue
+	rm -f "$T/cov.plain" "$T/cov.cbn"
+	export PYTHONPATH="$COVPATH"
+	"$PY" -m coverage run --data-file="$T/cov.plain" "$PEERS" >"$T/cov_out.txt" || fail "$v: coverage run failed plainly"
+	"$PY" -m coverage report -m --include='*calls_peers.py' --data-file="$T/cov.plain" >"$T/cov_plain.txt"
+	run_cbn --calls --report "$T/peer_rep.txt" --json "$T/peer.json" -- \
+		"$PY" -m coverage run --data-file="$T/cov.cbn" "$PEERS"
+	expect_rc 0
+	diff "$T/cov_out.txt" "$OUTF" >&2 || fail "$v: the program's output under coverage differs"
+	"$PY" -m coverage report -m --include='*calls_peers.py' --data-file="$T/cov.cbn" >"$T/cov_cbn.txt"
+	unset PYTHONPATH
+	grep -q 'calls_peers.py' "$T/cov_plain.txt" || fail "$v: coverage measured nothing plainly"
+	diff "$T/cov_plain.txt" "$T/cov_cbn.txt" >&2 || fail "$v: coverage measured other lines under --calls"
+	calls_peer "$v" --calls coverage
 done
 
 for v in 3.13 3.12; do
