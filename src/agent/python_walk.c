@@ -85,6 +85,7 @@ struct py_walk {
 	uintptr_t page[4];               /* pages checked mapped during this walk */
 	int npages;
 	struct py_fresh fresh;           /* ids to copy at the end of the walk */
+	int checked;                     /* frames from the leaf py_leaf checked (py_frame_ok) */
 };
 
 /* SIGNAL-SAFE: the page is mapped (an rt_sigprocmask with an invalid how
@@ -123,7 +124,7 @@ static int py_addr_ok(uintptr_t a)
  * (CPython gh-99729), so a pointer that passes lies in memory that stays while
  * the thread is stopped here.  Another thread's chain is read by copies.
  */
-static int py_frame_ok(struct py_walk *w, uintptr_t f)
+static inline __attribute__((always_inline)) int py_frame_ok(struct py_walk *w, uintptr_t f)
 {
 	uintptr_t end;
 	int i;
@@ -199,8 +200,12 @@ static uintptr_t py_leaf(struct py_walk *w, uintptr_t tstate, uintptr_t f, uintp
 		const unsigned char *fr = (const unsigned char *)g;
 		uintptr_t prev = py_u64(fr, L->fr_previous);
 
-		if (L->fr_is_entry >= 0 ? fr[L->fr_is_entry] != 0 : fr[L->fr_owner] >= L->owner_marker)
-			return prev == old ? f : old;
+		if (L->fr_is_entry >= 0 ? fr[L->fr_is_entry] != 0 : fr[L->fr_owner] >= L->owner_marker) {
+			if (prev != old)
+				return old;
+			w->checked = n + 1; /* py_chain's first steps: these frames */
+			return f;
+		}
 		g = prev;
 	}
 	return old;
@@ -238,7 +243,7 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 		int64_t u;
 		uint32_t flags = 0, unit;
 
-		if (!py_frame_ok(w, f))
+		if (steps >= w->checked && !py_frame_ok(w, f))
 			return py_unread(CBN_PYU_BAD_FRAME);
 		/* Read in place: the frame is this thread's own, which the
 		 * handler interrupted, so nothing changes it while it is read
