@@ -170,6 +170,9 @@ for v in 3.11 3.12 3.13; do
 				fail "$v $c: the report does not say the program's profile function took the slot"
 		fi
 		got=$(json_py "$T/tools.json" '[f.get("calls") for f in d["functions"] if f["name"] == "tiny"]')
+		# not counted: a row only if a sample fell in tiny (a loaded
+		# machine may take none there)
+		[ "$want" = '[null]' ] && [ "$got" = '[]' ] && got='[null]'
 		[ "$got" = "$want" ] || fail "$v $c: tiny counted $got, not $want"
 	done
 done
