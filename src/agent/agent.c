@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -304,6 +305,7 @@ static void agent_fork_child(void)
 	agent_tls.backend = AGENT_BACKEND_NONE;
 	agent_tls.perf_page = NULL; /* the parent's mapping is not inherited */
 	agent_tls.mem_chunk = NULL;
+	agent_tls.own_chunk = NULL;
 	agent_mem_after_fork_child();
 	ret = agent_open_file((int64_t)parent);
 	if (ret) {
@@ -564,10 +566,13 @@ AGENT_API void cbn_agent_mem_started(void)
 	agent_mem_start();
 }
 
-AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
+/* rec into *slot, the calling thread's own chunk of kind (a new one when it
+ * is full).  LOCK-FREE: normal code of that thread only. */
+static int agent_write_own(struct cbn_chunk_header **slot, uint16_t kind, const void *rec,
+			   size_t size, uint32_t tid)
 {
 	struct writer *w = &agent.w;
-	struct cbn_chunk_header *c = agent_tls.mem_chunk;
+	struct cbn_chunk_header *c = *slot;
 	void *dst;
 
 	if (!w->hdr || size % 8 || size > CBN_CHUNK_SIZE - sizeof(*c))
@@ -583,11 +588,11 @@ AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
 		int tries;
 
 		writer_chunk_retire(w, c);
-		c = writer_chunk_new(w, CBN_CHUNK_MEMORY, tid);
+		c = writer_chunk_new(w, kind, tid);
 		for (tries = 0; !c && tries < 500; tries++) {
 			int ret = writer_grow_signal(w, 16 * CBN_CHUNK_SIZE);
 
-			c = writer_chunk_new(w, CBN_CHUNK_MEMORY, tid);
+			c = writer_chunk_new(w, kind, tid);
 			if (c || (ret && ret != -EBUSY))
 				break;
 			if (tries < 100)
@@ -595,9 +600,14 @@ AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
 			else
 				nanosleep(&pause, NULL);
 		}
-		agent_tls.mem_chunk = c;
+		*slot = c;
 		if (!c)
 			return -1;
+		/* This thread writes the whole chunk soon: its pages in one call
+		 * rather than a fault each (the file's pages are kept out of the
+		 * program's memory until written: writer_grow). */
+		if (w->populate)
+			agent_syscall(SYS_madvise, c, CBN_CHUNK_SIZE, MADV_POPULATE_WRITE);
 		dst = writer_reserve(c, (uint32_t)size);
 		if (!dst)
 			return -1;
@@ -605,6 +615,22 @@ AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
 	memcpy(dst, rec, size);
 	writer_commit(c, (uint32_t)size);
 	return 0;
+}
+
+AGENT_API int cbn_agent_mem_write(const void *rec, size_t size, uint32_t tid)
+{
+	return agent_write_own(&agent_tls.mem_chunk, CBN_CHUNK_MEMORY, rec, size, tid);
+}
+
+AGENT_API int cbn_agent_write_own(const void *rec, size_t size)
+{
+	const struct cbn_rec *r = rec;
+
+	if (!rec || size < sizeof(*r) || r->size != size)
+		return -1;
+	/* A thread the agent does not know (tid 0) still names its chunk. */
+	return agent_write_own(&agent_tls.own_chunk, CBN_CHUNK_EVENTS, rec, size,
+			       agent_tls.tid ? agent_tls.tid : (uint32_t)agent_syscall(SYS_gettid));
 }
 
 AGENT_API __attribute__((noinline)) int cbn_agent_mem_backtrace(uint64_t *pcs, int max, int skip)

@@ -189,6 +189,10 @@ struct agent_thread {
 	 * cbn_agent_mem_write): written by this thread's normal code only. */
 	struct cbn_chunk_header *mem_chunk;
 
+	/* Records of the CUDA layer's API callbacks (cbn_agent_write_own): an
+	 * EVENTS chunk written by this thread's normal code only. */
+	struct cbn_chunk_header *own_chunk;
+
 	/* The names of Python code objects this thread met first
 	 * (python_copy.c): an EVENTS chunk of its own, written by the handler
 	 * or by normal code with every signal blocked. */

@@ -20,6 +20,13 @@
  * file is full (counted) or the process is a forked child whose file is gone. */
 int cbn_agent_write(const void *rec, size_t size);
 
+/* cbn_agent_write into the calling thread's own EVENTS chunk: no lock, so
+ * threads that write often (the CUDA layer's API callbacks, on the program's
+ * threads) never wait on one another or on the activity buffers' conversion.
+ * Normal context only; the records of one thread stay in their order, those
+ * of different threads are not ordered in the file. */
+int cbn_agent_write_own(const void *rec, size_t size);
+
 /* Capture the calling thread's stack as return addresses, outermost last,
  * skipping `skip` innermost frames (the caller's own frames).  Returns the
  * number of pcs written (0 if unwinding is unavailable). */

@@ -828,6 +828,8 @@ int sampler_thread_end(void)
 	t->chunk = NULL;
 	writer_chunk_final(&agent.w, t->mem_chunk);
 	t->mem_chunk = NULL;
+	writer_chunk_final(&agent.w, t->own_chunk);
+	t->own_chunk = NULL;
 	writer_chunk_final(&agent.w, t->names_chunk);
 	t->names_chunk = NULL;
 	timer_disarm(t);

@@ -271,7 +271,7 @@ static void api_write_stack(uint32_t correlation)
 		return;
 	slot = &api_seen[key % API_SEEN];
 	if (*slot == key) {
-		layer_write(buf, convert_stack(buf, correlation, layer_tid(), NULL, 0, key));
+		layer_write_own(buf, convert_stack(buf, correlation, layer_tid(), NULL, 0, key));
 		return;
 	}
 	*slot = key;
@@ -279,7 +279,7 @@ static void api_write_stack(uint32_t correlation)
 		first++;
 	if (first == n)
 		first = 0;  /* all inside CUDA libraries: keep everything */
-	layer_write(buf, convert_stack(buf, correlation, layer_tid(), pcs + first, n - first, key));
+	layer_write_own(buf, convert_stack(buf, correlation, layer_tid(), pcs + first, n - first, key));
 }
 
 static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_CallbackId cbid,
@@ -330,7 +330,7 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 	if ((cls & API_PROF_START) && ret == 0 && layer_agent.capture_api())
 		layer_agent.capture_set(1, CBN_CAUSE_CUDA_PROFILER);
 	if (layer_agent.capture_active())
-		layer_write(buf, convert_api(buf, start, end, layer_tid(), cd->correlationId, cbid,
+		layer_write_own(buf, convert_api(buf, start, end, layer_tid(), cd->correlationId, cbid,
 					     domain, ret, t->name[cbid]));
 	if ((cls & API_PROF_STOP) && layer_agent.capture_api())
 		layer_agent.capture_set(0, CBN_CAUSE_CUDA_PROFILER);

@@ -84,6 +84,10 @@ static int layer_set_none(int on, int cause)
 static void layer_link_agent(void)
 {
 	layer_agent.write = (int (*)(const void *, size_t))dlsym(RTLD_DEFAULT, "cbn_agent_write");
+	layer_agent.write_own =
+		(int (*)(const void *, size_t))dlsym(RTLD_DEFAULT, "cbn_agent_write_own");
+	if (!layer_agent.write_own)
+		layer_agent.write_own = layer_agent.write;
 	layer_agent.backtrace =
 		(int (*)(uint64_t *, int, int))dlsym(RTLD_DEFAULT, "cbn_agent_backtrace");
 	layer_agent.backtrace_cached = (const uint64_t *(*)(int *, uint64_t *))dlsym(
@@ -156,6 +160,12 @@ uint32_t layer_tid(void)
 void layer_write(const void *rec, size_t size)
 {
 	if (layer_agent.write && layer_agent.write(rec, size) != 0)
+		atomic_fetch_add(&layer.emit_failed, 1);
+}
+
+void layer_write_own(const void *rec, size_t size)
+{
+	if (layer_agent.write_own && layer_agent.write_own(rec, size) != 0)
 		atomic_fetch_add(&layer.emit_failed, 1);
 }
 

@@ -20,6 +20,8 @@
  * write is NULL without the agent: the layer then stays off. */
 struct layer_agent {
 	int (*write)(const void *rec, size_t size);
+	/* the calling thread's own chunk (no lock); write when the agent has none */
+	int (*write_own)(const void *rec, size_t size);
 	int (*backtrace)(uint64_t *pcs, int max, int skip);
 	const uint64_t *(*backtrace_cached)(int *n, uint64_t *key);  /* NULL: none */
 	uint64_t (*now)(void);
@@ -69,6 +71,8 @@ extern struct layer_state layer;
 /* layer.c */
 uint32_t layer_tid(void);
 void layer_write(const void *rec, size_t size);
+/* From an API callback: into the calling thread's own chunk. */
+void layer_write_own(const void *rec, size_t size);
 /* FlushAll(0) from a callback (cudaDeviceReset, context destroy). */
 void layer_flush_soft(void);
 void layer_fatal(const char *why);

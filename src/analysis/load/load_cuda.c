@@ -481,8 +481,9 @@ static int cstack_def_eq(const void *ctx, uint32_t v)
 }
 
 /* Keyed CUDA stacks: a record without frames takes the frames of the one of
- * this file that defined its key (CBN_CSTACK_KEYED).  A key whose definition
- * was lost (file full) leaves the call without a stack. */
+ * this file that defined its key (CBN_CSTACK_KEYED), wherever it lies in the
+ * file (each thread writes its records into chunks of its own).  A key whose
+ * definition was lost (file full) leaves the call without a stack. */
 static void cstacks_resolve(struct load *L)
 {
 	struct load_file *F = L->f;
@@ -490,18 +491,25 @@ static void cstacks_resolve(struct load *L)
 	size_t i;
 
 	for (i = 0; i < F->ncstacks; i++) {
+		const struct load_cstack *c = &F->cstacks[i];
+
+		if (!c->key || !c->nframes ||
+		    util_map_find(&m, c->key, cstack_def_eq, &(struct cstack_probe){ F, c->key }) !=
+			    UINT32_MAX)
+			continue;
+		if (util_map_put(&m, c->key, (uint32_t)i) < 0) {
+			load_nomem(L);
+			break;
+		}
+	}
+	for (i = 0; i < F->ncstacks && !L->nomem; i++) {
 		struct load_cstack *c = &F->cstacks[i];
 		uint32_t v;
 
-		if (!c->key)
+		if (!c->key || c->nframes)
 			continue;
 		v = util_map_find(&m, c->key, cstack_def_eq, &(struct cstack_probe){ F, c->key });
-		if (c->nframes) {
-			if (v == UINT32_MAX && util_map_put(&m, c->key, (uint32_t)i) < 0) {
-				load_nomem(L);
-				break;
-			}
-		} else if (v != UINT32_MAX) {
+		if (v != UINT32_MAX) {
 			c->pcs = F->cstacks[v].pcs;
 			c->nframes = F->cstacks[v].nframes;
 		}
