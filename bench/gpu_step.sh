@@ -19,6 +19,10 @@
 # stacks (CBN_KERNEL_STACKS=0), --no-cuda at 99 Hz, and CUDA tracing without
 # launch stacks (CBN_CUDA_STACKS=0).
 #
+# GPU_STEP_VARIANTS="plain cbottleneck cb:CBN_CUDA_SPLIT=nocb ..." runs only these
+# (plain first); cb:VAR=VALUE[,VAR=VALUE] is cbottleneck with those settings.
+# GPU_STEP_SELFPROF=0 skips the torch.profiler check.
+#
 # Usage: bench/gpu_step.sh [ROUNDS] [MODEL]    (CBN=path/to/cbottleneck, PYTHON=python3)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -55,6 +59,10 @@ for ((r = 0; r < rounds; r++)); do
 		no-cuda-99hz) out=$("$cbn" -q --no-cuda -F 99 --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
 		no-launch-stacks) out=$(CBN_CUDA_STACKS=0 "$cbn" -q --report /dev/null -- \
 			"${step[@]}" 2>"$T/err") ;;
+		# cb:VAR=VALUE[,VAR=VALUE]: cbottleneck with those settings
+		# (bench/gpu_split.sh's measuring settings, CBN_CUDA_SPLIT ...)
+		cb:*) IFS=, read -r -a kv <<<"${v#cb:}"
+			out=$(env "${kv[@]}" "$cbn" -q --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
 		esac
 		m=$(printf '%s\n' "$out" | field median_ms)
 		[ -n "$m" ] || { echo "gpu_step: $v failed: $(tail -n 3 "$T/err")" >&2; m=nan; }
@@ -76,6 +84,7 @@ for v in "${variants[@]}"; do
 		'BEGIN { printf "  %-28s %10.3f %8.3f %s\n", v, m, (p > 0 ? m / p : 0), t }'
 done
 
+[ "${GPU_STEP_SELFPROF:-1}" = 0 ] && exit 0
 # The program's own torch.profiler, with and without cbottleneck.
 plainp=$("${step[@]}" --selfprof 2>"$T/err" | field kernels)
 profp=$("$cbn" -q --report "$T/sp.txt" --json "$T/sp.json" -- "${step[@]}" --selfprof 2>"$T/err" |

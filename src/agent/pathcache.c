@@ -26,6 +26,7 @@
  * known stack) is not cached.  Dropped when a library is unloaded
  * (unwind_hold.c's generation).
  */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -66,6 +67,14 @@ struct path_cache {
 };
 
 static __thread struct path_cache *path_tls AGENT_TLS;
+static _Atomic uint64_t path_misses;  /* captures unwound (CBN_CUDA_SELFTIME) */
+
+/* How many captures were unwound rather than found (the CUDA layer's
+ * CBN_CUDA_SELFTIME report). */
+AGENT_API uint64_t cbn_agent_pathcache_misses(void)
+{
+	return atomic_load_explicit(&path_misses, memory_order_relaxed);
+}
 
 /* The thread ends (threads.c): its table goes. */
 void pathcache_thread_end(void)
@@ -208,6 +217,7 @@ AGENT_API __attribute__((noinline)) const uint64_t *cbn_agent_backtrace_cached(i
 			return path_with_python(c, e->pc, (int)e->n, e->key, frame, n, key);
 	/* Frame by frame, with each frame's stack pointer: the slot of a
 	 * return address is that stack pointer - 8.  [0] returns here. */
+	atomic_fetch_add_explicit(&path_misses, 1, memory_order_relaxed);
 	modules_refresh();
 	k = unwind_backtrace_sp(c->pc, c->sp, CBN_MAX_FRAMES + 1);
 	if (k <= 1)

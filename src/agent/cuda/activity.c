@@ -83,6 +83,8 @@ void CUPTIAPI activity_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 	 * activity API (it enabled kinds before registering its callbacks). */
 	if (!atomic_load_explicit(&layer.off, memory_order_relaxed) && valid &&
 	    atomic_load(&layer.act_mine)) {
+		uint64_t t0 = selftime_on ? selftime_now() : 0;
+
 		layer_agent.enter();
 		/* Raw buffers for replay on machines without a GPU (dump.h). */
 		if (layer.dump_dir)
@@ -96,6 +98,8 @@ void CUPTIAPI activity_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 		atomic_fetch_add(&layer.zero_ts, c.stats.zero_ts);
 		atomic_fetch_add(&layer.emit_failed, c.stats.emit_failed);
 		layer_agent.leave();
+		if (selftime_on)
+			selftime_add(ST_BUFFER, selftime_now() - t0);
 	}
 	act_release(buffer);
 	activity_count_dropped();

@@ -160,6 +160,8 @@ int api_setup(CUpti_SubscriberHandle sub)
 	/* A call whose ENTER came before an earlier unsubscribe never sees its
 	 * EXIT: each thread's depth starts over with this subscription. */
 	atomic_fetch_add(&api_gen, 1);
+	if (layer_split == SPLIT_NOCB) /* measuring: the activity buffers alone */
+		goto resource;
 	st = api_fill(&api_rt, sub, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE);
 	if (st != CUPTI_SUCCESS)
 		return st;
@@ -168,6 +170,7 @@ int api_setup(CUpti_SubscriberHandle sub)
 		if (st != CUPTI_SUCCESS)
 			return st;
 	}
+resource:
 	st = cuptiEnableCallback(1, sub, CUPTI_CB_DOMAIN_RESOURCE,
 				 CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING);
 	return st;
@@ -255,7 +258,7 @@ static void api_write_stack(uint32_t correlation)
 	uint64_t own[CBN_MAX_FRAMES], key = 0;
 	const uint64_t *pcs = NULL;
 	int n = 0, first = 0;
-	uint64_t *slot;
+	uint64_t *slot, t0 = selftime_on ? selftime_now() : 0, t1 = 0;
 
 	/* A call path seen before comes back from the agent's cache with its
 	 * key, without unwinding (pathcache.c); only a thread's first capture
@@ -267,11 +270,17 @@ static void api_write_stack(uint32_t correlation)
 		pcs = own;
 		key = n > 0 ? api_stack_key(own, n) : 0;
 	}
+	if (selftime_on) {
+		t1 = selftime_now();
+		selftime_add(ST_STACK, t1 - t0);
+	}
 	if (!pcs || n <= 0)
 		return;
 	slot = &api_seen[key % API_SEEN];
 	if (*slot == key) {
 		layer_write_own(buf, convert_stack(buf, correlation, layer_tid(), NULL, 0, key));
+		if (selftime_on)
+			selftime_add(ST_STACK_WRITE, selftime_now() - t1);
 		return;
 	}
 	*slot = key;
@@ -280,6 +289,12 @@ static void api_write_stack(uint32_t correlation)
 	if (first == n)
 		first = 0;  /* all inside CUDA libraries: keep everything */
 	layer_write_own(buf, convert_stack(buf, correlation, layer_tid(), pcs + first, n - first, key));
+	if (selftime_on) {
+		uint64_t t2 = selftime_now();
+
+		selftime_add(ST_STACK_WRITE, t2 - t1);
+		selftime_add(ST_STACK_FULL, t2 - t1);
+	}
 }
 
 static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_CallbackId cbid,
@@ -297,14 +312,21 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 		api_rt_depth = 0;
 	}
 	if (cd->callbackSite == CUPTI_API_ENTER) {
-		if (domain == CBN_CUDA_RUNTIME)
+		if (domain == CBN_CUDA_RUNTIME) {
 			api_rt_depth++;
-		else if (api_rt_depth > 0)
+		} else if (api_rt_depth > 0) {
+			if (selftime_on)
+				selftime_add(ST_NESTED, 0);
 			return;
+		}
+		if (selftime_on)
+			selftime_add(domain == CBN_CUDA_RUNTIME ? ST_RUNTIME : ST_DRIVER, 0);
 		if (cls & API_RESET)
 			layer_flush_soft();
 		/* correlationData is CUPTI's per-call slot shared by ENTER and EXIT. */
 		*cd->correlationData = layer_agent.now();
+		if (layer_split == SPLIT_NOREC)
+			return;
 		if ((cls & API_STACK) && api_stacks && layer_agent.capture_active())
 			api_write_stack(cd->correlationId);
 		return;
@@ -313,8 +335,12 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 		if (api_rt_depth > 0)
 			api_rt_depth--;
 	} else if (api_rt_depth > 0) {
+		if (selftime_on)
+			selftime_add(ST_NESTED, 0);
 		return;
 	}
+	if (selftime_on)
+		selftime_add(domain == CBN_CUDA_RUNTIME ? ST_RUNTIME : ST_DRIVER, 0);
 	end = layer_agent.now();
 	start = *cd->correlationData;
 	if (!start || start > end)
@@ -322,6 +348,8 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 	/* cudaError_t and CUresult are both int-sized enums. */
 	if (cd->functionReturnValue)
 		memcpy(&ret, cd->functionReturnValue, sizeof(ret));
+	if (layer_split == SPLIT_NOREC)
+		return;
 	/*
 	 * --capture-range cudaProfilerApi: cudaProfilerStart opens a window
 	 * (its own record is the first in it), cudaProfilerStop closes it (its
@@ -329,9 +357,14 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 	 */
 	if ((cls & API_PROF_START) && ret == 0 && layer_agent.capture_api())
 		layer_agent.capture_set(1, CBN_CAUSE_CUDA_PROFILER);
-	if (layer_agent.capture_active())
+	if (layer_agent.capture_active()) {
+		uint64_t t0 = selftime_on ? selftime_now() : 0;
+
 		layer_write_own(buf, convert_api(buf, start, end, layer_tid(), cd->correlationId, cbid,
 					     domain, ret, t->name[cbid]));
+		if (selftime_on)
+			selftime_add(ST_API_WRITE, selftime_now() - t0);
+	}
 	if ((cls & API_PROF_STOP) && layer_agent.capture_api())
 		layer_agent.capture_set(0, CBN_CAUSE_CUDA_PROFILER);
 }
@@ -339,9 +372,13 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
 			   const void *data)
 {
+	uint64_t t0;
+
 	(void)userdata;
-	if (atomic_load_explicit(&layer.off, memory_order_relaxed) || !data)
+	if (layer_split == SPLIT_EMPTY || atomic_load_explicit(&layer.off, memory_order_relaxed) ||
+	    !data)
 		return;
+	t0 = selftime_on ? selftime_now() : 0;
 	layer_agent.enter();
 	switch (domain) {
 	case CUPTI_CB_DOMAIN_RUNTIME_API:
@@ -368,4 +405,6 @@ void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Ca
 		break;
 	}
 	layer_agent.leave();
+	if (selftime_on)
+		selftime_add(ST_CALLBACK, selftime_now() - t0);
 }

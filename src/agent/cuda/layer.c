@@ -481,6 +481,7 @@ static void layer_atexit(void)
 	atomic_store(&layer.off, 1);
 	layer_status(CBN_CUDA_FINISHED, 0, (uint32_t)timed_out, msg);
 	pthread_mutex_unlock(&layer.lock);
+	selftime_dump();
 	layer_agent.leave();
 }
 
@@ -736,6 +737,7 @@ CBN_EXPORT int InitializeInjection(void)
 		return 1;
 	s = layer_getenv("CBN_CUDA_DUMP_DIR");
 	layer.dump_dir = s && *s ? s : NULL;
+	selftime_setup();
 	pthread_atfork(NULL, NULL, layer_atfork_child);
 	if (layer_agent.forked_child()) {
 		atomic_store(&layer.off, 1);

@@ -123,4 +123,17 @@ void CUPTIAPI activity_complete(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 				size_t valid);
 void activity_count_dropped(void);
 
+/* selftime.c: measuring settings (CBN_CUDA_SELFTIME, CBN_CUDA_SPLIT). */
+enum selftime_part {
+	ST_CALLBACK, ST_RUNTIME, ST_DRIVER, ST_NESTED, ST_STACK, ST_STACK_WRITE,
+	ST_STACK_FULL, ST_API_WRITE, ST_BUFFER, ST_NPARTS
+};
+enum { SPLIT_NONE, SPLIT_NOCB, SPLIT_EMPTY, SPLIT_NOREC };
+extern int selftime_on;      /* CBN_CUDA_SELFTIME names a file */
+extern int layer_split;      /* CBN_CUDA_SPLIT */
+void selftime_setup(void);
+uint64_t selftime_now(void);
+void selftime_add(enum selftime_part part, uint64_t ns);
+void selftime_dump(void);
+
 #endif
