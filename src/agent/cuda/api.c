@@ -307,20 +307,17 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 
 	if (cbid >= t->size || !(cls = t->cls[cbid]))
 		return;
+	if (selftime_on)
+		selftime_add(domain == CBN_CUDA_RUNTIME ? ST_RUNTIME : ST_DRIVER, 0);
 	if (api_tgen != atomic_load_explicit(&api_gen, memory_order_relaxed)) {
 		api_tgen = atomic_load_explicit(&api_gen, memory_order_relaxed);
 		api_rt_depth = 0;
 	}
 	if (cd->callbackSite == CUPTI_API_ENTER) {
-		if (domain == CBN_CUDA_RUNTIME) {
+		if (domain == CBN_CUDA_RUNTIME)
 			api_rt_depth++;
-		} else if (api_rt_depth > 0) {
-			if (selftime_on)
-				selftime_add(ST_NESTED, 0);
+		else if (api_rt_depth > 0)
 			return;
-		}
-		if (selftime_on)
-			selftime_add(domain == CBN_CUDA_RUNTIME ? ST_RUNTIME : ST_DRIVER, 0);
 		if (cls & API_RESET)
 			layer_flush_soft();
 		/* correlationData is CUPTI's per-call slot shared by ENTER and EXIT. */
@@ -335,12 +332,8 @@ static void api_on_call(const struct api_table *t, uint16_t domain, CUpti_Callba
 		if (api_rt_depth > 0)
 			api_rt_depth--;
 	} else if (api_rt_depth > 0) {
-		if (selftime_on)
-			selftime_add(ST_NESTED, 0);
 		return;
 	}
-	if (selftime_on)
-		selftime_add(domain == CBN_CUDA_RUNTIME ? ST_RUNTIME : ST_DRIVER, 0);
 	end = layer_agent.now();
 	start = *cd->correlationData;
 	if (!start || start > end)
@@ -378,6 +371,14 @@ void CUPTIAPI api_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_Ca
 	if (layer_split == SPLIT_EMPTY || atomic_load_explicit(&layer.off, memory_order_relaxed) ||
 	    !data)
 		return;
+	/* The driver call a runtime call makes underneath: nothing to do, so
+	 * done before anything else (two of a launch's four callbacks). */
+	if (domain == CUPTI_CB_DOMAIN_DRIVER_API && api_rt_depth > 0 &&
+	    api_tgen == atomic_load_explicit(&api_gen, memory_order_relaxed)) {
+		if (selftime_on)
+			selftime_add(ST_NESTED, 0);
+		return;
+	}
 	t0 = selftime_on ? selftime_now() : 0;
 	layer_agent.enter();
 	switch (domain) {
