@@ -3,7 +3,8 @@
 # (src/agent/cuda/selftime.c, bench/gpu_split.sh): CBN_CUDA_SELFTIME counts
 # the callbacks a known workload makes; CBN_CUDA_SPLIT=nocb, empty and norec
 # write no API records and keep every kernel; locked records the same as the
-# defaults.
+# defaults.  Then 600 Python launch sites, 5 times over: each site's stack is
+# written in full once, not again at every step.
 . "$(dirname "$0")/lib/common.bash"
 [ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
 need_cbn
@@ -60,4 +61,19 @@ print("\n".join(bad), file=sys.stderr)
 sys.exit(1 if bad else 0)
 PY
 
+CBN_CUDA_SELFTIME="$T/sites.txt" run_cbn -q --json "$T/sites.json" -- \
+	python3 "$CBN_SOURCE_DIR/tests/cuda/many_sites.py" 600 5
+expect_rc 0
+full=$(awk -F'\t' '$1 == "stack records written in full" { print $2 }' "$T/sites.txt")
+caps=$(awk -F'\t' '$1 == "stack capture" { print $2 }' "$T/sites.txt")
+echo "600 sites x 5: $caps captures, $full written in full"
+[ "$caps" = 3000 ] || fail "expected 3000 launch stacks captured, got $caps"
+# once each, and a few more (a set of four that overflows); 256 slots
+# direct-mapped wrote about 2700
+[ "$full" -ge 600 ] && [ "$full" -le 720 ] || fail "$full of 3000 launch stacks written in full (600 sites)"
+python3 - "$T/sites.json" <<'PY' || fail "600 sites: kernels lost"
+import json, sys
+t = json.load(open(sys.argv[1]))["cuda"]["totals"]
+sys.exit(0 if t["kernels"] == 3000 and t["api_calls"] == 3000 else print(t) or 1)
+PY
 exit 0

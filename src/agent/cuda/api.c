@@ -233,10 +233,31 @@ static int api_in_cuda(uint64_t pc)
 	return 0;
 }
 
-/* Stacks this thread has written in full, by key (direct-mapped): a launch
- * from a call path seen before writes its key alone (CBN_CSTACK_KEYED). */
-#define API_SEEN 256
-static _Thread_local uint64_t api_seen[API_SEEN];
+/* Stacks this thread has written in full, by key (four ways a set, the
+ * newest first): a launch from a call path seen before writes its key alone
+ * (CBN_CSTACK_KEYED).  A training step under Python has a few hundred launch
+ * stacks a thread (each Python line its own): 256 slots direct-mapped
+ * rewrote 1930 of 10151 stacks in full on a ResNet-18 run, and 5433 of 6000
+ * launches from 600 Python lines; 1024 sets of four rewrite next to none. */
+#define API_SEEN_SETS 1024
+#define API_SEEN_WAYS 4
+static _Thread_local uint64_t api_seen[API_SEEN_SETS][API_SEEN_WAYS];
+
+/* 1 when this thread wrote key's stack in full already; else it is noted
+ * (the set's oldest goes). */
+static int api_seen_before(uint64_t key)
+{
+	uint64_t *set = api_seen[(key * 0x9e3779b97f4a7c15ull) >> 54];
+	int i, found = 0;
+
+	for (i = 0; i < API_SEEN_WAYS - 1 && set[i] != key; i++)
+		;
+	found = set[i] == key;
+	for (; i > 0; i--)
+		set[i] = set[i - 1];
+	set[0] = key;
+	return found;
+}
 
 /* A stack's key without the agent's (a 64-bit hash of its pcs, never 0). */
 static uint64_t api_stack_key(const uint64_t *pcs, int n)
@@ -258,7 +279,7 @@ static void api_write_stack(uint32_t correlation)
 	uint64_t own[CBN_MAX_FRAMES], key = 0;
 	const uint64_t *pcs = NULL;
 	int n = 0, first = 0;
-	uint64_t *slot, t0 = selftime_on ? selftime_now() : 0, t1 = 0;
+	uint64_t t0 = selftime_on ? selftime_now() : 0, t1 = 0;
 
 	/* A call path seen before comes back from the agent's cache with its
 	 * key, without unwinding (pathcache.c); only a thread's first capture
@@ -276,14 +297,12 @@ static void api_write_stack(uint32_t correlation)
 	}
 	if (!pcs || n <= 0)
 		return;
-	slot = &api_seen[key % API_SEEN];
-	if (*slot == key) {
+	if (api_seen_before(key)) {
 		layer_write_own(buf, convert_stack(buf, correlation, layer_tid(), NULL, 0, key));
 		if (selftime_on)
 			selftime_add(ST_STACK_WRITE, selftime_now() - t1);
 		return;
 	}
-	*slot = key;
 	while (first < n && api_in_cuda(pcs[first]))
 		first++;
 	if (first == n)
