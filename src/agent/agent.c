@@ -606,8 +606,9 @@ static int agent_write_own(struct cbn_chunk_header **slot, uint16_t kind, const 
 		/* This thread writes the whole chunk soon: its pages in one call
 		 * rather than a fault each (the file's pages are kept out of the
 		 * program's memory until written: writer_grow). */
-		if (w->populate)
-			agent_syscall(SYS_madvise, c, CBN_CHUNK_SIZE, MADV_POPULATE_WRITE);
+		if (w->populate && !agent_sandboxed())
+			agent_syscall6(SYS_madvise, (long)c, CBN_CHUNK_SIZE, MADV_POPULATE_WRITE, 0, 0,
+				       0); /* errno stays the program's */
 		dst = writer_reserve(c, (uint32_t)size);
 		if (!dst)
 			return -1;
