@@ -11,6 +11,12 @@ need_cbn
 . "$(dirname "$0")/lib/ctl.bash"
 
 start_loop a --duration 60s
+# The launcher serves the socket once it has seen the process start, which
+# can be after the program printed its pid.
+for i in $(seq 100); do
+	[ -S "$T/a/ctl/$PID.sock" ] && break
+	sleep 0.05
+done
 [ -S "$T/a/ctl/$PID.sock" ] || fail "no socket $T/a/ctl/$PID.sock"
 [ "$(stat -c %a "$T/a/ctl")" = 700 ] || fail "ctl directory mode $(stat -c %a "$T/a/ctl")"
 [ "$(stat -c %a "$T/a/ctl/$PID.sock")" = 600 ] || fail "socket mode not 600"
