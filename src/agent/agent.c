@@ -587,6 +587,9 @@ static int agent_write_own(struct cbn_chunk_header **slot, uint16_t kind, const 
 		struct timespec pause = {0, 50000};
 		int tries;
 
+		/* A thread the agent does not know (tid 0) still names its chunk. */
+		if (!tid && !agent_sandboxed())
+			tid = (uint32_t)agent_syscall6(SYS_gettid, 0, 0, 0, 0, 0, 0);
 		writer_chunk_retire(w, c);
 		c = writer_chunk_new(w, kind, tid);
 		for (tries = 0; !c && tries < 500; tries++) {
@@ -629,9 +632,7 @@ AGENT_API int cbn_agent_write_own(const void *rec, size_t size)
 
 	if (!rec || size < sizeof(*r) || r->size != size)
 		return -1;
-	/* A thread the agent does not know (tid 0) still names its chunk. */
-	return agent_write_own(&agent_tls.own_chunk, CBN_CHUNK_EVENTS, rec, size,
-			       agent_tls.tid ? agent_tls.tid : (uint32_t)agent_syscall(SYS_gettid));
+	return agent_write_own(&agent_tls.own_chunk, CBN_CHUNK_EVENTS, rec, size, agent_tls.tid);
 }
 
 AGENT_API __attribute__((noinline)) int cbn_agent_mem_backtrace(uint64_t *pcs, int max, int skip)
