@@ -42,6 +42,10 @@ int cbn_agent_backtrace(uint64_t *pcs, int max, int skip);
  * cbn_agent_backtrace). */
 const uint64_t *cbn_agent_backtrace_cached(int *n, uint64_t *key);
 
+/* How many cbn_agent_backtrace_cached calls unwound (their path was not in
+ * the cache) since the start: the CUDA layer's CBN_CUDA_SELFTIME report. */
+uint64_t cbn_agent_pathcache_misses(void);
+
 /* CLOCK_MONOTONIC in nanoseconds: the session's one clock. */
 uint64_t cbn_agent_now(void);
 
