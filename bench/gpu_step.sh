@@ -3,8 +3,10 @@
 # GPU, as ratios to the plain run measured in the same invocation: the loop of
 # bench/gpu_step.py (ResNet-18, batch 64 of 3x64x64, SGD; median of 20 steps
 # after 5 warm-up steps) plainly, inside torch.profiler (CPU + CUDA), under
-# cbottleneck (CUDA tracing on), with --no-cuda and with --memory, ROUNDS times
-# interleaved.  Targets: <= 1.05x with CUDA tracing, <= 1.15x with --memory.
+# cbottleneck (CUDA tracing on), with --no-cuda, with --memory and with both,
+# ROUNDS times interleaved.  Targets: <= 1.05x with CUDA tracing, <= 1.15x
+# with --memory; with --no-cuda (the CPU sampler) <= 1.03x, and --memory
+# --no-cuda <= 1.08x.
 #
 # It then checks that the program's own profiler is unharmed: the same loop
 # profiling a window of itself with torch.profiler sees as many kernels under
@@ -42,7 +44,7 @@ field() { sed -n "s/.* $1 \([-0-9.]*\).*/\1/p" | tail -n 1; }
 median() { printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 
 declare -A ms
-variants=(plain profiler cbottleneck no-cuda memory)
+variants=(plain profiler cbottleneck no-cuda memory memory-no-cuda)
 [ "${GPU_STEP_EXTRA:-0}" = 1 ] && variants+=(no-cuda-no-kstacks no-cuda-99hz no-launch-stacks)
 # GPU_STEP_VARIANTS="plain cbottleneck ...": only these (plain first)
 [ -n "${GPU_STEP_VARIANTS:-}" ] && read -r -a variants <<<"$GPU_STEP_VARIANTS"
@@ -54,6 +56,8 @@ for ((r = 0; r < rounds; r++)); do
 		cbottleneck) out=$("$cbn" -q --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
 		no-cuda) out=$("$cbn" -q --no-cuda --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
 		memory) out=$("$cbn" -q --memory --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
+		memory-no-cuda) out=$("$cbn" -q --memory --no-cuda --report /dev/null -- \
+			"${step[@]}" 2>"$T/err") ;;
 		no-cuda-no-kstacks) out=$(CBN_KERNEL_STACKS=0 "$cbn" -q --no-cuda --report /dev/null -- \
 			"${step[@]}" 2>"$T/err") ;;
 		no-cuda-99hz) out=$("$cbn" -q --no-cuda -F 99 --report /dev/null -- "${step[@]}" 2>"$T/err") ;;
@@ -80,6 +84,8 @@ for v in "${variants[@]}"; do
 	t=""
 	[ "$v" = cbottleneck ] && t="<= 1.05"
 	[ "$v" = memory ] && t="<= 1.15"
+	[ "$v" = no-cuda ] && t="<= 1.03"
+	[ "$v" = memory-no-cuda ] && t="<= 1.08"
 	awk -v v="$v" -v m="$m" -v p="$p" -v t="$t" \
 		'BEGIN { printf "  %-28s %10.3f %8.3f %s\n", v, m, (p > 0 ? m / p : 0), t }'
 done

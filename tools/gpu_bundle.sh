@@ -22,7 +22,7 @@ cp "$build"/lib/*.so "$out/lib/"
 for e in tiny_kernels vecadd_matmul copies sync_heavy; do
 	[ -x "$build/examples/$e" ] && cp "$build/examples/$e" "$out/examples/"
 done
-cp bench/gpu_step.py bench/gpu_step.sh bench/gpu_ops.py bench/gpu_ops.sh bench/gpu_split.sh "$out/bench/"
+cp bench/gpu_step.py bench/gpu_step.sh bench/gpu_ops.py bench/gpu_ops.sh bench/gpu_split.sh bench/gpu_round.sh "$out/bench/"
 # The launcher's libraries, but the C library and the loader themselves.
 ldd "$build/cbottleneck" | awk '$3 ~ /^\// { print $3 }' | while read -r lib; do
 	case $(basename "$lib") in
