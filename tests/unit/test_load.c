@@ -479,6 +479,67 @@ static void test_cuda_session(const struct synth_self *self)
 	clean_dir();
 }
 
+/* Keyed CUDA stacks: a record with only the key takes the frames of the one
+ * that defined the key, also when the definition comes later in the file
+ * (each thread writes into chunks of its own, in no order between threads). */
+static void test_cuda_keyed_order(const struct synth_self *self)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256];
+	uint64_t key = 0x1234abcd5678ef01ull;
+	uint32_t corr;
+
+	synth_init(&s, 310, 1, 0, 0, "./gpu");
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 100);
+	for (corr = 1; corr <= 2; corr++) {
+		struct cbn_rec_cuda_api a;
+		memset(&a, 0, sizeof(a));
+		a.h.type = CBN_REC_CUDA_API;
+		a.start = 1000 * corr; a.end = 1000 * corr + 100; a.tid = 310 + corr;
+		a.correlation = corr; a.domain = CBN_CUDA_RUNTIME; a.name_len = 16;
+		synth_var(&s, &a, sizeof(a), "cudaLaunchKernel", NULL);
+	}
+	/* call 2's key alone (thread 312), then call 1's frames (thread 311) */
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 312);
+	{
+		unsigned char b[sizeof(struct cbn_rec_cuda_stack) + 8];
+		struct cbn_rec_cuda_stack *k = (struct cbn_rec_cuda_stack *)b;
+		memset(b, 0, sizeof(b));
+		k->h.type = CBN_REC_CUDA_STACK; k->h.size = sizeof(b); k->h.flags = CBN_CSTACK_KEYED;
+		k->correlation = 2; k->tid = 312; k->nframes = 0;
+		memcpy(k->pc, &key, 8);
+		synth_rec(&s, b, sizeof(b));
+	}
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 311);
+	{
+		unsigned char b[sizeof(struct cbn_rec_cuda_stack) + 3 * 8];
+		struct cbn_rec_cuda_stack *k = (struct cbn_rec_cuda_stack *)b;
+		memset(b, 0, sizeof(b));
+		k->h.type = CBN_REC_CUDA_STACK; k->h.size = sizeof(b); k->h.flags = CBN_CSTACK_KEYED;
+		k->correlation = 1; k->tid = 311; k->nframes = 2;
+		k->pc[0] = (uint64_t)(uintptr_t)&load_test_leaf + 8;
+		k->pc[1] = (uint64_t)(uintptr_t)&load_test_caller + 8;
+		memcpy(&k->pc[2], &key, 8);
+		synth_rec(&s, b, sizeof(b));
+	}
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_exit(&s, 4000, 0);
+	write_file(&s, "310.0.cbp");
+
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	REQUIRE(p->ncuda_api == 2);
+	REQUIRE(p->cuda_api[0].stack != PROF_NONE);
+	REQUIRE(p->cuda_api[1].stack != PROF_NONE);
+	CHECK(func_named(p, p->cuda_api[0].stack, 0, "load_test_leaf"));
+	CHECK(func_named(p, p->cuda_api[1].stack, 0, "load_test_leaf"));
+	CHECK(func_named(p, p->cuda_api[1].stack, 1, "load_test_caller"));
+	prof_free(p);
+	clean_dir();
+}
+
 /* A module whose file no longer matches the build-id recorded at run time. */
 static void test_changed_module(const struct synth_self *self)
 {
@@ -911,6 +972,7 @@ int main(void)
 
 	test_cpu_session(&self);
 	test_cuda_session(&self);
+	test_cuda_keyed_order(&self);
 	test_changed_module(&self);
 	test_kernel_stacks(&self);
 	test_kernel_placed(&self);
