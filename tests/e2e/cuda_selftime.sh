@@ -6,11 +6,8 @@
 # defaults.  Then 600 Python launch sites, 5 times over: each site's stack is
 # written in full once, not again at every step.
 . "$(dirname "$0")/lib/common.bash"
-[ "${CBN_HAVE_CUDA:-OFF}" = ON ] || skip "built without CUDA (CBN_HAVE_CUDA=${CBN_HAVE_CUDA:-OFF})"
-need_cbn
+need_fakecupti cuda_workload
 W="$CBN_BUILD_DIR/tests/cuda/cuda_workload"
-need_built "$W"
-export LD_LIBRARY_PATH="$CBN_BUILD_DIR/tests/fakecupti${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 CBN_CUDA_SELFTIME="$T/self.txt" run_cbn -q --json "$T/full.json" -- "$W" main 5
 expect_rc 5
