@@ -398,6 +398,8 @@ static void agent_start(void)
 	agent.want_perf = !(q && strcmp(q, "0") == 0);
 	q = agent_getenv(CBN_ENV_SHARE);
 	agent.no_share = q && strcmp(q, "0") == 0;
+	q = agent_getenv(CBN_ENV_PREFETCH);
+	agent.no_prefetch = q && strcmp(q, "0") == 0;
 	timer_config();
 	kernel_config();
 	unwind_check_config();

@@ -47,6 +47,7 @@ struct agent {
 	int quiet;
 	int want_perf;                   /* 0: CBN_PERF_EVENTS=0, POSIX timers only */
 	int no_share;                    /* CBN_SHARE_STACKS=0: no CBN_SAMPLE_SHARED */
+	int no_prefetch;                 /* CBN_PREFETCH=0: no prefetch of the last sample's frames */
 	_Atomic int perf_refused;        /* errno of a refusal that holds for every thread:
 					  * set by any thread's handler, relaxed (a hint) */
 	uint32_t pid;                    /* pid the file belongs to */

@@ -68,10 +68,24 @@ struct fw_fde {
  */
 #define FW_SP_BITS 10
 
+/*
+ * The last sampled walk's stack pointers, leaf first: the next sample's
+ * walk reads the table slots and stack words of mostly these frames, and
+ * fastwalk_prefetch asks for all of them at once at its start.  Walked
+ * frame by frame, each slot and each return address is a cache miss the
+ * program's own work caused since the last sample (fw_step's two hottest
+ * loads in perf annotate), and each waits for the one before.
+ */
+#define FW_TRAIL 64
+
 struct fw_thread {
 	struct fw_ent by_sp[1u << FW_SP_BITS];
 	struct fw_ent rules[1u << FW_BITS];
 	struct fw_fde fdes[1u << FW_FDE_BITS];
+	uint64_t trail[FW_TRAIL];
+	uint32_t ntrail;
+	/* the Python walk's own trail (fastwalk_aux) */
+	_Alignas(64) unsigned char aux[FASTWALK_AUX_BYTES];
 };
 
 #define FW_BYTES ((sizeof(struct fw_thread) + 4095) & ~(size_t)4095)
@@ -83,6 +97,41 @@ void fastwalk_config(void)
 	const char *s = agent_getenv(CBN_ENV_FAST_UNWIND);
 
 	fw_on = !(s && strcmp(s, "0") == 0);
+}
+
+static inline uint32_t fw_rule_slot(uint64_t pc)
+{
+	return (uint32_t)((pc * 0x9e3779b97f4a7c15ull) >> (64 - FW_BITS));
+}
+
+static inline uint32_t fw_sp_slot(uint64_t sp)
+{
+	return (uint32_t)((sp >> 4) & ((1u << FW_SP_BITS) - 1));
+}
+
+/* SIGNAL-SAFE, between unwind_begin and unwind_end.  A prefetch never
+ * faults; the stack's are asked only inside the live stack all the same. */
+void fastwalk_prefetch(uint64_t pc)
+{
+	const struct agent_thread *t = &agent_tls;
+	const struct fw_thread *w = t->fw_rules;
+	uint32_t i, n;
+
+	if (!fw_on || !w)
+		return;
+	__builtin_prefetch(&w->rules[fw_rule_slot(pc)]);
+	n = w->ntrail < FW_TRAIL ? w->ntrail : FW_TRAIL;
+	for (i = 0; i < n; i++) {
+		uint64_t s = w->trail[i];
+
+		__builtin_prefetch(&w->by_sp[fw_sp_slot(s)]);
+		/* the frame below's return address and saved rbp, at s - 8
+		 * and (mostly) s - 16 */
+		if (i && s - 16 >= t->live_lo && s < t->live_hi) {
+			__builtin_prefetch((const void *)(uintptr_t)(s - 8));
+			__builtin_prefetch((const void *)(uintptr_t)(s - 16));
+		}
+	}
 }
 
 /* SIGNAL-SAFE.  The thread's tables, mapped at its first use. */
@@ -100,6 +149,14 @@ static struct fw_thread *fw_thread_get(struct agent_thread *t)
 		return NULL;
 	t->fw_rules = (void *)r;
 	return t->fw_rules;
+}
+
+void *fastwalk_aux(int map)
+{
+	struct agent_thread *t = &agent_tls;
+	struct fw_thread *w = map ? fw_thread_get(t) : t->fw_rules;
+
+	return w ? w->aux : NULL;
 }
 
 void fastwalk_flush(void)
@@ -151,7 +208,7 @@ static int fw_read(struct fw_thread *w, uint64_t target, uintptr_t hdr,
  * loaded later may hold it). */
 static const struct fw_ent *fw_rule(struct fw_thread *w, uint64_t target)
 {
-	struct fw_ent *e = &w->rules[(target * 0x9e3779b97f4a7c15ull) >> (64 - FW_BITS)];
+	struct fw_ent *e = &w->rules[fw_rule_slot(target)];
 	struct cfi_rule r = {0};
 	struct cfi_span sp;
 	uintptr_t hdr;
@@ -205,7 +262,7 @@ static inline int fw_word(const struct agent_thread *t, const struct fastwalk_cu
 static int fw_step(struct fw_thread *w, const struct agent_thread *t, struct fastwalk_cursor *c)
 {
 	uint64_t target = c->exact ? c->pc : c->pc - 1, cfa, ra, bp = c->bp;
-	struct fw_ent *s = &w->by_sp[(c->sp >> 4) & ((1u << FW_SP_BITS) - 1)];
+	struct fw_ent *s = &w->by_sp[fw_sp_slot(c->sp)];
 	const struct fw_ent *e;
 	int bp_ok = c->bp_ok;
 
@@ -264,16 +321,28 @@ int fastwalk_step(struct fastwalk_cursor *c)
 	return fw_step(w, t, c);
 }
 
+static int fw_walk(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags,
+		   struct fastwalk_cursor *stop, int trail);
+
 int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags,
 		   struct fastwalk_cursor *stop)
 {
-	return fastwalk_regs((uint64_t)uc->uc_mcontext.gregs[REG_RIP],
-			     (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
-			     (uint64_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, flags, stop);
+	return fw_walk((uint64_t)uc->uc_mcontext.gregs[REG_RIP],
+		       (uint64_t)uc->uc_mcontext.gregs[REG_RSP],
+		       (uint64_t)uc->uc_mcontext.gregs[REG_RBP], pcs, max, flags, stop, 1);
 }
 
 int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags,
 		  struct fastwalk_cursor *stop)
+{
+	return fw_walk(pc, sp, bp, pcs, max, flags, stop, 0);
+}
+
+/* trail: keep the frames' stack pointers for the next sample's prefetch
+ * (the sampler's walks only: a stack taken in an allocation hook stands
+ * elsewhere). */
+static int fw_walk(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags,
+		   struct fastwalk_cursor *stop, int trail)
 {
 	struct agent_thread *t = &agent_tls;
 	struct fastwalk_cursor c = {pc, sp, bp, 1, 1, NULL, 0, 0};
@@ -284,11 +353,15 @@ int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max,
 		stop->exact = -1; /* not stopped */
 	if (!fw_on || !t->live_hi || max < 1 || !(w = fw_thread_get(t)))
 		return -1;
+	if (trail)
+		w->ntrail = 0;
 	for (;;) {
 		if (n == max) {
 			*flags |= CBN_SAMPLE_TRUNCATED;
 			return n;
 		}
+		if (trail && n < FW_TRAIL)
+			w->trail[w->ntrail++] = c.sp;
 		pcs[n++] = c.pc;
 		k = fw_step(w, t, &c);
 		if (k == FASTWALK_NOCFI && stop) {

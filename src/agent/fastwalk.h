@@ -41,6 +41,20 @@ int fastwalk_stack(const ucontext_t *uc, uint64_t *pcs, int max, int *flags,
 int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max, int *flags,
 		  struct fastwalk_cursor *stop) AGENT_HIDDEN;
 
+/* SIGNAL-SAFE, between unwind_begin and unwind_end: ask the cache for what
+ * the thread's next sampled walk will read (the last one's frames: table
+ * slots and stack words), before anything else of the sample, so that their
+ * misses overlap; pc: the interrupted one. */
+void fastwalk_prefetch(uint64_t pc) AGENT_HIDDEN;
+
+/* SIGNAL-SAFE: FASTWALK_AUX_BYTES of the calling thread's own, zeroed at
+ * first, in the walk's per-thread mapping (the Python walk's trail: not
+ * static TLS, of which an agent loaded by dlopen has little); map: create
+ * the mapping if the thread has none.  NULL where it has none (a thread
+ * under a sandbox of the program's, a failed mmap). */
+#define FASTWALK_AUX_BYTES 1088
+void *fastwalk_aux(int map) AGENT_HIDDEN;
+
 /*
  * SIGNAL-SAFE, between unwind_begin and unwind_end: the walk a frame at a
  * time, with each frame's stack pointer (the kernel stacks' placement,

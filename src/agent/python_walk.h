@@ -20,5 +20,9 @@ int python_stack_for(uint64_t *out, int cap, uintptr_t sp) AGENT_HIDDEN;
  * first and copied the names of (0 in the steady state). */
 int python_last_fresh(void) AGENT_HIDDEN;
 int python_active(void) AGENT_HIDDEN;
+/* SIGNAL-SAFE: ask the cache for the calling thread's last walk's frames and
+ * code objects, which its next walk will mostly read again (a prefetch
+ * never faults: stale addresses cost nothing but the request). */
+void python_prefetch(void) AGENT_HIDDEN;
 
 #endif

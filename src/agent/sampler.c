@@ -268,6 +268,12 @@ static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int 
 	struct fastwalk_cursor stop;
 	int n, nf, fast;
 
+	/* What the walks below will mostly read again: asked for at once, so
+	 * that the cache misses overlap instead of following each other. */
+	if (!agent.no_prefetch) {
+		python_prefetch();
+		fastwalk_prefetch(rip);
+	}
 	*npy = sample_python(pyw, cap, (uintptr_t)uc->uc_mcontext.gregs[REG_RSP]);
 	/* the agent's own walk, else libunwind's (fastwalk.h) */
 	nf = fastwalk_stack(uc, r->pc, cap - *npy, flags, &stop);

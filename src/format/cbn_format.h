@@ -1412,6 +1412,8 @@ struct cbn_rec_unprofiled {
 						   * with a full one (slow; a test mode) */
 #define CBN_ENV_FAST_UNWIND "CBN_FAST_UNWIND" /* 0: every stack by libunwind (no
 						 * fastwalk.c: for comparisons) */
+#define CBN_ENV_PREFETCH "CBN_PREFETCH" /* 0: no prefetch of the last sample's
+					 * frames at a sample's start (comparisons) */
 #define CBN_ENV_SHARE "CBN_SHARE_STACKS" /* 0: write every sample's stack whole
 					  * (no CBN_SAMPLE_SHARED) */
 #define CBN_ENV_KSTACKS "CBN_KERNEL_STACKS" /* 0: no kernel stacks; always: never
