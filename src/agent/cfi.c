@@ -418,16 +418,14 @@ static int read_cie(const unsigned char *p, const struct cfi_span *sp, struct ci
 	return 0;
 }
 
-/* The FDE covering target, by the search table; fde: its length field. */
-static int find_fde(uintptr_t hdr, const struct cfi_span *sp, uintptr_t target,
-		    const unsigned char **fde)
+/* The search table of a .eh_frame_hdr: *tab, *count entries of two
+ * datarel sdata4 words (code start, FDE), sorted by start. */
+static int hdr_table(uintptr_t hdr, const struct cfi_span *sp, const unsigned char **tab,
+		     size_t *count)
 {
 	struct cur c = {(const unsigned char *)hdr, (const unsigned char *)sp->hi, 0};
 	unsigned version, ptr_enc, cnt_enc, tab_enc;
-	uint64_t count;
-	const unsigned char *tab;
-	size_t lo, hi;
-	int64_t want;
+	uint64_t n;
 
 	if (hdr < sp->lo || hdr >= sp->hi)
 		return CFI_BAD;
@@ -441,45 +439,110 @@ static int find_fde(uintptr_t hdr, const struct cfi_span *sp, uintptr_t target,
 	/* the table libgcc and the linkers write: datarel sdata4 pairs */
 	if (cnt_enc == PE_OMIT || tab_enc != (PE_DATAREL | PE_SDATA4))
 		return CFI_NONE;
-	count = rd_enc(&c, cnt_enc, 0);
-	if (c.bad || !count || count > (uint64_t)(c.end - c.p) / 8)
+	n = rd_enc(&c, cnt_enc, 0);
+	if (c.bad || !n || n > (uint64_t)(c.end - c.p) / 8 || n > UINT32_MAX)
 		return c.bad ? CFI_BAD : CFI_NONE;
-	tab = c.p;
-	want = (int64_t)(target - hdr);
-	if (want != (int64_t)(int32_t)want)
-		return CFI_NONE;
-	/* the last entry whose start is at or below target */
-	lo = 0;
-	hi = (size_t)count;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int32_t start;
+	*tab = c.p;
+	*count = (size_t)n;
+	return CFI_OK;
+}
 
-		memcpy(&start, tab + mid * 8, 4);
-		if (start <= want)
-			lo = mid + 1;
+static inline int32_t tab_start(const unsigned char *tab, size_t i)
+{
+	int32_t v;
+
+	memcpy(&v, tab + i * 8, 4);
+	return v;
+}
+
+/* The last entry in [lo, hi) whose start is at or below want, given that
+ * entry lo's is. */
+static size_t tab_search(const unsigned char *tab, size_t lo, size_t hi, int64_t want)
+{
+	size_t a = lo + 1;
+
+	while (a < hi) {
+		size_t mid = a + (hi - a) / 2;
+
+		if (tab_start(tab, mid) <= want)
+			a = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo)
-		return CFI_NONE;
-	{
-		int32_t off;
-		uintptr_t f;
+	return a - 1;
+}
 
-		memcpy(&off, tab + (lo - 1) * 8 + 4, 4);
-		f = hdr + (uintptr_t)(intptr_t)off;
-		if (f < sp->lo || f >= sp->hi || sp->hi - f < 8)
-			return CFI_BAD;
-		*fde = (const unsigned char *)f;
-	}
+/* The FDE of entry i; fde: its length field. */
+static int tab_fde(uintptr_t hdr, const struct cfi_span *sp, const unsigned char *tab, size_t i,
+		   const unsigned char **fde)
+{
+	int32_t off;
+	uintptr_t f;
+
+	memcpy(&off, tab + i * 8 + 4, 4);
+	f = hdr + (uintptr_t)(intptr_t)off;
+	if (f < sp->lo || f >= sp->hi || sp->hi - f < 8)
+		return CFI_BAD;
+	*fde = (const unsigned char *)f;
 	return CFI_OK;
+}
+
+/* The FDE covering target, by the search table; fde: its length field.
+ * near, when not NULL: as cfi_find_near's. */
+static int find_fde(uintptr_t hdr, const struct cfi_span *sp, uintptr_t target, uintptr_t pg_lo,
+		    uintptr_t pg_hi, struct cfi_near *near, const unsigned char **fde)
+{
+	const unsigned char *tab;
+	size_t count, i, j, k;
+	int64_t want;
+	int r = hdr_table(hdr, sp, &tab, &count);
+
+	if (r != CFI_OK)
+		return r;
+	want = (int64_t)(target - hdr);
+	if (want != (int64_t)(int32_t)want)
+		return CFI_NONE;
+	/* Entries [lo, hi) hold the answer when lo's start is at or below
+	 * want and hi's above it: checked here, against the table itself,
+	 * so that a bracket from anywhere gives the same answer as the
+	 * whole table. */
+	if (near && near->lo < near->hi && near->hi <= count &&
+	    tab_start(tab, near->lo) <= want &&
+	    (near->hi == count || tab_start(tab, near->hi) > want))
+		return tab_fde(hdr, sp, tab, tab_search(tab, near->lo, near->hi, want), fde);
+	if (tab_start(tab, 0) > want)
+		return CFI_NONE;
+	i = tab_search(tab, 0, count, want);
+	if (near) {
+		/* the entries of target's page of code, from i outwards (a few
+		 * lines the search just read); at most CFI_NEAR_SCAN each way,
+		 * a page of tiny functions then bracketing only part of it */
+		int64_t plo = (int64_t)(pg_lo - hdr), phi = (int64_t)(pg_hi - hdr);
+
+		for (j = i; j > 0 && i - j < CFI_NEAR_SCAN && tab_start(tab, j) > plo; j--)
+			;
+		for (k = i + 1; k < count && k - i < CFI_NEAR_SCAN && tab_start(tab, k) < phi; k++)
+			;
+		near->lo = (uint32_t)j;
+		near->hi = (uint32_t)k;
+	}
+	return tab_fde(hdr, sp, tab, i, fde);
 }
 
 int cfi_find(uintptr_t hdr, const struct cfi_span *sp, uintptr_t target, uintptr_t *fde)
 {
 	const unsigned char *f = NULL;
-	int k = find_fde(hdr, sp, target, &f);
+	int k = find_fde(hdr, sp, target, 0, 0, NULL, &f);
+
+	*fde = (uintptr_t)f;
+	return k;
+}
+
+int cfi_find_near(uintptr_t hdr, const struct cfi_span *sp, uintptr_t target, uintptr_t pg_lo,
+		  uintptr_t pg_hi, struct cfi_near *near, uintptr_t *fde)
+{
+	const unsigned char *f = NULL;
+	int k = find_fde(hdr, sp, target, pg_lo, pg_hi, near, &f);
 
 	*fde = (uintptr_t)f;
 	return k;

@@ -64,4 +64,22 @@ int cfi_find(uintptr_t hdr, const struct cfi_span *span, uintptr_t target, uintp
 int cfi_rule_at(uintptr_t fde, const struct cfi_span *span, uintptr_t target,
 		struct cfi_rule *out) AGENT_HIDDEN;
 
+/*
+ * SIGNAL-SAFE (pure).  cfi_find with a hint: near, entries [lo, hi) of the
+ * search table, is searched alone when it brackets target (entry lo's code
+ * starts at or below target, entry hi's above it, checked against the table
+ * itself, so any near gives cfi_find's answer).  Otherwise the whole table
+ * is searched, and *near set to the entries of the code in [pg_lo, pg_hi)
+ * (target's page), at most CFI_NEAR_SCAN on either side of target's, for
+ * the next lookup there.  A page's few entries lie in a line or two, where
+ * the whole table's search is some 18 probes, each a cache miss in a large
+ * library's table once the program's work evicted it.
+ */
+#define CFI_NEAR_SCAN 64
+struct cfi_near {
+	uint32_t lo, hi;
+};
+int cfi_find_near(uintptr_t hdr, const struct cfi_span *span, uintptr_t target, uintptr_t pg_lo,
+		  uintptr_t pg_hi, struct cfi_near *near, uintptr_t *fde) AGENT_HIDDEN;
+
 #endif

@@ -3,7 +3,8 @@
  * of assembly functions whose CFI says exactly what to expect (a frame on
  * rbp, a large stack, remember/restore state, the outermost frame, an
  * expression, a signal frame, code without CFI); every FDE of libc and of
- * this program read without a malformed answer; and a copy of libc's
+ * this program read without a malformed answer; the search table searched
+ * within a page's bracket (cfi_find_near) as over the whole; and a copy of libc's
  * tables with bytes flipped at random, read within its bounds only (run
  * under the sanitizers, a read outside them fails).
  */
@@ -228,6 +229,61 @@ static void test_modules(void)
 	CHECK(total > 5 && ok > 0);
 }
 
+/* cfi_find_near gives cfi_find's answer for every pc, whatever bracket it
+ * is handed: the one it set for the pc's page (used, not searched again,
+ * in most pages' later lookups), none, or garbage. */
+static void test_near(void)
+{
+	struct mod libc = find("libc.so");
+	const unsigned char *h = (const unsigned char *)libc.hdr;
+	struct {
+		uintptr_t page;
+		struct cfi_near near;
+	} pages[256];
+	uint64_t rng = 0xfeedbeef;
+	uint32_t count;
+	int32_t first, last;
+	long i, used = 0, again = 0, differ = 0;
+
+	REQUIRE(libc.hdr && h[0] == 1 && h[2] == 0x03 && h[3] == 0x3b);
+	memcpy(&count, h + 8, 4);
+	memcpy(&first, h + 12, 4);
+	memcpy(&last, h + 12 + (size_t)(count - 1) * 8, 4);
+	memset(pages, 0, sizeof(pages));
+	for (i = 0; i < 200000; i++) {
+		/* a pc in the table's span, within 1 MiB, so that pages repeat */
+		uintptr_t pc = libc.hdr + (uintptr_t)(intptr_t)first +
+			       test_xorshift(&rng) % ((uint64_t)(last - first) < (1u << 20)
+							      ? (uint64_t)(last - first) + 64
+							      : (1u << 20));
+		uintptr_t page = pc & ~(uintptr_t)4095, want = 0, got = 0;
+		unsigned slot = (unsigned)(page >> 12) & 255;
+		struct cfi_near n, garbage;
+		int k1 = cfi_find(libc.hdr, &libc.span, pc, &want), k2, k3;
+
+		if (pages[slot].page == page) {
+			n = pages[slot].near;
+			again++;
+		} else {
+			n.lo = n.hi = 0;
+		}
+		k2 = cfi_find_near(libc.hdr, &libc.span, pc, page, page + 4096, &n, &got);
+		if (pages[slot].page == page && n.lo == pages[slot].near.lo && n.hi == pages[slot].near.hi)
+			used++;
+		pages[slot].page = page;
+		pages[slot].near = n;
+		differ += k1 != k2 || (k1 == CFI_OK && want != got);
+		garbage.lo = (uint32_t)(test_xorshift(&rng) % (count + 2u));
+		garbage.hi = (uint32_t)(test_xorshift(&rng) % (count + 2u));
+		k3 = cfi_find_near(libc.hdr, &libc.span, pc, page, page + 4096, &garbage, &got);
+		differ += k1 != k3 || (k1 == CFI_OK && want != got);
+	}
+	printf("near: %ld of %ld lookups in a page seen before searched its bracket alone; "
+	       "%ld answers differed\n", used, again, differ);
+	CHECK(differ == 0);
+	CHECK(again > 1000 && used > again * 8 / 10);
+}
+
 /* libc's tables copied, bytes flipped: every answer within the copy. */
 static void test_flipped(void)
 {
@@ -251,11 +307,16 @@ static void test_flipped(void)
 		m.span.hi = (uintptr_t)copy + len;
 		for (i = 0; i < 2000; i++) {
 			struct cfi_rule r;
-			int k = rule_at(&m, (const void *)(m.hdr + test_xorshift(&rng) % (len * 4) -
-							   len),
-					&r);
+			struct cfi_near n;
+			uintptr_t pc = m.hdr + test_xorshift(&rng) % (len * 4) - len, f;
+			int k = rule_at(&m, (const void *)pc, &r);
 
 			bad += k == CFI_BAD;
+			/* a bracket from anywhere: reads stay in the copy */
+			n.lo = (uint32_t)test_xorshift(&rng);
+			n.hi = (uint32_t)test_xorshift(&rng) % 4 ? n.lo + 8 : (uint32_t)-1;
+			(void)cfi_find_near(m.hdr, &m.span, pc, pc & ~(uintptr_t)4095,
+					    (pc & ~(uintptr_t)4095) + 4096, &n, &f);
 		}
 	}
 	printf("flipped tables: %d malformed answers of 80000\n", bad);
@@ -266,6 +327,7 @@ int main(void)
 {
 	test_asm();
 	test_modules();
+	test_near();
 	test_flipped();
 	return test_result();
 }
