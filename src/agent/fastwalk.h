@@ -48,11 +48,11 @@ int fastwalk_regs(uint64_t pc, uint64_t sp, uint64_t bp, uint64_t *pcs, int max,
 void fastwalk_prefetch(uint64_t pc) AGENT_HIDDEN;
 
 /* SIGNAL-SAFE: FASTWALK_AUX_BYTES of the calling thread's own, zeroed at
- * first, in the walk's per-thread mapping (the Python walk's trail: not
+ * first, in the walk's per-thread mapping (the Python walk's ids and trail: not
  * static TLS, of which an agent loaded by dlopen has little); map: create
  * the mapping if the thread has none.  NULL where it has none (a thread
  * under a sandbox of the program's, a failed mmap). */
-#define FASTWALK_AUX_BYTES 1088
+#define FASTWALK_AUX_BYTES 9408
 void *fastwalk_aux(int map) AGENT_HIDDEN;
 
 /*

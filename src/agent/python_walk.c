@@ -39,25 +39,42 @@ static void py_count(_Atomic uint64_t *c, uint64_t n)
  * the 2.5 MiB table (measured: those two loads were half the walk's time,
  * bench/python.sh).  gen: the generation the id was confirmed in, so a fork
  * child (a new generation) goes to the table once per object and marks it
- * wanted there.  Initial-exec TLS, as agent_tls: the handler reaches it
- * without __tls_get_addr.
+ * wanted there.  In the walk's per-thread mapping (fastwalk_aux), zeroed
+ * at first (gen 0 is no generation): 512 entries, because a PyTorch loop's
+ * samples hold a hundred and more code objects, which the 64 that fitted in
+ * static TLS left to the table at most samples (python_code_id was a tenth
+ * of the handler in perf).
  */
-#define PY_TCACHE 64
-static __thread struct py_tcache {
+#define PY_TCACHE 512
+struct py_tcache {
 	uint64_t key;
 	uint32_t id, gen;
-} py_tcache[PY_TCACHE] AGENT_TLS;
+};
+
+#define PY_TRAIL 64
+struct py_trail {
+	uintptr_t frame[PY_TRAIL], code[PY_TRAIL];
+	uint16_t slot[PY_TRAIL];         /* the code's tcache slot */
+	int n;
+};
+
+/* The thread's own part of the walk's mapping. */
+struct py_aux {
+	struct py_tcache tcache[PY_TCACHE];
+	struct py_trail trail;
+};
+_Static_assert(sizeof(struct py_aux) <= FASTWALK_AUX_BYTES, "py_aux: in fastwalk_aux");
 
 /* SIGNAL-SAFE: py_lookup through this thread's cache. */
-static uint32_t py_id(uintptr_t code, uint64_t key, struct py_fresh *fresh)
+static uint32_t py_id(struct py_aux *aux, uintptr_t code, uint64_t key, struct py_fresh *fresh)
 {
-	struct py_tcache *c = &py_tcache[(key >> 11) & (PY_TCACHE - 1)];
+	struct py_tcache *c = aux ? &aux->tcache[(key >> 11) & (PY_TCACHE - 1)] : NULL;
 	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed), id;
 
-	if (c->key == key && c->gen == gen)
+	if (c && c->key == key && c->gen == gen)
 		return c->id;
 	id = python_code_id(code, key, fresh);
-	if (id) {
+	if (id && c) {
 		c->key = key;
 		c->id = id;
 		c->gen = gen;
@@ -74,29 +91,23 @@ int python_last_fresh(void)
 }
 
 /*
- * The last walk's frames and their code objects, leaf first.  The walk is
- * pointer chasing: each frame's first field read and its code object's type
- * were the walk's two hottest loads in perf annotate (cache misses after the
- * program's own work since the last sample), each waiting for the one
- * before.  Most of a sample's frames are the last sample's, at the same
- * addresses: python_prefetch asks for all of them at once.
+ * The trail: the last walk's frames and their code objects, leaf first.
+ * The walk is pointer chasing: each frame's first field read and its code
+ * object's type were the walk's two hottest loads in perf annotate (cache
+ * misses after the program's own work since the last sample), each waiting
+ * for the one before.  Most of a sample's frames are the last sample's, at
+ * the same addresses: python_prefetch asks for all of them at once.
  */
-#define PY_TRAIL 64
-struct py_trail {
-	uintptr_t frame[PY_TRAIL], code[PY_TRAIL];
-	int n;
-};
-_Static_assert(sizeof(struct py_trail) <= FASTWALK_AUX_BYTES, "py_trail: in fastwalk_aux");
-
 void python_prefetch(void)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
+	const struct py_aux *aux;
 	const struct py_trail *tr;
 	const struct cbn_py_layout *L;
 	uintptr_t last = 0;
 	int i, n;
 
-	if (!pi || !(tr = fastwalk_aux(0)) || (n = tr->n) <= 0)
+	if (!pi || !(aux = fastwalk_aux(0)) || (n = (tr = &aux->trail)->n) <= 0)
 		return;
 	L = &pi->t.L;
 	for (i = 0; i < n && i < PY_TRAIL; i++) {
@@ -108,6 +119,7 @@ void python_prefetch(void)
 			__builtin_prefetch((const void *)(c + L->ob_type));
 			__builtin_prefetch((const void *)(c + L->co_consts));
 			__builtin_prefetch((const void *)(c + L->co_flags));
+			__builtin_prefetch(&aux->tcache[tr->slot[i] & (PY_TCACHE - 1)]);
 			last = c;
 		}
 	}
@@ -272,10 +284,11 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 	struct cbn_file_header *h = agent.w.hdr;
 	const unsigned char *fr;
 	uintptr_t code, next, last_code = 0;
-	uint64_t last_units = 0;
+	uint64_t last_units = 0, last_key = 0;
 	uint32_t last_id = 0;
 	int n = 0, steps = 0;
-	struct py_trail *tr = fastwalk_aux(1);
+	struct py_aux *aux = fastwalk_aux(1);
+	struct py_trail *tr = aux ? &aux->trail : NULL;
 
 	if (L->fr_size > 256)
 		return 0;
@@ -322,7 +335,8 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 					      *(const uint32_t *)(code + L->co_flags), units);
 			last_code = code;
 			last_units = units;
-			last_id = py_id(code, key, &w->fresh);
+			last_key = key;
+			last_id = py_id(aux, code, key, &w->fresh);
 		} else {
 			/* the frame below ran the same code object (a recursion):
 			 * checked and named a frame ago in this walk, and alive
@@ -339,7 +353,8 @@ static int py_chain(struct py_walk *w, uintptr_t f, uint64_t *out, int max)
 			flags |= CBN_PYW_ENTRY;
 		if (tr && tr->n < PY_TRAIL) {
 			tr->frame[tr->n] = f;
-			tr->code[tr->n++] = code;
+			tr->code[tr->n] = code;
+			tr->slot[tr->n++] = (uint16_t)((last_key >> 11) & (PY_TCACHE - 1));
 		}
 		out[n++] = CBN_PYW_MAKE(flags, last_id, unit);
 	}
