@@ -295,10 +295,10 @@ static int run_op(struct cur *c, const struct cie *ci, struct state *s, const st
  * Run instructions [c) until the row that covers target: *loc, the row's
  * start, advanced as the program goes.  init: the CIE's state, for
  * DW_CFA_restore.  Returns 0 at the program's end, 1 at the first row past
- * target (stop there), -1 on a malformed program.
+ * target (stop there; *next: that row's start), -1 on a malformed program.
  */
 static int run(struct cur *c, const struct cie *ci, struct state *s, const struct state *init,
-	       uint64_t *loc, uint64_t target)
+	       uint64_t *loc, uint64_t target, uint64_t *next)
 {
 	struct remember rem;
 
@@ -323,8 +323,10 @@ static int run(struct cur *c, const struct cie *ci, struct state *s, const struc
 
 				if (c->bad)
 					return -1;
-				if (to > target)
+				if (to > target) {
+					*next = to;
 					return 1;
+				}
 				*loc = to;
 				continue;
 			}
@@ -338,8 +340,10 @@ static int run(struct cur *c, const struct cie *ci, struct state *s, const struc
 		}
 		if (c->bad)
 			return -1;
-		if (*loc + adv > target)
+		if (*loc + adv > target) {
+			*next = *loc + adv;
 			return 1;
+		}
 		*loc += adv;
 	}
 	return c->bad ? -1 : 0;
@@ -558,11 +562,20 @@ int cfi_lookup(uintptr_t hdr, const struct cfi_span *sp, uintptr_t target, struc
 
 int cfi_rule_at(uintptr_t fde_at, const struct cfi_span *sp, uintptr_t target, struct cfi_rule *out)
 {
+	uint64_t lo, hi;
+
+	return cfi_rule_row(fde_at, sp, target, out, &lo, &hi);
+}
+
+int cfi_rule_row(uintptr_t fde_at, const struct cfi_span *sp, uintptr_t target,
+		 struct cfi_rule *out, uint64_t *row_lo, uint64_t *row_hi)
+{
 	const unsigned char *fde = (const unsigned char *)fde_at, *cie_p;
 	struct cur c;
 	struct cie ci;
 	struct state s, init;
-	uint64_t len, cie_off, start, range, loc;
+	uint64_t len, cie_off, start, range, loc, next;
+	int k;
 
 	if (fde_at < sp->lo || fde_at >= sp->hi)
 		return CFI_BAD;
@@ -602,13 +615,19 @@ int cfi_rule_at(uintptr_t fde_at, const struct cfi_span *sp, uintptr_t target, s
 	{
 		struct cur ic = {ci.insn, ci.insn_end, 0};
 
-		if (run(&ic, &ci, &s, &s, &loc, UINT64_MAX) != 0)
+		if (run(&ic, &ci, &s, &s, &loc, UINT64_MAX, &next) != 0)
 			return CFI_BAD;
 	}
 	init = s;
 	loc = start;
-	if (run(&c, &ci, &s, &init, &loc, target) < 0)
+	next = start + range;
+	k = run(&c, &ci, &s, &init, &loc, target, &next);
+	if (k < 0)
 		return CFI_BAD;
+	/* the row: from the last location the program reached at or below
+	 * target to the next one past it (the FDE's end at the program's) */
+	*row_lo = loc;
+	*row_hi = k == 0 || next > start + range ? start + range : next;
 	memset(out, 0, sizeof(*out));
 	if (s.ra_how == H_UNDEF) {
 		out->kind = CFI_END;

@@ -63,6 +63,11 @@ int cfi_find(uintptr_t hdr, const struct cfi_span *span, uintptr_t target, uintp
 	AGENT_HIDDEN;
 int cfi_rule_at(uintptr_t fde, const struct cfi_span *span, uintptr_t target,
 		struct cfi_rule *out) AGENT_HIDDEN;
+/* SIGNAL-SAFE (pure).  cfi_rule_at, and the row of the FDE's table that
+ * holds target, [*row_lo, *row_hi): every pc in it has the same rule
+ * (set when the answer is CFI_OK or CFI_END). */
+int cfi_rule_row(uintptr_t fde, const struct cfi_span *span, uintptr_t target,
+		 struct cfi_rule *out, uint64_t *row_lo, uint64_t *row_hi) AGENT_HIDDEN;
 
 /*
  * SIGNAL-SAFE (pure).  cfi_find with a hint: near, entries [lo, hi) of the

@@ -69,19 +69,28 @@ struct fw_fde {
 #define FW_SP_BITS 10
 
 /*
- * Where in a module's search table a page of code's FDEs are (cfi_near):
- * a new leaf pc nearly every sample in a PyTorch loop falls in a granule
- * not kept (counted: 0.6 binary searches a sample in the steady loop, as
- * many with 16 times the granules), but mostly in a page already seen, so
- * the search reads a line or two of the table instead of some 18 cold
- * probes.  2048 pages: 8 MiB of code.
+ * Per page of code: where in its module's search table the page's FDEs are
+ * (cfi_near), and the row of the last rule read in it.  A new leaf pc
+ * nearly every sample in a PyTorch loop falls in a granule not kept
+ * (counted: 0.6 binary searches a sample in the steady loop, as many with
+ * 16 times the granules), but mostly in a page already seen: in the row
+ * read there last (a function's body is mostly one row), it takes that
+ * rule with no search, no FDE and no CFA program; else the search reads a
+ * line or two of the table instead of some 18 cold probes.  2048 pages:
+ * 8 MiB of code.
  */
 #define FW_PAGE_BITS 11
 
 struct fw_page {
 	uint64_t key;                /* page + 1 (0: empty) */
 	struct cfi_near near;
+	uint16_t row_lo, row_hi;     /* the row, as offsets in the page (lo < hi: kept) */
+	int32_t cfa_off;             /* its rule, as fw_ent's */
+	int16_t rbp_off;
+	uint8_t kind, how;
+	uint32_t pad;
 };
+_Static_assert(sizeof(struct fw_page) == 32, "fw_page: half a line");
 
 /*
  * The last sampled walk's stack pointers, leaf first: the next sample's
@@ -196,10 +205,18 @@ void fastwalk_thread_end(void)
 		agent_syscall6(SYS_munmap, (long)p, (long)FW_BYTES, 0, 0, 0, 0);
 }
 
+static inline struct fw_page *fw_page_of(struct fw_thread *w, uint64_t target)
+{
+	uint64_t pk = (target >> 12) + 1;
+
+	return &w->pages[(pk * 0x9e3779b97f4a7c15ull) >> (64 - FW_PAGE_BITS)];
+}
+
 /* SIGNAL-SAFE.  The rule for target from the module's tables, through the
- * FDE kept for its granule when that FDE covers it. */
+ * FDE kept for its granule when that FDE covers it; *lo, *hi: its row
+ * (on CFI_OK and CFI_END). */
 static int fw_read(struct fw_thread *w, uint64_t target, uintptr_t hdr,
-		   const struct cfi_span *sp, struct cfi_rule *r)
+		   const struct cfi_span *sp, struct cfi_rule *r, uint64_t *lo, uint64_t *hi)
 {
 	uint64_t gk = (target >> FW_GRANULE_SHIFT) + 1;
 	struct fw_fde *g = &w->fdes[(gk * 0x9e3779b97f4a7c15ull) >> (64 - FW_FDE_BITS)];
@@ -207,13 +224,13 @@ static int fw_read(struct fw_thread *w, uint64_t target, uintptr_t hdr,
 	int k;
 
 	if (g->key == gk) {
-		k = cfi_rule_at((uintptr_t)g->fde, sp, (uintptr_t)target, r);
+		k = cfi_rule_row((uintptr_t)g->fde, sp, (uintptr_t)target, r, lo, hi);
 		if (k != CFI_NONE)
 			return k;
 	}
 	{
 		uint64_t pk = (target >> 12) + 1;
-		struct fw_page *p = &w->pages[(pk * 0x9e3779b97f4a7c15ull) >> (64 - FW_PAGE_BITS)];
+		struct fw_page *p = fw_page_of(w, target);
 		struct cfi_near near = {0, 0};
 		uintptr_t pg = (uintptr_t)target & ~(uintptr_t)4095;
 
@@ -222,12 +239,37 @@ static int fw_read(struct fw_thread *w, uint64_t target, uintptr_t hdr,
 		k = cfi_find_near(hdr, sp, (uintptr_t)target, pg, pg + 4096, &near, &fde);
 		if (k != CFI_OK)
 			return k;
-		p->key = pk;
+		if (p->key != pk) {
+			p->key = pk;
+			p->row_lo = p->row_hi = 0;
+		}
 		p->near = near;
 	}
 	g->key = gk;
 	g->fde = fde;
-	return cfi_rule_at(fde, sp, (uintptr_t)target, r);
+	return cfi_rule_row(fde, sp, (uintptr_t)target, r, lo, hi);
+}
+
+/* SIGNAL-SAFE.  Keep e's rule, read for target, as its page's row
+ * [lo, hi) (the part in target's page). */
+static void fw_keep_row(struct fw_thread *w, uint64_t target, const struct fw_ent *e, uint64_t lo,
+			uint64_t hi)
+{
+	struct fw_page *p = fw_page_of(w, target);
+	uint64_t pg = target & ~(uint64_t)4095, pk = (target >> 12) + 1;
+
+	if (lo > target || hi <= target)
+		return;
+	if (p->key != pk) {
+		p->key = pk;
+		p->near.lo = p->near.hi = 0;
+	}
+	p->row_lo = (uint16_t)(lo > pg ? lo - pg : 0);
+	p->row_hi = (uint16_t)(hi - pg < 4096 ? hi - pg : 4096);
+	p->cfa_off = e->cfa_off;
+	p->rbp_off = e->rbp_off;
+	p->kind = e->kind;
+	p->how = e->how;
 }
 
 /* SIGNAL-SAFE.  The rule for target, from the table or the module's
@@ -239,13 +281,30 @@ static const struct fw_ent *fw_rule(struct fw_thread *w, uint64_t target)
 	struct cfi_rule r = {0};
 	struct cfi_span sp;
 	uintptr_t hdr;
+	uint64_t lo = 0, hi = 0;
 	int k;
 
 	if (e->key == target)
 		return e;
+	{
+		/* the row read last in target's page holds it: its rule, with
+		 * no module, no search and no CFA program (the page's module
+		 * stays until an unload empties these tables) */
+		const struct fw_page *p = fw_page_of(w, target);
+		uint64_t off = target & 4095;
+
+		if (p->key == (target >> 12) + 1 && off >= p->row_lo && off < p->row_hi) {
+			e->key = target;
+			e->cfa_off = p->cfa_off;
+			e->rbp_off = p->rbp_off;
+			e->kind = p->kind;
+			e->how = p->how;
+			return e;
+		}
+	}
 	if (modules_snap_cfi((uintptr_t)target, &hdr, &sp.lo, &sp.hi) < 0)
 		return NULL;
-	k = fw_read(w, target, hdr, &sp, &r);
+	k = fw_read(w, target, hdr, &sp, &r, &lo, &hi);
 	e->key = target;
 	e->cfa_off = r.cfa_off;
 	e->rbp_off = (int16_t)r.rbp_off;
@@ -259,6 +318,8 @@ static const struct fw_ent *fw_rule(struct fw_thread *w, uint64_t target)
 		e->kind = FW_NOCFI;
 	else
 		e->kind = FW_NO;
+	if (e->kind == FW_OK || e->kind == FW_END)
+		fw_keep_row(w, target, e, lo, hi);
 	return e;
 }
 

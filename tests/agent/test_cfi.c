@@ -4,7 +4,8 @@
  * rbp, a large stack, remember/restore state, the outermost frame, an
  * expression, a signal frame, code without CFI); every FDE of libc and of
  * this program read without a malformed answer; the search table searched
- * within a page's bracket (cfi_find_near) as over the whole; and a copy of libc's
+ * within a page's bracket (cfi_find_near) as over the whole; every pc of a
+ * row (cfi_rule_row) with the same rule; and a copy of libc's
  * tables with bytes flipped at random, read within its bounds only (run
  * under the sanitizers, a read outside them fails).
  */
@@ -229,26 +230,37 @@ static void test_modules(void)
 	CHECK(total > 5 && ok > 0);
 }
 
+/* The code span libc's search table covers: its first and last entries'
+ * starts, relative to the table's header. */
+static struct mod libc_span(int32_t *first, int32_t *last)
+{
+	struct mod libc = find("libc.so");
+	const unsigned char *h = (const unsigned char *)libc.hdr;
+	uint32_t count;
+
+	REQUIRE(libc.hdr && h[0] == 1 && h[2] == 0x03 && h[3] == 0x3b);
+	memcpy(&count, h + 8, 4);
+	memcpy(first, h + 12, 4);
+	memcpy(last, h + 12 + (size_t)(count - 1) * 8, 4);
+	return libc;
+}
+
 /* cfi_find_near gives cfi_find's answer for every pc, whatever bracket it
  * is handed: the one it set for the pc's page (used, not searched again,
  * in most pages' later lookups), none, or garbage. */
 static void test_near(void)
 {
-	struct mod libc = find("libc.so");
-	const unsigned char *h = (const unsigned char *)libc.hdr;
+	int32_t first, last;
+	struct mod libc = libc_span(&first, &last);
+	uint32_t count;
 	struct {
 		uintptr_t page;
 		struct cfi_near near;
 	} pages[256];
 	uint64_t rng = 0xfeedbeef;
-	uint32_t count;
-	int32_t first, last;
 	long i, used = 0, again = 0, differ = 0;
 
-	REQUIRE(libc.hdr && h[0] == 1 && h[2] == 0x03 && h[3] == 0x3b);
-	memcpy(&count, h + 8, 4);
-	memcpy(&first, h + 12, 4);
-	memcpy(&last, h + 12 + (size_t)(count - 1) * 8, 4);
+	memcpy(&count, (const unsigned char *)libc.hdr + 8, 4);
 	memset(pages, 0, sizeof(pages));
 	for (i = 0; i < 200000; i++) {
 		/* a pc in the table's span, within 1 MiB, so that pages repeat */
@@ -282,6 +294,46 @@ static void test_near(void)
 	       "%ld answers differed\n", used, again, differ);
 	CHECK(differ == 0);
 	CHECK(again > 1000 && used > again * 8 / 10);
+}
+
+/* cfi_rule_row's row: every pc in it has the target's rule (the walk keeps
+ * a page's last row and gives its rule to any pc in it, unread). */
+static void test_rows(void)
+{
+	int32_t first, last;
+	struct mod libc = libc_span(&first, &last);
+	uint64_t rng = 0xabcdef12;
+	long i, rows = 0, wide = 0, differ = 0;
+
+	for (i = 0; i < 20000; i++) {
+		uintptr_t pc = libc.hdr + (uintptr_t)(intptr_t)first +
+			       test_xorshift(&rng) % (uint64_t)(last - first), fde;
+		struct cfi_rule r, q;
+		uint64_t lo = 0, hi = 0, at[3];
+		int k, j;
+
+		if (cfi_find(libc.hdr, &libc.span, pc, &fde) != CFI_OK)
+			continue;
+		k = cfi_rule_row(fde, &libc.span, pc, &r, &lo, &hi);
+		if (k != CFI_OK && k != CFI_END)
+			continue;
+		rows++;
+		CHECK(lo <= pc && pc < hi);
+		wide += hi - lo > 16;
+		at[0] = lo;
+		at[1] = hi - 1;
+		at[2] = lo + test_xorshift(&rng) % (hi - lo);
+		for (j = 0; j < 3; j++) {
+			memset(&q, 0, sizeof(q));
+			if (cfi_rule_at(fde, &libc.span, (uintptr_t)at[j], &q) != k ||
+			    memcmp(&q, &r, sizeof(q)) != 0)
+				differ++;
+		}
+	}
+	printf("rows: %ld read, %ld wider than 16 bytes, %ld pcs in them with another rule\n",
+	       rows, wide, differ);
+	CHECK(rows > 10000 && wide > rows / 2);
+	CHECK(differ == 0);
 }
 
 /* libc's tables copied, bytes flipped: every answer within the copy. */
@@ -328,6 +380,7 @@ int main(void)
 	test_asm();
 	test_modules();
 	test_near();
+	test_rows();
 	test_flipped();
 	return test_result();
 }
