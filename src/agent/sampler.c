@@ -286,11 +286,16 @@ static int sample_unwind(struct cbn_rec_sample *r, ucontext_t *uc, int cap, int 
 		*npy = 0;
 	} else {
 		/* past code without CFI: from where the agent's walk stopped,
-		 * or where libunwind's trace did */
-		if (!(*flags & CBN_SAMPLE_TRUNCATED))
-			nf = fast && stop.exact >= 0
-				     ? unwind_recover_walk(uc, r->pc, nf, cap - *npy, &stop)
-				     : unwind_recover(uc, r->pc, nf, cap - *npy);
+		 * or where libunwind's trace did.  A walk of ours that neither
+		 * stopped nor was cut reached the stack's end by its CFI (a
+		 * return address undefined or zero), where libunwind's cursor
+		 * stops too: nothing to recover (the self-check compares). */
+		if (!(*flags & CBN_SAMPLE_TRUNCATED)) {
+			if (fast && stop.exact >= 0)
+				nf = unwind_recover_walk(uc, r->pc, nf, cap - *npy, &stop);
+			else if (!fast)
+				nf = unwind_recover(uc, r->pc, nf, cap - *npy);
+		}
 		if (unwind_check_on())
 			unwind_check_sample(uc, r->pc, nf,
 					    (*flags & CBN_SAMPLE_TRUNCATED) || nf >= cap - *npy, fast);
