@@ -72,12 +72,12 @@ struct fw_fde {
  * Per page of code: where in its module's search table the page's FDEs are
  * (cfi_near), and the row of the last rule read in it.  A new leaf pc
  * nearly every sample in a PyTorch loop falls in a granule not kept
- * (counted: 0.6 binary searches a sample in the steady loop, as many with
- * 16 times the granules), but mostly in a page already seen: in the row
- * read there last (a function's body is mostly one row), it takes that
- * rule with no search, no FDE and no CFA program; else the search reads a
- * line or two of the table instead of some 18 cold probes.  2048 pages:
- * 8 MiB of code.
+ * (counted: 0.6 binary searches a sample in the steady loop; 16 times the
+ * granules took a whole run's from 1.08 only to 0.91), but mostly in a
+ * page already seen: in the row read there last (a function's body is
+ * mostly one row), it takes that rule with no search, no FDE and no CFA
+ * program; else the search reads a line or two of the table instead of
+ * some 18 cold probes.  2048 pages: 8 MiB of code.
  */
 #define FW_PAGE_BITS 11
 
