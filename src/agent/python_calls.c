@@ -89,6 +89,7 @@ static struct {
 #define PY_CO_OPTIMIZED 0x0001           /* a function's code: not a module or class body */
 #define PY_CO_GENERATORS 0x02a0          /* CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR */
 #define PY_CHUNKS_WALKED 256             /* the data stack's chunks still_runs looks in */
+#define PY_CHAIN_WALKED 4096             /* running frames runs_below looks through */
 
 struct py_count {
 	uint64_t calls, primitive;
@@ -212,13 +213,14 @@ static uint32_t code_id(uintptr_t code)
  * interpreter evaluates, or the profile function's call): primitive unless
  * the latest primitive call of the same code still runs on this thread.  So
  * no return event is needed (half of what counting would cost).  A frame in
- * the thread's data stack runs if it lies in the live part (the current
+ * the thread's data stack may run if it lies in the live part (the current
  * chunk up to the top, each older one up to the top it kept) and still
- * holds the same code and caller: 1 runs, 0 does not, -1 it lies in no
- * chunk (a generator's or coroutine's frame, inside its object).
+ * holds the same code and caller: 1 it may (*lo: the start of its chunk;
+ * runs_below decides), 0 it does not, -1 it lies in no chunk (a
+ * generator's or coroutine's frame, inside its object).
  */
 static int still_runs(const struct cbn_py_layout *L, uintptr_t ts, uintptr_t code,
-		      const struct py_count *k)
+		      const struct py_count *k, uintptr_t *lo_out)
 {
 	uintptr_t c = *(const uintptr_t *)(ts + L->ts_datastack);
 	uintptr_t top = *(const uintptr_t *)(ts + L->ts_datastack + 8);
@@ -232,6 +234,7 @@ static int still_runs(const struct cbn_py_layout *L, uintptr_t ts, uintptr_t cod
 		/* _PyStackChunk: previous, size, top, data[] */
 		uintptr_t lo = c + 24, hi = c + *(const uintptr_t *)(c + 8);
 
+		*lo_out = lo;
 		if (k->frame >= lo && k->frame < hi)
 			return k->frame < top &&
 			       *(const uintptr_t *)(k->frame + L->fr_code) == code &&
@@ -241,6 +244,33 @@ static int still_runs(const struct cbn_py_layout *L, uintptr_t ts, uintptr_t cod
 			top = c + 24 + 8 * *(const uintptr_t *)(c + 16);
 	}
 	return -1;
+}
+
+/*
+ * A frame that ended leaves its words behind, and a frame pushed later over
+ * the same memory keeps them in the part it has not written yet (its value
+ * stack), where they read as a running frame of the same code and caller
+ * (a function called from one place, then from a frame that covers where
+ * it stood).  Only the chain of running frames tells: from the new frame's
+ * caller p out, a frame of the same code (this call is nested), target
+ * itself, or a frame of target's chunk (from lo) below it (target ended).
+ * A recursion meets its own code within a step or two, a stale copy the
+ * first frame below it; a walk past PY_CHAIN_WALKED frames takes the words'
+ * answer.
+ */
+static int runs_below(const struct cbn_py_layout *L, uintptr_t p, uintptr_t code,
+		      uintptr_t target, uintptr_t lo)
+{
+	int n;
+
+	for (n = 0; p && n < PY_CHAIN_WALKED; n++) {
+		if (p == target || *(const uintptr_t *)(p + L->fr_code) == code)
+			return 1;
+		if (p >= lo && p < target)
+			return 0;
+		p = *(const uintptr_t *)(p + L->fr_previous);
+	}
+	return p != 0;
 }
 
 /* A frame outside the data stack (a generator's) runs if the thread's
@@ -270,10 +300,13 @@ static void count_frame(const struct cbn_py_layout *L, uintptr_t code, uintptr_t
 	k->calls++;
 	/* the new frame may stand where the latest one stood: that one ended */
 	if (k->frame && k->frame != f && k->ts == ts) {
-		int runs = still_runs(L, ts, code, k);
+		uintptr_t lo = 0;
+		int runs = still_runs(L, ts, code, k, &lo);
 
 		if (runs < 0)
 			runs = on_chain(L, prev, code, k->frame);
+		else if (runs)
+			runs = runs_below(L, prev, code, k->frame, lo);
 		if (runs)
 			return;
 	}

@@ -8,7 +8,7 @@ generator expression (functions of their own before 3.12's inlining),
 asyncio tasks (each resumption of a coroutine is a call), a function run by
 two threads (tick: 2 x TICKS calls, which cProfile counts on 3.12+ only), a
 function called three times and never sampled (rare: named from its count
-alone), and builtins no other code here calls (a module's function, methods
+alone), calls from frames laid over an ended one's words (leaf), and builtins no other code here calls (a module's function, methods
 of C types) and sorted().  Each other part
 runs long enough to be sampled (tens of ms).  With an argument 'cprofile
 PATH' it runs itself under cProfile and writes "name line ncalls primitive"
@@ -177,6 +177,41 @@ def threaded():
         t.join()
 
 
+def leaf(a):
+    """Called from shallow and from cover, never nested: every call is
+    primitive, though a call from cover finds the words of the one from
+    shallow still in memory the interpreter has not written since."""
+    b = a + 1
+    c = b + 1
+    return (a, b, c, a, b, c, a, b, c, a, b, c)[a % 12]
+
+
+def shallow(y):
+    # a small frame: leaf's frame starts a little above it
+    return leaf(y)
+
+
+def wide(y):
+    # a large frame: leaf's frame starts where the one from cover ends
+    z = y + 1
+    return (y, z, y, z, y, z, y, z, y, z, y, z, y, z, y, z, y, z, y, z, y, z, leaf(y))
+
+
+def cover(y):
+    # a frame whose value stack, unwritten at the call, holds the words of
+    # the leaf frame that shallow's call left; or whose end is below them
+    leaf(y)
+    return (y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y, y)
+
+
+def stale(n):
+    for i in range(n):
+        shallow(i)
+        cover(i)
+        wide(i)
+        cover(i)
+
+
 def rare(x):
     """Called three times, too briefly to be sampled: its row is its count's."""
     return x * 2
@@ -197,6 +232,7 @@ def main():
     builtins_part(70000)
     square(100000)
     comprehensions(30000)
+    stale(3)
     tasks(2000)
     threaded()
     print("calls: done")
