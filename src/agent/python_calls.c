@@ -84,6 +84,7 @@ static struct {
 	/* optional: a code object's extra slot, and a function at its death */
 	intptr_t (*extra_index)(void (*fn)(void *));
 	int (*set_extra)(py_obj *code, intptr_t index, void *extra);
+	int (*get_extra)(py_obj *code, intptr_t index, void **extra);
 } api;
 
 #define PY_CO_OPTIMIZED 0x0001           /* a function's code: not a module or class body */
@@ -96,6 +97,7 @@ struct py_count {
 	/* where its latest primitive call runs (or ran): the thread state,
 	 * the frame and the frame's caller */
 	uintptr_t ts, frame, prev;
+	uint64_t ident;                  /* code_ident of the object first counted, 0 */
 };
 
 static int want;                         /* CBN_PYCALLS: 1, 2 with builtins */
@@ -138,6 +140,9 @@ static void code_died(void *extra)
 
 	if (!code || !pi || !counts)
 		return;
+	/* the next object at this address is looked up again (code_id) */
+	if (cache[(code >> 6) & (PY_CC - 1)].code == code)
+		cache[(code >> 6) & (PY_CC - 1)].code = 0;
 	L = &pi->t.L;
 	fresh.n = 0;
 	id = python_code_id(code,
@@ -150,17 +155,51 @@ static void code_died(void *extra)
 		python_copy_ids(&id, 1);
 }
 
-/* Under the GIL, in a callback: keep an exception being raised as it was. */
+/* Under the GIL, in a callback: keep an exception being raised as it was.
+ * Set once (a second set would call code_died on the first). */
 static void watch_death(uintptr_t code)
 {
 	py_obj *t = NULL, *v = NULL, *tb = NULL;
+	void *had = NULL;
 
-	if (extra_at < 0 || !api.err_fetch || !api.err_restore)
+	if (extra_at < 0 || !api.err_fetch || !api.err_restore || !api.get_extra)
 		return;
 	api.err_fetch(&t, &v, &tb);
-	if (api.set_extra((py_obj *)code, extra_at, (void *)code) != 0)
+	if (api.get_extra((py_obj *)code, extra_at, &had) != 0)
+		api.err_clear();
+	else if (!had && api.set_extra((py_obj *)code, extra_at, (void *)code) != 0)
 		api.err_clear();
 	api.err_restore(t, v, tb);
+}
+
+/*
+ * What tells two code objects of one fingerprint apart: the first line
+ * and the hashes of the qualified name and the file name (a str's cached
+ * hash, else its length).  The fingerprint holds the object's address and
+ * its constants' and names' tuples, and when a module's objects all die,
+ * an allocator that hands memory back last-in first-out can put another
+ * module's objects of the same shape at the same addresses: two classes
+ * whose bodies are `pass` (`class TestPyIndent(TestIndent, PyTest): pass`
+ * in test_json's test_indent, then TestPyScanstring in test_scanstring)
+ * were counted as one.  Read on code_id's slow path only.
+ */
+static uint64_t str_ident(const struct cbn_py_layout *L, uintptr_t s)
+{
+	int64_t h;
+
+	if (!s)
+		return 0;
+	h = *(const int64_t *)(s + L->uni_length + 8);
+	return h != -1 ? (uint64_t)h : *(const uint64_t *)(s + L->uni_length);
+}
+
+static uint64_t code_ident(const struct cbn_py_layout *L, uintptr_t code)
+{
+	uint64_t x = *(const uint32_t *)(code + L->co_firstlineno);
+
+	x = (x ^ str_ident(L, *(const uintptr_t *)(code + L->co_qualname))) * 0x9e3779b97f4a7c15ull;
+	x = (x ^ str_ident(L, *(const uintptr_t *)(code + L->co_filename))) * 0xc2b2ae3d27d4eb4full;
+	return x | 1;
 }
 
 static uint32_t code_id(uintptr_t code)
@@ -169,6 +208,7 @@ static uint32_t code_id(uintptr_t code)
 	const struct cbn_py_layout *L = &pi->t.L;
 	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed), id, flags;
 	uintptr_t consts, names;
+	uint64_t key;
 	struct py_fresh fresh;
 	unsigned slot = (unsigned)(code >> 6) & (PY_CC - 1);
 
@@ -188,13 +228,25 @@ static uint32_t code_id(uintptr_t code)
 	 * object dies with the import, long before the program ends. */
 	fresh.n = 0;
 	flags = *(const uint32_t *)(code + L->co_flags);
-	id = python_code_id(code,
-			    cbn_py_code_key(code, consts, names, flags,
-					    *(const uint64_t *)(code + L->ob_size)),
-			    &fresh);
+	key = cbn_py_code_key(code, consts, names, flags, *(const uint64_t *)(code + L->ob_size));
+	id = python_code_id(code, key, &fresh);
+	if (id && id <= PY_CODES_CAP) {
+		uint64_t ident = code_ident(L, code);
+
+		if (counts[id].ident && counts[id].ident != ident) {
+			/* another object with a dead one's fingerprint: an id of its own */
+			python_code_retire(key, id);
+			fresh.n = 0;
+			id = python_code_id(code, key, &fresh);
+		}
+		if (id && id <= PY_CODES_CAP && !counts[id].ident)
+			counts[id].ident = ident;
+	}
 	if (fresh.n && !(flags & PY_CO_OPTIMIZED))
 		python_copy_ids(fresh.id, fresh.n);
-	else if (fresh.n)
+	/* its death clears the cache slot, so that the next object at its
+	 * address is looked up and told apart */
+	if (id)
 		watch_death(code);
 	if (id) {
 		cache[slot].code = code;
@@ -881,6 +933,9 @@ static int resolve(const struct py_info *pi)
 	*(void **)&api.set_extra = sym(mod, "PyUnstable_Code_SetExtra");
 	if (!api.set_extra)
 		*(void **)&api.set_extra = sym(mod, "_PyCode_SetExtra");
+	*(void **)&api.get_extra = sym(mod, "PyUnstable_Code_GetExtra");
+	if (!api.get_extra)
+		*(void **)&api.get_extra = sym(mod, "_PyCode_GetExtra");
 	module = mod; /* kept: python_ccalls_init looks in it too */
 	return api.add_pending && api.this_tstate && api.sys_get && api.getattr &&
 			       api.call_method && api.cmethod_new && api.as_long && api.err_clear &&

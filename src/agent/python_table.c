@@ -22,6 +22,10 @@
  */
 #define PY_PROBES 64
 
+/* The key of a retired slot: even, so no fingerprint's (cbn_py_code_key
+ * sets bit 0); passed over like any other key, never claimed again. */
+#define PY_KEY_RETIRED 2
+
 struct py_slot {
 	_Atomic uint64_t key;            /* 0: free */
 	_Atomic uint32_t id;             /* 0: being published; UINT32_MAX: no id left */
@@ -32,6 +36,7 @@ static struct py_slot *py_slots;
 struct py_code *python_codes;
 _Atomic uint32_t python_ncodes;
 _Atomic uint32_t python_gen = 1;
+_Atomic uint32_t python_retired;
 
 /* Normal context, once (python_find.c): the table, mapped NORESERVE so that
  * only the pages touched cost memory (2.5 MiB of address space). */
@@ -109,4 +114,24 @@ uint32_t python_code_id(uintptr_t code, uint64_t key, struct py_fresh *fresh)
 	if (h)
 		atomic_fetch_add_explicit(&h->python.table_full, 1, memory_order_relaxed);
 	return 0;
+}
+
+void python_code_retire(uint64_t key, uint32_t id)
+{
+	uint32_t i = (uint32_t)(key >> 17) & (PY_TABLE_SIZE - 1), n;
+
+	if (!py_slots)
+		return;
+	for (n = 0; n < PY_PROBES; n++, i = (i + 1) & (PY_TABLE_SIZE - 1)) {
+		struct py_slot *s = &py_slots[i];
+		uint64_t k = atomic_load_explicit(&s->key, memory_order_acquire);
+
+		if (k == 0)
+			return;
+		if (k == key && atomic_load_explicit(&s->id, memory_order_acquire) == id) {
+			if (atomic_compare_exchange_strong(&s->key, &k, PY_KEY_RETIRED))
+				atomic_fetch_add(&python_retired, 1);
+			return;
+		}
+	}
 }

@@ -25,6 +25,15 @@ struct py_code {
 extern struct py_code *python_codes AGENT_HIDDEN;
 extern _Atomic uint32_t python_ncodes AGENT_HIDDEN; /* ids handed out */
 extern _Atomic uint32_t python_gen AGENT_HIDDEN;    /* 1, +1 in each fork child */
+extern _Atomic uint32_t python_retired AGENT_HIDDEN; /* slots retired (python_code_retire) */
+
+/* SIGNAL-SAFE: what a cache of ids checks an entry against: the
+ * generation, and the retirements since (each makes every entry stale). */
+static inline uint32_t python_stamp(void)
+{
+	return atomic_load_explicit(&python_gen, memory_order_relaxed) ^
+	       (atomic_load_explicit(&python_retired, memory_order_relaxed) << 12);
+}
 
 /* Normal context, once (python_find.c, when an interpreter is found). */
 int python_table_init(void) AGENT_HIDDEN;
@@ -39,5 +48,10 @@ struct py_fresh {
  * is full or the slot is being published by another thread this instant.
  * An id new to this generation goes into fresh (its names are copied). */
 uint32_t python_code_id(uintptr_t code, uint64_t key, struct py_fresh *fresh) AGENT_HIDDEN;
+
+/* Normal context (--calls): id's slot stops answering for key, so that the
+ * next code object with that fingerprint gets an id of its own (another
+ * object that took a dead one's address and tuples' addresses). */
+void python_code_retire(uint64_t key, uint32_t id) AGENT_HIDDEN;
 
 #endif

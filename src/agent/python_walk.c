@@ -48,7 +48,7 @@ static void py_count(_Atomic uint64_t *c, uint64_t n)
 #define PY_TCACHE 512
 struct py_tcache {
 	uint64_t key;
-	uint32_t id, gen;
+	uint32_t id, stamp;              /* python_stamp when it was kept */
 };
 
 #define PY_TRAIL 64
@@ -69,15 +69,15 @@ _Static_assert(sizeof(struct py_aux) <= FASTWALK_AUX_BYTES, "py_aux: in fastwalk
 static uint32_t py_id(struct py_aux *aux, uintptr_t code, uint64_t key, struct py_fresh *fresh)
 {
 	struct py_tcache *c = aux ? &aux->tcache[(key >> 11) & (PY_TCACHE - 1)] : NULL;
-	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed), id;
+	uint32_t stamp = python_stamp(), id;
 
-	if (c && c->key == key && c->gen == gen)
+	if (c && c->key == key && c->stamp == stamp)
 		return c->id;
 	id = python_code_id(code, key, fresh);
 	if (id && c) {
 		c->key = key;
 		c->id = id;
-		c->gen = gen;
+		c->stamp = stamp;
 	}
 	return id;
 }
