@@ -237,6 +237,36 @@ static void agent_on_exit(int status, void *arg)
 	agent_tls.no_unwind--;
 }
 
+/*
+ * _exit and _Exit run no exit handler.  What only the exit handler writes
+ * and a process ending this way would lose: its exact Python call counts
+ * (os._exit ends every child multiprocessing forks).  Not in a vfork child
+ * (the parent's memory), nor under a seccomp filter of the program's.  The
+ * allocation hooks' library has its own (mem.c): each calls the next.
+ */
+__attribute__((visibility("default"), noreturn)) void _exit(int status)
+{
+	static void (*real)(int) __attribute__((noreturn));
+
+	if (!real)
+		*(void **)&real = agent_real("_exit");
+	if (agent.w.hdr && !agent_tls.in_handler && !agent_sandboxed() &&
+	    agent.pid == (uint32_t)agent_syscall(SYS_getpid)) {
+		agent_tls.no_unwind++;
+		python_calls_quick_exit();
+		agent_tls.no_unwind--;
+	}
+	if (real)
+		real(status);
+	agent_syscall(SYS_exit_group, status);
+	__builtin_unreachable();
+}
+
+__attribute__((visibility("default"), noreturn)) void _Exit(int status)
+{
+	_exit(status);
+}
+
 /* fork: hold our locks across it so the child finds them consistent. */
 static int fork_quiet; /* the forking thread is under a seccomp filter */
 

@@ -172,36 +172,6 @@ static void watch_death(uintptr_t code)
 	api.err_restore(t, v, tb);
 }
 
-/*
- * What tells two code objects of one fingerprint apart: the first line
- * and the hashes of the qualified name and the file name (a str's cached
- * hash, else its length).  The fingerprint holds the object's address and
- * its constants' and names' tuples, and when a module's objects all die,
- * an allocator that hands memory back last-in first-out can put another
- * module's objects of the same shape at the same addresses: two classes
- * whose bodies are `pass` (`class TestPyIndent(TestIndent, PyTest): pass`
- * in test_json's test_indent, then TestPyScanstring in test_scanstring)
- * were counted as one.  Read on code_id's slow path only.
- */
-static uint64_t str_ident(const struct cbn_py_layout *L, uintptr_t s)
-{
-	int64_t h;
-
-	if (!s)
-		return 0;
-	h = *(const int64_t *)(s + L->uni_length + 8);
-	return h != -1 ? (uint64_t)h : *(const uint64_t *)(s + L->uni_length);
-}
-
-static uint64_t code_ident(const struct cbn_py_layout *L, uintptr_t code)
-{
-	uint64_t x = *(const uint32_t *)(code + L->co_firstlineno);
-
-	x = (x ^ str_ident(L, *(const uintptr_t *)(code + L->co_qualname))) * 0x9e3779b97f4a7c15ull;
-	x = (x ^ str_ident(L, *(const uintptr_t *)(code + L->co_filename))) * 0xc2b2ae3d27d4eb4full;
-	return x | 1;
-}
-
 static uint32_t code_id(uintptr_t code)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_relaxed);
@@ -231,7 +201,7 @@ static uint32_t code_id(uintptr_t code)
 	key = cbn_py_code_key(code, consts, names, flags, *(const uint64_t *)(code + L->ob_size));
 	id = python_code_id(code, key, &fresh);
 	if (id && id <= PY_CODES_CAP) {
-		uint64_t ident = code_ident(L, code);
+		uint64_t ident = python_code_ident(L, code);
 
 		if (counts[id].ident && counts[id].ident != ident) {
 			/* another object with a dead one's fingerprint: an id of its own */
@@ -645,6 +615,39 @@ void python_calls_flush(void)
 	python_ccalls_flush();
 }
 
+/* The names of every function counted since the last flush (each copied
+ * once in the process's file). */
+static void copy_counted(void)
+{
+	uint32_t id, ids[64];
+	int k = 0;
+
+	for (id = 1; counts && id <= top; id++) {
+		if (!counts[id].calls)
+			continue;
+		ids[k++] = id;
+		if (k == 64) {
+			python_copy_ids(ids, k);
+			k = 0;
+		}
+	}
+	python_copy_ids(ids, k);
+}
+
+/*
+ * The process ends by _exit: no atexit callback copies the names, so the
+ * functions counted are named here, while their code objects still live
+ * (a multiprocessing child forked from the parent runs its work and ends
+ * by os._exit, after clearing the atexit callbacks it inherited), then the
+ * counts are written.  Before, such a child's calls were in no record.
+ */
+void python_calls_quick_exit(void)
+{
+	if (counting)
+		copy_counted();
+	python_calls_flush();
+}
+
 /* A fork child writes its own file: only its own calls go there (the frames
  * running go on, so their records stay). */
 void python_calls_after_fork_child(void)
@@ -670,9 +673,6 @@ void python_calls_after_fork_child(void)
  */
 static py_obj *on_exit_copy(py_obj *self, py_obj *const *args, intptr_t n)
 {
-	uint32_t id, ids[64];
-	int k = 0;
-
 	(void)self;
 	(void)args;
 	(void)n;
@@ -687,16 +687,7 @@ static py_obj *on_exit_copy(py_obj *self, py_obj *const *args, intptr_t n)
 		if (a != api.none && a != prof_mark)
 			rec_flags |= CBN_PYCALLS_PROFILE_TAKEN;
 	}
-	for (id = 1; counts && id <= top; id++) {
-		if (!counts[id].calls)
-			continue;
-		ids[k++] = id;
-		if (k == 64) {
-			python_copy_ids(ids, k);
-			k = 0;
-		}
-	}
-	python_copy_ids(ids, k);
+	copy_counted();
 	api.incref(api.none);
 	return api.none;
 }

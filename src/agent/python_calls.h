@@ -14,6 +14,9 @@
  * counts from zero (its own file). */
 void python_calls_config(void) AGENT_HIDDEN;
 void python_calls_flush(void) AGENT_HIDDEN;
+/* _exit (no exit handler, no atexit: os._exit, every multiprocessing child
+ * it forks): the names of what was counted, then the counts. */
+void python_calls_quick_exit(void) AGENT_HIDDEN;
 void python_calls_after_fork_child(void) AGENT_HIDDEN;
 
 #endif

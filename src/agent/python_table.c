@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "cbn_pyread.h"
 #include "floor.h"
 #include "python_table.h"
 
@@ -134,4 +135,23 @@ void python_code_retire(uint64_t key, uint32_t id)
 			return;
 		}
 	}
+}
+
+static uint64_t str_ident(const struct cbn_py_layout *L, uintptr_t s)
+{
+	int64_t h;
+
+	if (!s)
+		return 0;
+	h = *(const int64_t *)(s + L->uni_length + 8);
+	return h != -1 ? (uint64_t)h : *(const uint64_t *)(s + L->uni_length);
+}
+
+uint64_t python_code_ident(const struct cbn_py_layout *L, uintptr_t code)
+{
+	uint64_t x = *(const uint32_t *)(code + L->co_firstlineno);
+
+	x = (x ^ str_ident(L, *(const uintptr_t *)(code + L->co_qualname))) * 0x9e3779b97f4a7c15ull;
+	x = (x ^ str_ident(L, *(const uintptr_t *)(code + L->co_filename))) * 0xc2b2ae3d27d4eb4full;
+	return x | 1;
 }

@@ -49,6 +49,21 @@ struct py_fresh {
  * An id new to this generation goes into fresh (its names are copied). */
 uint32_t python_code_id(uintptr_t code, uint64_t key, struct py_fresh *fresh) AGENT_HIDDEN;
 
+/*
+ * Normal context (--calls, under the GIL): what tells two code objects of
+ * one fingerprint apart, the first line and the hashes of the qualified
+ * name and the file name (a str's cached hash, else its length).  The
+ * fingerprint holds the object's address and its constants' and names'
+ * tuples, and when a module's objects all die, an allocator that hands
+ * memory back last-in first-out can put another module's objects of the
+ * same shape at the same addresses: two classes whose bodies are `pass`
+ * (`class TestPyIndent(TestIndent, PyTest): pass` in test_json's
+ * test_indent, then TestPyScanstring in test_scanstring) were counted as
+ * one.  Read on the counting's slow path only.
+ */
+struct cbn_py_layout;
+uint64_t python_code_ident(const struct cbn_py_layout *L, uintptr_t code) AGENT_HIDDEN;
+
 /* Normal context (--calls): id's slot stops answering for key, so that the
  * next code object with that fingerprint gets an id of its own (another
  * object that took a dead one's address and tuples' addresses). */
