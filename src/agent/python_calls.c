@@ -97,7 +97,7 @@ struct py_count {
 	/* where its latest primitive call runs (or ran): the thread state,
 	 * the frame and the frame's caller */
 	uintptr_t ts, frame, prev;
-	uint64_t ident;                  /* code_ident of the object first counted, 0 */
+	uint64_t ident;                  /* python_code_ident of the object first counted, 0 */
 };
 
 static int want;                         /* CBN_PYCALLS: 1, 2 with builtins */

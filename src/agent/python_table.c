@@ -6,6 +6,7 @@
  * Lock-free and SIGNAL-SAFE (python_code_id); made once in normal context
  * (python_table_init, python_find.c).
  */
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
@@ -137,14 +138,24 @@ void python_code_retire(uint64_t key, uint32_t id)
 	}
 }
 
+/* A str's length and, when it is compact ASCII (names and paths nearly
+ * always), its last 8 characters: what never changes in the object (its
+ * cached hash may be computed between two looks). */
 static uint64_t str_ident(const struct cbn_py_layout *L, uintptr_t s)
 {
-	int64_t h;
+	uint64_t len, w = 0;
+	uint32_t state;
+	size_t n;
 
 	if (!s)
 		return 0;
-	h = *(const int64_t *)(s + L->uni_length + 8);
-	return h != -1 ? (uint64_t)h : *(const uint64_t *)(s + L->uni_length);
+	len = *(const uint64_t *)(s + L->uni_length);
+	state = *(const uint32_t *)(s + L->uni_state);
+	if ((state & 0x60) == 0x60 && len > 0 && len < (1u << 30)) {
+		n = len < 8 ? (size_t)len : 8;
+		memcpy(&w, (const char *)(s + L->uni_ascii_size) + len - n, n);
+	}
+	return (len * 0x9e3779b97f4a7c15ull) ^ w;
 }
 
 uint64_t python_code_ident(const struct cbn_py_layout *L, uintptr_t code)

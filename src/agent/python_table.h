@@ -51,8 +51,8 @@ uint32_t python_code_id(uintptr_t code, uint64_t key, struct py_fresh *fresh) AG
 
 /*
  * Normal context (--calls, under the GIL): what tells two code objects of
- * one fingerprint apart, the first line and the hashes of the qualified
- * name and the file name (a str's cached hash, else its length).  The
+ * one fingerprint apart, the first line and the lengths and last 8
+ * characters of the qualified name and the file name.  The
  * fingerprint holds the object's address and its constants' and names'
  * tuples, and when a module's objects all die, an allocator that hands
  * memory back last-in first-out can put another module's objects of the
