@@ -252,6 +252,9 @@ __attribute__((visibility("default"), noreturn)) void _exit(int status)
 		*(void **)&real = agent_real("_exit");
 	if (agent.w.hdr && !agent_tls.in_handler && !agent_sandboxed() &&
 	    agent.pid == (uint32_t)agent_syscall(SYS_getpid)) {
+		/* _exit may come from a signal handler that interrupted this
+		 * thread inside a record's write: never wait long for its lock */
+		atomic_store(&agent.w.ev_bounded, 1);
 		agent_tls.no_unwind++;
 		python_calls_quick_exit();
 		agent_tls.no_unwind--;

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static uint64_t round_chunks(uint64_t size)
@@ -546,7 +547,18 @@ int writer_append_event_at(struct writer *w, const void *rec, size_t size, void 
 	if (size < sizeof(*r) || size % 8 || r->size != size ||
 	    size > CBN_CHUNK_SIZE - sizeof(struct cbn_chunk_header))
 		return -EINVAL;
-	pthread_mutex_lock(&w->ev_lock);
+	if (!atomic_load_explicit(&w->ev_bounded, memory_order_relaxed)) {
+		pthread_mutex_lock(&w->ev_lock);
+	} else {
+		struct timespec wait = {0, 100000};
+		int tries = 0;
+
+		while (pthread_mutex_trylock(&w->ev_lock) != 0) {
+			if (++tries == 500)
+				return -EDEADLK;
+			nanosleep(&wait, NULL);
+		}
+	}
 	dst = w->ev_chunk ? writer_reserve(w->ev_chunk, (uint32_t)size) : NULL;
 	if (!dst) {
 		writer_chunk_retire(w, w->ev_chunk);

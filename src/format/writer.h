@@ -52,6 +52,10 @@ struct writer {
 	int populate;                    /* grows with MADV_POPULATE_WRITE, no descriptor */
 	int ring;                        /* ring mode: a full file reuses retired chunks */
 	pthread_mutex_t ev_lock;         /* protects ev_chunk */
+	_Atomic int ev_bounded;          /* 1: ev_lock waited for 50 ms at most, then
+					  * the record is dropped (a process ending
+					  * by _exit, which a signal handler may call
+					  * while its thread holds the lock) */
 	struct cbn_chunk_header *ev_chunk; /* current EVENTS chunk */
 	uint64_t dev, ino;               /* identity of the file, checked on reopen */
 	char path[4096];

@@ -1,8 +1,9 @@
 /*
  * test_writer.c — unit test of src/format/writer.c: chunk handout bounded by the
  * allocated size, growth up to the mapped maximum, record reserve/commit, loss
- * counting, O_EXCL, and a reader parsing the file (through its own mapping)
- * while four threads write: it must only ever see whole, committed records.
+ * counting, O_EXCL, a reader parsing the file (through its own mapping)
+ * while four threads write: it must only ever see whole, committed records;
+ * and an event write that gives up on a held lock (ev_bounded).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -316,6 +317,28 @@ static void test_concurrent(void)
 	writer_close(&w);
 }
 
+/* ev_bounded (a process ending by _exit): an event whose lock this very
+ * thread holds is dropped after a bounded wait, never a hang; one whose
+ * lock is free is written as always. */
+static void test_bounded(void)
+{
+	char path[256];
+	struct cbn_rec_exit e = {{CBN_REC_PROCESS_EXIT, 0, sizeof(e)}, 1, 7, 0};
+	long ev;
+
+	snprintf(path, sizeof(path), "%s/bounded.cbp", dir);
+	REQUIRE(writer_open(&w, path, 1 << 20, 4 << 20) == 0);
+	atomic_store(&w.ev_bounded, 1);
+	CHECK_EQ_INT(writer_append_event(&w, &e, sizeof(e)), 0);
+	pthread_mutex_lock(&w.ev_lock);
+	CHECK_EQ_INT(writer_append_event(&w, &e, sizeof(e)), -EDEADLK);
+	pthread_mutex_unlock(&w.ev_lock);
+	CHECK_EQ_INT(writer_append_event(&w, &e, sizeof(e)), 0);
+	writer_close(&w);
+	CHECK_EQ_INT(parse(path, &ev), 0);
+	CHECK_EQ_INT(ev, 2);
+}
+
 int main(void)
 {
 	char cmd[300];
@@ -324,6 +347,7 @@ int main(void)
 	test_handout();
 	test_ring();
 	test_concurrent();
+	test_bounded();
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
