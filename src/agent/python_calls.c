@@ -18,8 +18,8 @@
  * GIL, one at a time, in normal context: they count into a table indexed
  * by the ids of python_table.c
  * (those the samples name, so a count and a sample meet on one function),
- * written at exit and before an exec.  An interpreter built without the GIL
- * is not counted.
+ * kept in the session file (python_counts.c: a process killed by a signal
+ * keeps its counts).  An interpreter built without the GIL is not counted.
  */
 #include <dlfcn.h>
 #include <signal.h>
@@ -32,6 +32,7 @@
 #include "python_calls.h"
 #include "python_ccalls.h"
 #include "python_copy.h"
+#include "python_counts.h"
 #include "python_find.h"
 #include "python_table.h"
 #include "sigwrap.h"
@@ -87,13 +88,13 @@ static struct {
 	int (*get_extra)(py_obj *code, intptr_t index, void **extra);
 } api;
 
-#define PY_CO_OPTIMIZED 0x0001           /* a function's code: not a module or class body */
 #define PY_CO_GENERATORS 0x02a0          /* CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR */
 #define PY_CHUNKS_WALKED 256             /* the data stack's chunks still_runs looks in */
 #define PY_CHAIN_WALKED 4096             /* running frames runs_below looks through */
 
+/* The counts are python_counts.c's, in the session file; here what tells
+ * a primitive call. */
 struct py_count {
-	uint64_t calls, primitive;
 	/* where its latest primitive call runs (or ran): the thread state,
 	 * the frame and the frame's caller */
 	uintptr_t ts, frame, prev;
@@ -151,8 +152,8 @@ static void code_died(void *extra)
 					    *(const uint32_t *)(code + L->co_flags),
 					    *(const uint64_t *)(code + L->ob_size)),
 			    &fresh);
-	if (id && id <= top && counts[id].calls)
-		python_copy_ids(&id, 1);
+	if (id && id <= top && python_counts_calls(id))
+		python_copy_live(&id, 1, code);
 }
 
 /* Under the GIL, in a callback: keep an exception being raised as it was.
@@ -191,11 +192,11 @@ static uint32_t code_id(uintptr_t code)
 		return cache[slot].id;
 	if (*(const uintptr_t *)(code + L->ob_type) != pi->t.code_type)
 		return 0;
-	/* Its names are copied by the first sample that holds it, or before
-	 * the interpreter's finalization (copy_counted): a copy here would
-	 * cost every function its first call (two system calls).  A module's
-	 * or a class's body is the exception: it runs once and its code
-	 * object dies with the import, long before the program ends. */
+	/* Its names are copied at its first call, read directly (it runs):
+	 * a process killed by a signal has every function it counted named,
+	 * and a copy here costs two system calls (the signals blocked around
+	 * it), where one through agent_vmread (a sample's, the exit's) costs
+	 * nine more. */
 	fresh.n = 0;
 	flags = *(const uint32_t *)(code + L->co_flags);
 	key = cbn_py_code_key(code, consts, names, flags, *(const uint64_t *)(code + L->ob_size));
@@ -212,8 +213,8 @@ static uint32_t code_id(uintptr_t code)
 		if (id && id <= PY_CODES_CAP && !counts[id].ident)
 			counts[id].ident = ident;
 	}
-	if (fresh.n && !(flags & PY_CO_OPTIMIZED))
-		python_copy_ids(fresh.id, fresh.n);
+	if (fresh.n)
+		python_copy_live(fresh.id, fresh.n, code);
 	/* its death clears the cache slot, so that the next object at its
 	 * address is looked up and told apart */
 	if (id)
@@ -314,12 +315,14 @@ static void count_frame(const struct cbn_py_layout *L, uintptr_t code, uintptr_t
 			uintptr_t prev)
 {
 	uint32_t id = code_id(code);
+	struct cbn_py_call_count *e;
 	struct py_count *k;
 
 	if (!id)
 		return;
+	e = python_count_of(id, rec_flags);
+	e->calls++;
 	k = &counts[id];
-	k->calls++;
 	/* the new frame may stand where the latest one stood: that one ended */
 	if (k->frame && k->frame != f && k->ts == ts) {
 		uintptr_t lo = 0;
@@ -332,7 +335,7 @@ static void count_frame(const struct cbn_py_layout *L, uintptr_t code, uintptr_t
 		if (runs)
 			return;
 	}
-	k->primitive++;
+	e->primitive++;
 	k->ts = ts;
 	k->frame = f;
 	k->prev = prev;
@@ -566,28 +569,10 @@ static void write_state(uint32_t state)
 	agent_event(&r, sizeof(r));
 }
 
-static struct {
-	struct cbn_rec_py_calls r;
-	struct cbn_py_call_count c[CBN_PY_CALLS_BATCH];
-} batch;
-
-static void emit(void)
-{
-	if (!batch.r.n)
-		return;
-	batch.r.h.type = CBN_REC_PY_CALLS;
-	batch.r.h.flags = rec_flags;
-	batch.r.h.size = (uint32_t)(sizeof(batch.r) + batch.r.n * sizeof(batch.c[0]));
-	batch.r.state = CBN_PYCALLS_ON;
-	agent_event(&batch, batch.r.h.size);
-	batch.r.n = 0;
-}
-
-/* The counts since the last flush, then zero (the records add up). */
+/* The counts the file does not hold yet, and the flags (the records add
+ * up). */
 void python_calls_flush(void)
 {
-	uint32_t id;
-
 	if (want && !counting && atomic_load_explicit(&python_info, memory_order_acquire)) {
 		int expect = 0;
 
@@ -597,21 +582,7 @@ void python_calls_flush(void)
 	}
 	if (!counting || !counts)
 		return;
-	for (id = 1; id <= top; id++) {
-		struct cbn_py_call_count *c;
-
-		if (!counts[id].calls)
-			continue;
-		c = &batch.c[batch.r.n++];
-		c->id = id;
-		c->pad = 0;
-		c->calls = counts[id].calls;
-		c->primitive = counts[id].primitive;
-		counts[id].calls = counts[id].primitive = 0;
-		if (batch.r.n == CBN_PY_CALLS_BATCH)
-			emit();
-	}
-	emit();
+	python_counts_flush(CBN_PYCALLS_ON, rec_flags);
 	python_ccalls_flush();
 }
 
@@ -623,7 +594,7 @@ static void copy_counted(void)
 	int k = 0;
 
 	for (id = 1; counts && id <= top; id++) {
-		if (!counts[id].calls)
+		if (!python_counts_calls(id))
 			continue;
 		ids[k++] = id;
 		if (k == 64) {
@@ -652,12 +623,9 @@ void python_calls_quick_exit(void)
  * running go on, so their records stay). */
 void python_calls_after_fork_child(void)
 {
-	uint32_t id;
-
 	if (!counting || !counts)
 		return;
-	for (id = 1; id <= top; id++)
-		counts[id].calls = counts[id].primitive = 0;
+	python_counts_after_fork_child();
 	python_ccalls_after_fork_child();
 	write_state(CBN_PYCALLS_ON);
 }

@@ -9,9 +9,9 @@
 
 /* Normal context.  python_calls_config reads CBN_PYCALLS (constructor, after
  * python_config) and asks the signal interposer to say when a handler is
- * installed; python_calls_flush writes the counts since the last flush
- * (exit, before an exec); python_calls_after_fork_child starts the child's
- * counts from zero (its own file). */
+ * installed; python_calls_flush writes what the session file does not hold
+ * yet (exit, before an exec); python_calls_after_fork_child starts the
+ * child's counts from zero (its own file). */
 void python_calls_config(void) AGENT_HIDDEN;
 void python_calls_flush(void) AGENT_HIDDEN;
 /* _exit (no exit handler, no atexit: os._exit, every multiprocessing child

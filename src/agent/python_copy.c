@@ -48,9 +48,26 @@ static struct cbn_rec_py_code *py_room(void)
 	return t->names_chunk ? writer_reserve(t->names_chunk, PY_REC_MAX) : NULL;
 }
 
-/* One PY_CODE record for id, in the names chunk (cbn_pyread.h builds it);
- * -1 when there was no room. */
-static int py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, uint64_t key)
+/*
+ * A read of a live object's memory (python_copy_live): directly, where it
+ * lies within one page.  The string header read is a compact object's,
+ * longer than an ASCII string's and so past the end of a short one, which
+ * may be the end of the mapping: a read into the next page goes through
+ * agent_vmread.
+ */
+static int live_read(void *ctx, void *dst, uintptr_t src, size_t n)
+{
+	(void)ctx;
+	if (!src || (src & 4095) + n > 4096)
+		return agent_vmread(dst, src, n);
+	memcpy(dst, (const void *)src, n);
+	return 0;
+}
+
+/* One PY_CODE record for id, in the names chunk (cbn_pyread.h builds it,
+ * reading by rd); -1 when there was no room. */
+static int py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, uint64_t key,
+		       cbn_py_read_fn rd)
 {
 	struct cbn_file_header *h = agent.w.hdr;
 	struct cbn_rec_py_code *r = py_room();
@@ -59,7 +76,7 @@ static int py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, ui
 
 	if (!r)
 		return -1;
-	size = cbn_py_code_record(&pi->t, python_read, NULL, id, code, key, r, &gone);
+	size = cbn_py_code_record(&pi->t, rd, NULL, id, code, key, r, &gone);
 	writer_commit(agent_tls.names_chunk, (uint32_t)size);
 	if (h)
 		atomic_fetch_add_explicit(gone ? &h->python.codes_gone : &h->python.codes, 1,
@@ -74,7 +91,7 @@ static int py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, ui
  * records its id).  Outside the handler every signal is blocked meanwhile:
  * the handler writes to the same chunk.
  */
-void python_copy_ids(const uint32_t *ids, int n)
+static void copy_ids(const uint32_t *ids, int n, uintptr_t live)
 {
 	const struct py_info *pi = atomic_load_explicit(&python_info, memory_order_acquire);
 	uint32_t gen = atomic_load_explicit(&python_gen, memory_order_relaxed);
@@ -96,11 +113,21 @@ void python_copy_ids(const uint32_t *ids, int n)
 			agent_syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &old, _NSIG / 8);
 			blocked = 1;
 		}
-		if (py_copy_one(pi, ids[i], addr, c->key) < 0)
+		if (py_copy_one(pi, ids[i], addr, c->key, addr == live ? live_read : python_read) < 0)
 			atomic_store(&c->copied, 0); /* no room: the next sight tries again */
 	}
 	if (blocked)
 		agent_syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, _NSIG / 8);
+}
+
+void python_copy_ids(const uint32_t *ids, int n)
+{
+	copy_ids(ids, n, 0);
+}
+
+void python_copy_live(const uint32_t *ids, int n, uintptr_t code)
+{
+	copy_ids(ids, n, code);
 }
 
 /* Every id of this generation not copied yet (normal context: exit). */

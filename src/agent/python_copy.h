@@ -14,6 +14,11 @@
  * calls it at the end of its walk; normal callers get every signal blocked
  * meanwhile). */
 void python_copy_ids(const uint32_t *ids, int n) AGENT_HIDDEN;
+/* Normal context, under the GIL: the same, where the caller knows the
+ * object at code alive (its call is being counted, or it is dying with its
+ * fields still there): its id is read directly instead of through
+ * agent_vmread, nine system calls fewer a copy. */
+void python_copy_live(const uint32_t *ids, int n, uintptr_t code) AGENT_HIDDEN;
 
 /* Normal context.  Fork child: a new file, so copy again what the child
  * uses; exit: copy what is still pending. */

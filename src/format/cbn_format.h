@@ -787,9 +787,13 @@ struct cbn_rec_py_code {
  * as cProfile counts: a call is the start or resumption of a frame (a
  * generator's resumption too), a primitive call one made while no call of
  * the same code object was running.  state says whether the process counts:
- * a record with n = 0 is written when counting starts or is refused; at
- * exit (and before an exec) one or more with the counts since the last
- * such record: the reader adds them up.  Each entry names a PY_CODE id.
+ * a record with n = 0 is written when counting starts or is refused.  The
+ * counts themselves are blocks of the agent's table (CBN_PYCALLS_TABLE),
+ * each written when its first id is counted and counted in place after,
+ * so they hold what was counted until the process ended, however it ended;
+ * at exit (and before an exec) the counts a block that found no room in
+ * the file kept, and a record of n = 0 with the flags as they are then.
+ * The reader adds every entry up.  Each entry names a PY_CODE id.
  */
 enum cbn_py_calls_state {
 	CBN_PYCALLS_ON = 1,              /* counted through sys.monitoring (3.12+), or on
@@ -811,6 +815,10 @@ enum cbn_py_calls_state {
 				      * of its own after ours */
 #define CBN_PYCALLS_PROFILE_TAKEN 0x20 /* h.flags: 3.11 with builtins, the program set a profile
 					* function of its own in the main thread: ours was out */
+#define CBN_PYCALLS_TABLE 0x40       /* h.flags: one block of the agent's table, counted in place
+				      * after the record was written (so a process killed by a
+				      * signal keeps its counts): its entries hold ids n*BATCH
+				      * onwards, those of 0 calls are empty */
 
 struct cbn_py_call_count {
 	uint32_t id;                     /* PY_CODE id */

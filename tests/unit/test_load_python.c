@@ -556,6 +556,54 @@ static void test_calls(const struct synth_self *self)
 	}
 }
 
+/* A block of the agent's table (CBN_PYCALLS_TABLE: counted in place in the
+ * file): its empty entries are no calls and no unnamed function; its
+ * counts add to those of a batch written at exit for the same id. */
+static void test_calls_table(const struct synth_self *self)
+{
+	struct {
+		struct cbn_rec_py_calls r;
+		struct cbn_py_call_count c[8];
+	} b;
+	const struct prof_python_proc *py;
+	struct synth s;
+	struct profile *p;
+	size_t i;
+	int seen = 0;
+
+	synth_init(&s, 100, 1, 0, 0, self->path);
+	synth_hdr(&s)->python.state = CBN_PY_ON;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
+	py_code(&s, 3, "tiny", "/t/w.py", 7, NULL, 0);
+	py_calls(&s, CBN_PYCALLS_ON, 0, 0, 0, 0);
+	memset(&b, 0, sizeof(b));
+	b.r.h.type = CBN_REC_PY_CALLS;
+	b.r.h.flags = CBN_PYCALLS_TABLE;
+	b.r.h.size = sizeof(b);
+	b.r.state = CBN_PYCALLS_ON;
+	b.r.n = 8;
+	for (i = 0; i < 8; i++)
+		b.c[i].id = (uint32_t)i;
+	b.c[3].calls = 500;
+	b.c[3].primitive = 5;
+	synth_rec(&s, &b, sizeof(b));
+	py_calls(&s, CBN_PYCALLS_ON, 0, 3, 20, 2);
+	p = load_with(&s, PROF_PYTHON_ON);
+	synth_free(&s);
+	py = &p->processes[0].python;
+	CHECK(py->calls == 520 && py->primitive == 7);
+	CHECK_EQ_INT((int)py->calls_unnamed, 0);
+	CHECK_EQ_INT((int)py->calls_funcs, 1);
+	for (i = 0; i < p->nfuncs; i++)
+		if (!strcmp(p->funcs[i].name, "tiny")) {
+			seen = 1;
+			CHECK(p->funcs[i].calls == 520 && p->funcs[i].primitive == 7);
+		}
+	CHECK(seen);
+	prof_free(p);
+}
+
 /* A CUDA launch's host stack (CUDA_STACK, every pc a return address) gets
  * its Python frames too: the launch's call site is a Python line. */
 static void test_cuda_stack(const struct synth_self *self)
@@ -622,6 +670,7 @@ int main(void)
 	test_stacks(&self, &libc);
 	test_not_on(&self);
 	test_calls(&self);
+	test_calls_table(&self);
 	test_cuda_stack(&self);
 	return test_result();
 }

@@ -414,6 +414,8 @@ static void py_count_one(struct load *L, const struct cbn_py_call_count *e)
 	const char *file;
 	uint32_t fi;
 
+	if (!e->calls)
+		return; /* an empty slot of a table block (CBN_PYCALLS_TABLE) */
 	py->calls += e->calls;
 	py->primitive += e->primitive;
 	if (!pc || (pc->rec->h.flags & CBN_PYC_GONE) || pc->shim) {
