@@ -17,6 +17,7 @@
 
 #include "floor.h"
 #include "python_ccalls.h"
+#include "python_counts.h"
 
 /* PyCFunctionObject: the object header, then m_ml, m_self, m_module;
  * PyMethodDescrObject: the header, d_type, d_name, d_qualname, d_method. */
@@ -39,14 +40,21 @@ static struct {
 	void *cfunc_type, *cmethod_type, *descr_type; /* 3.12+'s CALL events */
 } api;
 
+/* A definition's counts are counted in e: an entry of a block of the
+ * session file (CBN_PYCCALLS_TABLE: a process killed by a signal keeps
+ * them), else own (written by python_ccalls_flush), which holds its
+ * meth and label in any case. */
 struct ccount {
 	uintptr_t ml;                    /* the PyMethodDef; 0: a free slot */
-	uint64_t calls, primitive;
+	struct cbn_py_ccall_count *e;    /* NULL: none yet in this process's file */
 	uint32_t depth;                  /* calls of it running now */
 	uint32_t pad;
-	uint64_t meth;
-	char label[CBN_PY_CLABEL];
+	struct cbn_py_ccall_count own;
 };
+
+/* The file's block entries are handed out from, and how many it gave. */
+static struct cbn_py_ccall_count *block;
+static uint32_t block_used;
 
 /* Open addressing by the PyMethodDef's address; past half full, calls of
  * a new one are not counted. */
@@ -161,8 +169,36 @@ static void label_of_descr(py_obj *descr, char *out, size_t cap)
 	}
 }
 
+/* Where c counts: an entry of the file's table, given c's meth and label,
+ * else c's own. */
+static struct cbn_py_ccall_count *entry_of(struct ccount *c)
+{
+	struct cbn_py_ccall_count *e;
+
+	if (!block || block_used == CBN_PY_CCALLS_BATCH) {
+		struct cbn_rec_py_ccalls head;
+		struct cbn_rec_py_ccalls *r;
+
+		memset(&head, 0, sizeof(head));
+		head.h.type = CBN_REC_PY_CCALLS;
+		head.h.flags = CBN_PYCCALLS_TABLE;
+		head.h.size = (uint32_t)(sizeof(head) + CBN_PY_CCALLS_BATCH * sizeof(head.c[0]));
+		head.n = CBN_PY_CCALLS_BATCH;
+		r = python_counts_record(&head.h, sizeof(head));
+		block = r ? r->c : NULL;
+		block_used = 0;
+	}
+	if (!block)
+		return &c->own; /* no room: the next definition tries again */
+	e = &block[block_used++];
+	e->meth = c->own.meth;
+	memcpy(e->label, c->own.label, sizeof(e->label));
+	return e;
+}
+
 /* The table's entry for the method definition ml (made when make, named
- * from fn, a builtin function object, or descr, a method descriptor). */
+ * from fn, a builtin function object, or descr, a method descriptor), with
+ * its entry to count in. */
 static struct ccount *slot_of(uintptr_t ml, py_obj *fn, py_obj *descr, int make)
 {
 	unsigned i = (unsigned)(ml >> 4) * 2654435761u, n;
@@ -172,19 +208,24 @@ static struct ccount *slot_of(uintptr_t ml, py_obj *fn, py_obj *descr, int make)
 	for (n = 0; n < CC_CAP; n++, i++) {
 		struct ccount *c = &table[i & (CC_CAP - 1)];
 
-		if (c->ml == ml)
-			return c;
+		if (c->ml == ml) {
+			if (!c->e && make)
+				c->e = entry_of(c); /* a fork child's first call */
+			return c;           /* a return changes the depth alone */
+		}
 		if (c->ml)
 			continue;
 		if (!make || n > CC_CAP / 2)
 			break;
 		/* PyMethodDef: ml_name, ml_meth, ... */
 		c->ml = ml;
-		c->meth = (uint64_t)((void *const *)ml)[1];
+		c->own.meth = (uint64_t)((void *const *)ml)[1];
 		if (fn)
-			label_of(fn, ((const char *const *)ml)[0], c->label, sizeof(c->label));
+			label_of(fn, ((const char *const *)ml)[0], c->own.label,
+				 sizeof(c->own.label));
 		else
-			label_of_descr(descr, c->label, sizeof(c->label));
+			label_of_descr(descr, c->own.label, sizeof(c->own.label));
+		c->e = entry_of(c);
 		return c;
 	}
 	return NULL;
@@ -196,9 +237,9 @@ void python_ccalls_call(py_obj *fn)
 
 	if (!c)
 		return;
-	c->calls++;
+	c->e->calls++;
 	if (c->depth++ == 0)
-		c->primitive++;
+		c->e->primitive++;
 }
 
 void python_ccalls_return(py_obj *fn)
@@ -227,9 +268,9 @@ void python_ccalls_event(py_obj *callable, py_obj *self, py_obj *missing, int ca
 	if (!c)
 		return;
 	if (call) {
-		c->calls++;
+		c->e->calls++;
 		if (c->depth++ == 0)
-			c->primitive++;
+			c->e->primitive++;
 	} else if (c->depth) {
 		c->depth--;
 	}
@@ -257,26 +298,27 @@ void python_ccalls_flush(void)
 
 	for (i = 0; table && i < CC_CAP; i++) {
 		struct ccount *c = &table[i];
-		struct cbn_py_ccall_count *e;
 
-		if (!c->ml || !c->calls)
+		/* the file's entries hold theirs already */
+		if (!c->ml || !c->own.calls)
 			continue;
-		e = &batch.c[batch.r.n++];
-		e->meth = c->meth;
-		e->calls = c->calls;
-		e->primitive = c->primitive;
-		memcpy(e->label, c->label, sizeof(e->label));
-		c->calls = c->primitive = 0;
+		batch.c[batch.r.n++] = c->own;
+		c->own.calls = c->own.primitive = 0;
 		if (batch.r.n == CBN_PY_CCALLS_BATCH)
 			emit();
 	}
 	emit();
 }
 
+/* The file's entries are the parent's, no longer mapped: each definition
+ * takes one in the child's file at its next call. */
 void python_ccalls_after_fork_child(void)
 {
 	unsigned i;
 
-	for (i = 0; table && i < CC_CAP; i++)
-		table[i].calls = table[i].primitive = 0;
+	block = NULL;
+	for (i = 0; table && i < CC_CAP; i++) {
+		table[i].own.calls = table[i].own.primitive = 0;
+		table[i].e = NULL;
+	}
 }

@@ -13,7 +13,8 @@ struct py_obj;
  * functions the names need (through sym, in the interpreter's module mod)
  * and maps the table: 0, or -1 (then nothing is counted).  _call and
  * _return take the builtin function object of a C_CALL and of its
- * C_RETURN or C_EXCEPTION; _flush writes the counts since the last flush
+ * C_RETURN or C_EXCEPTION.  The counts are in the session file
+ * (python_counts_record); _flush writes those that found no room there
  * (PY_CCALLS records), _after_fork_child starts the child's from zero. */
 int python_ccalls_init(void *(*sym)(void *mod, const char *name), void *mod) AGENT_HIDDEN;
 void python_ccalls_call(struct py_obj *fn) AGENT_HIDDEN;

@@ -50,40 +50,47 @@ static void set_ids(struct cbn_py_call_count *b, uint32_t block)
 	}
 }
 
-/* A record of the file's, reserved for a block; NULL when there is no room
- * (the file grows by the sampler's way, a try-lock: never a wait here). */
-static struct cbn_rec_py_calls *file_block(void)
+void *python_counts_record(const struct cbn_rec *head, uint32_t head_size)
 {
-	struct cbn_rec_py_calls *r = chunk ? writer_reserve(chunk, PY_BLOCK_BYTES) : NULL;
+	uint32_t size = head->size;
+	void *r = chunk ? writer_reserve(chunk, size) : NULL;
 	int tries;
 
+	/* the file grows by the sampler's way, a try-lock: never a wait here */
 	for (tries = 0; !r && agent.w.hdr && tries < 4; tries++) {
 		chunk = writer_chunk_new(&agent.w, CBN_CHUNK_EVENTS, 0);
 		if (chunk)
-			r = writer_reserve(chunk, PY_BLOCK_BYTES);
+			r = writer_reserve(chunk, size);
 		else if (writer_grow_signal(&agent.w, 4 * CBN_CHUNK_SIZE) != 0 && tries)
 			break;
 	}
+	if (!r)
+		return NULL;
+	memset(r, 0, size); /* a ring's chunk may hold old records */
+	memcpy(r, head, head_size);
+	writer_commit(chunk, size);
 	return r;
 }
 
 struct cbn_py_call_count *python_counts_block(uint32_t block, uint16_t flags)
 {
-	struct cbn_rec_py_calls *r;
+	struct cbn_rec_py_calls head, *r;
 	struct cbn_py_call_count *b;
+	uint32_t i;
 
 	if (block >= PY_BLOCKS)
 		return nowhere; /* ids stop at PY_CODES_CAP */
-	r = file_block();
+	memset(&head, 0, sizeof(head));
+	head.h.type = CBN_REC_PY_CALLS;
+	head.h.flags = flags | CBN_PYCALLS_TABLE;
+	head.h.size = PY_BLOCK_BYTES;
+	head.state = CBN_PYCALLS_ON;
+	head.n = CBN_PY_CALLS_BATCH;
+	r = python_counts_record(&head.h, sizeof(head));
 	if (r) {
-		memset(r, 0, sizeof(*r));
-		r->h.type = CBN_REC_PY_CALLS;
-		r->h.flags = flags | CBN_PYCALLS_TABLE;
-		r->h.size = PY_BLOCK_BYTES;
-		r->state = CBN_PYCALLS_ON;
-		r->n = CBN_PY_CALLS_BATCH;
-		set_ids(r->c, block);
-		writer_commit(chunk, PY_BLOCK_BYTES);
+		/* set before any count: an entry of 0 calls is empty to a reader */
+		for (i = 0; i < CBN_PY_CALLS_BATCH; i++)
+			r->c[i].id = block * CBN_PY_CALLS_BATCH + i;
 		b = r->c;
 	} else {
 		b = (void *)agent_syscall(SYS_mmap, NULL, PY_ENTRIES_BYTES, PROT_READ | PROT_WRITE,

@@ -31,6 +31,13 @@ static inline struct cbn_py_call_count *python_count_of(uint32_t id, uint16_t fl
 	return &b[id % CBN_PY_CALLS_BATCH];
 }
 
+/* Normal context, under the GIL: a record of head->size bytes in the
+ * table's chunk of the session file (never reused by a ring), zeroed, head
+ * (head_size bytes) copied in and committed: filled and counted in place
+ * by the caller after.  NULL when the file has no room left.  The builtins'
+ * table (python_ccalls.c) takes its blocks here too. */
+void *python_counts_record(const struct cbn_rec *head, uint32_t head_size) AGENT_HIDDEN;
+
 /* Id's calls so far (0: never counted). */
 uint64_t python_counts_calls(uint32_t id) AGENT_HIDDEN;
 

@@ -861,6 +861,10 @@ struct cbn_rec_py_ccalls {
 	struct cbn_py_ccall_count c[];
 };
 #define CBN_PY_CCALLS_BATCH 256      /* entries per record at most */
+#define CBN_PYCCALLS_TABLE 0x1       /* h.flags: one block of the agent's table, filled and
+				      * counted in place after the record was written: an entry
+				      * is given meth and label at its definition's first call,
+				      * those of 0 calls are empty */
 
 struct cbn_rec_thread {              /* THREAD_START, THREAD_END, THREAD_NAME */
 	struct cbn_rec h;

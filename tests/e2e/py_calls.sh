@@ -328,15 +328,21 @@ done
 # the counts are in the session file as they are made, the names copied at
 # the first call.  Before, only the parent's 300 were counted; then 2,800
 # (the workers ended by a signal lost theirs)
+# (with builtins, the builtins' counts too)
 for v in 3.11 3.12 3.13; do
 	PY=$(py_find "$v") || continue
-	run_cbn --calls --json "$T/fork$v.json" -- "$PY" "$CBN_SOURCE_DIR/tests/python/calls_fork.py"
-	expect_rc 0
-	grep -qx 'parent 8955350' "$OUTF" || fail "$v fork: the program's output is missing"
-	grep -qx "killed child's exit code -9" "$OUTF" || fail "$v fork: the child was not killed"
-	got=$(json_py "$T/fork$v.json" '[[f["name"], f.get("calls"), f.get("primitive_calls")] for f in sorted(d["functions"], key=lambda f: f["name"]) if f["name"] in ("work", "child", "killed")]')
-	[ "$got" = '[["child", 2, 2], ["killed", 1, 1], ["work", 3300, 3300]]' ] ||
-		fail "$v fork: child, killed and work counted $got, not 2, 1 and 3300"
+	for c in --calls --calls=builtins; do
+		run_cbn "$c" --json "$T/fork$v.json" -- "$PY" "$CBN_SOURCE_DIR/tests/python/calls_fork.py"
+		expect_rc 0
+		grep -qx 'parent 8955350' "$OUTF" || fail "$v $c fork: the program's output is missing"
+		grep -qx "killed child's exit code -9" "$OUTF" || fail "$v $c fork: the child was not killed"
+		got=$(json_py "$T/fork$v.json" '[[f["name"], f.get("calls"), f.get("primitive_calls")] for f in sorted(d["functions"], key=lambda f: f["name"]) if f["name"] in ("work", "child", "killed")]')
+		[ "$got" = '[["child", 2, 2], ["killed", 1, 1], ["work", 3300, 3300]]' ] ||
+			fail "$v $c fork: child, killed and work counted $got, not 2, 1 and 3300"
+		[ "$c" = --calls ] && continue
+		got=$(json_py "$T/fork$v.json" '[[f.get("calls"), f.get("primitive_calls")] for f in d["functions"] if f.get("cprofile_name") == "{built-in method builtins.abs}"]')
+		[ "$got" = '[[3300, 3300]]' ] || fail "$v $c fork: abs counted $got, not 3300"
+	done
 done
 
 # without --calls: sample counts, no calls in the JSON

@@ -423,6 +423,16 @@ static void py_calls(struct synth *s, uint32_t state, uint16_t flags, uint32_t i
 	synth_rec(s, &b, b.r.h.size);
 }
 
+/* A builtin's entry: its C function fn, its counts, cProfile's name. */
+static void cc_entry(struct cbn_py_ccall_count *e, void (*fn)(const struct synth_self *),
+		     uint64_t calls, uint64_t prim, const char *label)
+{
+	e->meth = (uint64_t)(uintptr_t)fn;
+	e->calls = calls;
+	e->primitive = prim;
+	snprintf(e->label, sizeof(e->label), "%s", label);
+}
+
 /* A builtin's count lands on the C function at its address, with
  * cProfile's name; a code id's on its Python function; both in the run's
  * total.  The refusals of the registration each say why. */
@@ -469,10 +479,7 @@ static void test_calls(const struct synth_self *self)
 	cc.r.h.type = CBN_REC_PY_CCALLS;
 	cc.r.h.size = sizeof(cc);
 	cc.r.n = 1;
-	cc.c[0].meth = (uint64_t)(uintptr_t)&test_not_on;
-	cc.c[0].calls = 70000;
-	cc.c[0].primitive = 69999;
-	snprintf(cc.c[0].label, sizeof(cc.c[0].label), "{built-in method m.f}");
+	cc_entry(&cc.c[0], test_not_on, 70000, 69999, "{built-in method m.f}");
 	synth_rec(&s, &cc, sizeof(cc));
 	p = load_with(&s, PROF_PYTHON_ON);
 	synth_free(&s);
@@ -556,20 +563,25 @@ static void test_calls(const struct synth_self *self)
 	}
 }
 
-/* A block of the agent's table (CBN_PYCALLS_TABLE: counted in place in the
- * file): its empty entries are no calls and no unnamed function; its
- * counts add to those of a batch written at exit for the same id. */
+/* A block of the agent's table (CBN_PYCALLS_TABLE, CBN_PYCCALLS_TABLE:
+ * counted in place in the file): its empty entries are no calls and no
+ * unnamed function; its counts add to those of a batch written at exit
+ * for the same id. */
 static void test_calls_table(const struct synth_self *self)
 {
 	struct {
 		struct cbn_rec_py_calls r;
 		struct cbn_py_call_count c[8];
 	} b;
+	struct {
+		struct cbn_rec_py_ccalls r;
+		struct cbn_py_ccall_count c[4];
+	} cc;
 	const struct prof_python_proc *py;
 	struct synth s;
 	struct profile *p;
 	size_t i;
-	int seen = 0;
+	int seen = 0, seen_c = 0;
 
 	synth_init(&s, 100, 1, 0, 0, self->path);
 	synth_hdr(&s)->python.state = CBN_PY_ON;
@@ -589,18 +601,32 @@ static void test_calls_table(const struct synth_self *self)
 	b.c[3].primitive = 5;
 	synth_rec(&s, &b, sizeof(b));
 	py_calls(&s, CBN_PYCALLS_ON, 0, 3, 20, 2);
+	memset(&cc, 0, sizeof(cc));
+	cc.r.h.type = CBN_REC_PY_CCALLS;
+	cc.r.h.flags = CBN_PYCCALLS_TABLE;
+	cc.r.h.size = sizeof(cc);
+	cc.r.n = 4;
+	cc_entry(&cc.c[0], test_not_on, 40, 39, "{built-in method m.f}");
+	cc_entry(&cc.c[1], test_calls, 0, 0, "{built-in method m.g}"); /* not called yet */
+	synth_rec(&s, &cc, sizeof(cc));
 	p = load_with(&s, PROF_PYTHON_ON);
 	synth_free(&s);
 	py = &p->processes[0].python;
-	CHECK(py->calls == 520 && py->primitive == 7);
+	CHECK(py->calls == 560 && py->primitive == 46);
 	CHECK_EQ_INT((int)py->calls_unnamed, 0);
-	CHECK_EQ_INT((int)py->calls_funcs, 1);
-	for (i = 0; i < p->nfuncs; i++)
+	CHECK_EQ_INT((int)py->calls_funcs, 2);
+	for (i = 0; i < p->nfuncs; i++) {
 		if (!strcmp(p->funcs[i].name, "tiny")) {
 			seen = 1;
 			CHECK(p->funcs[i].calls == 520 && p->funcs[i].primitive == 7);
+		} else if (!strcmp(p->funcs[i].name, "test_not_on")) {
+			seen_c = 1;
+			CHECK(p->funcs[i].calls == 40 && p->funcs[i].primitive == 39);
+		} else if (!strcmp(p->funcs[i].name, "test_calls")) {
+			CHECK(!(p->funcs[i].flags & PROF_FUNC_COUNTED));
 		}
-	CHECK(seen);
+	}
+	CHECK(seen && seen_c);
 	prof_free(p);
 }
 

@@ -465,9 +465,12 @@ void load_python_builtins(struct load *L)
 static void py_ccount_one(struct load *L, const struct cbn_py_ccall_count *e)
 {
 	struct prof_python_proc *py = &L->p->processes[L->f->proc].python;
-	struct prof_func *f = py_builtin_func(L, e);
+	struct prof_func *f;
 	char label[CBN_PY_CLABEL + 1];
 
+	if (!e->calls)
+		return; /* an empty slot of a table block (CBN_PYCCALLS_TABLE) */
+	f = py_builtin_func(L, e);
 	py->calls += e->calls;
 	py->primitive += e->primitive;
 	if (!f) {
