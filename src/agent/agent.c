@@ -272,6 +272,8 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status)
 
 /* fork: hold our locks across it so the child finds them consistent. */
 static int fork_quiet; /* the forking thread is under a seccomp filter */
+static int fork_ev;    /* the events lock was taken (not: the program's signal
+			* handler forks, its thread interrupted inside a write) */
 
 static void agent_fork_prepare(void)
 {
@@ -281,7 +283,7 @@ static void agent_fork_prepare(void)
 		return;
 	capture_before_fork();
 	modules_lock();
-	pthread_mutex_lock(&agent.w.ev_lock);
+	fork_ev = pthread_mutex_lock(&agent.w.ev_lock) == 0;
 	agent_alloc_lock();
 	unwind_quiesce();
 }
@@ -291,7 +293,8 @@ static void agent_fork_parent(void)
 	if (agent.w.hdr && !fork_quiet) {
 		unwind_release();
 		agent_alloc_unlock();
-		pthread_mutex_unlock(&agent.w.ev_lock);
+		if (fork_ev)
+			pthread_mutex_unlock(&agent.w.ev_lock);
 		modules_unlock();
 	}
 	agent_tls.no_unwind--;

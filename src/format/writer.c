@@ -221,7 +221,18 @@ int writer_open(struct writer *w, const char *path, uint64_t initial_size, uint6
 	w->dev = st.st_dev;
 	w->ino = st.st_ino;
 	strcpy(w->path, path);
-	pthread_mutex_init(&w->ev_lock, NULL);
+	/* The agent writes events from functions a signal handler may call
+	 * (exec, _exit, fork): one that interrupted its own thread inside a
+	 * write gets EDEADLK from an error-checking mutex, where a plain one
+	 * would wait for itself forever. */
+	{
+		pthread_mutexattr_t a;
+
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_ERRORCHECK);
+		pthread_mutex_init(&w->ev_lock, &a);
+		pthread_mutexattr_destroy(&a);
+	}
 	return 0;
 fail:
 	close(fd);
@@ -548,7 +559,10 @@ int writer_append_event_at(struct writer *w, const void *rec, size_t size, void 
 	    size > CBN_CHUNK_SIZE - sizeof(struct cbn_chunk_header))
 		return -EINVAL;
 	if (!atomic_load_explicit(&w->ev_bounded, memory_order_relaxed)) {
-		pthread_mutex_lock(&w->ev_lock);
+		int e = pthread_mutex_lock(&w->ev_lock);
+
+		if (e)
+			return -e; /* EDEADLK: this thread holds it, interrupted */
 	} else {
 		struct timespec wait = {0, 100000};
 		int tries = 0;

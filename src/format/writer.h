@@ -51,7 +51,8 @@ struct writer {
 	int no_fallocate;                /* fs lacks fallocate(2): grow only outside handlers */
 	int populate;                    /* grows with MADV_POPULATE_WRITE, no descriptor */
 	int ring;                        /* ring mode: a full file reuses retired chunks */
-	pthread_mutex_t ev_lock;         /* protects ev_chunk */
+	pthread_mutex_t ev_lock;         /* protects ev_chunk; error-checking: a thread
+					  * that holds it gets EDEADLK (writer_open) */
 	_Atomic int ev_bounded;          /* 1: ev_lock waited for 50 ms at most, then
 					  * the record is dropped (a process ending
 					  * by _exit, which a signal handler may call
@@ -127,7 +128,9 @@ void writer_lost(struct writer *w, enum cbn_lost_reason r);
 /*
  * Append one complete record (rec->size == size) to the shared EVENTS chunk,
  * taking a new chunk (and growing the file) when needed.  Takes ev_lock: NOT
- * signal-safe.  Returns 0 or -ENOSPC (file full) / -EINVAL (bad size).
+ * signal-safe.  Returns 0 or -ENOSPC (file full) / -EINVAL (bad size) /
+ * -EDEADLK (the calling thread holds ev_lock: a signal handler of the
+ * program's interrupted the thread's own write).
  */
 int writer_append_event(struct writer *w, const void *rec, size_t size);
 

@@ -3,7 +3,8 @@
  * allocated size, growth up to the mapped maximum, record reserve/commit, loss
  * counting, O_EXCL, a reader parsing the file (through its own mapping)
  * while four threads write: it must only ever see whole, committed records;
- * and an event write that gives up on a held lock (ev_bounded).
+ * and an event write that gives up on a held lock (ev_bounded), or at once
+ * on one its own thread holds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -317,22 +318,26 @@ static void test_concurrent(void)
 	writer_close(&w);
 }
 
-/* ev_bounded (a process ending by _exit): an event whose lock this very
- * thread holds is dropped after a bounded wait, never a hang; one whose
- * lock is free is written as always. */
-static void test_bounded(void)
+/* An event whose lock this very thread holds (a signal handler of the
+ * program's that interrupted the thread's own write, then called _exit,
+ * exec or fork, which the agent hooks) is dropped with EDEADLK, never a
+ * hang: at once (the lock checks its owner), and with ev_bounded (a process
+ * ending by _exit) after a bounded wait at most; one whose lock is free is
+ * written as always.  Before the owner check, the unbounded case waited
+ * for itself forever. */
+static void test_held(int bounded)
 {
 	char path[256];
 	struct cbn_rec_exit e = {{CBN_REC_PROCESS_EXIT, 0, sizeof(e)}, 1, 7, 0};
 	long ev;
 
-	snprintf(path, sizeof(path), "%s/bounded.cbp", dir);
+	snprintf(path, sizeof(path), "%s/held%d.cbp", dir, bounded);
 	REQUIRE(writer_open(&w, path, 1 << 20, 4 << 20) == 0);
-	atomic_store(&w.ev_bounded, 1);
+	atomic_store(&w.ev_bounded, bounded);
 	CHECK_EQ_INT(writer_append_event(&w, &e, sizeof(e)), 0);
-	pthread_mutex_lock(&w.ev_lock);
+	REQUIRE(pthread_mutex_lock(&w.ev_lock) == 0);
 	CHECK_EQ_INT(writer_append_event(&w, &e, sizeof(e)), -EDEADLK);
-	pthread_mutex_unlock(&w.ev_lock);
+	CHECK_EQ_INT(pthread_mutex_unlock(&w.ev_lock), 0);
 	CHECK_EQ_INT(writer_append_event(&w, &e, sizeof(e)), 0);
 	writer_close(&w);
 	CHECK_EQ_INT(parse(path, &ev), 0);
@@ -347,7 +352,8 @@ int main(void)
 	test_handout();
 	test_ring();
 	test_concurrent();
-	test_bounded();
+	test_held(1);
+	test_held(0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
