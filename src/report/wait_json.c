@@ -93,6 +93,7 @@ static int overview(cJSON *o, const struct wait_analysis *w)
 	err |= json_put_fnum(o, JK_CPU_NS, (double)w->cpu_ns);
 	err |= json_put_fnum(o, JK_WAIT_OFF_NS, (double)w->off_ns);
 	err |= json_put_fnum(o, "blocked_est_ns", (double)w->blocked_est_ns);
+	err |= json_put_fnum(o, "profiler_ns", (double)w->profiler_ns);
 	err |= json_put_fnum(o, "threads", w->threads);
 	err |= json_put_fnum(o, "busy_threads", w->busy_threads);
 	err |= json_put_fnum(o, "busy_at_once", w->busy_at_once);
@@ -112,6 +113,7 @@ static int overview(cJSON *o, const struct wait_analysis *w)
 	err |= json_put_fnum(sh, "children", w->child_share);
 	err |= json_put_fnum(sh, "runnable", w->runq_share);
 	err |= json_put_fnum(sh, "not_seen", w->other_share);
+	err |= json_put_fnum(sh, "profiler", w->profiler_share);
 	err |= attach(o, "off_cpu", kinds(w->kind_ns));
 	return err ? -ENOMEM : 0;
 }

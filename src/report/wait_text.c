@@ -209,6 +209,10 @@ static void print_overview(struct wt *t)
 	for (a = 0; a < WAIT_ACT_N; a++)
 		fprintf(out, "    %-24s %6.1f%%  %6.1f%%  %10s\n", act_label[a], 100.0 * w->cpu_share[a],
 			100.0 * w->of_cpu[a], util_fmt_time(b1, sizeof(b1), w->act_ns[a]));
+	if (w->profiler_ns)
+		fprintf(out, "    %-24s %6.1f%%           %10s%s\n", "In the profiler",
+			100.0 * w->profiler_share, util_fmt_time(b1, sizeof(b1), w->profiler_ns),
+			quiet ? "" : "  (on the CPU in its code: in no table)");
 	if (w->offcpu) {
 		fprintf(out, "    %-24s %6.1f%%           %10s\n", "Blocked (off the CPU)",
 			100.0 * w->blocked_share,

@@ -625,6 +625,40 @@ static void test_classify(void)
 	}
 }
 
+/* A thread on the CPU for its whole second, 600 ms of it in the profiler's
+ * own code (samples in no table: a loop of annotation marks, the hooks of
+ * --memory): "In the profiler", not waiting.  Before, the 600 ms were
+ * counted as blocked. */
+static void test_profiler(void)
+{
+	struct pb b;
+	struct wait_analysis *w;
+	uint32_t f1, s1, t;
+	int offcpu;
+
+	for (offcpu = 0; offcpu <= 1; offcpu++) {
+		run_init(&b, 1000);
+		f1 = pb_func(&b, "main", "s.c", 1, "/bin/prog");
+		s1 = pb_stack(&b, 1, &f1);
+		t = pb_thread(&b, 100, 0, "main");
+		samples_at(&b, t, s1, 0, 400, 0);
+		b.p.processes[0].overhead_weight = 600;
+		if (offcpu)
+			off_at(&b, t, s1, CBN_OFF_SLEEP, 999, 1000, 0, PROF_NONE);
+		w = analyze(&b);
+		CHECK_EQ_INT(w->profiler_ns, 600 * MS);
+		CHECK_EQ_INT(w->cpu_ns, 400 * MS);
+		CHECK_EQ_INT(w->blocked_est_ns, offcpu ? 1 * MS : 0);
+		CHECK(near(w->profiler_share, offcpu ? 600.0 / 1001.0 : 0.6, 1e-9));
+		CHECK(near(w->cpu_share[WAIT_ACT_COMPUTE] + w->profiler_share + w->blocked_share +
+				   w->runq_share + w->other_share + w->child_share,
+			   1.0, 1e-9));
+		CHECK(!finding(w, "blocked-unknown"));
+		wait_free(w);
+		run_free(&b);
+	}
+}
+
 int main(void)
 {
 	test_omp_spin();
@@ -636,5 +670,6 @@ int main(void)
 	test_little();
 	test_names();
 	test_classify();
+	test_profiler();
 	return test_result();
 }

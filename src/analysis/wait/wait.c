@@ -255,6 +255,7 @@ static int wait_busy_at_once(const struct profile *p, const struct wait_thread *
  * shares of thread time. */
 static void wait_totals(const struct profile *p, struct wait_thread *th, struct wait_analysis *w)
 {
+	uint64_t on;
 	size_t i, k;
 
 	for (i = 0; i < p->nthreads; i++) {
@@ -276,16 +277,21 @@ static void wait_totals(const struct profile *p, struct wait_thread *th, struct 
 	w->threads = (uint32_t)p->nthreads;
 	if (!w->busy_threads)
 		w->busy_threads = 1;
-	w->blocked_est_ns = w->offcpu ? w->off_ns
-				      : (w->thread_ns > w->cpu_ns ? w->thread_ns - w->cpu_ns : 0);
+	/* the profiler's own samples, in no table: on the CPU, not waiting (a
+	 * loop of annotation marks, the allocation hooks of --memory) */
+	for (i = 0; !w->windowed && i < p->nprocesses; i++)
+		w->profiler_ns += p->processes[i].overhead_weight *
+				  prof_period_of_process(p, (uint32_t)i);
+	on = w->cpu_ns + w->profiler_ns;
+	w->blocked_est_ns = w->offcpu ? w->off_ns : (w->thread_ns > on ? w->thread_ns - on : 0);
 	if (w->offcpu) {
-		uint64_t seen = w->cpu_ns + w->off_ns + w->kind_ns[CBN_OFF_RUNQ];
+		uint64_t seen = on + w->off_ns + w->kind_ns[CBN_OFF_RUNQ];
 
 		w->runq_ns = w->kind_ns[CBN_OFF_RUNQ];
 		w->other_ns = w->thread_ns > seen ? w->thread_ns - seen : 0;
 	}
 	/* shares of thread time that add up to 1 (wait.h) */
-	w->share_ns = w->cpu_ns + w->blocked_est_ns + w->runq_ns + w->other_ns;
+	w->share_ns = on + w->blocked_est_ns + w->runq_ns + w->other_ns;
 	if (w->thread_ns > w->share_ns)
 		w->share_ns = w->thread_ns;
 	if (w->share_ns) {
@@ -297,6 +303,7 @@ static void wait_totals(const struct profile *p, struct wait_thread *th, struct 
 		w->child_share = (double)w->child_ns / d;
 		w->runq_share = (double)w->runq_ns / d;
 		w->other_share = (double)w->other_ns / d;
+		w->profiler_share = (double)w->profiler_ns / d;
 	}
 	for (k = 0; k < WAIT_ACT_N && w->cpu_ns; k++)
 		w->of_cpu[k] = (double)w->act_ns[k] / (double)w->cpu_ns;
@@ -340,6 +347,12 @@ static void wait_population(const struct profile *p, const struct wait_thread *t
 			ctx->v_blocked_ns += w->offcpu ? t->off_ns
 					      : (t->wall_ns > t->cpu_ns ? t->wall_ns - t->cpu_ns : 0);
 		}
+	/* the profiler's time is on the CPU, on the program's (busy) threads:
+	 * known per process only */
+	if (!w->offcpu)
+		ctx->v_blocked_ns = ctx->v_blocked_ns > w->profiler_ns
+					    ? ctx->v_blocked_ns - w->profiler_ns
+					    : 0;
 }
 
 /* The recording: whether off-CPU samples were taken and at what rate, the

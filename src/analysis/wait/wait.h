@@ -145,9 +145,13 @@ struct wait_analysis {
 	uint64_t act_ns[WAIT_ACT_N];     /* cpu_ns by activity */
 	uint64_t off_ns;                 /* off-CPU seen, all threads (RUNQ excluded) */
 	uint64_t kind_ns[CBN_OFF_NKINDS];
-	uint64_t blocked_est_ns;         /* without --off-cpu: thread_ns - cpu_ns, clipped
-					  * at 0 (waiting of unknown cause, runnable time
-					  * included); else off_ns */
+	uint64_t profiler_ns;            /* on the CPU in the profiler's code on the
+					  * program's threads (samples in no table: the
+					  * allocation hooks, annotation writes, CUDA
+					  * callbacks); 0 in capture windows */
+	uint64_t blocked_est_ns;         /* without --off-cpu: thread_ns - cpu_ns -
+					  * profiler_ns, clipped at 0 (waiting of unknown
+					  * cause, runnable time included); else off_ns */
 	uint64_t runq_ns;                /* with --off-cpu: runnable, waiting for a core
 					  * (kind_ns[CBN_OFF_RUNQ]); 0 without */
 	uint64_t child_ns;               /* with --off-cpu: of off_ns, waiting for child
@@ -167,15 +171,17 @@ struct wait_analysis {
 	double cores_used;               /* cpu_ns / span_ns: CPUs in use on average */
 	double efficiency;               /* parallel efficiency:
 					  * (cpu_ns - act_ns[SPIN]) / (span_ns x usable) */
-	/* Shares of thread time; they add up to 1: the activities, blocked,
-	 * runnable and other, over share_ns = the larger of thread_ns and their
-	 * sum (samples and looks may see a little more than the clocks). */
+	/* Shares of thread time; they add up to 1: the activities, the
+	 * profiler, blocked, runnable and other, over share_ns = the larger of
+	 * thread_ns and their sum (samples and looks may see a little more
+	 * than the clocks). */
 	uint64_t share_ns;
 	double cpu_share[WAIT_ACT_N];    /* act_ns / share_ns */
 	double blocked_share;            /* (blocked_est_ns - child_ns) / share_ns */
 	double child_share;              /* child_ns / share_ns */
 	double runq_share;               /* runq_ns / share_ns */
 	double other_share;              /* other_ns / share_ns */
+	double profiler_share;           /* profiler_ns / share_ns */
 	double of_cpu[WAIT_ACT_N];       /* act_ns / cpu_ns: the same figure as the
 					  * header's kernel share (of CPU) */
 
