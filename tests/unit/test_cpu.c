@@ -349,8 +349,9 @@ static void test_warnings(void)
 	cpu_free(c);
 
 	/* a thread that ran 30 ms (THREAD_END) without a sample is named, with
-	 * the CPU the tables miss; under 4 periods, or in a process with capture
-	 * windows (its CPU outside them has no samples by design), it is not */
+	 * the CPU the tables miss; under 4 periods, in a process with capture
+	 * windows (its CPU outside them has no samples by design), or with its
+	 * samples in the profiler's code, it is not */
 	th = pb_thread(&b, 7, pr, "worker-1");
 	b.p.threads[th].cpu_ns = 30000000;
 	REQUIRE(cpu_aggregate(&b.p, &c) == 0);
@@ -373,6 +374,16 @@ static void test_warnings(void)
 	cpu_warnings_free(w, n);
 	cpu_free(c);
 	b.p.processes[pr].capture.mode = CBN_CAPTURE_ALL;
+	/* nor one whose samples all fell in the profiler's code (a loop of
+	 * annotation marks): sampled, in no table */
+	b.p.threads[th].overhead_weight = 25;
+	b.p.processes[pr].overhead_weight = 25;
+	REQUIRE(cpu_aggregate(&b.p, &c) == 0);
+	REQUIRE(cpu_warnings(&b.p, c, &w, &n) == 0);
+	CHECK(!has_warning(w, n, "without a single sample"));
+	cpu_warnings_free(w, n);
+	cpu_free(c);
+	b.p.threads[th].overhead_weight = b.p.processes[pr].overhead_weight = 0;
 	CHECK_STR(cpu_lost_name(CBN_LOST_FOREIGN_PID), "foreign_pid");
 	CHECK(cpu_lost_name(7) == NULL);
 	pb_free(&b);

@@ -643,6 +643,7 @@ static void test_profiler(void)
 		t = pb_thread(&b, 100, 0, "main");
 		samples_at(&b, t, s1, 0, 400, 0);
 		b.p.processes[0].overhead_weight = 600;
+		b.p.threads[t].overhead_weight = 600;
 		if (offcpu)
 			off_at(&b, t, s1, CBN_OFF_SLEEP, 999, 1000, 0, PROF_NONE);
 		w = analyze(&b);

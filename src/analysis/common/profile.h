@@ -109,6 +109,7 @@ struct prof_thread {
 	uint64_t start, end;     /* 0 when unknown */
 	uint64_t cpu_ns;         /* from THREAD_END when present, else 0 */
 	uint64_t weight;         /* sum of sample weights */
+	uint64_t overhead_weight; /* of its samples in the profiler's code (in no table) */
 };
 
 struct prof_process {

@@ -747,7 +747,9 @@ static void cpu_unsampled_threads(const struct profile *p, struct cpu_wlist *l)
 		const struct prof_process *pr;
 		int w;
 
-		if (t->weight || t->process >= p->nprocesses)
+		/* a thread whose samples all fell in the profiler's code (a
+		 * loop of annotation marks) was sampled */
+		if (t->weight || t->overhead_weight || t->process >= p->nprocesses)
 			continue;
 		pr = &p->processes[t->process];
 		if (pr->capture.mode != CBN_CAPTURE_ALL || pr->ring_ns ||

@@ -355,6 +355,8 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 			/* the profiler's own CPU: counted apart, in no table */
 			p->processes[F->proc].overhead_weight += w->weight;
 			p->processes[F->proc].overhead_samples++;
+			if (w->thread < p->nthreads)
+				p->threads[w->thread].overhead_weight += w->weight;
 			continue;
 		}
 		s = &p->samples[p->nsamples++];

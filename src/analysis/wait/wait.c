@@ -154,7 +154,8 @@ static void wait_classify_all(const struct profile *p, struct wait_work *W)
 }
 
 /* Threads: lifetime, then samples; then the off-CPU stretches. */
-static void wait_threads(const struct profile *p, struct wait_work *W, struct wait_ctx *ctx)
+static void wait_threads(const struct profile *p, struct wait_work *W, struct wait_ctx *ctx,
+			 int windowed)
 {
 	struct wait_thread *th = W->th;
 	size_t i;
@@ -165,6 +166,11 @@ static void wait_threads(const struct profile *p, struct wait_work *W, struct wa
 		wait_thread_span(p, (uint32_t)i, &s, &e);
 		th[i].thread = (uint32_t)i;
 		th[i].wall_ns = span_in_process(p, p->threads[i].process, s, e);
+		/* the profiler's own samples, in no table: on the CPU, not
+		 * waiting (a loop of annotation marks, the hooks of --memory) */
+		if (!windowed)
+			th[i].profiler_ns = p->threads[i].overhead_weight *
+					    prof_period_of_thread(p, (uint32_t)i);
 	}
 	for (i = 0; i < p->nsamples; i++) {
 		const struct prof_sample *s = &p->samples[i];
@@ -265,6 +271,7 @@ static void wait_totals(const struct profile *p, struct wait_thread *th, struct 
 					       (double)t->wall_ns : 0.0;
 		w->thread_ns += t->wall_ns;
 		w->cpu_ns += t->cpu_ns;
+		w->profiler_ns += t->profiler_ns;
 		w->off_ns += t->off_ns;
 		for (k = 0; k < WAIT_ACT_N; k++)
 			w->act_ns[k] += t->act_ns[k];
@@ -277,11 +284,6 @@ static void wait_totals(const struct profile *p, struct wait_thread *th, struct 
 	w->threads = (uint32_t)p->nthreads;
 	if (!w->busy_threads)
 		w->busy_threads = 1;
-	/* the profiler's own samples, in no table: on the CPU, not waiting (a
-	 * loop of annotation marks, the allocation hooks of --memory) */
-	for (i = 0; !w->windowed && i < p->nprocesses; i++)
-		w->profiler_ns += p->processes[i].overhead_weight *
-				  prof_period_of_process(p, (uint32_t)i);
 	on = w->cpu_ns + w->profiler_ns;
 	w->blocked_est_ns = w->offcpu ? w->off_ns : (w->thread_ns > on ? w->thread_ns - on : 0);
 	if (w->offcpu) {
@@ -329,6 +331,7 @@ static void wait_totals_efficiency(struct wait_analysis *w)
 static void wait_population(const struct profile *p, const struct wait_thread *th,
 			    const struct wait_analysis *w, struct wait_ctx *ctx)
 {
+	uint64_t on;
 	size_t i, j, k;
 
 	for (k = 0; k < 2 && !ctx->v_threads; k++)
@@ -344,15 +347,10 @@ static void wait_population(const struct profile *p, const struct wait_thread *t
 				ctx->v_act_ns[j] += t->act_ns[j];
 			for (j = 0; j < CBN_OFF_NKINDS; j++)
 				ctx->v_kind_ns[j] += t->kind_ns[j];
+			on = t->cpu_ns + t->profiler_ns;
 			ctx->v_blocked_ns += w->offcpu ? t->off_ns
-					      : (t->wall_ns > t->cpu_ns ? t->wall_ns - t->cpu_ns : 0);
+					      : (t->wall_ns > on ? t->wall_ns - on : 0);
 		}
-	/* the profiler's time is on the CPU, on the program's (busy) threads:
-	 * known per process only */
-	if (!w->offcpu)
-		ctx->v_blocked_ns = ctx->v_blocked_ns > w->profiler_ns
-					    ? ctx->v_blocked_ns - w->profiler_ns
-					    : 0;
 }
 
 /* The recording: whether off-CPU samples were taken and at what rate, the
@@ -404,7 +402,7 @@ int wait_analyze(const struct profile *p, struct wait_analysis **out)
 
 	wait_recording(p, w);
 	wait_classify_all(p, &W);
-	wait_threads(p, &W, &ctx);
+	wait_threads(p, &W, &ctx, w->windowed);
 	wait_totals(p, W.th, w);
 	if ((ret = wait_busy_at_once(p, W.th, w)) < 0)
 		goto out;

@@ -56,6 +56,8 @@ struct wait_thread {
 	uint32_t thread;                 /* index into prof.threads */
 	uint64_t wall_ns;                /* its lifetime, clipped to its process's */
 	uint64_t cpu_ns;                 /* sampled on-CPU time (weights x period) */
+	uint64_t profiler_ns;            /* sampled on the CPU in the profiler's code (in
+					  * no table); 0 in capture windows */
 	uint64_t act_ns[WAIT_ACT_N];     /* cpu_ns by activity */
 	uint64_t off_ns;                 /* off-CPU time seen (all kinds but RUNQ) */
 	uint64_t kind_ns[CBN_OFF_NKINDS]; /* off_ns by kind; [CBN_OFF_RUNQ]: runnable,
