@@ -21,6 +21,9 @@ CBN.view({
 			{ label: 'Busy threads', value: C.count(w.busy_threads) + ' of ' + C.count(w.threads) +
 				(w.busy_at_once ? ', up to ' + C.count(w.busy_at_once) + ' at once' : '') },
 			{ label: 'On the CPU', value: C.ns(w.cpu_ns) },
+			{ label: 'In the profiler', value: w.profiler_ns ? C.ns(w.profiler_ns) : null,
+				title: 'on the CPU in cbottleneck\'s own code (allocation hooks, annotation ' +
+				'writes, CUDA callbacks): in no table' },
 			{ label: 'Off the CPU', value: w.offcpu ? C.ns(w.off_ns) : null },
 			{ label: 'Blocked (est.)', value: C.ns(w.blocked_est_ns), title: 'threads\' time neither ' +
 				'on the CPU nor runnable' },
