@@ -154,6 +154,19 @@ static void text_unwind_check(FILE *out, const struct cpu_sampler *sm)
 	fputc('\n', out);
 }
 
+/* The profiler's cost against the program's CPU, after lead: a share, or
+ * "N times" where it is ten times the program's CPU or more (a program
+ * that spends its time in our annotation writes). */
+static void overhead_share(FILE *out, const char *lead, uint64_t ns, uint64_t cpu_ns)
+{
+	double r = (double)ns / (double)cpu_ns;
+
+	if (r >= 10)
+		fprintf(out, "%s%.0f times the program's CPU", lead, r);
+	else
+		fprintf(out, "%s%.1f%% of the program's CPU", lead, 100.0 * r);
+}
+
 /* The profiler's own CPU on one line, kept out of every table. */
 static void text_overhead(FILE *out, const struct cpu_profile *c)
 {
@@ -176,8 +189,7 @@ static void text_overhead(FILE *out, const struct cpu_profile *c)
 		return;
 	fprintf(out, "  Profiler overhead: %s", util_fmt_time(a, sizeof(a), o->total_ns));
 	if (c->cpu_ns)
-		fprintf(out, " (%.1f%% of the program's CPU", 100.0 * (double)o->total_ns /
-			(double)c->cpu_ns);
+		overhead_share(out, " (", o->total_ns, c->cpu_ns);
 	else
 		fprintf(out, " (");
 	for (i = 0; i < sizeof(part) / sizeof(part[0]); i++) {
@@ -321,9 +333,10 @@ static void text_samples_short(struct text_ctx *t)
 			c->sampler.timer_reason ? c->sampler.timer_reason : "");
 	fprintf(out, ", ");
 	text_lost(out, c);
-	if (c->overhead.total_ns && c->cpu_ns)
-		fprintf(out, "; profiler overhead %.1f%% of the program's CPU, in no table",
-			100.0 * (double)c->overhead.total_ns / (double)c->cpu_ns);
+	if (c->overhead.total_ns && c->cpu_ns) {
+		overhead_share(out, "; profiler overhead ", c->overhead.total_ns, c->cpu_ns);
+		fprintf(out, ", in no table");
+	}
 	fputc('\n', out);
 }
 

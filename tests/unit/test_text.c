@@ -225,6 +225,23 @@ static void test_basic(void)
 	out = render(&b.p, "cuda_time_total", 0, 0);
 	CHECK(strstr(out, "   Ordered by: internal time (tottime)\n"));
 	free(out);
+	/* the profiler's cost: a share of the program's CPU, "N times" from
+	 * ten times on (a program that spends its time in our annotation
+	 * writes read "15944.5%") */
+	b.p.processes[0].overhead_weight = 30; /* 3 s of our code on the 6 s */
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "Samples:    60 at 10 Hz, 0 lost; profiler overhead 50.0% of the "
+			  "program's CPU, in no table\n"));
+	free(out);
+	b.p.processes[0].overhead_weight = 1200;
+	out = render(&b.p, NULL, 0, 0);
+	CHECK(strstr(out, "; profiler overhead 20 times the program's CPU, in no table\n"));
+	free(out);
+	out = render_v(&b.p);
+	CHECK(strstr(out, "Profiler overhead: 120.000s (20 times the program's CPU: 120.000s in its "
+			  "hooks and callbacks on the program's threads; in no table)\n"));
+	free(out);
+	b.p.processes[0].overhead_weight = 0;
 	/* quiet: no banner, no note */
 	out = render(&b.p, NULL, 0, 1);
 	CHECK(!strstr(out, "Command:"));
