@@ -496,9 +496,11 @@ static py_obj *eval_window_run(void *ts, void *frame, int throwflag)
 	if (hooked)
 		api.set_eval(eval_interp, eval_next);
 	if (profile_arg()) {
-		rec_flags |= CBN_PYCALLS_STOPPED;
+		if (!(rec_flags & CBN_PYCALLS_STOPPED))
+			python_counts_flags(rec_flags |= CBN_PYCALLS_STOPPED);
 	} else {
-		rec_flags |= CBN_PYCALLS_SWITCHED;
+		if (!(rec_flags & CBN_PYCALLS_SWITCHED))
+			python_counts_flags(rec_flags |= CBN_PYCALLS_SWITCHED);
 		api.err_fetch(&t, &v, &tb);
 		api.set_profile(on_profile, prof_mark); /* it counts this frame's call */
 		api.err_restore(t, v, tb);

@@ -17,6 +17,7 @@
  * Normal context, under the GIL (python_calls.c's callbacks); the blocks'
  * pointers are read by the same code only.
  */
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -102,6 +103,21 @@ struct cbn_py_call_count *python_counts_block(uint32_t block, uint16_t flags)
 	}
 	python_count_blocks[block] = b;
 	return b;
+}
+
+void python_counts_flags(uint16_t flags)
+{
+	uint32_t block;
+
+	for (block = 0; block < PY_BLOCKS; block++) {
+		struct cbn_py_call_count *b = python_count_blocks[block];
+		struct cbn_rec_py_calls *r;
+
+		if (!b || is_private[block])
+			continue;
+		r = (void *)((char *)b - offsetof(struct cbn_rec_py_calls, c));
+		r->h.flags = flags | CBN_PYCALLS_TABLE;
+	}
 }
 
 uint64_t python_counts_calls(uint32_t id)

@@ -41,6 +41,11 @@ void *python_counts_record(const struct cbn_rec *head, uint32_t head_size) AGENT
 /* Id's calls so far (0: never counted). */
 uint64_t python_counts_calls(uint32_t id) AGENT_HIDDEN;
 
+/* Under the GIL: the flags every block in the file carries from now on
+ * (a flag set during the run, CBN_PYCALLS_SWITCHED, is in the file even if
+ * the process is killed). */
+void python_counts_flags(uint16_t flags) AGENT_HIDDEN;
+
 /* Normal context.  _flush writes the counts of the blocks that are not in
  * the file as PY_CALLS records (then zero), and a record of state and flags
  * alone; _after_fork_child forgets the parent's blocks (a child counts into

@@ -2,12 +2,14 @@
  * test_python_counts.c — unit test of src/agent/python_counts.c: the --calls
  * counts are in the session file as they are made (read back through a
  * mapping of its own, with no flush: what a reader finds after a SIGKILL),
+ * a flag set during the run reaches the file's blocks at once,
  * a block that finds no room in the file is private and written by the
  * flush as a batch, a flush writes its state and flags (with that batch,
  * or alone), and a
  * fork child forgets the parent's file blocks and zeroes its private ones.
  */
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -112,6 +114,13 @@ int main(void)
 	python_count_of(3, 0)->calls++;
 	e = in_file(map, len, 3);
 	CHECK(e && e->calls == 8);
+
+	/* a flag set during the run is in the file's blocks, with no flush */
+	python_counts_flags(CBN_PYCALLS_SWITCHED);
+	e = in_file(map, len, 3);
+	REQUIRE(e != NULL);
+	r = (const void *)((const char *)(e - 3) - offsetof(struct cbn_rec_py_calls, c));
+	CHECK(r->h.flags == (CBN_PYCALLS_SWITCHED | CBN_PYCALLS_TABLE));
 
 	/* the flush writes the private block's counts, with state and flags */
 	python_counts_flush(CBN_PYCALLS_ON, CBN_PYCALLS_REPLACED);
