@@ -64,6 +64,48 @@ static int live_read(void *ctx, void *dst, uintptr_t src, size_t n)
 	return 0;
 }
 
+/*
+ * The reads of one record (cbn_py_code_record: the code object's header,
+ * then each name's and the line table's object header and the text right
+ * after it) through a window: a read that misses takes up to 512 bytes
+ * from where it starts, never past its page's end (the next page may not
+ * be mapped), and the text after a header is then served from it.  Eight
+ * system calls a record became five (each 1-1.5 us in a VM; `import
+ * torch` copies some 1,300 records, all in its samples' handlers).  A read
+ * of exactly the range that filled the window goes to memory again: it is
+ * the check that the object is still the one copied.
+ */
+struct py_window {
+	uintptr_t base, fill;        /* the window's first byte; the read that filled it */
+	size_t len, fill_n;
+	cbn_py_read_fn rd;           /* agent_vmread's (python_read) */
+	unsigned char buf[512];
+};
+
+static int window_read(void *ctx, void *dst, uintptr_t src, size_t n)
+{
+	struct py_window *w = ctx;
+	size_t want = 4096 - (src & 4095);
+
+	if (w->len && src >= w->base && n <= w->len && src - w->base <= w->len - n &&
+	    !(src == w->fill && n == w->fill_n)) {
+		memcpy(dst, w->buf + (src - w->base), n);
+		return 0;
+	}
+	if (want > sizeof(w->buf))
+		want = sizeof(w->buf);
+	if (n > want)
+		return w->rd(NULL, dst, src, n);
+	w->len = 0;
+	if (w->rd(NULL, w->buf, src, want) < 0)
+		return -1; /* the page holds the n bytes too: unmapped */
+	w->base = w->fill = src;
+	w->len = want;
+	w->fill_n = n;
+	memcpy(dst, w->buf, n);
+	return 0;
+}
+
 /* One PY_CODE record for id, in the names chunk (cbn_pyread.h builds it,
  * reading by rd); -1 when there was no room. */
 static int py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, uint64_t key,
@@ -71,12 +113,19 @@ static int py_copy_one(const struct py_info *pi, uint32_t id, uintptr_t code, ui
 {
 	struct cbn_file_header *h = agent.w.hdr;
 	struct cbn_rec_py_code *r = py_room();
+	struct py_window w;
 	size_t size;
 	int gone;
 
 	if (!r)
 		return -1;
-	size = cbn_py_code_record(&pi->t, rd, NULL, id, code, key, r, &gone);
+	if (rd == live_read) {
+		size = cbn_py_code_record(&pi->t, rd, NULL, id, code, key, r, &gone);
+	} else {
+		w.len = 0;
+		w.rd = rd;
+		size = cbn_py_code_record(&pi->t, window_read, &w, id, code, key, r, &gone);
+	}
 	writer_commit(agent_tls.names_chunk, (uint32_t)size);
 	if (h)
 		atomic_fetch_add_explicit(gone ? &h->python.codes_gone : &h->python.codes, 1,
