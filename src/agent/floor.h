@@ -93,7 +93,7 @@ int agent_vmread(void *dst, uintptr_t src, size_t n) AGENT_HIDDEN;
  * lengths), in order, up to the first piece not all mapped.  Returns the
  * bytes read, -1 when none.  Signal-safe; at most AGENT_VMREAD_PIECES
  * pieces.  agent_pid_init, at start-up, lets each read skip a getpid. */
-#define AGENT_VMREAD_PIECES 8
+#define AGENT_VMREAD_PIECES 1024 /* UIO_MAXIOV */
 struct iovec;
 long agent_vmreadv(const struct iovec *local, const struct iovec *remote, int n) AGENT_HIDDEN;
 void agent_pid_init(void) AGENT_HIDDEN;

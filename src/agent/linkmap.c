@@ -154,6 +154,79 @@ static int linkmap_name(struct linkmap_obj *o, const struct link_map *lm, struct
 	return linkmap_str(o->name, sizeof(o->name), src, want);
 }
 
+/*
+ * The base namespace's nodes and names as the last walk met them, read
+ * again all at once before the next walk: a walk reads each node and its
+ * name in a system call of its own, and a program that loads libraries
+ * one by one (Python importing extension modules: a dlopen, then a dlsym,
+ * which scans) pays the whole list at each: `import torch` made some 7,000
+ * such reads.  Each node read so is used only where the walk reaches the
+ * same address and the node's name pointer is the one whose text was read
+ * with it; anything else is read as before.  Callers hold modules_lock.
+ */
+#define LINKMAP_BATCH 512
+#define LINKMAP_PIECE 256
+
+static struct {
+	int n;                           /* nodes the last walk met, up to LINKMAP_BATCH */
+	int got;                         /* of them, read whole by linkmap_batch_read */
+	uintptr_t node[LINKMAP_BATCH];
+	uintptr_t name[LINKMAP_BATCH];   /* its l_name then */
+	struct link_map lm[LINKMAP_BATCH];
+	char text[LINKMAP_BATCH][LINKMAP_PIECE];
+	struct iovec loc[2 * LINKMAP_BATCH], rem[2 * LINKMAP_BATCH];
+} lb;
+
+/* The last walk's nodes and names, in one system call (AGENT_VMREAD_PIECES
+ * pieces at most each): lb.got of them came whole. */
+static void linkmap_batch_read(void)
+{
+	int i, k, p, got = 0;
+	long r;
+
+	for (i = 0; i < lb.n; i++) {
+		size_t want = lb.name[i] ? 4096 - (lb.name[i] & 4095) : 0;
+
+		if (want > LINKMAP_PIECE)
+			want = LINKMAP_PIECE;
+		lb.loc[2 * i] = (struct iovec){&lb.lm[i], sizeof(lb.lm[i])};
+		lb.rem[2 * i] = (struct iovec){(void *)lb.node[i], sizeof(lb.lm[i])};
+		lb.loc[2 * i + 1] = (struct iovec){lb.text[i], want};
+		lb.rem[2 * i + 1] = (struct iovec){(void *)lb.name[i], want};
+	}
+	for (p = 0; p < 2 * lb.n; p += k) {
+		k = 2 * lb.n - p < AGENT_VMREAD_PIECES ? 2 * lb.n - p : AGENT_VMREAD_PIECES;
+		r = agent_vmreadv(lb.loc + p, lb.rem + p, k);
+		/* whole pieces, in order, up to the first short one */
+		for (i = p; i < p + k && r >= (long)lb.loc[i].iov_len; i++) {
+			r -= (long)lb.loc[i].iov_len;
+			if (i & 1)
+				got = i / 2 + 1;
+		}
+		if (i < p + k)
+			break;
+	}
+	lb.got = got;
+}
+
+/* Node i of the last walk, at l, as the batch read it: its name into o
+ * when its text was read with it (else linkmap_name's reads). */
+static int linkmap_batch_node(int i, uintptr_t l, struct link_map *lm, struct linkmap_obj *o)
+{
+	struct link_map next;
+	int have;
+
+	if (i >= lb.got || lb.node[i] != l)
+		return -1;
+	*lm = lb.lm[i];
+	if ((uintptr_t)lm->l_name == lb.name[i] && lb.name[i] &&
+	    memchr(lb.text[i], 0, lb.loc[2 * i + 1].iov_len)) {
+		memcpy(o->name, lb.text[i], strlen(lb.text[i]) + 1);
+		return 0;
+	}
+	return linkmap_name(o, lm, &next, &have);
+}
+
 /* One namespace's list from its first object; the callback's nonzero return
  * stops the walk (returned), -EAGAIN when a read failed.  known: the
  * program headers already read of an object at addr with that name and
@@ -164,15 +237,27 @@ static int linkmap_list(uintptr_t l, int base_ns, struct linkmap_obj *o, linkmap
 	struct link_map lm, next;
 	const ElfW(Phdr) *kph;
 	ElfW(Half) kn;
-	int i, ret, have = 0;
+	int i, ret, have = 0, batch = base_ns && lb.n && lb.node[0] == l;
 
+	if (batch)
+		linkmap_batch_read();
 	for (i = 0; l && i < LINKMAP_MAX; i++, l = (uintptr_t)lm.l_next) {
-		if (have)
-			lm = next;
-		else if (agent_vmread(&lm, l, sizeof(lm)) < 0)
-			return -EAGAIN;
-		if (linkmap_name(o, &lm, &next, &have) < 0)
-			return -EAGAIN;
+		if (batch && linkmap_batch_node(i, l, &lm, o) == 0) {
+			have = 0;
+		} else {
+			batch = 0; /* off the last walk's chain: read as it goes */
+			if (have)
+				lm = next;
+			else if (agent_vmread(&lm, l, sizeof(lm)) < 0)
+				return -EAGAIN;
+			if (linkmap_name(o, &lm, &next, &have) < 0)
+				return -EAGAIN;
+		}
+		if (base_ns && i < LINKMAP_BATCH) {
+			lb.node[i] = l;
+			lb.name[i] = (uintptr_t)lm.l_name;
+			lb.n = i + 1;
+		}
 		memset(&o->info, 0, sizeof(o->info));
 		o->info.dlpi_phdr = o->ph;
 		if (!(base_ns && i == 0) && known &&

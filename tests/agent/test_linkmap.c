@@ -3,14 +3,17 @@
  * without its lock) and of floor.c's reads that fail instead of faulting:
  * a walk gives what dl_iterate_phdr gives, object for object; a walk told
  * the headers it already knows reads none of them again and gives the same;
- * a library loaded between walks is read in full; pieces read in one call
- * stop at the first unmapped one; and a fork child's reads read the child,
+ * a library loaded between walks is read in full; the walks after loads
+ * and unloads (a name longer than the piece read with its node, a node
+ * gone from the middle and from the end) give what dl_iterate_phdr gives;
+ * pieces read in one call, eight or forty, stop at the first unmapped one; and a fork child's reads read the child,
  * not its parent (the pid kept in a page the child sees wiped).
  */
 #include <dlfcn.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -180,7 +183,90 @@ static void test_pieces(void)
 	CHECK(agent_vmread(a, (uintptr_t)m + page - 8, 16) == -1);
 	CHECK(agent_vmread(a, (uintptr_t)m + page - 16, 16) == 0);
 	CHECK(agent_vmreadv(loc, rem, 0) == -1);
+
+	/* many pieces in one call (linkmap.c reads a whole list so): up to
+	 * the first that is not mapped */
+	{
+		static unsigned char out[40][16];
+		static struct iovec ml[40], mr[40];
+		int i;
+
+		for (i = 0; i < 40; i++) {
+			ml[i] = (struct iovec){out[i], 16};
+			mr[i] = (struct iovec){m + 64 * i, 16};
+		}
+		CHECK(agent_vmreadv(ml, mr, 40) == 40 * 16);
+		CHECK(out[39][15] == 0x5a);
+		mr[30] = (struct iovec){m + page + 64, 16};
+		CHECK(agent_vmreadv(ml, mr, 40) == 30 * 16);
+	}
 	munmap(m, (size_t)page * 2);
+}
+
+/* The loader's list and the walk's, after each change (linkmap.c reads the
+ * last walk's nodes all at once, then follows the list from wherever it
+ * leaves them): a name longer than a piece, a node removed in the middle,
+ * one removed at the end. */
+static int walk_matches(const char *what)
+{
+	static struct list loader, walk;
+	int ok;
+
+	memset(&loader, 0, sizeof(loader));
+	memset(&walk, 0, sizeof(walk));
+	dl_iterate_phdr(keep, &loader);
+	ok = linkmap_walk(keep, NULL, &walk) == 0 && same_lists(&loader, &walk);
+	if (!ok)
+		fprintf(stderr, "test_linkmap: the walk %s differs\n", what);
+	return ok;
+}
+
+static void test_batch(void)
+{
+	char dir[] = "/tmp/cbn-linkmap.XXXXXX", path[1024], real[512];
+	struct link_map *lm = NULL;
+	void *a, *b;
+	size_t n;
+
+	a = dlopen("libutil.so.1", RTLD_NOW);
+	REQUIRE(a != NULL);
+	REQUIRE(dlinfo(a, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name[0] == '/');
+	snprintf(real, sizeof(real), "%s", lm->l_name);
+	dlclose(a);
+	REQUIRE(mkdtemp(dir) != NULL);
+	/* two directories of 150 bytes each: the library's name is longer
+	 * than the 256 bytes read with its node */
+	n = (size_t)snprintf(path, sizeof(path), "%s/", dir);
+	memset(path + n, 'd', 150);
+	path[n + 150] = '\0';
+	REQUIRE(mkdir(path, 0700) == 0);
+	n = strlen(path);
+	path[n] = '/';
+	memset(path + n + 1, 'e', 150);
+	path[n + 151] = '\0';
+	REQUIRE(mkdir(path, 0700) == 0);
+	strcat(path, "/libutil.so.1");
+	REQUIRE(symlink(real, path) == 0);
+
+	CHECK(walk_matches("before"));
+	CHECK(walk_matches("again"));
+	a = dlopen(path, RTLD_NOW);
+	REQUIRE(a != NULL);
+	REQUIRE(dlinfo(a, RTLD_DI_LINKMAP, &lm) == 0 && strlen(lm->l_name) > 256);
+	b = dlopen("libresolv.so.2", RTLD_NOW);
+	REQUIRE(b != NULL);
+	CHECK(walk_matches("after two loads"));
+	CHECK(walk_matches("after two loads, again"));
+	dlclose(a);
+	CHECK(walk_matches("without the middle one"));
+	dlclose(b);
+	CHECK(walk_matches("without the last one"));
+	unlink(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+	*strrchr(path, '/') = '\0';
+	rmdir(path);
+	rmdir(dir);
 }
 
 static volatile int mark = 1;
@@ -211,5 +297,6 @@ int main(void)
 	test_pieces();
 	test_fork();
 	test_walks();
+	test_batch();
 	return test_result();
 }
