@@ -191,8 +191,10 @@ static void linkmap_batch_read(void)
 			want = LINKMAP_PIECE;
 		lb.loc[2 * i] = (struct iovec){&lb.lm[i], sizeof(lb.lm[i])};
 		lb.rem[2 * i] = (struct iovec){(void *)lb.node[i], sizeof(lb.lm[i])};
+		/* no name: an empty piece, at the node (never a null source) */
 		lb.loc[2 * i + 1] = (struct iovec){lb.text[i], want};
-		lb.rem[2 * i + 1] = (struct iovec){(void *)lb.name[i], want};
+		lb.rem[2 * i + 1] =
+			(struct iovec){(void *)(lb.name[i] ? lb.name[i] : lb.node[i]), want};
 	}
 	for (p = 0; p < 2 * lb.n; p += k) {
 		k = 2 * lb.n - p < AGENT_VMREAD_PIECES ? 2 * lb.n - p : AGENT_VMREAD_PIECES;
