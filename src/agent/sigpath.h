@@ -91,10 +91,11 @@
  *              interrupted thread: raw loads of its own chain, each pointer
  *              checked first; docs/agent.md section 17)
  *   python_table.c  py_fresh_add
- *   python_copy.c  py_room, py_copy_one, and pyread.c's cbn_py_code_record,
- *              cbn_py_code_key, py_code_now, py_str, rd64, utf8_put (the
- *              names of a code object met first: copies by python_read
- *              into the thread's names chunk)
+ *   python_copy.c  py_room, py_copy_one, window_read, and pyread.c's
+ *              cbn_py_code_record, cbn_py_code_key, py_code_now, py_str,
+ *              rd64, utf8_put (the names of a code object met first:
+ *              copies by python_read, through a window on the stack, into
+ *              the thread's names chunk)
  *
  * Outside our code the handler calls only: system calls (raw, agent_syscall;
  * glibc's clone() wrapper, aside.c;
