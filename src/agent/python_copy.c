@@ -71,7 +71,7 @@ static int live_read(void *ctx, void *dst, uintptr_t src, size_t n)
  * from where it starts, never past its page's end (the next page may not
  * be mapped), and the text after a header is then served from it.  Eight
  * system calls a record became five (each 1-1.5 us in a VM; `import
- * torch` copies some 1,300 records, all in its samples' handlers).  A read
+ * torch` copies some 600-700 records, all in its samples' handlers).  A read
  * of exactly the range that filled the window goes to memory again: it is
  * the check that the object is still the one copied.
  */
