@@ -444,10 +444,7 @@ static void text_machine(struct text_ctx *t)
 	if (*e->kernel)
 		fprintf(out, ", %s", e->kernel);
 	if (e->producer && *e->producer) {
-		/* the compiler and its version: what comes before the flags */
-		snprintf(comp, sizeof(comp), "%.*s", (int)strcspn(e->producer, "-"), e->producer);
-		while (*comp && comp[strlen(comp) - 1] == ' ')
-			comp[strlen(comp) - 1] = '\0';
+		cpu_producer_name(e->producer, comp, sizeof(comp));
 		opt = cpu_producer_opt(e->producer);
 		fprintf(out, "; program built by %s", comp);
 		if (opt >= 0 && opt <= 3)

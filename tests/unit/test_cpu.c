@@ -1,7 +1,8 @@
 /*
  * test_cpu.c — CPU aggregation on hand-built profiles: self vs total, recursion
  * counted once per sample, inlined leaf frames, weights and per-process periods,
- * hot lines, thread/process totals, every sort key, warnings, and speed.
+ * hot lines, thread/process totals, every sort key, warnings, the compiler's
+ * name and level, and speed.
  */
 #include <time.h>
 
@@ -451,6 +452,28 @@ static void test_speed(void)
 	pb_free(&b);
 }
 
+/* The Machine line's compiler: up to the first flag, a vendor's dashes kept. */
+static void test_producer(void)
+{
+	char b[64];
+
+	cpu_producer_name("GNU C17 12.2.0 -mtune=generic -march=x86-64 -g -O2", b, sizeof(b));
+	CHECK_STR(b, "GNU C17 12.2.0");
+	cpu_producer_name("GNU C89 10.3.1 20210422 (Red Hat 10.3.1-1) -m64 -g -O3", b, sizeof(b));
+	CHECK_STR(b, "GNU C89 10.3.1 20210422 (Red Hat 10.3.1-1)");
+	CHECK_EQ_INT(cpu_producer_opt("GNU C89 10.3.1 20210422 (Red Hat 10.3.1-1) -m64 -g -O3"), 3);
+	cpu_producer_name("Debian clang version 14.0.6", b, sizeof(b));
+	CHECK_STR(b, "Debian clang version 14.0.6");
+	CHECK_EQ_INT(cpu_producer_opt("Debian clang version 14.0.6"), -1);
+	cpu_producer_name("clang version 17.0.6 (https://github.com/llvm/llvm-project 6009708b-4) ", b,
+			  8);
+	CHECK_STR(b, "clang v");
+	cpu_producer_name("GNU C11 12.2.0   -O0", b, sizeof(b));
+	CHECK_STR(b, "GNU C11 12.2.0");
+	CHECK_EQ_INT(cpu_producer_opt("GNU C11 12.2.0   -O0"), 0);
+	CHECK_EQ_INT(cpu_producer_opt("GNU C11 12.2.0 -g -Os"), 10);
+}
+
 int main(void)
 {
 	test_self_total();
@@ -460,6 +483,7 @@ int main(void)
 	test_lines();
 	test_sort_keys();
 	test_warnings();
+	test_producer();
 	test_speed();
 	return test_result();
 }

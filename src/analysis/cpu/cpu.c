@@ -640,6 +640,21 @@ int cpu_producer_opt(const char *prod)
 	return *last == ' ' || *last == '\0' ? 1 : 10;
 }
 
+void cpu_producer_name(const char *prod, char *buf, size_t size)
+{
+	const char *flags = strstr(prod, " -");
+	size_t n = flags ? (size_t)(flags - prod) : strlen(prod);
+
+	if (!size)
+		return;
+	while (n && prod[n - 1] == ' ')
+		n--;
+	if (n >= size)
+		n = size - 1;
+	memcpy(buf, prod, n);
+	buf[n] = '\0';
+}
+
 struct cpu_wlist {
 	char **v;
 	size_t n, cap;

@@ -190,6 +190,9 @@ const char *cpu_unsampled_name(unsigned reason);
 /* Optimization level in a GCC DW_AT_producer string: 0..3, 10 for -Os/-Og/-Oz,
  * -1 when it records no flags. */
 int cpu_producer_opt(const char *producer);
+/* The compiler and its version in a DW_AT_producer string, what comes before
+ * its first flag (" -"), into buf (trailing blanks dropped, cut to size). */
+void cpu_producer_name(const char *producer, char *buf, size_t size);
 /* cpu_python.c: c->python from p (0, or -1 out of memory); the JSON key of a
  * reason a Python stack stayed native, NULL for unused slots. */
 int cpu_python(const struct profile *p, struct cpu_python *py);
