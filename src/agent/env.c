@@ -13,7 +13,8 @@
  *     environ, and their bytes in the process's initial environment block
  *     (what /proc/self/environ shows) are cleared; LD_PRELOAD keeps only the
  *     user's own part.  Only the strings are cleared in place, never moved:
- *     the loader keeps pointers into that block (LD_LIBRARY_PATH);
+ *     the loader keeps pointers into that block (LD_LIBRARY_PATH); and the
+ *     array keeps its length, its NULL before the auxiliary vector;
  *   - every way the program starts another program gets them back
  *     (env_for_child), so the agent follows it: the exec family, posix_spawn
  *     and posix_spawnp (exec.c), system and popen (shell.c: glibc's own
@@ -215,25 +216,40 @@ static int env_preload_user(char *s)
 	return out != v;
 }
 
+/*
+ * Our variables out of environ.  The kept entries move to the array's end,
+ * its NULL where it was, and environ starts at the first of them: the
+ * initial array sits right before the auxiliary vector, and a runtime that
+ * finds that vector by walking past the environment's NULL (Go's, in a cgo
+ * program: "failed to get system page size") must find it where the kernel
+ * put it.  The slots left before environ point at a cleared string (""), as
+ * the environment a later constructor was handed now reads: Go's runtime
+ * and os.Environ() pass empty entries over.
+ */
 void env_scrub(void)
 {
-	char **e, **keep;
+	char **e, **keep, *cleared = NULL;
+	size_t n = 0;
 
-	if (env.scrubbed)
+	if (env.scrubbed || !environ)
 		return;
 	env.scrubbed = 1;
-	for (e = keep = environ; e && *e; e++) {
-		char *s = *e;
+	while (environ[n])
+		n++;
+	for (e = keep = environ + n; e > environ;) {
+		char *s = *--e;
 
 		if ((!strncmp(s, "CBN_", 4) && env_launchers(s)) || env_our_injection(s) ||
 		    (env_is(s, "LD_PRELOAD") && !env_preload_user(s))) {
 			memset(s, 0, strlen(s)); /* out of /proc/self/environ too */
+			cleared = s;
 			continue;
 		}
-		*keep++ = s;
+		*--keep = s;
 	}
-	if (keep)
-		*keep = NULL;
+	for (e = environ; e < keep; e++)
+		*e = cleared;
+	environ = keep;
 }
 
 /* How many entries env_for_child may write (its out array's size). */
