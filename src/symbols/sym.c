@@ -713,9 +713,8 @@ int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 	sym_module_ready(ctx, mod);
 	addr = vaddr + mod->elfbias;
 	if (mod->dm && mod->has_dwarf) {
-		Dwfl_Line *l = dwfl_module_getsrc(mod->dm, addr);
 		int line = 0;
-		const char *f = l ? dwfl_lineinfo(l, NULL, &line, NULL, NULL, NULL) : NULL;
+		const char *f = sym_dwarf_line(mod, addr, &line);
 		if (f) {
 			pfile = sym_intern_ptr(ctx, mod, f);
 			pline = line > 0 ? (uint32_t)line : 0;

@@ -47,7 +47,7 @@
 #include "util.h"
 
 #define CACHE_MAGIC "CBNSYMC"
-#define CACHE_VERSION 1u
+#define CACHE_VERSION 2u                  /* 2: lines of CUs .debug_aranges omits */
 #define CACHE_MAX_FILE (64u << 20)        /* larger files are neither read nor written */
 #define CACHE_MAX_DIR (512ull << 20)      /* the directory is pruned to this */
 #define CACHE_MAX_AGE (30 * 24 * 3600)    /* seconds since a file was last used */

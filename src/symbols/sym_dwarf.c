@@ -189,27 +189,124 @@ static void sym_split_unit(Dwarf_Die *cudie)
 		*cudie = sub;
 }
 
+static int sym_cu_range_cmp(const void *a, const void *b)
+{
+	const struct sym_cu_range *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* Every CU's ranges, from its DIE (DW_AT_low_pc/high_pc or DW_AT_ranges),
+ * sorted; left empty when memory runs out. */
+static void sym_cu_ranges(struct sym_module *mod, Dwarf *dw)
+{
+	Dwarf_Off off = 0, next;
+	size_t hsize, cap = 0;
+
+	mod->cur_built = 1;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		Dwarf_Die cu;
+		ptrdiff_t it = 0;
+
+		while (dwarf_offdie(dw, off + hsize, &cu) &&
+		       (it = dwarf_ranges(&cu, it, &base, &lo, &hi)) > 0) {
+			if (hi <= lo)
+				continue;
+			if (mod->ncur == cap) {
+				size_t ncap = cap ? cap * 2 : 64;
+				struct sym_cu_range *n = util_reallocarray(mod->cur, ncap, sizeof(*n));
+				if (!n) {
+					free(mod->cur);
+					mod->cur = NULL;
+					mod->ncur = 0;
+					return;
+				}
+				mod->cur = n;
+				cap = ncap;
+			}
+			mod->cur[mod->ncur++] = (struct sym_cu_range){lo, hi, off + hsize};
+		}
+		off = next;
+	}
+	if (mod->ncur)
+		qsort(mod->cur, mod->ncur, sizeof(*mod->cur), sym_cu_range_cmp);
+}
+
+/*
+ * libdwfl finds a CU by .debug_aranges only (elfutils 0.188), and not every
+ * producer writes them: clang does not unless asked (-gdwarf-aranges), and
+ * Go's linker writes them for a cgo program's C part alone.  In such a Go
+ * program libdwfl even named a C unit whose two ranges lie on both sides
+ * of the Go code ("gcc_mmap.c:37" for main.fib).  Its CU is used only when
+ * the CU's own ranges hold the address; else the CUs' ranges, read once a
+ * module, are searched.
+ */
+int sym_dwarf_cu(struct sym_module *mod, uint64_t vaddr, Dwarf_Die *cu, Dwarf_Addr *bias)
+{
+	Dwarf_Die *d = dwfl_module_addrdie(mod->dm, vaddr, bias);
+	size_t lo = 0, hi, k;
+	Dwarf *dw;
+
+	if (d && dwarf_haspc(d, vaddr - *bias) > 0) {
+		*cu = *d;
+		return 0;
+	}
+	dw = dwfl_module_getdwarf(mod->dm, bias);
+	if (!dw)
+		return -1;
+	if (!mod->cur_built)
+		sym_cu_ranges(mod, dw);
+	uint64_t pc = vaddr - *bias;
+	for (hi = mod->ncur; lo < hi;) { /* the last range starting at or before pc */
+		size_t mid = lo + (hi - lo) / 2;
+		if (mod->cur[mid].lo <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (k = 0; lo > 0 && k < 8; k++, lo--) /* and a few before it, which may nest */
+		if (pc < mod->cur[lo - 1].hi)
+			return dwarf_offdie(dw, mod->cur[lo - 1].off, cu) ? 0 : -1;
+	return -1;
+}
+
+const char *sym_dwarf_line(struct sym_module *mod, uint64_t vaddr, int *line)
+{
+	Dwarf_Addr bias;
+	Dwarf_Line *dl;
+	Dwarf_Die cu;
+
+	*line = 0;
+	if (sym_dwarf_cu(mod, vaddr, &cu, &bias) < 0)
+		return NULL;
+	dl = dwarf_getsrc_die(&cu, vaddr - bias);
+	if (!dl || dwarf_lineno(dl, line) != 0)
+		return NULL;
+	return dwarf_linesrc(dl, NULL, NULL);
+}
+
 int sym_dwarf_scopes(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		     Dwarf_Die *scopes, int max)
 {
 	Dwarf_Addr bias = 0;
-	Dwarf_Die *cu = dwfl_module_addrdie(mod->dm, vaddr, &bias);
+	Dwarf_Die cudie;
 
-	if (!cu || max < 1)
+	if (max < 1 || sym_dwarf_cu(mod, vaddr, &cudie, &bias) < 0)
 		return 0;
 	uint64_t pc = vaddr - bias;
 	struct sym_cu_index *ix;
-	if (mod->last_cu == cu->addr && mod->ncus) {
+	if (mod->last_cu == cudie.addr && mod->ncus) {
 		/* pcs come in address order often enough to skip the map */
 		ix = &mod->cus[mod->last_ix];
 	} else {
-		Dwarf_Die cudie = *cu;
+		const void *addr = cudie.addr;
 		uint64_t key = dwarf_dieoffset(&cudie);
 		sym_split_unit(&cudie);
 		ix = sym_cu_index_get(ctx, mod, &cudie, key);
 		if (!ix)
 			return 0;
-		mod->last_cu = cu->addr;
+		mod->last_cu = addr;
 		mod->last_ix = (size_t)(ix - mod->cus);
 	}
 	Dwarf_Die *fn = sym_cu_index_find(ix, pc);
@@ -435,6 +532,24 @@ static const char *sym_qualify(struct sym_ctx *ctx, struct sym_module *mod, Dwar
 	return sym_intern(ctx, buf, len);
 }
 
+/* A subprogram's line where it has no DW_AT_decl_line (Go's linker writes
+ * none): its entry's row of the line table, when in its declaring file. */
+static int sym_entry_line(Dwarf_Die *die, const char *file)
+{
+	Dwarf_Addr pc;
+	Dwarf_Die cu;
+	Dwarf_Line *l;
+	const char *src;
+	int line = 0;
+
+	if (!file || dwarf_tag(die) != DW_TAG_subprogram || dwarf_lowpc(die, &pc) != 0 ||
+	    !dwarf_diecu(die, &cu, NULL, NULL) || !(l = dwarf_getsrc_die(&cu, pc)) ||
+	    !(src = dwarf_linesrc(l, NULL, NULL)) || strcmp(src, file) != 0 ||
+	    dwarf_lineno(l, &line) != 0 || line < 0)
+		return 0;
+	return line;
+}
+
 /* Name and declaration of a subprogram or inlined_subroutine DIE, cached per
  * DIE.  C++: the demangled linkage name ("ns::Klass::method(int)"), else the
  * DWARF name qualified by its scopes; C: the plain DW_AT_name.  All follow
@@ -458,7 +573,7 @@ const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module
 	const char *df = sym_decl_file(die);
 	int line = 0;
 	if (dwarf_decl_line(die, &line) != 0 || line < 0)
-		line = 0;
+		line = sym_entry_line(die, df);
 	fi->decl_file = sym_intern_str(ctx, df ? df : "");
 	fi->decl_line = (uint32_t)line;
 
@@ -521,4 +636,8 @@ void sym_dwarf_free(struct sym_module *mod)
 	mod->cus = NULL;
 	mod->last_cu = NULL;
 	mod->ncus = mod->capcus = 0;
+	free(mod->cur);
+	mod->cur = NULL;
+	mod->ncur = 0;
+	mod->cur_built = 0;
 }

@@ -89,6 +89,12 @@ struct sym_fninfo {
 	uint32_t decl_line;
 };
 
+/* A CU's address range, as its DIE gives it (DWARF addresses). */
+struct sym_cu_range {
+	uint64_t lo, hi;
+	Dwarf_Off off;           /* the CU DIE's offset */
+};
+
 struct sym_module {
 	uint32_t idx;            /* position in ctx->mods; map tag base */
 	char *path;
@@ -133,6 +139,9 @@ struct sym_module {
 	const void *last_cu;       /* the CU of the previous lookup, and its index */
 	size_t last_ix;
 	size_t ncus, capcus;
+	int cur_built;             /* CU ranges from the CU DIEs (sym_dwarf_cu) */
+	struct sym_cu_range *cur;  /* by lo */
+	size_t ncur;
 };
 
 struct sym_ctx {
@@ -207,6 +216,12 @@ int sym_fde_find(struct sym_module *mod, uint64_t vaddr, uint64_t *start);
  * the address is in no known function. */
 int sym_dwarf_scopes(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		     Dwarf_Die *scopes, int max);
+/* The CU holding a module address into *cu, with the bias from module to
+ * DWARF addresses: 0, or -1 when no CU holds it. */
+int sym_dwarf_cu(struct sym_module *mod, uint64_t vaddr, Dwarf_Die *cu, Dwarf_Addr *bias);
+/* The source line of a module address: its file (libdw's string, NULL
+ * when none) and line. */
+const char *sym_dwarf_line(struct sym_module *mod, uint64_t vaddr, int *line);
 const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module *mod,
 					  Dwarf_Die *die);
 /* DW_AT_call_file/DW_AT_call_line of an inlined_subroutine DIE. */

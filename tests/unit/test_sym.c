@@ -2,7 +2,8 @@
  * test_sym.c — symbolizer against the fixtures of tests/symbols/: names,
  * declaration lines, statement lines, inline chains, shared libraries,
  * separate debug info (debuglink and build-id), stripped files, rebuilt
- * binaries and C++ demangling.  Expected lines come from MARK: comments.
+ * binaries, units .debug_aranges do not name, and C++ demangling.  Expected
+ * lines come from MARK: comments.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -319,6 +320,30 @@ static void test_lto(void)
 	sym_free(ctx);
 }
 
+/* Units .debug_aranges do not name: clang's (no aranges at all) and a cgo
+ * program's Go part (aranges for a unit before it only), found by the
+ * units' own ranges, lines and inlines included. */
+static void test_no_aranges(void)
+{
+	static const char *const fixtures[] = {"symfix_noaranges", "symfix_partaranges"};
+
+	/* symfix_noaranges has symfix_main's build-id: no cached answers */
+	setenv("CBN_SYMCACHE", "0", 1);
+	for (size_t i = 0; i < sizeof(fixtures) / sizeof(fixtures[0]); i++) {
+		struct fix_run r;
+
+		REQUIRE(fix_exec(fixtures[i], &r) == 0);
+		struct sym_ctx *ctx = ctx_with_path(NULL);
+		struct sym_module *mod = sym_module_get(ctx, fix_find(&r, "plain")->path,
+							r.build_id, r.build_id_len);
+		fprintf(stderr, "%s:\n", fixtures[i]);
+		CHECK_EQ_INT(sym_module_has_debuginfo(ctx, mod), 1);
+		check_frames_of(ctx, mod, &r);
+		sym_free(ctx);
+	}
+	unsetenv("CBN_SYMCACHE");
+}
+
 /* -gsplit-dwarf: DIEs live in a .dwo next to the object file, reached from
  * the skeleton unit (and elfutils 0.188's dwarf_decl_file asserts on them). */
 static void test_split_dwarf(void)
@@ -394,6 +419,7 @@ int main(void)
 	test_changed();
 	test_split_dwarf();
 	test_lto();
+	test_no_aranges();
 	test_cpp();
 	return test_result();
 }
