@@ -5,7 +5,9 @@ set -euo pipefail
 pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev zlib1g-dev binutils)
 # Tests (tools/test.sh passes --test): schema validation, a static libc for the
 # static-binary refusal test, C++ fixtures, libc debug info for the symbolizer
-# oracle, `go tool pprof` as a real consumer of --pprof output, xz for the
+# oracle, `go tool pprof` as a real consumer of --pprof output (and go to
+# build a cgo program, e2e.go_cgo), gfortran for a Fortran program's names
+# (e2e.fortran), xz for the
 # MiniDebugInfo fixture, a real debuginfod server for the symbolizer's
 # client, and jemalloc and tcmalloc for the allocation hooks' hostile runs
 # (a user's preloaded allocator behind libcbottleneck_mem.so), chromium,
@@ -18,7 +20,7 @@ pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev 
 # libpython3.11, the interpreter a C program embeds (examples/py_embed.c),
 # and coverage.py, a real tool of the program's own beside --calls.
 if [ "${1:-}" = "--test" ]; then
-	pkgs+=(python3 python3-jsonschema python3-yaml libc6-dev libc6-dbg g++ golang-go xz-utils
+	pkgs+=(python3 python3-jsonschema python3-yaml libc6-dev libc6-dbg g++ golang-go gfortran xz-utils
 		debuginfod tmux libjemalloc2 libgoogle-perftools4 chromium openmpi-bin libopenmpi-dev
 		python3-torch sqlite3 libpython3.11 python3-coverage)
 fi

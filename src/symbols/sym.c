@@ -630,7 +630,9 @@ struct sym_frame *sym_pool_reserve(struct sym_ctx *ctx, size_t n)
  * The name users search for: where DWARF names a C function differently from
  * the ELF symbol that starts at the same address (glibc's __libc_start_main_impl
  * for __libc_start_main, __libc_read for read), the ELF symbol's.  C++ keeps
- * its DWARF name (already demangled and qualified).
+ * its DWARF name (already demangled and qualified), and so does Fortran, whose
+ * symbols are the compiler's (__work_MOD_fib for work::fib, foo_ for foo): its
+ * inlined copies, named by DWARF, must read as the same function.
  */
 static const char *sym_prefer_elf(struct sym_ctx *ctx, struct sym_module *mod, uint64_t addr,
 				  Dwarf_Die *sub, const char *dwarf_name)
@@ -638,7 +640,7 @@ static const char *sym_prefer_elf(struct sym_ctx *ctx, struct sym_module *mod, u
 	struct sym_sym *s;
 	Dwarf_Addr low;
 
-	if (!dwarf_name || !mod->dm)
+	if (!dwarf_name || !mod->dm || sym_dwarf_is_fortran(sub))
 		return dwarf_name;
 	s = (struct sym_sym *)sym_table_find(mod, addr);
 	/* ...and not a compiler clone's (plain_fn.isra.0): the DWARF name is the

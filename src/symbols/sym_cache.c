@@ -47,7 +47,8 @@
 #include "util.h"
 
 #define CACHE_MAGIC "CBNSYMC"
-#define CACHE_VERSION 2u                  /* 2: lines of CUs .debug_aranges omits */
+/* 2: lines of the units .debug_aranges omits; 3: Fortran's names */
+#define CACHE_VERSION 3u
 #define CACHE_MAX_FILE (64u << 20)        /* larger files are neither read nor written */
 #define CACHE_MAX_DIR (512ull << 20)      /* the directory is pruned to this */
 #define CACHE_MAX_AGE (30 * 24 * 3600)    /* seconds since a file was last used */

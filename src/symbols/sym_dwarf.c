@@ -343,21 +343,28 @@ static const char *sym_decl_file(Dwarf_Die *die)
 	return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
-static int sym_cu_is_cxx(Dwarf_Die *die)
+/* The source language of die's unit, -1 when unknown. */
+static int sym_lang(Dwarf_Die *die)
 {
 	Dwarf_Die cu;
 
-	if (!dwarf_diecu(die, &cu, NULL, NULL))
-		return 0;
-	switch (dwarf_srclang(&cu)) {
-	case DW_LANG_C_plus_plus:
-	case DW_LANG_C_plus_plus_03:
-	case DW_LANG_C_plus_plus_11:
-	case DW_LANG_C_plus_plus_14:
-		return 1;
-	default:
-		return 0;
-	}
+	return dwarf_diecu(die, &cu, NULL, NULL) ? dwarf_srclang(&cu) : -1;
+}
+
+static int sym_cu_is_cxx(Dwarf_Die *die)
+{
+	int l = sym_lang(die);
+
+	return l == DW_LANG_C_plus_plus || l == DW_LANG_C_plus_plus_03 ||
+	       l == DW_LANG_C_plus_plus_11 || l == DW_LANG_C_plus_plus_14;
+}
+
+int sym_dwarf_is_fortran(Dwarf_Die *die)
+{
+	int l = sym_lang(die);
+
+	return l == DW_LANG_Fortran77 || l == DW_LANG_Fortran90 || l == DW_LANG_Fortran95 ||
+	       l == DW_LANG_Fortran03 || l == DW_LANG_Fortran08;
 }
 
 /* The declaration a definition refers to, following DW_AT_abstract_origin and
@@ -379,7 +386,7 @@ static void sym_decl_die(Dwarf_Die *die, Dwarf_Die *out)
 
 static int sym_scope_tag(int tag)
 {
-	return tag == DW_TAG_namespace || tag == DW_TAG_class_type ||
+	return tag == DW_TAG_namespace || tag == DW_TAG_module || tag == DW_TAG_class_type ||
 	       tag == DW_TAG_structure_type || tag == DW_TAG_union_type ||
 	       tag == DW_TAG_subprogram || tag == DW_TAG_lexical_block;
 }
@@ -496,6 +503,9 @@ static const char *sym_qualify(struct sym_ctx *ctx, struct sym_module *mod, Dwar
 			if (!part)
 				part = "(anonymous namespace)";
 			break;
+		case DW_TAG_module: /* Fortran's, as gdb writes it: work::fib */
+			part = dwarf_diename(&cur);
+			break;
 		case DW_TAG_class_type:
 		case DW_TAG_structure_type:
 		case DW_TAG_union_type:
@@ -590,7 +600,7 @@ const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module
 		fi->name = sym_demangle(ctx, link);
 	else if (link)
 		fi->name = sym_intern_str(ctx, link);
-	else if (plain && sym_cu_is_cxx(die))
+	else if (plain && (sym_cu_is_cxx(die) || sym_dwarf_is_fortran(die)))
 		fi->name = sym_qualify(ctx, mod, die, plain, &fi->decl_line, &fi->decl_file);
 	else
 		fi->name = plain ? sym_intern_str(ctx, plain) : NULL;

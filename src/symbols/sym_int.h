@@ -224,6 +224,8 @@ int sym_dwarf_cu(struct sym_module *mod, uint64_t vaddr, Dwarf_Die *cu, Dwarf_Ad
 const char *sym_dwarf_line(struct sym_module *mod, uint64_t vaddr, int *line);
 const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module *mod,
 					  Dwarf_Die *die);
+/* A DIE of a Fortran unit: named by DWARF, qualified by its module. */
+int sym_dwarf_is_fortran(Dwarf_Die *die);
 /* DW_AT_call_file/DW_AT_call_line of an inlined_subroutine DIE. */
 void sym_dwarf_callsite(struct sym_ctx *ctx, Dwarf_Die *die, const char **file,
 			uint32_t *line);
