@@ -76,8 +76,9 @@ int sym_module_exact(struct sym_ctx *ctx, struct sym_module *mod);
 size_t sym_code_bytes(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		      uint64_t before, uint64_t after, const unsigned char **bytes, uint64_t *start);
 
-/* Demangle a C++/Itanium name; returns name itself when it is not mangled.
- * The result is owned by ctx. */
+/* Demangle a C++/Itanium name, or a Rust one in rustc's legacy mangling
+ * (its hash dropped, its escapes decoded); returns name itself when it is
+ * not mangled.  The result is owned by ctx. */
 const char *sym_demangle(struct sym_ctx *ctx, const char *name);
 
 /* sym_pkg.c: the Debian package that installed each of paths[0..n) (dpkg's

@@ -5,6 +5,7 @@
  */
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -203,6 +204,63 @@ int sym_demangle_available(void)
 	return sym_cxa_demangle != NULL;
 }
 
+/*
+ * A Rust name in rustc's legacy mangling, as __cxa_demangle leaves it
+ * ("hashbrown::rustc_entry::_$LT$impl$u20$hashbrown..map..HashMap$LT$K$C$V$GT$$GT$
+ * ::rustc_entry::h0123456789abcdef"), written in place as rustc-demangle and
+ * perf write it: the hash gone, the escapes decoded
+ * ("hashbrown::rustc_entry::<impl hashbrown::map::HashMap<K,V>>::rustc_entry"),
+ * a " [clone .llvm.N]" after it kept.  Only a name whose path ends in "::h"
+ * and 16 hex digits is one; an escape it does not know ends the decoding,
+ * the rest kept as it was.
+ */
+static void sym_rust_legacy(char *s)
+{
+	static const char *const esc[][2] = {{"SP", "@"}, {"BP", "*"}, {"RF", "&"}, {"LT", "<"},
+					     {"GT", ">"}, {"LP", "("}, {"RP", ")"}, {"C", ","}};
+	char *clone = strstr(s, " [clone "), *r = s, *w = s, *end;
+	size_t n = clone ? (size_t)(clone - s) : strlen(s), i;
+
+	if (n < 19 || strncmp(s + n - 19, "::h", 3) != 0 || strspn(s + n - 16, "0123456789abcdef") < 16)
+		return;
+	end = s + n - 19;
+	while (r < end) {
+		char *close = r[0] == '$' ? memchr(r + 1, '$', (size_t)(end - r - 1)) : NULL;
+		size_t len = close ? (size_t)(close - r - 1) : 0;
+		unsigned long c = 0;
+
+		if (r[0] == '_' && r[1] == '$' && (r == s || (r - s >= 2 && r[-1] == ':' && r[-2] == ':'))) {
+			r++; /* a component may not start with '$': rustc put '_' first */
+			continue;
+		}
+		if (r[0] == '.' && r + 1 < end && r[1] == '.') {
+			*w++ = ':';
+			*w++ = ':';
+			r += 2;
+			continue;
+		}
+		if (r[0] != '$') {
+			*w++ = *r++;
+			continue;
+		}
+		for (i = 0; len && i < sizeof(esc) / sizeof(esc[0]); i++)
+			if (strlen(esc[i][0]) == len && !strncmp(r + 1, esc[i][0], len))
+				break;
+		if (len && i < sizeof(esc) / sizeof(esc[0])) {
+			*w++ = esc[i][1][0];
+		} else if (len >= 2 && len <= 3 && r[1] == 'u' && strspn(r + 2, "0123456789abcdef") >= len - 1 &&
+			   (c = strtoul(r + 2, NULL, 16)) >= 0x20 && c < 0x7f) {
+			*w++ = (char)c;
+		} else {
+			memmove(w, r, (size_t)(end - r));
+			w += end - r;
+			break;
+		}
+		r = close + 1;
+	}
+	memmove(w, clone ? clone : "", clone ? strlen(clone) + 1 : 1);
+}
+
 const char *sym_demangle(struct sym_ctx *ctx, const char *name)
 {
 	if (!name)
@@ -213,6 +271,26 @@ const char *sym_demangle(struct sym_ctx *ctx, const char *name)
 		return sym_intern_str(ctx, name);
 	int status = -1;
 	char *d = sym_cxa_demangle(name, NULL, NULL, &status);
+	const char *dot = strchr(name, '.');
+	if ((status != 0 || !d) && dot && dot - name < 4096) {
+		/* a suffix __cxa_demangle takes on functions' names only (a
+		 * Rust name's ".llvm.N"): the name before it, then the suffix */
+		char head[4096], *full;
+		memcpy(head, name, (size_t)(dot - name));
+		head[dot - name] = '\0';
+		free(d);
+		d = sym_cxa_demangle(head, NULL, NULL, &status);
+		size_t size = d ? strlen(d) + strlen(dot) + 10 : 0;
+		if (status == 0 && d && (full = malloc(size))) {
+			snprintf(full, size, "%s [clone %s]", d, dot);
+			free(d);
+			d = full;
+		} else {
+			status = -1;
+		}
+	}
+	if (status == 0 && d)
+		sym_rust_legacy(d);
 	const char *r = sym_intern_str(ctx, status == 0 && d ? d : name);
 	free(d);
 	return r;

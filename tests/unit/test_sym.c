@@ -377,6 +377,22 @@ static void test_cpp(void)
 		return;
 	}
 	CHECK_STR(sym_demangle(ctx, "_ZN5fixns5Klass6methodEi"), "fixns::Klass::method(int)");
+	/* Rust's legacy mangling: the hash dropped, the escapes decoded */
+	CHECK_STR(sym_demangle(ctx, "_ZN1r3fib17h68f661e397fcaed4E"), "r::fib");
+	CHECK_STR(sym_demangle(ctx, "_ZN9hashbrown11rustc_entry62_$LT$impl$u20$hashbrown..map.."
+				    "HashMap$LT$K$C$V$C$S$C$A$GT$$GT$11rustc_entry17h0123456789abcdefE"),
+		  "hashbrown::rustc_entry::<impl hashbrown::map::HashMap<K,V,S,A>>::rustc_entry");
+	CHECK_STR(sym_demangle(ctx, "_ZN3std2rt10lang_start28_$u7b$$u7b$closure$u7d$$u7d$"
+				    "17h00000000000000ffE"),
+		  "std::rt::lang_start::{{closure}}");
+	CHECK_STR(sym_demangle(ctx, "_ZN4core3ptr13drop_in_place17h0000000000000000E"),
+		  "core::ptr::drop_in_place");
+	CHECK_STR(sym_demangle(ctx, "_ZN5alloc3vec16Vec$LT$T$C$A$GT$4push17h0123456789abcdefE"
+				    ".llvm.12345"),
+		  "alloc::vec::Vec<T,A>::push [clone .llvm.12345]");
+	/* not Rust's: no hash, or an escape it does not know */
+	CHECK_STR(sym_demangle(ctx, "_ZN1a5h1234Ev"), "a::h1234()");
+	CHECK_STR(sym_demangle(ctx, "_ZN1a9$ZZ$b$u1$17h0123456789abcdefE"), "a::$ZZ$b$u1$");
 	REQUIRE(fix_exec("symfix_cpp", &r) == 0);
 	const struct fix_mark *m = fix_find(&r, "method");
 	struct sym_module *mod = sym_module_get(ctx, m->path, NULL, 0);
