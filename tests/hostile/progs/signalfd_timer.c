@@ -25,7 +25,7 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		die("signalfd");
 	print_fds("signalfd");
-	budget = thread_cpu() + 1.0;
+	budget = thread_cpu() + TS_BUDGET;
 	while (t.received < TS_WANT && thread_cpu() < budget) {
 		int r;
 

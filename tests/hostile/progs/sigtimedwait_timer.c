@@ -18,7 +18,7 @@ int main(int argc, char **argv)
 	print_views("start");
 	timersig_start(&t, argv[1]);
 	/* About 0.4 s of CPU makes 20 signals; give up at 2.5 times that. */
-	budget = thread_cpu() + 1.0;
+	budget = thread_cpu() + TS_BUDGET;
 	while (t.received < TS_WANT && thread_cpu() < budget) {
 		burn_cpu(t.sig == SIGPROF ? 0.01 : 0.02);
 		if (sigtimedwait(&t.set, &si, &tmo) == t.sig)
