@@ -691,7 +691,7 @@ static const char *sym_intern_ptr(struct sym_ctx *ctx, struct sym_module *mod, c
 
 	if (sym_map_get(&ctx->map, SYM_TAG_STR | mod->idx, (uintptr_t)s, &v))
 		return (const char *)(uintptr_t)v;
-	const char *r = sym_intern_str(ctx, s);
+	const char *r = sym_intern_path(ctx, s);
 	sym_map_put(&ctx->map, SYM_TAG_STR | mod->idx, (uintptr_t)s, (uintptr_t)r);
 	return r;
 }

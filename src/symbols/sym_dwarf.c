@@ -519,7 +519,7 @@ static const char *sym_qualify(struct sym_ctx *ctx, struct sym_module *mod, Dwar
 				const char *f = sym_decl_file(&cur);
 				if (dwarf_decl_line(&cur, &l) == 0 && l > 0 && f) {
 					*decl_line = (uint32_t)l;
-					*decl_file = sym_intern_str(ctx, f);
+					*decl_file = sym_intern_path(ctx, f);
 				}
 			}
 			break;
@@ -584,7 +584,7 @@ const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module
 	int line = 0;
 	if (dwarf_decl_line(die, &line) != 0 || line < 0)
 		line = sym_entry_line(die, df);
-	fi->decl_file = sym_intern_str(ctx, df ? df : "");
+	fi->decl_file = sym_intern_path(ctx, df ? df : "");
 	fi->decl_line = (uint32_t)line;
 
 	const char *link = sym_attr_string(die, DW_AT_linkage_name);
@@ -630,7 +630,7 @@ void sym_dwarf_callsite(struct sym_ctx *ctx, Dwarf_Die *die, const char **file, 
 		return;
 	const char *f = dwarf_filesrc(files, w, NULL, NULL);
 	if (f)
-		*file = sym_intern_str(ctx, f);
+		*file = sym_intern_path(ctx, f);
 }
 
 void sym_dwarf_free(struct sym_module *mod)

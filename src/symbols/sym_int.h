@@ -202,6 +202,8 @@ void sym_cache_note_debugfile(struct sym_module *mod, int fd);
 int sym_demangle_available(void);
 const char *sym_intern(struct sym_ctx *ctx, const char *s, size_t len);
 const char *sym_intern_str(struct sym_ctx *ctx, const char *s);
+/* A source path interned with "dir/../" and "./" taken out lexically. */
+const char *sym_intern_path(struct sym_ctx *ctx, const char *s);
 
 /* Symbol table (sym_table.c). */
 void sym_table_build(struct sym_module *mod);

@@ -167,6 +167,47 @@ const char *sym_intern_str(struct sym_ctx *ctx, const char *s)
 	return sym_intern(ctx, s ? s : "", s ? strlen(s) : 0);
 }
 
+/*
+ * A source path as the tables show it: "dir/../" and "./" taken out by the
+ * letters alone (clang records libstdc++'s headers as
+ * "/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/bits/stl_algo.h",
+ * GCC as "/usr/include/c++/12/bits/stl_algo.h": one file, one name).  A ".."
+ * that would climb above the root, or the start of a relative path, stays.
+ */
+const char *sym_intern_path(struct sym_ctx *ctx, const char *s)
+{
+	char out[4096];
+	size_t keep[256], nkeep = 0, len = 0;
+	const char *p = s;
+
+	if (!s || (!strstr(s, "/../") && !strstr(s, "/./")) || strlen(s) >= sizeof(out))
+		return sym_intern_str(ctx, s);
+	if (*p == '/')
+		out[len++] = *p++;
+	while (*p) {
+		size_t n = strcspn(p, "/");
+
+		if (n == 1 && p[0] == '.') {
+			/* dropped */
+		} else if (n == 2 && p[0] == '.' && p[1] == '.' && nkeep &&
+			   !(len - keep[nkeep - 1] == 3 && !strncmp(out + keep[nkeep - 1], "../", 3))) {
+			len = keep[--nkeep];
+		} else if (n && nkeep < sizeof(keep) / sizeof(keep[0])) {
+			keep[nkeep++] = len;
+			memcpy(out + len, p, n);
+			len += n;
+			out[len++] = '/';
+		} else if (n) {
+			return sym_intern_str(ctx, s);
+		}
+		p += n;
+		p += *p == '/';
+	}
+	if (len > 1 && out[len - 1] == '/')
+		len--;
+	return sym_intern(ctx, out, len);
+}
+
 void sym_util_free(struct sym_ctx *ctx)
 {
 	struct sym_chunk *c = ctx->chunks;

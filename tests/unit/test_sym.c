@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "symbols/sym.h"
+#include "symbols/sym_int.h"
 #include "test_sym_fix.h"
 
 static struct fix_run run_main;
@@ -363,6 +364,26 @@ static void test_split_dwarf(void)
 	sym_free(ctx);
 }
 
+/* Source paths with "dir/../" and "./" read as one file's name. */
+static void test_paths(void)
+{
+	struct sym_ctx *ctx = ctx_with_path(NULL);
+
+	CHECK_STR(sym_intern_path(ctx, "/usr/lib/gcc/x86_64-linux-gnu/12/../../../../include/c++/12/"
+				       "bits/stl_algo.h"),
+		  "/usr/include/c++/12/bits/stl_algo.h");
+	CHECK_STR(sym_intern_path(ctx, "/src/./a/./b.c"), "/src/a/b.c");
+	CHECK_STR(sym_intern_path(ctx, "a/../b.c"), "b.c");
+	CHECK_STR(sym_intern_path(ctx, "../../x/../y.c"), "../../y.c");
+	CHECK_STR(sym_intern_path(ctx, "/../a/../../b.c"), "/../../b.c");
+	CHECK_STR(sym_intern_path(ctx, "/a//b/../c.c"), "/a/c.c");
+	CHECK_STR(sym_intern_path(ctx, "./main.c"), "./main.c");
+	CHECK_STR(sym_intern_path(ctx, "/plain/path.c"), "/plain/path.c");
+	CHECK_STR(sym_intern_path(ctx, ""), "");
+	CHECK(sym_intern_path(ctx, "/x/../y.c") == sym_intern_path(ctx, "/y.c"));
+	sym_free(ctx);
+}
+
 static void test_cpp(void)
 {
 	struct sym_ctx *ctx = ctx_with_path(NULL);
@@ -436,6 +457,7 @@ int main(void)
 	test_split_dwarf();
 	test_lto();
 	test_no_aranges();
+	test_paths();
 	test_cpp();
 	return test_result();
 }
