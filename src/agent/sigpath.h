@@ -62,7 +62,7 @@
  *              (then the program's own handler, with sigpath_active()
  *              false: not ours to judge)
  *   unwind.c   unwind_flush_thread (libunwind's trace-cache destructor),
- *              unwind_overlay, unwind_cursor_init, unwind_cursor_step,
+ *              unwind_window, unwind_overlay, unwind_cursor_init, unwind_cursor_step,
  *              unwind_cursor_reg (the cursor API: unw_init_local2, unw_step,
  *              unw_get_reg), and
  *              the copy's redirected imports and accessors it calls back:

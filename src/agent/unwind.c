@@ -326,7 +326,8 @@ static int unwind_read(uintptr_t addr, unw_word_t *val)
  */
 /* While unwind_place unwinds the user stack at a kernel entry: the copy of
  * that stack the kernel took then, read instead of the live one (whose
- * frames may have returned and been overwritten since). */
+ * frames may have returned and been overwritten since); while an unwind of
+ * a stack not the thread's own runs: unwind_window's copy of it. */
 static __thread const unsigned char *ovl_data AGENT_TLS;
 
 /* How far above unwind_access_mem's frame libunwind's own context may lie
@@ -635,6 +636,51 @@ static void unwind_flush_thread(void)
  * pages from it to the top of the thread's stack are read directly (reading
  * them through process_vm_readv, one system call per word, made a sample of
  * a 200-deep stack cost ~1 ms and the program's CPU time with it). */
+/*
+ * SIGNAL-SAFE.  An unwind of a stack that is not the thread's own (a Go
+ * program's goroutine stack, a coroutine's: sp outside [ustk_lo, ustk_hi))
+ * read each word through a probe and a process_vm_readv, since another
+ * thread may unmap such memory: a Go program's sample of some 30 frames
+ * cost ~150 us.  When the unwind runs on the agent's own stack (the
+ * sampling handler), the pages from sp up, UNWIND_WINDOW bytes or up to the
+ * first that is unmapped, are copied in one process_vm_readv to that
+ * stack's bottom, which lies below the handler's frame and the unwinder's
+ * headroom, and this unwind reads them there (the overlay; unwind_place's
+ * copy of a kernel entry's stack replaces it while that runs).
+ */
+#define UNWIND_WINDOW (8u << 10)
+#define UNWIND_WINDOW_ROOM (24u << 10)   /* the handler's stack kept free above it */
+
+static void unwind_window(struct agent_thread *t, uint64_t sp)
+{
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0), lo = (uintptr_t)t->stack_lo, p;
+	uint32_t pid = t->pid ? t->pid : agent.pid;
+	struct iovec local[UNWIND_WINDOW / 4096 + 1], remote[UNWIND_WINDOW / 4096 + 1];
+	unsigned long n = 0;
+	size_t want = 0;
+	int e = errno;
+	long r;
+
+	if (!lo || here < lo || here >= (uintptr_t)t->stack_hi ||
+	    here - lo < UNWIND_WINDOW + UNWIND_WINDOW_ROOM || (sp & 7) || !pid ||
+	    atomic_load_explicit(&unwind_no_vmread, memory_order_relaxed))
+		return;
+	/* a piece a page: a read stops at the first page that fails */
+	for (p = sp; want < UNWIND_WINDOW; p = (p | 4095) + 1, n++) {
+		size_t len = ((p | 4095) + 1) - p;
+
+		if (len > UNWIND_WINDOW - want)
+			len = UNWIND_WINDOW - want;
+		local[n] = (struct iovec){t->stack_lo + want, len};
+		remote[n] = (struct iovec){(void *)p, len};
+		want += len;
+	}
+	r = agent_syscall(SYS_process_vm_readv, (long)pid, local, n, remote, n, 0UL);
+	errno = e;
+	if (r >= 8)
+		unwind_overlay(t->stack_lo, (uintptr_t)sp, (uintptr_t)sp + ((uintptr_t)r & ~(uintptr_t)7));
+}
+
 int unwind_begin(uint64_t sp)
 {
 	struct agent_thread *t = &agent_tls;
@@ -649,6 +695,8 @@ int unwind_begin(uint64_t sp)
 	if (sp && t->ustk_lo <= sp && sp < t->ustk_hi) {
 		t->live_lo = (uintptr_t)sp & ~(uintptr_t)4095;
 		t->live_hi = t->ustk_hi;
+	} else if (sp && t->unw_depth == 1 && !ovl_data) {
+		unwind_window(t, sp);
 	}
 	/* A library was unloaded since this thread's last unwind: its trace
 	 * cache, keyed by address, goes. */
@@ -681,6 +729,8 @@ void unwind_end(void)
 	struct agent_thread *t = &agent_tls;
 
 	t->live_lo = t->live_hi = 0;
+	if (t->unw_depth == 1 && ovl_data == (const unsigned char *)t->stack_lo)
+		unwind_overlay(NULL, 0, 0); /* unwind_window's */
 	if (--t->unw_depth < 0)
 		t->unw_depth = 0;
 	if (t->unw_masked && t->unw_depth < t->unw_masked) {
@@ -825,6 +875,10 @@ int unwind_word(uintptr_t addr, uint64_t *v)
 		return -1;
 	if (t->live_lo <= addr && addr + 8 <= t->live_hi) {
 		*v = *(const uint64_t *)addr;
+		return 0;
+	}
+	if (ovl_data && addr >= ovl_lo && addr < ovl_hi && ovl_hi - addr >= 8) {
+		memcpy(v, ovl_data + (addr - ovl_lo), 8);
 		return 0;
 	}
 	if (unwind_read(addr, &w) < 0)
