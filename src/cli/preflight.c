@@ -183,8 +183,8 @@ static int check_file(const char *shown, const char *path, int depth)
 		ret = CLI_EXIT_REFUSED;
 	} else if (st_static == 1) {
 		fprintf(stderr, PF_MSG "cannot profile %s: it is statically linked, so LD_PRELOAD "
-			"cannot load the agent; rebuild it dynamically or profile it with "
-			"perf record -g\n", shown);
+			"cannot load the agent; rebuild it dynamically (Go: with cgo), or start "
+			"it and attach from outside with cbottleneck --pid PID\n", shown);
 		ret = CLI_EXIT_REFUSED;
 	}
 out:

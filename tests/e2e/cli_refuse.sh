@@ -101,7 +101,7 @@ if ! gcc -static -o "$T/static-prog" "$T/s.c" 2>"$T/gcc.err"; then
 fi
 run_cbn -- "$T/static-prog"
 expect_rc 125
-grep -q "cannot profile $T/static-prog: it is statically linked, so LD_PRELOAD cannot load the agent; rebuild it dynamically or profile it with perf record -g" "$ERRF" ||
+grep -q "cannot profile $T/static-prog: it is statically linked, so LD_PRELOAD cannot load the agent; rebuild it dynamically (Go: with cgo), or start it and attach from outside with cbottleneck --pid PID" "$ERRF" ||
 	fail "no static-binary explanation"
 if gcc -static-pie -o "$T/static-pie" "$T/s.c" 2>/dev/null; then
 	run_cbn -- "$T/static-pie"
