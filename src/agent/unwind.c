@@ -678,7 +678,8 @@ static void unwind_window(struct agent_thread *t, uint64_t sp)
 	r = agent_syscall(SYS_process_vm_readv, (long)pid, local, n, remote, n, 0UL);
 	errno = e;
 	if (r >= 8)
-		unwind_overlay(t->stack_lo, (uintptr_t)sp, (uintptr_t)sp + ((uintptr_t)r & ~(uintptr_t)7));
+		unwind_overlay(t->stack_lo, (uintptr_t)sp,
+			       (uintptr_t)sp + ((uintptr_t)r & ~(uintptr_t)7));
 }
 
 int unwind_begin(uint64_t sp)

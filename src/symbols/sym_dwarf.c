@@ -215,7 +215,8 @@ static void sym_cu_ranges(struct sym_module *mod, Dwarf *dw)
 				continue;
 			if (mod->ncur == cap) {
 				size_t ncap = cap ? cap * 2 : 64;
-				struct sym_cu_range *n = util_reallocarray(mod->cur, ncap, sizeof(*n));
+				struct sym_cu_range *n =
+					util_reallocarray(mod->cur, ncap, sizeof(*n));
 				if (!n) {
 					free(mod->cur);
 					mod->cur = NULL;

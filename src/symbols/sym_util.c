@@ -190,7 +190,8 @@ const char *sym_intern_path(struct sym_ctx *ctx, const char *s)
 		if (n == 1 && p[0] == '.') {
 			/* dropped */
 		} else if (n == 2 && p[0] == '.' && p[1] == '.' && nkeep &&
-			   !(len - keep[nkeep - 1] == 3 && !strncmp(out + keep[nkeep - 1], "../", 3))) {
+			   !(len - keep[nkeep - 1] == 3 &&
+			     !strncmp(out + keep[nkeep - 1], "../", 3))) {
 			len = keep[--nkeep];
 		} else if (n && nkeep < sizeof(keep) / sizeof(keep[0])) {
 			keep[nkeep++] = len;
@@ -262,7 +263,8 @@ static void sym_rust_legacy(char *s)
 	char *clone = strstr(s, " [clone "), *r = s, *w = s, *end;
 	size_t n = clone ? (size_t)(clone - s) : strlen(s), i;
 
-	if (n < 19 || strncmp(s + n - 19, "::h", 3) != 0 || strspn(s + n - 16, "0123456789abcdef") < 16)
+	if (n < 19 || strncmp(s + n - 19, "::h", 3) != 0 ||
+	    strspn(s + n - 16, "0123456789abcdef") < 16)
 		return;
 	end = s + n - 19;
 	while (r < end) {
@@ -270,7 +272,9 @@ static void sym_rust_legacy(char *s)
 		size_t len = close ? (size_t)(close - r - 1) : 0;
 		unsigned long c = 0;
 
-		if (r[0] == '_' && r[1] == '$' && (r == s || (r - s >= 2 && r[-1] == ':' && r[-2] == ':'))) {
+		/* at a component's start: the output so far ends in "::" */
+		if (r[0] == '_' && r[1] == '$' &&
+		    (w == s || (w - s >= 2 && w[-1] == ':' && w[-2] == ':'))) {
 			r++; /* a component may not start with '$': rustc put '_' first */
 			continue;
 		}
@@ -289,7 +293,8 @@ static void sym_rust_legacy(char *s)
 				break;
 		if (len && i < sizeof(esc) / sizeof(esc[0])) {
 			*w++ = esc[i][1][0];
-		} else if (len >= 2 && len <= 3 && r[1] == 'u' && strspn(r + 2, "0123456789abcdef") >= len - 1 &&
+		} else if (len >= 2 && len <= 3 && r[1] == 'u' &&
+			   strspn(r + 2, "0123456789abcdef") >= len - 1 &&
 			   (c = strtoul(r + 2, NULL, 16)) >= 0x20 && c < 0x7f) {
 			*w++ = (char)c;
 		} else {

@@ -465,8 +465,8 @@ static void test_producer(void)
 	cpu_producer_name("Debian clang version 14.0.6", b, sizeof(b));
 	CHECK_STR(b, "Debian clang version 14.0.6");
 	CHECK_EQ_INT(cpu_producer_opt("Debian clang version 14.0.6"), -1);
-	cpu_producer_name("clang version 17.0.6 (https://github.com/llvm/llvm-project 6009708b-4) ", b,
-			  8);
+	cpu_producer_name("clang version 17.0.6 (https://github.com/llvm/llvm-project 6009708b-4) ",
+			  b, 8);
 	CHECK_STR(b, "clang v");
 	cpu_producer_name("GNU C11 12.2.0   -O0", b, sizeof(b));
 	CHECK_STR(b, "GNU C11 12.2.0");
