@@ -91,9 +91,26 @@ struct cli_opts {
 };
 
 /* preflight.c: resolve prog like execvp and check that it can run under the
- * agent.  Returns 0 with the path in resolved, or an exit status (125/126/127)
- * after printing one line saying why. */
+ * agent.  Returns 0 with the path in resolved, PREFLIGHT_STATIC with it for a
+ * static program (nothing printed), or an exit status (125/126/127) after
+ * printing one line saying why. */
 int preflight(const char *prog, char *resolved, size_t len);
+/* preflight's answer for a statically linked program (or a script whose
+ * interpreter is one): LD_PRELOAD cannot load the agent, so the launcher
+ * samples it from outside (cmd_run.c, as --pid does) unless an option needs
+ * the agent.  preflight_static_name: the file that is static. */
+#define PREFLIGHT_STATIC 1000
+extern char preflight_static_name[];
+/* The refusal of a static program, why (NULL: none) saying which option
+ * needs the agent; the caller exits CLI_EXIT_REFUSED. */
+void preflight_static_refuse(const char *why);
+/* outside.c: a static program sampled from outside.  outside_check: 0, or
+ * CLI_EXIT_REFUSED after saying which option needs the agent; outside_arm:
+ * env runs the program plainly and records it from a launcher thread into
+ * session, between its exec and its reaping. */
+struct spawn_env;
+int outside_check(const struct cli_opts *o);
+void outside_arm(struct spawn_env *env, const struct cli_opts *o, const char *session);
 
 /* kernel.c: after a run, write DIR/kernel-symbols with the kernel functions
  * its kernel stacks hit (from /proc/kallsyms: this boot's addresses). */
@@ -169,6 +186,12 @@ struct spawn_env {
 	int python_off;             /* CBN_PYTHON=0 (--python off) */
 	int py_calls;               /* CBN_PYCALLS=1 (--calls) */
 	int wait_all;               /* --wait-all: wait for what the program leaves running */
+	int plain;                  /* the program gets none of our variables (a static one) */
+	/* Called once the program has exec'd (pid), and once it has been
+	 * reaped (both in the launcher's thread, every signal blocked). */
+	void (*started)(pid_t pid, void *arg);
+	void (*ended)(void *arg);
+	void *cb_arg;
 };
 
 /* Run argv[0] (already resolved to path) with the agent, pass signals on,
@@ -201,6 +224,8 @@ int cmd_dump(int argc, char **argv);         /* cbottleneck dump PID (cmd_dump.c
 /* cmd_attach.c: cbottleneck [OPTIONS] --pid PID, once options are parsed
  * (noperands: the words after them, a usage error). */
 int cmd_attach(struct cli_opts *o, int noperands);
+/* The first option that needs the agent inside the program, NULL: none. */
+const char *attach_opt_needing_agent(const struct cli_opts *o);
 /* cmd_report.c: load, analyse and write o's outputs and gate for the
  * session directory dir (what `report` does once its options are parsed);
  * the exit status of `report` (1: a partial session). */

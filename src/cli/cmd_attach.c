@@ -52,15 +52,22 @@ static void attach_signals(void)
 		sigaction(sigs[i], &sa, NULL);
 }
 
+/* The first option that needs the agent inside the program (not for --pid,
+ * nor for a static program sampled from outside), NULL when none. */
+const char *attach_opt_needing_agent(const struct cli_opts *o)
+{
+	return o->memory ? "--memory" : o->signal ? "--signal" :
+	       o->schedule ? "--schedule" : o->capture_range ? "--capture-range" :
+	       o->toggle_signal ? "--toggle-signal" : o->ring_ns ? "--ring" :
+	       o->delay_ns ? "--delay" : o->wait_all ? "--wait-all" :
+	       o->py_calls ? "--calls" :
+	       o->offcpu_hz && !o->step_func ? "--off-cpu" : NULL;
+}
+
 /* The options that need the agent inside the program: not for --pid. */
 static int attach_opts_check(const struct cli_opts *o)
 {
-	const char *bad = o->memory ? "--memory" : o->signal ? "--signal" :
-			  o->schedule ? "--schedule" : o->capture_range ? "--capture-range" :
-			  o->toggle_signal ? "--toggle-signal" : o->ring_ns ? "--ring" :
-			  o->delay_ns ? "--delay" : o->wait_all ? "--wait-all" :
-			  o->py_calls ? "--calls" :
-			  o->offcpu_hz && !o->step_func ? "--off-cpu" : NULL;
+	const char *bad = attach_opt_needing_agent(o);
 
 	if (bad)
 		return cli_usage_error("%s cannot be used with --pid: attaching records the CPU "

@@ -4,6 +4,9 @@
  * session.json, then load, analyse and report the session (and gate it with
  * --baseline).  Exit statuses: docs/cli.md.
  *
+ * A statically linked program cannot load the agent: it is sampled from
+ * outside instead (outside.c).
+ *
  * Rank mode (docs/distributed.md, "Many nodes: one launcher per rank"): a
  * launcher started with a rank in its environment (`mpirun -np 64
  * cbottleneck -o DIR -- ./train`) records into DIR/rank-NNNNN and reports
@@ -55,7 +58,8 @@ static int run_status(int st)
  * found and the session directory; mpi is PATH_MAX bytes for the MPI
  * layer's path. */
 static void spawn_env_fill(struct spawn_env *env, const struct cli_opts *o, const char *agent,
-			   const char *cuda, const char *session, const char *mem, char *mpi)
+			   const char *cuda, const char *session, const char *mem, char *mpi,
+			   int outside)
 {
 	memset(env, 0, sizeof(*env));
 	env->agent = agent;
@@ -83,6 +87,8 @@ static void spawn_env_fill(struct spawn_env *env, const struct cli_opts *o, cons
 	env->python_off = o->python_view == PROF_PYTHON_OFF;
 	env->py_calls = env->python_off ? 0 : o->py_calls;
 	env->wait_all = o->wait_all;
+	if (outside) /* a static program: plainly, sampled from outside */
+		outside_arm(env, o, session);
 }
 
 /* session.json's record of the run that ended with res. */
@@ -160,6 +166,19 @@ out:
 	return ret;
 }
 
+/* preflight, and for a static program whether the options let it be
+ * sampled from outside (*outside: 1, outside.c). */
+static int run_preflight(const struct cli_opts *o, const char *prog, char *path, size_t len,
+			 int *outside)
+{
+	int ret = preflight(prog, path, len);
+
+	if (ret != PREFLIGHT_STATIC)
+		return ret;
+	*outside = 1;
+	return outside_check(o);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct cli_opts o;
@@ -171,7 +190,7 @@ int cmd_run(int argc, char **argv)
 	uint32_t running[64];
 	struct cbn_rank_env rank = {-1, -1, 0, CBN_RANK_NONE};
 	char **targv;
-	int ret, status, have_session = 0, keep = 0;
+	int ret, status, have_session = 0, keep = 0, outside = 0;
 
 	ret = cli_parse_opts(argc, argv, CLI_MODE_RUN, &o);
 	if (ret < 0 && o.attach_pid)
@@ -201,7 +220,7 @@ int cmd_run(int argc, char **argv)
 				      (int)rank.rank, rank_env_name(rank.source));
 		goto out;
 	}
-	ret = preflight(targv[0], path, sizeof(path));
+	ret = run_preflight(&o, targv[0], path, sizeof(path), &outside);
 	if (ret)
 		goto out;
 	ret = session_find_agent(agent, sizeof(agent), cuda, sizeof(cuda));
@@ -229,7 +248,7 @@ int cmd_run(int argc, char **argv)
 		goto out;
 	have_session = 1;
 
-	spawn_env_fill(&env, &o, agent, cuda, session, mem, mpi);
+	spawn_env_fill(&env, &o, agent, cuda, session, mem, mpi, outside);
 	memset(&meta, 0, sizeof(meta));
 	env_collect(&meta.env);
 	ret = spawn_run(path, targv, &env, &res);

@@ -32,6 +32,9 @@
 #define ELF_MACHINE_SELF EM_NONE /* unknown here: do not check */
 #endif
 
+
+char preflight_static_name[PATH_MAX];
+
 /* 1 static, 0 dynamic, 2 another architecture or 32-bit, -1 not ELF or
  * unreadable. */
 static int elf_is_static(int fd)
@@ -182,14 +185,19 @@ static int check_file(const char *shown, const char *path, int depth)
 			"architecture, so the loader would skip it\n", shown);
 		ret = CLI_EXIT_REFUSED;
 	} else if (st_static == 1) {
-		fprintf(stderr, PF_MSG "cannot profile %s: it is statically linked, so LD_PRELOAD "
-			"cannot load the agent; rebuild it dynamically (Go: with cgo), or start "
-			"it and attach from outside with cbottleneck --pid PID\n", shown);
-		ret = CLI_EXIT_REFUSED;
+		snprintf(preflight_static_name, sizeof(preflight_static_name), "%s", shown);
+		ret = PREFLIGHT_STATIC;
 	}
 out:
 	close(fd);
 	return ret;
+}
+
+void preflight_static_refuse(const char *why)
+{
+	fprintf(stderr, PF_MSG "cannot profile %s: it is statically linked, so LD_PRELOAD "
+		"cannot load the agent%s%s; rebuild it dynamically (Go: with cgo)\n",
+		preflight_static_name, why ? ", which " : "", why ? why : "");
 }
 
 int preflight(const char *prog, char *resolved, size_t len)

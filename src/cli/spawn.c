@@ -245,7 +245,8 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 		close(sfd);
 		sup_child_group(tty);
 		sup_child_signals(&old);
-		child_env(env);
+		if (!env->plain)
+			child_env(env);
 		execv(path, argv);
 		if (errno == ENOEXEC && sh_argv)
 			execv(sh_argv[0], sh_argv);
@@ -267,9 +268,13 @@ int spawn_run(const char *path, char **argv, const struct spawn_env *env,
 		if (n == (ssize_t)sizeof(e))
 			res->exec_errno = e;
 	}
+	if (!res->exec_errno && env->started)
+		env->started(pid, env->cb_arg);
 
 	sup_wait(pid, tty, sfd, env, mon, res);
 	res->end_ns = cli_now_ns();
+	if (!res->exec_errno && env->ended)
+		env->ended(env->cb_arg);
 out:
 	mon_stop(mon);
 	{

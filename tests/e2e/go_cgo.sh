@@ -10,6 +10,8 @@
 #     (main.go:N(main.fib), though Go writes no DW_AT_decl_line), and its
 #     hot lines are Go source lines; the C function called from Go has its
 #     own line;
+#   - a Go program built without cgo (static) is sampled from outside, with
+#     the same names and its own exit status;
 #   - clang's binary gets file:line for its function.
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
@@ -47,6 +49,38 @@ assert c and any(l["line"] == cwork for l in c), c
 print("# go: main.fib lines %s, cwork lines %s" % (sorted(l["line"] for l in go),
       sorted(l["line"] for l in c)), file=sys.stderr)
 PY
+
+# Go's default build, without cgo, is static: sampled from outside
+# (src/cli/outside.c), its names and exit status as above.
+cat >"$T/pure.go" <<'GO'
+package main
+
+import "os"
+
+func fib(n int) int {
+	if n < 2 {
+		return n
+	}
+	return fib(n-1) + fib(n-2)
+}
+
+func main() {
+	s := 0
+	for i := 0; i < 6; i++ {
+		s += fib(30)
+	}
+	if s > 0 {
+		os.Exit(6)
+	}
+}
+GO
+(cd "$T" && HOME="$T" GOCACHE="$T/gocache" GOFLAGS= CGO_ENABLED=0 go build -o "$T/pure" pure.go) \
+	>"$T/build.log" 2>&1 || fail "go build (static): $(tail -5 "$T/build.log")"
+run_cbn -- "$T/pure"
+[ "$RC" = 6 ] || fail "the static Go program: exit status $RC, 6 plainly: $(head -5 "$ERRF")"
+grep -q "is statically linked, so LD_PRELOAD cannot load the agent: it is sampled from outside" "$ERRF" ||
+	fail "no line saying the static Go program is sampled from outside"
+grep_out "^ +[0-9]+ +[0-9.]+ +- +[0-9.]+ +- +(/[^ ]*/)?pure\.go:$(grep -n '^func fib(' "$T/pure.go" | cut -d: -f1)\(main\.fib\)\$"
 
 if command -v clang >/dev/null; then
 	cat >"$T/c1.c" <<'C'
