@@ -85,7 +85,8 @@ if scenario == "split":
         ratio_ok("cbottleneck cumtime three_units/one_unit against it",
                  ra["total_ns"], rb["total_ns"], want, 0.15)
         if not 2.4 <= want <= 3.6:
-            bad("the machine gave three_units %.2fx one_unit's CPU: too loaded to judge" % want)
+            # the comparison above is with what the machine gave: still judged
+            say("the machine gave three_units %.2fx one_unit's CPU (3x nominal): loaded" % want)
     else:
         ratio_ok("cbottleneck cumtime three_units/one_unit", ra["total_ns"], rb["total_ns"],
                  3.0, 0.2)
