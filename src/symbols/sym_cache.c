@@ -48,8 +48,8 @@
 
 #define CACHE_MAGIC "CBNSYMC"
 /* 2: lines of the units .debug_aranges omits; 3: Fortran's names; 4: Rust's;
- * 5: source paths without "dir/../" */
-#define CACHE_VERSION 5u
+ * 5: source paths without "dir/../"; 6: assembler subprograms' files */
+#define CACHE_VERSION 6u
 #define CACHE_MAX_FILE (64u << 20)        /* larger files are neither read nor written */
 #define CACHE_MAX_DIR (512ull << 20)      /* the directory is pruned to this */
 #define CACHE_MAX_AGE (30 * 24 * 3600)    /* seconds since a file was last used */

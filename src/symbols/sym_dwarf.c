@@ -544,8 +544,10 @@ static const char *sym_qualify(struct sym_ctx *ctx, struct sym_module *mod, Dwar
 }
 
 /* A subprogram's line where it has no DW_AT_decl_line (Go's linker writes
- * none): its entry's row of the line table, when in its declaring file. */
-static int sym_entry_line(Dwarf_Die *die, const char *file)
+ * none): its entry's row of the line table, when in its declaring file.
+ * Without DW_AT_decl_file either (the assembler's own subprograms: a .S
+ * file's functions, OCaml's), the entry row's file as well (*file set). */
+static int sym_entry_line(Dwarf_Die *die, const char **file)
 {
 	Dwarf_Addr pc;
 	Dwarf_Die cu;
@@ -553,11 +555,13 @@ static int sym_entry_line(Dwarf_Die *die, const char *file)
 	const char *src;
 	int line = 0;
 
-	if (!file || dwarf_tag(die) != DW_TAG_subprogram || dwarf_lowpc(die, &pc) != 0 ||
+	if (dwarf_tag(die) != DW_TAG_subprogram || dwarf_lowpc(die, &pc) != 0 ||
 	    !dwarf_diecu(die, &cu, NULL, NULL) || !(l = dwarf_getsrc_die(&cu, pc)) ||
-	    !(src = dwarf_linesrc(l, NULL, NULL)) || strcmp(src, file) != 0 ||
-	    dwarf_lineno(l, &line) != 0 || line < 0)
+	    !(src = dwarf_linesrc(l, NULL, NULL)) || (*file && strcmp(src, *file) != 0) ||
+	    dwarf_lineno(l, &line) != 0 || line <= 0)
 		return 0;
+	if (!*file)
+		*file = src;
 	return line;
 }
 
@@ -584,7 +588,7 @@ const struct sym_fninfo *sym_dwarf_fninfo(struct sym_ctx *ctx, struct sym_module
 	const char *df = sym_decl_file(die);
 	int line = 0;
 	if (dwarf_decl_line(die, &line) != 0 || line < 0)
-		line = sym_entry_line(die, df);
+		line = sym_entry_line(die, &df);
 	fi->decl_file = sym_intern_path(ctx, df ? df : "");
 	fi->decl_line = (uint32_t)line;
 

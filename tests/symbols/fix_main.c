@@ -16,6 +16,9 @@
 #include "fix_mark.h"
 
 void lib_exported_fn(fix_mark_fn mark, int n);
+#ifdef FIX_ASM
+void fix_asm_fn(fix_mark_fn mark); /* fix_asm.S */
+#endif
 
 static volatile int fix_sink;
 
@@ -115,5 +118,8 @@ int main(int argc, char **argv)
 	outer_fn(argc);
 	plain_fn(argc);
 	lib_exported_fn(fix_mark, argc);
+#ifdef FIX_ASM
+	fix_asm_fn(fix_mark);
+#endif
 	return 0;
 }

@@ -443,6 +443,33 @@ static void test_cpp(void)
 	sym_free(ctx);
 }
 
+/* A function written in assembly: the assembler's subprogram names no file
+ * or line of its own, so both come from its entry's row of the line table
+ * (the row cProfile's filename:lineno would name). */
+static void test_asm(void)
+{
+	const struct sym_frame *f;
+	struct fix_run r;
+
+	setenv("CBN_SYMCACHE", "0", 1); /* the symbolizer's answer, not a cached one */
+	REQUIRE(fix_exec("symfix_asm", &r) == 0);
+	struct sym_ctx *ctx = ctx_with_path(NULL);
+	const struct fix_mark *m = fix_find(&r, "asm");
+	struct sym_module *mod = sym_module_get(ctx, m->path, r.build_id, r.build_id_len);
+	int n = sym_resolve(ctx, mod, m->vaddr, &f);
+
+	REQUIRE(n >= 1);
+	fprintf(stderr, "asm: %s %s:%u (declared %s:%u)\n", f[0].func, f[0].file, f[0].line,
+		f[0].func_file, f[0].func_line);
+	CHECK_STR(f[0].func, "fix_asm_fn");
+	CHECK(fix_ends_with(f[0].file, "fix_asm.S"));
+	CHECK_EQ_INT(f[0].line, fix_line("fix_asm.S", "MARK:asm_call"));
+	CHECK(fix_ends_with(f[0].func_file, "fix_asm.S"));
+	CHECK_EQ_INT(f[0].func_line, fix_line("fix_asm.S", "MARK:asm_entry"));
+	sym_free(ctx);
+	unsetenv("CBN_SYMCACHE");
+}
+
 int main(void)
 {
 	fix_init();
@@ -460,5 +487,6 @@ int main(void)
 	test_no_aranges();
 	test_paths();
 	test_cpp();
+	test_asm();
 	return test_result();
 }
