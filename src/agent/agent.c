@@ -258,6 +258,13 @@ __attribute__((visibility("default"), noreturn)) void _exit(int status)
 		agent_tls.no_unwind++;
 		python_calls_quick_exit();
 		agent_tls.no_unwind--;
+		/* the status, for a shell's (dash ends by _exit) and a forked
+		 * child's: not an abnormal end; after exit()'s handlers, theirs */
+		if (!atomic_load(&agent.w.hdr->clean_exit)) {
+			atomic_store(&agent.w.hdr->exit_code, status);
+			atomic_store(&agent.w.hdr->end_mono_ns, agent_now());
+			atomic_store_explicit(&agent.w.hdr->clean_exit, 2, memory_order_release);
+		}
 	}
 	if (real)
 		real(status);

@@ -377,7 +377,8 @@ struct cbn_file_header {
 	int64_t parent_pid_file;         /* pid whose file this process was forked from, or -1 */
 
 	_Atomic uint64_t end_mono_ns;    /* last time the agent touched the file */
-	_Atomic uint32_t clean_exit;     /* 1 once exit handlers ran (exit/return from main) */
+	_Atomic uint32_t clean_exit;     /* 1 once exit handlers ran (exit/return from main),
+					  * 2 at _exit (none ran; the status is known) */
 	_Atomic int32_t exit_code;       /* valid when clean_exit */
 	_Atomic uint32_t disabled;       /* nonzero: agent disabled itself */
 	uint32_t disabled_reason_len;

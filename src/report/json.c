@@ -444,8 +444,9 @@ static cJSON *json_processes(const struct profile *p, const struct cpu_profile *
 		err |= json_measured(o, c->procs[i].measured_ns);
 		err |= json_put_num(o, "samples", (double)c->procs[i].samples);
 		err |= json_bool(o, "clean_exit", pr->clean_exit);
-		/* exit_code means something only when exit handlers ran */
-		if (pr->clean_exit)
+		err |= json_bool(o, "exited", pr->exited);
+		/* exit_code means something only when it exited by itself */
+		if (pr->exited)
 			err |= json_put_num(o, "exit_code", pr->exit_code);
 		else
 			err |= cJSON_AddNullToObject(o, "exit_code") ? 0 : -ENOMEM;

@@ -315,7 +315,7 @@ static void text_proc_exit(struct text_ctx *t, char *buf, size_t len, size_t idx
 {
 	const struct prof_process *pr = &t->p->processes[idx];
 
-	if (pr->clean_exit)
+	if (pr->exited)
 		snprintf(buf, len, "%d", pr->exit_code);
 	else if (text_execd(t->p, idx))
 		snprintf(buf, len, "exec");

@@ -64,6 +64,7 @@ static inline uint32_t pb_process(struct pb *b, uint32_t pid, uint32_t ppid, con
 	pr->file = "";
 	pr->period_ns = period_ns;
 	pr->clean_exit = 1;
+	pr->exited = 1;
 	return (uint32_t)(b->p.nprocesses - 1);
 }
 

@@ -51,7 +51,8 @@ static inline uint32_t ex_process(struct profile *p, uint32_t pid, uint32_t seq,
 	                          .file = "",
 	                          .period_ns = EX_MS,
 	                          .start = EX_T0,
-	                          .clean_exit = 1};
+	                          .clean_exit = 1,
+	                          .exited = 1};
 
 	PB_ADD(p->processes, p->nprocesses, pr);
 	return (uint32_t)p->nprocesses - 1;

@@ -87,6 +87,7 @@ static void build(struct profile *p, int variant)
 		pr->period_ns = MS;
 		pr->weight = 300;
 		pr->clean_exit = 1;
+		pr->exited = 1;
 		pr->rank.rank = (int32_t)r;
 		pr->rank.local_rank = (int32_t)(r % 3);
 		pr->rank.world_size = NR;

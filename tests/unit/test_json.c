@@ -92,6 +92,7 @@ static void build(struct pb *b)
 	p1 = pb_process(b, 500, 1, "/bin/split", "./split 0.3", 1000000);
 	p2 = pb_process(b, 501, 500, "/bin/child", "child -x", 2000000);
 	b->p.processes[p1].clean_exit = 0;
+	b->p.processes[p1].exited = 0;
 	b->p.processes[p2].exit_code = 4;
 	b->p.processes[p2].damaged = 1;
 	b->p.processes[p2].lost[CBN_LOST_BUFFER_FULL] = 2;

@@ -41,6 +41,7 @@ static void build(struct pb *b, int with_cuda)
 	pb_samples(b, th, pb_stack(b, 2, (uint32_t[]){ work, mainf }), 80, 1, 0);
 	pb_samples(b, th, pb_stack(b, 1, (uint32_t[]){ mainf }), 20, 1, 0);
 	b->p.processes[pr].clean_exit = 0;
+	b->p.processes[pr].exited = 0;
 	pb_nodebug(b, "libcuda.so.1");
 	if (!with_cuda) {
 		/* JIT code, named and not; stacks recovered and stopped */

@@ -872,11 +872,30 @@ static void test_fork_exits(void)
 		snprintf(name, sizeof(name), "%d.0.cbp", 701 + i);
 		write_file(&s, name);
 	}
+	/* a shell that ended by _exit(5) after its parent: the status is known */
+	synth_init(&s, 710, 700, 0, 0, "/bin/sh");
+	synth_hdr(&s)->start_mono_ns = 3000;
+	synth_hdr(&s)->end_mono_ns = 950000;
+	synth_hdr(&s)->clean_exit = 2;
+	synth_hdr(&s)->exit_code = 5;
+	write_file(&s, "710.0.cbp");
 	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
 	REQUIRE(p != NULL);
 	CHECK_EQ_INT(p->fork_exits, 3);
 	CHECK(!has_warning(p, "pid 701 ", NULL));
 	CHECK(has_warning(p, "pid 704 (./forker) ended without exiting normally", NULL));
+	CHECK(!has_warning(p, "pid 710 ", NULL));
+	for (i = 0; i < (int)p->nprocesses; i++) {
+		const struct prof_process *pr = &p->processes[i];
+
+		if (pr->pid == 710) {
+			CHECK_EQ_INT(pr->exited, 1);
+			CHECK_EQ_INT(pr->clean_exit, 0);
+			CHECK_EQ_INT(pr->exit_code, 5);
+		} else if (pr->pid == 704) {
+			CHECK_EQ_INT(pr->exited, 0);
+		}
+	}
 	prof_free(p);
 	clean_dir();
 }

@@ -341,6 +341,7 @@ static void test_processes_threads(void)
 	p1 = pb_process(&b, 100, 1, "/x/forkexec", "./forkexec 0.3", 1000000);
 	p2 = pb_process(&b, 101, 100, "/x/split", "/x/split 0.3", 1000000);
 	b.p.processes[p1].clean_exit = 0; /* killed */
+	b.p.processes[p1].exited = 0;
 	b.p.exit_signal = 9;
 	b.p.exit_status = -1;
 	b.p.processes[p2].exit_code = 3;
@@ -355,6 +356,7 @@ static void test_processes_threads(void)
 	/* the child's first image (before exec): same pid, no samples */
 	p3 = pb_process(&b, 101, 100, "/x/forkexec", "./forkexec 0.3", 1000000);
 	b.p.processes[p3].clean_exit = 0;
+	b.p.processes[p3].exited = 0;
 	b.p.processes[p2].exec_seq = 1;
 	pb_thread(&b, 101, p3, "forkexec");
 	out = render(&b.p, NULL, 0, 0);

@@ -121,7 +121,8 @@ struct prof_process {
 	uint64_t period_ns;
 	uint32_t signo, timer_kind, max_depth;
 	int clean_exit;          /* exit handlers ran */
-	int exit_code;           /* valid when clean_exit */
+	int exited;              /* it ended by exit() or _exit(): exit_code is its status */
+	int exit_code;           /* valid when exited */
 	uint32_t exec_unprofiled; /* execs into an image that could not be profiled
 				   * (named in prof.warnings) */
 	const char *disabled;    /* NULL, or why the agent disabled itself */

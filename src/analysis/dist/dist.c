@@ -84,7 +84,7 @@ static int ranks_build(struct dist_work *w)
 			r->process = v[i].proc;
 			r->pid = pr->pid;
 			r->device = NULL; /* devices() */
-			r->crashed = !pr->clean_exit;
+			r->crashed = !pr->exited;
 			r->start = s;
 			r->end = e;
 			r->clock_source = pk->clock_source;

@@ -186,7 +186,8 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->signo = h->signo;
 	pr->timer_kind = h->timer_kind;
 	pr->max_depth = h->max_depth;
-	pr->clean_exit = h->clean_exit != 0;
+	pr->clean_exit = h->clean_exit == 1;
+	pr->exited = h->clean_exit != 0; /* 2: _exit */
 	pr->exec_unprofiled = h->guard.exec_unprofiled;
 	pr->exit_code = h->exit_code;
 	if (h->disabled)
@@ -533,6 +534,7 @@ static void file_finish(struct load *L, const struct reader_file *rf, const char
 	pr->ring_dropped = dropped;
 	if (F->exited) {
 		pr->clean_exit = 1;
+		pr->exited = 1;
 		pr->exit_code = F->exit_status;
 	}
 	if (F->last_ts > pr->end)

@@ -121,7 +121,7 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 		struct pid_seq key = {pr->pid, pr->exec_seq}, *at;
 		char name[64];
 
-		if (pr->clean_exit)
+		if (pr->exited)
 			continue;
 		/* An image replaced by exec has a successor file: it did not crash. */
 		at = bsearch(&key, ps, n, sizeof(*ps), pid_seq_cmp);
@@ -253,7 +253,7 @@ void load_run_totals(struct load *L, const struct load_meta *meta)
 	} else {
 		const struct prof_process *root = p->nprocesses ? &p->processes[0] : NULL;
 		p->start_ns = start;
-		p->exit_status = root && root->clean_exit ? root->exit_code : -1;
+		p->exit_status = root && root->exited ? root->exit_code : -1;
 		p->exit_signal = 0;
 	}
 	if (!p->wall_ns && end > start)
