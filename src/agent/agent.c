@@ -222,7 +222,7 @@ static void agent_on_exit(int status, void *arg)
 		python_exit();
 		capture_exit();
 		modules_scan(0);
-		threads_end_all();
+		threads_end_all(0);
 		agent_mem_counters(1);
 	}
 	memset(&r, 0, sizeof(r));
@@ -240,7 +240,8 @@ static void agent_on_exit(int status, void *arg)
 /*
  * _exit and _Exit run no exit handler.  What only the exit handler writes
  * and a process ending this way would lose: its exact Python call counts
- * (os._exit ends every child multiprocessing forks).  Not in a vfork child
+ * (os._exit ends every child multiprocessing forks), its threads' measured
+ * CPU, and its status.  Not in a vfork child
  * (the parent's memory), nor under a seccomp filter of the program's.  The
  * allocation hooks' library has its own (mem.c): each calls the next.
  */
@@ -257,6 +258,7 @@ __attribute__((visibility("default"), noreturn)) void _exit(int status)
 		atomic_store(&agent.w.ev_bounded, 1);
 		agent_tls.no_unwind++;
 		python_calls_quick_exit();
+		threads_end_all(1); /* the threads' measured CPU */
 		agent_tls.no_unwind--;
 		/* the status, for a shell's (dash ends by _exit) and a forked
 		 * child's: not an abnormal end; after exit()'s handlers, theirs */

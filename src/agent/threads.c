@@ -80,16 +80,21 @@ uint32_t threads_lookup(pthread_t th)
  * At exit: a THREAD_END (with CPU time so far) for every thread still alive,
  * since exit() kills them without running key destructors.  No name: reading
  * another thread's would take a descriptor; THREAD_START and THREAD_NAME
- * records carry the names.
+ * records carry the names.  At _exit (maybe from a signal handler that
+ * interrupted this thread holding the lock) only if the lock is free at once:
+ * 0 when it was not.
  */
-void threads_end_all(void)
+int threads_end_all(int quick)
 {
 	struct cbn_rec_thread r;
 	struct timespec ts;
 	clockid_t cid;
 	int i;
 
-	pthread_mutex_lock(&threads_lock);
+	if (!quick)
+		pthread_mutex_lock(&threads_lock);
+	else if (pthread_mutex_trylock(&threads_lock) != 0)
+		return 0;
 	for (i = 0; i < threads_n; i++) {
 		memset(&r, 0, sizeof(r));
 		r.h.type = CBN_REC_THREAD_END;
@@ -105,6 +110,7 @@ void threads_end_all(void)
 	threads_n = 0;
 	pthread_mutex_unlock(&threads_lock);
 	agent_tls.ended = 1;
+	return 1;
 }
 
 /*

@@ -19,8 +19,9 @@ void threads_unregister(pthread_t th) AGENT_HIDDEN;
  * into threads.c); returns the threads visited. */
 int threads_each(void (*fn)(struct agent_thread *t, uint32_t tid, void *arg), void *arg)
 	AGENT_HIDDEN;
-/* At exit: a THREAD_END for every thread still alive. */
-void threads_end_all(void) AGENT_HIDDEN;
+/* At exit: a THREAD_END for every thread still alive; quick (at _exit):
+ * only if the table's lock is free at once (returns 0 if not). */
+int threads_end_all(int quick) AGENT_HIDDEN;
 void threads_after_fork_child(void) AGENT_HIDDEN;
 /* Live threads we know of; the tid of one (0: unknown). */
 int threads_count(void) AGENT_HIDDEN;

@@ -31,12 +31,17 @@ else
 	note "crash example not built: signal 11 case skipped"
 fi
 
-# A shell ends by _exit (dash does): the status of each is known and none is
-# said to have ended abnormally, as a build's many "sh -c" would be.
-run_cbn --json "$T/sh.json" --report "$T/sh.txt" -- sh -c 'sh -c "exit 3"; exit 4'
+# A shell ends by _exit (dash does): the status of each is known, its
+# thread's CPU measured, and none is said to have ended abnormally, as a
+# build's many "sh -c" would be.
+run_cbn --json "$T/sh.json" --report "$T/sh.txt" -- \
+	sh -c 'sh -c "i=0; while [ \$i -lt 2000 ]; do i=\$((i+1)); done; exit 3"; exit 4'
 expect_rc 4
-[ "$(json_py "$T/sh.json" '[p["exit_code"] for p in d["processes"] if p["command"] == "sh -c exit 3"]')" = "[3]" ] ||
+inner='[p for p in d["processes"] if p["command"].startswith("sh -c i=0")]'
+[ "$(json_py "$T/sh.json" "[p['exit_code'] for p in $inner]")" = "[3]" ] ||
 	fail "the inner shell's exit code: $(json_py "$T/sh.json" '[(p["command"], p["exited"], p["exit_code"]) for p in d["processes"]]')"
+[ "$(json_py "$T/sh.json" "[p['measured_cpu_ns'] is not None for p in $inner]")" = "[true]" ] ||
+	fail "the inner shell's CPU was not measured at its _exit"
 [ "$(json_py "$T/sh.json" 'all(p["exited"] and not p["clean_exit"] for p in d["processes"] if p["command"].startswith("sh "))')" = True ] ||
 	fail "a shell that called _exit is not 'exited' (or ran exit handlers)"
 grep -q 'ended without exiting normally' "$T/sh.txt" && fail "a shell's _exit reported as abnormal: $(grep 'ended without' "$T/sh.txt")"
