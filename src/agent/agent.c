@@ -218,6 +218,7 @@ static void agent_on_exit(int status, void *arg)
 		return;
 	agent_tls.no_unwind++;
 	if (!quiet) {
+		sampler_exit_sample();
 		python_calls_flush();
 		python_exit();
 		capture_exit();
@@ -258,6 +259,7 @@ __attribute__((visibility("default"), noreturn)) void _exit(int status)
 		atomic_store(&agent.w.ev_bounded, 1);
 		agent_tls.no_unwind++;
 		python_calls_quick_exit();
+		sampler_exit_sample();
 		threads_end_all(1); /* the threads' measured CPU */
 		agent_tls.no_unwind--;
 		/* the status, for a shell's (dash ends by _exit) and a forked
@@ -379,6 +381,8 @@ static void agent_init_done(void)
 
 	if (agent.w.hdr && cpu > init_cpu0)
 		atomic_store(&agent.w.hdr->overhead.init_cpu_ns, cpu - init_cpu0);
+	if (agent.w.hdr)
+		atomic_store(&agent.w.hdr->start_thread_cpu_ns, init_cpu0);
 }
 
 static void agent_start(void);

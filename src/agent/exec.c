@@ -42,6 +42,7 @@
 #include "sampler.h"
 #include "sandbox.h"
 #include "sigwrap.h"
+#include "timer.h"
 
 /* What sigwrap_before_exec changed, to undo when exec fails. */
 static __thread int exec_restored_ign AGENT_TLS;
@@ -105,6 +106,10 @@ static void exec_note(const char *path, uint32_t reason)
  * new image (undone by exec_failed).  Returns 0. */
 static int exec_sampler_pause(void)
 {
+	/* where the next image's start (its header's start_thread_cpu_ns)
+	 * begins: the CPU between is the loader's */
+	if (agent.w.hdr)
+		atomic_store(&agent.w.hdr->exec_thread_cpu_ns, agent_thread_cpu());
 	sampler_pause();
 	sandbox_mem_thread_end(); /* this thread's allocation counts */
 	agent_mem_last_point();

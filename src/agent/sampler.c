@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -730,13 +731,20 @@ int sampler_thread_begin(int fresh, const char *name)
 		agent_syscall(SYS_prctl, PR_GET_NAME, t->name); /* not our prctl() */
 	t->name[CBN_NAME_MAX - 1] = 0;
 	/*
-	 * A thread's CPU clock survives exec: the main thread of an exec'd image
-	 * has already spent the previous images' CPU.  THREAD_END reports this
-	 * image's share only.  (New threads and fork children start at zero.)
+	 * The main thread's CPU clock holds what the process spent before the
+	 * agent could sample it: the dynamic loader's work (most of a short
+	 * C++ program's: cmake -E, 15-25 ms of relocation) and, after an exec,
+	 * the earlier images'.  THREAD_END reports what came after, as the
+	 * samples do; the header keeps the rest (start_thread_cpu_ns).  New
+	 * threads and fork children start at zero.
 	 */
 	t->cpu0 = 0;
-	if (agent.exec_seq > 0 && t->tid == agent.pid)
+	if (t->tid == agent.pid)
 		t->cpu0 = agent_thread_cpu();
+	/* the main thread's start routine, for an end sample with no earlier
+	 * one to take the stack of: the program's entry (_start) */
+	if (t->tid == agent.pid && !t->start_fn)
+		t->start_fn = getauxval(AT_ENTRY);
 	threads_register(pthread_self(), t->tid, t->cpu0, t);
 	kernel_thread_begin(t);
 	sampler_thread_event(CBN_REC_THREAD_START, t, 0);
@@ -807,6 +815,25 @@ static void sampler_end_sample(struct agent_thread *t)
 	sample_base(t, r, nf, cbn_share_native(r->pc, nf));
 	atomic_fetch_add_explicit(&h->samples, 1, memory_order_relaxed);
 	atomic_fetch_add_explicit(&h->guard.end_samples, 1, memory_order_relaxed);
+}
+
+/*
+ * At the process's exit, on the exiting thread (every other one just stops):
+ * its CPU since its last sample, drawn as at a thread's end.  Without it a
+ * short process lost that much: one that ran 10 ms, mostly in system calls
+ * (where the perf event, exclude_kernel, raises nothing), showed 4.6 ms of
+ * CPU on average, and one of 1.7 ms none at all.
+ */
+void sampler_exit_sample(void)
+{
+	struct agent_thread *t = &agent_tls;
+	sigset_t old;
+
+	if (!t->tid || t->ended || t->in_handler || agent_sandboxed())
+		return;
+	sampler_block(&old);
+	sampler_end_sample(t);
+	sampler_unblock(&old);
 }
 
 /*

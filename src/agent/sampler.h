@@ -34,6 +34,9 @@ int sigpath_active(void) AGENT_HIDDEN;
  * to come under a filter). */
 int sampler_thread_begin(int fresh, const char *name) AGENT_HIDDEN;
 int sampler_thread_end(void) AGENT_HIDDEN;
+/* At the process's exit (exit's handler, _exit), on the exiting thread: the
+ * CPU it used since its last sample, as a thread's end has (CBN_SAMPLE_AT_END). */
+void sampler_exit_sample(void) AGENT_HIDDEN;
 void sampler_pause(void) AGENT_HIDDEN;
 void sampler_quiesce(void) AGENT_HIDDEN;
 void sampler_resume(void) AGENT_HIDDEN;

@@ -497,6 +497,14 @@ struct cbn_file_header {
 	 * differed; the cached CFI answers compared with a fresh lookup; the
 	 * first difference seen. */
 	struct cbn_unwind_check unwind_check;
+
+	/* The process's start before it could be sampled (zero in older files,
+	 * and in a fork child, whose clock starts at the fork): the main
+	 * thread's CPU clock when the agent started (the dynamic loader's
+	 * mapping and relocation; after an exec, the earlier images' CPU too),
+	 * and the exec'ing thread's clock at this image's last exec. */
+	_Atomic uint64_t start_thread_cpu_ns;
+	_Atomic uint64_t exec_thread_cpu_ns;
 };
 
 _Static_assert(sizeof(_Atomic uint64_t) == 8, "atomic u64 must be plain-sized");

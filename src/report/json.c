@@ -312,6 +312,8 @@ static cJSON *json_run(const struct profile *p, const struct cpu_profile *c)
 		cJSON_AddNullToObject(run, "user_ns");
 		cJSON_AddNullToObject(run, "kernel_ns");
 	}
+	err |= json_put_num(run, "before_agent_cpu_ns", (double)p->before_agent_ns);
+	err |= json_put_num(run, "before_agent_processes", p->before_agent_procs);
 	err |= json_put_num(run, "frequency_hz", p->frequency_hz);
 	err |= json_put_num(run, JK_PERIOD_NS, (double)p->period_ns);
 	err |= json_put_num(run, JK_SAMPLES, (double)c->samples);

@@ -900,6 +900,42 @@ static void test_fork_exits(void)
 	clean_dir();
 }
 
+/* What each image spent before the agent could sample it: a first image all
+ * its main thread's CPU at the agent's start, an exec'd one the CPU since
+ * its predecessor's exec, a fork child (its header says 0) nothing. */
+static void test_before_agent(void)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256];
+	size_t i;
+
+	synth_init(&s, 900, 1, 0, 0, "/usr/bin/make");
+	synth_hdr(&s)->start_mono_ns = 1000;
+	synth_hdr(&s)->clean_exit = 1;
+	synth_hdr(&s)->start_thread_cpu_ns = 5000000;
+	write_file(&s, "900.0.cbp");
+	/* forked, then exec'd: 12 ms at the new agent's start, 8 ms at the exec */
+	synth_init(&s, 901, 900, 0, 0, "/usr/bin/make");
+	synth_hdr(&s)->start_mono_ns = 2000;
+	synth_hdr(&s)->exec_thread_cpu_ns = 8000000;
+	write_file(&s, "901.0.cbp");
+	synth_init(&s, 901, 900, 1, 0, "/usr/bin/cmake");
+	synth_hdr(&s)->start_mono_ns = 3000;
+	synth_hdr(&s)->clean_exit = 1;
+	synth_hdr(&s)->start_thread_cpu_ns = 12000000;
+	write_file(&s, "901.1.cbp");
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	CHECK_EQ_INT(p->before_agent_ns, 9000000);
+	CHECK_EQ_INT(p->before_agent_procs, 2);
+	for (i = 0; i < p->nprocesses; i++)
+		CHECK_EQ_INT(p->processes[i].before_agent_ns,
+			     p->processes[i].pid == 900 ? 5000000 : p->processes[i].exec_seq ? 4000000 : 0);
+	prof_free(p);
+	clean_dir();
+}
+
 /* What the agent could not follow is named: an exec into an image that
  * cannot write the session (no "ended without exiting normally" for the
  * image it replaced), and the program's own seccomp filter. */
@@ -997,6 +1033,7 @@ int main(void)
 	test_kernel_placed(&self);
 	test_many_abnormal();
 	test_fork_exits();
+	test_before_agent();
 	test_unprofiled_and_guard();
 	test_bad_dirs();
 	rmdir(dir);

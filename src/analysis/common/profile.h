@@ -137,6 +137,13 @@ struct prof_process {
 	uint64_t overhead_site_ns[CBN_OVH_NSITES];
 	uint64_t overhead_site_calls[CBN_OVH_NSITES];
 	uint64_t overhead_init_ns;     /* the agent's start-up */
+	/* Its start before the agent could sample it (0 in older files and
+	 * in fork children): the header's main-thread clocks at the agent's
+	 * start and at this image's exec, and what the loader made of them:
+	 * the CPU this image spent from its exec (or the process's start) to
+	 * the agent's start, the dynamic loader's mapping and relocation. */
+	uint64_t start_cpu_ns, exec_cpu_ns;
+	uint64_t before_agent_ns;
 	uint64_t lost[CBN_LOST_NREASONS];
 	uint64_t truncated, pc_only;
 	int damaged;             /* the file was truncated or corrupt; see prof.warnings */
@@ -543,6 +550,10 @@ struct profile {
 	 * lived on: the _exit a forked child is meant to make, not a problem
 	 * (load_finish.c; the header says so with -v) */
 	uint32_t fork_exits;
+	/* the processes' CPU before the agent could sample them (the dynamic
+	 * loader's work, in no table), and how many had some */
+	uint64_t before_agent_ns;
+	uint32_t before_agent_procs;
 	/* modules without debug info (file names), for the "install -dbgsym" hint */
 	char **nodebug_modules;            size_t nnodebug_modules;
 	/* every module a frame landed in, once each (symbolizer's view) */

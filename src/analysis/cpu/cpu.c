@@ -788,6 +788,63 @@ static void cpu_unsampled_threads(const struct profile *p, struct cpu_wlist *l)
 			 (double)miss / 1e6);
 }
 
+/* The program's file name: the last part of its path. */
+static const char *cpu_exe_base(const struct prof_process *pr)
+{
+	const char *e = pr->exe && *pr->exe ? pr->exe : "?", *s = strrchr(e, '/');
+
+	return s && s[1] ? s + 1 : e;
+}
+
+/*
+ * The processes' starts before the agent could sample them: the dynamic
+ * loader mapping and relocating their libraries (a C++ program with many,
+ * cmake -E, spends 15-25 ms so; a build starts hundreds), in no table and
+ * out of the Measured column.  Said when it adds up to 2 % of the sampled
+ * CPU, with the program that spent the most so.
+ */
+#define CPU_BEFORE_AGENT_MIN_NS 10000000ull
+
+static void cpu_before_agent(const struct profile *p, const struct cpu_profile *c,
+			     struct cpu_wlist *l)
+{
+	const char *top = NULL;
+	uint64_t top_ns = 0;
+	uint32_t top_n = 0;
+	char all[32], most[32];
+	size_t i, j;
+
+	if (!c->cpu_ns || p->before_agent_ns < CPU_BEFORE_AGENT_MIN_NS ||
+	    p->before_agent_ns * 50 < c->cpu_ns)
+		return;
+	for (i = 0; i < p->nprocesses; i++) {
+		const char *name = cpu_exe_base(&p->processes[i]);
+		uint64_t ns = 0;
+		uint32_t n = 0;
+
+		if (!p->processes[i].before_agent_ns || (top && !strcmp(name, top)))
+			continue;
+		for (j = i; j < p->nprocesses; j++)
+			if (p->processes[j].before_agent_ns &&
+			    !strcmp(cpu_exe_base(&p->processes[j]), name)) {
+				ns += p->processes[j].before_agent_ns;
+				n++;
+			}
+		if (ns > top_ns) {
+			top = name;
+			top_ns = ns;
+			top_n = n;
+		}
+	}
+	cpu_wadd(l, "%s of CPU went to starting %u process%s before the profiler could sample "
+		 "them, %.1f%% as much as the sampled CPU: the dynamic loader mapping and "
+		 "relocating their libraries, in no table; most in %s, %s in %u process%s",
+		 util_fmt_time(all, sizeof(all), (double)p->before_agent_ns), p->before_agent_procs,
+		 p->before_agent_procs == 1 ? "" : "es",
+		 100.0 * (double)p->before_agent_ns / (double)c->cpu_ns, top ? top : "?",
+		 util_fmt_time(most, sizeof(most), (double)top_ns), top_n, top_n == 1 ? "" : "es");
+}
+
 int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***out, size_t *n)
 {
 	struct cpu_wlist l = { 0 };
@@ -873,6 +930,7 @@ int cpu_warnings(const struct profile *p, const struct cpu_profile *c, char ***o
 				 (unsigned long long)c->sampler.unsampled_why[CBN_UNSAMPLED_NO_TIMER]);
 	}
 	cpu_unsampled_threads(p, &l);
+	cpu_before_agent(p, c, &l);
 	if (c->sampler.notes & CBN_NOTE_SIG_HANDLER)
 		cpu_wadd(&l, "the program installed a handler for the sampling signal %d; sampling "
 			 "moved to signal %d, and what the program's handler receives is its own "

@@ -190,6 +190,8 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->exited = h->clean_exit != 0; /* 2: _exit */
 	pr->exec_unprofiled = h->guard.exec_unprofiled;
 	pr->exit_code = h->exit_code;
+	pr->start_cpu_ns = h->start_thread_cpu_ns;
+	pr->exec_cpu_ns = h->exec_thread_cpu_ns;
 	if (h->disabled)
 		pr->disabled = load_strndup(L, h->disabled_reason[0] ?
 						  h->disabled_reason : "disabled",

@@ -121,8 +121,13 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 		struct pid_seq key = {pr->pid, pr->exec_seq}, *at;
 		char name[64];
 
-		if (pr->exited)
+		if (pr->clean_exit)
 			continue;
+		/* _exit, its status known: a forked child's is counted as such */
+		if (pr->exited) {
+			p->fork_exits += fork_exit(p, pr);
+			continue;
+		}
 		/* An image replaced by exec has a successor file: it did not crash. */
 		at = bsearch(&key, ps, n, sizeof(*ps), pid_seq_cmp);
 		if (at && at + 1 < ps + n && at[1].pid == pr->pid)
@@ -217,12 +222,45 @@ void load_module_checks(struct load *L)
 	}
 }
 
+/*
+ * What each image spent before the agent could sample it: a first image
+ * (exec_seq 0) all its main thread's CPU at the agent's start (a fork
+ * child's header says 0: its clock starts at the fork, with the agent
+ * running); a later one the CPU from its predecessor's exec to the agent's
+ * start.  Mostly the dynamic loader's relocation: a C++ program with many
+ * libraries spends 15-25 ms so (cmake -E), and a build starts hundreds.
+ */
+static void load_before_agent(struct profile *p)
+{
+	size_t i, j;
+
+	for (i = 0; i < p->nprocesses; i++) {
+		struct prof_process *pr = &p->processes[i];
+		uint64_t from = 0;
+
+		if (!pr->start_cpu_ns)
+			continue;
+		if (pr->exec_seq) {
+			for (j = 0; j < p->nprocesses; j++)
+				if (p->processes[j].pid == pr->pid &&
+				    p->processes[j].exec_seq + 1 == pr->exec_seq)
+					from = p->processes[j].exec_cpu_ns;
+			if (!from || from > pr->start_cpu_ns)
+				continue;
+		}
+		pr->before_agent_ns = pr->start_cpu_ns - from;
+		p->before_agent_ns += pr->before_agent_ns;
+		p->before_agent_procs += pr->before_agent_ns > 0;
+	}
+}
+
 void load_run_totals(struct load *L, const struct load_meta *meta)
 {
 	struct profile *p = L->p;
 	uint64_t start = UINT64_MAX, end = 0;
 	size_t i;
 
+	load_before_agent(p);
 	for (i = 0; i < p->nprocesses; i++) {
 		/* ranks on other hosts: on the reference clock (load_mpi_align) */
 		uint64_t ps = prof_rank_time(p, (uint32_t)i, p->processes[i].start);

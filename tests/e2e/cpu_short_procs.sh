@@ -1,0 +1,41 @@
+#!/bin/bash
+# cpu_short_procs — a build's many short processes: what each spent before the
+# agent could sample it (the dynamic loader's relocation, 15-25 ms of a
+# cmake -E) is counted apart, out of Measured and named in Data quality; and
+# what it spent after its last sample is drawn at its exit, so its sampled
+# CPU stands for its measured CPU (before: a cmake -E of 2 ms had no sample
+# at all three times in four, and its Measured held the loader's 20 ms).
+. "$(dirname "$0")/lib/common.bash"
+need_cbn
+command -v cmake >/dev/null || skip "no cmake"
+
+N=20
+run_cbn --json "$T/r.json" --report "$T/r.txt" -- \
+	sh -c "i=0; while [ \$i -lt $N ]; do cmake -E true; i=\$((i+1)); done"
+expect_rc 0
+python3 - "$T/r.json" "$N" <<'PY' || fail "short processes miscounted"
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = int(sys.argv[2])
+r = d["run"]
+ps = [p for p in d["processes"] if p["exe"].endswith("/cmake")]
+sampled = sum(p["cpu_ns"] for p in ps)
+measured = sum(p["measured_cpu_ns"] or 0 for p in ps)
+print("# %d cmake: sampled %.1f ms, measured %.1f ms; before the agent %.1f ms in %d processes"
+      % (len(ps), sampled / 1e6, measured / 1e6, r["before_agent_cpu_ns"] / 1e6,
+         r["before_agent_processes"]), file=sys.stderr)
+if len(ps) != n:
+    sys.exit("%d cmake processes, not %d" % (len(ps), n))
+if r["before_agent_processes"] < n or r["before_agent_cpu_ns"] <= 0:
+    sys.exit("the start before the agent was not counted")
+# the loader's part is out of Measured: what is left of a cmake -E true is
+# its few ms after the agent's start
+if measured / n > 10e6:
+    sys.exit("a cmake -E true measured %.1f ms: the loader's part is in it" % (measured / n / 1e6))
+# each process's CPU after its last sample is drawn at its exit
+if sampled < 0.6 * measured:
+    sys.exit("the samples stand for %.0f%% of the measured CPU" % (100.0 * sampled / measured))
+PY
+grep -q 'before the profiler could sample them.*most in cmake' "$T/r.txt" ||
+	fail "no Data quality line on the processes' start: $(grep -A8 'Data quality' "$T/r.txt")"
+exit 0
