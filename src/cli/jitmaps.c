@@ -31,6 +31,7 @@ struct jm_proc {
 	uint64_t start_real_ns;  /* its earliest image's start, 0 unknown */
 	char **dumps;            /* jitdump files its images mapped, once each */
 	size_t ndumps, capdumps;
+	int jit;                 /* it made code at run time (a JIT_REGION record) */
 };
 
 struct jm_set {
@@ -116,7 +117,10 @@ static int jm_rec_cb(void *ctx, const struct reader_rec *r)
 	struct jm_walk *w = ctx;
 	const struct cbn_rec_jit_region *j;
 
-	if (r->type != CBN_REC_JIT_REGION || !(r->flags & CBN_JIT_JITDUMP))
+	if (r->type != CBN_REC_JIT_REGION)
+		return 0;
+	w->p->jit = 1;
+	if (!(r->flags & CBN_JIT_JITDUMP))
 		return 0;
 	j = (const void *)r->raw;
 	if (j->name_len && j->name_len < PATH_MAX)
@@ -221,6 +225,12 @@ static void jm_copy_map(struct jm_out *o, const struct jm_proc *p)
 	}
 	mtime = (uint64_t)st.st_mtim.tv_sec * 1000000000ull + (uint64_t)st.st_mtim.tv_nsec;
 	if (p->start_real_ns && mtime + 1000000000ull < p->start_real_ns) {
+		/* said only to a process that made code at run time: a build
+		 * reuses pids a JIT left maps for, and its cc1 has nothing to name */
+		if (!p->jit) {
+			close(fd);
+			return;
+		}
 		jm_note(o->dir, p->pid, "%s is older than the process (an earlier process with "
 			"this pid left it): not used", src);
 		close(fd);

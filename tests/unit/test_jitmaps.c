@@ -90,9 +90,9 @@ static void put_jitdump(const char *path, uint64_t addr, uint64_t size, const ch
 	REQUIRE(fclose(f) == 0);
 }
 
-/* A session file of pid (start_real_ns as given) with one JIT region and,
+/* A session file of pid (start_real_ns as given) with one JIT region (jit set) and,
  * with dump set, a jitdump file it mapped. */
-static void put_session(uint32_t pid, uint64_t start_real_ns, const char *dump)
+static void put_session_jit(uint32_t pid, uint64_t start_real_ns, int jit, const char *dump)
 {
 	struct synth s;
 	char path[4200];
@@ -100,13 +100,21 @@ static void put_session(uint32_t pid, uint64_t start_real_ns, const char *dump)
 	synth_init(&s, pid, 1, 0, 0, "/usr/bin/prog");
 	synth_hdr(&s)->start_real_ns = start_real_ns;
 	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
-	synth_jit_region(&s, 10, 0x7f0000001000, 0x2000, 0, NULL);
+	if (jit)
+		synth_jit_region(&s, 10, 0x7f0000001000, 0x2000, 0, NULL);
 	if (dump)
 		synth_jit_region(&s, 20, 0x7f0000009000, 0x1000, CBN_JIT_JITDUMP, dump);
 	synth_exit(&s, 50, 0);
 	snprintf(path, sizeof(path), "%s/%u.0.cbp", dir, pid);
 	REQUIRE(synth_write(&s, path) == 0);
 	synth_free(&s);
+}
+
+/* A process with a region of code made at run time, and the jitdump file
+ * it mapped (NULL: none). */
+static void put_session(uint32_t pid, uint64_t start_real_ns, const char *dump)
+{
+	put_session_jit(pid, start_real_ns, 1, dump);
 }
 
 static void clean_dir(void)
@@ -171,6 +179,14 @@ static void test_stale_and_missing(void)
 	 * was to be converted into it) */
 	if (slurp(out, buf, sizeof(buf)) >= 0)
 		CHECK(strstr(buf, "stale") == NULL);
+	clean_dir();
+	/* a process that made no code at run time (a build's cc1 on a pid a
+	 * JIT had): nothing to say of the old map */
+	REQUIRE(utimensat(AT_FDCWD, map, old, 0) == 0);
+	put_session_jit(pid, now_real_ns(), 0, NULL);
+	jitmaps_collect(dir, 0);
+	CHECK(access(notes, F_OK) != 0);
+	CHECK(access(out, F_OK) != 0);
 	clean_dir();
 }
 
