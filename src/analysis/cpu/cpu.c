@@ -838,7 +838,8 @@ static void cpu_before_agent(const struct profile *p, const struct cpu_profile *
 	}
 	cpu_wadd(l, "%s of CPU went to starting %u process%s before the profiler could sample "
 		 "them, %.1f%% as much as the sampled CPU: the dynamic loader mapping and "
-		 "relocating their libraries, in no table; most in %s, %s in %u process%s",
+		 "relocating their libraries (the profiler's own among them), in no table; "
+		 "most in %s, %s in %u process%s",
 		 util_fmt_time(all, sizeof(all), (double)p->before_agent_ns), p->before_agent_procs,
 		 p->before_agent_procs == 1 ? "" : "es",
 		 100.0 * (double)p->before_agent_ns / (double)c->cpu_ns, top ? top : "?",
