@@ -444,6 +444,7 @@ static cJSON *json_processes(const struct profile *p, const struct cpu_profile *
 		err |= json_put_str(o, "command", pr->cmdline);
 		err |= json_put_num(o, "cpu_ns", (double)c->procs[i].ns);
 		err |= json_measured(o, c->procs[i].measured_ns);
+		err |= json_put_num(o, "before_agent_cpu_ns", (double)pr->before_agent_ns);
 		err |= json_put_num(o, "samples", (double)c->procs[i].samples);
 		err |= json_bool(o, "clean_exit", pr->clean_exit);
 		err |= json_bool(o, "exited", pr->exited);

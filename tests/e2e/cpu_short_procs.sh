@@ -28,6 +28,10 @@ if len(ps) != n:
     sys.exit("%d cmake processes, not %d" % (len(ps), n))
 if r["before_agent_processes"] < n or r["before_agent_cpu_ns"] <= 0:
     sys.exit("the start before the agent was not counted")
+if sum(p["before_agent_cpu_ns"] for p in d["processes"]) != r["before_agent_cpu_ns"]:
+    sys.exit("the processes' starts do not add up to the run's")
+if not all(p["before_agent_cpu_ns"] > 0 for p in ps):
+    sys.exit("a cmake process without its start counted")
 # the loader's part is out of Measured: what is left of a cmake -E true is
 # its few ms after the agent's start
 if measured / n > 10e6:
