@@ -808,11 +808,11 @@ static const char *cpu_exe_base(const struct prof_process *pr)
 static void cpu_before_agent(const struct profile *p, const struct cpu_profile *c,
 			     struct cpu_wlist *l)
 {
-	const char *top = NULL;
+	const char *top = NULL, *seen[64];
 	uint64_t top_ns = 0;
 	uint32_t top_n = 0;
 	char all[32], most[32];
-	size_t i, j;
+	size_t i, j, nseen = 0;
 
 	if (!c->cpu_ns || p->before_agent_ns < CPU_BEFORE_AGENT_MIN_NS ||
 	    p->before_agent_ns * 50 < c->cpu_ns)
@@ -822,8 +822,15 @@ static void cpu_before_agent(const struct profile *p, const struct cpu_profile *
 		uint64_t ns = 0;
 		uint32_t n = 0;
 
-		if (!p->processes[i].before_agent_ns || (top && !strcmp(name, top)))
+		if (!p->processes[i].before_agent_ns)
 			continue;
+		/* each program summed once (past 64 of them, a few again) */
+		for (j = 0; j < nseen && strcmp(seen[j], name); j++)
+			;
+		if (j < nseen)
+			continue;
+		if (nseen < sizeof(seen) / sizeof(seen[0]))
+			seen[nseen++] = name;
 		for (j = i; j < p->nprocesses; j++)
 			if (p->processes[j].before_agent_ns &&
 			    !strcmp(cpu_exe_base(&p->processes[j]), name)) {

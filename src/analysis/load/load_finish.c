@@ -19,6 +19,7 @@ static const char *argv0_of(const struct prof_process *pr)
 
 struct pid_seq {
 	uint32_t pid, seq;
+	size_t idx;              /* its process's index (load_before_agent) */
 };
 
 static int pid_seq_cmp(const void *a, const void *b)
@@ -118,7 +119,7 @@ void load_abnormal_warnings(struct load *L, const struct load_meta *meta)
 	qsort(ps, n, sizeof(*ps), pid_seq_cmp);
 	for (i = 0; i < n; i++) {
 		const struct prof_process *pr = &p->processes[i];
-		struct pid_seq key = {pr->pid, pr->exec_seq}, *at;
+		struct pid_seq key = {pr->pid, pr->exec_seq, 0}, *at;
 		char name[64];
 
 		if (pr->clean_exit)
@@ -230,21 +231,32 @@ void load_module_checks(struct load *L)
  * start.  Mostly the dynamic loader's relocation: a C++ program with many
  * libraries spends 15-25 ms so (cmake -E), and a build starts hundreds.
  */
-static void load_before_agent(struct profile *p)
+static void load_before_agent(struct load *L)
 {
-	size_t i, j;
+	struct profile *p = L->p;
+	struct pid_seq *ps, key, *at;
+	size_t i, n = p->nprocesses;
 
-	for (i = 0; i < p->nprocesses; i++) {
+	ps = n ? load_realloc(L, NULL, n * sizeof(*ps)) : NULL;
+	if (!ps)
+		return;
+	for (i = 0; i < n; i++) {
+		ps[i].pid = p->processes[i].pid;
+		ps[i].seq = p->processes[i].exec_seq;
+		ps[i].idx = i;
+	}
+	qsort(ps, n, sizeof(*ps), pid_seq_cmp);
+	for (i = 0; i < n; i++) {
 		struct prof_process *pr = &p->processes[i];
 		uint64_t from = 0;
 
 		if (!pr->start_cpu_ns)
 			continue;
 		if (pr->exec_seq) {
-			for (j = 0; j < p->nprocesses; j++)
-				if (p->processes[j].pid == pr->pid &&
-				    p->processes[j].exec_seq + 1 == pr->exec_seq)
-					from = p->processes[j].exec_cpu_ns;
+			key.pid = pr->pid;
+			key.seq = pr->exec_seq - 1;
+			at = bsearch(&key, ps, n, sizeof(*ps), pid_seq_cmp);
+			from = at ? p->processes[at->idx].exec_cpu_ns : 0;
 			if (!from || from > pr->start_cpu_ns)
 				continue;
 		}
@@ -252,6 +264,7 @@ static void load_before_agent(struct profile *p)
 		p->before_agent_ns += pr->before_agent_ns;
 		p->before_agent_procs += pr->before_agent_ns > 0;
 	}
+	free(ps);
 }
 
 void load_run_totals(struct load *L, const struct load_meta *meta)
@@ -260,7 +273,7 @@ void load_run_totals(struct load *L, const struct load_meta *meta)
 	uint64_t start = UINT64_MAX, end = 0;
 	size_t i;
 
-	load_before_agent(p);
+	load_before_agent(L);
 	for (i = 0; i < p->nprocesses; i++) {
 		/* ranks on other hosts: on the reference clock (load_mpi_align) */
 		uint64_t ps = prof_rank_time(p, (uint32_t)i, p->processes[i].start);
