@@ -283,8 +283,34 @@ __attribute__((visibility("default"), noreturn)) void _Exit(int status)
 
 /* fork: hold our locks across it so the child finds them consistent. */
 static int fork_quiet; /* the forking thread is under a seccomp filter */
-static int fork_ev;    /* the events lock was taken (not: the program's signal
-			* handler forks, its thread interrupted inside a write) */
+static int fork_mods, fork_ev, fork_alloc; /* which locks the fork holds */
+
+static int fork_ev_trylock(void)
+{
+	return pthread_mutex_trylock(&agent.w.ev_lock) == 0;
+}
+
+/*
+ * A lock held across fork, so that the child finds what it guards whole;
+ * the child makes each lock afresh.  The program's signal handler may fork
+ * while its own thread holds one, or is inside its lock or unlock: there an
+ * error-checking mutex has no owner yet (or none any more) and a blocking
+ * lock waited forever (hostile.handler_fork_exec hung so, inside the events
+ * lock's unlock, once in some 50 runs under load).  So it is tried for half
+ * a second at most, then the fork goes on without it.  1 when taken.
+ */
+static int agent_fork_lock(int (*trylock)(void))
+{
+	struct timespec wait = {0, 100000};
+	int tries;
+
+	for (tries = 0; tries < 5000; tries++) {
+		if (trylock())
+			return 1;
+		nanosleep(&wait, NULL);
+	}
+	return 0;
+}
 
 static void agent_fork_prepare(void)
 {
@@ -293,9 +319,9 @@ static void agent_fork_prepare(void)
 	if (!agent.w.hdr || fork_quiet)
 		return;
 	capture_before_fork();
-	modules_lock();
-	fork_ev = pthread_mutex_lock(&agent.w.ev_lock) == 0;
-	agent_alloc_lock();
+	fork_mods = agent_fork_lock(modules_trylock);
+	fork_ev = agent_fork_lock(fork_ev_trylock);
+	fork_alloc = agent_fork_lock(agent_alloc_trylock);
 	unwind_quiesce();
 }
 
@@ -303,10 +329,12 @@ static void agent_fork_parent(void)
 {
 	if (agent.w.hdr && !fork_quiet) {
 		unwind_release();
-		agent_alloc_unlock();
+		if (fork_alloc)
+			agent_alloc_unlock();
 		if (fork_ev)
 			pthread_mutex_unlock(&agent.w.ev_lock);
-		modules_unlock();
+		if (fork_mods)
+			modules_unlock();
 	}
 	agent_tls.no_unwind--;
 }

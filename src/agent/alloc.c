@@ -157,6 +157,11 @@ void agent_alloc_unlock(void)
 	pthread_mutex_unlock(&al.lock);
 }
 
+int agent_alloc_trylock(void)
+{
+	return pthread_mutex_trylock(&al.lock) == 0;
+}
+
 void agent_alloc_after_fork_child(void)
 {
 	pthread_mutex_init(&al.lock, NULL);

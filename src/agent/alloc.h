@@ -12,6 +12,8 @@
 
 void agent_alloc_lock(void) AGENT_HIDDEN;
 void agent_alloc_unlock(void) AGENT_HIDDEN;
+/* 1 when taken at once */
+int agent_alloc_trylock(void) AGENT_HIDDEN;
 void agent_alloc_after_fork_child(void) AGENT_HIDDEN;
 void *agent_alloc(size_t n) AGENT_HIDDEN;
 void *agent_calloc(size_t n, size_t size) AGENT_HIDDEN;

@@ -63,6 +63,11 @@ void modules_unlock(void)
 	pthread_mutex_unlock(&mod_lock);
 }
 
+int modules_trylock(void)
+{
+	return pthread_mutex_trylock(&mod_lock) == 0;
+}
+
 static int modules_find(uint64_t base, const char *name)
 {
 	int i;

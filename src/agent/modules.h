@@ -24,6 +24,8 @@ int modules_pending(void) AGENT_HIDDEN;
 /* Held around a fork (the agent's fork handlers). */
 void modules_lock(void) AGENT_HIDDEN;
 void modules_unlock(void) AGENT_HIDDEN;
+/* 1 when taken at once (pthread_mutex_trylock) */
+int modules_trylock(void) AGENT_HIDDEN;
 /* A fork child's new file: the map replayed. */
 void modules_after_fork_child(void) AGENT_HIDDEN;
 /* A module whose file name starts with prefix is loaded. */
