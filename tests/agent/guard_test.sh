@@ -72,11 +72,14 @@ short_threads)
 	[ "${ends:-0}" -ge 300 ] || fail "only ${ends:-0} samples at thread end"
 	;;
 ring_threads)
-	# --ring with --memory and 3000 threads, each taking a samples chunk
-	# and a memory chunk of a 64 MiB file: samples kept (before: all lost
-	# buffer_full, 0 samples), a few lost at most, and the header says up
-	# to when older data may be missing.
-	run --ring 1s --memory -- "$H/ring_churn"
+	# --ring with --memory and 3000 threads, a third of them with samples,
+	# each of those taking a chunk of a 32 MiB file (512 chunks): samples
+	# kept (before: all lost buffer_full, 0 samples), a few lost at most,
+	# and the header says up to when older data may be missing.  (In the
+	# default 64 MiB, 1024 chunks, about as many as the run takes, the ring
+	# may reuse only chunks that held nothing: nothing is lost then, and
+	# the header rightly says nothing.)
+	run --ring 1s --memory --buffer-mb 32 -- "$H/ring_churn"
 	[ "$RC" = 0 ] || fail "status $RC"
 	samples=$(val samples count)
 	[ -n "$samples" ] || samples=$(awk '/^samples / { for (i = 1; i <= NF; i++) if ($i ~ /^n=/) print substr($i, 3) }' "$T/dump" | head -1)
