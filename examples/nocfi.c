@@ -14,10 +14,19 @@
  *
  * The parts take turns in slices of about 2 ms of CPU, so any stretch of the
  * run holds them in these shares.  With --perf-map the program writes
- * /tmp/perf-PID.map naming its three JIT functions, as a JIT would for perf.
+ * /tmp/perf-PID.map naming its JIT functions, as a JIT would for perf.
  *
- *   nocfi [SECONDS] [--perf-map]      (default 2 s of CPU)
+ * Two other runs spin in one part only:
+ *
+ *   chain: run_jit_chain -> JIT code with a frame pointer calling the frame-
+ *          pointer leaf above, as V8's and the JVM's code calls more of it
+ *   remap: run_remap -> remap_spin, called through a second mapping of this
+ *          program's own file (V8 maps its builtins so), outside every module
+ *
+ *   nocfi [SECONDS] [--perf-map] [chain|remap]     (default 2 s of CPU)
  */
+#include <fcntl.h>
+#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,8 +81,18 @@ static const unsigned char code_calls[] = {
 	0xc3,                               /* ret */
 };
 
-static leaf_fn jit_leaf, jit_fp;
+/* rdi: the count, passed on; rsi: the function to call (the fp leaf). */
+static const unsigned char code_chain[] = {
+	0x55,                               /* push rbp */
+	0x48, 0x89, 0xe5,                   /* mov rbp, rsp */
+	0xff, 0xd6,                         /* call rsi */
+	0x5d,                               /* pop rbp */
+	0xc3,                               /* ret */
+};
+
+static leaf_fn jit_leaf, jit_fp, remapped;
 static calls_fn jit_calls;
+static void (*jit_chain)(uint64_t n, leaf_fn inner);
 
 /* The C side of run_jit_calls: a little work for each call from JIT code. */
 __attribute__((noinline)) static void jit_callback(void)
@@ -119,6 +138,64 @@ __attribute__((noinline)) static void run_asm(uint64_t ns, uint64_t *iters)
 	SLICE(asm_spin(n_));
 }
 
+__attribute__((noinline)) static void run_jit_chain(uint64_t ns, uint64_t *iters)
+{
+	SLICE(jit_chain(n_, jit_fp));
+}
+
+__attribute__((noinline)) static void run_remap(uint64_t ns, uint64_t *iters)
+{
+	SLICE(remapped(n_));
+}
+
+/* Called only through its second mapping (remap_build): no call, no data,
+ * nothing that depends on where it runs. */
+__attribute__((noinline, aligned(64), optimize("no-omit-frame-pointer"))) void
+remap_spin(uint64_t n)
+{
+	while (n--)
+		__asm__ volatile("");
+}
+
+static int remap_phdr(struct dl_phdr_info *info, size_t size, void *out)
+{
+	uint64_t vaddr = (uint64_t)(uintptr_t)remap_spin - info->dlpi_addr;
+
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type == PT_LOAD && vaddr >= ph->p_vaddr &&
+		    vaddr - ph->p_vaddr < ph->p_filesz) {
+			*(uint64_t *)out = vaddr - ph->p_vaddr + ph->p_offset;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* remap_spin's page of this program's file mapped again, executable, by
+ * the program itself: its second address is in no module. */
+static int remap_build(void)
+{
+	uint64_t off = 0, page;
+	unsigned char *m;
+	int fd;
+
+	if (!dl_iterate_phdr(remap_phdr, &off) || !off)
+		return -1;
+	fd = open("/proc/self/exe", O_RDONLY);
+	if (fd < 0)
+		return -1;
+	page = off & ~(uint64_t)4095;
+	m = mmap(NULL, 8192, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, (off_t)page);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	remapped = (leaf_fn)(void *)(m + (off - page));
+	return 0;
+}
+
 /* The three functions in one anonymous mapping, made executable once
  * written (never writable and executable at once). */
 static unsigned char *jit_build(void)
@@ -132,11 +209,13 @@ static unsigned char *jit_build(void)
 	memcpy(m, code_leaf, sizeof(code_leaf));
 	memcpy(m + 256, code_fp, sizeof(code_fp));
 	memcpy(m + 512, code_calls, sizeof(code_calls));
+	memcpy(m + 768, code_chain, sizeof(code_chain));
 	if (mprotect(m, len, PROT_READ | PROT_EXEC) != 0)
 		return NULL;
 	jit_leaf = (leaf_fn)(void *)m;
 	jit_fp = (leaf_fn)(void *)(m + 256);
 	jit_calls = (calls_fn)(void *)(m + 512);
+	*(void **)&jit_chain = m + 768;
 	return m;
 }
 
@@ -154,6 +233,8 @@ static void jit_perf_map(const unsigned char *m)
 	fprintf(f, "%lx %zx jit_kernel_fp\n", (unsigned long)(uintptr_t)(m + 256), sizeof(code_fp));
 	fprintf(f, "%lx %zx jit_kernel_calls\n", (unsigned long)(uintptr_t)(m + 512),
 		sizeof(code_calls));
+	fprintf(f, "%lx %zx jit_kernel_chain\n", (unsigned long)(uintptr_t)(m + 768),
+		sizeof(code_chain));
 	fclose(f);
 }
 
@@ -163,10 +244,13 @@ int main(int argc, char **argv)
 	int perf_map = 0;
 	uint64_t total, end, it[4] = {1000, 1000, 10, 1000};
 	unsigned char *m;
+	const char *only = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--perf-map"))
 			perf_map = 1;
+		else if (!strcmp(argv[i], "chain") || !strcmp(argv[i], "remap"))
+			only = argv[i];
 		else
 			seconds = atof(argv[i]);
 	}
@@ -179,9 +263,19 @@ int main(int argc, char **argv)
 	}
 	if (perf_map)
 		jit_perf_map(m);
+	if (only && !strcmp(only, "remap") && remap_build() < 0) {
+		fprintf(stderr, "nocfi: cannot map its own code a second time\n");
+		return 1;
+	}
 	total = (uint64_t)(seconds * 1e9);
 	end = burn_cpu_now() + total;
-	while (burn_cpu_now() < end) {
+	while (only && burn_cpu_now() < end) {
+		if (!strcmp(only, "chain"))
+			run_jit_chain(1000000, &it[1]);
+		else
+			run_remap(1000000, &it[0]);
+	}
+	while (!only && burn_cpu_now() < end) {
 		run_jit_leaf(700000, &it[0]);
 		run_jit_fp(300000, &it[1]);
 		run_jit_calls(500000, &it[2]);

@@ -7,8 +7,12 @@
  * record (cbn_format.h); munmap, or mprotect without PROT_EXEC, over such a
  * region, a GONE one.  A file the program maps executable whose name is
  * jit-PID.dump is a jitdump (perf's convention: the mapping is how perf finds
- * it), recorded with its path.  The regions are kept in a small lock-free
- * table, so that a fork child's new file gets them again (jitmap_replay).
+ * it), recorded with its path; any other file mapped executable is a
+ * CODE_FILE record with its path and offset (V8 maps its builtins from its
+ * own binary a second time), so the launcher names its pcs as the module's.
+ * The ranges are kept in jittab.c's lock-free table, so that a fork child's
+ * new file gets them again (jitmap_replay) and an unmapped file range is
+ * said GONE.
  *
  * Only the program's own calls come here (the loader and libc map through
  * internal entry points); with --memory the allocation hooks' mmap passes on
@@ -25,19 +29,9 @@
 
 #include "floor.h"
 #include "jitmap.h"
+#include "jittab.h"
 #include "modules.h"
 #include "unwind.h"
-
-#define JIT_SLOTS 1024                   /* regions remembered (beyond: recorded, not replayed) */
-
-struct jit_slot {
-	_Atomic uint64_t start;          /* 0: free; JIT_BUSY while being filled */
-	_Atomic uint64_t len;
-};
-#define JIT_BUSY 1ull
-
-static struct jit_slot jit_tab[JIT_SLOTS];
-static _Atomic int jit_used;             /* slots ever taken: the scans' bound */
 
 static void jit_record(uint64_t start, uint64_t len, uint16_t flags, const char *name)
 {
@@ -64,42 +58,22 @@ static void jit_record(uint64_t start, uint64_t len, uint16_t flags, const char 
 	agent_event(&rec, rec.r.h.size);
 }
 
-static void jit_remember(uint64_t start, uint64_t len)
-{
-	int i, used = atomic_load_explicit(&jit_used, memory_order_acquire);
-
-	for (i = 0; i < JIT_SLOTS; i++) {
-		uint64_t none = 0;
-
-		if (!atomic_compare_exchange_strong(&jit_tab[i].start, &none, JIT_BUSY))
-			continue;
-		atomic_store_explicit(&jit_tab[i].len, len, memory_order_relaxed);
-		atomic_store_explicit(&jit_tab[i].start, start, memory_order_release);
-		while (i >= used &&
-		       !atomic_compare_exchange_weak(&jit_used, &used, i + 1))
-			;
-		return;
-	}
-}
-
 /* [start, start+len) is no longer executable: GONE for each remembered
  * region it overlaps (the overlap), and a region wholly inside forgotten. */
 static void jit_forget(uint64_t start, uint64_t len)
 {
-	int i, used = atomic_load_explicit(&jit_used, memory_order_acquire);
+	int i, file, used = jittab_used();
 
 	for (i = 0; i < used; i++) {
-		uint64_t s = atomic_load_explicit(&jit_tab[i].start, memory_order_acquire);
-		uint64_t l = atomic_load_explicit(&jit_tab[i].len, memory_order_relaxed);
-		uint64_t lo, hi;
+		uint64_t s, l, lo, hi;
 
-		if (s <= JIT_BUSY || s >= start + len || start >= s + l)
+		if (!jittab_slot(i, &s, &l, &file) || s >= start + len || start >= s + l)
 			continue;
 		lo = s > start ? s : start;
 		hi = s + l < start + len ? s + l : start + len;
 		jit_record(lo, hi - lo, CBN_JIT_GONE, NULL);
 		if (lo == s && hi == s + l)
-			atomic_compare_exchange_strong(&jit_tab[i].start, &s, 0);
+			jittab_drop(i, s);
 	}
 }
 
@@ -118,12 +92,38 @@ static void jit_exec(uint64_t start, uint64_t len)
 	}
 	if (in_module)
 		return;
-	jit_remember(start, len);
+	jittab_remember(start, len, 0);
 	jit_record(start, len, 0, NULL);
 }
 
-/* A file mapped executable: a jitdump when its name says so. */
-static void jit_file(int fd, uint64_t start, uint64_t len)
+/* A file mapped executable by the program: the CODE_FILE record. */
+static void jit_code_file(uint64_t start, uint64_t len, uint64_t off, const char *path, size_t n)
+{
+	struct {
+		struct cbn_rec_code_file r;
+		char name[1024 + 8];
+	} rec;
+
+	if (!atomic_load_explicit(&agent.active, memory_order_relaxed) || !len)
+		return;
+	memset(&rec.r, 0, sizeof(rec.r));
+	rec.r.h.type = CBN_REC_CODE_FILE;
+	rec.r.h.size = (uint32_t)CBN_REC_ALIGN(sizeof(rec.r) + n + 1); /* a NUL after it */
+	rec.r.ts = agent_now();
+	rec.r.start = start;
+	rec.r.len = len;
+	rec.r.offset = off;
+	rec.r.tid = agent_gettid();
+	rec.r.name_len = (uint32_t)n;
+	memcpy(rec.name, path, n);
+	memset(rec.name + n, 0, rec.r.h.size - sizeof(rec.r) - n);
+	jittab_remember(start, len, 1);
+	agent_event(&rec, rec.r.h.size);
+}
+
+/* A file mapped executable: a jitdump when its name says so, else a
+ * CODE_FILE. */
+static void jit_file(int fd, uint64_t start, uint64_t len, uint64_t off)
 {
 	char link[64], path[1024];
 	const char *base;
@@ -138,9 +138,11 @@ static void jit_file(int fd, uint64_t start, uint64_t len)
 	base = base ? base + 1 : path;
 	if (!strncmp(base, "jit-", 4) && strlen(base) > 9 && !strcmp(base + strlen(base) - 5, ".dump"))
 		jit_record(start, len, CBN_JIT_JITDUMP, path);
+	else
+		jit_code_file(start, len, off, path, (size_t)n);
 }
 
-static void jit_after_map(void *p, size_t len, int prot, int flags, int fd)
+static void jit_after_map(void *p, size_t len, int prot, int flags, int fd, uint64_t off)
 {
 	int e = errno;
 
@@ -149,7 +151,7 @@ static void jit_after_map(void *p, size_t len, int prot, int flags, int fd)
 	if ((flags & MAP_ANONYMOUS) || fd < 0)
 		jit_exec((uint64_t)(uintptr_t)p, len);
 	else
-		jit_file(fd, (uint64_t)(uintptr_t)p, len);
+		jit_file(fd, (uint64_t)(uintptr_t)p, len, off);
 	errno = e;
 }
 
@@ -180,7 +182,7 @@ __attribute__((visibility("default"))) void *mmap(void *addr, size_t len, int pr
 		p = r == -1 ? MAP_FAILED : (void *)r;
 	}
 	if (prot & PROT_EXEC)
-		jit_after_map(p, len, prot, flags, fd);
+		jit_after_map(p, len, prot, flags, fd, (uint64_t)off);
 	return p;
 }
 
@@ -200,7 +202,7 @@ __attribute__((visibility("default"))) int mprotect(void *addr, size_t len, int 
 		e = errno;
 		if (prot & PROT_EXEC)
 			jit_exec((uint64_t)(uintptr_t)addr, len);
-		else if (atomic_load_explicit(&jit_used, memory_order_relaxed))
+		else if (jittab_used())
 			jit_forget((uint64_t)(uintptr_t)addr, len);
 		errno = e;
 	}
@@ -213,7 +215,7 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 
 	r = real_munmap ? real_munmap(addr, len)
 			: (int)agent_syscall(SYS_munmap, addr, len);
-	if (r == 0 && atomic_load_explicit(&jit_used, memory_order_relaxed)) {
+	if (r == 0 && jittab_used()) {
 		e = errno;
 		jit_forget((uint64_t)(uintptr_t)addr, len);
 		errno = e;
@@ -224,13 +226,10 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 /* A fork child's new file: the regions it inherited. */
 void jitmap_replay(void)
 {
-	int i, used = atomic_load_explicit(&jit_used, memory_order_acquire);
+	int i, file, used = jittab_used();
+	uint64_t s, l;
 
-	for (i = 0; i < used; i++) {
-		uint64_t s = atomic_load_explicit(&jit_tab[i].start, memory_order_acquire);
-
-		if (s > JIT_BUSY)
-			jit_record(s, atomic_load_explicit(&jit_tab[i].len, memory_order_relaxed), 0,
-				   NULL);
-	}
+	for (i = 0; i < used; i++)
+		if (jittab_slot(i, &s, &l, &file) && !file)
+			jit_record(s, l, 0, NULL);
 }

@@ -25,6 +25,7 @@
 #include <ucontext.h>
 
 #include "floor.h"
+#include "jittab.h"
 #include "modules.h"
 #include "unwind.h"
 #include "fastwalk.h"
@@ -33,6 +34,7 @@
 #define RECOVER_CANDIDATES 8             /* return addresses tried per recovery */
 #define RECOVER_FP_SPAN (256u << 10)     /* a frame pointer at most this far above sp */
 #define RECOVER_TARGET_SPAN (1u << 20)   /* a direct call's target this far below the stop */
+#define RECOVER_CHAIN_MAX 512            /* frames one frame-pointer chain may give */
 
 /*
  * SIGNAL-SAFE.  The length of the call instruction that ends right before
@@ -286,17 +288,80 @@ static int recover_follow(unw_cursor_t *c, uint64_t *pcs, int n, int cap, uint64
 	return n;
 }
 
+/* SIGNAL-SAFE.  Code without CFI the agent knows as code: a module's
+ * (assembly, V8's builtins) or memory the program made executable. */
+static int recover_nocfi_code(uint64_t ra)
+{
+	if (modules_snap_exec(ra))
+		return !unwind_has_cfi(ra - 1);
+	return jittab_holds(ra);
+}
+
+/*
+ * SIGNAL-SAFE.  Code without CFI that keeps frame pointers (V8's JavaScript
+ * and builtins, the JVM with -XX:+PreserveFramePointer) calling more such
+ * code: follow the chain of saved frame pointers from (sp, bp) while each
+ * return address lies in code without CFI that the agent knows, each frame
+ * pointer above the last and within the stack, appending those return
+ * addresses to pcs.  The chain ends at a return address into code with CFI,
+ * checked as a frame-pointer recovery is (a call before it, one step
+ * further by its CFI): 1, that caller's registers in *nip, *nsp, *nbp and
+ * its pc appended.  -1 when the chain went some way and then broke (what it
+ * gave is kept), 0 when the first return address is no such code.
+ */
+static int recover_chain(const ucontext_t *uc, uint64_t sp, uint64_t bp, uint64_t *pcs, int *n,
+			 int cap, uint64_t *nip, uint64_t *nsp, uint64_t *nbp)
+{
+	uint64_t v, saved, target, hi = agent_tls.ustk_hi;
+	int k;
+
+	for (k = 0; k < RECOVER_CHAIN_MAX && *n < cap; k++) {
+		if (bp < sp || bp - sp >= RECOVER_FP_SPAN || (bp & 7) || (hi && bp + 16 > hi) ||
+		    unwind_word(bp + 8, &v) < 0 || unwind_word(bp, &saved) < 0 || v < 4096)
+			break;
+		if (k > 0 && modules_snap_exec(v) && unwind_has_cfi(v - 1)) {
+			if (!recover_call_before(v, &target) ||
+			    !recover_lookahead(uc, v, bp + 16, saved))
+				break;
+			*nip = v;
+			*nsp = bp + 16;
+			*nbp = saved;
+			pcs[(*n)++] = v;
+			return 1;
+		}
+		if (!recover_nocfi_code(v) || saved <= bp)
+			break;
+		pcs[(*n)++] = v;
+		sp = bp + 16;
+		bp = saved;
+	}
+	return k > 0 ? -1 : 0;
+}
+
 /*
  * SIGNAL-SAFE.  The caller of (ip, sp, bp), a frame without CFI, appended
- * to pcs after its marker (recover_caller): 1 and its registers in *nip,
- * *nsp, *nbp; or 0 with a stop marker appended.
+ * to pcs after its marker (recover_caller, or a chain of frames without
+ * CFI by frame pointer first when the frame's return address is such code):
+ * 1 and its registers in *nip, *nsp, *nbp; or 0 with a stop marker
+ * appended.
  */
-static int recover_mark(const ucontext_t *uc, uint64_t *pcs, int *n, uint64_t ip, uint64_t sp,
-			uint64_t bp, uint64_t *nip, uint64_t *nsp, uint64_t *nbp)
+static int recover_mark(const ucontext_t *uc, uint64_t *pcs, int *n, int cap, uint64_t ip,
+			uint64_t sp, uint64_t bp, uint64_t *nip, uint64_t *nsp, uint64_t *nbp)
 {
 	unsigned where = modules_snap_exec(ip) ? CBN_UWM_NOCFI : CBN_UWM_JIT;
-	int kind = recover_caller(uc, ip, sp, bp, nip, nsp, nbp);
+	int kind, m0 = *n;
 
+	pcs[(*n)++] = CBN_UWM_MAKE(CBN_UWM_FP, where);
+	kind = recover_chain(uc, sp, bp, pcs, n, cap - 1, nip, nsp, nbp);
+	if (kind > 0)
+		return 1;
+	if (kind < 0) {
+		where = modules_snap_exec(pcs[*n - 1]) ? CBN_UWM_NOCFI : CBN_UWM_JIT;
+		pcs[(*n)++] = CBN_UWM_MAKE(CBN_UWM_STOP, where);
+		return 0;
+	}
+	*n = m0;
+	kind = recover_caller(uc, ip, sp, bp, nip, nsp, nbp);
 	if (!kind) {
 		pcs[(*n)++] = CBN_UWM_MAKE(CBN_UWM_STOP, where);
 		return 0;
@@ -339,7 +404,7 @@ int unwind_recover(const ucontext_t *uc, uint64_t *pcs, int n, int cap)
 		return n;
 	}
 	for (r = 0; r < CBN_UWM_MAX && n + 2 <= cap; r++) {
-		if (!recover_mark(uc, pcs, &n, ip, sp, bp, &nip, &nsp, &nbp))
+		if (!recover_mark(uc, pcs, &n, cap, ip, sp, bp, &nip, &nsp, &nbp))
 			return n;
 		if (recover_cursor(&c, uc, nip, nsp, nbp) < 0)
 			return n;
@@ -369,7 +434,7 @@ int unwind_recover_walk(const ucontext_t *uc, uint64_t *pcs, int n, int cap,
 	if (n <= 0 || n + 2 > cap)
 		return n;
 	for (r = 0; r < CBN_UWM_MAX && n + 2 <= cap; r++) {
-		if (!recover_mark(uc, pcs, &n, ip, sp, bp, &nip, &nsp, &nbp))
+		if (!recover_mark(uc, pcs, &n, cap, ip, sp, bp, &nip, &nsp, &nbp))
 			return n;
 		fastwalk_caller_at(&w, nip, nsp, nbp);
 		while ((k = fastwalk_step(&w)) == 1) {

@@ -540,7 +540,7 @@ _Static_assert(sizeof(struct cbn_chunk_header) == 24, "chunk header layout");
 
 /* The highest record type below: raise it with each new CBN_REC_* (the
  * reader's unit test fails when the reader knows a type above it). */
-#define CBN_REC_TYPE_MAX 53
+#define CBN_REC_TYPE_MAX 54
 
 /* Record types.  Never renumber; retired values stay reserved. */
 enum cbn_rec_type {
@@ -580,6 +580,8 @@ enum cbn_rec_type {
 	CBN_REC_PY_CALLS = 52,           /* exact Python call counts (cbn_rec_py_calls, --calls) */
 	CBN_REC_PY_CCALLS = 53,          /* exact calls of C functions from Python
 					  * (cbn_rec_py_ccalls, --calls) */
+	CBN_REC_CODE_FILE = 54,          /* a file the program mapped executable itself
+					  * (cbn_rec_code_file) */
 };
 
 struct cbn_rec {
@@ -762,6 +764,24 @@ struct cbn_rec_jit_region {
 	uint64_t start, len;
 	uint32_t tid;
 	uint32_t name_len;               /* bytes of name, no NUL */
+	char name[];
+};
+
+/*
+ * CODE_FILE, in the EVENTS chunks: a file the program itself (not the
+ * loader) mapped executable, [start, start+len) from byte offset of name:
+ * V8 maps its own binary's builtins a second time near its JIT code.  When
+ * the file is one of the process's modules, the launcher resolves pcs there
+ * as that module's code at the same file offset; a JIT_REGION with flag
+ * GONE over the range ends it.
+ */
+struct cbn_rec_code_file {
+	struct cbn_rec h;
+	uint64_t ts;
+	uint64_t start, len;
+	uint64_t offset;                 /* the mapping's file offset */
+	uint32_t tid;
+	uint32_t name_len;               /* bytes of the path, no NUL */
 	char name[];
 };
 

@@ -73,6 +73,7 @@ const char *reader_type_name(unsigned type)
 	case CBN_REC_JIT_REGION: return "jit_region";
 	case CBN_REC_PY_CALLS: return "py_calls";
 	case CBN_REC_PY_CCALLS: return "py_ccalls";
+	case CBN_REC_CODE_FILE: return "code_file";
 	}
 	return "unknown";
 }

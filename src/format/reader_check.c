@@ -185,6 +185,20 @@ static int rec_check_proc(const unsigned char *p, uint32_t size, struct reader_r
 		}
 		return 0;
 	}
+	case CBN_REC_CODE_FILE: {
+		const struct cbn_rec_code_file *c = (const void *)p;
+		uint64_t off = offsetof(struct cbn_rec_code_file, name);
+		NEED(struct cbn_rec_code_file);
+		if (off + (uint64_t)c->name_len > size) {
+			*why = "code file name does not fit in the record";
+			return -1;
+		}
+		if (str_ok(p, size, off, c->name_len)) {
+			r->str = c->name;
+			r->str_len = c->name_len;
+		}
+		return 0;
+	}
 	}
 	return 1;
 }

@@ -14,7 +14,13 @@
 #     row holds time, and Data quality says how much ran in JIT code;
 #   - with --perf-map (the program writes /tmp/perf-PID.map) its three
 #     functions are named from the map, module [jit], also by a later
-#     `cbottleneck report DIR` once the program's map is gone.
+#     `cbottleneck report DIR` once the program's map is gone;
+#   - `chain`: JIT code with a frame pointer calling more of it, as V8's
+#     and the JVM's does: both JIT functions in every stack, under main,
+#     by frame pointer (before: the stacks stopped at the inner one);
+#   - `remap`: a function of the program called through a second mapping
+#     of its own file, as V8 maps its builtins: named as the program's
+#     function with its line, under main (before: [unknown]).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 need_example nocfi
@@ -60,4 +66,35 @@ rm -f "/tmp/perf-$pid.map"
 "$CBN" report "$T/m" >"$T/later.out" 2>&1 || fail "report: $(tail -3 "$T/later.out")"
 grep -q '\[jit\]:0(jit_kernel_leaf)' "$T/later.out" || fail "report DIR lost the perf map's names"
 note "nocfi --perf-map: the three JIT functions named, also from the session alone"
+
+share() { # JSON, function: its total as a % of the run's CPU
+	python3 - "$1" "$2" <<'EOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+t = max([f["total_ns"] for f in d["functions"] if f["name"] == sys.argv[2]] or [0])
+print(int(100.0 * t / d["run"]["cpu_ns"]))
+EOF
+}
+run_cbn -o "$T/c" --json "$T/c.json" -- "$EXAMPLES/nocfi" 1 --perf-map chain
+expect_rc 0
+for f in jit_kernel_fp jit_kernel_chain run_jit_chain main; do
+	[ "$(share "$T/c.json" "$f")" -ge 95 ] ||
+		fail "chain: $f holds $(share "$T/c.json" "$f") % of the CPU, not all of it"
+done
+grep -q 'unwinding stopped early' "$OUTF" &&
+	fail "chain: stacks stopped early: $(grep -A2 'stopped early' "$OUTF")"
+fp='unwound past code without unwind information, (9[5-9]|100)\.[0-9]% by frame pointer'
+grep -Eq "$fp" "$OUTF" ||
+	fail "chain: not by frame pointer: $(grep 'unwound past' "$OUTF")"
+note "nocfi chain: JIT code calling JIT code walked by frame pointer up to main"
+
+run_cbn -o "$T/r" --json "$T/r2.json" -- "$EXAMPLES/nocfi" 1 remap
+expect_rc 0
+[ "$(share "$T/r2.json" remap_spin)" -ge 90 ] ||
+	fail "remap: remap_spin holds $(share "$T/r2.json" remap_spin) % of the CPU"
+[ "$(share "$T/r2.json" main)" -ge 95 ] || fail "remap: main holds $(share "$T/r2.json" main) %"
+grep -Eq 'nocfi\.c:[0-9]+\(remap_spin\)' "$OUTF" ||
+	fail "remap: remap_spin has no line: $(grep remap_spin "$OUTF")"
+grep -q '\[unknown\]' "$OUTF" && fail "remap: an [unknown] row is left"
+note "nocfi remap: code mapped again from the program's file is the program's"
 exit 0

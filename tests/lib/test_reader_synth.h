@@ -300,6 +300,31 @@ static inline void synth_jit_region(struct synth *s, uint64_t ts, uint64_t start
 	synth_jit_region_nul(s, ts, start, len, flags, name, 1);
 }
 
+/* A CODE_FILE record: path mapped executable at [start, start+len) from
+ * byte offset off of the file. */
+static inline void synth_code_file(struct synth *s, uint64_t ts, uint64_t start, uint64_t len,
+				   uint64_t off, const char *path)
+{
+	unsigned char b[sizeof(struct cbn_rec_code_file) + 1024];
+	struct cbn_rec_code_file *r = (struct cbn_rec_code_file *)b;
+	size_t n = strlen(path);
+	uint32_t size;
+
+	if (n > 1000)
+		n = 1000;
+	memset(b, 0, sizeof(b));
+	size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + n + 1);
+	r->h.type = CBN_REC_CODE_FILE;
+	r->h.size = size;
+	r->ts = ts;
+	r->start = start;
+	r->len = len;
+	r->offset = off;
+	r->name_len = (uint32_t)n;
+	memcpy(r->name, path, n);
+	synth_rec(s, r, size);
+}
+
 static inline void synth_exit(struct synth *s, uint64_t ts, int status)
 {
 	struct cbn_rec_exit r;

@@ -6,7 +6,8 @@
  * dropped; pcs in JIT regions one function per region ("[jit] 0xSTART"),
  * named from the session's perf map where it covers them, regions that went
  * away in part or were replaced; then the CPU view's figures and its
- * data-quality lines.
+ * data-quality lines; and a module's code the program mapped again itself
+ * (CODE_FILE), named as the module's until it is unmapped.
  */
 #include <dirent.h>
 #include <elf.h>
@@ -339,6 +340,60 @@ static void check_quiet(const struct synth_self *self)
 	unlink(path);
 }
 
+/*
+ * CODE_FILE: this test's own executable segment mapped again at ALIAS (the
+ * page holding jit_test_leaf, by its file offset) from ts 1000, unmapped at
+ * 5000; and a file that is no module mapped at OTHER.  A pc in the alias is
+ * jit_test_leaf while it is mapped, and the module is listed once.
+ */
+#define ALIAS 0x7f0000400000ull
+#define OTHER 0x7f0000500000ull
+static void check_code_file(const struct synth_self *self)
+{
+	uint64_t leaf = (uint64_t)(uintptr_t)&jit_test_leaf + 4, vaddr = leaf - self->base;
+	uint64_t off = UINT64_MAX, page, pc, pcs[2];
+	char path[4200], err[256];
+	struct profile *p = NULL;
+	struct synth s;
+	size_t i, listed = 0;
+	uint16_t k;
+
+	for (k = 0; k < self->nseg; k++)
+		if ((self->seg[k].flags & 1) && vaddr >= self->seg[k].vaddr &&
+		    vaddr - self->seg[k].vaddr < self->seg[k].memsz)
+			off = vaddr - self->seg[k].vaddr + self->seg[k].offset;
+	REQUIRE(off != UINT64_MAX);
+	page = off & ~(uint64_t)4095;
+	pc = ALIAS + (off - page);
+	synth_init(&s, PID + 2, 1, 0, 0, "./alias");
+	synth_hdr(&s)->start_mono_ns = 1000;
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 1000);
+	synth_code_file(&s, 1000, ALIAS, 8192, page, self->path);
+	synth_code_file(&s, 1000, OTHER, 4096, 0, "/nonexistent/lib.so");
+	synth_jit_region(&s, 5000, ALIAS, 8192, CBN_JIT_GONE, NULL);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, PID + 2);
+	pcs[0] = pc;
+	pcs[1] = (uint64_t)(uintptr_t)&jit_test_caller + 8;
+	samples(&s, 1100, 3, pcs, 2);
+	samples(&s, 6000, 2, pcs, 2);
+	pcs[0] = OTHER + 0x10;
+	samples(&s, 1200, 1, pcs, 2);
+	snprintf(path, sizeof(path), "%s/%u.0.cbp", dir, PID + 2);
+	REQUIRE(synth_write(&s, path) == 0);
+	synth_free(&s);
+	REQUIRE(prof_load(dir, &p, err, sizeof(err)) == PROF_LOAD_OK);
+	CHECK_STR(frame_name(p, stack_at(p, 1100), 0), "jit_test_leaf");
+	CHECK_STR(frame_name(p, stack_at(p, 1100), 1), "jit_test_caller");
+	CHECK_STR(frame_name(p, stack_at(p, 6000), 0), "[unknown]");
+	CHECK_STR(frame_name(p, stack_at(p, 1200), 0), "[unknown]");
+	for (i = 0; i < p->nmodules; i++)
+		listed += strcmp(p->modules[i].path, self->path) == 0;
+	CHECK_EQ_INT(listed, 1);
+	prof_free(p);
+	unlink(path);
+}
+
 int main(void)
 {
 	struct synth_self self;
@@ -350,6 +405,7 @@ int main(void)
 	CHECK(jit_test_caller(1) != 12345);
 
 	check_quiet(&self);
+	check_code_file(&self);
 	write_session(&self);
 	REQUIRE(prof_load(dir, &p, err, sizeof(err)) == PROF_LOAD_OK);
 	REQUIRE(p->nprocesses == 1);

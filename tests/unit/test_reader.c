@@ -728,6 +728,44 @@ static void test_jit_records(void)
 	synth_free(&s);
 }
 
+/* CODE_FILE: its path inside the record, else the chunk is cut. */
+static void test_code_file_records(void)
+{
+	struct synth s;
+	struct tally t;
+	struct reader_result res;
+	struct cbn_rec_code_file *c;
+	unsigned char *b;
+	size_t size;
+	int k;
+
+	synth_init(&s, 100, 1, 0, 0, "/usr/bin/prog");
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_code_file(&s, 10, 0x7f0000001000, 0x2000, 0x14c4000, "/usr/bin/node");
+	synth_code_file(&s, 20, 0x7f0000008000, 0x1000, 0, "/lib/x.so");
+	synth_exit(&s, 50, 0);
+	size = synth_size(&s);
+	CHECK(run(s.buf, size, &t, &res) == 0);
+	CHECK_EQ_INT(res.damaged, 0);
+	CHECK_EQ_INT(t.by_type[CBN_REC_CODE_FILE], 2);
+	CHECK_STR(reader_type_name(CBN_REC_CODE_FILE), "code_file");
+	b = malloc(size);
+	REQUIRE(b);
+	for (k = 0; k < 2; k++) {
+		c = (struct cbn_rec_code_file *)mutate(b, &s, size, CBN_REC_CODE_FILE);
+		if (k == 0)
+			c->name_len = 4096; /* past the record */
+		else
+			c->h.size = 40; /* shorter than its type */
+		CHECK(run(b, size, &t, &res) == 0);
+		CHECK_EQ_INT(res.chunks_cut, 1);
+		CHECK_EQ_INT(t.by_type[CBN_REC_CODE_FILE], 0);
+		CHECK(strstr(res.reason, k == 0 ? "code file name does not fit" : "shorter") != NULL);
+	}
+	free(b);
+	synth_free(&s);
+}
+
 /* The whole stack of a walked sample (its base's words put back). */
 struct whole {
 	uint64_t pc[8][CBN_MAX_FRAMES];
@@ -856,6 +894,7 @@ int main(void)
 {
 	test_shared();
 	test_jit_records();
+	test_code_file_records();
 	test_python_records();
 	test_memory_records();
 	test_valid();

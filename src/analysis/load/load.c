@@ -141,6 +141,9 @@ static int rec_cb(void *ctx, const struct reader_rec *r)
 	case CBN_REC_JIT_REGION:
 		load_jit_rec(L, r);
 		break;
+	case CBN_REC_CODE_FILE:
+		load_codefile_rec(L, r);
+		break;
 	case CBN_REC_PROCESS_EXIT: {
 		const struct cbn_rec_exit *e = (const void *)r->raw;
 		F->exited = 1;
@@ -255,6 +258,8 @@ static void push_modules(struct load *L)
 		const struct load_mod *m = &F->mods[i];
 		struct prof_module *pm;
 
+		if (m->alias)
+			continue; /* its module is listed */
 		cap = L->capmodules;
 		pm = LOAD_PUSH(L, p->modules, p->nmodules, L->capmodules);
 		if (!pm)
@@ -505,6 +510,7 @@ static void file_finish(struct load *L, const struct reader_file *rf, const char
 	struct prof_process *pr;
 	uint64_t ring_cut = 0, dropped;
 
+	load_codefile_apply(L);
 	load_modmap_finish(F);
 	load_python_builtins(L);
 	load_jit_open(L, dir, name);

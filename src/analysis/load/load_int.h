@@ -68,12 +68,21 @@ struct load_mod {
 	uint8_t ours;            /* cbottleneck's own (agent, hooks, CUDA layer, unwinder) */
 	uint8_t neutral;         /* libc, the loader, CUDA's driver and CUPTI: time there
 	                          * belongs to whoever called in (load_stack) */
+	uint8_t alias;           /* a second view of a module's code (CODE_FILE) */
 };
 
 /* A runtime address range [start, end) of module mod. */
 struct load_range {
 	uint64_t start, end;
+	uint64_t seg_vaddr, seg_off;     /* its segment's p_vaddr and p_offset */
 	uint32_t mod;
+};
+
+/* A file the program mapped executable itself (CODE_FILE): where it is one
+ * of the process's modules, a second view of that module's code. */
+struct load_codefile {
+	uint64_t ts, start, len, off;
+	const char *path;                /* interned */
 };
 
 /* A sample as read, before symbolization: pcs point into the file buffer. */
@@ -177,6 +186,7 @@ struct load_file {
 	 * perf-PID.map, read when there are regions) and its entries'
 	 * functions (PROF_NONE until used); where samples stopped early */
 	struct load_jitev *jitevs;       size_t njitevs, capjitevs;
+	struct load_codefile *codefiles; size_t ncodefiles, capcodefiles;
 	struct load_jit *jits;           size_t njits, capjits;
 	uint64_t jitmaxlen;
 	struct perfmap perfmap;
@@ -334,6 +344,8 @@ int load_list_files(const char *dir, const char *ranks, struct cbp_name **out, s
  * see the same modules). */
 void load_mod_event(struct load *L, const struct reader_rec *r);
 void load_modmap_finish(struct load_file *F);
+void load_codefile_rec(struct load *L, const struct reader_rec *r);
+void load_codefile_apply(struct load *L);
 struct load_mod *load_mod_at(struct load_file *F, uint64_t addr, uint64_t ts);
 uint32_t load_epoch_of(const struct load_file *F, uint64_t ts);
 

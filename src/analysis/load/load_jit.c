@@ -399,6 +399,7 @@ void load_jit_finish(struct load *L)
 void load_jit_free(struct load_file *F)
 {
 	free(F->jitevs);
+	free(F->codefiles);
 	free(F->jits);
 	free(F->pmfuncs);
 	free(F->ustops);

@@ -3,6 +3,7 @@
  * time-ordered address ranges, so an address resolves to the module loaded
  * there at the time (dlclose and a re-load elsewhere included).
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,7 @@ uint32_t load_epoch_of(const struct load_file *F, uint64_t ts)
 /* The module containing addr at time ts.  A module whose load event was
  * recorded a little late (the agent's periodic rescan catches loads that
  * bypassed dlopen) still matches: the best candidate alive at ts wins, else
- * the one loaded closest to ts. */
+ * the one loaded closest to ts (never a CODE_FILE's view outside its time). */
 struct load_mod *load_mod_at(struct load_file *F, uint64_t addr, uint64_t ts)
 {
 	size_t lo = 0, hi = F->nranges;
@@ -71,6 +72,8 @@ struct load_mod *load_mod_at(struct load_file *F, uint64_t addr, uint64_t ts)
 		m = &F->mods[r->mod];
 		if (m->load_ts <= ts && ts < m->unload_ts)
 			return m;
+		if (m->alias)
+			continue; /* written as mapped: only while it is */
 		dist = m->load_ts > ts ? m->load_ts - ts : ts - m->unload_ts;
 		if (dist < best_dist) {
 			best_dist = dist;
@@ -146,6 +149,7 @@ void load_mod_event(struct load *L, const struct reader_rec *r)
 				  m->build_id_len);
 	mod->ours = mod_ours(mod->path);
 	mod->neutral = mod_neutral(mod->path);
+	mod->alias = 0;
 	for (i = 0; i < m->nseg; i++)
 		nx += (m->seg[i].flags & 1) != 0; /* PF_X */
 	for (i = 0; i < m->nseg; i++) {
@@ -162,9 +166,136 @@ void load_mod_event(struct load *L, const struct reader_rec *r)
 			return;
 		rg->start = start;
 		rg->end = start + s->memsz;
+		rg->seg_vaddr = s->vaddr;
+		rg->seg_off = s->offset;
 		rg->mod = (uint32_t)(F->nmods - 1);
 		if (s->memsz > F->maxlen)
 			F->maxlen = s->memsz;
 	}
 }
 
+
+/* --- a module's code mapped again by the program --------------------------- */
+
+void load_codefile_rec(struct load *L, const struct reader_rec *r)
+{
+	const struct cbn_rec_code_file *c = (const void *)r->raw;
+	struct load_file *F = L->f;
+	struct load_codefile *cf;
+	char name[PATH_MAX];
+	const char *path;
+
+	if (c->len == 0 || c->start + c->len < c->start || c->name_len == 0 ||
+	    c->name_len >= sizeof(name))
+		return;
+	memcpy(name, c->name, c->name_len);
+	name[c->name_len] = '\0';
+	path = load_intern(L, name);
+	cf = path ? LOAD_PUSH(L, F->codefiles, F->ncodefiles, F->capcodefiles) : NULL;
+	if (!cf)
+		return;
+	cf->ts = c->ts;
+	cf->start = c->start;
+	cf->len = c->len;
+	cf->off = c->offset;
+	cf->path = path;
+}
+
+/* The same file: the same path, or the same file once links are resolved
+ * (a module loaded by a link's name, the mapping's path read from its fd). */
+static int codefile_same(const char *mod, const char *path, const char *real)
+{
+	char buf[PATH_MAX];
+
+	if (mod == path)
+		return 1;
+	return real && realpath(mod, buf) && strcmp(buf, real) == 0;
+}
+
+/* The range of an executable segment of a module of cf's file, alive at its
+ * time, that holds its offset; -1 when none does. */
+static long codefile_range(const struct load_file *F, const struct load_codefile *cf)
+{
+	char real[PATH_MAX];
+	const char *rp = realpath(cf->path, real) ? real : NULL;
+	size_t i;
+
+	for (i = 0; i < F->nranges; i++) {
+		const struct load_range *rg = &F->ranges[i];
+		const struct load_mod *m = &F->mods[rg->mod];
+
+		if (cf->off < rg->seg_off || cf->off - rg->seg_off >= rg->end - rg->start)
+			continue;
+		if (m->load_ts > cf->ts || cf->ts >= m->unload_ts)
+			continue;
+		if (codefile_same(m->path, cf->path, rp))
+			return (long)i;
+	}
+	return -1;
+}
+
+/* When a GONE region (load_jit_rec) after ts first overlaps [start, end). */
+static uint64_t codefile_gone(const struct load_file *F, uint64_t start, uint64_t end, uint64_t ts)
+{
+	uint64_t gone = UINT64_MAX;
+	size_t i;
+
+	for (i = 0; i < F->njitevs; i++) {
+		const struct load_jitev *e = &F->jitevs[i];
+
+		if (e->gone && e->ts >= ts && e->ts < gone && e->start < end &&
+		    start < e->start + e->len)
+			gone = e->ts;
+	}
+	return gone;
+}
+
+/*
+ * Each CODE_FILE of a module's file becomes a module of its own: a copy of
+ * that module (the same symbols) whose base puts the mapping's offset where
+ * the module's segment has it, alive from the mapping until a GONE over it
+ * or the module's unload.  A pc there is then that module's code, named and
+ * symbolized as such.  Before load_modmap_finish sorts the ranges.
+ */
+void load_codefile_apply(struct load *L)
+{
+	struct load_file *F = L->f;
+	size_t i;
+
+	for (i = 0; i < F->ncodefiles && !L->nomem; i++) {
+		const struct load_codefile *cf = &F->codefiles[i];
+		long k = codefile_range(F, cf);
+		struct load_range seg, *rg;
+		struct load_mod *mod;
+		uint64_t vaddr, len, *ev;
+
+		if (k < 0)
+			continue;
+		seg = F->ranges[k];
+		vaddr = seg.seg_vaddr + (cf->off - seg.seg_off);
+		len = seg.end - seg.start - (cf->off - seg.seg_off);
+		if (len > cf->len)
+			len = cf->len;
+		mod = LOAD_PUSH(L, F->mods, F->nmods, F->capmods);
+		if (!mod)
+			return;
+		*mod = F->mods[seg.mod];
+		mod->base = cf->start - vaddr;
+		mod->load_ts = cf->ts;
+		mod->alias = 1;
+		if (mod->unload_ts > codefile_gone(F, cf->start, cf->start + len, cf->ts))
+			mod->unload_ts = codefile_gone(F, cf->start, cf->start + len, cf->ts);
+		rg = LOAD_PUSH(L, F->ranges, F->nranges, F->capranges);
+		ev = rg ? LOAD_PUSH(L, F->events, F->nevents, F->capevents) : NULL;
+		if (!ev)
+			return;
+		rg->start = cf->start;
+		rg->end = cf->start + len;
+		rg->seg_vaddr = vaddr;
+		rg->seg_off = cf->off;
+		rg->mod = (uint32_t)(F->nmods - 1);
+		if (len > F->maxlen)
+			F->maxlen = len;
+		*ev = cf->ts;
+	}
+}
