@@ -315,12 +315,18 @@ static void text_proc_exit(struct text_ctx *t, char *buf, size_t len, size_t idx
 {
 	const struct prof_process *pr = &t->p->processes[idx];
 
+	/* the launcher's child's last image: the launcher waited for it (it
+	 * may have had no agent to say: a static program, Valgrind's client) */
+	int launched = !t->p->attached_pid && pr->pid == t->p->processes[0].pid;
+
 	if (pr->exited)
 		snprintf(buf, len, "%d", pr->exit_code);
 	else if (text_execd(t->p, idx))
 		snprintf(buf, len, "exec");
-	else if (idx == 0 && t->p->exit_signal > 0)
+	else if (launched && t->p->exit_signal > 0)
 		text_exit_desc(buf, len, 0, t->p->exit_signal);
+	else if (launched && t->p->exit_status >= 0)
+		snprintf(buf, len, "%d", t->p->exit_status);
 	else
 		snprintf(buf, len, "no clean exit");
 	if (pr->damaged) {
