@@ -18,11 +18,12 @@ pkgs=(cmake make gcc pkg-config libunwind-dev libdw-dev libelf-dev libcjson-dev 
 # convolutions next to torch.profiler), and sqlite3, a real library program
 # whose page the HTML screenshots test opens (tests/e2e/html_shots.sh), and
 # libpython3.11, the interpreter a C program embeds (examples/py_embed.c),
-# and coverage.py, a real tool of the program's own beside --calls.
+# coverage.py, a real tool of the program's own beside --calls, and
+# Valgrind, a program run on a simulated CPU (e2e.valgrind_client).
 if [ "${1:-}" = "--test" ]; then
 	pkgs+=(python3 python3-jsonschema python3-yaml libc6-dev libc6-dbg g++ golang-go gfortran xz-utils
 		debuginfod tmux libjemalloc2 libgoogle-perftools4 chromium openmpi-bin libopenmpi-dev
-		python3-torch sqlite3 libpython3.11 python3-coverage)
+		python3-torch sqlite3 libpython3.11 python3-coverage valgrind)
 fi
 missing=()
 for p in "${pkgs[@]}"; do

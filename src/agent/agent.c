@@ -69,6 +69,23 @@ static const char *agent_exe_name(void)
 	return n > 0 ? exe : "?";
 }
 
+/*
+ * Valgrind's client (its core and tool libraries are in LD_PRELOAD) runs on
+ * Valgrind's simulated CPU: no sample there would be the program's, and the
+ * unwinder's probes would fill Valgrind's report (the program's stderr)
+ * with warnings about us.  1: the agent disabled itself, stay out.
+ */
+static int agent_valgrind_aside(void)
+{
+	const char *p = getenv("LD_PRELOAD");
+
+	if (!p || !strstr(p, "/vgpreload_"))
+		return 0;
+	agent_disable("it runs under Valgrind, whose simulated CPU is not sampled: profile it "
+		      "without Valgrind");
+	return 1;
+}
+
 static void agent_mem_refuse(const char *why)
 {
 	struct cbn_mem_state *m = &agent.w.hdr->mem;
@@ -508,6 +525,8 @@ static void agent_start(void)
 		agent_disable(why);
 		return;
 	}
+	if (agent_valgrind_aside())
+		return;
 	/* The module snapshot first: the unwinder's first backtrace walks it
 	 * (and the scan finds the Python interpreter: python_find.c). */
 	python_config();
