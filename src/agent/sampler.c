@@ -805,7 +805,7 @@ static void sampler_end_sample(struct agent_thread *t)
 	if (!nf)
 		return;
 	r->h.type = CBN_REC_SAMPLE;
-	r->h.flags = CBN_SAMPLE_AT_END;
+	r->h.flags = CBN_SAMPLE_AT_END | (last && last != r ? 0 : CBN_SAMPLE_UNSEEN);
 	r->h.size = (uint32_t)CBN_REC_ALIGN(sizeof(*r) + (size_t)nf * sizeof(uint64_t));
 	r->ts = sample_now();
 	r->weight = weight;

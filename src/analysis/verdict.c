@@ -99,7 +99,8 @@ static uint32_t launch_thread(const struct profile *p, uint64_t *ns)
 }
 
 /* The hottest function by self time that is the program's work: the
- * kernel's rows are named apart ("in the kernel"). */
+ * kernel's rows are named apart ("in the kernel"), and the CPU no sample saw
+ * ("[too short to sample]") is no function's. */
 static const struct cpu_func *hottest(const struct analysis *a)
 {
 	const struct profile *p = a->profile;
@@ -109,6 +110,8 @@ static const struct cpu_func *hottest(const struct analysis *a)
 		const struct cpu_func *f = &a->cpu->funcs[i];
 		const char *mod = f->func < p->nfuncs ? p->funcs[f->func].module : NULL;
 
+		if (f->func < p->nfuncs && (p->funcs[f->func].flags & PROF_FUNC_UNSEEN))
+			continue;
 		if (!mod || strcmp(mod, "kernel") != 0)
 			return f->self_ns ? f : NULL;
 	}

@@ -605,6 +605,9 @@ struct cbn_rec {
 #define CBN_SAMPLE_SHARED 0x10       /* struct cbn_sample_share follows pc[nframes]: the
 				      * stack's outer frames are those of the chunk's
 				      * latest full sample (cbn_share.h) */
+#define CBN_SAMPLE_UNSEEN 0x20       /* with AT_END: the thread had no sample to take its
+				      * stack from; pc[0] is its start routine, the caller
+				      * of CPU no sample saw */
 
 /* In a SAMPLES chunk; the thread is chunk.tid.  pc[0] is the interrupted pc,
  * pc[1..] are return addresses (the reader symbolizes pc[i]-1 for i >= 1). */

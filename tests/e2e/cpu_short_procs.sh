@@ -5,6 +5,9 @@
 # what it spent after its last sample is drawn at its exit, so its sampled
 # CPU stands for its measured CPU (before: a cmake -E of 2 ms had no sample
 # at all three times in four, and its Measured held the loader's 20 ms).
+# A process with no sample before its exit has that CPU under its entry,
+# `_start`, as "[too short to sample]", not as `_start`'s own time (before:
+# `_start` led the table and the verdict named it the hottest function).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
 command -v cmake >/dev/null || skip "no cmake"
@@ -40,6 +43,23 @@ if measured / n > 10e6:
 if sampled < 0.6 * measured:
     sys.exit("the samples stand for %.0f%% of the measured CPU" % (100.0 * sampled / measured))
 PY
+python3 - "$T/r.json" <<'PY' || fail "the CPU no sample saw is misplaced"
+import json, sys
+d = json.load(open(sys.argv[1]))
+cpu = d["run"]["cpu_ns"]
+self_of = {}
+for f in d["functions"]:
+    self_of[f["name"]] = self_of.get(f["name"], 0) + f["self_ns"]
+unseen, start = self_of.get("[too short to sample]", 0), self_of.get("_start", 0)
+print("# [too short to sample] %.1f %%, _start's own %.1f %% of the CPU"
+      % (100.0 * unseen / cpu, 100.0 * start / cpu), file=sys.stderr)
+if unseen <= 0:
+    sys.exit("no [too short to sample] time")
+if start > 0.05 * cpu:
+    sys.exit("_start holds %.1f %% of the CPU as its own" % (100.0 * start / cpu))
+PY
+grep -q 'hottest function _start' "$T/r.txt" &&
+	fail "the verdict names _start: $(grep Verdict "$T/r.txt")"
 grep -q 'before the profiler could sample them.*most in cmake' "$T/r.txt" ||
 	fail "no Data quality line on the processes' start: $(grep -A8 'Data quality' "$T/r.txt")"
 exit 0

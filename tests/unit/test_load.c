@@ -566,6 +566,44 @@ static void test_changed_module(const struct synth_self *self)
 	clean_dir();
 }
 
+/* A thread's end sample with no earlier sample to take its stack from
+ * (CBN_SAMPLE_UNSEEN, its start routine alone): the CPU goes to a
+ * "[too short to sample]" leaf under the start routine, not to the start
+ * routine's own time; an end sample on a stack it had keeps that stack. */
+static void test_unseen(const struct synth_self *self)
+{
+	struct synth s;
+	struct profile *p = NULL;
+	char err[256];
+	uint64_t entry[1] = {(uint64_t)(uintptr_t)&load_test_caller};
+	uint64_t seen[2] = {(uint64_t)(uintptr_t)&load_test_leaf + 4,
+			    (uint64_t)(uintptr_t)&load_test_caller + 8};
+	uint32_t f;
+
+	synth_init(&s, 410, 1, 0, 0, "./short");
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	self_module(&s, self, 100);
+	synth_chunk(&s, CBN_CHUNK_SAMPLES, 410);
+	synth_sample(&s, 200, 3, entry, 1, CBN_SAMPLE_AT_END | CBN_SAMPLE_UNSEEN);
+	synth_sample(&s, 210, 1, seen, 2, CBN_SAMPLE_AT_END);
+	synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+	synth_exit(&s, 300, 0);
+	write_file(&s, "410.0.cbp");
+	CHECK_EQ_INT(prof_load(dir, &p, err, sizeof(err)), PROF_LOAD_OK);
+	REQUIRE(p != NULL);
+	REQUIRE(p->nsamples == 2);
+	CHECK(func_named(p, p->samples[0].stack, 0, "[too short to sample]"));
+	CHECK(func_named(p, p->samples[0].stack, 1, "load_test_caller"));
+	CHECK_EQ_INT(p->stacks[p->samples[0].stack].nframes, 2);
+	f = p->frames[p->stacks[p->samples[0].stack].first].func;
+	CHECK(p->funcs[f].flags & PROF_FUNC_UNSEEN);
+	CHECK_EQ_INT(p->samples[0].weight, 3);
+	CHECK(func_named(p, p->samples[1].stack, 0, "load_test_leaf"));
+	CHECK(func_named(p, p->samples[1].stack, 1, "load_test_caller"));
+	prof_free(p);
+	clean_dir();
+}
+
 /* Kernel stacks: kweight shared among them by count (exactly), named from the
  * session's kernel-symbols file, "[kernel] 0x..." without it; a sample with
  * no kernel stack keeps the plain [kernel] leaf. */
@@ -1029,6 +1067,7 @@ int main(void)
 	test_cuda_session(&self);
 	test_cuda_keyed_order(&self);
 	test_changed_module(&self);
+	test_unseen(&self);
 	test_kernel_stacks(&self);
 	test_kernel_placed(&self);
 	test_many_abnormal();

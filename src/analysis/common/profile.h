@@ -44,6 +44,8 @@ struct prof_func {
 #define PROF_FUNC_BUILTIN 0x40   /* a builtin Python code called, counted (--calls): its
 				  * frames stay in the Python view, which folds the rest
 				  * of the interpreter into the calling line */
+#define PROF_FUNC_UNSEEN 0x80    /* "[too short to sample]": a thread's CPU that no sample
+				  * saw (CBN_SAMPLE_UNSEEN), under its start routine */
 
 /* One symbolized frame; an inlined call produces several frames for one pc. */
 struct prof_frame {

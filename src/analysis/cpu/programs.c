@@ -178,7 +178,7 @@ static int hot_eq(const void *ctx, uint32_t v)
 }
 
 /* Each program's hottest function, the kernel's left out (its share is the
- * program's kernel_ns). */
+ * program's kernel_ns), and the CPU no sample saw (it is no function's). */
 static int programs_hottest(const struct profile *p, const uint32_t *prog_of,
 			    struct program *v)
 {
@@ -201,7 +201,8 @@ static int programs_hottest(const struct profile *p, const uint32_t *prog_of,
 		st = &p->stacks[s->stack];
 		if (!st->nframes || st->first >= p->nframes ||
 		    (f = p->frames[st->first].func) >= p->nfuncs ||
-		    (p->funcs[f].module && !strcmp(p->funcs[f].module, "kernel")))
+		    (p->funcs[f].module && !strcmp(p->funcs[f].module, "kernel")) ||
+		    (p->funcs[f].flags & PROF_FUNC_UNSEEN))
 			continue;
 		key = (struct hot){ prog_of[p->threads[s->thread].process], f, 0 };
 		probe[0] = h;

@@ -369,7 +369,9 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 		}
 		s = &p->samples[p->nsamples++];
 		s->ts = w->ts;
-		s->stack = ustack;
+		/* a thread's CPU that no sample saw: under its start routine,
+		 * not in it (load_stack_unseen); its kernel share stays as is */
+		s->stack = (w->flags & CBN_SAMPLE_UNSEEN) ? load_stack_unseen(L, ustack) : ustack;
 		si = p->nsamples - 1;
 		s->thread = w->thread;
 		s->weight = w->weight - w->kweight;
@@ -385,7 +387,7 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 			/* the kernel's stacks, named (load_kernel.c) */
 		} else if (w->kweight && w->kweight == w->weight) {
 			/* all of it the kernel's: the record itself gets the leaf */
-			s->stack = load_stack_kernel(L, s->stack);
+			s->stack = load_stack_kernel(L, ustack);
 			s->weight = w->weight;
 			s->flags |= PROF_SAMPLE_KERNEL;
 		} else if (w->kweight) {
@@ -400,7 +402,7 @@ static uint64_t file_samples(struct load *L, uint64_t ring_cut)
 			s = &p->samples[p->nsamples - 1];
 			k = &p->samples[p->nsamples++];
 			*k = *s;
-			k->stack = load_stack_kernel(L, s->stack);
+			k->stack = load_stack_kernel(L, ustack);
 			k->weight = w->kweight;
 			k->flags |= PROF_SAMPLE_KERNEL | PROF_SAMPLE_SPLIT;
 		}
@@ -709,6 +711,7 @@ int prof_load_with(const char *session_dir, const struct prof_load_opts *o, stru
 	memset(&L, 0, sizeof(L));
 	L.unknown_func = PROF_NONE;
 	L.kernel_func = PROF_NONE;
+	L.unseen_func = PROF_NONE;
 	L.pyunknown_func = PROF_NONE;
 	L.fold_inline = o && o->inline_view == PROF_INLINE_FOLD;
 	L.python_native = o && o->python_view == PROF_PYTHON_NATIVE;

@@ -278,6 +278,7 @@ struct load {
 	struct load_symmod *symmods;     size_t nsymmods, capsymmods;
 	uint32_t unknown_func;           /* "[unknown]" or PROF_NONE */
 	uint32_t kernel_func;            /* "[kernel]" or PROF_NONE */
+	uint32_t unseen_func;            /* "[too short to sample]" or PROF_NONE */
 	uint32_t *kstack;                /* stack -> the same with a [kernel] leaf, +1; 0 none */
 	size_t capkstack;
 	/* load_kernel.c */
@@ -392,6 +393,7 @@ uint32_t load_spin_at(struct load *L, uint64_t pc, uint64_t ts);
  * per stack). */
 void load_modules_finish(struct load *L);
 uint32_t load_stack_kernel(struct load *L, uint32_t st);
+uint32_t load_stack_unseen(struct load *L, uint32_t st);
 
 /* load_python.c: Python frames (CBN_PYW words, docs/agent.md section 17).
  * header.python into pr->python; one PY_CODE record of the current file;

@@ -145,6 +145,39 @@ uint32_t load_stack_kernel(struct load *L, uint32_t st)
 	return (uint32_t)(p->nstacks - 1);
 }
 
+/* The stack st under a "[too short to sample]" leaf: the CPU a thread used
+ * that no sample saw (CBN_SAMPLE_UNSEEN: st is its start routine alone),
+ * which is not the start routine's own time.  PROF_NONE when memory ran
+ * short. */
+uint32_t load_stack_unseen(struct load *L, uint32_t st)
+{
+	struct profile *p = L->p;
+	struct prof_frame *f;
+	size_t first = p->nframes;
+	uint32_t i, n;
+
+	if (L->unseen_func == PROF_NONE) {
+		L->unseen_func = intern_func(L, "[too short to sample]", "", 0, "");
+		if (L->unseen_func != PROF_NONE)
+			p->funcs[L->unseen_func].flags |= PROF_FUNC_UNSEEN;
+	}
+	if (L->nomem || st == PROF_NONE || L->unseen_func == PROF_NONE)
+		return PROF_NONE;
+	f = LOAD_PUSH(L, p->frames, p->nframes, L->capframes);
+	if (!f)
+		return PROF_NONE;
+	memset(f, 0, sizeof(*f));
+	f->func = L->unseen_func;
+	f->file = "";
+	n = p->stacks[st].nframes;
+	for (i = 0; i < n; i++) {
+		if (!(f = LOAD_PUSH(L, p->frames, p->nframes, L->capframes)))
+			return PROF_NONE;
+		*f = p->frames[p->stacks[st].first + i];
+	}
+	return stack_commit_unwind(L, first, p->stacks[st].unwind);
+}
+
 /* The profile stack for raw pcs of the current file at time ts (leaf first).
  * pcs[0] is the interrupted pc unless ret_all; the others are return addresses
  * and are looked up at pc-1 so the call's line, not the next one, is shown.
