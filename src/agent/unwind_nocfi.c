@@ -340,28 +340,31 @@ static int recover_chain(const ucontext_t *uc, uint64_t sp, uint64_t bp, uint64_
 
 /*
  * SIGNAL-SAFE.  The caller of (ip, sp, bp), a frame without CFI, appended
- * to pcs after its marker (recover_caller, or a chain of frames without
- * CFI by frame pointer first when the frame's return address is such code):
- * 1 and its registers in *nip, *nsp, *nbp; or 0 with a stop marker
- * appended.
+ * to pcs after its marker: a chain of frames without CFI by frame pointer
+ * up to a caller with CFI (recover_chain), else recover_caller's; 1 and its
+ * registers in *nip, *nsp, *nbp.  Else 0 with a stop marker appended, after
+ * the frames of a chain that broke when recover_caller found nothing.
  */
 static int recover_mark(const ucontext_t *uc, uint64_t *pcs, int *n, int cap, uint64_t ip,
 			uint64_t sp, uint64_t bp, uint64_t *nip, uint64_t *nsp, uint64_t *nbp)
 {
 	unsigned where = modules_snap_exec(ip) ? CBN_UWM_NOCFI : CBN_UWM_JIT;
-	int kind, m0 = *n;
+	int kind, chain, m0 = *n;
 
 	pcs[(*n)++] = CBN_UWM_MAKE(CBN_UWM_FP, where);
-	kind = recover_chain(uc, sp, bp, pcs, n, cap - 1, nip, nsp, nbp);
-	if (kind > 0)
+	chain = recover_chain(uc, sp, bp, pcs, n, cap - 1, nip, nsp, nbp);
+	if (chain > 0)
 		return 1;
-	if (kind < 0) {
+	/* no chain, or one that broke: the frame pointer's or the scan's
+	 * caller of the frame itself first (a frame pointer that only looked
+	 * like a chain's never hides what they find), else what the chain gave */
+	kind = recover_caller(uc, ip, sp, bp, nip, nsp, nbp);
+	if (!kind && chain < 0) {
 		where = modules_snap_exec(pcs[*n - 1]) ? CBN_UWM_NOCFI : CBN_UWM_JIT;
 		pcs[(*n)++] = CBN_UWM_MAKE(CBN_UWM_STOP, where);
 		return 0;
 	}
 	*n = m0;
-	kind = recover_caller(uc, ip, sp, bp, nip, nsp, nbp);
 	if (!kind) {
 		pcs[(*n)++] = CBN_UWM_MAKE(CBN_UWM_STOP, where);
 		return 0;

@@ -51,6 +51,13 @@ check recursion "$T/rec.json" 0 0.9
 run_cbn --json "$T/nocfi.json" -o "$T/nocfi" -- "$EXAMPLES/nocfi"
 expect_rc 0
 check nocfi "$T/nocfi.json" 0 0.9
+# frame-pointer chains through JIT code, and code mapped from the
+# program's own file (V8's and the JVM's ways)
+for m in chain remap; do
+	run_cbn --json "$T/nocfi_$m.json" -o "$T/nocfi_$m" -- "$EXAMPLES/nocfi" 0.5 $m
+	expect_rc 0
+	check "nocfi $m" "$T/nocfi_$m.json" 0 0.9
+done
 
 run_cbn --json "$T/dl.json" -o "$T/dl" -- "$EXAMPLES/dlopen_hot"
 expect_rc 0
