@@ -5,7 +5,9 @@
  * (what the launcher knows of the process: its pid, exe, command line, the
  * sampling period), MODULE_LOAD records for what it has mapped (from
  * /proc/PID/maps through libdwfl: path, load bias, build-id and PT_LOAD
- * segments; a module seen later is recorded when seen), THREAD_START /
+ * segments; a module seen later is recorded when seen; CODE_FILE records
+ * for the files mapped executable, V8's second view of its builtins among
+ * them), THREAD_START /
  * THREAD_NAME / THREAD_END records, and each thread's SAMPLE records in its
  * own SAMPLES chunks.  Written by the launcher's one thread.
  */
@@ -94,6 +96,20 @@ void attach_file_thread(struct attach_file *f, uint16_t type, pid_t tid, const c
 	file_event(f, &r, sizeof(r));
 }
 
+/* 1 when key was recorded before, else recorded now (f->mods). */
+static int file_seen(struct attach_file *f, uint64_t key)
+{
+	size_t i;
+
+	for (i = 0; i < f->nmods; i++)
+		if (f->mods[i] == key)
+			return 1;
+	if (util_grow((void **)&f->mods, &f->capmods, f->nmods + 1, sizeof(*f->mods)) < 0)
+		return 1;
+	f->mods[f->nmods++] = key;
+	return 0;
+}
+
 /* A MODULE_LOAD record for mod, unless one was written for its (path, bias). */
 static int file_module(Dwfl_Module *mod, void **userdata, const char *name, Dwarf_Addr start,
 		       void *arg)
@@ -121,12 +137,8 @@ static int file_module(Dwfl_Module *mod, void **userdata, const char *name, Dwar
 	else if (name[0] != '/')
 		return DWARF_CB_OK;
 	key = util_fnv1a_str(name, util_fnv1a(&bias, sizeof(bias), UTIL_FNV_INIT));
-	for (i = 0; i < f->nmods; i++)
-		if (f->mods[i] == key)
-			return DWARF_CB_OK;
-	if (util_grow((void **)&f->mods, &f->capmods, f->nmods + 1, sizeof(*f->mods)) < 0)
+	if (file_seen(f, key))
 		return DWARF_CB_OK;
-	f->mods[f->nmods++] = key;
 	memset(buf, 0, sizeof(struct cbn_rec_module));
 	r->h.type = CBN_REC_MODULE_LOAD;
 	r->ts = attach_now();
@@ -163,6 +175,50 @@ static const Dwfl_Callbacks file_callbacks = {
 	.debuginfo_path = &file_debuginfo_path,
 };
 
+/*
+ * A CODE_FILE record for each file mapped executable (V8 maps its builtins
+ * from its own binary a second time): the loader makes a second view of the
+ * module where one is not the module's own mapping (load_modmap.c), as the
+ * agent's records of the program's mmap calls do in a launched run.
+ */
+static void file_code_files(struct attach_file *f, pid_t pid)
+{
+	unsigned char buf[sizeof(struct cbn_rec_code_file) + 4104] __attribute__((aligned(8)));
+	struct cbn_rec_code_file *r = (void *)buf;
+	char path[64], *line = NULL;
+	unsigned long long lo, hi, off;
+	size_t cap = 0, n;
+	char perms[8];
+	int at;
+	FILE *m;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(m = fopen(path, "re")))
+		return;
+	while (getline(&line, &cap, m) > 0) {
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off, &at) < 4 ||
+		    perms[2] != 'x' || line[at] != '/')
+			continue;
+		n = strcspn(line + at, "\n");
+		if (n > 4095 || file_seen(f, util_fnv1a(&lo, sizeof(lo), util_fnv1a(&off, sizeof(off),
+								       UTIL_FNV_INIT)) ^ 1))
+			continue;
+		memset(r, 0, sizeof(*r));
+		r->h.type = CBN_REC_CODE_FILE;
+		r->h.size = (uint32_t)((sizeof(*r) + n + 1 + 7) & ~(size_t)7);
+		r->ts = attach_now();
+		r->start = lo;
+		r->len = hi - lo;
+		r->offset = off;
+		r->name_len = (uint32_t)n;
+		memcpy(r->name, line + at, n);
+		memset(r->name + n, 0, r->h.size - sizeof(*r) - n);
+		file_event(f, r, r->h.size);
+	}
+	free(line);
+	fclose(m);
+}
+
 int attach_file_modules(struct attach_file *f, pid_t pid)
 {
 	Dwfl *d = dwfl_begin(&file_callbacks);
@@ -173,6 +229,7 @@ int attach_file_modules(struct attach_file *f, pid_t pid)
 	dwfl_report_begin(d);
 	if (dwfl_linux_proc_report(d, pid) == 0 && dwfl_report_end(d, NULL, NULL) == 0) {
 		dwfl_getmodules(d, file_module, f, 0);
+		file_code_files(f, pid);
 		ret = 0;
 	}
 	dwfl_end(d);

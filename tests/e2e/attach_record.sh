@@ -3,11 +3,12 @@
 # the report names the hot functions with their shares, it is marked as
 # attached, the outputs are written; it stops at --duration, at SIGINT
 # (Ctrl-C) and at the process's exit; the program's output and exit status
-# are its own; a CPython program's Python frames; and the refusals
-# (docs/attach.md).
+# are its own; a CPython program's Python frames; code the program mapped
+# from its own file a second time (V8's builtins) named as its own; and
+# the refusals (docs/attach.md).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
-need_example threads recursion syscalls
+need_example threads recursion syscalls nocfi
 . "$(dirname "$0")/lib/attach.bash"
 
 # threads: worker i burns i units in worker_spin, main 1 unit in main_spin,
@@ -164,4 +165,16 @@ for line in open(sys.argv[1]):
 sys.exit(1)
 PY
 fi
+# A function called through a second mapping of the program's own file
+# (nocfi remap): named from the module, as in a launched run (before: all
+# of it [unknown]).
+"$EXAMPLES/nocfi" 3 remap >/dev/null 2>&1 &
+prog=$!
+sleep 0.3
+run_cbn --duration 1 --json "$T/remap.json" --pid "$prog"
+kill "$prog" 2>/dev/null
+expect_rc 0
+share=$(json_py "$T/remap.json" \
+	'round(100 * sum(f["self_ns"] for f in d["functions"] if f["name"] == "remap_spin") / d["run"]["cpu_ns"])')
+[ "$share" -ge 80 ] || fail "attached to nocfi remap: remap_spin has $share % of the CPU: $(head -24 "$OUTF" | tail -8)"
 exit 0

@@ -273,6 +273,8 @@ void load_codefile_apply(struct load *L)
 			continue;
 		seg = F->ranges[k];
 		vaddr = seg.seg_vaddr + (cf->off - seg.seg_off);
+		if (cf->start - vaddr == F->mods[seg.mod].base)
+			continue; /* the module's own mapping (an attached run records all) */
 		len = seg.end - seg.start - (cf->off - seg.seg_off);
 		if (len > cf->len)
 			len = cf->len;
