@@ -167,7 +167,8 @@ void load_jit_open(struct load *L, const char *dir, const char *name)
 		if (len > F->jitmaxlen)
 			F->jitmaxlen = len;
 	}
-	qsort(F->jits, F->njits, sizeof(*F->jits), jit_cmp);
+	if (F->njits)	/* none when every record was a GONE */
+		qsort(F->jits, F->njits, sizeof(*F->jits), jit_cmp);
 }
 
 /* The region holding addr at ts: the one alive then, else (a record written
