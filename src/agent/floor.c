@@ -269,3 +269,36 @@ void agent_disable(const char *why)
 	if (!h)
 		agent_say("not profiled: %s", why);
 }
+
+int agent_maps_each(int (*fn)(char *line, void *arg), void *arg)
+{
+	char buf[8192];
+	size_t have = 0;
+	int e = errno, ret = 0, fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		errno = e;
+		return -1;
+	}
+	while (!ret) {
+		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
+		char *line = buf, *nl;
+
+		if (n <= 0)
+			break;
+		have += (size_t)n;
+		buf[have] = '\0';
+		while (!ret && (nl = strchr(line, '\n')) != NULL) {
+			*nl = '\0';
+			ret = fn(line, arg);
+			line = nl + 1;
+		}
+		have = (size_t)(buf + have - line);
+		memmove(buf, line, have);
+		if (have >= sizeof(buf) - 1)
+			have = 0; /* a line longer than the buffer: skip it */
+	}
+	close(fd);
+	errno = e;
+	return ret;
+}

@@ -110,5 +110,10 @@ uint32_t agent_gettid(void) AGENT_HIDDEN;
  * exec). */
 void agent_hooks_set(void (*mem_now)(void)) AGENT_HIDDEN;
 void agent_mem_last_point(void) AGENT_HIDDEN;
+/* Each line of /proc/self/maps (without its newline) to fn, read with plain
+ * system calls and a buffer on the stack, until fn returns nonzero (then
+ * that value) or the end (0); -1 when the file cannot be opened.  A line
+ * longer than the buffer is skipped.  errno is kept.  Normal context. */
+int agent_maps_each(int (*fn)(char *line, void *arg), void *arg) AGENT_HIDDEN;
 
 #endif

@@ -11,8 +11,8 @@
  * CODE_FILE record with its path and offset (V8 maps its builtins from its
  * own binary a second time), so the launcher names its pcs as the module's.
  * The ranges are kept in jittab.c's lock-free table, so that a fork child's
- * new file gets them again (jitmap_replay) and an unmapped file range is
- * said GONE.
+ * new file gets them again (jitmap_replay: a file's path and offset from
+ * /proc/self/maps) and an unmapped file range is said GONE.
  *
  * Only the program's own calls come here (the loader and libc map through
  * internal entry points); with --memory the allocation hooks' mmap passes on
@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -96,8 +97,10 @@ static void jit_exec(uint64_t start, uint64_t len)
 	jit_record(start, len, 0, NULL);
 }
 
-/* A file mapped executable by the program: the CODE_FILE record. */
-static void jit_code_file(uint64_t start, uint64_t len, uint64_t off, const char *path, size_t n)
+/* A file mapped executable by the program: the CODE_FILE record (path: n
+ * bytes, at most 1024 kept). */
+static void code_file_record(uint64_t start, uint64_t len, uint64_t off, const char *path,
+			     size_t n)
 {
 	struct {
 		struct cbn_rec_code_file r;
@@ -106,6 +109,8 @@ static void jit_code_file(uint64_t start, uint64_t len, uint64_t off, const char
 
 	if (!atomic_load_explicit(&agent.active, memory_order_relaxed) || !len)
 		return;
+	if (n > 1024)
+		n = 1024;
 	memset(&rec.r, 0, sizeof(rec.r));
 	rec.r.h.type = CBN_REC_CODE_FILE;
 	rec.r.h.size = (uint32_t)CBN_REC_ALIGN(sizeof(rec.r) + n + 1); /* a NUL after it */
@@ -117,8 +122,15 @@ static void jit_code_file(uint64_t start, uint64_t len, uint64_t off, const char
 	rec.r.name_len = (uint32_t)n;
 	memcpy(rec.name, path, n);
 	memset(rec.name + n, 0, rec.r.h.size - sizeof(rec.r) - n);
-	jittab_remember(start, len, 1);
 	agent_event(&rec, rec.r.h.size);
+}
+
+static void jit_code_file(uint64_t start, uint64_t len, uint64_t off, const char *path, size_t n)
+{
+	if (!atomic_load_explicit(&agent.active, memory_order_relaxed) || !len)
+		return;
+	jittab_remember(start, len, 1);
+	code_file_record(start, len, off, path, n);
 }
 
 /* A file mapped executable: a jitdump when its name says so, else a
@@ -223,13 +235,65 @@ __attribute__((visibility("default"))) int munmap(void *addr, size_t len)
 	return r;
 }
 
-/* A fork child's new file: the regions it inherited. */
+/* One line of /proc/self/maps ("lo-hi perms offset dev inode path"): a
+ * CODE_FILE for each part of it that a file range of the table holds.  The
+ * table keeps no path, so a fork child's file ranges come from the mappings
+ * its /proc/self/maps shows there now (split or merged as the kernel keeps
+ * them), with the path and offset they have. */
+static int replay_line(char *line, void *arg)
+{
+	char *end;
+	const char *perms, *path;
+	uint64_t lo, hi, off;
+	int i, file, used = jittab_used(), field;
+
+	(void)arg;
+	lo = strtoull(line, &end, 16);
+	if (*end != '-')
+		return 0;
+	hi = strtoull(end + 1, &end, 16);
+	perms = end + 1;
+	if (*end != ' ' || strnlen(perms, 4) < 4 || perms[2] != 'x')
+		return 0;
+	off = strtoull(perms + 4, &end, 16);
+	/* then dev, inode, and the path after the spaces that align it */
+	path = end;
+	for (field = 0; field < 2; field++) {
+		while (*path == ' ')
+			path++;
+		while (*path && *path != ' ')
+			path++;
+	}
+	while (*path == ' ')
+		path++;
+	if (*path != '/')
+		return 0;
+	for (i = 0; i < used; i++) {
+		uint64_t s, l, a, b;
+
+		if (!jittab_slot(i, &s, &l, &file) || !file || s >= hi || lo >= s + l)
+			continue;
+		a = s > lo ? s : lo;
+		b = s + l < hi ? s + l : hi;
+		code_file_record(a, b - a, off + (a - lo), path, strlen(path));
+	}
+	return 0;
+}
+
+/* A fork child's new file: the regions and the files' ranges it inherited. */
 void jitmap_replay(void)
 {
-	int i, file, used = jittab_used();
+	int i, file, files = 0, used = jittab_used();
 	uint64_t s, l;
 
-	for (i = 0; i < used; i++)
-		if (jittab_slot(i, &s, &l, &file) && !file)
+	for (i = 0; i < used; i++) {
+		if (!jittab_slot(i, &s, &l, &file))
+			continue;
+		if (file)
+			files++;
+		else
 			jit_record(s, l, 0, NULL);
+	}
+	if (files)
+		agent_maps_each(replay_line, NULL);
 }

@@ -115,46 +115,34 @@ static void stacks_use_ours(struct agent_thread *t)
 extern void *__libc_stack_end;
 
 /* The end of the mapping that holds addr (the main thread's stack: its
- * [stack] line), from /proc/self/maps read with plain system calls; 0 when
- * not found.  Not signal context (the constructor). */
+ * [stack] line), from /proc/self/maps; 0 when not found.  Not signal
+ * context (the constructor). */
+struct mapping_end {
+	uintptr_t addr, end;
+};
+
+static int mapping_end_line(char *line, void *arg)
+{
+	struct mapping_end *m = arg;
+	char *dash;
+	unsigned long lo = strtoul(line, &dash, 16), hi;
+
+	if (*dash != '-')
+		return 0;
+	hi = strtoul(dash + 1, NULL, 16);
+	if (lo <= m->addr && m->addr < hi) {
+		m->end = hi;
+		return 1;
+	}
+	return 0;
+}
+
 static uintptr_t stacks_mapping_end(uintptr_t addr)
 {
-	char buf[4096];
-	size_t have = 0;
-	uintptr_t end = 0;
-	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	struct mapping_end m = {addr, 0};
 
-	if (fd < 0)
-		return 0;
-	for (;;) {
-		ssize_t n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		char *line = buf, *nl;
-
-		if (n <= 0)
-			break;
-		have += (size_t)n;
-		buf[have] = '\0';
-		while ((nl = strchr(line, '\n')) != NULL) {
-			char *dash;
-			unsigned long lo = strtoul(line, &dash, 16), hi;
-
-			if (*dash == '-') {
-				hi = strtoul(dash + 1, NULL, 16);
-				if (lo <= addr && addr < hi) {
-					end = hi;
-					goto out;
-				}
-			}
-			line = nl + 1;
-		}
-		have = (size_t)(buf + have - line);
-		memmove(buf, line, have);
-		if (have >= sizeof(buf) - 1)
-			have = 0; /* a line longer than the buffer: skip it */
-	}
-out:
-	close(fd);
-	return end;
+	agent_maps_each(mapping_end_line, &m);
+	return m.end;
 }
 
 /*

@@ -521,18 +521,24 @@ single)
 jitmap)
 	# Executable memory outside the modules is a JIT_REGION record; GONE
 	# when unmapped or no longer executable; a fork child's file holds the
-	# regions it inherited; a jitdump mapping is named; no region for the
-	# program's own text; errno of failing calls kept (the program checks).
+	# regions it inherited, and the file ranges (a CODE_FILE with the path
+	# and offset, from the child's /proc/self/maps); a jitdump mapping is
+	# named; no region for the program's own text; errno of failing calls
+	# kept (the program checks).
 	export CBN_FREQ=250
 	run_both "$P/jitmap"
 	grep -q "jitmap: ok" "$T/agent.out" || fail "$(cat "$T/agent.out")"
 	read -r A B C < <(sed -n 's/^A=\(0x[0-9a-f]*\) B=\(0x[0-9a-f]*\) C=\(0x[0-9a-f]*\)$/\1 \2 \3/p' "$T/agent.err")
 	[ -n "${C:-}" ] || fail "no addresses: $(cat "$T/agent.err")"
+	read -r E EXE < <(sed -n 's/^E=\(0x[0-9a-f]*\) \(.*\)$/\1 \2/p' "$T/agent.err")
+	[ -n "${EXE:-}" ] || fail "no E: $(cat "$T/agent.err")"
 	pg=$(getconf PAGESIZE)
 	expect_files 2
 	for f in $(files); do
 		dump "$f"
 		grep -q "^jit start=$B len=$pg .*flags=0 " "$T/dump" || fail "B not in $f: $(grep '^jit' "$T/dump")"
+		e=$(grep "^codefile start=$E len=$pg off=$pg tid=[0-9]* name=" "$T/dump" | sed 's/.* name=//')
+		[ "$e" = "$EXE" ] || fail "E not once in $f: $(grep '^codefile' "$T/dump")"
 		cp "$T/dump" "$T/dump.$(basename "$f")"
 	done
 	# the parent's file: the one with A

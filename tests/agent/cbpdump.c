@@ -368,6 +368,18 @@ static void on_event(const struct cbn_rec *r, size_t avail)
 		       (int)j->name_len, j->name);
 		break;
 	}
+	case CBN_REC_CODE_FILE: {
+		const struct cbn_rec_code_file *c = (const void *)r;
+
+		if (avail < sizeof(*c) || sizeof(*c) + (size_t)c->name_len > avail) {
+			damaged = 1;
+			return;
+		}
+		printf("codefile start=0x%llx len=%llu off=%llu tid=%u name=%.*s\n",
+		       (unsigned long long)c->start, (unsigned long long)c->len,
+		       (unsigned long long)c->offset, c->tid, (int)c->name_len, c->name);
+		break;
+	}
 	default:
 		printf("record type=%u size=%u\n", r->type, r->size);
 	}

@@ -6,10 +6,12 @@
  *   C: mmap RW, mprotect RX, then mprotect RW again (no longer code);
  *   a page of the program's own text made RX again (in a module: no region);
  *   a file named jit-PID.dump mapped PROT_EXEC (perf's jitdump convention);
+ *   E: the second page of its own executable mapped PROT_EXEC again (as V8
+ *      maps its builtins), kept;
  *   a failing munmap and mprotect keep their errno;
- *   a fork child, which prints B's address (its file must hold B again).
- * Prints the addresses it made on stderr ("A=0x... B=0x... C=0x..."), and
- * "jitmap: ok".
+ *   a fork child, which prints B's address (its file must hold B and E again).
+ * Prints the addresses it made on stderr ("A=0x... B=0x... C=0x...", then
+ * "E=0x... PATH"), and "jitmap: ok".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,8 +35,9 @@ int main(void)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
 	unsigned char *a, *b, *c, *text;
-	char path[64];
-	void *d;
+	char path[64], exe[4096];
+	void *d, *e;
+	ssize_t n;
 	pid_t pid;
 	int fd, st;
 
@@ -58,6 +61,17 @@ int main(void)
 	unlink(path);
 	if (d == MAP_FAILED)
 		return 6;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return 11;
+	exe[n] = '\0';
+	fd = open(exe, O_RDONLY);
+	if (fd < 0)
+		return 12;
+	e = mmap(NULL, pg, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, (off_t)pg);
+	close(fd);
+	if (e == MAP_FAILED)
+		return 13;
 	errno = 0;
 	if (munmap((void *)1, pg) == 0 || errno != EINVAL)
 		return 7;
@@ -68,6 +82,7 @@ int main(void)
 	if (munmap(a, 2 * pg))
 		return 9;
 	fprintf(stderr, "A=%p B=%p C=%p\n", (void *)a, (void *)b, (void *)c);
+	fprintf(stderr, "E=%p %s\n", e, exe);
 	pid = fork();
 	if (pid == 0) {
 		spin();
