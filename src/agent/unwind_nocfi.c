@@ -155,8 +155,52 @@ static int recover_lookahead(const ucontext_t *uc, uint64_t ip, uint64_t sp, uin
 	}
 }
 
+/*
+ * SIGNAL-SAFE.  Code without CFI that keeps no frame of its own (a JIT
+ * kernel or an assembly leaf that never touches rbp) leaves rbp its
+ * caller's, so the frame pointer's return address at bp + 8 is the
+ * caller's caller's and the caller itself would be lost (perf's -g loses
+ * it too).  Its return address then lies between sp and bp: the first
+ * word there that could be one (recover_ra_ok) whose frame, stepped by its
+ * CFI at most RECOVER_INNER_STEPS times, reaches that same return address
+ * at that same slot (ra at bp + 8, the stack at bp + 16) is the caller,
+ * and 1 with its (ip, sp, bp).  A stale return address left in a frame's
+ * locals reaches that slot only when it came from the same call site at
+ * the same depth.
+ */
+#define RECOVER_INNER_STEPS 4
+static int recover_inner(uint64_t stop, uint64_t sp, uint64_t bp, uint64_t ra,
+			 uint64_t *nip, uint64_t *nsp, uint64_t *nbp)
+{
+	struct fastwalk_cursor w;
+	uint64_t v, slot;
+	int tried = 0, k;
+
+	for (slot = sp; slot < bp && slot < sp + 8u * CBN_UWM_SCAN_WORDS &&
+			tried < RECOVER_CANDIDATES; slot += 8) {
+		if (unwind_word(slot, &v) < 0)
+			return 0;
+		if (v < 4096 || v == ra || !recover_ra_ok(v, stop))
+			continue;
+		tried++;
+		fastwalk_caller_at(&w, v, slot + 8, bp);
+		for (k = 0; k < RECOVER_INNER_STEPS && fastwalk_step(&w) == 1; k++) {
+			if (w.sp > bp + 16)
+				break;
+			if (w.sp == bp + 16 && w.pc == ra) {
+				*nip = v;
+				*nsp = slot + 8;
+				*nbp = bp;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* SIGNAL-SAFE.  A caller of the frame (stop, sp, bp) whose code has no CFI:
- * by its frame pointer, else by scanning the stack.  Returns CBN_UWM_FP or
+ * by its frame pointer (or the frame below it that the frame pointer
+ * skips: recover_inner), else by scanning the stack.  Returns CBN_UWM_FP or
  * CBN_UWM_SCAN with the caller's (ip, sp, bp), or 0. */
 static int recover_caller(const ucontext_t *uc, uint64_t stop, uint64_t sp, uint64_t bp,
 			  uint64_t *nip, uint64_t *nsp, uint64_t *nbp)
@@ -167,6 +211,8 @@ static int recover_caller(const ucontext_t *uc, uint64_t stop, uint64_t sp, uint
 	if (bp > sp && bp - sp < RECOVER_FP_SPAN && !(bp & 7) && unwind_word(bp + 8, &v) == 0 &&
 	    unwind_word(bp, &saved) == 0 && recover_ra_ok(v, stop) &&
 	    recover_lookahead(uc, v, bp + 16, saved)) {
+		if (recover_inner(stop, sp, bp, v, nip, nsp, nbp))
+			return CBN_UWM_SCAN;
 		*nip = v;
 		*nsp = bp + 16;
 		*nbp = saved;

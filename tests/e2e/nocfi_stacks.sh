@@ -21,14 +21,21 @@
 #     by frame pointer (before: the stacks stopped at the inner one);
 #   - `remap`: a function of the program called through a second mapping
 #     of its own file, as V8 maps its builtins: named as the program's
-#     function with its line, under main (before: [unknown]).
+#     function with its line, under main (before: [unknown]);
+#   - nocfi_fp, the same program with frame pointers in its C code: rbp is
+#     the C caller's frame while the JIT leaf without one (and the assembly
+#     function) runs, so the frame pointer leads past that caller to its
+#     own; every caller keeps its share all the same (before: run_jit_leaf
+#     and run_asm had none, their time went to main).
 . "$(dirname "$0")/lib/common.bash"
 need_cbn
-need_example nocfi
+need_example nocfi nocfi_fp
 
-run_cbn --json "$T/r.json" -o "$T/s" -- "$EXAMPLES/nocfi" 2
-expect_rc 0
-python3 - "$T/r.json" "$OUTF" <<'EOF' || fail "shares of the callers (above)"
+# shares JSON PROGRAM_OUTPUT: each caller's share against the program's own
+# clock (8 points), and main's (97 %)
+shares()
+{
+	python3 - "$1" "$2" <<'EOF'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 cpu = d["run"]["cpu_ns"]
@@ -54,6 +61,11 @@ if main < 97:
     bad = 1
 sys.exit(bad)
 EOF
+}
+
+run_cbn --json "$T/r.json" -o "$T/s" -- "$EXAMPLES/nocfi" 2
+expect_rc 0
+shares "$T/r.json" "$OUTF" || fail "shares of the callers (above)"
 grep -Eq '\[jit\]:0\(\[jit\] 0x[0-9a-f]+\)' "$OUTF" || fail "no [jit] 0xSTART row"
 grep -q '~:0(\[unknown\])' "$OUTF" && fail "an [unknown] row is left"
 grep -q 'of the samples ran in JIT code' "$OUTF" || fail "Data quality says nothing of JIT code"
@@ -104,4 +116,9 @@ grep -Eq 'nocfi\.c:[0-9]+\(remap_spin\)' "$OUTF" ||
 	fail "remap: remap_spin has no line: $(grep remap_spin "$OUTF")"
 grep -q '\[unknown\]' "$OUTF" && fail "remap: an [unknown] row is left"
 note "nocfi remap: code mapped again from the program's file is the program's"
+
+run_cbn --json "$T/f.json" -- "$EXAMPLES/nocfi_fp" 1
+expect_rc 0
+shares "$T/f.json" "$OUTF" || fail "nocfi_fp: shares of the callers (above)"
+note "nocfi_fp: a JIT leaf's C caller kept where the frame pointer skips it"
 exit 0
