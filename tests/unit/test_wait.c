@@ -444,6 +444,12 @@ static void test_activities(void)
 	CHECK_STR(wait_verdict_name(w->verdict), "compute-bound");
 	CHECK(w->verdict_text && strncmp(w->verdict_text, "compute-bound: ", 15) == 0);
 	wait_free(w);
+	/* a fork child's main ran in its parent: a stack without main before
+	 * its first main is no start-up (the loader's own frames still are) */
+	b.p.processes[0].forked = 1;
+	w = analyze(&b);
+	CHECK_EQ_INT(w->act_ns[WAIT_ACT_STARTUP], 10 * MS);
+	wait_free(w);
 	run_free(&b);
 }
 

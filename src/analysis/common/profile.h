@@ -125,6 +125,7 @@ struct prof_process {
 	int clean_exit;          /* exit handlers ran */
 	int exited;              /* it ended by exit() or _exit(): exit_code is its status */
 	int exit_code;           /* valid when exited */
+	int forked;              /* a fork child's first image: main ran in its parent */
 	uint32_t exec_unprofiled; /* execs into an image that could not be profiled
 				   * (named in prof.warnings) */
 	const char *disabled;    /* NULL, or why the agent disabled itself */

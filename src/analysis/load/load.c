@@ -191,6 +191,7 @@ static void process_from_header(struct load *L, struct prof_process *pr,
 	pr->max_depth = h->max_depth;
 	pr->clean_exit = h->clean_exit == 1;
 	pr->exited = h->clean_exit != 0; /* 2: _exit */
+	pr->forked = h->parent_pid_file >= 0 && !h->exec_seq;
 	pr->exec_unprofiled = h->guard.exec_unprofiled;
 	pr->exit_code = h->exit_code;
 	pr->start_cpu_ns = h->start_thread_cpu_ns;

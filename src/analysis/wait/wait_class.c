@@ -212,7 +212,8 @@ uint8_t wait_stack_act(const struct profile *p, const uint16_t *cls, uint32_t st
  * leaves, the stack's own activity, and on the main thread (tid = pid) of a
  * process whose main was seen, before main first ran (first_main[process]),
  * a stack without main is start-up (other threads never have main on their
- * stacks; a truncated stack may have lost it). */
+ * stacks; a truncated stack may have lost it; a fork child's main ran in
+ * its parent, and its loader's work too). */
 int wait_sample_act(const struct profile *p, const struct prof_sample *s, const uint8_t *sact,
 		    const uint64_t *first_main)
 {
@@ -227,7 +228,7 @@ int wait_sample_act(const struct profile *p, const struct prof_sample *s, const 
 		return WAIT_ACT_STARTUP;
 	pi = s->thread < p->nthreads ? p->threads[s->thread].process : PROF_NONE;
 	if (!(a & ACT_HAS_MAIN) && !(s->flags & CBN_SAMPLE_TRUNCATED) && s->stack < p->nstacks &&
-	    pi < p->nprocesses && s->ts < first_main[pi] &&
+	    pi < p->nprocesses && !p->processes[pi].forked && s->ts < first_main[pi] &&
 	    p->threads[s->thread].tid == p->processes[pi].pid)
 		return WAIT_ACT_STARTUP;
 	return a & 0x7f;
