@@ -10,7 +10,8 @@
  * words dropped (off); names, first lines and executing lines from PY_CODE
  * records, shims skipped, a gone or missing record named
  * [unknown Python function] and counted; header.python into the profile; a
- * CUDA launch's host stack with its Python frames.
+ * CUDA launch's host stack with its Python frames; under --calls on 3.11,
+ * the hook's call dispatch taken out as the profiler's.
  * And the location-table decoder against co_positions() of CPython 3.11.2,
  * 3.12.1 and 3.13.0 for the same function.
  */
@@ -39,6 +40,20 @@ __attribute__((noinline, used)) int _PyEval_EvalFrameDefault(int x)
 __attribute__((noinline, used)) int py_glue(int x)
 {
 	return x * 5 + 2 + (int)getppid() % 5;
+}
+
+/* The vectorcall steps of a call (load_python.c, py_hook_dispatch) */
+__attribute__((noinline, used)) int _PyFunction_Vectorcall(int x);
+__attribute__((noinline, used)) int PyObject_Vectorcall(int x);
+
+__attribute__((noinline, used)) int _PyFunction_Vectorcall(int x)
+{
+	return x * 7 + 3 + (int)getpid() % 7;
+}
+
+__attribute__((noinline, used)) int PyObject_Vectorcall(int x)
+{
+	return x * 11 + 4 + (int)getppid() % 11;
 }
 
 /* --- the location table ------------------------------------------------------ */
@@ -563,6 +578,85 @@ static void test_calls(const struct synth_self *self)
 	}
 }
 
+/*
+ * --calls on 3.11: a sample in the call dispatch that the frame evaluation
+ * hook makes (_PyFunction_Vectorcall called from the running frame's loop,
+ * PyObject_Vectorcall between them or not, and what it calls, a new loop's
+ * prologue included) is the profiler's; PyObject_Vectorcall alone, a
+ * running callee, a C function between, =builtins (the profile function),
+ * a hook of the program's own, 3.12 and no counting leave it the program's.
+ */
+static void test_hook_dispatch(const struct synth_self *self, const struct libc_mod *libc)
+{
+	uint64_t ev = (uint64_t)(uintptr_t)&_PyEval_EvalFrameDefault + 2;
+	uint64_t gl = (uint64_t)(uintptr_t)&py_glue + 2;
+	uint64_t vf = (uint64_t)(uintptr_t)&_PyFunction_Vectorcall + 2;
+	uint64_t vo = (uint64_t)(uintptr_t)&PyObject_Vectorcall + 2;
+	void *libc_h = dlopen("libc.so.6", RTLD_LAZY | RTLD_NOLOAD);
+	uint64_t qs = (uint64_t)(uintptr_t)(libc_h ? dlsym(libc_h, "qsort") : NULL) + 1;
+	uint64_t g = W(CBN_PYW_ENTRY, 3, 1), f = W(CBN_PYW_ENTRY, 1, 0);
+	/* the dispatch's: 4 samples */
+	uint64_t s1[] = {vf, vo, ev, g};         /* in _PyFunction_Vectorcall */
+	uint64_t s2[] = {gl, vf, ev, g};         /* what it calls, no PyObject_Vectorcall */
+	uint64_t s3[] = {ev, vf, vo, ev, g};     /* the new loop, its frame not linked yet */
+	uint64_t s4[] = {gl, gl, vf, vo, ev, g}; /* deeper */
+	/* the program's: 4 samples */
+	uint64_t s5[] = {vo, ev, g};             /* PyObject_Vectorcall alone */
+	uint64_t s6[] = {gl, ev, vf, vo, ev, f, g}; /* the callee running */
+	uint64_t s7[] = {vf, qs, ev, g};         /* called from C */
+	uint64_t s8[] = {ev, g};
+	static const struct {
+		uint32_t version, state;
+		uint16_t flags;
+		uint64_t ours;
+	} cases[] = {
+		{0x030b02f0, CBN_PYCALLS_ON, 0, 4},
+		{0x030b07f0, CBN_PYCALLS_ON, CBN_PYCALLS_SWITCHED, 4},
+		{0x030b02f0, CBN_PYCALLS_ON, CBN_PYCALLS_BUILTINS | CBN_PYCALLS_MAIN_ONLY, 0},
+		{0x030b02f0, CBN_PYCALLS_ON, CBN_PYCALLS_REPLACED, 0},
+		{0x030c01f0, CBN_PYCALLS_ON, 0, 0},
+		{0x030b02f0, 0, 0, 0},
+	};
+	size_t k;
+
+	REQUIRE(qs > 1);
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct synth s;
+		struct profile *p;
+
+		synth_init(&s, 100, 1, 0, 0, self->path);
+		synth_hdr(&s)->python.state = CBN_PY_ON;
+		synth_hdr(&s)->python.version = cases[k].version;
+		synth_hdr(&s)->python.module_base = self->base;
+		synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
+		module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
+		module_rec(&s, libc->path, libc->base, libc->seg, libc->nseg, 1);
+		synth_thread(&s, CBN_REC_THREAD_START, 1100, 100, "main", 0);
+		py_code(&s, 1, "f", "/t/w.py", 6, NULL, 0);
+		py_code(&s, 3, "g", "/t/w.py", 10, NULL, 0);
+		if (cases[k].state)
+			py_calls(&s, cases[k].state, cases[k].flags, 0, 0, 0);
+		synth_chunk(&s, CBN_CHUNK_SAMPLES, 100);
+		sample_pcs(&s, 2000, s1, sizeof(s1) / 8);
+		sample_pcs(&s, 2001, s2, sizeof(s2) / 8);
+		sample_pcs(&s, 2002, s3, sizeof(s3) / 8);
+		sample_pcs(&s, 2003, s4, sizeof(s4) / 8);
+		sample_pcs(&s, 2004, s5, sizeof(s5) / 8);
+		sample_pcs(&s, 2005, s6, sizeof(s6) / 8);
+		sample_pcs(&s, 2006, s7, sizeof(s7) / 8);
+		sample_pcs(&s, 2007, s8, sizeof(s8) / 8);
+		p = load_with(&s, PROF_PYTHON_ON);
+		synth_free(&s);
+		if (p->processes[0].overhead_samples != cases[k].ours)
+			fprintf(stderr, "case %zu: %llu samples the profiler's, expected %llu\n", k,
+				(unsigned long long)p->processes[0].overhead_samples,
+				(unsigned long long)cases[k].ours);
+		CHECK_EQ_INT(p->processes[0].overhead_samples, cases[k].ours);
+		CHECK_EQ_INT(p->nsamples, 8 - cases[k].ours);
+		prof_free(p);
+	}
+}
+
 /* A block of the agent's table (CBN_PYCALLS_TABLE, CBN_PYCCALLS_TABLE:
  * counted in place in the file): its empty entries are no calls and no
  * unnamed function; its counts add to those of a batch written at exit
@@ -697,6 +791,7 @@ int main(void)
 	test_not_on(&self);
 	test_calls(&self);
 	test_calls_table(&self);
+	test_hook_dispatch(&self, &libc);
 	test_cuda_stack(&self);
 	return test_result();
 }

@@ -196,7 +196,10 @@ struct py_native {
 	int internal;                    /* the interpreter's own: folded (-1 while undecided) */
 	int ours;                        /* cbottleneck's own: never shown */
 	int act;                         /* the activation it runs, -1 */
+	int vcall;                       /* VC_*: a step of a vectorcall (py_hook_dispatch) */
 };
+
+enum { VC_NONE, VC_OBJECT, VC_FUNCTION };
 
 struct py_act {
 	uint32_t first, n;               /* words [first, first + n) of the Python part */
@@ -240,6 +243,53 @@ static int py_calls_dispatch(const char *name)
 	return !strncmp(name, "_Py_call_instrumentation", 24) ||
 	       !strncmp(name, "call_instrumentation_vector", 27) ||
 	       !strncmp(name, "call_trace", 10);
+}
+
+/* The interpreter's function name's step of a call by vectorcall: the
+ * generic entry (PyObject_Vectorcall, its inline _PyObject_VectorcallTstate
+ * where a build keeps it a function) or a Python function's
+ * (_PyFunction_Vectorcall, or _PyEval_Vector where the first calls it by a
+ * tail call, as pyenv's builds do). */
+static int py_vcall_kind(const char *name)
+{
+	if (!strcmp(name, "_PyFunction_Vectorcall") || !strcmp(name, "_PyEval_Vector"))
+		return VC_FUNCTION;
+	if (!strcmp(name, "PyObject_Vectorcall") || !strcmp(name, "_PyObject_VectorcallTstate"))
+		return VC_OBJECT;
+	return VC_NONE;
+}
+
+/*
+ * Under --calls on 3.11 (the frame evaluation function, not =builtins'
+ * profile function, and not replaced by the program's own): whether the
+ * sample is in the call dispatch that the hook alone makes.  With a frame
+ * evaluation function set, 3.11 evaluates a Python function called from
+ * Python through PyObject_Vectorcall, _PyFunction_Vectorcall, _PyEval_Vector
+ * and a new activation of the evaluation loop (docs/performance.md, "Exact
+ * Python call counts"), where it plainly pushes the frame inside the
+ * caller's loop.  So a sample whose leaf part, under the innermost running
+ * Python frame's loop, is _PyFunction_Vectorcall (or _PyEval_Vector) called
+ * straight from that loop (PyObject_Vectorcall between them or not), with
+ * whatever that calls, is the counting's cost,
+ * as sys.monitoring's dispatch is on 3.12+.  A Python function called from
+ * C code (sorted's key, a callback) has that C code in between and stays
+ * the program's.  nat[0..nn) leaf first, paired with activations.
+ */
+static int py_hook_dispatch(const struct load *L, const struct py_native *nat, uint32_t nn)
+{
+	const struct prof_python_proc *py = &L->p->processes[L->f->proc].python;
+	uint32_t k, j;
+
+	if (py->calls_state != CBN_PYCALLS_ON || (py->version >> 16) != 0x030b ||
+	    (py->calls_flags & (CBN_PYCALLS_BUILTINS | CBN_PYCALLS_REPLACED)))
+		return 0;
+	for (k = 0; k < nn && nat[k].act < 0; k++)
+		;
+	if (k == nn || !nat[k].eval)
+		return 0;
+	for (j = k; j-- > 0 && nat[j].vcall == VC_OBJECT;)
+		;
+	return j < k && nat[j].vcall == VC_FUNCTION;
 }
 
 /* Push the frames of Python words [first, first + n), leaf first. */
@@ -317,6 +367,7 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 		nat[nn].addr = addr;
 		nat[nn].key = pcs[i] ? load_resolve(L, addr, ts, &m) : PROF_NONE;
 		nat[nn].eval = nat[nn].internal = 0;
+		nat[nn].vcall = VC_NONE;
 		nat[nn].act = -1;
 		nat[nn].ours = m && m->ours;
 		/* whose stack (load_frame.c, load_frame_owner), as for a native one */
@@ -339,6 +390,7 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 			const char *name = L->p->funcs[outer->func].name;
 
 			nat[nn].eval = !strncmp(name, "_PyEval_EvalFrameDefault", 24);
+			nat[nn].vcall = py_vcall_kind(name);
 			if (counted && py_calls_dispatch(name))
 				owner = 2;
 			/* the interpreter's own code: all of its module but the
@@ -384,6 +436,8 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 				nat[e].act = a--;
 		start = na;
 	}
+	if (counted && py_hook_dispatch(L, nat, nn))
+		owner = 2;
 	for (i = 0; i < nn; i++) {
 		if (nat[i].act >= 0)
 			py_push(L, w, acts[nat[i].act].first, acts[nat[i].act].n);
