@@ -14,15 +14,26 @@
 # program: each mode's figure over plain's (median of the rounds' ratios and
 # their range), and for heavy the share of f's self time in the CPU with and
 # without --calls (the counting must not move it: target within 2 points).
+# A run of heavy holds about 100 samples, so its share moves some 4 points by
+# sampling alone; so the shares are also read on a longer run of it
+# (SHARE_CALLS calls of f at SHARE_HZ, some 5,000 samples), SHARE_RUNS rounds of
+# cbn and calls interleaved: the median share each way, their range, and the
+# program's CPU with --calls over without (the samples taken out as the
+# profiler's leave the program's CPU as it was without counting).
 # Targets: calls <= 1.5x on heavy, <= 1.05x on stdlib.
 # Not part of ctest.  Usage: bench/python_calls.sh [BUILD_DIR]  (default: build)
-# Env: RUNS (5), PY_VERSIONS ("3.11 3.12 3.13"), MODES, PYENV_ROOT (~/.pyenv)
+# Env: RUNS (5), PY_VERSIONS ("3.11 3.12 3.13"), MODES, PYENV_ROOT (~/.pyenv),
+#      SHARE_RUNS (5; 0 leaves the longer runs out), SHARE_CALLS (20000000),
+#      SHARE_HZ (4999)
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=$(cd "${1:-$SRC/build}" && pwd)
 CBN="$BUILD/cbottleneck"
 RUNS=${RUNS:-5}
+SHARE_RUNS=${SHARE_RUNS:-5}
+SHARE_CALLS=${SHARE_CALLS:-20000000}
+SHARE_HZ=${SHARE_HZ:-4999}
 PY_VERSIONS=${PY_VERSIONS:-"3.11 3.12 3.13"}
 PYENV_ROOT=${PYENV_ROOT:-$HOME/.pyenv}
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/cbn-calls.XXXXXX")
@@ -31,6 +42,9 @@ trap 'rm -rf "$TMP"' EXIT
 die() { echo "python_calls.sh: $*" >&2; exit 1; }
 [ -x "$CBN" ] || die "no launcher at $CBN; build first (cmake --build $BUILD)"
 [[ $RUNS =~ ^[1-9][0-9]*$ ]] || die "RUNS=$RUNS: want a whole number >= 1"
+[[ $SHARE_RUNS =~ ^[0-9]+$ ]] || die "SHARE_RUNS=$SHARE_RUNS: want a whole number"
+[[ $SHARE_CALLS =~ ^[1-9][0-9]*$ ]] || die "SHARE_CALLS=$SHARE_CALLS: want a whole number >= 1"
+[[ $SHARE_HZ =~ ^[1-9][0-9]*$ ]] || die "SHARE_HZ=$SHARE_HZ: want a whole number >= 1"
 
 # The interpreter of version $1: Debian's, else pyenv's.
 py_of()
@@ -63,6 +77,44 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 cpu = sum(f["self_ns"] for f in d["functions"]) or 1
 print("%.1f" % (100.0 * sum(f["self_ns"] for f in d["functions"] if f["name"] == "f") / cpu))' "$1"
+}
+
+# share_long PY VERSION: the shares on the longer run of heavy, each way.
+share_long()
+{
+	local py=$1 v=$2 r m
+	: >"$TMP/long"
+	for r in $(seq "$SHARE_RUNS"); do
+		for m in cbn calls; do
+			local -a opt=()
+			[ "$m" = calls ] && opt=(--calls)
+			"$CBN" -q -F "$SHARE_HZ" "${opt[@]}" --json "$TMP/long.json" -- "$py" \
+				"$SRC/bench/py_calls_heavy.py" "$SHARE_CALLS" >/dev/null 2>&1 || continue
+			python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+cpu = sum(f["self_ns"] for f in d["functions"]) or 1
+f = sum(f["self_ns"] for f in d["functions"] if f["name"] == "f")
+print(sys.argv[2], sys.argv[3], "%.2f" % (100.0 * f / cpu), cpu / 1e9)' \
+				"$TMP/long.json" "$r" "$m" >>"$TMP/long"
+		done
+	done
+	python3 - "$TMP/long" "$v" "$SHARE_CALLS" "$SHARE_HZ" <<'PY'
+import statistics, sys
+rows = [l.split() for l in open(sys.argv[1])]
+sh = {m: [float(x[2]) for x in rows if x[1] == m] for m in ("cbn", "calls")}
+cpu = {m: {x[0]: float(x[3]) for x in rows if x[1] == m} for m in ("cbn", "calls")}
+if not sh["cbn"] or not sh["calls"]:
+    print("python%s heavy %s calls: no share (a run failed)" % (sys.argv[2], sys.argv[3]))
+    sys.exit(0)
+rs = [cpu["calls"][r] / cpu["cbn"][r] for r in cpu["calls"] if r in cpu["cbn"]]
+a, b = statistics.median(sh["cbn"]), statistics.median(sh["calls"])
+print("python%s heavy %s calls at %s Hz: f's share %.1f%% (%.1f-%.1f) without --calls, "
+      "%.1f%% (%.1f-%.1f) with: %+.1f points (target within 2); the program's CPU with over "
+      "without %.2fx" % (sys.argv[2], sys.argv[3], sys.argv[4], a, min(sh["cbn"]),
+                         max(sh["cbn"]), b, min(sh["calls"]), max(sh["calls"]), b - a,
+                         statistics.median(rs)))
+PY
 }
 
 modes=${MODES:-"plain cbn calls builtins cprofile"}
@@ -102,4 +154,7 @@ if "share_cbn" in fig:
 print(line)
 PY
 	done
+	if [ "$SHARE_RUNS" -gt 0 ]; then
+		share_long "$py" "$v"
+	fi
 done
