@@ -270,10 +270,13 @@ static int py_vcall_kind(const char *name)
  * caller's loop.  So a sample whose leaf part, under the innermost running
  * Python frame's loop, is _PyFunction_Vectorcall (or _PyEval_Vector) called
  * straight from that loop (PyObject_Vectorcall between them or not), with
- * whatever that calls, is the counting's cost,
- * as sys.monitoring's dispatch is on 3.12+.  A Python function called from
- * C code (sorted's key, a callback) has that C code in between and stays
- * the program's.  nat[0..nn) leaf first, paired with activations.
+ * whatever that calls, is the counting's cost, as sys.monitoring's dispatch
+ * is on 3.12+.  A Python function called from C code (sorted's key, a
+ * callback) has that C code in between and stays the program's.  Not exact
+ * either way: the frame's push, the caller's plainly, goes out with the
+ * rest, and the new activation's own start and end, in the callee's frame,
+ * stay (docs/performance.md).  nat[0..nn) leaf first, paired with
+ * activations.
  */
 static int py_hook_dispatch(const struct load *L, const struct py_native *nat, uint32_t nn)
 {
