@@ -42,9 +42,13 @@ if sum(p["before_agent_cpu_ns"] for p in d["processes"]) != r["before_agent_cpu_
 if not all(p["before_agent_cpu_ns"] > 0 for p in ps):
     sys.exit("a cmake process without its start counted")
 # the loader's part is out of Measured: what is left of a cmake -E true is
-# its few ms after the agent's start
-if measured / n > 10e6:
-    sys.exit("a cmake -E true measured %.1f ms: the loader's part is in it" % (measured / n / 1e6))
+# its few ms after the agent's start, a fraction of the start before it (2-5
+# against 15-25 ms on a quiet host; 10.4 against 50 under a CI's load, which
+# stretches both, so a bound in ms failed there: CI, 2026-12-02)
+before = sum(p["before_agent_cpu_ns"] for p in ps)
+if measured > 0.6 * before:
+    sys.exit("cmake -E true measured %.1f ms each against %.1f ms before the agent: the "
+             "loader's part is in it" % (measured / n / 1e6, before / n / 1e6))
 # each process's CPU after its last sample is drawn at its exit
 if sampled < 0.6 * measured:
     sys.exit("the samples stand for %.0f%% of the measured CPU" % (100.0 * sampled / measured))
