@@ -696,6 +696,24 @@ static const char *sym_intern_ptr(struct sym_ctx *ctx, struct sym_module *mod, c
 	return r;
 }
 
+int sym_label_lines(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
+		    const char *label, const char **file, uint32_t *lo, uint32_t *hi,
+		    uint32_t *last)
+{
+	const char *f;
+
+	*file = "";
+	*lo = *hi = *last = 0;
+	if (!mod->opened)
+		sym_module_open(ctx, mod);
+	sym_module_ready(ctx, mod);
+	if (!mod->dm || !mod->has_dwarf ||
+	    !sym_dwarf_label_lines(ctx, mod, vaddr + mod->elfbias, label, &f, lo, hi, last))
+		return 0;
+	*file = sym_intern_ptr(ctx, mod, f);
+	return 1;
+}
+
 int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		const struct sym_frame **frames)
 {

@@ -43,6 +43,16 @@ struct sym_module *sym_module_get(struct sym_ctx *ctx, const char *path,
 int sym_resolve(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
 		const struct sym_frame **frames);
 
+/* The source lines of one case of a function written as labels (CPython's
+ * evaluation loop: TARGET_<opcode>, one per instruction's code): the lines
+ * [*lo, *hi) of file *file (as sym_resolve's frames name files) from the
+ * label named label, in the function holding vaddr (ELF vaddr, as for
+ * sym_resolve), to the next label of that file, and *last, the last of them
+ * with code (the case's closing jump to the next instruction's).  1, or 0
+ * when the module has no DWARF or the function no such label. */
+int sym_label_lines(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
+		    const char *label, const char **file, uint32_t *lo, uint32_t *hi,
+		    uint32_t *last);
 /* 1 when the function symbol covering vaddr (ELF vaddr, as for sym_resolve)
  * is exported: global or weak with default visibility, i.e. it can stand in
  * for another library's function (an interposer). */

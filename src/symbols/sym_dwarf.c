@@ -638,6 +638,72 @@ void sym_dwarf_callsite(struct sym_ctx *ctx, Dwarf_Die *die, const char **file, 
 		*file = sym_intern_path(ctx, f);
 }
 
+/* The labels of a function's body, lexical blocks included: the line of
+ * the one named want (*lo, its file *file) and the least line after it of
+ * another label of that file (*hi, 0 while none). */
+static void sym_labels_walk(Dwarf_Die *parent, const char *want, const char **file,
+			    uint32_t *lo, uint32_t *hi, int depth)
+{
+	Dwarf_Die child;
+
+	if (depth > 64 || dwarf_child(parent, &child) != 0)
+		return;
+	do {
+		int tag = dwarf_tag(&child);
+		Dwarf_Word line;
+		Dwarf_Attribute a;
+		const char *name, *f;
+
+		if (tag == DW_TAG_lexical_block) {
+			sym_labels_walk(&child, want, file, lo, hi, depth + 1);
+			continue;
+		}
+		if (tag != DW_TAG_label || !(name = dwarf_diename(&child)) ||
+		    dwarf_formudata(dwarf_attr(&child, DW_AT_decl_line, &a), &line) != 0 ||
+		    !(f = sym_decl_file(&child)))
+			continue;
+		if (!*file) {
+			if (!strcmp(name, want)) {
+				*file = f;
+				*lo = (uint32_t)line;
+			}
+		} else if (!strcmp(f, *file) && line > *lo && (!*hi || line < *hi)) {
+			*hi = (uint32_t)line;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+int sym_dwarf_label_lines(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
+			  const char *label, const char **file, uint32_t *lo, uint32_t *hi,
+			  uint32_t *last)
+{
+	Dwarf_Addr bias;
+	Dwarf_Lines *lines;
+	Dwarf_Die fn, cu;
+	size_t n, i;
+
+	*file = NULL;
+	*lo = *hi = *last = 0;
+	if (sym_dwarf_scopes(ctx, mod, vaddr, &fn, 1) < 1)
+		return 0;
+	sym_labels_walk(&fn, label, file, lo, hi, 0);  /* finds the label */
+	if (*file)
+		sym_labels_walk(&fn, label, file, lo, hi, 0);  /* the next one */
+	if (!*file || *hi <= *lo || sym_dwarf_cu(mod, vaddr, &cu, &bias) < 0 ||
+	    dwarf_getsrclines(&cu, &lines, &n) != 0)
+		return 0;
+	for (i = 0; i < n; i++) {
+		Dwarf_Line *l = dwarf_onesrcline(lines, i);
+		const char *f;
+		int line;
+
+		if (l && dwarf_lineno(l, &line) == 0 && line >= (int)*lo && line < (int)*hi &&
+		    line > (int)*last && (f = dwarf_linesrc(l, NULL, NULL)) && !strcmp(f, *file))
+			*last = (uint32_t)line;
+	}
+	return *last > 0;
+}
+
 void sym_dwarf_free(struct sym_module *mod)
 {
 	for (size_t i = 0; i < mod->npars; i++)

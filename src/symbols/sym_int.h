@@ -231,6 +231,10 @@ int sym_dwarf_is_fortran(Dwarf_Die *die);
 /* DW_AT_call_file/DW_AT_call_line of an inlined_subroutine DIE. */
 void sym_dwarf_callsite(struct sym_ctx *ctx, Dwarf_Die *die, const char **file,
 			uint32_t *line);
+/* sym_label_lines' DWARF side: file is libdw's string. */
+int sym_dwarf_label_lines(struct sym_ctx *ctx, struct sym_module *mod, uint64_t vaddr,
+			  const char *label, const char **file, uint32_t *lo, uint32_t *hi,
+			  uint32_t *last);
 void sym_dwarf_free(struct sym_module *mod);
 
 #endif

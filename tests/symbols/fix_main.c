@@ -16,6 +16,7 @@
 #include "fix_mark.h"
 
 void lib_exported_fn(fix_mark_fn mark, int n);
+void lib_dispatch(fix_mark_fn mark, const unsigned char *ops);
 #ifdef FIX_ASM
 void fix_asm_fn(fix_mark_fn mark); /* fix_asm.S */
 #endif
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
 	outer_fn(argc);
 	plain_fn(argc);
 	lib_exported_fn(fix_mark, argc);
+	lib_dispatch(fix_mark, (const unsigned char[]){1, 5, 2, 0});
 #ifdef FIX_ASM
 	fix_asm_fn(fix_mark);
 #endif

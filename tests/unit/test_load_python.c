@@ -32,9 +32,39 @@
 __attribute__((noinline, used)) int _PyEval_EvalFrameDefault(int x);
 __attribute__((noinline, used)) int py_glue(int x);
 
+/* Written as labelled cases, as the interpreter's loop is (py_instrumented):
+ * a plain instruction's, the instrumented one's and the next.  Called with
+ * x < 0, it gives where each case starts. */
+static uintptr_t eval_case_pc[3];
+
 __attribute__((noinline, used)) int _PyEval_EvalFrameDefault(int x)
 {
-	return x * 3 + 1 + (int)getpid() % 3;
+	if (x < 0) {
+		eval_case_pc[0] = (uintptr_t)&&TARGET_RESUME;
+		eval_case_pc[1] = (uintptr_t)&&TARGET_INSTRUMENTED_RESUME;
+		eval_case_pc[2] = (uintptr_t)&&TARGET_LOAD_FAST;
+		return 0;
+	}
+	switch (x % 3) {
+	case 0:
+		goto TARGET_RESUME;
+	case 1:
+		goto TARGET_INSTRUMENTED_RESUME;
+	default:
+		goto TARGET_LOAD_FAST;
+	}
+TARGET_RESUME:
+	x = x * 3 + 1 + (int)getpid() % 3;
+	goto done;
+TARGET_INSTRUMENTED_RESUME:
+	x = x * 5 + (int)getppid() % 7;
+	x += (int)getpid() % 5;
+	x ^= (int)getppid() % 11;
+	goto done;
+TARGET_LOAD_FAST:
+	x = x * 7 + 3 + (int)getpid() % 13;
+done:
+	return x;
 }
 
 __attribute__((noinline, used)) int py_glue(int x)
@@ -578,6 +608,38 @@ static void test_calls(const struct synth_self *self)
 	}
 }
 
+/* Load s (and free it): of its n samples, case k's ours are the profiler's. */
+static void calls_check(struct synth *s, size_t k, uint64_t n, uint64_t ours)
+{
+	struct profile *p = load_with(s, PROF_PYTHON_ON);
+
+	synth_free(s);
+	if (p->processes[0].overhead_samples != ours)
+		fprintf(stderr, "case %zu: %llu samples the profiler's, expected %llu\n", k,
+			(unsigned long long)p->processes[0].overhead_samples,
+			(unsigned long long)ours);
+	CHECK_EQ_INT(p->processes[0].overhead_samples, ours);
+	CHECK_EQ_INT(p->nsamples, n - ours);
+	prof_free(p);
+}
+
+/* A file of one Python process of version (and libc when given), its main
+ * thread, f's code (id 1): the start of the --calls cases below. */
+static void calls_start(struct synth *s, const struct synth_self *self,
+			const struct libc_mod *libc, uint32_t version)
+{
+	synth_init(s, 100, 1, 0, 0, self->path);
+	synth_hdr(s)->python.state = CBN_PY_ON;
+	synth_hdr(s)->python.version = version;
+	synth_hdr(s)->python.module_base = self->base;
+	synth_chunk(s, CBN_CHUNK_EVENTS, 0);
+	module_rec(s, self->path, self->base, self->seg, self->nseg, 0);
+	if (libc)
+		module_rec(s, libc->path, libc->base, libc->seg, libc->nseg, 1);
+	synth_thread(s, CBN_REC_THREAD_START, 1100, 100, "main", 0);
+	py_code(s, 1, "f", "/t/w.py", 6, NULL, 0);
+}
+
 /*
  * --calls on 3.11: a sample in the call dispatch that the frame evaluation
  * hook makes (_PyFunction_Vectorcall called from the running frame's loop,
@@ -622,17 +684,8 @@ static void test_hook_dispatch(const struct synth_self *self, const struct libc_
 	REQUIRE(qs > 1);
 	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
 		struct synth s;
-		struct profile *p;
 
-		synth_init(&s, 100, 1, 0, 0, self->path);
-		synth_hdr(&s)->python.state = CBN_PY_ON;
-		synth_hdr(&s)->python.version = cases[k].version;
-		synth_hdr(&s)->python.module_base = self->base;
-		synth_chunk(&s, CBN_CHUNK_EVENTS, 0);
-		module_rec(&s, self->path, self->base, self->seg, self->nseg, 0);
-		module_rec(&s, libc->path, libc->base, libc->seg, libc->nseg, 1);
-		synth_thread(&s, CBN_REC_THREAD_START, 1100, 100, "main", 0);
-		py_code(&s, 1, "f", "/t/w.py", 6, NULL, 0);
+		calls_start(&s, self, libc, cases[k].version);
 		py_code(&s, 3, "g", "/t/w.py", 10, NULL, 0);
 		if (cases[k].state)
 			py_calls(&s, cases[k].state, cases[k].flags, 0, 0, 0);
@@ -645,15 +698,41 @@ static void test_hook_dispatch(const struct synth_self *self, const struct libc_
 		sample_pcs(&s, 2005, s6, sizeof(s6) / 8);
 		sample_pcs(&s, 2006, s7, sizeof(s7) / 8);
 		sample_pcs(&s, 2007, s8, sizeof(s8) / 8);
-		p = load_with(&s, PROF_PYTHON_ON);
-		synth_free(&s);
-		if (p->processes[0].overhead_samples != cases[k].ours)
-			fprintf(stderr, "case %zu: %llu samples the profiler's, expected %llu\n", k,
-				(unsigned long long)p->processes[0].overhead_samples,
-				(unsigned long long)cases[k].ours);
-		CHECK_EQ_INT(p->processes[0].overhead_samples, cases[k].ours);
-		CHECK_EQ_INT(p->nsamples, 8 - cases[k].ours);
-		prof_free(p);
+		calls_check(&s, k, 8, cases[k].ours);
+	}
+}
+
+/* Under --calls on 3.12+, a sample at the instrumented RESUME's own code,
+ * told by its label's lines, is the counting's; one at a plain instruction's
+ * is the program's.  3.11's counting has no instrumented instructions. */
+static void test_instrumented(const struct synth_self *self)
+{
+	uint64_t f = W(CBN_PYW_ENTRY, 1, 0);
+	static const struct {
+		uint32_t version, state;
+		uint64_t ours;
+	} cases[] = {
+		{0x030d00f0, CBN_PYCALLS_ON, 1},
+		{0x030c01f0, CBN_PYCALLS_ON, 1},
+		{0x030b02f0, CBN_PYCALLS_ON, 0},
+		{0x030d00f0, 0, 0},
+	};
+	size_t k, i;
+
+	REQUIRE(_PyEval_EvalFrameDefault(-1) == 0);
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct synth s;
+
+		calls_start(&s, self, NULL, cases[k].version);
+		if (cases[k].state)
+			py_calls(&s, cases[k].state, 0, 0, 0, 0);
+		synth_chunk(&s, CBN_CHUNK_SAMPLES, 100);
+		for (i = 0; i < 3; i++) {
+			uint64_t pcs[] = {eval_case_pc[i], f};
+
+			sample_pcs(&s, 2000 + i, pcs, 2);
+		}
+		calls_check(&s, k, 3, cases[k].ours);
 	}
 }
 
@@ -792,6 +871,7 @@ int main(void)
 	test_calls(&self);
 	test_calls_table(&self);
 	test_hook_dispatch(&self, &libc);
+	test_instrumented(&self);
 	test_cuda_stack(&self);
 	return test_result();
 }

@@ -183,6 +183,39 @@ static void test_shared_lib(void)
 	sym_free(ctx);
 }
 
+/* A function written as labelled cases: a case's lines run from its label to
+ * the next label, and the marked call inside the CALL case is among them. */
+static void test_label_lines(void)
+{
+	struct sym_ctx *ctx = ctx_with_path(NULL);
+	const struct fix_mark *m = fix_find(&run_main, "lib_dispatch");
+	struct sym_module *mod = sym_module_get(ctx, m->path, NULL, 0);
+	uint32_t call = fix_line("fix_lib.c", "LABEL:call");
+	uint32_t halt = fix_line("fix_lib.c", "LABEL:halt");
+	uint32_t lo, hi, last;
+	const struct sym_frame *f;
+	const char *file;
+	int n;
+
+	CHECK_EQ_INT(sym_label_lines(ctx, mod, m->vaddr, "TARGET_CALL", &file, &lo, &hi, &last), 1);
+	CHECK_EQ_INT(lo, call);
+	CHECK_EQ_INT(hi, halt);
+	CHECK(last > fix_line("fix_lib.c", "MARK:lib_dispatch") && last < hi);
+	n = sym_resolve(ctx, mod, m->vaddr, &f);
+	CHECK(n >= 1 && f[n - 1].line >= lo && f[n - 1].line < last);
+	CHECK_STR(f[n - 1].file, file);
+	CHECK_EQ_INT(sym_label_lines(ctx, mod, m->vaddr, "TARGET_ADD", &file, &lo, &hi, &last), 1);
+	CHECK_EQ_INT(lo, fix_line("fix_lib.c", "LABEL:add"));
+	CHECK_EQ_INT(hi, call);
+	/* no such label; the last label (no next one); no DWARF */
+	CHECK_EQ_INT(sym_label_lines(ctx, mod, m->vaddr, "TARGET_NONE", &file, &lo, &hi, &last), 0);
+	CHECK_EQ_INT(sym_label_lines(ctx, mod, m->vaddr, "TARGET_HALT", &file, &lo, &hi, &last), 0);
+	mod = sym_module_get(ctx, fix_path("libsymfix_stripped.so"), NULL, 0);
+	CHECK_EQ_INT(sym_label_lines(ctx, mod, m->vaddr, "TARGET_CALL", &file, &lo, &hi, &last), 0);
+	CHECK_STR(file, "");
+	sym_free(ctx);
+}
+
 static void test_debuglink(void)
 {
 	struct sym_ctx *ctx = ctx_with_path(NULL);
@@ -477,6 +510,7 @@ int main(void)
 	REQUIRE(run_main.build_id_len > 0);
 	test_pie();
 	test_shared_lib();
+	test_label_lines();
 	test_debuglink();
 	test_build_id_dir();
 	test_stripped();

@@ -177,6 +177,12 @@ struct load_file {
 	const struct cbn_rec_py_ccalls **pyccalls; size_t npyccalls, cappyccalls;
 	uint64_t py_base;
 	int py_on;
+	/* the evaluation loop's cases that --calls' events put in place of
+	 * the plain instructions' (load_python.c, py_instrumented): their
+	 * files and lines, looked up at the first sample that needs them */
+	int npycases;                    /* 0 not looked up, -1 none found */
+	const char *pycase_file[4];
+	uint32_t pycase_lo[4], pycase_end[4];  /* lines [lo, end): end is the case's last */
 	int exited;                      /* PROCESS_EXIT seen */
 	int32_t exit_status;
 	uint64_t last_ts;                /* latest timestamp seen */

@@ -295,6 +295,64 @@ static int py_hook_dispatch(const struct load *L, const struct py_native *nat, u
 	return j < k && nat[j].vcall == VC_FUNCTION;
 }
 
+/*
+ * Under --calls on 3.12+: whether the sample's leaf is the evaluation loop's
+ * code of an instruction that the counting's events put in place of the
+ * plain one: INSTRUMENTED_RESUME for PY_START, and with builtins the
+ * INSTRUMENTED_CALL family for CALL.  That code calls the event's dispatch
+ * (ours already, py_calls_dispatch) and does what the plain instruction
+ * does, or jumps to it (CALL's own code runs after it as in a plain run), so
+ * its samples are the counting's cost, but for the case's last line of
+ * code: its jump to the next instruction's code, which the plain instruction
+ * makes too (a third to a half of RESUME's plain cost), stays the program's.
+ * RESUME's own few checks, repeated in the instrumented case, go out with it.
+ * Plainly a sample there is a program's sample in the called function, at
+ * its first line: that is where the events moved the function's share
+ * (docs/performance.md, "Exact Python call counts").  The cases are told by
+ * the interpreter's DWARF, from their TARGET_ label to the next label; an
+ * interpreter without it keeps those samples the program's.
+ * leaf: the interrupted pc's frame, in the interpreter's module.
+ */
+static int py_instrumented(struct load *L, const struct py_native *leaf)
+{
+	static const char *const cases[] = {
+		"TARGET_INSTRUMENTED_RESUME", "TARGET_INSTRUMENTED_CALL",
+		"TARGET_INSTRUMENTED_CALL_KW", "TARGET_INSTRUMENTED_CALL_FUNCTION_EX",
+	};
+	struct load_file *F = L->f;
+	const struct prof_python_proc *py = &L->p->processes[F->proc].python;
+	const struct load_symkey *sk;
+	const struct load_frame *fn;
+	int k, ncases;
+
+	if (!leaf->eval || leaf->key == PROF_NONE || py->calls_state != CBN_PYCALLS_ON ||
+	    (py->version >> 16) < 0x030c)
+		return 0;
+	sk = &L->symkeys[leaf->key];
+	if (!F->npycases) {
+		int n = 0;
+
+		for (k = 0; k < 4; k++) {
+			uint32_t hi;
+
+			if (sym_label_lines(L->sym, sk->mod, sk->vaddr, cases[k],
+					    &F->pycase_file[n], &F->pycase_lo[n], &hi,
+					    &F->pycase_end[n]))
+				n++;
+			if (!(py->calls_flags & CBN_PYCALLS_BUILTINS))
+				break; /* CALL is instrumented with builtins only */
+		}
+		F->npycases = n ? n : -1;
+	}
+	fn = &L->rframes[sk->first + sk->n - 1];
+	ncases = F->npycases;
+	for (k = 0; k < ncases; k++)
+		if (fn->line >= F->pycase_lo[k] && fn->line < F->pycase_end[k] && fn->file &&
+		    !strcmp(fn->file, F->pycase_file[k]))
+			return 1;
+	return 0;
+}
+
 /* Push the frames of Python words [first, first + n), leaf first. */
 static void py_push(struct load *L, const uint64_t *w, uint32_t first, uint32_t n)
 {
@@ -439,7 +497,8 @@ int load_python_frames(struct load *L, const uint64_t *pcs, uint32_t n, uint64_t
 				nat[e].act = a--;
 		start = na;
 	}
-	if (counted && py_hook_dispatch(L, nat, nn))
+	if (counted && (py_hook_dispatch(L, nat, nn) ||
+			(nn && !ret_all && py_instrumented(L, &nat[0]))))
 		owner = 2;
 	for (i = 0; i < nn; i++) {
 		if (nat[i].act >= 0)
