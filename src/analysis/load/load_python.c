@@ -304,7 +304,7 @@ static int py_hook_dispatch(const struct load *L, const struct py_native *nat, u
  * does, or jumps to it (CALL's own code runs after it as in a plain run), so
  * its samples are the counting's cost, but for the case's last line of
  * code: its jump to the next instruction's code, which the plain instruction
- * makes too (a third to a half of RESUME's plain cost), stays the program's.
+ * makes too (half or more of the plain RESUME's cost), stays the program's.
  * RESUME's own few checks, repeated in the instrumented case, go out with it.
  * Plainly a sample there is a program's sample in the called function, at
  * its first line: that is where the events moved the function's share
